@@ -1,0 +1,90 @@
+# slaq — top-level build.
+#
+# One GNU Make file drives the whole tree. Each component describes itself in
+# its own fragment, src/<component>/module.mk, which appends to the variables
+# below; this file holds the shared flags and rules. Objects go under
+# $(BUILD) (build/ by default, build-asan/ for the sanitizer build), so the
+# plain and instrumented builds never mix.
+#
+#   make            build libraries and programs (installs missing packages)
+#   make test       build and run every test; ends with the runner's summary
+#   make demo       the main job on embedded defaults
+#   make check-asan run the unit tests under ASan + UBSan
+#   make deps       install missing Debian packages (idempotent)
+
+BUILD    ?= build
+SANITIZE ?=
+CC       ?= cc
+PKG_CONFIG ?= pkg-config
+
+# Packages every component needs at build time; components add theirs.
+PC_PKGS := gsl jansson cmocka
+
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CSTD     := -std=c11 -D_GNU_SOURCE
+OPT      ?= -O2 -g
+ifeq ($(SANITIZE),1)
+OPT      := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDSAN    := -fsanitize=address,undefined
+endif
+CPPFLAGS += -Iinclude -Isrc
+CFLAGS   += $(CSTD) $(WARN) $(OPT) -fPIC -MMD -MP
+LDFLAGS  += $(LDSAN)
+
+# Filled in by the fragments.
+LIBS_STATIC :=
+LIBS_SHARED :=
+PROGRAMS    :=
+TEST_LIBS   :=
+LIB_LDLIBS :=
+SLAQ_CMD_OBJS :=
+
+OBJ = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+include $(sort $(wildcard src/*/module.mk)) tests/module.mk bench/module.mk
+
+PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_PKGS) 2>/dev/null)
+CPPFLAGS  += $(PC_CFLAGS)
+
+.PHONY: all deps build test test-unit check-asan demo clean help
+.DEFAULT_GOAL := all
+
+all: deps
+	@$(MAKE) --no-print-directory build
+
+build: $(LIBS_STATIC) $(LIBS_SHARED) $(PROGRAMS) $(UNIT_TESTS)
+
+deps:
+	@scripts/deps.sh $(sort $(wildcard deps/*.txt))
+
+test: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/run-tests.sh $(BUILD)
+
+test-unit: build
+	@scripts/run-tests.sh --unit-only $(BUILD)
+
+check-asan: deps
+	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 test-unit
+
+# The slaq command: links every subcommand's objects.
+$(SLAQ_CMD): $(SLAQ_CMD_OBJS) $(SLAQ_CMD_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $(SLAQ_CMD_OBJS) $(SLAQ_CMD_LIBS) $(LIB_LDLIBS)
+
+# Unit tests link the libraries in dependency order (TEST_LIBS).
+$(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TEST_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(TEST_LIBS) $(LIB_LDLIBS) $(UNIT_LDLIBS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+clean:
+	rm -rf build build-asan
+
+help:
+	@sed -n '3,16p' Makefile
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,1 @@
+# Benchmarks live in the slaq command (`slaq bench ...`) and in bench/*.sh.

@@ -1,0 +1,396 @@
+/*
+ * slaq.h — the public API of libslaq, slaq's scheduling core.
+ *
+ * libslaq decides how many cores each iterative training job gets for the
+ * next scheduling epoch. It keeps a bounded history of every job's reported
+ * iterations (loss, CPU time, samples), predicts from it how fast the job
+ * runs and how much its loss will fall, and divides the cores with a policy:
+ * `fair` shares, or `slaq`, which gives cores to the jobs whose predicted
+ * normalised loss reduction over the next epoch is largest (SLAQ, SoCC'17,
+ * Algorithm 1).
+ *
+ * The library is pure: it does no I/O, reads no clock and has no global
+ * state. Time is always a parameter (seconds on a clock the caller chooses:
+ * real time in slaqd, virtual time in the simulator). Once a scheduler has
+ * seen its largest job count, an epoch allocates no memory.
+ *
+ * Layers, bottom up, each usable on its own:
+ *   slaq_history    one job's recent iterations plus cumulative statistics
+ *   slaq_runtime    CPU time per iteration, c·S, learnt online
+ *   slaq_predictor  fits a loss curve to a history -> slaq_forecast
+ *   slaq_allocate   a policy: forecasts + capacity -> cores per job
+ *   slaq_tokens     the token bucket that turns an allocation into CPU time
+ *   slaq_sched      all of the above for a set of jobs; slaq_sched_epoch()
+ *                   is the one call slaqd and the simulator make each epoch.
+ *
+ * Errors are negative integers (SLAQ_E*); slaq_strerror() names them.
+ * Full documentation: docs/libslaq.md.
+ */
+#ifndef SLAQ_SLAQ_H
+#define SLAQ_SLAQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------ errors */
+
+enum {
+    SLAQ_OK = 0,
+    SLAQ_EINVAL = -1,  /* an argument is outside its documented range */
+    SLAQ_ENOMEM = -2,  /* allocation failed; nothing was changed */
+    SLAQ_EORDER = -3,  /* iteration index not after the previous report's */
+    SLAQ_ENODATA = -4, /* not enough history for what was asked */
+};
+
+/* A short English description of an error code; never NULL. */
+const char *slaq_strerror(int err);
+
+/* ----------------------------------------------------------------- history */
+
+/*
+ * One report from a job: the state after iteration `iter`. iter 0 is the
+ * loss before any iteration (cpu_s and samples are then ignored). Reports
+ * may skip iterations (a job reporting every 5th); cpu_s and samples then
+ * cover all iterations since the previous report.
+ */
+typedef struct slaq_report {
+    uint64_t iter;  /* iteration index k, strictly increasing per job */
+    double loss;    /* the algorithm's own objective after iteration k */
+    double cpu_s;   /* CPU-seconds (all threads) since the previous report */
+    double samples; /* data size S processed since the previous report */
+    double t;       /* when the report was made, on the caller's clock */
+} slaq_report;
+
+typedef struct slaq_history slaq_history;
+
+/*
+ * Creates an empty history that keeps the `window` most recent reports
+ * (window >= 2; 0 selects SLAQ_DEFAULT_WINDOW) and cumulative statistics of
+ * all of them. Returns NULL when out of memory or window == 1.
+ */
+#define SLAQ_DEFAULT_WINDOW 64
+slaq_history *slaq_history_new(size_t window);
+void slaq_history_free(slaq_history *h);
+void slaq_history_clear(slaq_history *h);
+
+/*
+ * Appends a report. Returns SLAQ_EINVAL if loss is not finite or cpu_s or
+ * samples are negative or not finite, SLAQ_EORDER if r->iter is not greater
+ * than the previous report's. The history is unchanged on error.
+ */
+int slaq_history_add(slaq_history *h, const slaq_report *r);
+
+size_t slaq_history_window(const slaq_history *h);
+size_t slaq_history_len(const slaq_history *h);   /* reports in the window */
+uint64_t slaq_history_total(const slaq_history *h); /* reports ever added */
+
+/* The i-th report in the window, 0 = oldest kept. i must be < len. */
+const slaq_report *slaq_history_at(const slaq_history *h, size_t i);
+const slaq_report *slaq_history_last(const slaq_history *h); /* NULL if empty */
+
+double slaq_history_first_loss(const slaq_history *h); /* NAN if empty */
+double slaq_history_min_loss(const slaq_history *h);   /* NAN if empty */
+double slaq_history_cpu_total(const slaq_history *h);
+double slaq_history_samples_total(const slaq_history *h);
+
+/*
+ * Normalisation (SLAQ §4.1). The per-iteration loss change of a report is
+ * ΔL = (L_prev − L) / (k − k_prev). max_delta is the largest ΔL seen so far
+ * (only decreases count: a loss that rises never raises it); it is 0 until
+ * the loss has fallen once. norm_delta(i) is the i-th report's ΔL divided by
+ * max_delta (≤ 1, negative when the loss rose; NAN for the first report
+ * ever or while max_delta is 0). Because the maximum is "so far", a later
+ * larger step re-scales the job: a first ΔL that is not the largest is fine.
+ */
+double slaq_history_max_delta(const slaq_history *h);
+double slaq_history_norm_delta(const slaq_history *h, size_t i);
+
+/* ----------------------------------------------------------------- runtime */
+
+/*
+ * Runtime predictor (SLAQ §4.2.1): an iteration costs c·S CPU-seconds, S the
+ * samples it processes; with N cores it takes c·S / min(N, max_parallelism)
+ * seconds. c and S are learnt from reports as exponentially weighted means
+ * (recent iterations weigh more, so a job whose cost drifts is followed).
+ * Before the first report with CPU time, the cost of one iteration is the
+ * documented default `default_iter_cpu_s` (SLAQ_DEFAULT_ITER_CPU_S). A job
+ * that reports no samples is modelled with S = 1 per iteration.
+ */
+#define SLAQ_DEFAULT_ITER_CPU_S 1.0
+typedef struct slaq_runtime {
+    double cpu_per_sample;  /* c, CPU-seconds per sample */
+    double samples_per_iter;/* S */
+    double default_iter_cpu_s;
+    uint64_t observed;      /* iterations with CPU time seen */
+} slaq_runtime;
+
+void slaq_runtime_init(slaq_runtime *rt, double default_iter_cpu_s);
+/* Records `iters` iterations that used cpu_s CPU-seconds on `samples`. */
+void slaq_runtime_observe(slaq_runtime *rt, double cpu_s, double samples,
+                          double iters);
+/* Predicted CPU-seconds of the next iteration, c·S (> 0). */
+double slaq_runtime_iter_cpu(const slaq_runtime *rt);
+/* Predicted wall seconds of the next iteration on `cores` cores, at most
+ * `max_par` of which it can use (max_par <= 0: no limit). INFINITY if no
+ * core is given. */
+double slaq_runtime_iter_time(const slaq_runtime *rt, double cores,
+                              double max_par);
+
+/* -------------------------------------------------------------- predictors */
+
+typedef enum slaq_predictor_kind {
+    SLAQ_PRED_STRAWMAN, /* repeat the last ΔL (the paper's baseline) */
+    SLAQ_PRED_SLAQ_FIT, /* the paper's weighted fit of two curve families */
+    SLAQ_PRED_AUTO,     /* slaq's default: model choice by held-out error */
+    SLAQ_PRED_ORACLE,   /* handed the true curve (simulator upper bound) */
+} slaq_predictor_kind;
+
+/* Parses "strawman", "slaq-fit", "auto", "oracle"; SLAQ_EINVAL otherwise. */
+int slaq_predictor_parse(const char *name, slaq_predictor_kind *out);
+const char *slaq_predictor_name(slaq_predictor_kind kind);
+
+/* The curve families a forecast can hold. */
+typedef enum slaq_model {
+    SLAQ_MODEL_LINEAR,   /* L(k) = p0 − p1·(k − k0)            (strawman)  */
+    SLAQ_MODEL_RATIONAL, /* L(k) = 1/(p0·k² + p1·k + p2) + p3  (sublinear) */
+    SLAQ_MODEL_EXP,      /* L(k) = p0^(k − p1) + p2            (linear+)   */
+    SLAQ_MODEL_TABLE,    /* L(k) = table[k], linear between, last after    */
+} slaq_model;
+
+/*
+ * A forecast: a predicted loss curve in closed form, cheap to evaluate (the
+ * allocator evaluates it once per unit handed out). `shift` is added to the
+ * model's value so that the curve passes through the last observed loss
+ * (an anchored forecast); predictions are L(k) = model(k) + shift. For the
+ * rational and exponential families the model is fitted to the loss divided
+ * by `yscale` (to keep the solver well conditioned), so model values are
+ * multiplied by it.
+ */
+typedef struct slaq_forecast {
+    slaq_model model;
+    double par[4];
+    double yscale;       /* loss units per model unit (> 0) */
+    double shift;        /* added after scaling */
+    const double *table; /* SLAQ_MODEL_TABLE: the true curve, borrowed */
+    size_t table_len;
+    double k0;           /* iteration index of the last report */
+    double loss0;        /* loss observed at k0 */
+    double first_loss;   /* loss of the first report, L(0) */
+    double final_loss;   /* predicted loss as k -> infinity */
+    double norm;         /* normaliser: max_delta, or 1 before any decrease */
+} slaq_forecast;
+
+/* Predicted loss at iteration k (k may be fractional; k >= k0 intended). */
+double slaq_forecast_loss(const slaq_forecast *f, double k);
+
+typedef struct slaq_predictor_opts {
+    double lambda;       /* weight decay Λ for slaq-fit/auto, (0,1]; 0.8 */
+    unsigned max_iter;   /* solver iteration cap per fit; 0 = default */
+} slaq_predictor_opts;
+
+void slaq_predictor_opts_init(slaq_predictor_opts *o);
+
+typedef struct slaq_predictor slaq_predictor;
+
+/* Returns NULL when out of memory or the options are out of range. */
+slaq_predictor *slaq_predictor_new(slaq_predictor_kind kind,
+                                   const slaq_predictor_opts *opts);
+void slaq_predictor_free(slaq_predictor *p);
+slaq_predictor_kind slaq_predictor_kind_of(const slaq_predictor *p);
+
+/*
+ * Oracle only: the true loss curve, truth[k] the loss after iteration k.
+ * Borrowed; must outlive the predictor. SLAQ_EINVAL for other kinds.
+ */
+int slaq_predictor_set_truth(slaq_predictor *p, const double *truth,
+                             size_t len);
+
+/*
+ * Fits the history and stores the result as the predictor's forecast. With
+ * fewer than two reports the forecast is a line that falls by one
+ * normaliser per iteration (a new job is assumed to be at its steepest).
+ * Warm-started from the previous fit where the kind supports it; a fit that
+ * fails keeps a usable forecast (the last good fit re-anchored, else the
+ * strawman line). Returns SLAQ_OK, or SLAQ_ENODATA on an empty history.
+ */
+int slaq_predictor_fit(slaq_predictor *p, const slaq_history *h);
+
+/* The current forecast (valid until the next fit). */
+const slaq_forecast *slaq_predictor_forecast(const slaq_predictor *p);
+
+/* Predicted loss after h more iterations than the last fitted report. */
+double slaq_predictor_loss(const slaq_predictor *p, double h);
+
+/* ---------------------------------------------------------------- policies */
+
+typedef enum slaq_policy_kind {
+    SLAQ_POLICY_FAIR,   /* weighted max-min fair shares of cores */
+    SLAQ_POLICY_SLAQ,   /* maximise total normalised loss reduction */
+    SLAQ_POLICY_MAXMIN, /* minimise the largest predicted normalised loss */
+} slaq_policy_kind;
+
+/* Parses "fair", "slaq", "slaq-maxmin"; SLAQ_EINVAL otherwise. */
+int slaq_policy_parse(const char *name, slaq_policy_kind *out);
+const char *slaq_policy_name(slaq_policy_kind kind);
+
+/* One job as a policy sees it. */
+typedef struct slaq_pjob {
+    const slaq_forecast *fc; /* its predicted loss curve (NULL: fair only) */
+    double k;                /* where it is now, in iterations (fractional) */
+    double iters_per_core;   /* iterations one core completes in one epoch */
+    double weight;           /* > 0; multiplies the job's gain or share */
+    double max_cores;        /* > 0; cap (INFINITY for none) */
+} slaq_pjob;
+
+/* Scratch space for the allocator; reused across calls so that a warmed-up
+ * allocation does not allocate. */
+typedef struct slaq_alloc_ws slaq_alloc_ws;
+slaq_alloc_ws *slaq_alloc_ws_new(void);
+void slaq_alloc_ws_free(slaq_alloc_ws *ws);
+
+/*
+ * Divides `capacity` cores among n jobs; alloc[i] receives job i's cores.
+ *
+ *  fair:  weighted water-filling: shares proportional to weight, none above
+ *         its max_cores, the excess re-divided (exact, fractional shares).
+ *  slaq:  Algorithm 1. Every job first gets its minimum share,
+ *         min(unit, capacity / n, max_cores); then units go one at a time
+ *         to the job whose predicted normalised loss reduction over the
+ *         epoch grows most, weight × (L(k+n(a)) − L(k+n(a+unit))) / norm
+ *         with n(a) = iters_per_core × min(a, max_cores). A final partial
+ *         unit is given when less than a unit is left.
+ *  slaq-maxmin: the same, but the next unit goes to the job with the
+ *         largest predicted normalised loss after the epoch,
+ *         weight × (L(k+n(a)) − final) / (first − final).
+ *
+ * Ties go to the lower index, so equal inputs give equal outputs. The sum
+ * of allocations never exceeds capacity; it is less only when every job is
+ * at its max_cores. Returns SLAQ_EINVAL on a negative capacity, unit <= 0,
+ * a weight or max_cores <= 0, or a missing forecast (slaq, slaq-maxmin);
+ * SLAQ_ENOMEM if the workspace cannot grow.
+ */
+int slaq_allocate(slaq_policy_kind policy, const slaq_pjob *jobs, size_t n,
+                  double capacity, double unit, slaq_alloc_ws *ws,
+                  double *alloc);
+
+/*
+ * Cores left for ML jobs after non-ML work (SLAQ §4.3): a fixed reservation
+ * `reserved`, and `nonml_jobs` jobs that get fair shares alongside the
+ * `ml_jobs` ML jobs. Never negative.
+ */
+double slaq_capacity_for_ml(double cores, double reserved,
+                            unsigned nonml_jobs, size_t ml_jobs);
+
+/* ------------------------------------------------------------ token bucket */
+
+/*
+ * Token bucket (SLAQ §5). Each epoch adds allocation × T CPU-seconds to a
+ * job's balance; reported CPU time is taken from it; a job whose balance is
+ * not positive is throttled until the next refill. Unused tokens do not
+ * accumulate: at a refill a positive balance is dropped before the new
+ * tokens are added, so a job that idled cannot later burst above its
+ * allocation. Debt (a negative balance from CPU reported beyond the tokens)
+ * is carried into the next epoch, so overuse is paid back.
+ */
+typedef struct slaq_tokens {
+    double balance; /* CPU-seconds the job may still use this epoch */
+    double granted; /* tokens added at the last refill */
+} slaq_tokens;
+
+void slaq_tokens_refill(slaq_tokens *b, double alloc_cores, double epoch_s);
+void slaq_tokens_consume(slaq_tokens *b, double cpu_s);
+int slaq_tokens_throttled(const slaq_tokens *b);
+
+/* ---------------------------------------------------------------- schedule */
+
+typedef struct slaq_sched_config {
+    slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
+    slaq_predictor_kind predictor; /* default SLAQ_PRED_AUTO */
+    double cores;                  /* total cores (> 0) */
+    double unit;                   /* allocation unit; default 1 core */
+    double epoch_s;                /* T; default 1 s */
+    double reserved;               /* cores reserved for non-ML work */
+    unsigned nonml_jobs;           /* non-ML jobs taking fair shares */
+    size_t window;                 /* history window; default 64 */
+    double default_iter_cpu_s;     /* runtime before any report */
+    slaq_predictor_opts pred;      /* predictor options */
+} slaq_sched_config;
+
+void slaq_sched_config_init(slaq_sched_config *c);
+
+typedef struct slaq_sched slaq_sched;
+typedef struct slaq_job slaq_job;
+
+/* Returns NULL when out of memory or the configuration is out of range. */
+slaq_sched *slaq_sched_new(const slaq_sched_config *cfg);
+void slaq_sched_free(slaq_sched *s); /* frees its jobs too */
+
+/* Changes the policy or predictor kind; takes effect at the next epoch. */
+void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy);
+int slaq_sched_set_predictor(slaq_sched *s, slaq_predictor_kind kind);
+const slaq_sched_config *slaq_sched_get_config(const slaq_sched *s);
+
+typedef struct slaq_job_opts {
+    double weight;        /* > 0; default 1 */
+    double max_cores;     /* > 0; default INFINITY */
+    const double *truth;  /* oracle predictor: the true curve (borrowed) */
+    size_t truth_len;
+    void *user;           /* the caller's pointer, returned by _user() */
+} slaq_job_opts;
+
+void slaq_job_opts_init(slaq_job_opts *o);
+
+/* Adds a job (arrived at time t). NULL when out of memory or opts invalid. */
+slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t);
+/* Removes and frees a job; its cores are re-divided at the next epoch. */
+void slaq_sched_remove(slaq_sched *s, slaq_job *j);
+size_t slaq_sched_count(const slaq_sched *s);
+slaq_job *slaq_sched_job(const slaq_sched *s, size_t i); /* order may change
+                                                            on removal */
+
+/*
+ * A job's report: appended to its history, its runtime model updated, its
+ * tokens consumed. Errors as slaq_history_add(); nothing changes on error.
+ */
+int slaq_job_report(slaq_job *j, const slaq_report *r);
+
+/*
+ * The epoch (the one call a driver makes each epoch, or when jobs arrive
+ * or leave): refits the predictor of every job that reported since its last
+ * fit, computes where each job is now (its last report plus the progress
+ * its allocation has made since, at the predicted iteration time), divides
+ * the ML capacity with the policy, and refills every job's tokens for an
+ * epoch of config.epoch_s seconds. `now` is on the reports' clock.
+ */
+int slaq_sched_epoch(slaq_sched *s, double now);
+
+double slaq_job_alloc(const slaq_job *j);       /* cores from the last epoch */
+double slaq_job_gain(const slaq_job *j);        /* predicted normalised loss
+                                                   reduction this epoch */
+const slaq_history *slaq_job_history(const slaq_job *j);
+const slaq_predictor *slaq_job_predictor(const slaq_job *j);
+const slaq_runtime *slaq_job_runtime(const slaq_job *j);
+const slaq_tokens *slaq_job_tokens(const slaq_job *j);
+int slaq_job_throttled(const slaq_job *j);
+double slaq_job_weight(const slaq_job *j);
+double slaq_job_max_cores(const slaq_job *j);
+double slaq_job_arrival(const slaq_job *j);
+void slaq_job_set_weight(slaq_job *j, double weight);       /* > 0 */
+void slaq_job_set_max_cores(slaq_job *j, double max_cores); /* > 0 */
+void *slaq_job_user(const slaq_job *j);
+
+/*
+ * The job's predicted loss reduction so far as a fraction of the predicted
+ * total, (L(0) − L_last) / (L(0) − final); 0 before two reports. Used for
+ * "stop at 95% loss reduction" targets.
+ */
+double slaq_job_reduction(const slaq_job *j);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLAQ_SLAQ_H */

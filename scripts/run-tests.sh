@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# run-tests.sh — run every slaq test suite and print one summary line.
+#
+# Usage: scripts/run-tests.sh [--unit-only] BUILD_DIR
+#
+# Suites: the cmocka unit-test programs under BUILD_DIR/tests/ and, unless
+# --unit-only, the command-line tests tests/cli/*.sh (TAP-style "ok"/"not ok"
+# lines, see tests/cli/lib.sh) and any other end-to-end suites. Each suite's
+# own output is shown; the last line is the runner's total, so a failing run
+# is obvious from its tail.
+set -uo pipefail
+
+unit_only=0
+if [[ "${1:-}" == --unit-only ]]; then unit_only=1; shift; fi
+build=${1:-build}
+
+total=0 passed=0 failed=0 suites=0
+failed_suites=()
+
+count_cmocka() {  # $1 = output file; adds to totals from cmocka's summary
+  local run pass
+  run=$(sed -n 's/^\[==========\] \([0-9]*\) test(s) run\./\1/p' "$1" | tail -n1)
+  pass=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$1" | tail -n1)
+  run=${run:-0} pass=${pass:-0}
+  total=$((total + run)); passed=$((passed + pass)); failed=$((failed + run - pass))
+}
+
+count_tap() {
+  local ok nok
+  ok=$(grep -c '^ok ' "$1" || true)
+  nok=$(grep -c '^not ok ' "$1" || true)
+  total=$((total + ok + nok)); passed=$((passed + ok)); failed=$((failed + nok))
+}
+
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+for t in $(find "$build/tests" -type f -name 'test_*' -perm -u+x 2>/dev/null | sort); do
+  suites=$((suites + 1))
+  echo "== $t"
+  "$t" 2>&1 | tee "$out"
+  rc=${PIPESTATUS[0]}
+  count_cmocka "$out"
+  [[ $rc -eq 0 ]] || failed_suites+=("$t")
+done
+
+if [[ $unit_only -eq 0 ]]; then
+  for t in $(ls tests/cli/test_*.sh 2>/dev/null | sort); do
+    suites=$((suites + 1))
+    echo "== $t"
+    SLAQ_BUILD="$build" bash "$t" 2>&1 | tee "$out"
+    rc=${PIPESTATUS[0]}
+    count_tap "$out"
+    [[ $rc -eq 0 ]] || failed_suites+=("$t")
+  done
+fi
+
+echo
+if [[ ${#failed_suites[@]} -eq 0 && $failed -eq 0 && $suites -gt 0 ]]; then
+  echo "[==========] slaq: $suites suites, $total tests, $passed passed, 0 failed"
+  exit 0
+fi
+echo "failing suites: ${failed_suites[*]:-none}"
+echo "[==========] slaq: $suites suites, $total tests, $passed passed, $failed failed"
+exit 1

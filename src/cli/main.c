@@ -1,0 +1,74 @@
+/*
+ * main.c — the slaq command: dispatch to one subcommand per file.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static const cli_command commands[] = {
+    {"predict-eval", cmd_predict_eval,
+     "measure loss-prediction error on recorded curves"},
+    {"bench", cmd_bench, "benchmark the scheduling core (bench sched)"},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof *commands)
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: slaq COMMAND [OPTIONS]\n\n"
+               "slaq schedules iterative ML training jobs by predicted loss "
+               "reduction.\n\ncommands:\n");
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\nRun 'slaq COMMAND --help' for a command's options. "
+               "Documentation: docs/.\n");
+}
+
+void cli_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "slaq %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_parse_int_list(const char *s, int *out, int max)
+{
+    int n = 0;
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v <= 0 || v > 1000000 || n == max)
+            return -1;
+        out[n++] = (int)v;
+        if (*end == ',')
+            end++;
+        else if (*end)
+            return -1;
+        s = end;
+    }
+    return n > 0 ? n : -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+        !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].run(argc - 1, argv + 1);
+    fprintf(stderr, "slaq: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,57 @@
+/*
+ * internal.h — private structures shared by the files of libslaq.
+ *
+ * Nothing here is part of the API; include/slaq/slaq.h is. The structures
+ * are defined here so that the predictor, allocator and scheduler files can
+ * work on them directly in the per-epoch hot path without accessor calls.
+ */
+#ifndef SLAQ_CORE_INTERNAL_H
+#define SLAQ_CORE_INTERNAL_H
+
+#include "slaq/slaq.h"
+
+struct slaq_history {
+    slaq_report *ring;  /* `window` slots; oldest at `head` */
+    size_t window;
+    size_t head;
+    size_t len;
+    uint64_t total;
+    double first_loss;
+    double min_loss;
+    double max_delta;
+    double cpu_total;
+    double samples_total;
+};
+
+/* The per-kind fitting state of a predictor (warm starts). */
+typedef struct pred_fitstate {
+    double par[4];   /* last good parameters, in the model's scaled units */
+    int have;        /* par holds a previous fit */
+    double err;      /* recent out-of-sample error (auto's model choice) */
+} pred_fitstate;
+
+enum { PRED_RATIONAL = 0, PRED_EXP = 1, PRED_NMODELS = 2 };
+
+struct slaq_predictor {
+    slaq_predictor_kind kind;
+    slaq_predictor_opts opts;
+    slaq_forecast fc;
+    const double *truth;
+    size_t truth_len;
+    uint64_t fitted_total;      /* history total at the last fit */
+    pred_fitstate model[PRED_NMODELS];
+    void *gsl;                  /* slaq-fit: the GSL solver workspaces */
+};
+
+/* Fitting back ends (fit_gsl.c, fit_auto.c). Each fills p->fc from h and
+ * returns SLAQ_OK, or an error leaving a usable forecast in place. */
+int pred_fit_slaq(slaq_predictor *p, const slaq_history *h);
+int pred_fit_auto(slaq_predictor *p, const slaq_history *h);
+void pred_gsl_free(void *gsl);
+
+/* Helpers shared by the fitting back ends (predictor.c). */
+void pred_forecast_linear(slaq_forecast *f, const slaq_history *h);
+void pred_forecast_base(slaq_forecast *f, const slaq_history *h);
+double pred_model_eval(slaq_model m, const double *par, double k);
+
+#endif

@@ -1,0 +1,278 @@
+/*
+ * policy.c — dividing cores among jobs: fair shares, SLAQ's Algorithm 1,
+ * and SLAQ's max-min variant.
+ *
+ * All three are pure functions of (jobs with forecasts, capacity, unit);
+ * the scheduler (sched.c), the simulator and the benchmarks call
+ * slaq_allocate() and nothing else. The quality policies share one greedy
+ * loop over a binary max-heap of jobs keyed on what one more unit would buy;
+ * only the key differs. Scratch arrays live in a slaq_alloc_ws that grows to
+ * the largest job count seen and is then reused, so a warmed-up epoch does
+ * not allocate.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+typedef struct fair_item {
+    double ratio; /* max_cores / weight: the share level at which it caps */
+    size_t idx;
+} fair_item;
+
+struct slaq_alloc_ws {
+    size_t cap;
+    size_t *heap;   /* job indices, a max-heap on key[] */
+    double *key;    /* per job: the heap key */
+    double *lcur;   /* per job: predicted loss after the epoch at alloc */
+    double *lnext;  /* per job: ... at alloc + one unit */
+    fair_item *items;
+};
+
+slaq_alloc_ws *slaq_alloc_ws_new(void)
+{
+    return calloc(1, sizeof(slaq_alloc_ws));
+}
+
+void slaq_alloc_ws_free(slaq_alloc_ws *ws)
+{
+    if (!ws)
+        return;
+    free(ws->heap);
+    free(ws->key);
+    free(ws->lcur);
+    free(ws->lnext);
+    free(ws->items);
+    free(ws);
+}
+
+static int ws_reserve(slaq_alloc_ws *ws, size_t n)
+{
+    if (n <= ws->cap)
+        return SLAQ_OK;
+    size_t cap = ws->cap ? ws->cap : 64;
+    while (cap < n)
+        cap *= 2;
+    size_t *heap = realloc(ws->heap, cap * sizeof *heap);
+    if (heap)
+        ws->heap = heap;
+    double *key = realloc(ws->key, cap * sizeof *key);
+    if (key)
+        ws->key = key;
+    double *lcur = realloc(ws->lcur, cap * sizeof *lcur);
+    if (lcur)
+        ws->lcur = lcur;
+    double *lnext = realloc(ws->lnext, cap * sizeof *lnext);
+    if (lnext)
+        ws->lnext = lnext;
+    fair_item *items = realloc(ws->items, cap * sizeof *items);
+    if (items)
+        ws->items = items;
+    if (!heap || !key || !lcur || !lnext || !items)
+        return SLAQ_ENOMEM;
+    ws->cap = cap;
+    return SLAQ_OK;
+}
+
+/* ---------------------------------------------------------------- heap */
+
+/* Heap order: larger key first; equal keys, lower job index first. */
+static int heap_before(const double *key, size_t a, size_t b)
+{
+    if (key[a] != key[b])
+        return key[a] > key[b];
+    return a < b;
+}
+
+static void heap_sift_down(size_t *heap, size_t n, const double *key,
+                           size_t pos)
+{
+    size_t item = heap[pos];
+    for (;;) {
+        size_t c = 2 * pos + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && heap_before(key, heap[c + 1], heap[c]))
+            c++;
+        if (!heap_before(key, heap[c], item))
+            break;
+        heap[pos] = heap[c];
+        pos = c;
+    }
+    heap[pos] = item;
+}
+
+static void heap_build(size_t *heap, size_t n, const double *key)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        heap_sift_down(heap, n, key, i);
+}
+
+/* --------------------------------------------------------------- fair */
+
+static int fair_cmp(const void *a, const void *b)
+{
+    const fair_item *x = a, *y = b;
+    if (x->ratio != y->ratio)
+        return x->ratio < y->ratio ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/*
+ * Weighted water-filling: every job gets level × weight cores, except jobs
+ * whose max_cores is below that, which get their max; the level is the
+ * highest the capacity allows. Jobs are visited in increasing order of the
+ * level at which they cap, so one pass settles every capped job and the
+ * rest share what is left in proportion to weight.
+ */
+static void alloc_fair(const slaq_pjob *jobs, size_t n, double capacity,
+                       slaq_alloc_ws *ws, double *alloc)
+{
+    double wsum = 0;
+    for (size_t i = 0; i < n; i++) {
+        ws->items[i].ratio = jobs[i].max_cores / jobs[i].weight;
+        ws->items[i].idx = i;
+        wsum += jobs[i].weight;
+    }
+    qsort(ws->items, n, sizeof *ws->items, fair_cmp);
+    double left = capacity;
+    for (size_t r = 0; r < n; r++) {
+        size_t i = ws->items[r].idx;
+        double share = wsum > 0 ? left * jobs[i].weight / wsum : 0;
+        if (share > jobs[i].max_cores)
+            share = jobs[i].max_cores;
+        alloc[i] = share;
+        left -= share;
+        wsum -= jobs[i].weight;
+    }
+}
+
+/* ------------------------------------------------- quality policies */
+
+/* Predicted loss of job j after one epoch on `a` cores. */
+static double loss_after(const slaq_pjob *j, double a)
+{
+    double cores = a < j->max_cores ? a : j->max_cores;
+    return slaq_forecast_loss(j->fc, j->k + j->iters_per_core * cores);
+}
+
+/* Max-min's key: the job's weighted, normalised predicted loss. */
+static double maxmin_key(const slaq_pjob *j, double loss)
+{
+    const slaq_forecast *f = j->fc;
+    double span = f->first_loss - f->final_loss;
+    if (!(span > 0))
+        span = f->norm;
+    return j->weight * (loss - f->final_loss) / span;
+}
+
+/*
+ * SLAQ's Algorithm 1 (maximise total loss reduction) and its max-min
+ * variant, in the paper's names:
+ *
+ *   alloc[job] = minimum share            (paper: 1 core, lines 6-10)
+ *   prior_q    = max-heap of jobs keyed on
+ *                  slaq:   PREDICTLOSSREDUCTION(job), the extra normalised
+ *                          loss reduction one more unit buys this epoch,
+ *                          times the job's weight
+ *                  maxmin: the job's predicted normalised loss after the
+ *                          epoch (the paper writes argmin; the objective,
+ *                          min max loss, needs the largest: see DESIGN.md)
+ *   while num_cores > 0:                   (lines 11-16)
+ *       job = prior_q.top; alloc[job] += unit; num_cores -= unit
+ *       re-key job (or drop it at its max_cores)
+ *
+ * The minimum share is min(unit, capacity / n), so more jobs than units
+ * still all run. When less than a unit is left the top job gets the rest.
+ */
+static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
+                         double capacity, double unit, slaq_alloc_ws *ws,
+                         double *alloc)
+{
+    double minshare = capacity / (double)n;
+    if (unit < minshare)
+        minshare = unit;
+    double left = capacity;
+    size_t hn = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        const slaq_pjob *j = &jobs[i];
+        double a = minshare < j->max_cores ? minshare : j->max_cores;
+        alloc[i] = a;
+        left -= a;
+        if (a >= j->max_cores)
+            continue;
+        ws->lcur[i] = loss_after(j, a);
+        ws->lnext[i] = loss_after(j, a + unit);
+        if (maxmin)
+            ws->key[i] = maxmin_key(j, ws->lcur[i]);
+        else
+            ws->key[i] = j->weight * (ws->lcur[i] - ws->lnext[i]) / j->fc->norm;
+        ws->heap[hn++] = i;
+    }
+    heap_build(ws->heap, hn, ws->key);
+
+    /* Stop a rounding hair above zero so float dust is not handed out. */
+    double eps = capacity * 1e-12;
+    while (hn > 0 && left > eps) {
+        size_t i = ws->heap[0];
+        const slaq_pjob *j = &jobs[i];
+        double step = unit;
+        if (step > left)
+            step = left;
+        if (step > j->max_cores - alloc[i])
+            step = j->max_cores - alloc[i];
+        alloc[i] += step;
+        left -= step;
+        if (alloc[i] >= j->max_cores) {
+            ws->heap[0] = ws->heap[--hn];
+            heap_sift_down(ws->heap, hn, ws->key, 0);
+            continue;
+        }
+        ws->lcur[i] = step == unit ? ws->lnext[i] : loss_after(j, alloc[i]);
+        ws->lnext[i] = loss_after(j, alloc[i] + unit);
+        if (maxmin)
+            ws->key[i] = maxmin_key(j, ws->lcur[i]);
+        else
+            ws->key[i] = j->weight * (ws->lcur[i] - ws->lnext[i]) / j->fc->norm;
+        heap_sift_down(ws->heap, hn, ws->key, 0);
+    }
+}
+
+int slaq_allocate(slaq_policy_kind policy, const slaq_pjob *jobs, size_t n,
+                  double capacity, double unit, slaq_alloc_ws *ws,
+                  double *alloc)
+{
+    if (!(capacity >= 0) || !isfinite(capacity) || !(unit > 0) ||
+        (unsigned)policy > SLAQ_POLICY_MAXMIN)
+        return SLAQ_EINVAL;
+    for (size_t i = 0; i < n; i++) {
+        const slaq_pjob *j = &jobs[i];
+        if (!(j->weight > 0) || !(j->max_cores > 0) ||
+            !(j->iters_per_core >= 0) || !isfinite(j->k))
+            return SLAQ_EINVAL;
+        if (policy != SLAQ_POLICY_FAIR && (!j->fc || !(j->fc->norm > 0)))
+            return SLAQ_EINVAL;
+    }
+    if (n == 0)
+        return SLAQ_OK;
+    if (ws_reserve(ws, n) != SLAQ_OK)
+        return SLAQ_ENOMEM;
+    if (policy == SLAQ_POLICY_FAIR)
+        alloc_fair(jobs, n, capacity, ws, alloc);
+    else
+        alloc_greedy(policy == SLAQ_POLICY_MAXMIN, jobs, n, capacity, unit,
+                     ws, alloc);
+    return SLAQ_OK;
+}
+
+double slaq_capacity_for_ml(double cores, double reserved,
+                            unsigned nonml_jobs, size_t ml_jobs)
+{
+    double c = cores - (reserved > 0 ? reserved : 0);
+    if (nonml_jobs > 0 && ml_jobs > 0)
+        c = c * (double)ml_jobs / (double)(ml_jobs + nonml_jobs);
+    else if (nonml_jobs > 0)
+        c = 0;
+    return c > 0 ? c : 0;
+}

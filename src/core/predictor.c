@@ -1,0 +1,199 @@
+/*
+ * predictor.c — the loss predictor interface and its simple kinds.
+ *
+ * Every predictor turns a job's history into a slaq_forecast, a closed-form
+ * loss curve that the allocator evaluates many times per epoch. This file
+ * holds the interface (create, fit, evaluate), the forecast evaluator, the
+ * `strawman` predictor (repeat the last loss change, SLAQ §4.2.2) and the
+ * `oracle` (the true curve, for the simulator's upper bound). The curve
+ * fitting kinds live in fit_gsl.c (`slaq-fit`) and fit_auto.c (`auto`).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+void slaq_predictor_opts_init(slaq_predictor_opts *o)
+{
+    o->lambda = 0.8;
+    o->max_iter = 0;
+}
+
+slaq_predictor *slaq_predictor_new(slaq_predictor_kind kind,
+                                   const slaq_predictor_opts *opts)
+{
+    slaq_predictor_opts def;
+    if (!opts) {
+        slaq_predictor_opts_init(&def);
+        opts = &def;
+    }
+    if (!(opts->lambda > 0 && opts->lambda <= 1) ||
+        (unsigned)kind > SLAQ_PRED_ORACLE)
+        return NULL;
+    slaq_predictor *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->kind = kind;
+    p->opts = *opts;
+    p->fc.model = SLAQ_MODEL_LINEAR;
+    p->fc.yscale = 1;
+    p->fc.par[1] = 1;
+    p->fc.norm = 1;
+    p->fc.final_loss = -1;
+    return p;
+}
+
+void slaq_predictor_free(slaq_predictor *p)
+{
+    if (!p)
+        return;
+    pred_gsl_free(p->gsl);
+    free(p);
+}
+
+slaq_predictor_kind slaq_predictor_kind_of(const slaq_predictor *p)
+{
+    return p->kind;
+}
+
+int slaq_predictor_set_truth(slaq_predictor *p, const double *truth,
+                             size_t len)
+{
+    if (p->kind != SLAQ_PRED_ORACLE || !truth || len == 0)
+        return SLAQ_EINVAL;
+    p->truth = truth;
+    p->truth_len = len;
+    return SLAQ_OK;
+}
+
+const slaq_forecast *slaq_predictor_forecast(const slaq_predictor *p)
+{
+    return &p->fc;
+}
+
+double slaq_predictor_loss(const slaq_predictor *p, double h)
+{
+    return slaq_forecast_loss(&p->fc, p->fc.k0 + h);
+}
+
+double pred_model_eval(slaq_model m, const double *par, double k)
+{
+    switch (m) {
+    case SLAQ_MODEL_RATIONAL: {
+        double den = (par[0] * k + par[1]) * k + par[2];
+        /* Fits keep the denominator positive and rising after k0; this
+         * guards evaluation far outside the fitted range. */
+        if (!(den > 0))
+            return par[3];
+        return 1.0 / den + par[3];
+    }
+    case SLAQ_MODEL_EXP:
+        return pow(par[0], k - par[1]) + par[2];
+    default:
+        return NAN;
+    }
+}
+
+double slaq_forecast_loss(const slaq_forecast *f, double k)
+{
+    switch (f->model) {
+    case SLAQ_MODEL_LINEAR:
+        return f->par[0] - f->par[1] * (k - f->k0);
+    case SLAQ_MODEL_RATIONAL:
+    case SLAQ_MODEL_EXP:
+        return f->yscale * pred_model_eval(f->model, f->par, k) + f->shift;
+    case SLAQ_MODEL_TABLE: {
+        if (!(k > 0))
+            return f->table[0];
+        double fl = floor(k);
+        if (fl >= (double)(f->table_len - 1))
+            return f->table[f->table_len - 1];
+        size_t i = (size_t)fl;
+        double w = k - fl;
+        return f->table[i] + w * (f->table[i + 1] - f->table[i]);
+    }
+    }
+    return NAN;
+}
+
+/* Fills the fields every forecast shares: where the job is and how its
+ * losses are normalised. */
+void pred_forecast_base(slaq_forecast *f, const slaq_history *h)
+{
+    const slaq_report *last = slaq_history_last(h);
+    f->k0 = (double)last->iter;
+    f->loss0 = last->loss;
+    f->first_loss = h->first_loss;
+    f->norm = h->max_delta > 0 ? h->max_delta : 1.0;
+    f->yscale = 1;
+    f->shift = 0;
+    f->table = NULL;
+    f->table_len = 0;
+}
+
+/*
+ * The strawman: the last per-iteration loss change, repeated. With a single
+ * report there is no change yet; the job is then assumed to be at its
+ * steepest, falling one normaliser per iteration. Its final loss is a
+ * guess with no model behind it: as far below the current loss as the
+ * current rate reaches in as many iterations as have been run.
+ */
+void pred_forecast_linear(slaq_forecast *f, const slaq_history *h)
+{
+    pred_forecast_base(f, h);
+    f->model = SLAQ_MODEL_LINEAR;
+    f->par[0] = f->loss0;
+    double slope = f->norm;
+    if (h->len >= 2) {
+        const slaq_report *a = slaq_history_at(h, h->len - 2);
+        const slaq_report *b = slaq_history_at(h, h->len - 1);
+        slope = (a->loss - b->loss) / (double)(b->iter - a->iter);
+    }
+    f->par[1] = slope;
+    f->par[2] = f->par[3] = 0;
+    f->final_loss = f->loss0 - fmax(slope, 0) * fmax(f->k0, 1.0);
+}
+
+static void pred_forecast_table(slaq_predictor *p, const slaq_history *h)
+{
+    slaq_forecast *f = &p->fc;
+    pred_forecast_base(f, h);
+    f->model = SLAQ_MODEL_TABLE;
+    f->table = p->truth;
+    f->table_len = p->truth_len;
+    f->final_loss = p->truth[p->truth_len - 1];
+    /* The oracle knows the job's whole curve, so it also knows the true
+     * largest per-iteration drop and normalises by it from the start. */
+    double maxd = 0;
+    for (size_t i = 1; i < p->truth_len; i++)
+        maxd = fmax(maxd, p->truth[i - 1] - p->truth[i]);
+    if (maxd > 0)
+        f->norm = maxd;
+}
+
+int slaq_predictor_fit(slaq_predictor *p, const slaq_history *h)
+{
+    if (h->len == 0)
+        return SLAQ_ENODATA;
+    if (h->total == p->fitted_total)
+        return SLAQ_OK;
+    p->fitted_total = h->total;
+    switch (p->kind) {
+    case SLAQ_PRED_STRAWMAN:
+        pred_forecast_linear(&p->fc, h);
+        return SLAQ_OK;
+    case SLAQ_PRED_ORACLE:
+        if (!p->truth) {
+            pred_forecast_linear(&p->fc, h);
+            return SLAQ_EINVAL;
+        }
+        pred_forecast_table(p, h);
+        return SLAQ_OK;
+    case SLAQ_PRED_SLAQ_FIT:
+        return pred_fit_slaq(p, h);
+    case SLAQ_PRED_AUTO:
+        return pred_fit_auto(p, h);
+    }
+    return SLAQ_EINVAL;
+}

@@ -1,0 +1,319 @@
+/*
+ * sched.c — a set of jobs and the per-epoch scheduling step.
+ *
+ * slaq_sched_epoch() is the one call both drivers make: slaqd on its epoch
+ * timer with real time, the simulator with virtual time. It refits the
+ * predictors of jobs that reported, places each job on its forecast (last
+ * report plus the progress made since), hands everything to the policy and
+ * refills the token buckets. Per-job scratch (the policy's view of the jobs
+ * and the allocation vector) grows with the job count and is reused, so a
+ * warmed-up epoch allocates nothing.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+struct slaq_job {
+    slaq_sched *sched;
+    size_t index;            /* position in sched->jobs */
+    slaq_history *hist;
+    slaq_predictor *pred;
+    slaq_runtime rt;
+    slaq_tokens tokens;
+    double weight;
+    double max_cores;
+    double arrival;
+    double alloc;
+    double gain;
+    const double *truth;
+    size_t truth_len;
+    void *user;
+};
+
+struct slaq_sched {
+    slaq_sched_config cfg;
+    slaq_job **jobs;
+    size_t n, cap;
+    slaq_pjob *pjobs;    /* cap entries */
+    double *alloc;       /* cap entries */
+    slaq_alloc_ws *ws;
+};
+
+void slaq_sched_config_init(slaq_sched_config *c)
+{
+    c->policy = SLAQ_POLICY_SLAQ;
+    c->predictor = SLAQ_PRED_AUTO;
+    c->cores = 1;
+    c->unit = 1;
+    c->epoch_s = 1;
+    c->reserved = 0;
+    c->nonml_jobs = 0;
+    c->window = SLAQ_DEFAULT_WINDOW;
+    c->default_iter_cpu_s = SLAQ_DEFAULT_ITER_CPU_S;
+    slaq_predictor_opts_init(&c->pred);
+}
+
+void slaq_job_opts_init(slaq_job_opts *o)
+{
+    o->weight = 1;
+    o->max_cores = INFINITY;
+    o->truth = NULL;
+    o->truth_len = 0;
+    o->user = NULL;
+}
+
+slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
+{
+    if (!(cfg->cores > 0) || !(cfg->unit > 0) || !(cfg->epoch_s > 0) ||
+        !(cfg->reserved >= 0) || cfg->window == 1 ||
+        (unsigned)cfg->policy > SLAQ_POLICY_MAXMIN ||
+        (unsigned)cfg->predictor > SLAQ_PRED_ORACLE ||
+        !(cfg->pred.lambda > 0 && cfg->pred.lambda <= 1))
+        return NULL;
+    slaq_sched *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->cfg = *cfg;
+    s->ws = slaq_alloc_ws_new();
+    if (!s->ws) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static void job_free(slaq_job *j)
+{
+    slaq_history_free(j->hist);
+    slaq_predictor_free(j->pred);
+    free(j);
+}
+
+void slaq_sched_free(slaq_sched *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        job_free(s->jobs[i]);
+    free(s->jobs);
+    free(s->pjobs);
+    free(s->alloc);
+    slaq_alloc_ws_free(s->ws);
+    free(s);
+}
+
+void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy)
+{
+    if ((unsigned)policy <= SLAQ_POLICY_MAXMIN)
+        s->cfg.policy = policy;
+}
+
+static slaq_predictor *job_predictor(const slaq_sched *s, const slaq_job *j)
+{
+    slaq_predictor *p = slaq_predictor_new(s->cfg.predictor, &s->cfg.pred);
+    if (p && j->truth)
+        slaq_predictor_set_truth(p, j->truth, j->truth_len);
+    return p;
+}
+
+int slaq_sched_set_predictor(slaq_sched *s, slaq_predictor_kind kind)
+{
+    if ((unsigned)kind > SLAQ_PRED_ORACLE)
+        return SLAQ_EINVAL;
+    slaq_predictor_kind old = s->cfg.predictor;
+    s->cfg.predictor = kind;
+    for (size_t i = 0; i < s->n; i++) {
+        slaq_predictor *p = job_predictor(s, s->jobs[i]);
+        if (!p) {
+            s->cfg.predictor = old;
+            return SLAQ_ENOMEM;
+        }
+        slaq_predictor_free(s->jobs[i]->pred);
+        s->jobs[i]->pred = p;
+    }
+    return SLAQ_OK;
+}
+
+const slaq_sched_config *slaq_sched_get_config(const slaq_sched *s)
+{
+    return &s->cfg;
+}
+
+static int sched_reserve(slaq_sched *s, size_t n)
+{
+    if (n <= s->cap)
+        return SLAQ_OK;
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    while (cap < n)
+        cap *= 2;
+    slaq_job **jobs = realloc(s->jobs, cap * sizeof *jobs);
+    if (jobs)
+        s->jobs = jobs;
+    slaq_pjob *pj = realloc(s->pjobs, cap * sizeof *pj);
+    if (pj)
+        s->pjobs = pj;
+    double *alloc = realloc(s->alloc, cap * sizeof *alloc);
+    if (alloc)
+        s->alloc = alloc;
+    if (!jobs || !pj || !alloc)
+        return SLAQ_ENOMEM;
+    s->cap = cap;
+    return SLAQ_OK;
+}
+
+slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
+{
+    slaq_job_opts def;
+    if (!o) {
+        slaq_job_opts_init(&def);
+        o = &def;
+    }
+    if (!(o->weight > 0) || !(o->max_cores > 0) || !isfinite(t) ||
+        (o->truth && o->truth_len == 0))
+        return NULL;
+    if (sched_reserve(s, s->n + 1) != SLAQ_OK)
+        return NULL;
+    slaq_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    j->sched = s;
+    j->weight = o->weight;
+    j->max_cores = o->max_cores;
+    j->arrival = t;
+    j->truth = o->truth;
+    j->truth_len = o->truth_len;
+    j->user = o->user;
+    slaq_runtime_init(&j->rt, s->cfg.default_iter_cpu_s);
+    j->hist = slaq_history_new(s->cfg.window);
+    j->pred = job_predictor(s, j);
+    if (!j->hist || !j->pred) {
+        job_free(j);
+        return NULL;
+    }
+    j->index = s->n;
+    s->jobs[s->n++] = j;
+    return j;
+}
+
+void slaq_sched_remove(slaq_sched *s, slaq_job *j)
+{
+    size_t i = j->index;
+    s->jobs[i] = s->jobs[--s->n];
+    s->jobs[i]->index = i;
+    job_free(j);
+}
+
+size_t slaq_sched_count(const slaq_sched *s) { return s->n; }
+
+slaq_job *slaq_sched_job(const slaq_sched *s, size_t i)
+{
+    return i < s->n ? s->jobs[i] : NULL;
+}
+
+int slaq_job_report(slaq_job *j, const slaq_report *r)
+{
+    const slaq_report *prev = slaq_history_last(j->hist);
+    uint64_t prev_iter = prev ? prev->iter : 0;
+    int err = slaq_history_add(j->hist, r);
+    if (err)
+        return err;
+    if (r->iter > 0) {
+        slaq_runtime_observe(&j->rt, r->cpu_s, r->samples,
+                             (double)(r->iter - prev_iter));
+        slaq_tokens_consume(&j->tokens, r->cpu_s);
+    }
+    return SLAQ_OK;
+}
+
+/*
+ * Where job j is on its curve at `now`, in iterations: its last report
+ * plus the part of the next iteration its current allocation has done
+ * since (capped below one whole iteration: a report would have come).
+ */
+static double job_position(const slaq_job *j, double now)
+{
+    const slaq_report *last = slaq_history_last(j->hist);
+    double k = last ? (double)last->iter : 0;
+    double since = now - (last ? last->t : j->arrival);
+    double it = slaq_runtime_iter_time(&j->rt, j->alloc, j->max_cores);
+    if (since > 0 && isfinite(it) && it > 0) {
+        double part = since / it;
+        k += part < 0.99 ? part : 0.99;
+    }
+    return k;
+}
+
+int slaq_sched_epoch(slaq_sched *s, double now)
+{
+    const slaq_sched_config *c = &s->cfg;
+    for (size_t i = 0; i < s->n; i++) {
+        slaq_job *j = s->jobs[i];
+        slaq_pjob *pj = &s->pjobs[i];
+        if (slaq_history_len(j->hist) > 0)
+            slaq_predictor_fit(j->pred, j->hist);
+        pj->fc = slaq_predictor_forecast(j->pred);
+        pj->k = job_position(j, now);
+        pj->iters_per_core = c->epoch_s / slaq_runtime_iter_cpu(&j->rt);
+        pj->weight = j->weight;
+        pj->max_cores = j->max_cores;
+    }
+    double cap = slaq_capacity_for_ml(c->cores, c->reserved, c->nonml_jobs,
+                                      s->n);
+    int err = slaq_allocate(c->policy, s->pjobs, s->n, cap, c->unit, s->ws,
+                            s->alloc);
+    if (err)
+        return err;
+    for (size_t i = 0; i < s->n; i++) {
+        slaq_job *j = s->jobs[i];
+        const slaq_pjob *pj = &s->pjobs[i];
+        double a = s->alloc[i];
+        double cores = a < j->max_cores ? a : j->max_cores;
+        double k1 = pj->k + pj->iters_per_core * cores;
+        j->alloc = a;
+        j->gain = (slaq_forecast_loss(pj->fc, pj->k) -
+                   slaq_forecast_loss(pj->fc, k1)) / pj->fc->norm;
+        slaq_tokens_refill(&j->tokens, a, c->epoch_s);
+    }
+    return SLAQ_OK;
+}
+
+double slaq_job_alloc(const slaq_job *j) { return j->alloc; }
+double slaq_job_gain(const slaq_job *j) { return j->gain; }
+const slaq_history *slaq_job_history(const slaq_job *j) { return j->hist; }
+const slaq_predictor *slaq_job_predictor(const slaq_job *j) { return j->pred; }
+const slaq_runtime *slaq_job_runtime(const slaq_job *j) { return &j->rt; }
+const slaq_tokens *slaq_job_tokens(const slaq_job *j) { return &j->tokens; }
+int slaq_job_throttled(const slaq_job *j)
+{
+    return slaq_tokens_throttled(&j->tokens);
+}
+double slaq_job_weight(const slaq_job *j) { return j->weight; }
+double slaq_job_max_cores(const slaq_job *j) { return j->max_cores; }
+double slaq_job_arrival(const slaq_job *j) { return j->arrival; }
+void *slaq_job_user(const slaq_job *j) { return j->user; }
+
+void slaq_job_set_weight(slaq_job *j, double weight)
+{
+    if (weight > 0)
+        j->weight = weight;
+}
+
+void slaq_job_set_max_cores(slaq_job *j, double max_cores)
+{
+    if (max_cores > 0)
+        j->max_cores = max_cores;
+}
+
+double slaq_job_reduction(const slaq_job *j)
+{
+    if (slaq_history_total(j->hist) < 2)
+        return 0;
+    const slaq_forecast *f = slaq_predictor_forecast(j->pred);
+    double first = slaq_history_first_loss(j->hist);
+    double span = first - f->final_loss;
+    if (!(span > 0))
+        return 0;
+    double r = (first - slaq_history_last(j->hist)->loss) / span;
+    return r < 0 ? 0 : r > 1 ? 1 : r;
+}
