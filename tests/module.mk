@@ -1,5 +1,5 @@
 # Unit tests: tests/unit/test_<module>.c -> $(BUILD)/tests/test_<module>,
 # each a cmocka program linked against the project's static libraries.
 UNIT_SRCS   := $(sort $(wildcard tests/unit/test_*.c))
-UNIT_TESTS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+UNIT_TESTS  += $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 UNIT_LDLIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null) -lm
