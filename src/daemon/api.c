@@ -1,0 +1,185 @@
+/*
+ * api.c — the requests slaqd answers, shared by the control socket (the
+ * slaq command) and the HTTP API, so that both always agree.
+ *
+ * A request is a JSON object whose "type" names it; the reply is an object
+ * {"type":"result","ok":true,...} or {"type":"result","ok":false,"code":C,
+ * "message":M}. docs/protocol.md lists every request and error code.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+
+json_t *api_error(const char *code, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return json_pack("{s:s, s:b, s:s, s:s}", "type", "result", "ok", 0,
+                     "code", code, "message", msg);
+}
+
+static json_t *ok(void)
+{
+    return json_pack("{s:s, s:b}", "type", "result", "ok", 1);
+}
+
+/* Finds the job named by req's "job" field, or sets *reply to an error. */
+static sd_job *req_job(sd_daemon *d, json_t *req, json_t **reply)
+{
+    json_t *v = json_object_get(req, "job");
+    int64_t id = -1;
+    if (json_is_integer(v))
+        id = json_integer_value(v);
+    else if (json_is_string(v)) {
+        char *end;
+        const char *s = json_string_value(v);
+        id = strtoll(s, &end, 10);
+        if (end == s || *end)
+            id = -1;
+    }
+    if (id < 1) {
+        *reply = api_error("bad_request", "field \"job\" must be a job id "
+                                          "(a positive integer)");
+        return NULL;
+    }
+    sd_job *j = job_get(d, id);
+    if (!j)
+        *reply = api_error("unknown_job", "no job with id %lld",
+                           (long long)id);
+    return j;
+}
+
+static json_t *api_status(sd_daemon *d)
+{
+    size_t active = slaq_sched_count(d->sched), total = 0;
+    for (size_t i = 0; i < d->njobs; i++)
+        total += d->jobs[i] != NULL;
+    const slaq_sched_config *c = slaq_sched_get_config(d->sched);
+    json_t *r = ok();
+    json_object_set_new(r, "pid", json_integer(getpid()));
+    json_object_set_new(r, "uptime_s", json_real(sd_now() - d->started));
+    json_object_set_new(r, "cores", json_real(c->cores));
+    json_object_set_new(r, "policy", json_string(slaq_policy_name(c->policy)));
+    json_object_set_new(r, "predictor",
+                        json_string(slaq_predictor_name(c->predictor)));
+    json_object_set_new(r, "epoch_s", json_real(c->epoch_s));
+    json_object_set_new(r, "enforce", json_string(enf_mode_name(d->enf.mode)));
+    json_object_set_new(r, "enforce_detail", json_string(d->enf.detail));
+    json_object_set_new(r, "jobs_active", json_integer((json_int_t)active));
+    json_object_set_new(r, "jobs_total", json_integer((json_int_t)total));
+    json_object_set_new(r, "connections", json_integer((json_int_t)d->nconns));
+    json_object_set_new(r, "reports_total",
+                        json_integer((json_int_t)d->reports_total));
+    json_object_set_new(r, "errors_total",
+                        json_integer((json_int_t)d->errors_total));
+    json_object_set_new(r, "epoch", json_integer((json_int_t)d->epoch_no));
+    json_object_set_new(r, "epoch_ms_last", json_real(d->epoch_ms_last));
+    json_object_set_new(r, "epoch_ms_max", json_real(d->epoch_ms_max));
+    double used = 0;
+    for (size_t i = 0; i < active; i++)
+        used += slaq_job_alloc(slaq_sched_job(d->sched, i));
+    json_object_set_new(r, "cores_allocated", json_real(used));
+    json_object_set_new(r, "state_dir", json_string(d->cfg.state_dir));
+    json_object_set_new(r, "socket", json_string(d->cfg.socket_path));
+    json_object_set_new(r, "http_port", json_integer(d->http_port));
+    return r;
+}
+
+static json_t *api_ls(sd_daemon *d, json_t *req)
+{
+    int active_only = json_is_true(json_object_get(req, "active"));
+    json_t *jobs = json_array();
+    for (size_t i = 0; i < d->njobs; i++) {
+        sd_job *j = d->jobs[i];
+        if (j && (!active_only || SD_ACTIVE(j->state)))
+            json_array_append_new(jobs, job_json(d, j, 0));
+    }
+    json_t *r = ok();
+    json_object_set_new(r, "jobs", jobs);
+    return r;
+}
+
+static json_t *api_policy(sd_daemon *d, json_t *req)
+{
+    json_t *v = json_object_get(req, "name");
+    if (v && !json_is_null(v)) {
+        slaq_policy_kind k;
+        if (!json_is_string(v) || slaq_policy_parse(json_string_value(v), &k))
+            return api_error("bad_policy", "unknown policy \"%s\" (expected "
+                             "slaq, fair or slaq-maxmin)",
+                             json_is_string(v) ? json_string_value(v) : "?");
+        slaq_sched_set_policy(d->sched, k);
+        store_event(d->store, sd_now(), 0, "policy", slaq_policy_name(k));
+        store_flush(d->store);
+        sd_log(d, 0, "policy is now %s", slaq_policy_name(k));
+    }
+    json_t *r = ok();
+    json_object_set_new(r, "policy", json_string(slaq_policy_name(
+                                         slaq_sched_get_config(d->sched)->policy)));
+    return r;
+}
+
+json_t *api_handle(sd_daemon *d, json_t *req)
+{
+    const char *type = json_string_value(json_object_get(req, "type"));
+    json_t *reply = NULL;
+    sd_job *j;
+    char err[512];
+    if (!type)
+        return api_error("bad_message", "a request needs a string \"type\"");
+    if (!strcmp(type, "status"))
+        return api_status(d);
+    if (!strcmp(type, "ls"))
+        return api_ls(d, req);
+    if (!strcmp(type, "policy"))
+        return api_policy(d, req);
+    if (!strcmp(type, "submit")) {
+        j = job_submit(d, req, err, sizeof err);
+        if (!j)
+            return api_error("submit_failed", "%s", err);
+        reply = ok();
+        json_object_set_new(reply, "job", json_integer(j->id));
+        return reply;
+    }
+    if (!strcmp(type, "show") || !strcmp(type, "cancel") ||
+        !strcmp(type, "logs")) {
+        if (!(j = req_job(d, req, &reply)))
+            return reply;
+        if (!strcmp(type, "cancel")) {
+            if (!SD_ACTIVE(j->state))
+                return api_error("not_active", "job %lld is already %s",
+                                 (long long)j->id, sd_state_name(j->state));
+            job_stop(d, j, "cancelled");
+        }
+        reply = ok();
+        if (!strcmp(type, "logs")) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/jobs/%lld", d->cfg.state_dir,
+                     (long long)j->id);
+            char *abs = realpath(path, NULL);
+            if (!j->managed || !abs) {
+                free(abs);
+                json_decref(reply);
+                return api_error("no_logs", "job %lld was not started by "
+                                 "slaqd and has no logs", (long long)j->id);
+            }
+            json_object_set_new(reply, "dir", json_string(abs));
+            json_object_set_new(reply, "state",
+                                json_string(sd_state_name(j->state)));
+            free(abs);
+        } else {
+            json_object_set_new(reply, "job",
+                                job_json(d, j, !strcmp(type, "show")));
+        }
+        return reply;
+    }
+    return api_error("unknown_type", "unknown request type \"%.64s\"", type);
+}

@@ -1,0 +1,491 @@
+/*
+ * conn.c — slaqd's connections: listeners, buffered newline-delimited JSON
+ * I/O, and the dispatch of each message (docs/protocol.md).
+ *
+ * A connection becomes a job session with its first message "hello", or a
+ * control session (the slaq command) with any request api.c knows. Input
+ * is read into one shared buffer and split into lines in place; only a
+ * partial line is copied into the connection, so an idle connection holds
+ * no buffer. Output is queued and written when the socket is writable; a
+ * peer that stops reading is dropped once SD_MAX_WBUF bytes wait.
+ *
+ * A malformed, unknown or oversized message gets an error reply and a log
+ * line; only an oversized line (which cannot be resynchronised cheaply) or
+ * a failed TCP authentication also closes the connection.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+
+static void on_conn(sd_daemon *d, sd_handler *h, uint32_t events);
+
+int conn_listen_unix(sd_daemon *d, const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof sa.sun_path) {
+        sd_log(d, 0, "socket path too long (max %zu bytes): %s",
+               sizeof sa.sun_path - 1, path);
+        return -1;
+    }
+    strcpy(sa.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        goto err;
+    /* The state directory's lock guarantees a leftover socket is stale. */
+    unlink(path);
+    mode_t old = umask(0177);
+    int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
+    umask(old);
+    if (rc < 0 || chmod(path, 0600) < 0 || listen(fd, 4096) < 0)
+        goto err;
+    d->listen_h.fd = fd;
+    d->listen_h.fn = conn_accept;
+    if (sd_epoll_add(d, &d->listen_h, EPOLLIN) < 0)
+        goto err;
+    return 0;
+err:
+    sd_log(d, 0, "socket %s: %s", path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return -1;
+}
+
+int conn_listen_tcp(sd_daemon *d, const char *addr)
+{
+    char host[256];
+    const char *colon = strrchr(addr, ':');
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    char *end;
+    long port = colon ? strtol(colon + 1, &end, 10) : -1;
+    if (!colon || (size_t)(colon - addr) >= sizeof host || *end ||
+        port < 0 || port > 65535) {
+        sd_log(d, 0, "--tcp %s: expected ADDR:PORT", addr);
+        return -1;
+    }
+    memcpy(host, addr, (size_t)(colon - addr));
+    host[colon - addr] = 0;
+    if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+        sd_log(d, 0, "--tcp %s: '%s' is not an IPv4 address", addr, host);
+        return -1;
+    }
+    sa.sin_port = htons((uint16_t)port);
+    int one = 1;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+        bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 4096)) {
+        sd_log(d, 0, "--tcp %s: %s", addr, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    d->tcp_h.fd = fd;
+    d->tcp_h.fn = conn_accept;
+    sd_log(d, 0, "TCP listener on %s (token required)", addr);
+    return sd_epoll_add(d, &d->tcp_h, EPOLLIN);
+}
+
+void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events)
+{
+    (void)events;
+    for (;;) {
+        int fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EINTR)
+                sd_log(d, 0, "accept: %s", strerror(errno));
+            return;
+        }
+        sd_conn *c = calloc(1, sizeof *c);
+        if (!c) {
+            close(fd);
+            continue;
+        }
+        c->h.fd = fd;
+        c->h.fn = on_conn;
+        c->tcp = h == &d->tcp_h;
+        if (c->tcp) {
+            int one = 1;
+            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        }
+        if (sd_epoll_add(d, &c->h, EPOLLIN) < 0) {
+            close(fd);
+            free(c);
+            continue;
+        }
+        c->next = d->conns;
+        if (d->conns)
+            d->conns->prev = c;
+        d->conns = c;
+        d->nconns++;
+        sd_log(d, 2, "connection %d opened", fd);
+    }
+}
+
+void conn_close(sd_daemon *d, sd_conn *c)
+{
+    if (c->h.fd < 0)
+        return;
+    sd_epoll_del(d, &c->h);
+    close(c->h.fd);
+    c->h.fd = -1;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        d->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    d->nconns--;
+    sd_job *j = c->job;
+    c->job = NULL;
+    if (j && j->conn == c) {
+        j->conn = NULL;
+        if (!j->managed && SD_ACTIVE(j->state))
+            job_finish(d, j, 0, 0, c->said_bye ? SD_DONE : SD_LOST,
+                       c->said_bye ? NULL : "its connection closed "
+                                            "without a goodbye");
+    }
+    c->next = d->dead;
+    d->dead = c;
+}
+
+void conn_reap(sd_daemon *d)
+{
+    while (d->dead) {
+        sd_conn *c = d->dead;
+        d->dead = c->next;
+        free(c->rbuf);
+        free(c->wbuf);
+        free(c);
+    }
+}
+
+void conn_close_all(sd_daemon *d)
+{
+    while (d->conns)
+        conn_close(d, d->conns);
+}
+
+static void conn_flush(sd_daemon *d, sd_conn *c)
+{
+    while (c->woff < c->wlen) {
+        ssize_t n = write(c->h.fd, c->wbuf + c->woff, c->wlen - c->woff);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN)
+                break;
+            conn_close(d, c);
+            return;
+        }
+        c->woff += (size_t)n;
+    }
+    if (c->woff == c->wlen) {
+        c->woff = c->wlen = 0;
+        if (c->wcap > 65536) { /* give back a burst's buffer */
+            free(c->wbuf);
+            c->wbuf = NULL;
+            c->wcap = 0;
+        }
+        if (c->closing) {
+            conn_close(d, c);
+            return;
+        }
+    }
+    int want = c->wlen > 0;
+    if (want != c->want_out) {
+        c->want_out = want;
+        sd_epoll_mod(d, &c->h, EPOLLIN | (want ? EPOLLOUT : 0));
+    }
+}
+
+void conn_send(sd_daemon *d, sd_conn *c, json_t *msg)
+{
+    if (c->h.fd < 0)
+        return;
+    char *s = json_dumps(msg, JSON_COMPACT);
+    if (!s)
+        return;
+    size_t len = strlen(s);
+    if (c->wlen + len + 1 > SD_MAX_WBUF) {
+        sd_log(d, 0, "connection %d: %zu bytes unread; dropping it",
+               c->h.fd, c->wlen);
+        free(s);
+        conn_close(d, c);
+        return;
+    }
+    if (c->wlen + len + 1 > c->wcap) {
+        size_t cap = c->wcap ? c->wcap : 1024;
+        while (cap < c->wlen + len + 1)
+            cap *= 2;
+        char *nb = realloc(c->wbuf, cap);
+        if (!nb) {
+            free(s);
+            conn_close(d, c);
+            return;
+        }
+        c->wbuf = nb;
+        c->wcap = cap;
+    }
+    memcpy(c->wbuf + c->wlen, s, len);
+    c->wbuf[c->wlen + len] = '\n';
+    c->wlen += len + 1;
+    free(s);
+    conn_flush(d, c);
+}
+
+/* Sends {"type":"error","code":..,"message":..} and logs it. */
+static void send_error(sd_daemon *d, sd_conn *c, const char *code,
+                       const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void send_error(sd_daemon *d, sd_conn *c, const char *code,
+                       const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    d->errors_total++;
+    sd_log(d, 0, "connection %d%s%lld: %s: %s", c->h.fd,
+           c->job ? ", job " : "", c->job ? (long long)c->job->id : 0LL,
+           code, msg);
+    json_t *m = json_pack("{s:s, s:s, s:s}", "type", "error", "code", code,
+                          "message", msg);
+    if (m) {
+        conn_send(d, c, m);
+        json_decref(m);
+    }
+}
+
+static int64_t json_job_id(json_t *v)
+{
+    if (json_is_integer(v))
+        return json_integer_value(v);
+    if (json_is_string(v)) {
+        const char *s = json_string_value(v);
+        char *end;
+        long long id = strtoll(s, &end, 10);
+        if (end != s && !*end)
+            return id;
+    }
+    return -1;
+}
+
+static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
+{
+    json_t *jid = json_object_get(msg, "job");
+    json_t *jpid = json_object_get(msg, "pid");
+    pid_t pid = json_is_integer(jpid) ? (pid_t)json_integer_value(jpid) : 0;
+    sd_job *j;
+    if (jid && !json_is_null(jid)) {
+        int64_t id = json_job_id(jid);
+        j = id > 0 ? job_get(d, id) : NULL;
+        if (!j) {
+            send_error(d, c, "unknown_job", "no job with id %s",
+                       json_is_string(jid) ? json_string_value(jid) : "given");
+            return;
+        }
+        if (!SD_ACTIVE(j->state)) {
+            json_t *m = json_pack("{s:s, s:I, s:s}", "type", "stop", "job",
+                                  (json_int_t)j->id, "reason",
+                                  sd_state_name(j->state));
+            conn_send(d, c, m);
+            json_decref(m);
+            return;
+        }
+        if (j->conn && j->conn != c) {
+            sd_log(d, 1, "job %lld: a new connection replaces the old one",
+                   (long long)j->id);
+            j->conn->job = NULL;
+            conn_close(d, j->conn);
+        }
+    } else {
+        json_t *jname = json_object_get(msg, "name");
+        const char *name = json_is_string(jname) ? json_string_value(jname)
+                                                 : "attached";
+        j = job_attach(d, name, pid);
+        if (!j) {
+            send_error(d, c, "no_memory", "cannot create a job");
+            return;
+        }
+    }
+    c->kind = CONN_JOB;
+    c->job = j;
+    j->conn = c;
+    sd_log(d, 1, "job %lld: client connected (pid %d)", (long long)j->id,
+           (int)pid);
+    job_greet(d, j, c);
+}
+
+static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
+{
+    json_error_t jerr;
+    json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!msg) {
+        send_error(d, c, "bad_json", "column %d: %s", jerr.column, jerr.text);
+        return;
+    }
+    const char *type = NULL;
+    char err[256];
+    if (!json_is_object(msg) ||
+        !(type = json_string_value(json_object_get(msg, "type")))) {
+        send_error(d, c, "bad_message", "a message must be a JSON object with "
+                                        "a string field \"type\"");
+        goto out;
+    }
+    if (c->tcp && !c->authed) {
+        const char *tok = json_string_value(json_object_get(msg, "token"));
+        if (!tok || strcmp(tok, d->cfg.token)) {
+            send_error(d, c, "unauthorized", "the first message on a TCP "
+                       "connection must carry the shared \"token\"");
+            c->closing = 1;
+            conn_flush(d, c);
+            goto out;
+        }
+        c->authed = 1;
+    }
+    if (!strcmp(type, "report")) {
+        if (c->kind != CONN_JOB || !c->job)
+            send_error(d, c, "no_hello", "send \"hello\" before reports");
+        else if (job_report(d, c->job, msg, err, sizeof err) < 0)
+            send_error(d, c, "bad_report", "%s", err);
+    } else if (!strcmp(type, "hello")) {
+        if (c->kind != CONN_NEW)
+            send_error(d, c, "bad_message", "hello was already sent");
+        else
+            on_hello(d, c, msg);
+    } else if (!strcmp(type, "bye")) {
+        c->said_bye = 1;
+    } else if (!strcmp(type, "ping")) {
+        json_t *m = json_pack("{s:s}", "type", "pong");
+        conn_send(d, c, m);
+        json_decref(m);
+    } else if (c->kind == CONN_JOB) {
+        send_error(d, c, "unknown_type", "unknown message type \"%.64s\" in a"
+                   " job session", type);
+    } else {
+        json_t *reply = api_handle(d, msg);
+        if (reply) {
+            json_t *id = json_object_get(msg, "id");
+            if (id)
+                json_object_set(reply, "id", id);
+            c->kind = CONN_CONTROL;
+            if (json_is_false(json_object_get(reply, "ok")))
+                sd_log(d, 1, "request %s: %s", type, json_string_value(
+                           json_object_get(reply, "message")));
+            conn_send(d, c, reply);
+            json_decref(reply);
+        }
+    }
+out:
+    json_decref(msg);
+}
+
+/* Splits buf into lines, handing each complete one to on_message; returns
+ * the number of bytes consumed. */
+static size_t handle_lines(sd_daemon *d, sd_conn *c, char *buf, size_t len)
+{
+    size_t pos = 0;
+    while (pos < len && c->h.fd >= 0 && !c->closing) {
+        char *nl = memchr(buf + pos, '\n', len - pos);
+        if (!nl)
+            break;
+        size_t n = (size_t)(nl - (buf + pos));
+        if (n > SD_MAX_LINE) {
+            send_error(d, c, "too_long", "a message is limited to %d bytes",
+                       SD_MAX_LINE);
+            c->closing = 1;
+            conn_flush(d, c);
+            return len;
+        }
+        if (n > 0 && !(n == 1 && buf[pos] == '\r'))
+            on_message(d, c, buf + pos, n);
+        pos += n + 1;
+    }
+    return pos;
+}
+
+static void conn_read(sd_daemon *d, sd_conn *c)
+{
+    static char buf[256 * 1024];
+    for (;;) {
+        size_t have = 0;
+        if (c->rlen) { /* a partial line first */
+            memcpy(buf, c->rbuf, c->rlen);
+            have = c->rlen;
+            c->rlen = 0;
+        }
+        ssize_t n = read(c->h.fd, buf + have, sizeof buf - have);
+        if (n <= 0) {
+            if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+                if (have) { /* put the partial line back */
+                    memcpy(c->rbuf, buf, have);
+                    c->rlen = have;
+                }
+                return;
+            }
+            sd_log(d, 2, "connection %d closed by peer", c->h.fd);
+            conn_close(d, c);
+            return;
+        }
+        size_t len = have + (size_t)n;
+        size_t used = handle_lines(d, c, buf, len);
+        if (c->h.fd < 0 || c->closing)
+            return;
+        size_t left = len - used;
+        if (left > SD_MAX_LINE) {
+            send_error(d, c, "too_long", "a message is limited to %d bytes",
+                       SD_MAX_LINE);
+            c->closing = 1;
+            conn_flush(d, c);
+            return;
+        }
+        if (left) {
+            if (left > c->rcap) {
+                char *nb = realloc(c->rbuf, left);
+                if (!nb) {
+                    conn_close(d, c);
+                    return;
+                }
+                c->rbuf = nb;
+                c->rcap = left;
+            }
+            memcpy(c->rbuf, buf + used, left);
+            c->rlen = left;
+        } else if (c->rcap > 4096) {
+            free(c->rbuf);
+            c->rbuf = NULL;
+            c->rcap = 0;
+        }
+        if ((size_t)n < sizeof buf - have)
+            return; /* drained; level-triggered epoll calls again */
+    }
+}
+
+static void on_conn(sd_daemon *d, sd_handler *h, uint32_t events)
+{
+    sd_conn *c = (sd_conn *)h;
+    if (events & EPOLLOUT)
+        conn_flush(d, c);
+    if (c->h.fd >= 0 && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) {
+        if (c->closing) { /* discard input while the reply drains */
+            char sink[4096];
+            ssize_t n = read(c->h.fd, sink, sizeof sink);
+            if (n == 0 || (n < 0 && errno != EAGAIN))
+                conn_close(d, c);
+        } else {
+            conn_read(d, c);
+        }
+    }
+}

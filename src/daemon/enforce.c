@@ -1,0 +1,425 @@
+/*
+ * enforce.c — turning each job's allocation into a CPU-time quota.
+ *
+ * The paper's token bucket (SLAQ §5) gives a job allocation × T CPU-seconds
+ * per period T. The kernel does exactly this with the CFS bandwidth
+ * controller, so where a cgroup is writable slaqd uses it:
+ *
+ *   cgroup2  STATE-hash group under our own cgroup, `cpu.max` per job
+ *   cgroup1  the same under the v1 `cpu` hierarchy, `cpu.cfs_quota_us`
+ *   signal   no cgroup: slaqd keeps the token bucket itself, measuring the
+ *            job's CPU time from /proc every tick and holding its process
+ *            group with SIGSTOP while the balance is not positive (a duty
+ *            cycle; coarse, and it only sees the job's main process)
+ *   none     allocations are only advisory (jobs learn them through the
+ *            client and may size their thread pools to them)
+ *
+ * `auto` tries them in that order. The cgroup directory is named after a
+ * hash of the state directory, so two slaqds on one machine never share
+ * one, and a restarted slaqd finds its jobs' groups again.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+
+#define ENF_PERIOD_US 100000u
+
+static const char *const mode_names[] = {"auto", "cgroup2", "cgroup1",
+                                         "signal", "none"};
+
+const char *enf_mode_name(sd_enforce_mode m)
+{
+    return mode_names[m];
+}
+
+int enf_mode_parse(const char *s, sd_enforce_mode *out)
+{
+    for (int i = 0; i <= SD_ENF_NONE; i++)
+        if (!strcmp(s, mode_names[i])) {
+            *out = (sd_enforce_mode)i;
+            return 0;
+        }
+    return -1;
+}
+
+/* snprintf for paths and messages: -1 if the result did not fit. */
+static int fmt(char *out, size_t len, const char *f, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fmt(char *out, size_t len, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    int n = vsnprintf(out, len, f, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < len ? 0 : -1;
+}
+
+static int write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t len = strlen(text);
+    ssize_t n = write(fd, text, len);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return n == (ssize_t)len ? 0 : -1;
+}
+
+static int read_file(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n < 0)
+        return -1;
+    buf[n] = 0;
+    return 0;
+}
+
+/* Our cgroup path in the hierarchy whose /proc/self/cgroup line matches
+ * (v2: "0::PATH"; v1: a controller list containing "cpu"). */
+static int own_cgroup(int v2, char *out, size_t len)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        return -1;
+    char line[4096];
+    int found = -1;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        char *c1 = strchr(line, ':');
+        char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2)
+            continue;
+        *c2 = 0;
+        const char *ctrls = c1 + 1;
+        int match = 0;
+        if (v2) {
+            match = !strcmp(line, "0") && !*ctrls;
+        } else {
+            char tmp[256];
+            fmt(tmp, sizeof tmp, "%s", ctrls);
+            for (char *t = strtok(tmp, ","); t; t = strtok(NULL, ","))
+                if (!strcmp(t, "cpu"))
+                    match = 1;
+        }
+        if (match) {
+            fmt(out, len, "%s", strcmp(c2 + 1, "/") ? c2 + 1 : "");
+            found = 0;
+            break;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/* The mount point of the cgroup2 hierarchy, or of the v1 one with cpu. */
+static int cgroup_mount(int v2, char *out, size_t len)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (!f)
+        return -1;
+    char line[4096];
+    int found = -1;
+    while (found < 0 && fgets(line, sizeof line, f)) {
+        char *sep = strstr(line, " - ");
+        if (!sep)
+            continue;
+        char mnt[2048], fstype[64], src[256], opts[1024] = "";
+        if (sscanf(line, "%*s %*s %*s %*s %2047s", mnt) != 1 ||
+            sscanf(sep + 3, "%63s %255s %1023s", fstype, src, opts) < 2)
+            continue;
+        if (v2 && !strcmp(fstype, "cgroup2")) {
+            fmt(out, len, "%s", mnt);
+            found = 0;
+        } else if (!v2 && !strcmp(fstype, "cgroup")) {
+            for (char *t = strtok(opts, ","); t; t = strtok(NULL, ","))
+                if (!strcmp(t, "cpu")) {
+                    fmt(out, len, "%s", mnt);
+                    found = 0;
+                }
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+static unsigned long state_hash(const char *dir)
+{
+    char *abs = realpath(dir, NULL);
+    const char *s = abs ? abs : dir;
+    unsigned long h = 14695981039346656037ul;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ul;
+    free(abs);
+    return h & 0xffffffffffful;
+}
+
+/* Tries one cgroup version; on success fills e->cg_base. */
+static int try_cgroup(sd_daemon *d, int v2, char *why, size_t whylen)
+{
+    char mnt[2048], own[2048], base[4096], path[4200], buf[512];
+    if (cgroup_mount(v2, mnt, sizeof mnt) < 0) {
+        fmt(why, whylen, "no %s hierarchy mounted", v2 ? "cgroup2" :
+                 "cgroup v1 cpu");
+        return -1;
+    }
+    if (own_cgroup(v2, own, sizeof own) < 0) {
+        fmt(why, whylen, "not in a %s cgroup", v2 ? "v2" : "v1 cpu");
+        return -1;
+    }
+    if (v2) {
+        fmt(path, sizeof path, "%s%s/cgroup.controllers", mnt, own);
+        if (read_file(path, buf, sizeof buf) < 0 || !strstr(buf, "cpu")) {
+            fmt(why, whylen, "cgroup2 at %s has no cpu controller", mnt);
+            return -1;
+        }
+    }
+    fmt(base, sizeof base, "%s%s/slaq-%lx", mnt, own,
+             state_hash(d->cfg.state_dir));
+    if (mkdir(base, 0755) < 0 && errno != EEXIST) {
+        fmt(why, whylen, "cannot create %s: %s", base, strerror(errno));
+        return -1;
+    }
+    if (v2) {
+        fmt(path, sizeof path, "%s/cgroup.subtree_control", base);
+        if (write_file(path, "+cpu") < 0) {
+            fmt(why, whylen, "cannot enable cpu in %s: %s", path,
+                     strerror(errno));
+            rmdir(base);
+            return -1;
+        }
+    } else {
+        fmt(path, sizeof path, "%s/cpu.cfs_quota_us", base);
+        if (access(path, W_OK) < 0) {
+            fmt(why, whylen, "%s is not writable", path);
+            rmdir(base);
+            return -1;
+        }
+    }
+    d->enf.cg_base = strdup(base);
+    fmt(d->enf.detail, sizeof d->enf.detail, "CPU quota per %u ms "
+             "period in %s", ENF_PERIOD_US / 1000, base);
+    return d->enf.cg_base ? 0 : -1;
+}
+
+int enf_init(sd_daemon *d, sd_enforce_mode mode, char *err, size_t errlen)
+{
+    char why2[512] = "", why1[512] = "";
+    d->enf.period_us = ENF_PERIOD_US;
+    if (mode == SD_ENF_AUTO || mode == SD_ENF_CGROUP2) {
+        if (try_cgroup(d, 1, why2, sizeof why2) == 0) {
+            d->enf.mode = SD_ENF_CGROUP2;
+            return 0;
+        }
+        if (mode == SD_ENF_CGROUP2) {
+            fmt(err, errlen, "%s", why2);
+            return -1;
+        }
+    }
+    if (mode == SD_ENF_AUTO || mode == SD_ENF_CGROUP1) {
+        if (try_cgroup(d, 0, why1, sizeof why1) == 0) {
+            d->enf.mode = SD_ENF_CGROUP1;
+            return 0;
+        }
+        if (mode == SD_ENF_CGROUP1) {
+            fmt(err, errlen, "%s", why1);
+            return -1;
+        }
+    }
+    if (mode == SD_ENF_NONE) {
+        d->enf.mode = SD_ENF_NONE;
+        fmt(d->enf.detail, sizeof d->enf.detail, "allocations are "
+                 "advisory only");
+        return 0;
+    }
+    d->enf.mode = SD_ENF_SIGNAL;
+    fmt(d->enf.detail, sizeof d->enf.detail, "SIGSTOP/SIGCONT duty "
+             "cycle every %.0f ms%s%s%s%s", SD_TICK_S * 1e3,
+             *why2 ? "; cgroup2: " : "", why2, *why1 ? "; cgroup1: " : "",
+             why1);
+    return 0;
+}
+
+static void job_dir(const sd_enforcer *e, int64_t id, char *out, size_t len)
+{
+    fmt(out, len, "%s/job-%lld", e->cg_base, (long long)id);
+}
+
+int enf_prepare(sd_daemon *d, sd_job *j)
+{
+    if (d->enf.mode != SD_ENF_CGROUP1 && d->enf.mode != SD_ENF_CGROUP2)
+        return 0;
+    char dir[4200];
+    job_dir(&d->enf, j->id, dir, sizeof dir);
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+        return -1;
+    j->cg_ready = 1;
+    return 0;
+}
+
+int enf_child_join(const sd_enforcer *e, int64_t id)
+{
+    if (e->mode != SD_ENF_CGROUP1 && e->mode != SD_ENF_CGROUP2)
+        return 0;
+    char path[4300], pid[32];
+    job_dir(e, id, path, sizeof path);
+    strcat(path, "/cgroup.procs");
+    fmt(pid, sizeof pid, "%d\n", (int)getpid());
+    return write_file(path, pid);
+}
+
+int enf_adopt(sd_daemon *d, sd_job *j)
+{
+    if (d->enf.mode == SD_ENF_SIGNAL) {
+        /* The previous slaqd may have died while holding it stopped. */
+        kill(-j->pid, SIGCONT);
+        j->sig_cpu_prev = enf_proc_cpu(j->pid);
+        return 0;
+    }
+    if (d->enf.mode == SD_ENF_CGROUP1 || d->enf.mode == SD_ENF_CGROUP2) {
+        char dir[4200];
+        struct stat st;
+        job_dir(&d->enf, j->id, dir, sizeof dir);
+        j->cg_ready = stat(dir, &st) == 0;
+    }
+    return 0;
+}
+
+void enf_apply(sd_daemon *d, sd_job *j, double cores)
+{
+    const sd_enforcer *e = &d->enf;
+    if (!j->managed)
+        return;
+    if (e->mode == SD_ENF_SIGNAL) {
+        if (j->sig_cpu_prev == 0)
+            j->sig_cpu_prev = enf_proc_cpu(j->pid);
+        return;
+    }
+    if (!j->cg_ready)
+        return;
+    char path[4300], val[64];
+    unsigned long quota = (unsigned long)(cores * e->period_us);
+    if (quota < 1000) /* the kernel's minimum quota is 1 ms */
+        quota = 1000;
+    job_dir(e, j->id, path, sizeof path);
+    size_t n = strlen(path);
+    int rc;
+    if (e->mode == SD_ENF_CGROUP2) {
+        fmt(path + n, sizeof path - n, "/cpu.max");
+        fmt(val, sizeof val, "%lu %u", quota, e->period_us);
+        rc = write_file(path, val);
+    } else {
+        fmt(path + n, sizeof path - n, "/cpu.cfs_period_us");
+        fmt(val, sizeof val, "%u", e->period_us);
+        rc = write_file(path, val);
+        fmt(path + n, sizeof path - n, "/cpu.cfs_quota_us");
+        fmt(val, sizeof val, "%lu", quota);
+        rc |= write_file(path, val);
+    }
+    if (rc < 0)
+        sd_log(d, 0, "job %lld: cannot set CPU quota in %s: %s",
+               (long long)j->id, path, strerror(errno));
+}
+
+void enf_tick(sd_daemon *d, double dt)
+{
+    if (d->enf.mode != SD_ENF_SIGNAL)
+        return;
+    for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        if (!j->managed || j->pid <= 0)
+            continue;
+        double cpu = enf_proc_cpu(j->pid);
+        if (cpu < 0)
+            continue;
+        double used = cpu - j->sig_cpu_prev;
+        j->sig_cpu_prev = cpu;
+        double burst = j->alloc * ENF_PERIOD_US * 1e-6;
+        j->sig_tokens += j->alloc * dt - (used > 0 ? used : 0);
+        if (j->sig_tokens > burst)
+            j->sig_tokens = burst;
+        int hold = j->sig_tokens <= 0 && j->state == SD_RUNNING;
+        if (hold != j->sig_stopped) {
+            kill(-j->pid, hold ? SIGSTOP : SIGCONT);
+            j->sig_stopped = hold;
+        }
+    }
+}
+
+void enf_release(sd_daemon *d, sd_job *j)
+{
+    if (j->sig_stopped) {
+        kill(-j->pid, SIGCONT);
+        j->sig_stopped = 0;
+    }
+    if (!j->cg_ready)
+        return;
+    char dir[4200];
+    job_dir(&d->enf, j->id, dir, sizeof dir);
+    if (rmdir(dir) < 0 && errno != ENOENT)
+        sd_log(d, 1, "job %lld: cgroup %s kept: %s", (long long)j->id, dir,
+               strerror(errno));
+    j->cg_ready = 0;
+}
+
+void enf_shutdown(sd_daemon *d)
+{
+    /* Jobs keep running (and keep their quota) across a restart; a stopped
+     * one is let go so that it is not frozen while nobody schedules it. */
+    for (size_t i = 0; d->sched && i < slaq_sched_count(d->sched); i++) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        if (j->sig_stopped)
+            kill(-j->pid, SIGCONT);
+    }
+    if (d->enf.cg_base)
+        rmdir(d->enf.cg_base); /* fails, as it should, while jobs remain */
+    free(d->enf.cg_base);
+    d->enf.cg_base = NULL;
+}
+
+/* Fields after the command name in /proc/PID/stat, split on spaces. */
+static int proc_stat(pid_t pid, char **fields, int max, char *buf, size_t len)
+{
+    char path[64];
+    fmt(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (read_file(path, buf, len) < 0)
+        return -1;
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return -1;
+    int n = 0;
+    for (char *t = strtok(p + 1, " "); t && n < max; t = strtok(NULL, " "))
+        fields[n++] = t;
+    return n;
+}
+
+double enf_proc_cpu(pid_t pid)
+{
+    char buf[1024], *f[20];
+    /* fields[0] is field 3 (state); utime, stime are fields 14 and 15 */
+    if (proc_stat(pid, f, 20, buf, sizeof buf) < 13)
+        return -1;
+    double ticks = (double)sysconf(_SC_CLK_TCK);
+    return (strtod(f[11], NULL) + strtod(f[12], NULL)) / ticks;
+}
+
+unsigned long long enf_proc_start(pid_t pid)
+{
+    char buf[1024], *f[20];
+    if (proc_stat(pid, f, 20, buf, sizeof buf) < 20)
+        return 0;
+    return strtoull(f[19], NULL, 10); /* field 22, starttime */
+}

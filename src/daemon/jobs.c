@@ -1,0 +1,820 @@
+/*
+ * jobs.c — slaqd's jobs: starting child processes, iteration reports, the
+ * epoch, stop conditions, exits, and re-adoption after a restart.
+ *
+ * A job is either managed (slaqd started it: its own session and process
+ * group, logs under STATE/jobs/ID/, enforced quota) or attached (a process
+ * that said hello without a job id; scheduled cooperatively, never
+ * signalled). Active jobs (running or stopping) are in the core's
+ * scheduler; every decision about cores is the core's: this file only
+ * feeds it reports, calls slaq_sched_epoch() and applies what it returns.
+ *
+ * A job is stopped in steps: a "stop" message through its client, SIGTERM
+ * to its process group after the grace period (at once when it has no
+ * client), SIGKILL after another grace period.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+
+extern char **environ;
+
+static const char *const state_names[] = {
+    "running", "stopping", "done", "failed", "stopped", "cancelled", "lost",
+};
+
+const char *sd_state_name(sd_state s)
+{
+    return (unsigned)s < sizeof state_names / sizeof *state_names
+               ? state_names[s] : "?";
+}
+
+int sd_state_parse(const char *name, sd_state *out)
+{
+    for (unsigned i = 0; i < sizeof state_names / sizeof *state_names; i++)
+        if (!strcmp(name, state_names[i])) {
+            *out = (sd_state)i;
+            return 0;
+        }
+    return -1;
+}
+
+sd_job *job_get(sd_daemon *d, int64_t id)
+{
+    if (id < 1 || (uint64_t)id > d->njobs)
+        return NULL;
+    return d->jobs[id - 1];
+}
+
+sd_job *job_new(sd_daemon *d, int64_t id)
+{
+    if ((uint64_t)id > d->capjobs) {
+        size_t cap = d->capjobs ? d->capjobs : 64;
+        while (cap < (uint64_t)id)
+            cap *= 2;
+        sd_job **nj = realloc(d->jobs, cap * sizeof *nj);
+        if (!nj)
+            return NULL;
+        memset(nj + d->capjobs, 0, (cap - d->capjobs) * sizeof *nj);
+        d->jobs = nj;
+        d->capjobs = cap;
+    }
+    sd_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    j->id = id;
+    j->weight = 1;
+    j->max_cores = INFINITY;
+    j->last_loss = j->first_loss = NAN;
+    d->jobs[id - 1] = j;
+    if ((uint64_t)id > d->njobs)
+        d->njobs = (size_t)id;
+    return j;
+}
+
+static void job_free(sd_job *j)
+{
+    free(j->name);
+    free(j->cmd);
+    free(j->cwd);
+    free(j->reason);
+    free(j);
+}
+
+void job_free_all(sd_daemon *d)
+{
+    for (size_t i = 0; i < d->njobs; i++)
+        if (d->jobs[i])
+            job_free(d->jobs[i]);
+    free(d->jobs);
+    d->jobs = NULL;
+    d->njobs = d->capjobs = 0;
+}
+
+int job_schedule(sd_daemon *d, sd_job *j)
+{
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.weight = j->weight;
+    o.max_cores = j->max_cores;
+    o.user = j;
+    j->sj = slaq_sched_add(d->sched, &o, sd_now());
+    return j->sj ? 0 : -1;
+}
+
+static void send_stop(sd_daemon *d, sd_job *j)
+{
+    if (!j->conn)
+        return;
+    json_t *m = json_pack("{s:s, s:I, s:s}", "type", "stop", "job",
+                          (json_int_t)j->id, "reason",
+                          j->reason ? j->reason : sd_state_name(j->state));
+    conn_send(d, j->conn, m);
+    json_decref(m);
+}
+
+void job_greet(sd_daemon *d, sd_job *j, sd_conn *c)
+{
+    json_t *m = json_pack("{s:s, s:I, s:s, s:f, s:f, s:I}", "type", "welcome",
+                          "job", (json_int_t)j->id, "name", j->name,
+                          "cores", j->alloc, "epoch_s", d->cfg.epoch_s,
+                          "last_iter", (json_int_t)j->last_iter);
+    conn_send(d, c, m);
+    json_decref(m);
+    if (j->state == SD_STOPPING)
+        send_stop(d, j);
+}
+
+/* ------------------------------------------------------------- submit */
+
+static int get_num(json_t *req, const char *key, double lo, double *out,
+                   char *err, size_t errlen)
+{
+    json_t *v = json_object_get(req, key);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_number(v) || !(json_number_value(v) >= lo) ||
+        !isfinite(json_number_value(v))) {
+        snprintf(err, errlen, "field \"%s\" must be a number >= %g", key, lo);
+        return -1;
+    }
+    *out = json_number_value(v);
+    return 0;
+}
+
+/* Builds the child's environment: the submitter's (or slaqd's), without
+ * any SLAQ_SOCKET / SLAQ_JOB_ID, plus ours. */
+static char **child_env(sd_daemon *d, json_t *env, int64_t id)
+{
+    size_t n = 0;
+    char **src = environ;
+    if (env)
+        n = json_array_size(env);
+    else
+        while (src[n])
+            n++;
+    char **out = calloc(n + 3, sizeof *out);
+    if (!out)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *e = env ? json_string_value(json_array_get(env, i))
+                            : src[i];
+        if (!e || !strncmp(e, "SLAQ_SOCKET=", 12) ||
+            !strncmp(e, "SLAQ_JOB_ID=", 12))
+            continue;
+        out[k++] = strdup(e);
+    }
+    char *abs = realpath(d->cfg.socket_path, NULL);
+    if (asprintf(&out[k++], "SLAQ_SOCKET=%s",
+                 abs ? abs : d->cfg.socket_path) < 0)
+        out[k - 1] = NULL;
+    free(abs);
+    if (asprintf(&out[k++], "SLAQ_JOB_ID=%lld", (long long)id) < 0)
+        out[k - 1] = NULL;
+    return out;
+}
+
+static void strv_free(char **v)
+{
+    if (!v)
+        return;
+    for (char **p = v; *p; p++)
+        free(*p);
+    free(v);
+}
+
+/* In the child: never returns. Reports a failure's errno on errfd. */
+static void child_exec(sd_daemon *d, sd_job *j, char **argv, char **envp,
+                       const char *dir, int errfd)
+{
+    int e = 0;
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL);
+    setsid();
+    if (enf_child_join(&d->enf, j->id) < 0)
+        goto fail;
+    char path[4200];
+    int in = open("/dev/null", O_RDONLY);
+    snprintf(path, sizeof path, "%s/stdout.log", dir);
+    int out = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    snprintf(path, sizeof path, "%s/stderr.log", dir);
+    int errf = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (in < 0 || out < 0 || errf < 0 || dup2(in, 0) < 0 ||
+        dup2(out, 1) < 0 || dup2(errf, 2) < 0)
+        goto fail;
+    if (chdir(j->cwd) < 0)
+        goto fail;
+    if (errfd > 3)
+        close_range(3, (unsigned)errfd - 1, 0);
+    close_range((unsigned)errfd + 1, ~0U, 0);
+    execvpe(argv[0], argv, envp);
+fail:
+    e = errno;
+    if (write(errfd, &e, sizeof e) < 0)
+        _exit(126);
+    _exit(127);
+}
+
+sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
+{
+    json_t *cmd = json_object_get(req, "cmd");
+    json_t *env = json_object_get(req, "env");
+    const char *cwd = json_string_value(json_object_get(req, "cwd"));
+    const char *name = json_string_value(json_object_get(req, "name"));
+    double weight = 1, max_cores = INFINITY, target = 0, max_iters = 0,
+           max_time = 0;
+    char **argv = NULL, **envp = NULL;
+    sd_job *j = NULL;
+    int pfd[2] = {-1, -1};
+
+    if (!json_is_array(cmd) || json_array_size(cmd) == 0) {
+        snprintf(err, errlen, "field \"cmd\" must be a non-empty array of "
+                              "strings");
+        return NULL;
+    }
+    for (size_t i = 0; i < json_array_size(cmd); i++)
+        if (!json_is_string(json_array_get(cmd, i))) {
+            snprintf(err, errlen, "cmd[%zu] must be a string", i);
+            return NULL;
+        }
+    if (env && !json_is_array(env)) {
+        snprintf(err, errlen, "field \"env\" must be an array of "
+                              "\"NAME=value\" strings");
+        return NULL;
+    }
+    if (get_num(req, "weight", 1e-9, &weight, err, errlen) ||
+        get_num(req, "max_cores", 1e-9, &max_cores, err, errlen) ||
+        get_num(req, "target_reduction", 0, &target, err, errlen) ||
+        get_num(req, "max_iters", 0, &max_iters, err, errlen) ||
+        get_num(req, "max_time", 0, &max_time, err, errlen))
+        return NULL;
+    if (target > 1) {
+        snprintf(err, errlen, "field \"target_reduction\" must be in [0, 1]");
+        return NULL;
+    }
+    if (!cwd)
+        cwd = ".";
+
+    j = job_new(d, (int64_t)d->njobs + 1);
+    if (!j)
+        goto nomem;
+    const char *arg0 = json_string_value(json_array_get(cmd, 0));
+    const char *base = strrchr(arg0, '/');
+    j->name = strdup(name ? name : base ? base + 1 : arg0);
+    j->cmd = json_dumps(cmd, JSON_COMPACT);
+    j->cwd = realpath(cwd, NULL);
+    if (!j->cwd) {
+        snprintf(err, errlen, "working directory %s: %s", cwd,
+                 strerror(errno));
+        goto fail;
+    }
+    j->weight = weight;
+    j->max_cores = max_cores;
+    j->target = target;
+    j->max_iters = (uint64_t)max_iters;
+    j->max_time = max_time;
+    j->managed = 1;
+    j->submitted = sd_now();
+    size_t argc = json_array_size(cmd);
+    argv = calloc(argc + 1, sizeof *argv);
+    envp = child_env(d, env, j->id);
+    if (!j->name || !j->cmd || !argv || !envp)
+        goto nomem;
+    for (size_t i = 0; i < argc; i++)
+        argv[i] = (char *)json_string_value(json_array_get(cmd, i));
+
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/jobs/%lld", d->cfg.state_dir,
+             (long long)j->id);
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        goto fail;
+    }
+    if (enf_prepare(d, j) < 0) {
+        snprintf(err, errlen, "cannot prepare the CPU quota: %s",
+                 strerror(errno));
+        goto fail;
+    }
+    if (pipe2(pfd, O_CLOEXEC) < 0)
+        goto fail_errno;
+    pid_t pid = fork();
+    if (pid < 0)
+        goto fail_errno;
+    if (pid == 0)
+        child_exec(d, j, argv, envp, dir, pfd[1]);
+    close(pfd[1]);
+    pfd[1] = -1;
+    int child_errno = 0;
+    ssize_t n;
+    while ((n = read(pfd[0], &child_errno, sizeof child_errno)) < 0 &&
+           errno == EINTR)
+        ;
+    close(pfd[0]);
+    pfd[0] = -1;
+    if (n > 0) {
+        waitpid(pid, NULL, 0);
+        snprintf(err, errlen, "cannot run %s: %s", arg0,
+                 strerror(child_errno));
+        goto fail;
+    }
+    j->pid = pid;
+    j->pstart = enf_proc_start(pid);
+    j->started = sd_now();
+    j->state = SD_RUNNING;
+    free(argv);
+    strv_free(envp);
+    if (job_schedule(d, j) < 0)
+        sd_log(d, 0, "job %lld: out of memory entering the scheduler",
+               (long long)j->id);
+    store_put_job(d->store, j);
+    store_event(d->store, j->started, j->id, "start", j->cmd);
+    store_flush(d->store);
+    sd_log(d, 0, "job %lld (%s): started, pid %d", (long long)j->id, j->name,
+           (int)pid);
+    return j;
+
+fail_errno:
+    snprintf(err, errlen, "%s", strerror(errno));
+    goto fail;
+nomem:
+    snprintf(err, errlen, "out of memory");
+fail:
+    if (pfd[0] >= 0)
+        close(pfd[0]);
+    if (pfd[1] >= 0)
+        close(pfd[1]);
+    free(argv);
+    strv_free(envp);
+    if (j) { /* the id is not used: forget it */
+        enf_release(d, j);
+        d->jobs[j->id - 1] = NULL;
+        d->njobs--;
+        job_free(j);
+    }
+    return NULL;
+}
+
+sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid)
+{
+    sd_job *j = job_new(d, (int64_t)d->njobs + 1);
+    if (!j)
+        return NULL;
+    j->name = strdup(name);
+    j->cmd = strdup("[]");
+    j->cwd = strdup("");
+    j->pid = pid;
+    j->pstart = pid > 0 ? enf_proc_start(pid) : 0;
+    j->submitted = j->started = sd_now();
+    j->state = SD_RUNNING;
+    if (!j->name || !j->cmd || !j->cwd || job_schedule(d, j) < 0) {
+        d->jobs[j->id - 1] = NULL;
+        d->njobs--;
+        job_free(j);
+        return NULL;
+    }
+    store_put_job(d->store, j);
+    store_event(d->store, j->started, j->id, "attach", j->name);
+    store_flush(d->store);
+    sd_log(d, 0, "job %lld (%s): attached, pid %d", (long long)j->id, j->name,
+           (int)pid);
+    return j;
+}
+
+/* ------------------------------------------------------------- reports */
+
+static int add_report(sd_job *j, const slaq_report *r)
+{
+    int rc = slaq_job_report(j->sj, r);
+    if (rc)
+        return rc;
+    if (j->nreports == 0)
+        j->first_loss = r->loss;
+    j->nreports++;
+    j->last_iter = r->iter;
+    j->last_loss = r->loss;
+    j->cpu_total += r->iter > 0 ? r->cpu_s : 0;
+    return 0;
+}
+
+int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
+{
+    if (!j->sj) {
+        snprintf(err, errlen, "job %lld is %s and takes no reports",
+                 (long long)j->id, sd_state_name(j->state));
+        return -1;
+    }
+    json_t *it = json_object_get(msg, "iter");
+    json_t *loss = json_object_get(msg, "loss");
+    json_t *cpu = json_object_get(msg, "cpu_s");
+    json_t *samples = json_object_get(msg, "samples");
+    if (!json_is_integer(it) || json_integer_value(it) < 0) {
+        snprintf(err, errlen, "field \"iter\" must be an integer >= 0");
+        return -1;
+    }
+    if (!json_is_number(loss)) {
+        snprintf(err, errlen, "field \"loss\" must be a number");
+        return -1;
+    }
+    if ((cpu && !json_is_number(cpu)) || (samples && !json_is_number(samples))) {
+        snprintf(err, errlen, "fields \"cpu_s\" and \"samples\" must be "
+                              "numbers");
+        return -1;
+    }
+    slaq_report r = {
+        .iter = (uint64_t)json_integer_value(it),
+        .loss = json_number_value(loss),
+        .cpu_s = cpu ? json_number_value(cpu) : 0,
+        .samples = samples ? json_number_value(samples) : 0,
+        .t = sd_now(),
+    };
+    int rc = add_report(j, &r);
+    if (rc == SLAQ_EORDER) {
+        snprintf(err, errlen, "iter %llu is not after the previous report's "
+                 "iter %llu", (unsigned long long)r.iter,
+                 (unsigned long long)j->last_iter);
+        return -1;
+    }
+    if (rc) {
+        snprintf(err, errlen, "%s (loss must be finite, cpu_s and samples "
+                 ">= 0)", slaq_strerror(rc));
+        return -1;
+    }
+    store_report(d->store, j->id, &r);
+    d->reports_total++;
+    if (j->max_iters && r.iter >= j->max_iters && j->state == SD_RUNNING)
+        job_stop(d, j, "max_iters");
+    return 0;
+}
+
+/* ---------------------------------------------------------------- stop */
+
+static void signal_job(sd_daemon *d, sd_job *j, int sig)
+{
+    if (!j->managed || j->pid <= 0)
+        return;
+    sd_log(d, 1, "job %lld: sending %s to process group %d", (long long)j->id,
+           sig == SIGKILL ? "SIGKILL" : sig == SIGTERM ? "SIGTERM" : "SIGCONT",
+           (int)j->pid);
+    if (kill(-j->pid, sig) < 0)
+        kill(j->pid, sig);
+    if (sig != SIGCONT) /* a job stopped by the duty cycle must see it */
+        kill(-j->pid, SIGCONT);
+}
+
+void job_stop(sd_daemon *d, sd_job *j, const char *reason)
+{
+    int cancel = !strcmp(reason, "cancelled");
+    if (!SD_ACTIVE(j->state))
+        return;
+    if (j->state == SD_STOPPING && !cancel)
+        return;
+    double now = sd_now();
+    free(j->reason);
+    j->reason = strdup(reason);
+    j->state = SD_STOPPING;
+    store_put_job(d->store, j);
+    store_event(d->store, now, j->id, "stop", reason);
+    store_flush(d->store);
+    sd_log(d, 0, "job %lld: stopping (%s)", (long long)j->id, reason);
+    send_stop(d, j);
+    if (j->managed && (cancel || !j->conn)) {
+        signal_job(d, j, SIGTERM);
+        j->term_sent = 1;
+    }
+    j->stop_deadline = sd_mono() + d->cfg.grace_s;
+}
+
+void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
+                sd_state state_if_unknown, const char *why)
+{
+    if (!SD_ACTIVE(j->state))
+        return;
+    char detail[256];
+    sd_state st;
+    if (have_status) {
+        j->have_status = 1;
+        j->exit_status = status;
+        if (WIFEXITED(status))
+            snprintf(detail, sizeof detail, "exit status %d",
+                     WEXITSTATUS(status));
+        else
+            snprintf(detail, sizeof detail, "killed by signal %d (%s)",
+                     WTERMSIG(status), strsignal(WTERMSIG(status)));
+    } else {
+        snprintf(detail, sizeof detail, "%s", why ? why : "ended");
+    }
+    if (j->reason && !strcmp(j->reason, "cancelled"))
+        st = SD_CANCELLED;
+    else if (j->reason)
+        st = SD_STOPPED;
+    else if (have_status)
+        st = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? SD_DONE
+                                                           : SD_FAILED;
+    else
+        st = state_if_unknown;
+    if (!j->reason && st != SD_DONE)
+        j->reason = strdup(detail);
+    j->state = st;
+    j->ended = sd_now();
+    if (j->sj) {
+        slaq_sched_remove(d->sched, j->sj);
+        j->sj = NULL;
+    }
+    enf_release(d, j);
+    j->alloc = 0;
+    if (j->conn) {
+        sd_conn *c = j->conn;
+        j->conn = NULL;
+        c->job = NULL;
+    }
+    store_put_job(d->store, j);
+    store_event(d->store, j->ended, j->id, "exit", detail);
+    store_flush(d->store);
+    sd_log(d, 0, "job %lld (%s): %s, %s", (long long)j->id, j->name,
+           sd_state_name(st), detail);
+}
+
+void job_reap_children(sd_daemon *d)
+{
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
+            sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+            if (j->managed && j->pid == pid) {
+                job_finish(d, j, 1, status, SD_DONE, NULL);
+                break;
+            }
+        }
+    }
+}
+
+/* --------------------------------------------------------------- epoch */
+
+static void apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
+{
+    memmove(j->spark, j->spark + (j->nspark == SD_SPARK),
+            (j->nspark - (j->nspark == SD_SPARK)) * sizeof *j->spark);
+    if (j->nspark < SD_SPARK)
+        j->nspark++;
+    j->spark[j->nspark - 1] = (float)a;
+    if (fabs(a - j->alloc) < 1e-6 && d->epoch_no > 1)
+        return;
+    j->alloc = a;
+    enf_apply(d, j, a);
+    store_alloc(d->store, j->id, now, a, d->epoch_no);
+    sd_log(d, 1, "job %lld: %.3f cores", (long long)j->id, a);
+    if (j->conn) {
+        json_t *m = json_pack("{s:s, s:f, s:I}", "type", "alloc", "cores", a,
+                              "epoch", (json_int_t)d->epoch_no);
+        conn_send(d, j->conn, m);
+        json_decref(m);
+    }
+}
+
+void job_epoch(sd_daemon *d)
+{
+    double t0 = sd_mono(), now = sd_now();
+    d->epoch_no++;
+    size_t n = slaq_sched_count(d->sched);
+    if (n > 0) {
+        int rc = slaq_sched_epoch(d->sched, now);
+        if (rc) {
+            sd_log(d, 0, "epoch %llu: %s", (unsigned long long)d->epoch_no,
+                   slaq_strerror(rc));
+            return;
+        }
+    }
+    /* Stopping jobs may leave the scheduler below, so walk a snapshot. */
+    for (size_t i = n; i-- > 0;) {
+        slaq_job *sj = slaq_sched_job(d->sched, i);
+        if (!sj)
+            continue;
+        sd_job *j = slaq_job_user(sj);
+        apply_alloc(d, j, slaq_job_alloc(sj), now);
+        if (j->state != SD_RUNNING)
+            continue;
+        if (j->target > 0 && j->nreports >= 3 &&
+            slaq_job_reduction(sj) >= j->target)
+            job_stop(d, j, "target_reduction");
+        else if (j->max_time > 0 && now - j->started >= j->max_time)
+            job_stop(d, j, "max_time");
+    }
+    double ms = (sd_mono() - t0) * 1e3;
+    d->epoch_ms_last = ms;
+    if (ms > d->epoch_ms_max)
+        d->epoch_ms_max = ms;
+}
+
+/* An adopted process is not our child: poll that it still exists. */
+static int adopted_alive(const sd_job *j)
+{
+    return kill(j->pid, 0) == 0 && enf_proc_start(j->pid) == j->pstart;
+}
+
+void job_tick(sd_daemon *d)
+{
+    static double last;
+    double mono = sd_mono();
+    double dt = last > 0 ? mono - last : SD_TICK_S;
+    last = mono;
+    for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        if (j->adopted && !adopted_alive(j)) {
+            job_finish(d, j, 0, 0, SD_DONE, "exited while slaqd was not its "
+                                            "parent; exit status unknown");
+            continue;
+        }
+        if (j->state != SD_STOPPING || mono < j->stop_deadline)
+            continue;
+        if (!j->managed) {
+            job_finish(d, j, 0, 0, SD_STOPPED, NULL);
+        } else if (!j->term_sent) {
+            signal_job(d, j, SIGTERM);
+            j->term_sent = 1;
+            j->stop_deadline = mono + d->cfg.grace_s;
+        } else {
+            signal_job(d, j, SIGKILL);
+            j->stop_deadline = mono + d->cfg.grace_s;
+        }
+    }
+    enf_tick(d, dt);
+}
+
+/* ------------------------------------------------------------- restore */
+
+static int replay_report(void *arg, const slaq_report *r)
+{
+    sd_job *j = arg;
+    add_report(j, r); /* a stored report was accepted once; cannot fail */
+    return 0;
+}
+
+static int restore_one(sd_daemon *d, sd_job *j)
+{
+    if (!SD_ACTIVE(j->state))
+        return 0;
+    int alive = j->pid > 0 && kill(j->pid, 0) == 0 &&
+                enf_proc_start(j->pid) == j->pstart;
+    if (!alive) {
+        j->state = SD_LOST;
+        free(j->reason);
+        j->reason = strdup("its process vanished while slaqd was down");
+        j->ended = sd_now();
+        store_put_job(d->store, j);
+        store_event(d->store, j->ended, j->id, "lost", j->reason);
+        sd_log(d, 0, "job %lld (%s): lost (pid %d is gone)", (long long)j->id,
+               j->name, (int)j->pid);
+        return 0;
+    }
+    if (job_schedule(d, j) < 0)
+        return -1;
+    store_each_report(d->store, j->id, replay_report, j);
+    j->adopted = 1;
+    if (j->managed)
+        enf_adopt(d, j);
+    if (j->state == SD_STOPPING)
+        j->stop_deadline = sd_mono() + d->cfg.grace_s;
+    store_event(d->store, sd_now(), j->id, "readopt", NULL);
+    sd_log(d, 0, "job %lld (%s): re-adopted pid %d after %llu reports",
+           (long long)j->id, j->name, (int)j->pid,
+           (unsigned long long)j->nreports);
+    return 0;
+}
+
+int job_restore(sd_daemon *d)
+{
+    if (store_each_job(d->store, restore_one, d) < 0) {
+        sd_log(d, 0, "cannot restore jobs: %s", store_errmsg(d->store));
+        return -1;
+    }
+    store_flush(d->store);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- json */
+
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+static const char *model_name(slaq_model m)
+{
+    switch (m) {
+    case SLAQ_MODEL_LINEAR: return "linear";
+    case SLAQ_MODEL_RATIONAL: return "rational";
+    case SLAQ_MODEL_EXP: return "exponential";
+    case SLAQ_MODEL_TABLE: return "table";
+    }
+    return "?";
+}
+
+json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
+{
+    json_t *o = json_object();
+    json_t *cmd = json_loads(j->cmd, 0, NULL);
+    json_object_set_new(o, "id", json_integer(j->id));
+    json_object_set_new(o, "name", json_string(j->name));
+    json_object_set_new(o, "state", json_string(sd_state_name(j->state)));
+    json_object_set_new(o, "managed", json_boolean(j->managed));
+    json_object_set_new(o, "pid", json_integer(j->pid));
+    json_object_set_new(o, "cmd", cmd ? cmd : json_array());
+    json_object_set_new(o, "cwd", json_string(j->cwd));
+    json_object_set_new(o, "weight", json_real(j->weight));
+    json_object_set_new(o, "max_cores", num_or_null(j->max_cores));
+    json_object_set_new(o, "target_reduction", json_real(j->target));
+    json_object_set_new(o, "max_iters", json_integer((json_int_t)j->max_iters));
+    json_object_set_new(o, "max_time", json_real(j->max_time));
+    json_object_set_new(o, "cores", json_real(j->alloc));
+    json_object_set_new(o, "iter", json_integer((json_int_t)j->last_iter));
+    json_object_set_new(o, "reports", json_integer((json_int_t)j->nreports));
+    json_object_set_new(o, "loss", num_or_null(j->last_loss));
+    json_object_set_new(o, "first_loss", num_or_null(j->first_loss));
+    json_object_set_new(o, "cpu_s", json_real(j->cpu_total));
+    json_object_set_new(o, "connected", json_boolean(j->conn != NULL));
+    json_object_set_new(o, "reason", j->reason ? json_string(j->reason)
+                                               : json_null());
+    if (j->have_status) {
+        int st = j->exit_status;
+        json_object_set_new(o, "exit_code", WIFEXITED(st)
+                            ? json_integer(WEXITSTATUS(st)) : json_null());
+        json_object_set_new(o, "signal", WIFSIGNALED(st)
+                            ? json_integer(WTERMSIG(st)) : json_null());
+    }
+    json_object_set_new(o, "submitted", json_real(j->submitted));
+    json_object_set_new(o, "started", json_real(j->started));
+    json_object_set_new(o, "ended", j->ended > 0 ? json_real(j->ended)
+                                                 : json_null());
+    json_t *spark = json_array();
+    for (unsigned i = 0; i < j->nspark; i++)
+        json_array_append_new(spark, json_real(j->spark[i]));
+    json_object_set_new(o, "recent_cores", spark);
+    if (j->sj) {
+        const slaq_history *h = slaq_job_history(j->sj);
+        const slaq_predictor *p = slaq_job_predictor(j->sj);
+        const slaq_forecast *f = slaq_predictor_forecast(p);
+        double red = slaq_job_reduction(j->sj);
+        json_object_set_new(o, "reduction", json_real(red));
+        json_object_set_new(o, "norm_loss", json_real(1 - red));
+        json_object_set_new(o, "gain", num_or_null(slaq_job_gain(j->sj)));
+        json_object_set_new(o, "throttled",
+                            json_boolean(slaq_job_throttled(j->sj)));
+        size_t len = slaq_history_len(h);
+        double ips = 0;
+        if (len >= 2) {
+            const slaq_report *a = slaq_history_at(h, 0);
+            const slaq_report *b = slaq_history_at(h, len - 1);
+            if (b->t > a->t)
+                ips = (double)(b->iter - a->iter) / (b->t - a->t);
+        }
+        json_object_set_new(o, "iters_per_s", json_real(ips));
+        json_t *recent = json_array();
+        for (size_t i = len > SD_SPARK ? len - SD_SPARK : 0; i < len; i++)
+            json_array_append_new(recent,
+                                  json_real(slaq_history_at(h, i)->loss));
+        json_object_set_new(o, "recent_losses", recent);
+        if (detail && len > 0) {
+            json_t *pr = json_object();
+            json_object_set_new(pr, "model", json_string(model_name(f->model)));
+            json_object_set_new(pr, "final_loss", num_or_null(f->final_loss));
+            json_t *ahead = json_array();
+            for (double hh = 1; hh <= 1000; hh *= 10)
+                json_array_append_new(ahead, json_pack(
+                    "{s:f, s:o}", "iter", (double)j->last_iter + hh, "loss",
+                    num_or_null(slaq_predictor_loss(p, hh))));
+            json_object_set_new(pr, "ahead", ahead);
+            json_object_set_new(pr, "iter_cpu_s", json_real(
+                slaq_runtime_iter_cpu(slaq_job_runtime(j->sj))));
+            json_object_set_new(o, "prediction", pr);
+        }
+    }
+    if (detail) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/jobs/%lld", d->cfg.state_dir,
+                 (long long)j->id);
+        char *abs = realpath(path, NULL);
+        json_object_set_new(o, "log_dir", j->managed && abs ? json_string(abs)
+                                                            : json_null());
+        free(abs);
+        json_object_set_new(o, "history", store_reports_json(d->store, j->id,
+                                                             500));
+        json_object_set_new(o, "allocations",
+                            store_allocs_json(d->store, j->id, 500));
+        json_object_set_new(o, "events", store_events_json(d->store, j->id,
+                                                           200));
+    }
+    return o;
+}

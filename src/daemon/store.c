@@ -1,0 +1,377 @@
+/*
+ * store.c — slaqd's persistent state in SQLite: jobs, every iteration
+ * report, allocation changes and events.
+ *
+ * The database runs in WAL mode with synchronous=NORMAL: a committed
+ * transaction survives a crash of slaqd (kill -9), though not necessarily
+ * a power loss. Writes go into one open transaction that the loop commits
+ * every tick (SD_TICK_S) and at once after a job changes state, so the
+ * per-report cost is one prepared INSERT and at most SD_TICK_S of reports
+ * can be lost with slaqd. A failed write is logged and counted, never
+ * fatal: scheduling goes on.
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/daemon.h"
+
+enum { ST_BEGIN, ST_COMMIT, ST_REPORT, ST_ALLOC, ST_EVENT, ST_JOB, ST_N };
+
+static const char *const sql_text[ST_N] = {
+    "BEGIN",
+    "COMMIT",
+    "INSERT OR REPLACE INTO reports(job, iter, loss, cpu_s, samples, t) "
+    "VALUES (?, ?, ?, ?, ?, ?)",
+    "INSERT INTO allocs(job, t, cores, epoch) VALUES (?, ?, ?, ?)",
+    "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
+    "INSERT OR REPLACE INTO jobs(id, name, cmd, cwd, weight, max_cores, "
+    "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
+    "reason, submitted, started, ended) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+};
+
+static const char schema[] =
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA synchronous=NORMAL;"
+    "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, name TEXT, "
+    " cmd TEXT, cwd TEXT, weight REAL, max_cores REAL, target REAL, "
+    " max_iters INTEGER, max_time REAL, managed INTEGER, state TEXT, "
+    " pid INTEGER, pstart INTEGER, exit_status INTEGER, reason TEXT, "
+    " submitted REAL, started REAL, ended REAL);"
+    "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
+    " cpu_s REAL, samples REAL, t REAL, PRIMARY KEY(job, iter)) WITHOUT ROWID;"
+    "CREATE TABLE IF NOT EXISTS allocs(job INTEGER, t REAL, cores REAL, "
+    " epoch INTEGER);"
+    "CREATE INDEX IF NOT EXISTS allocs_job ON allocs(job, t);"
+    "CREATE TABLE IF NOT EXISTS events(t REAL, job INTEGER, kind TEXT, "
+    " detail TEXT);"
+    "CREATE INDEX IF NOT EXISTS events_job ON events(job, t);";
+
+struct sd_store {
+    sqlite3 *db;
+    sqlite3_stmt *st[ST_N];
+    int in_txn;
+    uint64_t failures;
+};
+
+sd_store *store_open(const char *path, char *err, size_t errlen)
+{
+    sd_store *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    char *msg = NULL;
+    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE |
+                        SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) ||
+        sqlite3_exec(s->db, schema, NULL, NULL, &msg)) {
+        snprintf(err, errlen, "%s: %s", path,
+                 msg ? msg : sqlite3_errmsg(s->db));
+        goto fail;
+    }
+    sqlite3_busy_timeout(s->db, 2000);
+    for (int i = 0; i < ST_N; i++)
+        if (sqlite3_prepare_v3(s->db, sql_text[i], -1,
+                               SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL)) {
+            snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
+            goto fail;
+        }
+    return s;
+fail:
+    sqlite3_free(msg);
+    store_close(s);
+    return NULL;
+}
+
+void store_close(sd_store *s)
+{
+    if (!s)
+        return;
+    store_flush(s);
+    for (int i = 0; i < ST_N; i++)
+        sqlite3_finalize(s->st[i]);
+    sqlite3_close(s->db);
+    free(s);
+}
+
+const char *store_errmsg(sd_store *s) { return sqlite3_errmsg(s->db); }
+
+/* Steps a prepared statement once and resets it; 0 on success. */
+static int step(sd_store *s, sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+        if (s->failures++ < 10 || s->failures % 10000 == 0)
+            sd_log(NULL, 0, "store: %s (failure %llu)", sqlite3_errmsg(s->db),
+                   (unsigned long long)s->failures);
+        return -1;
+    }
+    return 0;
+}
+
+static void begin(sd_store *s)
+{
+    if (!s->in_txn && step(s, s->st[ST_BEGIN]) == 0)
+        s->in_txn = 1;
+}
+
+int store_flush(sd_store *s)
+{
+    if (!s || !s->in_txn)
+        return 0;
+    s->in_txn = 0;
+    return step(s, s->st[ST_COMMIT]);
+}
+
+static void bind_real(sqlite3_stmt *st, int i, double v)
+{
+    if (isfinite(v))
+        sqlite3_bind_double(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+void store_report(sd_store *s, int64_t job, const slaq_report *r)
+{
+    sqlite3_stmt *st = s->st[ST_REPORT];
+    begin(s);
+    sqlite3_bind_int64(st, 1, job);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)r->iter);
+    sqlite3_bind_double(st, 3, r->loss);
+    sqlite3_bind_double(st, 4, r->cpu_s);
+    sqlite3_bind_double(st, 5, r->samples);
+    sqlite3_bind_double(st, 6, r->t);
+    step(s, st);
+}
+
+void store_alloc(sd_store *s, int64_t job, double t, double cores,
+                 uint64_t epoch)
+{
+    sqlite3_stmt *st = s->st[ST_ALLOC];
+    begin(s);
+    sqlite3_bind_int64(st, 1, job);
+    sqlite3_bind_double(st, 2, t);
+    sqlite3_bind_double(st, 3, cores);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)epoch);
+    step(s, st);
+}
+
+void store_event(sd_store *s, double t, int64_t job, const char *kind,
+                 const char *detail)
+{
+    if (!s)
+        return;
+    sqlite3_stmt *st = s->st[ST_EVENT];
+    begin(s);
+    sqlite3_bind_double(st, 1, t);
+    if (job > 0)
+        sqlite3_bind_int64(st, 2, job);
+    else
+        sqlite3_bind_null(st, 2);
+    bind_text(st, 3, kind);
+    bind_text(st, 4, detail);
+    step(s, st);
+}
+
+void store_put_job(sd_store *s, const sd_job *j)
+{
+    sqlite3_stmt *st = s->st[ST_JOB];
+    begin(s);
+    sqlite3_bind_int64(st, 1, j->id);
+    bind_text(st, 2, j->name);
+    bind_text(st, 3, j->cmd);
+    bind_text(st, 4, j->cwd);
+    sqlite3_bind_double(st, 5, j->weight);
+    bind_real(st, 6, j->max_cores);
+    sqlite3_bind_double(st, 7, j->target);
+    sqlite3_bind_int64(st, 8, (sqlite3_int64)j->max_iters);
+    sqlite3_bind_double(st, 9, j->max_time);
+    sqlite3_bind_int(st, 10, j->managed);
+    bind_text(st, 11, sd_state_name(j->state));
+    sqlite3_bind_int64(st, 12, j->pid);
+    sqlite3_bind_int64(st, 13, (sqlite3_int64)j->pstart);
+    if (j->have_status)
+        sqlite3_bind_int(st, 14, j->exit_status);
+    else
+        sqlite3_bind_null(st, 14);
+    bind_text(st, 15, j->reason);
+    sqlite3_bind_double(st, 16, j->submitted);
+    sqlite3_bind_double(st, 17, j->started);
+    sqlite3_bind_double(st, 18, j->ended);
+    step(s, st);
+}
+
+static char *col_strdup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return strdup(t ? (const char *)t : "");
+}
+
+int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT id, name, cmd, cwd, weight, "
+            "max_cores, target, max_iters, max_time, managed, state, pid, "
+            "pstart, exit_status, reason, submitted, started, ended, "
+            "(SELECT count(*) FROM reports r WHERE r.job = jobs.id) "
+            "FROM jobs ORDER BY id", -1, &st, NULL))
+        return -1;
+    int rc = 0, step_rc;
+    while ((step_rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sd_job *j = job_new(d, sqlite3_column_int64(st, 0));
+        if (!j) {
+            rc = -1;
+            break;
+        }
+        j->name = col_strdup(st, 1);
+        j->cmd = col_strdup(st, 2);
+        j->cwd = col_strdup(st, 3);
+        j->weight = sqlite3_column_double(st, 4);
+        j->max_cores = sqlite3_column_type(st, 5) == SQLITE_NULL
+                           ? INFINITY : sqlite3_column_double(st, 5);
+        j->target = sqlite3_column_double(st, 6);
+        j->max_iters = (uint64_t)sqlite3_column_int64(st, 7);
+        j->max_time = sqlite3_column_double(st, 8);
+        j->managed = sqlite3_column_int(st, 9);
+        const char *state = (const char *)sqlite3_column_text(st, 10);
+        if (!state || sd_state_parse(state, &j->state))
+            j->state = SD_LOST;
+        j->pid = (pid_t)sqlite3_column_int64(st, 11);
+        j->pstart = (unsigned long long)sqlite3_column_int64(st, 12);
+        j->have_status = sqlite3_column_type(st, 13) != SQLITE_NULL;
+        j->exit_status = sqlite3_column_int(st, 13);
+        if (sqlite3_column_type(st, 14) != SQLITE_NULL)
+            j->reason = col_strdup(st, 14);
+        j->submitted = sqlite3_column_double(st, 15);
+        j->started = sqlite3_column_double(st, 16);
+        j->ended = sqlite3_column_double(st, 17);
+        if (!SD_ACTIVE(j->state)) {
+            /* Summary of a finished job, without loading its history. */
+            sqlite3_stmt *q;
+            if (sqlite3_prepare_v2(s->db, "SELECT iter, loss FROM reports "
+                    "WHERE job = ? ORDER BY iter DESC LIMIT 1", -1, &q,
+                    NULL) == SQLITE_OK) {
+                sqlite3_bind_int64(q, 1, j->id);
+                if (sqlite3_step(q) == SQLITE_ROW) {
+                    j->last_iter = (uint64_t)sqlite3_column_int64(q, 0);
+                    j->last_loss = sqlite3_column_double(q, 1);
+                }
+                sqlite3_finalize(q);
+            }
+            j->nreports = (uint64_t)sqlite3_column_int64(st, 18);
+        }
+        if (!j->name || !j->cmd || !j->cwd || fn(d, j) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    if (step_rc != SQLITE_DONE && step_rc != SQLITE_ROW)
+        rc = -1;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_each_report(sd_store *s, int64_t job,
+                      int (*fn)(void *, const slaq_report *), void *arg)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT iter, loss, cpu_s, samples, t FROM "
+                           "reports WHERE job = ? ORDER BY iter", -1, &st,
+                           NULL))
+        return -1;
+    sqlite3_bind_int64(st, 1, job);
+    int rc = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        slaq_report r = {
+            .iter = (uint64_t)sqlite3_column_int64(st, 0),
+            .loss = sqlite3_column_double(st, 1),
+            .cpu_s = sqlite3_column_double(st, 2),
+            .samples = sqlite3_column_double(st, 3),
+            .t = sqlite3_column_double(st, 4),
+        };
+        if ((rc = fn(arg, &r)) < 0)
+            break;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Runs `sql` (one ?1 = job) and returns its rows as arrays, keeping every
+ * k-th row so that at most `max` come back (the last row always). */
+static json_t *rows_json(sd_store *s, const char *count_sql, const char *sql,
+                         int64_t job, size_t max)
+{
+    json_t *out = json_array();
+    sqlite3_stmt *st;
+    sqlite3_int64 n = 0;
+    if (sqlite3_prepare_v2(s->db, count_sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, job);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    size_t every = n > (sqlite3_int64)max ? ((size_t)n + max - 1) / max : 1;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return out;
+    sqlite3_bind_int64(st, 1, job);
+    for (sqlite3_int64 row = 0; sqlite3_step(st) == SQLITE_ROW; row++) {
+        if (row % (sqlite3_int64)every && row != n - 1)
+            continue;
+        json_t *a = json_array();
+        for (int i = 0; i < sqlite3_column_count(st); i++) {
+            switch (sqlite3_column_type(st, i)) {
+            case SQLITE_INTEGER:
+                json_array_append_new(a, json_integer(
+                    sqlite3_column_int64(st, i)));
+                break;
+            case SQLITE_FLOAT:
+                json_array_append_new(a, json_real(
+                    sqlite3_column_double(st, i)));
+                break;
+            case SQLITE_TEXT:
+                json_array_append_new(a, json_string(
+                    (const char *)sqlite3_column_text(st, i)));
+                break;
+            default:
+                json_array_append_new(a, json_null());
+            }
+        }
+        json_array_append_new(out, a);
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
+json_t *store_reports_json(sd_store *s, int64_t job, size_t max)
+{
+    return rows_json(s, "SELECT count(*) FROM reports WHERE job = ?1",
+                     "SELECT iter, loss, cpu_s, samples, t FROM reports "
+                     "WHERE job = ?1 ORDER BY iter", job, max);
+}
+
+json_t *store_allocs_json(sd_store *s, int64_t job, size_t max)
+{
+    return rows_json(s, "SELECT count(*) FROM allocs WHERE job = ?1",
+                     "SELECT t, cores, epoch FROM allocs WHERE job = ?1 "
+                     "ORDER BY t", job, max);
+}
+
+json_t *store_events_json(sd_store *s, int64_t job, size_t max)
+{
+    return rows_json(s, "SELECT count(*) FROM events WHERE job = ?1",
+                     "SELECT t, kind, detail FROM events WHERE job = ?1 "
+                     "ORDER BY t", job, max);
+}
