@@ -1,0 +1,105 @@
+/*
+ * client.h — libslaq-client, what a training job links to talk to slaqd.
+ *
+ * A job reports one line per finished iteration (loss, CPU-seconds,
+ * samples) and learns how many cores it has and whether it should stop.
+ * The library never blocks the training loop: the socket is non-blocking,
+ * reports are buffered and written when the socket takes them, and
+ * messages from slaqd are read opportunistically inside the calls below.
+ * Without a slaqd (none running, or it restarts) every call still works:
+ * reports are dropped, slaq_client_cores() returns the default allocation,
+ * and the client reconnects by itself at most once a second.
+ *
+ * Typical use:
+ *
+ *     slaq_client *c = slaq_client_open();      // from the environment
+ *     for (uint64_t k = 1; !slaq_client_should_stop(c); k++) {
+ *         set_threads((int)slaq_client_cores(c));
+ *         double loss = train_one_iteration();
+ *         slaq_client_report(c, k, loss, cpu_seconds_used, samples);
+ *     }
+ *     slaq_client_close(c);
+ *
+ * One slaq_client is used from one thread (the training loop's). The wire
+ * protocol is documented in docs/protocol.md; this API in docs/client.md.
+ * Link with -lslaq-client (and jansson, which it uses to read replies).
+ */
+#ifndef SLAQ_CLIENT_H
+#define SLAQ_CLIENT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct slaq_client slaq_client;
+
+/*
+ * Connects as the environment says: SLAQ_SOCKET (the socket path; slaqd
+ * sets it for jobs it starts) and SLAQ_JOB_ID (the job this process is).
+ * Without SLAQ_JOB_ID the process attaches itself as a new job named by
+ * SLAQ_JOB_NAME (default: the program's name). Without SLAQ_SOCKET the
+ * client stays offline. The default allocation is SLAQ_DEFAULT_CORES, else
+ * the number of online CPUs.
+ *
+ * Returns NULL only when out of memory; an unreachable slaqd is not an
+ * error (see slaq_client_connected()).
+ */
+slaq_client *slaq_client_open(void);
+
+/*
+ * Like slaq_client_open() but explicit: `socket_path` (NULL: offline),
+ * `job_id` (0: attach as a new job called `name`, which may be NULL).
+ */
+slaq_client *slaq_client_connect(const char *socket_path, int64_t job_id,
+                                 const char *name);
+
+/*
+ * Reports the state after iteration `iter` (strictly increasing; iteration
+ * 0 is the loss before training): the loss, the CPU-seconds used (all
+ * threads) and samples processed since the previous report. Returns 0 when
+ * the report was queued, 1 when it was dropped because slaqd is not
+ * connected or not reading, -1 (errno EINVAL) when loss is not finite or
+ * cpu_s or samples are negative or not finite. Never blocks.
+ */
+int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
+                       double cpu_s, double samples);
+
+/* The job's current allocation in cores (fractional), or the default
+ * allocation until slaqd has said otherwise. Never blocks. */
+double slaq_client_cores(slaq_client *c);
+
+/* Non-zero once slaqd has asked the job to stop (target loss reduction
+ * reached, iteration or time limit, or a user's cancel). The job should
+ * finish its iteration, save what it needs and exit. Never blocks. */
+int slaq_client_should_stop(slaq_client *c);
+
+/* Why the job was asked to stop ("target_reduction", "max_iters",
+ * "max_time", "cancelled", ...), or NULL. Owned by the client. */
+const char *slaq_client_stop_reason(const slaq_client *c);
+
+/* Non-zero while connected to slaqd (after it accepted the hello). */
+int slaq_client_connected(const slaq_client *c);
+
+/* The job id (from the environment, or assigned by slaqd to an attached
+ * process), or 0 if not known yet. */
+int64_t slaq_client_job_id(const slaq_client *c);
+
+/* Reports dropped so far because slaqd was not reachable. */
+uint64_t slaq_client_dropped(const slaq_client *c);
+
+/* Reads slaqd's messages and writes queued reports now (still without
+ * blocking); the calls above do this themselves. */
+void slaq_client_poll(slaq_client *c);
+
+/* Says goodbye, waits at most `timeout_ms` for queued reports to be
+ * written, and frees the client. NULL is ignored. */
+void slaq_client_close_timeout(slaq_client *c, int timeout_ms);
+/* slaq_client_close_timeout(c, 1000). */
+void slaq_client_close(slaq_client *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLAQ_CLIENT_H */

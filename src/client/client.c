@@ -1,0 +1,329 @@
+/*
+ * client.c — libslaq-client: a training job's side of the slaqd protocol.
+ *
+ * Everything happens inside the caller's calls, on a non-blocking Unix
+ * socket: queued output is written as far as the socket takes it, input is
+ * read until it would block and handled line by line (welcome, alloc, stop,
+ * error). When slaqd is not there the client is "offline": reports are
+ * dropped and counted, the allocation is the last one known (the default
+ * before any), and a reconnect is tried at most once a second. A
+ * half-written line is never continued on a new connection: the output
+ * buffer is discarded with the old socket, so slaqd sees whole messages.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "slaq/client.h"
+
+#define CL_MAX_WBUF (1024 * 1024) /* queued output before reports drop */
+#define CL_MAX_LINE (64 * 1024)
+#define CL_RETRY_S 1.0
+
+struct slaq_client {
+    int fd;
+    char *path;
+    int64_t job_id;
+    char *name;
+    int welcomed;
+    double cores, default_cores;
+    int stop;
+    char *stop_reason;
+    double last_try;
+    uint64_t dropped;
+    char *wbuf;
+    size_t wlen, woff;
+    char rbuf[CL_MAX_LINE];
+    size_t rlen;
+    int rskip; /* discarding an oversized line */
+};
+
+extern char *program_invocation_short_name;
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void cl_disconnect(slaq_client *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    c->fd = -1;
+    c->welcomed = 0;
+    c->wlen = c->woff = 0;
+    c->rlen = 0;
+    c->rskip = 0;
+}
+
+/* Appends one line; returns -1 if it does not fit (the caller drops it). */
+static int cl_queue(slaq_client *c, const char *line, size_t len)
+{
+    if (c->woff > 0 && c->woff == c->wlen)
+        c->woff = c->wlen = 0;
+    if (c->wlen + len + 1 > CL_MAX_WBUF) {
+        if (c->woff == 0)
+            return -1;
+        memmove(c->wbuf, c->wbuf + c->woff, c->wlen - c->woff);
+        c->wlen -= c->woff;
+        c->woff = 0;
+        if (c->wlen + len + 1 > CL_MAX_WBUF)
+            return -1;
+    }
+    memcpy(c->wbuf + c->wlen, line, len);
+    c->wbuf[c->wlen + len] = '\n';
+    c->wlen += len + 1;
+    return 0;
+}
+
+static void cl_try_connect(slaq_client *c)
+{
+    if (!c->path || c->fd >= 0)
+        return;
+    double now = mono();
+    if (c->last_try > 0 && now - c->last_try < CL_RETRY_S)
+        return;
+    c->last_try = now;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(c->path) >= sizeof sa.sun_path)
+        return;
+    strcpy(sa.sun_path, c->path);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        close(fd);
+        return;
+    }
+    c->fd = fd;
+    json_t *hello = json_pack("{s:s, s:i, s:i, s:s}", "type", "hello",
+                              "version", 1, "pid", (int)getpid(), "name",
+                              c->name);
+    if (hello && c->job_id > 0)
+        json_object_set_new(hello, "job", json_integer(c->job_id));
+    char *s = hello ? json_dumps(hello, JSON_COMPACT) : NULL;
+    json_decref(hello);
+    if (!s || cl_queue(c, s, strlen(s)) < 0)
+        cl_disconnect(c);
+    free(s);
+}
+
+static void cl_message(slaq_client *c, const char *line, size_t len)
+{
+    json_t *m = json_loadb(line, len, 0, NULL);
+    const char *type = json_string_value(json_object_get(m, "type"));
+    if (!type) {
+        json_decref(m);
+        return;
+    }
+    json_t *cores = json_object_get(m, "cores");
+    if (!strcmp(type, "welcome")) {
+        c->welcomed = 1;
+        json_t *id = json_object_get(m, "job");
+        if (json_is_integer(id))
+            c->job_id = json_integer_value(id);
+        if (json_is_number(cores) && json_number_value(cores) > 0)
+            c->cores = json_number_value(cores);
+    } else if (!strcmp(type, "alloc")) {
+        if (json_is_number(cores) && json_number_value(cores) >= 0)
+            c->cores = json_number_value(cores);
+    } else if (!strcmp(type, "stop")) {
+        const char *why = json_string_value(json_object_get(m, "reason"));
+        c->stop = 1;
+        free(c->stop_reason);
+        c->stop_reason = strdup(why ? why : "stop");
+    } else if (!strcmp(type, "error") && getenv("SLAQ_CLIENT_VERBOSE")) {
+        fprintf(stderr, "slaq-client: slaqd says %s: %s\n",
+                json_string_value(json_object_get(m, "code")),
+                json_string_value(json_object_get(m, "message")));
+    }
+    json_decref(m);
+}
+
+static void cl_read(slaq_client *c)
+{
+    while (c->fd >= 0) {
+        ssize_t n = read(c->fd, c->rbuf + c->rlen, sizeof c->rbuf - c->rlen);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        if (n <= 0) {
+            cl_disconnect(c);
+            return;
+        }
+        c->rlen += (size_t)n;
+        size_t pos = 0;
+        char *nl;
+        while ((nl = memchr(c->rbuf + pos, '\n', c->rlen - pos))) {
+            size_t len = (size_t)(nl - (c->rbuf + pos));
+            if (!c->rskip)
+                cl_message(c, c->rbuf + pos, len);
+            c->rskip = 0;
+            pos += len + 1;
+        }
+        memmove(c->rbuf, c->rbuf + pos, c->rlen - pos);
+        c->rlen -= pos;
+        if (c->rlen == sizeof c->rbuf) { /* a line longer than we accept */
+            c->rlen = 0;
+            c->rskip = 1;
+        }
+    }
+}
+
+static void cl_write(slaq_client *c)
+{
+    while (c->fd >= 0 && c->woff < c->wlen) {
+        ssize_t n = send(c->fd, c->wbuf + c->woff, c->wlen - c->woff,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && errno == EAGAIN)
+            return;
+        if (n < 0) {
+            cl_disconnect(c);
+            return;
+        }
+        c->woff += (size_t)n;
+    }
+}
+
+void slaq_client_poll(slaq_client *c)
+{
+    if (!c)
+        return;
+    cl_try_connect(c);
+    cl_write(c);
+    cl_read(c);
+}
+
+static double default_cores(void)
+{
+    const char *e = getenv("SLAQ_DEFAULT_CORES");
+    char *end;
+    double v = e ? strtod(e, &end) : 0;
+    if (e && end != e && !*end && v > 0 && isfinite(v))
+        return v;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (double)n : 1;
+}
+
+slaq_client *slaq_client_connect(const char *socket_path, int64_t job_id,
+                                 const char *name)
+{
+    slaq_client *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->fd = -1;
+    c->job_id = job_id > 0 ? job_id : 0;
+    c->default_cores = c->cores = default_cores();
+    c->wbuf = malloc(CL_MAX_WBUF);
+    c->name = strdup(name ? name : program_invocation_short_name);
+    c->path = socket_path && *socket_path ? strdup(socket_path) : NULL;
+    if (!c->wbuf || !c->name || (socket_path && *socket_path && !c->path)) {
+        slaq_client_close_timeout(c, 0);
+        return NULL;
+    }
+    slaq_client_poll(c);
+    return c;
+}
+
+slaq_client *slaq_client_open(void)
+{
+    const char *id = getenv("SLAQ_JOB_ID");
+    char *end;
+    long long v = id ? strtoll(id, &end, 10) : 0;
+    if (id && (end == id || *end || v < 0))
+        v = 0;
+    return slaq_client_connect(getenv("SLAQ_SOCKET"), v,
+                               getenv("SLAQ_JOB_NAME"));
+}
+
+int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
+                       double cpu_s, double samples)
+{
+    if (!isfinite(loss) || !(cpu_s >= 0) || !isfinite(cpu_s) ||
+        !(samples >= 0) || !isfinite(samples)) {
+        errno = EINVAL;
+        return -1;
+    }
+    slaq_client_poll(c);
+    if (c->fd < 0) {
+        c->dropped++;
+        return 1;
+    }
+    char line[256];
+    int n = snprintf(line, sizeof line, "{\"type\":\"report\",\"iter\":%llu,"
+                     "\"loss\":%.17g,\"cpu_s\":%.17g,\"samples\":%.17g}",
+                     (unsigned long long)iter, loss, cpu_s, samples);
+    if (cl_queue(c, line, (size_t)n) < 0) {
+        c->dropped++;
+        return 1;
+    }
+    cl_write(c);
+    return 0;
+}
+
+double slaq_client_cores(slaq_client *c)
+{
+    slaq_client_poll(c);
+    return c->cores;
+}
+
+int slaq_client_should_stop(slaq_client *c)
+{
+    slaq_client_poll(c);
+    return c->stop;
+}
+
+const char *slaq_client_stop_reason(const slaq_client *c)
+{
+    return c->stop_reason;
+}
+
+int slaq_client_connected(const slaq_client *c)
+{
+    return c->fd >= 0 && c->welcomed;
+}
+
+int64_t slaq_client_job_id(const slaq_client *c) { return c->job_id; }
+
+uint64_t slaq_client_dropped(const slaq_client *c) { return c->dropped; }
+
+void slaq_client_close_timeout(slaq_client *c, int timeout_ms)
+{
+    if (!c)
+        return;
+    if (c->fd >= 0) {
+        static const char bye[] = "{\"type\":\"bye\"}";
+        cl_queue(c, bye, sizeof bye - 1);
+        double deadline = mono() + timeout_ms / 1e3;
+        cl_write(c);
+        while (c->fd >= 0 && c->woff < c->wlen && mono() < deadline) {
+            struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+            poll(&p, 1, 10);
+            cl_write(c);
+        }
+    }
+    cl_disconnect(c);
+    free(c->path);
+    free(c->name);
+    free(c->stop_reason);
+    free(c->wbuf);
+    free(c);
+}
+
+void slaq_client_close(slaq_client *c)
+{
+    slaq_client_close_timeout(c, 1000);
+}
