@@ -21,6 +21,14 @@ typedef struct cli_command {
 
 int cmd_predict_eval(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_submit(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_cancel(int argc, char **argv);
+int cmd_logs(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
 /* Prints "slaq NAME: " and the formatted message to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)

@@ -11,6 +11,14 @@ static const cli_command commands[] = {
     {"predict-eval", cmd_predict_eval,
      "measure loss-prediction error on recorded curves"},
     {"bench", cmd_bench, "benchmark the scheduling core (bench sched)"},
+    {"submit", cmd_submit, "start a job under slaqd; prints its id"},
+    {"ls", cmd_ls, "list slaqd's jobs"},
+    {"show", cmd_show, "one job: history, allocations, prediction"},
+    {"cancel", cmd_cancel, "stop a job now"},
+    {"logs", cmd_logs, "a job's output (-f to follow)"},
+    {"top", cmd_top, "live view of jobs, losses and cores"},
+    {"policy", cmd_policy, "show or change slaqd's policy"},
+    {"status", cmd_status, "is slaqd running, and its counters"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)

@@ -1,0 +1,48 @@
+/*
+ * cancel.c — `slaq cancel ID`: stop a job now (SIGTERM to its process
+ * group, SIGKILL after slaqd's grace period).
+ */
+#include <getopt.h>
+
+#include "cli/cli.h"
+#include "cli/daemon_rpc.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: slaq cancel [OPTIONS] ID\n\n"
+               "Cancels job ID: slaqd asks it to stop and terminates its "
+               "processes.\n\n" RPC_HELP);
+}
+
+int cmd_cancel(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'}, RPC_LONG_OPTS, {0, 0, 0, 0}};
+    rpc_opts ro;
+    rpc_opts_init(&ro);
+    int o;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (rpc_opt(&ro, o, optarg))
+            continue;
+        usage(o == 'h' ? stdout : stderr);
+        return o == 'h' ? 0 : EXIT_USAGE;
+    }
+    if (optind != argc - 1) {
+        cli_error("cancel", "expected one job id");
+        return EXIT_USAGE;
+    }
+    json_t *reply = rpc_call("cancel", &ro, json_pack("{s:s, s:s}", "type",
+                             "cancel", "job", argv[optind]));
+    if (!reply)
+        return EXIT_RUNTIME;
+    int rc = 0;
+    if (!json_is_true(json_object_get(reply, "ok")))
+        rc = rpc_fail("cancel", reply);
+    else if (ro.json)
+        rpc_print_json(reply);
+    else
+        printf("job %s: %s\n", argv[optind], json_string_value(json_object_get(
+                   json_object_get(reply, "job"), "state")));
+    json_decref(reply);
+    return rc;
+}

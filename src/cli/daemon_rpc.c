@@ -1,0 +1,196 @@
+/*
+ * daemon_rpc.c — the slaq command's connection to slaqd (see daemon_rpc.h).
+ *
+ * Each command makes one or a few requests over the Unix socket, blocking
+ * with a timeout: a command is not a training loop. When nothing listens
+ * on the socket the message says where it looked and how to start slaqd.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/daemon_rpc.h"
+
+#define RPC_TIMEOUT_MS 10000
+
+void rpc_opts_init(rpc_opts *o)
+{
+    o->socket = NULL;
+    o->state_dir = NULL;
+    o->json = 0;
+}
+
+int rpc_opt(rpc_opts *o, int code, const char *arg)
+{
+    switch (code) {
+    case RPC_OPT_SOCKET: o->socket = arg; return 1;
+    case RPC_OPT_STATE: o->state_dir = arg; return 1;
+    case RPC_OPT_JSON: o->json = 1; return 1;
+    }
+    return 0;
+}
+
+static void socket_path(const rpc_opts *o, char *out, size_t len)
+{
+    const char *env = getenv("SLAQ_SOCKET");
+    if (o->socket)
+        snprintf(out, len, "%s", o->socket);
+    else if (o->state_dir)
+        snprintf(out, len, "%s/slaq.sock", o->state_dir);
+    else if (env && *env)
+        snprintf(out, len, "%s", env);
+    else
+        snprintf(out, len, "./var/slaq.sock");
+}
+
+/* Writes all of buf or fails. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+json_t *rpc_call(const char *cmd, const rpc_opts *o, json_t *req)
+{
+    char path[4096];
+    socket_path(o, path, sizeof path);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    json_t *reply = NULL;
+    char *line = NULL, *buf = NULL;
+    int fd = -1;
+    if (strlen(path) >= sizeof sa.sun_path) {
+        cli_error(cmd, "socket path too long: %s", path);
+        goto out;
+    }
+    strcpy(sa.sun_path, path);
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        cli_error(cmd, "slaqd is not running (cannot connect to %s: %s); "
+                  "start it with 'slaqd', or point --socket / --state-dir / "
+                  "SLAQ_SOCKET at a running one", path, strerror(errno));
+        goto out;
+    }
+    line = json_dumps(req, JSON_COMPACT);
+    if (!line || write_all(fd, line, strlen(line)) < 0 ||
+        write_all(fd, "\n", 1) < 0) {
+        cli_error(cmd, "cannot send to slaqd at %s: %s", path,
+                  strerror(errno));
+        goto out;
+    }
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 65536 > cap) {
+            cap = cap ? cap * 2 : 131072;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                cli_error(cmd, "out of memory reading slaqd's reply");
+                goto out;
+            }
+            buf = nb;
+        }
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, RPC_TIMEOUT_MS) <= 0) {
+            cli_error(cmd, "slaqd at %s did not answer within %d s", path,
+                      RPC_TIMEOUT_MS / 1000);
+            goto out;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            cli_error(cmd, "slaqd at %s closed the connection without a "
+                      "reply", path);
+            goto out;
+        }
+        char *nl = memchr(buf + len, '\n', (size_t)n);
+        len += (size_t)n;
+        if (nl) {
+            json_error_t e;
+            reply = json_loadb(buf, (size_t)(nl - buf), 0, &e);
+            if (!reply)
+                cli_error(cmd, "unreadable reply from slaqd: %s", e.text);
+            break;
+        }
+    }
+out:
+    free(line);
+    free(buf);
+    json_decref(req);
+    if (fd >= 0)
+        close(fd);
+    return reply;
+}
+
+int rpc_fail(const char *cmd, json_t *reply)
+{
+    const char *code = json_string_value(json_object_get(reply, "code"));
+    cli_error(cmd, "%s", json_string_value(json_object_get(reply, "message")));
+    return code && (!strcmp(code, "bad_request") || !strcmp(code, "bad_policy")
+                    || !strcmp(code, "unknown_job")) ? EXIT_USAGE
+                                                     : EXIT_RUNTIME;
+}
+
+void rpc_print_json(json_t *v)
+{
+    json_dumpf(v, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+    fputc('\n', stdout);
+}
+
+double rpc_num(json_t *obj, const char *key)
+{
+    json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+void rpc_sparkline(char *out, size_t len, json_t *arr, double lo, double hi)
+{
+    static const char *const bars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+    size_t n = json_array_size(arr), used = strlen(out);
+    if (isnan(lo) || isnan(hi)) {
+        lo = INFINITY;
+        hi = -INFINITY;
+        for (size_t i = 0; i < n; i++) {
+            double v = json_number_value(json_array_get(arr, i));
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        double v = json_number_value(json_array_get(arr, i));
+        int b = hi > lo ? (int)lround((v - lo) / (hi - lo) * 7) : 0;
+        b = b < 0 ? 0 : b > 7 ? 7 : b;
+        size_t bl = strlen(bars[b]);
+        if (used + bl + 1 > len)
+            break;
+        memcpy(out + used, bars[b], bl + 1);
+        used += bl;
+    }
+}
+
+void rpc_duration(char *out, size_t len, double s)
+{
+    if (!(s >= 0))
+        snprintf(out, len, "-");
+    else if (s < 60)
+        snprintf(out, len, "%.1fs", s);
+    else if (s < 3600)
+        snprintf(out, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+    else
+        snprintf(out, len, "%dh%02dm", (int)(s / 3600),
+                 (int)fmod(s / 60, 60));
+}

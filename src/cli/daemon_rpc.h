@@ -1,0 +1,66 @@
+/*
+ * daemon_rpc.h — what the slaq subcommands that drive slaqd share: finding
+ * its socket, one request/reply over it, the common options, and a few
+ * formatting helpers.
+ *
+ * Requests and replies are the control messages of docs/protocol.md: one
+ * JSON object per line, the reply {"ok":true,...} or {"ok":false,"code",
+ * "message"}.
+ */
+#ifndef SLAQ_CLI_DAEMON_RPC_H
+#define SLAQ_CLI_DAEMON_RPC_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+/* Options every daemon command takes. */
+typedef struct rpc_opts {
+    const char *socket;    /* --socket, else $SLAQ_SOCKET, else STATE/slaq.sock */
+    const char *state_dir; /* --state-dir (default ./var) */
+    int json;              /* --json: print slaqd's reply as JSON */
+} rpc_opts;
+
+/* Long options shared by the daemon commands, to append to a command's
+ * table; rpc_opt() handles their codes (>= RPC_OPT_BASE). */
+enum { RPC_OPT_BASE = 1000, RPC_OPT_SOCKET = RPC_OPT_BASE, RPC_OPT_STATE,
+       RPC_OPT_JSON };
+#define RPC_LONG_OPTS                                                        \
+    {"socket", required_argument, 0, RPC_OPT_SOCKET},                        \
+    {"state-dir", required_argument, 0, RPC_OPT_STATE},                      \
+    {"json", no_argument, 0, RPC_OPT_JSON}
+#define RPC_HELP                                                             \
+    "  --socket PATH     slaqd's socket (default $SLAQ_SOCKET, else\n"       \
+    "                    STATE/slaq.sock)\n"                                 \
+    "  --state-dir DIR   slaqd's state directory (default ./var)\n"          \
+    "  --json            print slaqd's reply as JSON\n"                      \
+    "  -h, --help        this help\n"
+
+void rpc_opts_init(rpc_opts *o);
+/* Handles a shared option code; returns 1 if it was one, else 0. */
+int rpc_opt(rpc_opts *o, int code, const char *arg);
+
+/*
+ * Sends req (stolen) to slaqd and returns its reply (a new reference), or
+ * NULL after printing "slaq CMD: ..." when slaqd cannot be reached. An
+ * {"ok":false} reply is returned as is.
+ */
+json_t *rpc_call(const char *cmd, const rpc_opts *o, json_t *req);
+
+/* Prints an {"ok":false} reply as "slaq CMD: message" and returns 1 (or 2
+ * for a request slaqd found malformed). */
+int rpc_fail(const char *cmd, json_t *reply);
+
+/* Prints v as indented JSON on stdout. */
+void rpc_print_json(json_t *v);
+
+/* Appends to out a sparkline (one block character per value) of the
+ * numbers in arr, scaled between lo and hi (NAN: the array's own range). */
+void rpc_sparkline(char *out, size_t len, json_t *arr, double lo, double hi);
+
+/* Number field or NAN. */
+double rpc_num(json_t *obj, const char *key);
+
+/* "12.3s", "4m05s", "2h03m", "-" for a negative time. */
+void rpc_duration(char *out, size_t len, double s);
+
+#endif

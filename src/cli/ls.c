@@ -1,0 +1,79 @@
+/*
+ * ls.c — `slaq ls`: one line per job slaqd knows (running and finished).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/daemon_rpc.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: slaq ls [OPTIONS]\n\n"
+               "Lists slaqd's jobs: id, name, state, cores, iteration, last "
+               "loss, predicted\nloss reduction so far, and why a job "
+               "ended.\n\n"
+               "  -a, --active      only running and stopping jobs\n"
+               RPC_HELP);
+}
+
+int cmd_ls(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"active", no_argument, 0, 'a'}, {"help", no_argument, 0, 'h'},
+        RPC_LONG_OPTS, {0, 0, 0, 0}};
+    rpc_opts ro;
+    rpc_opts_init(&ro);
+    int o, active = 0;
+    while ((o = getopt_long(argc, argv, "ah", opts, NULL)) != -1) {
+        if (rpc_opt(&ro, o, optarg))
+            continue;
+        if (o == 'a') {
+            active = 1;
+            continue;
+        }
+        usage(o == 'h' ? stdout : stderr);
+        return o == 'h' ? 0 : EXIT_USAGE;
+    }
+    if (optind != argc) {
+        cli_error("ls", "unexpected argument '%s'", argv[optind]);
+        return EXIT_USAGE;
+    }
+    json_t *r = rpc_call("ls", &ro, json_pack("{s:s, s:b}", "type", "ls",
+                                              "active", active));
+    if (!r)
+        return EXIT_RUNTIME;
+    if (!json_is_true(json_object_get(r, "ok"))) {
+        int rc = rpc_fail("ls", r);
+        json_decref(r);
+        return rc;
+    }
+    if (ro.json) {
+        rpc_print_json(r);
+        json_decref(r);
+        return 0;
+    }
+    printf("%-5s %-18s %-10s %6s %8s %10s %6s  %s\n", "ID", "NAME", "STATE",
+           "CORES", "ITER", "LOSS", "REDUC", "NOTE");
+    size_t i;
+    json_t *j;
+    json_array_foreach(json_object_get(r, "jobs"), i, j) {
+        double red = rpc_num(j, "reduction"), loss = rpc_num(j, "loss");
+        char reds[16] = "-", losss[24] = "-";
+        if (!isnan(red))
+            snprintf(reds, sizeof reds, "%.0f%%", red * 100);
+        if (!isnan(loss))
+            snprintf(losss, sizeof losss, "%.4g", loss);
+        const char *reason = json_string_value(json_object_get(j, "reason"));
+        printf("%-5lld %-18.18s %-10s %6.2f %8lld %10s %6s  %s\n",
+               (long long)json_integer_value(json_object_get(j, "id")),
+               json_string_value(json_object_get(j, "name")),
+               json_string_value(json_object_get(j, "state")),
+               rpc_num(j, "cores"),
+               (long long)json_integer_value(json_object_get(j, "iter")),
+               losss, reds, reason ? reason : "");
+    }
+    json_decref(r);
+    return 0;
+}

@@ -1,0 +1,159 @@
+/*
+ * show.c — `slaq show ID`: one job in detail: its settings and state, the
+ * core's prediction, its loss history, allocations over time and events.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <math.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "cli/daemon_rpc.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: slaq show [OPTIONS] ID\n\n"
+               "Shows job ID: settings, state, prediction, loss history, "
+               "allocation\nover time and events.\n\n" RPC_HELP);
+}
+
+static void stamp(char *out, size_t len, double t)
+{
+    time_t s = (time_t)t;
+    struct tm tm;
+    localtime_r(&s, &tm);
+    strftime(out, len, "%H:%M:%S", &tm);
+}
+
+static void print_job(json_t *j)
+{
+    char buf[256];
+    const char *reason = json_string_value(json_object_get(j, "reason"));
+    printf("job %lld: %s\n", (long long)json_integer_value(
+               json_object_get(j, "id")),
+           json_string_value(json_object_get(j, "name")));
+    printf("  state       %s%s%s\n", json_string_value(json_object_get(j,
+                                                                    "state")),
+           reason ? " — " : "", reason ? reason : "");
+    char *cmd = json_dumps(json_object_get(j, "cmd"), JSON_COMPACT);
+    printf("  command     %s\n", cmd ? cmd : "?");
+    free(cmd);
+    printf("  directory   %s\n", json_string_value(json_object_get(j, "cwd")));
+    printf("  pid         %lld (%s)\n",
+           (long long)json_integer_value(json_object_get(j, "pid")),
+           json_is_true(json_object_get(j, "managed")) ? "started by slaqd"
+                                                       : "attached");
+    if (isnan(rpc_num(j, "max_cores")))
+        snprintf(buf, sizeof buf, "unlimited");
+    else
+        snprintf(buf, sizeof buf, "%g", rpc_num(j, "max_cores"));
+    printf("  weight      %g, max cores %s\n", rpc_num(j, "weight"), buf);
+    printf("  stop at     reduction %g, iterations %lld, time %g s (0: none)\n",
+           rpc_num(j, "target_reduction"),
+           (long long)json_integer_value(json_object_get(j, "max_iters")),
+           rpc_num(j, "max_time"));
+    printf("  cores       %.3f\n", rpc_num(j, "cores"));
+    printf("  progress    iteration %lld, %lld reports, %.2f CPU-s\n",
+           (long long)json_integer_value(json_object_get(j, "iter")),
+           (long long)json_integer_value(json_object_get(j, "reports")),
+           rpc_num(j, "cpu_s"));
+    printf("  loss        first %.6g, last %.6g\n", rpc_num(j, "first_loss"),
+           rpc_num(j, "loss"));
+    if (!isnan(rpc_num(j, "reduction")))
+        printf("  reduction   %.1f%% of the predicted total; %.2f it/s\n",
+               100 * rpc_num(j, "reduction"), rpc_num(j, "iters_per_s"));
+    json_t *p = json_object_get(j, "prediction");
+    if (p) {
+        printf("  prediction  model %s, final loss %.6g, %.4g CPU-s per "
+               "iteration\n", json_string_value(json_object_get(p, "model")),
+               rpc_num(p, "final_loss"), rpc_num(p, "iter_cpu_s"));
+        size_t i;
+        json_t *a;
+        json_array_foreach(json_object_get(p, "ahead"), i, a)
+            printf("              iteration %-8.0f loss %.6g\n",
+                   rpc_num(a, "iter"), rpc_num(a, "loss"));
+    }
+    json_t *hist = json_object_get(j, "history");
+    if (json_array_size(hist) > 0) {
+        json_t *losses = json_array();
+        size_t i;
+        json_t *row;
+        json_array_foreach(hist, i, row)
+            json_array_append(losses, json_array_get(row, 1));
+        buf[0] = 0;
+        rpc_sparkline(buf, sizeof buf, losses, NAN, NAN);
+        printf("  loss curve  %s\n", buf);
+        json_decref(losses);
+        printf("  history (iteration, loss, cpu_s, samples), last 10 of %zu "
+               "shown:\n", json_array_size(hist));
+        size_t n = json_array_size(hist);
+        for (i = n > 10 ? n - 10 : 0; i < n; i++) {
+            row = json_array_get(hist, i);
+            printf("    %8lld  %-12.6g %-10.4g %g\n",
+                   (long long)json_integer_value(json_array_get(row, 0)),
+                   json_number_value(json_array_get(row, 1)),
+                   json_number_value(json_array_get(row, 2)),
+                   json_number_value(json_array_get(row, 3)));
+        }
+    }
+    json_t *allocs = json_object_get(j, "allocations");
+    if (json_array_size(allocs) > 0) {
+        size_t n = json_array_size(allocs), i;
+        printf("  allocation over time (changes), last 10 of %zu:\n", n);
+        for (i = n > 10 ? n - 10 : 0; i < n; i++) {
+            json_t *row = json_array_get(allocs, i);
+            stamp(buf, sizeof buf, json_number_value(json_array_get(row, 0)));
+            printf("    %s  epoch %-6lld %.3f cores\n", buf,
+                   (long long)json_integer_value(json_array_get(row, 2)),
+                   json_number_value(json_array_get(row, 1)));
+        }
+    }
+    json_t *events = json_object_get(j, "events");
+    if (json_array_size(events) > 0) {
+        size_t i;
+        json_t *row;
+        printf("  events:\n");
+        json_array_foreach(events, i, row) {
+            stamp(buf, sizeof buf, json_number_value(json_array_get(row, 0)));
+            const char *det = json_string_value(json_array_get(row, 2));
+            printf("    %s  %-8s %s\n", buf,
+                   json_string_value(json_array_get(row, 1)), det ? det : "");
+        }
+    }
+    const char *logs = json_string_value(json_object_get(j, "log_dir"));
+    if (logs)
+        printf("  logs        %s/{stdout,stderr}.log\n", logs);
+}
+
+int cmd_show(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'}, RPC_LONG_OPTS, {0, 0, 0, 0}};
+    rpc_opts ro;
+    rpc_opts_init(&ro);
+    int o;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (rpc_opt(&ro, o, optarg))
+            continue;
+        usage(o == 'h' ? stdout : stderr);
+        return o == 'h' ? 0 : EXIT_USAGE;
+    }
+    if (optind != argc - 1) {
+        cli_error("show", "expected one job id");
+        return EXIT_USAGE;
+    }
+    json_t *r = rpc_call("show", &ro, json_pack("{s:s, s:s}", "type", "show",
+                                                "job", argv[optind]));
+    if (!r)
+        return EXIT_RUNTIME;
+    int rc = 0;
+    if (!json_is_true(json_object_get(r, "ok")))
+        rc = rpc_fail("show", r);
+    else if (ro.json)
+        rpc_print_json(json_object_get(r, "job"));
+    else
+        print_job(json_object_get(r, "job"));
+    json_decref(r);
+    return rc;
+}

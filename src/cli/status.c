@@ -1,0 +1,76 @@
+/*
+ * status.c — `slaq status`: is slaqd running, and how is it doing.
+ */
+#include <getopt.h>
+
+#include "cli/cli.h"
+#include "cli/daemon_rpc.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: slaq status [OPTIONS]\n\n"
+               "Prints slaqd's configuration and counters; exits 1 if it is "
+               "not running.\n\n" RPC_HELP);
+}
+
+int cmd_status(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'}, RPC_LONG_OPTS, {0, 0, 0, 0}};
+    rpc_opts ro;
+    rpc_opts_init(&ro);
+    int o;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (rpc_opt(&ro, o, optarg))
+            continue;
+        usage(o == 'h' ? stdout : stderr);
+        return o == 'h' ? 0 : EXIT_USAGE;
+    }
+    if (optind != argc) {
+        cli_error("status", "unexpected argument '%s'", argv[optind]);
+        return EXIT_USAGE;
+    }
+    json_t *r = rpc_call("status", &ro, json_pack("{s:s}", "type", "status"));
+    if (!r)
+        return EXIT_RUNTIME;
+    if (!json_is_true(json_object_get(r, "ok"))) {
+        int rc = rpc_fail("status", r);
+        json_decref(r);
+        return rc;
+    }
+    if (ro.json) {
+        rpc_print_json(r);
+    } else {
+        char up[32];
+        rpc_duration(up, sizeof up, rpc_num(r, "uptime_s"));
+        printf("slaqd        pid %lld, up %s\n",
+               (long long)json_integer_value(json_object_get(r, "pid")), up);
+        printf("state dir    %s\n", json_string_value(json_object_get(r,
+                                                                "state_dir")));
+        printf("policy       %s (predictor %s), epoch %g s\n",
+               json_string_value(json_object_get(r, "policy")),
+               json_string_value(json_object_get(r, "predictor")),
+               rpc_num(r, "epoch_s"));
+        printf("cores        %.2f allocated of %g\n",
+               rpc_num(r, "cores_allocated"), rpc_num(r, "cores"));
+        printf("enforcement  %s: %s\n",
+               json_string_value(json_object_get(r, "enforce")),
+               json_string_value(json_object_get(r, "enforce_detail")));
+        printf("jobs         %lld active, %lld in total\n",
+               (long long)json_integer_value(json_object_get(r, "jobs_active")),
+               (long long)json_integer_value(json_object_get(r, "jobs_total")));
+        printf("reports      %lld (%lld rejected messages)\n",
+               (long long)json_integer_value(json_object_get(r,
+                                                             "reports_total")),
+               (long long)json_integer_value(json_object_get(r,
+                                                             "errors_total")));
+        printf("epochs       %lld, last %.3f ms, slowest %.3f ms\n",
+               (long long)json_integer_value(json_object_get(r, "epoch")),
+               rpc_num(r, "epoch_ms_last"), rpc_num(r, "epoch_ms_max"));
+        long long port = json_integer_value(json_object_get(r, "http_port"));
+        if (port)
+            printf("http         http://127.0.0.1:%lld/api/status\n", port);
+    }
+    json_decref(r);
+    return 0;
+}

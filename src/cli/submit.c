@@ -1,0 +1,140 @@
+/*
+ * submit.c — `slaq submit`: have slaqd start a training job.
+ *
+ * The command runs in slaqd's care with this shell's working directory and
+ * environment (plus SLAQ_SOCKET and SLAQ_JOB_ID), its output going to log
+ * files under slaqd's state directory. Prints the new job's id.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/daemon_rpc.h"
+
+extern char **environ;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: slaq submit [OPTIONS] -- CMD [ARGS...]\n\n"
+        "Starts CMD as a job under slaqd and prints its id.\n\n"
+        "  --name NAME              job name (default: CMD's base name)\n"
+        "  --weight W               share multiplier, > 0 (default 1)\n"
+        "  --max-cores N            cores the job can use at most\n"
+        "  --target-reduction R     stop at this fraction (0..1] of the\n"
+        "                           predicted total loss reduction\n"
+        "  --max-iters N            stop after iteration N\n"
+        "  --max-time SECONDS       stop after this much wall time\n"
+        "  --cwd DIR                working directory (default: here)\n"
+        RPC_HELP);
+}
+
+static int num_opt(const char *opt, const char *s, double lo, double hi,
+                   double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v >= lo && v <= hi) || !isfinite(v)) {
+        cli_error("submit", "%s wants a number in [%g, %g], got '%s'", opt, lo,
+                  hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cmd_submit(int argc, char **argv)
+{
+    enum { O_NAME = 1, O_WEIGHT, O_MAXC, O_TARGET, O_ITERS, O_TIME, O_CWD };
+    static const struct option opts[] = {
+        {"name", required_argument, 0, O_NAME},
+        {"weight", required_argument, 0, O_WEIGHT},
+        {"max-cores", required_argument, 0, O_MAXC},
+        {"target-reduction", required_argument, 0, O_TARGET},
+        {"max-iters", required_argument, 0, O_ITERS},
+        {"max-time", required_argument, 0, O_TIME},
+        {"cwd", required_argument, 0, O_CWD},
+        {"help", no_argument, 0, 'h'},
+        RPC_LONG_OPTS,
+        {0, 0, 0, 0},
+    };
+    rpc_opts ro;
+    rpc_opts_init(&ro);
+    json_t *req = json_pack("{s:s}", "type", "submit");
+    const char *cwd = NULL;
+    double v;
+    int o;
+    while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        if (rpc_opt(&ro, o, optarg))
+            continue;
+        switch (o) {
+        case O_NAME:
+            json_object_set_new(req, "name", json_string(optarg));
+            break;
+        case O_WEIGHT:
+            if (num_opt("--weight", optarg, 1e-9, 1e9, &v)) goto bad;
+            json_object_set_new(req, "weight", json_real(v));
+            break;
+        case O_MAXC:
+            if (num_opt("--max-cores", optarg, 1e-3, 1e6, &v)) goto bad;
+            json_object_set_new(req, "max_cores", json_real(v));
+            break;
+        case O_TARGET:
+            if (num_opt("--target-reduction", optarg, 1e-9, 1, &v)) goto bad;
+            json_object_set_new(req, "target_reduction", json_real(v));
+            break;
+        case O_ITERS:
+            if (num_opt("--max-iters", optarg, 1, 1e15, &v)) goto bad;
+            json_object_set_new(req, "max_iters", json_real(floor(v)));
+            break;
+        case O_TIME:
+            if (num_opt("--max-time", optarg, 1e-3, 1e9, &v)) goto bad;
+            json_object_set_new(req, "max_time", json_real(v));
+            break;
+        case O_CWD: cwd = optarg; break;
+        case 'h':
+            usage(stdout);
+            json_decref(req);
+            return 0;
+        default:
+            usage(stderr);
+            goto bad;
+        }
+    }
+    if (optind >= argc) {
+        cli_error("submit", "no command given (slaq submit [OPTIONS] -- CMD "
+                            "[ARGS...])");
+        goto bad;
+    }
+    json_t *cmd = json_array();
+    for (int i = optind; i < argc; i++)
+        json_array_append_new(cmd, json_string(argv[i]));
+    json_object_set_new(req, "cmd", cmd);
+    char *here = cwd ? NULL : getcwd(NULL, 0);
+    json_object_set_new(req, "cwd", json_string(cwd ? cwd : here ? here : "."));
+    free(here);
+    json_t *env = json_array();
+    for (char **e = environ; *e; e++)
+        json_array_append_new(env, json_string(*e));
+    json_object_set_new(req, "env", env);
+
+    json_t *reply = rpc_call("submit", &ro, req);
+    if (!reply)
+        return EXIT_RUNTIME;
+    int rc = 0;
+    if (!json_is_true(json_object_get(reply, "ok")))
+        rc = rpc_fail("submit", reply);
+    else if (ro.json)
+        rpc_print_json(reply);
+    else
+        printf("%lld\n", (long long)json_integer_value(
+                             json_object_get(reply, "job")));
+    json_decref(reply);
+    return rc;
+bad:
+    json_decref(req);
+    return EXIT_USAGE;
+}
