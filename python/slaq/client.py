@@ -266,6 +266,12 @@ class Client:
                 self._cores = float(cores)
         elif kind == "stop":
             self._stop_reason = str(msg.get("reason") or "stop")
-        elif kind == "error" and os.environ.get("SLAQ_CLIENT_VERBOSE"):
-            print("slaq client: slaqd says %s: %s"
-                  % (msg.get("code"), msg.get("message")), file=sys.stderr)
+        elif kind == "error":
+            if os.environ.get("SLAQ_CLIENT_VERBOSE"):
+                print("slaq client: slaqd says %s: %s"
+                      % (msg.get("code"), msg.get("message")),
+                      file=sys.stderr)
+            if msg.get("code") == "unknown_job":
+                # This slaqd does not know the job (its state was reset):
+                # stay offline rather than retry forever.
+                self._path = None

@@ -142,10 +142,17 @@ static void cl_message(slaq_client *c, const char *line, size_t len)
         c->stop = 1;
         free(c->stop_reason);
         c->stop_reason = strdup(why ? why : "stop");
-    } else if (!strcmp(type, "error") && getenv("SLAQ_CLIENT_VERBOSE")) {
-        fprintf(stderr, "slaq-client: slaqd says %s: %s\n",
-                json_string_value(json_object_get(m, "code")),
-                json_string_value(json_object_get(m, "message")));
+    } else if (!strcmp(type, "error")) {
+        const char *code = json_string_value(json_object_get(m, "code"));
+        if (getenv("SLAQ_CLIENT_VERBOSE"))
+            fprintf(stderr, "slaq-client: slaqd says %s: %s\n", code,
+                    json_string_value(json_object_get(m, "message")));
+        if (code && !strcmp(code, "unknown_job")) {
+            /* This slaqd does not know the job (its state was reset): stay
+             * offline rather than retry forever. */
+            free(c->path);
+            c->path = NULL;
+        }
     }
     json_decref(m);
 }

@@ -73,6 +73,8 @@ static json_t *api_status(sd_daemon *d)
     json_object_set_new(r, "epoch_s", json_real(c->epoch_s));
     json_object_set_new(r, "enforce", json_string(enf_mode_name(d->enf.mode)));
     json_object_set_new(r, "enforce_detail", json_string(d->enf.detail));
+    json_object_set_new(r, "cgroup", d->enf.cg_base ? json_string(d->enf.cg_base)
+                                                    : json_null());
     json_object_set_new(r, "jobs_active", json_integer((json_int_t)active));
     json_object_set_new(r, "jobs_total", json_integer((json_int_t)total));
     json_object_set_new(r, "connections", json_integer((json_int_t)d->nconns));
@@ -135,6 +137,9 @@ json_t *api_handle(sd_daemon *d, json_t *req)
     char err[512];
     if (!type)
         return api_error("bad_message", "a request needs a string \"type\"");
+    /* Whatever a user is shown is on disk first: a kill -9 of slaqd right
+     * after `slaq show` loses none of what it showed. */
+    store_flush(d->store);
     if (!strcmp(type, "status"))
         return api_status(d);
     if (!strcmp(type, "ls"))

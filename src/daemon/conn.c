@@ -292,8 +292,14 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
         int64_t id = json_job_id(jid);
         j = id > 0 ? job_get(d, id) : NULL;
         if (!j) {
-            send_error(d, c, "unknown_job", "no job with id %s",
-                       json_is_string(jid) ? json_string_value(jid) : "given");
+            /* A job of a state directory this slaqd does not have: it
+             * would only retry, so it is told once and let go. */
+            char *s = json_dumps(jid, JSON_ENCODE_ANY);
+            send_error(d, c, "unknown_job", "no job with id %.32s",
+                       s ? s : "?");
+            free(s);
+            c->closing = 1;
+            conn_flush(d, c);
             return;
         }
         if (!SD_ACTIVE(j->state)) {
@@ -361,7 +367,7 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
         else if (job_report(d, c->job, msg, err, sizeof err) < 0)
             send_error(d, c, "bad_report", "%s", err);
     } else if (!strcmp(type, "hello")) {
-        if (c->kind != CONN_NEW)
+        if (c->kind == CONN_JOB)
             send_error(d, c, "bad_message", "hello was already sent");
         else
             on_hello(d, c, msg);

@@ -283,7 +283,7 @@ int enf_child_join(const sd_enforcer *e, int64_t id)
 
 int enf_adopt(sd_daemon *d, sd_job *j)
 {
-    if (d->enf.mode == SD_ENF_SIGNAL) {
+    if (d->enf.mode == SD_ENF_SIGNAL && j->pid > 0 && SD_ACTIVE(j->state)) {
         /* The previous slaqd may have died while holding it stopped. */
         kill(-j->pid, SIGCONT);
         j->sig_cpu_prev = enf_proc_cpu(j->pid);
@@ -420,6 +420,8 @@ unsigned long long enf_proc_start(pid_t pid)
 {
     char buf[1024], *f[20];
     if (proc_stat(pid, f, 20, buf, sizeof buf) < 20)
+        return 0;
+    if (f[0][0] == 'Z' || f[0][0] == 'X') /* exited, not yet reaped */
         return 0;
     return strtoull(f[19], NULL, 10); /* field 22, starttime */
 }

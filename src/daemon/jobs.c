@@ -570,8 +570,8 @@ static void apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
     if (j->nspark < SD_SPARK)
         j->nspark++;
     j->spark[j->nspark - 1] = (float)a;
-    if (fabs(a - j->alloc) < 1e-6 && d->epoch_no > 1)
-        return;
+    if (fabs(a - j->alloc) < 1e-6 && j->nspark > 1)
+        return; /* only changes (and each job's first) are recorded */
     j->alloc = a;
     enf_apply(d, j, a);
     store_alloc(d->store, j->id, now, a, d->epoch_no);
@@ -675,6 +675,8 @@ static int restore_one(sd_daemon *d, sd_job *j)
         j->ended = sd_now();
         store_put_job(d->store, j);
         store_event(d->store, j->ended, j->id, "lost", j->reason);
+        if (j->managed && enf_adopt(d, j) == 0) /* drop its empty cgroup */
+            enf_release(d, j);
         sd_log(d, 0, "job %lld (%s): lost (pid %d is gone)", (long long)j->id,
                j->name, (int)j->pid);
         return 0;

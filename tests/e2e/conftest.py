@@ -1,0 +1,213 @@
+"""Fixtures for slaqd's end-to-end tests: a real slaqd on a temporary state
+directory and a free HTTP port, the slaq command, and the example job.
+
+The build directory comes from $SLAQ_BUILD (default build/), so the same
+tests run against the sanitizer build. Every daemon a test starts is
+stopped at the end of the test, and every job process with it.
+"""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = os.path.join(ROOT, os.environ.get("SLAQ_BUILD", "build"))
+SLAQD = os.path.join(BUILD, "bin", "slaqd")
+SLAQ = os.path.join(BUILD, "bin", "slaq")
+TOY = os.path.join(BUILD, "bin", "slaq-toy-job")
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait_for(pred, timeout=10.0, step=0.05, what="condition"):
+    """Polls pred() until it returns something true; fails after timeout."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = pred()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out after %.1f s waiting for %s"
+                                 % (timeout, what))
+        time.sleep(step)
+
+
+class Daemon:
+    """One slaqd process on its own state directory."""
+
+    def __init__(self, state_dir, args):
+        self.state = str(state_dir)
+        self.sock = os.path.join(self.state, "slaq.sock")
+        self.args = list(args)
+        self.port = None
+        self.proc = None
+        self.log_path = os.path.join(self.state + ".log")
+
+    def start(self):
+        self.port = free_port()
+        cmd = [SLAQD, "--state-dir", self.state, "--http",
+               "127.0.0.1:%d" % self.port] + self.args
+        if os.environ.get("SLAQ_VALGRIND"):
+            cmd = ["valgrind", "--error-exitcode=99", "--leak-check=full",
+                   "--errors-for-leak-kinds=definite", "-q"] + cmd
+        self.log = open(self.log_path, "a")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=self.log)
+        wait_for(lambda: self._up(), timeout=30, what="slaqd to start")
+        return self
+
+    def _up(self):
+        if self.proc.poll() is not None:
+            raise AssertionError("slaqd exited with %s:\n%s"
+                                 % (self.proc.returncode, self.read_log()))
+        try:
+            return self.request({"type": "status"})["ok"]
+        except OSError:
+            return False
+
+    def read_log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def request(self, msg):
+        """One control request over the socket; returns the reply."""
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(10)
+        try:
+            s.connect(self.sock)
+            s.sendall(json.dumps(msg).encode() + b"\n")
+            buf = b""
+            while b"\n" not in buf:
+                data = s.recv(1 << 20)
+                if not data:
+                    raise OSError("connection closed")
+                buf += data
+            return json.loads(buf.split(b"\n")[0])
+        finally:
+            s.close()
+
+    def cli(self, *args, check=True, env=None):
+        """Runs `slaq ARGS --socket SOCK`; returns the CompletedProcess."""
+        full_env = dict(os.environ)
+        full_env.pop("SLAQ_SOCKET", None)
+        full_env.update(env or {})
+        args = list(args)
+        p = subprocess.run([SLAQ, args[0], "--socket", self.sock] + args[1:],
+                           capture_output=True, text=True, env=full_env,
+                           timeout=60)
+        if check and p.returncode != 0:
+            raise AssertionError("slaq %s exited %d: %s"
+                                 % (" ".join(args), p.returncode, p.stderr))
+        return p
+
+    def submit(self, *cmd, **opts):
+        args = ["submit"]
+        for k, v in opts.items():
+            args += ["--" + k.replace("_", "-"), str(v)]
+        return int(self.cli(*(args + ["--"] + list(cmd))).stdout.strip())
+
+    def job(self, job_id):
+        r = self.request({"type": "show", "job": job_id})
+        assert r["ok"], r
+        return r["job"]
+
+    def jobs(self):
+        return self.request({"type": "ls"})["jobs"]
+
+    def wait_state(self, job_id, states, timeout=15):
+        if isinstance(states, str):
+            states = (states,)
+        return wait_for(lambda: (lambda j: j if j["state"] in states else
+                                 None)(self.job(job_id)), timeout=timeout,
+                        what="job %s to reach %s" % (job_id, states))
+
+    def kill9(self):
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                rc = self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                rc = self.proc.wait()
+            self.log.close()
+            return rc
+        return self.proc.returncode if self.proc else 0
+
+
+def _remove_cgroup(path):
+    """Removes a slaqd's cgroup once its killed jobs have left it."""
+    deadline = time.monotonic() + 5
+    for name in os.listdir(path):
+        sub = os.path.join(path, name)
+        while os.path.isdir(sub):
+            try:
+                os.rmdir(sub)
+            except OSError:
+                if time.monotonic() > deadline:
+                    return
+                time.sleep(0.05)
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
+
+
+@pytest.fixture
+def daemon_factory(tmp_path):
+    """start(*args) starts a slaqd; all are stopped and their jobs killed."""
+    started = []
+
+    def start(*args, state=None):
+        d = Daemon(state or tmp_path / ("state%d" % len(started)),
+                   ["--epoch", "0.2", "--grace", "2"] + list(args))
+        started.append(d)
+        return d.start()
+
+    yield start
+    for d in started:
+        pids, cgroup = [], None
+        try:
+            if d.proc.poll() is None:
+                active = [j for j in d.jobs()
+                          if j["state"] in ("running", "stopping")]
+                pids = [j["pid"] for j in active if j["pid"]]
+                cgroup = d.request({"type": "status"}).get("cgroup")
+                # Cancelled jobs end in slaqd's hands, cgroups removed.
+                for j in active:
+                    d.request({"type": "cancel", "job": j["id"]})
+                wait_for(lambda: not d.request({"type": "ls",
+                                                "active": True})["jobs"],
+                         timeout=10, what="jobs to end")
+        except (OSError, AssertionError):
+            pass
+        rc = d.stop()
+        for pid in pids:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if cgroup and os.path.isdir(cgroup):
+            _remove_cgroup(cgroup)
+        if os.environ.get("SLAQ_VALGRIND"):
+            assert rc == 0, "valgrind found errors:\n" + d.read_log()
+
+
+@pytest.fixture
+def slaqd(daemon_factory):
+    return daemon_factory()

@@ -1,0 +1,383 @@
+"""End-to-end tests of slaqd with real processes: jobs submitted through the
+slaq command report through libslaq-client or the Python client, slaqd
+divides the cores every epoch and enforces, stops, cancels, survives
+crashes of jobs and of itself."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import SLAQ, TOY, wait_for
+
+import slaq
+
+
+def test_submitted_job_reports_and_finishes(slaqd):
+    jid = slaqd.submit(TOY, "--iters", "30", "--iter-cpu", "0.005")
+    job = slaqd.wait_state(jid, "done")
+    assert job["exit_code"] == 0
+    assert job["iter"] == 30
+    assert job["reports"] == 31  # iteration 0 and 30 iterations
+    assert len(job["history"]) == 31
+    assert job["history"][-1][0] == 30
+    assert job["events"][0][1] == "start" and job["events"][-1][1] == "exit"
+
+
+def test_fair_policy_splits_cores_and_allocation_reaches_jobs(daemon_factory):
+    d = daemon_factory("--policy", "fair", "--cores", "2")
+    a = d.submit(TOY, "--forever", "--iter-cpu", "0.002")
+    b = d.submit(TOY, "--forever", "--iter-cpu", "0.002")
+    wait_for(lambda: abs(d.job(a)["cores"] - 1) < 1e-6 and
+             abs(d.job(b)["cores"] - 1) < 1e-6, what="1 core each")
+    # An attached Python job joins: three fair shares, and it learns its own.
+    c = slaq.Client(socket_path=d.sock, name="attached")
+    for it in range(5):
+        c.report(it, 1.0 / (it + 1))
+        time.sleep(0.05)
+    wait_for(lambda: abs(c.cores() - 2 / 3) < 1e-6, what="client to see 2/3")
+    assert c.connected and c.job_id > 0
+    assert abs(d.job(a)["cores"] - 2 / 3) < 1e-6
+    c.close()
+    # It left with a goodbye: done, and its share goes back.
+    d.wait_state(c.job_id, "done")
+    wait_for(lambda: abs(d.job(a)["cores"] - 1) < 1e-6, what="share back")
+
+
+def test_weights_and_max_cores_shape_fair_shares(daemon_factory):
+    d = daemon_factory("--policy", "fair", "--cores", "2")
+    a = d.submit(TOY, "--forever", "--iter-cpu", "0.002", weight=1)
+    b = d.submit(TOY, "--forever", "--iter-cpu", "0.002", weight=3)
+    wait_for(lambda: abs(d.job(a)["cores"] - 0.5) < 1e-6 and
+             abs(d.job(b)["cores"] - 1.5) < 1e-6, what="0.5 / 1.5 split")
+    c = d.submit(TOY, "--forever", "--iter-cpu", "0.002", weight=100,
+                 max_cores=0.25)
+    wait_for(lambda: abs(d.job(c)["cores"] - 0.25) < 1e-6,
+             what="max-cores cap")
+
+
+def test_policy_changes_at_run_time(slaqd):
+    assert slaqd.cli("policy").stdout.strip() == "slaq"
+    assert slaqd.cli("policy", "fair").stdout.strip() == "fair"
+    assert slaqd.request({"type": "status"})["policy"] == "fair"
+    p = slaqd.cli("policy", "nonsense", check=False)
+    assert p.returncode == 2 and "unknown policy" in p.stderr
+
+
+def test_slaq_policy_gives_every_job_cores(daemon_factory):
+    d = daemon_factory("--policy", "slaq", "--cores", "2")
+    ids = [d.submit(TOY, "--forever", "--iter-cpu", "0.002",
+                    "--rate", str(r)) for r in (0.05, 0.5)]
+    wait_for(lambda: all(d.job(i)["reports"] > 5 and d.job(i)["cores"] > 0
+                         for i in ids), what="reports and an epoch")
+    jobs = [d.job(i) for i in ids]
+    total = sum(j["cores"] for j in jobs)
+    assert all(j["cores"] > 0 for j in jobs)
+    assert total == pytest.approx(2, abs=1e-6)
+
+
+def test_stop_at_max_iters(slaqd):
+    jid = slaqd.submit(TOY, "--forever", "--iter-cpu", "0.002", max_iters=20)
+    job = slaqd.wait_state(jid, "stopped")
+    assert job["reason"] == "max_iters"
+    assert job["exit_code"] == 0  # it stopped itself when asked
+    assert job["iter"] >= 20
+    out = slaqd.cli("logs", str(jid)).stdout
+    assert "stopping at iteration" in out and "max_iters" in out
+
+
+def test_stop_at_target_reduction(slaqd):
+    jid = slaqd.submit(TOY, "--forever", "--iter-cpu", "0.002",
+                       target_reduction=0.5)
+    job = slaqd.wait_state(jid, "stopped", timeout=30)
+    assert job["reason"] == "target_reduction"
+    assert job["exit_code"] == 0
+
+
+def test_stop_at_max_time(slaqd):
+    jid = slaqd.submit(TOY, "--forever", "--iter-cpu", "0.002", max_time=1)
+    t0 = time.monotonic()
+    job = slaqd.wait_state(jid, "stopped")
+    assert job["reason"] == "max_time"
+    assert 0.8 < time.monotonic() - t0 < 6
+
+
+def test_cancel(slaqd):
+    jid = slaqd.submit(TOY, "--forever", "--iter-cpu", "0.002")
+    wait_for(lambda: slaqd.job(jid)["reports"] > 2, what="reports")
+    assert "stopping" in slaqd.cli("cancel", str(jid)).stdout
+    job = slaqd.wait_state(jid, "cancelled")
+    assert job["signal"] == signal.SIGTERM
+    p = slaqd.cli("cancel", str(jid), check=False)
+    assert p.returncode == 1 and "already cancelled" in p.stderr
+
+
+def test_job_ignoring_sigterm_is_killed_after_grace(slaqd):
+    jid = slaqd.submit("sh", "-c", "trap '' TERM; while :; do sleep 0.1; done")
+    slaqd.cli("cancel", str(jid))
+    job = slaqd.wait_state(jid, "cancelled", timeout=15)
+    assert job["signal"] == signal.SIGKILL
+
+
+def test_crash_is_reported_and_cores_return(daemon_factory):
+    d = daemon_factory("--policy", "fair", "--cores", "2")
+    a = d.submit(TOY, "--forever", "--iter-cpu", "0.002")
+    b = d.submit(TOY, "--forever", "--iter-cpu", "0.01", "--crash-at", "10")
+    job = d.wait_state(b, "failed")
+    assert job["exit_code"] == 3
+    assert job["reason"] == "exit status 3"
+    assert "crashing" in d.cli("logs", str(b), "--stderr").stdout
+    wait_for(lambda: abs(d.job(a)["cores"] - 2) < 1e-6, what="cores back")
+
+
+def test_submit_of_missing_program_fails_clearly(slaqd):
+    p = slaqd.cli("submit", "--", "/no/such/program", check=False)
+    assert p.returncode == 1
+    assert "cannot run /no/such/program" in p.stderr
+    p = slaqd.cli("submit", "--weight", "-1", "--", "true", check=False)
+    assert p.returncode == 2 and "--weight" in p.stderr
+
+
+def _raw(sock_path):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(sock_path)
+    return s, s.makefile("rb")
+
+
+def _send(s, f, data):
+    s.sendall(data)
+    return json.loads(f.readline())
+
+
+def test_malformed_input_gets_errors_never_a_crash(slaqd):
+    s, f = _raw(slaqd.sock)
+    assert _send(s, f, b"not json\n")["code"] == "bad_json"
+    assert _send(s, f, b"[1,2]\n")["code"] == "bad_message"
+    assert _send(s, f, b'{"no":"type"}\n')["code"] == "bad_message"
+    assert _send(s, f, b'{"type":"report","iter":1,"loss":1}\n')["code"] \
+        == "no_hello"
+    assert _send(s, f, b'{"type":"frobnicate"}\n')["code"] == "unknown_type"
+    s2, f2 = _raw(slaqd.sock)
+    assert _send(s2, f2, b'{"type":"hello","job":999}\n')["code"] \
+        == "unknown_job"
+    assert f2.readline() == b""  # and let go
+    s2.close()
+    assert _send(s, f, b'{"type":"show","job":"x"}\n')["code"] \
+        == "bad_request"
+    # A job session: bad reports are refused one by one.
+    w = _send(s, f, b'{"type":"hello","name":"raw"}\n')
+    assert w["type"] == "welcome"
+    assert _send(s, f, b'{"type":"report","iter":5,"loss":"x"}\n')["code"] \
+        == "bad_report"
+    assert _send(s, f, b'{"type":"report","iter":-1,"loss":1}\n')["code"] \
+        == "bad_report"
+    s.sendall(b'{"type":"report","iter":5,"loss":1.0}\n')
+    assert _send(s, f, b'{"type":"report","iter":4,"loss":0.9}\n')["code"] \
+        == "bad_report"
+    assert _send(s, f, b'{"type":"report","iter":6,"loss":1,"cpu_s":-1}\n')[
+        "code"] == "bad_report"
+    assert _send(s, f, b'{"type":"status"}\n')["code"] == "unknown_type"
+    assert _send(s, f, b'{"type":"hello"}\n')["code"] == "bad_message"
+    # An oversized line: error, then the connection is closed.
+    r = _send(s, f, b"{" + b" " * (70 * 1024) + b"}\n")
+    assert r["code"] == "too_long"
+    assert f.readline() == b""
+    s.close()
+    # Half a line and a hang-up.
+    s, f = _raw(slaqd.sock)
+    s.sendall(b'{"type":"hel')
+    s.close()
+    st = slaqd.request({"type": "status"})
+    assert st["ok"] and st["errors_total"] >= 12
+    assert slaqd.proc.poll() is None
+    assert "bad_json" in slaqd.read_log()
+
+
+def test_kill9_and_restart_loses_nothing(daemon_factory, tmp_path):
+    d = daemon_factory("--policy", "fair")
+    keep = d.submit(TOY, "--forever", "--iter-cpu", "0.005")
+    gone = d.submit("sleep", "300")
+    done = d.submit(TOY, "--iters", "5", "--iter-cpu", "0.001")
+    d.wait_state(done, "done")
+    wait_for(lambda: d.job(keep)["reports"] > 20, what="reports")
+    time.sleep(0.3)  # beyond one commit tick
+    before = d.job(keep)
+    pid_gone = d.job(gone)["pid"]
+    d.kill9()
+    # While slaqd is down, one job's process vanishes.
+    os.killpg(pid_gone, signal.SIGKILL)
+    time.sleep(0.2)
+    d2 = daemon_factory("--policy", "fair", state=d.state)
+    after = d2.job(keep)
+    assert after["state"] == "running"
+    assert after["reports"] >= before["reports"]
+    hist = {row[0]: row[1] for row in after["history"]}
+    for row in before["history"]:
+        assert hist[row[0]] == row[1]
+    assert d2.job(gone)["state"] == "lost"
+    assert d2.job(done)["state"] == "done"
+    assert d2.job(done)["reports"] == 6
+    # The surviving job re-attaches and keeps reporting to the new slaqd.
+    wait_for(lambda: d2.job(keep)["connected"] and
+             d2.job(keep)["reports"] > after["reports"] + 5,
+             what="job to re-attach")
+    assert any(e[1] == "readopt" for e in d2.job(keep)["events"])
+    # It is still ours: cancel works and reports its end.
+    d2.cli("cancel", str(keep))
+    d2.wait_state(keep, "cancelled")
+
+
+def _cpu_seconds(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _measure_cpu_rate(pid, seconds):
+    """Cores a process used over the next `seconds`."""
+    c0, t0 = _cpu_seconds(pid), time.monotonic()
+    time.sleep(seconds)
+    return (_cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+
+
+BUSY = [sys.executable, "-c", "while True: pass"]
+
+
+def test_quota_limits_busy_job_to_its_allocation(daemon_factory):
+    d = daemon_factory("--policy", "fair", "--cores", "0.6")
+    mode = d.request({"type": "status"})["enforce"]
+    if mode not in ("cgroup1", "cgroup2"):
+        pytest.skip("no writable cgroup cpu controller here (enforcement: %s)"
+                    % mode)
+    ids = [d.submit(*BUSY) for _ in range(2)]
+    wait_for(lambda: all(abs(d.job(i)["cores"] - 0.3) < 1e-6 for i in ids),
+             what="0.3 cores each")
+    time.sleep(0.5)
+    pids = [d.job(i)["pid"] for i in ids]
+    c0, t0 = [_cpu_seconds(p) for p in pids], time.monotonic()
+    time.sleep(3)
+    for i, p, c in zip(ids, pids, c0):
+        rate = (_cpu_seconds(p) - c) / (time.monotonic() - t0)
+        assert rate == pytest.approx(0.3, rel=0.10), \
+            "job %d used %.3f cores with 0.3 allocated" % (i, rate)
+
+
+def test_signal_duty_cycle_limits_busy_job(daemon_factory):
+    d = daemon_factory("--policy", "fair", "--cores", "0.5",
+                       "--enforce", "signal")
+    assert d.request({"type": "status"})["enforce"] == "signal"
+    jid = d.submit(*BUSY)
+    wait_for(lambda: abs(d.job(jid)["cores"] - 0.5) < 1e-6, what="alloc")
+    time.sleep(0.5)
+    rate = _measure_cpu_rate(d.job(jid)["pid"], 3)
+    assert rate == pytest.approx(0.5, rel=0.25)
+    d.cli("cancel", str(jid))
+    d.wait_state(jid, "cancelled")
+
+
+def test_http_api_reads_state(slaqd):
+    jid = slaqd.submit(TOY, "--iters", "3", "--iter-cpu", "0.001")
+    slaqd.wait_state(jid, "done")
+    base = "http://127.0.0.1:%d" % slaqd.port
+    st = json.load(urllib.request.urlopen(base + "/api/status"))
+    assert st["ok"] and st["jobs_total"] == 1
+    jobs = json.load(urllib.request.urlopen(base + "/api/jobs"))["jobs"]
+    assert jobs[0]["id"] == jid
+    job = json.load(urllib.request.urlopen(base + "/api/jobs/%d" % jid))
+    assert job["job"]["state"] == "done"
+    for path, code in (("/api/jobs/99", 404), ("/nope", 404)):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(base + path)
+        assert e.value.code == code
+    req = urllib.request.Request(base + "/api/jobs", data=b"{}",
+                                 method="POST")
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(req)
+    assert e.value.code == 405
+
+
+def test_cli_views(slaqd):
+    jid = slaqd.submit(TOY, "--forever", "--iter-cpu", "0.002", name="viewme")
+    wait_for(lambda: slaqd.job(jid)["reports"] > 5 and
+             slaqd.job(jid)["cores"] > 0, what="reports and an epoch")
+    ls = slaqd.cli("ls").stdout
+    assert "viewme" in ls and "running" in ls
+    top = slaqd.cli("top", "--once").stdout
+    assert "viewme" in top and "IT/S" in top
+    assert json.loads(slaqd.cli("top", "--once", "--json").stdout)["jobs"]
+    show = slaqd.cli("show", str(jid)).stdout
+    assert "history" in show and "allocation over time" in show
+    assert "prediction" in show
+    assert json.loads(slaqd.cli("show", str(jid), "--json").stdout)["id"] == jid
+    assert "cores" in slaqd.cli("status").stdout
+    assert json.loads(slaqd.cli("ls", "--json").stdout)["jobs"][0]["id"] == jid
+    # top without --once on a pipe prints plain blocks, one per refresh.
+    p = subprocess.Popen([SLAQ, "top", "-n", "0.2", "--socket", slaqd.sock],
+                         stdout=subprocess.PIPE, text=True)
+    time.sleep(1)
+    p.terminate()
+    out = p.communicate()[0]
+    assert out.count("viewme") >= 2 and "\033[" not in out
+    # logs -f ends when the job does.
+    f = subprocess.Popen([SLAQ, "logs", "-f", str(jid), "--socket",
+                          slaqd.sock], stdout=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    slaqd.cli("cancel", str(jid))
+    assert f.wait(timeout=15) == 0
+
+
+COMMANDS = ["submit", "ls", "show", "cancel", "logs", "top", "policy",
+            "status"]
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_every_command_has_help(cmd):
+    p = subprocess.run([SLAQ, cmd, "--help"], capture_output=True, text=True)
+    assert p.returncode == 0 and "usage: slaq " + cmd in p.stdout
+    assert "--json" in p.stdout
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_every_command_fails_clearly_without_slaqd(cmd, tmp_path):
+    args = {"submit": ["--", "true"], "show": ["1"], "cancel": ["1"],
+            "logs": ["1"], "top": ["--once"]}.get(cmd, [])
+    p = subprocess.run([SLAQ, cmd] + args + ["--state-dir", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert p.returncode == 1
+    assert "slaqd is not running" in p.stderr
+
+
+def test_python_client_works_offline():
+    c = slaq.Client(socket_path=None)
+    assert c.cores() == float(os.cpu_count())
+    assert c.report(1, 0.5) is False
+    assert c.dropped == 1 and not c.should_stop() and not c.connected
+    with pytest.raises(ValueError):
+        c.report(2, float("nan"))
+    c.close()
+
+
+def test_python_client_learns_stop(slaqd):
+    c = slaq.Client(socket_path=slaqd.sock, name="py")
+    c.report(0, 2.0)
+    wait_for(lambda: (c.poll(), c.connected)[1], what="welcome")
+    slaqd.cli("cancel", str(c.job_id))
+    wait_for(c.should_stop, what="stop request")
+    assert c.stop_reason == "cancelled"
+    c.close()
+    slaqd.wait_state(c.job_id, "cancelled")
+
+
+def test_second_daemon_on_same_state_dir_refuses(slaqd):
+    p = subprocess.run([os.path.join(os.path.dirname(SLAQ), "slaqd"),
+                        "--state-dir", slaqd.state, "--http", "off"],
+                       capture_output=True, text=True, timeout=10)
+    assert p.returncode == 1 and "another slaqd" in p.stderr
