@@ -25,6 +25,16 @@ count_cmocka() {  # $1 = output file; adds to totals from cmocka's summary
   total=$((total + run)); passed=$((passed + pass)); failed=$((failed + run - pass))
 }
 
+count_pytest() {  # $1 = output file; pytest's "N passed, M failed" line
+  local line p f e
+  line=$(grep -E '[0-9]+ (passed|failed|error).* in [0-9.]+s' "$1" | tail -n1)
+  p=$(grep -oE '[0-9]+ passed' <<<"$line" | cut -d' ' -f1)
+  f=$(grep -oE '[0-9]+ failed' <<<"$line" | cut -d' ' -f1)
+  e=$(grep -oE '[0-9]+ errors?' <<<"$line" | cut -d' ' -f1)
+  p=${p:-0} f=$(( ${f:-0} + ${e:-0} ))
+  total=$((total + p + f)); passed=$((passed + p)); failed=$((failed + f))
+}
+
 count_tap() {
   local ok nok
   ok=$(grep -c '^ok ' "$1" || true)
@@ -53,6 +63,17 @@ if [[ $unit_only -eq 0 ]]; then
     count_tap "$out"
     [[ $rc -eq 0 ]] || failed_suites+=("$t")
   done
+  # End-to-end suites in Python (tests/e2e): real slaqd, real processes.
+  if ls tests/e2e/test_*.py >/dev/null 2>&1; then
+    py=python3
+    $py -c 'import pytest' 2>/dev/null || py=/usr/bin/python3
+    suites=$((suites + 1))
+    echo "== tests/e2e (pytest)"
+    SLAQ_BUILD="$build" $py -m pytest -q -rs -p no:cacheprovider tests/e2e 2>&1 | tee "$out"
+    rc=${PIPESTATUS[0]}
+    count_pytest "$out"
+    [[ $rc -eq 0 ]] || failed_suites+=("tests/e2e")
+  fi
 fi
 
 echo

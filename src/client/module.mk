@@ -23,3 +23,11 @@ $(LIBCLIENT_SO): $(CLIENT_OBJS)
 $(TOY_JOB): $(call OBJ,examples/toy_job.c) $(LIBCLIENT_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CLIENT_LDLIBS) -lpthread
+
+# The client's unit test runs against a scripted fake slaqd.
+CLIENT_TEST := $(BUILD)/tests/test_client
+UNIT_TESTS  += $(CLIENT_TEST)
+
+$(CLIENT_TEST): $(call OBJ,tests/daemon/test_client.c) $(LIBCLIENT_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CLIENT_LDLIBS) $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)

@@ -1,0 +1,253 @@
+/*
+ * test_client.c — libslaq-client against a scripted fake slaqd: offline
+ * behaviour, the hello, allocation and stop messages, reconnection rules,
+ * and that a slaqd that stops reading never blocks the training loop.
+ */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "slaq/client.h"
+
+typedef struct fake {
+    char dir[64];
+    char path[128];
+    int lfd, cfd;
+} fake;
+
+static int fake_setup(void **state)
+{
+    fake *f = calloc(1, sizeof *f);
+    strcpy(f->dir, "/tmp/slaq-client-test-XXXXXX");
+    assert_non_null(mkdtemp(f->dir));
+    snprintf(f->path, sizeof f->path, "%s/s.sock", f->dir);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strcpy(sa.sun_path, f->path);
+    f->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_int_equal(bind(f->lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(f->lfd, 4), 0);
+    f->cfd = -1;
+    *state = f;
+    return 0;
+}
+
+static int fake_teardown(void **state)
+{
+    fake *f = *state;
+    if (f->cfd >= 0)
+        close(f->cfd);
+    close(f->lfd);
+    unlink(f->path);
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+/* Reads one line from the accepted connection (blocking, test side). */
+static void fake_line(fake *f, char *out, size_t len)
+{
+    size_t n = 0;
+    while (n + 1 < len) {
+        ssize_t r = read(f->cfd, out + n, 1);
+        assert_true(r == 1);
+        if (out[n] == '\n')
+            break;
+        n++;
+    }
+    out[n] = 0;
+}
+
+static void fake_send(fake *f, const char *line)
+{
+    assert_int_equal(write(f->cfd, line, strlen(line)), (ssize_t)strlen(line));
+}
+
+/* Polls the client until cond holds or a second has passed. */
+#define POLL_UNTIL(c, cond)                                                  \
+    do {                                                                     \
+        for (int i_ = 0; i_ < 1000 && !(cond); i_++) {                       \
+            slaq_client_poll(c);                                             \
+            usleep(1000);                                                    \
+        }                                                                    \
+        assert_true(cond);                                                   \
+    } while (0)
+
+static void test_offline_client_returns_default_and_drops(void **state)
+{
+    (void)state;
+    setenv("SLAQ_DEFAULT_CORES", "3.5", 1);
+    slaq_client *c = slaq_client_connect(NULL, 0, "x");
+    unsetenv("SLAQ_DEFAULT_CORES");
+    assert_non_null(c);
+    assert_true(slaq_client_cores(c) == 3.5);
+    assert_int_equal(slaq_client_report(c, 1, 0.5, 0.1, 10), 1);
+    assert_int_equal(slaq_client_report(c, 2, 0.4, 0.1, 10), 1);
+    assert_int_equal(slaq_client_dropped(c), 2);
+    assert_false(slaq_client_connected(c));
+    assert_false(slaq_client_should_stop(c));
+    assert_int_equal(slaq_client_job_id(c), 0);
+    slaq_client_close(c);
+}
+
+static void test_default_cores_is_online_cpus(void **state)
+{
+    (void)state;
+    unsetenv("SLAQ_SOCKET");
+    unsetenv("SLAQ_JOB_ID");
+    slaq_client *c = slaq_client_open();
+    assert_true(slaq_client_cores(c) ==
+                (double)sysconf(_SC_NPROCESSORS_ONLN));
+    slaq_client_close(c);
+}
+
+static void test_invalid_reports_are_refused(void **state)
+{
+    (void)state;
+    slaq_client *c = slaq_client_connect(NULL, 0, NULL);
+    errno = 0;
+    assert_int_equal(slaq_client_report(c, 1, NAN, 0, 0), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(slaq_client_report(c, 1, 1, -1, 0), -1);
+    assert_int_equal(slaq_client_report(c, 1, 1, 0, INFINITY), -1);
+    assert_int_equal(slaq_client_dropped(c), 0);
+    slaq_client_close(c);
+}
+
+static void test_unreachable_socket_is_not_an_error(void **state)
+{
+    (void)state;
+    slaq_client *c = slaq_client_connect("/nonexistent/slaq.sock", 4, NULL);
+    assert_non_null(c);
+    assert_int_equal(slaq_client_report(c, 1, 1, 0, 0), 1);
+    assert_false(slaq_client_connected(c));
+    slaq_client_close(c);
+}
+
+static void test_hello_alloc_report_and_stop(void **state)
+{
+    fake *f = *state;
+    char line[4096];
+    slaq_client *c = slaq_client_connect(f->path, 7, "job7");
+    f->cfd = accept(f->lfd, NULL, NULL);
+    assert_true(f->cfd >= 0);
+    slaq_client_poll(c);
+    fake_line(f, line, sizeof line);
+    assert_non_null(strstr(line, "\"type\":\"hello\""));
+    assert_non_null(strstr(line, "\"job\":7"));
+    assert_non_null(strstr(line, "\"name\":\"job7\""));
+    fake_send(f, "{\"type\":\"welcome\",\"job\":7,\"cores\":1.5}\n");
+    POLL_UNTIL(c, slaq_client_connected(c));
+    assert_true(slaq_client_cores(c) == 1.5);
+    fake_send(f, "{\"type\":\"alloc\",\"cores\":0.25,\"epoch\":3}\n"
+                 "{\"type\":\"bogus\"}\nnot json\n");
+    POLL_UNTIL(c, slaq_client_cores(c) == 0.25);
+    assert_int_equal(slaq_client_report(c, 1, 0.75, 0.5, 100), 0);
+    fake_line(f, line, sizeof line);
+    assert_string_equal(line, "{\"type\":\"report\",\"iter\":1,\"loss\":0.75,"
+                              "\"cpu_s\":0.5,\"samples\":100}");
+    assert_false(slaq_client_should_stop(c));
+    fake_send(f, "{\"type\":\"stop\",\"job\":7,\"reason\":\"max_iters\"}\n");
+    POLL_UNTIL(c, slaq_client_should_stop(c));
+    assert_string_equal(slaq_client_stop_reason(c), "max_iters");
+    slaq_client_close(c);
+    fake_line(f, line, sizeof line);
+    assert_string_equal(line, "{\"type\":\"bye\"}");
+}
+
+static void test_lost_connection_goes_offline_keeping_allocation(void **state)
+{
+    fake *f = *state;
+    char line[4096];
+    slaq_client *c = slaq_client_connect(f->path, 0, "att");
+    f->cfd = accept(f->lfd, NULL, NULL);
+    slaq_client_poll(c);
+    fake_line(f, line, sizeof line);
+    assert_null(strstr(line, "\"job\""));
+    fake_send(f, "{\"type\":\"welcome\",\"job\":12,\"cores\":0.5}\n");
+    POLL_UNTIL(c, slaq_client_connected(c));
+    assert_int_equal(slaq_client_job_id(c), 12);
+    close(f->cfd);
+    f->cfd = -1;
+    POLL_UNTIL(c, !slaq_client_connected(c));
+    assert_true(slaq_client_cores(c) == 0.5);
+    assert_int_equal(slaq_client_report(c, 5, 1, 0, 0), 1); /* dropped */
+    /* It comes back by itself within a second or so, as job 12 now (the
+     * listen backlog takes the connection before accept()). */
+    for (int i = 0; i < 1500; i++) {
+        slaq_client_poll(c);
+        usleep(1000);
+    }
+    f->cfd = accept(f->lfd, NULL, NULL);
+    fake_line(f, line, sizeof line);
+    assert_non_null(strstr(line, "\"job\":12"));
+    slaq_client_close_timeout(c, 0);
+}
+
+static void test_unknown_job_error_stops_retrying(void **state)
+{
+    fake *f = *state;
+    char line[4096];
+    slaq_client *c = slaq_client_connect(f->path, 99, NULL);
+    f->cfd = accept(f->lfd, NULL, NULL);
+    slaq_client_poll(c);
+    fake_line(f, line, sizeof line);
+    fake_send(f, "{\"type\":\"error\",\"code\":\"unknown_job\","
+                 "\"message\":\"no job with id 99\"}\n");
+    close(f->cfd);
+    f->cfd = -1;
+    POLL_UNTIL(c, slaq_client_report(c, 1, 1, 0, 0) == 1);
+    usleep(1200000);
+    slaq_client_poll(c);
+    struct timeval tv = {0, 100000};
+    setsockopt(f->lfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    assert_true(accept(f->lfd, NULL, NULL) < 0); /* nobody came back */
+    slaq_client_close(c);
+}
+
+static void test_a_slaqd_that_does_not_read_never_blocks(void **state)
+{
+    fake *f = *state;
+    slaq_client *c = slaq_client_connect(f->path, 1, NULL);
+    f->cfd = accept(f->lfd, NULL, NULL);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int dropped = 0;
+    for (uint64_t k = 1; k <= 200000; k++)
+        dropped += slaq_client_report(c, k, 1.0 / (double)k, 0.001, 1) == 1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    assert_true(dropped > 0);   /* the buffer filled up ... */
+    assert_true(s < 5);         /* ... and nothing waited for it */
+    slaq_client_close_timeout(c, 10);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_offline_client_returns_default_and_drops),
+        cmocka_unit_test(test_default_cores_is_online_cpus),
+        cmocka_unit_test(test_invalid_reports_are_refused),
+        cmocka_unit_test(test_unreachable_socket_is_not_an_error),
+        cmocka_unit_test_setup_teardown(test_hello_alloc_report_and_stop,
+                                        fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_lost_connection_goes_offline_keeping_allocation, fake_setup,
+            fake_teardown),
+        cmocka_unit_test_setup_teardown(test_unknown_job_error_stops_retrying,
+                                        fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_slaqd_that_does_not_read_never_blocks, fake_setup,
+            fake_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
