@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "slaq/client.h"
 
@@ -79,7 +80,8 @@ int main(int argc, char **argv)
         }
         if (k == crash_at) {
             fprintf(stderr, "toy job: crashing at iteration %ld as asked\n", k);
-            return 3;
+            fflush(NULL);
+            _exit(3); /* like a crash: no clean-up, no goodbye */
         }
         int threads = (int)ceil(slaq_client_cores(c));
         threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
