@@ -24,6 +24,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -209,28 +210,47 @@ static void conn_flush(sd_daemon *d, sd_conn *c)
     }
 }
 
-void conn_send(sd_daemon *d, sd_conn *c, json_t *msg)
+void conn_send_line(sd_daemon *d, sd_conn *c, const char *s, size_t len)
 {
     if (c->h.fd < 0)
         return;
-    char *s = json_dumps(msg, JSON_COMPACT);
-    if (!s)
-        return;
-    size_t len = strlen(s);
+    if (c->wlen == 0) { /* the common case: straight to the socket */
+        ssize_t n;
+        struct iovec iov[2] = {{(void *)s, len}, {"\n", 1}};
+        do
+            n = writev(c->h.fd, iov, 2);
+        while (n < 0 && errno == EINTR);
+        if (n == (ssize_t)len + 1)
+            return;
+        if (n < 0 && errno != EAGAIN) {
+            conn_close(d, c);
+            return;
+        }
+        if (n > 0) { /* queue the rest */
+            size_t done = (size_t)n;
+            if (done >= len) {
+                s = "\n";
+                len = 0;
+                done = 0;
+                goto queue_newline;
+            }
+            s += done;
+            len -= done;
+        }
+    }
     if (c->wlen + len + 1 > SD_MAX_WBUF) {
         sd_log(d, 0, "connection %d: %zu bytes unread; dropping it",
                c->h.fd, c->wlen);
-        free(s);
         conn_close(d, c);
         return;
     }
+queue_newline:
     if (c->wlen + len + 1 > c->wcap) {
         size_t cap = c->wcap ? c->wcap : 1024;
         while (cap < c->wlen + len + 1)
             cap *= 2;
         char *nb = realloc(c->wbuf, cap);
         if (!nb) {
-            free(s);
             conn_close(d, c);
             return;
         }
@@ -240,8 +260,16 @@ void conn_send(sd_daemon *d, sd_conn *c, json_t *msg)
     memcpy(c->wbuf + c->wlen, s, len);
     c->wbuf[c->wlen + len] = '\n';
     c->wlen += len + 1;
-    free(s);
     conn_flush(d, c);
+}
+
+void conn_send(sd_daemon *d, sd_conn *c, json_t *msg)
+{
+    char *s = json_dumps(msg, JSON_COMPACT);
+    if (!s)
+        return;
+    conn_send_line(d, c, s, strlen(s));
+    free(s);
 }
 
 /* Sends {"type":"error","code":..,"message":..} and logs it. */
@@ -477,6 +505,12 @@ static void conn_read(sd_daemon *d, sd_conn *c)
         if ((size_t)n < sizeof buf - have)
             return; /* drained; level-triggered epoll calls again */
     }
+}
+
+void conn_drain(sd_daemon *d, sd_conn *c)
+{
+    if (c->h.fd >= 0 && !c->closing)
+        conn_read(d, c);
 }
 
 static void on_conn(sd_daemon *d, sd_handler *h, uint32_t events)

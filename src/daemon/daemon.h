@@ -162,7 +162,8 @@ struct sd_daemon {
     void *http;           /* struct MHD_Daemon * */
     unsigned http_port;
     uint64_t epoch_no;
-    double epoch_ms_last, epoch_ms_max;
+    double epoch_ms_last, epoch_ms_max;  /* whole epoch, slaqd's part too */
+    double core_ms_last, core_ms_max;    /* slaq_sched_epoch() alone */
     uint64_t reports_total, errors_total;
     double started;
     int quit;
@@ -186,7 +187,12 @@ int conn_listen_tcp(sd_daemon *d, const char *addr);
 void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events);
 /* Queues one JSON message (a line) on c; steals nothing, c may close. */
 void conn_send(sd_daemon *d, sd_conn *c, json_t *msg);
+/* Queues one line (without its newline) on c. */
+void conn_send_line(sd_daemon *d, sd_conn *c, const char *s, size_t len);
 void conn_close(sd_daemon *d, sd_conn *c);
+/* Handles whatever input c has waiting now (a job that exited may have
+ * written its last reports just before). */
+void conn_drain(sd_daemon *d, sd_conn *c);
 void conn_close_all(sd_daemon *d);
 /* Frees the connections closed during this turn of the loop. */
 void conn_reap(sd_daemon *d);

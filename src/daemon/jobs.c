@@ -554,6 +554,8 @@ void job_reap_children(sd_daemon *d)
         for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
             sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
             if (j->managed && j->pid == pid) {
+                if (j->conn) /* its last reports come before its end */
+                    conn_drain(d, j->conn);
                 job_finish(d, j, 1, status, SD_DONE, NULL);
                 break;
             }
@@ -577,10 +579,11 @@ static void apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
     store_alloc(d->store, j->id, now, a, d->epoch_no);
     sd_log(d, 1, "job %lld: %.3f cores", (long long)j->id, a);
     if (j->conn) {
-        json_t *m = json_pack("{s:s, s:f, s:I}", "type", "alloc", "cores", a,
-                              "epoch", (json_int_t)d->epoch_no);
-        conn_send(d, j->conn, m);
-        json_decref(m);
+        char line[128];
+        int n = snprintf(line, sizeof line, "{\"type\":\"alloc\",\"cores\":"
+                         "%.17g,\"epoch\":%llu}", a,
+                         (unsigned long long)d->epoch_no);
+        conn_send_line(d, j->conn, line, (size_t)n);
     }
 }
 
@@ -591,6 +594,9 @@ void job_epoch(sd_daemon *d)
     size_t n = slaq_sched_count(d->sched);
     if (n > 0) {
         int rc = slaq_sched_epoch(d->sched, now);
+        d->core_ms_last = (sd_mono() - t0) * 1e3;
+        if (d->core_ms_last > d->core_ms_max)
+            d->core_ms_max = d->core_ms_last;
         if (rc) {
             sd_log(d, 0, "epoch %llu: %s", (unsigned long long)d->epoch_no,
                    slaq_strerror(rc));
@@ -613,6 +619,8 @@ void job_epoch(sd_daemon *d)
             job_stop(d, j, "max_time");
     }
     double ms = (sd_mono() - t0) * 1e3;
+    sd_log(d, 2, "epoch %llu: %zu jobs, %.3f ms (core %.3f ms)",
+           (unsigned long long)d->epoch_no, n, ms, d->core_ms_last);
     d->epoch_ms_last = ms;
     if (ms > d->epoch_ms_max)
         d->epoch_ms_max = ms;

@@ -10,3 +10,11 @@ PROGRAMS      += $(SLAQD)
 $(SLAQD): $(DAEMON_OBJS) $(LIBSLAQ_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(DAEMON_OBJS) $(LIBSLAQ_A) $(DAEMON_LDLIBS) $(LIB_LDLIBS)
+
+# bench/daemon: the load generator that measures slaqd (bench/daemon/run.sh).
+LOADGEN  := $(BUILD)/bin/slaq-loadgen
+PROGRAMS += $(LOADGEN)
+
+$(LOADGEN): $(call OBJ,bench/daemon/loadgen.c) $(LIBCLIENT_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CLIENT_LDLIBS)

@@ -25,7 +25,7 @@ static const char *const sql_text[ST_N] = {
     "COMMIT",
     "INSERT OR REPLACE INTO reports(job, iter, loss, cpu_s, samples, t) "
     "VALUES (?, ?, ?, ?, ?, ?)",
-    "INSERT INTO allocs(job, t, cores, epoch) VALUES (?, ?, ?, ?)",
+    "INSERT OR REPLACE INTO allocs(job, t, cores, epoch) VALUES (?, ?, ?, ?)",
     "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
     "INSERT OR REPLACE INTO jobs(id, name, cmd, cwd, weight, max_cores, "
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
@@ -44,8 +44,7 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
     " cpu_s REAL, samples REAL, t REAL, PRIMARY KEY(job, iter)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS allocs(job INTEGER, t REAL, cores REAL, "
-    " epoch INTEGER);"
-    "CREATE INDEX IF NOT EXISTS allocs_job ON allocs(job, t);"
+    " epoch INTEGER, PRIMARY KEY(job, epoch)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS events(t REAL, job INTEGER, kind TEXT, "
     " detail TEXT);"
     "CREATE INDEX IF NOT EXISTS events_job ON events(job, t);";
@@ -366,7 +365,7 @@ json_t *store_allocs_json(sd_store *s, int64_t job, size_t max)
 {
     return rows_json(s, "SELECT count(*) FROM allocs WHERE job = ?1",
                      "SELECT t, cores, epoch FROM allocs WHERE job = ?1 "
-                     "ORDER BY t", job, max);
+                     "ORDER BY epoch", job, max);
 }
 
 json_t *store_events_json(sd_store *s, int64_t job, size_t max)
