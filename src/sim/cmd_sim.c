@@ -126,8 +126,8 @@ static int commit_dir(const char *staging, const char *dir)
             cli_error("sim", "%s: exists and is not a directory", dir);
             return -1;
         }
-        snprintf(old, sizeof old, "%s.old.XXXXXX", dir);
-        if (!mkdtemp(old) || rmdir(old) != 0 || rename(dir, old) != 0) {
+        if (snprintf(old, sizeof old, "%s.old.XXXXXX", dir) >=
+                (int)sizeof old || !mkdtemp(old) || rmdir(old) != 0 || rename(dir, old) != 0) {
             cli_error("sim", "%s: cannot replace: %s", dir, strerror(errno));
             return -1;
         }
@@ -146,11 +146,9 @@ static int commit_dir(const char *staging, const char *dir)
 static FILE *open_out(const char *dir, const char *sub, const char *file)
 {
     char path[PATH_MAX];
-    if (sub)
-        snprintf(path, sizeof path, "%s/%s/%s", dir, sub, file);
-    else
-        snprintf(path, sizeof path, "%s/%s", dir, file);
-    FILE *f = fopen(path, "w");
+    int n = sub ? snprintf(path, sizeof path, "%s/%s/%s", dir, sub, file)
+                : snprintf(path, sizeof path, "%s/%s", dir, file);
+    FILE *f = n < (int)sizeof path ? fopen(path, "w") : NULL;
     if (!f)
         cli_error("sim", "%s: %s", path, strerror(errno));
     return f;
@@ -256,8 +254,8 @@ static int write_run(const char *stage, const run *r, const wl_workload *wl,
                      const sim_result *res)
 {
     char sub[PATH_MAX];
-    snprintf(sub, sizeof sub, "%s/%s", stage, r->name);
-    if (mkdir(sub, 0777) != 0) {
+    if (snprintf(sub, sizeof sub, "%s/%s", stage, r->name) >=
+            (int)sizeof sub || mkdir(sub, 0777) != 0) {
         cli_error("sim", "%s: %s", sub, strerror(errno));
         return -1;
     }
@@ -393,8 +391,8 @@ int cmd_sim(int argc, char **argv)
     for (size_t i = 0; i < wl.n; i++)
         iters += (double)(wl.jobs[i].nloss - 1);
     prog.total = iters * nruns * (1 + nsweep);
-    snprintf(stage, sizeof stage, "%s.tmp.XXXXXX", out);
-    if (!swept || !mkdtemp(stage)) {
+    if (!swept || snprintf(stage, sizeof stage, "%s.tmp.XXXXXX", out) >=
+                      (int)sizeof stage || !mkdtemp(stage)) {
         cli_error("sim", "%s: cannot create a staging directory: %s", out,
                   strerror(errno));
         stage[0] = '\0';

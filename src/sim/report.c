@@ -33,8 +33,8 @@ static FILE *open_in(const char *dir, const char *file, char *err,
                      size_t errlen)
 {
     char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    FILE *f = fopen(path, "w");
+    int n = snprintf(path, sizeof path, "%s/%s", dir, file);
+    FILE *f = n < (int)sizeof path ? fopen(path, "w") : NULL;
     if (!f)
         rep_err(err, errlen, "%s: %s", path, strerror(errno));
     return f;
