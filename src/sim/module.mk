@@ -20,3 +20,9 @@ UNIT_TESTS    += $(SIM_TESTS)
 $(SIM_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/sim/%.o $(LIBSLAQSIM_A) $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBSLAQSIM_A) $(TEST_LIBS) $(LIB_LDLIBS) $(UNIT_LDLIBS)
+
+# make results: regenerate docs/results/ and print the evaluation targets.
+.PHONY: results
+results:
+	@$(MAKE) --no-print-directory all
+	@scripts/sim-results.sh $(BUILD)
