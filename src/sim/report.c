@@ -146,10 +146,12 @@ static int write_script(const report_input *in, char *err, size_t errlen)
         for (size_t r = 0; r < in->nruns; r++) {
             size_t c = 2 + SWEEP_COLS * r;
             rc |= fprintf(f, "%s'sweep.csv' skip 1 using 1:%zu with "
-                          "linespoints title '%s 90%%', \\\n     "
-                          "'sweep.csv' skip 1 using 1:%zu with linespoints "
-                          "dashtype 2 title '%s 95%%'", r ? ", \\\n     " : "",
-                          c, in->runs[r].name, c + 1, in->runs[r].name) < 0;
+                          "linespoints linecolor %zu title '%s 90%%', "
+                          "\\\n     'sweep.csv' skip 1 using 1:%zu with "
+                          "linespoints linecolor %zu dashtype 2 title "
+                          "'%s 95%%'", r ? ", \\\n     " : "", c, r + 1,
+                          in->runs[r].name, c + 1, r + 1,
+                          in->runs[r].name) < 0;
         }
         rc |= fputc('\n', f) == EOF;
     }
