@@ -127,7 +127,8 @@ static int commit_dir(const char *staging, const char *dir)
             return -1;
         }
         if (snprintf(old, sizeof old, "%s.old.XXXXXX", dir) >=
-                (int)sizeof old || !mkdtemp(old) || rmdir(old) != 0 || rename(dir, old) != 0) {
+                (int)sizeof old || !mkdtemp(old) || rmdir(old) != 0 ||
+            rename(dir, old) != 0) {
             cli_error("sim", "%s: cannot replace: %s", dir, strerror(errno));
             return -1;
         }
@@ -268,6 +269,9 @@ static int write_run(const char *stage, const run *r, const wl_workload *wl,
         return -1;
     f = open_out(stage, r->name, "jobs.csv");
     if (!f || close_out(f, sim_write_jobs(f, wl, res), "jobs.csv"))
+        return -1;
+    f = open_out(stage, r->name, "sched.csv");
+    if (!f || close_out(f, sim_write_sched(f, res), "sched.csv"))
         return -1;
     return 0;
 }

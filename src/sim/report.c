@@ -137,6 +137,23 @@ static int write_script(const report_input *in, char *err, size_t errlen)
                       "'' skip 1 using 1:6 with lines title 'low (bottom "
                       "50%%)'\n", n, n, n) < 0;
     }
+    /* Fig. 10c: scheduling time against the number of jobs, the mean of
+     * the epochs in each of about 50 bins of the job count. */
+    rc |= fputs("\nset output 'fig10c-sched.svg'\nset title 'Scheduling "
+                "time per epoch against active jobs (Fig. 10c)'\nset xlabel "
+                "'active jobs'\nset ylabel 'slaq\\_sched\\_epoch wall time "
+                "(ms)'\nset yrange [0:*]\n", f) < 0;
+    for (size_t r = 0; r < in->nruns; r++)
+        rc |= fprintf(f, "stats '%s/sched.csv' skip 1 using 2 nooutput\n"
+                      "bw%zu = STATS_max > 50 ? ceil(STATS_max / 50.0) : 1\n",
+                      in->runs[r].name, r) < 0;
+    rc |= fputs("plot ", f) < 0;
+    for (size_t r = 0; r < in->nruns; r++)
+        rc |= fprintf(f, "%s'%s/sched.csv' skip 1 using "
+                      "(bw%zu * floor($2 / bw%zu)):3 smooth unique with "
+                      "linespoints title '%s'", r ? ", \\\n     " : "",
+                      in->runs[r].name, r, r, in->runs[r].name) < 0;
+    rc |= fputs("\nset autoscale y\n", f) < 0;
     if (in->nsweep) {
         rc |= fputs("\nset output 'fig9-sweep.svg'\nset title 'Mean time "
                     "to 90% / 95% loss reduction against arrival rate "
@@ -306,6 +323,7 @@ static int write_html(const report_input *in, char *err, size_t errlen)
         }
         if (in->nsweep)
             rc |= html_img(f, "fig9-sweep.svg", "arrival-rate sweep");
+        rc |= html_img(f, "fig10c-sched.svg", "scheduling time");
     }
     if (in->nsweep) {
         rc |= fputs("<h2>Arrival-rate sweep</h2>\n<p>The workload's "
@@ -331,7 +349,8 @@ static int write_html(const report_input *in, char *err, size_t errlen)
     }
     rc |= fputs("<p>Data: <code>summary.json</code>, <code>reduction.csv"
                 "</code>, <code>POLICY/timeline.csv</code>, <code>POLICY/"
-                "jobs.csv</code>; figures: <code>plots.gp</code>.</p>\n"
+                "jobs.csv</code>, <code>POLICY/sched.csv</code>; figures: "
+                "<code>plots.gp</code>.</p>\n"
                 "</body></html>\n", f) < 0;
     return close_checked(f, "report.html", rc, err, errlen);
 }

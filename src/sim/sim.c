@@ -231,17 +231,18 @@ static void job_reached(sjob *j, double t)
 
 /* ------------------------------------------------------------ the loop */
 
-static int push_double(double **v, size_t *n, size_t *cap, double x)
+static int push_epoch(simstate *st, double t, double ms)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? 2 * *cap : 256;
-        double *p = realloc(*v, nc * sizeof *p);
+    sim_result *r = st->r;
+    if (r->nepochs == st->epochs_cap) {
+        size_t nc = st->epochs_cap ? 2 * st->epochs_cap : 256;
+        sim_epoch *p = realloc(r->epochs, nc * sizeof *p);
         if (!p)
             return -1;
-        *v = p;
-        *cap = nc;
+        r->epochs = p;
+        st->epochs_cap = nc;
     }
-    (*v)[(*n)++] = x;
+    r->epochs[r->nepochs++] = (sim_epoch){t, st->nactive, ms};
     return 0;
 }
 
@@ -263,8 +264,7 @@ static int decide(simstate *st, double t, char *err, size_t errlen)
                 slaq_strerror(rc));
         return -1;
     }
-    sim_result *r = st->r;
-    if (push_double(&r->sched_ms, &r->nepochs, &st->epochs_cap, ms)) {
+    if (push_epoch(st, t, ms)) {
         sim_err(err, errlen, "out of memory");
         return -1;
     }
@@ -412,7 +412,7 @@ void sim_result_free(sim_result *r)
 {
     free(r->jobs);
     free(r->samples);
-    free(r->sched_ms);
+    free(r->epochs);
     memset(r, 0, sizeof *r);
 }
 
@@ -553,10 +553,11 @@ void sim_summarize(const sim_result *r, sim_summary *s)
         double *v = malloc(r->nepochs * sizeof *v);
         double sum = 0;
         for (size_t i = 0; i < r->nepochs; i++)
-            sum += r->sched_ms[i];
+            sum += r->epochs[i].ms;
         s->sched_mean_ms = sum / (double)r->nepochs;
         if (v) {
-            memcpy(v, r->sched_ms, r->nepochs * sizeof *v);
+            for (size_t i = 0; i < r->nepochs; i++)
+                v[i] = r->epochs[i].ms;
             qsort(v, r->nepochs, sizeof *v, cmp_double);
             size_t k = (size_t)ceil(0.99 * (double)r->nepochs);
             s->sched_p99_ms = v[k ? k - 1 : 0];
@@ -641,5 +642,14 @@ int sim_write_jobs(FILE *f, const wl_workload *wl, const sim_result *r)
         rc |= fprintf(f, ",%.3f,%.3f\n", j->completion,
                       j->completion - j->arrival) < 0;
     }
+    return rc ? -1 : 0;
+}
+
+int sim_write_sched(FILE *f, const sim_result *r)
+{
+    int rc = fputs("time_s,active_jobs,sched_ms\n", f) < 0;
+    for (size_t i = 0; i < r->nepochs; i++)
+        rc |= fprintf(f, "%.3f,%zu,%.4f\n", r->epochs[i].t,
+                      r->epochs[i].jobs, r->epochs[i].ms) < 0;
     return rc ? -1 : 0;
 }

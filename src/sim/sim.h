@@ -74,12 +74,19 @@ typedef struct sim_sample {
     double cores[SIM_NGROUPS];    /* cores used by each loss group */
 } sim_sample;
 
+/* One slaq_sched_epoch() call (Fig. 10c: scheduling time against jobs). */
+typedef struct sim_epoch {
+    double t;       /* virtual time of the decision */
+    size_t jobs;    /* active jobs it divided the cores among */
+    double ms;      /* its wall time */
+} sim_epoch;
+
 typedef struct sim_result {
     sim_jobres *jobs;      /* one per workload job, in workload order */
     size_t njobs;
     sim_sample *samples;   /* one per epoch boundary with active jobs */
     size_t nsamples;
-    double *sched_ms;      /* wall time of each slaq_sched_epoch() call */
+    sim_epoch *epochs;     /* every slaq_sched_epoch() call, in order */
     size_t nepochs;
 } sim_result;
 
@@ -110,13 +117,15 @@ int sim_x_index(int pct);
 
 /*
  * Output files (fixed float formats: the same run gives the same bytes,
- * except for the sched_ms fields, which are wall-clock measurements).
+ * except for sched_ms fields and sched.csv, wall-clock measurements).
  * Each returns 0, or -1 on a write error.
  */
 int sim_write_summary(FILE *f, const char *name, const sim_config *cfg,
                       const sim_summary *s);
 int sim_write_timeline(FILE *f, const sim_result *r);
 int sim_write_jobs(FILE *f, const wl_workload *wl, const sim_result *r);
+/* sched.csv: one row per epoch call; its sched_ms column is wall time. */
+int sim_write_sched(FILE *f, const sim_result *r);
 
 /*
  * The workload's mean inter-arrival time, (last − first arrival) / (n − 1);

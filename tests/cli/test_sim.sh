@@ -29,7 +29,8 @@ check_exit "sim runs three policies" 0 "$SLAQ" sim --workload "$WL" \
   --out "$TMP/rep" --quiet
 for f in summary.json report.html reduction.csv sweep.csv plots.gp \
          fig7a-loss.svg fig7b-reduction.svg fig8-cores-slaq.svg \
-         fig9-sweep.svg fair/timeline.csv slaq/jobs.csv oracle/summary.json; do
+         fig9-sweep.svg fig10c-sched.svg fair/timeline.csv slaq/jobs.csv \
+         slaq/sched.csv oracle/summary.json; do
   check "sim wrote $f" test -s "$TMP/rep/$f"
 done
 check "summary.json is JSON with every field" python3 -c '
@@ -47,7 +48,8 @@ for r in runs:
 check_grep "jobs.csv has t50 ... t99" '^id,algorithm,arrival_s,t50_s,.*t90_s,t95_s,t99_s,completion_s' \
   "$TMP/rep/fair/jobs.csv"
 
-# Determinism: everything but the wall-clock sched_ms is byte-identical.
+# Determinism: everything but the wall-clock sched_ms (summaries,
+# sched.csv, fig10c) is byte-identical.
 "$SLAQ" sim --workload "$WL" --cores 32 --compare fair,slaq,oracle \
   --sweep-interarrival 2,6 --out "$TMP/again" --quiet
 same=1
