@@ -48,6 +48,22 @@ plot 'oracle/timeline.csv' skip 1 using 1:4 with lines title 'high loss (top 25%
      '' skip 1 using 1:5 with lines title 'medium (next 25%)', \
      '' skip 1 using 1:6 with lines title 'low (bottom 50%)'
 
+set output 'fig10c-sched.svg'
+set title 'Scheduling time per epoch against active jobs (Fig. 10c)'
+set xlabel 'active jobs'
+set ylabel 'slaq\_sched\_epoch wall time (ms)'
+set yrange [0:*]
+stats 'fair/sched.csv' skip 1 using 2 nooutput
+bw0 = STATS_max > 50 ? ceil(STATS_max / 50.0) : 1
+stats 'slaq/sched.csv' skip 1 using 2 nooutput
+bw1 = STATS_max > 50 ? ceil(STATS_max / 50.0) : 1
+stats 'oracle/sched.csv' skip 1 using 2 nooutput
+bw2 = STATS_max > 50 ? ceil(STATS_max / 50.0) : 1
+plot 'fair/sched.csv' skip 1 using (bw0 * floor($2 / bw0)):3 smooth unique with linespoints title 'fair', \
+     'slaq/sched.csv' skip 1 using (bw1 * floor($2 / bw1)):3 smooth unique with linespoints title 'slaq', \
+     'oracle/sched.csv' skip 1 using (bw2 * floor($2 / bw2)):3 smooth unique with linespoints title 'oracle'
+set autoscale y
+
 set output 'fig9-sweep.svg'
 set title 'Mean time to 90% / 95% loss reduction against arrival rate (Fig. 9)'
 set xlabel 'mean inter-arrival time (s)'
