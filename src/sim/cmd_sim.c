@@ -39,6 +39,10 @@ static void usage(FILE *f)
         "  --policy P        fair, slaq, slaq-maxmin or oracle (default "
         "slaq)\n"
         "  --predictor K     auto, slaq-fit or strawman (default auto)\n"
+        "  --default-iter-cpu S\n"
+        "                    the core's CPU-seconds per iteration for a job "
+        "that has\n"
+        "                    not reported yet (default: the core's, 1)\n"
         "  --compare LIST    several policies side by side, e.g. "
         "fair,slaq,oracle;\n"
         "                    an entry may name its predictor: "
@@ -305,6 +309,7 @@ int cmd_sim(int argc, char **argv)
         {"predictor", required_argument, 0, 'k'},
         {"compare", required_argument, 0, 'C'},
         {"sweep-interarrival", required_argument, 0, 's'},
+        {"default-iter-cpu", required_argument, 0, 'd'},
         {"out", required_argument, 0, 'o'},
         {"no-plots", no_argument, 0, 'n'},
         {"quiet", no_argument, 0, 'q'},
@@ -313,7 +318,7 @@ int cmd_sim(int argc, char **argv)
     };
     const char *workload = NULL, *out = NULL, *policy = "slaq",
                *compare = NULL, *predictor = "auto";
-    double cores = 0, epoch = 2, unit = 1, sweep[MAX_SWEEP];
+    double cores = 0, epoch = 2, unit = 1, iter_cpu = 0, sweep[MAX_SWEEP];
     int nsweep = 0, plots = 1, quiet = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -335,6 +340,10 @@ int cmd_sim(int argc, char **argv)
             break;
         case 'u':
             if (parse_positive("--unit", optarg, &unit))
+                return EXIT_USAGE;
+            break;
+        case 'd':
+            if (parse_positive("--default-iter-cpu", optarg, &iter_cpu))
                 return EXIT_USAGE;
             break;
         case 's':
@@ -371,6 +380,7 @@ int cmd_sim(int argc, char **argv)
         runs[i].cfg.cores = cores;
         runs[i].cfg.epoch_s = epoch;
         runs[i].cfg.unit = unit;
+        runs[i].cfg.default_iter_cpu_s = iter_cpu;
     }
 
     char err[1024];

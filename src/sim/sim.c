@@ -32,6 +32,7 @@ void sim_config_init(sim_config *c)
     c->cores = 1;
     c->epoch_s = 2;
     c->unit = 1;
+    c->default_iter_cpu_s = 0;
     c->arrival_scale = 1;
     c->progress = NULL;
     c->progress_arg = NULL;
@@ -428,6 +429,8 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     sc.cores = cfg->cores;
     sc.epoch_s = cfg->epoch_s;
     sc.unit = cfg->unit;
+    if (cfg->default_iter_cpu_s > 0)
+        sc.default_iter_cpu_s = cfg->default_iter_cpu_s;
     size_t n = wl->n;
     st.s = slaq_sched_new(&sc);
     r->jobs = calloc(n, sizeof *r->jobs);
@@ -577,7 +580,10 @@ int sim_write_summary(FILE *f, const char *name, const sim_config *cfg,
                   cfg->policy == SLAQ_POLICY_FAIR
                       ? "none" : slaq_predictor_name(cfg->predictor)) < 0;
     rc |= fprintf(f, " \"cores\": %.6g, \"epoch_s\": %.6g, \"unit\": %.6g, "
-                  "\"jobs\": %zu,\n", cfg->cores, cfg->epoch_s, cfg->unit,
+                  "\"default_iter_cpu_s\": %.6g, \"jobs\": %zu,\n",
+                  cfg->cores, cfg->epoch_s, cfg->unit,
+                  cfg->default_iter_cpu_s > 0 ? cfg->default_iter_cpu_s
+                                              : SLAQ_DEFAULT_ITER_CPU_S,
                   s->jobs) < 0;
     rc |= fprintf(f, " \"avg_norm_loss\": %.6f, \"t90_mean_s\": %.3f, "
                   "\"t95_mean_s\": %.3f,\n", s->avg_norm_loss,

@@ -39,6 +39,9 @@ typedef struct sim_config {
     double cores;   /* C > 0 */
     double epoch_s; /* T > 0 */
     double unit;    /* allocation unit > 0 */
+    /* The core's cost of an iteration before a job's first report
+     * (slaq_sched_config.default_iter_cpu_s); 0 keeps the core's. */
+    double default_iter_cpu_s;
     /* Arrivals are replayed at first + (arrival − first) × arrival_scale
      * (1: as recorded); --sweep-interarrival stretches one job mix to
      * several arrival rates this way. */
