@@ -84,6 +84,16 @@ check_exit "sim: --cores required" 2 "$SLAQ" sim --workload "$WL" \
 check_exit "sim: bad --epoch" 2 "$SLAQ" sim --workload "$WL" --cores 8 \
   --epoch 0 --out "$TMP/x"
 
+check_exit "sim: --default-iter-cpu" 0 "$SLAQ" sim --workload "$WL" \
+  --cores 32 --policy oracle --default-iter-cpu 40 --out "$TMP/cpu" \
+  --quiet --no-plots
+check_grep "sim: summary records --default-iter-cpu" \
+  '"default_iter_cpu_s": 40,' "$TMP/cpu/summary.json"
+head -n 1 "$WL" >"$TMP/one.jsonl"
+check_exit "sim: a sweep needs two arrival times" 2 "$SLAQ" sim --workload \
+  "$TMP/one.jsonl" --cores 8 --sweep-interarrival 2 --out "$TMP/x"
+check_grep "sim: ... and says so" "two different arrival times" "$TMP/err"
+
 # Replacing an existing report works.
 check_exit "sim: replaces an existing --out" 0 "$SLAQ" sim --workload "$WL" \
   --cores 32 --policy fair --out "$TMP/rep" --quiet --no-plots
