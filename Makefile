@@ -67,6 +67,10 @@ test: deps
 test-unit: build
 	@scripts/run-tests.sh --unit-only $(BUILD)
 
+demo: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/demo.sh $(BUILD)
+
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 test-unit
 
