@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "slaq/slaq.h"
@@ -148,6 +149,7 @@ static int bench_sched(int argc, char **argv)
         return EXIT_USAGE;
     }
     size_t n = (size_t)jobs;
+    int progress = !json && isatty(STDERR_FILENO);
     int ne = (int)epochs;
     cfg.cores = cores;
     cfg.unit = unit;
@@ -224,7 +226,7 @@ static int bench_sched(int argc, char **argv)
         t_fit[e] = t1 - t0;
         t_alloc[e] = t2 - t1;
         t_epoch[e] = t2 - t0;
-        if (!json)
+        if (progress)
             fprintf(stderr, "\repoch %d/%d: %.2f ms", e + 1, ne, t_epoch[e]);
     }
     double fm, fp, am, ap, em, ep;
@@ -244,7 +246,8 @@ static int bench_sched(int argc, char **argv)
         fputc('\n', stdout);
         json_decref(o);
     } else {
-        fprintf(stderr, "\n");
+        if (progress)
+            fprintf(stderr, "\n");
         printf("%-8s %10s %10s\n", "ms", "median", "p99");
         printf("%-8s %10.3f %10.3f\n", "fit", fm, fp);
         printf("%-8s %10.3f %10.3f\n", "alloc", am, ap);

@@ -224,33 +224,35 @@ void fit_guess(int model, const fit_data *d, double *th)
 
 int fit_chol_solve(int p, double M[4][4], const double *b, double *x)
 {
-    double L[4][4] = {{0}};
+    /* LDLᵀ without square roots; pivots kept as reciprocals so that the
+     * solve multiplies instead of divides. Reads the lower triangle. */
+    double L[4][4], dg[4], dinv[4], y[4];
     for (int i = 0; i < p; i++) {
-        for (int j = 0; j <= i; j++) {
+        for (int j = 0; j < i; j++) {
             double s = M[i][j];
             for (int k = 0; k < j; k++)
-                s -= L[i][k] * L[j][k];
-            if (i == j) {
-                if (!(s > 0))
-                    return 0;
-                L[i][i] = sqrt(s);
-            } else {
-                L[i][j] = s / L[j][j];
-            }
+                s -= L[i][k] * L[j][k] * dg[k];
+            L[i][j] = s * dinv[j];
         }
+        double s = M[i][i];
+        for (int k = 0; k < i; k++)
+            s -= L[i][k] * L[i][k] * dg[k];
+        if (!(s > 0))
+            return 0;
+        dg[i] = s;
+        dinv[i] = 1.0 / s;
     }
-    double y[4];
     for (int i = 0; i < p; i++) {
         double s = b[i];
         for (int k = 0; k < i; k++)
             s -= L[i][k] * y[k];
-        y[i] = s / L[i][i];
+        y[i] = s;
     }
     for (int i = p; i-- > 0;) {
-        double s = y[i];
+        double s = y[i] * dinv[i];
         for (int k = i + 1; k < p; k++)
             s -= L[k][i] * x[k];
-        x[i] = s / L[i][i];
+        x[i] = s;
     }
     return 1;
 }

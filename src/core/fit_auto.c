@@ -43,36 +43,60 @@
 #define AUTO_MIX_POW 2  /* blend weights ∝ 1 / miss^this */
 #define LM_MAX_ITER 50
 
+/* The normal equations JᵀWJ and JᵀWr (lower triangle of A). Inlined with
+ * np a constant, so the compiler unrolls the inner loops: this is the
+ * innermost work of every fit. */
+static inline void lm_normal(const int np, const fit_data *d, const double *f,
+                             double (*J)[4], double A[4][4], double *g)
+{
+    for (int a = 0; a < np; a++) {
+        g[a] = 0;
+        for (int b = 0; b <= a; b++)
+            A[a][b] = 0;
+    }
+    for (int i = 0; i < d->n; i++) {
+        double r = f[i] - d->y[i];
+        double w = d->w[i];
+        for (int a = 0; a < np; a++) {
+            double wg = w * J[i][a];
+            g[a] += wg * r;
+            for (int b = 0; b <= a; b++)
+                A[a][b] += wg * J[i][b];
+        }
+    }
+}
+
 /*
  * Levenberg–Marquardt for a family of at most four parameters. Small
  * enough to keep the normal equations on the stack, so a fit neither
- * allocates nor goes through a general solver's per-iteration set-up; a
- * warm-started fit usually converges in two or three steps.
+ * allocates nor goes through a general solver's per-iteration set-up.
+ * Each trial point is evaluated with its Jacobian, which the next step
+ * reuses when the trial is accepted. *lam carries the damping from one fit
+ * of a job to the next: a warm start resumes where the last fit left off.
  * Returns the final weighted cost (INFINITY if the start was unusable).
  */
 static double lm_solve(int model, const fit_data *d, double *th,
-                       unsigned max_iter)
+                       unsigned max_iter, double *lam)
 {
     int np = fit_npar(model);
     if (!fit_valid(model, th, d))
         return INFINITY;
-    double cost = fit_cost(model, th, d);
+    double f[FIT_MAXPTS], J[FIT_MAXPTS][4];
+    double cf[FIT_MAXPTS], cJ[FIT_MAXPTS][4];
+    fit_eval_all(model, th, d, f, J);
+    double cost = 0;
+    for (int i = 0; i < d->n; i++)
+        cost += d->w[i] * (f[i] - d->y[i]) * (f[i] - d->y[i]);
     if (!isfinite(cost))
         return INFINITY;
-    double lam = 1e-3;
+    if (!(*lam > 0))
+        *lam = 1e-3;
     for (unsigned it = 0; it < max_iter; it++) {
-        double A[4][4] = {{0}}, g[4] = {0}, f[FIT_MAXPTS], J[FIT_MAXPTS][4];
-        fit_eval_all(model, th, d, f, J);
-        for (int i = 0; i < d->n; i++) {
-            double r = f[i] - d->y[i];
-            double w = d->w[i];
-            for (int a = 0; a < np; a++) {
-                double wg = w * J[i][a];
-                g[a] += wg * r;
-                for (int b = 0; b <= a; b++)
-                    A[a][b] += wg * J[i][b];
-            }
-        }
+        double A[4][4], g[4];
+        if (np == 4)
+            lm_normal(4, d, f, J, A, g);
+        else
+            lm_normal(3, d, f, J, A, g);
         int accepted = 0;
         double cand[4], newcost = cost;
         for (int tries = 0; tries < 12 && !accepted; tries++) {
@@ -80,31 +104,39 @@ static double lm_solve(int model, const fit_data *d, double *th,
             for (int a = 0; a < np; a++) {
                 for (int b = 0; b <= a; b++)
                     M[a][b] = M[b][a] = A[a][b];
-                M[a][a] += lam * A[a][a] + 1e-300;
+                M[a][a] += *lam * A[a][a] + 1e-300;
                 negg[a] = -g[a];
             }
             if (fit_chol_solve(np, M, negg, step)) {
                 for (int a = 0; a < np; a++)
                     cand[a] = th[a] + step[a];
                 if (fit_valid(model, cand, d)) {
-                    newcost = fit_cost(model, cand, d);
+                    fit_eval_all(model, cand, d, cf, cJ);
+                    newcost = 0;
+                    for (int i = 0; i < d->n; i++)
+                        newcost += d->w[i] * (cf[i] - d->y[i]) *
+                                   (cf[i] - d->y[i]);
                     if (newcost < cost) {
                         accepted = 1;
                         break;
                     }
                 }
             }
-            lam *= 4;
+            *lam *= 4;
         }
         if (!accepted)
             break;
         double gain = cost - newcost;
         memcpy(th, cand, (size_t)np * sizeof *th);
+        memcpy(f, cf, (size_t)d->n * sizeof *f);
+        memcpy(J, cJ, (size_t)d->n * sizeof *J);
         cost = newcost;
-        lam = fmax(lam / 9, 1e-12);
+        *lam = fmax(*lam / 9, 1e-12);
         if (gain <= 1e-12 * cost + 1e-300)
             break;
     }
+    if (*lam > 1e6)
+        *lam = 1e-3; /* stuck: let the next fit start afresh */
     return cost;
 }
 
@@ -218,7 +250,7 @@ int pred_fit_auto(slaq_predictor *p, const slaq_history *h)
                 memcpy(th, fs->th, sizeof th);
                 fit_frame was = {fs->k0, fs->off, fs->sc};
                 fit_reframe(m, th, &was, &now);
-                c = lm_solve(m, &d, th, max_iter);
+                c = lm_solve(m, &d, th, max_iter, &fs->lam);
             }
             /* A cold start costs several warm fits; it runs only when there
              * is no usable warm start. A family stuck in a poor basin loses
@@ -226,7 +258,8 @@ int pred_fit_auto(slaq_predictor *p, const slaq_history *h)
             if (!isfinite(c)) {
                 double th2[4];
                 fit_guess(m, &d, th2);
-                double c2 = lm_solve(m, &d, th2, LM_MAX_ITER);
+                fs->lam = 0;
+                double c2 = lm_solve(m, &d, th2, LM_MAX_ITER, &fs->lam);
                 if (c2 < c) {
                     c = c2;
                     memcpy(th, th2, sizeof th);

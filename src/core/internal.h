@@ -28,6 +28,7 @@ typedef struct pred_fitstate {
     double th[4];    /* last good parameters, in the frame below */
     double k0, off, sc; /* the frame th was fitted in (see fit.h) */
     int have;        /* th holds a previous fit */
+    double lam;      /* auto's solver damping, carried between fits */
     double err;      /* recent out-of-sample error (auto's model choice) */
 } pred_fitstate;
 

@@ -131,7 +131,9 @@ double slaq_forecast_loss(const slaq_forecast *f, double k)
     /* Returns diminish: a fitted curve may not fall faster than the job's
      * recent steepest step. A few points can fit a curve that dives far
      * below anything plausible, and the allocator would chase it. */
-    double floor_ = f->loss0 - f->max_step * (u > 0 ? u : 0);
+    if (!(u > 0))
+        return v;
+    double floor_ = f->loss0 - f->max_step * u;
     if (floor_ < f->floor_loss)
         floor_ = f->floor_loss;
     return v > floor_ ? v : floor_;
