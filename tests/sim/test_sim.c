@@ -212,6 +212,41 @@ static void test_converged_minimum_share(void **state)
     wl_free(&wl);
 }
 
+/* Loss groups: ranked by ℓ, ties by arrival; top 25% high, next 25%
+ * medium, bottom 50% low (DESIGN.md). */
+static void test_loss_groups(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    /* Four jobs at t = 0 with ℓ = 1; 8 cores, fair: 2 cores each. At t = 2
+     * job d (1 CPU-s iterations) has run 4 iterations, c 1, a and b none. */
+    wl_from("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":50,"
+            "\"loss\":[1,0.5,0]}\n"
+            "{\"id\":\"b\",\"arrival_s\":0,\"iter_cpu_s\":50,"
+            "\"loss\":[1,0.5,0]}\n"
+            "{\"id\":\"c\",\"arrival_s\":0,\"iter_cpu_s\":4,"
+            "\"loss\":[1,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1,0]}\n"
+            "{\"id\":\"d\",\"arrival_s\":0,\"iter_cpu_s\":1,"
+            "\"loss\":[1,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1,0]}\n", &wl);
+    sim_result r;
+    run(&wl, "fair", 8, &r);
+    assert_true(r.nsamples >= 2);
+    const sim_sample *s0 = &r.samples[0], *s1 = &r.samples[1];
+    assert_int_equal(s0->active, 4);
+    assert_near(s0->avg_loss, 1, 1e-12);
+    assert_near(s0->cores[SIM_HIGH], 2, 1e-12);
+    assert_near(s0->cores[SIM_MEDIUM], 2, 1e-12);
+    assert_near(s0->cores[SIM_LOW], 4, 1e-12);
+    assert_near(s1->t, 2, 0);
+    assert_near(s1->avg_loss, (1 + 1 + 0.9 + 0.6) / 4, 1e-12);
+    sim_summary sum;
+    sim_summarize(&r, &sum);
+    assert_near(sum.share[SIM_HIGH] + sum.share[SIM_MEDIUM] +
+                sum.share[SIM_LOW], 1, 1e-12);
+    sim_result_free(&r);
+    wl_free(&wl);
+}
+
 /* A small mixed workload, built deterministically. */
 static void mixed_workload(wl_workload *wl)
 {
@@ -408,6 +443,7 @@ int main(void)
         cmocka_unit_test(test_fair_identical_together),
         cmocka_unit_test(test_departure_redivides),
         cmocka_unit_test(test_converged_minimum_share),
+        cmocka_unit_test(test_loss_groups),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_conservation),
         cmocka_unit_test(test_arrival_scale),
