@@ -102,8 +102,8 @@ double slaq_history_samples_total(const slaq_history *h);
  * ΔL = (L_prev − L) / (k − k_prev). max_delta is the largest ΔL seen so far
  * (only decreases count: a loss that rises never raises it); it is 0 until
  * the loss has fallen once. norm_delta(i) is the i-th report's ΔL divided by
- * max_delta (≤ 1, negative when the loss rose; NAN for the first report
- * ever or while max_delta is 0). Because the maximum is "so far", a later
+ * max_delta (≤ 1, negative when the loss rose; NAN for i = 0, whose
+ * predecessor is not kept, and while max_delta is 0). Because the maximum is "so far", a later
  * larger step re-scales the job: a first ΔL that is not the largest is fine.
  */
 double slaq_history_max_delta(const slaq_history *h);
@@ -197,7 +197,9 @@ double slaq_forecast_loss(const slaq_forecast *f, double k);
 
 typedef struct slaq_predictor_opts {
     double lambda;       /* weight decay Λ for slaq-fit/auto, (0,1]; 0.8 */
-    unsigned max_iter;   /* solver iteration cap per fit; 0 = default */
+    unsigned max_iter;   /* solver steps per fit (slaq-fit: GSL's cap,
+                            100; auto: steps from a warm start, 4);
+                            0 = default */
 } slaq_predictor_opts;
 
 void slaq_predictor_opts_init(slaq_predictor_opts *o);

@@ -29,7 +29,6 @@ typedef struct pred_fitstate {
     double k0, off, sc; /* the frame th was fitted in (see fit.h) */
     int have;        /* th holds a previous fit */
     double lam;      /* auto's solver damping, carried between fits */
-    double err;      /* recent out-of-sample error (auto's model choice) */
 } pred_fitstate;
 
 enum { PRED_RATIONAL = 0, PRED_EXP = 1, PRED_NMODELS = 2 };
