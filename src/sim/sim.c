@@ -344,6 +344,8 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     if (st->cfg->predictor == SLAQ_PRED_ORACLE) {
         o.truth = j->w->loss;
         o.truth_len = j->w->nloss;
+        /* The oracle knows the job: its loss curve and its cost. */
+        o.iter_cpu_s = j->w->iter_cpu_s;
     }
     o.user = j;
     j->sj = slaq_sched_add(st->s, &o, j->arrival);
