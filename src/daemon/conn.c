@@ -513,6 +513,23 @@ void conn_drain(sd_daemon *d, sd_conn *c)
         conn_read(d, c);
 }
 
+void conn_settle(sd_daemon *d, sd_job *j)
+{
+    /* The job may have connected, said hello and reported, all before its
+     * exit reached us: take its connection from the backlog and read what
+     * every new connection has sent, then what its own has. */
+    conn_accept(d, &d->listen_h, 0);
+    for (sd_conn *c = d->conns, *next; c; c = next) {
+        next = c->next;
+        if (c->kind == CONN_NEW)
+            conn_drain(d, c);
+        if (next && next->h.fd < 0) /* closed meanwhile: start over */
+            next = d->conns;
+    }
+    if (j->conn)
+        conn_drain(d, j->conn);
+}
+
 static void on_conn(sd_daemon *d, sd_handler *h, uint32_t events)
 {
     sd_conn *c = (sd_conn *)h;

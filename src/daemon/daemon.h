@@ -193,6 +193,8 @@ void conn_close(sd_daemon *d, sd_conn *c);
 /* Handles whatever input c has waiting now (a job that exited may have
  * written its last reports just before). */
 void conn_drain(sd_daemon *d, sd_conn *c);
+/* Before a job's exit is recorded: reads everything it may have sent. */
+void conn_settle(sd_daemon *d, sd_job *j);
 void conn_close_all(sd_daemon *d);
 /* Frees the connections closed during this turn of the loop. */
 void conn_reap(sd_daemon *d);

@@ -554,8 +554,7 @@ void job_reap_children(sd_daemon *d)
         for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
             sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
             if (j->managed && j->pid == pid) {
-                if (j->conn) /* its last reports come before its end */
-                    conn_drain(d, j->conn);
+                conn_settle(d, j);
                 job_finish(d, j, 1, status, SD_DONE, NULL);
                 break;
             }

@@ -263,12 +263,21 @@ def test_quota_limits_busy_job_to_its_allocation(daemon_factory):
              what="0.3 cores each")
     time.sleep(0.5)
     pids = [d.job(i)["pid"] for i in ids]
-    c0, t0 = [_cpu_seconds(p) for p in pids], time.monotonic()
-    time.sleep(3)
-    for i, p, c in zip(ids, pids, c0):
-        rate = (_cpu_seconds(p) - c) / (time.monotonic() - t0)
-        assert rate == pytest.approx(0.3, rel=0.10), \
-            "job %d used %.3f cores with 0.3 allocated" % (i, rate)
+    # Never above the quota; at it (within 10%) in at least one of three
+    # windows: other work on a shared machine can keep a job below it.
+    best = [0.0] * len(ids)
+    for _ in range(3):
+        c0, t0 = [_cpu_seconds(p) for p in pids], time.monotonic()
+        time.sleep(3)
+        for k, (p, c) in enumerate(zip(pids, c0)):
+            rate = (_cpu_seconds(p) - c) / (time.monotonic() - t0)
+            assert rate <= 0.3 * 1.10, \
+                "job %d used %.3f cores with 0.3 allocated" % (ids[k], rate)
+            best[k] = max(best[k], rate)
+        if all(r >= 0.3 * 0.90 for r in best):
+            break
+    assert all(r >= 0.3 * 0.90 for r in best), \
+        "jobs used %s cores with 0.3 allocated" % best
 
 
 def test_signal_duty_cycle_limits_busy_job(daemon_factory):
