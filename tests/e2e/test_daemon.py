@@ -391,3 +391,38 @@ def test_second_daemon_on_same_state_dir_refuses(slaqd):
                         "--state-dir", slaqd.state, "--http", "off"],
                        capture_output=True, text=True, timeout=10)
     assert p.returncode == 1 and "another slaqd" in p.stderr
+
+
+def test_python_example_job_reports_under_slaqd(slaqd):
+    example = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__)))), "examples",
+        "pytorch_job.py")
+    jid = slaqd.submit(sys.executable, example, "--epochs", "8",
+                       "--samples", "200")
+    job = slaqd.wait_state(jid, "done", timeout=60)
+    assert job["reports"] == 9
+    assert job["history"][-1][1] < job["history"][0][1]  # it learnt
+    assert "trained 8 epochs" in slaqd.cli("logs", str(jid)).stdout
+
+
+def test_pip_installs_the_python_client(tmp_path):
+    pip = subprocess.run([sys.executable, "-m", "pip", "--version"],
+                         capture_output=True)
+    if pip.returncode != 0:
+        pytest.skip("pip is not available for %s" % sys.executable)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    target = tmp_path / "site"
+    p = subprocess.run([sys.executable, "-m", "pip", "install", "-q",
+                        "--no-build-isolation", "--no-deps", "--target",
+                        str(target), os.path.join(root, "python")],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    out = subprocess.run([sys.executable, "-c", "import slaq, sys; "
+                          "print(slaq.__file__, slaq.Client(socket_path="
+                          "None).cores() > 0)"],
+                         capture_output=True, text=True, cwd=str(tmp_path),
+                         env={"PYTHONPATH": str(target), "PATH":
+                              os.environ.get("PATH", "")})
+    assert out.returncode == 0, out.stderr
+    assert str(target) in out.stdout and "True" in out.stdout
