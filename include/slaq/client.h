@@ -37,7 +37,9 @@ typedef struct slaq_client slaq_client;
 
 /*
  * Connects as the environment says: SLAQ_SOCKET (the socket path; slaqd
- * sets it for jobs it starts) and SLAQ_JOB_ID (the job this process is).
+ * sets it for jobs it starts; "tcp:HOST:PORT" for a slaqd started with
+ * --tcp, the shared token then comes from SLAQ_TOKEN) and SLAQ_JOB_ID (the
+ * job this process is).
  * Without SLAQ_JOB_ID the process attaches itself as a new job named by
  * SLAQ_JOB_NAME (default: the program's name). Without SLAQ_SOCKET the
  * client stays offline. The default allocation is SLAQ_DEFAULT_CORES, else
@@ -49,8 +51,9 @@ typedef struct slaq_client slaq_client;
 slaq_client *slaq_client_open(void);
 
 /*
- * Like slaq_client_open() but explicit: `socket_path` (NULL: offline),
- * `job_id` (0: attach as a new job called `name`, which may be NULL).
+ * Like slaq_client_open() but explicit: `socket_path` (NULL: offline;
+ * "tcp:HOST:PORT": TCP, a host name being resolved here, once), `job_id`
+ * (0: attach as a new job called `name`, which may be NULL).
  */
 slaq_client *slaq_client_connect(const char *socket_path, int64_t job_id,
                                  const char *name);

@@ -23,6 +23,7 @@ import errno
 import json
 import math
 import os
+import select
 import socket
 import sys
 import time
@@ -49,7 +50,8 @@ class Client:
     """A connection from one training job to slaqd.
 
     socket_path: the slaqd socket (default: $SLAQ_SOCKET; None or empty
-        means offline). job_id: this job's id (default: $SLAQ_JOB_ID); when
+        means offline; "tcp:HOST:PORT" for a slaqd with --tcp, the token
+        then comes from $SLAQ_TOKEN). job_id: this job's id (default: $SLAQ_JOB_ID); when
         there is none the process attaches itself as a new job called
         ``name`` (default $SLAQ_JOB_NAME or the script's name).
     """
@@ -64,6 +66,21 @@ class Client:
             name = os.environ.get("SLAQ_JOB_NAME") or os.path.basename(
                 sys.argv[0] or "python")
         self._path = socket_path or None
+        self._addr = None
+        self._family = socket.AF_UNIX
+        self._token = None
+        if self._path and self._path.startswith("tcp:"):
+            host, _, port = self._path[4:].rpartition(":")
+            try:
+                info = socket.getaddrinfo(host, int(port), 0,
+                                          socket.SOCK_STREAM)[0]
+                self._family, self._addr = info[0], info[4]
+                self._token = os.environ.get("SLAQ_TOKEN")
+            except (OSError, ValueError):
+                self._path = None  # unusable address: offline
+        else:
+            self._addr = self._path
+        self._connecting = False
         self._job_id = int(job_id or 0)
         self._name = name
         self._sock = None
@@ -133,7 +150,8 @@ class Client:
 
     @property
     def connected(self):
-        return self._sock is not None and self._welcomed
+        return self._sock is not None and not self._connecting and \
+            self._welcomed
 
     @property
     def job_id(self):
@@ -176,6 +194,7 @@ class Client:
         if self._sock is not None:
             self._sock.close()
         self._sock = None
+        self._connecting = False
         self._welcomed = False
         self._wbuf.clear()
         self._rbuf.clear()
@@ -194,11 +213,14 @@ class Client:
         if self._last_try is not None and now - self._last_try < _RETRY_S:
             return
         self._last_try = now
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock = socket.socket(self._family, socket.SOCK_STREAM)
         sock.setblocking(False)
-        try:
-            sock.connect(self._path)
-        except OSError:
+        if self._family != socket.AF_UNIX:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        err = sock.connect_ex(self._addr)
+        if err == errno.EINPROGRESS:
+            self._connecting = True  # finished in _write
+        elif err != 0:
             sock.close()
             return
         self._sock = sock
@@ -206,9 +228,18 @@ class Client:
                  "name": self._name}
         if self._job_id:
             hello["job"] = self._job_id
+        if self._token:
+            hello["token"] = self._token
         self._queue(json.dumps(hello, separators=(",", ":")))
 
     def _write(self):
+        if self._sock is not None and self._connecting:
+            if not select.select([], [self._sock], [], 0)[1]:
+                return  # still connecting
+            if self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                self._disconnect()
+                return
+            self._connecting = False
         while self._sock is not None and self._wbuf:
             try:
                 n = self._sock.send(self._wbuf)
@@ -222,7 +253,7 @@ class Client:
             del self._wbuf[:n]
 
     def _read(self):
-        while self._sock is not None:
+        while self._sock is not None and not self._connecting:
             try:
                 data = self._sock.recv(65536)
             except BlockingIOError:

@@ -1,8 +1,8 @@
 /*
  * client.c — libslaq-client: a training job's side of the slaqd protocol.
  *
- * Everything happens inside the caller's calls, on a non-blocking Unix
- * socket: queued output is written as far as the socket takes it, input is
+ * Everything happens inside the caller's calls, on a non-blocking socket
+ * (Unix, or TCP for "tcp:HOST:PORT" with the token from SLAQ_TOKEN): queued output is written as far as the socket takes it, input is
  * read until it would block and handled line by line (welcome, alloc, stop,
  * error). When slaqd is not there the client is "offline": reports are
  * dropped and counted, the allocation is the last one known (the default
@@ -17,6 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -30,7 +33,11 @@
 
 struct slaq_client {
     int fd;
-    char *path;
+    char *path;           /* as given; NULL: offline */
+    struct sockaddr_storage addr; /* where it leads */
+    socklen_t addrlen;
+    int tcp, connecting;  /* TCP: a non-blocking connect in progress */
+    char *token;          /* TCP: the shared token (SLAQ_TOKEN) */
     int64_t job_id;
     char *name;
     int welcomed;
@@ -60,6 +67,7 @@ static void cl_disconnect(slaq_client *c)
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
+    c->connecting = 0;
     c->welcomed = 0;
     c->wlen = c->woff = 0;
     c->rlen = 0;
@@ -86,6 +94,38 @@ static int cl_queue(slaq_client *c, const char *line, size_t len)
     return 0;
 }
 
+/* Resolves "tcp:HOST:PORT" or a Unix socket path into c->addr; -1 if it
+ * cannot be used (the client then stays offline). Name resolution, if
+ * HOST is a name, happens here, once, when the client is created. */
+static int cl_resolve(slaq_client *c)
+{
+    if (strncmp(c->path, "tcp:", 4)) {
+        struct sockaddr_un *sa = (struct sockaddr_un *)&c->addr;
+        if (strlen(c->path) >= sizeof sa->sun_path)
+            return -1;
+        sa->sun_family = AF_UNIX;
+        strcpy(sa->sun_path, c->path);
+        c->addrlen = sizeof *sa;
+        return 0;
+    }
+    char host[256];
+    const char *hp = c->path + 4, *colon = strrchr(hp, ':');
+    if (!colon || (size_t)(colon - hp) >= sizeof host)
+        return -1;
+    memcpy(host, hp, (size_t)(colon - hp));
+    host[colon - hp] = 0;
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(host, colon + 1, &hints, &res) != 0 || !res)
+        return -1;
+    memcpy(&c->addr, res->ai_addr, res->ai_addrlen);
+    c->addrlen = res->ai_addrlen;
+    freeaddrinfo(res);
+    c->tcp = 1;
+    const char *tok = getenv("SLAQ_TOKEN");
+    c->token = tok ? strdup(tok) : NULL;
+    return 0;
+}
+
 static void cl_try_connect(slaq_client *c)
 {
     if (!c->path || c->fd >= 0)
@@ -94,16 +134,20 @@ static void cl_try_connect(slaq_client *c)
     if (c->last_try > 0 && now - c->last_try < CL_RETRY_S)
         return;
     c->last_try = now;
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (strlen(c->path) >= sizeof sa.sun_path)
-        return;
-    strcpy(sa.sun_path, c->path);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int fd = socket(c->addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK |
+                    SOCK_CLOEXEC, 0);
     if (fd < 0)
         return;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-        close(fd);
-        return;
+    if (c->tcp) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    }
+    if (connect(fd, (struct sockaddr *)&c->addr, c->addrlen) < 0) {
+        if (errno != EINPROGRESS) {
+            close(fd);
+            return;
+        }
+        c->connecting = 1; /* finished in cl_write */
     }
     c->fd = fd;
     json_t *hello = json_pack("{s:s, s:i, s:i, s:s}", "type", "hello",
@@ -111,6 +155,8 @@ static void cl_try_connect(slaq_client *c)
                               c->name);
     if (hello && c->job_id > 0)
         json_object_set_new(hello, "job", json_integer(c->job_id));
+    if (hello && c->token)
+        json_object_set_new(hello, "token", json_string(c->token));
     char *s = hello ? json_dumps(hello, JSON_COMPACT) : NULL;
     json_decref(hello);
     if (!s || cl_queue(c, s, strlen(s)) < 0)
@@ -159,7 +205,7 @@ static void cl_message(slaq_client *c, const char *line, size_t len)
 
 static void cl_read(slaq_client *c)
 {
-    while (c->fd >= 0) {
+    while (c->fd >= 0 && !c->connecting) {
         ssize_t n = read(c->fd, c->rbuf + c->rlen, sizeof c->rbuf - c->rlen);
         if (n < 0 && errno == EINTR)
             continue;
@@ -190,6 +236,18 @@ static void cl_read(slaq_client *c)
 
 static void cl_write(slaq_client *c)
 {
+    if (c->fd >= 0 && c->connecting) {
+        struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (poll(&p, 1, 0) <= 0)
+            return; /* still connecting */
+        if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
+            cl_disconnect(c);
+            return;
+        }
+        c->connecting = 0;
+    }
     while (c->fd >= 0 && c->woff < c->wlen) {
         ssize_t n = send(c->fd, c->wbuf + c->woff, c->wlen - c->woff,
                          MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -240,6 +298,10 @@ slaq_client *slaq_client_connect(const char *socket_path, int64_t job_id,
     if (!c->wbuf || !c->name || (socket_path && *socket_path && !c->path)) {
         slaq_client_close_timeout(c, 0);
         return NULL;
+    }
+    if (c->path && cl_resolve(c) < 0) { /* unusable address: offline */
+        free(c->path);
+        c->path = NULL;
     }
     slaq_client_poll(c);
     return c;
@@ -300,7 +362,7 @@ const char *slaq_client_stop_reason(const slaq_client *c)
 
 int slaq_client_connected(const slaq_client *c)
 {
-    return c->fd >= 0 && c->welcomed;
+    return c->fd >= 0 && !c->connecting && c->welcomed;
 }
 
 int64_t slaq_client_job_id(const slaq_client *c) { return c->job_id; }
@@ -324,6 +386,7 @@ void slaq_client_close_timeout(slaq_client *c, int timeout_ms)
     }
     cl_disconnect(c);
     free(c->path);
+    free(c->token);
     free(c->name);
     free(c->stop_reason);
     free(c->wbuf);

@@ -426,3 +426,46 @@ def test_pip_installs_the_python_client(tmp_path):
                               os.environ.get("PATH", "")})
     assert out.returncode == 0, out.stderr
     assert str(target) in out.stdout and "True" in out.stdout
+
+
+def test_tcp_listener_requires_the_token(daemon_factory, tmp_path):
+    from conftest import free_port
+    port = free_port()
+    token = tmp_path / "token"
+    token.write_text("s3cret-token\n")
+    d = daemon_factory("--tcp", "127.0.0.1:%d" % port, "--token-file",
+                       str(token))
+    # Without the token: refused and closed.
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    f = s.makefile("rb")
+    s.sendall(b'{"type":"status"}\n')
+    assert json.loads(f.readline())["code"] == "unauthorized"
+    assert f.readline() == b""
+    s.close()
+    # With it: a job attaches over TCP (Python client) and reports.
+    os.environ["SLAQ_TOKEN"] = "s3cret-token"
+    try:
+        c = slaq.Client(socket_path="tcp:127.0.0.1:%d" % port, name="remote")
+    finally:
+        del os.environ["SLAQ_TOKEN"]
+    for it in range(4):
+        c.report(it, 1.0 / (it + 1))
+    wait_for(lambda: (c.poll(), c.connected)[1], what="TCP welcome")
+    wait_for(lambda: d.job(c.job_id)["reports"] == 4, what="TCP reports")
+    c.close()
+    # The C client too (the toy job, attaching over TCP).
+    env = dict(os.environ, SLAQ_SOCKET="tcp:127.0.0.1:%d" % port,
+               SLAQ_TOKEN="s3cret-token", SLAQ_JOB_NAME="ctcp")
+    env.pop("SLAQ_JOB_ID", None)
+    subprocess.run([TOY, "--iters", "5", "--iter-cpu", "0.001"], env=env,
+                   check=True, timeout=30)
+    job = [j for j in d.jobs() if j["name"] == "ctcp"][0]
+    assert job["reports"] == 6 and job["state"] == "done"
+
+
+def test_tcp_needs_a_token():
+    p = subprocess.run([os.path.join(os.path.dirname(SLAQ), "slaqd"),
+                        "--tcp", "127.0.0.1:0", "--http", "off"],
+                       capture_output=True, text=True, timeout=10,
+                       env={"PATH": os.environ.get("PATH", "")})
+    assert p.returncode == 2 and "token" in p.stderr

@@ -1,0 +1,308 @@
+"""slaq.client — a training job's side of the slaqd protocol, in pure Python.
+
+The same calls as the C library (include/slaq/client.h): report an
+iteration, read the current allocation in cores, ask whether to stop. The
+socket is non-blocking and every call only does the I/O that is possible
+at once, so the training loop never waits for slaqd. Without a slaqd the
+client works offline: reports are dropped (and counted), ``cores()``
+returns the default allocation, and a reconnect is tried at most once a
+second. The wire protocol is described in docs/protocol.md.
+
+    import slaq
+    job = slaq.Client()                  # SLAQ_SOCKET / SLAQ_JOB_ID
+    for it in range(1, 1000):
+        torch.set_num_threads(max(1, int(job.cores())))
+        loss = train_one_epoch()
+        job.report(it, loss)             # CPU time measured for you
+        if job.should_stop():
+            break
+    job.close()
+"""
+
+import errno
+import json
+import math
+import os
+import select
+import socket
+import sys
+import time
+
+__all__ = ["Client"]
+
+_MAX_WBUF = 1024 * 1024
+_MAX_LINE = 64 * 1024
+_RETRY_S = 1.0
+
+
+def _default_cores():
+    env = os.environ.get("SLAQ_DEFAULT_CORES")
+    try:
+        value = float(env) if env else 0.0
+    except ValueError:
+        value = 0.0
+    if value > 0 and math.isfinite(value):
+        return value
+    return float(os.cpu_count() or 1)
+
+
+class Client:
+    """A connection from one training job to slaqd.
+
+    socket_path: the slaqd socket (default: $SLAQ_SOCKET; None or empty
+        means offline; "tcp:HOST:PORT" for a slaqd with --tcp, the token
+        then comes from $SLAQ_TOKEN). job_id: this job's id (default: $SLAQ_JOB_ID); when
+        there is none the process attaches itself as a new job called
+        ``name`` (default $SLAQ_JOB_NAME or the script's name).
+    """
+
+    def __init__(self, socket_path=None, job_id=None, name=None):
+        if socket_path is None:
+            socket_path = os.environ.get("SLAQ_SOCKET")
+        if job_id is None:
+            env_id = os.environ.get("SLAQ_JOB_ID", "")
+            job_id = int(env_id) if env_id.isdigit() else 0
+        if name is None:
+            name = os.environ.get("SLAQ_JOB_NAME") or os.path.basename(
+                sys.argv[0] or "python")
+        self._path = socket_path or None
+        self._addr = None
+        self._family = socket.AF_UNIX
+        self._token = None
+        if self._path and self._path.startswith("tcp:"):
+            host, _, port = self._path[4:].rpartition(":")
+            try:
+                info = socket.getaddrinfo(host, int(port), 0,
+                                          socket.SOCK_STREAM)[0]
+                self._family, self._addr = info[0], info[4]
+                self._token = os.environ.get("SLAQ_TOKEN")
+            except (OSError, ValueError):
+                self._path = None  # unusable address: offline
+        else:
+            self._addr = self._path
+        self._connecting = False
+        self._job_id = int(job_id or 0)
+        self._name = name
+        self._sock = None
+        self._welcomed = False
+        self._default = _default_cores()
+        self._cores = self._default
+        self._stop_reason = None
+        self._last_try = None
+        self._wbuf = bytearray()
+        self._rbuf = bytearray()
+        self._dropped = 0
+        self._cpu_prev = time.process_time()
+        self.poll()
+
+    # ------------------------------------------------------------ public
+
+    def report(self, iteration, loss, cpu_s=None, samples=0.0):
+        """Reports the state after ``iteration`` (strictly increasing).
+
+        cpu_s: CPU-seconds used since the previous report; by default the
+        process's own CPU time since then (all threads). Returns True when
+        the report was queued, False when it was dropped because slaqd is
+        not reachable. Raises ValueError on a non-finite loss or a negative
+        cpu_s or samples.
+        """
+        now_cpu = time.process_time()
+        if cpu_s is None:
+            cpu_s = max(0.0, now_cpu - self._cpu_prev)
+        self._cpu_prev = now_cpu
+        loss, cpu_s, samples = float(loss), float(cpu_s), float(samples)
+        if not math.isfinite(loss):
+            raise ValueError("loss must be a finite number, got %r" % loss)
+        if not (cpu_s >= 0 and math.isfinite(cpu_s)):
+            raise ValueError("cpu_s must be >= 0, got %r" % cpu_s)
+        if not (samples >= 0 and math.isfinite(samples)):
+            raise ValueError("samples must be >= 0, got %r" % samples)
+        if int(iteration) < 0:
+            raise ValueError("iteration must be >= 0")
+        self.poll()
+        if self._sock is None:
+            self._dropped += 1
+            return False
+        line = json.dumps({"type": "report", "iter": int(iteration),
+                           "loss": loss, "cpu_s": cpu_s,
+                           "samples": samples}, separators=(",", ":"))
+        if not self._queue(line):
+            self._dropped += 1
+            return False
+        self._write()
+        return True
+
+    def cores(self):
+        """The current allocation in cores (fractional); the default
+        allocation until slaqd has said otherwise."""
+        self.poll()
+        return self._cores
+
+    def should_stop(self):
+        """True once slaqd asked this job to stop."""
+        self.poll()
+        return self._stop_reason is not None
+
+    @property
+    def stop_reason(self):
+        """Why the job was asked to stop, or None."""
+        return self._stop_reason
+
+    @property
+    def connected(self):
+        return self._sock is not None and not self._connecting and \
+            self._welcomed
+
+    @property
+    def job_id(self):
+        """This job's id, or 0 while not known."""
+        return self._job_id
+
+    @property
+    def dropped(self):
+        """Reports dropped because slaqd was not reachable."""
+        return self._dropped
+
+    def poll(self):
+        """Does whatever I/O is possible now, without blocking."""
+        self._try_connect()
+        self._write()
+        self._read()
+
+    def close(self, timeout=1.0):
+        """Says goodbye, waits at most ``timeout`` s for queued reports."""
+        if self._sock is not None:
+            self._queue('{"type":"bye"}')
+            deadline = time.monotonic() + timeout
+            self._write()
+            while self._sock is not None and self._wbuf and \
+                    time.monotonic() < deadline:
+                time.sleep(0.005)
+                self._write()
+        self._disconnect()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    # ----------------------------------------------------------- private
+
+    def _disconnect(self):
+        if self._sock is not None:
+            self._sock.close()
+        self._sock = None
+        self._connecting = False
+        self._welcomed = False
+        self._wbuf.clear()
+        self._rbuf.clear()
+
+    def _queue(self, line):
+        data = line.encode() + b"\n"
+        if len(self._wbuf) + len(data) > _MAX_WBUF:
+            return False
+        self._wbuf += data
+        return True
+
+    def _try_connect(self):
+        if self._path is None or self._sock is not None:
+            return
+        now = time.monotonic()
+        if self._last_try is not None and now - self._last_try < _RETRY_S:
+            return
+        self._last_try = now
+        sock = socket.socket(self._family, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        if self._family != socket.AF_UNIX:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        err = sock.connect_ex(self._addr)
+        if err == errno.EINPROGRESS:
+            self._connecting = True  # finished in _write
+        elif err != 0:
+            sock.close()
+            return
+        self._sock = sock
+        hello = {"type": "hello", "version": 1, "pid": os.getpid(),
+                 "name": self._name}
+        if self._job_id:
+            hello["job"] = self._job_id
+        if self._token:
+            hello["token"] = self._token
+        self._queue(json.dumps(hello, separators=(",", ":")))
+
+    def _write(self):
+        if self._sock is not None and self._connecting:
+            if not select.select([], [self._sock], [], 0)[1]:
+                return  # still connecting
+            if self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+                self._disconnect()
+                return
+            self._connecting = False
+        while self._sock is not None and self._wbuf:
+            try:
+                n = self._sock.send(self._wbuf)
+            except BlockingIOError:
+                return
+            except InterruptedError:
+                continue
+            except OSError:
+                self._disconnect()
+                return
+            del self._wbuf[:n]
+
+    def _read(self):
+        while self._sock is not None and not self._connecting:
+            try:
+                data = self._sock.recv(65536)
+            except BlockingIOError:
+                return
+            except InterruptedError:
+                continue
+            except OSError:
+                self._disconnect()
+                return
+            if not data:
+                self._disconnect()
+                return
+            self._rbuf += data
+            while True:
+                nl = self._rbuf.find(b"\n")
+                if nl < 0:
+                    break
+                line = bytes(self._rbuf[:nl])
+                del self._rbuf[:nl + 1]
+                self._message(line)
+            if len(self._rbuf) > _MAX_LINE:
+                self._rbuf.clear()
+
+    def _message(self, line):
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(msg, dict):
+            return
+        kind = msg.get("type")
+        cores = msg.get("cores")
+        if kind == "welcome":
+            self._welcomed = True
+            if isinstance(msg.get("job"), int):
+                self._job_id = msg["job"]
+            if isinstance(cores, (int, float)) and cores > 0:
+                self._cores = float(cores)
+        elif kind == "alloc":
+            if isinstance(cores, (int, float)) and cores >= 0:
+                self._cores = float(cores)
+        elif kind == "stop":
+            self._stop_reason = str(msg.get("reason") or "stop")
+        elif kind == "error":
+            if os.environ.get("SLAQ_CLIENT_VERBOSE"):
+                print("slaq client: slaqd says %s: %s"
+                      % (msg.get("code"), msg.get("message")),
+                      file=sys.stderr)
+            if msg.get("code") == "unknown_job":
+                # This slaqd does not know the job (its state was reset):
+                # stay offline rather than retry forever.
+                self._path = None
