@@ -52,6 +52,7 @@ res = {
     "all_sent_persisted": rows == lg["sent"],
     "epoch_ms_max": round(st["epoch_ms_max"], 3),
     "core_ms_max": round(st["core_ms_max"], 3),
+    "slaqd_part_ms_max": round(st["apply_ms_max"], 3),
     "kib_per_job": round((int(peak) - int(rss0)) / int(clients), 1),
 }
 print(json.dumps(res))

@@ -164,6 +164,7 @@ struct sd_daemon {
     uint64_t epoch_no;
     double epoch_ms_last, epoch_ms_max;  /* whole epoch, slaqd's part too */
     double core_ms_last, core_ms_max;    /* slaq_sched_epoch() alone */
+    double apply_ms_max;                 /* the rest: slaqd's own part */
     uint64_t reports_total, errors_total;
     double started;
     int quit;
