@@ -177,6 +177,19 @@ void conn_close_all(sd_daemon *d)
         conn_close(d, d->conns);
 }
 
+/*
+ * The peer stopped reading (EPIPE, ECONNRESET): drop the output but keep
+ * the connection until its input is read to the end — a job that sent its
+ * last reports and exited must not lose them because our reply failed.
+ */
+static void conn_write_failed(sd_daemon *d, sd_conn *c)
+{
+    c->wdead = 1;
+    c->woff = c->wlen = 0;
+    if (c->closing) /* nothing more to say, nothing more to read */
+        conn_close(d, c);
+}
+
 static void conn_flush(sd_daemon *d, sd_conn *c)
 {
     while (c->woff < c->wlen) {
@@ -186,8 +199,10 @@ static void conn_flush(sd_daemon *d, sd_conn *c)
                 continue;
             if (errno == EAGAIN)
                 break;
-            conn_close(d, c);
-            return;
+            conn_write_failed(d, c);
+            if (c->h.fd < 0)
+                return;
+            break;
         }
         c->woff += (size_t)n;
     }
@@ -212,42 +227,33 @@ static void conn_flush(sd_daemon *d, sd_conn *c)
 
 void conn_send_line(sd_daemon *d, sd_conn *c, const char *s, size_t len)
 {
-    if (c->h.fd < 0)
+    if (c->h.fd < 0 || c->wdead)
         return;
-    if (c->wlen == 0) { /* the common case: straight to the socket */
+    size_t done = 0; /* bytes of the line and its newline already sent */
+    if (c->wlen == 0) { /* nothing queued: straight to the socket */
+        struct iovec iov[2] = {{(void *)s, len}, {(void *)"\n", 1}};
         ssize_t n;
-        struct iovec iov[2] = {{(void *)s, len}, {"\n", 1}};
         do
             n = writev(c->h.fd, iov, 2);
         while (n < 0 && errno == EINTR);
-        if (n == (ssize_t)len + 1)
-            return;
         if (n < 0 && errno != EAGAIN) {
-            conn_close(d, c);
+            conn_write_failed(d, c);
             return;
         }
-        if (n > 0) { /* queue the rest */
-            size_t done = (size_t)n;
-            if (done >= len) {
-                s = "\n";
-                len = 0;
-                done = 0;
-                goto queue_newline;
-            }
-            s += done;
-            len -= done;
-        }
+        done = n > 0 ? (size_t)n : 0;
+        if (done == len + 1)
+            return;
     }
-    if (c->wlen + len + 1 > SD_MAX_WBUF) {
+    size_t rest = len + 1 - done;
+    if (c->wlen + rest > SD_MAX_WBUF) {
         sd_log(d, 0, "connection %d: %zu bytes unread; dropping it",
                c->h.fd, c->wlen);
         conn_close(d, c);
         return;
     }
-queue_newline:
-    if (c->wlen + len + 1 > c->wcap) {
+    if (c->wlen + rest > c->wcap) {
         size_t cap = c->wcap ? c->wcap : 1024;
-        while (cap < c->wlen + len + 1)
+        while (cap < c->wlen + rest)
             cap *= 2;
         char *nb = realloc(c->wbuf, cap);
         if (!nb) {
@@ -257,9 +263,11 @@ queue_newline:
         c->wbuf = nb;
         c->wcap = cap;
     }
-    memcpy(c->wbuf + c->wlen, s, len);
-    c->wbuf[c->wlen + len] = '\n';
-    c->wlen += len + 1;
+    if (done < len) {
+        memcpy(c->wbuf + c->wlen, s + done, len - done);
+        c->wlen += len - done;
+    }
+    c->wbuf[c->wlen++] = '\n';
     conn_flush(d, c);
 }
 

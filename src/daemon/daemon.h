@@ -129,6 +129,7 @@ typedef struct sd_conn {
     size_t wlen, woff, wcap;
     int want_out;         /* EPOLLOUT registered */
     int closing;          /* close once the output is written */
+    int wdead;            /* the peer no longer reads: output dropped */
     sd_job *job;
     int said_bye;
     struct sd_conn *prev, *next;
@@ -162,6 +163,7 @@ struct sd_daemon {
     void *http;           /* struct MHD_Daemon * */
     unsigned http_port;
     uint64_t epoch_no;
+    double tick_last;     /* monotonic time of the last tick */
     double epoch_ms_last, epoch_ms_max;  /* whole epoch, slaqd's part too */
     double core_ms_last, core_ms_max;    /* slaq_sched_epoch() alone */
     double apply_ms_max;                 /* the rest: slaqd's own part */

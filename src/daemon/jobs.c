@@ -635,10 +635,9 @@ static int adopted_alive(const sd_job *j)
 
 void job_tick(sd_daemon *d)
 {
-    static double last;
     double mono = sd_mono();
-    double dt = last > 0 ? mono - last : SD_TICK_S;
-    last = mono;
+    double dt = d->tick_last > 0 ? mono - d->tick_last : SD_TICK_S;
+    d->tick_last = mono;
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         if (j->adopted && !adopted_alive(j)) {
