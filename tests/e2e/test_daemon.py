@@ -474,3 +474,22 @@ def test_tcp_needs_a_token():
                        capture_output=True, text=True, timeout=10,
                        env={"PATH": os.environ.get("PATH", "")})
     assert p.returncode == 2 and "token" in p.stderr
+
+
+def test_reports_of_a_peer_gone_before_the_reply_are_kept(slaqd):
+    # slaqd is paused while a job connects, reports, says goodbye and
+    # leaves: its reply to the hello then fails, yet everything sent counts.
+    slaqd.proc.send_signal(signal.SIGSTOP)
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(slaqd.sock)
+        s.sendall(b'{"type":"hello","name":"gone"}\n'
+                  b'{"type":"report","iter":0,"loss":1.0}\n'
+                  b'{"type":"report","iter":1,"loss":0.5}\n'
+                  b'{"type":"bye"}\n')
+        s.close()
+    finally:
+        slaqd.proc.send_signal(signal.SIGCONT)
+    job = wait_for(lambda: [j for j in slaqd.jobs() if j["name"] == "gone"
+                            and j["state"] == "done"], what="job done")[0]
+    assert job["reports"] == 2 and job["iter"] == 1
