@@ -214,20 +214,30 @@ static void test_unknown_job_error_stops_retrying(void **state)
     slaq_client_close(c);
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 static void test_a_slaqd_that_does_not_read_never_blocks(void **state)
 {
     fake *f = *state;
     slaq_client *c = slaq_client_connect(f->path, 1, NULL);
     f->cfd = accept(f->lfd, NULL, NULL);
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double slowest = 0;
     int dropped = 0;
-    for (uint64_t k = 1; k <= 200000 && !dropped; k++)
+    /* Until the socket and the client's buffer are full ... */
+    for (uint64_t k = 1; k <= 200000 && !dropped; k++) {
+        double t0 = mono_s();
         dropped = slaq_client_report(c, k, 1.0 / (double)k, 0.001, 1) == 1;
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    assert_true(dropped > 0);   /* the buffer filled up ... */
-    assert_true(s < 5);         /* ... and nothing waited for it */
+        double t = mono_s() - t0;
+        slowest = t > slowest ? t : slowest;
+    }
+    assert_true(dropped);
+    /* ... no call waited for the reader (generous for valgrind). */
+    assert_true(slowest < 0.1);
     slaq_client_close_timeout(c, 10);
 }
 
