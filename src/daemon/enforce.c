@@ -103,7 +103,7 @@ static int own_cgroup(int v2, char *out, size_t len)
         char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
         if (!c2)
             continue;
-        *c2 = 0;
+        *c1 = *c2 = 0;
         const char *ctrls = c1 + 1;
         int match = 0;
         if (v2) {
@@ -156,6 +156,17 @@ static int cgroup_mount(int v2, char *out, size_t len)
     return found;
 }
 
+/* Whether the space-separated list `list` contains `word`. */
+static int has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = strstr(list, word); p; p = strstr(p + 1, word))
+        if ((p == list || p[-1] == ' ') && (p[n] == 0 || p[n] == ' ' ||
+                                            p[n] == '\n'))
+            return 1;
+    return 0;
+}
+
 static unsigned long state_hash(const char *dir)
 {
     char *abs = realpath(dir, NULL);
@@ -181,9 +192,20 @@ static int try_cgroup(sd_daemon *d, int v2, char *why, size_t whylen)
         return -1;
     }
     if (v2) {
+        /* The cpu controller must reach our cgroup's children: ours must
+         * have it and enable it below (allowed for the root cgroup, or a
+         * cgroup delegated to slaqd alone, e.g. systemd's Delegate=yes). */
         fmt(path, sizeof path, "%s%s/cgroup.controllers", mnt, own);
-        if (read_file(path, buf, sizeof buf) < 0 || !strstr(buf, "cpu")) {
-            fmt(why, whylen, "cgroup2 at %s has no cpu controller", mnt);
+        if (read_file(path, buf, sizeof buf) < 0 || !has_word(buf, "cpu")) {
+            fmt(why, whylen, "cgroup2 at %s%s has no cpu controller", mnt,
+                own);
+            return -1;
+        }
+        fmt(path, sizeof path, "%s%s/cgroup.subtree_control", mnt, own);
+        if (read_file(path, buf, sizeof buf) < 0 ||
+            (!has_word(buf, "cpu") && write_file(path, "+cpu") < 0)) {
+            fmt(why, whylen, "cannot enable cpu in %s: %s (other processes "
+                "share slaqd's cgroup?)", path, strerror(errno));
             return -1;
         }
     }
@@ -198,6 +220,18 @@ static int try_cgroup(sd_daemon *d, int v2, char *why, size_t whylen)
         if (write_file(path, "+cpu") < 0) {
             fmt(why, whylen, "cannot enable cpu in %s: %s", path,
                      strerror(errno));
+            rmdir(base);
+            return -1;
+        }
+        /* A job's group must then offer cpu.max: try one. */
+        char probe[4300];
+        fmt(probe, sizeof probe, "%s/probe", base);
+        fmt(path, sizeof path, "%s/cpu.max", probe);
+        int ok = (mkdir(probe, 0755) == 0 || errno == EEXIST) &&
+                 access(path, W_OK) == 0;
+        rmdir(probe);
+        if (!ok) {
+            fmt(why, whylen, "%s is not writable", path);
             rmdir(base);
             return -1;
         }
