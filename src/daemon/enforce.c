@@ -385,7 +385,9 @@ void enf_tick(sd_daemon *d, double dt)
         j->sig_tokens += j->alloc * dt - (used > 0 ? used : 0);
         if (j->sig_tokens > burst)
             j->sig_tokens = burst;
-        int hold = j->sig_tokens <= 0 && j->state == SD_RUNNING;
+        /* Not before its first allocation, nor while it is stopping. */
+        int hold = j->sig_tokens <= 0 && j->state == SD_RUNNING &&
+                   j->nspark > 0;
         if (hold != j->sig_stopped) {
             kill(-j->pid, hold ? SIGSTOP : SIGCONT);
             j->sig_stopped = hold;
