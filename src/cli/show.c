@@ -77,10 +77,13 @@ static void print_job(json_t *j)
     json_t *hist = json_object_get(j, "history");
     if (json_array_size(hist) > 0) {
         json_t *losses = json_array();
-        size_t i;
+        size_t i, nh = json_array_size(hist);
         json_t *row;
-        json_array_foreach(hist, i, row)
-            json_array_append(losses, json_array_get(row, 1));
+        for (i = 0; i < 60 && i < nh; i++) { /* at most 60 points, even */
+            size_t k = nh <= 60 ? i : i * (nh - 1) / 59;
+            json_array_append(losses, json_array_get(json_array_get(hist, k),
+                                                     1));
+        }
         buf[0] = 0;
         rpc_sparkline(buf, sizeof buf, losses, NAN, NAN);
         printf("  loss curve  %s\n", buf);

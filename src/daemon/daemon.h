@@ -102,6 +102,7 @@ typedef struct sd_job {
     double alloc;         /* cores last applied */
     uint64_t last_iter;
     double last_loss, first_loss;
+    double reduction;     /* predicted loss reduction so far, last epoch */
     uint64_t nreports;
     double cpu_total;
     double stop_deadline; /* when the next stop step is due (0: none) */

@@ -75,6 +75,7 @@ sd_job *job_new(sd_daemon *d, int64_t id)
     j->weight = 1;
     j->max_cores = INFINITY;
     j->last_loss = j->first_loss = NAN;
+    j->reduction = 0;
     d->jobs[id - 1] = j;
     if ((uint64_t)id > d->njobs)
         d->njobs = (size_t)id;
@@ -609,10 +610,10 @@ void job_epoch(sd_daemon *d)
             continue;
         sd_job *j = slaq_job_user(sj);
         apply_alloc(d, j, slaq_job_alloc(sj), now);
+        j->reduction = slaq_job_reduction(sj);
         if (j->state != SD_RUNNING)
             continue;
-        if (j->target > 0 && j->nreports >= 3 &&
-            slaq_job_reduction(sj) >= j->target)
+        if (j->target > 0 && j->nreports >= 3 && j->reduction >= j->target)
             job_stop(d, j, "target_reduction");
         else if (j->max_time > 0 && now - j->started >= j->max_time)
             job_stop(d, j, "max_time");
@@ -772,6 +773,8 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     for (unsigned i = 0; i < j->nspark; i++)
         json_array_append_new(spark, json_real(j->spark[i]));
     json_object_set_new(o, "recent_cores", spark);
+    if (!j->sj && j->nreports >= 2 && j->ended > 0 && j->reduction > 0)
+        json_object_set_new(o, "reduction", json_real(j->reduction));
     if (j->sj) {
         const slaq_history *h = slaq_job_history(j->sj);
         const slaq_predictor *p = slaq_job_predictor(j->sj);
