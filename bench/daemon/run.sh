@@ -51,6 +51,8 @@ res = {
     "persisted_per_s": round(rows / lg["seconds"]),
     "all_sent_persisted": rows == lg["sent"],
     "epoch_ms_max": round(st["epoch_ms_max"], 3),
+    "epoch_ms_mean": round(st["epoch_ms_mean"], 3),
+    "core_ms_mean": round(st["core_ms_mean"], 3),
     "core_ms_max": round(st["core_ms_max"], 3),
     "slaqd_part_ms_max": round(st["apply_ms_max"], 3),
     "kib_per_job": round((int(peak) - int(rss0)) / int(clients), 1),

@@ -88,6 +88,9 @@ static json_t *api_status(sd_daemon *d)
     json_object_set_new(r, "core_ms_last", json_real(d->core_ms_last));
     json_object_set_new(r, "core_ms_max", json_real(d->core_ms_max));
     json_object_set_new(r, "apply_ms_max", json_real(d->apply_ms_max));
+    double busy = d->busy_epochs ? (double)d->busy_epochs : 1;
+    json_object_set_new(r, "epoch_ms_mean", json_real(d->epoch_ms_sum / busy));
+    json_object_set_new(r, "core_ms_mean", json_real(d->core_ms_sum / busy));
     double used = 0;
     for (size_t i = 0; i < active; i++)
         used += slaq_job_alloc(slaq_sched_job(d->sched, i));

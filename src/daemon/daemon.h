@@ -168,6 +168,8 @@ struct sd_daemon {
     double epoch_ms_last, epoch_ms_max;  /* whole epoch, slaqd's part too */
     double core_ms_last, core_ms_max;    /* slaq_sched_epoch() alone */
     double apply_ms_max;                 /* the rest: slaqd's own part */
+    double epoch_ms_sum, core_ms_sum;    /* over epochs with jobs ... */
+    uint64_t busy_epochs;                /* ... counted here */
     uint64_t reports_total, errors_total;
     double started;
     int quit;

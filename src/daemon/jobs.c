@@ -624,8 +624,13 @@ void job_epoch(sd_daemon *d)
     d->epoch_ms_last = ms;
     if (ms > d->epoch_ms_max)
         d->epoch_ms_max = ms;
-    if (n > 0 && ms - d->core_ms_last > d->apply_ms_max)
-        d->apply_ms_max = ms - d->core_ms_last;
+    if (n > 0) {
+        if (ms - d->core_ms_last > d->apply_ms_max)
+            d->apply_ms_max = ms - d->core_ms_last;
+        d->epoch_ms_sum += ms;
+        d->core_ms_sum += d->core_ms_last;
+        d->busy_epochs++;
+    }
 }
 
 /* An adopted process is not our child: poll that it still exists. */
