@@ -493,3 +493,22 @@ def test_reports_of_a_peer_gone_before_the_reply_are_kept(slaqd):
     job = wait_for(lambda: [j for j in slaqd.jobs() if j["name"] == "gone"
                             and j["state"] == "done"], what="job done")[0]
     assert job["reports"] == 2 and job["iter"] == 1
+
+
+def test_slaq_policy_moves_cores_to_the_job_with_more_to_gain(daemon_factory):
+    d = daemon_factory("--policy", "slaq", "--cores", "4")
+    # Both cost the same per iteration; "flat" has almost converged after a
+    # few iterations, "steep" keeps falling at its initial pace.
+    flat = d.submit(TOY, "--forever", "--iter-cpu", "0.004", "--rate", "2",
+                    name="flat")
+    steep = d.submit(TOY, "--forever", "--iter-cpu", "0.004", "--rate",
+                     "0.001", name="steep")
+    wait_for(lambda: d.job(steep)["cores"] > d.job(flat)["cores"] + 0.5,
+             timeout=20, what="more cores for the steep job")
+    assert d.job(flat)["cores"] >= 1 - 1e-6  # everyone keeps a minimum
+    # The allocation history records the move.
+    assert len(d.job(steep)["allocations"]) >= 1
+    # Under fair the two are equal again.
+    d.cli("policy", "fair")
+    wait_for(lambda: abs(d.job(steep)["cores"] - 2) < 1e-6 and
+             abs(d.job(flat)["cores"] - 2) < 1e-6, what="fair shares")
