@@ -434,6 +434,12 @@ out:
     json_decref(msg);
 }
 
+/* The longest line c may send: job sessions are held to less. */
+static size_t line_limit(const sd_conn *c)
+{
+    return c->kind == CONN_JOB ? SD_MAX_LINE : SD_MAX_REQUEST;
+}
+
 /* Splits buf into lines, handing each complete one to on_message; returns
  * the number of bytes consumed. */
 static size_t handle_lines(sd_daemon *d, sd_conn *c, char *buf, size_t len)
@@ -444,9 +450,9 @@ static size_t handle_lines(sd_daemon *d, sd_conn *c, char *buf, size_t len)
         if (!nl)
             break;
         size_t n = (size_t)(nl - (buf + pos));
-        if (n > SD_MAX_LINE) {
-            send_error(d, c, "too_long", "a message is limited to %d bytes",
-                       SD_MAX_LINE);
+        if (n > line_limit(c)) {
+            send_error(d, c, "too_long", "a message is limited to %zu bytes",
+                       line_limit(c));
             c->closing = 1;
             conn_flush(d, c);
             return len;
@@ -460,7 +466,8 @@ static size_t handle_lines(sd_daemon *d, sd_conn *c, char *buf, size_t len)
 
 static void conn_read(sd_daemon *d, sd_conn *c)
 {
-    static char buf[256 * 1024];
+    /* A partial line (up to SD_MAX_REQUEST) plus one read. */
+    static char buf[SD_MAX_REQUEST + 256 * 1024];
     for (;;) {
         size_t have = 0;
         if (c->rlen) { /* a partial line first */
@@ -486,9 +493,9 @@ static void conn_read(sd_daemon *d, sd_conn *c)
         if (c->h.fd < 0 || c->closing)
             return;
         size_t left = len - used;
-        if (left > SD_MAX_LINE) {
-            send_error(d, c, "too_long", "a message is limited to %d bytes",
-                       SD_MAX_LINE);
+        if (left > line_limit(c)) {
+            send_error(d, c, "too_long", "a message is limited to %zu bytes",
+                       line_limit(c));
             c->closing = 1;
             conn_flush(d, c);
             return;

@@ -26,7 +26,9 @@
 
 #include "slaq/slaq.h"
 
-#define SD_MAX_LINE (64 * 1024)       /* longest accepted message line */
+#define SD_MAX_LINE (64 * 1024)       /* longest line in a job session */
+#define SD_MAX_REQUEST (1024 * 1024)  /* ... in others (a submit carries
+                                         the submitter's environment) */
 #define SD_MAX_WBUF (4 * 1024 * 1024) /* unread output before a drop */
 #define SD_TICK_S 0.05                /* flush / enforcement tick */
 #define SD_SPARK 32                   /* allocation samples kept per job */

@@ -18,3 +18,13 @@ PROGRAMS += $(LOADGEN)
 $(LOADGEN): $(call OBJ,bench/daemon/loadgen.c) $(LIBCLIENT_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CLIENT_LDLIBS)
+
+# make check-daemon: the end-to-end suite with slaqd under valgrind, then
+# against the ASan/UBSan build (a slaqd that does not exit cleanly fails it).
+PYTEST = $(shell python3 -c 'import pytest' 2>/dev/null && echo python3 || echo /usr/bin/python3) -m pytest -q -p no:cacheprovider
+.PHONY: check-daemon
+check-daemon: deps
+	@$(MAKE) --no-print-directory build
+	SLAQ_VALGRIND=1 $(PYTEST) tests/e2e
+	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 build
+	SLAQ_BUILD=build-asan $(PYTEST) tests/e2e

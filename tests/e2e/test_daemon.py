@@ -188,10 +188,18 @@ def test_malformed_input_gets_errors_never_a_crash(slaqd):
         "code"] == "bad_report"
     assert _send(s, f, b'{"type":"status"}\n')["code"] == "unknown_type"
     assert _send(s, f, b'{"type":"hello"}\n')["code"] == "bad_message"
-    # An oversized line: error, then the connection is closed.
+    # An oversized line in a job session: error, then it is closed.
     r = _send(s, f, b"{" + b" " * (70 * 1024) + b"}\n")
     assert r["code"] == "too_long"
     assert f.readline() == b""
+    s.close()
+    # Requests may be longer (a submit's environment), within 1 MiB.
+    s, f = _raw(slaqd.sock)
+    pad = "x" * (200 * 1024)
+    assert _send(s, f, json.dumps({"type": "status", "pad": pad}).encode()
+                 + b"\n")["ok"]
+    r = _send(s, f, b"{" + b" " * (1100 * 1024) + b"}\n")
+    assert r["code"] == "too_long"
     s.close()
     # Half a line and a hang-up.
     s, f = _raw(slaqd.sock)
@@ -512,3 +520,13 @@ def test_slaq_policy_moves_cores_to_the_job_with_more_to_gain(daemon_factory):
     d.cli("policy", "fair")
     wait_for(lambda: abs(d.job(steep)["cores"] - 2) < 1e-6 and
              abs(d.job(flat)["cores"] - 2) < 1e-6, what="fair shares")
+
+
+def test_submit_passes_a_large_environment(slaqd):
+    big = "y" * (100 * 1024)
+    jid = int(slaqd.cli("submit", "--", "sh", "-c",
+                        'echo ${#BIG_VALUE} "$SLAQ_JOB_ID"',
+                        env={"BIG_VALUE": big}).stdout)
+    slaqd.wait_state(jid, "done")
+    assert slaqd.cli("logs", str(jid)).stdout.split() == [str(len(big)),
+                                                         str(jid)]
