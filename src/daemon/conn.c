@@ -398,8 +398,10 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
         c->authed = 1;
     }
     if (!strcmp(type, "report")) {
-        if (c->kind != CONN_JOB || !c->job)
+        if (c->kind != CONN_JOB)
             send_error(d, c, "no_hello", "send \"hello\" before reports");
+        else if (!c->job)
+            send_error(d, c, "bad_report", "this connection's job has ended");
         else if (job_report(d, c->job, msg, err, sizeof err) < 0)
             send_error(d, c, "bad_report", "%s", err);
     } else if (!strcmp(type, "hello")) {
