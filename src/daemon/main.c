@@ -438,10 +438,13 @@ int main(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    char http[64] = "off";
+    if (d->http)
+        snprintf(http, sizeof http, "port %u", d->http_port);
     sd_log(d, 0, "ready: pid %d, %g cores, policy %s, epoch %g s, socket %s, "
-                 "http port %u", (int)getpid(), d->cfg.cores,
+                 "http %s", (int)getpid(), d->cfg.cores,
            slaq_policy_name(d->cfg.policy), d->cfg.epoch_s,
-           d->cfg.socket_path, d->http_port);
+           d->cfg.socket_path, http);
     run(d);
 out:
     store_event(d->store, sd_now(), 0, "shutdown", NULL);
