@@ -530,3 +530,27 @@ def test_submit_passes_a_large_environment(slaqd):
     slaqd.wait_state(jid, "done")
     assert slaqd.cli("logs", str(jid)).stdout.split() == [str(len(big)),
                                                          str(jid)]
+
+
+def test_attached_job_reattaches_after_kill9(daemon_factory):
+    d = daemon_factory("--policy", "fair")
+    c = slaq.Client(socket_path=d.sock, name="coop")
+    for it in range(3):
+        c.report(it, 1.0 / (it + 1))
+    wait_for(lambda: (c.poll(), c.connected)[1], what="welcome")
+    jid = c.job_id
+    wait_for(lambda: d.job(jid)["reports"] == 3, what="reports")
+    d.kill9()
+    assert c.report(3, 0.2) in (True, False)  # no error, maybe dropped
+    d2 = daemon_factory("--policy", "fair", state=d.state)
+    assert d2.job(jid)["state"] == "running"  # its process is alive
+    it = 10
+    deadline = time.monotonic() + 10
+    while not (c.connected and d2.job(jid)["reports"] > 3):
+        assert time.monotonic() < deadline, "client did not come back"
+        c.report(it, 1.0 / it)
+        it += 1
+        time.sleep(0.05)
+    assert c.job_id == jid and d2.job(jid)["connected"]
+    c.close()
+    d2.wait_state(jid, "done")
