@@ -114,6 +114,7 @@ typedef struct sd_job {
     /* signal enforcement: a token bucket on measured CPU time */
     double sig_tokens, sig_cpu_prev;
     int sig_stopped;
+    int sig_seen;         /* sig_cpu_prev holds a measurement */
     int cg_ready;         /* a cgroup exists for it */
 } sd_job;
 
@@ -252,9 +253,8 @@ void enf_release(sd_daemon *d, sd_job *j);
 void enf_shutdown(sd_daemon *d);
 const char *enf_mode_name(sd_enforce_mode m);
 int enf_mode_parse(const char *s, sd_enforce_mode *out);
-/* CPU seconds (user+system, all threads) used so far by a process, or -1. */
-double enf_proc_cpu(pid_t pid);
-unsigned long long enf_proc_start(pid_t pid);
+/* A process's start time (clock ticks since boot), 0 if it is gone or a
+ * zombie: with the pid it identifies a process across pid reuse. */unsigned long long enf_proc_start(pid_t pid);
 
 /* store.c */
 sd_store *store_open(const char *path, char *err, size_t errlen);

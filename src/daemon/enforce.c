@@ -8,9 +8,9 @@
  *   cgroup2  STATE-hash group under our own cgroup, `cpu.max` per job
  *   cgroup1  the same under the v1 `cpu` hierarchy, `cpu.cfs_quota_us`
  *   signal   no cgroup: slaqd keeps the token bucket itself, measuring the
- *            job's CPU time from /proc every tick and holding its process
- *            group with SIGSTOP while the balance is not positive (a duty
- *            cycle; coarse, and it only sees the job's main process)
+ *            CPU time of the job's process group from /proc every tick and
+ *            holding the group with SIGSTOP while the balance is not
+ *            positive (a duty cycle, coarser than the kernel's)
  *   none     allocations are only advisory (jobs learn them through the
  *            client and may size their thread pools to them)
  *
@@ -18,6 +18,7 @@
  * hash of the state directory, so two slaqds on one machine never share
  * one, and a restarted slaqd finds its jobs' groups again.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -320,7 +321,6 @@ int enf_adopt(sd_daemon *d, sd_job *j)
     if (d->enf.mode == SD_ENF_SIGNAL && j->pid > 0 && SD_ACTIVE(j->state)) {
         /* The previous slaqd may have died while holding it stopped. */
         kill(-j->pid, SIGCONT);
-        j->sig_cpu_prev = enf_proc_cpu(j->pid);
         return 0;
     }
     if (d->enf.mode == SD_ENF_CGROUP1 || d->enf.mode == SD_ENF_CGROUP2) {
@@ -337,11 +337,8 @@ void enf_apply(sd_daemon *d, sd_job *j, double cores)
     const sd_enforcer *e = &d->enf;
     if (!j->managed)
         return;
-    if (e->mode == SD_ENF_SIGNAL) {
-        if (j->sig_cpu_prev == 0)
-            j->sig_cpu_prev = enf_proc_cpu(j->pid);
+    if (e->mode == SD_ENF_SIGNAL) /* enf_tick enforces it */
         return;
-    }
     if (!j->cg_ready)
         return;
     char path[4300], val[64];
@@ -368,19 +365,87 @@ void enf_apply(sd_daemon *d, sd_job *j, double cores)
                (long long)j->id, path, strerror(errno));
 }
 
+/* Fields after the command name in /proc/PID/stat, split on spaces. */
+static int proc_stat(pid_t pid, char **fields, int max, char *buf, size_t len)
+{
+    char path[64];
+    fmt(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (read_file(path, buf, len) < 0)
+        return -1;
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return -1;
+    int n = 0;
+    for (char *t = strtok(p + 1, " "); t && n < max; t = strtok(NULL, " "))
+        fields[n++] = t;
+    return n;
+}
+
+typedef struct enf_group {
+    pid_t pgid;
+    sd_job *job;
+    double cpu;
+} enf_group;
+
+static int group_cmp(const void *a, const void *b)
+{
+    pid_t x = ((const enf_group *)a)->pgid, y = ((const enf_group *)b)->pgid;
+    return (x > y) - (x < y);
+}
+
+/*
+ * CPU-seconds used so far by the live processes of each job's process
+ * group (a job is often a shell running the real program), from one scan
+ * of /proc for all jobs. A process that exits takes its time with it, so
+ * the sum can fall; the caller counts only increases. Its cost grows with
+ * the machine's process count, which is why only the signal backend,
+ * where nothing else measures, pays it.
+ */
+static void group_cpu(enf_group *g, size_t n)
+{
+    DIR *proc = opendir("/proc");
+    if (!proc)
+        return;
+    double ticks = (double)sysconf(_SC_CLK_TCK);
+    struct dirent *e;
+    while ((e = readdir(proc))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        char buf[1024], *f[20];
+        if (*end || pid <= 0 || proc_stat((pid_t)pid, f, 20, buf,
+                                          sizeof buf) < 13)
+            continue;
+        enf_group key = {.pgid = (pid_t)atol(f[2])}; /* field 5, pgrp */
+        enf_group *hit = bsearch(&key, g, n, sizeof *g, group_cmp);
+        if (hit)
+            hit->cpu += (strtod(f[11], NULL) + strtod(f[12], NULL)) / ticks;
+    }
+    closedir(proc);
+}
+
 void enf_tick(sd_daemon *d, double dt)
 {
     if (d->enf.mode != SD_ENF_SIGNAL)
         return;
-    for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
+    size_t n = 0, count = slaq_sched_count(d->sched);
+    enf_group *g = count ? calloc(count, sizeof *g) : NULL;
+    if (!g)
+        return;
+    for (size_t i = 0; i < count; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (!j->managed || j->pid <= 0)
+        if (j->managed && j->pid > 0)
+            g[n++] = (enf_group){.pgid = j->pid, .job = j};
+    }
+    qsort(g, n, sizeof *g, group_cmp);
+    group_cpu(g, n);
+    for (size_t i = 0; i < n; i++) {
+        sd_job *j = g[i].job;
+        double used = g[i].cpu - j->sig_cpu_prev;
+        j->sig_cpu_prev = g[i].cpu;
+        if (!j->sig_seen) { /* the first measurement only sets the base */
+            j->sig_seen = 1;
             continue;
-        double cpu = enf_proc_cpu(j->pid);
-        if (cpu < 0)
-            continue;
-        double used = cpu - j->sig_cpu_prev;
-        j->sig_cpu_prev = cpu;
+        }
         double burst = j->alloc * ENF_PERIOD_US * 1e-6;
         j->sig_tokens += j->alloc * dt - (used > 0 ? used : 0);
         if (j->sig_tokens > burst)
@@ -393,6 +458,7 @@ void enf_tick(sd_daemon *d, double dt)
             j->sig_stopped = hold;
         }
     }
+    free(g);
 }
 
 void enf_release(sd_daemon *d, sd_job *j)
@@ -424,32 +490,6 @@ void enf_shutdown(sd_daemon *d)
         rmdir(d->enf.cg_base); /* fails, as it should, while jobs remain */
     free(d->enf.cg_base);
     d->enf.cg_base = NULL;
-}
-
-/* Fields after the command name in /proc/PID/stat, split on spaces. */
-static int proc_stat(pid_t pid, char **fields, int max, char *buf, size_t len)
-{
-    char path[64];
-    fmt(path, sizeof path, "/proc/%d/stat", (int)pid);
-    if (read_file(path, buf, len) < 0)
-        return -1;
-    char *p = strrchr(buf, ')');
-    if (!p)
-        return -1;
-    int n = 0;
-    for (char *t = strtok(p + 1, " "); t && n < max; t = strtok(NULL, " "))
-        fields[n++] = t;
-    return n;
-}
-
-double enf_proc_cpu(pid_t pid)
-{
-    char buf[1024], *f[20];
-    /* fields[0] is field 3 (state); utime, stime are fields 14 and 15 */
-    if (proc_stat(pid, f, 20, buf, sizeof buf) < 13)
-        return -1;
-    double ticks = (double)sysconf(_SC_CLK_TCK);
-    return (strtod(f[11], NULL) + strtod(f[12], NULL)) / ticks;
 }
 
 unsigned long long enf_proc_start(pid_t pid)
