@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <omp.h>
 #include <xgboost/c_api.h>
 
 #include "train/train.h"
@@ -148,6 +149,10 @@ static int gbt_step(struct train_job *job, double *loss, char *err, size_t len)
     char buf[32];
     const char *names[] = {"train"}, *out = NULL;
     snprintf(buf, sizeof buf, "%d", job->n_workers);
+    /* Some of XGBoost's loops (evaluation, prediction caches) size their
+     * OpenMP teams from the calling thread's default rather than from
+     * `nthread`; both must follow slaq's allocation. */
+    omp_set_num_threads(job->n_workers);
     if (gbt_check(XGBoosterSetParam(m->booster, "nthread", buf), "nthread", err,
                   len) < 0 ||
         gbt_check(XGBoosterUpdateOneIter(m->booster, m->round, m->dtrain),

@@ -2,7 +2,8 @@
  * corpus.c — the text corpus of slaq-train's LDA job: Debian's own package
  * descriptions (`apt-cache dumpavail`), or a user's file.
  *
- * Every package description (summary line and long text) is a document;
+ * Every package's description (summary line, long text if the lists carry
+ * it) and debtags make one document;
  * identical descriptions (the same package listed for several versions or
  * architectures) are kept once. Words are lower-cased runs of ASCII letters
  * of three or more, minus a list of English stop-words; the vocabulary is
@@ -32,7 +33,8 @@ static const char *const corpus_stop[] = {
     "who", "whom", "why", "will", "with", "within", "without", "would",
     "you", "your", "yours", "yourself", "yourselves", "package", "provides",
     "contains", "see", "like", "many", "several", "includes", "http", "https",
-    "www", "com", "org", NULL,
+    "www", "com", "org", "role", "program", "implemented", "interface",
+    "works", "scope", "suite", "made", NULL,
 };
 
 /* String -> id table with document frequencies (open addressing). */
@@ -198,30 +200,36 @@ static void docs_add(struct docs *ds, struct dict *d, const char *text, size_t l
     ds->off[++ds->n] = ds->ntok;
 }
 
-/* Reads documents from a control-format stream: the Description field of
- * every stanza (first line and continuation lines). */
+/* Reads documents from a control-format stream: one per stanza, the text
+ * of its Description field (summary and any long description) and its Tag
+ * field (debtags such as "use::editing, works-with::text"). Debian's package
+ * lists carry only the one-line summary of most packages; the tags roughly
+ * double what each document says about its package. */
 static void read_control(FILE *f, struct docs *ds, struct dict *d)
 {
     char *line = NULL, *doc = NULL;
     size_t cap = 0, dlen = 0, dcap = 0;
     ssize_t len;
-    bool in_desc = false;
+    bool in_field = false;
     for (;;) {
         len = getline(&line, &cap, f);
-        bool cont = len > 0 && (line[0] == ' ' || line[0] == '\t');
-        if (in_desc && !cont) {
+        if (len <= 0 || line[0] == '\n') {
             docs_add(ds, d, doc, dlen);
-            in_desc = false;
-        }
-        if (len < 0)
-            break;
-        const char *text = NULL;
-        if (!cont && strncmp(line, "Description:", 12) == 0) {
-            in_desc = true;
             dlen = 0;
-            text = line + 12;
-        } else if (in_desc && cont) {
-            text = line;
+            in_field = false;
+            if (len < 0)
+                break;
+            continue;
+        }
+        const char *text = NULL;
+        if (line[0] == ' ' || line[0] == '\t') {
+            if (in_field)
+                text = line;
+        } else {
+            in_field = strncmp(line, "Description:", 12) == 0 ||
+                       strncmp(line, "Tag:", 4) == 0;
+            if (in_field)
+                text = strchr(line, ':') + 1;
         }
         if (!text)
             continue;

@@ -560,6 +560,24 @@ void train_data_subsample(struct train_data *t, double fraction, unsigned seed)
     free(ix);
 }
 
+void train_data_poly2(struct train_data *t)
+{
+    size_t d = t->d, e = d + d * (d + 1) / 2;
+    double *x = train_xcalloc(t->n * e, sizeof *x);
+    for (size_t i = 0; i < t->n; i++) {
+        const double *src = t->x + i * d;
+        double *dst = x + i * e;
+        memcpy(dst, src, d * sizeof *dst);
+        size_t o = d;
+        for (size_t a = 0; a < d; a++)
+            for (size_t b = a; b < d; b++)
+                dst[o++] = src[a] * src[b];
+    }
+    free(t->x);
+    t->x = x;
+    t->d = e;
+}
+
 void train_data_standardize(struct train_data *tr, struct train_data *te)
 {
     size_t d = tr->d;
@@ -659,7 +677,7 @@ int train_data_load(const struct train_data_opts *o, bool regression,
     } else if (strcmp(src, "friedman1") == 0) {
         /* The test set is drawn from the same distribution with another
          * seed: a fifth of the training size. */
-        size_t n = o->n_synth ? o->n_synth : 20000;
+        size_t n = o->n_synth ? o->n_synth : 200000;
         if (!regression) {
             snprintf(err, errlen, "friedman1 is a regression dataset; "
                                   "classification algorithms use fmnist or a file");

@@ -245,7 +245,7 @@ int main(int argc, char **argv)
         const char *path = dopt.source && strcmp(dopt.source, "debdesc") ? dopt.source : NULL;
         size_t vocab = job.prm.vocab ? (size_t)job.prm.vocab : 2000;
         size_t maxdocs = docs ? (size_t)docs
-                              : (size_t)llround(5000 * subsample / job.algo->default_subsample);
+                              : (size_t)llround(20000 * subsample);
         if (train_corpus_load(path, dopt.format, vocab, maxdocs, &job.corpus,
                               &job.heldout, err, sizeof err) < 0)
             goto err;
@@ -257,6 +257,19 @@ int main(int argc, char **argv)
         if (train_data_load(&dopt, job.algo->kind == TRAIN_REGRESS, &job.train,
                             &job.test, err, sizeof err) < 0)
             goto err;
+        /* linreg fits polynomial features (--degree, default 2): a linear
+         * model of the raw Friedman features is solved in a handful of
+         * L-BFGS iterations and fits badly. */
+        if (job.algo == &train_algo_linreg && job.prm.degree != 1) {
+            if (job.prm.degree > 2) {
+                snprintf(err, sizeof err, "--degree %d: linreg expands features "
+                                          "to degree 1 or 2", job.prm.degree);
+                goto err;
+            }
+            train_data_poly2(&job.train);
+            if (job.test.n)
+                train_data_poly2(&job.test);
+        }
         if (job.prm.standardize && strcmp(job.algo->name, "kmeans") &&
             strcmp(job.algo->name, "gbt") && strcmp(job.algo->name, "gbtreg"))
             train_data_standardize(&job.train, job.test.n ? &job.test : NULL);

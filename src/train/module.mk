@@ -3,7 +3,7 @@
 TRAIN_SRCS   := $(sort $(wildcard src/train/*.c))
 TRAIN_OBJS   := $(call OBJ,$(TRAIN_SRCS))
 TRAIN_LIBOBJS := $(filter-out $(BUILD)/obj/src/train/main.o,$(TRAIN_OBJS))
-TRAIN_LDLIBS := -lopenblas -llbfgs -lxgboost -lz -lpthread -lm \
+TRAIN_LDLIBS := -lopenblas -llbfgs -lxgboost -lgomp -lz -lpthread -lm \
                 $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
 SLAQ_TRAIN   := $(BUILD)/bin/slaq-train
 PROGRAMS     += $(SLAQ_TRAIN)

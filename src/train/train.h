@@ -92,6 +92,10 @@ int train_data_select_classes(struct train_data *t, const char *classes,
 void train_data_subsample(struct train_data *t, double fraction,
                           unsigned seed);
 
+/* Appends every product x_i x_j (i <= j) of the original features: the
+ * degree-2 polynomial expansion, d + d(d+1)/2 features. */
+void train_data_poly2(struct train_data *t);
+
 /* Standardises every feature of `tr` to mean 0 and variance 1 and applies
  * the same transform to `te` (may be NULL). Constant features become 0. */
 void train_data_standardize(struct train_data *tr, struct train_data *te);
@@ -191,7 +195,7 @@ struct train_params {
     int k;              /* clusters (kmeans) or topics (lda) */
     double lr;          /* learning rate / eta, <= 0: default */
     double l2;          /* regularisation, < 0: default */
-    int degree;         /* svmpoly kernel degree */
+    int degree;         /* svmpoly kernel degree, linreg feature degree */
     int basis;          /* svmpoly basis points */
     int depth;          /* gbt tree depth */
     int hidden[8];      /* mlpc hidden layer sizes */
