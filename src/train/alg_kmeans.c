@@ -204,8 +204,6 @@ static void km_destroy(struct train_job *job)
     job->state = NULL;
 }
 
-/* For tests: the centres of a finished job (k x d). */
-const double *train_kmeans_centres(const struct train_job *job, int *k);
 const double *train_kmeans_centres(const struct train_job *job, int *k)
 {
     const struct km *m = job->state;

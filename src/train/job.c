@@ -184,3 +184,49 @@ size_t train_job_max_part(const struct train_job *job)
             m = job->parts[i].end - job->parts[i].begin;
     return m;
 }
+
+/* Splits `rows` rows into partitions of one copy and repeats them for
+ * --scale: whole copies first, then a prefix of the rows for the fraction. */
+void train_job_partition(struct train_job *job, size_t rows, size_t want)
+{
+    size_t p0 = want < rows ? want : rows;
+    double full = floor(job->scale), frac = job->scale - full;
+    size_t prefix = (size_t)llround(frac * (double)rows);
+    size_t pfrac = prefix ? (size_t)ceil((double)p0 * frac) : 0;
+    size_t n = p0 * (size_t)full + pfrac;
+
+    job->parts = train_xcalloc(n, sizeof *job->parts);
+    job->n_parts = 0;
+    for (size_t c = 0; c < (size_t)full; c++)
+        for (size_t i = 0; i < p0; i++)
+            job->parts[job->n_parts++] =
+                (struct train_part){rows * i / p0, rows * (i + 1) / p0};
+    for (size_t i = 0; i < pfrac; i++)
+        job->parts[job->n_parts++] =
+            (struct train_part){prefix * i / pfrac, prefix * (i + 1) / pfrac};
+    job->max_workers = (int)p0;
+    job->rows_per_iter = (double)(rows * (size_t)full + prefix);
+}
+
+int train_job_run(struct train_job *job, char *err, size_t len)
+{
+    double loss0;
+    job->n_workers = 1;
+    /* A model that cannot be built from this data is bad input. */
+    if (job->algo->init(job, &loss0, err, len) < 0)
+        return 2;
+    train_job_start(job, loss0);
+    if (job->algo->run) {
+        if (job->algo->run(job, err, len) < 0)
+            return 1;
+    } else {
+        for (;;) {
+            double loss;
+            if (job->algo->step(job, &loss, err, len) < 0)
+                return 1;
+            if (train_job_iterate(job, loss))
+                break;
+        }
+    }
+    return job->algo->evaluate(job, err, len) < 0 ? 1 : 0;
+}

@@ -129,29 +129,6 @@ static int arg_hidden(const char *s, struct train_params *p)
     return p->n_hidden ? 0 : -1;
 }
 
-/* Splits `rows` rows into partitions of one copy and repeats them for
- * --scale: whole copies first, then a prefix of the rows for the fraction. */
-static void main_partition(struct train_job *job, size_t rows, long want)
-{
-    size_t p0 = (size_t)want < rows ? (size_t)want : rows;
-    double full = floor(job->scale), frac = job->scale - full;
-    size_t prefix = (size_t)llround(frac * (double)rows);
-    size_t pfrac = prefix ? (size_t)ceil((double)p0 * frac) : 0;
-    size_t n = p0 * (size_t)full + pfrac;
-
-    job->parts = train_xcalloc(n, sizeof *job->parts);
-    job->n_parts = 0;
-    for (size_t c = 0; c < (size_t)full; c++)
-        for (size_t i = 0; i < p0; i++)
-            job->parts[job->n_parts++] =
-                (struct train_part){rows * i / p0, rows * (i + 1) / p0};
-    for (size_t i = 0; i < pfrac; i++)
-        job->parts[job->n_parts++] =
-            (struct train_part){prefix * i / pfrac, prefix * (i + 1) / pfrac};
-    job->max_workers = (int)p0;
-    job->rows_per_iter = (double)(rows * (size_t)full + prefix);
-}
-
 int main(int argc, char **argv)
 {
     struct train_job job = {0};
@@ -251,7 +228,7 @@ int main(int argc, char **argv)
             goto err;
         snprintf(job.dataset, sizeof job.dataset, "%s", path ? "text" : "debdesc");
         rows = job.corpus.n_docs;
-        main_partition(&job, rows, partitions);
+        train_job_partition(&job, rows, (size_t)partitions);
         job.data_size = job.corpus.n_tokens * job.rows_per_iter / (double)rows;
     } else {
         if (train_data_load(&dopt, job.algo->kind == TRAIN_REGRESS, &job.train,
@@ -275,7 +252,7 @@ int main(int argc, char **argv)
             train_data_standardize(&job.train, job.test.n ? &job.test : NULL);
         snprintf(job.dataset, sizeof job.dataset, "%s", job.train.name);
         rows = job.train.n;
-        main_partition(&job, rows, partitions);
+        train_job_partition(&job, rows, (size_t)partitions);
         job.data_size = job.rows_per_iter * (double)job.train.d;
     }
 
@@ -297,28 +274,8 @@ int main(int argc, char **argv)
                job.scale != 1 ? " (scaled)" : "", job.n_parts, threads);
 
     job.sched = train_sched_open(job.name, threads);
-    job.n_workers = 1;
-    double loss0;
-    rc = 1;
-    /* A model that cannot be built from this data is bad input. */
-    if (job.algo->init(&job, &loss0, err, sizeof err) < 0) {
-        rc = 2;
-        goto err;
-    }
-    train_job_start(&job, loss0);
-    if (job.algo->run) {
-        if (job.algo->run(&job, err, sizeof err) < 0)
-            goto err;
-    } else {
-        for (;;) {
-            double loss;
-            if (job.algo->step(&job, &loss, err, sizeof err) < 0)
-                goto err;
-            if (train_job_iterate(&job, loss))
-                break;
-        }
-    }
-    if (job.algo->evaluate(&job, err, sizeof err) < 0)
+    rc = train_job_run(&job, err, sizeof err);
+    if (rc != 0)
         goto err;
     printf("done iters=%d stop=%s loss=%.10g cpu_s=%.3f wall_s=%.3f "
            "samples_per_core_s=%.0f",
@@ -328,8 +285,10 @@ int main(int argc, char **argv)
     if (job.metric_name[0])
         printf(" %s=%.4f", job.metric_name, job.metric);
     printf("\n");
-    if (record && train_job_record(&job, record, err, sizeof err) < 0)
+    if (record && train_job_record(&job, record, err, sizeof err) < 0) {
+        rc = 1;
         goto err;
+    }
     rc = strcmp(job.stop_reason ? job.stop_reason : "", "diverged") ? 0 : 1;
     if (rc)
         fprintf(stderr, "slaq-train: %s: the loss is no longer finite; try a "

@@ -279,6 +279,18 @@ struct train_algo {
  * loss is not finite). */
 bool train_job_iterate(struct train_job *job, double loss);
 
+/* Splits `rows` rows (or documents) into min(want, rows) partitions and
+ * repeats them for job->scale (whole copies, then a prefix for the
+ * fraction); sets parts, max_workers and rows_per_iter. */
+void train_job_partition(struct train_job *job, size_t rows, size_t want);
+
+/* Runs the job: the algorithm's init, its iterations until the driver
+ * stops them, and its evaluation. Needs data, partitions, sched and
+ * max_iters set. Returns 0, 1 (runtime failure) or 2 (the data cannot make
+ * this model), with err filled. The caller frees job->state through
+ * algo->destroy. */
+int train_job_run(struct train_job *job, char *err, size_t len);
+
 /* Begins the clock for the first iteration; prints the iteration-0 line. */
 int train_job_start(struct train_job *job, double loss0);
 
@@ -313,6 +325,10 @@ double train_rand_normal(uint64_t *state);
 double train_softmax(double *z, int k);
 /* Index of the largest of k values. */
 int train_argmax(const double *v, int k);
+
+/* The centres (k x d) of a kmeans job that has run (for checking its
+ * objective independently). */
+const double *train_kmeans_centres(const struct train_job *job, int *k);
 
 /* The algorithms. */
 extern const struct train_algo train_algo_kmeans, train_algo_logreg,
