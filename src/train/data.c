@@ -671,9 +671,16 @@ int train_data_load(const struct train_data_opts *o, bool regression,
                                 err, errlen) < 0)
             goto err;
         snprintf(tr->name, sizeof tr->name, "fmnist");
-        if (o->classes && (train_data_select_classes(tr, o->classes, err, errlen) < 0 ||
-                           train_data_select_classes(te, o->classes, err, errlen) < 0))
-            goto err;
+        if (o->classes) {
+            if (train_data_select_classes(tr, o->classes, err, errlen) < 0 ||
+                train_data_select_classes(te, o->classes, err, errlen) < 0)
+                goto err;
+            /* "fmnist-0v6": the classes are part of the dataset's name. */
+            snprintf(tr->name, sizeof tr->name, "fmnist-%s", o->classes);
+            for (char *c = tr->name; *c; c++)
+                if (*c == ',')
+                    *c = 'v';
+        }
     } else if (strcmp(src, "friedman1") == 0) {
         /* The test set is drawn from the same distribution with another
          * seed: a fifth of the training size. */
