@@ -27,7 +27,7 @@ ifeq ($(SANITIZE),1)
 OPT      := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDSAN    := -fsanitize=address,undefined
 endif
-CPPFLAGS += -Iinclude -Isrc
+CPPFLAGS += -Iinclude -Isrc -Itests/unit
 CFLAGS   += $(CSTD) $(WARN) $(OPT) -fPIC -MMD -MP
 LDFLAGS  += $(LDSAN)
 
@@ -48,6 +48,8 @@ PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_PKGS) 2>/dev/null)
 CPPFLAGS  += $(PC_CFLAGS)
 
 .PHONY: all deps build test test-unit check-asan demo clean help
+# Keep objects that only pattern rules mention (test objects).
+.SECONDARY:
 .DEFAULT_GOAL := all
 
 all: deps
@@ -64,6 +66,10 @@ test: deps
 
 test-unit: build
 	@scripts/run-tests.sh --unit-only $(BUILD)
+
+demo: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/demo.sh $(BUILD)
 
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 test-unit

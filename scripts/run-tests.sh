@@ -19,8 +19,8 @@ failed_suites=()
 
 count_cmocka() {  # $1 = output file; adds to totals from cmocka's summary
   local run pass
-  run=$(sed -n 's/^\[==========\] \([0-9]*\) test(s) run\./\1/p' "$1" | tail -n1)
-  pass=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) test(s)\./\1/p' "$1" | tail -n1)
+  run=$(grep -oE '\[==========\] [0-9]+ test\(s\) run' "$1" | grep -oE '[0-9]+' | tail -n1)
+  pass=$(grep -oE '\[  PASSED  \] [0-9]+ test\(s\)' "$1" | grep -oE '[0-9]+' | tail -n1)
   run=${run:-0} pass=${pass:-0}
   total=$((total + run)); passed=$((passed + pass)); failed=$((failed + run - pass))
 }
@@ -41,7 +41,11 @@ for t in $(find "$build/tests" -type f -name 'test_*' -perm -u+x 2>/dev/null | s
   "$t" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
   count_cmocka "$out"
-  [[ $rc -eq 0 ]] || failed_suites+=("$t")
+  if [[ $rc -ne 0 ]]; then
+    failed_suites+=("$t")
+    # a crash prints no summary: count the suite itself as a failure
+    grep -qE '\[  FAILED  \]' "$out" || { total=$((total + 1)); failed=$((failed + 1)); }
+  fi
 done
 
 if [[ $unit_only -eq 0 ]]; then

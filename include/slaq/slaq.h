@@ -102,8 +102,8 @@ double slaq_history_samples_total(const slaq_history *h);
  * ΔL = (L_prev − L) / (k − k_prev). max_delta is the largest ΔL seen so far
  * (only decreases count: a loss that rises never raises it); it is 0 until
  * the loss has fallen once. norm_delta(i) is the i-th report's ΔL divided by
- * max_delta (≤ 1, negative when the loss rose; NAN for the first report
- * ever or while max_delta is 0). Because the maximum is "so far", a later
+ * max_delta (≤ 1, negative when the loss rose; NAN for i = 0, whose
+ * predecessor is not kept, and while max_delta is 0). Because the maximum is "so far", a later
  * larger step re-scales the job: a first ΔL that is not the largest is fine.
  */
 double slaq_history_max_delta(const slaq_history *h);
@@ -153,28 +153,33 @@ typedef enum slaq_predictor_kind {
 int slaq_predictor_parse(const char *name, slaq_predictor_kind *out);
 const char *slaq_predictor_name(slaq_predictor_kind kind);
 
-/* The curve families a forecast can hold. */
+/* The curve families a forecast can hold; u = k − k0 (iterations after
+ * the last report). */
 typedef enum slaq_model {
-    SLAQ_MODEL_LINEAR,   /* L(k) = p0 − p1·(k − k0)            (strawman)  */
-    SLAQ_MODEL_RATIONAL, /* L(k) = 1/(p0·k² + p1·k + p2) + p3  (sublinear) */
-    SLAQ_MODEL_EXP,      /* L(k) = p0^(k − p1) + p2            (linear+)   */
-    SLAQ_MODEL_TABLE,    /* L(k) = table[k], linear between, last after    */
+    SLAQ_MODEL_LINEAR,   /* L = p0 − p1·u                   (strawman)  */
+    SLAQ_MODEL_RATIONAL, /* L = 1/(p0·u² + p1·u + p2) + p3  (sublinear) */
+    SLAQ_MODEL_EXP,      /* L = p1·p0^u + p2, 0 < p0 < 1    (linear+):
+                            the paper's μ^(k−b) + c with p1 = μ^(−b)    */
+    SLAQ_MODEL_TABLE,    /* L = table[k], linear between, last after    */
 } slaq_model;
 
 /*
  * A forecast: a predicted loss curve in closed form, cheap to evaluate (the
- * allocator evaluates it once per unit handed out). `shift` is added to the
- * model's value so that the curve passes through the last observed loss
- * (an anchored forecast); predictions are L(k) = model(k) + shift. For the
- * rational and exponential families the model is fitted to the loss divided
- * by `yscale` (to keep the solver well conditioned), so model values are
- * multiplied by it.
+ * allocator evaluates it once per unit handed out). The rational and
+ * exponential families are fitted to losses rescaled to a range near 1;
+ * their values are mapped back as L = yscale · model(u) + shift.
  */
 typedef struct slaq_forecast {
     slaq_model model;
     double par[4];
     double yscale;       /* loss units per model unit (> 0) */
     double shift;        /* added after scaling */
+    /* An optional second curve, blended in with weight `mix` (0: none):
+     * L = (1 − mix)·first + mix·second. Not for SLAQ_MODEL_TABLE. */
+    slaq_model model2;
+    double par2[4];
+    double yscale2, shift2;
+    double mix;
     const double *table; /* SLAQ_MODEL_TABLE: the true curve, borrowed */
     size_t table_len;
     double k0;           /* iteration index of the last report */
@@ -182,6 +187,9 @@ typedef struct slaq_forecast {
     double first_loss;   /* loss of the first report, L(0) */
     double final_loss;   /* predicted loss as k -> infinity */
     double norm;         /* normaliser: max_delta, or 1 before any decrease */
+    double max_step;     /* largest per-iteration drop in the last few
+                            reports: fitted curves never fall faster */
+    double floor_loss;   /* fitted curves never predict a lower loss */
 } slaq_forecast;
 
 /* Predicted loss at iteration k (k may be fractional; k >= k0 intended). */
@@ -189,7 +197,9 @@ double slaq_forecast_loss(const slaq_forecast *f, double k);
 
 typedef struct slaq_predictor_opts {
     double lambda;       /* weight decay Λ for slaq-fit/auto, (0,1]; 0.8 */
-    unsigned max_iter;   /* solver iteration cap per fit; 0 = default */
+    unsigned max_iter;   /* solver steps per fit (slaq-fit: GSL's cap,
+                            100; auto: steps from a warm start, 4);
+                            0 = default */
 } slaq_predictor_opts;
 
 void slaq_predictor_opts_init(slaq_predictor_opts *o);
@@ -224,6 +234,29 @@ const slaq_forecast *slaq_predictor_forecast(const slaq_predictor *p);
 
 /* Predicted loss after h more iterations than the last fitted report. */
 double slaq_predictor_loss(const slaq_predictor *p, double h);
+
+/* ------------------------------------------------------ predictor quality */
+
+/* Accumulated prediction errors at one horizon (see slaq_eval_curve). */
+typedef struct slaq_eval_acc {
+    double norm_sum; /* Σ |L̂(k+h) − L(k+h)| / (L(0) − min L) */
+    double rel_sum;  /* Σ |L̂(k+h) − L(k+h)| / |L(k+h)|, where L(k+h) ≠ 0 */
+    uint64_t n;      /* predictions in norm_sum */
+    uint64_t n_rel;  /* predictions in rel_sum */
+} slaq_eval_acc;
+
+/*
+ * Replays one recorded curve (loss[0..n-1], loss[0] before the first
+ * iteration) through a fresh predictor of `kind`: after every prefix of at
+ * least 5 iterations (k = 5 .. n-2) it fits and predicts L(k+h) for each
+ * horizon h with k+h < n, adding the errors to acc[i] for horizons[i].
+ * iter_cpu_s (n-1 values) may be NULL. The oracle is handed the curve.
+ * Curves whose loss never falls below loss[0] add nothing. Returns
+ * SLAQ_OK, SLAQ_EINVAL on bad arguments, or SLAQ_ENOMEM.
+ */
+int slaq_eval_curve(slaq_predictor_kind kind, const slaq_predictor_opts *opts,
+                    const double *loss, size_t n, const double *iter_cpu_s,
+                    const int *horizons, size_t nh, slaq_eval_acc *acc);
 
 /* ---------------------------------------------------------------- policies */
 
@@ -367,6 +400,12 @@ int slaq_job_report(slaq_job *j, const slaq_report *r);
  * epoch of config.epoch_s seconds. `now` is on the reports' clock.
  */
 int slaq_sched_epoch(slaq_sched *s, double now);
+
+/* The two halves of slaq_sched_epoch(), for drivers that time them
+ * separately (benchmarks): refit every predictor with new reports, then
+ * place, allocate and refill. epoch == refit + allocate. */
+void slaq_sched_refit(slaq_sched *s);
+int slaq_sched_allocate(slaq_sched *s, double now);
 
 double slaq_job_alloc(const slaq_job *j);       /* cores from the last epoch */
 double slaq_job_gain(const slaq_job *j);        /* predicted normalised loss

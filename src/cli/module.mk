@@ -2,6 +2,6 @@
 # other components (the simulator) add their objects to SLAQ_CMD_OBJS.
 CLI_SRCS := $(sort $(wildcard src/cli/*.c))
 SLAQ_CMD_OBJS += $(call OBJ,$(CLI_SRCS))
-SLAQ_CMD_LIBS := $(LIBSLAQIO_A) $(LIBSLAQ_A)
+SLAQ_CMD_LIBS = $(LIBSLAQIO_A) $(LIBSLAQ_A)
 SLAQ_CMD := $(BUILD)/bin/slaq
 PROGRAMS += $(SLAQ_CMD)

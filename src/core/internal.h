@@ -25,9 +25,10 @@ struct slaq_history {
 
 /* The per-kind fitting state of a predictor (warm starts). */
 typedef struct pred_fitstate {
-    double par[4];   /* last good parameters, in the model's scaled units */
-    int have;        /* par holds a previous fit */
-    double err;      /* recent out-of-sample error (auto's model choice) */
+    double th[4];    /* last good parameters, in the frame below */
+    double k0, off, sc; /* the frame th was fitted in (see fit.h) */
+    int have;        /* th holds a previous fit */
+    double lam;      /* auto's solver damping, carried between fits */
 } pred_fitstate;
 
 enum { PRED_RATIONAL = 0, PRED_EXP = 1, PRED_NMODELS = 2 };
@@ -41,6 +42,7 @@ struct slaq_predictor {
     uint64_t fitted_total;      /* history total at the last fit */
     pred_fitstate model[PRED_NMODELS];
     void *gsl;                  /* slaq-fit: the GSL solver workspaces */
+    void *autost;               /* auto: its candidates' track records */
 };
 
 /* Fitting back ends (fit_gsl.c, fit_auto.c). Each fills p->fc from h and
@@ -48,10 +50,11 @@ struct slaq_predictor {
 int pred_fit_slaq(slaq_predictor *p, const slaq_history *h);
 int pred_fit_auto(slaq_predictor *p, const slaq_history *h);
 void pred_gsl_free(void *gsl);
+void pred_auto_free(void *autost);
 
 /* Helpers shared by the fitting back ends (predictor.c). */
 void pred_forecast_linear(slaq_forecast *f, const slaq_history *h);
 void pred_forecast_base(slaq_forecast *f, const slaq_history *h);
-double pred_model_eval(slaq_model m, const double *par, double k);
+double pred_model_eval(slaq_model m, const double *par, double u);
 
 #endif

@@ -14,6 +14,9 @@
 
 #include "internal.h"
 
+/* Reports whose steps bound how fast a fitted forecast may fall. */
+#define PRED_RECENT 3
+
 void slaq_predictor_opts_init(slaq_predictor_opts *o)
 {
     o->lambda = 0.8;
@@ -49,6 +52,7 @@ void slaq_predictor_free(slaq_predictor *p)
     if (!p)
         return;
     pred_gsl_free(p->gsl);
+    pred_auto_free(p->autost);
     free(p);
 }
 
@@ -77,11 +81,11 @@ double slaq_predictor_loss(const slaq_predictor *p, double h)
     return slaq_forecast_loss(&p->fc, p->fc.k0 + h);
 }
 
-double pred_model_eval(slaq_model m, const double *par, double k)
+double pred_model_eval(slaq_model m, const double *par, double u)
 {
     switch (m) {
     case SLAQ_MODEL_RATIONAL: {
-        double den = (par[0] * k + par[1]) * k + par[2];
+        double den = (par[0] * u + par[1]) * u + par[2];
         /* Fits keep the denominator positive and rising after k0; this
          * guards evaluation far outside the fitted range. */
         if (!(den > 0))
@@ -89,21 +93,26 @@ double pred_model_eval(slaq_model m, const double *par, double k)
         return 1.0 / den + par[3];
     }
     case SLAQ_MODEL_EXP:
-        return pow(par[0], k - par[1]) + par[2];
+        return par[1] * pow(par[0], u) + par[2];
     default:
         return NAN;
     }
 }
 
+/* One closed-form curve of a forecast at u iterations after the last
+ * report. */
+static double curve_value(slaq_model m, const double *par, double yscale,
+                          double shift, double u)
+{
+    if (m == SLAQ_MODEL_LINEAR)
+        return par[0] - par[1] * u;
+    return yscale * pred_model_eval(m, par, u) + shift;
+}
+
 double slaq_forecast_loss(const slaq_forecast *f, double k)
 {
-    switch (f->model) {
-    case SLAQ_MODEL_LINEAR:
-        return f->par[0] - f->par[1] * (k - f->k0);
-    case SLAQ_MODEL_RATIONAL:
-    case SLAQ_MODEL_EXP:
-        return f->yscale * pred_model_eval(f->model, f->par, k) + f->shift;
-    case SLAQ_MODEL_TABLE: {
+    double u = k - f->k0;
+    if (f->model == SLAQ_MODEL_TABLE) {
         if (!(k > 0))
             return f->table[0];
         double fl = floor(k);
@@ -113,8 +122,21 @@ double slaq_forecast_loss(const slaq_forecast *f, double k)
         double w = k - fl;
         return f->table[i] + w * (f->table[i + 1] - f->table[i]);
     }
-    }
-    return NAN;
+    double v = curve_value(f->model, f->par, f->yscale, f->shift, u);
+    if (f->mix > 0)
+        v += f->mix * (curve_value(f->model2, f->par2, f->yscale2, f->shift2,
+                                   u) - v);
+    if (f->model == SLAQ_MODEL_LINEAR && !(f->mix > 0))
+        return v;
+    /* Returns diminish: a fitted curve may not fall faster than the job's
+     * recent steepest step. A few points can fit a curve that dives far
+     * below anything plausible, and the allocator would chase it. */
+    if (!(u > 0))
+        return v;
+    double floor_ = f->loss0 - f->max_step * u;
+    if (floor_ < f->floor_loss)
+        floor_ = f->floor_loss;
+    return v > floor_ ? v : floor_;
 }
 
 /* Fills the fields every forecast shares: where the job is and how its
@@ -126,8 +148,19 @@ void pred_forecast_base(slaq_forecast *f, const slaq_history *h)
     f->loss0 = last->loss;
     f->first_loss = h->first_loss;
     f->norm = h->max_delta > 0 ? h->max_delta : 1.0;
+    f->max_step = 0;
+    f->floor_loss = -INFINITY;
+    size_t from = h->len > PRED_RECENT ? h->len - PRED_RECENT : 1;
+    for (size_t i = from; i < h->len; i++) {
+        const slaq_report *a = slaq_history_at(h, i - 1);
+        const slaq_report *b = slaq_history_at(h, i);
+        double d = (a->loss - b->loss) / (double)(b->iter - a->iter);
+        if (d > f->max_step)
+            f->max_step = d;
+    }
     f->yscale = 1;
     f->shift = 0;
+    f->mix = 0;
     f->table = NULL;
     f->table_len = 0;
 }

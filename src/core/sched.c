@@ -244,14 +244,21 @@ static double job_position(const slaq_job *j, double now)
     return k;
 }
 
-int slaq_sched_epoch(slaq_sched *s, double now)
+void slaq_sched_refit(slaq_sched *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        slaq_job *j = s->jobs[i];
+        if (slaq_history_len(j->hist) > 0)
+            slaq_predictor_fit(j->pred, j->hist);
+    }
+}
+
+int slaq_sched_allocate(slaq_sched *s, double now)
 {
     const slaq_sched_config *c = &s->cfg;
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         slaq_pjob *pj = &s->pjobs[i];
-        if (slaq_history_len(j->hist) > 0)
-            slaq_predictor_fit(j->pred, j->hist);
         pj->fc = slaq_predictor_forecast(j->pred);
         pj->k = job_position(j, now);
         pj->iters_per_core = c->epoch_s / slaq_runtime_iter_cpu(&j->rt);
@@ -276,6 +283,12 @@ int slaq_sched_epoch(slaq_sched *s, double now)
         slaq_tokens_refill(&j->tokens, a, c->epoch_s);
     }
     return SLAQ_OK;
+}
+
+int slaq_sched_epoch(slaq_sched *s, double now)
+{
+    slaq_sched_refit(s);
+    return slaq_sched_allocate(s, now);
 }
 
 double slaq_job_alloc(const slaq_job *j) { return j->alloc; }

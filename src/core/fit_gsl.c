@@ -1,0 +1,174 @@
+/*
+ * fit_gsl.c — the `slaq-fit` predictor: SLAQ's own method (§4.2.2).
+ *
+ * Weighted least squares, weight Λ^m for a point m iterations old, of both
+ * curve families, 1/(a k² + b k + c) + d and μ^(k−b) + c, with GSL's
+ * trust-region non-linear least-squares solver (Levenberg–Marquardt); the
+ * family with the smaller weighted residual is the forecast. Each family
+ * is warm-started from its previous fit, carried into the new coordinates
+ * (fit_reframe), and cold-started from the data's shape when there is no
+ * previous fit or the warm start fails.
+ *
+ * The GSL workspace is sized to the number of points and kept between
+ * fits; it is re-sized only while the history window is still filling.
+ * GSL's default error handler aborts the process; each fit switches it off
+ * and puts back whatever handler the program had.
+ */
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit_nlinear.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fit.h"
+
+#define GSL_MAX_ITER 100
+
+typedef struct gsl_fit {
+    gsl_multifit_nlinear_workspace *ws[PRED_NMODELS];
+    size_t n[PRED_NMODELS];
+} gsl_fit;
+
+typedef struct gsl_ctx {
+    int model;
+    const fit_data *d;
+} gsl_ctx;
+
+void pred_gsl_free(void *p)
+{
+    gsl_fit *g = p;
+    if (!g)
+        return;
+    for (int m = 0; m < PRED_NMODELS; m++)
+        if (g->ws[m])
+            gsl_multifit_nlinear_free(g->ws[m]);
+    free(g);
+}
+
+static int gsl_f(const gsl_vector *x, void *params, gsl_vector *f)
+{
+    const gsl_ctx *c = params;
+    double v[FIT_MAXPTS];
+    fit_eval_all(c->model, x->data, c->d, v, NULL);
+    for (int i = 0; i < c->d->n; i++)
+        gsl_vector_set(f, (size_t)i, v[i] - c->d->y[i]);
+    return GSL_SUCCESS;
+}
+
+static int gsl_df(const gsl_vector *x, void *params, gsl_matrix *J)
+{
+    const gsl_ctx *c = params;
+    double v[FIT_MAXPTS], g[FIT_MAXPTS][4];
+    int np = fit_npar(c->model);
+    fit_eval_all(c->model, x->data, c->d, v, g);
+    for (int i = 0; i < c->d->n; i++)
+        for (int j = 0; j < np; j++)
+            gsl_matrix_set(J, (size_t)i, (size_t)j, g[i][j]);
+    return GSL_SUCCESS;
+}
+
+/* Runs the solver from th; on success th holds the fit. */
+static int gsl_solve(gsl_fit *g, int model, const fit_data *d, double *th,
+                     unsigned max_iter)
+{
+    size_t n = (size_t)d->n, p = (size_t)fit_npar(model);
+    if (g->n[model] != n) {
+        if (g->ws[model])
+            gsl_multifit_nlinear_free(g->ws[model]);
+        gsl_multifit_nlinear_parameters fp =
+            gsl_multifit_nlinear_default_parameters();
+        g->ws[model] =
+            gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &fp, n, p);
+        g->n[model] = g->ws[model] ? n : 0;
+        if (!g->ws[model])
+            return SLAQ_ENOMEM;
+    }
+    gsl_ctx ctx = {model, d};
+    gsl_multifit_nlinear_fdf fdf = {
+        .f = gsl_f, .df = gsl_df, .fvv = NULL, .n = n, .p = p, .params = &ctx};
+    gsl_vector_view x = gsl_vector_view_array(th, p);
+    gsl_vector_const_view wt = gsl_vector_const_view_array(d->w, n);
+    gsl_multifit_nlinear_workspace *ws = g->ws[model];
+    if (gsl_multifit_nlinear_winit(&x.vector, &wt.vector, &fdf, ws))
+        return SLAQ_EINVAL;
+    int info;
+    int st = gsl_multifit_nlinear_driver(max_iter, 1e-10, 1e-10, 1e-10, NULL,
+                                         NULL, &info, ws);
+    const gsl_vector *pos = gsl_multifit_nlinear_position(ws);
+    double cand[4];
+    memcpy(cand, pos->data, p * sizeof *cand);
+    /* A solver that stopped without converging (GSL_EMAXITER, or no
+     * progress possible) may still have improved the start; the caller
+     * judges the result by its validity and cost. */
+    (void)st;
+    if (!fit_valid(model, cand, d))
+        return SLAQ_EINVAL;
+    memcpy(th, cand, p * sizeof *cand);
+    return SLAQ_OK;
+}
+
+int pred_fit_slaq(slaq_predictor *p, const slaq_history *h)
+{
+    if (h->len < 3) {
+        pred_forecast_linear(&p->fc, h);
+        return SLAQ_OK;
+    }
+    if (!p->gsl) {
+        p->gsl = calloc(1, sizeof(gsl_fit));
+        if (!p->gsl) {
+            pred_forecast_linear(&p->fc, h);
+            return SLAQ_ENOMEM;
+        }
+    }
+    fit_data d;
+    fit_data_load(&d, h, p->opts.lambda);
+    fit_frame now = {(double)slaq_history_last(h)->iter, d.off, d.sc};
+    unsigned max_iter = p->opts.max_iter ? p->opts.max_iter : GSL_MAX_ITER;
+
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int best = -1;
+    double best_cost = INFINITY, best_th[4] = {0};
+    for (int m = 0; m < PRED_NMODELS; m++) {
+        pred_fitstate *st = &p->model[m];
+        double th[4], cost = INFINITY;
+        int ok = 0;
+        if (st->have) {
+            memcpy(th, st->th, sizeof th);
+            fit_frame was = {st->k0, st->off, st->sc};
+            fit_reframe(m, th, &was, &now);
+            ok = gsl_solve(p->gsl, m, &d, th, max_iter) == SLAQ_OK;
+        }
+        if (ok)
+            cost = fit_cost(m, th, &d);
+        double th2[4];
+        fit_guess(m, &d, th2);
+        if (gsl_solve(p->gsl, m, &d, th2, max_iter) == SLAQ_OK) {
+            double c2 = fit_cost(m, th2, &d);
+            if (!ok || c2 < cost) {
+                memcpy(th, th2, sizeof th);
+                cost = c2;
+                ok = 1;
+            }
+        }
+        st->have = ok;
+        if (!ok)
+            continue;
+        memcpy(st->th, th, sizeof th);
+        st->k0 = now.k0, st->off = now.off, st->sc = now.sc;
+        double score = cost / fmax(d.neff - fit_npar(m), 0.5);
+        if (score < best_cost) {
+            best_cost = score;
+            best = m;
+            memcpy(best_th, th, sizeof th);
+        }
+    }
+    gsl_set_error_handler(old);
+
+    if (best < 0) {
+        pred_forecast_linear(&p->fc, h);
+        return SLAQ_OK;
+    }
+    pred_forecast_base(&p->fc, h);
+    fit_to_forecast(best, best_th, &d, 0, &p->fc);
+    return SLAQ_OK;
+}

@@ -1,0 +1,349 @@
+/*
+ * test_policy.c — the allocator: Algorithm 1 equals a brute-force optimum
+ * on small concave instances; capacity, caps, minimum shares and weights
+ * hold on random instances; max-min serves the worst job; fair shares are
+ * water-filled; equal inputs give equal outputs.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "slaq/slaq.h"
+#include "testutil.h"
+
+static double urand(void) { return rand() / ((double)RAND_MAX + 1); }
+
+/* A random convex decreasing forecast at k0 = 0 (so gains are concave in
+ * the allocation). */
+static void random_forecast(slaq_forecast *f)
+{
+    memset(f, 0, sizeof *f);
+    f->yscale = 1;
+    f->k0 = 0;
+    f->norm = 0.1 + urand();
+    f->max_step = INFINITY;
+    f->floor_loss = -INFINITY;
+    if (rand() % 2) {
+        f->model = SLAQ_MODEL_EXP;
+        f->par[0] = 0.5 + 0.49 * urand();
+        f->par[1] = 0.5 + 5 * urand();
+        f->par[2] = urand();
+        f->final_loss = f->par[2];
+    } else {
+        f->model = SLAQ_MODEL_RATIONAL;
+        f->par[0] = 0.01 * urand();
+        f->par[1] = 0.05 + urand();
+        f->par[2] = 0.5 + urand();
+        f->par[3] = urand();
+        f->final_loss = f->par[3];
+    }
+    f->first_loss = slaq_forecast_loss(f, 0) + urand();
+    f->loss0 = slaq_forecast_loss(f, 0);
+}
+
+static double objective(const slaq_pjob *j, size_t n, const double *a)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++) {
+        double c = a[i] < j[i].max_cores ? a[i] : j[i].max_cores;
+        s += j[i].weight *
+             (slaq_forecast_loss(j[i].fc, j[i].k) -
+              slaq_forecast_loss(j[i].fc, j[i].k + j[i].iters_per_core * c)) /
+             j[i].fc->norm;
+    }
+    return s;
+}
+
+/* Best objective over every integer allocation with a[i] >= 1, sum = cap. */
+static double brute(const slaq_pjob *j, size_t n, int cap, double *a, size_t i,
+                    int left)
+{
+    if (i == n - 1) {
+        if (left < 1)
+            return -INFINITY;
+        a[i] = left;
+        return objective(j, n, a);
+    }
+    double best = -INFINITY;
+    for (int x = 1; x <= left - (int)(n - 1 - i); x++) {
+        a[i] = x;
+        double v = brute(j, n, cap, a, i + 1, left - x);
+        if (v > best)
+            best = v;
+    }
+    return best;
+}
+
+static void test_slaq_equals_brute_force_optimum(void **state)
+{
+    (void)state;
+    srand(11);
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    for (int trial = 0; trial < 200; trial++) {
+        size_t n = 2 + (size_t)(rand() % 3);
+        int cap = (int)n + rand() % 8;
+        slaq_forecast fc[4];
+        slaq_pjob j[4];
+        for (size_t i = 0; i < n; i++) {
+            random_forecast(&fc[i]);
+            j[i] = (slaq_pjob){&fc[i], 0, 0.2 + 2 * urand(),
+                               1 + (double)(rand() % 3), INFINITY};
+        }
+        double a[4], b[4];
+        assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, n, cap, 1, ws, a),
+                         SLAQ_OK);
+        double opt = brute(j, n, cap, b, 0, cap);
+        assert_near(objective(j, n, a), opt, 1e-9 * fabs(opt) + 1e-12);
+    }
+    slaq_alloc_ws_free(ws);
+}
+
+static void test_invariants_on_random_instances(void **state)
+{
+    (void)state;
+    srand(12);
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    enum { N = 60 };
+    slaq_forecast fc[N];
+    slaq_pjob j[N];
+    double a[N];
+    for (int trial = 0; trial < 300; trial++) {
+        size_t n = 1 + (size_t)(rand() % N);
+        double cap = 0.5 + 100 * urand();
+        double unit = rand() % 3 ? 1.0 : 0.25 + urand();
+        double capsum = 0;
+        for (size_t i = 0; i < n; i++) {
+            random_forecast(&fc[i]);
+            double mc = rand() % 4 ? INFINITY : 0.1 + 5 * urand();
+            j[i] = (slaq_pjob){&fc[i], 3 * urand(), 0.1 + urand(),
+                               0.5 + 3 * urand(), mc};
+            capsum += mc;
+        }
+        for (int pol = SLAQ_POLICY_FAIR; pol <= SLAQ_POLICY_MAXMIN; pol++) {
+            assert_int_equal(slaq_allocate((slaq_policy_kind)pol, j, n, cap,
+                                           unit, ws, a),
+                             SLAQ_OK);
+            double sum = 0, minshare = fmin(unit, cap / (double)n);
+            for (size_t i = 0; i < n; i++) {
+                assert_true(a[i] >= 0);
+                assert_true(a[i] <= j[i].max_cores + 1e-12);
+                if (pol != SLAQ_POLICY_FAIR)
+                    assert_true(a[i] >= fmin(minshare, j[i].max_cores) -
+                                             1e-12);
+                sum += a[i];
+            }
+            assert_true(sum <= cap + 1e-9);
+            /* work-conserving: all of it is used unless every job is capped */
+            assert_near(sum, fmin(cap, capsum), 1e-9 * cap);
+        }
+    }
+    slaq_alloc_ws_free(ws);
+}
+
+static void test_fair_is_weighted_water_filling(void **state)
+{
+    (void)state;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    slaq_pjob j[4] = {{NULL, 0, 1, 1, INFINITY},
+                      {NULL, 0, 1, 2, INFINITY},
+                      {NULL, 0, 1, 1, 1.0},
+                      {NULL, 0, 1, 4, INFINITY}};
+    double a[4];
+    /* 16 cores: job 2 capped at 1; the other 15 split 1:2:4 over w=7 */
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_FAIR, j, 4, 16, 1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[2], 1.0, 1e-12);
+    assert_near(a[0], 15.0 / 7, 1e-12);
+    assert_near(a[1], 30.0 / 7, 1e-12);
+    assert_near(a[3], 60.0 / 7, 1e-12);
+    /* more jobs than cores: fractional equal shares */
+    slaq_pjob e[10];
+    for (int i = 0; i < 10; i++)
+        e[i] = (slaq_pjob){NULL, 0, 1, 1, INFINITY};
+    double b[10];
+    slaq_allocate(SLAQ_POLICY_FAIR, e, 10, 3, 1, ws, b);
+    for (int i = 0; i < 10; i++)
+        assert_near(b[i], 0.3, 1e-12);
+    slaq_alloc_ws_free(ws);
+}
+
+static slaq_forecast flat_forecast(double loss)
+{
+    slaq_forecast f;
+    memset(&f, 0, sizeof f);
+    f.model = SLAQ_MODEL_LINEAR;
+    f.par[0] = loss;
+    f.par[1] = 0;
+    f.norm = 1;
+    f.first_loss = 10;
+    f.final_loss = loss;
+    f.loss0 = loss;
+    return f;
+}
+
+static slaq_forecast line_forecast(double loss, double slope, double final)
+{
+    slaq_forecast f = flat_forecast(loss);
+    f.par[1] = slope;
+    f.final_loss = final;
+    return f;
+}
+
+static void test_converged_job_gets_only_its_minimum_share(void **state)
+{
+    (void)state;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    slaq_forecast done = flat_forecast(1.0), fresh = line_forecast(10, 1, 0);
+    slaq_pjob j[2] = {{&done, 50, 1, 1, INFINITY}, {&fresh, 1, 1, 1, INFINITY}};
+    double a[2];
+    slaq_allocate(SLAQ_POLICY_SLAQ, j, 2, 10, 1, ws, a);
+    assert_near(a[0], 1, 0);
+    assert_near(a[1], 9, 0);
+    slaq_alloc_ws_free(ws);
+}
+
+static void test_weight_multiplies_gain(void **state)
+{
+    (void)state;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    /* Two identical diminishing-return jobs; weight 3 vs 1. */
+    slaq_forecast f;
+    memset(&f, 0, sizeof f);
+    f.model = SLAQ_MODEL_EXP;
+    f.par[0] = 0.8, f.par[1] = 1, f.par[2] = 0;
+    f.yscale = 1, f.norm = 0.2, f.max_step = INFINITY;
+    f.floor_loss = -INFINITY, f.first_loss = 1, f.final_loss = 0;
+    slaq_pjob j[2] = {{&f, 0, 0.5, 1, INFINITY}, {&f, 0, 0.5, 3, INFINITY}};
+    double a[2];
+    slaq_allocate(SLAQ_POLICY_SLAQ, j, 2, 20, 1, ws, a);
+    assert_true(a[1] > a[0]);
+    j[0].weight = 3;
+    slaq_allocate(SLAQ_POLICY_SLAQ, j, 2, 20, 1, ws, a);
+    assert_near(a[0], a[1], 0);
+    slaq_alloc_ws_free(ws);
+}
+
+static void test_maxmin_serves_the_worst_job(void **state)
+{
+    (void)state;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    /* Normalised losses 0.9, 0.2 and 0.5; each core takes 0.05 off. */
+    slaq_forecast f[3] = {line_forecast(0.9, 0.05, 0),
+                          line_forecast(0.2, 0.05, 0),
+                          line_forecast(0.5, 0.05, 0)};
+    for (int i = 0; i < 3; i++)
+        f[i].first_loss = 1;
+    slaq_pjob j[3];
+    for (int i = 0; i < 3; i++)
+        j[i] = (slaq_pjob){&f[i], 0, 1, 1, INFINITY};
+    double a[3];
+    /* 3 minimum shares + 2 more: both go to the worst job */
+    slaq_allocate(SLAQ_POLICY_MAXMIN, j, 3, 5, 1, ws, a);
+    assert_near(a[0], 3, 0);
+    assert_near(a[1], 1, 0);
+    assert_near(a[2], 1, 0);
+    /* With plenty, the losses after the epoch are levelled: every job that
+     * got more than its minimum share was the worst when it got its last
+     * unit, so it is at most one unit's worth below the worst now. */
+    slaq_allocate(SLAQ_POLICY_MAXMIN, j, 3, 18, 1, ws, a);
+    double after[3], worst = -INFINITY, sum = 0;
+    for (int i = 0; i < 3; i++) {
+        after[i] = f[i].par[0] - 0.05 * a[i];
+        worst = fmax(worst, after[i]);
+        sum += a[i];
+    }
+    assert_near(sum, 18, 1e-12);
+    for (int i = 0; i < 3; i++)
+        if (a[i] > 1)
+            assert_true(after[i] + 0.05 >= worst - 1e-12);
+    assert_true(a[0] > a[2] && a[2] > a[1]);
+    slaq_alloc_ws_free(ws);
+}
+
+static void test_min_share_when_more_jobs_than_units(void **state)
+{
+    (void)state;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    slaq_forecast f = line_forecast(5, 1, 0);
+    slaq_pjob j[8];
+    for (int i = 0; i < 8; i++)
+        j[i] = (slaq_pjob){&f, 0, 1, 1, INFINITY};
+    double a[8];
+    slaq_allocate(SLAQ_POLICY_SLAQ, j, 8, 2, 1, ws, a);
+    for (int i = 0; i < 8; i++)
+        assert_near(a[i], 0.25, 1e-15);
+    slaq_alloc_ws_free(ws);
+}
+
+static void test_same_input_same_output(void **state)
+{
+    (void)state;
+    enum { N = 500 };
+    static slaq_forecast fc[N];
+    static slaq_pjob j[N];
+    static double a[N], b[N];
+    srand(13);
+    for (int i = 0; i < N; i++) {
+        random_forecast(&fc[i]);
+        j[i] = (slaq_pjob){&fc[i], 2, 1, 1, 64};
+    }
+    /* ties everywhere: identical jobs */
+    for (int i = 0; i < 50; i++)
+        j[i].fc = &fc[0];
+    slaq_alloc_ws *ws = slaq_alloc_ws_new(), *ws2 = slaq_alloc_ws_new();
+    for (int pol = 0; pol <= SLAQ_POLICY_MAXMIN; pol++) {
+        slaq_allocate((slaq_policy_kind)pol, j, N, 2000, 1, ws, a);
+        slaq_allocate((slaq_policy_kind)pol, j, N, 2000, 1, ws2, b);
+        assert_memory_equal(a, b, sizeof a);
+    }
+    slaq_alloc_ws_free(ws);
+    slaq_alloc_ws_free(ws2);
+}
+
+static void test_bad_arguments_are_refused(void **state)
+{
+    (void)state;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    slaq_forecast f = flat_forecast(1);
+    slaq_pjob j = {&f, 0, 1, 1, INFINITY};
+    double a;
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, &j, 1, -1, 1, ws, &a),
+                     SLAQ_EINVAL);
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, &j, 1, 4, 0, ws, &a),
+                     SLAQ_EINVAL);
+    j.weight = 0;
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, &j, 1, 4, 1, ws, &a),
+                     SLAQ_EINVAL);
+    j.weight = 1, j.fc = NULL;
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, &j, 1, 4, 1, ws, &a),
+                     SLAQ_EINVAL);
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_FAIR, &j, 1, 4, 1, ws, &a),
+                     SLAQ_OK);
+    assert_near(a, 4, 0);
+    slaq_alloc_ws_free(ws);
+}
+
+static void test_capacity_left_for_ml(void **state)
+{
+    (void)state;
+    assert_near(slaq_capacity_for_ml(100, 10, 0, 5), 90, 0);
+    assert_near(slaq_capacity_for_ml(100, 0, 1, 3), 75, 1e-12);
+    assert_near(slaq_capacity_for_ml(100, 20, 2, 2), 40, 1e-12);
+    assert_near(slaq_capacity_for_ml(10, 20, 0, 2), 0, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_slaq_equals_brute_force_optimum),
+        cmocka_unit_test(test_invariants_on_random_instances),
+        cmocka_unit_test(test_fair_is_weighted_water_filling),
+        cmocka_unit_test(test_converged_job_gets_only_its_minimum_share),
+        cmocka_unit_test(test_weight_multiplies_gain),
+        cmocka_unit_test(test_maxmin_serves_the_worst_job),
+        cmocka_unit_test(test_min_share_when_more_jobs_than_units),
+        cmocka_unit_test(test_same_input_same_output),
+        cmocka_unit_test(test_bad_arguments_are_refused),
+        cmocka_unit_test(test_capacity_left_for_ml),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

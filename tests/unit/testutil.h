@@ -1,0 +1,28 @@
+/*
+ * testutil.h — helpers for slaq's cmocka tests.
+ *
+ * cmocka 1.1.5 (Debian 12) compares floating point only as float; slaq's
+ * numbers need double precision, so assert_near() compares doubles and
+ * prints both values when they differ.
+ */
+#ifndef SLAQ_TESTUTIL_H
+#define SLAQ_TESTUTIL_H
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#define assert_near(a, b, tol)                                                \
+    do {                                                                      \
+        double a_ = (a), b_ = (b), t_ = (tol);                                \
+        if (!(fabs(a_ - b_) <= t_)) {                                         \
+            print_error("%s = %.17g, expected %s = %.17g (tolerance %g)\n",   \
+                        #a, a_, #b, b_, t_);                                  \
+            fail();                                                           \
+        }                                                                     \
+    } while (0)
+
+#endif
