@@ -110,19 +110,19 @@ static int gbt_init_common(struct train_job *job, bool regress, double *loss0,
     const char *obj = regress ? "reg:squarederror"
                               : m->k == 2 ? "binary:logistic" : "multi:softprob";
     const char *metric = regress ? "rmse" : m->k == 2 ? "logloss" : "mlogloss";
-    struct { const char *k; char v[32]; } p[8];
-    int np = 0;
-    p[np].k = "objective", snprintf(p[np++].v, 32, "%s", obj);
-    p[np].k = "eval_metric", snprintf(p[np++].v, 32, "%s", metric);
-    p[np].k = "eta", snprintf(p[np++].v, 32, "%g", gbt_eta(job));
-    p[np].k = "max_depth", snprintf(p[np++].v, 32, "%d", gbt_depth(job));
-    p[np].k = "tree_method", snprintf(p[np++].v, 32, "hist");
-    p[np].k = "base_score", snprintf(p[np++].v, 32, "%.17g", base);
-    p[np].k = "seed", snprintf(p[np++].v, 32, "%u", job->seed);
-    p[np].k = "verbosity", snprintf(p[np++].v, 32, "0");
-    for (int i = 0; i < np; i++)
-        if (gbt_check(XGBoosterSetParam(m->booster, p[i].k, p[i].v), p[i].k, err,
-                      len) < 0)
+    char eta[32], depth[32], basestr[32], seed[32];
+    snprintf(eta, sizeof eta, "%g", gbt_eta(job));
+    snprintf(depth, sizeof depth, "%d", gbt_depth(job));
+    snprintf(basestr, sizeof basestr, "%.17g", base);
+    snprintf(seed, sizeof seed, "%u", job->seed);
+    const char *prm[][2] = {
+        {"objective", obj}, {"eval_metric", metric}, {"eta", eta},
+        {"max_depth", depth}, {"tree_method", "hist"}, {"base_score", basestr},
+        {"seed", seed}, {"verbosity", "0"},
+    };
+    for (size_t i = 0; i < sizeof prm / sizeof prm[0]; i++)
+        if (gbt_check(XGBoosterSetParam(m->booster, prm[i][0], prm[i][1]),
+                      prm[i][0], err, len) < 0)
             return -1;
     if (!regress && m->k > 2) {
         snprintf(buf, sizeof buf, "%d", m->k);
