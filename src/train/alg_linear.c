@@ -33,8 +33,9 @@ struct lin {
     int k;              /* outputs: classes, 1 for binary SVM and regression */
     size_t np;          /* parameters: (d + 1) * k */
     double *theta, *grad;
-    double *best;           /* svm: the best point found so far */
-    double best_loss;
+    double *best;           /* svm: the best point found so far; logreg: the
+                             * previous point and the trial gradient (2 np) */
+    double best_loss;       /* svm: the best objective; logreg: the latest */
     int t;
     double **acc;       /* per worker gradient sums */
     double *wloss;      /* per worker loss sums */
@@ -133,7 +134,7 @@ static int lin_init(struct train_job *job, enum lin_mode mode, double lr,
     m->np = (m->d + 1) * (size_t)m->k;
     m->theta = train_xcalloc(m->np, sizeof(double));
     m->grad = train_xcalloc(m->np, sizeof(double));
-    m->best = train_xcalloc(m->np, sizeof(double));
+    m->best = train_xcalloc(2 * m->np, sizeof(double));
     m->lr = job->prm.lr > 0 ? job->prm.lr : lr;
     m->l2 = job->prm.l2 >= 0 ? job->prm.l2 : 1e-4;
     m->acc = train_xcalloc((size_t)job->max_workers, sizeof *m->acc);
@@ -154,10 +155,23 @@ static int lin_step(struct train_job *job, double *loss, char *err, size_t len)
     struct lin *m = job->state;
     (void)err, (void)len;
     if (m->mode == LIN_LOGREG) {
-        /* Logistic loss is smooth: a fixed step below 1/curvature descends. */
-        cblas_daxpy((int)m->np, -m->lr, m->grad, 1, m->theta, 1);
-        *loss = lin_pass(job, m->theta, m->grad);
-        return 0;
+        /* Logistic loss is smooth: a fixed step below 2/curvature descends.
+         * Should --lr be above that (the curvature depends on the data), the
+         * loss rises; the step is then taken back and the rate halved for
+         * the rest of the run, so a job never oscillates. A retried step is
+         * one more pass in the same iteration. */
+        for (;;) {
+            memcpy(m->best, m->theta, m->np * sizeof(double));
+            cblas_daxpy((int)m->np, -m->lr, m->grad, 1, m->theta, 1);
+            double l = lin_pass(job, m->theta, m->best + m->np);
+            if (l <= m->best_loss || m->lr < 1e-12) {
+                memcpy(m->grad, m->best + m->np, m->np * sizeof(double));
+                *loss = m->best_loss = l;
+                return 0;
+            }
+            memcpy(m->theta, m->best, m->np * sizeof(double));
+            m->lr /= 2;
+        }
     }
     /* The hinge loss is not smooth: the sub-gradient method is not a
      * descent method, and on correlated features its iterates zig-zag
