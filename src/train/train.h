@@ -6,8 +6,9 @@
  * except their model: the dataset readers (data.c, corpus.c), the
  * data-parallel worker pool (pool.c), the iteration driver that measures CPU
  * time, prints progress, talks to slaq and decides when to stop (job.c), and
- * the curve recorder. Each algorithm is a `struct train_algo` in its own
- * file, found by name in the table in algos.c.
+ * the curve recorder (job.c, lbfgs.c). Each algorithm is a `struct
+ * train_algo` in an alg_*.c file (the linear models share alg_linear.c),
+ * found by name in the table in algos.c.
  *
  * Prefixes: train_data_ (datasets), train_corpus_ (LDA text), train_pool_
  * (workers), train_job_ (the driver), train_sched_ (slaq's allocation and
