@@ -28,3 +28,9 @@ $(TRAIN_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/train/%.o $(TRAIN_LIBOBJS)
 .PHONY: curves
 curves: $(SLAQ_TRAIN)
 	@src/train/curves.sh $(SLAQ_TRAIN) data/curves
+
+# make train-speed: per-iteration speed-up from 1 to 2 worker threads of the
+# data-parallel algorithms (wants an otherwise idle 2-core machine).
+.PHONY: train-speed
+train-speed: $(SLAQ_TRAIN)
+	@tests/train/scaling.sh $(SLAQ_TRAIN) logreg svm kmeans
