@@ -160,7 +160,7 @@ int main(int argc, char **argv)
         switch (c) {
         case OPT_LIST: main_list(); return 0;
         case OPT_HELP: main_usage(stdout); return 0;
-        case OPT_THREADS: if (arg_double(o, optarg, 1, 4096, &threads)) return 2; break;
+        case OPT_THREADS: if (arg_double(o, optarg, 0.01, 4096, &threads)) return 2; break;
         case OPT_ITERS: if (arg_int(o, optarg, 1, 10000000, &iters)) return 2; break;
         case OPT_TARGET: if (arg_double(o, optarg, 0, 1, &target)) return 2; break;
         case OPT_RECORD: record = optarg; break;
