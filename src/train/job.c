@@ -64,6 +64,7 @@ int train_job_start(struct train_job *job, double loss0)
     if (!job->quiet)
         printf("iter=0 loss=%.10g workers=%d\n", loss0, job->n_workers);
     fflush(stdout);
+    train_sched_report(job->sched, 0, loss0, 0, 0);
     job_read_allocation(job);
     job->passes_mark = job->passes;
     job->cpu_mark = train_cpu_seconds();
@@ -94,7 +95,7 @@ bool train_job_iterate(struct train_job *job, double loss)
                job->iters, loss, dcpu, dwall, samples, workers,
                dcpu > 0 ? samples / dcpu : 0.0);
     fflush(stdout);
-    train_sched_report(job->sched, loss, dcpu, samples);
+    train_sched_report(job->sched, job->iters, loss, dcpu, samples);
 
     double drop = job->loss[job->iters - 1] - loss;
     if (drop > job->best_drop)

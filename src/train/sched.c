@@ -7,7 +7,11 @@
  * is not part of this tree yet, so today these functions run the job
  * standalone: the allocation is --threads and slaq never says stop. That is
  * also exactly the behaviour the client promises when no slaqd is present
- * (SLAQ_SOCKET unset), so wiring the client in changes this file only.
+ * (SLAQ_SOCKET unset), so wiring the client in changes this file only:
+ * open -> slaq_client_connect(getenv("SLAQ_SOCKET"), ...) with --threads as
+ * the allocation while offline, allocation -> slaq_client_cores(),
+ * report -> slaq_client_report(), should_stop -> slaq_client_should_stop(),
+ * close -> slaq_client_close().
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,8 +19,7 @@
 #include "train/train.h"
 
 struct train_sched {
-    double threads;
-    double reports;
+    double threads;     /* the allocation while no slaqd is connected */
 };
 
 struct train_sched *train_sched_open(const char *job_name, double threads)
@@ -36,13 +39,14 @@ double train_sched_allocation(struct train_sched *s)
     return s->threads;
 }
 
-void train_sched_report(struct train_sched *s, double loss, double cpu_s,
-                        double samples)
+void train_sched_report(struct train_sched *s, int iter, double loss,
+                        double cpu_s, double samples)
 {
+    (void)iter;
     (void)loss;
     (void)cpu_s;
     (void)samples;
-    s->reports++;
+    (void)s;
 }
 
 bool train_sched_should_stop(struct train_sched *s)

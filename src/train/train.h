@@ -177,9 +177,11 @@ struct train_sched *train_sched_open(const char *job_name, double threads);
 /* Cores the job may use for its next iteration. */
 double train_sched_allocation(struct train_sched *s);
 
-/* Reports one finished iteration. */
-void train_sched_report(struct train_sched *s, double loss, double cpu_s,
-                        double samples);
+/* Reports the state after iteration `iter` (0: the loss before training,
+ * with no CPU time or samples): the loss, the CPU seconds used by all
+ * threads and the samples processed since the previous report. */
+void train_sched_report(struct train_sched *s, int iter, double loss,
+                        double cpu_s, double samples);
 
 /* True once slaq has asked the job to stop. */
 bool train_sched_should_stop(struct train_sched *s);

@@ -272,7 +272,8 @@ static void sched_without_slaq_gives_threads_and_never_stops(void **state)
     unsetenv("SLAQ_SOCKET");
     struct train_sched *s = train_sched_open("t", 3);
     assert_true(train_sched_allocation(s) == 3);
-    train_sched_report(s, 1.0, 0.5, 100);
+    train_sched_report(s, 0, 2.0, 0, 0);
+    train_sched_report(s, 1, 1.0, 0.5, 100);
     assert_false(train_sched_should_stop(s));
     train_sched_close(s);
 }
