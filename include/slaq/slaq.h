@@ -372,12 +372,19 @@ typedef struct slaq_job_opts {
     double max_cores;     /* > 0; default INFINITY */
     const double *truth;  /* oracle predictor: the true curve (borrowed) */
     size_t truth_len;
+    double iter_cpu_s;    /* known CPU-seconds of one iteration, or 0 */
     void *user;           /* the caller's pointer, returned by _user() */
 } slaq_job_opts;
 
 void slaq_job_opts_init(slaq_job_opts *o);
 
-/* Adds a job (arrived at time t). NULL when out of memory or opts invalid. */
+/*
+ * Adds a job (arrived at time t). NULL when out of memory or opts invalid.
+ * Until a job reports CPU time, its iteration cost is opts.iter_cpu_s if
+ * the driver knows it, else the mean cost of the jobs that have reported
+ * (a new job is assumed to be a typical one), else
+ * config.default_iter_cpu_s.
+ */
 slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t);
 /* Removes and frees a job; its cores are re-divided at the next epoch. */
 void slaq_sched_remove(slaq_sched *s, slaq_job *j);

@@ -21,6 +21,8 @@ typedef struct cli_command {
 
 int cmd_predict_eval(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_sim(int argc, char **argv);      /* src/sim/cmd_sim.c */
+int cmd_workload(int argc, char **argv); /* src/sim/cmd_workload.c */
 
 /* Prints "slaq NAME: " and the formatted message to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)

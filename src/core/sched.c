@@ -28,6 +28,7 @@ struct slaq_job {
     double gain;
     const double *truth;
     size_t truth_len;
+    int cost_known;          /* the driver gave the iteration cost */
     void *user;
 };
 
@@ -60,6 +61,7 @@ void slaq_job_opts_init(slaq_job_opts *o)
     o->max_cores = INFINITY;
     o->truth = NULL;
     o->truth_len = 0;
+    o->iter_cpu_s = 0;
     o->user = NULL;
 }
 
@@ -170,7 +172,8 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
         o = &def;
     }
     if (!(o->weight > 0) || !(o->max_cores > 0) || !isfinite(t) ||
-        (o->truth && o->truth_len == 0))
+        (o->truth && o->truth_len == 0) || !(o->iter_cpu_s >= 0) ||
+        !isfinite(o->iter_cpu_s))
         return NULL;
     if (sched_reserve(s, s->n + 1) != SLAQ_OK)
         return NULL;
@@ -184,7 +187,9 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     j->truth = o->truth;
     j->truth_len = o->truth_len;
     j->user = o->user;
-    slaq_runtime_init(&j->rt, s->cfg.default_iter_cpu_s);
+    j->cost_known = o->iter_cpu_s > 0;
+    slaq_runtime_init(&j->rt, j->cost_known ? o->iter_cpu_s
+                                            : s->cfg.default_iter_cpu_s);
     j->hist = slaq_history_new(s->cfg.window);
     j->pred = job_predictor(s, j);
     if (!j->hist || !j->pred) {
@@ -226,19 +231,28 @@ int slaq_job_report(slaq_job *j, const slaq_report *r)
     return SLAQ_OK;
 }
 
+/* CPU-seconds of job j's next iteration; `prior` for a job that has not
+ * reported CPU time and whose cost the driver did not give. */
+static double job_iter_cpu(const slaq_job *j, double prior)
+{
+    if (j->rt.observed == 0 && !j->cost_known)
+        return prior;
+    return slaq_runtime_iter_cpu(&j->rt);
+}
+
 /*
  * Where job j is on its curve at `now`, in iterations: its last report
  * plus the part of the next iteration its current allocation has done
  * since (capped below one whole iteration: a report would have come).
  */
-static double job_position(const slaq_job *j, double now)
+static double job_position(const slaq_job *j, double now, double iter_cpu)
 {
     const slaq_report *last = slaq_history_last(j->hist);
     double k = last ? (double)last->iter : 0;
     double since = now - (last ? last->t : j->arrival);
-    double it = slaq_runtime_iter_time(&j->rt, j->alloc, j->max_cores);
-    if (since > 0 && isfinite(it) && it > 0) {
-        double part = since / it;
+    double cores = j->alloc < j->max_cores ? j->alloc : j->max_cores;
+    if (since > 0 && cores > 0) {
+        double part = since * cores / iter_cpu;
         k += part < 0.99 ? part : 0.99;
     }
     return k;
@@ -256,12 +270,22 @@ void slaq_sched_refit(slaq_sched *s)
 int slaq_sched_allocate(slaq_sched *s, double now)
 {
     const slaq_sched_config *c = &s->cfg;
+    /* The population prior for jobs whose cost is not known yet. */
+    double sum = 0;
+    size_t known = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->jobs[i]->rt.observed > 0) {
+            sum += slaq_runtime_iter_cpu(&s->jobs[i]->rt);
+            known++;
+        }
+    double prior = known ? sum / (double)known : c->default_iter_cpu_s;
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         slaq_pjob *pj = &s->pjobs[i];
+        double cpu = job_iter_cpu(j, prior);
         pj->fc = slaq_predictor_forecast(j->pred);
-        pj->k = job_position(j, now);
-        pj->iters_per_core = c->epoch_s / slaq_runtime_iter_cpu(&j->rt);
+        pj->k = job_position(j, now, cpu);
+        pj->iters_per_core = c->epoch_s / cpu;
         pj->weight = j->weight;
         pj->max_cores = j->max_cores;
     }

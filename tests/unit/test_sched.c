@@ -133,6 +133,29 @@ static void test_bad_reports_and_options_are_refused(void **state)
     slaq_sched_free(s);
 }
 
+static void test_new_job_costs_what_the_others_cost(void **state)
+{
+    (void)state;
+    slaq_sched *s = new_sched(SLAQ_POLICY_FAIR, 10); /* epoch 2 s */
+    slaq_job *old = slaq_sched_add(s, NULL, 0);
+    slaq_report r0 = {0, 5.0, 0, 0, 0}, r1 = {1, 4.0, 50.0, 10, 1};
+    slaq_job_report(old, &r0);
+    slaq_job_report(old, &r1);
+    slaq_job *fresh = slaq_sched_add(s, NULL, 1);
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.iter_cpu_s = 10;
+    slaq_job *told = slaq_sched_add(s, &o, 1);
+    slaq_sched_epoch(s, 1);
+    /* Each has 10/3 cores for 2 s. The fresh job is assumed to cost what
+     * the reporting job costs (50 CPU-s), not the 1 s default: 2/15 of an
+     * iteration, each worth one normaliser (1) to a job with no history. */
+    assert_near(slaq_job_gain(fresh), 2.0 * 10 / 3 / 50, 1e-9);
+    /* The driver's known cost wins over the prior. */
+    assert_near(slaq_job_gain(told), 2.0 * 10 / 3 / 10, 1e-9);
+    slaq_sched_free(s);
+}
+
 /* Runs a fixed scenario and writes every allocation to out. */
 static void scenario(slaq_predictor_kind pred, double *out, size_t n)
 {
@@ -177,6 +200,7 @@ int main(void)
         cmocka_unit_test(test_slaq_moves_cores_to_the_job_with_more_to_gain),
         cmocka_unit_test(test_reduction_against_predicted_final),
         cmocka_unit_test(test_bad_reports_and_options_are_refused),
+        cmocka_unit_test(test_new_job_costs_what_the_others_cost),
         cmocka_unit_test(test_same_reports_same_allocations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

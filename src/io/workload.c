@@ -1,0 +1,303 @@
+/*
+ * workload.c — the workload file format (JSON Lines, one job per line).
+ *
+ * Each line is parsed with Jansson and checked field by field, so that a
+ * user who wrote a workload by hand learns exactly which line and field is
+ * wrong and what was expected. Nothing is kept from a file that has an
+ * error: the simulator must never replay half a workload.
+ */
+#include "io/workload.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void wl_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void wl_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+static void job_free(wl_job *j)
+{
+    free(j->id);
+    free(j->algorithm);
+    free(j->curve);
+    free(j->loss);
+}
+
+void wl_free(wl_workload *wl)
+{
+    for (size_t i = 0; i < wl->n; i++)
+        job_free(&wl->jobs[i]);
+    free(wl->jobs);
+    wl->jobs = NULL;
+    wl->n = 0;
+}
+
+/*
+ * Reads an optional number field into *out (left alone when absent).
+ * Returns 0, or -1 with a message when the field is present but not a
+ * finite number accepted by `positive` (> 0) or else (>= 0).
+ */
+static int get_number(json_t *obj, const char *field, int required,
+                      int positive, double *out, const char *where,
+                      char *err, size_t errlen)
+{
+    json_t *v = json_object_get(obj, field);
+    const char *want = positive ? "a positive number" : "a number >= 0";
+    if (!v) {
+        if (!required)
+            return 0;
+        wl_err(err, errlen, "%s: missing field '%s' (%s)", where, field, want);
+        return -1;
+    }
+    double x = json_is_number(v) ? json_number_value(v) : NAN;
+    if (!isfinite(x) || (positive ? !(x > 0) : !(x >= 0))) {
+        wl_err(err, errlen, "%s: field '%s': expected %s", where, field, want);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* Copies an optional string field ("" when absent); -1 if not a string. */
+static int get_string(json_t *obj, const char *field, int required,
+                      char **out, const char *where, char *err, size_t errlen)
+{
+    json_t *v = json_object_get(obj, field);
+    if (!v && !required) {
+        *out = strdup("");
+    } else if (!json_is_string(v) || (required && !*json_string_value(v))) {
+        wl_err(err, errlen, "%s: field '%s': expected a %sstring", where,
+               field, required ? "non-empty " : "");
+        return -1;
+    } else {
+        *out = strdup(json_string_value(v));
+    }
+    if (!*out) {
+        wl_err(err, errlen, "%s: out of memory", where);
+        return -1;
+    }
+    return 0;
+}
+
+static int get_loss(json_t *obj, wl_job *j, const char *where, char *err,
+                    size_t errlen)
+{
+    json_t *v = json_object_get(obj, "loss");
+    if (!json_is_array(v) || json_array_size(v) < 2) {
+        wl_err(err, errlen,
+               "%s: field 'loss': expected an array of at least 2 numbers "
+               "(the loss before the first iteration and after each)",
+               where);
+        return -1;
+    }
+    j->nloss = json_array_size(v);
+    j->loss = malloc(j->nloss * sizeof *j->loss);
+    if (!j->loss) {
+        wl_err(err, errlen, "%s: out of memory", where);
+        return -1;
+    }
+    for (size_t i = 0; i < j->nloss; i++) {
+        json_t *e = json_array_get(v, i);
+        double x = json_is_number(e) ? json_number_value(e) : NAN;
+        if (!isfinite(x)) {
+            wl_err(err, errlen, "%s: field 'loss': element %zu is not a "
+                   "finite number", where, i);
+            return -1;
+        }
+        j->loss[i] = x;
+    }
+    return 0;
+}
+
+/* Parses one non-blank line into j (zeroed by the caller). */
+static int parse_line(const char *text, const char *name, size_t lineno,
+                      wl_job *j, char *err, size_t errlen)
+{
+    char where[512];
+    snprintf(where, sizeof where, "%s:%zu", name, lineno);
+    json_error_t jerr;
+    json_t *obj = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+    int rc = -1;
+    if (!obj) {
+        wl_err(err, errlen, "%s: invalid JSON at column %d: %s", where,
+               jerr.column, jerr.text);
+        return -1;
+    }
+    if (!json_is_object(obj)) {
+        wl_err(err, errlen, "%s: expected a JSON object (one job)", where);
+        goto out;
+    }
+    j->line = lineno;
+    j->max_cores = INFINITY;
+    j->weight = 1;
+    if (get_string(obj, "id", 1, &j->id, where, err, errlen) ||
+        get_number(obj, "arrival_s", 1, 0, &j->arrival_s, where, err,
+                   errlen) ||
+        get_number(obj, "iter_cpu_s", 1, 1, &j->iter_cpu_s, where, err,
+                   errlen) ||
+        get_number(obj, "max_cores", 0, 1, &j->max_cores, where, err,
+                   errlen) ||
+        get_number(obj, "weight", 0, 1, &j->weight, where, err, errlen) ||
+        get_string(obj, "algorithm", 0, &j->algorithm, where, err, errlen) ||
+        get_string(obj, "curve", 0, &j->curve, where, err, errlen) ||
+        get_loss(obj, j, where, err, errlen))
+        goto out;
+    rc = 0;
+out:
+    json_decref(obj);
+    return rc;
+}
+
+static int is_blank(const char *s)
+{
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+            return 0;
+    return 1;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    const wl_job *x = *(const wl_job *const *)a;
+    const wl_job *y = *(const wl_job *const *)b;
+    return strcmp(x->id, y->id);
+}
+
+/* Ids name jobs in the simulator's outputs, so they must be unique. */
+static int check_unique_ids(const wl_workload *wl, const char *name,
+                            char *err, size_t errlen)
+{
+    const wl_job **v = malloc(wl->n * sizeof *v);
+    if (!v) {
+        wl_err(err, errlen, "%s: out of memory", name);
+        return -1;
+    }
+    for (size_t i = 0; i < wl->n; i++)
+        v[i] = &wl->jobs[i];
+    qsort(v, wl->n, sizeof *v, by_id);
+    int rc = 0;
+    for (size_t i = 1; i < wl->n; i++) {
+        if (!strcmp(v[i - 1]->id, v[i]->id)) {
+            size_t a = v[i - 1]->line, b = v[i]->line;
+            wl_err(err, errlen, "%s:%zu: field 'id': \"%s\" is already the "
+                   "id of line %zu", name, a > b ? a : b, v[i]->id,
+                   a > b ? b : a);
+            rc = -1;
+            break;
+        }
+    }
+    free(v);
+    return rc;
+}
+
+int wl_read(FILE *f, const char *name, wl_workload *wl, char *err,
+            size_t errlen)
+{
+    char *line = NULL;
+    size_t linecap = 0, cap = 0, lineno = 0;
+    ssize_t len;
+    wl->jobs = NULL;
+    wl->n = 0;
+    while ((len = getline(&line, &linecap, f)) >= 0) {
+        lineno++;
+        if (is_blank(line))
+            continue;
+        if (wl->n == cap) {
+            size_t ncap = cap ? 2 * cap : 64;
+            wl_job *jobs = realloc(wl->jobs, ncap * sizeof *jobs);
+            if (!jobs) {
+                wl_err(err, errlen, "%s:%zu: out of memory", name, lineno);
+                goto err;
+            }
+            wl->jobs = jobs;
+            cap = ncap;
+        }
+        wl_job *j = &wl->jobs[wl->n];
+        memset(j, 0, sizeof *j);
+        if (parse_line(line, name, lineno, j, err, errlen)) {
+            job_free(j);
+            goto err;
+        }
+        wl->n++;
+    }
+    if (ferror(f)) {
+        wl_err(err, errlen, "%s: read error: %s", name, strerror(errno));
+        goto err;
+    }
+    if (wl->n == 0) {
+        wl_err(err, errlen, "%s: no jobs (expected one JSON object per line)",
+               name);
+        goto err;
+    }
+    if (check_unique_ids(wl, name, err, errlen))
+        goto err;
+    free(line);
+    return 0;
+err:
+    free(line);
+    wl_free(wl);
+    return -1;
+}
+
+int wl_read_path(const char *path, wl_workload *wl, char *err, size_t errlen)
+{
+    if (!strcmp(path, "-"))
+        return wl_read(stdin, "<stdin>", wl, err, errlen);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        wl->jobs = NULL;
+        wl->n = 0;
+        wl_err(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    int rc = wl_read(f, path, wl, err, errlen);
+    fclose(f);
+    return rc;
+}
+
+/* Writes s as a JSON string (Jansson does the escaping). */
+static int put_string(FILE *f, const char *s)
+{
+    json_t *v = json_string(s);
+    if (!v)
+        return -1;
+    int rc = json_dumpf(v, f, JSON_ENCODE_ANY) ? -1 : 0;
+    json_decref(v);
+    return rc;
+}
+
+int wl_write_job(FILE *f, const wl_job *j)
+{
+    int rc = 0;
+    rc |= fputs("{\"id\": ", f) < 0;
+    rc |= put_string(f, j->id);
+    rc |= fprintf(f, ", \"arrival_s\": %.6f, \"iter_cpu_s\": %.6f",
+                  j->arrival_s, j->iter_cpu_s) < 0;
+    if (isfinite(j->max_cores))
+        rc |= fprintf(f, ", \"max_cores\": %.17g", j->max_cores) < 0;
+    rc |= fprintf(f, ", \"weight\": %.17g", j->weight) < 0;
+    if (j->algorithm && *j->algorithm) {
+        rc |= fputs(", \"algorithm\": ", f) < 0;
+        rc |= put_string(f, j->algorithm);
+    }
+    if (j->curve && *j->curve) {
+        rc |= fputs(", \"curve\": ", f) < 0;
+        rc |= put_string(f, j->curve);
+    }
+    rc |= fputs(", \"loss\": [", f) < 0;
+    for (size_t i = 0; i < j->nloss; i++)
+        rc |= fprintf(f, i ? ", %.17g" : "%.17g", j->loss[i]) < 0;
+    rc |= fputs("]}\n", f) < 0;
+    return rc ? -1 : 0;
+}

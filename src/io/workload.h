@@ -1,0 +1,62 @@
+/*
+ * workload.h — reading and writing slaq workload files.
+ *
+ * A workload is what `slaq sim` replays: JSON Lines, one job per line,
+ *
+ *   {"id": "j17", "arrival_s": 63.2, "iter_cpu_s": 41.5, "max_cores": 64,
+ *    "weight": 1, "algorithm": "svm", "loss": [1.0, 0.77, 0.63]}
+ *
+ * (docs/sim.md and DESIGN.md describe the format). The job runs
+ * len(loss)-1 iterations of iter_cpu_s CPU-seconds each. The format is a
+ * contract with tools outside slaq, so the reader accepts any file that
+ * follows it (unknown fields are ignored, lines need not be sorted by
+ * arrival) and rejects anything else with the file, line and field named.
+ */
+#ifndef SLAQ_IO_WORKLOAD_H
+#define SLAQ_IO_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* One job of a workload. Strings and the loss array are owned. */
+typedef struct wl_job {
+    char *id;
+    char *algorithm;   /* "" when absent */
+    char *curve;       /* name of the recorded curve; "" when absent */
+    double arrival_s;  /* >= 0 */
+    double iter_cpu_s; /* > 0, CPU-seconds per iteration */
+    double max_cores;  /* > 0; INFINITY when absent */
+    double weight;     /* > 0; 1 when absent */
+    double *loss;      /* loss[0] before the first iteration */
+    size_t nloss;      /* >= 2: the job runs nloss-1 iterations */
+    size_t line;       /* line of the file it came from (1-based) */
+} wl_job;
+
+typedef struct wl_workload {
+    wl_job *jobs;
+    size_t n;
+} wl_workload;
+
+/*
+ * Reads a workload from f; `name` is used in error messages. Blank lines
+ * are skipped. On success returns 0 with the jobs in file order. On a
+ * malformed line, a duplicate id, an empty file or a read error returns -1
+ * with a message naming name:line and the field in err, and wl empty.
+ */
+int wl_read(FILE *f, const char *name, wl_workload *wl, char *err,
+            size_t errlen);
+
+/* Reads the file at path ("-" is stdin); as wl_read. */
+int wl_read_path(const char *path, wl_workload *wl, char *err, size_t errlen);
+
+/*
+ * Writes one job as a line of the format, with fixed float formats so that
+ * the same job always gives the same bytes (losses round-trip exactly).
+ * Returns 0, or -1 on a write error.
+ */
+int wl_write_job(FILE *f, const wl_job *j);
+
+/* Frees the jobs and empties wl (safe on an empty workload). */
+void wl_free(wl_workload *wl);
+
+#endif

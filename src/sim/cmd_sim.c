@@ -1,0 +1,475 @@
+/*
+ * cmd_sim.c — `slaq sim`: replay a workload under one or more policies.
+ *
+ * Reads the workload, runs each policy (and each rescaled arrival rate of a
+ * sweep) through the simulator, and writes summary.json, per-policy
+ * timeline.csv and jobs.csv, the figures and report.html. Everything is
+ * first written to a staging directory next to --out and moved into place
+ * only when all of it succeeded, so an error never leaves half a report.
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "sim/report.h"
+#include "sim/sim.h"
+
+#define MAX_RUNS 16
+#define MAX_SWEEP 32
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: slaq sim --workload FILE --cores C --out DIR [options]\n\n"
+        "Replays a workload (JSON Lines, see docs/sim.md) in virtual time "
+        "through\nslaq's scheduling core and reports quality and "
+        "completion metrics.\n\n"
+        "  --workload FILE   jobs to replay ('-' for stdin)\n"
+        "  --cores C         cluster size in cores\n"
+        "  --epoch T         scheduling epoch in seconds (default 2)\n"
+        "  --unit U          allocation unit in cores (default 1)\n"
+        "  --policy P        fair, slaq, slaq-maxmin or oracle (default "
+        "slaq)\n"
+        "  --predictor K     auto, slaq-fit or strawman (default auto)\n"
+        "  --default-iter-cpu S\n"
+        "                    the core's CPU-seconds per iteration for a job "
+        "that has\n"
+        "                    not reported yet (default: the core's, 1)\n"
+        "  --compare LIST    several policies side by side, e.g. "
+        "fair,slaq,oracle;\n"
+        "                    an entry may name its predictor: "
+        "slaq:strawman\n"
+        "  --sweep-interarrival LIST\n"
+        "                    also run each policy with the arrivals "
+        "rescaled to\n"
+        "                    these mean inter-arrival times (s), e.g. "
+        "2,4,6,8,10,15\n"
+        "  --out DIR         output directory (replaced as a whole)\n"
+        "  --no-plots        skip gnuplot (CSV, JSON and HTML only)\n"
+        "  --quiet           no progress bar\n"
+        "  --help            this text\n\n"
+        "Outputs: DIR/summary.json (one object per policy), DIR/POLICY/"
+        "{summary.json,\ntimeline.csv,jobs.csv}, DIR/reduction.csv, "
+        "DIR/sweep.csv, DIR/*.svg,\nDIR/report.html. Exit status: 0 ok, "
+        "1 failure, 2 bad usage or input.\n");
+}
+
+/* ------------------------------------------------------------ progress */
+
+typedef struct progress {
+    int quiet;
+    double start, last;   /* wall seconds */
+    double base, total;   /* iterations of the runs before this one, all */
+    int shown;
+} progress;
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_cb(void *arg, double done, double total)
+{
+    (void)total;
+    progress *p = arg;
+    double now = wall_s();
+    if (p->quiet || now - p->start < 1 || now - p->last < 0.2)
+        return;
+    p->last = now;
+    p->shown = 1;
+    double frac = p->total > 0 ? (p->base + done) / p->total : 1;
+    int width = 40, fill = (int)(frac * width);
+    fprintf(stderr, "\rslaq sim [");
+    for (int i = 0; i < width; i++)
+        fputc(i < fill ? '#' : '.', stderr);
+    fprintf(stderr, "] %3.0f%% %6.1fs", 100 * frac, now - p->start);
+    fflush(stderr);
+}
+
+static void progress_end(progress *p)
+{
+    if (p->shown)
+        fprintf(stderr, "\rslaq sim: done in %.1fs%40s\n",
+                wall_s() - p->start, "");
+}
+
+/* ------------------------------------------------------- output staging */
+
+static int rm_entry(const char *path, const struct stat *sb, int flag,
+                    struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void rm_tree(const char *path)
+{
+    nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Moves the finished staging directory to dir, replacing what was there. */
+static int commit_dir(const char *staging, const char *dir)
+{
+    struct stat sb;
+    char old[PATH_MAX];
+    int had = stat(dir, &sb) == 0;
+    if (had) {
+        if (!S_ISDIR(sb.st_mode)) {
+            cli_error("sim", "%s: exists and is not a directory", dir);
+            return -1;
+        }
+        if (snprintf(old, sizeof old, "%s.old.XXXXXX", dir) >=
+                (int)sizeof old || !mkdtemp(old) || rmdir(old) != 0 ||
+            rename(dir, old) != 0) {
+            cli_error("sim", "%s: cannot replace: %s", dir, strerror(errno));
+            return -1;
+        }
+    }
+    if (rename(staging, dir) != 0) {
+        cli_error("sim", "%s: %s", dir, strerror(errno));
+        if (had)
+            rename(old, dir);
+        return -1;
+    }
+    if (had)
+        rm_tree(old);
+    return 0;
+}
+
+static FILE *open_out(const char *dir, const char *sub, const char *file)
+{
+    char path[PATH_MAX];
+    int n = sub ? snprintf(path, sizeof path, "%s/%s/%s", dir, sub, file)
+                : snprintf(path, sizeof path, "%s/%s", dir, file);
+    FILE *f = n < (int)sizeof path ? fopen(path, "w") : NULL;
+    if (!f)
+        cli_error("sim", "%s: %s", path, strerror(errno));
+    return f;
+}
+
+static int close_out(FILE *f, int rc, const char *what)
+{
+    if (fclose(f) != 0 || rc) {
+        cli_error("sim", "%s: write error", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------- options */
+
+typedef struct run {
+    char name[64];         /* as given, ':' turned into '-' (a dir name) */
+    sim_config cfg;
+    sim_summary sum;
+} run;
+
+static int parse_double_list(const char *s, double *out, int max)
+{
+    int n = 0;
+    while (*s) {
+        char *end;
+        double v = strtod(s, &end);
+        if (end == s || !(v > 0) || !isfinite(v) || n == max)
+            return -1;
+        out[n++] = v;
+        if (*end == ',')
+            end++;
+        else if (*end)
+            return -1;
+        s = end;
+    }
+    return n > 0 ? n : -1;
+}
+
+static int parse_positive(const char *opt, const char *s, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v > 0) || !isfinite(v)) {
+        cli_error("sim", "%s: expected a positive number, got '%s'", opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Splits the --compare list (or the single --policy) into runs. */
+static int parse_runs(const char *list, slaq_predictor_kind pred, run *runs,
+                      int *nruns)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    *nruns = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (*nruns == MAX_RUNS || strlen(tok) >= sizeof runs->name) {
+            cli_error("sim", "too many or too long policy names");
+            return -1;
+        }
+        run *r = &runs[*nruns];
+        sim_config_init(&r->cfg);
+        if (sim_parse_run(tok, pred, &r->cfg)) {
+            cli_error("sim", "unknown policy '%s' (expected fair, slaq, "
+                      "slaq-maxmin or oracle, optionally POLICY:PREDICTOR "
+                      "with auto, slaq-fit or strawman)", tok);
+            return -1;
+        }
+        snprintf(r->name, sizeof r->name, "%s", tok);
+        for (char *c = r->name; *c; c++)
+            if (*c == ':')
+                *c = '-';
+        for (int i = 0; i < *nruns; i++)
+            if (!strcmp(runs[i].name, r->name)) {
+                cli_error("sim", "policy '%s' given twice", tok);
+                return -1;
+            }
+        (*nruns)++;
+    }
+    if (*nruns == 0) {
+        cli_error("sim", "no policy given");
+        return -1;
+    }
+    return 0;
+}
+
+static void join_argv(int argc, char **argv, char *out, size_t len)
+{
+    size_t used = (size_t)snprintf(out, len, "slaq");
+    for (int i = 0; i < argc && used < len; i++)
+        used += (size_t)snprintf(out + used, len - used, " %s", argv[i]);
+}
+
+/* ---------------------------------------------------------------- runs */
+
+static int write_run(const char *stage, const run *r, const wl_workload *wl,
+                     const sim_result *res)
+{
+    char sub[PATH_MAX];
+    if (snprintf(sub, sizeof sub, "%s/%s", stage, r->name) >=
+            (int)sizeof sub || mkdir(sub, 0777) != 0) {
+        cli_error("sim", "%s: %s", sub, strerror(errno));
+        return -1;
+    }
+    FILE *f = open_out(stage, r->name, "summary.json");
+    if (!f || close_out(f, sim_write_summary(f, r->name, &r->cfg, &r->sum),
+                        "summary.json"))
+        return -1;
+    f = open_out(stage, r->name, "timeline.csv");
+    if (!f || close_out(f, sim_write_timeline(f, res), "timeline.csv"))
+        return -1;
+    f = open_out(stage, r->name, "jobs.csv");
+    if (!f || close_out(f, sim_write_jobs(f, wl, res), "jobs.csv"))
+        return -1;
+    f = open_out(stage, r->name, "sched.csv");
+    if (!f || close_out(f, sim_write_sched(f, res), "sched.csv"))
+        return -1;
+    return 0;
+}
+
+static int simulate(const wl_workload *wl, sim_config *cfg, progress *p,
+                    sim_result *res)
+{
+    char err[512];
+    cfg->progress = progress_cb;
+    cfg->progress_arg = p;
+    if (sim_run(wl, cfg, res, err, sizeof err)) {
+        progress_end(p);
+        cli_error("sim", "%s", err);
+        return -1;
+    }
+    double iters = 0;
+    for (size_t i = 0; i < wl->n; i++)
+        iters += (double)(wl->jobs[i].nloss - 1);
+    p->base += iters;
+    return 0;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"workload", required_argument, 0, 'w'},
+        {"cores", required_argument, 0, 'c'},
+        {"epoch", required_argument, 0, 'e'},
+        {"unit", required_argument, 0, 'u'},
+        {"policy", required_argument, 0, 'p'},
+        {"predictor", required_argument, 0, 'k'},
+        {"compare", required_argument, 0, 'C'},
+        {"sweep-interarrival", required_argument, 0, 's'},
+        {"default-iter-cpu", required_argument, 0, 'd'},
+        {"out", required_argument, 0, 'o'},
+        {"no-plots", no_argument, 0, 'n'},
+        {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *workload = NULL, *out = NULL, *policy = "slaq",
+               *compare = NULL, *predictor = "auto";
+    double cores = 0, epoch = 2, unit = 1, iter_cpu = 0, sweep[MAX_SWEEP];
+    int nsweep = 0, plots = 1, quiet = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'w': workload = optarg; break;
+        case 'o': out = optarg; break;
+        case 'p': policy = optarg; break;
+        case 'k': predictor = optarg; break;
+        case 'C': compare = optarg; break;
+        case 'n': plots = 0; break;
+        case 'q': quiet = 1; break;
+        case 'c':
+            if (parse_positive("--cores", optarg, &cores))
+                return EXIT_USAGE;
+            break;
+        case 'e':
+            if (parse_positive("--epoch", optarg, &epoch))
+                return EXIT_USAGE;
+            break;
+        case 'u':
+            if (parse_positive("--unit", optarg, &unit))
+                return EXIT_USAGE;
+            break;
+        case 'd':
+            if (parse_positive("--default-iter-cpu", optarg, &iter_cpu))
+                return EXIT_USAGE;
+            break;
+        case 's':
+            nsweep = parse_double_list(optarg, sweep, MAX_SWEEP);
+            if (nsweep < 0) {
+                cli_error("sim", "--sweep-interarrival: expected a list of "
+                          "positive numbers like 2,4,6, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (optind < argc || !workload || !out || !(cores > 0)) {
+        cli_error("sim", optind < argc ? "unexpected argument '%s'"
+                  : "--workload, --cores and --out are required%s",
+                  optind < argc ? argv[optind] : "");
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    slaq_predictor_kind pred;
+    if (slaq_predictor_parse(predictor, &pred) != SLAQ_OK ||
+        pred == SLAQ_PRED_ORACLE) {
+        cli_error("sim", "--predictor: expected auto, slaq-fit or strawman, "
+                  "got '%s' (use --policy oracle for the oracle)", predictor);
+        return EXIT_USAGE;
+    }
+    run runs[MAX_RUNS];
+    int nruns;
+    if (parse_runs(compare ? compare : policy, pred, runs, &nruns))
+        return EXIT_USAGE;
+    for (int i = 0; i < nruns; i++) {
+        runs[i].cfg.cores = cores;
+        runs[i].cfg.epoch_s = epoch;
+        runs[i].cfg.unit = unit;
+        runs[i].cfg.default_iter_cpu_s = iter_cpu;
+    }
+
+    char err[1024];
+    wl_workload wl;
+    if (wl_read_path(workload, &wl, err, sizeof err)) {
+        cli_error("sim", "%s", err);
+        return EXIT_USAGE;
+    }
+    double mean_ia = sim_mean_interarrival(&wl);
+    if (nsweep && !(mean_ia > 0)) {
+        cli_error("sim", "--sweep-interarrival needs a workload with at "
+                  "least two different arrival times");
+        wl_free(&wl);
+        return EXIT_USAGE;
+    }
+
+    int rc = EXIT_RUNTIME;
+    char stage[PATH_MAX] = "";
+    sim_summary *swept = calloc((size_t)(nsweep * nruns) + 1, sizeof *swept);
+    progress prog = {.quiet = quiet, .start = wall_s()};
+    double iters = 0;
+    for (size_t i = 0; i < wl.n; i++)
+        iters += (double)(wl.jobs[i].nloss - 1);
+    prog.total = iters * nruns * (1 + nsweep);
+    if (!swept || snprintf(stage, sizeof stage, "%s.tmp.XXXXXX", out) >=
+                      (int)sizeof stage || !mkdtemp(stage)) {
+        cli_error("sim", "%s: cannot create a staging directory: %s", out,
+                  strerror(errno));
+        stage[0] = '\0';
+        goto done;
+    }
+    for (int i = 0; i < nruns; i++) {
+        sim_result res;
+        if (simulate(&wl, &runs[i].cfg, &prog, &res))
+            goto done;
+        sim_summarize(&res, &runs[i].sum);
+        int wrc = write_run(stage, &runs[i], &wl, &res);
+        sim_result_free(&res);
+        if (wrc)
+            goto done;
+    }
+    for (int s = 0; s < nsweep; s++) {
+        for (int i = 0; i < nruns; i++) {
+            sim_config cfg = runs[i].cfg;
+            sim_result res;
+            cfg.arrival_scale = sweep[s] / mean_ia;
+            if (simulate(&wl, &cfg, &prog, &res))
+                goto done;
+            sim_summarize(&res, &swept[s * nruns + i]);
+            sim_result_free(&res);
+        }
+    }
+    progress_end(&prog);
+
+    FILE *f = open_out(stage, NULL, "summary.json");
+    if (!f)
+        goto done;
+    int frc = fputs("[\n", f) < 0;
+    for (int i = 0; i < nruns; i++) {
+        frc |= sim_write_summary(f, runs[i].name, &runs[i].cfg, &runs[i].sum);
+        if (i + 1 < nruns)
+            frc |= fputs(",\n", f) < 0;
+    }
+    frc |= fputs("]\n", f) < 0;
+    if (close_out(f, frc, "summary.json"))
+        goto done;
+
+    report_run rr[MAX_RUNS];
+    for (int i = 0; i < nruns; i++)
+        rr[i] = (report_run){runs[i].name, &runs[i].cfg, &runs[i].sum};
+    char command[4096];
+    join_argv(argc, argv, command, sizeof command);
+    report_input in = {
+        .dir = stage, .workload = workload, .command = command, .runs = rr,
+        .nruns = (size_t)nruns, .sweep_ia = sweep, .nsweep = (size_t)nsweep,
+        .sweep = swept, .plots = plots,
+    };
+    if (report_write(&in, err, sizeof err)) {
+        cli_error("sim", "%s", err);
+        goto done;
+    }
+    if (commit_dir(stage, out))
+        goto done;
+    stage[0] = '\0';
+    rc = 0;
+done:
+    if (stage[0])
+        rm_tree(stage);
+    free(swept);
+    wl_free(&wl);
+    return rc;
+}

@@ -1,0 +1,230 @@
+/*
+ * cmd_workload.c — `slaq workload gen`: synthetic workloads from recorded
+ * loss curves.
+ *
+ * The workload of the SLAQ paper's evaluation: Poisson arrivals, each job a
+ * recorded training run drawn at random, cut at the paper's convergence
+ * rule (a job runs at most --iters iterations), with a total CPU need drawn
+ * log-uniformly so that short and long jobs mix as in a shared cluster.
+ * All randomness comes from one GSL generator seeded by --seed and drawn in
+ * a fixed order, so the same arguments always give the same file.
+ */
+#include <getopt.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "io/curves.h"
+#include "io/workload.h"
+
+#define MAX_WEIGHTS 64
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: slaq workload gen --curves FILE [options] > workload.jsonl"
+        "\n\nWrites a workload for `slaq sim` (JSON Lines, docs/sim.md): "
+        "jobs arriving as a\nPoisson process, each replaying a loss curve "
+        "drawn at random from FILE.\n\n"
+        "  --curves FILE             recorded curves (JSON Lines)\n"
+        "  --jobs N                  number of jobs (default 160)\n"
+        "  --mean-interarrival S     mean seconds between arrivals "
+        "(default 4);\n"
+        "                            the first job arrives at 0\n"
+        "  --work A:B                total CPU need of a job, core-seconds,"
+        "\n"
+        "                            log-uniform in [A, B] (default "
+        "2000:20000)\n"
+        "  --max-cores M             cores a job can use at most "
+        "(default 64)\n"
+        "  --iters K                 iterations a job runs at most "
+        "(default 100)\n"
+        "  --seed S                  random seed (default 1)\n"
+        "  --weights LIST            job weights, each job draws one, e.g. "
+        "1,1,2\n"
+        "                            (default 1)\n"
+        "  --help                    this text\n\n"
+        "A job's iter_cpu_s is its CPU need divided by its iterations.\n");
+}
+
+static int parse_num(const char *opt, const char *s, double lo, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !isfinite(v) || !(v >= lo)) {
+        cli_error("workload", "%s: expected a number >= %g, got '%s'", opt,
+                  lo, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_work(const char *s, double *lo, double *hi)
+{
+    char *end;
+    *lo = strtod(s, &end);
+    if (end != s && *end == ':') {
+        const char *b = end + 1;
+        *hi = strtod(b, &end);
+        if (end != b && !*end && isfinite(*lo) && isfinite(*hi) &&
+            *lo > 0 && *hi >= *lo)
+            return 0;
+    }
+    cli_error("workload", "--work: expected A:B with 0 < A <= B "
+              "(core-seconds), got '%s'", s);
+    return -1;
+}
+
+static int parse_weights(const char *s, double *w, int *n)
+{
+    *n = 0;
+    while (*s) {
+        char *end;
+        double v = strtod(s, &end);
+        if (end == s || !(v > 0) || !isfinite(v) || *n == MAX_WEIGHTS)
+            goto bad;
+        w[(*n)++] = v;
+        if (*end == ',')
+            end++;
+        else if (*end)
+            goto bad;
+        s = end;
+    }
+    if (*n > 0)
+        return 0;
+bad:
+    cli_error("workload", "--weights: expected up to %d positive numbers "
+              "separated by commas, got '%s'", MAX_WEIGHTS, s);
+    return -1;
+}
+
+/* Writes the jobs; the draws per job are, in order: the gap before it
+ * (not for the first), its curve, its work, its weight. */
+static int generate(const curve_set *cs, size_t jobs, double mean_ia,
+                    double work_lo, double work_hi, double max_cores,
+                    size_t iters, unsigned long seed, const double *weights,
+                    int nweights)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng) {
+        cli_error("workload", "out of memory");
+        return EXIT_RUNTIME;
+    }
+    gsl_rng_set(rng, seed);
+    double t = 0;
+    int rc = 0;
+    for (size_t i = 0; i < jobs && !rc; i++) {
+        if (i > 0)
+            t += gsl_ran_exponential(rng, mean_ia);
+        const curve *c = &cs->v[gsl_rng_uniform_int(rng, cs->n)];
+        double work = exp(log(work_lo) +
+                          gsl_rng_uniform(rng) * log(work_hi / work_lo));
+        double weight = nweights > 1
+            ? weights[gsl_rng_uniform_int(rng, (unsigned long)nweights)]
+            : weights[0];
+        size_t n = c->n - 1 < iters ? c->n - 1 : iters;
+        char id[32];
+        snprintf(id, sizeof id, "j%zu", i + 1);
+        wl_job j = {
+            .id = id, .algorithm = c->algorithm, .curve = c->name,
+            .arrival_s = t, .iter_cpu_s = work / (double)n,
+            .max_cores = max_cores, .weight = weight, .loss = c->loss,
+            .nloss = n + 1,
+        };
+        rc = wl_write_job(stdout, &j);
+    }
+    gsl_rng_free(rng);
+    if (rc || fflush(stdout) != 0 || ferror(stdout)) {
+        cli_error("workload", "write error on standard output");
+        return EXIT_RUNTIME;
+    }
+    return 0;
+}
+
+static int cmd_gen(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"curves", required_argument, 0, 'c'},
+        {"jobs", required_argument, 0, 'j'},
+        {"mean-interarrival", required_argument, 0, 'a'},
+        {"work", required_argument, 0, 'w'},
+        {"max-cores", required_argument, 0, 'm'},
+        {"iters", required_argument, 0, 'i'},
+        {"seed", required_argument, 0, 's'},
+        {"weights", required_argument, 0, 'W'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *curves = NULL;
+    double jobs = 160, mean_ia = 4, lo = 2000, hi = 20000, max_cores = 64,
+           iters = 100, seed = 1, weights[MAX_WEIGHTS] = {1};
+    int nweights = 1, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int bad = 0;
+        switch (c) {
+        case 'c': curves = optarg; break;
+        case 'j': bad = parse_num("--jobs", optarg, 1, &jobs); break;
+        case 'a':
+            bad = parse_num("--mean-interarrival", optarg, 0, &mean_ia);
+            break;
+        case 'w': bad = parse_work(optarg, &lo, &hi); break;
+        case 'm':
+            bad = parse_num("--max-cores", optarg, 1e-9, &max_cores);
+            break;
+        case 'i': bad = parse_num("--iters", optarg, 1, &iters); break;
+        case 's': bad = parse_num("--seed", optarg, 0, &seed); break;
+        case 'W': bad = parse_weights(optarg, weights, &nweights); break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return EXIT_USAGE;
+        }
+        if (bad)
+            return EXIT_USAGE;
+    }
+    if (optind < argc || !curves) {
+        cli_error("workload", optind < argc ? "unexpected argument '%s'"
+                  : "--curves is required%s",
+                  optind < argc ? argv[optind] : "");
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    if (jobs != floor(jobs) || iters != floor(iters) || seed != floor(seed) ||
+        seed > 4294967295.0) {
+        cli_error("workload", "--jobs, --iters and --seed take whole "
+                  "numbers (seed < 2^32)");
+        return EXIT_USAGE;
+    }
+    curve_set cs;
+    char err[1024];
+    if (curves_load(curves, &cs, err, sizeof err)) {
+        cli_error("workload", "%s", err);
+        return EXIT_USAGE;
+    }
+    if (cs.n == 0) {
+        cli_error("workload", "%s: no curves", curves);
+        curves_free(&cs);
+        return EXIT_USAGE;
+    }
+    int rc = generate(&cs, (size_t)jobs, mean_ia, lo, hi, max_cores,
+                      (size_t)iters, (unsigned long)seed, weights, nweights);
+    curves_free(&cs);
+    return rc;
+}
+
+int cmd_workload(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        FILE *f = argc < 2 ? stderr : stdout;
+        fprintf(f, "usage: slaq workload gen [options] > workload.jsonl\n"
+                   "Run 'slaq workload gen --help' for the options.\n");
+        return argc < 2 ? EXIT_USAGE : 0;
+    }
+    if (!strcmp(argv[1], "gen"))
+        return cmd_gen(argc - 1, argv + 1);
+    cli_error("workload", "unknown subcommand '%s' (expected gen)", argv[1]);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,28 @@
+# The simulator (slaq sim, slaq workload gen): a discrete-event driver of
+# libslaq. libslaqsim.a holds the engine and report writer for tests; the
+# subcommand files (cmd_*.c) go into the slaq command.
+SIM_LIB_SRCS := $(filter-out src/sim/cmd_%.c,$(sort $(wildcard src/sim/*.c)))
+SIM_CMD_SRCS := $(sort $(wildcard src/sim/cmd_*.c))
+LIBSLAQSIM_A := $(BUILD)/lib/libslaqsim.a
+
+LIBS_STATIC   += $(LIBSLAQSIM_A)
+SLAQ_CMD_OBJS += $(call OBJ,$(SIM_LIB_SRCS) $(SIM_CMD_SRCS))
+
+$(LIBSLAQSIM_A): $(call OBJ,$(SIM_LIB_SRCS))
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+# tests/sim/test_*.c: cmocka programs that also link libslaqsim.a.
+SIM_TEST_SRCS := $(sort $(wildcard tests/sim/test_*.c))
+SIM_TESTS     := $(patsubst tests/sim/%.c,$(BUILD)/tests/%,$(SIM_TEST_SRCS))
+UNIT_TESTS    += $(SIM_TESTS)
+
+$(SIM_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/sim/%.o $(LIBSLAQSIM_A) $(TEST_LIBS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBSLAQSIM_A) $(TEST_LIBS) $(LIB_LDLIBS) $(UNIT_LDLIBS)
+
+# make results: regenerate docs/results/ and print the evaluation targets.
+.PHONY: results
+results:
+	@$(MAKE) --no-print-directory all
+	@scripts/sim-results.sh $(BUILD)

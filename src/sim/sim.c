@@ -1,0 +1,663 @@
+/*
+ * sim.c — the discrete-event loop of slaq's simulator.
+ *
+ * Events are job arrivals, iteration completions and epoch boundaries
+ * (multiples of T). Each active job keeps the time its current iteration
+ * completes at its current rate; a binary min-heap on those times finds the
+ * next completion in O(log n), so an event costs O(log n) and only a
+ * decision (an epoch) touches every job. Progress is kept relative to the
+ * last time a job's rate changed (its anchor), so completion times carry
+ * one rounding, not one per iteration: a job alone finishes at exactly its
+ * work over its cores.
+ *
+ * Every decision is the core's: the loop only calls slaq_sched_add,
+ * slaq_job_report, slaq_sched_epoch and slaq_job_alloc, in the order slaqd
+ * would see the same events. The wall time of each slaq_sched_epoch() is
+ * measured here (the core reads no clock).
+ */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const int sim_x_pct[SIM_NX] = {50, 55, 60, 65, 70, 75, 80, 85, 90, 95, 99};
+
+void sim_config_init(sim_config *c)
+{
+    c->policy = SLAQ_POLICY_SLAQ;
+    c->predictor = SLAQ_PRED_AUTO;
+    c->cores = 1;
+    c->epoch_s = 2;
+    c->unit = 1;
+    c->default_iter_cpu_s = 0;
+    c->arrival_scale = 1;
+    c->progress = NULL;
+    c->progress_arg = NULL;
+}
+
+int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c)
+{
+    char pol[64];
+    const char *colon = strchr(name, ':');
+    size_t len = colon ? (size_t)(colon - name) : strlen(name);
+    if (len >= sizeof pol)
+        return -1;
+    memcpy(pol, name, len);
+    pol[len] = '\0';
+    c->predictor = dflt;
+    if (!strcmp(pol, "oracle")) {
+        if (colon)
+            return -1;
+        c->policy = SLAQ_POLICY_SLAQ;
+        c->predictor = SLAQ_PRED_ORACLE;
+        return 0;
+    }
+    if (slaq_policy_parse(pol, &c->policy) != SLAQ_OK)
+        return -1;
+    if (colon && (slaq_predictor_parse(colon + 1, &c->predictor) != SLAQ_OK ||
+                  c->predictor == SLAQ_PRED_ORACLE))
+        return -1;
+    return 0;
+}
+
+int sim_x_index(int pct)
+{
+    for (int i = 0; i < SIM_NX; i++)
+        if (sim_x_pct[i] == pct)
+            return i;
+    return -1;
+}
+
+double sim_mean_interarrival(const wl_workload *wl)
+{
+    if (wl->n < 2)
+        return 0;
+    double lo = wl->jobs[0].arrival_s, hi = lo;
+    for (size_t i = 1; i < wl->n; i++) {
+        lo = fmin(lo, wl->jobs[i].arrival_s);
+        hi = fmax(hi, wl->jobs[i].arrival_s);
+    }
+    return (hi - lo) / (double)(wl->n - 1);
+}
+
+/* A job while it is in the simulation. */
+typedef struct sjob {
+    const wl_job *w;
+    sim_jobres *res;
+    slaq_job *sj;
+    size_t order;     /* rank by arrival: the tie-break everywhere */
+    double arrival;
+    size_t k;         /* iterations completed */
+    double anchor_t;  /* last rate change */
+    size_t anchor_k;  /* iterations completed at anchor_t */
+    double anchor_w;  /* CPU-seconds of iteration anchor_k+1 done then */
+    double cores;     /* cores in use since anchor_t: min(alloc, max) */
+    double next_t;    /* completion of iteration k+1; INFINITY if stalled */
+    double ell;       /* normalised loss after iteration k */
+    int xi;           /* first loss reduction not reached yet */
+    size_t heap_pos;
+    size_t act_pos;   /* position in the active array */
+} sjob;
+
+typedef struct simstate {
+    const sim_config *cfg;
+    slaq_sched *s;
+    sjob *jobs;       /* in arrival order */
+    sjob **heap;      /* active jobs, min-heap on (next_t, order) */
+    sjob **active;    /* active jobs, unordered */
+    sjob **rank;      /* scratch for loss groups */
+    size_t nactive;
+    sim_result *r;
+    size_t samples_cap, epochs_cap;
+    double done_iters, total_iters;
+} simstate;
+
+static void sim_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void sim_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------------ heap */
+
+static int heap_less(const sjob *a, const sjob *b)
+{
+    if (a->next_t != b->next_t)
+        return a->next_t < b->next_t;
+    return a->order < b->order;
+}
+
+static void heap_set(simstate *st, size_t i, sjob *j)
+{
+    st->heap[i] = j;
+    j->heap_pos = i;
+}
+
+static void heap_up(simstate *st, size_t i)
+{
+    sjob *j = st->heap[i];
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (!heap_less(j, st->heap[p]))
+            break;
+        heap_set(st, i, st->heap[p]);
+        i = p;
+    }
+    heap_set(st, i, j);
+}
+
+static void heap_down(simstate *st, size_t i)
+{
+    size_t n = st->nactive;
+    sjob *j = st->heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && heap_less(st->heap[c + 1], st->heap[c]))
+            c++;
+        if (!heap_less(st->heap[c], j))
+            break;
+        heap_set(st, i, st->heap[c]);
+        i = c;
+    }
+    heap_set(st, i, j);
+}
+
+static void heap_build(simstate *st)
+{
+    for (size_t i = st->nactive / 2; i-- > 0;)
+        heap_down(st, i);
+}
+
+/* ------------------------------------------------------------ job model */
+
+/* ℓ after iteration k (DESIGN.md). A curve that never falls below its
+ * start cannot be reduced: it counts as unreduced until it completes. */
+static double norm_loss(const wl_job *w, size_t k)
+{
+    double l0 = w->loss[0], lend = w->loss[w->nloss - 1];
+    if (k + 1 >= w->nloss)
+        return 0;
+    if (!(l0 - lend > 0))
+        return 1;
+    return (w->loss[k] - lend) / (l0 - lend);
+}
+
+/* Sets the completion time of iteration k+1 from the job's anchor. */
+static void job_schedule(sjob *j)
+{
+    if (!(j->cores > 0)) {
+        j->next_t = INFINITY;
+        return;
+    }
+    double work = (double)(j->k + 1 - j->anchor_k) * j->w->iter_cpu_s -
+                  j->anchor_w;
+    j->next_t = j->anchor_t + work / j->cores;
+}
+
+/* Changes the job's cores at time t (a decision), keeping its progress. */
+static void job_set_cores(sjob *j, double t, double cores)
+{
+    if (cores == j->cores)
+        return;
+    double done = j->anchor_w + (t - j->anchor_t) * j->cores -
+                  (double)(j->k - j->anchor_k) * j->w->iter_cpu_s;
+    if (done < 0) /* rounding right after a completion */
+        done = 0;
+    if (done > j->w->iter_cpu_s)
+        done = j->w->iter_cpu_s;
+    j->anchor_t = t;
+    j->anchor_k = j->k;
+    j->anchor_w = done;
+    j->cores = cores;
+    job_schedule(j);
+}
+
+static void job_reached(sjob *j, double t)
+{
+    while (j->xi < SIM_NX && 1 - j->ell >= sim_x_pct[j->xi] / 100.0 - 1e-12) {
+        j->res->tx[j->xi] = t - j->arrival;
+        j->xi++;
+    }
+}
+
+/* ------------------------------------------------------------ the loop */
+
+static int push_epoch(simstate *st, double t, double ms)
+{
+    sim_result *r = st->r;
+    if (r->nepochs == st->epochs_cap) {
+        size_t nc = st->epochs_cap ? 2 * st->epochs_cap : 256;
+        sim_epoch *p = realloc(r->epochs, nc * sizeof *p);
+        if (!p)
+            return -1;
+        r->epochs = p;
+        st->epochs_cap = nc;
+    }
+    r->epochs[r->nepochs++] = (sim_epoch){t, st->nactive, ms};
+    return 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* One decision at time t: the core's epoch, then every job's new rate. */
+static int decide(simstate *st, double t, char *err, size_t errlen)
+{
+    double t0 = now_ms();
+    int rc = slaq_sched_epoch(st->s, t);
+    double ms = now_ms() - t0;
+    if (rc != SLAQ_OK) {
+        sim_err(err, errlen, "scheduling epoch at t=%.6f s failed: %s", t,
+                slaq_strerror(rc));
+        return -1;
+    }
+    if (push_epoch(st, t, ms)) {
+        sim_err(err, errlen, "out of memory");
+        return -1;
+    }
+    int progress = 0;
+    for (size_t i = 0; i < st->nactive; i++) {
+        sjob *j = st->active[i];
+        double a = slaq_job_alloc(j->sj);
+        double mc = j->w->max_cores;
+        job_set_cores(j, t, a < mc ? a : mc);
+        progress |= isfinite(j->next_t);
+    }
+    heap_build(st);
+    if (st->nactive && !progress) {
+        sim_err(err, errlen, "at t=%.6f s no active job has cores: the "
+                "policy allocated nothing", t);
+        return -1;
+    }
+    return 0;
+}
+
+static int by_loss_desc(const void *a, const void *b)
+{
+    const sjob *x = *(const sjob *const *)a;
+    const sjob *y = *(const sjob *const *)b;
+    if (x->ell != y->ell)
+        return x->ell > y->ell ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Records the timeline row of an epoch boundary. */
+static int sample(simstate *st, double t, char *err, size_t errlen)
+{
+    sim_result *r = st->r;
+    if (r->nsamples == st->samples_cap) {
+        size_t nc = st->samples_cap ? 2 * st->samples_cap : 256;
+        sim_sample *p = realloc(r->samples, nc * sizeof *p);
+        if (!p) {
+            sim_err(err, errlen, "out of memory");
+            return -1;
+        }
+        r->samples = p;
+        st->samples_cap = nc;
+    }
+    sim_sample *sm = &r->samples[r->nsamples++];
+    size_t n = st->nactive;
+    memcpy(st->rank, st->active, n * sizeof *st->rank);
+    qsort(st->rank, n, sizeof *st->rank, by_loss_desc);
+    memset(sm, 0, sizeof *sm);
+    sm->t = t;
+    sm->active = n;
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        const sjob *j = st->rank[i];
+        int g = 4 * i < n ? SIM_HIGH : 4 * i < 2 * n ? SIM_MEDIUM : SIM_LOW;
+        sm->cores[g] += j->cores;
+        sum += j->ell;
+    }
+    sm->avg_loss = sum / (double)n;
+    return 0;
+}
+
+static int by_arrival(const void *a, const void *b)
+{
+    const sjob *x = a, *y = b;
+    if (x->arrival != y->arrival)
+        return x->arrival < y->arrival ? -1 : 1;
+    return x->w < y->w ? -1 : x->w > y->w;
+}
+
+static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
+{
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.weight = j->w->weight;
+    o.max_cores = j->w->max_cores;
+    if (st->cfg->predictor == SLAQ_PRED_ORACLE) {
+        o.truth = j->w->loss;
+        o.truth_len = j->w->nloss;
+        /* The oracle knows the job: its loss curve and its cost. */
+        o.iter_cpu_s = j->w->iter_cpu_s;
+    }
+    o.user = j;
+    j->sj = slaq_sched_add(st->s, &o, j->arrival);
+    if (!j->sj) {
+        sim_err(err, errlen, "job %s (line %zu): the scheduler refused it",
+                j->w->id, j->w->line);
+        return -1;
+    }
+    slaq_report rep = {.iter = 0, .loss = j->w->loss[0], .t = j->arrival};
+    int rc = slaq_job_report(j->sj, &rep);
+    if (rc != SLAQ_OK) {
+        sim_err(err, errlen, "job %s: report of iteration 0 refused: %s",
+                j->w->id, slaq_strerror(rc));
+        return -1;
+    }
+    j->anchor_t = j->arrival;
+    j->cores = 0;
+    j->next_t = INFINITY;
+    j->ell = norm_loss(j->w, 0);
+    j->res->arrival = j->arrival;
+    j->act_pos = st->nactive;
+    st->active[st->nactive] = j;
+    heap_set(st, st->nactive, j);
+    st->nactive++;
+    heap_up(st, st->nactive - 1);
+    return 0;
+}
+
+/* Iteration k+1 of the heap's top job completes at its next_t. Returns 1
+ * if the job finished (and left), 0 if not, -1 on error. */
+static int job_complete(simstate *st, char *err, size_t errlen)
+{
+    sjob *j = st->heap[0];
+    double t = j->next_t;
+    j->k++;
+    slaq_report rep = {.iter = j->k, .loss = j->w->loss[j->k],
+                       .cpu_s = j->w->iter_cpu_s, .samples = 1, .t = t};
+    int rc = slaq_job_report(j->sj, &rep);
+    if (rc != SLAQ_OK) {
+        sim_err(err, errlen, "job %s: report of iteration %zu refused: %s",
+                j->w->id, j->k, slaq_strerror(rc));
+        return -1;
+    }
+    j->ell = norm_loss(j->w, j->k);
+    job_reached(j, t);
+    st->done_iters++;
+    if (j->k + 1 < j->w->nloss) {
+        job_schedule(j);
+        heap_down(st, 0);
+        return 0;
+    }
+    j->res->completion = t;
+    slaq_sched_remove(st->s, j->sj);
+    j->sj = NULL;
+    st->nactive--;
+    if (st->nactive > 0) {
+        heap_set(st, 0, st->heap[st->nactive]);
+        heap_down(st, 0);
+        sjob *last = st->active[st->nactive];
+        st->active[j->act_pos] = last;
+        last->act_pos = j->act_pos;
+    }
+    return 1;
+}
+
+void sim_result_free(sim_result *r)
+{
+    free(r->jobs);
+    free(r->samples);
+    free(r->epochs);
+    memset(r, 0, sizeof *r);
+}
+
+int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
+            char *err, size_t errlen)
+{
+    simstate st = {.cfg = cfg, .r = r};
+    memset(r, 0, sizeof *r);
+    slaq_sched_config sc;
+    slaq_sched_config_init(&sc);
+    sc.policy = cfg->policy;
+    sc.predictor = cfg->predictor;
+    sc.cores = cfg->cores;
+    sc.epoch_s = cfg->epoch_s;
+    sc.unit = cfg->unit;
+    if (cfg->default_iter_cpu_s > 0)
+        sc.default_iter_cpu_s = cfg->default_iter_cpu_s;
+    size_t n = wl->n;
+    st.s = slaq_sched_new(&sc);
+    r->jobs = calloc(n, sizeof *r->jobs);
+    st.jobs = calloc(n, sizeof *st.jobs);
+    st.heap = malloc(n * sizeof *st.heap);
+    st.active = malloc(n * sizeof *st.active);
+    st.rank = malloc(n * sizeof *st.rank);
+    r->njobs = n;
+    if (!st.s || !r->jobs || !st.jobs || !st.heap || !st.active || !st.rank) {
+        sim_err(err, errlen, st.s ? "out of memory"
+                                  : "invalid scheduler configuration");
+        goto err;
+    }
+    double first = INFINITY;
+    for (size_t i = 0; i < n; i++)
+        first = fmin(first, wl->jobs[i].arrival_s);
+    for (size_t i = 0; i < n; i++) {
+        sjob *j = &st.jobs[i];
+        j->w = &wl->jobs[i];
+        j->res = &r->jobs[i];
+        j->arrival = first + (j->w->arrival_s - first) * cfg->arrival_scale;
+        st.total_iters += (double)(j->w->nloss - 1);
+    }
+    qsort(st.jobs, n, sizeof *st.jobs, by_arrival);
+    for (size_t i = 0; i < n; i++)
+        st.jobs[i].order = i;
+
+    const double T = cfg->epoch_s;
+    size_t next_arr = 0;
+    double e = 0; /* index of the next epoch boundary, e·T */
+    double last_report = 0;
+    while (next_arr < n || st.nactive > 0) {
+        double t = INFINITY;
+        if (st.nactive > 0)
+            t = fmin(st.heap[0]->next_t, e * T);
+        if (next_arr < n)
+            t = fmin(t, st.jobs[next_arr].arrival);
+        /* After an idle gap the grid resumes at the first boundary not
+         * before t: empty epochs are skipped, not simulated. */
+        if (st.nactive == 0)
+            e = ceil(t / T);
+        int changed = 0;
+        while (st.nactive > 0 && st.heap[0]->next_t <= t) {
+            int rc = job_complete(&st, err, errlen);
+            if (rc < 0)
+                goto err;
+            changed |= rc;
+        }
+        while (next_arr < n && st.jobs[next_arr].arrival <= t) {
+            if (job_arrive(&st, &st.jobs[next_arr++], err, errlen))
+                goto err;
+            changed = 1;
+        }
+        int boundary = e * T == t;
+        while (e * T <= t)
+            e++;
+        if (st.nactive > 0 && (boundary || changed)) {
+            if (decide(&st, t, err, errlen))
+                goto err;
+            if (boundary && sample(&st, t, err, errlen))
+                goto err;
+        }
+        if (cfg->progress && st.done_iters - last_report >= 1000) {
+            cfg->progress(cfg->progress_arg, st.done_iters, st.total_iters);
+            last_report = st.done_iters;
+        }
+    }
+    if (cfg->progress)
+        cfg->progress(cfg->progress_arg, st.done_iters, st.total_iters);
+    slaq_sched_free(st.s);
+    free(st.jobs);
+    free(st.heap);
+    free(st.active);
+    free(st.rank);
+    return 0;
+err:
+    slaq_sched_free(st.s);
+    free(st.jobs);
+    free(st.heap);
+    free(st.active);
+    free(st.rank);
+    sim_result_free(r);
+    return -1;
+}
+
+/* ------------------------------------------------------------- metrics */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void sim_summarize(const sim_result *r, sim_summary *s)
+{
+    memset(s, 0, sizeof *s);
+    s->jobs = r->njobs;
+    double first = INFINITY, last = -INFINITY;
+    for (size_t i = 0; i < r->njobs; i++) {
+        const sim_jobres *j = &r->jobs[i];
+        for (int x = 0; x < SIM_NX; x++)
+            s->tx_mean[x] += j->tx[x] / (double)r->njobs;
+        s->jct_mean += (j->completion - j->arrival) / (double)r->njobs;
+        first = fmin(first, j->arrival);
+        last = fmax(last, j->completion);
+    }
+    s->makespan = r->njobs ? last - first : 0;
+    size_t used = 0;
+    for (size_t i = 0; i < r->nsamples; i++) {
+        const sim_sample *sm = &r->samples[i];
+        s->avg_norm_loss += sm->avg_loss / (double)r->nsamples;
+        double tot = sm->cores[0] + sm->cores[1] + sm->cores[2];
+        if (tot > 0) {
+            used++;
+            for (int g = 0; g < SIM_NGROUPS; g++)
+                s->share[g] += sm->cores[g] / tot;
+        }
+    }
+    for (int g = 0; g < SIM_NGROUPS && used; g++)
+        s->share[g] /= (double)used;
+    s->epochs = r->nepochs;
+    if (r->nepochs) {
+        double *v = malloc(r->nepochs * sizeof *v);
+        double sum = 0;
+        for (size_t i = 0; i < r->nepochs; i++)
+            sum += r->epochs[i].ms;
+        s->sched_mean_ms = sum / (double)r->nepochs;
+        if (v) {
+            for (size_t i = 0; i < r->nepochs; i++)
+                v[i] = r->epochs[i].ms;
+            qsort(v, r->nepochs, sizeof *v, cmp_double);
+            size_t k = (size_t)ceil(0.99 * (double)r->nepochs);
+            s->sched_p99_ms = v[k ? k - 1 : 0];
+            s->sched_max_ms = v[r->nepochs - 1];
+            free(v);
+        }
+    }
+}
+
+int sim_write_summary(FILE *f, const char *name, const sim_config *cfg,
+                      const sim_summary *s)
+{
+    int rc = 0;
+    rc |= fprintf(f, "{\"policy\": \"%s\", \"core_policy\": \"%s\", "
+                  "\"predictor\": \"%s\",\n",
+                  name, slaq_policy_name(cfg->policy),
+                  cfg->policy == SLAQ_POLICY_FAIR
+                      ? "none" : slaq_predictor_name(cfg->predictor)) < 0;
+    rc |= fprintf(f, " \"cores\": %.6g, \"epoch_s\": %.6g, \"unit\": %.6g, "
+                  "\"default_iter_cpu_s\": %.6g, \"jobs\": %zu,\n",
+                  cfg->cores, cfg->epoch_s, cfg->unit,
+                  cfg->default_iter_cpu_s > 0 ? cfg->default_iter_cpu_s
+                                              : SLAQ_DEFAULT_ITER_CPU_S,
+                  s->jobs) < 0;
+    rc |= fprintf(f, " \"avg_norm_loss\": %.6f, \"t90_mean_s\": %.3f, "
+                  "\"t95_mean_s\": %.3f,\n", s->avg_norm_loss,
+                  s->tx_mean[sim_x_index(90)],
+                  s->tx_mean[sim_x_index(95)]) < 0;
+    rc |= fprintf(f, " \"jct_mean_s\": %.3f, \"makespan_s\": %.3f,\n",
+                  s->jct_mean, s->makespan) < 0;
+    rc |= fputs(" \"time_to_reduction_mean_s\": {", f) < 0;
+    for (int x = 0; x < SIM_NX; x++)
+        rc |= fprintf(f, "%s\"%d\": %.3f", x ? ", " : "", sim_x_pct[x],
+                      s->tx_mean[x]) < 0;
+    rc |= fprintf(f, "},\n \"share_by_loss_group\": {\"high\": %.6f, "
+                  "\"medium\": %.6f, \"low\": %.6f},\n", s->share[SIM_HIGH],
+                  s->share[SIM_MEDIUM], s->share[SIM_LOW]) < 0;
+    rc |= fprintf(f, " \"sched_ms\": {\"mean\": %.4f, \"p99\": %.4f, "
+                  "\"max\": %.4f},\n \"epochs\": %zu}\n", s->sched_mean_ms,
+                  s->sched_p99_ms, s->sched_max_ms, s->epochs) < 0;
+    return rc ? -1 : 0;
+}
+
+int sim_write_timeline(FILE *f, const sim_result *r)
+{
+    int rc = fputs("time_s,active_jobs,avg_norm_loss,cores_high,"
+                   "cores_medium,cores_low\n", f) < 0;
+    for (size_t i = 0; i < r->nsamples; i++) {
+        const sim_sample *s = &r->samples[i];
+        rc |= fprintf(f, "%.3f,%zu,%.6f,%.4f,%.4f,%.4f\n", s->t, s->active,
+                      s->avg_loss, s->cores[SIM_HIGH], s->cores[SIM_MEDIUM],
+                      s->cores[SIM_LOW]) < 0;
+    }
+    return rc ? -1 : 0;
+}
+
+/* Writes a CSV field, quoted when it holds a comma, quote or newline. */
+static int csv_str(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n\r"))
+        return fputs(s, f) < 0;
+    int rc = fputc('"', f) == EOF;
+    for (; *s; s++) {
+        if (*s == '"')
+            rc |= fputc('"', f) == EOF;
+        rc |= fputc(*s, f) == EOF;
+    }
+    return rc | (fputc('"', f) == EOF);
+}
+
+int sim_write_jobs(FILE *f, const wl_workload *wl, const sim_result *r)
+{
+    int rc = fputs("id,algorithm,arrival_s", f) < 0;
+    for (int x = 0; x < SIM_NX; x++)
+        rc |= fprintf(f, ",t%d_s", sim_x_pct[x]) < 0;
+    rc |= fputs(",completion_s,jct_s\n", f) < 0;
+    for (size_t i = 0; i < r->njobs; i++) {
+        const sim_jobres *j = &r->jobs[i];
+        rc |= csv_str(f, wl->jobs[i].id);
+        rc |= fputc(',', f) == EOF;
+        rc |= csv_str(f, wl->jobs[i].algorithm);
+        rc |= fprintf(f, ",%.3f", j->arrival) < 0;
+        for (int x = 0; x < SIM_NX; x++)
+            rc |= fprintf(f, ",%.3f", j->tx[x]) < 0;
+        rc |= fprintf(f, ",%.3f,%.3f\n", j->completion,
+                      j->completion - j->arrival) < 0;
+    }
+    return rc ? -1 : 0;
+}
+
+int sim_write_sched(FILE *f, const sim_result *r)
+{
+    int rc = fputs("time_s,active_jobs,sched_ms\n", f) < 0;
+    for (size_t i = 0; i < r->nepochs; i++)
+        rc |= fprintf(f, "%.3f,%zu,%.4f\n", r->epochs[i].t,
+                      r->epochs[i].jobs, r->epochs[i].ms) < 0;
+    return rc ? -1 : 0;
+}

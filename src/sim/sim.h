@@ -1,0 +1,139 @@
+/*
+ * sim.h — slaq's trace-driven, discrete-event simulator.
+ *
+ * The simulator replays a workload (src/io/workload.h) in virtual time
+ * through the very functions slaqd calls: a slaq_sched is given every job
+ * on arrival, every completed iteration as a report, and is asked for an
+ * allocation at every epoch boundary and whenever a job arrives or leaves.
+ * There is no policy or predictor here; comparing policies in the
+ * simulator therefore compares what production would do.
+ *
+ * Between two decisions a job with a cores advances min(a, max_cores) /
+ * iter_cpu_s iterations per second. Iteration completions are events at
+ * exact times (no time stepping), so one job alone on C cores finishes at
+ * exactly its work divided by C. An iteration's loss is reported when the
+ * iteration completes, never earlier.
+ *
+ * Metrics follow DESIGN.md ("Measurement definitions"); docs/sim.md lists
+ * the output files.
+ */
+#ifndef SLAQ_SIM_H
+#define SLAQ_SIM_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "io/workload.h"
+#include "slaq/slaq.h"
+
+/* The loss reductions X (in %) whose times "time to X%" are measured. */
+#define SIM_NX 11
+extern const int sim_x_pct[SIM_NX]; /* 50, 55, ..., 95, 99 */
+
+/* Loss groups of DESIGN.md: top 25% by normalised loss, next 25%, rest. */
+enum { SIM_HIGH = 0, SIM_MEDIUM = 1, SIM_LOW = 2, SIM_NGROUPS = 3 };
+
+typedef struct sim_config {
+    slaq_policy_kind policy;
+    slaq_predictor_kind predictor;
+    double cores;   /* C > 0 */
+    double epoch_s; /* T > 0 */
+    double unit;    /* allocation unit > 0 */
+    /* The core's cost of an iteration before a job's first report
+     * (slaq_sched_config.default_iter_cpu_s); 0 keeps the core's. */
+    double default_iter_cpu_s;
+    /* Arrivals are replayed at first + (arrival − first) × arrival_scale
+     * (1: as recorded); --sweep-interarrival stretches one job mix to
+     * several arrival rates this way. */
+    double arrival_scale;
+    /* Called now and then with iterations done so far and in total. */
+    void (*progress)(void *arg, double done, double total);
+    void *progress_arg;
+} sim_config;
+
+/* A configuration with the defaults: slaq/auto, epoch 2 s, unit 1. */
+void sim_config_init(sim_config *c);
+
+/*
+ * Parses a run name "POLICY[:PREDICTOR]" into c->policy and c->predictor:
+ * POLICY is fair, slaq, slaq-maxmin or oracle (= slaq with the oracle
+ * predictor); PREDICTOR (auto, slaq-fit, strawman) overrides `dflt`.
+ * Returns 0, or -1 on an unknown name.
+ */
+int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c);
+
+/* What happened to one job. Times in seconds of virtual time. */
+typedef struct sim_jobres {
+    double arrival;
+    double completion;
+    double tx[SIM_NX]; /* time from arrival to X% loss reduction */
+} sim_jobres;
+
+/* The state after one epoch-boundary decision (one timeline row). */
+typedef struct sim_sample {
+    double t;
+    size_t active;
+    double avg_loss;              /* mean normalised loss of active jobs */
+    double cores[SIM_NGROUPS];    /* cores used by each loss group */
+} sim_sample;
+
+/* One slaq_sched_epoch() call (Fig. 10c: scheduling time against jobs). */
+typedef struct sim_epoch {
+    double t;       /* virtual time of the decision */
+    size_t jobs;    /* active jobs it divided the cores among */
+    double ms;      /* its wall time */
+} sim_epoch;
+
+typedef struct sim_result {
+    sim_jobres *jobs;      /* one per workload job, in workload order */
+    size_t njobs;
+    sim_sample *samples;   /* one per epoch boundary with active jobs */
+    size_t nsamples;
+    sim_epoch *epochs;     /* every slaq_sched_epoch() call, in order */
+    size_t nepochs;
+} sim_result;
+
+/*
+ * Runs the workload under the configuration. Returns 0 with r filled (free
+ * it with sim_result_free), or -1 with a message in err and r empty.
+ */
+int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
+            char *err, size_t errlen);
+void sim_result_free(sim_result *r);
+
+/* The numbers of summary.json. */
+typedef struct sim_summary {
+    size_t jobs;
+    double avg_norm_loss;
+    double tx_mean[SIM_NX];
+    double jct_mean;
+    double makespan;
+    double share[SIM_NGROUPS]; /* mean fraction of used cores per group */
+    double sched_mean_ms, sched_p99_ms, sched_max_ms;
+    size_t epochs;
+} sim_summary;
+
+void sim_summarize(const sim_result *r, sim_summary *s);
+
+/* Index of X in sim_x_pct, or -1. */
+int sim_x_index(int pct);
+
+/*
+ * Output files (fixed float formats: the same run gives the same bytes,
+ * except for sched_ms fields and sched.csv, wall-clock measurements).
+ * Each returns 0, or -1 on a write error.
+ */
+int sim_write_summary(FILE *f, const char *name, const sim_config *cfg,
+                      const sim_summary *s);
+int sim_write_timeline(FILE *f, const sim_result *r);
+int sim_write_jobs(FILE *f, const wl_workload *wl, const sim_result *r);
+/* sched.csv: one row per epoch call; its sched_ms column is wall time. */
+int sim_write_sched(FILE *f, const sim_result *r);
+
+/*
+ * The workload's mean inter-arrival time, (last − first arrival) / (n − 1);
+ * 0 with fewer than two jobs.
+ */
+double sim_mean_interarrival(const wl_workload *wl);
+
+#endif

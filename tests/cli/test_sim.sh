@@ -1,0 +1,102 @@
+# test_sim.sh — `slaq workload gen` and `slaq sim` end to end: outputs,
+# determinism, and that bad input is reported and leaves --out untouched.
+. "$(dirname "$0")/lib.sh"
+
+CURVES=tests/data/sim-curves.jsonl
+WL="$TMP/wl.jsonl"
+
+gen() { "$SLAQ" workload gen --curves "$CURVES" --jobs 24 \
+          --mean-interarrival 3 --work 200:2000 --max-cores 16 --iters 30 "$@"; }
+
+check_exit "workload gen --help" 0 "$SLAQ" workload gen --help
+gen --seed 7 >"$WL"
+check "workload gen: 24 jobs" test "$(wc -l <"$WL")" -eq 24
+gen --seed 7 >"$TMP/wl2.jsonl"
+check "workload gen: same seed, same bytes" cmp -s "$WL" "$TMP/wl2.jsonl"
+gen --seed 8 >"$TMP/wl3.jsonl"
+check "workload gen: another seed, another workload" \
+  bash -c "! cmp -s '$WL' '$TMP/wl3.jsonl'"
+check_grep "workload gen: loss cut at --iters" \
+  '"iter_cpu_s": [0-9.]+, "max_cores": 16' "$WL"
+check_exit "workload gen: bad --work" 2 gen --work 5:1
+check_grep "workload gen: bad --work names the option" "--work" "$TMP/err"
+check_exit "workload gen: missing curves file" 2 \
+  "$SLAQ" workload gen --curves "$TMP/none.jsonl"
+
+check_exit "sim --help" 0 "$SLAQ" sim --help
+check_exit "sim runs three policies" 0 "$SLAQ" sim --workload "$WL" \
+  --cores 32 --compare fair,slaq,oracle --sweep-interarrival 2,6 \
+  --out "$TMP/rep" --quiet
+for f in summary.json report.html reduction.csv sweep.csv plots.gp \
+         fig7a-loss.svg fig7b-reduction.svg fig8-cores-slaq.svg \
+         fig9-sweep.svg fig10c-sched.svg fair/timeline.csv slaq/jobs.csv \
+         slaq/sched.csv oracle/summary.json; do
+  check "sim wrote $f" test -s "$TMP/rep/$f"
+done
+check "summary.json is JSON with every field" python3 -c '
+import json, sys
+runs = json.load(open(sys.argv[1]))
+assert [r["policy"] for r in runs] == ["fair", "slaq", "oracle"]
+for r in runs:
+    for k in ("jobs", "avg_norm_loss", "t90_mean_s", "t95_mean_s",
+              "jct_mean_s", "makespan_s", "epochs"):
+        assert k in r, k
+    assert set(r["share_by_loss_group"]) == {"high", "medium", "low"}
+    assert set(r["sched_ms"]) == {"mean", "p99", "max"}
+    assert r["jobs"] == 24
+' "$TMP/rep/summary.json"
+check_grep "jobs.csv has t50 ... t99" '^id,algorithm,arrival_s,t50_s,.*t90_s,t95_s,t99_s,completion_s' \
+  "$TMP/rep/fair/jobs.csv"
+
+# Determinism: everything but the wall-clock sched_ms (summaries,
+# sched.csv, fig10c) is byte-identical.
+"$SLAQ" sim --workload "$WL" --cores 32 --compare fair,slaq,oracle \
+  --sweep-interarrival 2,6 --out "$TMP/again" --quiet
+same=1
+for f in fair/timeline.csv fair/jobs.csv slaq/timeline.csv slaq/jobs.csv \
+         oracle/jobs.csv reduction.csv sweep.csv plots.gp fig7a-loss.svg; do
+  cmp -s "$TMP/rep/$f" "$TMP/again/$f" || { same=0; echo "# differs: $f"; }
+done
+for f in summary.json slaq/summary.json; do
+  cmp -s <(grep -v sched_ms "$TMP/rep/$f") <(grep -v sched_ms "$TMP/again/$f") ||
+    { same=0; echo "# differs: $f"; }
+done
+check "sim: same inputs, same outputs" test $same -eq 1
+
+# Malformed input: exit 2, file:line and field named, --out untouched.
+{ sed -n 1,2p "$WL"; echo '{"id": "x", "arrival_s": 1, "iter_cpu_s": -3, "loss": [1, 0]}'; } \
+  >"$TMP/bad.jsonl"
+check_exit "sim: malformed workload exits 2" 2 "$SLAQ" sim --workload \
+  "$TMP/bad.jsonl" --cores 8 --out "$TMP/rep" --quiet
+check_grep "sim: error names file, line and field" \
+  "bad.jsonl:3: field 'iter_cpu_s'" "$TMP/err"
+check "sim: previous --out left as it was" cmp -s "$TMP/rep/fair/jobs.csv" \
+  "$TMP/again/fair/jobs.csv"
+check_exit "sim: error on a fresh --out" 2 "$SLAQ" sim --workload \
+  "$TMP/bad.jsonl" --cores 8 --out "$TMP/fresh" --quiet
+check "sim: nothing written on error" test ! -e "$TMP/fresh"
+check "sim: no staging left behind" \
+  bash -c "! ls -d '$TMP'/*.tmp.* 2>/dev/null | grep -q ."
+check_exit "sim: unknown policy" 2 "$SLAQ" sim --workload "$WL" --cores 8 \
+  --policy fifo --out "$TMP/x"
+check_exit "sim: --cores required" 2 "$SLAQ" sim --workload "$WL" \
+  --out "$TMP/x"
+check_exit "sim: bad --epoch" 2 "$SLAQ" sim --workload "$WL" --cores 8 \
+  --epoch 0 --out "$TMP/x"
+
+check_exit "sim: --default-iter-cpu" 0 "$SLAQ" sim --workload "$WL" \
+  --cores 32 --policy oracle --default-iter-cpu 40 --out "$TMP/cpu" \
+  --quiet --no-plots
+check_grep "sim: summary records --default-iter-cpu" \
+  '"default_iter_cpu_s": 40,' "$TMP/cpu/summary.json"
+head -n 1 "$WL" >"$TMP/one.jsonl"
+check_exit "sim: a sweep needs two arrival times" 2 "$SLAQ" sim --workload \
+  "$TMP/one.jsonl" --cores 8 --sweep-interarrival 2 --out "$TMP/x"
+check_grep "sim: ... and says so" "two different arrival times" "$TMP/err"
+
+# Replacing an existing report works.
+check_exit "sim: replaces an existing --out" 0 "$SLAQ" sim --workload "$WL" \
+  --cores 32 --policy fair --out "$TMP/rep" --quiet --no-plots
+check "sim: old policies gone after replacement" test ! -e "$TMP/rep/slaq"
+
+finish

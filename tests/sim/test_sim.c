@@ -1,0 +1,455 @@
+/*
+ * test_sim.c — the simulator on scenarios whose outcome can be worked out
+ * by hand, its determinism, and the workload reader's errors.
+ *
+ * The scenarios pin down the simulation model (a job with a cores runs
+ * min(a, max_cores)/iter_cpu_s iterations per second, completions at exact
+ * times) and the metric definitions of DESIGN.md, independently of how
+ * good any predictor is.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "io/workload.h"
+#include "sim/sim.h"
+
+/* cmocka 1.1 has no floating-point assertion. */
+#define assert_near(a, b, eps) near_check((a), (b), (eps), #a, __LINE__)
+
+static void near_check(double a, double b, double eps, const char *what,
+                       int line)
+{
+    if (!(fabs(a - b) <= eps))
+        fail_msg("line %d: %s = %.17g, expected %.17g", line, what, a, b);
+}
+
+/* Reads a workload from a string; fails the test on an error. */
+static void wl_from(const char *text, wl_workload *wl)
+{
+    char err[512];
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    assert_non_null(f);
+    int rc = wl_read(f, "test.jsonl", wl, err, sizeof err);
+    fclose(f);
+    if (rc)
+        fail_msg("%s", err);
+}
+
+/* Reads text expecting an error that contains every given fragment. */
+static void wl_bad(const char *text, ...)
+{
+    char err[512] = "";
+    wl_workload wl;
+    FILE *f = fmemopen((void *)text, strlen(text), "r");
+    assert_non_null(f);
+    int rc = wl_read(f, "bad.jsonl", &wl, err, sizeof err);
+    fclose(f);
+    assert_int_equal(rc, -1);
+    assert_int_equal(wl.n, 0);
+    assert_null(wl.jobs);
+    va_list ap;
+    va_start(ap, text);
+    for (const char *frag; (frag = va_arg(ap, const char *));)
+        if (!strstr(err, frag))
+            fail_msg("error '%s' does not mention '%s'", err, frag);
+    va_end(ap);
+}
+
+static void run(const wl_workload *wl, const char *policy, double cores,
+                sim_result *r)
+{
+    sim_config c;
+    char err[512];
+    sim_config_init(&c);
+    assert_int_equal(sim_parse_run(policy, SLAQ_PRED_AUTO, &c), 0);
+    c.cores = cores;
+    if (sim_run(wl, &c, r, err, sizeof err))
+        fail_msg("%s", err);
+}
+
+/* One job alone finishes at exactly work / cores. */
+static void test_alone_work_over_cores(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    wl_from("{\"id\":\"a\",\"arrival_s\":3,\"iter_cpu_s\":7,"
+            "\"loss\":[1,0.5,0.3,0.2,0.15,0.1,0.08,0.06,0.05,0.04,0.03]}\n",
+            &wl);
+    const char *pol[] = {"fair", "slaq", "slaq:strawman", "slaq-maxmin",
+                         "oracle"};
+    for (size_t p = 0; p < sizeof pol / sizeof *pol; p++) {
+        sim_result r;
+        run(&wl, pol[p], 8, &r);
+        /* 10 iterations × 7 CPU-s on 8 cores, from t = 3. */
+        assert_near(r.jobs[0].completion, 3 + 70.0 / 8, 1e-9);
+        sim_result_free(&r);
+    }
+    wl_free(&wl);
+}
+
+/* The job's parallelism limit caps its speed. */
+static void test_alone_max_cores(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    wl_from("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":6,\"max_cores\":4,"
+            "\"loss\":[4,3,2,1,0]}\n", &wl);
+    sim_result r;
+    run(&wl, "fair", 100, &r);
+    assert_near(r.jobs[0].completion, 24.0 / 4, 1e-9);
+    sim_result_free(&r);
+    wl_free(&wl);
+}
+
+/* Time to X% is measured at completed iterations (DESIGN.md). */
+static void test_time_to_reduction(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    wl_from("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":2,"
+            "\"loss\":[10,9,8,7,6,5,4,3,2,1,0]}\n", &wl);
+    sim_result r;
+    run(&wl, "fair", 4, &r); /* an iteration every 0.5 s */
+    assert_near(r.jobs[0].tx[sim_x_index(50)], 2.5, 1e-9);
+    assert_near(r.jobs[0].tx[sim_x_index(90)], 4.5, 1e-9);
+    assert_near(r.jobs[0].tx[sim_x_index(95)], 5.0, 1e-9);
+    assert_near(r.jobs[0].tx[sim_x_index(99)], 5.0, 1e-9);
+    /* Epoch boundaries at 0, 2 and 4 s see ℓ = 1, 0.6 and 0.2. */
+    sim_summary s;
+    sim_summarize(&r, &s);
+    assert_int_equal(r.nsamples, 3);
+    assert_near(s.avg_norm_loss, (1 + 0.6 + 0.2) / 3, 1e-12);
+    assert_near(s.makespan, 5.0, 1e-9);
+    sim_result_free(&r);
+    wl_free(&wl);
+}
+
+/* Two identical jobs under fair share equally and finish together. */
+static void test_fair_identical_together(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    wl_from("{\"id\":\"a\",\"arrival_s\":1,\"iter_cpu_s\":5,"
+            "\"loss\":[1,0.6,0.4,0.3,0.25]}\n"
+            "{\"id\":\"b\",\"arrival_s\":1,\"iter_cpu_s\":5,"
+            "\"loss\":[1,0.6,0.4,0.3,0.25]}\n", &wl);
+    sim_result r;
+    run(&wl, "fair", 10, &r);
+    assert_true(r.jobs[0].completion == r.jobs[1].completion);
+    assert_near(r.jobs[0].completion, 1 + 40.0 / 10, 1e-9);
+    sim_result_free(&r);
+    wl_free(&wl);
+}
+
+/* A job that leaves hands its cores to the others at once. */
+static void test_departure_redivides(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    /* a: 2 iterations of 4; b: 4 iterations of 4; 8 cores, fair. Both run
+     * on 4 cores: a ends at 2 s, b has done 2 iterations and runs its last
+     * 2 (8 CPU-s) on 8 cores: 1 s more. */
+    wl_from("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":4,"
+            "\"loss\":[3,2,1]}\n"
+            "{\"id\":\"b\",\"arrival_s\":0,\"iter_cpu_s\":4,"
+            "\"loss\":[5,4,3,2,1]}\n", &wl);
+    sim_result r;
+    run(&wl, "fair", 8, &r);
+    assert_near(r.jobs[0].completion, 2.0, 1e-9);
+    assert_near(r.jobs[1].completion, 3.0, 1e-9);
+    sim_result_free(&r);
+    wl_free(&wl);
+}
+
+/* A converged job (flat loss) gets only its minimum share under slaq. */
+static void test_converged_minimum_share(void **state)
+{
+    (void)state;
+    char buf[8192];
+    size_t len = 0;
+    /* a: converged after one iteration, 200 flat iterations; b: arrives at
+     * t = 10 with a loss that keeps falling. */
+    len += (size_t)snprintf(buf + len, sizeof buf - len,
+                            "{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":16,"
+                            "\"loss\":[1");
+    for (int k = 1; k <= 200; k++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, ",0.1");
+    len += (size_t)snprintf(buf + len, sizeof buf - len,
+                            "]}\n{\"id\":\"b\",\"arrival_s\":10,"
+                            "\"iter_cpu_s\":16,\"loss\":[1");
+    for (int k = 1; k <= 60; k++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, ",%.6f",
+                                1.0 / (1 + 0.2 * k));
+    snprintf(buf + len, sizeof buf - len, "]}\n");
+    wl_workload wl;
+    wl_from(buf, &wl);
+    const char *pol[] = {"slaq", "slaq:slaq-fit", "slaq:strawman", "oracle"};
+    for (size_t p = 0; p < sizeof pol / sizeof *pol; p++) {
+        sim_result r;
+        run(&wl, pol[p], 16, &r);
+        /* While both run, b ranks "high" and a "low" (ℓ_a = 0 < ℓ_b). */
+        size_t both = 0;
+        for (size_t i = 0; i < r.nsamples; i++) {
+            const sim_sample *s = &r.samples[i];
+            if (s->active != 2)
+                continue;
+            both++;
+            if (s->cores[SIM_LOW] != 1 || s->cores[SIM_HIGH] != 15)
+                fail_msg("%s at t=%g: converged job has %g cores, the other "
+                         "%g", pol[p], s->t, s->cores[SIM_LOW],
+                         s->cores[SIM_HIGH]);
+        }
+        assert_true(both > 5);
+        sim_result_free(&r);
+    }
+    wl_free(&wl);
+}
+
+/* Loss groups: ranked by ℓ, ties by arrival; top 25% high, next 25%
+ * medium, bottom 50% low (DESIGN.md). */
+static void test_loss_groups(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    /* Four jobs at t = 0 with ℓ = 1; 8 cores, fair: 2 cores each. At t = 2
+     * job d (1 CPU-s iterations) has run 4 iterations, c 1, a and b none. */
+    wl_from("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":50,"
+            "\"loss\":[1,0.5,0]}\n"
+            "{\"id\":\"b\",\"arrival_s\":0,\"iter_cpu_s\":50,"
+            "\"loss\":[1,0.5,0]}\n"
+            "{\"id\":\"c\",\"arrival_s\":0,\"iter_cpu_s\":4,"
+            "\"loss\":[1,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1,0]}\n"
+            "{\"id\":\"d\",\"arrival_s\":0,\"iter_cpu_s\":1,"
+            "\"loss\":[1,0.9,0.8,0.7,0.6,0.5,0.4,0.3,0.2,0.1,0]}\n", &wl);
+    sim_result r;
+    run(&wl, "fair", 8, &r);
+    assert_true(r.nsamples >= 2);
+    const sim_sample *s0 = &r.samples[0], *s1 = &r.samples[1];
+    assert_int_equal(s0->active, 4);
+    assert_near(s0->avg_loss, 1, 1e-12);
+    assert_near(s0->cores[SIM_HIGH], 2, 1e-12);
+    assert_near(s0->cores[SIM_MEDIUM], 2, 1e-12);
+    assert_near(s0->cores[SIM_LOW], 4, 1e-12);
+    assert_near(s1->t, 2, 0);
+    assert_near(s1->avg_loss, (1 + 1 + 0.9 + 0.6) / 4, 1e-12);
+    sim_summary sum;
+    sim_summarize(&r, &sum);
+    assert_near(sum.share[SIM_HIGH] + sum.share[SIM_MEDIUM] +
+                sum.share[SIM_LOW], 1, 1e-12);
+    sim_result_free(&r);
+    wl_free(&wl);
+}
+
+/* A small mixed workload, built deterministically. */
+static void mixed_workload(wl_workload *wl)
+{
+    char *buf = malloc(1 << 16);
+    size_t len = 0;
+    assert_non_null(buf);
+    for (int j = 0; j < 12; j++) {
+        len += (size_t)snprintf(buf + len, (1 << 16) - len,
+                                "{\"id\":\"j%d\",\"arrival_s\":%d,"
+                                "\"iter_cpu_s\":%d,\"max_cores\":%d,"
+                                "\"loss\":[", j, 3 * j, 10 + 7 * (j % 5),
+                                4 + j % 3 * 4);
+        for (int k = 0; k <= 20 + j; k++)
+            len += (size_t)snprintf(buf + len, (1 << 16) - len, "%s%.6f",
+                                    k ? "," : "",
+                                    j % 2 ? 1.0 / (1 + 0.1 * (j + 1) * k)
+                                          : pow(0.8 + 0.01 * j, k));
+        len += (size_t)snprintf(buf + len, (1 << 16) - len, "]}\n");
+    }
+    wl_from(buf, wl);
+    free(buf);
+}
+
+/* Renders a run's outputs (without wall-clock numbers) into a string. */
+static char *render(const wl_workload *wl, const char *policy)
+{
+    sim_result r;
+    char *text = NULL;
+    size_t len = 0;
+    run(wl, policy, 24, &r);
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    assert_int_equal(sim_write_timeline(f, &r), 0);
+    assert_int_equal(sim_write_jobs(f, wl, &r), 0);
+    fclose(f);
+    sim_result_free(&r);
+    return text;
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    mixed_workload(&wl);
+    const char *pol[] = {"fair", "slaq", "oracle"};
+    for (size_t p = 0; p < sizeof pol / sizeof *pol; p++) {
+        char *a = render(&wl, pol[p]), *b = render(&wl, pol[p]);
+        assert_string_equal(a, b);
+        free(a);
+        free(b);
+    }
+    wl_free(&wl);
+}
+
+/* Every job completes all its iterations; capacity is never exceeded. */
+static void test_conservation(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    mixed_workload(&wl);
+    const char *pol[] = {"fair", "slaq", "slaq-maxmin", "oracle"};
+    for (size_t p = 0; p < sizeof pol / sizeof *pol; p++) {
+        sim_result r;
+        run(&wl, pol[p], 24, &r);
+        for (size_t i = 0; i < r.njobs; i++) {
+            const wl_job *w = &wl.jobs[i];
+            double work = w->iter_cpu_s * (double)(w->nloss - 1);
+            /* No job can finish faster than on all its usable cores. */
+            double fastest = work / fmin(w->max_cores, 24);
+            assert_true(r.jobs[i].completion - r.jobs[i].arrival >=
+                        fastest - 1e-9);
+            for (int x = 1; x < SIM_NX; x++)
+                assert_true(r.jobs[i].tx[x] >= r.jobs[i].tx[x - 1]);
+        }
+        for (size_t i = 0; i < r.nsamples; i++) {
+            const double *c = r.samples[i].cores;
+            assert_true(c[0] + c[1] + c[2] <= 24 + 1e-9);
+        }
+        sim_result_free(&r);
+    }
+    wl_free(&wl);
+}
+
+static void test_arrival_scale(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    mixed_workload(&wl);
+    assert_near(sim_mean_interarrival(&wl), 3.0, 1e-12);
+    sim_config c;
+    char err[256];
+    sim_result r;
+    sim_config_init(&c);
+    c.policy = SLAQ_POLICY_FAIR;
+    c.cores = 24;
+    c.arrival_scale = 10.0 / 3;
+    assert_int_equal(sim_run(&wl, &c, &r, err, sizeof err), 0);
+    assert_near(r.jobs[11].arrival, 110.0, 1e-9);
+    sim_result_free(&r);
+    wl_free(&wl);
+}
+
+static void test_parse_run(void **state)
+{
+    (void)state;
+    sim_config c;
+    sim_config_init(&c);
+    assert_int_equal(sim_parse_run("oracle", SLAQ_PRED_AUTO, &c), 0);
+    assert_int_equal(c.policy, SLAQ_POLICY_SLAQ);
+    assert_int_equal(c.predictor, SLAQ_PRED_ORACLE);
+    assert_int_equal(sim_parse_run("slaq:strawman", SLAQ_PRED_AUTO, &c), 0);
+    assert_int_equal(c.predictor, SLAQ_PRED_STRAWMAN);
+    assert_int_equal(sim_parse_run("slaq-maxmin", SLAQ_PRED_SLAQ_FIT, &c), 0);
+    assert_int_equal(c.policy, SLAQ_POLICY_MAXMIN);
+    assert_int_equal(c.predictor, SLAQ_PRED_SLAQ_FIT);
+    assert_int_equal(sim_parse_run("fifo", SLAQ_PRED_AUTO, &c), -1);
+    assert_int_equal(sim_parse_run("slaq:oracle", SLAQ_PRED_AUTO, &c), -1);
+    assert_int_equal(sim_parse_run("oracle:auto", SLAQ_PRED_AUTO, &c), -1);
+}
+
+static void test_reader_accepts_format(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    wl_from("\n{\"id\": \"j17\", \"arrival_s\": 63.2, \"iter_cpu_s\": 41.5, "
+            "\"max_cores\": 64, \"weight\": 2, \"algorithm\": \"svm\", "
+            "\"extra\": {\"x\": 1}, \"loss\": [1.0, 0.77, 0.63]}\n\n"
+            "{\"id\":\"j2\",\"arrival_s\":0,\"iter_cpu_s\":1,"
+            "\"loss\":[2,1]}\n", &wl);
+    assert_int_equal(wl.n, 2);
+    assert_string_equal(wl.jobs[0].id, "j17");
+    assert_string_equal(wl.jobs[0].algorithm, "svm");
+    assert_int_equal(wl.jobs[0].line, 2);
+    assert_int_equal(wl.jobs[0].nloss, 3);
+    assert_near(wl.jobs[0].weight, 2, 0);
+    assert_true(isinf(wl.jobs[1].max_cores));
+    assert_near(wl.jobs[1].weight, 1, 0);
+    assert_string_equal(wl.jobs[1].algorithm, "");
+
+    /* What the writer writes, the reader reads back exactly. */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    for (size_t i = 0; i < wl.n; i++)
+        assert_int_equal(wl_write_job(f, &wl.jobs[i]), 0);
+    fclose(f);
+    wl_workload back;
+    wl_from(text, &back);
+    assert_int_equal(back.n, 2);
+    for (size_t k = 0; k < 3; k++)
+        assert_true(back.jobs[0].loss[k] == wl.jobs[0].loss[k]);
+    assert_true(isinf(back.jobs[1].max_cores));
+    free(text);
+    wl_free(&back);
+    wl_free(&wl);
+}
+
+static void test_reader_errors(void **state)
+{
+    (void)state;
+    const char *ok = "{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":1,"
+                     "\"loss\":[1,0]}\n";
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s%s{\"id\":\"c\",\"arrival_s\":0,"
+             "\"loss\":[1,0]}\n", ok, "\n");
+    wl_bad(buf, "bad.jsonl:3", "iter_cpu_s", NULL);
+    wl_bad("{\"id\":\"a\",\"arrival_s\":-1,\"iter_cpu_s\":1,\"loss\":[1,0]}",
+           "bad.jsonl:1", "arrival_s", NULL);
+    wl_bad("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":1,\"loss\":[1]}",
+           "bad.jsonl:1", "loss", NULL);
+    wl_bad("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":1,"
+           "\"loss\":[1,\"x\"]}", "bad.jsonl:1", "loss", "element 1", NULL);
+    wl_bad("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":\"1\","
+           "\"loss\":[1,0]}", "iter_cpu_s", NULL);
+    wl_bad("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":1,\"max_cores\":0,"
+           "\"loss\":[1,0]}", "max_cores", NULL);
+    wl_bad("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":1,\"weight\":-2,"
+           "\"loss\":[1,0]}", "weight", NULL);
+    wl_bad("{\"id\":7,\"arrival_s\":0,\"iter_cpu_s\":1,\"loss\":[1,0]}",
+           "bad.jsonl:1", "'id'", NULL);
+    wl_bad("{\"id\":\"a\",\"arrival_s\":0,", "bad.jsonl:1", "JSON", NULL);
+    wl_bad("[1,2]\n", "bad.jsonl:1", "object", NULL);
+    snprintf(buf, sizeof buf, "%s%s", ok, ok);
+    wl_bad(buf, "bad.jsonl:2", "id", "line 1", NULL);
+    wl_bad("\n\n", "no jobs", NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_alone_work_over_cores),
+        cmocka_unit_test(test_alone_max_cores),
+        cmocka_unit_test(test_time_to_reduction),
+        cmocka_unit_test(test_fair_identical_together),
+        cmocka_unit_test(test_departure_redivides),
+        cmocka_unit_test(test_converged_minimum_share),
+        cmocka_unit_test(test_loss_groups),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_conservation),
+        cmocka_unit_test(test_arrival_scale),
+        cmocka_unit_test(test_parse_run),
+        cmocka_unit_test(test_reader_accepts_format),
+        cmocka_unit_test(test_reader_errors),
+    };
+    return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
+}
