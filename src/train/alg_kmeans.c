@@ -30,41 +30,48 @@ struct km {
     double **sum;       /* per worker k x d */
     double **cnt;       /* per worker k */
     double *wloss;
-    double **dot;       /* per worker scratch rows x k */
+    double **dot;       /* per worker scratch KM_BLOCK x k */
 };
+
+/* Rows per block: the block is read from memory by the dgemm and is still
+ * in cache for the exact distance and the cluster sums. */
+#define KM_BLOCK 128
 
 static void km_part(void *ctx, const struct train_part *p, int w)
 {
     struct train_job *job = ctx;
     struct km *m = job->state;
-    size_t rows = p->end - p->begin, d = m->d;
+    size_t d = m->d;
     int k = m->k;
-    const double *X = job->train.x + p->begin * d;
     double *S = m->dot[w], loss = 0;
 
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, k, (int)d,
-                1.0, X, (int)d, m->c, (int)d, 0.0, S, k);
-    for (size_t i = 0; i < rows; i++) {
-        const double *x = X + i * d;
-        /* |x|^2 is the same for every centre: compare |c|^2 - 2 x.c. */
-        int best = 0;
-        double bv = INFINITY;
-        for (int j = 0; j < k; j++) {
-            double v = m->cn[j] - 2 * S[i * (size_t)k + j];
-            if (v < bv) {
-                bv = v;
-                best = j;
+    for (size_t r0 = p->begin; r0 < p->end; r0 += KM_BLOCK) {
+        size_t rows = p->end - r0 < KM_BLOCK ? p->end - r0 : KM_BLOCK;
+        const double *X = job->train.x + r0 * d;
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, k,
+                    (int)d, 1.0, X, (int)d, m->c, (int)d, 0.0, S, k);
+        for (size_t i = 0; i < rows; i++) {
+            const double *x = X + i * d;
+            /* |x|^2 is the same for every centre: compare |c|^2 - 2 x.c. */
+            int best = 0;
+            double bv = INFINITY;
+            for (int j = 0; j < k; j++) {
+                double v = m->cn[j] - 2 * S[i * (size_t)k + j];
+                if (v < bv) {
+                    bv = v;
+                    best = j;
+                }
             }
+            const double *c = m->c + (size_t)best * d;
+            double dist = 0;
+            for (size_t t = 0; t < d; t++) {
+                double e = x[t] - c[t];
+                dist += e * e;
+            }
+            loss += dist;
+            cblas_daxpy((int)d, 1.0, x, 1, m->sum[w] + (size_t)best * d, 1);
+            m->cnt[w][best] += 1;
         }
-        const double *c = m->c + (size_t)best * d;
-        double dist = 0;
-        for (size_t t = 0; t < d; t++) {
-            double e = x[t] - c[t];
-            dist += e * e;
-        }
-        loss += dist;
-        cblas_daxpy((int)d, 1.0, x, 1, m->sum[w] + (size_t)best * d, 1);
-        m->cnt[w][best] += 1;
     }
     m->wloss[w] += loss;
 }
@@ -111,11 +118,10 @@ static int km_init(struct train_job *job, double *loss0, char *err, size_t len)
     m->cnt = train_xcalloc((size_t)job->max_workers, sizeof *m->cnt);
     m->dot = train_xcalloc((size_t)job->max_workers, sizeof *m->dot);
     m->wloss = train_xcalloc((size_t)job->max_workers, sizeof *m->wloss);
-    size_t rows = train_job_max_part(job);
     for (int w = 0; w < job->max_workers; w++) {
         m->sum[w] = train_xcalloc((size_t)k * m->d, sizeof(double));
         m->cnt[w] = train_xcalloc((size_t)k, sizeof(double));
-        m->dot[w] = train_xcalloc(rows * (size_t)k, sizeof(double));
+        m->dot[w] = train_xcalloc(KM_BLOCK * (size_t)k, sizeof(double));
     }
     /* Forgy: k distinct rows by a partial shuffle of row indices. */
     uint64_t s = 0x6b6d65616e73ULL + job->seed;
