@@ -67,7 +67,8 @@ fi
 for a in kmeans logreg svm svmpoly linreg mlpc gbt gbtreg lda; do
   # shellcheck disable=SC2086
   check_exit "$a runs on its real data" 0 "$TRAIN" "$a" ${small[$a]} --threads 2 --record "$rec"
-  tol=0; [[ $a == lda ]] && tol=1e-4
+  # Rounding may move the last digits once an algorithm has converged.
+  tol=1e-12; [[ $a == lda ]] && tol=1e-4
   check "$a: loss falls monotonically" falls "$TMP/out" "$tol"
 done
 check "the record has one line per run" test "$(wc -l <"$rec")" -eq 9

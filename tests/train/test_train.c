@@ -347,7 +347,9 @@ static void kmeans_objective_matches_direct_recomputation(void **state)
     job_setup(&job, &train_algo_kmeans, &d, 15, 2);
     job.prm.k = 4;
     assert_int_equal(train_job_run(&job, err, sizeof err), 0);
-    assert_nonincreasing(&job, 0);
+    /* Monotone in exact arithmetic; once converged, summation order may
+     * move the last digits. */
+    assert_nonincreasing(&job, 1e-12);
     int k;
     const double *c = train_kmeans_centres(&job, &k);
     double sse = 0;
