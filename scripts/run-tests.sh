@@ -59,7 +59,7 @@ for t in $(find "$build/tests" -type f -name 'test_*' -perm -u+x 2>/dev/null | s
 done
 
 if [[ $unit_only -eq 0 ]]; then
-  for t in $(ls tests/cli/test_*.sh 2>/dev/null | sort); do
+  for t in $(ls tests/cli/test_*.sh tests/train/test_*.sh 2>/dev/null | sort); do
     suites=$((suites + 1))
     echo "== $t"
     SLAQ_BUILD="$build" bash "$t" 2>&1 | tee "$out"

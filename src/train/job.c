@@ -1,0 +1,233 @@
+/*
+ * job.c — the iteration driver shared by every slaq-train algorithm.
+ *
+ * After each iteration an algorithm calls train_job_iterate() with its new
+ * loss; this file measures what the iteration cost (CPU seconds of every
+ * thread in the process, so the N workers and any library threads all
+ * count), prints the progress line, reports to slaq, reads the allocation
+ * for the next iteration and decides whether to stop. Keeping this in one
+ * place means the nine algorithms report identically and slaq sees the same
+ * numbers a recorded curve holds.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "train/train.h"
+
+double train_cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double train_wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The allocation may be fractional (slaq shares cores); a job runs
+ * floor(N) workers, at least one, and never more than it has partitions. */
+static void job_read_allocation(struct train_job *job)
+{
+    double a = train_sched_allocation(job->sched);
+    int n = a >= 1 ? (int)a : 1;
+    if (n > job->max_workers)
+        n = job->max_workers;
+    job->n_workers = n;
+}
+
+static void job_push_loss(struct train_job *job, double loss)
+{
+    if ((size_t)job->iters + 1 >= job->cap) {
+        job->cap = job->cap ? job->cap * 2 : 64;
+        job->loss = realloc(job->loss, job->cap * sizeof *job->loss);
+        job->iter_cpu = realloc(job->iter_cpu, job->cap * sizeof *job->iter_cpu);
+        if (!job->loss || !job->iter_cpu) {
+            fprintf(stderr, "slaq-train: out of memory\n");
+            exit(1);
+        }
+    }
+    job->loss[job->iters] = loss;
+}
+
+int train_job_start(struct train_job *job, double loss0)
+{
+    job->iters = 0;
+    job_push_loss(job, loss0);
+    if (!job->quiet)
+        printf("iter=0 loss=%.10g workers=%d\n", loss0, job->n_workers);
+    fflush(stdout);
+    train_sched_report(job->sched, 0, loss0, 0, 0);
+    job_read_allocation(job);
+    job->passes_mark = job->passes;
+    job->cpu_mark = train_cpu_seconds();
+    job->wall_mark = train_wall_seconds();
+    return 0;
+}
+
+bool train_job_iterate(struct train_job *job, double loss)
+{
+    double cpu = train_cpu_seconds(), wall = train_wall_seconds();
+    double dcpu = cpu - job->cpu_mark, dwall = wall - job->wall_mark;
+    int workers = job->n_workers;
+
+    job->iter_cpu[job->iters] = dcpu;
+    job->iters++;
+    job_push_loss(job, loss);
+    job->cpu_total += dcpu;
+    job->wall_total += dwall;
+
+    /* Line searches and backtracking make some iterations more than one
+     * pass; XGBoost's rounds are not pool passes but touch every row once. */
+    long passes = job->passes - job->passes_mark;
+    double samples = job->rows_per_iter * (double)(passes > 0 ? passes : 1);
+    job->samples_total += samples;
+    if (!job->quiet)
+        printf("iter=%d loss=%.10g cpu_s=%.4f wall_s=%.4f samples=%.0f "
+               "workers=%d samples_per_core_s=%.0f\n",
+               job->iters, loss, dcpu, dwall, samples, workers,
+               dcpu > 0 ? samples / dcpu : 0.0);
+    fflush(stdout);
+    train_sched_report(job->sched, job->iters, loss, dcpu, samples);
+
+    double drop = job->loss[job->iters - 1] - loss;
+    if (drop > job->best_drop)
+        job->best_drop = drop;
+
+    if (!isfinite(loss))
+        job->stop_reason = "diverged";
+    else if (train_sched_should_stop(job->sched))
+        job->stop_reason = "slaq";
+    else if (job->iters >= job->max_iters)
+        job->stop_reason = "iters";
+    else if (job->target_reduction > 0 && job->best_drop > 0 &&
+             drop >= 0 && drop <= (1 - job->target_reduction) * job->best_drop)
+        job->stop_reason = "target-reduction";
+    if (job->stop_reason)
+        return true;
+
+    job_read_allocation(job);
+    /* Time spent printing and asking slaq belongs to no iteration. */
+    job->passes_mark = job->passes;
+    job->cpu_mark = train_cpu_seconds();
+    job->wall_mark = train_wall_seconds();
+    return false;
+}
+
+int train_job_record(const struct train_job *job, const char *path, char *err,
+                     size_t errlen)
+{
+    json_t *o = json_object(), *loss = json_array(), *cpu = json_array();
+    json_t *params = json_object();
+    char tag[96];
+    int rc = -1;
+    FILE *f = NULL;
+    char *line = NULL;
+
+    for (int i = 0; i <= job->iters; i++)
+        json_array_append_new(loss, json_real(job->loss[i]));
+    for (int i = 0; i < job->iters; i++)
+        json_array_append_new(cpu, json_real(job->iter_cpu[i]));
+    job->algo->describe(job, tag, sizeof tag, params);
+    json_object_set_new(params, "seed", json_integer(job->seed));
+
+    json_object_set_new(o, "name", json_string(job->name));
+    json_object_set_new(o, "algorithm", json_string(job->algo->name));
+    json_object_set_new(o, "convergence", json_string(job->algo->convergence));
+    json_object_set_new(o, "dataset", json_string(job->dataset));
+    json_object_set_new(o, "params", params);
+    json_object_set_new(o, "data_size", json_integer((json_int_t)llround(job->data_size)));
+    json_object_set_new(o, "samples_per_iter", json_integer((json_int_t)llround(job->rows_per_iter)));
+    json_object_set_new(o, "loss", loss);
+    json_object_set_new(o, "iter_cpu_s", cpu);
+    if (job->metric_name[0])
+        json_object_set_new(o, job->metric_name, json_real(job->metric));
+    json_object_set_new(o, "stop", json_string(job->stop_reason ? job->stop_reason : "error"));
+
+    line = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10));
+    if (!line) {
+        snprintf(err, errlen, "cannot encode the record as JSON");
+        goto out;
+    }
+    f = fopen(path, "a");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open for appending: %s", path,
+                 strerror(errno));
+        goto out;
+    }
+    if (fprintf(f, "%s\n", line) < 0 || fclose(f) != 0) {
+        f = NULL;
+        snprintf(err, errlen, "%s: write failed: %s", path, strerror(errno));
+        goto out;
+    }
+    f = NULL;
+    rc = 0;
+out:
+    if (f)
+        fclose(f);
+    free(line);
+    json_decref(o);
+    return rc;
+}
+
+size_t train_job_max_part(const struct train_job *job)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < job->n_parts; i++)
+        if (job->parts[i].end - job->parts[i].begin > m)
+            m = job->parts[i].end - job->parts[i].begin;
+    return m;
+}
+
+/* Splits `rows` rows into partitions of one copy and repeats them for
+ * --scale: whole copies first, then a prefix of the rows for the fraction. */
+void train_job_partition(struct train_job *job, size_t rows, size_t want)
+{
+    size_t p0 = want < rows ? want : rows;
+    double full = floor(job->scale), frac = job->scale - full;
+    size_t prefix = (size_t)llround(frac * (double)rows);
+    size_t pfrac = prefix ? (size_t)ceil((double)p0 * frac) : 0;
+    size_t n = p0 * (size_t)full + pfrac;
+
+    job->parts = train_xcalloc(n, sizeof *job->parts);
+    job->n_parts = 0;
+    for (size_t c = 0; c < (size_t)full; c++)
+        for (size_t i = 0; i < p0; i++)
+            job->parts[job->n_parts++] =
+                (struct train_part){rows * i / p0, rows * (i + 1) / p0};
+    for (size_t i = 0; i < pfrac; i++)
+        job->parts[job->n_parts++] =
+            (struct train_part){prefix * i / pfrac, prefix * (i + 1) / pfrac};
+    job->max_workers = (int)p0;
+    job->rows_per_iter = (double)(rows * (size_t)full + prefix);
+}
+
+int train_job_run(struct train_job *job, char *err, size_t len)
+{
+    double loss0;
+    job->n_workers = 1;
+    /* A model that cannot be built from this data is bad input. */
+    if (job->algo->init(job, &loss0, err, len) < 0)
+        return 2;
+    train_job_start(job, loss0);
+    if (job->algo->run) {
+        if (job->algo->run(job, err, len) < 0)
+            return 1;
+    } else {
+        for (;;) {
+            double loss;
+            if (job->algo->step(job, &loss, err, len) < 0)
+                return 1;
+            if (train_job_iterate(job, loss))
+                break;
+        }
+    }
+    return job->algo->evaluate(job, err, len) < 0 ? 1 : 0;
+}

@@ -1,0 +1,312 @@
+/*
+ * main.c — slaq-train: real, data-parallel training jobs for slaq.
+ *
+ *   slaq-train ALGO [options]      train one model, one line per iteration
+ *   slaq-train --list              the algorithms
+ *
+ * This file parses options, loads the data, splits it into partitions and
+ * hands the job to the algorithm; docs/train.md is the manual.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "train/train.h"
+
+enum {
+    OPT_LIST = 1000, OPT_HELP, OPT_RECORD, OPT_NAME, OPT_DATA, OPT_FORMAT,
+    OPT_TEST, OPT_LABEL_COL, OPT_CLASSES, OPT_SUBSAMPLE, OPT_SCALE, OPT_ROWS,
+    OPT_PARTITIONS, OPT_SEED, OPT_K, OPT_LR, OPT_L2, OPT_DEGREE, OPT_BASIS,
+    OPT_DEPTH, OPT_HIDDEN, OPT_VOCAB, OPT_DOCS, OPT_NO_STD, OPT_QUIET,
+    OPT_THREADS, OPT_ITERS, OPT_TARGET,
+};
+
+static const struct option main_opts[] = {
+    {"list", no_argument, NULL, OPT_LIST},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"threads", required_argument, NULL, OPT_THREADS},
+    {"iters", required_argument, NULL, OPT_ITERS},
+    {"target-reduction", required_argument, NULL, OPT_TARGET},
+    {"record", required_argument, NULL, OPT_RECORD},
+    {"name", required_argument, NULL, OPT_NAME},
+    {"data", required_argument, NULL, OPT_DATA},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"test", required_argument, NULL, OPT_TEST},
+    {"label-col", required_argument, NULL, OPT_LABEL_COL},
+    {"classes", required_argument, NULL, OPT_CLASSES},
+    {"subsample", required_argument, NULL, OPT_SUBSAMPLE},
+    {"scale", required_argument, NULL, OPT_SCALE},
+    {"rows", required_argument, NULL, OPT_ROWS},
+    {"partitions", required_argument, NULL, OPT_PARTITIONS},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"k", required_argument, NULL, OPT_K},
+    {"lr", required_argument, NULL, OPT_LR},
+    {"l2", required_argument, NULL, OPT_L2},
+    {"degree", required_argument, NULL, OPT_DEGREE},
+    {"basis", required_argument, NULL, OPT_BASIS},
+    {"depth", required_argument, NULL, OPT_DEPTH},
+    {"hidden", required_argument, NULL, OPT_HIDDEN},
+    {"vocab", required_argument, NULL, OPT_VOCAB},
+    {"docs", required_argument, NULL, OPT_DOCS},
+    {"no-standardize", no_argument, NULL, OPT_NO_STD},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {NULL, 0, NULL, 0},
+};
+
+static void main_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: slaq-train ALGO [options]\n"
+            "       slaq-train --list\n"
+            "\n"
+            "Trains one model on real data, printing one line per iteration\n"
+            "(iter= loss= cpu_s= wall_s= samples= workers= samples_per_core_s=).\n"
+            "\n"
+            "job:   --threads N  --iters N  --target-reduction R  --record FILE\n"
+            "       --name NAME  --seed N  --partitions P  --quiet\n"
+            "data:  --data fmnist|friedman1|debdesc|FILE  --format libsvm|csv|control|lines\n"
+            "       --test FILE  --label-col N  --classes A,B,..  --subsample F\n"
+            "       --scale S  --rows N  --docs N  --no-standardize\n"
+            "model: --k N  --lr X  --l2 X  --degree N  --basis N  --depth N\n"
+            "       --hidden N[,N..]  --vocab N\n"
+            "\n"
+            "See docs/train.md for every option and algorithm.\n");
+}
+
+static void main_list(void)
+{
+    for (int i = 0; train_algos[i]; i++)
+        printf("%-8s %s\n", train_algos[i]->name, train_algos[i]->summary);
+}
+
+/* Strict number parsing: the whole argument must be a number in range. */
+static int arg_double(const char *opt, const char *s, double lo, double hi,
+                      double *out)
+{
+    char *e;
+    double v = strtod(s, &e);
+    if (e == s || *e || !isfinite(v) || v < lo || v > hi) {
+        fprintf(stderr, "slaq-train: --%s %s: expected a number in [%g, %g]\n",
+                opt, s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int arg_int(const char *opt, const char *s, long lo, long hi, long *out)
+{
+    char *e;
+    long v = strtol(s, &e, 10);
+    if (e == s || *e || v < lo || v > hi) {
+        fprintf(stderr, "slaq-train: --%s %s: expected an integer in [%ld, %ld]\n",
+                opt, s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int arg_hidden(const char *s, struct train_params *p)
+{
+    p->n_hidden = 0;
+    while (*s) {
+        char *e;
+        long v = strtol(s, &e, 10);
+        if (e == s || v < 1 || v > 100000 || (*e && *e != ',') || p->n_hidden == 8) {
+            fprintf(stderr,
+                    "slaq-train: --hidden: expected 1 to 8 layer sizes like 64 "
+                    "or 128,64\n");
+            return -1;
+        }
+        p->hidden[p->n_hidden++] = (int)v;
+        s = *e ? e + 1 : e;
+    }
+    return p->n_hidden ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    struct train_job job = {0};
+    struct train_data_opts dopt = {.label_col = -1};
+    const char *record = NULL, *name = NULL;
+    double threads = 1, subsample = 0, target = 0;
+    long iters = 0, partitions = 16, docs = 0, v;
+    char err[TRAIN_ERRLEN] = "";
+    int rc = 2, c;
+
+    job.prm = (struct train_params){.lr = -1, .l2 = -1, .standardize = true};
+    job.scale = 1;
+
+    if (argc >= 2 && argv[1][0] != '-') {
+        job.algo = train_algo_find(argv[1]);
+        if (!job.algo) {
+            fprintf(stderr, "slaq-train: unknown algorithm '%s'; try --list\n",
+                    argv[1]);
+            return 2;
+        }
+        argv++;
+        argc--;
+    }
+    while ((c = getopt_long(argc, argv, "", main_opts, NULL)) != -1) {
+        const char *o = main_opts[0].name;
+        for (int i = 0; main_opts[i].name; i++)
+            if (main_opts[i].val == c)
+                o = main_opts[i].name;
+        switch (c) {
+        case OPT_LIST: main_list(); return 0;
+        case OPT_HELP: main_usage(stdout); return 0;
+        case OPT_THREADS: if (arg_double(o, optarg, 0.01, 4096, &threads)) return 2; break;
+        case OPT_ITERS: if (arg_int(o, optarg, 1, 10000000, &iters)) return 2; break;
+        case OPT_TARGET: if (arg_double(o, optarg, 0, 1, &target)) return 2; break;
+        case OPT_RECORD: record = optarg; break;
+        case OPT_NAME: name = optarg; break;
+        case OPT_DATA: dopt.source = optarg; break;
+        case OPT_FORMAT: dopt.format = optarg; break;
+        case OPT_TEST: dopt.test = optarg; break;
+        case OPT_LABEL_COL:
+            if (arg_int(o, optarg, 1, 1000000, &v)) return 2;
+            dopt.label_col = (int)v - 1;
+            break;
+        case OPT_CLASSES: dopt.classes = optarg; break;
+        case OPT_SUBSAMPLE: if (arg_double(o, optarg, 1e-9, 1, &subsample)) return 2; break;
+        case OPT_SCALE: if (arg_double(o, optarg, 1e-6, 1e6, &job.scale)) return 2; break;
+        case OPT_ROWS: if (arg_int(o, optarg, 10, 1000000000, &v)) return 2; dopt.n_synth = (size_t)v; break;
+        case OPT_PARTITIONS: if (arg_int(o, optarg, 1, 4096, &partitions)) return 2; break;
+        case OPT_SEED: if (arg_int(o, optarg, 0, 2147483647, &v)) return 2; job.seed = (unsigned)v; break;
+        case OPT_K: if (arg_int(o, optarg, 1, 100000, &v)) return 2; job.prm.k = (int)v; break;
+        case OPT_LR: if (arg_double(o, optarg, 1e-12, 1e6, &job.prm.lr)) return 2; break;
+        case OPT_L2: if (arg_double(o, optarg, 0, 1e6, &job.prm.l2)) return 2; break;
+        case OPT_DEGREE: if (arg_int(o, optarg, 1, 10, &v)) return 2; job.prm.degree = (int)v; break;
+        case OPT_BASIS: if (arg_int(o, optarg, 1, 100000, &v)) return 2; job.prm.basis = (int)v; break;
+        case OPT_DEPTH: if (arg_int(o, optarg, 1, 30, &v)) return 2; job.prm.depth = (int)v; break;
+        case OPT_HIDDEN: if (arg_hidden(optarg, &job.prm)) return 2; break;
+        case OPT_VOCAB: if (arg_int(o, optarg, 10, 10000000, &v)) return 2; job.prm.vocab = (int)v; break;
+        case OPT_DOCS: if (arg_int(o, optarg, 10, 100000000, &docs)) return 2; break;
+        case OPT_NO_STD: job.prm.standardize = false; break;
+        case OPT_QUIET: job.quiet = true; break;
+        default: main_usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "slaq-train: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (!job.algo) {
+        main_usage(stderr);
+        return 2;
+    }
+
+    /* The job's parallelism is slaq's N worker threads; BLAS inside each
+     * worker must not add threads of its own. */
+    openblas_set_num_threads(1);
+
+    job.max_iters = iters ? (int)iters : job.algo->default_iters;
+    job.target_reduction = target;
+    if (!subsample)
+        subsample = job.algo->default_subsample;
+    /* A scale below one is a smaller sample; above one, virtual copies. */
+    if (job.scale < 1) {
+        subsample *= job.scale;
+        job.scale = 1;
+    }
+    dopt.subsample = subsample;
+    dopt.seed = job.seed;
+
+    size_t rows;
+    if (job.algo->kind == TRAIN_TEXT) {
+        const char *path = dopt.source && strcmp(dopt.source, "debdesc") ? dopt.source : NULL;
+        size_t vocab = job.prm.vocab ? (size_t)job.prm.vocab : 2000;
+        size_t maxdocs = docs ? (size_t)docs
+                              : (size_t)llround(20000 * subsample);
+        if (train_corpus_load(path, dopt.format, vocab, maxdocs, &job.corpus,
+                              &job.heldout, err, sizeof err) < 0)
+            goto err;
+        snprintf(job.dataset, sizeof job.dataset, "%s", path ? "text" : "debdesc");
+        rows = job.corpus.n_docs;
+        train_job_partition(&job, rows, (size_t)partitions);
+        job.data_size = job.corpus.n_tokens * job.rows_per_iter / (double)rows;
+    } else {
+        if (train_data_load(&dopt, job.algo->kind == TRAIN_REGRESS, &job.train,
+                            &job.test, err, sizeof err) < 0)
+            goto err;
+        /* linreg fits polynomial features (--degree, default 2): a linear
+         * model of the raw Friedman features is solved in a handful of
+         * L-BFGS iterations and fits badly. */
+        if (job.algo == &train_algo_linreg && job.prm.degree != 1) {
+            if (job.prm.degree > 2) {
+                snprintf(err, sizeof err, "--degree %d: linreg expands features "
+                                          "to degree 1 or 2", job.prm.degree);
+                goto err;
+            }
+            train_data_poly2(&job.train);
+            if (job.test.n)
+                train_data_poly2(&job.test);
+        }
+        if (job.prm.standardize && strcmp(job.algo->name, "kmeans") &&
+            strcmp(job.algo->name, "gbt") && strcmp(job.algo->name, "gbtreg"))
+            train_data_standardize(&job.train, job.test.n ? &job.test : NULL);
+        snprintf(job.dataset, sizeof job.dataset, "%s", job.train.name);
+        rows = job.train.n;
+        train_job_partition(&job, rows, (size_t)partitions);
+        job.data_size = job.rows_per_iter * (double)job.train.d;
+    }
+
+    char tag[96];
+    json_t *scratch = json_object();
+    job.algo->describe(&job, tag, sizeof tag, scratch);
+    json_decref(scratch);
+    if (name)
+        snprintf(job.name, sizeof job.name, "%s", name);
+    else
+        snprintf(job.name, sizeof job.name, "%s-%s%s%s%s-s%u", job.algo->name,
+                 job.dataset, tag[0] ? "-" : "", tag,
+                 job.scale != 1 ? "-scaled" : "", job.seed);
+
+    if (!job.quiet)
+        printf("# slaq-train %s: %s, %zu %s%s, %zu partitions, %g threads\n",
+               job.algo->name, job.dataset, rows,
+               job.algo->kind == TRAIN_TEXT ? "documents" : "rows",
+               job.scale != 1 ? " (scaled)" : "", job.n_parts, threads);
+
+    job.sched = train_sched_open(job.name, threads);
+    rc = train_job_run(&job, err, sizeof err);
+    if (rc != 0)
+        goto err;
+    printf("done iters=%d stop=%s loss=%.10g cpu_s=%.3f wall_s=%.3f "
+           "samples_per_core_s=%.0f",
+           job.iters, job.stop_reason ? job.stop_reason : "-",
+           job.loss[job.iters], job.cpu_total, job.wall_total,
+           job.cpu_total > 0 ? job.samples_total / job.cpu_total : 0.0);
+    if (job.metric_name[0])
+        printf(" %s=%.4f", job.metric_name, job.metric);
+    printf("\n");
+    if (record && train_job_record(&job, record, err, sizeof err) < 0) {
+        rc = 1;
+        goto err;
+    }
+    rc = strcmp(job.stop_reason ? job.stop_reason : "", "diverged") ? 0 : 1;
+    if (rc)
+        fprintf(stderr, "slaq-train: %s: the loss is no longer finite; try a "
+                        "smaller --lr\n", job.name);
+    goto out;
+err:
+    fprintf(stderr, "slaq-train: %s\n", err);
+out:
+    if (job.algo && job.algo->destroy && job.state)
+        job.algo->destroy(&job);
+    if (job.sched)
+        train_sched_close(job.sched);
+    train_data_free(&job.train);
+    train_data_free(&job.test);
+    train_corpus_free(&job.corpus);
+    train_corpus_free(&job.heldout);
+    free(job.parts);
+    free(job.loss);
+    free(job.iter_cpu);
+    return rc;
+}

@@ -1,0 +1,36 @@
+# slaq-train: real training jobs (nine algorithms) that slaq schedules, and
+# the `curves` target that records their loss curves into data/curves/.
+TRAIN_SRCS   := $(sort $(wildcard src/train/*.c))
+TRAIN_OBJS   := $(call OBJ,$(TRAIN_SRCS))
+TRAIN_LIBOBJS := $(filter-out $(BUILD)/obj/src/train/main.o,$(TRAIN_OBJS))
+TRAIN_LDLIBS := -lopenblas -llbfgs -lxgboost -lgomp -lz -lpthread -lm \
+                $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
+SLAQ_TRAIN   := $(BUILD)/bin/slaq-train
+PROGRAMS     += $(SLAQ_TRAIN)
+
+$(SLAQ_TRAIN): $(TRAIN_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(TRAIN_LDLIBS)
+
+# Unit tests of the trainers: tests/train/test_*.c link the trainer objects
+# (everything but main) and cmocka.
+TRAIN_TEST_SRCS := $(sort $(wildcard tests/train/test_*.c))
+TRAIN_TESTS     := $(patsubst tests/train/%.c,$(BUILD)/tests/%,$(TRAIN_TEST_SRCS))
+UNIT_TESTS      += $(TRAIN_TESTS)
+
+$(TRAIN_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/train/%.o $(TRAIN_LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(TRAIN_LDLIBS) \
+	    $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+
+# make curves: record every algorithm's loss curve with the real trainers
+# (src/train/curves.sh lists the exact runs).
+.PHONY: curves
+curves: $(SLAQ_TRAIN)
+	@src/train/curves.sh $(SLAQ_TRAIN) data/curves
+
+# make train-speed: per-iteration speed-up from 1 to 2 worker threads of the
+# data-parallel algorithms (wants an otherwise idle 2-core machine).
+.PHONY: train-speed
+train-speed: $(SLAQ_TRAIN)
+	@tests/train/scaling.sh $(SLAQ_TRAIN) logreg svm kmeans
