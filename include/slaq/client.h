@@ -73,6 +73,11 @@ int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
  * allocation until slaqd has said otherwise. Never blocks. */
 double slaq_client_cores(slaq_client *c);
 
+/* Sets the allocation slaq_client_cores() returns until slaqd has given
+ * one (e.g. a --threads option); cores > 0 and finite, else ignored. The
+ * default default is SLAQ_DEFAULT_CORES, else the number of online CPUs. */
+void slaq_client_set_default_cores(slaq_client *c, double cores);
+
 /* Non-zero once slaqd has asked the job to stop (target loss reduction
  * reached, iteration or time limit, or a user's cancel). The job should
  * finish its iteration, save what it needs and exit. Never blocks. */

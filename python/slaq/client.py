@@ -54,9 +54,12 @@ class Client:
         then comes from $SLAQ_TOKEN). job_id: this job's id (default: $SLAQ_JOB_ID); when
         there is none the process attaches itself as a new job called
         ``name`` (default $SLAQ_JOB_NAME or the script's name).
+        default_cores: what ``cores()`` returns until slaqd has given an
+        allocation (default $SLAQ_DEFAULT_CORES, else the online CPUs).
     """
 
-    def __init__(self, socket_path=None, job_id=None, name=None):
+    def __init__(self, socket_path=None, job_id=None, name=None,
+                 default_cores=None):
         if socket_path is None:
             socket_path = os.environ.get("SLAQ_SOCKET")
         if job_id is None:
@@ -86,6 +89,9 @@ class Client:
         self._sock = None
         self._welcomed = False
         self._default = _default_cores()
+        if default_cores is not None and float(default_cores) > 0 and \
+                math.isfinite(float(default_cores)):
+            self._default = float(default_cores)
         self._cores = self._default
         self._stop_reason = None
         self._last_try = None

@@ -42,6 +42,7 @@ struct slaq_client {
     char *name;
     int welcomed;
     double cores, default_cores;
+    int have_alloc;       /* cores came from slaqd */
     int stop;
     char *stop_reason;
     double last_try;
@@ -178,11 +179,15 @@ static void cl_message(slaq_client *c, const char *line, size_t len)
         json_t *id = json_object_get(m, "job");
         if (json_is_integer(id))
             c->job_id = json_integer_value(id);
-        if (json_is_number(cores) && json_number_value(cores) > 0)
+        if (json_is_number(cores) && json_number_value(cores) > 0) {
             c->cores = json_number_value(cores);
+            c->have_alloc = 1;
+        }
     } else if (!strcmp(type, "alloc")) {
-        if (json_is_number(cores) && json_number_value(cores) >= 0)
+        if (json_is_number(cores) && json_number_value(cores) >= 0) {
             c->cores = json_number_value(cores);
+            c->have_alloc = 1;
+        }
     } else if (!strcmp(type, "stop")) {
         const char *why = json_string_value(json_object_get(m, "reason"));
         c->stop = 1;
@@ -347,6 +352,15 @@ double slaq_client_cores(slaq_client *c)
 {
     slaq_client_poll(c);
     return c->cores;
+}
+
+void slaq_client_set_default_cores(slaq_client *c, double cores)
+{
+    if (!(cores > 0) || !isfinite(cores))
+        return;
+    c->default_cores = cores;
+    if (!c->have_alloc)
+        c->cores = cores;
 }
 
 int slaq_client_should_stop(slaq_client *c)

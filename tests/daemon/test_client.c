@@ -99,6 +99,27 @@ static void test_offline_client_returns_default_and_drops(void **state)
     slaq_client_close(c);
 }
 
+static void test_default_cores_can_be_set_until_slaqd_says(void **state)
+{
+    fake *f = *state;
+    char line[4096];
+    slaq_client *c = slaq_client_connect(f->path, 3, NULL);
+    slaq_client_set_default_cores(c, 6);
+    slaq_client_set_default_cores(c, NAN); /* ignored */
+    assert_true(slaq_client_cores(c) == 6);
+    f->cfd = accept(f->lfd, NULL, NULL);
+    slaq_client_poll(c);
+    fake_line(f, line, sizeof line);
+    fake_send(f, "{\"type\":\"welcome\",\"job\":3,\"cores\":0}\n");
+    POLL_UNTIL(c, slaq_client_connected(c));
+    assert_true(slaq_client_cores(c) == 6); /* no allocation yet */
+    fake_send(f, "{\"type\":\"alloc\",\"cores\":1.25,\"epoch\":1}\n");
+    POLL_UNTIL(c, slaq_client_cores(c) == 1.25);
+    slaq_client_set_default_cores(c, 8); /* slaqd's word stands */
+    assert_true(slaq_client_cores(c) == 1.25);
+    slaq_client_close_timeout(c, 0);
+}
+
 static void test_default_cores_is_online_cpus(void **state)
 {
     (void)state;
@@ -248,6 +269,9 @@ int main(void)
         cmocka_unit_test(test_default_cores_is_online_cpus),
         cmocka_unit_test(test_invalid_reports_are_refused),
         cmocka_unit_test(test_unreachable_socket_is_not_an_error),
+        cmocka_unit_test_setup_teardown(
+            test_default_cores_can_be_set_until_slaqd_says, fake_setup,
+            fake_teardown),
         cmocka_unit_test_setup_teardown(test_hello_alloc_report_and_stop,
                                         fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown(

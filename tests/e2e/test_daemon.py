@@ -398,6 +398,7 @@ def test_python_client_works_offline():
     with pytest.raises(ValueError):
         c.report(2, float("nan"))
     c.close()
+    assert slaq.Client(socket_path="", default_cores=3).cores() == 3.0
 
 
 def test_python_client_learns_stop(slaqd):
