@@ -59,6 +59,7 @@ typedef struct sd_config {
     char *token;             /* shared secret for TCP clients */
     double epoch_s;
     double cores;
+    double unit;             /* allocation unit (slaq, slaq-maxmin) */
     double grace_s;          /* stop request -> SIGTERM -> SIGKILL */
     slaq_policy_kind policy;
     sd_enforce_mode enforce;

@@ -92,6 +92,7 @@ static void usage(FILE *f)
         "  --epoch SECONDS     scheduling epoch (default 1)\n"
         "  --policy NAME       slaq | fair | slaq-maxmin (default slaq)\n"
         "  --cores N           cores to manage (default: all online CPUs)\n"
+        "  --unit U            allocation unit in cores (default 1)\n"
         "  --enforce MODE      auto | cgroup2 | cgroup1 | signal | none\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
         "  -v, --verbose       log every connection and allocation change\n"
@@ -135,7 +136,7 @@ static char *read_token(const char *path)
 static int parse_args(sd_config *c, int argc, char **argv)
 {
     enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
-           O_POLICY, O_CORES, O_ENFORCE, O_GRACE };
+           O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE };
     static const struct option opts[] = {
         {"state-dir", required_argument, 0, O_STATE},
         {"socket", required_argument, 0, O_SOCKET},
@@ -145,6 +146,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
         {"epoch", required_argument, 0, O_EPOCH},
         {"policy", required_argument, 0, O_POLICY},
         {"cores", required_argument, 0, O_CORES},
+        {"unit", required_argument, 0, O_UNIT},
         {"enforce", required_argument, 0, O_ENFORCE},
         {"grace", required_argument, 0, O_GRACE},
         {"verbose", no_argument, 0, 'v'},
@@ -155,6 +157,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
     c->http = "127.0.0.1:7070";
     c->epoch_s = 1;
     c->cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
+    c->unit = 1;
     c->grace_s = 10;
     c->policy = SLAQ_POLICY_SLAQ;
     c->enforce = SD_ENF_AUTO;
@@ -172,6 +175,9 @@ static int parse_args(sd_config *c, int argc, char **argv)
             break;
         case O_CORES:
             if (parse_pos("--cores", optarg, &c->cores)) return 2;
+            break;
+        case O_UNIT:
+            if (parse_pos("--unit", optarg, &c->unit)) return 2;
             break;
         case O_GRACE:
             if (parse_pos("--grace", optarg, &c->grace_s)) return 2;
@@ -360,6 +366,7 @@ static int setup(sd_daemon *d)
     slaq_sched_config_init(&sc);
     sc.policy = d->cfg.policy;
     sc.cores = d->cfg.cores;
+    sc.unit = d->cfg.unit;
     sc.epoch_s = d->cfg.epoch_s;
     d->sched = slaq_sched_new(&sc);
     if (!d->sched) {

@@ -8,9 +8,10 @@ TRAIN_LDLIBS := -lopenblas -llbfgs -lxgboost -lgomp -lz -lpthread -lm \
 SLAQ_TRAIN   := $(BUILD)/bin/slaq-train
 PROGRAMS     += $(SLAQ_TRAIN)
 
-$(SLAQ_TRAIN): $(TRAIN_OBJS)
+# slaq-train talks to slaqd through libslaq-client (src/train/sched.c).
+$(SLAQ_TRAIN): $(TRAIN_OBJS) $(LIBCLIENT_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(TRAIN_LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(TRAIN_LDLIBS) $(CLIENT_LDLIBS)
 
 # Unit tests of the trainers: tests/train/test_*.c link the trainer objects
 # (everything but main) and cmocka.
@@ -18,9 +19,9 @@ TRAIN_TEST_SRCS := $(sort $(wildcard tests/train/test_*.c))
 TRAIN_TESTS     := $(patsubst tests/train/%.c,$(BUILD)/tests/%,$(TRAIN_TEST_SRCS))
 UNIT_TESTS      += $(TRAIN_TESTS)
 
-$(TRAIN_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/train/%.o $(TRAIN_LIBOBJS)
+$(TRAIN_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/train/%.o $(TRAIN_LIBOBJS) $(LIBCLIENT_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(TRAIN_LDLIBS) \
+	$(CC) $(LDFLAGS) -o $@ $^ $(TRAIN_LDLIBS) $(CLIENT_LDLIBS) \
 	    $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
 
 # make curves: record every algorithm's loss curve with the real trainers

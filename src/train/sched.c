@@ -3,59 +3,70 @@
  *
  * A job asks slaq how many cores it may use before each iteration, reports
  * each finished iteration (loss, CPU seconds, samples), and stops when slaq
- * says so. slaq's client library (include/slaq/client.h, built with slaqd)
- * is not part of this tree yet, so today these functions run the job
- * standalone: the allocation is --threads and slaq never says stop. That is
- * also exactly the behaviour the client promises when no slaqd is present
- * (SLAQ_SOCKET unset), so wiring the client in changes this file only:
- * open -> slaq_client_connect(getenv("SLAQ_SOCKET"), ...) with --threads as
- * the allocation while offline, allocation -> slaq_client_cores(),
- * report -> slaq_client_report(), should_stop -> slaq_client_should_stop(),
- * close -> slaq_client_close().
+ * says so. All of it goes through libslaq-client (include/slaq/client.h),
+ * which never blocks the training loop and works without slaqd: with
+ * SLAQ_SOCKET unset (or slaqd gone) the allocation is --threads and slaq
+ * never says stop, so slaq-train runs standalone exactly as before.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "slaq/client.h"
 #include "train/train.h"
 
 struct train_sched {
-    double threads;     /* the allocation while no slaqd is connected */
+    slaq_client *client;
 };
 
 struct train_sched *train_sched_open(const char *job_name, double threads)
 {
     struct train_sched *s = train_xcalloc(1, sizeof *s);
-    s->threads = threads;
-    if (getenv("SLAQ_SOCKET"))
-        fprintf(stderr,
-                "slaq-train: %s: SLAQ_SOCKET is set but this build has no "
-                "slaq client; running standalone on %g cores\n",
-                job_name, threads);
+    /* A process that attaches itself (no SLAQ_JOB_ID) is listed under the
+     * run's name rather than "slaq-train", unless the user chose one. */
+    if (job_name && job_name[0])
+        setenv("SLAQ_JOB_NAME", job_name, 0);
+    s->client = slaq_client_open();
+    if (!s->client) {
+        fprintf(stderr, "slaq-train: out of memory\n");
+        exit(1);
+    }
+    /* Until slaqd says otherwise (or without slaqd) the job uses what the
+     * user asked for, not every online CPU. */
+    slaq_client_set_default_cores(s->client, threads);
     return s;
 }
 
 double train_sched_allocation(struct train_sched *s)
 {
-    return s->threads;
+    double a = slaq_client_cores(s->client);
+    /* slaqd enforces a job's allocation as a CPU quota on the whole
+     * process, so under slaqd the job runs ceil(N) workers and the quota,
+     * not the thread count, holds it to N cores: with floor(N) a share of
+     * 1.7 cores would run one worker and leave 0.7 idle. Offline nothing
+     * enforces --threads, so it is taken as is. */
+    if (slaq_client_connected(s->client) && a > 1)
+        a = ceil(a - 1e-9);
+    return a;
 }
 
 void train_sched_report(struct train_sched *s, int iter, double loss,
                         double cpu_s, double samples)
 {
-    (void)iter;
-    (void)loss;
-    (void)cpu_s;
-    (void)samples;
-    (void)s;
+    /* A dropped report (no slaqd) or a non-finite loss (the job then stops
+     * as diverged) is not the training loop's concern. */
+    (void)slaq_client_report(s->client, (uint64_t)iter, loss, cpu_s, samples);
 }
 
 bool train_sched_should_stop(struct train_sched *s)
 {
-    (void)s;
-    return false;
+    return slaq_client_should_stop(s->client) != 0;
 }
 
 void train_sched_close(struct train_sched *s)
 {
+    if (!s)
+        return;
+    slaq_client_close(s->client);
     free(s);
 }

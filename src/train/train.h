@@ -169,12 +169,15 @@ void train_pool_run(struct train_job *job, train_part_fn fn, void *ctx);
 
 struct train_sched;
 
-/* Connects to slaqd when SLAQ_SOCKET is set and the client is available;
- * otherwise the job runs standalone with `threads` cores. Never fails: a job
- * without slaq still trains. */
+/* Connects to slaqd through libslaq-client when SLAQ_SOCKET is set (a job
+ * slaqd started also has SLAQ_JOB_ID; otherwise the process attaches itself
+ * as a new job named `job_name`); otherwise, and until slaqd gives an
+ * allocation, the job uses `threads` cores. Never fails: a job without slaq
+ * still trains. */
 struct train_sched *train_sched_open(const char *job_name, double threads);
 
-/* Cores the job may use for its next iteration. */
+/* Cores the job should size its workers to for its next iteration: the
+ * allocation, rounded up while slaqd enforces it as a CPU quota. */
 double train_sched_allocation(struct train_sched *s);
 
 /* Reports the state after iteration `iter` (0: the loss before training,

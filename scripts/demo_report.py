@@ -1,0 +1,388 @@
+#!/usr/bin/env python3
+"""demo_report.py — the numbers of a demo run, read from slaqd's own state.
+
+`make demo` and `make demo-compare` run real slaq-train jobs under slaqd;
+everything they report is computed here from the run's SQLite database
+(STATE/state.db: every job, every iteration report with its time, every
+allocation change), so the summary is what slaqd recorded, not what the
+script believes happened. The metrics follow DESIGN.md's definitions, the
+same the simulator (`slaq sim`) reports, so a real run and its simulation
+compare directly:
+
+  normalised loss   l(k) = (L(k) - L_end) / (L(0) - L_end), L_end the loss
+                    at the job's last iteration
+  time to X%        from the job's submission to the first report whose
+                    loss reduction 1 - l is >= X
+  average loss      mean l over active jobs, sampled every epoch
+  loss groups       each epoch, active jobs ranked by l: top 25% "high",
+                    next 25% "medium", bottom 50% "low"; each group's cores
+                    over all allocated cores, averaged over epochs
+
+Subcommands:
+
+  summary STATE [--policy P] [--json OUT] [--timeline OUT.csv]
+      per-job table and the run's aggregates
+  workload STATE > wl.jsonl
+      the run as a simulator workload (docs/sim.md): same arrivals, each
+      job's recorded curve (slaq-train --record) and measured CPU cost
+  compare [--plot OUT.svg] NAME=SUMMARY.json ...
+      side-by-side table of several runs' summaries (a demo run's, or
+      slaq sim's OUT/POLICY/summary.json); --plot draws, with gnuplot, the
+      average normalised loss over time of every run that has a
+      timeline.csv next to its summary
+
+Only the Python standard library is used (sqlite3 opens the database
+read-only, so a running slaqd is not disturbed).
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+REDUCTIONS = (50, 90, 95)
+# Quality printed on the `done` line of slaq-train (docs/train.md, Output).
+METRICS = ("accuracy", "test_rmse", "test_mean_sq_dist", "heldout_perplexity")
+
+
+def fail(msg):
+    print("demo_report: %s" % msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def open_db(state):
+    path = os.path.join(state, "state.db")
+    if not os.path.exists(path):
+        fail("%s: no such file (is %s a slaqd state directory?)"
+             % (path, state))
+    return sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+
+
+def load(state):
+    """Every job of the run with its reports and allocation changes."""
+    db = open_db(state)
+    jobs = []
+    for (jid, name, cmd, jstate, reason, submitted, ended) in db.execute(
+            "SELECT id, name, cmd, state, reason, submitted, ended FROM jobs"
+            " ORDER BY submitted, id"):
+        try:
+            argv = json.loads(cmd) if cmd else []
+        except ValueError:
+            argv = []
+        reps = db.execute("SELECT iter, loss, cpu_s, t FROM reports WHERE"
+                          " job = ? ORDER BY iter", (jid,)).fetchall()
+        allocs = db.execute("SELECT t, cores FROM allocs WHERE job = ?"
+                            " ORDER BY epoch", (jid,)).fetchall()
+        jobs.append({"id": jid, "name": name, "argv": argv, "state": jstate,
+                     "reason": reason, "submitted": submitted,
+                     "ended": ended, "reports": reps, "allocs": allocs})
+    db.close()
+    if not jobs:
+        fail("%s: slaqd recorded no jobs" % state)
+    return jobs
+
+
+def algorithm(job):
+    """slaq-train's first argument is the algorithm."""
+    for i, a in enumerate(job["argv"]):
+        if os.path.basename(a) == "slaq-train" and i + 1 < len(job["argv"]):
+            return job["argv"][i + 1]
+    return "-"
+
+
+def done_line(state, job):
+    """slaq-train's final `done key=value ...` line, as a dict."""
+    path = os.path.join(state, "jobs", str(job["id"]), "stdout.log")
+    try:
+        with open(path) as f:
+            lines = [l for l in f if l.startswith("done ")]
+    except OSError:
+        return {}
+    if not lines:
+        return {}
+    return dict(kv.split("=", 1) for kv in lines[-1].split()[1:] if "=" in kv)
+
+
+def norm_losses(job):
+    """(time, normalised loss) after each report; L_end = the last loss."""
+    reps = job["reports"]
+    if not reps:
+        return []
+    l0, lend = reps[0][1], reps[-1][1]
+    span = l0 - lend
+    if not span > 0:  # no reduction: l stays 1 until the job ends
+        return [(r[3], 1.0) for r in reps[:-1]] + [(reps[-1][3], 0.0)]
+    return [(r[3], (r[1] - lend) / span) for r in reps]
+
+
+def time_to(job, x):
+    """Seconds from submission to the first loss reduction >= x%."""
+    for t, ell in norm_losses(job):
+        if 1 - ell >= x / 100.0 - 1e-12:
+            return t - job["submitted"]
+    return None
+
+
+def last_before(points, t, default):
+    """Value of the last (time, value) point at or before t."""
+    v = default
+    for pt, pv in points:
+        if pt > t:
+            break
+        v = pv
+    return v
+
+
+def timeline(jobs, epoch):
+    """Per epoch: active jobs, mean normalised loss, cores by loss group."""
+    start = min(j["submitted"] for j in jobs)
+    end = max((j["ended"] or j["submitted"]) for j in jobs)
+    curves = [norm_losses(j) for j in jobs]
+    rows = []
+    k = 0
+    while True:
+        t = start + k * epoch
+        if t > end:
+            break
+        k += 1
+        act = [i for i, j in enumerate(jobs)
+               if j["submitted"] <= t and (j["ended"] is None or
+                                           t < j["ended"])]
+        if not act:
+            continue
+        ells = [(last_before(curves[i], t, 1.0), i) for i in act]
+        cores = {i: last_before(jobs[i]["allocs"], t, 0.0) for i in act}
+        # Highest normalised loss first; ties by arrival (the list order).
+        ells.sort(key=lambda e: (-e[0], e[1]))
+        n = len(ells)
+        group = {"high": 0.0, "medium": 0.0, "low": 0.0}
+        for rank, (_, i) in enumerate(ells):
+            g = "high" if 4 * rank < n else "medium" if 4 * rank < 2 * n \
+                else "low"
+            group[g] += cores[i]
+        rows.append((t - start, n, sum(e[0] for e in ells) / n,
+                     group["high"], group["medium"], group["low"]))
+    return rows
+
+
+def summarise(state, policy, epoch):
+    jobs = load(state)
+    per_job = []
+    for j in jobs:
+        d = done_line(state, j)
+        metric = next(((m, d[m]) for m in METRICS if m in d), None)
+        reps = j["reports"]
+        cpu = sum(r[2] for r in reps[1:])
+        per_job.append({
+            "id": j["id"], "name": j["name"], "algorithm": algorithm(j),
+            "state": j["state"], "iters": reps[-1][0] if reps else 0,
+            "arrival_s": j["submitted"] - jobs[0]["submitted"],
+            "t": {str(x): time_to(j, x) for x in REDUCTIONS},
+            "jct_s": (j["ended"] - j["submitted"]) if j["ended"] else None,
+            "first_loss": reps[0][1] if reps else None,
+            "final_loss": reps[-1][1] if reps else None,
+            "cpu_s": cpu,
+            "metric": metric[0] if metric else None,
+            "metric_value": float(metric[1]) if metric else None,
+        })
+    rows = timeline(jobs, epoch)
+    used = [r for r in rows if r[3] + r[4] + r[5] > 0]
+    share = {}
+    for gi, g in ((3, "high"), (4, "medium"), (5, "low")):
+        share[g] = (sum(r[gi] / (r[3] + r[4] + r[5]) for r in used) /
+                    len(used)) if used else None
+
+    def mean_t(x):
+        v = [p["t"][str(x)] for p in per_job if p["t"][str(x)] is not None]
+        return sum(v) / len(v) if v else None
+
+    ends = [j["ended"] for j in jobs if j["ended"]]
+    summary = {
+        "policy": policy, "state_dir": os.path.abspath(state),
+        "jobs": len(jobs), "epoch_s": epoch,
+        "time_to_reduction_mean_s": {str(x): mean_t(x) for x in REDUCTIONS},
+        "t90_mean_s": mean_t(90),
+        "avg_norm_loss": (sum(r[2] for r in rows) / len(rows)) if rows
+        else None,
+        "share_by_loss_group": share,
+        "makespan_s": (max(ends) - jobs[0]["submitted"]) if ends else None,
+        "per_job": per_job,
+    }
+    return summary, rows
+
+
+def fmt(v, spec="%.1f"):
+    return "-" if v is None else spec % v
+
+
+def print_summary(s):
+    print("%-4s %-10s %-8s %-9s %5s %7s %7s %7s %7s %12s  %s" % (
+        "ID", "NAME", "ALGO", "STATE", "ITERS", "T50_S", "T90_S", "T95_S",
+        "JCT_S", "FINAL_LOSS", "TEST"))
+    for p in s["per_job"]:
+        test = "%s=%.4g" % (p["metric"], p["metric_value"]) \
+            if p["metric"] else "-"
+        print("%-4d %-10s %-8s %-9s %5d %7s %7s %7s %7s %12.6g  %s" % (
+            p["id"], p["name"][:10], p["algorithm"][:8], p["state"][:9],
+            p["iters"], fmt(p["t"]["50"]), fmt(p["t"]["90"]),
+            fmt(p["t"]["95"]), fmt(p["jct_s"]),
+            p["final_loss"] if p["final_loss"] is not None else float("nan"),
+            test))
+    m = s["time_to_reduction_mean_s"]
+    sh = s["share_by_loss_group"]
+    print("mean time to 50/90/95%% loss reduction: %s / %s / %s s; "
+          "average normalised loss %s; makespan %s s" % (
+              fmt(m["50"]), fmt(m["90"]), fmt(m["95"]),
+              fmt(s["avg_norm_loss"], "%.3f"), fmt(s["makespan_s"])))
+    print("share of cores by loss group: high %s, medium %s, low %s" % (
+        fmt(sh["high"], "%.2f"), fmt(sh["medium"], "%.2f"),
+        fmt(sh["low"], "%.2f")))
+
+
+def cmd_summary(a):
+    s, rows = summarise(a.state, a.policy, a.epoch)
+    print_summary(s)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(s, f, indent=1)
+            f.write("\n")
+    if a.timeline:
+        with open(a.timeline, "w") as f:
+            f.write("time_s,active_jobs,avg_norm_loss,cores_high,"
+                    "cores_medium,cores_low\n")
+            for r in rows:
+                f.write("%.3f,%d,%.6f,%.4f,%.4f,%.4f\n" % r)
+
+
+def recorded_curves(state):
+    """name -> curve (slaq-train --record writes STATE/curves/NAME.jsonl)."""
+    out = {}
+    d = os.path.join(state, "curves")
+    if not os.path.isdir(d):
+        return out
+    for fn in sorted(os.listdir(d)):
+        path = os.path.join(d, fn)
+        with open(path) as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                try:
+                    c = json.loads(line)
+                except ValueError as e:
+                    fail("%s:%d: not JSON: %s" % (path, n, e))
+                out[os.path.splitext(fn)[0]] = c
+    return out
+
+
+def cmd_workload(a):
+    jobs = load(a.state)
+    curves = recorded_curves(a.state)
+    t0 = jobs[0]["submitted"]
+    for j in jobs:
+        c = curves.get(j["name"])
+        if c is not None:
+            loss, cpu = c["loss"], c.get("iter_cpu_s") or []
+        else:  # no record: slaqd's reports are the same curve
+            loss = [r[1] for r in j["reports"]]
+            cpu = [r[2] for r in j["reports"][1:]]
+        if len(loss) < 2 or not cpu or not sum(cpu) > 0:
+            print("demo_report: job %d (%s) has no complete curve; left out"
+                  % (j["id"], j["name"]), file=sys.stderr)
+            continue
+        line = {"id": j["name"], "arrival_s": round(j["submitted"] - t0, 3),
+                "iter_cpu_s": sum(cpu) / len(cpu), "max_cores": a.max_cores,
+                "weight": 1, "algorithm": algorithm(j), "loss": loss}
+        print(json.dumps(line))
+
+
+def cmd_compare(a):
+    runs = []
+    for spec in a.runs:
+        name, _, path = spec.partition("=")
+        if not path:
+            fail("compare: expected NAME=SUMMARY.json, got '%s'" % spec)
+        with open(path) as f:
+            s = json.load(f)
+        if not isinstance(s, dict):
+            fail("%s: expected one run's summary (an object; for slaq sim "
+                 "use OUT/POLICY/summary.json)" % path)
+        runs.append((name, s, os.path.join(os.path.dirname(path),
+                                           "timeline.csv")))
+    w = max(12, max(len(n) for n, _, _ in runs) + 2)
+    head = "%-34s" % "" + "".join("%*s" % (w, n) for n, _, _ in runs)
+    print(head)
+
+    def row(label, get, spec):
+        vals = []
+        for _, s, _ in runs:
+            try:
+                vals.append(get(s))
+            except (KeyError, TypeError):
+                vals.append(None)
+        print("%-34s" % label + "".join("%*s" % (w, fmt(v, spec))
+                                         for v in vals))
+    for x in REDUCTIONS:
+        row("mean time to %d%% reduction (s)" % x,
+            lambda s, x=x: s["time_to_reduction_mean_s"][str(x)], "%.1f")
+    row("average normalised loss", lambda s: s["avg_norm_loss"], "%.3f")
+    for g in ("high", "medium", "low"):
+        row("share of cores, %s loss" % g,
+            lambda s, g=g: s["share_by_loss_group"][g], "%.2f")
+    row("makespan (s)", lambda s: s["makespan_s"], "%.1f")
+    if a.plot:
+        plot(a.plot, [(n, t) for n, _, t in runs if os.path.exists(t)])
+
+
+def plot(svg, series):
+    if not series:
+        return
+    if not shutil.which("gnuplot"):
+        print("demo_report: gnuplot not found (package gnuplot-nox); "
+              "no plot", file=sys.stderr)
+        return
+    lines = ["set terminal svg size 800,450 dynamic background rgb 'white'",
+             "set output '%s'" % svg.replace("'", ""),
+             "set datafile separator ','",
+             "set key top right",
+             "set xlabel 'time since the first submission (s)'",
+             "set ylabel 'average normalised loss of active jobs'",
+             "set yrange [0:1.05]",
+             "set grid"]
+    parts = ["'%s' using 1:3 every ::1 with lines lw 2 title '%s'"
+             % (t.replace("'", ""), n.replace("'", "")) for n, t in series]
+    lines.append("plot " + ", ".join(parts))
+    p = subprocess.run(["gnuplot"], input="\n".join(lines) + "\n",
+                       text=True, capture_output=True)
+    if p.returncode != 0:
+        print("demo_report: gnuplot failed: %s" % p.stderr.strip(),
+              file=sys.stderr)
+    else:
+        print("plot: %s" % svg)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("summary")
+    s.add_argument("state")
+    s.add_argument("--policy", default="-")
+    s.add_argument("--epoch", type=float, default=1.0)
+    s.add_argument("--json")
+    s.add_argument("--timeline")
+    w = sub.add_parser("workload")
+    w.add_argument("state")
+    w.add_argument("--max-cores", type=float, default=16,
+                   help="most workers a job runs (slaq-train --partitions)")
+    c = sub.add_parser("compare")
+    c.add_argument("--plot", help="SVG of average normalised loss over time")
+    c.add_argument("runs", nargs="+")
+    a = ap.parse_args()
+    {"summary": cmd_summary, "workload": cmd_workload,
+     "compare": cmd_compare}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()
