@@ -9,6 +9,7 @@
 #   make            build libraries and programs (installs missing packages)
 #   make test       build and run every test; ends with the runner's summary
 #   make demo       the main job on embedded defaults
+#   make demo-compare  the demo batch under fair and slaq, and simulated
 #   make check-asan run the unit tests under ASan + UBSan
 #   make deps       install missing Debian packages (idempotent)
 
@@ -47,7 +48,7 @@ include $(sort $(wildcard src/*/module.mk)) tests/module.mk bench/module.mk
 PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_PKGS) 2>/dev/null)
 CPPFLAGS  += $(PC_CFLAGS)
 
-.PHONY: all deps build test test-unit check-asan demo clean help
+.PHONY: all deps build test test-unit check-asan demo demo-compare clean help
 # Keep objects that only pattern rules mention (test objects).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -71,6 +72,11 @@ demo: deps
 	@$(MAKE) --no-print-directory build
 	@scripts/demo.sh $(BUILD)
 
+# REPS=3 repeats the pair of runs and summarises the ratios.
+demo-compare: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/demo-compare.sh --reps $(or $(REPS),1) $(BUILD)
+
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 test-unit
 
@@ -92,6 +98,6 @@ clean:
 	rm -rf build build-asan
 
 help:
-	@sed -n '3,16p' Makefile
+	@sed -n '3,17p' Makefile
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

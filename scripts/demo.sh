@@ -206,7 +206,7 @@ print(len(jobs), len(act), " ".join(str(j["pid"]) for j in act if j.get("pid")))
     if [ -z "$submit_pid" ] && [ "$n" -ge "${#jobs[@]}" ] && [ "$active" = 0 ]; then
         break
     fi
-    if [ "$top" = 0 ] && [ "$quiet" = 0 ]; then
+    if [ "$top" = 0 ] && [ "$quiet" = 0 ] && [ $(( $(date +%s) % 10 )) = 0 ]; then
         echo "   $(date +%T) $n submitted, $active running"
     fi
     if [ "$(date +%s)" -gt "$deadline" ]; then
@@ -223,6 +223,7 @@ say
 say "== summary (policy $policy; times from each job's submission, DESIGN.md)"
 report_args=(summary "$state" --policy "$policy")
 if [ -n "$json" ]; then
+    mkdir -p "$(dirname "$json")"
     report_args+=(--json "$json" --timeline "$(dirname "$json")/timeline.csv")
 fi
 python3 "$root/scripts/demo_report.py" "${report_args[@]}"

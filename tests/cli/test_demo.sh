@@ -1,0 +1,62 @@
+# test_demo.sh — `make demo`'s script on a tiny batch (seconds): slaqd
+# starts, real slaq-train jobs run under it and report, the summary is
+# computed from slaqd's database, nothing is left running, a taken port is
+# handled, and the run becomes a simulator workload that `slaq sim` accepts.
+. "$(dirname "$0")/lib.sh"
+
+DEMO=scripts/demo.sh
+REPORT=scripts/demo_report.py
+ST="$TMP/state"
+
+check_exit "demo.sh --help" 0 "$DEMO" --help
+check_exit "demo.sh: unknown policy is bad usage" 2 "$DEMO" --policy nope
+check_grep "demo.sh: the error names the option" "--policy" "$TMP/err"
+
+# A port that is taken: the demo says so and uses a free one.
+python3 -c 'import socket,time; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(120)' >"$TMP/port" &
+holder=$!
+for _ in $(seq 50); do [ -s "$TMP/port" ] && break; sleep 0.1; done
+port=$(cat "$TMP/port")
+
+timeout 120 "$DEMO" --size tiny --state-dir "$ST" --http "127.0.0.1:$port" \
+  --json "$TMP/run/summary.json" "$SLAQ_BUILD" >"$TMP/demo.out" 2>"$TMP/demo.err"
+rc=$?
+kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
+check "demo.sh tiny batch exits 0" test "$rc" -eq 0
+[ "$rc" -eq 0 ] || sed 's/^/#   /' "$TMP/demo.err" | tail -n 5
+check_grep "demo.sh: a taken port is named" "127.0.0.1:$port is taken" "$TMP/demo.err"
+check_grep "demo.sh: prints the dashboard's address" "dashboard: http://127.0.0.1:[0-9]+/" "$TMP/demo.out"
+check "demo.sh: the dashboard is not on the taken port" \
+  bash -c "! grep -q 'dashboard: http://127.0.0.1:$port/' '$TMP/demo.out'"
+check_grep "demo.sh: live view (plain blocks off a terminal)" "^slaqd: policy slaq" "$TMP/demo.out"
+for a in logreg kmeans linreg gbtreg svm; do
+  check_grep "demo.sh: summary row for $a" "^[0-9]+ +$a +$a +done" "$TMP/demo.out"
+done
+check_grep "demo.sh: test quality of a classifier" "accuracy=0\.[0-9]+" "$TMP/demo.out"
+check_grep "demo.sh: mean times to X%" "mean time to 50/90/95% loss reduction: [0-9.]+ / [0-9.]+ / [0-9.]+ s" "$TMP/demo.out"
+check_grep "demo.sh: says where the logs are" "^logs: .*/jobs/ID/" "$TMP/demo.out"
+check "demo.sh: summary JSON has every job" python3 -c "
+import json, sys
+s = json.load(open('$TMP/run/summary.json'))
+assert s['jobs'] == 5 and len(s['per_job']) == 5
+assert all(p['t']['90'] is not None for p in s['per_job'])
+assert all(p['final_loss'] < p['first_loss'] for p in s['per_job'])"
+check "demo.sh: timeline written next to the summary" test -s "$TMP/run/timeline.csv"
+check "demo.sh: no slaqd or job left running" \
+  bash -c "! pgrep -f -- '$ST' >/dev/null"
+
+# The run as a simulator workload.
+python3 "$REPORT" workload "$ST" >"$TMP/wl.jsonl"
+check "workload: one line per job" test "$(wc -l <"$TMP/wl.jsonl")" -eq 5
+check_grep "workload: arrival, cost and recorded curve" \
+  '"id": "logreg", "arrival_s": 0.0, "iter_cpu_s": [0-9.e-]+, "max_cores": 16' "$TMP/wl.jsonl"
+check_exit "slaq sim accepts the workload" 0 "$SLAQ" sim --workload "$TMP/wl.jsonl" \
+  --cores 2 --epoch 1 --unit 0.1 --policy slaq --out "$TMP/sim" --no-plots --quiet
+check_exit "compare: real and simulated side by side" 0 python3 "$REPORT" compare \
+  "real=$TMP/run/summary.json" "sim=$TMP/sim/slaq/summary.json"
+check_grep "compare: the table has the loss groups" "share of cores, high loss" "$TMP/out"
+check_exit "demo_report: missing state is an error naming the file" 1 \
+  python3 "$REPORT" summary "$TMP/none"
+check_grep "demo_report: the error names state.db" "state.db: no such file" "$TMP/err"
+
+finish
