@@ -22,9 +22,21 @@ Subcommands:
 
   summary STATE [--policy P] [--json OUT] [--timeline OUT.csv]
       per-job table and the run's aggregates
-  workload STATE > wl.jsonl
+  workload STATE [--cost cpu|allocated] > wl.jsonl
       the run as a simulator workload (docs/sim.md): same arrivals, each
-      job's recorded curve (slaq-train --record) and measured CPU cost
+      job's recorded curve (slaq-train --record) and its cost per
+      iteration: `cpu` (default) the CPU-seconds it measured; `allocated`
+      the core-seconds slaqd allocated to it from submission (or its first
+      report, with --arrival first-report) to its last report over its
+      iterations, i.e. what an iteration cost the machine,
+      set-up (data loading), quota granularity and competing processes
+      included. --arrival first-report: each job arrives when it sent its
+      first report (its loss before training) instead of when it was
+      submitted, and the line carries its set-up time (`setup_s`, ignored
+      by slaq sim) for `setup-times`
+  setup-times WORKLOAD SIM_POLICY_DIR
+      mean time to 50/90/95% of a simulation of such a workload, measured
+      from submission: each job's simulated time plus its set-up time
   compare [--plot OUT.svg] NAME=SUMMARY.json ...
       side-by-side table of several runs' summaries (a demo run's, or
       slaq sim's OUT/POLICY/summary.json); --plot draws, with gnuplot, the
@@ -277,11 +289,31 @@ def recorded_curves(state):
     return out
 
 
+def allocated_core_s(job, start):
+    """Core-seconds allocated to the job from `start` to its last report
+    (allocation changes are steps; before the first one it has none)."""
+    end = job["reports"][-1][3]
+    total, t, cores = 0.0, job["submitted"], 0.0
+    for at, c in job["allocs"]:
+        if at >= end:
+            break
+        if at > t:
+            total += cores * (max(at, start) - max(t, start))
+            t = at
+        cores = c
+    return total + cores * max(0.0, end - max(t, start))
+
+
 def cmd_workload(a):
     jobs = load(a.state)
     curves = recorded_curves(a.state)
     t0 = jobs[0]["submitted"]
     for j in jobs:
+        if not j["reports"]:
+            print("demo_report: job %d (%s) never reported; left out"
+                  % (j["id"], j["name"]), file=sys.stderr)
+            continue
+        setup = j["reports"][0][3] - j["submitted"]
         c = curves.get(j["name"])
         if c is not None:
             loss, cpu = c["loss"], c.get("iter_cpu_s") or []
@@ -292,10 +324,43 @@ def cmd_workload(a):
             print("demo_report: job %d (%s) has no complete curve; left out"
                   % (j["id"], j["name"]), file=sys.stderr)
             continue
-        line = {"id": j["name"], "arrival_s": round(j["submitted"] - t0, 3),
-                "iter_cpu_s": sum(cpu) / len(cpu), "max_cores": a.max_cores,
+        cost = sum(cpu) / len(cpu)
+        # A job that ended before slaqd's first epoch was never allocated
+        # anything: its measured CPU is all there is.
+        # With arrivals at the first report, the set-up is not the
+        # simulated job's: count the allocation from that report on.
+        alloc = allocated_core_s(j, j["reports"][0][3]
+                                 if a.arrival == "first-report"
+                                 else j["submitted"])
+        if a.cost == "allocated" and alloc > 0:
+            cost = alloc / (len(loss) - 1)
+        arrival = j["submitted"] - t0
+        line = {"id": j["name"], "arrival_s": round(arrival, 3),
+                "iter_cpu_s": cost, "max_cores": a.max_cores,
                 "weight": 1, "algorithm": algorithm(j), "loss": loss}
+        if a.arrival == "first-report":
+            line["arrival_s"] = round(arrival + setup, 3)
+            line["setup_s"] = round(setup, 3)
         print(json.dumps(line))
+
+
+def cmd_setup_times(a):
+    setup = {}
+    with open(a.workload) as f:
+        for line in f:
+            if line.strip():
+                j = json.loads(line)
+                setup[j["id"]] = j.get("setup_s", 0.0)
+    path = os.path.join(a.sim_dir, "jobs.csv")
+    with open(path) as f:
+        head = f.readline().strip().split(",")
+        rows = [dict(zip(head, l.strip().split(","))) for l in f if l.strip()]
+    out = {}
+    for x in REDUCTIONS:
+        v = [float(r["t%d_s" % x]) + setup.get(r["id"], 0.0) for r in rows
+             if r.get("t%d_s" % x) not in (None, "")]
+        out[str(x)] = sum(v) / len(v) if v else None
+    print(json.dumps({"time_to_reduction_mean_s": out}))
 
 
 def cmd_compare(a):
@@ -376,12 +441,18 @@ def main():
     w.add_argument("state")
     w.add_argument("--max-cores", type=float, default=16,
                    help="most workers a job runs (slaq-train --partitions)")
+    w.add_argument("--cost", choices=("cpu", "allocated"), default="cpu")
+    w.add_argument("--arrival", choices=("submit", "first-report"),
+                   default="submit")
+    t = sub.add_parser("setup-times")
+    t.add_argument("workload")
+    t.add_argument("sim_dir")
     c = sub.add_parser("compare")
     c.add_argument("--plot", help="SVG of average normalised loss over time")
     c.add_argument("runs", nargs="+")
     a = ap.parse_args()
     {"summary": cmd_summary, "workload": cmd_workload,
-     "compare": cmd_compare}[a.cmd](a)
+     "setup-times": cmd_setup_times, "compare": cmd_compare}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -45,6 +45,15 @@ check "demo.sh: timeline written next to the summary" test -s "$TMP/run/timeline
 check "demo.sh: no slaqd or job left running" \
   bash -c "! pgrep -f -- '$ST' >/dev/null"
 
+# Where no cgroup is writable slaqd enforces with signals; the demo runs
+# the same.
+timeout 120 "$DEMO" --size tiny --state-dir "$TMP/sig" --http 127.0.0.1:0 \
+  --enforce signal --no-top "$SLAQ_BUILD" >"$TMP/sig.out" 2>&1
+check "demo.sh with signal enforcement exits 0" test $? -eq 0
+check_grep "demo.sh: says which enforcement" "enforcement signal" "$TMP/sig.out"
+check "demo.sh (signals): no slaqd or job left running" \
+  bash -c "! pgrep -f -- '$TMP/sig' >/dev/null"
+
 # The run as a simulator workload.
 python3 "$REPORT" workload "$ST" >"$TMP/wl.jsonl"
 check "workload: one line per job" test "$(wc -l <"$TMP/wl.jsonl")" -eq 5
@@ -55,6 +64,20 @@ check_exit "slaq sim accepts the workload" 0 "$SLAQ" sim --workload "$TMP/wl.jso
 check_exit "compare: real and simulated side by side" 0 python3 "$REPORT" compare \
   "real=$TMP/run/summary.json" "sim=$TMP/sim/slaq/summary.json"
 check_grep "compare: the table has the loss groups" "share of cores, high loss" "$TMP/out"
+# demo-vs-sim.sh on a pair of runs (the same tiny run twice stands in for
+# demo-compare's fair and slaq runs).
+for p in fair slaq; do
+  mkdir -p "$TMP/pair/$p"
+  ln -s "$ST" "$TMP/pair/$p/state"
+  cp "$TMP/run/summary.json" "$TMP/pair/$p/summary.json"
+done
+check_exit "demo-vs-sim.sh on a pair of runs" 0 scripts/demo-vs-sim.sh "$TMP/pair" "$SLAQ_BUILD"
+check_grep "demo-vs-sim.sh: gap with measured CPU cost" \
+  "^sim \(cpu cost\) vs real, mean time to 90%: fair [-+][0-9.]+%, slaq [-+][0-9.]+%" "$TMP/out"
+check_grep "demo-vs-sim.sh: gap with allocated cost" "^sim \(allocated cost\)" "$TMP/out"
+check_exit "demo-vs-sim.sh: a directory without runs is an error" 1 \
+  scripts/demo-vs-sim.sh "$TMP/none" "$SLAQ_BUILD"
+
 check_exit "demo_report: missing state is an error naming the file" 1 \
   python3 "$REPORT" summary "$TMP/none"
 check_grep "demo_report: the error names state.db" "state.db: no such file" "$TMP/err"
