@@ -3,7 +3,7 @@
 #
 # Starts slaqd (state under ./var/demo/POLICY, HTTP on 127.0.0.1:7070 or a
 # free port if that one is taken), submits a staggered mix of real
-# slaq-train jobs (seven algorithms, more CPU demand than the machine has,
+# slaq-train jobs (eight algorithms, more CPU demand than the machine has,
 # so the policy decides who progresses), shows `slaq top` while they run,
 # then prints each job's time to 50/90/95% loss reduction, final loss and
 # test quality, computed by scripts/demo_report.py from slaqd's database.
@@ -15,7 +15,7 @@
 #     --state-dir DIR  default ./var/demo/POLICY (emptied first)
 #     --http ADDR:PORT default 127.0.0.1:7070
 #     --enforce MODE   slaqd's --enforce (default auto)
-#     --size S         full (default, 3-4 minutes on 2 cores) or tiny
+#     --size S         full (default, about 90 s of jobs on 2 cores) or tiny
 #                      (seconds; what the test suite runs)
 #     --no-top         no live view (progress lines only)
 #     --quiet          only the summary
@@ -58,7 +58,7 @@ done
 say() { [ "$quiet" = 1 ] || echo "$@"; }
 
 # The batch: name, seconds after the first submission, slaq-train options.
-# Sizes are chosen so that about 300 CPU-seconds arrive within 40 s on a
+# Sizes are chosen so that about 140 CPU-seconds arrive within 35 s on a
 # 2-core machine: every job could use several cores, so the machine is
 # contended for most of the run and the policy decides who progresses.
 # Iteration counts are fixed (no early stop), so every run of the batch

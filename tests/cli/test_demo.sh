@@ -43,7 +43,7 @@ assert all(p['t']['90'] is not None for p in s['per_job'])
 assert all(p['final_loss'] < p['first_loss'] for p in s['per_job'])"
 check "demo.sh: timeline written next to the summary" test -s "$TMP/run/timeline.csv"
 check "demo.sh: no slaqd or job left running" \
-  bash -c "! pgrep -f -- '$ST' >/dev/null"
+  bash -c "! pgrep -f -- '[s]laq(d|-train) .*$ST' >/dev/null"
 
 # Where no cgroup is writable slaqd enforces with signals; the demo runs
 # the same.
@@ -52,7 +52,7 @@ timeout 120 "$DEMO" --size tiny --state-dir "$TMP/sig" --http 127.0.0.1:0 \
 check "demo.sh with signal enforcement exits 0" test $? -eq 0
 check_grep "demo.sh: says which enforcement" "enforcement signal" "$TMP/sig.out"
 check "demo.sh (signals): no slaqd or job left running" \
-  bash -c "! pgrep -f -- '$TMP/sig' >/dev/null"
+  bash -c "! pgrep -f -- '[s]laq(d|-train) .*$TMP/sig' >/dev/null"
 
 # The run as a simulator workload.
 python3 "$REPORT" workload "$ST" >"$TMP/wl.jsonl"
