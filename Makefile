@@ -59,6 +59,7 @@ build: $(LIBS_STATIC) $(LIBS_SHARED) $(PROGRAMS) $(UNIT_TESTS)
 
 deps:
 	@scripts/deps.sh $(sort $(wildcard deps/*.txt))
+	@scripts/deps-npm.sh tests/browser
 
 test: deps
 	@$(MAKE) --no-print-directory build

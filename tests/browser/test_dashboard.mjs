@@ -27,7 +27,8 @@ const SLAQD = path.join(BUILD, 'bin', 'slaqd');
 const SLAQ = path.join(BUILD, 'bin', 'slaq');
 const TOY = path.join(BUILD, 'bin', 'slaq-toy-job');
 const ARTIFACTS = path.join(BUILD, 'test-artifacts');
-const CHROMIUM = '/usr/bin/chromium';
+// SLAQ_CHROMIUM names another binary (the skip path is tested with it).
+const CHROMIUM = process.env.SLAQ_CHROMIUM || '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu',
   '--disable-quic', '--no-first-run', '--disable-background-networking',
   '--disable-component-update', '--disable-sync', '--no-proxy-server'];
