@@ -50,6 +50,16 @@ function fmtDuration(s) {
   return (s / 86400).toFixed(1) + ' d';
 }
 
+/* Axis labels for seconds since start: "45 s", "12:05", "1:02:09". */
+function fmtClock(s) {
+  if (Math.abs(s) < 120) return Math.round(s * 10) / 10 + ' s';
+  const t = Math.round(s);
+  const h = Math.floor(t / 3600);
+  const m = Math.floor((t % 3600) / 60);
+  const sec = String(t % 60).padStart(2, '0');
+  return h ? h + ':' + String(m).padStart(2, '0') + ':' + sec : m + ':' + sec;
+}
+
 async function getJSON(path) {
   const r = await fetch(path, {cache: 'no-store'});
   if (!r.ok) throw new Error(path + ': HTTP ' + r.status);
@@ -79,14 +89,16 @@ function makeCharts() {
     return;
   }
   Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
-  const loss = baseOptions('time since slaqd started (s)',
+  const loss = baseOptions('time since slaqd started',
                            'normalised loss');
+  loss.scales.x.ticks = {callback: fmtClock};
   loss.scales.y.suggestedMin = 0;
   loss.scales.y.suggestedMax = 1;
   state.charts.loss = new Chart(document.getElementById('loss-chart'),
                                 {type: 'line', data: {datasets: []},
                                  options: loss});
-  const cores = baseOptions('time since slaqd started (s)', 'cores');
+  const cores = baseOptions('time since slaqd started', 'cores');
+  cores.scales.x.ticks = {callback: fmtClock};
   cores.scales.y.stacked = true;
   cores.scales.y.beginAtZero = true;
   state.charts.cores = new Chart(document.getElementById('cores-chart'),
@@ -136,8 +148,8 @@ function drawTimeline(tl, jobsById) {
                      tension: 0.2});
     }
     coreSets.push({slaqId: id, label, data: corePts, borderColor: c,
-                   backgroundColor: c + '99', fill: true, pointRadius: 0,
-                   borderWidth: 1, stepped: 'before'});
+                   backgroundColor: c + 'b0', fill: 'stack', pointRadius: 0,
+                   borderWidth: 1});
   }
   setDatasets(state.charts.loss, lossSets);
   setDatasets(state.charts.cores, coreSets);
@@ -223,11 +235,18 @@ function drawTable(jobs) {
     cell(tr, active(j) ? fmt(j.cores, 2) : '—', 'num');
     cell(tr, fmt(j.gain, 4), 'num');
     cell(tr, active(j) ? fmtDuration(j.eta90_s) : '—', 'num');
-    cell(tr, fmt(j.predictor_error, 3), 'num');
+    cell(tr, j.predictor_error === null || j.predictor_error === undefined
+      ? '—' : (100 * j.predictor_error).toPrecision(2) + ' %', 'num');
     tr.addEventListener('click', () => {
       state.selected = state.selected === j.id ? null : j.id;
       refresh();
     });
+    rows.push(tr);
+  }
+  if (!rows.length) {
+    const tr = document.createElement('tr');
+    const td = cell(tr, 'No jobs.', 'none');
+    td.colSpan = 10;
     rows.push(tr);
   }
   body.replaceChildren(...rows);
@@ -245,6 +264,12 @@ function drawStatus(st, jobs) {
     st.jobs_active + ' active / ' + st.jobs_total;
   document.getElementById('reports').textContent = String(st.reports_total);
   document.getElementById('empty').hidden = jobs.length > 0;
+  // Stacked allocations never exceed the cores slaqd divides.
+  const cores = state.charts.cores;
+  if (cores && cores.options.scales.y.max !== st.cores) {
+    cores.options.scales.y.max = st.cores;
+    cores.update('none');
+  }
 }
 
 let busy = false;

@@ -191,6 +191,7 @@ async function main() {
     ok(await page.evaluate(() => typeof Chart === 'function'), 'Chart.js is served by slaqd and loads');
     ok(await page.isVisible('#empty'), 'the empty state shows while there are no jobs');
     ok((await page.textContent('#policy')) === 'slaq', 'the header shows the policy in force');
+    ok((await page.textContent('#jobs tbody')).includes('No jobs.'), 'the empty table says so');
     await page.screenshot({path: path.join(ARTIFACTS, 'dashboard-empty.png'), fullPage: true});
 
     // Three jobs converging at different rates.
@@ -234,8 +235,8 @@ async function main() {
       lastSum);
 
     // The job table: one row per job with the API's state and numbers.
-    await waitFor(async () => (await page.$$('#jobs tbody tr')).length === 3, 'three rows');
-    const rows = await page.$$eval('#jobs tbody tr', (trs) => trs.map((tr) => ({
+    await waitFor(async () => (await page.$$('#jobs tbody tr[data-job]')).length === 3, 'three rows');
+    const rows = await page.$$eval('#jobs tbody tr[data-job]', (trs) => trs.map((tr) => ({
       id: Number(tr.dataset.job), cells: [...tr.cells].map((c) => c.textContent)})));
     ok(ids.every((id) => rows.some((r) => r.id === id && r.cells[2] === 'running')),
       'the table lists every job as running', JSON.stringify(rows));
