@@ -50,6 +50,12 @@ function fmtDuration(s) {
   return (s / 86400).toFixed(1) + ' d';
 }
 
+function fmtPercent(v) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '—';
+  const p = 100 * v;
+  return p < 0.01 ? '< 0.01 %' : p.toPrecision(2) + ' %';
+}
+
 /* Axis labels for seconds since start: "45 s", "12:05", "1:02:09". */
 function fmtClock(s) {
   if (Math.abs(s) < 120) return Math.round(s * 10) / 10 + ' s';
@@ -235,8 +241,7 @@ function drawTable(jobs) {
     cell(tr, active(j) ? fmt(j.cores, 2) : '—', 'num');
     cell(tr, fmt(j.gain, 4), 'num');
     cell(tr, active(j) ? fmtDuration(j.eta90_s) : '—', 'num');
-    cell(tr, j.predictor_error === null || j.predictor_error === undefined
-      ? '—' : (100 * j.predictor_error).toPrecision(2) + ' %', 'num');
+    cell(tr, fmtPercent(j.predictor_error), 'num');
     tr.addEventListener('click', () => {
       state.selected = state.selected === j.id ? null : j.id;
       refresh();
