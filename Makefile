@@ -85,9 +85,15 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_LIBS) $(LIB_LDLIBS) $(UNIT_LDLIBS)
 
+# Compiles print one short line each; `make V=1` shows the commands.
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
+ifeq ($(V),1)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+else
+	@echo "  CC    $<"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+endif
 
 clean:
 	rm -rf build build-asan
