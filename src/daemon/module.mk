@@ -4,7 +4,7 @@ DAEMON_SRCS   := $(sort $(wildcard src/daemon/*.c))
 # The dashboard (web/) is compiled in: a generated source holds its files.
 WEB_FILES     := $(sort $(wildcard web/*.html web/*.js web/*.css web/*.svg))
 WEB_ASSETS_C  := $(BUILD)/gen/web_assets.c
-DAEMON_OBJS   := $(call OBJ,$(DAEMON_SRCS)) $(BUILD)/obj/gen/web_assets.o
+DAEMON_OBJS   := $(call OBJ,$(DAEMON_SRCS) $(WEB_ASSETS_C))
 SLAQD         := $(BUILD)/bin/slaqd
 DAEMON_LDLIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd sqlite3 jansson 2>/dev/null)
 PC_PKGS       += libmicrohttpd sqlite3
@@ -16,11 +16,8 @@ $(SLAQD): $(DAEMON_OBJS) $(LIBSLAQ_A)
 
 $(WEB_ASSETS_C): $(WEB_FILES) scripts/embed-web.sh
 	@mkdir -p $(dir $@)
-	scripts/embed-web.sh $@ $(WEB_FILES)
-
-$(BUILD)/obj/gen/web_assets.o: $(WEB_ASSETS_C)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	@echo "  GEN   $@"
+	@scripts/embed-web.sh $@ $(WEB_FILES)
 
 # bench/daemon: the load generator that measures slaqd (bench/daemon/run.sh).
 LOADGEN  := $(BUILD)/bin/slaq-loadgen
