@@ -6,7 +6,8 @@
  * Polling rather than a push stream keeps slaqd's HTTP side stateless (it
  * runs on slaqd's one event-loop thread, where a held-open stream per
  * browser would be state to manage); the timeline itself lives in slaqd
- * (/api/timeline), so a reload or a second browser sees the same history.
+ * (/api/timeline), so a reload or a second browser sees the same history,
+ * and each poll asks only for the frames the page does not have yet.
  *
  * The Chart.js objects are exposed as window.slaqDashboard.charts so that
  * tests (and curious users in the console) can read what is drawn.
@@ -19,6 +20,7 @@ const PALETTE = ['#2f6fdd', '#e4572e', '#17a398', '#f3a712', '#8e5bd0',
 
 const state = {
   selected: null,    // job id whose detail is shown
+  timeline: null,    // slaqd's timeline as far as fetched (fetchTimeline)
   charts: {},        // loss, cores, detail (Chart.js objects)
   startedAt: null,   // slaqd's start, wall-clock seconds
   pollMs: POLL_MIN_MS,
@@ -277,14 +279,50 @@ function drawStatus(st, jobs) {
   }
 }
 
+/* The page's copy of slaqd's timeline, extended with only the frames
+ * after the last one it has; fetched whole again when slaqd thinned it
+ * (its stride changed) or restarted (another pid). */
+async function fetchTimeline(pid) {
+  let tl = state.timeline;
+  const since = tl && tl.pid === pid && tl.t.length ? tl.t[tl.t.length - 1] : 0;
+  const inc = await getJSON('/api/timeline?since=' + encodeURIComponent(since));
+  if (since !== 0 && tl.stride !== inc.stride_epochs) {
+    state.timeline = null; // thinned since: start over with all of it
+    return fetchTimeline(pid);
+  }
+  if (since === 0) {
+    tl = state.timeline = {pid, stride: inc.stride_epochs, t: [], jobs: {}};
+  }
+  const before = tl.t.length;
+  tl.t.push(...inc.t);
+  for (const [id, s] of Object.entries(inc.jobs)) {
+    let mine = tl.jobs[id];
+    if (!mine) {
+      mine = tl.jobs[id] = {id: s.id, name: s.name,
+                            norm_loss: new Array(before).fill(null),
+                            cores: new Array(before).fill(null)};
+    }
+    mine.norm_loss.push(...s.norm_loss);
+    mine.cores.push(...s.cores);
+  }
+  for (const mine of Object.values(tl.jobs)) {
+    while (mine.cores.length < tl.t.length) {
+      mine.norm_loss.push(null);
+      mine.cores.push(null);
+    }
+  }
+  return tl;
+}
+
 let busy = false;
 async function refresh() {
   if (busy) return;
   busy = true;
   const conn = document.getElementById('conn');
   try {
-    const [st, ls, tl] = await Promise.all([
-      getJSON('/api/status'), getJSON('/api/jobs'), getJSON('/api/timeline')]);
+    const [st, ls] = await Promise.all([getJSON('/api/status'),
+                                        getJSON('/api/jobs')]);
+    const tl = await fetchTimeline(st.pid);
     state.startedAt = Date.now() / 1000 - st.uptime_s;
     state.pollMs = Math.max(POLL_MIN_MS, st.epoch_s * 1000);
     const byId = new Map(ls.jobs.map((j) => [j.id, j]));

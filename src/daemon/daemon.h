@@ -313,8 +313,9 @@ void trace_before_epoch(sd_daemon *d);
 void trace_after_epoch(sd_daemon *d, double now);
 void trace_free(sd_daemon *d);
 /* GET /api/timeline: {"t":[...], "jobs":{ID:{"id","name","norm_loss":[...],
- * "cores":[...]}}}, the series aligned with t. New reference. */
-json_t *trace_timeline_json(sd_daemon *d);
+ * "cores":[...]}}, "stride_epochs":N}, the series aligned with t, only the
+ * frames after `since` (wall-clock seconds; 0: all). New reference. */
+json_t *trace_timeline_json(sd_daemon *d, double since);
 /* GET /api/jobs/ID/forecast: the job's reports and its forecast ahead. */
 json_t *trace_forecast_json(sd_daemon *d, const sd_job *j);
 /* Predicted seconds until the job's loss has fallen by 90 % of its

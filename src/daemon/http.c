@@ -15,7 +15,8 @@
  *   GET /api/jobs          as `slaq ls --json`
  *   GET /api/jobs/ID       as `slaq show ID --json`
  *   GET /api/policy        the current policy
- *   GET /api/timeline      every job's normalised loss and cores over time
+ *   GET /api/timeline[?since=T]  every job's normalised loss and cores
+ *                          over time (the frames after T)
  *   GET /api/jobs/ID/forecast  the job's reports and its forecast ahead
  *   GET /metrics           Prometheus text format
  *   GET /, /app.js, ...    the dashboard (web/, compiled in)
@@ -26,6 +27,7 @@
  * apply without rebuilding slaqd) and is read when asked for.
  */
 #include <arpa/inet.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -223,6 +225,25 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
                        "charset=utf-8", buf, len, MHD_RESPMEM_MUST_FREE);
 }
 
+/* GET /api/timeline[?since=T]: a page that polls asks only for the frames
+ * after the last one it has, so a large timeline is not rebuilt on slaqd's
+ * loop every second for every browser. */
+static enum MHD_Result serve_timeline(sd_daemon *d, struct MHD_Connection *con)
+{
+    const char *v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND,
+                                                "since");
+    double since = 0;
+    if (v) {
+        char *end;
+        since = strtod(v, &end);
+        if (end == v || *end || !isfinite(since))
+            return reply(con, MHD_HTTP_BAD_REQUEST,
+                         api_error("bad_request", "since=%.40s: expected a "
+                                   "time in seconds", v));
+    }
+    return reply(con, MHD_HTTP_OK, trace_timeline_json(d, since));
+}
+
 /* A compiled-in dashboard file, or NULL. */
 static const sd_asset *asset_find(const char *url)
 {
@@ -274,7 +295,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con,
     if (!strcmp(url, "/metrics"))
         return serve_metrics(d, con);
     if (!strcmp(url, "/api/timeline"))
-        return reply(con, MHD_HTTP_OK, trace_timeline_json(d));
+        return serve_timeline(d, con);
     if (!strncmp(url, "/api/jobs/", 10) && strchr(url + 10, '/'))
         return serve_forecast(d, con, url);
     json_t *req = NULL;

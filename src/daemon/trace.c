@@ -122,12 +122,16 @@ void trace_free(sd_daemon *d)
     d->ntrace = 0;
 }
 
-json_t *trace_timeline_json(sd_daemon *d)
+json_t *trace_timeline_json(sd_daemon *d, double since)
 {
     json_t *t = json_array(), *jobs = json_object();
     char key[32];
-    for (size_t i = 0; i < d->ntrace; i++) {
-        const sd_frame *f = &d->trace[i];
+    size_t first = 0;
+    while (first < d->ntrace && d->trace[first].t <= since)
+        first++;
+    size_t nout = d->ntrace - first;
+    for (size_t i = 0; i < nout; i++) {
+        const sd_frame *f = &d->trace[first + i];
         json_array_append_new(t, json_real(f->t));
         for (size_t k = 0; k < f->n; k++) {
             snprintf(key, sizeof key, "%lld", (long long)f->s[k].id);
@@ -156,7 +160,7 @@ json_t *trace_timeline_json(sd_daemon *d)
     json_object_foreach(jobs, key_it, o) {
         json_t *nl = json_object_get(o, "norm_loss");
         json_t *c = json_object_get(o, "cores");
-        while (json_array_size(nl) < d->ntrace) {
+        while (json_array_size(nl) < nout) {
             json_array_append_new(nl, json_null());
             json_array_append_new(c, json_null());
         }

@@ -4,7 +4,6 @@ against the JSON API), /api/timeline, /api/jobs/ID/forecast and the page's
 own files. The page itself is tested in a real browser by tests/browser."""
 
 import json
-import math
 import re
 import urllib.error
 import urllib.request
@@ -164,3 +163,25 @@ def test_dashboard_files(slaqd):
         assert body, path
     ctype, js = get(slaqd, "/chart.js")
     assert ctype.startswith("text/javascript") and "Chart" in js
+
+
+def test_timeline_thins_and_serves_increments(daemon_factory):
+    d = daemon_factory("--epoch", "0.01")
+    d.submit(TOY, "--forever", "--iter-cpu", "0.002", name="long")
+    # 256 frames fill after 256 epochs; then every other one is dropped.
+    tl = wait_for(lambda: (lambda r: r if r["stride_epochs"] >= 2 else None)(
+        api(d, "/api/timeline")), timeout=30, what="the timeline to thin")
+    t = tl["t"]
+    assert 128 <= len(t) <= 256
+    assert all(x < y for x, y in zip(t, t[1:]))
+    s = tl["jobs"]["1"]
+    assert len(s["norm_loss"]) == len(s["cores"]) == len(t)
+    since = t[-5]
+    inc = api(d, "/api/timeline?since=%r" % since)
+    assert inc["t"] and inc["t"][0] > since
+    assert inc["t"][:4] == t[-4:] or inc["stride_epochs"] != tl["stride_epochs"]
+    assert len(inc["jobs"]["1"]["cores"]) == len(inc["t"])
+    assert api(d, "/api/timeline?since=%r" % (inc["t"][-1] + 1e6))["t"] == []
+    with pytest.raises(urllib.error.HTTPError) as e:
+        get(d, "/api/timeline?since=soon")
+    assert e.value.code == 400
