@@ -60,6 +60,7 @@ build: $(LIBS_STATIC) $(LIBS_SHARED) $(PROGRAMS) $(UNIT_TESTS)
 
 deps:
 	@scripts/deps.sh $(sort $(wildcard deps/*.txt))
+	@scripts/deps-npm.sh tests/browser
 
 test: deps
 	@$(MAKE) --no-print-directory build
@@ -90,9 +91,15 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TEST_LIBS)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $< $(TEST_LIBS) $(LIB_LDLIBS) $(UNIT_LDLIBS)
 
+# Compiles print one short line each; `make V=1` shows the commands.
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
+ifeq ($(V),1)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+else
+	@echo "  CC    $<"
+	@$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+endif
 
 clean:
 	rm -rf build build-asan

@@ -15,10 +15,14 @@ for list in "$@"; do
 done
 [[ ${#want[@]} -gt 0 ]] || exit 0
 
+# A name an installed package provides counts as installed (nodejs from
+# another archive provides npm, and would conflict with Debian's npm).
+provided=" $(dpkg-query -W -f='${db:Status-Status} ${Provides}\n' 2>/dev/null |
+  sed -n 's/^installed //p' | tr ',' '\n' | sed 's/ *(.*//; s/^ *//' | tr '\n' ' ') "
 missing=()
 for pkg in "${want[@]}"; do
   status=$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null || true)
-  [[ "$status" == installed ]] || missing+=("$pkg")
+  [[ "$status" == installed || "$provided" == *" $pkg "* ]] || missing+=("$pkg")
 done
 [[ ${#missing[@]} -gt 0 ]] || exit 0
 

@@ -14,7 +14,7 @@ unit_only=0
 if [[ "${1:-}" == --unit-only ]]; then unit_only=1; shift; fi
 build=${1:-build}
 
-total=0 passed=0 failed=0 suites=0
+total=0 passed=0 failed=0 skipped=0 suites=0
 failed_suites=()
 
 count_cmocka() {  # $1 = output file; adds to totals from cmocka's summary
@@ -35,11 +35,13 @@ count_pytest() {  # $1 = output file; pytest's "N passed, M failed" line
   total=$((total + p + f)); passed=$((passed + p)); failed=$((failed + f))
 }
 
-count_tap() {
-  local ok nok
+count_tap() {  # "ok ... # SKIP why" lines count as skipped, not passed
+  local ok nok skip
   ok=$(grep -c '^ok ' "$1" || true)
   nok=$(grep -c '^not ok ' "$1" || true)
-  total=$((total + ok + nok)); passed=$((passed + ok)); failed=$((failed + nok))
+  skip=$(grep -cE '^ok .*# SKIP' "$1" || true)
+  total=$((total + ok + nok)); passed=$((passed + ok - skip)); failed=$((failed + nok))
+  skipped=$((skipped + skip))
 }
 
 out=$(mktemp)
@@ -78,13 +80,30 @@ if [[ $unit_only -eq 0 ]]; then
     count_pytest "$out"
     [[ $rc -eq 0 ]] || failed_suites+=("tests/e2e")
   fi
+  # The dashboard in headless Chromium (tests/browser, TAP from node; it
+  # skips itself only when Chromium cannot run). `make deps` installs it.
+  if [[ -f tests/browser/test_dashboard.mjs ]]; then
+    suites=$((suites + 1))
+    echo "== tests/browser"
+    if [[ -d tests/browser/node_modules ]] && command -v node >/dev/null; then
+      SLAQ_BUILD="$build" node tests/browser/test_dashboard.mjs 2>&1 | tee "$out"
+      rc=${PIPESTATUS[0]}
+    else
+      echo "not ok 1 - tests/browser needs node and tests/browser/node_modules (run make deps)" | tee "$out"
+      rc=1
+    fi
+    count_tap "$out"
+    [[ $rc -eq 0 ]] || failed_suites+=("tests/browser")
+  fi
 fi
 
 echo
+skipped_note=""
+[[ $skipped -eq 0 ]] || skipped_note=", $skipped skipped"
 if [[ ${#failed_suites[@]} -eq 0 && $failed -eq 0 && $suites -gt 0 ]]; then
-  echo "[==========] slaq: $suites suites, $total tests, $passed passed, 0 failed"
+  echo "[==========] slaq: $suites suites, $total tests, $passed passed, 0 failed${skipped_note}"
   exit 0
 fi
 echo "failing suites: ${failed_suites[*]:-none}"
-echo "[==========] slaq: $suites suites, $total tests, $passed passed, $failed failed"
+echo "[==========] slaq: $suites suites, $total tests, $passed passed, $failed failed${skipped_note}"
 exit 1

@@ -3,3 +3,6 @@
 UNIT_SRCS   := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_TESTS  += $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 UNIT_LDLIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null) -lm
+
+# test_alloc counts every allocation libslaq makes.
+$(BUILD)/tests/test_alloc: LDFLAGS += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc

@@ -79,18 +79,6 @@ static void stats(double *v, int n, double *med, double *p99)
     *p99 = v[r < 0 ? 0 : r];
 }
 
-static int parse_pos(const char *cmd, const char *opt, const char *s,
-                     double *out)
-{
-    char *end;
-    *out = strtod(s, &end);
-    if (*end || !(*out > 0) || !isfinite(*out)) {
-        cli_error(cmd, "%s: expected a positive number, got '%s'", opt, s);
-        return -1;
-    }
-    return 0;
-}
-
 static int bench_sched(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -115,12 +103,12 @@ static int bench_sched(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
-        case 'n': bad = parse_pos("bench", "--jobs", optarg, &jobs); break;
-        case 'c': bad = parse_pos("bench", "--cores", optarg, &cores); break;
-        case 'H': bad = parse_pos("bench", "--history", optarg, &hist); break;
-        case 'e': bad = parse_pos("bench", "--epochs", optarg, &epochs); break;
-        case 'u': bad = parse_pos("bench", "--unit", optarg, &unit); break;
-        case 's': bad = parse_pos("bench", "--seed", optarg, &seed); break;
+        case 'n': bad = cli_parse_positive("bench", "--jobs", optarg, &jobs); break;
+        case 'c': bad = cli_parse_positive("bench", "--cores", optarg, &cores); break;
+        case 'H': bad = cli_parse_positive("bench", "--history", optarg, &hist); break;
+        case 'e': bad = cli_parse_positive("bench", "--epochs", optarg, &epochs); break;
+        case 'u': bad = cli_parse_positive("bench", "--unit", optarg, &unit); break;
+        case 's': bad = cli_parse_positive("bench", "--seed", optarg, &seed); break;
         case 'P':
             if (slaq_policy_parse(optarg, &cfg.policy)) {
                 cli_error("bench", "--policy: unknown policy '%s'", optarg);

@@ -36,8 +36,14 @@ int cmd_status(int argc, char **argv);
 void cli_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Parses a comma-separated list of positive integers into out (at most
- * max); returns the count, or -1 on a malformed list. */
-int cli_parse_int_list(const char *s, int *out, int max);
+/* Parses option `opt`'s value s as a positive finite number into *out;
+ * on failure prints "slaq CMD: OPT: expected a positive number, got 'S'"
+ * and returns -1. */
+int cli_parse_positive(const char *cmd, const char *opt, const char *s,
+                       double *out);
+
+/* Parses a comma-separated list of positive finite numbers into out (at
+ * most max); returns the count, or -1 on a malformed list. */
+int cli_parse_list(const char *s, double *out, int max);
 
 #endif

@@ -1,6 +1,7 @@
 /*
  * main.c — the slaq command: dispatch to one subcommand per file.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,15 +47,28 @@ void cli_error(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-int cli_parse_int_list(const char *s, int *out, int max)
+int cli_parse_positive(const char *cmd, const char *opt, const char *s,
+                       double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v > 0) || !isfinite(v)) {
+        cli_error(cmd, "%s: expected a positive number, got '%s'", opt, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int cli_parse_list(const char *s, double *out, int max)
 {
     int n = 0;
     while (*s) {
         char *end;
-        long v = strtol(s, &end, 10);
-        if (end == s || v <= 0 || v > 1000000 || n == max)
+        double v = strtod(s, &end);
+        if (end == s || !(v > 0) || !isfinite(v) || n == max)
             return -1;
-        out[n++] = (int)v;
+        out[n++] = v;
         if (*end == ',')
             end++;
         else if (*end)

@@ -4,6 +4,7 @@
  */
 #include <getopt.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,7 +53,14 @@ int cmd_predict_eval(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'H':
-            nh = cli_parse_int_list(optarg, horizons, MAX_H);
+            double hv[MAX_H];
+            nh = cli_parse_list(optarg, hv, MAX_H);
+            for (int i = 0; i < nh; i++) {
+                if (hv[i] != floor(hv[i]) || hv[i] > 1e6)
+                    nh = -1;
+                else
+                    horizons[i] = (int)hv[i];
+            }
             if (nh < 0) {
                 cli_error(argv[0], "--horizons: expected positive integers "
                                    "separated by commas, got '%s'", optarg);

@@ -15,7 +15,8 @@
  *   api.c      requests shared by the socket and HTTP       api_
  *   enforce.c  CPU quota backends                           enf_
  *   store.c    SQLite persistence                           store_
- *   http.c     the HTTP API (libmicrohttpd)                 http_
+ *   http.c     the HTTP API and the dashboard (libmicrohttpd) http_
+ *   trace.c    timeline, forecast and predictor-error views trace_
  */
 #ifndef SLAQ_DAEMON_H
 #define SLAQ_DAEMON_H
@@ -32,6 +33,7 @@
 #define SD_MAX_WBUF (4 * 1024 * 1024) /* unread output before a drop */
 #define SD_TICK_S 0.05                /* flush / enforcement tick */
 #define SD_SPARK 32                   /* allocation samples kept per job */
+#define SD_TRACE_FRAMES 256           /* timeline frames kept (trace.c) */
 
 typedef struct sd_daemon sd_daemon;
 
@@ -117,6 +119,11 @@ typedef struct sd_job {
     int sig_stopped;
     int sig_seen;         /* sig_cpu_prev holds a measurement */
     int cg_ready;         /* a cgroup exists for it */
+    /* predictor error (trace.c): |forecast − reported| / (L(0) − min L)
+     * of the forecast fitted at one epoch, on the reports of the next */
+    int fc_ready;         /* its forecast was fitted on >= 2 reports */
+    double pe_sum;
+    uint64_t pe_n;
 } sd_job;
 
 /* ----------------------------------------------------------- connections */
@@ -149,6 +156,20 @@ typedef struct sd_enforcer {
     char detail[256];     /* what was detected, for the start-up log */
 } sd_enforcer;
 
+/* -------------------------------------------------------------- timeline */
+
+typedef struct sd_sample {
+    int64_t id;
+    float norm;           /* normalised loss, NAN before two reports */
+    float cores;
+} sd_sample;
+
+typedef struct sd_frame {
+    double t;             /* the epoch's wall-clock time */
+    size_t n;
+    sd_sample *s;         /* one per job active in that epoch */
+} sd_frame;
+
 /* -------------------------------------------------------------- the state */
 
 typedef struct sd_store sd_store;
@@ -175,6 +196,12 @@ struct sd_daemon {
     double epoch_ms_sum, core_ms_sum;    /* over epochs with jobs ... */
     uint64_t busy_epochs;                /* ... counted here */
     uint64_t reports_total, errors_total;
+    double pe_sum;        /* predictor error over all jobs (trace.c) */
+    uint64_t pe_n;
+    sd_frame trace[SD_TRACE_FRAMES]; /* the timeline, oldest first */
+    size_t ntrace;
+    unsigned trace_stride; /* record every stride-th epoch (0 = 1) */
+    uint64_t trace_skip;
     double started;
     int quit;
 };
@@ -278,6 +305,34 @@ json_t *store_reports_json(sd_store *s, int64_t job, size_t max);
 json_t *store_allocs_json(sd_store *s, int64_t job, size_t max);
 json_t *store_events_json(sd_store *s, int64_t job, size_t max);
 const char *store_errmsg(sd_store *s);
+
+/* trace.c */
+/* Before slaq_sched_epoch: scores each job's forecast against the reports
+ * that arrived since it was fitted. */
+void trace_before_epoch(sd_daemon *d);
+/* After the epoch's allocations are applied: records a timeline frame. */
+void trace_after_epoch(sd_daemon *d, double now);
+void trace_free(sd_daemon *d);
+/* GET /api/timeline: {"t":[...], "jobs":{ID:{"id","name","norm_loss":[...],
+ * "cores":[...]}}, "stride_epochs":N}, the series aligned with t, only the
+ * frames after `since` (wall-clock seconds; 0: all). New reference. */
+json_t *trace_timeline_json(sd_daemon *d, double since);
+/* GET /api/jobs/ID/forecast: the job's reports and its forecast ahead. */
+json_t *trace_forecast_json(sd_daemon *d, const sd_job *j);
+/* Predicted seconds until the job's loss has fallen by 90 % of its
+ * predicted total reduction at its current allocation: 0 if it has, NAN if
+ * unknown (inactive, fewer than two reports), INFINITY if never. */
+double trace_eta90(const sd_job *j);
+
+/* The dashboard's files, embedded at build time (web/, scripts/embed-web.sh). */
+typedef struct sd_asset {
+    const char *path;     /* URL path, e.g. "/app.js" */
+    const char *type;     /* Content-Type */
+    const unsigned char *data;
+    size_t len;
+} sd_asset;
+extern const sd_asset sd_assets[];
+extern const size_t sd_nassets;
 
 /* http.c */
 int http_start(sd_daemon *d, const char *addr, char *err, size_t errlen);

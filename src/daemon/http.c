@@ -1,6 +1,6 @@
 /*
- * http.c — slaqd's HTTP API (libmicrohttpd), read-only JSON for dashboards
- * and `curl`.
+ * http.c — slaqd's HTTP side (libmicrohttpd): the dashboard page, read-only
+ * JSON for it and for `curl`, and Prometheus metrics.
  *
  * libmicrohttpd runs without threads of its own: it keeps an epoll set
  * whose descriptor sits in slaqd's loop, and MHD_run() is called when that
@@ -15,8 +15,19 @@
  *   GET /api/jobs          as `slaq ls --json`
  *   GET /api/jobs/ID       as `slaq show ID --json`
  *   GET /api/policy        the current policy
+ *   GET /api/timeline[?since=T]  every job's normalised loss and cores
+ *                          over time (the frames after T)
+ *   GET /api/jobs/ID/forecast  the job's reports and its forecast ahead
+ *   GET /metrics           Prometheus text format
+ *   GET /, /app.js, ...    the dashboard (web/, compiled in)
+ *   GET /chart.js          Chart.js, read from Debian's libjs-chart.js
+ *
+ * The page's own files are embedded in the binary, so an installed slaqd
+ * needs no source tree; Chart.js stays Debian's file (its security updates
+ * apply without rebuilding slaqd) and is read when asked for.
  */
 #include <arpa/inet.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -24,6 +35,9 @@
 #include <string.h>
 
 #include "daemon/daemon.h"
+
+/* Where Debian's libjs-chart.js installs the minified Chart.js. */
+#define HTTP_CHARTJS "/usr/share/javascript/chart.js/chart.min.js"
 
 static enum MHD_Result reply(struct MHD_Connection *con, unsigned status,
                              json_t *body)
@@ -47,6 +61,215 @@ static enum MHD_Result reply(struct MHD_Connection *con, unsigned status,
     return rc;
 }
 
+static enum MHD_Result reply_bytes(struct MHD_Connection *con,
+                                   unsigned status, const char *type,
+                                   void *data, size_t len,
+                                   enum MHD_ResponseMemoryMode mode)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, data, mode);
+    if (!r) {
+        if (mode == MHD_RESPMEM_MUST_FREE)
+            free(data);
+        return MHD_NO;
+    }
+    MHD_add_response_header(r, "Content-Type", type);
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    enum MHD_Result rc = MHD_queue_response(con, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static enum MHD_Result reply_text(struct MHD_Connection *con, unsigned status,
+                                  const char *text)
+{
+    return reply_bytes(con, status, "text/plain; charset=utf-8",
+                       (void *)text, strlen(text), MHD_RESPMEM_MUST_COPY);
+}
+
+/* Chart.js from the Debian package, read per request (a browser asks once
+ * per page load). Missing: a 404 that says which package provides it. */
+static enum MHD_Result serve_chartjs(sd_daemon *d, struct MHD_Connection *con)
+{
+    FILE *f = fopen(HTTP_CHARTJS, "rb");
+    char *buf = NULL;
+    long len = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 &&
+        fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)len + 1)) &&
+        fread(buf, 1, (size_t)len, f) == (size_t)len) {
+        fclose(f);
+        return reply_bytes(con, MHD_HTTP_OK,
+                           "text/javascript; charset=utf-8", buf,
+                           (size_t)len, MHD_RESPMEM_MUST_FREE);
+    }
+    if (f)
+        fclose(f);
+    free(buf);
+    sd_log(d, 0, "dashboard: cannot read %s (install the libjs-chart.js "
+                 "package): the page's charts are off", HTTP_CHARTJS);
+    return reply_text(con, MHD_HTTP_NOT_FOUND,
+                      "Chart.js is missing: slaqd reads it from "
+                      HTTP_CHARTJS ", which Debian's libjs-chart.js package "
+                      "installs (apt-get install libjs-chart.js).\n");
+}
+
+/* Writes s as a Prometheus label value (backslash, quote, newline escaped). */
+static void prom_label(FILE *f, const char *s)
+{
+    for (; s && *s; s++) {
+        if (*s == '\\' || *s == '"') {
+            fputc('\\', f);
+            fputc(*s, f);
+        } else if (*s == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void prom_head(FILE *f, const char *name, const char *type,
+                      const char *help)
+{
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* One gauge or counter per job: NAME{job="ID",name="NAME"} VALUE. */
+static void prom_job(FILE *f, const char *name, const sd_job *j, double v)
+{
+    fprintf(f, "%s{job=\"%lld\",name=\"", name, (long long)j->id);
+    prom_label(f, j->name);
+    fprintf(f, "\"} %.17g\n", v);
+}
+
+/* GET /metrics: the Prometheus text exposition format (version 0.0.4). */
+static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return MHD_NO;
+    const slaq_sched_config *c = slaq_sched_get_config(d->sched);
+    size_t count[SD_LOST + 1] = {0};
+    for (size_t i = 0; i < d->njobs; i++)
+        if (d->jobs[i])
+            count[d->jobs[i]->state]++;
+    prom_head(f, "slaq_jobs", "gauge", "Jobs by state.");
+    for (int st = SD_RUNNING; st <= SD_LOST; st++)
+        fprintf(f, "slaq_jobs{state=\"%s\"} %zu\n",
+                sd_state_name((sd_state)st), count[st]);
+    prom_head(f, "slaq_cores", "gauge", "Cores slaqd divides.");
+    fprintf(f, "slaq_cores %.17g\n", c->cores);
+    prom_head(f, "slaq_policy_info", "gauge", "The policy in force (1).");
+    fprintf(f, "slaq_policy_info{policy=\"%s\"} 1\n",
+            slaq_policy_name(c->policy));
+    size_t n = slaq_sched_count(d->sched);
+    prom_head(f, "slaq_job_cores", "gauge",
+              "Cores allocated to each active job by the last epoch.");
+    for (size_t i = 0; i < n; i++) {
+        const sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        prom_job(f, "slaq_job_cores", j, j->alloc);
+    }
+    prom_head(f, "slaq_job_reports_total", "counter",
+              "Iteration reports accepted from each active job.");
+    for (size_t i = 0; i < n; i++) {
+        const sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        prom_job(f, "slaq_job_reports_total", j, (double)j->nreports);
+    }
+    prom_head(f, "slaq_reports_total", "counter",
+              "Iteration reports accepted since slaqd started.");
+    fprintf(f, "slaq_reports_total %llu\n",
+            (unsigned long long)d->reports_total);
+    prom_head(f, "slaq_report_errors_total", "counter",
+              "Messages refused since slaqd started.");
+    fprintf(f, "slaq_report_errors_total %llu\n",
+            (unsigned long long)d->errors_total);
+    prom_head(f, "slaq_epochs_total", "counter", "Scheduling epochs run.");
+    fprintf(f, "slaq_epochs_total %llu\n", (unsigned long long)d->epoch_no);
+    prom_head(f, "slaq_epoch_interval_seconds", "gauge",
+              "The scheduling epoch T.");
+    fprintf(f, "slaq_epoch_interval_seconds %.17g\n", c->epoch_s);
+    prom_head(f, "slaq_epoch_duration_seconds", "gauge",
+              "Time slaqd spent in the last epoch (core and applying).");
+    fprintf(f, "slaq_epoch_duration_seconds %.17g\n", d->epoch_ms_last / 1e3);
+    prom_head(f, "slaq_epoch_duration_seconds_max", "gauge",
+              "Longest epoch since slaqd started.");
+    fprintf(f, "slaq_epoch_duration_seconds_max %.17g\n",
+            d->epoch_ms_max / 1e3);
+    prom_head(f, "slaq_epoch_core_seconds", "gauge",
+              "Time the core's slaq_sched_epoch took in the last epoch.");
+    fprintf(f, "slaq_epoch_core_seconds %.17g\n", d->core_ms_last / 1e3);
+    prom_head(f, "slaq_predictor_error", "gauge",
+              "Mean absolute error of forecasts one epoch ahead, over every "
+              "report since start, in units of the job's loss range "
+              "L(0) - min L.");
+    fprintf(f, "slaq_predictor_error %.17g\n",
+            d->pe_n ? d->pe_sum / (double)d->pe_n : 0.0);
+    prom_head(f, "slaq_predictor_errors_total", "counter",
+              "Reports the forecast error was measured on.");
+    fprintf(f, "slaq_predictor_errors_total %llu\n",
+            (unsigned long long)d->pe_n);
+    prom_head(f, "slaq_job_predictor_error", "gauge",
+              "Per active job: mean absolute error of its forecasts one "
+              "epoch ahead, in units of its loss range.");
+    for (size_t i = 0; i < n; i++) {
+        const sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        if (j->pe_n)
+            prom_job(f, "slaq_job_predictor_error", j,
+                     j->pe_sum / (double)j->pe_n);
+    }
+    if (fclose(f) != 0) {
+        free(buf);
+        return MHD_NO;
+    }
+    return reply_bytes(con, MHD_HTTP_OK, "text/plain; version=0.0.4; "
+                       "charset=utf-8", buf, len, MHD_RESPMEM_MUST_FREE);
+}
+
+/* GET /api/timeline[?since=T]: a page that polls asks only for the frames
+ * after the last one it has, so a large timeline is not rebuilt on slaqd's
+ * loop every second for every browser. */
+static enum MHD_Result serve_timeline(sd_daemon *d, struct MHD_Connection *con)
+{
+    const char *v = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND,
+                                                "since");
+    double since = 0;
+    if (v) {
+        char *end;
+        since = strtod(v, &end);
+        if (end == v || *end || !isfinite(since))
+            return reply(con, MHD_HTTP_BAD_REQUEST,
+                         api_error("bad_request", "since=%.40s: expected a "
+                                   "time in seconds", v));
+    }
+    return reply(con, MHD_HTTP_OK, trace_timeline_json(d, since));
+}
+
+/* A compiled-in dashboard file, or NULL. */
+static const sd_asset *asset_find(const char *url)
+{
+    if (!strcmp(url, "/"))
+        url = "/index.html";
+    for (size_t i = 0; i < sd_nassets; i++)
+        if (!strcmp(sd_assets[i].path, url))
+            return &sd_assets[i];
+    return NULL;
+}
+
+/* GET /api/jobs/ID/forecast; 404 for an unknown job or sub-path. */
+static enum MHD_Result serve_forecast(sd_daemon *d, struct MHD_Connection *con,
+                                      const char *url)
+{
+    char *end;
+    long long id = strtoll(url + 10, &end, 10);
+    sd_job *j = end != url + 10 && !strcmp(end, "/forecast") && id > 0
+                    ? job_get(d, id) : NULL;
+    if (!j)
+        return reply(con, MHD_HTTP_NOT_FOUND,
+                     api_error("unknown_job", "no job with id %.40s",
+                               url + 10));
+    return reply(con, MHD_HTTP_OK, trace_forecast_json(d, j));
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *con,
                                   const char *url, const char *method,
                                   const char *version, const char *upload,
@@ -63,6 +286,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con,
                                "slaq command (the Unix socket) to change "
                                "anything"));
     }
+    const sd_asset *a = asset_find(url);
+    if (a)
+        return reply_bytes(con, MHD_HTTP_OK, a->type, (void *)a->data,
+                           a->len, MHD_RESPMEM_PERSISTENT);
+    if (!strcmp(url, "/chart.js"))
+        return serve_chartjs(d, con);
+    if (!strcmp(url, "/metrics"))
+        return serve_metrics(d, con);
+    if (!strcmp(url, "/api/timeline"))
+        return serve_timeline(d, con);
+    if (!strncmp(url, "/api/jobs/", 10) && strchr(url + 10, '/'))
+        return serve_forecast(d, con, url);
     json_t *req = NULL;
     if (!strcmp(url, "/api/status"))
         req = json_pack("{s:s}", "type", "status");

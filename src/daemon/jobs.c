@@ -593,6 +593,7 @@ void job_epoch(sd_daemon *d)
     d->epoch_no++;
     size_t n = slaq_sched_count(d->sched);
     if (n > 0) {
+        trace_before_epoch(d);
         int rc = slaq_sched_epoch(d->sched, now);
         d->core_ms_last = (sd_mono() - t0) * 1e3;
         if (d->core_ms_last > d->core_ms_max)
@@ -618,6 +619,7 @@ void job_epoch(sd_daemon *d)
         else if (j->max_time > 0 && now - j->started >= j->max_time)
             job_stop(d, j, "max_time");
     }
+    trace_after_epoch(d, now);
     double ms = (sd_mono() - t0) * 1e3;
     sd_log(d, 2, "epoch %llu: %zu jobs, %.3f ms (core %.3f ms)",
            (unsigned long long)d->epoch_no, n, ms, d->core_ms_last);
@@ -788,6 +790,9 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
         json_object_set_new(o, "reduction", json_real(red));
         json_object_set_new(o, "norm_loss", json_real(1 - red));
         json_object_set_new(o, "gain", num_or_null(slaq_job_gain(j->sj)));
+        json_object_set_new(o, "eta90_s", num_or_null(trace_eta90(j)));
+        json_object_set_new(o, "predictor_error", j->pe_n ? json_real(
+                                j->pe_sum / (double)j->pe_n) : json_null());
         json_object_set_new(o, "throttled",
                             json_boolean(slaq_job_throttled(j->sj)));
         size_t len = slaq_history_len(h);

@@ -461,6 +461,7 @@ out:
     if (d->store)
         store_flush(d->store);
     job_free_all(d);
+    trace_free(d);
     enf_shutdown(d);
     store_close(d->store);
     slaq_sched_free(d->sched);

@@ -1,7 +1,10 @@
 # slaqd: the scheduler daemon (event loop, job processes, enforcement,
 # SQLite persistence, HTTP API). Links libslaq for every scheduling decision.
 DAEMON_SRCS   := $(sort $(wildcard src/daemon/*.c))
-DAEMON_OBJS   := $(call OBJ,$(DAEMON_SRCS))
+# The dashboard (web/) is compiled in: a generated source holds its files.
+WEB_FILES     := $(sort $(wildcard web/*.html web/*.js web/*.css web/*.svg))
+WEB_ASSETS_C  := $(BUILD)/gen/web_assets.c
+DAEMON_OBJS   := $(call OBJ,$(DAEMON_SRCS) $(WEB_ASSETS_C))
 SLAQD         := $(BUILD)/bin/slaqd
 DAEMON_LDLIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd sqlite3 jansson 2>/dev/null)
 PC_PKGS       += libmicrohttpd sqlite3
@@ -10,6 +13,11 @@ PROGRAMS      += $(SLAQD)
 $(SLAQD): $(DAEMON_OBJS) $(LIBSLAQ_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $(DAEMON_OBJS) $(LIBSLAQ_A) $(DAEMON_LDLIBS) $(LIB_LDLIBS)
+
+$(WEB_ASSETS_C): $(WEB_FILES) scripts/embed-web.sh
+	@mkdir -p $(dir $@)
+	@echo "  GEN   $@"
+	@scripts/embed-web.sh $@ $(WEB_FILES)
 
 # bench/daemon: the load generator that measures slaqd (bench/daemon/run.sh).
 LOADGEN  := $(BUILD)/bin/slaq-loadgen

@@ -176,36 +176,6 @@ typedef struct run {
     sim_summary sum;
 } run;
 
-static int parse_double_list(const char *s, double *out, int max)
-{
-    int n = 0;
-    while (*s) {
-        char *end;
-        double v = strtod(s, &end);
-        if (end == s || !(v > 0) || !isfinite(v) || n == max)
-            return -1;
-        out[n++] = v;
-        if (*end == ',')
-            end++;
-        else if (*end)
-            return -1;
-        s = end;
-    }
-    return n > 0 ? n : -1;
-}
-
-static int parse_positive(const char *opt, const char *s, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || *end || !(v > 0) || !isfinite(v)) {
-        cli_error("sim", "%s: expected a positive number, got '%s'", opt, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 /* Splits the --compare list (or the single --policy) into runs. */
 static int parse_runs(const char *list, slaq_predictor_kind pred, run *runs,
                       int *nruns)
@@ -331,23 +301,23 @@ int cmd_sim(int argc, char **argv)
         case 'n': plots = 0; break;
         case 'q': quiet = 1; break;
         case 'c':
-            if (parse_positive("--cores", optarg, &cores))
+            if (cli_parse_positive("sim", "--cores", optarg, &cores))
                 return EXIT_USAGE;
             break;
         case 'e':
-            if (parse_positive("--epoch", optarg, &epoch))
+            if (cli_parse_positive("sim", "--epoch", optarg, &epoch))
                 return EXIT_USAGE;
             break;
         case 'u':
-            if (parse_positive("--unit", optarg, &unit))
+            if (cli_parse_positive("sim", "--unit", optarg, &unit))
                 return EXIT_USAGE;
             break;
         case 'd':
-            if (parse_positive("--default-iter-cpu", optarg, &iter_cpu))
+            if (cli_parse_positive("sim", "--default-iter-cpu", optarg, &iter_cpu))
                 return EXIT_USAGE;
             break;
         case 's':
-            nsweep = parse_double_list(optarg, sweep, MAX_SWEEP);
+            nsweep = cli_parse_list(optarg, sweep, MAX_SWEEP);
             if (nsweep < 0) {
                 cli_error("sim", "--sweep-interarrival: expected a list of "
                           "positive numbers like 2,4,6, got '%s'", optarg);

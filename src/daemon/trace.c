@@ -1,0 +1,245 @@
+/*
+ * trace.c — what the dashboard and /metrics show that no single request
+ * holds: every job's normalised loss and cores over time, how far off each
+ * job's forecast turned out to be, its forecast ahead of it, and the
+ * predicted time until it reaches 90 % of its loss reduction.
+ *
+ * Every number here comes from the core (slaq_job_reduction,
+ * slaq_predictor_loss, slaq_forecast_loss, slaq_runtime_iter_time); this
+ * file only samples, keeps and evaluates them.
+ *
+ * The timeline is a fixed ring of SD_TRACE_FRAMES frames, one per recorded
+ * epoch, each holding every active job's (id, normalised loss, cores). When
+ * it fills, every other frame is dropped and only every second epoch is
+ * recorded from then on, so the timeline always spans slaqd's whole life at
+ * a resolution that halves as it grows, in bounded memory, and all jobs
+ * share the same time points (the dashboard stacks cores by time).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/daemon.h"
+
+static json_t *num_or_null(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* The job's normalised loss now, 1 − predicted reduction so far; NAN
+ * until it has reported twice (before that the core has no reduction). */
+static double norm_loss(const sd_job *j)
+{
+    if (!j->sj || slaq_history_total(slaq_job_history(j->sj)) < 2)
+        return NAN;
+    return 1 - slaq_job_reduction(j->sj);
+}
+
+void trace_before_epoch(sd_daemon *d)
+{
+    for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
+        slaq_job *sj = slaq_sched_job(d->sched, i);
+        sd_job *j = slaq_job_user(sj);
+        if (!j->fc_ready)
+            continue;
+        /* The forecast in force was fitted at the last epoch; score it
+         * against every report that arrived since. */
+        const slaq_history *h = slaq_job_history(sj);
+        const slaq_forecast *f =
+            slaq_predictor_forecast(slaq_job_predictor(sj));
+        double span = slaq_history_first_loss(h) - slaq_history_min_loss(h);
+        if (!(span > 0))
+            continue;
+        for (size_t k = slaq_history_len(h); k-- > 0;) {
+            const slaq_report *r = slaq_history_at(h, k);
+            if ((double)r->iter <= f->k0)
+                break;
+            double e = fabs(slaq_forecast_loss(f, (double)r->iter) - r->loss) /
+                       span;
+            if (!isfinite(e))
+                continue;
+            j->pe_sum += e;
+            j->pe_n++;
+            d->pe_sum += e;
+            d->pe_n++;
+        }
+    }
+}
+
+static void frame_free(sd_frame *f)
+{
+    free(f->s);
+    f->s = NULL;
+    f->n = 0;
+}
+
+/* Halves the ring: keeps frames 0, 2, 4, ... and records half as often. */
+static void trace_thin(sd_daemon *d)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < d->ntrace; i++) {
+        if (i % 2) {
+            frame_free(&d->trace[i]);
+            continue;
+        }
+        d->trace[kept++] = d->trace[i];
+    }
+    d->ntrace = kept;
+    d->trace_stride *= 2;
+}
+
+void trace_after_epoch(sd_daemon *d, double now)
+{
+    size_t n = slaq_sched_count(d->sched);
+    for (size_t i = 0; i < n; i++) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        j->fc_ready = slaq_history_total(slaq_job_history(j->sj)) >= 2;
+    }
+    /* Idle stretches add nothing after the frame that ends the curves. */
+    if (n == 0 && (d->ntrace == 0 || d->trace[d->ntrace - 1].n == 0))
+        return;
+    if (d->trace_stride == 0)
+        d->trace_stride = 1;
+    if (d->trace_skip++ % d->trace_stride)
+        return;
+    if (d->ntrace == SD_TRACE_FRAMES)
+        trace_thin(d);
+    sd_sample *s = n ? malloc(n * sizeof *s) : NULL;
+    if (n && !s)
+        return; /* out of memory: this epoch is missing from the timeline */
+    for (size_t i = 0; i < n; i++) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        s[i] = (sd_sample){.id = j->id, .norm = (float)norm_loss(j),
+                           .cores = (float)j->alloc};
+    }
+    d->trace[d->ntrace++] = (sd_frame){.t = now, .n = n, .s = s};
+}
+
+void trace_free(sd_daemon *d)
+{
+    for (size_t i = 0; i < d->ntrace; i++)
+        frame_free(&d->trace[i]);
+    d->ntrace = 0;
+}
+
+json_t *trace_timeline_json(sd_daemon *d, double since)
+{
+    json_t *t = json_array(), *jobs = json_object();
+    char key[32];
+    size_t first = 0;
+    while (first < d->ntrace && d->trace[first].t <= since)
+        first++;
+    size_t nout = d->ntrace - first;
+    for (size_t i = 0; i < nout; i++) {
+        const sd_frame *f = &d->trace[first + i];
+        json_array_append_new(t, json_real(f->t));
+        for (size_t k = 0; k < f->n; k++) {
+            snprintf(key, sizeof key, "%lld", (long long)f->s[k].id);
+            json_t *o = json_object_get(jobs, key);
+            if (!o) {
+                const sd_job *j = job_get(d, f->s[k].id);
+                o = json_pack("{s:I, s:s, s:[], s:[]}", "id",
+                              (json_int_t)f->s[k].id, "name",
+                              j && j->name ? j->name : "", "norm_loss",
+                              "cores");
+                json_object_set_new(jobs, key, o);
+            }
+            /* Series are aligned with "t": null where the job was absent. */
+            json_t *nl = json_object_get(o, "norm_loss");
+            json_t *c = json_object_get(o, "cores");
+            while (json_array_size(nl) < i) {
+                json_array_append_new(nl, json_null());
+                json_array_append_new(c, json_null());
+            }
+            json_array_append_new(nl, num_or_null(f->s[k].norm));
+            json_array_append_new(c, json_real(f->s[k].cores));
+        }
+    }
+    const char *key_it;
+    json_t *o;
+    json_object_foreach(jobs, key_it, o) {
+        json_t *nl = json_object_get(o, "norm_loss");
+        json_t *c = json_object_get(o, "cores");
+        while (json_array_size(nl) < nout) {
+            json_array_append_new(nl, json_null());
+            json_array_append_new(c, json_null());
+        }
+    }
+    json_t *r = json_pack("{s:s, s:b}", "type", "result", "ok", 1);
+    json_object_set_new(r, "t", t);
+    json_object_set_new(r, "jobs", jobs);
+    json_object_set_new(r, "stride_epochs", json_integer(d->trace_stride
+                                                             ? d->trace_stride
+                                                             : 1));
+    return r;
+}
+
+double trace_eta90(const sd_job *j)
+{
+    if (!j->sj || slaq_history_total(slaq_job_history(j->sj)) < 2)
+        return NAN;
+    if (slaq_job_reduction(j->sj) >= 0.9)
+        return 0;
+    const slaq_predictor *p = slaq_job_predictor(j->sj);
+    const slaq_forecast *f = slaq_predictor_forecast(p);
+    double span = f->first_loss - f->final_loss;
+    if (!(span > 0))
+        return NAN;
+    double goal = f->first_loss - 0.9 * span;
+    /* The forecast falls monotonically: bracket the crossing by doubling,
+     * then bisect. A forecast that only approaches 90 % too slowly to
+     * reach it in a billion iterations has no finite answer. */
+    double lo = 0, hi = 1;
+    while (slaq_predictor_loss(p, hi) > goal) {
+        lo = hi;
+        hi *= 2;
+        if (hi > 1e9)
+            return INFINITY;
+    }
+    for (int i = 0; i < 40 && hi - lo > 0.5; i++) {
+        double mid = (lo + hi) / 2;
+        if (slaq_predictor_loss(p, mid) > goal)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    double per_iter = slaq_runtime_iter_time(slaq_job_runtime(j->sj),
+                                             j->alloc, 0);
+    return hi * per_iter;
+}
+
+json_t *trace_forecast_json(sd_daemon *d, const sd_job *j)
+{
+    json_t *r = json_pack("{s:s, s:b, s:I, s:s}", "type", "result", "ok", 1,
+                          "job", (json_int_t)j->id, "state",
+                          sd_state_name(j->state));
+    json_t *hist = json_array();
+    json_t *rows = store_reports_json(d->store, j->id, 500);
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row) {
+        json_array_append_new(hist, json_pack(
+            "{s:O, s:O}", "iter", json_array_get(row, 0), "loss",
+            json_array_get(row, 1)));
+    }
+    json_decref(rows);
+    json_object_set_new(r, "history", hist);
+    json_t *ahead = json_array();
+    if (j->sj && slaq_history_total(slaq_job_history(j->sj)) >= 1) {
+        const slaq_predictor *p = slaq_job_predictor(j->sj);
+        const slaq_forecast *f = slaq_predictor_forecast(p);
+        /* As far ahead as the job has come, at least 20 iterations, so
+         * the forecast is visible next to the curve at any scale. */
+        double span = f->k0 > 20 ? f->k0 : 20;
+        for (int k = 0; k <= 60; k++) {
+            double hh = span * k / 60;
+            json_array_append_new(ahead, json_pack(
+                "{s:f, s:o}", "iter", f->k0 + hh, "loss",
+                num_or_null(slaq_predictor_loss(p, hh))));
+        }
+        json_object_set_new(r, "k0", json_real(f->k0));
+        json_object_set_new(r, "final_loss", num_or_null(f->final_loss));
+    }
+    json_object_set_new(r, "forecast", ahead);
+    return r;
+}

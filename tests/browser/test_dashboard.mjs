@@ -1,0 +1,300 @@
+/*
+ * test_dashboard.mjs — slaqd's dashboard in a real browser.
+ *
+ * Starts a real slaqd (on a temporary state directory and a free port) with
+ * real job processes (slaq-toy-job), opens the page in Debian's headless
+ * Chromium driven by playwright-core, and checks what the page draws
+ * against what the API says: the empty state, the charts' Chart.js data,
+ * the job table, a job submitted later appearing, a policy change, and a
+ * job's loss curve with its forecast. Saves screenshots under
+ * BUILD/test-artifacts/.
+ *
+ * Output is TAP ("ok N - ...", "not ok N - ..."), counted by
+ * scripts/run-tests.sh. If Chromium cannot run at all on this machine the
+ * whole file reports one "ok 1 - ... # SKIP reason" line and exits 0.
+ *
+ * Usage: node tests/browser/test_dashboard.mjs   (SLAQ_BUILD = build dir)
+ */
+import {spawn, execFileSync} from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import {fileURLToPath} from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const BUILD = path.resolve(ROOT, process.env.SLAQ_BUILD || 'build');
+const SLAQD = path.join(BUILD, 'bin', 'slaqd');
+const SLAQ = path.join(BUILD, 'bin', 'slaq');
+const TOY = path.join(BUILD, 'bin', 'slaq-toy-job');
+const ARTIFACTS = path.join(BUILD, 'test-artifacts');
+// SLAQ_CHROMIUM names another binary (the skip path is tested with it).
+const CHROMIUM = process.env.SLAQ_CHROMIUM || '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu',
+  '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-proxy-server'];
+
+let n = 0;
+let failures = 0;
+function ok(cond, name, detail) {
+  n++;
+  if (cond) {
+    console.log(`ok ${n} - ${name}`);
+  } else {
+    failures++;
+    console.log(`not ok ${n} - ${name}`);
+    if (detail !== undefined) console.log('#   ' + String(detail).split('\n').join('\n#   '));
+  }
+  return cond;
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function waitFor(pred, what, timeoutMs = 15000) {
+  const end = Date.now() + timeoutMs;
+  let last;
+  for (;;) {
+    try {
+      last = await pred();
+      if (last) return last;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (last: ${last})`);
+    await sleep(100);
+  }
+}
+
+/* ------------------------------------------------------------- slaqd */
+
+class Slaqd {
+  constructor() {
+    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'slaq-browser-'));
+    this.state = path.join(this.dir, 'state');
+    this.sock = path.join(this.state, 'slaq.sock');
+    this.logPath = path.join(this.dir, 'slaqd.log');
+  }
+
+  async start() {
+    const log = fs.openSync(this.logPath, 'a');
+    this.proc = spawn(SLAQD, ['--state-dir', this.state, '--http', '127.0.0.1:0',
+      '--epoch', '0.3', '--grace', '1', '--cores', '2', '--enforce', 'none'],
+    {stdio: ['ignore', log, log]});
+    this.exited = new Promise((r) => this.proc.on('exit', (code) => r(code)));
+    const portFile = path.join(this.state, 'http.port');
+    await waitFor(() => fs.existsSync(this.sock) && fs.existsSync(portFile) &&
+      fs.readFileSync(portFile, 'utf8').trim(), 'slaqd to start');
+    this.base = 'http://127.0.0.1:' + fs.readFileSync(portFile, 'utf8').trim();
+    await waitFor(async () => (await this.api('/api/status')).ok, 'slaqd to answer');
+  }
+
+  async api(p) {
+    const r = await fetch(this.base + p);
+    return r.json();
+  }
+
+  slaq(...args) {
+    return execFileSync(SLAQ, [args[0], '--socket', this.sock, ...args.slice(1)],
+      {encoding: 'utf8', env: {...process.env, SLAQ_SOCKET: ''}}).trim();
+  }
+
+  submit(name, ...jobArgs) {
+    return Number(this.slaq('submit', '--name', name, '--', TOY, ...jobArgs));
+  }
+
+  /* Cancels every active job, waits for them to end, then stops slaqd
+   * (jobs outlive slaqd by design, so they must end first). */
+  async stop() {
+    if (!this.proc) return;
+    try {
+      const jobs = (await this.api('/api/jobs')).jobs;
+      for (const j of jobs) {
+        if (j.state === 'running' || j.state === 'stopping') {
+          try { this.slaq('cancel', String(j.id)); } catch { /* ended meanwhile */ }
+        }
+      }
+      await waitFor(async () => (await this.api('/api/jobs')).jobs.every(
+        (j) => j.state !== 'running' && j.state !== 'stopping'), 'jobs to end', 10000);
+    } catch (e) {
+      console.log('# cleanup: ' + e.message);
+      for (const j of (await this.api('/api/jobs').catch(() => ({jobs: []}))).jobs) {
+        if (j.pid > 0) try { process.kill(-j.pid, 'SIGKILL'); } catch { /* gone */ }
+      }
+    }
+    this.proc.kill('SIGTERM');
+    const code = await this.exited;
+    fs.rmSync(this.dir, {recursive: true, force: true});
+    return code;
+  }
+}
+
+/* ----------------------------------------------------------- browser */
+
+async function launch(userDir) {
+  if (!fs.existsSync(CHROMIUM)) return {skip: `${CHROMIUM} is not installed`};
+  let chromium;
+  try {
+    ({chromium} = await import('playwright-core'));
+  } catch (e) {
+    return {skip: 'playwright-core is not installed (run make deps): ' + e.message};
+  }
+  try {
+    const ctx = await chromium.launchPersistentContext(userDir, {
+      executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS,
+      viewport: {width: 1400, height: 1000}, timeout: 60000});
+    return {ctx};
+  } catch (e) {
+    return {skip: 'chromium cannot run here: ' + e.message.split('\n')[0]};
+  }
+}
+
+/* What the page's Chart.js objects hold, by chart: [{id,label,points}]. */
+function readCharts(page) {
+  return page.evaluate(() => {
+    const out = {};
+    for (const [name, chart] of Object.entries(window.slaqDashboard.charts)) {
+      out[name] = chart.data.datasets.map((d) => ({
+        id: d.slaqId, label: d.label, points: d.data.map((p) => [p.x, p.y])}));
+    }
+    out.updates = window.slaqDashboard.updates;
+    return out;
+  });
+}
+
+/* True when ys (drawn) is the start of want (the API's series, later). */
+function prefixOf(ys, want) {
+  if (ys.length === 0 || ys.length > want.length) return false;
+  return ys.every((y, i) => Math.abs(y - want[i]) <= 1e-6 * Math.max(1, Math.abs(want[i])));
+}
+
+async function main() {
+  console.log('TAP version 13');
+  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'slaq-chromium-'));
+  const b = await launch(userDir);
+  if (b.skip) {
+    console.log('1..1');
+    console.log(`ok 1 - dashboard in a real browser # SKIP ${b.skip}`);
+    fs.rmSync(userDir, {recursive: true, force: true});
+    return 0;
+  }
+  fs.mkdirSync(ARTIFACTS, {recursive: true});
+  const d = new Slaqd();
+  const errors = [];
+  try {
+    await d.start();
+    const page = await b.ctx.newPage();
+    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+    page.on('pageerror', (e) => errors.push(String(e)));
+
+    // An empty slaqd: the page loads, Chart.js is there, the empty state shows.
+    await page.goto(d.base + '/');
+    await page.waitForFunction(() => window.slaqDashboard && window.slaqDashboard.updates > 0);
+    ok(await page.evaluate(() => typeof Chart === 'function'), 'Chart.js is served by slaqd and loads');
+    ok(await page.isVisible('#empty'), 'the empty state shows while there are no jobs');
+    ok((await page.textContent('#policy')) === 'slaq', 'the header shows the policy in force');
+    ok((await page.textContent('#jobs tbody')).includes('No jobs.'), 'the empty table says so');
+    await page.screenshot({path: path.join(ARTIFACTS, 'dashboard-empty.png'), fullPage: true});
+
+    // Three jobs converging at different rates.
+    const ids = [d.submit('fast', '--forever', '--iter-cpu', '0.004', '--rate', '0.08'),
+      d.submit('medium', '--forever', '--iter-cpu', '0.004', '--rate', '0.03'),
+      d.submit('slow', '--forever', '--iter-cpu', '0.004', '--rate', '0.01')];
+    await waitFor(async () => {
+      const c = await readCharts(page);
+      return ids.every((id) => c.loss.some((s) => s.id === id && s.points.length >= 4) &&
+                        c.cores.some((s) => s.id === id && s.points.length >= 4));
+    }, 'every job in both charts', 30000);
+    ok(!(await page.isVisible('#empty')), 'the empty state hides once jobs exist');
+
+    // The charts hold what /api/timeline serves (the API has moved on since
+    // the page drew, so the drawn series must be a prefix of the API's).
+    const drawn = await readCharts(page);
+    const tl = await d.api('/api/timeline');
+    for (const id of ids) {
+      const api = tl.jobs[String(id)];
+      const lossSet = drawn.loss.find((s) => s.id === id);
+      const apiLoss = api.norm_loss.filter((v) => v !== null);
+      ok(prefixOf(lossSet.points.map((p) => p[1]), apiLoss),
+        `job ${id}: the loss chart holds its normalised losses from /api/timeline`,
+        JSON.stringify({drawn: lossSet.points.slice(0, 5), api: apiLoss.slice(0, 5)}));
+      ok(lossSet.points.every((p) => p[1] >= -0.5 && p[1] <= 1.5) &&
+         lossSet.points.at(-1)[1] < lossSet.points[0][1],
+      `job ${id}: its normalised loss falls over time`);
+      const coreSet = drawn.cores.find((s) => s.id === id);
+      ok(prefixOf(coreSet.points.map((p) => p[1]), api.cores.map((v) => v ?? 0)),
+        `job ${id}: the cores chart holds its allocations from /api/timeline`);
+      ok(lossSet.label.includes('#' + id) && lossSet.label.includes(api.name),
+        `job ${id}: the legend names it`);
+    }
+    const times = drawn.cores[0].points.map((p) => p[0]);
+    ok(times.every((t, i) => i === 0 || t > times[i - 1]), 'the time axis increases');
+    const stacked = await page.evaluate(() =>
+      window.slaqDashboard.charts.cores.options.scales.y.stacked === true);
+    ok(stacked, 'the cores chart is stacked');
+    const lastSum = drawn.cores.reduce((s, set) => s + set.points.at(-1)[1], 0);
+    ok(lastSum > 0 && lastSum <= 2 + 1e-6, 'stacked cores never exceed the 2 cores slaqd divides',
+      lastSum);
+
+    // The job table: one row per job with the API's state and numbers.
+    await waitFor(async () => (await page.$$('#jobs tbody tr[data-job]')).length === 3, 'three rows');
+    const rows = await page.$$eval('#jobs tbody tr[data-job]', (trs) => trs.map((tr) => ({
+      id: Number(tr.dataset.job), cells: [...tr.cells].map((c) => c.textContent)})));
+    ok(ids.every((id) => rows.some((r) => r.id === id && r.cells[2] === 'running')),
+      'the table lists every job as running', JSON.stringify(rows));
+    ok(rows.every((r) => Number(r.cells[3]) > 0 && r.cells[4] !== '—' && r.cells[6] !== '—'),
+      'the table shows iterations, loss and cores', JSON.stringify(rows));
+    ok(rows.some((r) => r.cells[7] !== '—') && rows.some((r) => r.cells[8] !== '—'),
+      'the table shows next-epoch gain and time to 90 %', JSON.stringify(rows));
+
+    // A job that appears in the API appears on the page without a reload.
+    const late = d.submit('late-arrival', '--forever', '--iter-cpu', '0.004', '--rate', '0.05');
+    await waitFor(async () => (await d.api('/api/jobs')).jobs.some((j) => j.id === late),
+      'the new job in the API');
+    const seen = await waitFor(async () => {
+      const c = await readCharts(page);
+      const row = await page.$(`#jobs tbody tr[data-job="${late}"]`);
+      return row && c.cores.some((s) => s.id === late) && c.loss.some((s) => s.id === late);
+    }, 'the new job on the page', 15000).catch((e) => e);
+    ok(seen === true, 'a job submitted later appears in the table and both charts', seen);
+    ok(await page.evaluate(() => performance.getEntriesByType('navigation').length === 1),
+      'the page never reloaded');
+
+    // The policy in force updates live.
+    d.slaq('policy', 'fair');
+    const pol = await waitFor(async () => (await page.textContent('#policy')) === 'fair',
+      'the new policy on the page').catch((e) => e);
+    ok(pol === true, 'a policy change shows without a reload', pol);
+
+    // Clicking a job shows its loss curve with the forecast ahead of it.
+    await page.click(`#jobs tbody tr[data-job="${ids[2]}"]`);
+    const det = await waitFor(async () => {
+      const c = await readCharts(page);
+      const rep = c.detail.find((s) => s.id === 'reported');
+      const fc = c.detail.find((s) => s.id === 'forecast');
+      return rep && fc && rep.points.length > 3 && fc.points.length > 3 ? {rep, fc} : null;
+    }, 'the detail chart', 15000);
+    ok(await page.isVisible('#detail'), 'clicking a job opens its detail');
+    const lastIter = det.rep.points.at(-1)[0];
+    ok(det.fc.points[0][0] >= det.rep.points[0][0] &&
+       det.fc.points.at(-1)[0] > lastIter, 'the forecast is drawn ahead of the reported curve',
+    JSON.stringify({lastIter, fc: [det.fc.points[0], det.fc.points.at(-1)]}));
+    const fcApi = await d.api(`/api/jobs/${ids[2]}/forecast`);
+    ok(fcApi.forecast.length > 0 && det.fc.points.every((p) => Number.isFinite(p[1])),
+      'the forecast comes from /api/jobs/ID/forecast');
+    await sleep(1200); // one more refresh, so the screenshot is settled
+    await page.screenshot({path: path.join(ARTIFACTS, 'dashboard.png'), fullPage: true});
+    ok(fs.statSync(path.join(ARTIFACTS, 'dashboard.png')).size > 10000,
+      'a screenshot is saved as build/test-artifacts/dashboard.png');
+    ok(errors.length === 0, 'the page logged no errors', errors.join('\n'));
+  } catch (e) {
+    ok(false, 'the dashboard test ran to the end', e.stack);
+  } finally {
+    await b.ctx.close().catch(() => {});
+    const code = await d.stop().catch((e) => { console.log('# ' + e.message); return -1; });
+    ok(code === 0, 'slaqd exits cleanly', 'exit ' + code);
+    fs.rmSync(userDir, {recursive: true, force: true});
+  }
+  console.log(`1..${n}`);
+  return failures ? 1 : 0;
+}
+
+process.exitCode = await main();

@@ -1,0 +1,187 @@
+"""End-to-end tests of what slaqd serves for its dashboard and for
+monitoring: /metrics (Prometheus text format, checked line by line and
+against the JSON API), /api/timeline, /api/jobs/ID/forecast and the page's
+own files. The page itself is tested in a real browser by tests/browser."""
+
+import json
+import re
+import urllib.error
+import urllib.request
+
+import pytest
+
+from conftest import TOY, wait_for
+
+# Straight to slaqd, whatever proxy the environment names.
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([^}]*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+def get(d, path):
+    r = OPENER.open("http://127.0.0.1:%d%s" % (d.port, path), timeout=10)
+    return r.headers.get("Content-Type"), r.read().decode()
+
+
+def api(d, path):
+    return json.loads(get(d, path)[1])
+
+
+def parse_metrics(text):
+    """Checks the exposition format and returns {(name, labels): value}.
+    Every sample's metric must have a HELP and a TYPE line before it."""
+    helped, typed, samples = set(), {}, {}
+    for line in text.splitlines():
+        if line.startswith("# HELP "):
+            helped.add(line.split()[2])
+            continue
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split()
+            assert kind in ("gauge", "counter"), line
+            typed[name] = kind
+            continue
+        m = SAMPLE.match(line)
+        assert m, "not a Prometheus sample line: %r" % line
+        name, labels, value = m.group(1), m.group(3) or "", m.group(4)
+        assert name in helped and name in typed, "no HELP/TYPE for " + name
+        if typed[name] == "counter":
+            assert name.endswith("_total"), name
+        pairs = tuple(LABEL.findall(labels))
+        assert ",".join('%s="%s"' % p for p in pairs) == labels, line
+        samples[(name, pairs)] = float(value)
+    assert text.endswith("\n")
+    return samples
+
+
+def test_metrics_format_and_values(daemon_factory):
+    d = daemon_factory("--policy", "fair", "--cores", "2")
+    ids = [d.submit(TOY, "--forever", "--iter-cpu", "0.002", name="m%d" % i)
+           for i in range(2)]
+    # A forecast is scored at the epoch after it was fitted.
+    wait_for(lambda: all(d.job(i)["reports"] > 30 and d.job(i)["cores"] > 0
+                         and d.job(i)["predictor_error"] is not None
+                         for i in ids), what="reports and a scored forecast")
+    before = d.request({"type": "status"})
+    ctype, text = get(d, "/metrics")
+    after = d.request({"type": "status"})
+    assert ctype.startswith("text/plain; version=0.0.4")
+    m = parse_metrics(text)
+    assert m[("slaq_jobs", (("state", "running"),))] == 2
+    assert m[("slaq_jobs", (("state", "done"),))] == 0
+    assert m[("slaq_cores", ())] == 2
+    assert m[("slaq_policy_info", (("policy", "fair"),))] == 1
+    for i in ids:
+        key = (("job", str(i)), ("name", "m%d" % (i - 1)))
+        # Fair shares of 2 cores between two jobs.
+        assert m[("slaq_job_cores", key)] == pytest.approx(1.0)
+        assert m[("slaq_job_reports_total", key)] > 30
+        # Forecasts of the toy job's smooth curve are close: well under a
+        # tenth of its loss range one epoch ahead.
+        assert 0 <= m[("slaq_job_predictor_error", key)] < 0.1
+    assert (before["reports_total"] <= m[("slaq_reports_total", ())]
+            <= after["reports_total"])
+    assert before["epoch"] <= m[("slaq_epochs_total", ())] <= after["epoch"]
+    assert m[("slaq_epoch_interval_seconds", ())] == pytest.approx(0.2)
+    assert 0 < m[("slaq_epoch_duration_seconds", ())] < 0.2
+    assert (m[("slaq_epoch_duration_seconds_max", ())]
+            >= m[("slaq_epoch_duration_seconds", ())])
+    assert 0 <= m[("slaq_predictor_error", ())] < 0.1
+    assert m[("slaq_predictor_errors_total", ())] > 0
+
+    d.cli("cancel", str(ids[0]))
+    d.wait_state(ids[0], "cancelled")
+    m = parse_metrics(get(d, "/metrics")[1])
+    assert m[("slaq_jobs", (("state", "cancelled"),))] == 1
+    assert m[("slaq_jobs", (("state", "running"),))] == 1
+    assert not any(k[0] == "slaq_job_cores" and ("job", str(ids[0])) in k[1]
+                   for k in m)
+
+
+def test_metrics_escape_label_values(slaqd):
+    jid = slaqd.submit(TOY, "--forever", "--iter-cpu", "0.002",
+                       name='say "hi" \\ there')
+    wait_for(lambda: slaqd.job(jid)["cores"] > 0, what="an allocation")
+    m = parse_metrics(get(slaqd, "/metrics")[1])
+    assert any(k[0] == "slaq_job_cores" and
+               ("name", 'say \\"hi\\" \\\\ there') in k[1] for k in m)
+
+
+def test_timeline_and_forecast(slaqd):
+    def frames(job):
+        s = api(slaqd, "/api/timeline")["jobs"].get(str(job), {})
+        return len([v for v in s.get("norm_loss", []) if v is not None])
+
+    a = slaqd.submit(TOY, "--forever", "--iter-cpu", "0.002", name="a")
+    wait_for(lambda: frames(a) > 3, what="job a in the timeline")
+    b = slaqd.submit(TOY, "--forever", "--iter-cpu", "0.002", name="b")
+    wait_for(lambda: frames(b) > 3, what="job b in the timeline")
+    tl = api(slaqd, "/api/timeline")
+    t = tl["t"]
+    assert all(x < y for x, y in zip(t, t[1:]))
+    assert set(tl["jobs"]) == {str(a), str(b)}
+    for key, s in tl["jobs"].items():
+        assert len(s["norm_loss"]) == len(s["cores"]) == len(t)
+        losses = [v for v in s["norm_loss"] if v is not None]
+        assert losses and all(-0.5 <= v <= 1.5 for v in losses)
+        assert losses[-1] < losses[0]
+        assert sum(c or 0 for c in s["cores"]) > 0
+    # b arrived later: absent (null) from the frames before it.
+    assert tl["jobs"][str(b)]["cores"][0] is None
+    assert tl["jobs"][str(a)]["name"] == "a"
+    # Stacked, the cores never exceed the machine's.
+    for i in range(len(t)):
+        assert sum(s["cores"][i] or 0 for s in tl["jobs"].values()) \
+            <= slaqd.request({"type": "status"})["cores"] + 1e-6
+
+    fc = api(slaqd, "/api/jobs/%d/forecast" % a)
+    assert fc["ok"] and fc["job"] == a and fc["state"] == "running"
+    hist, ahead = fc["history"], fc["forecast"]
+    assert hist[0]["iter"] == 0 and len(hist) > 20
+    assert ahead[0]["iter"] == pytest.approx(fc["k0"])
+    assert ahead[-1]["iter"] > ahead[0]["iter"]
+    losses = [p["loss"] for p in ahead]
+    assert all(y <= x + 1e-12 for x, y in zip(losses, losses[1:]))
+    assert all(v >= fc["final_loss"] - 1e-9 for v in losses)
+    job = api(slaqd, "/api/jobs/%d" % a)["job"]
+    assert job["eta90_s"] is None or job["eta90_s"] >= 0
+    assert 0 <= job["norm_loss"] <= 1
+
+    for path in ("/api/jobs/99/forecast", "/api/jobs/%d/nope" % a,
+                 "/api/jobs/x/forecast"):
+        with pytest.raises(urllib.error.HTTPError) as e:
+            get(slaqd, path)
+        assert e.value.code == 404
+
+
+def test_dashboard_files(slaqd):
+    ctype, html = get(slaqd, "/")
+    assert ctype.startswith("text/html") and "<canvas" in html
+    assert get(slaqd, "/index.html")[1] == html
+    for path in re.findall(r'(?:src|href)="(/[^"]+)"', html):
+        ctype, body = get(slaqd, path)
+        assert body, path
+    ctype, js = get(slaqd, "/chart.js")
+    assert ctype.startswith("text/javascript") and "Chart" in js
+
+
+def test_timeline_thins_and_serves_increments(daemon_factory):
+    d = daemon_factory("--epoch", "0.01")
+    d.submit(TOY, "--forever", "--iter-cpu", "0.002", name="long")
+    # 256 frames fill after 256 epochs; then every other one is dropped.
+    tl = wait_for(lambda: (lambda r: r if r["stride_epochs"] >= 2 else None)(
+        api(d, "/api/timeline")), timeout=30, what="the timeline to thin")
+    t = tl["t"]
+    assert 128 <= len(t) <= 256
+    assert all(x < y for x, y in zip(t, t[1:]))
+    s = tl["jobs"]["1"]
+    assert len(s["norm_loss"]) == len(s["cores"]) == len(t)
+    since = t[-5]
+    inc = api(d, "/api/timeline?since=%r" % since)
+    assert inc["t"] and inc["t"][0] > since
+    assert inc["t"][:4] == t[-4:] or inc["stride_epochs"] != tl["stride_epochs"]
+    assert len(inc["jobs"]["1"]["cores"]) == len(inc["t"])
+    assert api(d, "/api/timeline?since=%r" % (inc["t"][-1] + 1e6))["t"] == []
+    with pytest.raises(urllib.error.HTTPError) as e:
+        get(d, "/api/timeline?since=soon")
+    assert e.value.code == 400

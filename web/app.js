@@ -1,0 +1,350 @@
+/*
+ * app.js — the dashboard's behaviour: poll slaqd's read-only API once per
+ * epoch (at most once a second), redraw the charts and the job table in
+ * place, and show the selected job's loss curve with its forecast.
+ *
+ * Polling rather than a push stream keeps slaqd's HTTP side stateless (it
+ * runs on slaqd's one event-loop thread, where a held-open stream per
+ * browser would be state to manage); the timeline itself lives in slaqd
+ * (/api/timeline), so a reload or a second browser sees the same history,
+ * and each poll asks only for the frames the page does not have yet.
+ *
+ * The Chart.js objects are exposed as window.slaqDashboard.charts so that
+ * tests (and curious users in the console) can read what is drawn.
+ */
+'use strict';
+
+const POLL_MIN_MS = 1000;
+const PALETTE = ['#2f6fdd', '#e4572e', '#17a398', '#f3a712', '#8e5bd0',
+                 '#d33f8c', '#5a8f29', '#3d5a80', '#c97b27', '#6c757d'];
+
+const state = {
+  selected: null,    // job id whose detail is shown
+  timeline: null,    // slaqd's timeline as far as fetched (fetchTimeline)
+  charts: {},        // loss, cores, detail (Chart.js objects)
+  startedAt: null,   // slaqd's start, wall-clock seconds
+  pollMs: POLL_MIN_MS,
+  updates: 0,
+};
+window.slaqDashboard = state;
+
+function colour(id) {
+  return PALETTE[(id - 1) % PALETTE.length];
+}
+
+function fmt(v, digits) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '—';
+  return v.toFixed(digits);
+}
+
+function fmtLoss(v) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '—';
+  const a = Math.abs(v);
+  return a !== 0 && (a < 1e-3 || a >= 1e5) ? v.toExponential(3) : v.toPrecision(4);
+}
+
+function fmtDuration(s) {
+  if (s === null || s === undefined || !Number.isFinite(s)) return '—';
+  if (s === 0) return 'reached';
+  if (s < 60) return s.toFixed(s < 10 ? 1 : 0) + ' s';
+  if (s < 3600) return (s / 60).toFixed(1) + ' min';
+  if (s < 86400) return (s / 3600).toFixed(1) + ' h';
+  return (s / 86400).toFixed(1) + ' d';
+}
+
+function fmtPercent(v) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '—';
+  const p = 100 * v;
+  return p < 0.01 ? '< 0.01 %' : p.toPrecision(2) + ' %';
+}
+
+/* Axis labels for seconds since start: "45 s", "12:05", "1:02:09". */
+function fmtClock(s) {
+  if (Math.abs(s) < 120) return Math.round(s * 10) / 10 + ' s';
+  const t = Math.round(s);
+  const h = Math.floor(t / 3600);
+  const m = Math.floor((t % 3600) / 60);
+  const sec = String(t % 60).padStart(2, '0');
+  return h ? h + ':' + String(m).padStart(2, '0') + ':' + sec : m + ':' + sec;
+}
+
+async function getJSON(path) {
+  const r = await fetch(path, {cache: 'no-store'});
+  if (!r.ok) throw new Error(path + ': HTTP ' + r.status);
+  return r.json();
+}
+
+/* --------------------------------------------------------------- charts */
+
+function baseOptions(xTitle, yTitle) {
+  return {
+    animation: false,
+    maintainAspectRatio: false,
+    parsing: false,
+    normalized: true,
+    interaction: {mode: 'nearest', intersect: false},
+    plugins: {legend: {position: 'bottom', labels: {boxWidth: 12}}},
+    scales: {
+      x: {type: 'linear', title: {display: true, text: xTitle}},
+      y: {title: {display: true, text: yTitle}},
+    },
+  };
+}
+
+function makeCharts() {
+  if (typeof Chart === 'undefined') {
+    document.getElementById('chart-missing').hidden = false;
+    return;
+  }
+  Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
+  const loss = baseOptions('time since slaqd started',
+                           'normalised loss');
+  loss.scales.x.ticks = {callback: fmtClock};
+  loss.scales.y.suggestedMin = 0;
+  loss.scales.y.suggestedMax = 1;
+  state.charts.loss = new Chart(document.getElementById('loss-chart'),
+                                {type: 'line', data: {datasets: []},
+                                 options: loss});
+  const cores = baseOptions('time since slaqd started', 'cores');
+  cores.scales.x.ticks = {callback: fmtClock};
+  cores.scales.y.stacked = true;
+  cores.scales.y.beginAtZero = true;
+  state.charts.cores = new Chart(document.getElementById('cores-chart'),
+                                 {type: 'line', data: {datasets: []},
+                                  options: cores});
+  const detail = baseOptions('iteration', 'loss');
+  state.charts.detail = new Chart(document.getElementById('detail-chart'),
+                                  {type: 'line', data: {datasets: []},
+                                   options: detail});
+}
+
+/* Replaces a chart's datasets by id, keeping Chart.js's objects (and the
+ * user's legend toggles) for jobs that were already drawn. */
+function setDatasets(chart, wanted) {
+  const have = new Map(chart.data.datasets.map((d) => [d.slaqId, d]));
+  chart.data.datasets = wanted.map((w) => {
+    const d = have.get(w.slaqId);
+    if (!d) return w;
+    d.data = w.data;
+    d.label = w.label;
+    return d;
+  });
+  chart.update('none');
+}
+
+function drawTimeline(tl, jobsById) {
+  if (!state.charts.loss) return;
+  const t0 = state.startedAt ?? (tl.t.length ? tl.t[0] : 0);
+  const xs = tl.t.map((t) => t - t0);
+  const lossSets = [];
+  const coreSets = [];
+  const ids = Object.keys(tl.jobs).map(Number).sort((a, b) => a - b);
+  for (const id of ids) {
+    const s = tl.jobs[id];
+    const job = jobsById.get(id);
+    const label = '#' + id + ' ' + (job ? job.name : s.name);
+    const c = colour(id);
+    const lossPts = [];
+    const corePts = [];
+    xs.forEach((x, i) => {
+      if (s.norm_loss[i] !== null) lossPts.push({x, y: s.norm_loss[i]});
+      corePts.push({x, y: s.cores[i] ?? 0});
+    });
+    if (lossPts.length) {
+      lossSets.push({slaqId: id, label, data: lossPts, borderColor: c,
+                     backgroundColor: c, pointRadius: 0, borderWidth: 2,
+                     tension: 0.2});
+    }
+    coreSets.push({slaqId: id, label, data: corePts, borderColor: c,
+                   backgroundColor: c + 'b0', fill: 'stack', pointRadius: 0,
+                   borderWidth: 1});
+  }
+  setDatasets(state.charts.loss, lossSets);
+  setDatasets(state.charts.cores, coreSets);
+}
+
+async function drawDetail(jobsById) {
+  const box = document.getElementById('detail');
+  if (state.selected === null) {
+    box.hidden = true;
+    return;
+  }
+  const job = jobsById.get(state.selected);
+  if (!job) {
+    state.selected = null;
+    box.hidden = true;
+    return;
+  }
+  box.hidden = false;
+  document.getElementById('detail-title').textContent =
+    'Job #' + job.id + ' ' + job.name + ' — loss and forecast';
+  const fc = await getJSON('/api/jobs/' + job.id + '/forecast');
+  const hint = document.getElementById('detail-hint');
+  if (fc.forecast.length) {
+    hint.textContent = 'Solid: reported loss. Dashed: the predictor\'s ' +
+      'current forecast from iteration ' + fmt(fc.k0, 0) +
+      ' on (predicted final loss ' + fmtLoss(fc.final_loss) + ').';
+  } else {
+    hint.textContent = job.state === 'running' || job.state === 'stopping'
+      ? 'No reports yet: the forecast appears after the first report.'
+      : 'The job is ' + job.state + ': no forecast is kept for ended jobs.';
+  }
+  if (!state.charts.detail) return;
+  const c = colour(job.id);
+  const sets = [{slaqId: 'reported', label: 'reported loss',
+                 data: fc.history.map((p) => ({x: p.iter, y: p.loss})),
+                 borderColor: c, backgroundColor: c, pointRadius: 0,
+                 borderWidth: 2}];
+  if (fc.forecast.length) {
+    sets.push({slaqId: 'forecast', label: 'forecast',
+               data: fc.forecast.filter((p) => p.loss !== null)
+                 .map((p) => ({x: p.iter, y: p.loss})),
+               borderColor: '#1d2430', backgroundColor: '#1d2430',
+               borderDash: [6, 4], pointRadius: 0, borderWidth: 2});
+  }
+  setDatasets(state.charts.detail, sets);
+}
+
+/* ---------------------------------------------------------------- table */
+
+function cell(tr, text, cls) {
+  const td = document.createElement('td');
+  if (cls) td.className = cls;
+  td.textContent = text;
+  tr.appendChild(td);
+  return td;
+}
+
+function drawTable(jobs) {
+  const body = document.querySelector('#jobs tbody');
+  const rows = [];
+  // Active jobs first, newest first within each group.
+  const active = (j) => j.state === 'running' || j.state === 'stopping';
+  const sorted = jobs.slice().sort((a, b) =>
+    (active(b) - active(a)) || (b.id - a.id));
+  for (const j of sorted) {
+    const tr = document.createElement('tr');
+    tr.dataset.job = j.id;
+    if (j.id === state.selected) tr.className = 'selected';
+    const idCell = cell(tr, '');
+    const sw = document.createElement('span');
+    sw.className = 'swatch';
+    sw.style.background = colour(j.id);
+    idCell.append(sw, String(j.id));
+    cell(tr, j.name);
+    const st = document.createElement('span');
+    st.className = 'state ' + j.state;
+    st.textContent = j.state;
+    st.title = j.reason || '';
+    cell(tr, '').appendChild(st);
+    cell(tr, String(j.iter), 'num');
+    cell(tr, fmtLoss(j.loss), 'num');
+    cell(tr, fmt(j.norm_loss, 3), 'num');
+    cell(tr, active(j) ? fmt(j.cores, 2) : '—', 'num');
+    cell(tr, fmt(j.gain, 4), 'num');
+    cell(tr, active(j) ? fmtDuration(j.eta90_s) : '—', 'num');
+    cell(tr, fmtPercent(j.predictor_error), 'num');
+    tr.addEventListener('click', () => {
+      state.selected = state.selected === j.id ? null : j.id;
+      refresh();
+    });
+    rows.push(tr);
+  }
+  if (!rows.length) {
+    const tr = document.createElement('tr');
+    const td = cell(tr, 'No jobs.', 'none');
+    td.colSpan = 10;
+    rows.push(tr);
+  }
+  body.replaceChildren(...rows);
+}
+
+/* ---------------------------------------------------------------- loop */
+
+function drawStatus(st, jobs) {
+  document.getElementById('policy').textContent = st.policy;
+  document.getElementById('cores').textContent =
+    fmt(st.cores_allocated, 1) + ' / ' + fmt(st.cores, 1);
+  document.getElementById('epoch').textContent =
+    '#' + st.epoch + ' every ' + st.epoch_s + ' s';
+  document.getElementById('jobcount').textContent =
+    st.jobs_active + ' active / ' + st.jobs_total;
+  document.getElementById('reports').textContent = String(st.reports_total);
+  document.getElementById('empty').hidden = jobs.length > 0;
+  // Stacked allocations never exceed the cores slaqd divides.
+  const cores = state.charts.cores;
+  if (cores && cores.options.scales.y.max !== st.cores) {
+    cores.options.scales.y.max = st.cores;
+    cores.update('none');
+  }
+}
+
+/* The page's copy of slaqd's timeline, extended with only the frames
+ * after the last one it has; fetched whole again when slaqd thinned it
+ * (its stride changed) or restarted (another pid). */
+async function fetchTimeline(pid) {
+  let tl = state.timeline;
+  const since = tl && tl.pid === pid && tl.t.length ? tl.t[tl.t.length - 1] : 0;
+  const inc = await getJSON('/api/timeline?since=' + encodeURIComponent(since));
+  if (since !== 0 && tl.stride !== inc.stride_epochs) {
+    state.timeline = null; // thinned since: start over with all of it
+    return fetchTimeline(pid);
+  }
+  if (since === 0) {
+    tl = state.timeline = {pid, stride: inc.stride_epochs, t: [], jobs: {}};
+  }
+  const before = tl.t.length;
+  tl.t.push(...inc.t);
+  for (const [id, s] of Object.entries(inc.jobs)) {
+    let mine = tl.jobs[id];
+    if (!mine) {
+      mine = tl.jobs[id] = {id: s.id, name: s.name,
+                            norm_loss: new Array(before).fill(null),
+                            cores: new Array(before).fill(null)};
+    }
+    mine.norm_loss.push(...s.norm_loss);
+    mine.cores.push(...s.cores);
+  }
+  for (const mine of Object.values(tl.jobs)) {
+    while (mine.cores.length < tl.t.length) {
+      mine.norm_loss.push(null);
+      mine.cores.push(null);
+    }
+  }
+  return tl;
+}
+
+let busy = false;
+async function refresh() {
+  if (busy) return;
+  busy = true;
+  const conn = document.getElementById('conn');
+  try {
+    const [st, ls] = await Promise.all([getJSON('/api/status'),
+                                        getJSON('/api/jobs')]);
+    const tl = await fetchTimeline(st.pid);
+    state.startedAt = Date.now() / 1000 - st.uptime_s;
+    state.pollMs = Math.max(POLL_MIN_MS, st.epoch_s * 1000);
+    const byId = new Map(ls.jobs.map((j) => [j.id, j]));
+    drawStatus(st, ls.jobs);
+    drawTimeline(tl, byId);
+    drawTable(ls.jobs);
+    await drawDetail(byId);
+    state.updates++;
+    conn.textContent = 'live · updated ' + new Date().toLocaleTimeString();
+    conn.className = 'conn';
+  } catch (e) {
+    conn.textContent = 'cannot reach slaqd (' + e.message + '); retrying';
+    conn.className = 'conn bad';
+  } finally {
+    busy = false;
+  }
+}
+
+async function loop() {
+  await refresh();
+  setTimeout(loop, state.pollMs);
+}
+
+makeCharts();
+loop();
