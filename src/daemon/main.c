@@ -92,7 +92,8 @@ static void usage(FILE *f)
         "  --epoch SECONDS     scheduling epoch (default 1)\n"
         "  --policy NAME       slaq | fair | slaq-maxmin (default slaq)\n"
         "  --cores N           cores to manage (default: all online CPUs)\n"
-        "  --unit U            allocation unit in cores (default 1)\n"
+        "  --unit U            allocation unit in cores (default: cores/20,\n"
+        "                      at most 1)\n"
         "  --enforce MODE      auto | cgroup2 | cgroup1 | signal | none\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
         "  -v, --verbose       log every connection and allocation change\n"
@@ -157,7 +158,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
     c->http = "127.0.0.1:7070";
     c->epoch_s = 1;
     c->cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
-    c->unit = 1;
+    c->unit = 0; /* chosen from --cores once it is known */
     c->grace_s = 10;
     c->policy = SLAQ_POLICY_SLAQ;
     c->enforce = SD_ENF_AUTO;
@@ -366,7 +367,10 @@ static int setup(sd_daemon *d)
     slaq_sched_config_init(&sc);
     sc.policy = d->cfg.policy;
     sc.cores = d->cfg.cores;
-    sc.unit = d->cfg.unit;
+    /* Default unit: a twentieth of the cores, at most one core. With
+     * whole cores on a small machine every job would sit at its minimum
+     * share and slaq could not differ from fair. */
+    sc.unit = d->cfg.unit > 0 ? d->cfg.unit : fmin(1.0, d->cfg.cores / 20);
     sc.epoch_s = d->cfg.epoch_s;
     d->sched = slaq_sched_new(&sc);
     if (!d->sched) {
@@ -448,8 +452,9 @@ int main(int argc, char **argv)
     char http[64] = "off";
     if (d->http)
         snprintf(http, sizeof http, "port %u", d->http_port);
-    sd_log(d, 0, "ready: pid %d, %g cores, policy %s, epoch %g s, socket %s, "
-                 "http %s", (int)getpid(), d->cfg.cores,
+    sd_log(d, 0, "ready: pid %d, %g cores in units of %g, policy %s, "
+                 "epoch %g s, socket %s, http %s", (int)getpid(), d->cfg.cores,
+           slaq_sched_get_config(d->sched)->unit,
            slaq_policy_name(d->cfg.policy), d->cfg.epoch_s,
            d->cfg.socket_path, http);
     run(d);

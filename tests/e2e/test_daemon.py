@@ -531,7 +531,8 @@ def test_reports_of_a_peer_gone_before_the_reply_are_kept(slaqd):
 
 
 def test_slaq_policy_moves_cores_to_the_job_with_more_to_gain(daemon_factory):
-    d = daemon_factory("--policy", "slaq", "--cores", "4")
+    d = daemon_factory("--policy", "slaq", "--cores", "4", "--unit", "1")
+    assert "4 cores in units of 1," in d.read_log()
     # Both cost the same per iteration; "flat" has almost converged after a
     # few iterations, "steep" keeps falling at its initial pace.
     flat = d.submit(TOY, "--forever", "--iter-cpu", "0.004", "--rate", "2",
@@ -581,3 +582,10 @@ def test_attached_job_reattaches_after_kill9(daemon_factory):
     assert c.job_id == jid and d2.job(jid)["connected"]
     c.close()
     d2.wait_state(jid, "done")
+
+
+def test_default_unit_is_a_twentieth_of_the_cores(daemon_factory):
+    # Whole cores on a small machine would leave every job at its minimum
+    # share, and slaq could not differ from fair.
+    assert "2 cores in units of 0.1," in daemon_factory("--cores", "2").read_log()
+    assert "40 cores in units of 1," in daemon_factory("--cores", "40").read_log()
