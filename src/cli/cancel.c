@@ -16,21 +16,11 @@ static void usage(FILE *f)
 
 int cmd_cancel(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'}, RPC_LONG_OPTS, {0, 0, 0, 0}};
     rpc_opts ro;
-    rpc_opts_init(&ro);
-    int o;
-    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (rpc_opt(&ro, o, optarg))
-            continue;
-        usage(o == 'h' ? stdout : stderr);
-        return o == 'h' ? 0 : EXIT_USAGE;
-    }
-    if (optind != argc - 1) {
-        cli_error("cancel", "expected one job id");
-        return EXIT_USAGE;
-    }
+    int parsed = rpc_parse_args("cancel", argc, argv, &ro, usage, 1, 1,
+                             "expected one job id");
+    if (parsed >= 0)
+        return parsed;
     json_t *reply = rpc_call("cancel", &ro, json_pack("{s:s, s:s}", "type",
                              "cancel", "job", argv[optind]));
     if (!reply)

@@ -194,3 +194,26 @@ void rpc_duration(char *out, size_t len, double s)
         snprintf(out, len, "%dh%02dm", (int)(s / 3600),
                  (int)fmod(s / 60, 60));
 }
+
+int rpc_parse_args(const char *cmd, int argc, char **argv, rpc_opts *o,
+                   void (*usage)(FILE *), int min_ops, int max_ops,
+                   const char *what)
+{
+    static const struct option opts[] = {
+        {"help", no_argument, 0, 'h'}, RPC_LONG_OPTS, {0, 0, 0, 0}};
+    rpc_opts_init(o);
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (rpc_opt(o, c, optarg))
+            continue;
+        usage(c == 'h' ? stdout : stderr);
+        return c == 'h' ? 0 : EXIT_USAGE;
+    }
+    int n = argc - optind;
+    if (n < min_ops || n > max_ops) {
+        cli_error(cmd, "%s", what);
+        return EXIT_USAGE;
+    }
+    return -1;
+}

@@ -40,6 +40,16 @@ void rpc_opts_init(rpc_opts *o);
 int rpc_opt(rpc_opts *o, int code, const char *arg);
 
 /*
+ * The whole argument parsing of a command that takes only the shared
+ * options and between min_ops and max_ops operands: fills *o and returns
+ * -1 to go on (operands from optind), or the status to exit with (0 after
+ * --help; EXIT_USAGE after printing `what` or the usage).
+ */
+int rpc_parse_args(const char *cmd, int argc, char **argv, rpc_opts *o,
+                   void (*usage)(FILE *), int min_ops, int max_ops,
+                   const char *what);
+
+/*
  * Sends req (stolen) to slaqd and returns its reply (a new reference), or
  * NULL after printing "slaq CMD: ..." when slaqd cannot be reached. An
  * {"ok":false} reply is returned as is.

@@ -17,21 +17,11 @@ static void usage(FILE *f)
 
 int cmd_policy(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'}, RPC_LONG_OPTS, {0, 0, 0, 0}};
     rpc_opts ro;
-    rpc_opts_init(&ro);
-    int o;
-    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (rpc_opt(&ro, o, optarg))
-            continue;
-        usage(o == 'h' ? stdout : stderr);
-        return o == 'h' ? 0 : EXIT_USAGE;
-    }
-    if (argc - optind > 1) {
-        cli_error("policy", "expected at most one policy name");
-        return EXIT_USAGE;
-    }
+    int parsed = rpc_parse_args("policy", argc, argv, &ro, usage, 0, 1,
+                             "expected at most one policy name");
+    if (parsed >= 0)
+        return parsed;
     json_t *req = json_pack("{s:s}", "type", "policy");
     if (optind < argc)
         json_object_set_new(req, "name", json_string(argv[optind]));

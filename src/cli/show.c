@@ -2,11 +2,12 @@
  * show.c — `slaq show ID`: one job in detail: its settings and state, the
  * core's prediction, its loss history, allocations over time and events.
  */
-#include <getopt.h>
 #include <stdlib.h>
 #include <math.h>
 #include <string.h>
 #include <time.h>
+
+#include <getopt.h>
 
 #include "cli/cli.h"
 #include "cli/daemon_rpc.h"
@@ -131,21 +132,11 @@ static void print_job(json_t *j)
 
 int cmd_show(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'}, RPC_LONG_OPTS, {0, 0, 0, 0}};
     rpc_opts ro;
-    rpc_opts_init(&ro);
-    int o;
-    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (rpc_opt(&ro, o, optarg))
-            continue;
-        usage(o == 'h' ? stdout : stderr);
-        return o == 'h' ? 0 : EXIT_USAGE;
-    }
-    if (optind != argc - 1) {
-        cli_error("show", "expected one job id");
-        return EXIT_USAGE;
-    }
+    int parsed = rpc_parse_args("show", argc, argv, &ro, usage, 1, 1,
+                             "expected one job id");
+    if (parsed >= 0)
+        return parsed;
     json_t *r = rpc_call("show", &ro, json_pack("{s:s, s:s}", "type", "show",
                                                 "job", argv[optind]));
     if (!r)

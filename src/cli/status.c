@@ -1,7 +1,6 @@
 /*
  * status.c — `slaq status`: is slaqd running, and how is it doing.
  */
-#include <getopt.h>
 
 #include "cli/cli.h"
 #include "cli/daemon_rpc.h"
@@ -15,21 +14,11 @@ static void usage(FILE *f)
 
 int cmd_status(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"help", no_argument, 0, 'h'}, RPC_LONG_OPTS, {0, 0, 0, 0}};
     rpc_opts ro;
-    rpc_opts_init(&ro);
-    int o;
-    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (rpc_opt(&ro, o, optarg))
-            continue;
-        usage(o == 'h' ? stdout : stderr);
-        return o == 'h' ? 0 : EXIT_USAGE;
-    }
-    if (optind != argc) {
-        cli_error("status", "unexpected argument '%s'", argv[optind]);
-        return EXIT_USAGE;
-    }
+    int parsed = rpc_parse_args("status", argc, argv, &ro, usage, 0, 0,
+                             "expected no arguments");
+    if (parsed >= 0)
+        return parsed;
     json_t *r = rpc_call("status", &ro, json_pack("{s:s}", "type", "status"));
     if (!r)
         return EXIT_RUNTIME;
