@@ -21,18 +21,13 @@ int cmd_cancel(int argc, char **argv)
                              "expected one job id");
     if (parsed >= 0)
         return parsed;
-    json_t *reply = rpc_call("cancel", &ro, json_pack("{s:s, s:s}", "type",
-                             "cancel", "job", argv[optind]));
-    if (!reply)
-        return EXIT_RUNTIME;
-    int rc = 0;
-    if (!json_is_true(json_object_get(reply, "ok")))
-        rc = rpc_fail("cancel", reply);
-    else if (ro.json)
-        rpc_print_json(reply);
-    else
-        printf("job %s: %s\n", argv[optind], json_string_value(json_object_get(
-                   json_object_get(reply, "job"), "state")));
+    json_t *reply;
+    int st = rpc_exchange("cancel", &ro, json_pack("{s:s, s:s}", "type",
+                          "cancel", "job", argv[optind]), &reply);
+    if (st >= 0)
+        return st;
+    printf("job %s: %s\n", argv[optind], json_string_value(json_object_get(
+               json_object_get(reply, "job"), "state")));
     json_decref(reply);
-    return rc;
+    return 0;
 }

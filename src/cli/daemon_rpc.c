@@ -217,3 +217,23 @@ int rpc_parse_args(const char *cmd, int argc, char **argv, rpc_opts *o,
     }
     return -1;
 }
+
+int rpc_exchange(const char *cmd, const rpc_opts *o, json_t *req,
+                 json_t **reply)
+{
+    json_t *r = rpc_call(cmd, o, req);
+    if (!r)
+        return EXIT_RUNTIME;
+    int rc = -1;
+    if (!json_is_true(json_object_get(r, "ok")))
+        rc = rpc_fail(cmd, r);
+    else if (o->json) {
+        rpc_print_json(r);
+        rc = 0;
+    }
+    if (rc >= 0)
+        json_decref(r);
+    else
+        *reply = r;
+    return rc;
+}

@@ -60,6 +60,16 @@ json_t *rpc_call(const char *cmd, const rpc_opts *o, json_t *req);
  * for a request slaqd found malformed). */
 int rpc_fail(const char *cmd, json_t *reply);
 
+/*
+ * One request the usual way: sends req (stolen) and, unless the caller has
+ * to print the reply in its own format, finishes the command. Returns -1
+ * with *reply set (the caller prints and frees it), or the exit status:
+ * 1 when slaqd cannot be reached, rpc_fail()'s status for an
+ * {"ok":false} reply, 0 after printing the reply for --json.
+ */
+int rpc_exchange(const char *cmd, const rpc_opts *o, json_t *req,
+                 json_t **reply);
+
 /* Prints v as indented JSON on stdout. */
 void rpc_print_json(json_t *v);
 

@@ -70,20 +70,11 @@ int cmd_logs(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *id = argv[optind];
-    json_t *r = rpc_call("logs", &ro, json_pack("{s:s, s:s}", "type", "logs",
-                                                "job", id));
-    if (!r)
-        return EXIT_RUNTIME;
-    if (!json_is_true(json_object_get(r, "ok"))) {
-        int rc = rpc_fail("logs", r);
-        json_decref(r);
-        return rc;
-    }
-    if (ro.json) {
-        rpc_print_json(r);
-        json_decref(r);
-        return 0;
-    }
+    json_t *r;
+    int status = rpc_exchange("logs", &ro, json_pack("{s:s, s:s}", "type", "logs",
+                                                 "job", id), &r);
+    if (status >= 0)
+        return status;
     char out_path[4200], err_path[4200];
     const char *dir = json_string_value(json_object_get(r, "dir"));
     snprintf(out_path, sizeof out_path, "%s/stdout.log", dir);

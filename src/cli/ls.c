@@ -40,20 +40,11 @@ int cmd_ls(int argc, char **argv)
         cli_error("ls", "unexpected argument '%s'", argv[optind]);
         return EXIT_USAGE;
     }
-    json_t *r = rpc_call("ls", &ro, json_pack("{s:s, s:b}", "type", "ls",
-                                              "active", active));
-    if (!r)
-        return EXIT_RUNTIME;
-    if (!json_is_true(json_object_get(r, "ok"))) {
-        int rc = rpc_fail("ls", r);
-        json_decref(r);
-        return rc;
-    }
-    if (ro.json) {
-        rpc_print_json(r);
-        json_decref(r);
-        return 0;
-    }
+    json_t *r;
+    int st = rpc_exchange("ls", &ro, json_pack("{s:s, s:b}", "type", "ls",
+                                               "active", active), &r);
+    if (st >= 0)
+        return st;
     printf("%-5s %-18s %-10s %6s %8s %10s %6s  %s\n", "ID", "NAME", "STATE",
            "CORES", "ITER", "LOSS", "REDUC", "NOTE");
     size_t i;

@@ -25,16 +25,11 @@ int cmd_policy(int argc, char **argv)
     json_t *req = json_pack("{s:s}", "type", "policy");
     if (optind < argc)
         json_object_set_new(req, "name", json_string(argv[optind]));
-    json_t *reply = rpc_call("policy", &ro, req);
-    if (!reply)
-        return EXIT_RUNTIME;
-    int rc = 0;
-    if (!json_is_true(json_object_get(reply, "ok")))
-        rc = rpc_fail("policy", reply);
-    else if (ro.json)
-        rpc_print_json(reply);
-    else
-        printf("%s\n", json_string_value(json_object_get(reply, "policy")));
+    json_t *reply;
+    int st = rpc_exchange("policy", &ro, req, &reply);
+    if (st >= 0)
+        return st;
+    printf("%s\n", json_string_value(json_object_get(reply, "policy")));
     json_decref(reply);
-    return rc;
+    return 0;
 }

@@ -19,47 +19,40 @@ int cmd_status(int argc, char **argv)
                              "expected no arguments");
     if (parsed >= 0)
         return parsed;
-    json_t *r = rpc_call("status", &ro, json_pack("{s:s}", "type", "status"));
-    if (!r)
-        return EXIT_RUNTIME;
-    if (!json_is_true(json_object_get(r, "ok"))) {
-        int rc = rpc_fail("status", r);
-        json_decref(r);
-        return rc;
-    }
-    if (ro.json) {
-        rpc_print_json(r);
-    } else {
-        char up[32];
-        rpc_duration(up, sizeof up, rpc_num(r, "uptime_s"));
-        printf("slaqd        pid %lld, up %s\n",
-               (long long)json_integer_value(json_object_get(r, "pid")), up);
-        printf("state dir    %s\n", json_string_value(json_object_get(r,
-                                                                "state_dir")));
-        printf("policy       %s (predictor %s), epoch %g s\n",
-               json_string_value(json_object_get(r, "policy")),
-               json_string_value(json_object_get(r, "predictor")),
-               rpc_num(r, "epoch_s"));
-        printf("cores        %.2f allocated of %g\n",
-               rpc_num(r, "cores_allocated"), rpc_num(r, "cores"));
-        printf("enforcement  %s: %s\n",
-               json_string_value(json_object_get(r, "enforce")),
-               json_string_value(json_object_get(r, "enforce_detail")));
-        printf("jobs         %lld active, %lld in total\n",
-               (long long)json_integer_value(json_object_get(r, "jobs_active")),
-               (long long)json_integer_value(json_object_get(r, "jobs_total")));
-        printf("reports      %lld (%lld rejected messages)\n",
-               (long long)json_integer_value(json_object_get(r,
-                                                             "reports_total")),
-               (long long)json_integer_value(json_object_get(r,
-                                                             "errors_total")));
-        printf("epochs       %lld, last %.3f ms, slowest %.3f ms\n",
-               (long long)json_integer_value(json_object_get(r, "epoch")),
-               rpc_num(r, "epoch_ms_last"), rpc_num(r, "epoch_ms_max"));
-        long long port = json_integer_value(json_object_get(r, "http_port"));
-        if (port)
-            printf("http         http://127.0.0.1:%lld/api/status\n", port);
-    }
+    json_t *r;
+    int st = rpc_exchange("status", &ro, json_pack("{s:s}", "type", "status"),
+                          &r);
+    if (st >= 0)
+        return st;
+    char up[32];
+    rpc_duration(up, sizeof up, rpc_num(r, "uptime_s"));
+    printf("slaqd        pid %lld, up %s\n",
+           (long long)json_integer_value(json_object_get(r, "pid")), up);
+    printf("state dir    %s\n", json_string_value(json_object_get(r,
+                                                            "state_dir")));
+    printf("policy       %s (predictor %s), epoch %g s\n",
+           json_string_value(json_object_get(r, "policy")),
+           json_string_value(json_object_get(r, "predictor")),
+           rpc_num(r, "epoch_s"));
+    printf("cores        %.2f allocated of %g\n",
+           rpc_num(r, "cores_allocated"), rpc_num(r, "cores"));
+    printf("enforcement  %s: %s\n",
+           json_string_value(json_object_get(r, "enforce")),
+           json_string_value(json_object_get(r, "enforce_detail")));
+    printf("jobs         %lld active, %lld in total\n",
+           (long long)json_integer_value(json_object_get(r, "jobs_active")),
+           (long long)json_integer_value(json_object_get(r, "jobs_total")));
+    printf("reports      %lld (%lld rejected messages)\n",
+           (long long)json_integer_value(json_object_get(r,
+                                                         "reports_total")),
+           (long long)json_integer_value(json_object_get(r,
+                                                         "errors_total")));
+    printf("epochs       %lld, last %.3f ms, slowest %.3f ms\n",
+           (long long)json_integer_value(json_object_get(r, "epoch")),
+           rpc_num(r, "epoch_ms_last"), rpc_num(r, "epoch_ms_max"));
+    long long port = json_integer_value(json_object_get(r, "http_port"));
+    if (port)
+        printf("http         http://127.0.0.1:%lld/api/status\n", port);
     json_decref(r);
     return 0;
 }

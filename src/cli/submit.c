@@ -121,19 +121,14 @@ int cmd_submit(int argc, char **argv)
         json_array_append_new(env, json_string(*e));
     json_object_set_new(req, "env", env);
 
-    json_t *reply = rpc_call("submit", &ro, req);
-    if (!reply)
-        return EXIT_RUNTIME;
-    int rc = 0;
-    if (!json_is_true(json_object_get(reply, "ok")))
-        rc = rpc_fail("submit", reply);
-    else if (ro.json)
-        rpc_print_json(reply);
-    else
-        printf("%lld\n", (long long)json_integer_value(
-                             json_object_get(reply, "job")));
+    json_t *reply;
+    int st = rpc_exchange("submit", &ro, req, &reply);
+    if (st >= 0)
+        return st;
+    printf("%lld\n", (long long)json_integer_value(json_object_get(reply,
+                                                                    "job")));
     json_decref(reply);
-    return rc;
+    return 0;
 bad:
     json_decref(req);
     return EXIT_USAGE;
