@@ -266,6 +266,31 @@ int slaq_eval_curve(slaq_predictor_kind kind, const slaq_predictor_opts *opts,
                     const double *loss, size_t n, const double *iter_cpu_s,
                     const int *horizons, size_t nh, slaq_eval_acc *acc);
 
+/* The honesty of a job's shown progress on one recorded curve (see
+ * slaq_eval_progress). */
+typedef struct slaq_progress_acc {
+    double err_sum;    /* Σ |shown − true| over every prefix k >= 1 */
+    double over_max;   /* the largest shown − true (an overclaim) */
+    uint64_t n;        /* prefixes in err_sum */
+    double stop_true;  /* true reduction where the shown one first reached
+                          the target (NAN if it never did) */
+    double stop_iter;  /* that iteration */
+} slaq_progress_acc;
+
+/*
+ * Replays one recorded curve (loss[0..n-1]) as a job of a scheduler with
+ * predictor `kind`, one report per iteration, and compares after each the
+ * reduction the scheduler shows (slaq_job_reduction) with the true one,
+ * (L(0) − L(k)) / (L(0) − L(n−1)) (DESIGN's definition: the end is the
+ * last recorded loss), both kept in [0, 1]. With `declare` the job declares its n − 1
+ * iterations. `target` in (0, 1] is a --target-reduction stop: where the
+ * shown reduction first reaches it, the true one is recorded. Returns
+ * SLAQ_OK (curves whose loss never falls below loss[0] add nothing and
+ * leave stop_true NAN), SLAQ_EINVAL or SLAQ_ENOMEM.
+ */
+int slaq_eval_progress(slaq_predictor_kind kind, const double *loss, size_t n,
+                       int declare, double target, slaq_progress_acc *out);
+
 /* ---------------------------------------------------------------- policies */
 
 typedef enum slaq_policy_kind {

@@ -11,6 +11,8 @@
 static const cli_command commands[] = {
     {"predict-eval", cmd_predict_eval,
      "measure loss-prediction error on recorded curves"},
+    {"progress-eval", cmd_progress_eval,
+     "check the loss reduction slaq shows against recorded curves"},
     {"bench", cmd_bench, "benchmark the scheduling core (bench sched)"},
     {"sim", cmd_sim, "replay a workload under scheduling policies"},
     {"workload", cmd_workload, "generate workloads (workload gen)"},
