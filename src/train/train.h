@@ -176,9 +176,10 @@ struct train_sched;
  * still trains. */
 struct train_sched *train_sched_open(const char *job_name, double threads);
 
-/* Cores the job should size its workers to for its next iteration: the
- * allocation, rounded up while slaqd enforces it as a CPU quota. */
-double train_sched_allocation(struct train_sched *s);
+/* Worker threads for the next iteration: slaq_client_threads(), slaq's
+ * thread rule applied to the allocation (--threads until slaqd gives one,
+ * and without slaqd). */
+int train_sched_threads(struct train_sched *s);
 
 /* Reports the state after iteration `iter` (0: the loss before training,
  * with no CPU time or samples): the loss, the CPU seconds used by all
