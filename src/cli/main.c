@@ -19,7 +19,7 @@ static const cli_command commands[] = {
     {"submit", cmd_submit, "start a job under slaqd; prints its id"},
     {"ls", cmd_ls, "list slaqd's jobs"},
     {"show", cmd_show, "one job: history, allocations, prediction"},
-    {"cancel", cmd_cancel, "stop a job now"},
+    {"cancel", cmd_cancel, "ask a job to stop, then end it"},
     {"logs", cmd_logs, "a job's output (-f to follow)"},
     {"top", cmd_top, "live view of jobs, losses and cores"},
     {"policy", cmd_policy, "show or change slaqd's policy"},
