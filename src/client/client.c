@@ -358,7 +358,6 @@ double slaq_client_cores(slaq_client *c)
     return c->cores;
 }
 
-<<<<<<< HEAD
 void slaq_client_set_iters(slaq_client *c, uint64_t iters)
 {
     if (iters == 0 || iters > (uint64_t)INT64_MAX || iters == c->iters)
@@ -371,7 +370,8 @@ void slaq_client_set_iters(slaq_client *c, uint64_t iters)
                      (unsigned long long)iters);
     if (cl_queue(c, line, (size_t)n) < 0)
         cl_disconnect(c);
-=======
+}
+
 int slaq_client_threads_for(double cores, long cpus)
 {
     if (cpus < 1)
@@ -387,7 +387,6 @@ int slaq_client_threads(slaq_client *c)
 {
     return slaq_client_threads_for(slaq_client_cores(c),
                                    sysconf(_SC_NPROCESSORS_ONLN));
->>>>>>> issue-15b
 }
 
 void slaq_client_set_default_cores(slaq_client *c, double cores)
