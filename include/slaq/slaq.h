@@ -315,6 +315,9 @@ typedef struct slaq_pjob {
                            loss drops divided by it (0: fc->norm) */
     double min_cores;   /* guaranteed before any unit is handed out
                            (0: the minimum share, below) */
+    int unproven;       /* has not reported at all (still loading): it
+                           gets spare units only after every other job
+                           is at its max_cores */
     double prev_alloc;  /* the job's cores in the previous epoch */
     double stay;        /* >= 0: units up to prev_alloc count (1 + stay)
                            times their gain (hysteresis; 0 for none) */
@@ -340,7 +343,8 @@ void slaq_alloc_ws_free(slaq_alloc_ws *ws);
  *         weight × (L(k+n(a)) − L(k+n(a+unit))) / norm with n(a) =
  *         iters_per_core × min(a, max_cores), multiplied by (1 + stay)
  *         for a unit the job already held (a < prev_alloc): a job keeps
- *         its cores unless another gains clearly more. A final
+ *         its cores unless another gains clearly more. Unproven jobs
+ *         come last. A final
  *         partial unit is given when less than a unit is left.
  *  slaq-maxmin: the same, but the next unit goes to the job with the
  *         largest predicted normalised loss after the epoch,
@@ -426,8 +430,12 @@ typedef struct slaq_sched_config {
                                       SLAQ_NORM_SPAN */
     unsigned startup_reports;      /* a job with fewer reports of finished
                                       iterations is settling: it gets at
-                                      least its fair share;
+                                      least its fair share, and until
+                                      its first report no more;
                                       default SLAQ_DEFAULT_STARTUP_REPORTS */
+    double horizon_s;              /* gains are predicted over this many
+                                      seconds, at least one epoch (0: one
+                                      epoch, the paper's) */
     double hysteresis;             /* >= 0: the `stay` bonus of a job's
                                       units from the previous epoch;
                                       default SLAQ_DEFAULT_HYSTERESIS */

@@ -68,6 +68,7 @@ void slaq_sched_config_init(slaq_sched_config *c)
     c->normalise = SLAQ_NORM_SPAN;
     c->startup_reports = SLAQ_DEFAULT_STARTUP_REPORTS;
     c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
+    c->horizon_s = 0;
 }
 
 void slaq_job_opts_init(slaq_job_opts *o)
@@ -334,7 +335,10 @@ void slaq_sched_refit(slaq_sched *s)
 /* A job is settling until it has reported enough iterations to be
  * predicted: until then it gets at least its fair share (a job loading
  * its data reports nothing for a while, and must not starve at the
- * minimum share meanwhile). */
+ * minimum share meanwhile). Until its first report (iteration 0, its
+ * loss before training: it has loaded its data and is ready) it is
+ * unproven: it gets that share and no more. From then on a new job is
+ * assumed to be at its steepest, SLAQ's premise. */
 static int job_settling(const slaq_sched *s, const slaq_job *j)
 {
     return j->iter_reports < s->cfg.startup_reports;
@@ -356,17 +360,19 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     double prior = known ? sum / (double)known : c->default_iter_cpu_s;
     double cap = slaq_capacity_for_ml(c->cores, c->reserved, c->nonml_jobs,
                                       s->n);
+    double horizon = c->horizon_s > c->epoch_s ? c->horizon_s : c->epoch_s;
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         slaq_pjob *pj = &s->pjobs[i];
         double cpu = job_iter_cpu(j, prior);
         pj->fc = slaq_predictor_forecast(j->pred);
         pj->k = job_position(j, now, cpu);
-        pj->iters_per_core = c->epoch_s / cpu;
+        pj->iters_per_core = horizon / cpu;
         pj->weight = j->weight;
         pj->max_cores = j->max_cores;
         pj->norm = job_norm(s, j);
         pj->min_cores = job_settling(s, j) ? cap * j->weight / wsum : 0;
+        pj->unproven = slaq_history_total(j->hist) == 0;
         pj->prev_alloc = j->alloc;
         pj->stay = c->hysteresis;
     }
