@@ -436,6 +436,10 @@ typedef struct slaq_sched_config {
     double horizon_s;              /* gains are predicted over this many
                                       seconds, at least one epoch (0: one
                                       epoch, the paper's) */
+    double horizon_iters;          /* >= 0: a job's gain is predicted
+                                      over at least this many of its
+                                      iterations at its fair share, and
+                                      scaled to the horizon (0: off) */
     double hysteresis;             /* >= 0: the `stay` bonus of a job's
                                       units from the previous epoch;
                                       default SLAQ_DEFAULT_HYSTERESIS */

@@ -293,6 +293,7 @@ int cmd_sim(int argc, char **argv)
         {"startup-reports", required_argument, 0, 'S'},
         {"hysteresis", required_argument, 0, 'H'},
         {"horizon", required_argument, 0, 'Z'},
+        {"horizon-iters", required_argument, 0, 'I'},
         {"undeclared", no_argument, 0, 'U'},
         {"out", required_argument, 0, 'o'},
         {"no-plots", no_argument, 0, 'n'},
@@ -333,6 +334,11 @@ int cmd_sim(int argc, char **argv)
                           "number up to 1000, got '%s'", optarg);
                 return EXIT_USAGE;
             }
+            break;
+        case 'I':
+            if (cli_parse_nonneg("sim", "--horizon-iters", optarg,
+                                 &core.horizon_iters))
+                return EXIT_USAGE;
             break;
         case 'Z':
             if (cli_parse_nonneg("sim", "--horizon", optarg,
@@ -400,6 +406,7 @@ int cmd_sim(int argc, char **argv)
         runs[i].cfg.startup_reports = (unsigned)startup;
         runs[i].cfg.hysteresis = core.hysteresis;
         runs[i].cfg.horizon_s = core.horizon_s;
+        runs[i].cfg.horizon_iters = core.horizon_iters;
         runs[i].cfg.declare_iters = declare;
     }
 
