@@ -126,10 +126,16 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args):
     total1, idle1 = cpu_times()
     for p in procs:
         p.wait()
+    daemon_cpu = 0.0
     if slaqd:
+        with open("/proc/%d/stat" % slaqd.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        daemon_cpu = (int(fields[11]) + int(fields[12])) / \
+            os.sysconf("SC_CLK_TCK")
         slaqd.send_signal(signal.SIGTERM)
         slaqd.wait(timeout=30)
-    return arrivals, logs, (idle1 - idle0) / max(1, total1 - total0)
+    return arrivals, logs, (idle1 - idle0) / max(1, total1 - total0), \
+        daemon_cpu
 
 
 def parse_log(path):
@@ -190,7 +196,7 @@ def summarise(results, modes, patterns):
                     r["mode"] == mode]
             s[pat][mode] = {}
             for k in ("t50_mean_s", "t90_mean_s", "jct_mean_s", "makespan_s",
-                      "cpu_s", "idle_frac"):
+                      "cpu_s", "idle_frac", "slaqd_cpu_s"):
                 v = [r[k] for r in runs]
                 s[pat][mode][k] = {"mean": sum(v) / len(v), "min": min(v),
                                    "max": max(v)}
@@ -207,15 +213,16 @@ def table(s, modes, patterns, reps):
     for pat in patterns:
         lines += ["## %s" % pat, "",
                   "| way | mean t50 s | mean t90 s | mean JCT s | makespan s "
-                  "| CPU s | idle CPU |", "|---|---|---|---|---|---|---|"]
+                  "| jobs' CPU s | slaqd CPU s | idle CPU |",
+                  "|---|---|---|---|---|---|---|---|"]
         for mode in modes:
             m = s[pat][mode]
             f = lambda k, fmt="%.1f": (fmt + " [" + fmt + "-" + fmt + "]") % (
                 m[k]["mean"], m[k]["min"], m[k]["max"])
-            lines.append("| %s | %s | %s | %s | %s | %s | %.0f%% |" % (
+            lines.append("| %s | %s | %s | %s | %s | %s | %.1f | %.0f%% |" % (
                 mode, f("t50_mean_s"), f("t90_mean_s"), f("jct_mean_s"),
                 f("makespan_s"), f("cpu_s", "%.0f"),
-                100 * m["idle_frac"]["mean"]))
+                m["slaqd_cpu_s"]["mean"], 100 * m["idle_frac"]["mean"]))
         lines.append("")
         lines.append("Per job mean t90 (s): " + "; ".join(
             "%s %s" % (mode, ", ".join(
@@ -268,15 +275,17 @@ def main():
                     n += 1
                     work = os.path.join(tmp, "%s-%s-%d" % (pat, mode, rep))
                     t = time.time()
-                    arr, logs, idle = run_once(a.build, mode, pat, a.stagger,
-                                               work, a.slaqd_arg)
+                    arr, logs, idle, dcpu = run_once(
+                        a.build, mode, pat, a.stagger, work, a.slaqd_arg)
                     r = run_metrics(arr, logs, idle)
+                    r["slaqd_cpu_s"] = dcpu
                     r.update(mode=mode, pattern=pat, rep=rep)
                     results.append(r)
                     print("[%d/%d] %-9s %-5s rep %d: mean t90 %.1f s, "
-                          "makespan %.1f s, CPU %.0f s, idle %.0f%% (%.0f s)"
+                          "makespan %.1f s, CPU %.0f s (slaqd %.1f s), "
+                          "idle %.0f%% (%.0f s)"
                           % (n, total, pat, mode, rep + 1, r["t90_mean_s"],
-                             r["makespan_s"], r["cpu_s"],
+                             r["makespan_s"], r["cpu_s"], dcpu,
                              100 * r["idle_frac"], time.time() - t),
                           flush=True)
     finally:

@@ -412,7 +412,7 @@ int slaq_norm_parse(const char *name, slaq_norm_kind *out);
 const char *slaq_norm_name(slaq_norm_kind kind);
 
 #define SLAQ_DEFAULT_STARTUP_REPORTS 3
-#define SLAQ_DEFAULT_HYSTERESIS 0.5
+#define SLAQ_DEFAULT_HYSTERESIS 1.0
 
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */

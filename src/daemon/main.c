@@ -102,7 +102,7 @@ static void usage(FILE *f)
         "                      predicted; until then at least a fair share\n"
         "                      (default 3)\n"
         "  --hysteresis H      extra weight of a job's cores from the last\n"
-        "                      epoch (default 0.5; 0 for none)\n"
+        "                      epoch (default 1; 0 for none)\n"
         "  --horizon-iters N   judge a job's gain over at least N of its\n"
         "                      iterations (default 1; 0: one epoch)\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"

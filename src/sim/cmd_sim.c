@@ -59,7 +59,7 @@ static void usage(FILE *f)
         "                    iterations a job reports before it is predicted; until\n"
         "                    then it gets its fair share (default 3)\n"
         "  --hysteresis H    extra weight of a job's cores from the previous epoch\n"
-        "                    (default 0.5; 0 for none)\n"
+        "                    (default 1; 0 for none)\n"
         "  --undeclared      jobs do not tell the core how many iterations they run\n"
         "  --out DIR         output directory (replaced as a whole)\n"
         "  --no-plots        skip gnuplot (CSV, JSON and HTML only)\n"
