@@ -413,6 +413,7 @@ const char *slaq_norm_name(slaq_norm_kind kind);
 
 #define SLAQ_DEFAULT_STARTUP_REPORTS 3
 #define SLAQ_DEFAULT_HYSTERESIS 1.0
+#define SLAQ_DEFAULT_DAMPING 0.5
 
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
@@ -440,6 +441,11 @@ typedef struct slaq_sched_config {
                                       over at least this many of its
                                       iterations at its fair share, and
                                       scaled to the horizon (0: off) */
+    double damping;                /* in [0, 1): with the same jobs as
+                                      last epoch, a job's new allocation
+                                      is damping × old + (1 − damping) ×
+                                      the policy's (0: off); default
+                                      SLAQ_DEFAULT_DAMPING */
     double hysteresis;             /* >= 0: the `stay` bonus of a job's
                                       units from the previous epoch;
                                       default SLAQ_DEFAULT_HYSTERESIS */

@@ -51,6 +51,9 @@ struct slaq_sched {
     slaq_pjob *pjobs;    /* cap entries */
     double *alloc;       /* cap entries */
     slaq_alloc_ws *ws;
+    int changed;         /* jobs came or went, or the policy changed,
+                            since the last allocation */
+    double last_cap;     /* the capacity divided last time */
 };
 
 void slaq_sched_config_init(slaq_sched_config *c)
@@ -70,6 +73,7 @@ void slaq_sched_config_init(slaq_sched_config *c)
     c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
     c->horizon_s = 0;
     c->horizon_iters = 0;
+    c->damping = SLAQ_DEFAULT_DAMPING;
 }
 
 void slaq_job_opts_init(slaq_job_opts *o)
@@ -91,7 +95,8 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
         (unsigned)cfg->predictor > SLAQ_PRED_ORACLE ||
         !(cfg->pred.lambda > 0 && cfg->pred.lambda <= 1) ||
         (unsigned)cfg->normalise > SLAQ_NORM_MAX_DELTA ||
-        !(cfg->hysteresis >= 0) || !isfinite(cfg->hysteresis))
+        !(cfg->hysteresis >= 0) || !isfinite(cfg->hysteresis) ||
+        !(cfg->damping >= 0 && cfg->damping < 1))
         return NULL;
     slaq_sched *s = calloc(1, sizeof *s);
     if (!s)
@@ -127,8 +132,10 @@ void slaq_sched_free(slaq_sched *s)
 
 void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy)
 {
-    if ((unsigned)policy <= SLAQ_POLICY_MAXMIN)
+    if ((unsigned)policy <= SLAQ_POLICY_MAXMIN) {
         s->cfg.policy = policy;
+        s->changed = 1;
+    }
 }
 
 static slaq_predictor *job_predictor(const slaq_sched *s, const slaq_job *j)
@@ -221,6 +228,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     }
     j->index = s->n;
     s->jobs[s->n++] = j;
+    s->changed = 1;
     return j;
 }
 
@@ -230,6 +238,7 @@ void slaq_sched_remove(slaq_sched *s, slaq_job *j)
     s->jobs[i] = s->jobs[--s->n];
     s->jobs[i]->index = i;
     job_free(j);
+    s->changed = 1;
 }
 
 size_t slaq_sched_count(const slaq_sched *s) { return s->n; }
@@ -394,6 +403,17 @@ int slaq_sched_allocate(slaq_sched *s, double now)
                             s->alloc);
     if (err)
         return err;
+    /* Damping: with the same jobs and capacity as last epoch, move only
+     * part of the way from the old allocation to the new one. Both are
+     * feasible (within caps, above floors, summing to the capacity), so
+     * their mix is too. */
+    if (c->damping > 0 && c->policy != SLAQ_POLICY_FAIR && !s->changed &&
+        cap == s->last_cap)
+        for (size_t i = 0; i < s->n; i++)
+            s->alloc[i] = c->damping * s->jobs[i]->alloc +
+                          (1 - c->damping) * s->alloc[i];
+    s->changed = 0;
+    s->last_cap = cap;
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         const slaq_pjob *pj = &s->pjobs[i];

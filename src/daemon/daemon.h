@@ -69,6 +69,7 @@ typedef struct sd_config {
     double startup_reports;  /* --startup-reports */
     double hysteresis;       /* --hysteresis */
     double horizon_iters;    /* --horizon-iters */
+    double damping;          /* --damping */
     int verbose;
 } sd_config;
 

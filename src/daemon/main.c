@@ -104,7 +104,10 @@ static void usage(FILE *f)
         "  --hysteresis H      extra weight of a job's cores from the last\n"
         "                      epoch (default 1; 0 for none)\n"
         "  --horizon-iters N   judge a job's gain over at least N of its\n"
-        "                      iterations (default 1; 0: one epoch)\n"
+        "                      iterations (default 0: one epoch)\n"
+        "  --damping D         move a share only part of the way to the\n"
+        "                      policy's new one: D x old + (1 - D) x new\n"
+        "                      (default 0.5; 0 for none)\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
         "  -v, --verbose       log every connection and allocation change\n"
         "  -h, --help          this help\n");
@@ -148,7 +151,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
 {
     enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
            O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_SHARE,
-           O_STARTUP, O_HYST, O_HITERS };
+           O_STARTUP, O_HYST, O_HITERS, O_DAMP };
     static const struct option opts[] = {
         {"state-dir", required_argument, 0, O_STATE},
         {"socket", required_argument, 0, O_SOCKET},
@@ -165,6 +168,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
         {"startup-reports", required_argument, 0, O_STARTUP},
         {"hysteresis", required_argument, 0, O_HYST},
         {"horizon-iters", required_argument, 0, O_HITERS},
+        {"damping", required_argument, 0, O_DAMP},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -179,6 +183,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
     c->enforce = SD_ENF_AUTO;
     c->startup_reports = SLAQ_DEFAULT_STARTUP_REPORTS;
     c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
+    c->damping = SLAQ_DEFAULT_DAMPING;
     const char *socket_opt = NULL, *token_file = NULL;
     int o;
     while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -223,23 +228,28 @@ static int parse_args(sd_config *c, int argc, char **argv)
             c->share_quota = !strcmp(optarg, "quota");
             break;
         case O_STARTUP:
+        case O_DAMP:
         case O_HITERS:
         case O_HYST: {
             char *end;
             double v = strtod(optarg, &end);
             if (end == optarg || *end || !(v >= 0) || v > 1000 ||
-                (o == O_STARTUP && v != floor(v))) {
+                (o == O_STARTUP && v != floor(v)) || (o == O_DAMP && v >= 1)) {
                 fprintf(stderr, "slaqd: %s wants %s, got '%s'\n",
                         o == O_STARTUP ? "--startup-reports"
-                        : o == O_HYST ? "--hysteresis" : "--horizon-iters",
+                        : o == O_HYST ? "--hysteresis"
+                        : o == O_DAMP ? "--damping" : "--horizon-iters",
                         o == O_STARTUP ? "a whole number from 0 to 1000"
-                                       : "a number from 0 to 1000", optarg);
+                        : o == O_DAMP ? "a number in [0, 1)"
+                                      : "a number from 0 to 1000", optarg);
                 return 2;
             }
             if (o == O_STARTUP)
                 c->startup_reports = v;
             else if (o == O_HYST)
                 c->hysteresis = v;
+            else if (o == O_DAMP)
+                c->damping = v;
             else
                 c->horizon_iters = v;
             break;
@@ -422,6 +432,7 @@ static int setup(sd_daemon *d)
     sc.startup_reports = (unsigned)d->cfg.startup_reports;
     sc.hysteresis = d->cfg.hysteresis;
     sc.horizon_iters = d->cfg.horizon_iters;
+    sc.damping = d->cfg.damping;
     d->sched = slaq_sched_new(&sc);
     if (!d->sched) {
         sd_log(d, 0, "cannot create the scheduler (cores %g, epoch %g s)",

@@ -60,6 +60,9 @@ static void usage(FILE *f)
         "                    then it gets its fair share (default 3)\n"
         "  --hysteresis H    extra weight of a job's cores from the previous epoch\n"
         "                    (default 1; 0 for none)\n"
+        "  --damping D       move a share only part of the way to the policy's\n"
+        "                    new one, D x old + (1 - D) x new (default 0.5)\n"
+        "  --horizon-iters N judge a job's gain over N of its iterations (0)\n"
         "  --undeclared      jobs do not tell the core how many iterations they run\n"
         "  --out DIR         output directory (replaced as a whole)\n"
         "  --no-plots        skip gnuplot (CSV, JSON and HTML only)\n"
@@ -294,6 +297,7 @@ int cmd_sim(int argc, char **argv)
         {"hysteresis", required_argument, 0, 'H'},
         {"horizon", required_argument, 0, 'Z'},
         {"horizon-iters", required_argument, 0, 'I'},
+        {"damping", required_argument, 0, 'D'},
         {"undeclared", no_argument, 0, 'U'},
         {"out", required_argument, 0, 'o'},
         {"no-plots", no_argument, 0, 'n'},
@@ -332,6 +336,16 @@ int cmd_sim(int argc, char **argv)
             if (startup != floor(startup) || startup > 1000) {
                 cli_error("sim", "--startup-reports: expected a whole "
                           "number up to 1000, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'D':
+            if (cli_parse_nonneg("sim", "--damping", optarg,
+                                 &core.damping))
+                return EXIT_USAGE;
+            if (core.damping >= 1) {
+                cli_error("sim", "--damping: expected a number in [0, 1), "
+                          "got '%s'", optarg);
                 return EXIT_USAGE;
             }
             break;
@@ -407,6 +421,7 @@ int cmd_sim(int argc, char **argv)
         runs[i].cfg.hysteresis = core.hysteresis;
         runs[i].cfg.horizon_s = core.horizon_s;
         runs[i].cfg.horizon_iters = core.horizon_iters;
+        runs[i].cfg.damping = core.damping;
         runs[i].cfg.declare_iters = declare;
     }
 
