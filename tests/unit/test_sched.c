@@ -361,6 +361,48 @@ static void test_declared_length_sets_the_end(void **state)
     slaq_sched_free(s);
 }
 
+/* Damping: with the same jobs, the new allocation is half the old one
+ * and half the policy's; a new job makes it take effect at once. Two
+ * schedulers, damped and not, are fed the same reports. */
+static void test_damping_moves_half_way(void **state)
+{
+    (void)state;
+    slaq_sched *s[2];
+    slaq_job *a[2], *b[2];
+    for (int d = 0; d < 2; d++) {
+        slaq_sched_config c;
+        slaq_sched_config_init(&c);
+        c.cores = 10;
+        c.hysteresis = 0;
+        c.startup_reports = 0;
+        c.damping = d ? 0.5 : 0;
+        s[d] = slaq_sched_new(&c);
+        a[d] = slaq_sched_add(s[d], NULL, 0);
+        b[d] = slaq_sched_add(s[d], NULL, 0);
+        for (uint64_t k = 0; k <= 8; k++) {
+            report(a[d], k, 2.0 * pow(0.7, (double)k), (double)k);
+            report(b[d], k, 1.0 - 0.001 * (double)k, (double)k);
+        }
+        slaq_sched_epoch(s[d], 8);
+    }
+    /* the first epoch after the jobs arrived: no damping */
+    assert_near(slaq_job_alloc(a[1]), slaq_job_alloc(a[0]), 1e-12);
+    double old = slaq_job_alloc(a[1]);
+    for (int d = 0; d < 2; d++) /* now b falls fast and a is flat */
+        for (uint64_t k = 9; k <= 16; k++) {
+            report(a[d], k, 2.0 * pow(0.7, 8), (double)k);
+            report(b[d], k, 1.0 - 0.008 - 0.1 * (double)(k - 8), (double)k);
+        }
+    slaq_sched_epoch(s[0], 16);
+    slaq_sched_epoch(s[1], 16);
+    double target = slaq_job_alloc(a[0]);
+    assert_true(fabs(target - old) > 2);
+    assert_near(slaq_job_alloc(a[1]), 0.5 * old + 0.5 * target, 1e-9);
+    assert_near(slaq_job_alloc(a[1]) + slaq_job_alloc(b[1]), 10, 1e-9);
+    for (int d = 0; d < 2; d++)
+        slaq_sched_free(s[d]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +419,7 @@ int main(void)
         cmocka_unit_test(test_fast_learner_progress_is_true),
         cmocka_unit_test(test_hysteresis_keeps_allocations),
         cmocka_unit_test(test_declared_length_sets_the_end),
+        cmocka_unit_test(test_damping_moves_half_way),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
