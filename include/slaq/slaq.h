@@ -536,7 +536,10 @@ uint64_t slaq_job_iters(const slaq_job *j);
 /*
  * The job's predicted loss at its end: the forecast at its last iteration
  * when the job declared how many it runs, else the forecast's asymptote;
- * never above the last reported loss. NAN before two reports.
+ * of the last 12 fits' predictions the lowest (one early fit that calls
+ * the job nearly done must not make it "reached"); never above the last
+ * reported loss. NAN before two reports and before the first epoch has
+ * fitted them.
  */
 double slaq_job_end_loss(const slaq_job *j);
 
@@ -551,7 +554,8 @@ double slaq_job_reduction(const slaq_job *j);
 /*
  * Predicted iterations after the last report until the job's reduction
  * reaches `target` (in (0, 1]): 0 if it already has, INFINITY if the
- * forecast never gets there, NAN before two reports.
+ * forecast never gets there (at most the iterations left, for a job that
+ * declared its length), NAN before the end is known.
  */
 double slaq_job_iters_to(const slaq_job *j, double target);
 

@@ -472,10 +472,14 @@ double slaq_job_end_loss(const slaq_job *j)
     if (j->iters > 0 && j->iters <= last->iter)
         return last->loss;
     double end = last->loss;
-    for (int i = 0; i < SCHED_END_FITS; i++)
+    int known = 0;
+    for (int i = 0; i < SCHED_END_FITS; i++) {
+        known |= !isnan(j->ends[i]);
         if (j->ends[i] < end) /* skips NAN */
             end = j->ends[i];
-    return end;
+    }
+    /* Before its first fit a job's end is unknown, not its last loss. */
+    return known ? end : NAN;
 }
 
 double slaq_job_reduction(const slaq_job *j)
@@ -502,12 +506,15 @@ double slaq_job_iters_to(const slaq_job *j, double target)
     double k0 = (double)slaq_history_last(j->hist)->iter;
     /* Forecasts fall monotonically: bracket the crossing by doubling,
      * then bisect to half an iteration. */
+    /* A job that declared its length has all of its reduction at its
+     * last iteration, whatever the forecast says before. */
+    double most = j->iters > 0 ? (double)j->iters - k0 : 1e9;
     double lo = 0, hi = 1;
     while (slaq_forecast_loss(f, k0 + hi) > goal) {
         lo = hi;
         hi *= 2;
-        if (hi > 1e9)
-            return INFINITY;
+        if (hi >= most)
+            return j->iters > 0 ? most : INFINITY;
     }
     while (hi - lo > 0.5) {
         double mid = (lo + hi) / 2;

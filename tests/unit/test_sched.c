@@ -347,6 +347,9 @@ static void test_declared_length_sets_the_end(void **state)
     assert_true(isnan(slaq_job_end_loss(j)));
     for (uint64_t k = 0; k <= 10; k++)
         report(j, k, 1.0 + pow(0.8, (double)k), (double)k);
+    /* reported but not fitted yet: the end is unknown, nothing claimed */
+    assert_true(isnan(slaq_job_end_loss(j)));
+    assert_near(slaq_job_reduction(j), 0, 0);
     slaq_sched_epoch(s, 10);
     /* truth at 20: 1 + 0.8^20; reduction at 10: (1 - 0.8^10)/(1 - 0.8^20),
      * 0.904; 0.97 is reached between k = 14 and 15 */
