@@ -239,6 +239,25 @@ static void test_settling_job_keeps_its_fair_share(void **state)
     slaq_sched_free(s);
 }
 
+/* Two jobs of 100 iterations, 10 reported, and an epoch: fast goes 1.7 ->
+ * 1.0 in one step, then 1.0 -> 0.7 geometrically; steady 1.0 -> 0.0
+ * geometrically. */
+static void fast_and_steady(slaq_sched *s, slaq_job **fast, slaq_job **steady)
+{
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.iters = 100;
+    *fast = slaq_sched_add(s, &o, 0);
+    *steady = slaq_sched_add(s, &o, 0);
+    report(*fast, 0, 1.7, 0);
+    report(*steady, 0, 1.0, 0);
+    for (uint64_t k = 1; k <= 10; k++) {
+        report(*fast, k, 0.7 + 0.3 * pow(0.97, (double)(k - 1)), (double)k);
+        report(*steady, k, pow(0.97, (double)k), (double)k);
+    }
+    slaq_sched_epoch(s, 10.5);
+}
+
 /* The fast learner: a job whose first step took most of its drop is not
  * taken for converged while it is far from its own end. Under the paper's
  * normalisation by the largest step its later steps look negligible next
@@ -254,21 +273,8 @@ static void test_fast_learner_is_not_starved(void **state)
         c.cores = 8;
         c.normalise = norm ? SLAQ_NORM_MAX_DELTA : SLAQ_NORM_SPAN;
         slaq_sched *s = slaq_sched_new(&c);
-        slaq_job_opts o;
-        slaq_job_opts_init(&o);
-        o.iters = 100;
-        slaq_job *fast = slaq_sched_add(s, &o, 0);
-        slaq_job *steady = slaq_sched_add(s, &o, 0);
-        /* fast: 1.7 -> 1.0 in one step, then 1.0 -> 0.7 geometrically
-         * over 100 iterations; steady: 1.0 -> 0.0 geometrically */
-        report(fast, 0, 1.7, 0);
-        report(steady, 0, 1.0, 0);
-        for (uint64_t k = 1; k <= 10; k++) {
-            report(fast, k, 0.7 + 0.3 * pow(0.97, (double)(k - 1)),
-                   (double)k);
-            report(steady, k, pow(0.97, (double)k), (double)k);
-        }
-        slaq_sched_epoch(s, 10.5);
+        slaq_job *fast, *steady;
+        fast_and_steady(s, &fast, &steady);
         share[norm] = slaq_job_alloc(fast);
         slaq_sched_free(s);
     }
@@ -284,18 +290,8 @@ static void test_fast_learner_progress_is_true(void **state)
 {
     (void)state;
     slaq_sched *s = new_sched(SLAQ_POLICY_SLAQ, 8);
-    slaq_job_opts o;
-    slaq_job_opts_init(&o);
-    o.iters = 100;
-    slaq_job *fast = slaq_sched_add(s, &o, 0);
-    slaq_job *steady = slaq_sched_add(s, &o, 0);
-    report(fast, 0, 1.7, 0);
-    report(steady, 0, 1.0, 0);
-    for (uint64_t k = 1; k <= 10; k++) {
-        report(fast, k, 0.7 + 0.3 * pow(0.97, (double)(k - 1)), (double)k);
-        report(steady, k, pow(0.97, (double)k), (double)k);
-    }
-    slaq_sched_epoch(s, 10.5);
+    slaq_job *fast, *steady;
+    fast_and_steady(s, &fast, &steady);
     double end_f = 0.7 + 0.3 * pow(0.97, 99), end_s = pow(0.97, 100);
     double true_f = (1.7 - (0.7 + 0.3 * pow(0.97, 9))) / (1.7 - end_f);
     double true_s = (1 - pow(0.97, 10)) / (1 - end_s);
