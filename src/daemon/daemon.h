@@ -70,6 +70,7 @@ typedef struct sd_config {
     double hysteresis;       /* --hysteresis */
     double horizon_iters;    /* --horizon-iters */
     double damping;          /* --damping */
+    slaq_norm_kind normalise; /* --normalise */
     int verbose;
 } sd_config;
 

@@ -105,6 +105,9 @@ static void usage(FILE *f)
         "                      epoch (default 1; 0 for none)\n"
         "  --horizon-iters N   judge a job's gain over at least N of its\n"
         "                      iterations (default 0: one epoch)\n"
+        "  --normalise N       the objective's loss unit: span (a job's\n"
+        "                      predicted total reduction; default) or\n"
+        "                      max-delta (its largest step, the paper's)\n"
         "  --damping D         move a share only part of the way to the\n"
         "                      policy's new one: D x old + (1 - D) x new\n"
         "                      (default 0.5; 0 for none)\n"
@@ -151,7 +154,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
 {
     enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
            O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_SHARE,
-           O_STARTUP, O_HYST, O_HITERS, O_DAMP };
+           O_STARTUP, O_HYST, O_HITERS, O_DAMP, O_NORM };
     static const struct option opts[] = {
         {"state-dir", required_argument, 0, O_STATE},
         {"socket", required_argument, 0, O_SOCKET},
@@ -169,6 +172,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
         {"hysteresis", required_argument, 0, O_HYST},
         {"horizon-iters", required_argument, 0, O_HITERS},
         {"damping", required_argument, 0, O_DAMP},
+        {"normalise", required_argument, 0, O_NORM},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -216,6 +220,13 @@ static int parse_args(sd_config *c, int argc, char **argv)
             if (enf_mode_parse(optarg, &c->enforce)) {
                 fprintf(stderr, "slaqd: --enforce: unknown mode '%s' (expected"
                         " auto, cgroup2, cgroup1, signal or none)\n", optarg);
+                return 2;
+            }
+            break;
+        case O_NORM:
+            if (slaq_norm_parse(optarg, &c->normalise)) {
+                fprintf(stderr, "slaqd: --normalise: expected span or "
+                        "max-delta, got '%s'\n", optarg);
                 return 2;
             }
             break;
@@ -433,6 +444,7 @@ static int setup(sd_daemon *d)
     sc.hysteresis = d->cfg.hysteresis;
     sc.horizon_iters = d->cfg.horizon_iters;
     sc.damping = d->cfg.damping;
+    sc.normalise = d->cfg.normalise;
     d->sched = slaq_sched_new(&sc);
     if (!d->sched) {
         sd_log(d, 0, "cannot create the scheduler (cores %g, epoch %g s)",
