@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "slaq/version.h"
 
 double sd_now(void)
 {
@@ -97,6 +98,7 @@ static void usage(FILE *f)
         "  --enforce MODE      auto | cgroup2 | cgroup1 | signal | none\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
         "  -v, --verbose       log every connection and allocation change\n"
+        "  -V, --version       print slaqd's version and exit\n"
         "  -h, --help          this help\n");
 }
 
@@ -152,6 +154,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
         {"grace", required_argument, 0, O_GRACE},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
+        {"version", no_argument, 0, 'V'},
         {0, 0, 0, 0},
     };
     c->state_dir = "./var";
@@ -164,7 +167,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
     c->enforce = SD_ENF_AUTO;
     const char *socket_opt = NULL, *token_file = NULL;
     int o;
-    while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "vhV", opts, NULL)) != -1) {
         switch (o) {
         case O_STATE: c->state_dir = optarg; break;
         case O_SOCKET: socket_opt = optarg; break;
@@ -199,6 +202,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
             break;
         case 'v': c->verbose++; break;
         case 'h': usage(stdout); return 1;
+        case 'V': printf("slaqd %s\n", SLAQ_VERSION); return 1;
         default: usage(stderr); return 2;
         }
     }
