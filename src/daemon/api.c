@@ -98,6 +98,11 @@ static json_t *api_status(sd_daemon *d)
     json_object_set_new(r, "state_dir", json_string(d->cfg.state_dir));
     json_object_set_new(r, "socket", json_string(d->cfg.socket_path));
     json_object_set_new(r, "http_port", json_integer(d->http_port));
+    if (d->http) { /* the address part of --http ADDR:PORT */
+        const char *colon = strrchr(d->cfg.http, ':');
+        json_object_set_new(r, "http_addr", json_stringn(d->cfg.http,
+                colon ? (size_t)(colon - d->cfg.http) : strlen(d->cfg.http)));
+    }
     return r;
 }
 
