@@ -12,6 +12,8 @@
 #   make demo-compare  the demo batch under fair and slaq, and simulated
 #   make check-asan run the unit tests under ASan + UBSan
 #   make deps       install missing Debian packages (idempotent)
+#   make install    install under PREFIX (/usr/local) and DESTDIR; uninstall
+#   make man        the manual pages (build/man), from the programs' --help
 
 BUILD    ?= build
 SANITIZE ?=
@@ -105,6 +107,9 @@ clean:
 	rm -rf build build-asan
 
 help:
-	@sed -n '3,17p' Makefile
+	@sed -n '3,19p' Makefile
+
+# make install, uninstall, man, deb: dist/install.mk.
+include dist/install.mk
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -13,4 +13,8 @@ check_grep "slaq -V prints the version" "^slaq $want\$" "$TMP/out"
 check_exit "slaqd -V" 0 "$SLAQ_BUILD/bin/slaqd" -V
 check_grep "slaq --help mentions --version" "--version" \
   <("$SLAQ" --help; true)
+check_grep "python/pyproject.toml has version $want" "^version = \"$want\"\$" \
+  python/pyproject.toml
+check_grep "the Python module's __version__ is $want" \
+  "^__version__ = \"$want\"\$" python/slaq/__init__.py
 finish
