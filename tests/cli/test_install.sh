@@ -73,7 +73,8 @@ done
 LC_ALL=C.UTF-8 MANWIDTH=80 man -l "$D$P/share/man/man1/slaq-show.1" >"$TMP/man" 2>&1
 check_grep "man slaq-show renders its synopsis" "slaq show \[OPTIONS\] ID" "$TMP/man"
 LC_ALL=C.UTF-8 MANWIDTH=80 man -l "$D$P/share/man/man8/slaqd.8" >"$TMP/man" 2>&1
-check_grep "man slaqd lists --state-dir" "--state-dir" "$TMP/man"
+check_grep "man slaqd lists --config" "--config" "$TMP/man"
+check_grep "man slaqd describes the configuration file" "CONFIGURATION FILE" "$TMP/man"
 groff -man -Tutf8 -ww -z "$D$P/share/man/man8/slaqd.8" 2>"$TMP/groff"
 check "slaqd.8 has no roff warnings" test ! -s "$TMP/groff"
 sed 's/^/#   /' "$TMP/groff" | head -n 5
