@@ -14,6 +14,7 @@
 #   make deps       install missing Debian packages (idempotent)
 #   make install    install under PREFIX (/usr/local) and DESTDIR; uninstall
 #   make man        the manual pages (build/man), from the programs' --help
+#   make deb        the Debian package build/slaq_VERSION_ARCH.deb
 
 BUILD    ?= build
 SANITIZE ?=
@@ -107,7 +108,7 @@ clean:
 	rm -rf build build-asan
 
 help:
-	@sed -n '3,19p' Makefile
+	@sed -n '3,20p' Makefile
 
 # make install, uninstall, man, deb: dist/install.mk.
 include dist/install.mk

@@ -113,3 +113,16 @@ uninstall:
 	cmp -s dist/slaqd.conf $(DESTDIR)$(SYSCONFDIR)/slaq/slaqd.conf && \
 	    rm -f $(DESTDIR)$(SYSCONFDIR)/slaq/slaqd.conf || true
 	rmdir $(DESTDIR)$(SYSCONFDIR)/slaq 2>/dev/null || true
+
+# make deb: the Debian package, build/slaq_VERSION_ARCH.deb. A separate
+# build (DEB_BUILD) compiled for PREFIX=/usr is staged with make install
+# and wrapped by scripts/deb.sh (dpkg-deb, dpkg-shlibdeps).
+DEB_BUILD ?= $(BUILD)/deb
+.PHONY: deb
+deb: deps
+	@rm -rf $(DEB_BUILD)/root && mkdir -p $(DEB_BUILD)
+	@$(MAKE) --no-print-directory BUILD=$(DEB_BUILD)/build PREFIX=/usr \
+	    SYSCONFDIR=/etc UNITDIR=/lib/systemd/system \
+	    DESTDIR=$(abspath $(DEB_BUILD)/root) install >$(DEB_BUILD).log 2>&1 || \
+	    { tail -n 30 $(DEB_BUILD).log; exit 1; }
+	@scripts/deb.sh $(DEB_BUILD)/root $(BUILD)

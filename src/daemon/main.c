@@ -445,6 +445,24 @@ static int state_dir_take(const char *dir, int *lockfd)
     return 0;
 }
 
+/* Creates the socket's directory when it is missing (the service's
+ * /run/slaq, when slaqd is started without systemd); one level only. */
+static int socket_dir_make(const char *sock)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", sock);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = 0;
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+        fprintf(stderr, "slaqd: cannot create the socket's directory %s: "
+                        "%s\n", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 static int setup(sd_daemon *d)
 {
     char err[512] = "";
@@ -505,7 +523,8 @@ static int setup(sd_daemon *d)
     if (job_restore(d) < 0)
         return -1;
 
-    if (conn_listen_unix(d, d->cfg.socket_path) < 0)
+    if (socket_dir_make(d->cfg.socket_path) < 0 ||
+        conn_listen_unix(d, d->cfg.socket_path) < 0)
         return -1;
     if (d->cfg.tcp && conn_listen_tcp(d, d->cfg.tcp) < 0)
         return -1;
