@@ -8,7 +8,7 @@
 #
 #   make            build libraries and programs (installs missing packages)
 #   make test       build and run every test; ends with the runner's summary
-#   make demo       the main job on embedded defaults
+#   make demo       the main job on embedded defaults (HTTP=ADDR:PORT)
 #   make demo-compare  the demo batch under fair and slaq, and simulated
 #   make check-asan run the unit tests under ASan + UBSan
 #   make deps       install missing Debian packages (idempotent)
@@ -72,9 +72,11 @@ test: deps
 test-unit: build
 	@scripts/run-tests.sh --unit-only $(BUILD)
 
+# HTTP=ADDR:PORT puts the dashboard there (default 127.0.0.1:7070, or a
+# free port when that one is taken).
 demo: deps
 	@$(MAKE) --no-print-directory build
-	@scripts/demo.sh $(BUILD)
+	@scripts/demo.sh $(if $(HTTP),--http $(HTTP)) $(BUILD)
 
 # REPS=3 repeats the pair of runs and summarises the ratios.
 demo-compare: deps
