@@ -66,6 +66,7 @@ static json_t *api_status(sd_daemon *d)
     json_t *r = ok();
     json_object_set_new(r, "pid", json_integer(getpid()));
     json_object_set_new(r, "uptime_s", json_real(sd_now() - d->started));
+    json_object_set_new(r, "started", json_real(d->started));
     json_object_set_new(r, "cores", json_real(c->cores));
     json_object_set_new(r, "policy", json_string(slaq_policy_name(c->policy)));
     json_object_set_new(r, "predictor",
