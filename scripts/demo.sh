@@ -227,7 +227,7 @@ if [ -n "$top_pid" ]; then
 fi
 
 say
-say "== summary (policy $policy; times from each job's submission, DESIGN.md)"
+say "== summary (policy $policy; times from each job's submission, docs/metrics.md)"
 report_args=(summary "$state" --policy "$policy")
 if [ -n "$json" ]; then
     mkdir -p "$(dirname "$json")"

@@ -46,6 +46,9 @@ static void socket_path(const rpc_opts *o, char *out, size_t len)
         snprintf(out, len, "%s/slaq.sock", o->state_dir);
     else if (env && *env)
         snprintf(out, len, "%s", env);
+    else if (access("./var/slaq.sock", F_OK) < 0 &&
+             access(RPC_SYSTEM_SOCKET, F_OK) == 0)
+        snprintf(out, len, "%s", RPC_SYSTEM_SOCKET); /* the service's */
     else
         snprintf(out, len, "./var/slaq.sock");
 }

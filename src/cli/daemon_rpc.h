@@ -13,6 +13,10 @@
 #include <jansson.h>
 #include <stdio.h>
 
+/* The socket of slaqd run as a service (dist/slaqd.service), used when
+ * there is no ./var/slaq.sock and neither --socket nor SLAQ_SOCKET. */
+#define RPC_SYSTEM_SOCKET "/run/slaq/slaq.sock"
+
 /* Options every daemon command takes. */
 typedef struct rpc_opts {
     const char *socket;    /* --socket, else $SLAQ_SOCKET, else STATE/slaq.sock */
@@ -30,7 +34,8 @@ enum { RPC_OPT_BASE = 1000, RPC_OPT_SOCKET = RPC_OPT_BASE, RPC_OPT_STATE,
     {"json", no_argument, 0, RPC_OPT_JSON}
 #define RPC_HELP                                                             \
     "  --socket PATH     slaqd's socket (default $SLAQ_SOCKET, else\n"       \
-    "                    STATE/slaq.sock)\n"                                 \
+    "                    ./var/slaq.sock, else the service's\n"             \
+    "                    " RPC_SYSTEM_SOCKET ")\n"                          \
     "  --state-dir DIR   slaqd's state directory (default ./var)\n"          \
     "  --json            print slaqd's reply as JSON\n"                      \
     "  -h, --help        this help\n"

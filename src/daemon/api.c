@@ -66,12 +66,23 @@ static json_t *api_status(sd_daemon *d)
     json_t *r = ok();
     json_object_set_new(r, "pid", json_integer(getpid()));
     json_object_set_new(r, "uptime_s", json_real(sd_now() - d->started));
+    json_object_set_new(r, "started", json_real(d->started));
     json_object_set_new(r, "cores", json_real(c->cores));
     json_object_set_new(r, "policy", json_string(slaq_policy_name(c->policy)));
     json_object_set_new(r, "predictor",
                         json_string(slaq_predictor_name(c->predictor)));
     json_object_set_new(r, "epoch_s", json_real(c->epoch_s));
     json_object_set_new(r, "enforce", json_string(enf_mode_name(d->enf.mode)));
+    json_object_set_new(r, "share", json_string(d->cfg.share_quota ? "quota"
+                                                                   : "weight"));
+    const slaq_sched_config *sc = slaq_sched_get_config(d->sched);
+    json_object_set_new(r, "normalise", json_string(slaq_norm_name(
+                                            sc->normalise)));
+    json_object_set_new(r, "startup_reports",
+                        json_integer((json_int_t)sc->startup_reports));
+    json_object_set_new(r, "hysteresis", json_real(sc->hysteresis));
+    json_object_set_new(r, "damping", json_real(sc->damping));
+    json_object_set_new(r, "horizon_iters", json_real(sc->horizon_iters));
     json_object_set_new(r, "enforce_detail", json_string(d->enf.detail));
     json_object_set_new(r, "cgroup", d->enf.cg_base ? json_string(d->enf.cg_base)
                                                     : json_null());
@@ -98,6 +109,11 @@ static json_t *api_status(sd_daemon *d)
     json_object_set_new(r, "state_dir", json_string(d->cfg.state_dir));
     json_object_set_new(r, "socket", json_string(d->cfg.socket_path));
     json_object_set_new(r, "http_port", json_integer(d->http_port));
+    if (d->http) { /* the address part of --http ADDR:PORT */
+        const char *colon = strrchr(d->cfg.http, ':');
+        json_object_set_new(r, "http_addr", json_stringn(d->cfg.http,
+                colon ? (size_t)(colon - d->cfg.http) : strlen(d->cfg.http)));
+    }
     return r;
 }
 

@@ -244,6 +244,30 @@ static enum MHD_Result serve_timeline(sd_daemon *d, struct MHD_Connection *con)
     return reply(con, MHD_HTTP_OK, trace_timeline_json(d, since));
 }
 
+/* GET /api/initial.js: the status, the jobs and the whole timeline as a
+ * script that sets window.slaqInitial. The page loads it like any script,
+ * before its load event, so the first paint (and a headless browser's
+ * screenshot) already shows the charts rather than "connecting…". */
+static enum MHD_Result serve_initial(sd_daemon *d, struct MHD_Connection *con)
+{
+    json_t *st = json_pack("{s:s}", "type", "status");
+    json_t *ls = json_pack("{s:s}", "type", "ls");
+    json_t *all = json_pack("{s:o, s:o, s:o}", "status", api_handle(d, st),
+                            "jobs", api_handle(d, ls), "timeline",
+                            trace_timeline_json(d, 0));
+    json_decref(st);
+    json_decref(ls);
+    char *s = all ? json_dumps(all, JSON_COMPACT) : NULL;
+    json_decref(all);
+    char *js = NULL;
+    int n = s ? asprintf(&js, "window.slaqInitial = %s;\n", s) : -1;
+    free(s);
+    if (n < 0)
+        return MHD_NO;
+    return reply_bytes(con, MHD_HTTP_OK, "text/javascript; charset=utf-8",
+                       js, (size_t)n, MHD_RESPMEM_MUST_FREE);
+}
+
 /* A compiled-in dashboard file, or NULL. */
 static const sd_asset *asset_find(const char *url)
 {
@@ -296,6 +320,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con,
         return serve_metrics(d, con);
     if (!strcmp(url, "/api/timeline"))
         return serve_timeline(d, con);
+    if (!strcmp(url, "/api/initial.js"))
+        return serve_initial(d, con);
     if (!strncmp(url, "/api/jobs/", 10) && strchr(url + 10, '/'))
         return serve_forecast(d, con, url);
     json_t *req = NULL;

@@ -27,7 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "paths.h" /* SLAQ_BINDIR, SLAQ_SYSCONFDIR: BUILD/gen, from make */
+#include "slaq/version.h"
 
 double sd_now(void)
 {
@@ -82,7 +85,12 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: slaqd [OPTIONS]\n\n"
         "Runs training jobs and re-divides this machine's CPUs among them\n"
-        "every epoch by predicted loss reduction. See docs/slaqd.md.\n\n"
+        "every epoch by predicted loss reduction. See slaqd(8) and\n"
+        "docs/slaqd.md.\n\n"
+        "  --config FILE       settings file, 'key = value' lines with the\n"
+        "                      long options' names (default: " SLAQ_SYSCONFDIR "/slaq/\n"
+        "                      slaqd.conf when installed, else ./slaqd.conf\n"
+        "                      if it exists); options given here override it\n"
         "  --state-dir DIR     state, logs and socket (default ./var)\n"
         "  --socket PATH       job/control socket (default STATE/slaq.sock)\n"
         "  --http ADDR:PORT    HTTP API (default 127.0.0.1:7070; 'off')\n"
@@ -98,42 +106,43 @@ static void usage(FILE *f)
         "  --share HOW         weight: cgroup CPU weights proportional to\n"
         "                      the allocation, idle cycles go to the others\n"
         "                      (default); quota: a hard CPU quota at it\n"
+        "  --normalise N       the objective's loss unit: span (a job's\n"
+        "                      predicted total reduction; default) or\n"
+        "                      max-delta (its largest step, the paper's)\n"
         "  --startup-reports K iterations a job reports before it is\n"
         "                      predicted; until then at least a fair share\n"
         "                      (default 3)\n"
         "  --hysteresis H      extra weight of a job's cores from the last\n"
         "                      epoch (default 1; 0 for none)\n"
-        "  --horizon-iters N   judge a job's gain over at least N of its\n"
-        "                      iterations (default 0: one epoch)\n"
-        "  --normalise N       the objective's loss unit: span (a job's\n"
-        "                      predicted total reduction; default) or\n"
-        "                      max-delta (its largest step, the paper's)\n"
         "  --damping D         move a share only part of the way to the\n"
         "                      policy's new one: D x old + (1 - D) x new\n"
         "                      (default 0.5; 0 for none)\n"
+        "  --horizon-iters N   judge a job's gain over at least N of its\n"
+        "                      iterations (default 0: one epoch)\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
         "  -v, --verbose       log every connection and allocation change\n"
+        "  -V, --version       print slaqd's version and exit\n"
         "  -h, --help          this help\n");
 }
 
-static int parse_pos(const char *opt, const char *s, double *out)
+static int parse_pos(const char *where, const char *s, double *out)
 {
     char *end;
     double v = strtod(s, &end);
     if (end == s || *end || !(v > 0) || !isfinite(v)) {
-        fprintf(stderr, "slaqd: %s wants a positive number, got '%s'\n", opt,
-                s);
+        fprintf(stderr, "slaqd: %s wants a positive number, got '%s'\n",
+                where, s);
         return -1;
     }
     *out = v;
     return 0;
 }
 
-static char *read_token(const char *path)
+static char *read_token(const char *where, const char *path)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "slaqd: --token-file %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "slaqd: %s %s: %s\n", where, path, strerror(errno));
         return NULL;
     }
     char buf[512];
@@ -142,41 +151,183 @@ static char *read_token(const char *path)
     buf[n] = 0;
     buf[strcspn(buf, "\r\n")] = 0;
     if (strlen(buf) < 8) {
-        fprintf(stderr, "slaqd: --token-file %s: the token must have at "
-                        "least 8 characters\n", path);
+        fprintf(stderr, "slaqd: %s %s: the token must have at "
+                        "least 8 characters\n", where, path);
         return NULL;
     }
     return strdup(buf);
 }
 
-/* Returns 0, 1 for --help, or 2 for bad usage. */
-static int parse_args(sd_config *c, int argc, char **argv)
+enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
+       O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_CONFIG, O_SHARE,
+       O_NORM, O_STARTUP, O_HYST, O_DAMP, O_HITERS };
+
+static const struct option long_opts[] = {
+    {"config", required_argument, 0, O_CONFIG},
+    {"state-dir", required_argument, 0, O_STATE},
+    {"socket", required_argument, 0, O_SOCKET},
+    {"http", required_argument, 0, O_HTTP},
+    {"tcp", required_argument, 0, O_TCP},
+    {"token-file", required_argument, 0, O_TOKEN},
+    {"epoch", required_argument, 0, O_EPOCH},
+    {"policy", required_argument, 0, O_POLICY},
+    {"cores", required_argument, 0, O_CORES},
+    {"unit", required_argument, 0, O_UNIT},
+    {"enforce", required_argument, 0, O_ENFORCE},
+    {"grace", required_argument, 0, O_GRACE},
+    {"share", required_argument, 0, O_SHARE},
+    {"normalise", required_argument, 0, O_NORM},
+    {"startup-reports", required_argument, 0, O_STARTUP},
+    {"hysteresis", required_argument, 0, O_HYST},
+    {"damping", required_argument, 0, O_DAMP},
+    {"horizon-iters", required_argument, 0, O_HITERS},
+    {"verbose", no_argument, 0, 'v'},
+    {"help", no_argument, 0, 'h'},
+    {"version", no_argument, 0, 'V'},
+    {0, 0, 0, 0},
+};
+
+/* Options a configuration file cannot set. */
+static const int file_refused[] = {O_CONFIG, 'h', 'V', 0};
+
+/* What parsing collects besides the config itself. */
+typedef struct sd_args {
+    sd_config *c;
+    const char *socket, *token_file;
+    char token_where[4200]; /* where token_file was set, for its errors */
+} sd_args;
+
+/* A number in [0, max] (below max with `below`; whole with `whole`) for
+ * one of the core's real-job settings. */
+static int parse_bounded(const char *where, const char *s, double max,
+                         int below, int whole, double *out)
 {
-    enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
-           O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_SHARE,
-           O_STARTUP, O_HYST, O_HITERS, O_DAMP, O_NORM };
-    static const struct option opts[] = {
-        {"state-dir", required_argument, 0, O_STATE},
-        {"socket", required_argument, 0, O_SOCKET},
-        {"http", required_argument, 0, O_HTTP},
-        {"tcp", required_argument, 0, O_TCP},
-        {"token-file", required_argument, 0, O_TOKEN},
-        {"epoch", required_argument, 0, O_EPOCH},
-        {"policy", required_argument, 0, O_POLICY},
-        {"cores", required_argument, 0, O_CORES},
-        {"unit", required_argument, 0, O_UNIT},
-        {"enforce", required_argument, 0, O_ENFORCE},
-        {"grace", required_argument, 0, O_GRACE},
-        {"share", required_argument, 0, O_SHARE},
-        {"startup-reports", required_argument, 0, O_STARTUP},
-        {"hysteresis", required_argument, 0, O_HYST},
-        {"horizon-iters", required_argument, 0, O_HITERS},
-        {"damping", required_argument, 0, O_DAMP},
-        {"normalise", required_argument, 0, O_NORM},
-        {"verbose", no_argument, 0, 'v'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v >= 0) || v > max ||
+        (below && v == max) || (whole && v != floor(v))) {
+        fprintf(stderr, "slaqd: %s wants a %s from 0 to %g%s, got '%s'\n",
+                where, whole ? "whole number" : "number", max,
+                below ? " (excluded)" : "", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/*
+ * Applies one setting, from the command line (where = "--NAME") or the
+ * configuration file (where = "FILE:LINE: NAME"); value is NULL for the
+ * command line's --verbose, which counts. Returns 0 or -1 after an error.
+ */
+static int apply_opt(void *ctx, int code, const char *value,
+                     const char *where)
+{
+    sd_args *a = ctx;
+    sd_config *c = a->c;
+    switch (code) {
+    case O_STATE: c->state_dir = value; return 0;
+    case O_SOCKET: a->socket = value; return 0;
+    case O_HTTP: c->http = value; return 0;
+    case O_TCP: c->tcp = value; return 0;
+    case O_TOKEN:
+        a->token_file = value;
+        snprintf(a->token_where, sizeof a->token_where, "%s", where);
+        return 0;
+    case O_EPOCH: return parse_pos(where, value, &c->epoch_s);
+    case O_CORES: return parse_pos(where, value, &c->cores);
+    case O_UNIT: return parse_pos(where, value, &c->unit);
+    case O_GRACE: return parse_pos(where, value, &c->grace_s);
+    case O_POLICY:
+        if (slaq_policy_parse(value, &c->policy)) {
+            fprintf(stderr, "slaqd: %s: unknown policy '%s' (expected slaq, "
+                            "fair or slaq-maxmin)\n", where, value);
+            return -1;
+        }
+        return 0;
+    case O_ENFORCE:
+        if (enf_mode_parse(value, &c->enforce)) {
+            fprintf(stderr, "slaqd: %s: unknown mode '%s' (expected auto, "
+                    "cgroup2, cgroup1, signal or none)\n", where, value);
+            return -1;
+        }
+        return 0;
+    case O_SHARE:
+        if (strcmp(value, "weight") && strcmp(value, "quota")) {
+            fprintf(stderr, "slaqd: %s: expected weight or quota, got '%s'\n",
+                    where, value);
+            return -1;
+        }
+        c->share_quota = !strcmp(value, "quota");
+        return 0;
+    case O_NORM:
+        if (slaq_norm_parse(value, &c->normalise)) {
+            fprintf(stderr, "slaqd: %s: expected span or max-delta, got "
+                    "'%s'\n", where, value);
+            return -1;
+        }
+        return 0;
+    case O_STARTUP:
+        return parse_bounded(where, value, 1000, 0, 1, &c->startup_reports);
+    case O_HYST: return parse_bounded(where, value, 1000, 0, 0, &c->hysteresis);
+    case O_DAMP: return parse_bounded(where, value, 1, 1, 0, &c->damping);
+    case O_HITERS:
+        return parse_bounded(where, value, 1000, 0, 0, &c->horizon_iters);
+    case 'v':
+        if (!value) {
+            c->verbose++;
+        } else if (!strcmp(value, "0") || !strcmp(value, "1") ||
+                   !strcmp(value, "2")) {
+            c->verbose = value[0] - '0';
+        } else {
+            fprintf(stderr, "slaqd: %s: expected 0, 1 or 2, got '%s'\n",
+                    where, value);
+            return -1;
+        }
+        return 0;
+    }
+    return -1;
+}
+
+/* The directory of the running executable, or "" if unknown. */
+static void exe_dir(char *out, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", out, len - 1);
+    out[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(out, '/');
+    if (slash)
+        *slash = 0;
+    else
+        out[0] = 0;
+}
+
+/*
+ * The configuration file to read when --config is not given: when this
+ * slaqd is the installed one (it runs from SLAQ_BINDIR),
+ * SLAQ_SYSCONFDIR/slaq/slaqd.conf; otherwise ./slaqd.conf. NULL when that
+ * file does not exist (slaqd then runs on its defaults and flags).
+ */
+static const char *default_config(void)
+{
+    static char path[4096];
+    char dir[4096];
+    exe_dir(dir, sizeof dir);
+    if (!strcmp(dir, SLAQ_BINDIR))
+        snprintf(path, sizeof path, "%s/slaq/slaqd.conf", SLAQ_SYSCONFDIR);
+    else
+        snprintf(path, sizeof path, "./slaqd.conf");
+    return access(path, F_OK) == 0 ? path : NULL;
+}
+
+/*
+ * Fills *c from the configuration file, then the command line, which
+ * overrides it. *config_text receives the file's text (the settings point
+ * into it; free with config_free). Returns 0, 1 for --help or --version,
+ * or 2 for bad usage.
+ */
+static int parse_args(sd_config *c, int argc, char **argv,
+                      const char **config_path, char **config_text)
+{
     c->state_dir = "./var";
     c->http = "127.0.0.1:7070";
     c->epoch_s = 1;
@@ -188,87 +339,49 @@ static int parse_args(sd_config *c, int argc, char **argv)
     c->startup_reports = SLAQ_DEFAULT_STARTUP_REPORTS;
     c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
     c->damping = SLAQ_DEFAULT_DAMPING;
-    const char *socket_opt = NULL, *token_file = NULL;
-    int o;
-    while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-        switch (o) {
-        case O_STATE: c->state_dir = optarg; break;
-        case O_SOCKET: socket_opt = optarg; break;
-        case O_HTTP: c->http = optarg; break;
-        case O_TCP: c->tcp = optarg; break;
-        case O_TOKEN: token_file = optarg; break;
-        case O_EPOCH:
-            if (parse_pos("--epoch", optarg, &c->epoch_s)) return 2;
-            break;
-        case O_CORES:
-            if (parse_pos("--cores", optarg, &c->cores)) return 2;
-            break;
-        case O_UNIT:
-            if (parse_pos("--unit", optarg, &c->unit)) return 2;
-            break;
-        case O_GRACE:
-            if (parse_pos("--grace", optarg, &c->grace_s)) return 2;
-            break;
-        case O_POLICY:
-            if (slaq_policy_parse(optarg, &c->policy)) {
-                fprintf(stderr, "slaqd: --policy: unknown policy '%s' "
-                        "(expected slaq, fair or slaq-maxmin)\n", optarg);
-                return 2;
-            }
-            break;
-        case O_ENFORCE:
-            if (enf_mode_parse(optarg, &c->enforce)) {
-                fprintf(stderr, "slaqd: --enforce: unknown mode '%s' (expected"
-                        " auto, cgroup2, cgroup1, signal or none)\n", optarg);
-                return 2;
-            }
-            break;
-        case O_NORM:
-            if (slaq_norm_parse(optarg, &c->normalise)) {
-                fprintf(stderr, "slaqd: --normalise: expected span or "
-                        "max-delta, got '%s'\n", optarg);
-                return 2;
-            }
-            break;
-        case O_SHARE:
-            if (strcmp(optarg, "weight") && strcmp(optarg, "quota")) {
-                fprintf(stderr, "slaqd: --share: expected weight or quota, "
-                        "got '%s'\n", optarg);
-                return 2;
-            }
-            c->share_quota = !strcmp(optarg, "quota");
-            break;
-        case O_STARTUP:
-        case O_DAMP:
-        case O_HITERS:
-        case O_HYST: {
-            char *end;
-            double v = strtod(optarg, &end);
-            if (end == optarg || *end || !(v >= 0) || v > 1000 ||
-                (o == O_STARTUP && v != floor(v)) || (o == O_DAMP && v >= 1)) {
-                fprintf(stderr, "slaqd: %s wants %s, got '%s'\n",
-                        o == O_STARTUP ? "--startup-reports"
-                        : o == O_HYST ? "--hysteresis"
-                        : o == O_DAMP ? "--damping" : "--horizon-iters",
-                        o == O_STARTUP ? "a whole number from 0 to 1000"
-                        : o == O_DAMP ? "a number in [0, 1)"
-                                      : "a number from 0 to 1000", optarg);
-                return 2;
-            }
-            if (o == O_STARTUP)
-                c->startup_reports = v;
-            else if (o == O_HYST)
-                c->hysteresis = v;
-            else if (o == O_DAMP)
-                c->damping = v;
-            else
-                c->horizon_iters = v;
-            break;
+    sd_args a = {.c = c};
+    *config_text = NULL;
+    *config_path = NULL;
+
+    /* First pass: only --config, --help and --version, so the file is
+     * applied before the flags that override it. */
+    int o, explicit_config = 0;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "vhV", long_opts, NULL)) != -1) {
+        if (o == O_CONFIG) {
+            *config_path = optarg;
+            explicit_config = 1;
+        } else if (o == 'h') {
+            usage(stdout);
+            return 1;
+        } else if (o == 'V') {
+            printf("slaqd %s\n", SLAQ_VERSION);
+            return 1;
         }
-        case 'v': c->verbose++; break;
-        case 'h': usage(stdout); return 1;
-        default: usage(stderr); return 2;
+    }
+    if (!explicit_config)
+        *config_path = default_config();
+    if (*config_path) {
+        if (config_read(*config_path, long_opts, file_refused, apply_opt, &a,
+                        config_text) < 0)
+            return 2;
+    }
+
+    optind = 0; /* glibc: start over */
+    opterr = 1;
+    while ((o = getopt_long(argc, argv, "vhV", long_opts, NULL)) != -1) {
+        char where[64] = "";
+        for (int i = 0; long_opts[i].name; i++)
+            if (long_opts[i].val == o)
+                snprintf(where, sizeof where, "--%s", long_opts[i].name);
+        if (o == O_CONFIG)
+            continue;
+        if (o == '?' || o == ':') {
+            usage(stderr);
+            return 2;
         }
+        if (apply_opt(&a, o, o == 'v' ? NULL : optarg, where) < 0)
+            return 2;
     }
     if (optind < argc) {
         fprintf(stderr, "slaqd: unexpected argument '%s'\n", argv[optind]);
@@ -278,16 +391,16 @@ static int parse_args(sd_config *c, int argc, char **argv)
         fprintf(stderr, "slaqd: --epoch must be between 0.01 and 3600 s\n");
         return 2;
     }
-    if (socket_opt)
-        c->socket_path = strdup(socket_opt);
+    if (a.socket)
+        c->socket_path = strdup(a.socket);
     else if (asprintf(&c->socket_path, "%s/slaq.sock", c->state_dir) < 0)
         c->socket_path = NULL;
     if (!c->socket_path)
         return 2;
     if (c->tcp) {
         const char *env = getenv("SLAQ_TOKEN");
-        if (token_file)
-            c->token = read_token(token_file);
+        if (a.token_file)
+            c->token = read_token(a.token_where, a.token_file);
         else if (env && strlen(env) >= 8)
             c->token = strdup(env);
         if (!c->token) {
@@ -397,6 +510,24 @@ static int state_dir_take(const char *dir, int *lockfd)
     return 0;
 }
 
+/* Creates the socket's directory when it is missing (the service's
+ * /run/slaq, when slaqd is started without systemd); one level only. */
+static int socket_dir_make(const char *sock)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", sock);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = 0;
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+        fprintf(stderr, "slaqd: cannot create the socket's directory %s: "
+                        "%s\n", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 static int setup(sd_daemon *d)
 {
     char err[512] = "";
@@ -462,7 +593,8 @@ static int setup(sd_daemon *d)
     if (job_restore(d) < 0)
         return -1;
 
-    if (conn_listen_unix(d, d->cfg.socket_path) < 0)
+    if (socket_dir_make(d->cfg.socket_path) < 0 ||
+        conn_listen_unix(d, d->cfg.socket_path) < 0)
         return -1;
     if (d->cfg.tcp && conn_listen_tcp(d, d->cfg.tcp) < 0)
         return -1;
@@ -511,12 +643,22 @@ int main(int argc, char **argv)
     sd_daemon *d = &daemon_state;
     d->epfd = -1;
     d->http_h.fd = -1;
-    int rc = parse_args(&d->cfg, argc, argv);
-    if (rc)
+    const char *config_path;
+    char *config_text;
+    int rc = parse_args(&d->cfg, argc, argv, &config_path, &config_text);
+    if (rc) {
+        free(d->cfg.socket_path);
+        free(d->cfg.token);
+        config_free(config_text);
         return rc == 1 ? 0 : 2;
+    }
     int lockfd = -1;
-    if (state_dir_take(d->cfg.state_dir, &lockfd) < 0)
+    if (state_dir_take(d->cfg.state_dir, &lockfd) < 0) {
+        free(d->cfg.socket_path);
+        free(d->cfg.token);
+        config_free(config_text);
         return 1;
+    }
     d->started = sd_now();
     if (setup(d) < 0) {
         rc = 1;
@@ -525,6 +667,8 @@ int main(int argc, char **argv)
     char http[64] = "off";
     if (d->http)
         snprintf(http, sizeof http, "port %u", d->http_port);
+    if (config_path)
+        sd_log(d, 0, "configuration: %s", config_path);
     sd_log(d, 0, "ready: pid %d, %g cores in units of %g, policy %s, "
                  "epoch %g s, socket %s, http %s", (int)getpid(), d->cfg.cores,
            slaq_sched_get_config(d->sched)->unit,
@@ -549,5 +693,6 @@ out:
     if (d->epfd >= 0)
         close(d->epfd);
     close(lockfd);
+    config_free(config_text);
     return rc;
 }
