@@ -59,11 +59,11 @@ int cmd_ls(int argc, char **argv)
         const char *reason = json_string_value(json_object_get(j, "reason"));
         printf("%-5lld %-18.18s %-10s %6.2f %8lld %10s %6s  %s\n",
                (long long)json_integer_value(json_object_get(j, "id")),
-               json_string_value(json_object_get(j, "name")),
+               rpc_safe(json_string_value(json_object_get(j, "name"))),
                json_string_value(json_object_get(j, "state")),
                rpc_num(j, "cores"),
                (long long)json_integer_value(json_object_get(j, "iter")),
-               losss, reds, reason ? reason : "");
+               losss, reds, reason ? rpc_safe(reason) : "");
     }
     json_decref(r);
     return 0;

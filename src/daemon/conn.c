@@ -32,6 +32,46 @@
 
 static void on_conn(sd_daemon *d, sd_handler *h, uint32_t events);
 
+/*
+ * Is a file at path in the way of binding there? 0 when nothing is there
+ * or it is a socket nobody listens on (a slaqd that crashed: removed), -1
+ * after logging why not when it is not a socket or a live server answers.
+ * Another slaqd on another state directory may be told the same --socket.
+ */
+static int clear_stale_socket(sd_daemon *d, const char *path,
+                              const struct sockaddr_un *sa)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        sd_log(d, 0, "socket %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISSOCK(st.st_mode)) {
+        sd_log(d, 0, "socket %s: a file that is not a socket is in the way; "
+                     "slaqd does not remove it", path);
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int live = connect(fd, (const struct sockaddr *)sa, sizeof *sa) == 0 ||
+               (errno != ECONNREFUSED && errno != ENOENT);
+    close(fd);
+    if (live) {
+        sd_log(d, 0, "socket %s: another slaqd is serving it; give this one "
+                     "another --socket or --state-dir", path);
+        return -1;
+    }
+    if (unlink(path) < 0 && errno != ENOENT) {
+        sd_log(d, 0, "socket %s: cannot remove the stale socket: %s", path,
+               strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int conn_listen_unix(sd_daemon *d, const char *path)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -41,16 +81,20 @@ int conn_listen_unix(sd_daemon *d, const char *path)
         return -1;
     }
     strcpy(sa.sun_path, path);
+    if (clear_stale_socket(d, path, &sa) < 0)
+        return -1;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         goto err;
-    /* The state directory's lock guarantees a leftover socket is stale. */
-    unlink(path);
     mode_t old = umask(0177);
     int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
-    if (rc < 0 || chmod(path, 0600) < 0 || listen(fd, 4096) < 0)
+    struct stat st;
+    if (rc < 0 || chmod(path, 0600) < 0 || lstat(path, &st) < 0 ||
+        listen(fd, 4096) < 0)
         goto err;
+    d->sock_dev = st.st_dev;
+    d->sock_ino = st.st_ino;
     d->listen_h.fd = fd;
     d->listen_h.fn = conn_accept;
     if (sd_epoll_add(d, &d->listen_h, EPOLLIN) < 0)
@@ -61,6 +105,14 @@ err:
     if (fd >= 0)
         close(fd);
     return -1;
+}
+
+void conn_unlink_unix(sd_daemon *d, const char *path)
+{
+    struct stat st;
+    if (d->sock_ino && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+        st.st_dev == d->sock_dev && st.st_ino == d->sock_ino)
+        unlink(path);
 }
 
 int conn_listen_tcp(sd_daemon *d, const char *addr)
@@ -356,6 +408,11 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
         json_t *jname = json_object_get(msg, "name");
         const char *name = json_is_string(jname) ? json_string_value(jname)
                                                  : "attached";
+        char err[160];
+        if (job_name_check(name, err, sizeof err) < 0) {
+            send_error(d, c, "bad_name", "%s", err);
+            return;
+        }
         j = job_attach(d, name, pid);
         if (!j) {
             send_error(d, c, "no_memory", "cannot create a job");

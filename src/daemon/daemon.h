@@ -34,6 +34,10 @@
 #define SD_TICK_S 0.05                /* flush / enforcement tick */
 #define SD_SPARK 32                   /* allocation samples kept per job */
 #define SD_TRACE_FRAMES 256           /* timeline frames kept (trace.c) */
+#define SD_MAX_UNITS 10000000         /* allocation units (cores / unit) one
+                                         epoch may hand out: the allocator's
+                                         work grows with them */
+#define SD_MAX_NAME 200               /* bytes in a job's name */
 
 typedef struct sd_daemon sd_daemon;
 
@@ -65,6 +69,7 @@ typedef struct sd_config {
     double grace_s;          /* stop request -> SIGTERM -> SIGKILL */
     slaq_policy_kind policy;
     sd_enforce_mode enforce;
+    int init;                /* --init: an empty state.db may be set up */
     int verbose;
 } sd_config;
 
@@ -203,6 +208,9 @@ struct sd_daemon {
     unsigned trace_stride; /* record every stride-th epoch (0 = 1) */
     uint64_t trace_skip;
     double started;
+    dev_t sock_dev;       /* the socket file this slaqd bound, so that */
+    ino_t sock_ino;       /* only that file is removed at exit */
+    mode_t job_umask;     /* the umask slaqd was started with, for jobs */
     int quit;
 };
 
@@ -219,7 +227,11 @@ int sd_epoll_mod(sd_daemon *d, sd_handler *h, uint32_t events);
 void sd_epoll_del(sd_daemon *d, sd_handler *h);
 
 /* conn.c */
+/* Binds the Unix socket at path. A file already there is replaced only if
+ * it is a socket nobody serves; anything else is an error. */
 int conn_listen_unix(sd_daemon *d, const char *path);
+/* Removes the socket file at exit if it is still the one bound here. */
+void conn_unlink_unix(sd_daemon *d, const char *path);
 int conn_listen_tcp(sd_daemon *d, const char *addr);
 void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events);
 /* Queues one JSON message (a line) on c; steals nothing, c may close. */
@@ -269,6 +281,10 @@ json_t *api_handle(sd_daemon *d, json_t *req);
 json_t *api_error(const char *code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A job name is at most SD_MAX_NAME bytes, without control characters;
+ * returns 0 or fills err. */
+int job_name_check(const char *name, char *err, size_t errlen);
+
 /* enforce.c */
 int enf_init(sd_daemon *d, sd_enforce_mode mode, char *err, size_t errlen);
 /* Called in the child between fork and exec: joins the job's cgroup. */
@@ -285,7 +301,11 @@ int enf_mode_parse(const char *s, sd_enforce_mode *out);
  * zombie: with the pid it identifies a process across pid reuse. */unsigned long long enf_proc_start(pid_t pid);
 
 /* store.c */
-sd_store *store_open(const char *path, char *err, size_t errlen);
+/* Opens (creating if missing) slaqd's database at path, mode 0600. An
+ * existing file that is empty or not a slaq database is refused unless
+ * `init` (and then only an empty one, or an SQLite file without tables,
+ * is set up): slaqd never writes into someone else's file. */
+sd_store *store_open(const char *path, int init, char *err, size_t errlen);
 void store_close(sd_store *s);
 int store_flush(sd_store *s);  /* commits the open transaction */
 void store_put_job(sd_store *s, const sd_job *j);

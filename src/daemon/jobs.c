@@ -137,6 +137,27 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c)
 
 /* ------------------------------------------------------------- submit */
 
+int job_name_check(const char *name, char *err, size_t errlen)
+{
+    size_t n = strlen(name);
+    if (n > SD_MAX_NAME) {
+        snprintf(err, errlen, "a job name is limited to %d bytes (this one "
+                 "has %zu)", SD_MAX_NAME, n);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        /* C0 controls, DEL, and C1 controls (U+0080..U+009F in UTF-8) */
+        if (c < 0x20 || c == 0x7f ||
+            (c == 0xc2 && i + 1 < n && (unsigned char)name[i + 1] < 0xa0)) {
+            snprintf(err, errlen, "a job name may not contain control "
+                     "characters (byte %zu is 0x%02x)", i, c);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int get_num(json_t *req, const char *key, double lo, double *out,
                    char *err, size_t errlen)
 {
@@ -203,6 +224,7 @@ static void child_exec(sd_daemon *d, sd_job *j, char **argv, char **envp,
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
+    umask(d->job_umask);
     setsid();
     if (enf_child_join(&d->enf, j->id) < 0)
         goto fail;
@@ -265,6 +287,8 @@ sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
         snprintf(err, errlen, "field \"target_reduction\" must be in [0, 1]");
         return NULL;
     }
+    if (name && job_name_check(name, err, errlen) < 0)
+        return NULL;
     if (!cwd)
         cwd = ".";
 

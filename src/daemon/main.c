@@ -96,6 +96,8 @@ static void usage(FILE *f)
         "                      at most 1)\n"
         "  --enforce MODE      auto | cgroup2 | cgroup1 | signal | none\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
+        "  --init              set up an existing empty state.db (slaqd\n"
+        "                      refuses an empty or foreign database file)\n"
         "  -v, --verbose       log every connection and allocation change\n"
         "  -h, --help          this help\n");
 }
@@ -137,7 +139,7 @@ static char *read_token(const char *path)
 static int parse_args(sd_config *c, int argc, char **argv)
 {
     enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
-           O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE };
+           O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_INIT };
     static const struct option opts[] = {
         {"state-dir", required_argument, 0, O_STATE},
         {"socket", required_argument, 0, O_SOCKET},
@@ -150,6 +152,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
         {"unit", required_argument, 0, O_UNIT},
         {"enforce", required_argument, 0, O_ENFORCE},
         {"grace", required_argument, 0, O_GRACE},
+        {"init", no_argument, 0, O_INIT},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -197,6 +200,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
                 return 2;
             }
             break;
+        case O_INIT: c->init = 1; break;
         case 'v': c->verbose++; break;
         case 'h': usage(stdout); return 1;
         default: usage(stderr); return 2;
@@ -208,6 +212,21 @@ static int parse_args(sd_config *c, int argc, char **argv)
     }
     if (c->epoch_s < 0.01 || c->epoch_s > 3600) {
         fprintf(stderr, "slaqd: --epoch must be between 0.01 and 3600 s\n");
+        return 2;
+    }
+    /* The allocator hands out cores in units, one at a time: bound its
+     * work per epoch (a --cores 1e308 or --unit 1e-9 would never end). */
+    double unit = c->unit > 0 ? c->unit : fmin(1.0, c->cores / 20);
+    if (c->cores / unit > SD_MAX_UNITS) {
+        fprintf(stderr, "slaqd: --cores %g in units of %g makes %.3g "
+                "allocation units per epoch; at most %d are allowed (raise "
+                "--unit or lower --cores)\n", c->cores, unit,
+                c->cores / unit, SD_MAX_UNITS);
+        return 2;
+    }
+    if (c->unit > c->cores) {
+        fprintf(stderr, "slaqd: --unit %g is more than the %g cores "
+                "managed\n", c->unit, c->cores);
         return 2;
     }
     if (socket_opt)
@@ -357,7 +376,7 @@ static int setup(sd_daemon *d)
 
     char path[4096];
     snprintf(path, sizeof path, "%s/state.db", d->cfg.state_dir);
-    d->store = store_open(path, err, sizeof err);
+    d->store = store_open(path, d->cfg.init, err, sizeof err);
     if (!d->store) {
         sd_log(d, 0, "%s", err);
         return -1;
@@ -441,6 +460,9 @@ int main(int argc, char **argv)
     int rc = parse_args(&d->cfg, argc, argv);
     if (rc)
         return rc == 1 ? 0 : 2;
+    /* The database, its WAL and the socket are slaqd's user's alone; jobs
+     * get the submitter's umask back (jobs.c). */
+    d->job_umask = umask(0077);
     int lockfd = -1;
     if (state_dir_take(d->cfg.state_dir, &lockfd) < 0)
         return 1;
@@ -470,7 +492,7 @@ out:
     enf_shutdown(d);
     store_close(d->store);
     slaq_sched_free(d->sched);
-    unlink(d->cfg.socket_path);
+    conn_unlink_unix(d, d->cfg.socket_path);
     free(d->cfg.socket_path);
     free(d->cfg.token);
     if (d->epfd >= 0)

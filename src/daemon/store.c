@@ -10,11 +10,13 @@
  * can be lost with slaqd. A failed write is logged and counted, never
  * fatal: scheduling goes on.
  */
+#include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "daemon/daemon.h"
 
@@ -36,6 +38,7 @@ static const char *const sql_text[ST_N] = {
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=NORMAL;"
+    "PRAGMA application_id=1936482673;" /* STORE_APP_ID, "slaq" */
     "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, name TEXT, "
     " cmd TEXT, cwd TEXT, weight REAL, max_cores REAL, target REAL, "
     " max_iters INTEGER, max_time REAL, managed INTEGER, state TEXT, "
@@ -56,7 +59,61 @@ struct sd_store {
     uint64_t failures;
 };
 
-sd_store *store_open(const char *path, char *err, size_t errlen)
+/* PRAGMA application_id of a slaq database: "slaq". */
+#define STORE_APP_ID 0x736c6171
+
+/* One integer from a one-row query, or -1 if it fails. */
+static sqlite3_int64 query_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    sqlite3_int64 v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/*
+ * Decides whether the open file may be used: 0, or -1 with err filled.
+ * Ours: application_id "slaq", or (written before it was set) tables jobs
+ * and reports. An SQLite file without tables is set up only with init.
+ */
+static int check_owner(sqlite3 *db, const char *path, int init, char *err,
+                       size_t errlen)
+{
+    sqlite3_int64 app = query_int(db, "PRAGMA application_id");
+    if (app < 0) {
+        snprintf(err, errlen, "%s is not an SQLite database (%s); slaqd does "
+                 "not overwrite it: move it away or choose another "
+                 "--state-dir", path, sqlite3_errmsg(db));
+        return -1;
+    }
+    if (app == STORE_APP_ID)
+        return 0;
+    sqlite3_int64 ours = query_int(db, "SELECT count(*) FROM sqlite_master "
+                                       "WHERE type = 'table' AND name IN "
+                                       "('jobs', 'reports')");
+    sqlite3_int64 tables = query_int(db, "SELECT count(*) FROM "
+                                         "sqlite_master");
+    if (app == 0 && ours == 2)
+        return 0;
+    if (app == 0 && tables == 0) {
+        if (init)
+            return 0;
+        snprintf(err, errlen, "%s is an empty database: the jobs it held are "
+                 "gone (or it is not slaqd's); start slaqd with --init to "
+                 "begin anew with job ids from 1", path);
+        return -1;
+    }
+    snprintf(err, errlen, "%s is a database of another program "
+             "(application_id %lld, %lld tables); slaqd does not write into "
+             "it: move it away or choose another --state-dir", path,
+             (long long)app, (long long)tables);
+    return -1;
+}
+
+sd_store *store_open(const char *path, int init, char *err, size_t errlen)
 {
     sd_store *s = calloc(1, sizeof *s);
     if (!s) {
@@ -64,12 +121,35 @@ sd_store *store_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     char *msg = NULL;
+    struct stat st;
+    int fresh = stat(path, &st) < 0 && errno == ENOENT;
+    if (!fresh && st.st_size == 0 && !init) {
+        snprintf(err, errlen, "%s is empty (0 bytes): the jobs it held are "
+                 "gone (or it is not slaqd's); start slaqd with --init to "
+                 "begin anew with job ids from 1", path);
+        goto fail;
+    }
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE |
-                        SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) ||
-        sqlite3_exec(s->db, schema, NULL, NULL, &msg)) {
+                        SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL)) {
+        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
+        goto fail;
+    }
+    if (check_owner(s->db, path, init || fresh, err, errlen) < 0)
+        goto fail;
+    if (sqlite3_exec(s->db, schema, NULL, NULL, &msg)) {
         snprintf(err, errlen, "%s: %s", path,
                  msg ? msg : sqlite3_errmsg(s->db));
         goto fail;
+    }
+    /* Files an older slaqd created with a looser mode. */
+    static const char *const suffix[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char f[4200];
+        snprintf(f, sizeof f, "%s%s", path, suffix[i]);
+        if (chmod(f, 0600) < 0 && errno != ENOENT) {
+            snprintf(err, errlen, "%s: %s", f, strerror(errno));
+            goto fail;
+        }
     }
     sqlite3_busy_timeout(s->db, 2000);
     for (int i = 0; i < ST_N; i++)
