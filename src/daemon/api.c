@@ -82,6 +82,8 @@ static json_t *api_status(sd_daemon *d)
                         json_integer((json_int_t)d->reports_total));
     json_object_set_new(r, "errors_total",
                         json_integer((json_int_t)d->errors_total));
+    json_object_set_new(r, "auth_failures_total",
+                        json_integer((json_int_t)d->auth_failures_total));
     json_object_set_new(r, "epoch", json_integer((json_int_t)d->epoch_no));
     json_object_set_new(r, "epoch_ms_last", json_real(d->epoch_ms_last));
     json_object_set_new(r, "epoch_ms_max", json_real(d->epoch_ms_max));
@@ -133,6 +135,16 @@ static json_t *api_policy(sd_daemon *d, json_t *req)
     json_object_set_new(r, "policy", json_string(slaq_policy_name(
                                          slaq_sched_get_config(d->sched)->policy)));
     return r;
+}
+
+int api_needs_control(json_t *req)
+{
+    const char *type = json_string_value(json_object_get(req, "type"));
+    json_t *name = json_object_get(req, "name");
+    if (!type)
+        return 0;
+    return !strcmp(type, "submit") || !strcmp(type, "cancel") ||
+           (!strcmp(type, "policy") && name && !json_is_null(name));
 }
 
 json_t *api_handle(sd_daemon *d, json_t *req)

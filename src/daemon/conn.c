@@ -14,6 +14,7 @@
  * a failed TCP authentication also closes the connection.
  */
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
@@ -149,6 +150,115 @@ int conn_listen_tcp(sd_daemon *d, const char *addr)
     return sd_epoll_add(d, &d->tcp_h, EPOLLIN);
 }
 
+/* Is uid allowed the control requests on the Unix socket? */
+static int uid_may_control(const sd_daemon *d, uid_t uid)
+{
+    if (uid == 0 || uid == geteuid())
+        return 1;
+    for (size_t i = 0; i < d->cfg.n_allow_uids; i++)
+        if (d->cfg.allow_uids[i] == uid)
+            return 1;
+    return 0;
+}
+
+/*
+ * What a new connection may do before it says anything. On the Unix
+ * socket the kernel tells who the peer is (SO_PEERCRED): every peer may
+ * read and run a job session, the allowed users may also control. Over
+ * TCP nothing is allowed until a token is shown (on_message).
+ */
+static void conn_identify(sd_daemon *d, sd_conn *c)
+{
+    if (c->tcp) {
+        int one = 1;
+        setsockopt(c->h.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        struct sockaddr_in sa;
+        socklen_t len = sizeof sa;
+        if (getpeername(c->h.fd, (struct sockaddr *)&sa, &len) < 0 ||
+            !inet_ntop(AF_INET, &sa.sin_addr, c->peer, sizeof c->peer))
+            snprintf(c->peer, sizeof c->peer, "unknown address");
+        return;
+    }
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    c->authed = 1;
+    c->may_read = 1;
+    if (getsockopt(c->h.fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+        c->may_control = uid_may_control(d, cred.uid);
+        snprintf(c->peer, sizeof c->peer, "uid %u", (unsigned)cred.uid);
+    } else {
+        snprintf(c->peer, sizeof c->peer, "uid ?");
+    }
+}
+
+/* ------------------------------------------------- failed authentication */
+
+/* The slot of peer's failures: its own, a free one, or the oldest. */
+static sd_authfail *authfail_slot(sd_daemon *d, const char *peer, int add)
+{
+    sd_authfail *oldest = &d->authfail[0];
+    for (size_t i = 0; i < SD_AUTH_SLOTS; i++) {
+        sd_authfail *a = &d->authfail[i];
+        if (a->peer[0] && !strcmp(a->peer, peer))
+            return a;
+        if (a->seen < oldest->seen)
+            oldest = a;
+    }
+    if (!add)
+        return NULL;
+    memset(oldest, 0, sizeof *oldest);
+    snprintf(oldest->peer, sizeof oldest->peer, "%s", peer);
+    return oldest;
+}
+
+/* Seconds the peer must still wait before a credential of its is checked
+ * again (0: none; always on the Unix socket). */
+static double auth_wait(sd_daemon *d, const sd_conn *c)
+{
+    if (!c->tcp)
+        return 0;
+    sd_authfail *a = authfail_slot(d, c->peer, 0);
+    double now = sd_mono();
+    return a && a->until > now ? a->until - now : 0;
+}
+
+/*
+ * A wrong token or job secret: the peer waits 0.1 s after its first
+ * failure, twice as long after each further one in a row (at most
+ * SD_AUTH_DELAY_MAX), and attempts in the meantime are refused without
+ * being checked — so guessing runs at a few tries a minute, not thousands
+ * a second. Logged at most once per SD_LOG_INTERVAL with the count.
+ */
+static void auth_failed(sd_daemon *d, sd_conn *c, const char *what)
+{
+    unsigned fails = 1;
+    /* Over TCP only: on the Unix socket every peer of one user would
+     * share the lock-out, so a failing one could keep the others' jobs
+     * from reconnecting; a 256-bit job secret is not guessed anyway. */
+    if (c->tcp) {
+        sd_authfail *a = authfail_slot(d, c->peer, 1);
+        double now = sd_mono();
+        fails = ++a->fails;
+        a->seen = now;
+        double delay = 0.1 * pow(2, fails > 20 ? 20 : fails - 1);
+        a->until = now + (delay < SD_AUTH_DELAY_MAX ? delay
+                                                    : SD_AUTH_DELAY_MAX);
+    }
+    d->auth_failures_total++;
+    uint64_t held;
+    if (sd_ratelog_ok(&d->auth_log, &held))
+        sd_log(d, 0, "authentication failed: %s from %s (%u in a row; %llu "
+               "failures not logged since the previous line)", what, c->peer,
+               fails, (unsigned long long)held);
+}
+
+static void auth_succeeded(sd_daemon *d, const sd_conn *c)
+{
+    sd_authfail *a = c->tcp ? authfail_slot(d, c->peer, 0) : NULL;
+    if (a)
+        memset(a, 0, sizeof *a);
+}
+
 void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events)
 {
     (void)events;
@@ -167,10 +277,7 @@ void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events)
         c->h.fd = fd;
         c->h.fn = on_conn;
         c->tcp = h == &d->tcp_h;
-        if (c->tcp) {
-            int one = 1;
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        }
+        conn_identify(d, c);
         if (sd_epoll_add(d, &c->h, EPOLLIN) < 0) {
             close(fd);
             free(c);
@@ -345,9 +452,12 @@ static void send_error(sd_daemon *d, sd_conn *c, const char *code,
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     d->errors_total++;
-    sd_log(d, 0, "connection %d%s%lld: %s: %s", c->h.fd,
-           c->job ? ", job " : "", c->job ? (long long)c->job->id : 0LL,
-           code, msg);
+    uint64_t held;
+    if (sd_ratelog_ok(&d->reject_log, &held))
+        sd_log(d, 0, "connection %d%s%lld (%s): %s: %s (%llu rejected "
+               "messages not logged since the previous line)", c->h.fd,
+               c->job ? ", job " : "", c->job ? (long long)c->job->id : 0LL,
+               c->peer, code, msg, (unsigned long long)held);
     json_t *m = json_pack("{s:s, s:s, s:s}", "type", "error", "code", code,
                           "message", msg);
     if (m) {
@@ -379,6 +489,29 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
     if (jid && !json_is_null(jid)) {
         int64_t id = json_job_id(jid);
         j = id > 0 ? job_get(d, id) : NULL;
+        if (j && j->secret[0]) { /* it must prove the job is its own */
+            const char *sec = json_string_value(json_object_get(msg,
+                                                                "secret"));
+            double wait = auth_wait(d, c);
+            int ok = 0;
+            if (wait > 0) {
+                send_error(d, c, "rate_limited", "too many failed attempts "
+                           "from %s; try again in %.1f s", c->peer, wait);
+            } else if (!sec || !sd_secret_equal(sec, j->secret)) {
+                auth_failed(d, c, "a hello without the job's secret");
+                send_error(d, c, "unauthorized", "job %lld is not this "
+                           "connection's: its hello must carry the job's "
+                           "secret (SLAQ_JOB_SECRET)", (long long)j->id);
+            } else {
+                auth_succeeded(d, c);
+                ok = 1;
+            }
+            if (!ok) {
+                c->closing = 1;
+                conn_flush(d, c);
+                return;
+            }
+        }
         if (!j) {
             /* A job of a state directory this slaqd does not have: it
              * would only retry, so it is told once and let go. */
@@ -445,14 +578,26 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
     }
     if (c->tcp && !c->authed) {
         const char *tok = json_string_value(json_object_get(msg, "token"));
-        if (!tok || strcmp(tok, d->cfg.token)) {
+        double wait = auth_wait(d, c);
+        if (wait > 0) {
+            send_error(d, c, "rate_limited", "too many failed attempts from "
+                       "%s; try again in %.1f s", c->peer, wait);
+        } else if (tok && sd_secret_equal(tok, d->cfg.token)) {
+            c->authed = c->may_control = c->may_read = 1;
+        } else if (tok && d->cfg.job_token &&
+                   sd_secret_equal(tok, d->cfg.job_token)) {
+            c->authed = 1; /* job sessions only */
+        } else {
+            auth_failed(d, c, tok ? "a wrong token" : "no token");
             send_error(d, c, "unauthorized", "the first message on a TCP "
-                       "connection must carry the shared \"token\"");
+                       "connection must carry a valid \"token\"");
+        }
+        if (!c->authed) {
             c->closing = 1;
             conn_flush(d, c);
             goto out;
         }
-        c->authed = 1;
+        auth_succeeded(d, c);
     }
     if (!strcmp(type, "report")) {
         if (c->kind != CONN_JOB)
@@ -475,6 +620,17 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
     } else if (c->kind == CONN_JOB) {
         send_error(d, c, "unknown_type", "unknown message type \"%.64s\" in a"
                    " job session", type);
+    } else if (!c->may_read || (!c->may_control && api_needs_control(msg))) {
+        json_t *reply = api_error("forbidden", "%s may not make \"%.64s\" "
+            "requests (%s)", c->peer, type, c->tcp ? "the job token grants "
+            "job sessions only" : "only root, slaqd's user and --allow-uid "
+            "users may submit, cancel or set the policy");
+        json_t *id = json_object_get(msg, "id");
+        if (id)
+            json_object_set(reply, "id", id);
+        d->errors_total++;
+        conn_send(d, c, reply);
+        json_decref(reply);
     } else {
         json_t *reply = api_handle(d, msg);
         if (reply) {

@@ -38,6 +38,12 @@
                                          epoch may hand out: the allocator's
                                          work grows with them */
 #define SD_MAX_NAME 200               /* bytes in a job's name */
+#define SD_SECRET_LEN 64              /* hex digits of a job's secret */
+#define SD_MAX_ALLOW_UIDS 32          /* --allow-uid entries */
+#define SD_AUTH_SLOTS 256             /* addresses with failed attempts kept */
+#define SD_AUTH_DELAY_MAX 30.0        /* longest lock-out after failures, s */
+#define SD_LOG_INTERVAL 10.0          /* rate-limited log lines: at most */
+#define SD_LOG_BURST 10               /* this many per interval per kind */
 
 typedef struct sd_daemon sd_daemon;
 
@@ -62,7 +68,10 @@ typedef struct sd_config {
     char *socket_path;       /* default STATE/slaq.sock */
     const char *http;        /* "ADDR:PORT" or "off" */
     const char *tcp;         /* "ADDR:PORT" or NULL (off) */
-    char *token;             /* shared secret for TCP clients */
+    char *token;             /* TCP control token: every right */
+    char *job_token;         /* TCP job token: job sessions only */
+    uid_t allow_uids[SD_MAX_ALLOW_UIDS]; /* may control over the socket */
+    size_t n_allow_uids;     /* (besides root and slaqd's own user) */
     double epoch_s;
     double cores;
     double unit;             /* allocation unit (slaq, slaq-maxmin) */
@@ -99,6 +108,9 @@ typedef struct sd_job {
     double weight, max_cores, target, max_time;
     uint64_t max_iters;
     int managed;          /* started by slaqd (else attached) */
+    char secret[SD_SECRET_LEN + 1]; /* a hello naming this job must carry
+                                       it ("" for a job recorded before
+                                       secrets existed) */
     sd_state state;
     pid_t pid;            /* process (and process group) id, 0 if none */
     unsigned long long pstart; /* process start time, to detect pid reuse */
@@ -139,7 +151,10 @@ typedef struct sd_conn {
     sd_handler h;
     sd_conn_kind kind;
     int tcp;              /* came in over TCP: needs the token first */
-    int authed;
+    int authed;           /* TCP: a token was shown (Unix: always) */
+    int may_control;      /* submit, cancel, policy (docs/security.md) */
+    int may_read;         /* status, ls, show, logs */
+    char peer[48];        /* "uid N" or the IP address, for rate limits */
     char *rbuf;
     size_t rlen, rcap;
     char *wbuf;
@@ -179,6 +194,22 @@ typedef struct sd_frame {
 
 typedef struct sd_store sd_store;
 
+/* At most SD_LOG_BURST log lines of a kind per SD_LOG_INTERVAL, with the
+ * count of those held back. */
+typedef struct sd_ratelog {
+    double start;         /* monotonic start of the interval, 0: never */
+    unsigned n;           /* lines logged in it */
+    uint64_t held;        /* lines held back since the last one logged */
+} sd_ratelog;
+
+/* Failed authentications from one peer (conn.c). */
+typedef struct sd_authfail {
+    char peer[48];
+    unsigned fails;       /* in a row */
+    double until;         /* monotonic: attempts refused unchecked till then */
+    double seen;          /* last failure, monotonic */
+} sd_authfail;
+
 struct sd_daemon {
     sd_config cfg;
     int epfd;
@@ -208,6 +239,10 @@ struct sd_daemon {
     unsigned trace_stride; /* record every stride-th epoch (0 = 1) */
     uint64_t trace_skip;
     double started;
+    sd_authfail authfail[SD_AUTH_SLOTS];
+    uint64_t auth_failures_total;
+    sd_ratelog auth_log;
+    sd_ratelog reject_log; /* rejected messages (errors_total counts all) */
     dev_t sock_dev;       /* the socket file this slaqd bound, so that */
     ino_t sock_ino;       /* only that file is removed at exit */
     mode_t job_umask;     /* the umask slaqd was started with, for jobs */
@@ -221,6 +256,15 @@ double sd_mono(void);
 /* Logs a line to stderr with a timestamp; level 0 always, 1 with -v. */
 void sd_log(const sd_daemon *d, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* 1 if a line may be logged now (at most SD_LOG_BURST per
+ * SD_LOG_INTERVAL); then *held is the number of lines held back since the
+ * previous one. */
+int sd_ratelog_ok(sd_ratelog *r, uint64_t *held);
+
+/* Compares a secret given by a peer with the expected one in time that
+ * does not depend on where they differ. */
+int sd_secret_equal(const char *given, const char *expected);
 
 int sd_epoll_add(sd_daemon *d, sd_handler *h, uint32_t events);
 int sd_epoll_mod(sd_daemon *d, sd_handler *h, uint32_t events);
@@ -277,6 +321,9 @@ int job_restore(sd_daemon *d);
 json_t *job_json(sd_daemon *d, const sd_job *j, int detail);
 
 /* api.c: a request (a JSON object with "type") -> a reply object. */
+/* 1 if the request changes state (submit, cancel, setting the policy):
+ * only peers with the control credential may make it. */
+int api_needs_control(json_t *req);
 json_t *api_handle(sd_daemon *d, json_t *req);
 json_t *api_error(const char *code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -183,6 +183,10 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
               "Messages refused since slaqd started.");
     fprintf(f, "slaq_report_errors_total %llu\n",
             (unsigned long long)d->errors_total);
+    prom_head(f, "slaq_auth_failures_total", "counter",
+              "Wrong or missing tokens and job secrets since slaqd started.");
+    fprintf(f, "slaq_auth_failures_total %llu\n",
+            (unsigned long long)d->auth_failures_total);
     prom_head(f, "slaq_epochs_total", "counter", "Scheduling epochs run.");
     fprintf(f, "slaq_epochs_total %llu\n", (unsigned long long)d->epoch_no);
     prom_head(f, "slaq_epoch_interval_seconds", "gauge",

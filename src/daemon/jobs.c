@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -129,6 +130,10 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c)
                           "job", (json_int_t)j->id, "name", j->name,
                           "cores", j->alloc, "epoch_s", d->cfg.epoch_s,
                           "last_iter", (json_int_t)j->last_iter);
+    /* An attached job learns its secret here: its reconnections (after a
+     * restart of slaqd, say) must show it. A started job has it already. */
+    if (!j->managed && j->secret[0])
+        json_object_set_new(m, "secret", json_string(j->secret));
     conn_send(d, c, m);
     json_decref(m);
     if (j->state == SD_STOPPING)
@@ -136,6 +141,25 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c)
 }
 
 /* ------------------------------------------------------------- submit */
+
+/* A fresh secret for j from the kernel's random source; -1 if it has none
+ * to give (then the job is not created). */
+static int new_secret(sd_job *j)
+{
+    unsigned char raw[SD_SECRET_LEN / 2];
+    size_t got = 0;
+    while (got < sizeof raw) {
+        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(j->secret + 2 * i, 3, "%02x", raw[i]);
+    return 0;
+}
 
 int job_name_check(const char *name, char *err, size_t errlen)
 {
@@ -174,8 +198,9 @@ static int get_num(json_t *req, const char *key, double lo, double *out,
 }
 
 /* Builds the child's environment: the submitter's (or slaqd's), without
- * any SLAQ_SOCKET / SLAQ_JOB_ID, plus ours. */
-static char **child_env(sd_daemon *d, json_t *env, int64_t id)
+ * any SLAQ_SOCKET / SLAQ_JOB_ID / SLAQ_JOB_SECRET, plus ours. */
+static char **child_env(sd_daemon *d, json_t *env, int64_t id,
+                        const char *secret)
 {
     size_t n = 0;
     char **src = environ;
@@ -184,7 +209,7 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id)
     else
         while (src[n])
             n++;
-    char **out = calloc(n + 3, sizeof *out);
+    char **out = calloc(n + 4, sizeof *out);
     if (!out)
         return NULL;
     size_t k = 0;
@@ -192,7 +217,8 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id)
         const char *e = env ? json_string_value(json_array_get(env, i))
                             : src[i];
         if (!e || !strncmp(e, "SLAQ_SOCKET=", 12) ||
-            !strncmp(e, "SLAQ_JOB_ID=", 12))
+            !strncmp(e, "SLAQ_JOB_ID=", 12) ||
+            !strncmp(e, "SLAQ_JOB_SECRET=", 16))
             continue;
         out[k++] = strdup(e);
     }
@@ -202,6 +228,8 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id)
         out[k - 1] = NULL;
     free(abs);
     if (asprintf(&out[k++], "SLAQ_JOB_ID=%lld", (long long)id) < 0)
+        out[k - 1] = NULL;
+    if (asprintf(&out[k++], "SLAQ_JOB_SECRET=%s", secret) < 0)
         out[k - 1] = NULL;
     return out;
 }
@@ -314,7 +342,12 @@ sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
     j->submitted = sd_now();
     size_t argc = json_array_size(cmd);
     argv = calloc(argc + 1, sizeof *argv);
-    envp = child_env(d, env, j->id);
+    if (new_secret(j) < 0) {
+        snprintf(err, errlen, "no random bytes for the job's secret: %s",
+                 strerror(errno));
+        goto fail;
+    }
+    envp = child_env(d, env, j->id, j->secret);
     if (!j->name || !j->cmd || !argv || !envp)
         goto nomem;
     for (size_t i = 0; i < argc; i++)
@@ -403,7 +436,8 @@ sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid)
     j->pstart = pid > 0 ? enf_proc_start(pid) : 0;
     j->submitted = j->started = sd_now();
     j->state = SD_RUNNING;
-    if (!j->name || !j->cmd || !j->cwd || job_schedule(d, j) < 0) {
+    if (!j->name || !j->cmd || !j->cwd || new_secret(j) < 0 ||
+        job_schedule(d, j) < 0) {
         d->jobs[j->id - 1] = NULL;
         d->njobs--;
         job_free(j);

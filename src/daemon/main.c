@@ -60,6 +60,32 @@ void sd_log(const sd_daemon *d, int level, const char *fmt, ...)
     va_end(ap);
 }
 
+int sd_ratelog_ok(sd_ratelog *r, uint64_t *held)
+{
+    double now = sd_mono();
+    if (r->start == 0 || now - r->start >= SD_LOG_INTERVAL) {
+        r->start = now;
+        r->n = 0;
+    }
+    if (r->n >= SD_LOG_BURST) {
+        r->held++;
+        return 0;
+    }
+    r->n++;
+    *held = r->held;
+    r->held = 0;
+    return 1;
+}
+
+int sd_secret_equal(const char *given, const char *expected)
+{
+    size_t lg = strlen(given), le = strlen(expected);
+    unsigned char diff = lg != le;
+    for (size_t i = 0; i < le; i++)
+        diff |= (unsigned char)((i < lg ? given[i] : 0) ^ expected[i]);
+    return diff == 0;
+}
+
 int sd_epoll_add(sd_daemon *d, sd_handler *h, uint32_t events)
 {
     struct epoll_event ev = {.events = events, .data.ptr = h};
@@ -88,7 +114,12 @@ static void usage(FILE *f)
         "  --http ADDR:PORT    HTTP API (default 127.0.0.1:7070; 'off')\n"
         "  --tcp ADDR:PORT     TCP listener for remote jobs (off by default;\n"
         "                      needs --token-file or SLAQ_TOKEN)\n"
-        "  --token-file FILE   shared token for TCP clients\n"
+        "  --token-file FILE   TCP control token (every right: submit,\n"
+        "                      cancel, policy, jobs)\n"
+        "  --job-token-file FILE  TCP job token (job sessions only)\n"
+        "  --allow-uid UID     may submit, cancel and set the policy over\n"
+        "                      the socket (besides root and slaqd's user;\n"
+        "                      repeatable)\n"
         "  --epoch SECONDS     scheduling epoch (default 1)\n"
         "  --policy NAME       slaq | fair | slaq-maxmin (default slaq)\n"
         "  --cores N           cores to manage (default: all online CPUs)\n"
@@ -119,7 +150,7 @@ static char *read_token(const char *path)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "slaqd: --token-file %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "slaqd: token file %s: %s\n", path, strerror(errno));
         return NULL;
     }
     char buf[512];
@@ -128,7 +159,7 @@ static char *read_token(const char *path)
     buf[n] = 0;
     buf[strcspn(buf, "\r\n")] = 0;
     if (strlen(buf) < 8) {
-        fprintf(stderr, "slaqd: --token-file %s: the token must have at "
+        fprintf(stderr, "slaqd: token file %s: the token must have at "
                         "least 8 characters\n", path);
         return NULL;
     }
@@ -139,7 +170,8 @@ static char *read_token(const char *path)
 static int parse_args(sd_config *c, int argc, char **argv)
 {
     enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
-           O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_INIT };
+           O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_INIT, O_JOBTOKEN,
+           O_ALLOWUID };
     static const struct option opts[] = {
         {"state-dir", required_argument, 0, O_STATE},
         {"socket", required_argument, 0, O_SOCKET},
@@ -153,6 +185,8 @@ static int parse_args(sd_config *c, int argc, char **argv)
         {"enforce", required_argument, 0, O_ENFORCE},
         {"grace", required_argument, 0, O_GRACE},
         {"init", no_argument, 0, O_INIT},
+        {"job-token-file", required_argument, 0, O_JOBTOKEN},
+        {"allow-uid", required_argument, 0, O_ALLOWUID},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -165,7 +199,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
     c->grace_s = 10;
     c->policy = SLAQ_POLICY_SLAQ;
     c->enforce = SD_ENF_AUTO;
-    const char *socket_opt = NULL, *token_file = NULL;
+    const char *socket_opt = NULL, *token_file = NULL, *job_token_file = NULL;
     int o;
     while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
         switch (o) {
@@ -201,6 +235,20 @@ static int parse_args(sd_config *c, int argc, char **argv)
             }
             break;
         case O_INIT: c->init = 1; break;
+        case O_JOBTOKEN: job_token_file = optarg; break;
+        case O_ALLOWUID: {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (end == optarg || *end || v < 0 || v > 0x7fffffffL ||
+                c->n_allow_uids == SD_MAX_ALLOW_UIDS) {
+                fprintf(stderr, "slaqd: --allow-uid wants a numeric user id "
+                        "(at most %d of them), got '%s'\n",
+                        SD_MAX_ALLOW_UIDS, optarg);
+                return 2;
+            }
+            c->allow_uids[c->n_allow_uids++] = (uid_t)v;
+            break;
+        }
         case 'v': c->verbose++; break;
         case 'h': usage(stdout); return 1;
         default: usage(stderr); return 2;
@@ -246,6 +294,16 @@ static int parse_args(sd_config *c, int argc, char **argv)
                             "characters (--token-file FILE or SLAQ_TOKEN)\n");
             return 2;
         }
+        if (job_token_file && !(c->job_token = read_token(job_token_file)))
+            return 2;
+        if (c->job_token && !strcmp(c->job_token, c->token)) {
+            fprintf(stderr, "slaqd: the job token must differ from the "
+                            "control token\n");
+            return 2;
+        }
+    } else if (job_token_file) {
+        fprintf(stderr, "slaqd: --job-token-file needs --tcp\n");
+        return 2;
     }
     return 0;
 }
@@ -495,6 +553,7 @@ out:
     conn_unlink_unix(d, d->cfg.socket_path);
     free(d->cfg.socket_path);
     free(d->cfg.token);
+    free(d->cfg.job_token);
     if (d->epfd >= 0)
         close(d->epfd);
     close(lockfd);

@@ -31,8 +31,8 @@ static const char *const sql_text[ST_N] = {
     "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
     "INSERT OR REPLACE INTO jobs(id, name, cmd, cwd, weight, max_cores, "
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
-    "reason, submitted, started, ended) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "reason, submitted, started, ended, secret) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 static const char schema[] =
@@ -43,7 +43,7 @@ static const char schema[] =
     " cmd TEXT, cwd TEXT, weight REAL, max_cores REAL, target REAL, "
     " max_iters INTEGER, max_time REAL, managed INTEGER, state TEXT, "
     " pid INTEGER, pstart INTEGER, exit_status INTEGER, reason TEXT, "
-    " submitted REAL, started REAL, ended REAL);"
+    " submitted REAL, started REAL, ended REAL, secret TEXT);"
     "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
     " cpu_s REAL, samples REAL, t REAL, PRIMARY KEY(job, iter)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS allocs(job INTEGER, t REAL, cores REAL, "
@@ -139,6 +139,14 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
     if (sqlite3_exec(s->db, schema, NULL, NULL, &msg)) {
         snprintf(err, errlen, "%s: %s", path,
                  msg ? msg : sqlite3_errmsg(s->db));
+        goto fail;
+    }
+    /* A database from before jobs had secrets gains the column. */
+    if (query_int(s->db, "SELECT count(*) FROM pragma_table_info('jobs') "
+                         "WHERE name = 'secret'") == 0 &&
+        sqlite3_exec(s->db, "ALTER TABLE jobs ADD COLUMN secret TEXT", NULL,
+                     NULL, &msg)) {
+        snprintf(err, errlen, "%s: %s", path, msg ? msg : "?");
         goto fail;
     }
     /* Files an older slaqd created with a looser mode. */
@@ -290,6 +298,7 @@ void store_put_job(sd_store *s, const sd_job *j)
     sqlite3_bind_double(st, 16, j->submitted);
     sqlite3_bind_double(st, 17, j->started);
     sqlite3_bind_double(st, 18, j->ended);
+    bind_text(st, 19, j->secret[0] ? j->secret : NULL);
     step(s, st);
 }
 
@@ -305,7 +314,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
     if (sqlite3_prepare_v2(s->db, "SELECT id, name, cmd, cwd, weight, "
             "max_cores, target, max_iters, max_time, managed, state, pid, "
             "pstart, exit_status, reason, submitted, started, ended, "
-            "(SELECT count(*) FROM reports r WHERE r.job = jobs.id) "
+            "(SELECT count(*) FROM reports r WHERE r.job = jobs.id), secret "
             "FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
@@ -337,6 +346,9 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
         j->submitted = sqlite3_column_double(st, 15);
         j->started = sqlite3_column_double(st, 16);
         j->ended = sqlite3_column_double(st, 17);
+        const unsigned char *sec = sqlite3_column_text(st, 19);
+        if (sec)
+            snprintf(j->secret, sizeof j->secret, "%s", (const char *)sec);
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;
