@@ -84,6 +84,18 @@ static json_t *api_status(sd_daemon *d)
                         json_integer((json_int_t)d->errors_total));
     json_object_set_new(r, "auth_failures_total",
                         json_integer((json_int_t)d->auth_failures_total));
+    json_object_set_new(r, "buffered_bytes",
+                        json_integer((json_int_t)d->buffered));
+    json_object_set_new(r, "buffered_bytes_max",
+                        json_integer((json_int_t)d->buffered_max));
+    json_object_set_new(r, "buffered_bytes_limit",
+                        json_integer(SD_MAX_BUFFERED));
+    json_object_set_new(r, "overload_drops_total",
+                        json_integer((json_int_t)d->overload_drops));
+    json_object_set_new(r, "idle_closed_total",
+                        json_integer((json_int_t)d->idle_closed));
+    json_object_set_new(r, "accept_pauses_total",
+                        json_integer((json_int_t)d->accept_pauses));
     json_object_set_new(r, "epoch", json_integer((json_int_t)d->epoch_no));
     json_object_set_new(r, "epoch_ms_last", json_real(d->epoch_ms_last));
     json_object_set_new(r, "epoch_ms_max", json_real(d->epoch_ms_max));
@@ -103,17 +115,53 @@ static json_t *api_status(sd_daemon *d)
     return r;
 }
 
+/* Reads an optional non-negative integer field; -1 if malformed. */
+static int64_t opt_count(json_t *req, const char *key, int64_t dflt)
+{
+    json_t *v = json_object_get(req, key);
+    if (!v || json_is_null(v))
+        return dflt;
+    if (json_is_string(v)) {
+        char *end;
+        const char *s = json_string_value(v);
+        long long n = strtoll(s, &end, 10);
+        return end != s && !*end && n >= 0 ? n : -1;
+    }
+    return json_is_integer(v) && json_integer_value(v) >= 0
+               ? json_integer_value(v) : -1;
+}
+
+/* One page of the job table: the jobs with ids after `after`, at most
+ * `limit` (at most SD_LS_PAGE), and "next", the `after` of the next page
+ * (null on the last), so that a reply stays far below the output cap. */
 static json_t *api_ls(sd_daemon *d, json_t *req)
 {
     int active_only = json_is_true(json_object_get(req, "active"));
+    int64_t after = opt_count(req, "after", 0);
+    int64_t limit = opt_count(req, "limit", SD_LS_PAGE);
+    if (after < 0 || limit < 1)
+        return api_error("bad_request", "fields \"after\" (a job id, 0 for "
+                         "the first page) and \"limit\" (>= 1) must be "
+                         "integers");
+    if (limit > SD_LS_PAGE)
+        limit = SD_LS_PAGE;
     json_t *jobs = json_array();
-    for (size_t i = 0; i < d->njobs; i++) {
+    int64_t last = 0, n = 0;
+    size_t i = (uint64_t)after < d->njobs ? (size_t)after : d->njobs;
+    for (; i < d->njobs; i++) {
         sd_job *j = d->jobs[i];
-        if (j && (!active_only || SD_ACTIVE(j->state)))
-            json_array_append_new(jobs, job_json(d, j, 0));
+        if (!j || (active_only && !SD_ACTIVE(j->state)))
+            continue;
+        if (n == limit)
+            break;
+        json_array_append_new(jobs, job_json(d, j, 0));
+        last = j->id;
+        n++;
     }
     json_t *r = ok();
     json_object_set_new(r, "jobs", jobs);
+    json_object_set_new(r, "next", i < d->njobs ? json_integer(last)
+                                                : json_null());
     return r;
 }
 

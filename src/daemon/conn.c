@@ -259,15 +259,56 @@ static void auth_succeeded(sd_daemon *d, const sd_conn *c)
         memset(a, 0, sizeof *a);
 }
 
+/*
+ * Out of descriptors (or memory): the pending connection cannot be taken,
+ * and a level-triggered listener would wake the loop at once, forever. So
+ * the listeners leave the epoll set until a connection closes (or, for
+ * descriptors freed elsewhere, the next second); logged once per pause.
+ */
+static void accept_pause(sd_daemon *d, int err)
+{
+    if (d->accept_paused)
+        return;
+    d->accept_paused = 1;
+    d->accept_pauses++;
+    sd_epoll_del(d, &d->listen_h);
+    if (d->cfg.tcp)
+        sd_epoll_del(d, &d->tcp_h);
+    if (!d->accept_logged)
+        sd_log(d, 0, "accept: %s: not accepting connections until a "
+               "descriptor is free (%zu open connections; logged once until "
+               "one is accepted again)", strerror(err), d->nconns);
+    d->accept_logged = 1;
+}
+
+static void accept_resume(sd_daemon *d)
+{
+    if (!d->accept_paused)
+        return;
+    d->accept_paused = 0;
+    sd_epoll_add(d, &d->listen_h, EPOLLIN);
+    if (d->cfg.tcp)
+        sd_epoll_add(d, &d->tcp_h, EPOLLIN);
+}
+
 void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events)
 {
     (void)events;
     for (;;) {
         int fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno != EAGAIN && errno != EINTR)
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+                errno == ENOMEM)
+                accept_pause(d, errno);
+            else if (errno != EAGAIN && errno != EINTR &&
+                     errno != ECONNABORTED)
                 sd_log(d, 0, "accept: %s", strerror(errno));
             return;
+        }
+        if (d->accept_logged) {
+            sd_log(d, 0, "accepting connections again (%zu open)",
+                   d->nconns);
+            d->accept_logged = 0;
         }
         sd_conn *c = calloc(1, sizeof *c);
         if (!c) {
@@ -277,6 +318,7 @@ void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events)
         c->h.fd = fd;
         c->h.fn = on_conn;
         c->tcp = h == &d->tcp_h;
+        c->opened = sd_mono();
         conn_identify(d, c);
         if (sd_epoll_add(d, &c->h, EPOLLIN) < 0) {
             close(fd);
@@ -306,6 +348,7 @@ void conn_close(sd_daemon *d, sd_conn *c)
     if (c->next)
         c->next->prev = c->prev;
     d->nconns--;
+    accept_resume(d);
     sd_job *j = c->job;
     c->job = NULL;
     if (j && j->conn == c) {
@@ -324,6 +367,7 @@ void conn_reap(sd_daemon *d)
     while (d->dead) {
         sd_conn *c = d->dead;
         d->dead = c->next;
+        d->buffered -= c->rcap + c->wcap;
         free(c->rbuf);
         free(c->wbuf);
         free(c);
@@ -368,6 +412,7 @@ static void conn_flush(sd_daemon *d, sd_conn *c)
     if (c->woff == c->wlen) {
         c->woff = c->wlen = 0;
         if (c->wcap > 65536) { /* give back a burst's buffer */
+            d->buffered -= c->wcap;
             free(c->wbuf);
             c->wbuf = NULL;
             c->wcap = 0;
@@ -382,6 +427,21 @@ static void conn_flush(sd_daemon *d, sd_conn *c)
         c->want_out = want;
         sd_epoll_mod(d, &c->h, EPOLLIN | (want ? EPOLLOUT : 0));
     }
+}
+
+/* All connections together would hold more than SD_MAX_BUFFERED: this one,
+ * the one asking for more, is closed (counted, logged at a limited rate). */
+static void overloaded(sd_daemon *d, sd_conn *c, const char *what)
+{
+    static sd_ratelog log;
+    uint64_t held;
+    d->overload_drops++;
+    if (sd_ratelog_ok(&log, &held))
+        sd_log(d, 0, "connection %d (%s): closed: its %s would take the "
+               "buffers of all connections over %d MiB (%llu more such not "
+               "logged)", c->h.fd, c->peer, what,
+               SD_MAX_BUFFERED / (1024 * 1024), (unsigned long long)held);
+    conn_close(d, c);
 }
 
 void conn_send_line(sd_daemon *d, sd_conn *c, const char *s, size_t len)
@@ -414,13 +474,20 @@ void conn_send_line(sd_daemon *d, sd_conn *c, const char *s, size_t len)
         size_t cap = c->wcap ? c->wcap : 1024;
         while (cap < c->wlen + rest)
             cap *= 2;
+        if (d->buffered - c->wcap + cap > SD_MAX_BUFFERED) {
+            overloaded(d, c, "output");
+            return;
+        }
         char *nb = realloc(c->wbuf, cap);
         if (!nb) {
             conn_close(d, c);
             return;
         }
+        d->buffered += cap - c->wcap;
         c->wbuf = nb;
         c->wcap = cap;
+        if (d->buffered > d->buffered_max)
+            d->buffered_max = d->buffered;
     }
     if (done < len) {
         memcpy(c->wbuf + c->wlen, s + done, len - done);
@@ -562,6 +629,7 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
 
 static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
 {
+    c->spoke = 1;
     json_error_t jerr;
     json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!msg) {
@@ -652,7 +720,10 @@ out:
 /* The longest line c may send: job sessions are held to less. */
 static size_t line_limit(const sd_conn *c)
 {
-    return c->kind == CONN_JOB ? SD_MAX_LINE : SD_MAX_REQUEST;
+    if (c->tcp && !c->authed)
+        return SD_MAX_UNAUTH_LINE;
+    return c->kind == CONN_JOB || !c->may_control ? SD_MAX_LINE
+                                                  : SD_MAX_REQUEST;
 }
 
 /* Splits buf into lines, handing each complete one to on_message; returns
@@ -717,17 +788,25 @@ static void conn_read(sd_daemon *d, sd_conn *c)
         }
         if (left) {
             if (left > c->rcap) {
+                if (d->buffered - c->rcap + left > SD_MAX_BUFFERED) {
+                    overloaded(d, c, "partial line");
+                    return;
+                }
                 char *nb = realloc(c->rbuf, left);
                 if (!nb) {
                     conn_close(d, c);
                     return;
                 }
+                d->buffered += left - c->rcap;
                 c->rbuf = nb;
                 c->rcap = left;
+                if (d->buffered > d->buffered_max)
+                    d->buffered_max = d->buffered;
             }
             memcpy(c->rbuf, buf + used, left);
             c->rlen = left;
         } else if (c->rcap > 4096) {
+            d->buffered -= c->rcap;
             free(c->rbuf);
             c->rbuf = NULL;
             c->rcap = 0;
@@ -773,6 +852,25 @@ static void on_conn(sd_daemon *d, sd_handler *h, uint32_t events)
                 conn_close(d, c);
         } else {
             conn_read(d, c);
+        }
+    }
+}
+
+void conn_tick(sd_daemon *d)
+{
+    double now = sd_mono();
+    if (now - d->idle_sweep < 1.0)
+        return;
+    d->idle_sweep = now;
+    accept_resume(d); /* a descriptor may have been freed elsewhere */
+    for (sd_conn *c = d->conns, *next; c; c = next) {
+        next = c->next;
+        if (!c->spoke && !c->closing &&
+            now - c->opened > SD_HELLO_TIMEOUT_S) {
+            d->idle_closed++;
+            sd_log(d, 1, "connection %d (%s): no message in %g s; closed",
+                   c->h.fd, c->peer, SD_HELLO_TIMEOUT_S);
+            conn_close(d, c);
         }
     }
 }

@@ -31,6 +31,10 @@
 #define SD_MAX_REQUEST (1024 * 1024)  /* ... in others (a submit carries
                                          the submitter's environment) */
 #define SD_MAX_WBUF (4 * 1024 * 1024) /* unread output before a drop */
+#define SD_MAX_BUFFERED (32 * 1024 * 1024) /* all connections' buffers */
+#define SD_MAX_UNAUTH_LINE 4096       /* a TCP peer's line before its token */
+#define SD_HELLO_TIMEOUT_S 10.0       /* to send a first whole message */
+#define SD_LS_PAGE 1000               /* jobs in one ls reply at most */
 #define SD_TICK_S 0.05                /* flush / enforcement tick */
 #define SD_SPARK 32                   /* allocation samples kept per job */
 #define SD_TRACE_FRAMES 256           /* timeline frames kept (trace.c) */
@@ -79,6 +83,8 @@ typedef struct sd_config {
     slaq_policy_kind policy;
     sd_enforce_mode enforce;
     int init;                /* --init: an empty state.db may be set up */
+    double keep_jobs;        /* finished jobs kept (oldest go first) */
+    double keep_days;        /* ... and for at most this long (0: no limit) */
     int verbose;
 } sd_config;
 
@@ -155,6 +161,8 @@ typedef struct sd_conn {
     int may_control;      /* submit, cancel, policy (docs/security.md) */
     int may_read;         /* status, ls, show, logs */
     char peer[48];        /* "uid N" or the IP address, for rate limits */
+    int spoke;            /* a whole message has arrived */
+    double opened;        /* monotonic */
     char *rbuf;
     size_t rlen, rcap;
     char *wbuf;
@@ -243,6 +251,16 @@ struct sd_daemon {
     uint64_t auth_failures_total;
     sd_ratelog auth_log;
     sd_ratelog reject_log; /* rejected messages (errors_total counts all) */
+    size_t buffered;      /* bytes held in all connections' buffers */
+    size_t buffered_max;  /* the most at any time */
+    uint64_t overload_drops; /* connections closed: buffers over the cap */
+    uint64_t idle_closed; /* connections closed: no message in time */
+    int accept_paused;    /* out of descriptors: listeners taken out */
+    int accept_logged;    /* ... and said so, until an accept succeeds */
+    uint64_t accept_pauses;
+    double idle_sweep;    /* monotonic time of the last idle sweep */
+    double expire_last;   /* monotonic time of the last expiry sweep */
+    uint64_t jobs_expired;
     dev_t sock_dev;       /* the socket file this slaqd bound, so that */
     ino_t sock_ino;       /* only that file is removed at exit */
     mode_t job_umask;     /* the umask slaqd was started with, for jobs */
@@ -291,6 +309,10 @@ void conn_settle(sd_daemon *d, sd_job *j);
 void conn_close_all(sd_daemon *d);
 /* Frees the connections closed during this turn of the loop. */
 void conn_reap(sd_daemon *d);
+/* Once a second: closes connections that sent no whole message within
+ * SD_HELLO_TIMEOUT_S, and retries accepting after running out of
+ * descriptors. */
+void conn_tick(sd_daemon *d);
 
 /* jobs.c */
 sd_job *job_get(sd_daemon *d, int64_t id);
@@ -314,6 +336,10 @@ void job_reap_children(sd_daemon *d);
 void job_epoch(sd_daemon *d);
 void job_tick(sd_daemon *d);
 void job_free_all(sd_daemon *d);
+/* Removes finished jobs beyond --keep-jobs or older than --keep-days from
+ * memory, the database and the log directory (a bounded batch per call,
+ * every few seconds). */
+void job_expire(sd_daemon *d);
 /* Sends the job its current allocation (and its stop request) on c. */
 void job_greet(sd_daemon *d, sd_job *j, sd_conn *c);
 /* Reloads jobs from the store at start; re-adopts live processes. */
@@ -372,6 +398,11 @@ json_t *store_reports_json(sd_store *s, int64_t job, size_t max);
 json_t *store_allocs_json(sd_store *s, int64_t job, size_t max);
 json_t *store_events_json(sd_store *s, int64_t job, size_t max);
 const char *store_errmsg(sd_store *s);
+/* Deletes a job and its reports, allocations and events. */
+void store_delete_job(sd_store *s, int64_t job);
+/* The highest job id ever given (kept when that job expires), 0 if none. */
+int64_t store_last_id(sd_store *s);
+void store_set_last_id(sd_store *s, int64_t id);
 
 /* trace.c */
 /* Before slaq_sched_epoch: scores each job's forecast against the reports

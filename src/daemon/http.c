@@ -187,6 +187,24 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
               "Wrong or missing tokens and job secrets since slaqd started.");
     fprintf(f, "slaq_auth_failures_total %llu\n",
             (unsigned long long)d->auth_failures_total);
+    prom_head(f, "slaq_buffered_bytes", "gauge",
+              "Bytes held in all connections' input and output buffers.");
+    fprintf(f, "slaq_buffered_bytes %zu\n", d->buffered);
+    prom_head(f, "slaq_buffered_bytes_limit", "gauge",
+              "The cap on slaq_buffered_bytes.");
+    fprintf(f, "slaq_buffered_bytes_limit %d\n", SD_MAX_BUFFERED);
+    prom_head(f, "slaq_overload_drops_total", "counter",
+              "Connections closed because the buffers would pass the cap.");
+    fprintf(f, "slaq_overload_drops_total %llu\n",
+            (unsigned long long)d->overload_drops);
+    prom_head(f, "slaq_idle_closed_total", "counter",
+              "Connections closed for sending no message in time.");
+    fprintf(f, "slaq_idle_closed_total %llu\n",
+            (unsigned long long)d->idle_closed);
+    prom_head(f, "slaq_accept_pauses_total", "counter",
+              "Times slaqd stopped accepting, out of descriptors.");
+    fprintf(f, "slaq_accept_pauses_total %llu\n",
+            (unsigned long long)d->accept_pauses);
     prom_head(f, "slaq_epochs_total", "counter", "Scheduling epochs run.");
     fprintf(f, "slaq_epochs_total %llu\n", (unsigned long long)d->epoch_no);
     prom_head(f, "slaq_epoch_interval_seconds", "gauge",
@@ -305,8 +323,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con,
     json_t *req = NULL;
     if (!strcmp(url, "/api/status"))
         req = json_pack("{s:s}", "type", "status");
-    else if (!strcmp(url, "/api/jobs"))
+    else if (!strcmp(url, "/api/jobs")) {
         req = json_pack("{s:s}", "type", "ls");
+        static const char *const args[] = {"after", "limit"};
+        for (int i = 0; i < 2; i++) {
+            const char *v = MHD_lookup_connection_value(
+                con, MHD_GET_ARGUMENT_KIND, args[i]);
+            if (v)
+                json_object_set_new(req, args[i], json_string(v));
+        }
+    }
     else if (!strcmp(url, "/api/policy"))
         req = json_pack("{s:s}", "type", "policy");
     else if (!strncmp(url, "/api/jobs/", 10))

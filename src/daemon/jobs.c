@@ -725,6 +725,61 @@ void job_tick(sd_daemon *d)
         }
     }
     enf_tick(d, dt);
+    job_expire(d);
+}
+
+/* -------------------------------------------------------------- expiry */
+
+/* Removes a finished job's log files and directory (best effort). */
+static void remove_logs(sd_daemon *d, const sd_job *j)
+{
+    static const char *const names[] = {"stdout.log", "stderr.log"};
+    char path[4200];
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/jobs/%lld/%s", d->cfg.state_dir,
+                 (long long)j->id, names[i]);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/jobs/%lld", d->cfg.state_dir,
+             (long long)j->id);
+    rmdir(path);
+}
+
+void job_expire(sd_daemon *d)
+{
+    double mono = sd_mono();
+    if (d->expire_last > 0 && mono - d->expire_last < 5)
+        return;
+    d->expire_last = mono;
+    size_t finished = 0;
+    for (size_t i = 0; i < d->njobs; i++)
+        finished += d->jobs[i] && !SD_ACTIVE(d->jobs[i]->state);
+    double cutoff = d->cfg.keep_days > 0 ? sd_now() - d->cfg.keep_days * 86400
+                                         : -INFINITY;
+    size_t batch = 0;
+    /* Oldest first; at most a batch per sweep to keep the loop responsive
+     * (each job's reports are deleted with it). */
+    for (size_t i = 0; i < d->njobs && batch < 2000; i++) {
+        sd_job *j = d->jobs[i];
+        if (!j || SD_ACTIVE(j->state) || j->conn)
+            continue;
+        if ((double)finished <= d->cfg.keep_jobs &&
+            !(j->ended > 0 && j->ended < cutoff))
+            continue;
+        if (batch++ == 0)
+            store_set_last_id(d->store, (int64_t)d->njobs);
+        store_delete_job(d->store, j->id);
+        remove_logs(d, j);
+        d->jobs[i] = NULL;
+        job_free(j);
+        finished--;
+        d->jobs_expired++;
+    }
+    if (batch) {
+        store_flush(d->store);
+        sd_log(d, 1, "expired %zu finished jobs (keeping %g, %g days)", batch,
+               d->cfg.keep_jobs, d->cfg.keep_days);
+    }
 }
 
 /* ------------------------------------------------------------- restore */
@@ -770,9 +825,30 @@ static int restore_one(sd_daemon *d, sd_job *j)
     return 0;
 }
 
+/* Makes ids up to `last` taken (their jobs expired), so none is reused. */
+static int reserve_ids(sd_daemon *d, int64_t last)
+{
+    if ((uint64_t)last <= d->njobs)
+        return 0;
+    size_t cap = d->capjobs ? d->capjobs : 64;
+    while (cap < (uint64_t)last)
+        cap *= 2;
+    if (cap > d->capjobs) {
+        sd_job **nj = realloc(d->jobs, cap * sizeof *nj);
+        if (!nj)
+            return -1;
+        memset(nj + d->capjobs, 0, (cap - d->capjobs) * sizeof *nj);
+        d->jobs = nj;
+        d->capjobs = cap;
+    }
+    d->njobs = (size_t)last;
+    return 0;
+}
+
 int job_restore(sd_daemon *d)
 {
-    if (store_each_job(d->store, restore_one, d) < 0) {
+    if (store_each_job(d->store, restore_one, d) < 0 ||
+        reserve_ids(d, store_last_id(d->store)) < 0) {
         sd_log(d, 0, "cannot restore jobs: %s", store_errmsg(d->store));
         return -1;
     }

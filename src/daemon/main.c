@@ -127,6 +127,10 @@ static void usage(FILE *f)
         "                      at most 1)\n"
         "  --enforce MODE      auto | cgroup2 | cgroup1 | signal | none\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
+        "  --keep-jobs N       finished jobs kept (default 10000); the\n"
+        "                      oldest are removed, history and logs too\n"
+        "  --keep-days D       finished jobs kept at most D days (default\n"
+        "                      30; 0: no age limit)\n"
         "  --init              set up an existing empty state.db (slaqd\n"
         "                      refuses an empty or foreign database file)\n"
         "  -v, --verbose       log every connection and allocation change\n"
@@ -171,7 +175,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
 {
     enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
            O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_INIT, O_JOBTOKEN,
-           O_ALLOWUID };
+           O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS };
     static const struct option opts[] = {
         {"state-dir", required_argument, 0, O_STATE},
         {"socket", required_argument, 0, O_SOCKET},
@@ -187,6 +191,8 @@ static int parse_args(sd_config *c, int argc, char **argv)
         {"init", no_argument, 0, O_INIT},
         {"job-token-file", required_argument, 0, O_JOBTOKEN},
         {"allow-uid", required_argument, 0, O_ALLOWUID},
+        {"keep-jobs", required_argument, 0, O_KEEPJOBS},
+        {"keep-days", required_argument, 0, O_KEEPDAYS},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -197,6 +203,8 @@ static int parse_args(sd_config *c, int argc, char **argv)
     c->cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
     c->unit = 0; /* chosen from --cores once it is known */
     c->grace_s = 10;
+    c->keep_jobs = 10000;
+    c->keep_days = 30;
     c->policy = SLAQ_POLICY_SLAQ;
     c->enforce = SD_ENF_AUTO;
     const char *socket_opt = NULL, *token_file = NULL, *job_token_file = NULL;
@@ -236,6 +244,21 @@ static int parse_args(sd_config *c, int argc, char **argv)
             break;
         case O_INIT: c->init = 1; break;
         case O_JOBTOKEN: job_token_file = optarg; break;
+        case O_KEEPJOBS:
+        case O_KEEPDAYS: {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (end == optarg || *end || !(v >= 0) || v > 1e9 ||
+                (o == O_KEEPJOBS && v != floor(v))) {
+                fprintf(stderr, "slaqd: %s wants %s, got '%s'\n",
+                        o == O_KEEPJOBS ? "--keep-jobs" : "--keep-days",
+                        o == O_KEEPJOBS ? "a whole number >= 0"
+                                        : "a number of days >= 0", optarg);
+                return 2;
+            }
+            *(o == O_KEEPJOBS ? &c->keep_jobs : &c->keep_days) = v;
+            break;
+        }
         case O_ALLOWUID: {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -343,6 +366,7 @@ static void on_tick(sd_daemon *d, sd_handler *h, uint32_t events)
     (void)events;
     drain_timer(h->fd);
     job_tick(d);
+    conn_tick(d);
     http_run(d);
     store_flush(d->store);
 }

@@ -20,7 +20,9 @@
 
 #include "daemon/daemon.h"
 
-enum { ST_BEGIN, ST_COMMIT, ST_REPORT, ST_ALLOC, ST_EVENT, ST_JOB, ST_N };
+enum { ST_BEGIN, ST_COMMIT, ST_REPORT, ST_ALLOC, ST_EVENT, ST_JOB,
+       ST_DEL_JOB, ST_DEL_REPORTS, ST_DEL_ALLOCS, ST_DEL_EVENTS, ST_SET_META,
+       ST_N };
 
 static const char *const sql_text[ST_N] = {
     "BEGIN",
@@ -33,6 +35,11 @@ static const char *const sql_text[ST_N] = {
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
     "reason, submitted, started, ended, secret) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "DELETE FROM jobs WHERE id = ?",
+    "DELETE FROM reports WHERE job = ?",
+    "DELETE FROM allocs WHERE job = ?",
+    "DELETE FROM events WHERE job = ?",
+    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
 };
 
 static const char schema[] =
@@ -50,7 +57,8 @@ static const char schema[] =
     " epoch INTEGER, PRIMARY KEY(job, epoch)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS events(t REAL, job INTEGER, kind TEXT, "
     " detail TEXT);"
-    "CREATE INDEX IF NOT EXISTS events_job ON events(job, t);";
+    "CREATE INDEX IF NOT EXISTS events_job ON events(job, t);"
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER);";
 
 struct sd_store {
     sqlite3 *db;
@@ -465,4 +473,31 @@ json_t *store_events_json(sd_store *s, int64_t job, size_t max)
     return rows_json(s, "SELECT count(*) FROM events WHERE job = ?1",
                      "SELECT t, kind, detail FROM events WHERE job = ?1 "
                      "ORDER BY t", job, max);
+}
+
+void store_delete_job(sd_store *s, int64_t job)
+{
+    begin(s);
+    for (int i = ST_DEL_JOB; i <= ST_DEL_EVENTS; i++) {
+        sqlite3_bind_int64(s->st[i], 1, job);
+        step(s, s->st[i]);
+    }
+}
+
+int64_t store_last_id(sd_store *s)
+{
+    sqlite3_int64 v = query_int(s->db, "SELECT max(coalesce((SELECT value "
+                                       "FROM meta WHERE key = 'last_id'), 0),"
+                                       " coalesce((SELECT max(id) FROM jobs),"
+                                       " 0))");
+    return v > 0 ? v : 0;
+}
+
+void store_set_last_id(sd_store *s, int64_t id)
+{
+    sqlite3_stmt *st = s->st[ST_SET_META];
+    begin(s);
+    sqlite3_bind_text(st, 1, "last_id", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, id);
+    step(s, st);
 }
