@@ -35,6 +35,10 @@
 #define SD_MAX_UNAUTH_LINE 4096       /* a TCP peer's line before its token */
 #define SD_HELLO_TIMEOUT_S 10.0       /* to send a first whole message */
 #define SD_LS_PAGE 1000               /* jobs in one ls reply at most */
+#define SD_HISTORY_PAGE 5000          /* reports in one history page */
+#define SD_HTTP_PER_IP 32             /* HTTP connections per address */
+#define SD_HTTP_MAX_CONNS 512         /* HTTP connections in all */
+#define SD_HTTP_TIMEOUT_S 10          /* HTTP idle (and header) timeout */
 #define SD_TICK_S 0.05                /* flush / enforcement tick */
 #define SD_SPARK 32                   /* allocation samples kept per job */
 #define SD_TRACE_FRAMES 256           /* timeline frames kept (trace.c) */
@@ -76,6 +80,8 @@ typedef struct sd_config {
     char *job_token;         /* TCP job token: job sessions only */
     uid_t allow_uids[SD_MAX_ALLOW_UIDS]; /* may control over the socket */
     size_t n_allow_uids;     /* (besides root and slaqd's own user) */
+    const char *http_hosts[16]; /* --http-allow-host: more Host values */
+    size_t n_http_hosts;
     double epoch_s;
     double cores;
     double unit;             /* allocation unit (slaq, slaq-maxmin) */
@@ -231,6 +237,8 @@ struct sd_daemon {
     sd_store *store;
     sd_enforcer enf;
     void *http;           /* struct MHD_Daemon * */
+    char **http_host_ok;  /* Host values accepted (http.c), NULL-ended */
+    uint64_t http_host_refused;
     unsigned http_port;
     uint64_t epoch_no;
     double tick_last;     /* monotonic time of the last tick */
@@ -392,11 +400,17 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d);
 /* Calls fn for each report of a job in iteration order. */
 int store_each_report(sd_store *s, int64_t job,
                       int (*fn)(void *, const slaq_report *), void *arg);
-/* History for `slaq show`: reports (at most `max`, evenly thinned),
- * allocations and events. New references. */
+/* History for `slaq show`: reports and allocations (at most `max`, evenly
+ * spread over iterations or epochs, first and last kept; O(max log n)),
+ * events (thinned). New references. */
 json_t *store_reports_json(sd_store *s, int64_t job, size_t max);
 json_t *store_allocs_json(sd_store *s, int64_t job, size_t max);
 json_t *store_events_json(sd_store *s, int64_t job, size_t max);
+/* One page of a job's reports: rows [iter, loss, cpu_s, samples, t] with
+ * iter > after, at most limit, in iteration order, costing O(limit) (an
+ * index range); *next is the last iter when more follow, else -1. */
+json_t *store_reports_page(sd_store *s, int64_t job, int64_t after,
+                           size_t limit, int64_t *next);
 const char *store_errmsg(sd_store *s);
 /* Deletes a job and its reports, allocations and events. */
 void store_delete_job(sd_store *s, int64_t job);

@@ -112,6 +112,9 @@ static void usage(FILE *f)
         "  --state-dir DIR     state, logs and socket (default ./var)\n"
         "  --socket PATH       job/control socket (default STATE/slaq.sock)\n"
         "  --http ADDR:PORT    HTTP API (default 127.0.0.1:7070; 'off')\n"
+        "  --http-allow-host HOST[:PORT]  another Host header the HTTP API\n"
+        "                      accepts (besides 127.0.0.1, localhost and\n"
+        "                      [::1] with the port; repeatable)\n"
         "  --tcp ADDR:PORT     TCP listener for remote jobs (off by default;\n"
         "                      needs --token-file or SLAQ_TOKEN)\n"
         "  --token-file FILE   TCP control token (every right: submit,\n"
@@ -175,7 +178,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
 {
     enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
            O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_INIT, O_JOBTOKEN,
-           O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS };
+           O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS, O_HTTPHOST };
     static const struct option opts[] = {
         {"state-dir", required_argument, 0, O_STATE},
         {"socket", required_argument, 0, O_SOCKET},
@@ -192,6 +195,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
         {"job-token-file", required_argument, 0, O_JOBTOKEN},
         {"allow-uid", required_argument, 0, O_ALLOWUID},
         {"keep-jobs", required_argument, 0, O_KEEPJOBS},
+        {"http-allow-host", required_argument, 0, O_HTTPHOST},
         {"keep-days", required_argument, 0, O_KEEPDAYS},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
@@ -244,6 +248,15 @@ static int parse_args(sd_config *c, int argc, char **argv)
             break;
         case O_INIT: c->init = 1; break;
         case O_JOBTOKEN: job_token_file = optarg; break;
+        case O_HTTPHOST:
+            if (c->n_http_hosts == sizeof c->http_hosts / sizeof *c->http_hosts
+                || !*optarg) {
+                fprintf(stderr, "slaqd: --http-allow-host: at most 16 "
+                        "non-empty values\n");
+                return 2;
+            }
+            c->http_hosts[c->n_http_hosts++] = optarg;
+            break;
         case O_KEEPJOBS:
         case O_KEEPDAYS: {
             char *end;

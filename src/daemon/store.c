@@ -454,18 +454,142 @@ static json_t *rows_json(sd_store *s, const char *count_sql, const char *sql,
     return out;
 }
 
+/* One row of a query as a JSON array of its first n columns. */
+static json_t *row_json(sqlite3_stmt *st, int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++) {
+        switch (sqlite3_column_type(st, i)) {
+        case SQLITE_INTEGER:
+            json_array_append_new(a, json_integer(sqlite3_column_int64(st, i)));
+            break;
+        case SQLITE_FLOAT:
+            json_array_append_new(a, json_real(sqlite3_column_double(st, i)));
+            break;
+        case SQLITE_TEXT:
+            json_array_append_new(a, json_string(
+                (const char *)sqlite3_column_text(st, i)));
+            break;
+        default:
+            json_array_append_new(a, json_null());
+        }
+    }
+    return a;
+}
+
+/*
+ * At most `max` rows of a job's `table` spread evenly over its integer key
+ * (the second column of its primary key), the first and last always: with more
+ * rows than that, one index seek per row returned, so the cost is
+ * O(max log n) however long the history is (a job with 250,000 reports
+ * must not stall the loop for every dashboard poll).
+ */
+static json_t *seek_rows(sd_store *s, const char *table, const char *key,
+                         const char *cols, int ncols, int64_t job, size_t max)
+{
+    char sql[512];
+    sqlite3_stmt *st = NULL;
+    json_t *out = json_array();
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM (SELECT 1 FROM %s WHERE "
+             "job = ?1 LIMIT ?2)", table);
+    sqlite3_int64 n = 0;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, job);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)max + 1);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (n <= (sqlite3_int64)max) { /* all of them: O(max) */
+        snprintf(sql, sizeof sql, "SELECT %s FROM %s WHERE job = ?1 ORDER BY "
+                 "%s", cols, table, key);
+        if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, job);
+            while (sqlite3_step(st) == SQLITE_ROW)
+                json_array_append_new(out, row_json(st, ncols));
+        }
+        sqlite3_finalize(st);
+        return out;
+    }
+    /* Two queries: SQLite answers a lone min() or max() from the index,
+     * but scans for both at once. */
+    double ends[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        snprintf(sql, sizeof sql, "SELECT %s(%s) FROM %s WHERE job = ?1",
+                 i ? "max" : "min", key, table);
+        if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, job);
+            if (sqlite3_step(st) == SQLITE_ROW)
+                ends[i] = sqlite3_column_double(st, 0);
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    double lo = ends[0], hi = ends[1];
+    snprintf(sql, sizeof sql, "SELECT %s, %s FROM %s WHERE job = ?1 AND %s >= "
+             "?2 ORDER BY %s LIMIT 1", cols, key, table, key, key);
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return out;
+    }
+    double prev = -INFINITY;
+    for (size_t k = 0; k < max; k++) {
+        double target = k + 1 == max ? hi : lo + (hi - lo) * (double)k /
+                                                (double)(max - 1);
+        if (target <= prev)
+            continue;
+        sqlite3_bind_int64(st, 1, job);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)ceil(target)); /* keys are
+                                                      integers: an index seek */
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            double at = sqlite3_column_double(st, ncols);
+            if (at > prev) {
+                json_array_append_new(out, row_json(st, ncols));
+                prev = at;
+            }
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
 json_t *store_reports_json(sd_store *s, int64_t job, size_t max)
 {
-    return rows_json(s, "SELECT count(*) FROM reports WHERE job = ?1",
-                     "SELECT iter, loss, cpu_s, samples, t FROM reports "
-                     "WHERE job = ?1 ORDER BY iter", job, max);
+    return seek_rows(s, "reports", "iter", "iter, loss, cpu_s, samples, t", 5,
+                     job, max);
 }
 
 json_t *store_allocs_json(sd_store *s, int64_t job, size_t max)
 {
-    return rows_json(s, "SELECT count(*) FROM allocs WHERE job = ?1",
-                     "SELECT t, cores, epoch FROM allocs WHERE job = ?1 "
-                     "ORDER BY epoch", job, max);
+    return seek_rows(s, "allocs", "epoch", "t, cores, epoch", 3, job, max);
+}
+
+json_t *store_reports_page(sd_store *s, int64_t job, int64_t after,
+                           size_t limit, int64_t *next)
+{
+    sqlite3_stmt *st;
+    json_t *out = json_array();
+    *next = -1;
+    if (sqlite3_prepare_v2(s->db, "SELECT iter, loss, cpu_s, samples, t FROM "
+                           "reports WHERE job = ?1 AND iter > ?2 ORDER BY "
+                           "iter LIMIT ?3", -1, &st, NULL) != SQLITE_OK)
+        return out;
+    sqlite3_bind_int64(st, 1, job);
+    sqlite3_bind_int64(st, 2, after);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)limit + 1);
+    size_t n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n++ == limit) { /* one more exists: there is a next page */
+            json_t *last = json_array_get(out, limit - 1);
+            *next = json_integer_value(json_array_get(last, 0));
+            break;
+        }
+        json_array_append_new(out, row_json(st, 5));
+    }
+    sqlite3_finalize(st);
+    return out;
 }
 
 json_t *store_events_json(sd_store *s, int64_t job, size_t max)
