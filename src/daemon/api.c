@@ -84,6 +84,16 @@ static json_t *api_status(sd_daemon *d)
                         json_integer((json_int_t)d->errors_total));
     json_object_set_new(r, "auth_failures_total",
                         json_integer((json_int_t)d->auth_failures_total));
+    json_object_set_new(r, "store_ok",
+                        json_boolean(!store_failing(d->store)));
+    json_object_set_new(r, "store_error", store_failing(d->store)
+                        ? json_string(store_error(d->store)) : json_null());
+    json_object_set_new(r, "store_failures_total",
+                        json_integer((json_int_t)store_failures(d->store)));
+    json_object_set_new(r, "reports_pending",
+                        json_integer((json_int_t)store_pending(d->store)));
+    json_object_set_new(r, "reports_lost_total",
+                        json_integer((json_int_t)store_lost(d->store)));
     json_object_set_new(r, "buffered_bytes",
                         json_integer((json_int_t)d->buffered));
     json_object_set_new(r, "buffered_bytes_max",
@@ -174,9 +184,13 @@ static json_t *api_policy(sd_daemon *d, json_t *req)
             return api_error("bad_policy", "unknown policy \"%s\" (expected "
                              "slaq, fair or slaq-maxmin)",
                              json_is_string(v) ? json_string_value(v) : "?");
-        slaq_sched_set_policy(d->sched, k);
+        slaq_policy_kind was = slaq_sched_get_config(d->sched)->policy;
         store_event(d->store, sd_now(), 0, "policy", slaq_policy_name(k));
-        store_flush(d->store);
+        if (store_flush(d->store) < 0)
+            return api_error("store_failed", "slaqd cannot record the "
+                             "policy change (%s); the policy stays %s",
+                             store_error(d->store), slaq_policy_name(was));
+        slaq_sched_set_policy(d->sched, k);
         sd_log(d, 0, "policy is now %s", slaq_policy_name(k));
     }
     json_t *r = ok();
@@ -206,6 +220,10 @@ json_t *api_handle(sd_daemon *d, json_t *req)
     /* Whatever a user is shown is on disk first: a kill -9 of slaqd right
      * after `slaq show` loses none of what it showed. */
     store_flush(d->store);
+    if (api_needs_control(req) && store_failing(d->store))
+        return api_error("store_failed", "slaqd cannot write its database "
+                         "(%s), so it changes nothing now; retry when the "
+                         "disk has room", store_error(d->store));
     if (!strcmp(type, "status"))
         return api_status(d);
     if (!strcmp(type, "ls"))
@@ -229,6 +247,11 @@ json_t *api_handle(sd_daemon *d, json_t *req)
                 return api_error("not_active", "job %lld is already %s",
                                  (long long)j->id, sd_state_name(j->state));
             job_stop(d, j, "cancelled");
+            if (store_flush(d->store) < 0)
+                return api_error("store_failed", "job %lld is being stopped "
+                                 "but slaqd cannot record it (%s); its state "
+                                 "is written when the disk has room",
+                                 (long long)j->id, store_error(d->store));
         }
         reply = ok();
         if (!strcmp(type, "logs")) {

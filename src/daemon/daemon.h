@@ -35,6 +35,7 @@
 #define SD_MAX_UNAUTH_LINE 4096       /* a TCP peer's line before its token */
 #define SD_HELLO_TIMEOUT_S 10.0       /* to send a first whole message */
 #define SD_LS_PAGE 1000               /* jobs in one ls reply at most */
+#define SD_STORE_PENDING (1 << 20)    /* reports kept while writes fail */
 #define SD_HISTORY_PAGE 5000          /* reports in one history page */
 #define SD_HTTP_PER_IP 32             /* HTTP connections per address */
 #define SD_HTTP_MAX_CONNS 512         /* HTTP connections in all */
@@ -388,7 +389,16 @@ int enf_mode_parse(const char *s, sd_enforce_mode *out);
  * is set up): slaqd never writes into someone else's file. */
 sd_store *store_open(const char *path, int init, char *err, size_t errlen);
 void store_close(sd_store *s);
-int store_flush(sd_store *s);  /* commits the open transaction */
+/* Commits the open transaction; -1 when writing fails (see store.c). */
+int store_flush(sd_store *s);
+/* Called while retrying after a failure, inside the new transaction: puts
+ * every job again (memory holds the truth while the disk refused it). */
+void store_set_rewrite(sd_store *s, void (*fn)(void *), void *arg);
+int store_failing(const sd_store *s);  /* the last commit failed */
+const char *store_error(const sd_store *s);
+uint64_t store_failures(const sd_store *s);
+uint64_t store_lost(const sd_store *s);  /* reports beyond the memory cap */
+size_t store_pending(const sd_store *s); /* reports not yet committed */
 void store_put_job(sd_store *s, const sd_job *j);
 void store_report(sd_store *s, int64_t job, const slaq_report *r);
 void store_alloc(sd_store *s, int64_t job, double t, double cores,

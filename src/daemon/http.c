@@ -189,6 +189,21 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
               "Wrong or missing tokens and job secrets since slaqd started.");
     fprintf(f, "slaq_auth_failures_total %llu\n",
             (unsigned long long)d->auth_failures_total);
+    prom_head(f, "slaq_store_ok", "gauge",
+              "1 while the database takes writes, 0 while commits fail.");
+    fprintf(f, "slaq_store_ok %d\n", !store_failing(d->store));
+    prom_head(f, "slaq_store_failures_total", "counter",
+              "Failed database writes and commits since slaqd started.");
+    fprintf(f, "slaq_store_failures_total %llu\n",
+            (unsigned long long)store_failures(d->store));
+    prom_head(f, "slaq_reports_pending", "gauge",
+              "Reports accepted but not yet committed (kept in memory).");
+    fprintf(f, "slaq_reports_pending %zu\n", store_pending(d->store));
+    prom_head(f, "slaq_reports_lost_total", "counter",
+              "Reports dropped: more than the memory holds while writes "
+              "failed.");
+    fprintf(f, "slaq_reports_lost_total %llu\n",
+            (unsigned long long)store_lost(d->store));
     prom_head(f, "slaq_buffered_bytes", "gauge",
               "Bytes held in all connections' input and output buffers.");
     fprintf(f, "slaq_buffered_bytes %zu\n", d->buffered);

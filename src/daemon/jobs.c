@@ -393,12 +393,26 @@ sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
     j->state = SD_RUNNING;
     free(argv);
     strv_free(envp);
+    argv = NULL;
+    envp = NULL;
     if (job_schedule(d, j) < 0)
         sd_log(d, 0, "job %lld: out of memory entering the scheduler",
                (long long)j->id);
     store_put_job(d->store, j);
     store_event(d->store, j->started, j->id, "start", j->cmd);
-    store_flush(d->store);
+    if (store_flush(d->store) < 0) {
+        /* Not recorded: after a restart it would run unknown to slaqd. So
+         * it does not run at all, and the submitter is told. */
+        kill(-pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        if (j->sj)
+            slaq_sched_remove(d->sched, j->sj);
+        j->sj = NULL;
+        snprintf(err, errlen, "slaqd cannot write its database (%s); the "
+                 "job was not started", store_error(d->store));
+        j->pid = 0;
+        goto fail;
+    }
     sd_log(d, 0, "job %lld (%s): started, pid %d", (long long)j->id, j->name,
            (int)pid);
     return j;

@@ -443,6 +443,16 @@ static int state_dir_take(const char *dir, int *lockfd)
     return 0;
 }
 
+/* After a failed commit: every job as memory has it (store.c). */
+static void rewrite_jobs(void *arg)
+{
+    sd_daemon *d = arg;
+    for (size_t i = 0; i < d->njobs; i++)
+        if (d->jobs[i])
+            store_put_job(d->store, d->jobs[i]);
+    store_set_last_id(d->store, (int64_t)d->njobs);
+}
+
 static int setup(sd_daemon *d)
 {
     char err[512] = "";
@@ -476,6 +486,8 @@ static int setup(sd_daemon *d)
         sd_log(d, 0, "%s", err);
         return -1;
     }
+
+    store_set_rewrite(d->store, rewrite_jobs, d);
 
     slaq_sched_config sc;
     slaq_sched_config_init(&sc);

@@ -7,8 +7,11 @@
  * a power loss. Writes go into one open transaction that the loop commits
  * every tick (SD_TICK_S) and at once after a job changes state, so the
  * per-report cost is one prepared INSERT and at most SD_TICK_S of reports
- * can be lost with slaqd. A failed write is logged and counted, never
- * fatal: scheduling goes on.
+ * can be lost with slaqd. A failed write is never fatal: the transaction
+ * is rolled back, the store is "failing" (visible in status and /metrics,
+ * logged once per burst), and what memory holds — every job and the
+ * reports since the last good commit — is written again each second until
+ * a commit succeeds (store_flush).
  */
 #include <errno.h>
 #include <math.h>
@@ -64,7 +67,20 @@ struct sd_store {
     sqlite3 *db;
     sqlite3_stmt *st[ST_N];
     int in_txn;
-    uint64_t failures;
+    uint64_t failures;    /* failed statements and commits */
+    int broken;           /* a write failed in the open transaction */
+    int failing;          /* the last commit failed: writes are retried */
+    double retry_at;      /* monotonic: next attempt while failing */
+    char error[256];      /* the last failure */
+    /* Reports written since the last good commit, kept to be written
+     * again if it fails (bounded: beyond SD_STORE_PENDING the oldest are
+     * lost and counted). */
+    struct pending { int64_t job; slaq_report r; } *pend;
+    size_t npend, cappend;
+    uint64_t lost;
+    int retrying;         /* inside the rewrite after a failure */
+    void (*rewrite)(void *);  /* puts every job again after a failure */
+    void *rewrite_arg;
 };
 
 /* PRAGMA application_id of a slaq database: "slaq". */
@@ -188,22 +204,24 @@ void store_close(sd_store *s)
     store_flush(s);
     for (int i = 0; i < ST_N; i++)
         sqlite3_finalize(s->st[i]);
+    free(s->pend);
     sqlite3_close(s->db);
     free(s);
 }
 
 const char *store_errmsg(sd_store *s) { return sqlite3_errmsg(s->db); }
 
-/* Steps a prepared statement once and resets it; 0 on success. */
+/* Steps a prepared statement once and resets it; 0 on success. A failure
+ * marks the transaction broken (it is rolled back and written again). */
 static int step(sd_store *s, sqlite3_stmt *st)
 {
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-        if (s->failures++ < 10 || s->failures % 10000 == 0)
-            sd_log(NULL, 0, "store: %s (failure %llu)", sqlite3_errmsg(s->db),
-                   (unsigned long long)s->failures);
+        s->failures++;
+        s->broken = 1;
+        snprintf(s->error, sizeof s->error, "%s", sqlite3_errmsg(s->db));
         return -1;
     }
     return 0;
@@ -215,13 +233,85 @@ static void begin(sd_store *s)
         s->in_txn = 1;
 }
 
+static void insert_report(sd_store *s, int64_t job, const slaq_report *r)
+{
+    sqlite3_stmt *st = s->st[ST_REPORT];
+    sqlite3_bind_int64(st, 1, job);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)r->iter);
+    sqlite3_bind_double(st, 3, r->loss);
+    sqlite3_bind_double(st, 4, r->cpu_s);
+    sqlite3_bind_double(st, 5, r->samples);
+    sqlite3_bind_double(st, 6, r->t);
+    step(s, st);
+}
+
+void store_set_rewrite(sd_store *s, void (*fn)(void *), void *arg)
+{
+    s->rewrite = fn;
+    s->rewrite_arg = arg;
+}
+
+/*
+ * Commits. When a write or the commit fails (disk full, I/O error) the
+ * transaction is rolled back, the store is "failing" (store_failing), and
+ * later calls, at most one a second, write again what memory holds: every
+ * job (the rewrite hook) and the reports since the last good commit. One
+ * log line when failing starts, one when it ends.
+ */
 int store_flush(sd_store *s)
 {
-    if (!s || !s->in_txn)
+    if (!s)
         return 0;
+    if (s->failing) {
+        double now = sd_mono();
+        if (now < s->retry_at)
+            return -1;
+        s->retry_at = now + 1;
+        if (s->in_txn && !sqlite3_get_autocommit(s->db))
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        s->in_txn = 0;
+        s->broken = 0;
+        begin(s);
+        s->retrying = 1;
+        if (s->rewrite)
+            s->rewrite(s->rewrite_arg);
+        s->retrying = 0;
+        for (size_t i = 0; i < s->npend && !s->broken; i++)
+            insert_report(s, s->pend[i].job, &s->pend[i].r);
+    }
+    if (!s->in_txn)
+        return 0;
+    if (!s->broken && step(s, s->st[ST_COMMIT]) == 0) {
+        s->in_txn = 0;
+        if (s->failing)
+            sd_log(NULL, 0, "store: writing works again; %zu reports kept in "
+                   "memory are now in the database (%llu failures, %llu "
+                   "reports lost)", s->npend,
+                   (unsigned long long)s->failures,
+                   (unsigned long long)s->lost);
+        s->failing = 0;
+        s->npend = 0;
+        return 0;
+    }
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     s->in_txn = 0;
-    return step(s, s->st[ST_COMMIT]);
+    s->broken = 0;
+    if (!s->failing)
+        sd_log(NULL, 0, "store: cannot write the database: %s; state changes "
+               "are refused and reports kept in memory (at most %d) until "
+               "it works again", s->error, SD_STORE_PENDING);
+    if (!s->failing)
+        s->retry_at = sd_mono() + 1;
+    s->failing = 1;
+    return -1;
 }
+
+int store_failing(const sd_store *s) { return s && s->failing; }
+const char *store_error(const sd_store *s) { return s->error; }
+uint64_t store_failures(const sd_store *s) { return s->failures; }
+uint64_t store_lost(const sd_store *s) { return s->lost; }
+size_t store_pending(const sd_store *s) { return s->npend; }
 
 static void bind_real(sqlite3_stmt *st, int i, double v)
 {
@@ -241,20 +331,34 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v)
 
 void store_report(sd_store *s, int64_t job, const slaq_report *r)
 {
-    sqlite3_stmt *st = s->st[ST_REPORT];
+    if (s->npend == s->cappend) {
+        size_t cap = s->cappend ? s->cappend * 2 : 1024;
+        struct pending *np = cap <= SD_STORE_PENDING
+                                 ? realloc(s->pend, cap * sizeof *np) : NULL;
+        if (np) {
+            s->pend = np;
+            s->cappend = cap;
+        } else if (s->npend > 0) { /* full: the oldest eighth is lost */
+            size_t drop = s->npend / 8 ? s->npend / 8 : 1;
+            memmove(s->pend, s->pend + drop,
+                    (s->npend - drop) * sizeof *s->pend);
+            s->npend -= drop;
+            s->lost += drop;
+        }
+    }
+    if (s->npend < s->cappend)
+        s->pend[s->npend++] = (struct pending){job, *r};
+    if (s->failing)
+        return; /* written with the others at the next retry */
     begin(s);
-    sqlite3_bind_int64(st, 1, job);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)r->iter);
-    sqlite3_bind_double(st, 3, r->loss);
-    sqlite3_bind_double(st, 4, r->cpu_s);
-    sqlite3_bind_double(st, 5, r->samples);
-    sqlite3_bind_double(st, 6, r->t);
-    step(s, st);
+    insert_report(s, job, r);
 }
 
 void store_alloc(sd_store *s, int64_t job, double t, double cores,
                  uint64_t epoch)
 {
+    if (s->failing && !s->retrying)
+        return; /* memory holds it; rewritten on recovery */
     sqlite3_stmt *st = s->st[ST_ALLOC];
     begin(s);
     sqlite3_bind_int64(st, 1, job);
@@ -267,8 +371,8 @@ void store_alloc(sd_store *s, int64_t job, double t, double cores,
 void store_event(sd_store *s, double t, int64_t job, const char *kind,
                  const char *detail)
 {
-    if (!s)
-        return;
+    if (!s || (s->failing && !s->retrying))
+        return; /* events while the disk refuses writes are not kept */
     sqlite3_stmt *st = s->st[ST_EVENT];
     begin(s);
     sqlite3_bind_double(st, 1, t);
@@ -283,6 +387,8 @@ void store_event(sd_store *s, double t, int64_t job, const char *kind,
 
 void store_put_job(sd_store *s, const sd_job *j)
 {
+    if (s->failing && !s->retrying)
+        return; /* memory holds it; rewritten on recovery */
     sqlite3_stmt *st = s->st[ST_JOB];
     begin(s);
     sqlite3_bind_int64(st, 1, j->id);
@@ -601,6 +707,8 @@ json_t *store_events_json(sd_store *s, int64_t job, size_t max)
 
 void store_delete_job(sd_store *s, int64_t job)
 {
+    if (s->failing && !s->retrying)
+        return; /* memory holds it; rewritten on recovery */
     begin(s);
     for (int i = ST_DEL_JOB; i <= ST_DEL_EVENTS; i++) {
         sqlite3_bind_int64(s->st[i], 1, job);
