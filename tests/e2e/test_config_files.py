@@ -10,7 +10,7 @@ import sqlite3
 import stat
 import subprocess
 
-from conftest import SLAQ, SLAQD, TOY, free_port
+from conftest import SLAQD, TOY, free_port
 
 
 def run_slaqd(state, *args, timeout=10, umask=None):
