@@ -82,6 +82,14 @@ void rpc_print_json(json_t *v);
  * numbers in arr, scaled between lo and hi (NAN: the array's own range). */
 void rpc_sparkline(char *out, size_t len, json_t *arr, double lo, double hi);
 
+/*
+ * s with every control character (C0, DEL, C1) written as \xNN, so that a
+ * job's name or command cannot move the cursor or rewrite the terminal
+ * (NULL prints as "-"). Returns one of a few rotating static buffers:
+ * valid until a few more calls, enough for one printf.
+ */
+const char *rpc_safe(const char *s);
+
 /* Number field or NAN. */
 double rpc_num(json_t *obj, const char *key);
 

@@ -69,14 +69,15 @@ static void print_job(json_t *j)
     const char *reason = json_string_value(json_object_get(j, "reason"));
     printf("job %lld: %s\n", (long long)json_integer_value(
                json_object_get(j, "id")),
-           json_string_value(json_object_get(j, "name")));
+           rpc_safe(json_string_value(json_object_get(j, "name"))));
     printf("  state       %s%s%s\n", json_string_value(json_object_get(j,
                                                                     "state")),
-           reason ? " — " : "", reason ? reason : "");
+           reason ? " — " : "", reason ? rpc_safe(reason) : "");
     char *cmd = json_dumps(json_object_get(j, "cmd"), JSON_COMPACT);
-    printf("  command     %s\n", cmd ? cmd : "?");
+    printf("  command     %s\n", cmd ? rpc_safe(cmd) : "?");
     free(cmd);
-    printf("  directory   %s\n", json_string_value(json_object_get(j, "cwd")));
+    printf("  directory   %s\n",
+           rpc_safe(json_string_value(json_object_get(j, "cwd"))));
     printf("  pid         %lld (%s)\n",
            (long long)json_integer_value(json_object_get(j, "pid")),
            json_is_true(json_object_get(j, "managed")) ? "started by slaqd"
@@ -167,12 +168,13 @@ static void print_job(json_t *j)
             stamp(buf, sizeof buf, json_number_value(json_array_get(row, 0)));
             const char *det = json_string_value(json_array_get(row, 2));
             printf("    %s  %-8s %s\n", buf,
-                   json_string_value(json_array_get(row, 1)), det ? det : "");
+                   rpc_safe(json_string_value(json_array_get(row, 1))),
+                   det ? rpc_safe(det) : "");
         }
     }
     const char *logs = json_string_value(json_object_get(j, "log_dir"));
     if (logs)
-        printf("  logs        %s/{stdout,stderr}.log\n", logs);
+        printf("  logs        %s/{stdout,stderr}.log\n", rpc_safe(logs));
 }
 
 int cmd_show(int argc, char **argv)

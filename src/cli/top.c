@@ -97,7 +97,7 @@ static int draw(const rpc_opts *ro, int all, int tty)
         double ips = rpc_num(j, "iters_per_s");
         printf("%-5lld %-16.16s %-9s %6s %6.2f %8lld %7.2f  %s  %s\n",
                (long long)json_integer_value(json_object_get(j, "id")),
-               json_string_value(json_object_get(j, "name")),
+               rpc_safe(json_string_value(json_object_get(j, "name"))),
                json_string_value(json_object_get(j, "state")), norm,
                rpc_num(j, "cores"),
                (long long)json_integer_value(json_object_get(j, "iter")),

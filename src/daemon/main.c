@@ -63,6 +63,32 @@ void sd_log(const sd_daemon *d, int level, const char *fmt, ...)
     va_end(ap);
 }
 
+int sd_ratelog_ok(sd_ratelog *r, uint64_t *held)
+{
+    double now = sd_mono();
+    if (r->start == 0 || now - r->start >= SD_LOG_INTERVAL) {
+        r->start = now;
+        r->n = 0;
+    }
+    if (r->n >= SD_LOG_BURST) {
+        r->held++;
+        return 0;
+    }
+    r->n++;
+    *held = r->held;
+    r->held = 0;
+    return 1;
+}
+
+int sd_secret_equal(const char *given, const char *expected)
+{
+    size_t lg = strlen(given), le = strlen(expected);
+    unsigned char diff = lg != le;
+    for (size_t i = 0; i < le; i++)
+        diff |= (unsigned char)((i < lg ? given[i] : 0) ^ expected[i]);
+    return diff == 0;
+}
+
 int sd_epoll_add(sd_daemon *d, sd_handler *h, uint32_t events)
 {
     struct epoll_event ev = {.events = events, .data.ptr = h};
@@ -94,9 +120,17 @@ static void usage(FILE *f)
         "  --state-dir DIR     state, logs and socket (default ./var)\n"
         "  --socket PATH       job/control socket (default STATE/slaq.sock)\n"
         "  --http ADDR:PORT    HTTP API (default 127.0.0.1:7070; 'off')\n"
+        "  --http-allow-host HOST[:PORT]  another Host header the HTTP API\n"
+        "                      accepts (besides 127.0.0.1, localhost and\n"
+        "                      [::1] with the port; repeatable)\n"
         "  --tcp ADDR:PORT     TCP listener for remote jobs (off by default;\n"
         "                      needs --token-file or SLAQ_TOKEN)\n"
-        "  --token-file FILE   shared token for TCP clients\n"
+        "  --token-file FILE   TCP control token (every right: submit,\n"
+        "                      cancel, policy, jobs)\n"
+        "  --job-token-file FILE  TCP job token (job sessions only)\n"
+        "  --allow-uid UID     may submit, cancel and set the policy over\n"
+        "                      the socket (besides root and slaqd's user;\n"
+        "                      repeatable)\n"
         "  --epoch SECONDS     scheduling epoch (default 1)\n"
         "  --policy NAME       slaq | fair | slaq-maxmin (default slaq)\n"
         "  --cores N           cores to manage (default: all online CPUs)\n"
@@ -120,6 +154,12 @@ static void usage(FILE *f)
         "  --horizon-iters N   judge a job's gain over at least N of its\n"
         "                      iterations (default 0: one epoch)\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
+        "  --keep-jobs N       finished jobs kept (default 10000); the\n"
+        "                      oldest are removed, history and logs too\n"
+        "  --keep-days D       finished jobs kept at most D days (default\n"
+        "                      30; 0: no age limit)\n"
+        "  --init              set up an existing empty state.db (slaqd\n"
+        "                      refuses an empty or foreign database file)\n"
         "  -v, --verbose       log every connection and allocation change\n"
         "  -V, --version       print slaqd's version and exit\n"
         "  -h, --help          this help\n");
@@ -160,7 +200,8 @@ static char *read_token(const char *where, const char *path)
 
 enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
        O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_CONFIG, O_SHARE,
-       O_NORM, O_STARTUP, O_HYST, O_DAMP, O_HITERS };
+       O_NORM, O_STARTUP, O_HYST, O_DAMP, O_HITERS, O_INIT, O_JOBTOKEN,
+       O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS, O_HTTPHOST };
 
 static const struct option long_opts[] = {
     {"config", required_argument, 0, O_CONFIG},
@@ -181,6 +222,12 @@ static const struct option long_opts[] = {
     {"hysteresis", required_argument, 0, O_HYST},
     {"damping", required_argument, 0, O_DAMP},
     {"horizon-iters", required_argument, 0, O_HITERS},
+    {"init", no_argument, 0, O_INIT},
+    {"job-token-file", required_argument, 0, O_JOBTOKEN},
+    {"allow-uid", required_argument, 0, O_ALLOWUID},
+    {"keep-jobs", required_argument, 0, O_KEEPJOBS},
+    {"keep-days", required_argument, 0, O_KEEPDAYS},
+    {"http-allow-host", required_argument, 0, O_HTTPHOST},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -193,8 +240,9 @@ static const int file_refused[] = {O_CONFIG, 'h', 'V', 0};
 /* What parsing collects besides the config itself. */
 typedef struct sd_args {
     sd_config *c;
-    const char *socket, *token_file;
+    const char *socket, *token_file, *job_token_file;
     char token_where[4200]; /* where token_file was set, for its errors */
+    char job_token_where[4200];
 } sd_args;
 
 /* A number in [0, max] (below max with `below`; whole with `whole`) for
@@ -273,6 +321,43 @@ static int apply_opt(void *ctx, int code, const char *value,
     case O_DAMP: return parse_bounded(where, value, 1, 1, 0, &c->damping);
     case O_HITERS:
         return parse_bounded(where, value, 1000, 0, 0, &c->horizon_iters);
+    case O_INIT:
+        if (value && strcmp(value, "1") && strcmp(value, "yes")) {
+            fprintf(stderr, "slaqd: %s: expected yes, got '%s'\n", where,
+                    value);
+            return -1;
+        }
+        c->init = 1;
+        return 0;
+    case O_JOBTOKEN:
+        a->job_token_file = value;
+        snprintf(a->job_token_where, sizeof a->job_token_where, "%s", where);
+        return 0;
+    case O_HTTPHOST:
+        if (c->n_http_hosts == sizeof c->http_hosts / sizeof *c->http_hosts ||
+            !*value) {
+            fprintf(stderr, "slaqd: %s: at most 16 non-empty values\n",
+                    where);
+            return -1;
+        }
+        c->http_hosts[c->n_http_hosts++] = value;
+        return 0;
+    case O_KEEPJOBS:
+        return parse_bounded(where, value, 1e9, 0, 1, &c->keep_jobs);
+    case O_KEEPDAYS:
+        return parse_bounded(where, value, 1e9, 0, 0, &c->keep_days);
+    case O_ALLOWUID: {
+        char *end;
+        long v = strtol(value, &end, 10);
+        if (end == value || *end || v < 0 || v > 0x7fffffffL ||
+            c->n_allow_uids == SD_MAX_ALLOW_UIDS) {
+            fprintf(stderr, "slaqd: %s wants a numeric user id (at most %d "
+                    "of them), got '%s'\n", where, SD_MAX_ALLOW_UIDS, value);
+            return -1;
+        }
+        c->allow_uids[c->n_allow_uids++] = (uid_t)v;
+        return 0;
+    }
     case 'v':
         if (!value) {
             c->verbose++;
@@ -339,6 +424,8 @@ static int parse_args(sd_config *c, int argc, char **argv,
     c->startup_reports = SLAQ_DEFAULT_STARTUP_REPORTS;
     c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
     c->damping = SLAQ_DEFAULT_DAMPING;
+    c->keep_jobs = 10000;
+    c->keep_days = 30;
     sd_args a = {.c = c};
     *config_text = NULL;
     *config_path = NULL;
@@ -380,7 +467,8 @@ static int parse_args(sd_config *c, int argc, char **argv,
             usage(stderr);
             return 2;
         }
-        if (apply_opt(&a, o, o == 'v' ? NULL : optarg, where) < 0)
+        if (apply_opt(&a, o, o == 'v' || o == O_INIT ? NULL : optarg,
+                      where) < 0)
             return 2;
     }
     if (optind < argc) {
@@ -389,6 +477,21 @@ static int parse_args(sd_config *c, int argc, char **argv,
     }
     if (c->epoch_s < 0.01 || c->epoch_s > 3600) {
         fprintf(stderr, "slaqd: --epoch must be between 0.01 and 3600 s\n");
+        return 2;
+    }
+    /* The allocator hands out cores in units, one at a time: bound its
+     * work per epoch (a --cores 1e308 or --unit 1e-9 would never end). */
+    double unit = c->unit > 0 ? c->unit : fmin(1.0, c->cores / 20);
+    if (c->cores / unit > SD_MAX_UNITS) {
+        fprintf(stderr, "slaqd: --cores %g in units of %g makes %.3g "
+                "allocation units per epoch; at most %d are allowed (raise "
+                "--unit or lower --cores)\n", c->cores, unit,
+                c->cores / unit, SD_MAX_UNITS);
+        return 2;
+    }
+    if (c->unit > c->cores) {
+        fprintf(stderr, "slaqd: --unit %g is more than the %g cores "
+                "managed\n", c->unit, c->cores);
         return 2;
     }
     if (a.socket)
@@ -408,6 +511,17 @@ static int parse_args(sd_config *c, int argc, char **argv,
                             "characters (--token-file FILE or SLAQ_TOKEN)\n");
             return 2;
         }
+        if (a.job_token_file &&
+            !(c->job_token = read_token(a.job_token_where, a.job_token_file)))
+            return 2;
+        if (c->job_token && !strcmp(c->job_token, c->token)) {
+            fprintf(stderr, "slaqd: the job token must differ from the "
+                            "control token\n");
+            return 2;
+        }
+    } else if (a.job_token_file) {
+        fprintf(stderr, "slaqd: --job-token-file needs --tcp\n");
+        return 2;
     }
     return 0;
 }
@@ -447,6 +561,7 @@ static void on_tick(sd_daemon *d, sd_handler *h, uint32_t events)
     (void)events;
     drain_timer(h->fd);
     job_tick(d);
+    conn_tick(d);
     http_run(d);
     store_flush(d->store);
 }
@@ -528,6 +643,16 @@ static int socket_dir_make(const char *sock)
     return 0;
 }
 
+/* After a failed commit: every job as memory has it (store.c). */
+static void rewrite_jobs(void *arg)
+{
+    sd_daemon *d = arg;
+    for (size_t i = 0; i < d->njobs; i++)
+        if (d->jobs[i])
+            store_put_job(d->store, d->jobs[i]);
+    store_set_last_id(d->store, (int64_t)d->njobs);
+}
+
 static int setup(sd_daemon *d)
 {
     char err[512] = "";
@@ -556,11 +681,13 @@ static int setup(sd_daemon *d)
 
     char path[4096];
     snprintf(path, sizeof path, "%s/state.db", d->cfg.state_dir);
-    d->store = store_open(path, err, sizeof err);
+    d->store = store_open(path, d->cfg.init, err, sizeof err);
     if (!d->store) {
         sd_log(d, 0, "%s", err);
         return -1;
     }
+
+    store_set_rewrite(d->store, rewrite_jobs, d);
 
     slaq_sched_config sc;
     slaq_sched_config_init(&sc);
@@ -652,6 +779,9 @@ int main(int argc, char **argv)
         config_free(config_text);
         return rc == 1 ? 0 : 2;
     }
+    /* The database, its WAL and the socket are slaqd's user's alone; jobs
+     * get the submitter's umask back (jobs.c). */
+    d->job_umask = umask(0077);
     int lockfd = -1;
     if (state_dir_take(d->cfg.state_dir, &lockfd) < 0) {
         free(d->cfg.socket_path);
@@ -687,9 +817,10 @@ out:
     enf_shutdown(d);
     store_close(d->store);
     slaq_sched_free(d->sched);
-    unlink(d->cfg.socket_path);
+    conn_unlink_unix(d, d->cfg.socket_path);
     free(d->cfg.socket_path);
     free(d->cfg.token);
+    free(d->cfg.job_token);
     if (d->epfd >= 0)
         close(d->epfd);
     close(lockfd);
