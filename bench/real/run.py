@@ -63,16 +63,19 @@ def cpu_times():
 
 
 def job_env(plain):
+    """The jobs' environment. In every way of running, the math libraries'
+    own thread pools start at one thread: a job's parallelism is what it
+    sets itself from job.threads() (torch.set_num_threads, threadpoolctl),
+    so the ways differ only in the scheduler. Without this, numpy's
+    OpenBLAS would spin a pool of one thread per CPU in every job."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         [os.path.join(ROOT, "python"), os.path.join(HERE, "jobs")])
-    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        env.pop(k, None)
+    env["OMP_NUM_THREADS"] = "1"
+    env["OPENBLAS_NUM_THREADS"] = "1"
     if plain:
         env.pop("SLAQ_SOCKET", None)
         env["SLAQ_DEFAULT_CORES"] = "1"  # one thread each
-        env["OMP_NUM_THREADS"] = "1"
-        env["OPENBLAS_NUM_THREADS"] = "1"
     return env
 
 
