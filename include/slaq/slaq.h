@@ -78,8 +78,16 @@ void slaq_history_free(slaq_history *h);
 void slaq_history_clear(slaq_history *h);
 
 /*
- * Appends a report. Returns SLAQ_EINVAL if loss is not finite or cpu_s or
- * samples are negative or not finite, SLAQ_EORDER if r->iter is not greater
+ * The largest |loss| a history accepts. Any real objective is far smaller;
+ * the bound keeps every difference of two losses (and so max_delta and the
+ * allocator's gains) finite, where ±1e308 would overflow to infinity and
+ * turn a gain into NaN.
+ */
+#define SLAQ_LOSS_MAX 1e100
+
+/*
+ * Appends a report. Returns SLAQ_EINVAL if loss is not finite or |loss| >
+ * SLAQ_LOSS_MAX, or cpu_s or samples are negative or not finite, SLAQ_EORDER if r->iter is not greater
  * than the previous report's. The history is unchanged on error.
  */
 int slaq_history_add(slaq_history *h, const slaq_report *r);

@@ -49,7 +49,7 @@ void slaq_history_clear(slaq_history *h)
 
 int slaq_history_add(slaq_history *h, const slaq_report *r)
 {
-    if (!isfinite(r->loss) || !isfinite(r->t))
+    if (!(fabs(r->loss) <= SLAQ_LOSS_MAX) || !isfinite(r->t))
         return SLAQ_EINVAL;
     if (r->iter > 0 && (!isfinite(r->cpu_s) || r->cpu_s < 0 ||
                         !isfinite(r->samples) || r->samples < 0))

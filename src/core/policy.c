@@ -76,11 +76,17 @@ static int ws_reserve(slaq_alloc_ws *ws, size_t n)
 
 /* ---------------------------------------------------------------- heap */
 
+/* A NaN key (a forecast that overflowed) ranks below every number: NaN
+ * compares false both ways, and a NaN at the root would never be sifted
+ * down and so would take every unit. */
+static double heap_rank(double key) { return key == key ? key : -INFINITY; }
+
 /* Heap order: larger key first; equal keys, lower job index first. */
 static int heap_before(const double *key, size_t a, size_t b)
 {
-    if (key[a] != key[b])
-        return key[a] > key[b];
+    double ka = heap_rank(key[a]), kb = heap_rank(key[b]);
+    if (ka != kb)
+        return ka > kb;
     return a < b;
 }
 
