@@ -122,16 +122,19 @@ double slaq_history_norm_delta(const slaq_history *h, size_t i);
 /*
  * Runtime predictor (SLAQ §4.2.1): an iteration costs c·S CPU-seconds, S the
  * samples it processes; with N cores it takes c·S / min(N, max_parallelism)
- * seconds. c and S are learnt from reports as exponentially weighted means
- * (recent iterations weigh more, so a job whose cost drifts is followed).
+ * seconds. The cost c·S of each report is averaged with exponential
+ * weights (recent iterations weigh more, so a job whose cost drifts is
+ * followed); c and S are averaged too, for display, but their product is
+ * not the prediction (the mean of a product is not the product of means).
  * Before the first report with CPU time, the cost of one iteration is the
  * documented default `default_iter_cpu_s` (SLAQ_DEFAULT_ITER_CPU_S). A job
  * that reports no samples is modelled with S = 1 per iteration.
  */
 #define SLAQ_DEFAULT_ITER_CPU_S 1.0
 typedef struct slaq_runtime {
-    double cpu_per_sample;  /* c, CPU-seconds per sample */
-    double samples_per_iter;/* S */
+    double cpu_per_sample;  /* c, CPU-seconds per sample (mean, for display) */
+    double samples_per_iter;/* S (mean, for display) */
+    double iter_cpu_s;      /* c·S: the mean of each report's product */
     double default_iter_cpu_s;
     uint64_t observed;      /* iterations with CPU time seen */
 } slaq_runtime;
