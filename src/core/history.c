@@ -45,6 +45,7 @@ void slaq_history_clear(slaq_history *h)
     h->first_loss = h->min_loss = NAN;
     h->max_delta = 0;
     h->cpu_total = h->samples_total = 0;
+    h->version++;
 }
 
 int slaq_history_add(slaq_history *h, const slaq_report *r)
@@ -83,6 +84,7 @@ int slaq_history_add(slaq_history *h, const slaq_report *r)
     }
     h->ring[slot] = *r;
     h->total++;
+    h->version++;
     return SLAQ_OK;
 }
 

@@ -16,6 +16,7 @@ struct slaq_history {
     size_t head;
     size_t len;
     uint64_t total;
+    uint64_t version;   /* changes ever made, clears included: never reset */
     double first_loss;
     double min_loss;
     double max_delta;
@@ -39,7 +40,10 @@ struct slaq_predictor {
     slaq_forecast fc;
     const double *truth;
     size_t truth_len;
-    uint64_t fitted_total;      /* history total at the last fit */
+    /* The last fit's input: which history, at which version. The total
+     * alone would not do: a cleared and refilled history repeats it. */
+    const slaq_history *fitted_hist;
+    uint64_t fitted_version;
     pred_fitstate model[PRED_NMODELS];
     void *gsl;                  /* slaq-fit: the GSL solver workspaces */
     void *autost;               /* auto: its candidates' track records */

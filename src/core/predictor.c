@@ -209,9 +209,10 @@ int slaq_predictor_fit(slaq_predictor *p, const slaq_history *h)
 {
     if (h->len == 0)
         return SLAQ_ENODATA;
-    if (h->total == p->fitted_total)
+    if (h == p->fitted_hist && h->version == p->fitted_version)
         return SLAQ_OK;
-    p->fitted_total = h->total;
+    p->fitted_hist = h;
+    p->fitted_version = h->version;
     switch (p->kind) {
     case SLAQ_PRED_STRAWMAN:
         pred_forecast_linear(&p->fc, h);
