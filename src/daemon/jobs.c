@@ -265,6 +265,13 @@ sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
         snprintf(err, errlen, "field \"target_reduction\" must be in [0, 1]");
         return NULL;
     }
+    /* A count: whole, and exact in a double (so it converts, and is
+     * stored as a 64-bit integer, without loss). */
+    if (max_iters != floor(max_iters) || max_iters > 0x1p53) {
+        snprintf(err, errlen, "field \"max_iters\" must be a whole number of "
+                              "iterations in [0, 2^53] (0: no limit)");
+        return NULL;
+    }
     if (!cwd)
         cwd = ".";
 

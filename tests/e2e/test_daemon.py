@@ -589,3 +589,14 @@ def test_default_unit_is_a_twentieth_of_the_cores(daemon_factory):
     # share, and slaq could not differ from fair.
     assert "2 cores in units of 0.1," in daemon_factory("--cores", "2").read_log()
     assert "40 cores in units of 1," in daemon_factory("--cores", "40").read_log()
+
+
+def test_submit_refuses_max_iters_that_is_not_a_whole_count(slaqd):
+    # 0.5 would become 0 ("no limit") and 1e20 does not fit in 64 bits.
+    for bad in (0.5, 1e20, 2.0 ** 64, -1):
+        r = slaqd.request({"type": "submit", "cmd": ["true"],
+                           "max_iters": bad})
+        assert not r["ok"], bad
+        assert "max_iters" in r["message"], r
+    r = slaqd.request({"type": "submit", "cmd": ["true"], "max_iters": 3})
+    assert r["ok"], r
