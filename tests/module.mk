@@ -6,3 +6,6 @@ UNIT_LDLIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null) -lm
 
 # test_alloc counts every allocation libslaq makes.
 $(BUILD)/tests/test_alloc: LDFLAGS += -Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc
+
+# test_globals counts libslaq's calls to GSL's process-wide error handler.
+$(BUILD)/tests/test_globals: LDFLAGS += -Wl,--wrap=gsl_set_error_handler -Wl,--wrap=gsl_set_error_handler_off

@@ -153,6 +153,15 @@ double slaq_runtime_iter_time(const slaq_runtime *rt, double cores,
 
 /* -------------------------------------------------------------- predictors */
 
+/*
+ * `slaq-fit` solves with GSL. libslaq never changes GSL's error handler,
+ * which is process-wide state; the data it hands GSL is valid by
+ * construction, so the handler is not reached in normal operation. GSL's
+ * default handler aborts (e.g. when GSL cannot allocate), so a program that
+ * must not abort calls gsl_set_error_handler_off() once at start-up, as
+ * slaq and slaqd do.
+ */
+
 typedef enum slaq_predictor_kind {
     SLAQ_PRED_STRAWMAN, /* repeat the last ΔL (the paper's baseline) */
     SLAQ_PRED_SLAQ_FIT, /* the paper's weighted fit of two curve families */

@@ -11,8 +11,10 @@
  *
  * The GSL workspace is sized to the number of points and kept between
  * fits; it is re-sized only while the history window is still filling.
- * GSL's default error handler aborts the process; each fit switches it off
- * and puts back whatever handler the program had.
+ * GSL's error handler is process-wide state, which libslaq does not touch:
+ * the inputs handed to GSL are valid by construction, and a program that
+ * cannot afford GSL's default (abort) on an allocation failure switches it
+ * off once at start-up, as slaq and slaqd do (see slaq.h).
  */
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multifit_nlinear.h>
@@ -72,6 +74,8 @@ static int gsl_solve(gsl_fit *g, int model, const fit_data *d, double *th,
                      unsigned max_iter)
 {
     size_t n = (size_t)d->n, p = (size_t)fit_npar(model);
+    if (n < p) /* fewer points than parameters: GSL would raise an error */
+        return SLAQ_EINVAL;
     if (g->n[model] != n) {
         if (g->ws[model])
             gsl_multifit_nlinear_free(g->ws[model]);
@@ -125,7 +129,6 @@ int pred_fit_slaq(slaq_predictor *p, const slaq_history *h)
     fit_frame now = {(double)slaq_history_last(h)->iter, d.off, d.sc};
     unsigned max_iter = p->opts.max_iter ? p->opts.max_iter : GSL_MAX_ITER;
 
-    gsl_error_handler_t *old = gsl_set_error_handler_off();
     int best = -1;
     double best_cost = INFINITY, best_th[4] = {0};
     for (int m = 0; m < PRED_NMODELS; m++) {
@@ -162,7 +165,6 @@ int pred_fit_slaq(slaq_predictor *p, const slaq_history *h)
             memcpy(best_th, th, sizeof th);
         }
     }
-    gsl_set_error_handler(old);
 
     if (best < 0) {
         pred_forecast_linear(&p->fc, h);
