@@ -118,7 +118,10 @@ typedef struct sd_job {
     double sig_tokens, sig_cpu_prev;
     int sig_stopped;
     int sig_seen;         /* sig_cpu_prev holds a measurement */
+    int sig_held;         /* held at some tick since the last epoch */
     int cg_ready;         /* a cgroup exists for it */
+    uint64_t cg_nr_throttled; /* cgroup cpu.stat's count at the last epoch */
+    int throttled;        /* enforcement held it back in the last epoch */
     /* predictor error (trace.c): |forecast − reported| / (L(0) − min L)
      * of the forecast fitted at one epoch, on the reports of the next */
     int fc_ready;         /* its forecast was fitted on >= 2 reports */
@@ -277,6 +280,7 @@ int enf_prepare(sd_daemon *d, sd_job *j);   /* before fork */
 int enf_adopt(sd_daemon *d, sd_job *j);     /* re-adopted process */
 void enf_apply(sd_daemon *d, sd_job *j, double cores);
 void enf_tick(sd_daemon *d, double dt);
+void enf_epoch(sd_daemon *d, sd_job *j);    /* sets j->throttled */
 void enf_release(sd_daemon *d, sd_job *j);
 void enf_shutdown(sd_daemon *d);
 const char *enf_mode_name(sd_enforce_mode m);

@@ -618,6 +618,7 @@ void job_epoch(sd_daemon *d)
             continue;
         sd_job *j = slaq_job_user(sj);
         apply_alloc(d, j, slaq_job_alloc(sj), now);
+        enf_epoch(d, j);
         j->reduction = slaq_job_reduction(sj);
         if (j->state != SD_RUNNING)
             continue;
@@ -800,8 +801,7 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
         json_object_set_new(o, "eta90_s", num_or_null(trace_eta90(j)));
         json_object_set_new(o, "predictor_error", j->pe_n ? json_real(
                                 j->pe_sum / (double)j->pe_n) : json_null());
-        json_object_set_new(o, "throttled",
-                            json_boolean(slaq_job_throttled(j->sj)));
+        json_object_set_new(o, "throttled", json_boolean(j->throttled));
         size_t len = slaq_history_len(h);
         double ips = 0;
         if (len >= 2) {
