@@ -12,7 +12,8 @@
  *
  * Every decision is the core's: the loop only calls slaq_sched_add,
  * slaq_job_report, slaq_sched_epoch and slaq_job_alloc, in the order slaqd
- * would see the same events. The wall time of each slaq_sched_epoch() is
+ * would see the same events, and decides only at epoch boundaries, as
+ * slaqd's epoch timer does. The wall time of each slaq_sched_epoch() is
  * measured here (the core reads no clock).
  */
 #include "sim/sim.h"
@@ -36,6 +37,9 @@ void sim_config_init(sim_config *c)
     c->arrival_scale = 1;
     c->progress = NULL;
     c->progress_arg = NULL;
+    c->on_report = NULL;
+    c->on_alloc = NULL;
+    c->trace_arg = NULL;
 }
 
 int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c)
@@ -274,6 +278,9 @@ static int decide(simstate *st, double t, char *err, size_t errlen)
         sjob *j = st->active[i];
         double a = slaq_job_alloc(j->sj);
         double mc = j->w->max_cores;
+        if (st->cfg->on_alloc)
+            st->cfg->on_alloc(st->cfg->trace_arg, t,
+                              (size_t)(j->res - st->r->jobs), a);
         job_set_cores(j, t, a < mc ? a : mc);
         progress |= isfinite(j->next_t);
     }
@@ -356,6 +363,9 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     }
     slaq_report rep = {.iter = 0, .loss = j->w->loss[0], .t = j->arrival};
     int rc = slaq_job_report(j->sj, &rep);
+    if (rc == SLAQ_OK && st->cfg->on_report)
+        st->cfg->on_report(st->cfg->trace_arg, (size_t)(j->res - st->r->jobs),
+                           &rep);
     if (rc != SLAQ_OK) {
         sim_err(err, errlen, "job %s: report of iteration 0 refused: %s",
                 j->w->id, slaq_strerror(rc));
@@ -384,6 +394,9 @@ static int job_complete(simstate *st, char *err, size_t errlen)
     slaq_report rep = {.iter = j->k, .loss = j->w->loss[j->k],
                        .cpu_s = j->w->iter_cpu_s, .samples = 1, .t = t};
     int rc = slaq_job_report(j->sj, &rep);
+    if (rc == SLAQ_OK && st->cfg->on_report)
+        st->cfg->on_report(st->cfg->trace_arg, (size_t)(j->res - st->r->jobs),
+                           &rep);
     if (rc != SLAQ_OK) {
         sim_err(err, errlen, "job %s: report of iteration %zu refused: %s",
                 j->w->id, j->k, slaq_strerror(rc));
@@ -474,25 +487,22 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
          * before t: empty epochs are skipped, not simulated. */
         if (st.nactive == 0)
             e = ceil(t / T);
-        int changed = 0;
-        while (st.nactive > 0 && st.heap[0]->next_t <= t) {
-            int rc = job_complete(&st, err, errlen);
-            if (rc < 0)
+        while (st.nactive > 0 && st.heap[0]->next_t <= t)
+            if (job_complete(&st, err, errlen) < 0)
                 goto err;
-            changed |= rc;
-        }
-        while (next_arr < n && st.jobs[next_arr].arrival <= t) {
+        while (next_arr < n && st.jobs[next_arr].arrival <= t)
             if (job_arrive(&st, &st.jobs[next_arr++], err, errlen))
                 goto err;
-            changed = 1;
-        }
+        /* Decisions are made at epoch boundaries only, as slaqd's epoch
+         * timer does: an arrival waits for the next boundary with no
+         * cores, and a finished job's cores stay unused until then. */
         int boundary = e * T == t;
         while (e * T <= t)
             e++;
-        if (st.nactive > 0 && (boundary || changed)) {
+        if (st.nactive > 0 && boundary) {
             if (decide(&st, t, err, errlen))
                 goto err;
-            if (boundary && sample(&st, t, err, errlen))
+            if (sample(&st, t, err, errlen))
                 goto err;
         }
         if (cfg->progress && st.done_iters - last_report >= 1000) {
