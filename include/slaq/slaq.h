@@ -166,7 +166,8 @@ typedef enum slaq_predictor_kind {
     SLAQ_PRED_STRAWMAN, /* repeat the last ΔL (the paper's baseline) */
     SLAQ_PRED_SLAQ_FIT, /* the paper's weighted fit of two curve families */
     SLAQ_PRED_AUTO,     /* slaq's default: model choice by held-out error */
-    SLAQ_PRED_ORACLE,   /* handed the true curve (simulator upper bound) */
+    SLAQ_PRED_ORACLE,   /* handed the true curve (the simulator's
+                           oracle-greedy reference; not an upper bound) */
 } slaq_predictor_kind;
 
 /* Parses "strawman", "slaq-fit", "auto", "oracle"; SLAQ_EINVAL otherwise. */

@@ -5,7 +5,8 @@
  * loss curve that the allocator evaluates many times per epoch. This file
  * holds the interface (create, fit, evaluate), the forecast evaluator, the
  * `strawman` predictor (repeat the last loss change, SLAQ §4.2.2) and the
- * `oracle` (the true curve, for the simulator's upper bound). The curve
+ * `oracle` (the true curve, for the simulator's oracle-greedy reference:
+ * slaq's greedy with perfect forecasts, not an upper bound). The curve
  * fitting kinds live in fit_gsl.c (`slaq-fit`) and fit_auto.c (`auto`).
  */
 #include <math.h>

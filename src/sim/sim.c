@@ -52,7 +52,7 @@ int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c)
     memcpy(pol, name, len);
     pol[len] = '\0';
     c->predictor = dflt;
-    if (!strcmp(pol, "oracle")) {
+    if (!strcmp(pol, "oracle-greedy") || !strcmp(pol, "oracle")) {
         if (colon)
             return -1;
         c->policy = SLAQ_POLICY_SLAQ;

@@ -66,8 +66,10 @@ void sim_config_init(sim_config *c);
 
 /*
  * Parses a run name "POLICY[:PREDICTOR]" into c->policy and c->predictor:
- * POLICY is fair, slaq, slaq-maxmin or oracle (= slaq with the oracle
- * predictor); PREDICTOR (auto, slaq-fit, strawman) overrides `dflt`.
+ * POLICY is fair, slaq, slaq-maxmin or oracle-greedy (= slaq with the
+ * oracle predictor: the same greedy handed the true curves and costs, a
+ * reference and not an upper bound; "oracle" is accepted for it);
+ * PREDICTOR (auto, slaq-fit, strawman) overrides `dflt`.
  * Returns 0, or -1 on an unknown name.
  */
 int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c);
