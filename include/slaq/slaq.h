@@ -163,9 +163,11 @@ double slaq_runtime_iter_time(const slaq_runtime *rt, double cores,
  */
 
 typedef enum slaq_predictor_kind {
-    SLAQ_PRED_STRAWMAN, /* repeat the last ΔL (the paper's baseline) */
+    SLAQ_PRED_STRAWMAN, /* repeat the last ΔL (the paper's baseline; the
+                           scheduler's default, docs/predictors.md) */
     SLAQ_PRED_SLAQ_FIT, /* the paper's weighted fit of two curve families */
-    SLAQ_PRED_AUTO,     /* slaq's default: model choice by held-out error */
+    SLAQ_PRED_AUTO,     /* model choice by held-out error: the most
+                           accurate forecasts */
     SLAQ_PRED_ORACLE,   /* handed the true curve (the simulator's
                            oracle-greedy reference; not an upper bound) */
 } slaq_predictor_kind;
@@ -363,7 +365,7 @@ int slaq_tokens_throttled(const slaq_tokens *b);
 
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
-    slaq_predictor_kind predictor; /* default SLAQ_PRED_AUTO */
+    slaq_predictor_kind predictor; /* default SLAQ_PRED_STRAWMAN */
     double cores;                  /* total cores (> 0) */
     double unit;                   /* allocation unit; default 1 core */
     double epoch_s;                /* T; default 1 s */

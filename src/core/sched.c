@@ -44,7 +44,8 @@ struct slaq_sched {
 void slaq_sched_config_init(slaq_sched_config *c)
 {
     c->policy = SLAQ_POLICY_SLAQ;
-    c->predictor = SLAQ_PRED_AUTO;
+    c->predictor = SLAQ_PRED_STRAWMAN; /* best in the simulator: see
+                                          docs/predictors.md */
     c->cores = 1;
     c->unit = 1;
     c->epoch_s = 1;

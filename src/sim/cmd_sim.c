@@ -41,7 +41,7 @@ static void usage(FILE *f)
         "                    oracle-greedy is slaq's greedy handed the true "
         "curves\n"
         "                    and costs: a reference, not an upper bound\n"
-        "  --predictor K     auto, slaq-fit or strawman (default auto)\n"
+        "  --predictor K     strawman, slaq-fit or auto (default strawman)\n"
         "  --default-iter-cpu S\n"
         "                    the core's CPU-seconds per iteration for a job "
         "that has\n"
@@ -294,7 +294,7 @@ int cmd_sim(int argc, char **argv)
         {0, 0, 0, 0},
     };
     const char *workload = NULL, *out = NULL, *policy = "slaq",
-               *compare = NULL, *predictor = "auto";
+               *compare = NULL, *predictor = "strawman";
     double cores = 0, epoch = 2, unit = 1, iter_cpu = 0, sweep[MAX_SWEEP];
     int nsweep = 0, plots = 1, quiet = 0, c;
     optind = 1;

@@ -29,7 +29,7 @@ const int sim_x_pct[SIM_NX] = {50, 55, 60, 65, 70, 75, 80, 85, 90, 95, 99};
 void sim_config_init(sim_config *c)
 {
     c->policy = SLAQ_POLICY_SLAQ;
-    c->predictor = SLAQ_PRED_AUTO;
+    c->predictor = SLAQ_PRED_STRAWMAN;
     c->cores = 1;
     c->epoch_s = 2;
     c->unit = 1;

@@ -61,7 +61,7 @@ typedef struct sim_config {
     void *trace_arg;
 } sim_config;
 
-/* A configuration with the defaults: slaq/auto, epoch 2 s, unit 1. */
+/* A configuration with the defaults: slaq/strawman, epoch 2 s, unit 1. */
 void sim_config_init(sim_config *c);
 
 /*

@@ -102,6 +102,8 @@ static void test_reduction_against_predicted_final(void **state)
 {
     (void)state;
     slaq_sched *s = new_sched(SLAQ_POLICY_SLAQ, 4);
+    /* The final loss comes from a fitted curve. */
+    assert_int_equal(slaq_sched_set_predictor(s, SLAQ_PRED_AUTO), SLAQ_OK);
     slaq_job *j = slaq_sched_add(s, NULL, 0);
     assert_near(slaq_job_reduction(j), 0, 0);
     for (uint64_t k = 0; k <= 40; k++)
