@@ -218,8 +218,27 @@ typedef struct slaq_forecast {
 /* Predicted loss at iteration k (k may be fractional; k >= k0 intended). */
 double slaq_forecast_loss(const slaq_forecast *f, double k);
 
+/*
+ * An algorithm's convergence class, as a job may declare it (SLAQ §4.2.2):
+ * sublinear (gradient descent, K-Means, ...) follows the rational family,
+ * linear and superlinear (L-BFGS, Newton, ...) the exponential one.
+ */
+typedef enum slaq_convergence {
+    SLAQ_CONV_UNKNOWN = 0, /* not declared (or non-convex) */
+    SLAQ_CONV_SUBLINEAR,
+    SLAQ_CONV_LINEAR,      /* linear or superlinear */
+} slaq_convergence;
+
+/* Parses "sublinear"; "linear" or "superlinear"; "nonconvex", "unknown" or
+ * "" (UNKNOWN). SLAQ_EINVAL otherwise. */
+int slaq_convergence_parse(const char *name, slaq_convergence *out);
+
 typedef struct slaq_predictor_opts {
     double lambda;       /* weight decay Λ for slaq-fit/auto, (0,1]; 0.8 */
+    /* The job's declared class. slaq-fit then fits only that class's
+     * family, as the paper does; UNKNOWN (the default): both families,
+     * the one with the smaller residual is used. auto ignores it. */
+    slaq_convergence convergence;
     unsigned max_iter;   /* solver steps per fit (slaq-fit: GSL's cap,
                             100; auto: steps from a warm start, 4);
                             0 = default */
@@ -396,6 +415,7 @@ typedef struct slaq_job_opts {
     const double *truth;  /* oracle predictor: the true curve (borrowed) */
     size_t truth_len;
     double iter_cpu_s;    /* known CPU-seconds of one iteration, or 0 */
+    slaq_convergence convergence; /* declared class; default UNKNOWN */
     void *user;           /* the caller's pointer, returned by _user() */
 } slaq_job_opts;
 

@@ -25,6 +25,10 @@ static const char usage_text[] =
     "  --horizons LIST   comma-separated horizons in iterations (1,5,10)\n"
     "  --predictor NAME  one predictor, or all (strawman, slaq-fit, auto)\n"
     "  --lambda X        weight decay of the fits (0.8)\n"
+    "  --convergence M   declared: each curve's \"convergence\" field is\n"
+    "                    the job's declared class (slaq-fit then fits only\n"
+    "                    that class's family, as the paper does); ignore\n"
+    "                    (default): no class is declared\n"
     "  --json            print {\"predictors\": {NAME: {ALGORITHM: {\"h1\":\n"
     "                    {\"norm\": x, \"rel\": y, \"n\": count}, ...}}}}\n"
     "  -h, --help        this text\n";
@@ -41,10 +45,11 @@ int cmd_predict_eval(int argc, char **argv)
         {"horizons", required_argument, 0, 'H'},
         {"predictor", required_argument, 0, 'p'},
         {"lambda", required_argument, 0, 'l'},
+        {"convergence", required_argument, 0, 'C'},
         {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    int horizons[MAX_H] = {1, 5, 10}, nh = 3, json = 0;
+    int horizons[MAX_H] = {1, 5, 10}, nh = 3, json = 0, declared = 0;
     const char *pred = "all";
     slaq_predictor_opts popts;
     slaq_predictor_opts_init(&popts);
@@ -68,6 +73,14 @@ int cmd_predict_eval(int argc, char **argv)
             }
             break;
         case 'p': pred = optarg; break;
+        case 'C':
+            if (strcmp(optarg, "declared") && strcmp(optarg, "ignore")) {
+                cli_error(argv[0], "--convergence: expected declared or "
+                                   "ignore, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            declared = !strcmp(optarg, "declared");
+            break;
         case 'l': {
             char *end;
             popts.lambda = strtod(optarg, &end);
@@ -134,6 +147,17 @@ int cmd_predict_eval(int argc, char **argv)
             while (strcmp(algs[a], cs.v[i].algorithm))
                 a++;
             slaq_eval_acc *row = &acc[((size_t)k * na + a) * MAX_H];
+            popts.convergence = SLAQ_CONV_UNKNOWN;
+            if (declared && cs.v[i].convergence &&
+                slaq_convergence_parse(cs.v[i].convergence,
+                                       &popts.convergence) != SLAQ_OK) {
+                cli_error(argv[0], "%s:%d: field \"convergence\": expected "
+                          "sublinear, linear, superlinear or nonconvex, got "
+                          "'%s'", argv[optind], cs.v[i].line,
+                          cs.v[i].convergence);
+                rc = EXIT_USAGE;
+                break;
+            }
             int e = slaq_eval_curve(kinds[k], &popts, cs.v[i].loss, cs.v[i].n,
                                     cs.v[i].iter_cpu_s, horizons, (size_t)nh,
                                     row);

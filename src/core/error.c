@@ -47,6 +47,21 @@ const char *slaq_predictor_name(slaq_predictor_kind kind)
     return "?";
 }
 
+int slaq_convergence_parse(const char *name, slaq_convergence *out)
+{
+    if (!name)
+        return SLAQ_EINVAL;
+    if (!strcmp(name, "sublinear"))
+        *out = SLAQ_CONV_SUBLINEAR;
+    else if (!strcmp(name, "linear") || !strcmp(name, "superlinear"))
+        *out = SLAQ_CONV_LINEAR;
+    else if (!*name || !strcmp(name, "nonconvex") || !strcmp(name, "unknown"))
+        *out = SLAQ_CONV_UNKNOWN;
+    else
+        return SLAQ_EINVAL;
+    return SLAQ_OK;
+}
+
 int slaq_policy_parse(const char *name, slaq_policy_kind *out)
 {
     for (size_t i = 0; name && i < sizeof policy_names / sizeof *policy_names;

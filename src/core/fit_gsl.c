@@ -4,7 +4,9 @@
  * Weighted least squares, weight Λ^m for a point m iterations old, of both
  * curve families, 1/(a k² + b k + c) + d and μ^(k−b) + c, with GSL's
  * trust-region non-linear least-squares solver (Levenberg–Marquardt); the
- * family with the smaller weighted residual is the forecast. Each family
+ * family with the smaller weighted residual is the forecast. A job that
+ * declares its convergence class gets only that class's family, as in the
+ * paper (sublinear: rational; linear or superlinear: exponential). Each family
  * is warm-started from its previous fit, carried into the new coordinates
  * (fit_reframe), and cold-started from the data's shape when there is no
  * previous fit or the warm start fails.
@@ -145,6 +147,17 @@ static int gsl_solve(gsl_fit *g, int model, const fit_data *d, double *th,
     return SLAQ_OK;
 }
 
+/* Whether family m may be fitted for a job of the declared class: the
+ * paper's choice by convergence class, or both when not declared. */
+static int family_declared(slaq_convergence c, int m)
+{
+    if (c == SLAQ_CONV_SUBLINEAR)
+        return m == PRED_RATIONAL;
+    if (c == SLAQ_CONV_LINEAR)
+        return m == PRED_EXP;
+    return 1;
+}
+
 int pred_fit_slaq(slaq_predictor *p, const slaq_history *h)
 {
     if (h->len < 3) {
@@ -174,6 +187,8 @@ int pred_fit_slaq(slaq_predictor *p, const slaq_history *h)
     int best = -1;
     double best_cost = INFINITY, best_th[4] = {0};
     for (int m = 0; m < PRED_NMODELS; m++) {
+        if (!family_declared(p->opts.convergence, m))
+            continue;
         pred_fitstate *st = &p->model[m];
         double th[4], cost = INFINITY;
         int ok = 0;

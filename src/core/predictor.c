@@ -21,6 +21,7 @@
 void slaq_predictor_opts_init(slaq_predictor_opts *o)
 {
     o->lambda = 0.8;
+    o->convergence = SLAQ_CONV_UNKNOWN;
     o->max_iter = 0;
 }
 
@@ -33,7 +34,8 @@ slaq_predictor *slaq_predictor_new(slaq_predictor_kind kind,
         opts = &def;
     }
     if (!(opts->lambda > 0 && opts->lambda <= 1) ||
-        (unsigned)kind > SLAQ_PRED_ORACLE)
+        (unsigned)kind > SLAQ_PRED_ORACLE ||
+        (unsigned)opts->convergence > SLAQ_CONV_LINEAR)
         return NULL;
     slaq_predictor *p = calloc(1, sizeof *p);
     if (!p)

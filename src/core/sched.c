@@ -29,6 +29,7 @@ struct slaq_job {
     const double *truth;
     size_t truth_len;
     int cost_known;          /* the driver gave the iteration cost */
+    slaq_convergence convergence; /* declared class (predictor option) */
     void *user;
 };
 
@@ -63,6 +64,7 @@ void slaq_job_opts_init(slaq_job_opts *o)
     o->truth = NULL;
     o->truth_len = 0;
     o->iter_cpu_s = 0;
+    o->convergence = SLAQ_CONV_UNKNOWN;
     o->user = NULL;
 }
 
@@ -114,7 +116,9 @@ void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy)
 
 static slaq_predictor *job_predictor(const slaq_sched *s, const slaq_job *j)
 {
-    slaq_predictor *p = slaq_predictor_new(s->cfg.predictor, &s->cfg.pred);
+    slaq_predictor_opts o = s->cfg.pred;
+    o.convergence = j->convergence;
+    slaq_predictor *p = slaq_predictor_new(s->cfg.predictor, &o);
     if (p && j->truth)
         slaq_predictor_set_truth(p, j->truth, j->truth_len);
     return p;
@@ -174,7 +178,8 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     }
     if (!(o->weight > 0) || !(o->max_cores > 0) || !isfinite(t) ||
         (o->truth && o->truth_len == 0) || !(o->iter_cpu_s >= 0) ||
-        !isfinite(o->iter_cpu_s))
+        !isfinite(o->iter_cpu_s) ||
+        (unsigned)o->convergence > SLAQ_CONV_LINEAR)
         return NULL;
     if (sched_reserve(s, s->n + 1) != SLAQ_OK)
         return NULL;
@@ -189,6 +194,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     j->truth_len = o->truth_len;
     j->user = o->user;
     j->cost_known = o->iter_cpu_s > 0;
+    j->convergence = o->convergence;
     slaq_runtime_init(&j->rt, j->cost_known ? o->iter_cpu_s
                                             : s->cfg.default_iter_cpu_s);
     j->hist = slaq_history_new(s->cfg.window);

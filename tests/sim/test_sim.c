@@ -443,6 +443,9 @@ static void test_reader_errors(void **state)
     snprintf(buf, sizeof buf, "%s%s{\"id\":\"c\",\"arrival_s\":0,"
              "\"loss\":[1,0]}\n", ok, "\n");
     wl_bad(buf, "bad.jsonl:3", "iter_cpu_s", NULL);
+    wl_bad("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":1,"
+           "\"convergence\":\"fast\",\"loss\":[1,0]}",
+           "bad.jsonl:1", "convergence", "sublinear", NULL);
     wl_bad("{\"id\":\"a\",\"arrival_s\":-1,\"iter_cpu_s\":1,\"loss\":[1,0]}",
            "bad.jsonl:1", "arrival_s", NULL);
     wl_bad("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":1,\"loss\":[1]}",
@@ -505,10 +508,12 @@ static void test_replay_gives_the_same_allocations(void **state)
     (void)state;
     wl_workload wl;
     wl_from("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":3,"
+            "\"convergence\":\"superlinear\","
             "\"loss\":[5,3,2,1.5,1.2,1.1,1.05,1.02,1.01,1.005]}\n"
             "{\"id\":\"b\",\"arrival_s\":0.7,\"iter_cpu_s\":5,\"weight\":2,"
             "\"loss\":[9,8,7.2,6.5,6,5.7,5.5,5.4,5.35]}\n"
             "{\"id\":\"c\",\"arrival_s\":3.1,\"iter_cpu_s\":2,"
+            "\"convergence\":\"sublinear\","
             "\"max_cores\":3,\"loss\":[2,1,0.5,0.25,0.125,0.0625,0.03]}\n"
             "{\"id\":\"d\",\"arrival_s\":5.5,\"iter_cpu_s\":8,"
             "\"loss\":[1,0.9,0.82,0.76,0.72,0.7,0.69]}\n"
@@ -556,6 +561,9 @@ static void test_replay_gives_the_same_allocations(void **state)
                     slaq_job_opts_init(&o);
                     o.weight = w->weight;
                     o.max_cores = w->max_cores;
+                    assert_int_equal(slaq_convergence_parse(w->convergence,
+                                                            &o.convergence),
+                                     SLAQ_OK);
                     sj[jx] = slaq_sched_add(s, &o, tr.rep[next].t);
                     assert_non_null(sj[jx]);
                 }

@@ -268,6 +268,50 @@ static void test_eval_refuses_bad_lambda(void **state)
     assert_int_equal(acc.n, 0);
 }
 
+/* A declared convergence class picks slaq-fit's family, as in the paper:
+ * even on a curve of the other family, and through the scheduler. */
+static void test_declared_class_picks_the_family(void **state)
+{
+    (void)state;
+    struct { slaq_convergence c; double (*f)(double); slaq_model want; }
+    cases[] = {{SLAQ_CONV_SUBLINEAR, expo, SLAQ_MODEL_RATIONAL},
+               {SLAQ_CONV_LINEAR, rational, SLAQ_MODEL_EXP},
+               {SLAQ_CONV_UNKNOWN, expo, SLAQ_MODEL_EXP},
+               {SLAQ_CONV_UNKNOWN, rational, SLAQ_MODEL_RATIONAL}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        slaq_sched_config c;
+        slaq_sched_config_init(&c);
+        c.predictor = SLAQ_PRED_SLAQ_FIT;
+        slaq_sched *s = slaq_sched_new(&c);
+        slaq_job_opts o;
+        slaq_job_opts_init(&o);
+        o.convergence = cases[i].c;
+        slaq_job *j = slaq_sched_add(s, &o, 0);
+        for (uint64_t k = 0; k < 30; k++) {
+            slaq_report r = {k, cases[i].f((double)k), 1, 1, (double)k};
+            assert_int_equal(slaq_job_report(j, &r), SLAQ_OK);
+        }
+        assert_int_equal(slaq_sched_epoch(s, 30), SLAQ_OK);
+        assert_int_equal(slaq_predictor_forecast(slaq_job_predictor(j))->model,
+                         cases[i].want);
+        /* ... and survives a change of predictor kind. */
+        assert_int_equal(slaq_sched_set_predictor(s, SLAQ_PRED_SLAQ_FIT),
+                         SLAQ_OK);
+        slaq_report r = {30, cases[i].f(30), 1, 1, 30};
+        assert_int_equal(slaq_job_report(j, &r), SLAQ_OK);
+        assert_int_equal(slaq_sched_epoch(s, 31), SLAQ_OK);
+        assert_int_equal(slaq_predictor_forecast(slaq_job_predictor(j))->model,
+                         cases[i].want);
+        slaq_sched_free(s);
+    }
+    slaq_convergence cv;
+    assert_int_equal(slaq_convergence_parse("superlinear", &cv), SLAQ_OK);
+    assert_int_equal(cv, SLAQ_CONV_LINEAR);
+    assert_int_equal(slaq_convergence_parse("nonconvex", &cv), SLAQ_OK);
+    assert_int_equal(cv, SLAQ_CONV_UNKNOWN);
+    assert_int_equal(slaq_convergence_parse("fast", &cv), SLAQ_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_eval_matches_definition),
         cmocka_unit_test(test_refit_after_clear_and_refill),
         cmocka_unit_test(test_eval_refuses_bad_lambda),
+        cmocka_unit_test(test_declared_class_picks_the_family),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
