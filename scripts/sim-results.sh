@@ -69,7 +69,7 @@ python3 - "$out" "$seeds" <<'EOF' | tee "$out/targets.txt"
 import json, os, sys
 out, seeds = sys.argv[1], sys.argv[2].split()
 # The default predictor is what `slaq` means in the headline.
-DEFAULT = "strawman"
+DEFAULT = "auto"
 print("slaq sim: target numbers (scripts/sim-results.sh)")
 print("standard workload: curves-dev, 160 jobs, 640 cores, epoch 2 s, "
       "unit 1, --work 2000:20000 --max-cores 64 --iters 100")

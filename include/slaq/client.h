@@ -78,6 +78,12 @@ double slaq_client_cores(slaq_client *c);
  * default default is SLAQ_DEFAULT_CORES, else the number of online CPUs. */
 void slaq_client_set_default_cores(slaq_client *c, double cores);
 
+/* Tells slaqd how many iterations the job will run (its epochs, say):
+ * the end of its loss curve, against which its loss reduction, its time
+ * to 90% and --target-reduction stops are measured. Without it slaqd
+ * uses the forecast's asymptote. Ignored when 0. */
+void slaq_client_set_iters(slaq_client *c, uint64_t iters);
+
 /* Non-zero once slaqd has asked the job to stop (target loss reduction
  * reached, iteration or time limit, or a user's cancel). The job should
  * finish its iteration, save what it needs and exit. Never blocks. */

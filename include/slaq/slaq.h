@@ -163,11 +163,10 @@ double slaq_runtime_iter_time(const slaq_runtime *rt, double cores,
  */
 
 typedef enum slaq_predictor_kind {
-    SLAQ_PRED_STRAWMAN, /* repeat the last ΔL (the paper's baseline; the
-                           scheduler's default, docs/predictors.md) */
+    SLAQ_PRED_STRAWMAN, /* repeat the last ΔL (the paper's baseline) */
     SLAQ_PRED_SLAQ_FIT, /* the paper's weighted fit of two curve families */
-    SLAQ_PRED_AUTO,     /* model choice by held-out error: the most
-                           accurate forecasts */
+    SLAQ_PRED_AUTO,     /* slaq's default: model choice by held-out error
+                           (docs/predictors.md has the evidence) */
     SLAQ_PRED_ORACLE,   /* handed the true curve (the simulator's
                            oracle-greedy reference; not an upper bound) */
 } slaq_predictor_kind;
@@ -217,6 +216,14 @@ typedef struct slaq_forecast {
 
 /* Predicted loss at iteration k (k may be fractional; k >= k0 intended). */
 double slaq_forecast_loss(const slaq_forecast *f, double k);
+
+/*
+ * The same without the floor_loss bound (the max_step bound stays): where
+ * the curve itself says the job will be at iteration k. The floor keeps
+ * the allocator from chasing a forecast that dives; an estimate of where
+ * a job ends must not be lifted by it, or progress would be overstated.
+ */
+double slaq_forecast_end(const slaq_forecast *f, double k);
 
 /*
  * An algorithm's convergence class, as a job may declare it (SLAQ §4.2.2):
@@ -319,6 +326,14 @@ typedef struct slaq_pjob {
     double iters_per_core;   /* iterations one core completes in one epoch */
     double weight;           /* > 0; multiplies the job's gain or share */
     double max_cores;        /* > 0; cap (INFINITY for none) */
+    /* The rest may be left zero. */
+    double norm;        /* loss units of one unit of progress: gains are
+                           loss drops divided by it (0: fc->norm) */
+    double min_cores;   /* guaranteed before any unit is handed out
+                           (0: the minimum share, below) */
+    double prev_alloc;  /* the job's cores in the previous epoch */
+    double stay;        /* >= 0: units up to prev_alloc count (1 + stay)
+                           times their gain (hysteresis; 0 for none) */
 } slaq_pjob;
 
 /* Scratch space for the allocator; reused across calls so that a warmed-up
@@ -332,12 +347,17 @@ void slaq_alloc_ws_free(slaq_alloc_ws *ws);
  *
  *  fair:  weighted water-filling: shares proportional to weight, none above
  *         its max_cores, the excess re-divided (exact, fractional shares).
- *  slaq:  Algorithm 1. Every job first gets its minimum share,
- *         min(unit, capacity / n, max_cores); then units go one at a time
- *         to the job whose predicted normalised loss reduction over the
- *         epoch grows most, weight × (L(k+n(a)) − L(k+n(a+unit))) / norm
- *         with n(a) = iters_per_core × min(a, max_cores). A final partial
- *         unit is given when less than a unit is left.
+ *  slaq:  Algorithm 1. Every job first gets its guaranteed cores: its
+ *         min_cores where given (all of them scaled down together if they
+ *         exceed the capacity), else the minimum share min(unit, left /
+ *         m, max_cores), `left` the capacity after the min_cores and m the
+ *         jobs without one. Then units go one at a time to the job whose
+ *         predicted normalised loss reduction over the epoch grows most,
+ *         weight × (L(k+n(a)) − L(k+n(a+unit))) / norm with n(a) =
+ *         iters_per_core × min(a, max_cores), multiplied by (1 + stay)
+ *         for a unit the job already held (a < prev_alloc): a job keeps
+ *         its cores unless another gains clearly more. A final
+ *         partial unit is given when less than a unit is left.
  *  slaq-maxmin: the same, but the next unit goes to the job with the
  *         largest predicted normalised loss after the epoch,
  *         weight × (L(k+n(a)) − final) / (first − final).
@@ -382,9 +402,33 @@ int slaq_tokens_throttled(const slaq_tokens *b);
 
 /* ---------------------------------------------------------------- schedule */
 
+/*
+ * What one unit of a job's progress is, in loss units: the quantity whose
+ * predicted reduction slaq maximises.
+ *   SLAQ_NORM_SPAN:      the job's predicted total reduction, L(0) − L_end
+ *                        (L_end its predicted loss at its last iteration,
+ *                        or its asymptote when it declared none; never less
+ *                        than its largest single drop). This is the scale
+ *                        of the normalised loss slaq is measured by, so a
+ *                        job that fell fast at first is not taken for
+ *                        converged while it is far from its own end.
+ *   SLAQ_NORM_MAX_DELTA: the largest per-iteration drop so far (SLAQ §4.1).
+ */
+typedef enum slaq_norm_kind {
+    SLAQ_NORM_SPAN,
+    SLAQ_NORM_MAX_DELTA,
+} slaq_norm_kind;
+
+/* Parses "span", "max-delta"; SLAQ_EINVAL otherwise. */
+int slaq_norm_parse(const char *name, slaq_norm_kind *out);
+const char *slaq_norm_name(slaq_norm_kind kind);
+
+#define SLAQ_DEFAULT_STARTUP_REPORTS 3
+#define SLAQ_DEFAULT_HYSTERESIS 0.5
+
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
-    slaq_predictor_kind predictor; /* default SLAQ_PRED_STRAWMAN */
+    slaq_predictor_kind predictor; /* default SLAQ_PRED_AUTO */
     double cores;                  /* total cores (> 0) */
     double unit;                   /* allocation unit; default 1 core */
     double epoch_s;                /* T; default 1 s */
@@ -393,6 +437,16 @@ typedef struct slaq_sched_config {
     size_t window;                 /* history window; default 64 */
     double default_iter_cpu_s;     /* runtime before any report */
     slaq_predictor_opts pred;      /* predictor options */
+    /* Beyond the paper (docs/libslaq.md, "Real jobs"): */
+    slaq_norm_kind normalise;      /* the objective's loss unit; default
+                                      SLAQ_NORM_SPAN */
+    unsigned startup_reports;      /* a job with fewer reports of finished
+                                      iterations is settling: it gets at
+                                      least its fair share;
+                                      default SLAQ_DEFAULT_STARTUP_REPORTS */
+    double hysteresis;             /* >= 0: the `stay` bonus of a job's
+                                      units from the previous epoch;
+                                      default SLAQ_DEFAULT_HYSTERESIS */
 } slaq_sched_config;
 
 void slaq_sched_config_init(slaq_sched_config *c);
@@ -416,6 +470,8 @@ typedef struct slaq_job_opts {
     size_t truth_len;
     double iter_cpu_s;    /* known CPU-seconds of one iteration, or 0 */
     slaq_convergence convergence; /* declared class; default UNKNOWN */
+    uint64_t iters;       /* iterations the job will run, if it says so
+                             (0: unknown): its end of curve */
     void *user;           /* the caller's pointer, returned by _user() */
 } slaq_job_opts;
 
@@ -472,12 +528,31 @@ void slaq_job_set_weight(slaq_job *j, double weight);       /* > 0 */
 void slaq_job_set_max_cores(slaq_job *j, double max_cores); /* > 0 */
 void *slaq_job_user(const slaq_job *j);
 
+/* Sets the iterations the job will run (0: unknown); see slaq_job_opts. */
+void slaq_job_set_iters(slaq_job *j, uint64_t iters);
+uint64_t slaq_job_iters(const slaq_job *j);
+
 /*
- * The job's predicted loss reduction so far as a fraction of the predicted
- * total, (L(0) − L_last) / (L(0) − final); 0 before two reports. Used for
- * "stop at 95% loss reduction" targets.
+ * The job's predicted loss at its end: the forecast at its last iteration
+ * when the job declared how many it runs, else the forecast's asymptote;
+ * never above the last reported loss. NAN before two reports.
+ */
+double slaq_job_end_loss(const slaq_job *j);
+
+/*
+ * The job's loss reduction so far as a fraction of its predicted total,
+ * (L(0) − L_last) / (L(0) − slaq_job_end_loss()), in [0, 1]; 0 before two
+ * reports. What "stop at 95% loss reduction" targets, `slaq ls` and the
+ * dashboard use.
  */
 double slaq_job_reduction(const slaq_job *j);
+
+/*
+ * Predicted iterations after the last report until the job's reduction
+ * reaches `target` (in (0, 1]): 0 if it already has, INFINITY if the
+ * forecast never gets there, NAN before two reports.
+ */
+double slaq_job_iters_to(const slaq_job *j, double target);
 
 #ifdef __cplusplus
 }

@@ -56,10 +56,11 @@ class Client:
         ``name`` (default $SLAQ_JOB_NAME or the script's name).
         default_cores: what ``cores()`` returns until slaqd has given an
         allocation (default $SLAQ_DEFAULT_CORES, else the online CPUs).
+        iters: how many iterations the job will run (see ``set_iters``).
     """
 
     def __init__(self, socket_path=None, job_id=None, name=None,
-                 default_cores=None):
+                 default_cores=None, iters=None):
         if socket_path is None:
             socket_path = os.environ.get("SLAQ_SOCKET")
         if job_id is None:
@@ -94,6 +95,9 @@ class Client:
             self._default = float(default_cores)
         self._cores = self._default
         self._stop_reason = None
+        self._iters = 0
+        if iters is not None:
+            self.set_iters(iters)
         self._last_try = None
         self._wbuf = bytearray()
         self._rbuf = bytearray()
@@ -137,6 +141,18 @@ class Client:
             return False
         self._write()
         return True
+
+    def set_iters(self, iters):
+        """Tells slaqd how many iterations the job will run (its epochs):
+        the end of its loss curve, against which its loss reduction, time
+        to 90% and --target-reduction stops are measured."""
+        iters = int(iters)
+        if iters <= 0 or iters == self._iters:
+            return
+        self._iters = iters
+        if getattr(self, "_sock", None) is not None:
+            self._queue(json.dumps({"type": "info", "iters": iters},
+                                   separators=(",", ":")))
 
     def cores(self):
         """The current allocation in cores (fractional); the default
@@ -236,6 +252,8 @@ class Client:
             hello["job"] = self._job_id
         if self._token:
             hello["token"] = self._token
+        if self._iters:
+            hello["iters"] = self._iters
         self._queue(json.dumps(hello, separators=(",", ":")))
 
     def _write(self):

@@ -33,7 +33,7 @@ static const char usage_text[] =
     "  --jobs N        jobs (4000)          --cores C      cores (16000)\n"
     "  --history H     iterations each (50) --epochs E     measured (20)\n"
     "  --policy P      slaq (default), fair, slaq-maxmin\n"
-    "  --predictor P   auto (default: the dearest to refit), slaq-fit,\n                  strawman\n"
+    "  --predictor P   auto (default), slaq-fit, strawman\n"
     "  --unit U        allocation unit in cores (1)\n"
     "  --seed S        random seed (1)\n"
     "  --json          print {\"fit_ms\": {\"median\": x, \"p99\": y},\n"
@@ -98,8 +98,6 @@ static int bench_sched(int argc, char **argv)
     int json = 0;
     slaq_sched_config cfg;
     slaq_sched_config_init(&cfg);
-    /* The dearest predictor to refit: the benchmark's worst case. */
-    cfg.predictor = SLAQ_PRED_AUTO;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

@@ -42,6 +42,10 @@ void cli_error(const char *cmd, const char *fmt, ...)
 int cli_parse_positive(const char *cmd, const char *opt, const char *s,
                        double *out);
 
+/* The same for a number >= 0 ("expected a number >= 0"). */
+int cli_parse_nonneg(const char *cmd, const char *opt, const char *s,
+                     double *out);
+
 /* Parses a comma-separated list of positive finite numbers into out (at
  * most max); returns the count, or -1 on a malformed list. */
 int cli_parse_list(const char *s, double *out, int max);

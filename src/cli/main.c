@@ -48,17 +48,32 @@ void cli_error(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-int cli_parse_positive(const char *cmd, const char *opt, const char *s,
-                       double *out)
+/* Parses s as a finite number > min (or >= min with or_equal). */
+static int parse_bounded(const char *cmd, const char *opt, const char *s,
+                         double min, int or_equal, double *out)
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || *end || !(v > 0) || !isfinite(v)) {
-        cli_error(cmd, "%s: expected a positive number, got '%s'", opt, s);
+    if (end == s || *end || !isfinite(v) || v < min ||
+        (!or_equal && v == min)) {
+        cli_error(cmd, "%s: expected a %s, got '%s'", opt,
+                  or_equal ? "number >= 0" : "positive number", s);
         return -1;
     }
     *out = v;
     return 0;
+}
+
+int cli_parse_positive(const char *cmd, const char *opt, const char *s,
+                       double *out)
+{
+    return parse_bounded(cmd, opt, s, 0, 0, out);
+}
+
+int cli_parse_nonneg(const char *cmd, const char *opt, const char *s,
+                     double *out)
+{
+    return parse_bounded(cmd, opt, s, 0, 1, out);
 }
 
 int cli_parse_list(const char *s, double *out, int max)

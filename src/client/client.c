@@ -45,6 +45,7 @@ struct slaq_client {
     int have_alloc;       /* cores came from slaqd */
     int stop;
     char *stop_reason;
+    uint64_t iters;       /* the job's declared length, 0 if unknown */
     double last_try;
     uint64_t dropped;
     char *wbuf;
@@ -158,6 +159,8 @@ static void cl_try_connect(slaq_client *c)
         json_object_set_new(hello, "job", json_integer(c->job_id));
     if (hello && c->token)
         json_object_set_new(hello, "token", json_string(c->token));
+    if (hello && c->iters > 0)
+        json_object_set_new(hello, "iters", json_integer((json_int_t)c->iters));
     char *s = hello ? json_dumps(hello, JSON_COMPACT) : NULL;
     json_decref(hello);
     if (!s || cl_queue(c, s, strlen(s)) < 0)
@@ -352,6 +355,20 @@ double slaq_client_cores(slaq_client *c)
 {
     slaq_client_poll(c);
     return c->cores;
+}
+
+void slaq_client_set_iters(slaq_client *c, uint64_t iters)
+{
+    if (iters == 0 || iters > (uint64_t)INT64_MAX || iters == c->iters)
+        return;
+    c->iters = iters;
+    if (c->fd < 0) /* hello will carry it */
+        return;
+    char line[96];
+    int n = snprintf(line, sizeof line, "{\"type\":\"info\",\"iters\":%llu}",
+                     (unsigned long long)iters);
+    if (cl_queue(c, line, (size_t)n) < 0)
+        cl_disconnect(c);
 }
 
 void slaq_client_set_default_cores(slaq_client *c, double cores)

@@ -30,21 +30,40 @@ static const char *const policy_names[] = {
     [SLAQ_POLICY_MAXMIN] = "slaq-maxmin",
 };
 
+static const char *const norm_names[] = {
+    [SLAQ_NORM_SPAN] = "span",
+    [SLAQ_NORM_MAX_DELTA] = "max-delta",
+};
+
+/* The index of `name` in a table of n names, or -1. */
+static int name_index(const char *const *names, size_t n, const char *name)
+{
+    for (size_t i = 0; name && i < n; i++)
+        if (strcmp(name, names[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
+#define NAME_PARSE(table, type, name, out)                                   \
+    do {                                                                     \
+        int i_ = name_index(table, sizeof table / sizeof *table, name);      \
+        if (i_ < 0)                                                          \
+            return SLAQ_EINVAL;                                              \
+        *(out) = (type)i_;                                                   \
+        return SLAQ_OK;                                                      \
+    } while (0)
+
+#define NAME_OF(table, kind)                                                 \
+    ((unsigned)(kind) < sizeof table / sizeof *table ? table[kind] : "?")
+
 int slaq_predictor_parse(const char *name, slaq_predictor_kind *out)
 {
-    for (size_t i = 0; name && i < sizeof pred_names / sizeof *pred_names; i++)
-        if (strcmp(name, pred_names[i]) == 0) {
-            *out = (slaq_predictor_kind)i;
-            return SLAQ_OK;
-        }
-    return SLAQ_EINVAL;
+    NAME_PARSE(pred_names, slaq_predictor_kind, name, out);
 }
 
 const char *slaq_predictor_name(slaq_predictor_kind kind)
 {
-    if ((unsigned)kind < sizeof pred_names / sizeof *pred_names)
-        return pred_names[kind];
-    return "?";
+    return NAME_OF(pred_names, kind);
 }
 
 int slaq_convergence_parse(const char *name, slaq_convergence *out)
@@ -64,18 +83,20 @@ int slaq_convergence_parse(const char *name, slaq_convergence *out)
 
 int slaq_policy_parse(const char *name, slaq_policy_kind *out)
 {
-    for (size_t i = 0; name && i < sizeof policy_names / sizeof *policy_names;
-         i++)
-        if (strcmp(name, policy_names[i]) == 0) {
-            *out = (slaq_policy_kind)i;
-            return SLAQ_OK;
-        }
-    return SLAQ_EINVAL;
+    NAME_PARSE(policy_names, slaq_policy_kind, name, out);
 }
 
 const char *slaq_policy_name(slaq_policy_kind kind)
 {
-    if ((unsigned)kind < sizeof policy_names / sizeof *policy_names)
-        return policy_names[kind];
-    return "?";
+    return NAME_OF(policy_names, kind);
+}
+
+int slaq_norm_parse(const char *name, slaq_norm_kind *out)
+{
+    NAME_PARSE(norm_names, slaq_norm_kind, name, out);
+}
+
+const char *slaq_norm_name(slaq_norm_kind kind)
+{
+    return NAME_OF(norm_names, kind);
 }

@@ -25,6 +25,19 @@ void fit_data_load(fit_data *d, const slaq_history *h, double lambda)
         d->w[n] = w;
         n++;
     }
+    /* A first step that dwarfs every later one (a model that learns most
+     * of what it will in its first epoch) is left out: a family bent to
+     * fit it predicts a plateau right after, while the job is still
+     * falling steadily. The oldest point is d->[n - 1] here. */
+    if (n >= FIT_MIN_AFTER_STEP + 1) {
+        double big = (d->y[n - 1] - d->y[n - 2]) / (d->u[n - 2] - d->u[n - 1]);
+        double later = 0;
+        for (int i = 0; i + 1 < n - 1; i++)
+            later = fmax(later, (d->y[i + 1] - d->y[i]) /
+                                    (d->u[i] - d->u[i + 1]));
+        if (later > 0 && big > FIT_STEP_RATIO * later)
+            n--;
+    }
     for (int i = 0, j = n - 1; i < j; i++, j--) {
         double t;
         t = d->u[i], d->u[i] = d->u[j], d->u[j] = t;

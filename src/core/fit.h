@@ -25,6 +25,9 @@
 #define FIT_MAXPTS 128   /* points used at most (the most recent) */
 #define FIT_UMAX 1e4     /* a forecast must stay finite this far ahead */
 #define FIT_MINW 1e-3    /* points lighter than this are not used */
+#define FIT_STEP_RATIO 8 /* a first step this many times steeper than any
+                            later one is left out of the fit ... */
+#define FIT_MIN_AFTER_STEP 5 /* ... when this many points remain */
 #define FIT_MU_GRID 40   /* rates μ tried by the exponential cold start */
 #define FIT_D_GRID 12    /* asymptotes tried by the rational cold start */
 

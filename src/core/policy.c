@@ -203,11 +203,69 @@ static double maxmin_key(const slaq_pjob *j, double loss)
     return j->weight * (loss - f->final_loss) / span;
 }
 
+/* The loss units of one unit of progress for job j. */
+static double job_norm(const slaq_pjob *j)
+{
+    return j->norm > 0 ? j->norm : j->fc->norm;
+}
+
+/*
+ * Re-keys job i in the heap at allocation alloc[i]: what its next unit
+ * buys. A unit the job held in the previous epoch weighs (1 + stay) more,
+ * so that noise in the forecasts does not move cores back and forth.
+ */
+static void greedy_key(int maxmin, const slaq_pjob *j, size_t i,
+                       const double *alloc, double unit, slaq_alloc_ws *ws)
+{
+    if (maxmin) {
+        ws->key[i] = maxmin_key(j, ws->lcur[i]);
+        return;
+    }
+    double gain = j->weight * (ws->lcur[i] - ws->lnext[i]) / job_norm(j);
+    /* A NaN gain (a forecast gone wrong) must not win every comparison. */
+    if (gain != gain)
+        gain = -INFINITY;
+    if (j->stay > 0 && alloc[i] + unit * 1e-9 < j->prev_alloc)
+        gain *= gain > 0 ? 1 + j->stay : 1 / (1 + j->stay);
+    ws->key[i] = gain;
+}
+
+/*
+ * The guaranteed cores every job starts from: explicit min_cores first
+ * (scaled down together if they exceed the capacity), then the minimum
+ * share, min(unit, what is left / the jobs without a min_cores).
+ */
+static double greedy_floor(const slaq_pjob *jobs, size_t n, double capacity,
+                           double unit, double *alloc)
+{
+    double want = 0;
+    size_t rest = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (jobs[i].min_cores > 0)
+            want += fmin(jobs[i].min_cores, jobs[i].max_cores);
+        else
+            rest++;
+    }
+    double scale = want > capacity ? capacity / want : 1;
+    double left = capacity - want * scale;
+    double minshare = rest ? fmin(unit, left / (double)rest) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const slaq_pjob *j = &jobs[i];
+        double a = j->min_cores > 0 ? fmin(j->min_cores, j->max_cores) * scale
+                                    : fmin(minshare, j->max_cores);
+        alloc[i] = a;
+    }
+    left = capacity;
+    for (size_t i = 0; i < n; i++)
+        left -= alloc[i];
+    return left > 0 ? left : 0;
+}
+
 /*
  * SLAQ's Algorithm 1 (maximise total loss reduction) and its max-min
  * variant, in the paper's names:
  *
- *   alloc[job] = minimum share            (paper: 1 core, lines 6-10)
+ *   alloc[job] = guaranteed share         (paper: 1 core, lines 6-10)
  *   prior_q    = max-heap of jobs keyed on
  *                  slaq:   PREDICTLOSSREDUCTION(job), the extra normalised
  *                          loss reduction one more unit buys this epoch,
@@ -219,32 +277,24 @@ static double maxmin_key(const slaq_pjob *j, double loss)
  *       job = prior_q.top; alloc[job] += unit; num_cores -= unit
  *       re-key job (or drop it at its max_cores)
  *
- * The minimum share is min(unit, capacity / n), so more jobs than units
- * still all run. When less than a unit is left the top job gets the rest.
+ * The guaranteed share (greedy_floor) lets more jobs than units all run.
+ * When less than a unit is left the top job gets the rest. Beyond the
+ * paper: per-job guaranteed shares and hysteresis (greedy_key).
  */
 static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
                          double capacity, double unit, slaq_alloc_ws *ws,
                          double *alloc)
 {
-    double minshare = capacity / (double)n;
-    if (unit < minshare)
-        minshare = unit;
-    double left = capacity;
+    double left = greedy_floor(jobs, n, capacity, unit, alloc);
     size_t hn = 0;
 
     for (size_t i = 0; i < n; i++) {
         const slaq_pjob *j = &jobs[i];
-        double a = minshare < j->max_cores ? minshare : j->max_cores;
-        alloc[i] = a;
-        left -= a;
-        if (a >= j->max_cores)
+        if (alloc[i] >= j->max_cores)
             continue;
-        ws->lcur[i] = loss_after(j, a);
-        ws->lnext[i] = loss_after(j, a + unit);
-        if (maxmin)
-            ws->key[i] = maxmin_key(j, ws->lcur[i]);
-        else
-            ws->key[i] = j->weight * (ws->lcur[i] - ws->lnext[i]) / j->fc->norm;
+        ws->lcur[i] = loss_after(j, alloc[i]);
+        ws->lnext[i] = loss_after(j, alloc[i] + unit);
+        greedy_key(maxmin, j, i, alloc, unit, ws);
         ws->heap[hn++] = i;
     }
     heap_build(ws->heap, hn, ws->key);
@@ -268,10 +318,7 @@ static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
         }
         ws->lcur[i] = step == unit ? ws->lnext[i] : loss_after(j, alloc[i]);
         ws->lnext[i] = loss_after(j, alloc[i] + unit);
-        if (maxmin)
-            ws->key[i] = maxmin_key(j, ws->lcur[i]);
-        else
-            ws->key[i] = j->weight * (ws->lcur[i] - ws->lnext[i]) / j->fc->norm;
+        greedy_key(maxmin, j, i, alloc, unit, ws);
         heap_sift_down(ws->heap, hn, ws->key, 0);
     }
 }
@@ -286,7 +333,11 @@ int slaq_allocate(slaq_policy_kind policy, const slaq_pjob *jobs, size_t n,
     for (size_t i = 0; i < n; i++) {
         const slaq_pjob *j = &jobs[i];
         if (!(j->weight > 0) || !(j->max_cores > 0) ||
-            !(j->iters_per_core >= 0) || !isfinite(j->k))
+            !(j->iters_per_core >= 0) || !isfinite(j->k) ||
+            !(j->norm >= 0) || !isfinite(j->norm) ||
+            !(j->min_cores >= 0) || !isfinite(j->min_cores) ||
+            !(j->stay >= 0) || !isfinite(j->stay) ||
+            !(j->prev_alloc >= 0) || !isfinite(j->prev_alloc))
             return SLAQ_EINVAL;
         if (policy != SLAQ_POLICY_FAIR && (!j->fc || !(j->fc->norm > 0)))
             return SLAQ_EINVAL;

@@ -112,7 +112,8 @@ static double curve_value(slaq_model m, const double *par, double yscale,
     return yscale * pred_model_eval(m, par, u) + shift;
 }
 
-double slaq_forecast_loss(const slaq_forecast *f, double k)
+/* The forecast at k; with `floored`, never below f->floor_loss. */
+static double forecast_eval(const slaq_forecast *f, double k, int floored)
 {
     double u = k - f->k0;
     if (f->model == SLAQ_MODEL_TABLE) {
@@ -137,9 +138,19 @@ double slaq_forecast_loss(const slaq_forecast *f, double k)
     if (!(u > 0))
         return v;
     double floor_ = f->loss0 - f->max_step * u;
-    if (floor_ < f->floor_loss)
+    if (floored && floor_ < f->floor_loss)
         floor_ = f->floor_loss;
     return v > floor_ ? v : floor_;
+}
+
+double slaq_forecast_loss(const slaq_forecast *f, double k)
+{
+    return forecast_eval(f, k, 1);
+}
+
+double slaq_forecast_end(const slaq_forecast *f, double k)
+{
+    return forecast_eval(f, k, 0);
 }
 
 /* Fills the fields every forecast shares: where the job is and how its

@@ -28,6 +28,8 @@ struct slaq_job {
     double gain;
     const double *truth;
     size_t truth_len;
+    uint64_t iters;          /* declared length, 0 if unknown */
+    uint64_t iter_reports;   /* reports of finished iterations (iter > 0) */
     int cost_known;          /* the driver gave the iteration cost */
     slaq_convergence convergence; /* declared class (predictor option) */
     void *user;
@@ -45,8 +47,7 @@ struct slaq_sched {
 void slaq_sched_config_init(slaq_sched_config *c)
 {
     c->policy = SLAQ_POLICY_SLAQ;
-    c->predictor = SLAQ_PRED_STRAWMAN; /* best in the simulator: see
-                                          docs/predictors.md */
+    c->predictor = SLAQ_PRED_AUTO; /* see docs/predictors.md */
     c->cores = 1;
     c->unit = 1;
     c->epoch_s = 1;
@@ -55,6 +56,9 @@ void slaq_sched_config_init(slaq_sched_config *c)
     c->window = SLAQ_DEFAULT_WINDOW;
     c->default_iter_cpu_s = SLAQ_DEFAULT_ITER_CPU_S;
     slaq_predictor_opts_init(&c->pred);
+    c->normalise = SLAQ_NORM_SPAN;
+    c->startup_reports = SLAQ_DEFAULT_STARTUP_REPORTS;
+    c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
 }
 
 void slaq_job_opts_init(slaq_job_opts *o)
@@ -65,6 +69,7 @@ void slaq_job_opts_init(slaq_job_opts *o)
     o->truth_len = 0;
     o->iter_cpu_s = 0;
     o->convergence = SLAQ_CONV_UNKNOWN;
+    o->iters = 0;
     o->user = NULL;
 }
 
@@ -74,7 +79,9 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
         !(cfg->reserved >= 0) || cfg->window == 1 ||
         (unsigned)cfg->policy > SLAQ_POLICY_MAXMIN ||
         (unsigned)cfg->predictor > SLAQ_PRED_ORACLE ||
-        !(cfg->pred.lambda > 0 && cfg->pred.lambda <= 1))
+        !(cfg->pred.lambda > 0 && cfg->pred.lambda <= 1) ||
+        (unsigned)cfg->normalise > SLAQ_NORM_MAX_DELTA ||
+        !(cfg->hysteresis >= 0) || !isfinite(cfg->hysteresis))
         return NULL;
     slaq_sched *s = calloc(1, sizeof *s);
     if (!s)
@@ -192,6 +199,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     j->arrival = t;
     j->truth = o->truth;
     j->truth_len = o->truth_len;
+    j->iters = o->iters;
     j->user = o->user;
     j->cost_known = o->iter_cpu_s > 0;
     j->convergence = o->convergence;
@@ -234,6 +242,7 @@ int slaq_job_report(slaq_job *j, const slaq_report *r)
         slaq_runtime_observe(&j->rt, r->cpu_s, r->samples,
                              (double)(r->iter - prev_iter));
         slaq_tokens_consume(&j->tokens, r->cpu_s);
+        j->iter_reports++;
     }
     return SLAQ_OK;
 }
@@ -274,18 +283,41 @@ void slaq_sched_refit(slaq_sched *s)
     }
 }
 
+/* Loss units of one unit of job j's progress (slaq_norm_kind). */
+static double job_norm(const slaq_sched *s, const slaq_job *j)
+{
+    const slaq_forecast *f = slaq_predictor_forecast(j->pred);
+    if (s->cfg.normalise == SLAQ_NORM_MAX_DELTA)
+        return f->norm;
+    double span = slaq_history_first_loss(j->hist) - slaq_job_end_loss(j);
+    return span > f->norm ? span : f->norm;
+}
+
+/* A job is settling until it has reported enough iterations to be
+ * predicted: until then it gets at least its fair share (a job loading
+ * its data reports nothing for a while, and must not starve at the
+ * minimum share meanwhile). */
+static int job_settling(const slaq_sched *s, const slaq_job *j)
+{
+    return j->iter_reports < s->cfg.startup_reports;
+}
+
 int slaq_sched_allocate(slaq_sched *s, double now)
 {
     const slaq_sched_config *c = &s->cfg;
     /* The population prior for jobs whose cost is not known yet. */
-    double sum = 0;
+    double sum = 0, wsum = 0;
     size_t known = 0;
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
         if (s->jobs[i]->rt.observed > 0) {
             sum += slaq_runtime_iter_cpu(&s->jobs[i]->rt);
             known++;
         }
+        wsum += s->jobs[i]->weight;
+    }
     double prior = known ? sum / (double)known : c->default_iter_cpu_s;
+    double cap = slaq_capacity_for_ml(c->cores, c->reserved, c->nonml_jobs,
+                                      s->n);
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         slaq_pjob *pj = &s->pjobs[i];
@@ -295,9 +327,11 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         pj->iters_per_core = c->epoch_s / cpu;
         pj->weight = j->weight;
         pj->max_cores = j->max_cores;
+        pj->norm = job_norm(s, j);
+        pj->min_cores = job_settling(s, j) ? cap * j->weight / wsum : 0;
+        pj->prev_alloc = j->alloc;
+        pj->stay = c->hysteresis;
     }
-    double cap = slaq_capacity_for_ml(c->cores, c->reserved, c->nonml_jobs,
-                                      s->n);
     int err = slaq_allocate(c->policy, s->pjobs, s->n, cap, c->unit, s->ws,
                             s->alloc);
     if (err)
@@ -310,7 +344,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         double k1 = pj->k + pj->iters_per_core * cores;
         j->alloc = a;
         j->gain = (slaq_forecast_loss(pj->fc, pj->k) -
-                   slaq_forecast_loss(pj->fc, k1)) / pj->fc->norm;
+                   slaq_forecast_loss(pj->fc, k1)) / pj->norm;
         slaq_tokens_refill(&j->tokens, a, c->epoch_s);
     }
     return SLAQ_OK;
@@ -349,15 +383,62 @@ void slaq_job_set_max_cores(slaq_job *j, double max_cores)
         j->max_cores = max_cores;
 }
 
+void slaq_job_set_iters(slaq_job *j, uint64_t iters) { j->iters = iters; }
+uint64_t slaq_job_iters(const slaq_job *j) { return j->iters; }
+
+double slaq_job_end_loss(const slaq_job *j)
+{
+    if (slaq_history_total(j->hist) < 2)
+        return NAN;
+    const slaq_forecast *f = slaq_predictor_forecast(j->pred);
+    const slaq_report *last = slaq_history_last(j->hist);
+    double end = f->final_loss;
+    if (j->iters > last->iter)
+        end = slaq_forecast_end(f, (double)j->iters);
+    else if (j->iters > 0)
+        end = last->loss;
+    /* A forecast that rises, or has no value, claims nothing below the
+     * loss the job has reached. */
+    return end <= last->loss ? end : last->loss;
+}
+
 double slaq_job_reduction(const slaq_job *j)
 {
     if (slaq_history_total(j->hist) < 2)
         return 0;
-    const slaq_forecast *f = slaq_predictor_forecast(j->pred);
     double first = slaq_history_first_loss(j->hist);
-    double span = first - f->final_loss;
+    double span = first - slaq_job_end_loss(j);
     if (!(span > 0))
         return 0;
     double r = (first - slaq_history_last(j->hist)->loss) / span;
     return r < 0 ? 0 : r > 1 ? 1 : r;
+}
+
+double slaq_job_iters_to(const slaq_job *j, double target)
+{
+    if (slaq_history_total(j->hist) < 2 || !(target > 0 && target <= 1))
+        return NAN;
+    if (slaq_job_reduction(j) >= target)
+        return 0;
+    double first = slaq_history_first_loss(j->hist);
+    double goal = first - target * (first - slaq_job_end_loss(j));
+    const slaq_forecast *f = slaq_predictor_forecast(j->pred);
+    double k0 = (double)slaq_history_last(j->hist)->iter;
+    /* Forecasts fall monotonically: bracket the crossing by doubling,
+     * then bisect to half an iteration. */
+    double lo = 0, hi = 1;
+    while (slaq_forecast_loss(f, k0 + hi) > goal) {
+        lo = hi;
+        hi *= 2;
+        if (hi > 1e9)
+            return INFINITY;
+    }
+    while (hi - lo > 0.5) {
+        double mid = (lo + hi) / 2;
+        if (slaq_forecast_loss(f, k0 + mid) > goal)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
 }

@@ -318,6 +318,22 @@ static int64_t json_job_id(json_t *v)
     return -1;
 }
 
+/* The job's own length, "iters" in hello: the end of its curve for the
+ * core (slaq_job_opts.iters). A bad value is reported and ignored. */
+static void job_declare_iters(sd_daemon *d, sd_conn *c, sd_job *j,
+                              json_t *v)
+{
+    if (!v || json_is_null(v))
+        return;
+    if (!json_is_integer(v) || json_integer_value(v) < 1) {
+        send_error(d, c, "bad_message", "field \"iters\" must be a positive "
+                   "integer (the iterations the job will run)");
+        return;
+    }
+    if (j->sj)
+        slaq_job_set_iters(j->sj, (uint64_t)json_integer_value(v));
+}
+
 static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
 {
     json_t *jid = json_object_get(msg, "job");
@@ -365,6 +381,7 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
     c->kind = CONN_JOB;
     c->job = j;
     j->conn = c;
+    job_declare_iters(d, c, j, json_object_get(msg, "iters"));
     sd_log(d, 1, "job %lld: client connected (pid %d)", (long long)j->id,
            (int)pid);
     job_greet(d, j, c);
@@ -409,6 +426,9 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
             send_error(d, c, "bad_message", "hello was already sent");
         else
             on_hello(d, c, msg);
+    } else if (!strcmp(type, "info") && c->kind == CONN_JOB) {
+        if (c->job)
+            job_declare_iters(d, c, c->job, json_object_get(msg, "iters"));
     } else if (!strcmp(type, "bye")) {
         c->said_bye = 1;
     } else if (!strcmp(type, "ping")) {

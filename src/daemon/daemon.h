@@ -65,6 +65,9 @@ typedef struct sd_config {
     double grace_s;          /* stop request -> SIGTERM -> SIGKILL */
     slaq_policy_kind policy;
     sd_enforce_mode enforce;
+    int share_quota;         /* --share quota: a hard cap at the share */
+    double startup_reports;  /* --startup-reports */
+    double hysteresis;       /* --hysteresis */
     int verbose;
 } sd_config;
 
@@ -279,6 +282,8 @@ int enf_child_join(const sd_enforcer *e, int64_t id);
 int enf_prepare(sd_daemon *d, sd_job *j);   /* before fork */
 int enf_adopt(sd_daemon *d, sd_job *j);     /* re-adopted process */
 void enf_apply(sd_daemon *d, sd_job *j, double cores);
+/* cpu.weight (v2) or cpu.shares (v1) for an allocation of `cores`. */
+unsigned long enf_weight(int v2, double cores);
 void enf_tick(sd_daemon *d, double dt);
 void enf_epoch(sd_daemon *d, sd_job *j);    /* sets j->throttled */
 void enf_release(sd_daemon *d, sd_job *j);

@@ -14,6 +14,14 @@
  *   none     allocations are only advisory (jobs learn them through the
  *            client and may size their thread pools to them)
  *
+ * With a cgroup, a share is by default a CPU *weight* proportional to the
+ * allocation (`cpu.weight`, v1 `cpu.shares`), with a quota only where a
+ * job has a max_cores cap: the kernel then divides a busy machine in the
+ * allocated proportions, and a share its job cannot use at the moment
+ * (a single-threaded phase, I/O, data loading) goes to the other jobs
+ * instead of idling. `--share quota` makes the share a hard quota
+ * (SLAQ's token bucket, exactly), which leaves such cycles idle.
+ *
  * `auto` tries them in that order. The cgroup directory is named after a
  * hash of the state directory, so two slaqds on one machine never share
  * one, and a restarted slaqd finds its jobs' groups again.
@@ -245,8 +253,13 @@ static int try_cgroup(sd_daemon *d, int v2, char *why, size_t whylen)
         }
     }
     d->enf.cg_base = strdup(base);
-    fmt(d->enf.detail, sizeof d->enf.detail, "CPU quota per %u ms "
-             "period in %s", ENF_PERIOD_US / 1000, base);
+    if (d->cfg.share_quota)
+        fmt(d->enf.detail, sizeof d->enf.detail, "CPU quota per %u ms "
+            "period in %s", ENF_PERIOD_US / 1000, base);
+    else
+        fmt(d->enf.detail, sizeof d->enf.detail, "CPU weights "
+            "proportional to the allocation in %s (idle cycles shared)",
+            base);
     return d->enf.cg_base ? 0 : -1;
 }
 
@@ -332,6 +345,16 @@ int enf_adopt(sd_daemon *d, sd_job *j)
     return 0;
 }
 
+/* The cgroup weight of an allocation: cgroup2's cpu.weight (1..10000,
+ * 100 per core) or cgroup1's cpu.shares (2..262144, 1024 per core). */
+unsigned long enf_weight(int v2, double cores)
+{
+    double w = cores * (v2 ? 100 : 1024);
+    double lo = v2 ? 1 : 2, hi = v2 ? 10000 : 262144;
+    w = w < lo ? lo : w > hi ? hi : w;
+    return (unsigned long)(w + 0.5);
+}
+
 void enf_apply(sd_daemon *d, sd_job *j, double cores)
 {
     const sd_enforcer *e = &d->enf;
@@ -341,27 +364,40 @@ void enf_apply(sd_daemon *d, sd_job *j, double cores)
         return;
     if (!j->cg_ready)
         return;
+    int v2 = e->mode == SD_ENF_CGROUP2;
+    /* The quota: the share itself, or only the job's cap, or none. */
+    double cap = d->cfg.share_quota ? cores : j->max_cores;
+    int capped = cap < d->cfg.cores;
     char path[4300], val[64];
-    unsigned long quota = (unsigned long)(cores * e->period_us);
+    unsigned long quota = (unsigned long)(cap * e->period_us);
     if (quota < 1000) /* the kernel's minimum quota is 1 ms */
         quota = 1000;
     job_dir(e, j->id, path, sizeof path);
     size_t n = strlen(path);
     int rc;
-    if (e->mode == SD_ENF_CGROUP2) {
+    fmt(path + n, sizeof path - n, v2 ? "/cpu.weight" : "/cpu.shares");
+    fmt(val, sizeof val, "%lu", enf_weight(v2, cores));
+    rc = write_file(path, val);
+    if (v2) {
         fmt(path + n, sizeof path - n, "/cpu.max");
-        fmt(val, sizeof val, "%lu %u", quota, e->period_us);
-        rc = write_file(path, val);
+        if (capped)
+            fmt(val, sizeof val, "%lu %u", quota, e->period_us);
+        else
+            fmt(val, sizeof val, "max %u", e->period_us);
+        rc |= write_file(path, val);
     } else {
         fmt(path + n, sizeof path - n, "/cpu.cfs_period_us");
         fmt(val, sizeof val, "%u", e->period_us);
-        rc = write_file(path, val);
+        rc |= write_file(path, val);
         fmt(path + n, sizeof path - n, "/cpu.cfs_quota_us");
-        fmt(val, sizeof val, "%lu", quota);
+        if (capped)
+            fmt(val, sizeof val, "%lu", quota);
+        else
+            fmt(val, sizeof val, "-1");
         rc |= write_file(path, val);
     }
     if (rc < 0)
-        sd_log(d, 0, "job %lld: cannot set CPU quota in %s: %s",
+        sd_log(d, 0, "job %lld: cannot set CPU share in %s: %s",
                (long long)j->id, path, strerror(errno));
 }
 

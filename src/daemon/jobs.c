@@ -107,6 +107,7 @@ int job_schedule(sd_daemon *d, sd_job *j)
     slaq_job_opts_init(&o);
     o.weight = j->weight;
     o.max_cores = j->max_cores;
+    o.iters = j->max_iters; /* until the job says otherwise in hello */
     o.user = j;
     j->sj = slaq_sched_add(d->sched, &o, sd_now());
     return j->sj ? 0 : -1;

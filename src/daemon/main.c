@@ -96,6 +96,14 @@ static void usage(FILE *f)
         "  --unit U            allocation unit in cores (default: cores/20,\n"
         "                      at most 1)\n"
         "  --enforce MODE      auto | cgroup2 | cgroup1 | signal | none\n"
+        "  --share HOW         weight: cgroup CPU weights proportional to\n"
+        "                      the allocation, idle cycles go to the others\n"
+        "                      (default); quota: a hard CPU quota at it\n"
+        "  --startup-reports K iterations a job reports before it is\n"
+        "                      predicted; until then at least a fair share\n"
+        "                      (default 3)\n"
+        "  --hysteresis H      extra weight of a job's cores from the last\n"
+        "                      epoch (default 0.5; 0 for none)\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
         "  -v, --verbose       log every connection and allocation change\n"
         "  -h, --help          this help\n");
@@ -138,7 +146,8 @@ static char *read_token(const char *path)
 static int parse_args(sd_config *c, int argc, char **argv)
 {
     enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
-           O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE };
+           O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_SHARE,
+           O_STARTUP, O_HYST };
     static const struct option opts[] = {
         {"state-dir", required_argument, 0, O_STATE},
         {"socket", required_argument, 0, O_SOCKET},
@@ -151,6 +160,9 @@ static int parse_args(sd_config *c, int argc, char **argv)
         {"unit", required_argument, 0, O_UNIT},
         {"enforce", required_argument, 0, O_ENFORCE},
         {"grace", required_argument, 0, O_GRACE},
+        {"share", required_argument, 0, O_SHARE},
+        {"startup-reports", required_argument, 0, O_STARTUP},
+        {"hysteresis", required_argument, 0, O_HYST},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -163,6 +175,8 @@ static int parse_args(sd_config *c, int argc, char **argv)
     c->grace_s = 10;
     c->policy = SLAQ_POLICY_SLAQ;
     c->enforce = SD_ENF_AUTO;
+    c->startup_reports = SLAQ_DEFAULT_STARTUP_REPORTS;
+    c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
     const char *socket_opt = NULL, *token_file = NULL;
     int o;
     while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -198,6 +212,32 @@ static int parse_args(sd_config *c, int argc, char **argv)
                 return 2;
             }
             break;
+        case O_SHARE:
+            if (strcmp(optarg, "weight") && strcmp(optarg, "quota")) {
+                fprintf(stderr, "slaqd: --share: expected weight or quota, "
+                        "got '%s'\n", optarg);
+                return 2;
+            }
+            c->share_quota = !strcmp(optarg, "quota");
+            break;
+        case O_STARTUP:
+        case O_HYST: {
+            char *end;
+            double v = strtod(optarg, &end);
+            if (end == optarg || *end || !(v >= 0) || v > 1000 ||
+                (o == O_STARTUP && v != floor(v))) {
+                fprintf(stderr, "slaqd: %s wants %s, got '%s'\n",
+                        o == O_STARTUP ? "--startup-reports" : "--hysteresis",
+                        o == O_STARTUP ? "a whole number from 0 to 1000"
+                                       : "a number from 0 to 1000", optarg);
+                return 2;
+            }
+            if (o == O_STARTUP)
+                c->startup_reports = v;
+            else
+                c->hysteresis = v;
+            break;
+        }
         case 'v': c->verbose++; break;
         case 'h': usage(stdout); return 1;
         default: usage(stderr); return 2;
@@ -373,6 +413,8 @@ static int setup(sd_daemon *d)
      * share and slaq could not differ from fair. */
     sc.unit = d->cfg.unit > 0 ? d->cfg.unit : fmin(1.0, d->cfg.cores / 20);
     sc.epoch_s = d->cfg.epoch_s;
+    sc.startup_reports = (unsigned)d->cfg.startup_reports;
+    sc.hysteresis = d->cfg.hysteresis;
     d->sched = slaq_sched_new(&sc);
     if (!d->sched) {
         sd_log(d, 0, "cannot create the scheduler (cores %g, epoch %g s)",

@@ -176,36 +176,16 @@ json_t *trace_timeline_json(sd_daemon *d, double since)
 
 double trace_eta90(const sd_job *j)
 {
-    if (!j->sj || slaq_history_total(slaq_job_history(j->sj)) < 2)
+    if (!j->sj)
         return NAN;
-    if (slaq_job_reduction(j->sj) >= 0.9)
-        return 0;
-    const slaq_predictor *p = slaq_job_predictor(j->sj);
-    const slaq_forecast *f = slaq_predictor_forecast(p);
-    double span = f->first_loss - f->final_loss;
-    if (!(span > 0))
-        return NAN;
-    double goal = f->first_loss - 0.9 * span;
-    /* The forecast falls monotonically: bracket the crossing by doubling,
-     * then bisect. A forecast that only approaches 90 % too slowly to
-     * reach it in a billion iterations has no finite answer. */
-    double lo = 0, hi = 1;
-    while (slaq_predictor_loss(p, hi) > goal) {
-        lo = hi;
-        hi *= 2;
-        if (hi > 1e9)
-            return INFINITY;
-    }
-    for (int i = 0; i < 40 && hi - lo > 0.5; i++) {
-        double mid = (lo + hi) / 2;
-        if (slaq_predictor_loss(p, mid) > goal)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    double iters = slaq_job_iters_to(j->sj, 0.9);
+    if (!(iters > 0))
+        return iters; /* 0 (reached), NAN (too early) */
+    if (isinf(iters))
+        return INFINITY;
     double per_iter = slaq_runtime_iter_time(slaq_job_runtime(j->sj),
                                              j->alloc, 0);
-    return hi * per_iter;
+    return iters * per_iter;
 }
 
 json_t *trace_forecast_json(sd_daemon *d, const sd_job *j)
@@ -238,7 +218,8 @@ json_t *trace_forecast_json(sd_daemon *d, const sd_job *j)
                 num_or_null(slaq_predictor_loss(p, hh))));
         }
         json_object_set_new(r, "k0", json_real(f->k0));
-        json_object_set_new(r, "final_loss", num_or_null(f->final_loss));
+        json_object_set_new(r, "final_loss",
+                            num_or_null(slaq_job_end_loss(j->sj)));
     }
     json_object_set_new(r, "forecast", ahead);
     return r;

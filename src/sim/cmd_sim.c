@@ -41,7 +41,7 @@ static void usage(FILE *f)
         "                    oracle-greedy is slaq's greedy handed the true "
         "curves\n"
         "                    and costs: a reference, not an upper bound\n"
-        "  --predictor K     strawman, slaq-fit or auto (default strawman)\n"
+        "  --predictor K     auto, slaq-fit or strawman (default auto)\n"
         "  --default-iter-cpu S\n"
         "                    the core's CPU-seconds per iteration for a job "
         "that has\n"
@@ -56,6 +56,15 @@ static void usage(FILE *f)
         "rescaled to\n"
         "                    these mean inter-arrival times (s), e.g. "
         "2,4,6,8,10,15\n"
+        "  --normalise N     the objective's loss unit: span (the job's predicted\n"
+        "                    total reduction, default) or max-delta (its largest\n"
+        "                    step so far, the paper's)\n"
+        "  --startup-reports K\n"
+        "                    iterations a job reports before it is predicted; until\n"
+        "                    then it gets its fair share (default 3)\n"
+        "  --hysteresis H    extra weight of a job's cores from the previous epoch\n"
+        "                    (default 0.5; 0 for none)\n"
+        "  --undeclared      jobs do not tell the core how many iterations they run\n"
         "  --out DIR         output directory (replaced as a whole)\n"
         "  --no-plots        skip gnuplot (CSV, JSON and HTML only)\n"
         "  --quiet           no progress bar\n"
@@ -287,6 +296,10 @@ int cmd_sim(int argc, char **argv)
         {"compare", required_argument, 0, 'C'},
         {"sweep-interarrival", required_argument, 0, 's'},
         {"default-iter-cpu", required_argument, 0, 'd'},
+        {"normalise", required_argument, 0, 'N'},
+        {"startup-reports", required_argument, 0, 'S'},
+        {"hysteresis", required_argument, 0, 'H'},
+        {"undeclared", no_argument, 0, 'U'},
         {"out", required_argument, 0, 'o'},
         {"no-plots", no_argument, 0, 'n'},
         {"quiet", no_argument, 0, 'q'},
@@ -294,9 +307,12 @@ int cmd_sim(int argc, char **argv)
         {0, 0, 0, 0},
     };
     const char *workload = NULL, *out = NULL, *policy = "slaq",
-               *compare = NULL, *predictor = "strawman";
+               *compare = NULL, *predictor = "auto";
     double cores = 0, epoch = 2, unit = 1, iter_cpu = 0, sweep[MAX_SWEEP];
-    int nsweep = 0, plots = 1, quiet = 0, c;
+    int nsweep = 0, plots = 1, quiet = 0, declare = 1, c;
+    slaq_sched_config core;
+    slaq_sched_config_init(&core);
+    double startup = core.startup_reports;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
@@ -306,6 +322,29 @@ int cmd_sim(int argc, char **argv)
         case 'k': predictor = optarg; break;
         case 'C': compare = optarg; break;
         case 'n': plots = 0; break;
+        case 'U': declare = 0; break;
+        case 'N':
+            if (slaq_norm_parse(optarg, &core.normalise) != SLAQ_OK) {
+                cli_error("sim", "--normalise: expected span or max-delta, "
+                          "got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'S':
+            if (cli_parse_nonneg("sim", "--startup-reports", optarg,
+                                 &startup))
+                return EXIT_USAGE;
+            if (startup != floor(startup) || startup > 1000) {
+                cli_error("sim", "--startup-reports: expected a whole "
+                          "number up to 1000, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'H':
+            if (cli_parse_nonneg("sim", "--hysteresis", optarg,
+                                &core.hysteresis))
+                return EXIT_USAGE;
+            break;
         case 'q': quiet = 1; break;
         case 'c':
             if (cli_parse_positive("sim", "--cores", optarg, &cores))
@@ -359,6 +398,10 @@ int cmd_sim(int argc, char **argv)
         runs[i].cfg.epoch_s = epoch;
         runs[i].cfg.unit = unit;
         runs[i].cfg.default_iter_cpu_s = iter_cpu;
+        runs[i].cfg.normalise = core.normalise;
+        runs[i].cfg.startup_reports = (unsigned)startup;
+        runs[i].cfg.hysteresis = core.hysteresis;
+        runs[i].cfg.declare_iters = declare;
     }
 
     char err[1024];

@@ -29,12 +29,18 @@ const int sim_x_pct[SIM_NX] = {50, 55, 60, 65, 70, 75, 80, 85, 90, 95, 99};
 void sim_config_init(sim_config *c)
 {
     c->policy = SLAQ_POLICY_SLAQ;
-    c->predictor = SLAQ_PRED_STRAWMAN;
+    c->predictor = SLAQ_PRED_AUTO;
     c->cores = 1;
     c->epoch_s = 2;
     c->unit = 1;
     c->default_iter_cpu_s = 0;
     c->arrival_scale = 1;
+    slaq_sched_config sc;
+    slaq_sched_config_init(&sc);
+    c->normalise = sc.normalise;
+    c->startup_reports = sc.startup_reports;
+    c->hysteresis = sc.hysteresis;
+    c->declare_iters = 1;
     c->progress = NULL;
     c->progress_arg = NULL;
     c->on_report = NULL;
@@ -104,6 +110,7 @@ typedef struct sjob {
     int xi;           /* first loss reduction not reached yet */
     size_t heap_pos;
     size_t act_pos;   /* position in the active array */
+    int decided;      /* has had its first allocation */
 } sjob;
 
 typedef struct simstate {
@@ -278,10 +285,16 @@ static int decide(simstate *st, double t, char *err, size_t errlen)
         sjob *j = st->active[i];
         double a = slaq_job_alloc(j->sj);
         double mc = j->w->max_cores;
+        double use = a < mc ? a : mc;
         if (st->cfg->on_alloc)
             st->cfg->on_alloc(st->cfg->trace_arg, t,
                               (size_t)(j->res - st->r->jobs), a);
-        job_set_cores(j, t, a < mc ? a : mc);
+        if (j->decided && fabs(use - j->cores) > 1e-9) {
+            j->res->changes++;
+            j->res->moved += fabs(use - j->cores);
+        }
+        j->decided = 1;
+        job_set_cores(j, t, use);
         progress |= isfinite(j->next_t);
     }
     heap_build(st);
@@ -351,6 +364,10 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     /* The class the job declares (checked when the workload was read). */
     if (slaq_convergence_parse(j->w->convergence, &o.convergence))
         o.convergence = SLAQ_CONV_UNKNOWN;
+    /* A job says how many iterations it runs (a training loop's epochs):
+     * its end of curve. */
+    if (st->cfg->declare_iters)
+        o.iters = j->w->nloss - 1;
     if (st->cfg->predictor == SLAQ_PRED_ORACLE) {
         o.truth = j->w->loss;
         o.truth_len = j->w->nloss;
@@ -447,6 +464,9 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     sc.cores = cfg->cores;
     sc.epoch_s = cfg->epoch_s;
     sc.unit = cfg->unit;
+    sc.normalise = cfg->normalise;
+    sc.startup_reports = cfg->startup_reports;
+    sc.hysteresis = cfg->hysteresis;
     if (cfg->default_iter_cpu_s > 0)
         sc.default_iter_cpu_s = cfg->default_iter_cpu_s;
     size_t n = wl->n;
@@ -553,6 +573,16 @@ void sim_summarize(const sim_result *r, sim_summary *s)
         last = fmax(last, j->completion);
     }
     s->makespan = r->njobs ? last - first : 0;
+    double job_min = 0, changes = 0, moved = 0;
+    for (size_t i = 0; i < r->njobs; i++) {
+        job_min += (r->jobs[i].completion - r->jobs[i].arrival) / 60;
+        changes += (double)r->jobs[i].changes;
+        moved += r->jobs[i].moved;
+    }
+    if (job_min > 0) {
+        s->changes_per_job_min = changes / job_min;
+        s->moved_per_job_min = moved / job_min;
+    }
     size_t used = 0;
     for (size_t i = 0; i < r->nsamples; i++) {
         const sim_sample *sm = &r->samples[i];
@@ -606,6 +636,9 @@ int sim_write_summary(FILE *f, const char *name, const sim_config *cfg,
                   s->tx_mean[sim_x_index(95)]) < 0;
     rc |= fprintf(f, " \"jct_mean_s\": %.3f, \"makespan_s\": %.3f,\n",
                   s->jct_mean, s->makespan) < 0;
+    rc |= fprintf(f, " \"alloc_changes_per_job_min\": %.4f, "
+                  "\"cores_moved_per_job_min\": %.4f,\n",
+                  s->changes_per_job_min, s->moved_per_job_min) < 0;
     rc |= fputs(" \"time_to_reduction_mean_s\": {", f) < 0;
     for (int x = 0; x < SIM_NX; x++)
         rc |= fprintf(f, "%s\"%d\": %.3f", x ? ", " : "", sim_x_pct[x],

@@ -48,6 +48,13 @@ typedef struct sim_config {
      * (1: as recorded); --sweep-interarrival stretches one job mix to
      * several arrival rates this way. */
     double arrival_scale;
+    /* The core's real-job settings (slaq_sched_config): the objective's
+     * normalisation, start-up reports and hysteresis; and whether jobs
+     * declare their length (their iteration count) to the core. */
+    slaq_norm_kind normalise;
+    unsigned startup_reports;
+    double hysteresis;
+    int declare_iters;
     /* Called now and then with iterations done so far and in total. */
     void (*progress)(void *arg, double done, double total);
     void *progress_arg;
@@ -61,7 +68,7 @@ typedef struct sim_config {
     void *trace_arg;
 } sim_config;
 
-/* A configuration with the defaults: slaq/strawman, epoch 2 s, unit 1. */
+/* A configuration with the defaults: slaq/auto, epoch 2 s, unit 1. */
 void sim_config_init(sim_config *c);
 
 /*
@@ -79,6 +86,8 @@ typedef struct sim_jobres {
     double arrival;
     double completion;
     double tx[SIM_NX]; /* time from arrival to X% loss reduction */
+    size_t changes;    /* decisions that changed its cores (not the first) */
+    double moved;      /* sum of |change| in cores over those decisions */
 } sim_jobres;
 
 /* The state after one epoch-boundary decision (one timeline row). */
@@ -121,6 +130,8 @@ typedef struct sim_summary {
     double jct_mean;
     double makespan;
     double share[SIM_NGROUPS]; /* mean fraction of used cores per group */
+    double changes_per_job_min;  /* allocation changes per job-minute */
+    double moved_per_job_min;    /* cores moved per job-minute */
     double sched_mean_ms, sched_p99_ms, sched_max_ms;
     size_t epochs;
 } sim_summary;

@@ -274,6 +274,7 @@ int main(int argc, char **argv)
                job.scale != 1 ? " (scaled)" : "", job.n_parts, threads);
 
     job.sched = train_sched_open(job.name, threads);
+    train_sched_set_iters(job.sched, job.max_iters);
     rc = train_job_run(&job, err, sizeof err);
     if (rc != 0)
         goto err;

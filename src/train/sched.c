@@ -37,6 +37,12 @@ struct train_sched *train_sched_open(const char *job_name, double threads)
     return s;
 }
 
+void train_sched_set_iters(struct train_sched *s, int iters)
+{
+    if (iters > 0)
+        slaq_client_set_iters(s->client, (uint64_t)iters);
+}
+
 double train_sched_allocation(struct train_sched *s)
 {
     double a = slaq_client_cores(s->client);

@@ -175,6 +175,8 @@ struct train_sched;
  * allocation, the job uses `threads` cores. Never fails: a job without slaq
  * still trains. */
 struct train_sched *train_sched_open(const char *job_name, double threads);
+/* Tells slaq how many iterations the run has (--iters): its end of curve. */
+void train_sched_set_iters(struct train_sched *s, int iters);
 
 /* Cores the job should size its workers to for its next iteration: the
  * allocation, rounded up while slaqd enforces it as a CPU quota. */

@@ -12,6 +12,14 @@
 
 static double urand(void) { return rand() / ((double)RAND_MAX + 1); }
 
+/* A policy's view of one job; the optional fields zero. */
+static slaq_pjob pjob(const slaq_forecast *fc, double k, double iters_per_core,
+                      double weight, double max_cores)
+{
+    return (slaq_pjob){.fc = fc, .k = k, .iters_per_core = iters_per_core,
+                       .weight = weight, .max_cores = max_cores};
+}
+
 /* A random convex decreasing forecast at k0 = 0 (so gains are concave in
  * the allocation). */
 static void random_forecast(slaq_forecast *f)
@@ -85,8 +93,8 @@ static void test_slaq_equals_brute_force_optimum(void **state)
         slaq_pjob j[4];
         for (size_t i = 0; i < n; i++) {
             random_forecast(&fc[i]);
-            j[i] = (slaq_pjob){&fc[i], 0, 0.2 + 2 * urand(),
-                               1 + (double)(rand() % 3), INFINITY};
+            j[i] = pjob(&fc[i], 0, 0.2 + 2 * urand(),
+                               1 + (double)(rand() % 3), INFINITY);
         }
         double a[4], b[4];
         assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, n, cap, 1, ws, a),
@@ -114,8 +122,8 @@ static void test_invariants_on_random_instances(void **state)
         for (size_t i = 0; i < n; i++) {
             random_forecast(&fc[i]);
             double mc = rand() % 4 ? INFINITY : 0.1 + 5 * urand();
-            j[i] = (slaq_pjob){&fc[i], 3 * urand(), 0.1 + urand(),
-                               0.5 + 3 * urand(), mc};
+            j[i] = pjob(&fc[i], 3 * urand(), 0.1 + urand(),
+                               0.5 + 3 * urand(), mc);
             capsum += mc;
         }
         for (int pol = SLAQ_POLICY_FAIR; pol <= SLAQ_POLICY_MAXMIN; pol++) {
@@ -143,10 +151,10 @@ static void test_fair_is_weighted_water_filling(void **state)
 {
     (void)state;
     slaq_alloc_ws *ws = slaq_alloc_ws_new();
-    slaq_pjob j[4] = {{NULL, 0, 1, 1, INFINITY},
-                      {NULL, 0, 1, 2, INFINITY},
-                      {NULL, 0, 1, 1, 1.0},
-                      {NULL, 0, 1, 4, INFINITY}};
+    slaq_pjob j[4] = {pjob(NULL, 0, 1, 1, INFINITY),
+                      pjob(NULL, 0, 1, 2, INFINITY),
+                      pjob(NULL, 0, 1, 1, 1.0),
+                      pjob(NULL, 0, 1, 4, INFINITY)};
     double a[4];
     /* 16 cores: job 2 capped at 1; the other 15 split 1:2:4 over w=7 */
     assert_int_equal(slaq_allocate(SLAQ_POLICY_FAIR, j, 4, 16, 1, ws, a),
@@ -158,7 +166,7 @@ static void test_fair_is_weighted_water_filling(void **state)
     /* more jobs than cores: fractional equal shares */
     slaq_pjob e[10];
     for (int i = 0; i < 10; i++)
-        e[i] = (slaq_pjob){NULL, 0, 1, 1, INFINITY};
+        e[i] = pjob(NULL, 0, 1, 1, INFINITY);
     double b[10];
     slaq_allocate(SLAQ_POLICY_FAIR, e, 10, 3, 1, ws, b);
     for (int i = 0; i < 10; i++)
@@ -193,7 +201,8 @@ static void test_converged_job_gets_only_its_minimum_share(void **state)
     (void)state;
     slaq_alloc_ws *ws = slaq_alloc_ws_new();
     slaq_forecast done = flat_forecast(1.0), fresh = line_forecast(10, 1, 0);
-    slaq_pjob j[2] = {{&done, 50, 1, 1, INFINITY}, {&fresh, 1, 1, 1, INFINITY}};
+    slaq_pjob j[2] = {pjob(&done, 50, 1, 1, INFINITY),
+                      pjob(&fresh, 1, 1, 1, INFINITY)};
     double a[2];
     slaq_allocate(SLAQ_POLICY_SLAQ, j, 2, 10, 1, ws, a);
     assert_near(a[0], 1, 0);
@@ -210,9 +219,12 @@ static void test_nan_gain_ranks_last(void **state)
     slaq_alloc_ws *ws = slaq_alloc_ws_new();
     slaq_forecast bad = line_forecast(10, NAN, 0);
     slaq_forecast fresh = line_forecast(10, 1, 0);
-    slaq_pjob j[3] = {{&bad, 0, 1, 1, INFINITY},
-                      {&fresh, 0, 1, 1, INFINITY},
-                      {&fresh, 0, 1, 1, INFINITY}};
+    slaq_pjob j[3] = {
+        {.fc = &bad, .iters_per_core = 1, .weight = 1, .max_cores = INFINITY},
+        {.fc = &fresh, .iters_per_core = 1, .weight = 1,
+         .max_cores = INFINITY},
+        {.fc = &fresh, .iters_per_core = 1, .weight = 1,
+         .max_cores = INFINITY}};
     double a[3];
     for (int pol = SLAQ_POLICY_SLAQ; pol <= SLAQ_POLICY_MAXMIN; pol++) {
         assert_int_equal(slaq_allocate((slaq_policy_kind)pol, j, 3, 16, 1, ws,
@@ -234,7 +246,8 @@ static void test_weight_multiplies_gain(void **state)
     f.par[0] = 0.8, f.par[1] = 1, f.par[2] = 0;
     f.yscale = 1, f.norm = 0.2, f.max_step = INFINITY;
     f.floor_loss = -INFINITY, f.first_loss = 1, f.final_loss = 0;
-    slaq_pjob j[2] = {{&f, 0, 0.5, 1, INFINITY}, {&f, 0, 0.5, 3, INFINITY}};
+    slaq_pjob j[2] = {pjob(&f, 0, 0.5, 1, INFINITY),
+                      pjob(&f, 0, 0.5, 3, INFINITY)};
     double a[2];
     slaq_allocate(SLAQ_POLICY_SLAQ, j, 2, 20, 1, ws, a);
     assert_true(a[1] > a[0]);
@@ -256,7 +269,7 @@ static void test_maxmin_serves_the_worst_job(void **state)
         f[i].first_loss = 1;
     slaq_pjob j[3];
     for (int i = 0; i < 3; i++)
-        j[i] = (slaq_pjob){&f[i], 0, 1, 1, INFINITY};
+        j[i] = pjob(&f[i], 0, 1, 1, INFINITY);
     double a[3];
     /* 3 minimum shares + 2 more: both go to the worst job */
     slaq_allocate(SLAQ_POLICY_MAXMIN, j, 3, 5, 1, ws, a);
@@ -288,7 +301,7 @@ static void test_min_share_when_more_jobs_than_units(void **state)
     slaq_forecast f = line_forecast(5, 1, 0);
     slaq_pjob j[8];
     for (int i = 0; i < 8; i++)
-        j[i] = (slaq_pjob){&f, 0, 1, 1, INFINITY};
+        j[i] = pjob(&f, 0, 1, 1, INFINITY);
     double a[8];
     slaq_allocate(SLAQ_POLICY_SLAQ, j, 8, 2, 1, ws, a);
     for (int i = 0; i < 8; i++)
@@ -306,7 +319,7 @@ static void test_same_input_same_output(void **state)
     srand(13);
     for (int i = 0; i < N; i++) {
         random_forecast(&fc[i]);
-        j[i] = (slaq_pjob){&fc[i], 2, 1, 1, 64};
+        j[i] = pjob(&fc[i], 2, 1, 1, 64);
     }
     /* ties everywhere: identical jobs */
     for (int i = 0; i < 50; i++)
@@ -326,7 +339,7 @@ static void test_bad_arguments_are_refused(void **state)
     (void)state;
     slaq_alloc_ws *ws = slaq_alloc_ws_new();
     slaq_forecast f = flat_forecast(1);
-    slaq_pjob j = {&f, 0, 1, 1, INFINITY};
+    slaq_pjob j = pjob(&f, 0, 1, 1, INFINITY);
     double a;
     assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, &j, 1, -1, 1, ws, &a),
                      SLAQ_EINVAL);

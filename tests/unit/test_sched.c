@@ -3,6 +3,7 @@
  * re-divides when jobs come and go, refills tokens, favours a job with
  * more to gain, follows a policy change, and is deterministic.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,7 +86,9 @@ static void test_slaq_moves_cores_to_the_job_with_more_to_gain(void **state)
         report(old, k, 1.0 / (1 + (double)k * k) + 0.1, (double)k);
     slaq_job *fresh = slaq_sched_add(s, NULL, 40);
     report(fresh, 0, 5.0, 40);
-    report(fresh, 1, 4.0, 40.5);
+    report(fresh, 1, 4.0, 40.2);
+    report(fresh, 2, 3.2, 40.4);
+    report(fresh, 3, 2.6, 40.6);
     slaq_sched_epoch(s, 41);
     assert_near(total_alloc(s), 16, 1e-9);
     assert_true(slaq_job_alloc(fresh) >= 14);
@@ -102,8 +105,6 @@ static void test_reduction_against_predicted_final(void **state)
 {
     (void)state;
     slaq_sched *s = new_sched(SLAQ_POLICY_SLAQ, 4);
-    /* The final loss comes from a fitted curve. */
-    assert_int_equal(slaq_sched_set_predictor(s, SLAQ_PRED_AUTO), SLAQ_OK);
     slaq_job *j = slaq_sched_add(s, NULL, 0);
     assert_near(slaq_job_reduction(j), 0, 0);
     for (uint64_t k = 0; k <= 40; k++)
@@ -194,6 +195,172 @@ static void test_same_reports_same_allocations(void **state)
     }
 }
 
+/* Jobs submitted together that have not reported yet share the cores
+ * equally: none sits at the minimum share while it loads its data (the
+ * first of five identical new jobs used to take 1.6 of 2 cores). */
+static void test_new_jobs_get_their_fair_share(void **state)
+{
+    (void)state;
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 2;
+    c.unit = 0.1;
+    slaq_sched *s = slaq_sched_new(&c);
+    slaq_job *j[5];
+    for (int i = 0; i < 5; i++)
+        j[i] = slaq_sched_add(s, NULL, 0);
+    slaq_sched_epoch(s, 0);
+    for (int i = 0; i < 5; i++)
+        assert_near(slaq_job_alloc(j[i]), 0.4, 1e-9);
+    /* with iteration 0 and two iterations reported they are still
+     * settling (3 needed) */
+    for (int i = 0; i < 5; i++)
+        for (uint64_t k = 0; k <= 2; k++)
+            report(j[i], k, 1.0 / (1.0 + (double)(k * (uint64_t)(i + 1))),
+                   (double)k);
+    slaq_sched_epoch(s, 3);
+    for (int i = 0; i < 5; i++)
+        assert_true(slaq_job_alloc(j[i]) >= 0.4 - 1e-9);
+    slaq_sched_free(s);
+}
+
+/* A settling job next to a predicted one gets at least its fair share,
+ * even when the predicted job gains more per core. */
+static void test_settling_job_keeps_its_fair_share(void **state)
+{
+    (void)state;
+    slaq_sched *s = new_sched(SLAQ_POLICY_SLAQ, 8);
+    slaq_job *old = slaq_sched_add(s, NULL, 0);
+    for (uint64_t k = 0; k <= 10; k++)
+        report(old, k, 10.0 - (double)k * 0.5, (double)k * 0.1);
+    slaq_job *fresh = slaq_sched_add(s, NULL, 1);
+    slaq_sched_epoch(s, 1.1);
+    assert_true(slaq_job_alloc(fresh) >= 4 - 1e-9);
+    slaq_sched_free(s);
+}
+
+/* The fast learner: a job whose first step took most of its drop is not
+ * taken for converged while it is far from its own end. Under the paper's
+ * normalisation by the largest step its later steps look negligible next
+ * to a steady job's; under the span they are valued against its own total
+ * reduction, like the steady job's. */
+static void test_fast_learner_is_not_starved(void **state)
+{
+    (void)state;
+    double share[2];
+    for (int norm = 0; norm < 2; norm++) {
+        slaq_sched_config c;
+        slaq_sched_config_init(&c);
+        c.cores = 8;
+        c.normalise = norm ? SLAQ_NORM_MAX_DELTA : SLAQ_NORM_SPAN;
+        slaq_sched *s = slaq_sched_new(&c);
+        slaq_job_opts o;
+        slaq_job_opts_init(&o);
+        o.iters = 100;
+        slaq_job *fast = slaq_sched_add(s, &o, 0);
+        slaq_job *steady = slaq_sched_add(s, &o, 0);
+        /* fast: 1.7 -> 1.0 in one step, then 1.0 -> 0.7 geometrically
+         * over 100 iterations; steady: 1.0 -> 0.0 geometrically */
+        report(fast, 0, 1.7, 0);
+        report(steady, 0, 1.0, 0);
+        for (uint64_t k = 1; k <= 10; k++) {
+            report(fast, k, 0.7 + 0.3 * pow(0.97, (double)(k - 1)),
+                   (double)k);
+            report(steady, k, pow(0.97, (double)k), (double)k);
+        }
+        slaq_sched_epoch(s, 10.5);
+        share[norm] = slaq_job_alloc(fast);
+        slaq_sched_free(s);
+    }
+    /* the span gives the fast learner more than the largest step does */
+    assert_true(share[0] >= share[1] + 1 - 1e-9);
+}
+
+/* Its progress is measured against its own end: at iteration 10 of 100
+ * the fast learner has 78% of its reduction, not 100% (the fitted curve
+ * used to spend itself on the first step and call the job converged),
+ * and the steady job 28%, not the 57% that the forecast's floor implied. */
+static void test_fast_learner_progress_is_true(void **state)
+{
+    (void)state;
+    slaq_sched *s = new_sched(SLAQ_POLICY_SLAQ, 8);
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.iters = 100;
+    slaq_job *fast = slaq_sched_add(s, &o, 0);
+    slaq_job *steady = slaq_sched_add(s, &o, 0);
+    report(fast, 0, 1.7, 0);
+    report(steady, 0, 1.0, 0);
+    for (uint64_t k = 1; k <= 10; k++) {
+        report(fast, k, 0.7 + 0.3 * pow(0.97, (double)(k - 1)), (double)k);
+        report(steady, k, pow(0.97, (double)k), (double)k);
+    }
+    slaq_sched_epoch(s, 10.5);
+    double end_f = 0.7 + 0.3 * pow(0.97, 99), end_s = pow(0.97, 100);
+    double true_f = (1.7 - (0.7 + 0.3 * pow(0.97, 9))) / (1.7 - end_f);
+    double true_s = (1 - pow(0.97, 10)) / (1 - end_s);
+    assert_near(slaq_job_reduction(fast), true_f, 0.03);
+    assert_near(slaq_job_reduction(steady), true_s, 0.03);
+    slaq_sched_free(s);
+}
+
+/* Hysteresis: of two identical jobs, the one that held the cores keeps
+ * more of them; without it they are divided equally. */
+static void test_hysteresis_keeps_allocations(void **state)
+{
+    (void)state;
+    double kept[2];
+    for (int h = 0; h < 2; h++) {
+        slaq_sched_config c;
+        slaq_sched_config_init(&c);
+        c.cores = 10;
+        c.hysteresis = h ? 0.5 : 0;
+        c.startup_reports = 0;
+        slaq_sched *s = slaq_sched_new(&c);
+        slaq_job *a = slaq_sched_add(s, NULL, 0);
+        for (uint64_t k = 0; k <= 10; k++)
+            report(a, k, 1.0 / (1 + 0.1 * (double)k), (double)k);
+        slaq_sched_epoch(s, 10);
+        assert_near(slaq_job_alloc(a), 10, 1e-9);
+        slaq_job *b = slaq_sched_add(s, NULL, 10);
+        for (uint64_t k = 0; k <= 10; k++)
+            report(b, k, 1.0 / (1 + 0.1 * (double)k), 10 + (double)k * 0.01);
+        slaq_sched_epoch(s, 10.1);
+        kept[h] = slaq_job_alloc(a);
+        slaq_sched_free(s);
+    }
+    assert_near(kept[0], 5, 1e-9);
+    assert_true(kept[1] >= kept[0] + 1 - 1e-9);
+}
+
+/* A job that declares its length is measured against the loss forecast
+ * at its last iteration: an exponential curve at iteration 20 of 20 has
+ * reached all of its reduction, at 10 of 20 not yet. */
+static void test_declared_length_sets_the_end(void **state)
+{
+    (void)state;
+    slaq_sched *s = new_sched(SLAQ_POLICY_SLAQ, 4);
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.iters = 20;
+    slaq_job *j = slaq_sched_add(s, &o, 0);
+    assert_true(isnan(slaq_job_end_loss(j)));
+    for (uint64_t k = 0; k <= 10; k++)
+        report(j, k, 1.0 + pow(0.8, (double)k), (double)k);
+    slaq_sched_epoch(s, 10);
+    /* truth at 20: 1 + 0.8^20; reduction at 10: (1 - 0.8^10)/(1 - 0.8^20),
+     * 0.904; 0.97 is reached between k = 14 and 15 */
+    double want = (1 - pow(0.8, 10)) / (1 - pow(0.8, 20));
+    assert_near(slaq_job_reduction(j), want, 0.01);
+    assert_near(slaq_job_iters_to(j, 0.97), 4.5, 1);
+    assert_near(slaq_job_iters_to(j, 0.5), 0, 0);
+    for (uint64_t k = 11; k <= 20; k++)
+        report(j, k, 1.0 + pow(0.8, (double)k), (double)k);
+    slaq_sched_epoch(s, 20);
+    assert_near(slaq_job_reduction(j), 1, 1e-12);
+    slaq_sched_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -204,6 +371,12 @@ int main(void)
         cmocka_unit_test(test_bad_reports_and_options_are_refused),
         cmocka_unit_test(test_new_job_costs_what_the_others_cost),
         cmocka_unit_test(test_same_reports_same_allocations),
+        cmocka_unit_test(test_new_jobs_get_their_fair_share),
+        cmocka_unit_test(test_settling_job_keeps_its_fair_share),
+        cmocka_unit_test(test_fast_learner_is_not_starved),
+        cmocka_unit_test(test_fast_learner_progress_is_true),
+        cmocka_unit_test(test_hysteresis_keeps_allocations),
+        cmocka_unit_test(test_declared_length_sets_the_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

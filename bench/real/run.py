@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""run.py — the real-job benchmark (`make bench-real`).
+
+Runs one batch of real training jobs, as a user would write them, three
+ways: plainly in parallel with one thread each (what a user does without
+slaq), under slaqd with `fair`, and under slaqd with `slaq`; in two arrival
+patterns: all at once, and staggered. Every job's times come from its own
+log (bench/real/stamp.py), so all ways are measured alike: per job the
+times to 50% and 90% of its own loss reduction (DESIGN's definition: the
+loss normalised by its first and its final loss), its completion time, its
+CPU seconds; per run the means, the makespan and the machine's idle CPU.
+With --reps N each configuration runs N times, interleaved, and the
+summary gives the mean and the range.
+
+The batch (each job reports once per epoch or iteration):
+  torch-lr0.1   PyTorch MLP, SGD at lr 0.1, 12 epochs   (jobs/torch_mlp.py)
+  torch-lr0.01  the same at lr 0.01
+  sk-mlp        scikit-learn MLPClassifier, 12 partial_fit epochs
+  sk-sgd        scikit-learn SGDClassifier, 15 partial_fit epochs
+  logreg        slaq-train logreg at its defaults
+  kmeans        slaq-train kmeans at its defaults
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+PY = "/usr/bin/python3"  # Debian's, where python3-torch and sklearn live
+
+
+def batch(build):
+    jobs = os.path.join(HERE, "jobs")
+    train = os.path.join(ROOT, build, "bin", "slaq-train")
+    return [
+        ("torch-lr0.1", [PY, os.path.join(jobs, "torch_mlp.py"), "--lr", "0.1"]),
+        ("torch-lr0.01", [PY, os.path.join(jobs, "torch_mlp.py"), "--lr", "0.01"]),
+        ("sk-mlp", [PY, os.path.join(jobs, "sk_mlp.py")]),
+        ("sk-sgd", [PY, os.path.join(jobs, "sk_sgd.py")]),
+        ("logreg", [train, "logreg"]),
+        ("kmeans", [train, "kmeans"]),
+    ]
+
+
+def cpu_times():
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return sum(v), v[3] + v[4]  # total, idle + iowait
+
+
+def job_env(plain):
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [os.path.join(ROOT, "python"), os.path.join(HERE, "jobs")])
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        env.pop(k, None)
+    if plain:
+        env.pop("SLAQ_SOCKET", None)
+        env["SLAQ_DEFAULT_CORES"] = "1"  # one thread each
+        env["OMP_NUM_THREADS"] = "1"
+        env["OPENBLAS_NUM_THREADS"] = "1"
+    return env
+
+
+def stamp(log, argv):
+    return [PY, os.path.join(HERE, "stamp.py"), log, "--"] + argv
+
+
+def run_once(build, mode, pattern, stagger, work, slaqd_args):
+    """One batch; returns {job: {"arrival": t, "log": path}} and run facts."""
+    os.makedirs(work)
+    jobs = batch(build)
+    arrivals = {}
+    procs = []
+    slaqd = None
+    state = os.path.join(work, "state")
+    bin_ = os.path.join(ROOT, build, "bin")
+    if mode != "plain":
+        os.makedirs(state)
+        slaqd = subprocess.Popen(
+            [os.path.join(bin_, "slaqd"), "--state-dir", state, "--http",
+             "off", "--policy", mode] + slaqd_args,
+            stdout=open(os.path.join(work, "slaqd.log"), "w"),
+            stderr=subprocess.STDOUT)
+        sock = os.path.join(state, "slaq.sock")
+        for _ in range(200):
+            if os.path.exists(sock):
+                break
+            time.sleep(0.05)
+        else:
+            raise RuntimeError("slaqd did not start: see %s/slaqd.log" % work)
+    total0, idle0 = cpu_times()
+    t0 = time.time()
+    for i, (name, argv) in enumerate(jobs):
+        if pattern == "staggered" and i:
+            time.sleep(max(0.0, t0 + i * stagger - time.time()))
+        log = os.path.join(work, name + ".log")
+        cmd = list(argv)
+        if mode == "plain" and "slaq-train" in argv[0]:
+            cmd += ["--threads", "1"]
+        arrivals[name] = time.time()
+        if mode == "plain":
+            procs.append(subprocess.Popen(
+                stamp(log, cmd), env=job_env(True), stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL))
+        else:
+            subprocess.run(
+                [os.path.join(bin_, "slaq"), "submit", "--state-dir", state,
+                 "--name", name, "--"] + stamp(log, cmd),
+                env=job_env(False), check=True, stdout=subprocess.DEVNULL)
+    # Wait for every job's closing line.
+    deadline = time.time() + 900
+    logs = [os.path.join(work, n + ".log") for n, _ in jobs]
+    while time.time() < deadline:
+        if all(os.path.exists(l) and "exit=" in open(l).read() for l in logs):
+            break
+        time.sleep(0.2)
+    else:
+        raise RuntimeError("the batch did not finish in 15 minutes: " + work)
+    total1, idle1 = cpu_times()
+    for p in procs:
+        p.wait()
+    if slaqd:
+        slaqd.send_signal(signal.SIGTERM)
+        slaqd.wait(timeout=30)
+    return arrivals, logs, (idle1 - idle0) / max(1, total1 - total0)
+
+
+def parse_log(path):
+    rows, end, cpu, rc = [], None, None, None
+    for line in open(path):
+        parts = line.split()
+        if len(parts) < 2:
+            continue
+        t = float(parts[0])
+        kv = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
+        if "iter" in kv and "loss" in kv:
+            rows.append((t, int(kv["iter"]), float(kv["loss"])))
+        elif "exit" in kv:
+            end, cpu, rc = t, float(kv["cpu_s"]), int(kv["exit"])
+    return rows, end, cpu, rc
+
+
+def job_metrics(arrival, path):
+    """t50, t90 (DESIGN: loss normalised by the first and the last loss),
+    completion time and CPU seconds of one job, from its log."""
+    rows, end, cpu, rc = parse_log(path)
+    if rc != 0 or not rows:
+        raise RuntimeError("%s: the job failed (exit %s)" % (path, rc))
+    l0, lend = rows[0][2], rows[-1][2]
+    out = {"jct_s": end - arrival, "cpu_s": cpu, "iters": rows[-1][1],
+           "final_loss": lend}
+    for x in (50, 90):
+        out["t%d_s" % x] = None
+        for t, _, loss in rows:
+            if l0 - lend > 0 and (l0 - loss) / (l0 - lend) >= x / 100:
+                out["t%d_s" % x] = t - arrival
+                break
+    return out
+
+
+def run_metrics(arrivals, logs, idle):
+    jobs = {}
+    for path in logs:
+        name = os.path.basename(path)[:-4]
+        jobs[name] = job_metrics(arrivals[name], path)
+    ends = [arrivals[n] + j["jct_s"] for n, j in jobs.items()]
+    mean = lambda k: sum(j[k] for j in jobs.values()) / len(jobs)
+    return {"jobs": jobs, "t50_mean_s": mean("t50_s"),
+            "t90_mean_s": mean("t90_s"), "jct_mean_s": mean("jct_s"),
+            "cpu_s": sum(j["cpu_s"] for j in jobs.values()),
+            "makespan_s": max(ends) - min(arrivals.values()),
+            "idle_frac": idle}
+
+
+def summarise(results, modes, patterns):
+    """Mean and range of each figure per (pattern, mode), and the ratios
+    the targets are stated in."""
+    s = {}
+    for pat in patterns:
+        s[pat] = {}
+        for mode in modes:
+            runs = [r for r in results if r["pattern"] == pat and
+                    r["mode"] == mode]
+            s[pat][mode] = {}
+            for k in ("t50_mean_s", "t90_mean_s", "jct_mean_s", "makespan_s",
+                      "cpu_s", "idle_frac"):
+                v = [r[k] for r in runs]
+                s[pat][mode][k] = {"mean": sum(v) / len(v), "min": min(v),
+                                   "max": max(v)}
+            s[pat][mode]["per_job_t90_s"] = {
+                n: sum(r["jobs"][n]["t90_s"] for r in runs) / len(runs)
+                for n in runs[0]["jobs"]}
+    return s
+
+
+def table(s, modes, patterns, reps):
+    lines = ["# slaq on real jobs (make bench-real)", "",
+             "Batch: %s. %d repetition(s); mean [min-max]." %
+             (", ".join(n for n, _ in batch("build")), reps), ""]
+    for pat in patterns:
+        lines += ["## %s" % pat, "",
+                  "| way | mean t50 s | mean t90 s | mean JCT s | makespan s "
+                  "| CPU s | idle CPU |", "|---|---|---|---|---|---|---|"]
+        for mode in modes:
+            m = s[pat][mode]
+            f = lambda k, fmt="%.1f": (fmt + " [" + fmt + "-" + fmt + "]") % (
+                m[k]["mean"], m[k]["min"], m[k]["max"])
+            lines.append("| %s | %s | %s | %s | %s | %s | %.0f%% |" % (
+                mode, f("t50_mean_s"), f("t90_mean_s"), f("jct_mean_s"),
+                f("makespan_s"), f("cpu_s", "%.0f"),
+                100 * m["idle_frac"]["mean"]))
+        lines.append("")
+        lines.append("Per job mean t90 (s): " + "; ".join(
+            "%s %s" % (mode, ", ".join(
+                "%s %.1f" % (n, v)
+                for n, v in s[pat][mode]["per_job_t90_s"].items()))
+            for mode in modes))
+        lines.append("")
+        if all(m in modes for m in ("plain", "fair", "slaq")):
+            g = lambda mode, k: s[pat][mode][k]["mean"]
+            lines.append(
+                "slaq/fair t90 %.2f, slaq/plain t90 %.2f, fair/plain makespan "
+                "%.2f, slaq/fair CPU %.2f" % (
+                    g("slaq", "t90_mean_s") / g("fair", "t90_mean_s"),
+                    g("slaq", "t90_mean_s") / g("plain", "t90_mean_s"),
+                    g("fair", "makespan_s") / g("plain", "makespan_s"),
+                    g("slaq", "cpu_s") / g("fair", "cpu_s")))
+            lines.append("")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--modes", default="plain,fair,slaq")
+    ap.add_argument("--patterns", default="together,staggered")
+    ap.add_argument("--stagger", type=float, default=5.0,
+                    help="seconds between arrivals when staggered (5)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results",
+                                                  "real"))
+    ap.add_argument("--slaqd-arg", action="append", default=[],
+                    help="extra slaqd option (repeatable)")
+    a = ap.parse_args()
+    modes = a.modes.split(",")
+    patterns = a.patterns.split(",")
+    for m in modes:
+        if m not in ("plain", "fair", "slaq"):
+            ap.error("--modes: expected plain, fair, slaq; got %s" % m)
+    for p in patterns:
+        if p not in ("together", "staggered"):
+            ap.error("--patterns: expected together, staggered; got %s" % p)
+    tmp = tempfile.mkdtemp(prefix="slaq-bench-real.")
+    results = []
+    n, total = 0, a.reps * len(modes) * len(patterns)
+    try:
+        for rep in range(a.reps):
+            for pat in patterns:
+                for mode in modes:
+                    n += 1
+                    work = os.path.join(tmp, "%s-%s-%d" % (pat, mode, rep))
+                    t = time.time()
+                    arr, logs, idle = run_once(a.build, mode, pat, a.stagger,
+                                               work, a.slaqd_arg)
+                    r = run_metrics(arr, logs, idle)
+                    r.update(mode=mode, pattern=pat, rep=rep)
+                    results.append(r)
+                    print("[%d/%d] %-9s %-5s rep %d: mean t90 %.1f s, "
+                          "makespan %.1f s, CPU %.0f s, idle %.0f%% (%.0f s)"
+                          % (n, total, pat, mode, rep + 1, r["t90_mean_s"],
+                             r["makespan_s"], r["cpu_s"],
+                             100 * r["idle_frac"], time.time() - t),
+                          flush=True)
+    finally:
+        if os.environ.get("SLAQ_BENCH_KEEP"):
+            print("logs kept in " + tmp)
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+    s = summarise(results, modes, patterns)
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "runs.json"), "w") as f:
+        json.dump({"runs": results, "summary": s}, f, indent=1)
+    text = table(s, modes, patterns, a.reps)
+    with open(os.path.join(a.out, "summary.md"), "w") as f:
+        f.write(text + "\n")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
