@@ -95,7 +95,9 @@ for ia, goal in ((4, 44), (10, 23)):
         f, s = runs["fair"], runs["slaq-" + DEFAULT]
         cut = 100 * (1 - s["t90_mean_s"] / f["t90_mean_s"])
         factor = f["avg_norm_loss"] / s["avg_norm_loss"]
-        best = min(names[1:4], key=lambda n: runs[n]["t90_mean_s"])
+        lo = min(runs[n]["t90_mean_s"] for n in names[1:4])
+        best = [n for n in names[1:4] if runs[n]["t90_mean_s"] < lo + 0.05]
+        best = best[0] if len(best) == 1 else "slaq-tie"
         row = t + [cut, f["avg_norm_loss"], s["avg_norm_loss"], factor]
         cols.append(row)
         print(f"{seed:>5} " + " ".join(f"{v:8.1f}" for v in t) +
