@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "io/stats.h"
 #include "slaq/slaq.h"
 
 static const char usage_text[] =
@@ -57,26 +58,11 @@ static double bench_loss(const bench_job *b, gsl_rng *r)
     return v * (1 + b->noise * (gsl_rng_uniform(r) - 0.5));
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median and 99th percentile (nearest rank) of v[0..n-1]; sorts v. */
 static void stats(double *v, int n, double *med, double *p99)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    *med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    int r = (int)ceil(0.99 * n) - 1;
-    *p99 = v[r < 0 ? 0 : r];
+    *p99 = stats_quantile(v, (size_t)n, 0.99);
+    *med = stats_median_sorted(v, (size_t)n);
 }
 
 static int bench_sched(int argc, char **argv)
@@ -203,14 +189,14 @@ static int bench_sched(int argc, char **argv)
             slaq_job_report(b->job, &rep);
             b->k++;
         }
-        double t0 = now_ms();
+        double t0 = stats_now_ms();
         slaq_sched_refit(s);
-        double t1 = now_ms();
+        double t1 = stats_now_ms();
         if (slaq_sched_allocate(s, t)) {
             cli_error("bench", "allocation failed");
             goto out;
         }
-        double t2 = now_ms();
+        double t2 = stats_now_ms();
         t_fit[e] = t1 - t0;
         t_alloc[e] = t2 - t1;
         t_epoch[e] = t2 - t0;

@@ -18,6 +18,8 @@
  */
 #include "sim/sim.h"
 
+#include "io/stats.h"
+
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -258,19 +260,12 @@ static int push_epoch(simstate *st, double t, double ms)
     return 0;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* One decision at time t: the core's epoch, then every job's new rate. */
 static int decide(simstate *st, double t, char *err, size_t errlen)
 {
-    double t0 = now_ms();
+    double t0 = stats_now_ms();
     int rc = slaq_sched_epoch(st->s, t);
-    double ms = now_ms() - t0;
+    double ms = stats_now_ms() - t0;
     if (rc != SLAQ_OK) {
         sim_err(err, errlen, "scheduling epoch at t=%.6f s failed: %s", t,
                 slaq_strerror(rc));
@@ -553,12 +548,6 @@ err:
 
 /* ------------------------------------------------------------- metrics */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 void sim_summarize(const sim_result *r, sim_summary *s)
 {
     memset(s, 0, sizeof *s);
@@ -606,9 +595,7 @@ void sim_summarize(const sim_result *r, sim_summary *s)
         if (v) {
             for (size_t i = 0; i < r->nepochs; i++)
                 v[i] = r->epochs[i].ms;
-            qsort(v, r->nepochs, sizeof *v, cmp_double);
-            size_t k = (size_t)ceil(0.99 * (double)r->nepochs);
-            s->sched_p99_ms = v[k ? k - 1 : 0];
+            s->sched_p99_ms = stats_quantile(v, r->nepochs, 0.99);
             s->sched_max_ms = v[r->nepochs - 1];
             free(v);
         }
