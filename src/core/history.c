@@ -60,7 +60,7 @@ int slaq_history_add(slaq_history *h, const slaq_report *r)
         return SLAQ_EORDER;
 
     if (prev) {
-        double d = (prev->loss - r->loss) / (double)(r->iter - prev->iter);
+        double d = report_drop(prev, r);
         if (d > h->max_delta)
             h->max_delta = d;
     } else {
@@ -117,6 +117,6 @@ double slaq_history_norm_delta(const slaq_history *h, size_t i)
         return NAN;
     const slaq_report *a = slaq_history_at(h, i - 1);
     const slaq_report *b = slaq_history_at(h, i);
-    double d = (a->loss - b->loss) / (double)(b->iter - a->iter);
+    double d = report_drop(a, b);
     return d / h->max_delta;
 }

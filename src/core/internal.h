@@ -24,6 +24,14 @@ struct slaq_history {
     double samples_total;
 };
 
+/* The per-iteration loss drop from report a to the later report b,
+ * ΔL = (L_a − L_b) / (k_b − k_a): the one definition every part of the
+ * core uses (normaliser, strawman slope, recent-step bound). */
+static inline double report_drop(const slaq_report *a, const slaq_report *b)
+{
+    return (a->loss - b->loss) / (double)(b->iter - a->iter);
+}
+
 /* The per-kind fitting state of a predictor (warm starts). */
 typedef struct pred_fitstate {
     double th[4];    /* last good parameters, in the frame below */

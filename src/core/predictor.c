@@ -168,7 +168,7 @@ void pred_forecast_base(slaq_forecast *f, const slaq_history *h)
     for (size_t i = from; i < h->len; i++) {
         const slaq_report *a = slaq_history_at(h, i - 1);
         const slaq_report *b = slaq_history_at(h, i);
-        double d = (a->loss - b->loss) / (double)(b->iter - a->iter);
+        double d = report_drop(a, b);
         if (d > f->max_step)
             f->max_step = d;
     }
@@ -195,7 +195,7 @@ void pred_forecast_linear(slaq_forecast *f, const slaq_history *h)
     if (h->len >= 2) {
         const slaq_report *a = slaq_history_at(h, h->len - 2);
         const slaq_report *b = slaq_history_at(h, h->len - 1);
-        slope = (a->loss - b->loss) / (double)(b->iter - a->iter);
+        slope = report_drop(a, b);
     }
     f->par[1] = slope;
     f->par[2] = f->par[3] = 0;
