@@ -10,6 +10,7 @@
 #   make test       build and run every test; ends with the runner's summary
 #   make demo       the main job on embedded defaults
 #   make demo-compare  the demo batch under fair and slaq, and simulated
+#   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
 #   make check-asan run the unit tests under ASan + UBSan
 #   make deps       install missing Debian packages (idempotent)
 
@@ -105,6 +106,6 @@ clean:
 	rm -rf build build-asan
 
 help:
-	@sed -n '3,17p' Makefile
+	@sed -n '3,18p' Makefile
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -43,7 +43,7 @@ def train_torch(torch, job, xs, ys, epochs, lr):
     with torch.no_grad():
         job.report(0, float(lossf(model(x).squeeze(1), y)))
     for it in range(1, epochs + 1):
-        torch.set_num_threads(max(1, int(job.cores())))
+        torch.set_num_threads(job.threads())
         opt.zero_grad()
         loss = lossf(model(x).squeeze(1), y)
         loss.backward()

@@ -3,15 +3,15 @@
  * libslaq-client: the smallest complete example of the C client, and the
  * workload of slaqd's end-to-end tests.
  *
- * Each iteration burns a fixed amount of CPU time (split over as many
- * threads as the job has cores, as a real job would size its thread pool)
+ * Each iteration burns a fixed amount of CPU time (split over the threads
+ * slaq_client_threads() gives for the allocation, as a real job would size
+ * its thread pool)
  * and "reaches" the loss of a sublinear curve, L(k) = 1/(rate·k + 1) + floor.
  * It reports every iteration and stops when slaqd asks it to, after
  * --iters iterations, or (for tests) crashes at --crash-at.
  *
  *   slaq submit -- slaq-toy-job --iters 200 --iter-cpu 0.02
  */
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,8 +83,8 @@ int main(int argc, char **argv)
             fflush(NULL);
             _exit(3); /* like a crash: no clean-up, no goodbye */
         }
-        int threads = (int)ceil(slaq_client_cores(c));
-        threads = threads < 1 ? 1 : threads > 64 ? 64 : threads;
+        int threads = slaq_client_threads(c);
+        threads = threads > 64 ? 64 : threads;
         double share = iter_cpu / threads, t0 = cpu_now(CLOCK_PROCESS_CPUTIME_ID);
         pthread_t tid[64];
         for (int t = 1; t < threads; t++)

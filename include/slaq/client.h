@@ -14,7 +14,7 @@
  *
  *     slaq_client *c = slaq_client_open();      // from the environment
  *     for (uint64_t k = 1; !slaq_client_should_stop(c); k++) {
- *         set_threads((int)slaq_client_cores(c));
+ *         set_threads(slaq_client_threads(c));
  *         double loss = train_one_iteration();
  *         slaq_client_report(c, k, loss, cpu_seconds_used, samples);
  *     }
@@ -72,6 +72,20 @@ int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
 /* The job's current allocation in cores (fractional), or the default
  * allocation until slaqd has said otherwise. Never blocks. */
 double slaq_client_cores(slaq_client *c);
+
+/* The number of worker threads the job should run for its current
+ * allocation: slaq_client_threads_for(slaq_client_cores(c), online CPUs).
+ * This is slaq's one thread rule (docs/client.md); size thread pools with
+ * it rather than with the cores directly. Never blocks. */
+int slaq_client_threads(slaq_client *c);
+
+/* The thread rule itself, a pure function: max(1, floor(cores + 0.25)),
+ * at most `cpus` (taken as 1 when below 1). 0.1 to 1.74 cores give 1
+ * thread, 1.75 give 2. slaqd holds a job to its share with CPU weights or
+ * a quota on the whole process, so threads beyond the share only contend
+ * for it; a share a quarter of a core short of a whole one still keeps a
+ * thread busy. A NaN or negative `cores` gives 1. */
+int slaq_client_threads_for(double cores, long cpus);
 
 /* Sets the allocation slaq_client_cores() returns until slaqd has given
  * one (e.g. a --threads option); cores > 0 and finite, else ignored. The

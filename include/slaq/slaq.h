@@ -307,6 +307,31 @@ int slaq_eval_curve(slaq_predictor_kind kind, const slaq_predictor_opts *opts,
                     const double *loss, size_t n, const double *iter_cpu_s,
                     const int *horizons, size_t nh, slaq_eval_acc *acc);
 
+/* The honesty of a job's shown progress on one recorded curve (see
+ * slaq_eval_progress). */
+typedef struct slaq_progress_acc {
+    double err_sum;    /* Σ |shown − true| over every prefix k >= 1 */
+    double over_max;   /* the largest shown − true (an overclaim) */
+    uint64_t n;        /* prefixes in err_sum */
+    double stop_true;  /* true reduction where the shown one first reached
+                          the target (NAN if it never did) */
+    double stop_iter;  /* that iteration */
+} slaq_progress_acc;
+
+/*
+ * Replays one recorded curve (loss[0..n-1]) as a job of a scheduler with
+ * predictor `kind`, one report per iteration, and compares after each the
+ * reduction the scheduler shows (slaq_job_reduction) with the true one,
+ * (L(0) − L(k)) / (L(0) − L(n−1)) (DESIGN's definition: the end is the
+ * last recorded loss), both kept in [0, 1]. With `declare` the job declares its n − 1
+ * iterations. `target` in (0, 1] is a --target-reduction stop: where the
+ * shown reduction first reaches it, the true one is recorded. Returns
+ * SLAQ_OK (curves whose loss never falls below loss[0] add nothing and
+ * leave stop_true NAN), SLAQ_EINVAL or SLAQ_ENOMEM.
+ */
+int slaq_eval_progress(slaq_predictor_kind kind, const double *loss, size_t n,
+                       int declare, double target, slaq_progress_acc *out);
+
 /* ---------------------------------------------------------------- policies */
 
 typedef enum slaq_policy_kind {
@@ -331,6 +356,9 @@ typedef struct slaq_pjob {
                            loss drops divided by it (0: fc->norm) */
     double min_cores;   /* guaranteed before any unit is handed out
                            (0: the minimum share, below) */
+    int unproven;       /* has not reported at all (still loading): it
+                           gets spare units only after every other job
+                           is at its max_cores */
     double prev_alloc;  /* the job's cores in the previous epoch */
     double stay;        /* >= 0: units up to prev_alloc count (1 + stay)
                            times their gain (hysteresis; 0 for none) */
@@ -356,7 +384,8 @@ void slaq_alloc_ws_free(slaq_alloc_ws *ws);
  *         weight × (L(k+n(a)) − L(k+n(a+unit))) / norm with n(a) =
  *         iters_per_core × min(a, max_cores), multiplied by (1 + stay)
  *         for a unit the job already held (a < prev_alloc): a job keeps
- *         its cores unless another gains clearly more. A final
+ *         its cores unless another gains clearly more. Unproven jobs
+ *         come last. A final
  *         partial unit is given when less than a unit is left.
  *  slaq-maxmin: the same, but the next unit goes to the job with the
  *         largest predicted normalised loss after the epoch,
@@ -442,8 +471,12 @@ typedef struct slaq_sched_config {
                                       SLAQ_NORM_SPAN */
     unsigned startup_reports;      /* a job with fewer reports of finished
                                       iterations is settling: it gets at
-                                      least its fair share;
+                                      least its fair share, and until
+                                      its first report no more;
                                       default SLAQ_DEFAULT_STARTUP_REPORTS */
+    double horizon_s;              /* gains are predicted over this many
+                                      seconds, at least one epoch (0: one
+                                      epoch, the paper's) */
     double hysteresis;             /* >= 0: the `stay` bonus of a job's
                                       units from the previous epoch;
                                       default SLAQ_DEFAULT_HYSTERESIS */

@@ -3,7 +3,7 @@
 Standard library only. See slaq.client.Client and docs/protocol.md.
 """
 
-from .client import Client
+from .client import Client, threads_for
 
-__all__ = ["Client"]
+__all__ = ["Client", "threads_for"]
 __version__ = "0.1.0"

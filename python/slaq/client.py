@@ -11,7 +11,7 @@ second. The wire protocol is described in docs/protocol.md.
     import slaq
     job = slaq.Client()                  # SLAQ_SOCKET / SLAQ_JOB_ID
     for it in range(1, 1000):
-        torch.set_num_threads(max(1, int(job.cores())))
+        torch.set_num_threads(job.threads())
         loss = train_one_epoch()
         job.report(it, loss)             # CPU time measured for you
         if job.should_stop():
@@ -28,11 +28,30 @@ import socket
 import sys
 import time
 
-__all__ = ["Client"]
+__all__ = ["Client", "threads_for"]
 
 _MAX_WBUF = 1024 * 1024
 _MAX_LINE = 64 * 1024
 _RETRY_S = 1.0
+
+
+def threads_for(cores, cpus=None):
+    """slaq's thread rule: the worker threads to run for ``cores`` cores.
+
+    max(1, floor(cores + 0.25)), at most ``cpus`` (default: the online
+    CPUs; taken as 1 when below 1): 0.1 to 1.74 cores give 1 thread, 1.75
+    give 2. The same function as slaq_client_threads_for() in C, with the
+    same answers (docs/client.md gives the reasons).
+    """
+    if cpus is None:
+        cpus = os.cpu_count() or 1
+    cpus = max(1, int(cpus))
+    cores = float(cores)
+    if not cores + 0.25 >= 1:  # also NaN
+        return 1
+    if cores + 0.25 >= cpus:
+        return cpus
+    return int(math.floor(cores + 0.25))
 
 
 def _default_cores():
@@ -159,6 +178,11 @@ class Client:
         allocation until slaqd has said otherwise."""
         self.poll()
         return self._cores
+
+    def threads(self):
+        """The worker threads to run for the current allocation:
+        ``threads_for(self.cores())``, slaq's thread rule."""
+        return threads_for(self.cores())
 
     def should_stop(self):
         """True once slaqd asked this job to stop."""

@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <stdio.h>
@@ -369,6 +370,23 @@ void slaq_client_set_iters(slaq_client *c, uint64_t iters)
                      (unsigned long long)iters);
     if (cl_queue(c, line, (size_t)n) < 0)
         cl_disconnect(c);
+}
+
+int slaq_client_threads_for(double cores, long cpus)
+{
+    if (cpus < 1)
+        cpus = 1;
+    if (!(cores + 0.25 >= 1)) /* also NaN */
+        return 1;
+    if (cores + 0.25 >= (double)cpus)
+        return (int)(cpus > INT_MAX ? INT_MAX : cpus);
+    return (int)floor(cores + 0.25);
+}
+
+int slaq_client_threads(slaq_client *c)
+{
+    return slaq_client_threads_for(slaq_client_cores(c),
+                                   sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 void slaq_client_set_default_cores(slaq_client *c, double cores)

@@ -6,6 +6,8 @@
  * curve, predict h iterations ahead; the normalised error divides by the
  * curve's whole loss range L(0) − min L, the relative error by the true
  * loss. `slaq predict-eval` and the tests call this one function.
+ * slaq_eval_progress() measures the other thing users read off a job, its
+ * loss reduction so far, against the truth (`slaq progress-eval`).
  */
 #include <math.h>
 
@@ -64,5 +66,58 @@ int slaq_eval_curve(slaq_predictor_kind kind, const slaq_predictor_opts *opts,
     }
     slaq_history_free(h);
     slaq_predictor_free(p);
+    return err;
+}
+
+int slaq_eval_progress(slaq_predictor_kind kind, const double *loss, size_t n,
+                       int declare, double target, slaq_progress_acc *out)
+{
+    if (!loss || n < 2 || !out || !(target > 0 && target <= 1) ||
+        (unsigned)kind > SLAQ_PRED_ORACLE)
+        return SLAQ_EINVAL;
+    out->err_sum = 0;
+    out->over_max = -INFINITY;
+    out->n = 0;
+    out->stop_true = out->stop_iter = NAN;
+    double span = loss[0] - loss[n - 1];
+    if (!(span > 0))
+        return SLAQ_OK;
+
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.predictor = kind;
+    slaq_sched *s = slaq_sched_new(&c);
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.iters = declare ? n - 1 : 0;
+    if (kind == SLAQ_PRED_ORACLE) {
+        o.truth = loss;
+        o.truth_len = n;
+    }
+    slaq_job *j = s ? slaq_sched_add(s, &o, 0) : NULL;
+    if (!j) {
+        slaq_sched_free(s);
+        return SLAQ_ENOMEM;
+    }
+    int err = SLAQ_OK;
+    for (size_t k = 0; k < n && !err; k++) {
+        slaq_report r = {.iter = k, .loss = loss[k], .cpu_s = k ? 1 : 0,
+                         .samples = 1, .t = (double)k};
+        err = slaq_job_report(j, &r);
+        if (err || k == 0)
+            continue;
+        err = slaq_sched_epoch(s, (double)k);
+        double shown = slaq_job_reduction(j);
+        double truth = (loss[0] - loss[k]) / span;
+        truth = truth < 0 ? 0 : truth > 1 ? 1 : truth; /* as shown ones are */
+        out->err_sum += fabs(shown - truth);
+        out->over_max = fmax(out->over_max, shown - truth);
+        out->n++;
+        if (shown >= target && isnan(out->stop_true)) {
+            out->stop_true = truth;
+            out->stop_iter = (double)k;
+        }
+    }
+    slaq_sched_free(s);
     return err;
 }

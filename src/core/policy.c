@@ -211,12 +211,17 @@ static double job_norm(const slaq_pjob *j)
 
 /*
  * Re-keys job i in the heap at allocation alloc[i]: what its next unit
- * buys. A unit the job held in the previous epoch weighs (1 + stay) more,
+ * buys; an unproven job's guess of a forecast ranks below every real
+ * one. A unit the job held in the previous epoch weighs (1 + stay) more,
  * so that noise in the forecasts does not move cores back and forth.
  */
 static void greedy_key(int maxmin, const slaq_pjob *j, size_t i,
                        const double *alloc, double unit, slaq_alloc_ws *ws)
 {
+    if (j->unproven) {
+        ws->key[i] = -INFINITY;
+        return;
+    }
     if (maxmin) {
         ws->key[i] = maxmin_key(j, ws->lcur[i]);
         return;

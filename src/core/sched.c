@@ -11,8 +11,16 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
+
+/* A job's end loss is the lowest that its last SCHED_END_FITS fits have
+ * predicted: a fit made on a few points often says the job is nearly done
+ * just before the next points pull it further down, and what users read
+ * off a job (its reduction, "reached", --target-reduction stops) must not
+ * claim more than the job has done. */
+#define SCHED_END_FITS 12
 
 struct slaq_job {
     slaq_sched *sched;
@@ -30,6 +38,8 @@ struct slaq_job {
     size_t truth_len;
     uint64_t iters;          /* declared length, 0 if unknown */
     uint64_t iter_reports;   /* reports of finished iterations (iter > 0) */
+    double ends[SCHED_END_FITS]; /* the end loss of the last few fits */
+    uint64_t end_total;      /* history total when ends[] was last updated */
     int cost_known;          /* the driver gave the iteration cost */
     slaq_convergence convergence; /* declared class (predictor option) */
     void *user;
@@ -59,6 +69,7 @@ void slaq_sched_config_init(slaq_sched_config *c)
     c->normalise = SLAQ_NORM_SPAN;
     c->startup_reports = SLAQ_DEFAULT_STARTUP_REPORTS;
     c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
+    c->horizon_s = 0;
 }
 
 void slaq_job_opts_init(slaq_job_opts *o)
@@ -200,6 +211,8 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     j->truth = o->truth;
     j->truth_len = o->truth_len;
     j->iters = o->iters;
+    for (int i = 0; i < SCHED_END_FITS; i++)
+        j->ends[i] = NAN;
     j->user = o->user;
     j->cost_known = o->iter_cpu_s > 0;
     j->convergence = o->convergence;
@@ -274,13 +287,27 @@ static double job_position(const slaq_job *j, double now, double iter_cpu)
     return k;
 }
 
-void slaq_sched_refit(slaq_sched *s)
+/* The end loss the job's current forecast predicts (NAN if none). */
+static double forecast_end_loss(const slaq_job *j)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        slaq_job *j = s->jobs[i];
-        if (slaq_history_len(j->hist) > 0)
-            slaq_predictor_fit(j->pred, j->hist);
-    }
+    const slaq_forecast *f = slaq_predictor_forecast(j->pred);
+    const slaq_report *last = slaq_history_last(j->hist);
+    if (j->iters > last->iter)
+        return slaq_forecast_end(f, (double)j->iters);
+    if (j->iters > 0)
+        return last->loss;
+    return f->final_loss;
+}
+
+/* Records the current forecast's end loss once per new report. */
+static void job_note_end(slaq_job *j)
+{
+    uint64_t total = slaq_history_total(j->hist);
+    if (total < 2 || total == j->end_total)
+        return;
+    memmove(j->ends + 1, j->ends, (SCHED_END_FITS - 1) * sizeof *j->ends);
+    j->ends[0] = forecast_end_loss(j);
+    j->end_total = total;
 }
 
 /* Loss units of one unit of job j's progress (slaq_norm_kind). */
@@ -289,14 +316,35 @@ static double job_norm(const slaq_sched *s, const slaq_job *j)
     const slaq_forecast *f = slaq_predictor_forecast(j->pred);
     if (s->cfg.normalise == SLAQ_NORM_MAX_DELTA)
         return f->norm;
-    double span = slaq_history_first_loss(j->hist) - slaq_job_end_loss(j);
+    /* The current forecast's end, not the cautious one users are shown:
+     * the allocator must follow the latest fit, or a new job's wild first
+     * extrapolations would hold its gains down for a dozen reports. */
+    double end = slaq_history_total(j->hist) < 2 ? NAN : forecast_end_loss(j);
+    const slaq_report *last = slaq_history_last(j->hist);
+    if (last && !(end <= last->loss))
+        end = last->loss;
+    double span = slaq_history_first_loss(j->hist) - end;
     return span > f->norm ? span : f->norm;
+}
+
+void slaq_sched_refit(slaq_sched *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        slaq_job *j = s->jobs[i];
+        if (slaq_history_len(j->hist) > 0) {
+            slaq_predictor_fit(j->pred, j->hist);
+            job_note_end(j);
+        }
+    }
 }
 
 /* A job is settling until it has reported enough iterations to be
  * predicted: until then it gets at least its fair share (a job loading
  * its data reports nothing for a while, and must not starve at the
- * minimum share meanwhile). */
+ * minimum share meanwhile). Until its first report (iteration 0, its
+ * loss before training: it has loaded its data and is ready) it is
+ * unproven: it gets that share and no more. From then on a new job is
+ * assumed to be at its steepest, SLAQ's premise. */
 static int job_settling(const slaq_sched *s, const slaq_job *j)
 {
     return j->iter_reports < s->cfg.startup_reports;
@@ -318,17 +366,19 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     double prior = known ? sum / (double)known : c->default_iter_cpu_s;
     double cap = slaq_capacity_for_ml(c->cores, c->reserved, c->nonml_jobs,
                                       s->n);
+    double horizon = c->horizon_s > c->epoch_s ? c->horizon_s : c->epoch_s;
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         slaq_pjob *pj = &s->pjobs[i];
         double cpu = job_iter_cpu(j, prior);
         pj->fc = slaq_predictor_forecast(j->pred);
         pj->k = job_position(j, now, cpu);
-        pj->iters_per_core = c->epoch_s / cpu;
+        pj->iters_per_core = horizon / cpu;
         pj->weight = j->weight;
         pj->max_cores = j->max_cores;
         pj->norm = job_norm(s, j);
         pj->min_cores = job_settling(s, j) ? cap * j->weight / wsum : 0;
+        pj->unproven = slaq_history_total(j->hist) == 0;
         pj->prev_alloc = j->alloc;
         pj->stay = c->hysteresis;
     }
@@ -390,16 +440,14 @@ double slaq_job_end_loss(const slaq_job *j)
 {
     if (slaq_history_total(j->hist) < 2)
         return NAN;
-    const slaq_forecast *f = slaq_predictor_forecast(j->pred);
     const slaq_report *last = slaq_history_last(j->hist);
-    double end = f->final_loss;
-    if (j->iters > last->iter)
-        end = slaq_forecast_end(f, (double)j->iters);
-    else if (j->iters > 0)
-        end = last->loss;
-    /* A forecast that rises, or has no value, claims nothing below the
-     * loss the job has reached. */
-    return end <= last->loss ? end : last->loss;
+    if (j->iters > 0 && j->iters <= last->iter)
+        return last->loss;
+    double end = last->loss;
+    for (int i = 0; i < SCHED_END_FITS; i++)
+        if (j->ends[i] < end) /* skips NAN */
+            end = j->ends[i];
+    return end;
 }
 
 double slaq_job_reduction(const slaq_job *j)

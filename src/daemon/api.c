@@ -165,10 +165,14 @@ json_t *api_handle(sd_daemon *d, json_t *req)
         if (!(j = req_job(d, req, &reply)))
             return reply;
         if (!strcmp(type, "cancel")) {
+            json_t *now = json_object_get(req, "now");
+            if (now && !json_is_boolean(now))
+                return api_error("bad_request", "field \"now\" must be "
+                                 "true or false");
             if (!SD_ACTIVE(j->state))
                 return api_error("not_active", "job %lld is already %s",
                                  (long long)j->id, sd_state_name(j->state));
-            job_stop(d, j, "cancelled");
+            job_cancel(d, j, json_is_true(now));
         }
         reply = ok();
         if (!strcmp(type, "logs")) {

@@ -256,6 +256,9 @@ int job_schedule(sd_daemon *d, sd_job *j);
 int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen);
 /* Asks a job to stop (reason "cancelled" for a user's cancel). */
 void job_stop(sd_daemon *d, sd_job *j, const char *reason);
+/* A user's cancel: job_stop(d, j, "cancelled"), and with `now` SIGTERM at
+ * once rather than after the grace period. */
+void job_cancel(sd_daemon *d, sd_job *j, int now);
 /* The job's process ended (status known if have_status) or its attached
  * client left. Moves it to its final state and out of the scheduler. */
 void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,

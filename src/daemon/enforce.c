@@ -252,6 +252,29 @@ static int try_cgroup(sd_daemon *d, int v2, char *why, size_t whylen)
             return -1;
         }
     }
+    /* The group of all jobs is held to the cores slaqd manages, so that
+     * weights divide --cores, not the whole machine. */
+    double online = (double)sysconf(_SC_NPROCESSORS_ONLN);
+    char val[64];
+    if (d->cfg.cores < online)
+        fmt(val, sizeof val, v2 ? "%lu %u" : "%lu",
+            (unsigned long)(d->cfg.cores * ENF_PERIOD_US), ENF_PERIOD_US);
+    else
+        fmt(val, sizeof val, v2 ? "max %u" : "-1", ENF_PERIOD_US);
+    int rc = 0;
+    if (!v2) {
+        char per[32];
+        fmt(path, sizeof path, "%s/cpu.cfs_period_us", base);
+        fmt(per, sizeof per, "%u", ENF_PERIOD_US);
+        rc = write_file(path, per);
+    }
+    fmt(path, sizeof path, v2 ? "%s/cpu.max" : "%s/cpu.cfs_quota_us", base);
+    if (rc < 0 || write_file(path, val) < 0) {
+        fmt(why, whylen, "cannot limit %s to %g cores: %s", base,
+            d->cfg.cores, strerror(errno));
+        rmdir(base);
+        return -1;
+    }
     d->enf.cg_base = strdup(base);
     if (d->cfg.share_quota)
         fmt(d->enf.detail, sizeof d->enf.detail, "CPU quota per %u ms "

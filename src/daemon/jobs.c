@@ -11,7 +11,7 @@
  *
  * A job is stopped in steps: a "stop" message through its client, SIGTERM
  * to its process group after the grace period (at once when it has no
- * client), SIGKILL after another grace period.
+ * client, or for `slaq cancel --now`), SIGKILL after another grace period.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -490,6 +490,7 @@ void job_stop(sd_daemon *d, sd_job *j, const char *reason)
     if (j->state == SD_STOPPING && !cancel)
         return;
     double now = sd_now();
+    int was_stopping = j->state == SD_STOPPING;
     free(j->reason);
     j->reason = strdup(reason);
     j->state = SD_STOPPING;
@@ -498,11 +499,26 @@ void job_stop(sd_daemon *d, sd_job *j, const char *reason)
     store_flush(d->store);
     sd_log(d, 0, "job %lld: stopping (%s)", (long long)j->id, reason);
     send_stop(d, j);
-    if (j->managed && (cancel || !j->conn)) {
+    /* A job with a client is asked first, even when cancelled: it may
+     * save its work and exit within the grace period (job_tick signals
+     * it after). Without a client a signal is all it can hear. */
+    if (j->managed && !j->conn && !j->term_sent) {
         signal_job(d, j, SIGTERM);
         j->term_sent = 1;
+    } else if (was_stopping) {
+        return; /* a cancel during a stop keeps the stop's deadline */
     }
     j->stop_deadline = sd_mono() + d->cfg.grace_s;
+}
+
+void job_cancel(sd_daemon *d, sd_job *j, int now)
+{
+    job_stop(d, j, "cancelled");
+    if (now && j->managed && !j->term_sent) {
+        signal_job(d, j, SIGTERM);
+        j->term_sent = 1;
+        j->stop_deadline = sd_mono() + d->cfg.grace_s;
+    }
 }
 
 void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,

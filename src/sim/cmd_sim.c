@@ -299,6 +299,7 @@ int cmd_sim(int argc, char **argv)
         {"normalise", required_argument, 0, 'N'},
         {"startup-reports", required_argument, 0, 'S'},
         {"hysteresis", required_argument, 0, 'H'},
+        {"horizon", required_argument, 0, 'Z'},
         {"undeclared", no_argument, 0, 'U'},
         {"out", required_argument, 0, 'o'},
         {"no-plots", no_argument, 0, 'n'},
@@ -339,6 +340,11 @@ int cmd_sim(int argc, char **argv)
                           "number up to 1000, got '%s'", optarg);
                 return EXIT_USAGE;
             }
+            break;
+        case 'Z':
+            if (cli_parse_nonneg("sim", "--horizon", optarg,
+                                 &core.horizon_s))
+                return EXIT_USAGE;
             break;
         case 'H':
             if (cli_parse_nonneg("sim", "--hysteresis", optarg,
@@ -401,6 +407,7 @@ int cmd_sim(int argc, char **argv)
         runs[i].cfg.normalise = core.normalise;
         runs[i].cfg.startup_reports = (unsigned)startup;
         runs[i].cfg.hysteresis = core.hysteresis;
+        runs[i].cfg.horizon_s = core.horizon_s;
         runs[i].cfg.declare_iters = declare;
     }
 

@@ -54,6 +54,7 @@ typedef struct sim_config {
     slaq_norm_kind normalise;
     unsigned startup_reports;
     double hysteresis;
+    double horizon_s;
     int declare_iters;
     /* Called now and then with iterations done so far and in total. */
     void (*progress)(void *arg, double done, double total);

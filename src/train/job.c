@@ -32,12 +32,12 @@ double train_wall_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The allocation may be fractional (slaq shares cores); a job runs
- * floor(N) workers, at least one, and never more than it has partitions. */
+/* The allocation may be fractional (slaq shares cores); a job runs the
+ * workers slaq's thread rule gives for it, never more than it has
+ * partitions. */
 static void job_read_allocation(struct train_job *job)
 {
-    double a = train_sched_allocation(job->sched);
-    int n = a >= 1 ? (int)a : 1;
+    int n = train_sched_threads(job->sched);
     if (n > job->max_workers)
         n = job->max_workers;
     job->n_workers = n;

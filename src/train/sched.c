@@ -1,14 +1,13 @@
 /*
  * sched.c — the one place where slaq-train meets slaq.
  *
- * A job asks slaq how many cores it may use before each iteration, reports
+ * A job asks slaq how many threads to run before each iteration, reports
  * each finished iteration (loss, CPU seconds, samples), and stops when slaq
  * says so. All of it goes through libslaq-client (include/slaq/client.h),
  * which never blocks the training loop and works without slaqd: with
  * SLAQ_SOCKET unset (or slaqd gone) the allocation is --threads and slaq
  * never says stop, so slaq-train runs standalone exactly as before.
  */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -43,17 +42,12 @@ void train_sched_set_iters(struct train_sched *s, int iters)
         slaq_client_set_iters(s->client, (uint64_t)iters);
 }
 
-double train_sched_allocation(struct train_sched *s)
+int train_sched_threads(struct train_sched *s)
 {
-    double a = slaq_client_cores(s->client);
-    /* slaqd enforces a job's allocation as a CPU quota on the whole
-     * process, so under slaqd the job runs ceil(N) workers and the quota,
-     * not the thread count, holds it to N cores: with floor(N) a share of
-     * 1.7 cores would run one worker and leave 0.7 idle. Offline nothing
-     * enforces --threads, so it is taken as is. */
-    if (slaq_client_connected(s->client) && a > 1)
-        a = ceil(a - 1e-9);
-    return a;
+    /* slaq's one thread rule (docs/client.md), applied to slaqd's
+     * allocation, or to --threads before slaqd has given one and without
+     * slaqd. */
+    return slaq_client_threads(s->client);
 }
 
 void train_sched_report(struct train_sched *s, int iter, double loss,

@@ -178,9 +178,10 @@ struct train_sched *train_sched_open(const char *job_name, double threads);
 /* Tells slaq how many iterations the run has (--iters): its end of curve. */
 void train_sched_set_iters(struct train_sched *s, int iters);
 
-/* Cores the job should size its workers to for its next iteration: the
- * allocation, rounded up while slaqd enforces it as a CPU quota. */
-double train_sched_allocation(struct train_sched *s);
+/* Worker threads for the next iteration: slaq_client_threads(), slaq's
+ * thread rule applied to the allocation (--threads until slaqd gives one,
+ * and without slaqd). */
+int train_sched_threads(struct train_sched *s);
 
 /* Reports the state after iteration `iter` (0: the loss before training,
  * with no CPU time or samples): the loss, the CPU seconds used by all

@@ -120,6 +120,49 @@ static void test_default_cores_can_be_set_until_slaqd_says(void **state)
     slaq_client_close_timeout(c, 0);
 }
 
+/* The thread rule at its boundaries: max(1, floor(cores + 0.25)), at most
+ * the CPUs. */
+static void test_thread_rule_boundaries(void **state)
+{
+    (void)state;
+    static const struct { double cores; long cpus; int want; } cases[] = {
+        {0.1, 8, 1},  {0.74, 8, 1}, {0.75, 8, 1}, {1.0, 8, 1},
+        {1.74, 8, 1}, {1.75, 8, 2}, {2.3, 8, 2}, {2.74, 8, 2},
+        {2.75, 8, 3}, {7.9, 8, 8}, {9.5, 8, 8}, {100, 2, 2},
+        {1.75, 1, 1}, {0, 4, 1}, {-3, 4, 1}, {1.5, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int got = slaq_client_threads_for(cases[i].cores, cases[i].cpus);
+        if (got != cases[i].want)
+            fail_msg("%g cores on %ld CPUs: %d threads, wanted %d",
+                     cases[i].cores, cases[i].cpus, got, cases[i].want);
+    }
+    assert_int_equal(slaq_client_threads_for(NAN, 4), 1);
+    assert_int_equal(slaq_client_threads_for(INFINITY, 4), 4);
+}
+
+/* slaq_client_threads() applies the rule to the allocation, and to the
+ * default allocation before slaqd has given one. */
+static void test_threads_follow_the_allocation(void **state)
+{
+    fake *f = *state;
+    char line[4096];
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    slaq_client *c = slaq_client_connect(f->path, 3, NULL);
+    slaq_client_set_default_cores(c, 1.8);
+    assert_int_equal(slaq_client_threads(c), cpus >= 2 ? 2 : 1);
+    f->cfd = accept(f->lfd, NULL, NULL);
+    slaq_client_poll(c);
+    fake_line(f, line, sizeof line);
+    fake_send(f, "{\"type\":\"welcome\",\"job\":3,\"cores\":0.7}\n");
+    POLL_UNTIL(c, slaq_client_connected(c));
+    assert_int_equal(slaq_client_threads(c), 1);
+    fake_send(f, "{\"type\":\"alloc\",\"cores\":1000,\"epoch\":1}\n");
+    POLL_UNTIL(c, slaq_client_cores(c) == 1000);
+    assert_int_equal(slaq_client_threads(c), (int)cpus);
+    slaq_client_close_timeout(c, 0);
+}
+
 static void test_default_cores_is_online_cpus(void **state)
 {
     (void)state;
@@ -267,6 +310,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_offline_client_returns_default_and_drops),
         cmocka_unit_test(test_default_cores_is_online_cpus),
+        cmocka_unit_test(test_thread_rule_boundaries),
+        cmocka_unit_test_setup_teardown(test_threads_follow_the_allocation,
+                                        fake_setup, fake_teardown),
         cmocka_unit_test(test_invalid_reports_are_refused),
         cmocka_unit_test(test_unreachable_socket_is_not_an_error),
         cmocka_unit_test_setup_teardown(

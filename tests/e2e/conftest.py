@@ -192,7 +192,7 @@ def daemon_factory(tmp_path):
                 cgroup = d.request({"type": "status"}).get("cgroup")
                 # Cancelled jobs end in slaqd's hands, cgroups removed.
                 for j in active:
-                    d.request({"type": "cancel", "job": j["id"]})
+                    d.request({"type": "cancel", "job": j["id"], "now": True})
                 wait_for(lambda: not d.request({"type": "ls",
                                                 "active": True})["jobs"],
                          timeout=10, what="jobs to end")

@@ -262,8 +262,11 @@ def _cpu_seconds(pid):
 BUSY = [sys.executable, "-c", "while True: pass"]
 
 
-def test_quota_limits_busy_job_to_its_allocation(daemon_factory):
-    d = daemon_factory("--policy", "fair", "--cores", "0.6")
+@pytest.mark.parametrize("share", ["weight", "quota"])
+def test_busy_jobs_get_their_allocation(daemon_factory, share):
+    # Two busy jobs divide the 0.6 cores slaqd manages: by weights within
+    # the group of all jobs (held to 0.6), or by a quota each.
+    d = daemon_factory("--policy", "fair", "--cores", "0.6", "--share", share)
     mode = d.request({"type": "status"})["enforce"]
     if mode not in ("cgroup1", "cgroup2"):
         pytest.skip("no writable cgroup cpu controller here (enforcement: %s)"
@@ -288,6 +291,51 @@ def test_quota_limits_busy_job_to_its_allocation(daemon_factory):
             break
     assert all(r >= 0.3 * 0.90 for r in best), \
         "jobs used %s cores with 0.3 allocated" % best
+
+
+def _cgroup_value(pid, v2_name, v1_name):
+    """A cpu controller file of the cgroup process pid is in."""
+    for line in open("/proc/%d/cgroup" % pid):
+        _, ctrl, path = line.rstrip("\n").split(":", 2)
+        for mnt, name in (("/sys/fs/cgroup", v2_name),
+                          ("/sys/fs/cgroup/cpu", v1_name),
+                          ("/sys/fs/cgroup/cpu,cpuacct", v1_name)):
+            f = mnt + path + "/" + name
+            if (ctrl == "" and name == v2_name or "cpu" in ctrl.split(",")) \
+                    and os.path.exists(f):
+                return open(f).read().strip()
+    return None
+
+
+def test_weights_give_an_idle_share_to_the_busy_job(daemon_factory):
+    # Work-conserving by default: a job that cannot use its share (it
+    # sleeps) leaves it to the others; the busy job uses both shares.
+    d = daemon_factory("--policy", "fair", "--cores", "0.6")
+    mode = d.request({"type": "status"})["enforce"]
+    if mode not in ("cgroup1", "cgroup2"):
+        pytest.skip("no writable cgroup cpu controller here (enforcement: %s)"
+                    % mode)
+    busy = d.submit(*BUSY)
+    idle = d.submit("sleep", "60")
+    wait_for(lambda: all(abs(d.job(i)["cores"] - 0.3) < 1e-6
+                         for i in (busy, idle)), what="0.3 cores each")
+    pid = d.job(busy)["pid"]
+    weight = _cgroup_value(pid, "cpu.weight", "cpu.shares")
+    assert weight == ("30" if mode == "cgroup2" else "307"), weight
+    time.sleep(0.5)
+    best = 0.0
+    for _ in range(3):
+        c0, t0 = _cpu_seconds(pid), time.monotonic()
+        time.sleep(2)
+        rate = (_cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+        assert rate <= 0.6 * 1.10, "the busy job used %.3f of 0.6 cores" % rate
+        best = max(best, rate)
+        if best >= 0.6 * 0.85:
+            break
+    assert best >= 0.6 * 0.85, \
+        "the busy job used %.3f cores; the idle job's share was lost" % best
+    for i in (busy, idle):
+        d.cli("cancel", str(i))
 
 
 def _group_cpu_seconds(pgid):

@@ -42,7 +42,7 @@ check_exit "logreg trains on a CSV file" 0 "$TRAIN" logreg --data "$TMP/user.csv
 check "logreg on CSV: loss falls" falls "$TMP/out" 0
 awk -F, '{ printf "%s 1:%s 2:%s 3:%s\n", $4 ? "+1" : "-1", $1, $2, $3 }' "$TMP/user.csv" >"$TMP/user.svm"
 check_exit "svm trains on a LIBSVM file" 0 "$TRAIN" svm --data "$TMP/user.svm" --iters 20
-check "svm on LIBSVM: loss falls" falls "$TMP/out" 0
+check "svm on LIBSVM: loss falls (momentum: rises below 2% of the first)" falls "$TMP/out" 0.02
 
 # Every algorithm, small and quick, recorded into one curve file.
 rec="$TMP/curves.jsonl"
@@ -67,9 +67,10 @@ fi
 for a in kmeans logreg svm svmpoly linreg mlpc gbt gbtreg lda; do
   # shellcheck disable=SC2086
   check_exit "$a runs on its real data" 0 "$TRAIN" "$a" ${small[$a]} --threads 2 --record "$rec"
-  # Rounding may move the last digits once an algorithm has converged.
-  tol=1e-12; [[ $a == lda ]] && tol=1e-4
-  check "$a: loss falls monotonically" falls "$TMP/out" "$tol"
+  # Rounding may move the last digits once an algorithm has converged; the
+  # SVMs' momentum may lift the objective a little (docs/train.md).
+  tol=1e-12; [[ $a == lda ]] && tol=1e-4; [[ $a == svm* ]] && tol=0.02
+  check "$a: loss falls (rises at most $tol of the first)" falls "$TMP/out" "$tol"
 done
 check "the record has one line per run" test "$(wc -l <"$rec")" -eq 9
 check_grep "records carry the curve fields" \

@@ -270,8 +270,11 @@ static void sched_without_slaq_gives_threads_and_never_stops(void **state)
 {
     (void)state;
     unsetenv("SLAQ_SOCKET");
-    struct train_sched *s = train_sched_open("t", 3);
-    assert_true(train_sched_allocation(s) == 3);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    /* --threads 1.8: two workers by the thread rule (if there are two
+     * CPUs); 1.7 would be one. */
+    struct train_sched *s = train_sched_open("t", 1.8);
+    assert_int_equal(train_sched_threads(s), cpus >= 2 ? 2 : 1);
     train_sched_report(s, 0, 2.0, 0, 0);
     train_sched_report(s, 1, 1.0, 0.5, 100);
     assert_false(train_sched_should_stop(s));
@@ -406,7 +409,11 @@ static void results_do_not_depend_on_thread_count(void **state)
     train_data_free(&d);
 }
 
-static void svm_best_loss_never_rises(void **state)
+/* The SVM's step is scaled to the data: its first iteration already
+ * lowers the objective (a step too long for the data overshot and held
+ * the best-so-far loss flat). With momentum it is not a descent method,
+ * so later iterations may rise, but only a little. */
+static void svm_loss_falls_from_the_first_iteration(void **state)
 {
     (void)state;
     struct train_data d;
@@ -416,7 +423,8 @@ static void svm_best_loss_never_rises(void **state)
     job_setup(&job, &train_algo_svm, &d, 25, 1);
     assert_int_equal(train_job_run(&job, err, sizeof err), 0);
     assert_true(job.loss[0] == 1.0); /* one output, every margin zero */
-    assert_nonincreasing(&job, 0);
+    assert_true(job.loss[1] < job.loss[0]);
+    assert_nonincreasing(&job, 0.05);
     assert_true(job.loss[job.iters] < 0.3);
     job_teardown(&job);
     train_data_free(&d);
@@ -432,7 +440,8 @@ static void svmpoly_loss_falls(void **state)
     job_setup(&job, &train_algo_svmpoly, &d, 25, 2);
     job.prm.basis = 100;
     assert_int_equal(train_job_run(&job, err, sizeof err), 0);
-    assert_nonincreasing(&job, 0);
+    assert_true(job.loss[1] < job.loss[0]);
+    assert_nonincreasing(&job, 0.05);
     assert_true(job.loss[job.iters] < 0.5 * job.loss[0]);
     /* svmpoly replaced the rows by their kernel features; free those. */
     assert_int_equal(job.train.d, 100);
@@ -666,7 +675,7 @@ int main(void)
         cmocka_unit_test(kmeans_objective_matches_direct_recomputation),
         cmocka_unit_test(logreg_loss_falls_monotonically),
         cmocka_unit_test(results_do_not_depend_on_thread_count),
-        cmocka_unit_test(svm_best_loss_never_rises),
+        cmocka_unit_test(svm_loss_falls_from_the_first_iteration),
         cmocka_unit_test(svmpoly_loss_falls),
         cmocka_unit_test(linreg_lbfgs_reaches_least_squares),
         cmocka_unit_test(mlpc_loss_falls),
