@@ -17,6 +17,7 @@
 static const char usage_text[] =
     "usage: slaq predict-eval CURVES.jsonl [--horizons 1,5,10]\n"
     "                         [--predictor strawman|slaq-fit|auto|oracle|all]"
+    "\n                         [--lambda X] [--convergence declared|ignore]"
     " [--json]\n\n"
     "For every curve and every prefix of at least 5 iterations, predict the\n"
     "loss h iterations ahead and report, per predictor and algorithm, the\n"
