@@ -472,6 +472,61 @@ static void test_reader_errors(void **state)
     wl_bad("\n\n", "no jobs", NULL);
 }
 
+/* Four geometric curves; with `declare`, most declare themselves
+ * sublinear (so slaq-fit must fit them with the rational family). */
+static void conv_workload(int declare, wl_workload *wl)
+{
+    static char text[16384];
+    const double mu[4] = {0.7, 0.8, 0.75, 0.85};
+    const char *cls[4] = {"sublinear", "sublinear", "superlinear",
+                          "sublinear"};
+    size_t len = 0;
+    for (int i = 0; i < 4; i++) {
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "{\"id\":\"j%d\",\"arrival_s\":%d,"
+                                "\"iter_cpu_s\":%d,", i, i, 2 + i);
+        if (declare)
+            len += (size_t)snprintf(text + len, sizeof text - len,
+                                    "\"convergence\":\"%s\",", cls[i]);
+        len += (size_t)snprintf(text + len, sizeof text - len, "\"loss\":[");
+        for (int k = 0; k < 40; k++)
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s%.17g",
+                                    k ? "," : "", 3 * pow(mu[i], k) + 0.5);
+        len += (size_t)snprintf(text + len, sizeof text - len, "]}\n");
+    }
+    wl_from(text, wl);
+}
+
+/* The workload's declared class reaches the core: it changes what
+ * slaq-fit does (and so the schedule), and nothing for the strawman. */
+static void test_declared_convergence_reaches_the_core(void **state)
+{
+    (void)state;
+    wl_workload with, without;
+    conv_workload(1, &with);
+    conv_workload(0, &without);
+    const char *runs[] = {"slaq:slaq-fit", "slaq:strawman"};
+    for (int ri = 0; ri < 2; ri++) {
+        sim_result a, b;
+        run(&with, runs[ri], 8, &a);
+        run(&without, runs[ri], 8, &b);
+        int same = 1;
+        for (size_t i = 0; i < a.njobs; i++)
+            same &= a.jobs[i].completion == b.jobs[i].completion &&
+                    a.jobs[i].tx[sim_x_index(90)] ==
+                        b.jobs[i].tx[sim_x_index(90)];
+        if (ri == 0 && same)
+            fail_msg("slaq-fit scheduled the same with and without the "
+                     "declared classes");
+        if (ri == 1 && !same)
+            fail_msg("the strawman changed with the declared classes");
+        sim_result_free(&a);
+        sim_result_free(&b);
+    }
+    wl_free(&with);
+    wl_free(&without);
+}
+
 /* --------------------------------------------------------------- replay */
 
 enum { TR_MAX = 4096 };
@@ -622,6 +677,7 @@ int main(void)
         cmocka_unit_test(test_reader_accepts_format),
         cmocka_unit_test(test_reader_errors),
         cmocka_unit_test(test_replay_gives_the_same_allocations),
+        cmocka_unit_test(test_declared_convergence_reaches_the_core),
     };
     return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
 }
