@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -126,10 +127,36 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args):
     total1, idle1 = cpu_times()
     for p in procs:
         p.wait()
+    daemon_cpu = 0.0
+    flips = None
     if slaqd:
+        with open("/proc/%d/stat" % slaqd.pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        daemon_cpu = (int(fields[11]) + int(fields[12])) / \
+            os.sysconf("SC_CLK_TCK")
         slaqd.send_signal(signal.SIGTERM)
         slaqd.wait(timeout=30)
-    return arrivals, logs, (idle1 - idle0) / max(1, total1 - total0)
+        flips = alloc_changes(state)
+    return arrivals, logs, (idle1 - idle0) / max(1, total1 - total0), \
+        daemon_cpu, flips
+
+
+def alloc_changes(state):
+    """Allocation changes and cores moved per job-minute, from the
+    allocations slaqd recorded (one row per job and epoch it changed)."""
+    db = sqlite3.connect(os.path.join(state, "state.db"))
+    seqs = {}
+    for job, epoch, cores in db.execute(
+            "SELECT job, epoch, cores FROM allocs ORDER BY job, epoch"):
+        seqs.setdefault(job, []).append((epoch, cores))
+    db.close()
+    changes = moved = minutes = 0.0
+    for seq in seqs.values():
+        for (_, a0), (_, a1) in zip(seq, seq[1:]):
+            if abs(a1 - a0) > 1e-6:
+                changes += 1
+                moved += abs(a1 - a0)
+    return changes, moved
 
 
 def parse_log(path):
@@ -190,7 +217,8 @@ def summarise(results, modes, patterns):
                     r["mode"] == mode]
             s[pat][mode] = {}
             for k in ("t50_mean_s", "t90_mean_s", "jct_mean_s", "makespan_s",
-                      "cpu_s", "idle_frac"):
+                      "cpu_s", "idle_frac", "slaqd_cpu_s",
+                      "alloc_changes_per_job_min", "cores_moved_per_job_min"):
                 v = [r[k] for r in runs]
                 s[pat][mode][k] = {"mean": sum(v) / len(v), "min": min(v),
                                    "max": max(v)}
@@ -207,15 +235,21 @@ def table(s, modes, patterns, reps):
     for pat in patterns:
         lines += ["## %s" % pat, "",
                   "| way | mean t50 s | mean t90 s | mean JCT s | makespan s "
-                  "| CPU s | idle CPU |", "|---|---|---|---|---|---|---|"]
+                  "| jobs' CPU s | slaqd CPU s | idle CPU | alloc changes "
+                  "/ job-min |", "|---|---|---|---|---|---|---|---|---|"]
         for mode in modes:
             m = s[pat][mode]
             f = lambda k, fmt="%.1f": (fmt + " [" + fmt + "-" + fmt + "]") % (
                 m[k]["mean"], m[k]["min"], m[k]["max"])
-            lines.append("| %s | %s | %s | %s | %s | %s | %.0f%% |" % (
-                mode, f("t50_mean_s"), f("t90_mean_s"), f("jct_mean_s"),
-                f("makespan_s"), f("cpu_s", "%.0f"),
-                100 * m["idle_frac"]["mean"]))
+            lines.append(
+                "| %s | %s | %s | %s | %s | %s | %.1f | %.0f%% | %s |" % (
+                    mode, f("t50_mean_s"), f("t90_mean_s"), f("jct_mean_s"),
+                    f("makespan_s"), f("cpu_s", "%.0f"),
+                    m["slaqd_cpu_s"]["mean"], 100 * m["idle_frac"]["mean"],
+                    "-" if mode == "plain" else
+                    "%.1f (%.1f cores moved)" % (
+                        m["alloc_changes_per_job_min"]["mean"],
+                        m["cores_moved_per_job_min"]["mean"])))
         lines.append("")
         lines.append("Per job mean t90 (s): " + "; ".join(
             "%s %s" % (mode, ", ".join(
@@ -268,15 +302,22 @@ def main():
                     n += 1
                     work = os.path.join(tmp, "%s-%s-%d" % (pat, mode, rep))
                     t = time.time()
-                    arr, logs, idle = run_once(a.build, mode, pat, a.stagger,
-                                               work, a.slaqd_arg)
+                    arr, logs, idle, dcpu, flips = run_once(
+                        a.build, mode, pat, a.stagger, work, a.slaqd_arg)
                     r = run_metrics(arr, logs, idle)
+                    r["slaqd_cpu_s"] = dcpu
+                    job_min = sum(j["jct_s"] for j in r["jobs"].values()) / 60
+                    r["alloc_changes_per_job_min"] = \
+                        flips[0] / job_min if flips else 0.0
+                    r["cores_moved_per_job_min"] = \
+                        flips[1] / job_min if flips else 0.0
                     r.update(mode=mode, pattern=pat, rep=rep)
                     results.append(r)
                     print("[%d/%d] %-9s %-5s rep %d: mean t90 %.1f s, "
-                          "makespan %.1f s, CPU %.0f s, idle %.0f%% (%.0f s)"
+                          "makespan %.1f s, CPU %.0f s (slaqd %.1f s), "
+                          "idle %.0f%% (%.0f s)"
                           % (n, total, pat, mode, rep + 1, r["t90_mean_s"],
-                             r["makespan_s"], r["cpu_s"],
+                             r["makespan_s"], r["cpu_s"], dcpu,
                              100 * r["idle_frac"], time.time() - t),
                           flush=True)
     finally:

@@ -453,7 +453,7 @@ int slaq_norm_parse(const char *name, slaq_norm_kind *out);
 const char *slaq_norm_name(slaq_norm_kind kind);
 
 #define SLAQ_DEFAULT_STARTUP_REPORTS 3
-#define SLAQ_DEFAULT_HYSTERESIS 0.5
+#define SLAQ_DEFAULT_HYSTERESIS 1.0
 
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
@@ -477,6 +477,10 @@ typedef struct slaq_sched_config {
     double horizon_s;              /* gains are predicted over this many
                                       seconds, at least one epoch (0: one
                                       epoch, the paper's) */
+    double horizon_iters;          /* >= 0: a job's gain is predicted
+                                      over at least this many of its
+                                      iterations at its fair share, and
+                                      scaled to the horizon (0: off) */
     double hysteresis;             /* >= 0: the `stay` bonus of a job's
                                       units from the previous epoch;
                                       default SLAQ_DEFAULT_HYSTERESIS */

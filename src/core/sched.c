@@ -70,6 +70,7 @@ void slaq_sched_config_init(slaq_sched_config *c)
     c->startup_reports = SLAQ_DEFAULT_STARTUP_REPORTS;
     c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
     c->horizon_s = 0;
+    c->horizon_iters = 0;
 }
 
 void slaq_job_opts_init(slaq_job_opts *o)
@@ -373,10 +374,23 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         double cpu = job_iter_cpu(j, prior);
         pj->fc = slaq_predictor_forecast(j->pred);
         pj->k = job_position(j, now, cpu);
-        pj->iters_per_core = horizon / cpu;
+        /* A job whose iteration is longer than the horizon is judged
+         * over horizon_iters of its iterations at its fair share, and its
+         * gain scaled back to one horizon: over a fraction of one
+         * iteration every forecast is nearly a straight line, and a
+         * greedy allocator on straight lines swings all spare cores from
+         * one job to another at every report. */
+        double h = horizon;
+        if (c->horizon_iters > 0 && wsum > 0) {
+            double fair = cap * j->weight / wsum;
+            double t_iter = fair > 0 ? cpu / fair : 0;
+            if (t_iter * c->horizon_iters > h)
+                h = t_iter * c->horizon_iters;
+        }
+        pj->iters_per_core = h / cpu;
         pj->weight = j->weight;
         pj->max_cores = j->max_cores;
-        pj->norm = job_norm(s, j);
+        pj->norm = job_norm(s, j) * h / horizon;
         pj->min_cores = job_settling(s, j) ? cap * j->weight / wsum : 0;
         pj->unproven = slaq_history_total(j->hist) == 0;
         pj->prev_alloc = j->alloc;

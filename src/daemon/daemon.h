@@ -68,6 +68,7 @@ typedef struct sd_config {
     int share_quota;         /* --share quota: a hard cap at the share */
     double startup_reports;  /* --startup-reports */
     double hysteresis;       /* --hysteresis */
+    double horizon_iters;    /* --horizon-iters */
     int verbose;
 } sd_config;
 

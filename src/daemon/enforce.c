@@ -269,6 +269,12 @@ static int try_cgroup(sd_daemon *d, int v2, char *why, size_t whylen)
         rc = write_file(path, per);
     }
     fmt(path, sizeof path, v2 ? "%s/cpu.max" : "%s/cpu.cfs_quota_us", base);
+    rc |= write_file(path, val);
+    /* Against the rest of the machine the jobs together weigh like as
+     * many busy processes as the cores slaqd manages (a process's weight
+     * is 100, or 1024 shares), not like one. */
+    fmt(path, sizeof path, v2 ? "%s/cpu.weight" : "%s/cpu.shares", base);
+    fmt(val, sizeof val, "%lu", enf_weight(v2, d->cfg.cores));
     if (rc < 0 || write_file(path, val) < 0) {
         fmt(why, whylen, "cannot limit %s to %g cores: %s", base,
             d->cfg.cores, strerror(errno));

@@ -781,6 +781,10 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "target_reduction", json_real(j->target));
     json_object_set_new(o, "max_iters", json_integer((json_int_t)j->max_iters));
     json_object_set_new(o, "max_time", json_real(j->max_time));
+    json_object_set_new(o, "declared_iters",
+                        j->sj && slaq_job_iters(j->sj)
+                            ? json_integer((json_int_t)slaq_job_iters(j->sj))
+                            : json_null());
     json_object_set_new(o, "cores", json_real(j->alloc));
     json_object_set_new(o, "iter", json_integer((json_int_t)j->last_iter));
     json_object_set_new(o, "reports", json_integer((json_int_t)j->nreports));

@@ -103,7 +103,9 @@ static void usage(FILE *f)
         "                      predicted; until then at least a fair share\n"
         "                      (default 3)\n"
         "  --hysteresis H      extra weight of a job's cores from the last\n"
-        "                      epoch (default 0.5; 0 for none)\n"
+        "                      epoch (default 1; 0 for none)\n"
+        "  --horizon-iters N   judge a job's gain over at least N of its\n"
+        "                      iterations (default 1; 0: one epoch)\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
         "  -v, --verbose       log every connection and allocation change\n"
         "  -h, --help          this help\n");
@@ -147,7 +149,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
 {
     enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
            O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_SHARE,
-           O_STARTUP, O_HYST };
+           O_STARTUP, O_HYST, O_HITERS };
     static const struct option opts[] = {
         {"state-dir", required_argument, 0, O_STATE},
         {"socket", required_argument, 0, O_SOCKET},
@@ -163,6 +165,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
         {"share", required_argument, 0, O_SHARE},
         {"startup-reports", required_argument, 0, O_STARTUP},
         {"hysteresis", required_argument, 0, O_HYST},
+        {"horizon-iters", required_argument, 0, O_HITERS},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -221,21 +224,25 @@ static int parse_args(sd_config *c, int argc, char **argv)
             c->share_quota = !strcmp(optarg, "quota");
             break;
         case O_STARTUP:
+        case O_HITERS:
         case O_HYST: {
             char *end;
             double v = strtod(optarg, &end);
             if (end == optarg || *end || !(v >= 0) || v > 1000 ||
                 (o == O_STARTUP && v != floor(v))) {
                 fprintf(stderr, "slaqd: %s wants %s, got '%s'\n",
-                        o == O_STARTUP ? "--startup-reports" : "--hysteresis",
+                        o == O_STARTUP ? "--startup-reports"
+                        : o == O_HYST ? "--hysteresis" : "--horizon-iters",
                         o == O_STARTUP ? "a whole number from 0 to 1000"
                                        : "a number from 0 to 1000", optarg);
                 return 2;
             }
             if (o == O_STARTUP)
                 c->startup_reports = v;
-            else
+            else if (o == O_HYST)
                 c->hysteresis = v;
+            else
+                c->horizon_iters = v;
             break;
         }
         case 'v': c->verbose++; break;
@@ -415,6 +422,7 @@ static int setup(sd_daemon *d)
     sc.epoch_s = d->cfg.epoch_s;
     sc.startup_reports = (unsigned)d->cfg.startup_reports;
     sc.hysteresis = d->cfg.hysteresis;
+    sc.horizon_iters = d->cfg.horizon_iters;
     d->sched = slaq_sched_new(&sc);
     if (!d->sched) {
         sd_log(d, 0, "cannot create the scheduler (cores %g, epoch %g s)",

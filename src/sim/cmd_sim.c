@@ -63,7 +63,7 @@ static void usage(FILE *f)
         "                    iterations a job reports before it is predicted; until\n"
         "                    then it gets its fair share (default 3)\n"
         "  --hysteresis H    extra weight of a job's cores from the previous epoch\n"
-        "                    (default 0.5; 0 for none)\n"
+        "                    (default 1; 0 for none)\n"
         "  --undeclared      jobs do not tell the core how many iterations they run\n"
         "  --out DIR         output directory (replaced as a whole)\n"
         "  --no-plots        skip gnuplot (CSV, JSON and HTML only)\n"
@@ -300,6 +300,7 @@ int cmd_sim(int argc, char **argv)
         {"startup-reports", required_argument, 0, 'S'},
         {"hysteresis", required_argument, 0, 'H'},
         {"horizon", required_argument, 0, 'Z'},
+        {"horizon-iters", required_argument, 0, 'I'},
         {"undeclared", no_argument, 0, 'U'},
         {"out", required_argument, 0, 'o'},
         {"no-plots", no_argument, 0, 'n'},
@@ -340,6 +341,11 @@ int cmd_sim(int argc, char **argv)
                           "number up to 1000, got '%s'", optarg);
                 return EXIT_USAGE;
             }
+            break;
+        case 'I':
+            if (cli_parse_nonneg("sim", "--horizon-iters", optarg,
+                                 &core.horizon_iters))
+                return EXIT_USAGE;
             break;
         case 'Z':
             if (cli_parse_nonneg("sim", "--horizon", optarg,
@@ -408,6 +414,7 @@ int cmd_sim(int argc, char **argv)
         runs[i].cfg.startup_reports = (unsigned)startup;
         runs[i].cfg.hysteresis = core.hysteresis;
         runs[i].cfg.horizon_s = core.horizon_s;
+        runs[i].cfg.horizon_iters = core.horizon_iters;
         runs[i].cfg.declare_iters = declare;
     }
 

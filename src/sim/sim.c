@@ -43,6 +43,7 @@ void sim_config_init(sim_config *c)
     c->startup_reports = sc.startup_reports;
     c->hysteresis = sc.hysteresis;
     c->horizon_s = sc.horizon_s;
+    c->horizon_iters = sc.horizon_iters;
     c->declare_iters = 1;
     c->progress = NULL;
     c->progress_arg = NULL;
@@ -464,6 +465,7 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     sc.startup_reports = cfg->startup_reports;
     sc.hysteresis = cfg->hysteresis;
     sc.horizon_s = cfg->horizon_s;
+    sc.horizon_iters = cfg->horizon_iters;
     if (cfg->default_iter_cpu_s > 0)
         sc.default_iter_cpu_s = cfg->default_iter_cpu_s;
     size_t n = wl->n;

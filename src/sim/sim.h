@@ -55,6 +55,7 @@ typedef struct sim_config {
     unsigned startup_reports;
     double hysteresis;
     double horizon_s;
+    double horizon_iters;
     int declare_iters;
     /* Called now and then with iterations done so far and in total. */
     void (*progress)(void *arg, double done, double total);

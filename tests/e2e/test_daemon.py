@@ -679,3 +679,36 @@ def test_signal_enforcement_reports_the_jobs_it_holds(daemon_factory):
              what="the busy job to be held")
     d.cli("cancel", str(jid))
     d.wait_state(jid, "cancelled")
+
+
+def test_a_job_declares_its_length(slaqd):
+    # hello carries it; info changes it later; a bad value is refused
+    c = slaq.Client(socket_path=slaqd.sock, name="declared", iters=20)
+    c.report(0, 1.0)
+    wait_for(lambda: c.poll() or c.job_id > 0, what="welcome")
+    wait_for(lambda: slaqd.job(c.job_id)["declared_iters"] == 20,
+             what="20 declared")
+    c.set_iters(30)
+    c.report(1, 0.5)
+    wait_for(lambda: slaqd.job(c.job_id)["declared_iters"] == 30,
+             what="30 declared")
+    c.close()
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(slaqd.sock)
+    s.sendall(b'{"type":"hello","name":"bad","iters":-3}\n')
+    f = s.makefile()
+    lines = [json.loads(f.readline()) for _ in range(2)]
+    errs = [m for m in lines if m.get("type") == "error"]
+    assert errs and "iters" in errs[0]["message"], lines
+    s.close()
+
+
+def test_new_jobs_share_the_cores_equally_until_they_report(daemon_factory):
+    # Five jobs submitted together that report nothing (loading their
+    # data) each get a fifth of the cores, not the minimum share.
+    d = daemon_factory("--policy", "slaq", "--cores", "2")
+    ids = [d.submit("sleep", "30") for _ in range(5)]
+    wait_for(lambda: all(abs(d.job(i)["cores"] - 0.4) < 1e-6 for i in ids),
+             what="0.4 cores each")
+    for i in ids:
+        d.cli("cancel", str(i))
