@@ -36,6 +36,13 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 PY = "/usr/bin/python3"  # Debian's, where python3-torch and sklearn live
 
 
+# `paper`: slaq as SLAQ describes it, which is what slaqd did before it
+# was measured on real jobs: the largest step as the unit, no start-up
+# shares, no hysteresis or damping, hard CPU quotas.
+PAPER = ["--policy", "slaq", "--normalise", "max-delta", "--startup-reports",
+         "0", "--hysteresis", "0", "--damping", "0", "--share", "quota"]
+
+
 def batch(build):
     jobs = os.path.join(HERE, "jobs")
     train = os.path.join(ROOT, build, "bin", "slaq-train")
@@ -84,9 +91,10 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args):
     bin_ = os.path.join(ROOT, build, "bin")
     if mode != "plain":
         os.makedirs(state)
+        policy = ["--policy", mode] if mode != "paper" else PAPER
         slaqd = subprocess.Popen(
             [os.path.join(bin_, "slaqd"), "--state-dir", state, "--http",
-             "off", "--policy", mode] + slaqd_args,
+             "off"] + policy + slaqd_args,
             stdout=open(os.path.join(work, "slaqd.log"), "w"),
             stderr=subprocess.STDOUT)
         sock = os.path.join(state, "slaq.sock")
@@ -266,6 +274,9 @@ def table(s, modes, patterns, reps):
                     g("slaq", "t90_mean_s") / g("plain", "t90_mean_s"),
                     g("fair", "makespan_s") / g("plain", "makespan_s"),
                     g("slaq", "cpu_s") / g("fair", "cpu_s")))
+            if "paper" in modes:
+                lines.append("slaq/paper t90 %.2f" % (
+                    g("slaq", "t90_mean_s") / g("paper", "t90_mean_s")))
             lines.append("")
     return "\n".join(lines)
 
@@ -273,22 +284,31 @@ def table(s, modes, patterns, reps):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--build", default="build")
-    ap.add_argument("--reps", type=int, default=1)
-    ap.add_argument("--modes", default="plain,fair,slaq")
-    ap.add_argument("--patterns", default="together,staggered")
+    ap.add_argument("--build", default="build",
+                    help="the build directory with slaqd, slaq, slaq-train")
+    ap.add_argument("--reps", type=int, default=1,
+                    help="repetitions of every configuration (1)")
+    ap.add_argument("--modes", default="plain,fair,slaq",
+                    help="ways to run the batch: plain, fair, slaq, and\n"
+                    "paper (slaq as in the paper: slaqd --normalise\n"
+                    "max-delta, no start-up shares, hysteresis or damping,\n"
+                    "--share quota)")
+    ap.add_argument("--patterns", default="together,staggered",
+                    help="arrival patterns: together, staggered")
     ap.add_argument("--stagger", type=float, default=5.0,
                     help="seconds between arrivals when staggered (5)")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results",
-                                                  "real"))
+                                                  "real"),
+                    help="where summary.md and runs.json go\n"
+                    "(docs/results/real)")
     ap.add_argument("--slaqd-arg", action="append", default=[],
                     help="extra slaqd option (repeatable)")
     a = ap.parse_args()
     modes = a.modes.split(",")
     patterns = a.patterns.split(",")
     for m in modes:
-        if m not in ("plain", "fair", "slaq"):
-            ap.error("--modes: expected plain, fair, slaq; got %s" % m)
+        if m not in ("plain", "fair", "slaq", "paper"):
+            ap.error("--modes: expected plain, fair, slaq, paper; got %s" % m)
     for p in patterns:
         if p not in ("together", "staggered"):
             ap.error("--patterns: expected together, staggered; got %s" % p)

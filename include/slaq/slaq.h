@@ -454,6 +454,7 @@ const char *slaq_norm_name(slaq_norm_kind kind);
 
 #define SLAQ_DEFAULT_STARTUP_REPORTS 3
 #define SLAQ_DEFAULT_HYSTERESIS 1.0
+#define SLAQ_DEFAULT_DAMPING 0.5
 
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
@@ -481,6 +482,11 @@ typedef struct slaq_sched_config {
                                       over at least this many of its
                                       iterations at its fair share, and
                                       scaled to the horizon (0: off) */
+    double damping;                /* in [0, 1): with the same jobs as
+                                      last epoch, a job's new allocation
+                                      is damping × old + (1 − damping) ×
+                                      the policy's (0: off); default
+                                      SLAQ_DEFAULT_DAMPING */
     double hysteresis;             /* >= 0: the `stay` bonus of a job's
                                       units from the previous epoch;
                                       default SLAQ_DEFAULT_HYSTERESIS */
@@ -572,7 +578,10 @@ uint64_t slaq_job_iters(const slaq_job *j);
 /*
  * The job's predicted loss at its end: the forecast at its last iteration
  * when the job declared how many it runs, else the forecast's asymptote;
- * never above the last reported loss. NAN before two reports.
+ * of the last 12 fits' predictions the lowest (one early fit that calls
+ * the job nearly done must not make it "reached"); never above the last
+ * reported loss. NAN before two reports and before the first epoch has
+ * fitted them.
  */
 double slaq_job_end_loss(const slaq_job *j);
 
@@ -587,7 +596,8 @@ double slaq_job_reduction(const slaq_job *j);
 /*
  * Predicted iterations after the last report until the job's reduction
  * reaches `target` (in (0, 1]): 0 if it already has, INFINITY if the
- * forecast never gets there, NAN before two reports.
+ * forecast never gets there (at most the iterations left, for a job that
+ * declared its length), NAN before the end is known.
  */
 double slaq_job_iters_to(const slaq_job *j, double target);
 

@@ -52,6 +52,9 @@ struct slaq_sched {
     slaq_pjob *pjobs;    /* cap entries */
     double *alloc;       /* cap entries */
     slaq_alloc_ws *ws;
+    int changed;         /* jobs came or went, or the policy changed,
+                            since the last allocation */
+    double last_cap;     /* the capacity divided last time */
 };
 
 void slaq_sched_config_init(slaq_sched_config *c)
@@ -71,6 +74,7 @@ void slaq_sched_config_init(slaq_sched_config *c)
     c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
     c->horizon_s = 0;
     c->horizon_iters = 0;
+    c->damping = SLAQ_DEFAULT_DAMPING;
 }
 
 void slaq_job_opts_init(slaq_job_opts *o)
@@ -93,7 +97,8 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
         (unsigned)cfg->predictor > SLAQ_PRED_ORACLE ||
         !(cfg->pred.lambda > 0 && cfg->pred.lambda <= 1) ||
         (unsigned)cfg->normalise > SLAQ_NORM_MAX_DELTA ||
-        !(cfg->hysteresis >= 0) || !isfinite(cfg->hysteresis))
+        !(cfg->hysteresis >= 0) || !isfinite(cfg->hysteresis) ||
+        !(cfg->damping >= 0 && cfg->damping < 1))
         return NULL;
     slaq_sched *s = calloc(1, sizeof *s);
     if (!s)
@@ -129,8 +134,10 @@ void slaq_sched_free(slaq_sched *s)
 
 void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy)
 {
-    if ((unsigned)policy <= SLAQ_POLICY_MAXMIN)
+    if ((unsigned)policy <= SLAQ_POLICY_MAXMIN) {
         s->cfg.policy = policy;
+        s->changed = 1;
+    }
 }
 
 static slaq_predictor *job_predictor(const slaq_sched *s, const slaq_job *j)
@@ -227,6 +234,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     }
     j->index = s->n;
     s->jobs[s->n++] = j;
+    s->changed = 1;
     return j;
 }
 
@@ -236,6 +244,7 @@ void slaq_sched_remove(slaq_sched *s, slaq_job *j)
     s->jobs[i] = s->jobs[--s->n];
     s->jobs[i]->index = i;
     job_free(j);
+    s->changed = 1;
 }
 
 size_t slaq_sched_count(const slaq_sched *s) { return s->n; }
@@ -400,6 +409,17 @@ int slaq_sched_allocate(slaq_sched *s, double now)
                             s->alloc);
     if (err)
         return err;
+    /* Damping: with the same jobs and capacity as last epoch, move only
+     * part of the way from the old allocation to the new one. Both are
+     * feasible (within caps, above floors, summing to the capacity), so
+     * their mix is too. */
+    if (c->damping > 0 && c->policy != SLAQ_POLICY_FAIR && !s->changed &&
+        cap == s->last_cap)
+        for (size_t i = 0; i < s->n; i++)
+            s->alloc[i] = c->damping * s->jobs[i]->alloc +
+                          (1 - c->damping) * s->alloc[i];
+    s->changed = 0;
+    s->last_cap = cap;
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         const slaq_pjob *pj = &s->pjobs[i];
@@ -458,10 +478,14 @@ double slaq_job_end_loss(const slaq_job *j)
     if (j->iters > 0 && j->iters <= last->iter)
         return last->loss;
     double end = last->loss;
-    for (int i = 0; i < SCHED_END_FITS; i++)
+    int known = 0;
+    for (int i = 0; i < SCHED_END_FITS; i++) {
+        known |= !isnan(j->ends[i]);
         if (j->ends[i] < end) /* skips NAN */
             end = j->ends[i];
-    return end;
+    }
+    /* Before its first fit a job's end is unknown, not its last loss. */
+    return known ? end : NAN;
 }
 
 double slaq_job_reduction(const slaq_job *j)
@@ -488,12 +512,15 @@ double slaq_job_iters_to(const slaq_job *j, double target)
     double k0 = (double)slaq_history_last(j->hist)->iter;
     /* Forecasts fall monotonically: bracket the crossing by doubling,
      * then bisect to half an iteration. */
+    /* A job that declared its length has all of its reduction at its
+     * last iteration, whatever the forecast says before. */
+    double most = j->iters > 0 ? (double)j->iters - k0 : 1e9;
     double lo = 0, hi = 1;
     while (slaq_forecast_loss(f, k0 + hi) > goal) {
         lo = hi;
         hi *= 2;
-        if (hi > 1e9)
-            return INFINITY;
+        if (hi >= most)
+            return j->iters > 0 ? most : INFINITY;
     }
     while (hi - lo > 0.5) {
         double mid = (lo + hi) / 2;

@@ -69,6 +69,8 @@ typedef struct sd_config {
     double startup_reports;  /* --startup-reports */
     double hysteresis;       /* --hysteresis */
     double horizon_iters;    /* --horizon-iters */
+    double damping;          /* --damping */
+    slaq_norm_kind normalise; /* --normalise */
     int verbose;
 } sd_config;
 

@@ -105,7 +105,13 @@ static void usage(FILE *f)
         "  --hysteresis H      extra weight of a job's cores from the last\n"
         "                      epoch (default 1; 0 for none)\n"
         "  --horizon-iters N   judge a job's gain over at least N of its\n"
-        "                      iterations (default 1; 0: one epoch)\n"
+        "                      iterations (default 0: one epoch)\n"
+        "  --normalise N       the objective's loss unit: span (a job's\n"
+        "                      predicted total reduction; default) or\n"
+        "                      max-delta (its largest step, the paper's)\n"
+        "  --damping D         move a share only part of the way to the\n"
+        "                      policy's new one: D x old + (1 - D) x new\n"
+        "                      (default 0.5; 0 for none)\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
         "  -v, --verbose       log every connection and allocation change\n"
         "  -h, --help          this help\n");
@@ -149,7 +155,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
 {
     enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
            O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_SHARE,
-           O_STARTUP, O_HYST, O_HITERS };
+           O_STARTUP, O_HYST, O_HITERS, O_DAMP, O_NORM };
     static const struct option opts[] = {
         {"state-dir", required_argument, 0, O_STATE},
         {"socket", required_argument, 0, O_SOCKET},
@@ -166,6 +172,8 @@ static int parse_args(sd_config *c, int argc, char **argv)
         {"startup-reports", required_argument, 0, O_STARTUP},
         {"hysteresis", required_argument, 0, O_HYST},
         {"horizon-iters", required_argument, 0, O_HITERS},
+        {"damping", required_argument, 0, O_DAMP},
+        {"normalise", required_argument, 0, O_NORM},
         {"verbose", no_argument, 0, 'v'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -180,6 +188,7 @@ static int parse_args(sd_config *c, int argc, char **argv)
     c->enforce = SD_ENF_AUTO;
     c->startup_reports = SLAQ_DEFAULT_STARTUP_REPORTS;
     c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
+    c->damping = SLAQ_DEFAULT_DAMPING;
     const char *socket_opt = NULL, *token_file = NULL;
     int o;
     while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
@@ -215,6 +224,13 @@ static int parse_args(sd_config *c, int argc, char **argv)
                 return 2;
             }
             break;
+        case O_NORM:
+            if (slaq_norm_parse(optarg, &c->normalise)) {
+                fprintf(stderr, "slaqd: --normalise: expected span or "
+                        "max-delta, got '%s'\n", optarg);
+                return 2;
+            }
+            break;
         case O_SHARE:
             if (strcmp(optarg, "weight") && strcmp(optarg, "quota")) {
                 fprintf(stderr, "slaqd: --share: expected weight or quota, "
@@ -224,23 +240,28 @@ static int parse_args(sd_config *c, int argc, char **argv)
             c->share_quota = !strcmp(optarg, "quota");
             break;
         case O_STARTUP:
+        case O_DAMP:
         case O_HITERS:
         case O_HYST: {
             char *end;
             double v = strtod(optarg, &end);
             if (end == optarg || *end || !(v >= 0) || v > 1000 ||
-                (o == O_STARTUP && v != floor(v))) {
+                (o == O_STARTUP && v != floor(v)) || (o == O_DAMP && v >= 1)) {
                 fprintf(stderr, "slaqd: %s wants %s, got '%s'\n",
                         o == O_STARTUP ? "--startup-reports"
-                        : o == O_HYST ? "--hysteresis" : "--horizon-iters",
+                        : o == O_HYST ? "--hysteresis"
+                        : o == O_DAMP ? "--damping" : "--horizon-iters",
                         o == O_STARTUP ? "a whole number from 0 to 1000"
-                                       : "a number from 0 to 1000", optarg);
+                        : o == O_DAMP ? "a number in [0, 1)"
+                                      : "a number from 0 to 1000", optarg);
                 return 2;
             }
             if (o == O_STARTUP)
                 c->startup_reports = v;
             else if (o == O_HYST)
                 c->hysteresis = v;
+            else if (o == O_DAMP)
+                c->damping = v;
             else
                 c->horizon_iters = v;
             break;
@@ -423,6 +444,8 @@ static int setup(sd_daemon *d)
     sc.startup_reports = (unsigned)d->cfg.startup_reports;
     sc.hysteresis = d->cfg.hysteresis;
     sc.horizon_iters = d->cfg.horizon_iters;
+    sc.damping = d->cfg.damping;
+    sc.normalise = d->cfg.normalise;
     d->sched = slaq_sched_new(&sc);
     if (!d->sched) {
         sd_log(d, 0, "cannot create the scheduler (cores %g, epoch %g s)",

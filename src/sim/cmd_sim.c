@@ -64,6 +64,9 @@ static void usage(FILE *f)
         "                    then it gets its fair share (default 3)\n"
         "  --hysteresis H    extra weight of a job's cores from the previous epoch\n"
         "                    (default 1; 0 for none)\n"
+        "  --damping D       move a share only part of the way to the policy's\n"
+        "                    new one, D x old + (1 - D) x new (default 0.5)\n"
+        "  --horizon-iters N judge a job's gain over N of its iterations (0)\n"
         "  --undeclared      jobs do not tell the core how many iterations they run\n"
         "  --out DIR         output directory (replaced as a whole)\n"
         "  --no-plots        skip gnuplot (CSV, JSON and HTML only)\n"
@@ -284,6 +287,46 @@ static int simulate(const wl_workload *wl, sim_config *cfg, progress *p,
     return 0;
 }
 
+/*
+ * The core's real-job settings on the command line (slaq_sched_config;
+ * the same names as slaqd's options): each a number >= 0 up to a bound.
+ */
+static int parse_core_opt(int c, const char *arg, slaq_sched_config *core,
+                          double *startup)
+{
+    static const struct {
+        int c;
+        const char *name;
+        double max;
+        int whole, below; /* a whole number; strictly below max */
+    } t[] = {
+        {'S', "--startup-reports", 1000, 1, 0},
+        {'D', "--damping", 1, 0, 1},
+        {'I', "--horizon-iters", 1000, 0, 0},
+        {'Z', "--horizon", 3600, 0, 0},
+        {'H', "--hysteresis", 1000, 0, 0},
+    };
+    double *dst[] = {startup, &core->damping, &core->horizon_iters,
+                     &core->horizon_s, &core->hysteresis};
+    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
+        if (t[i].c != c)
+            continue;
+        double v;
+        if (cli_parse_nonneg("sim", t[i].name, arg, &v))
+            return -1;
+        if (v > t[i].max || (t[i].below && v == t[i].max) ||
+            (t[i].whole && v != floor(v))) {
+            cli_error("sim", "%s: expected a %s from 0 to %g%s, got '%s'",
+                      t[i].name, t[i].whole ? "whole number" : "number",
+                      t[i].max, t[i].below ? " (excluded)" : "", arg);
+            return -1;
+        }
+        *dst[i] = v;
+        return 0;
+    }
+    return -1;
+}
+
 int cmd_sim(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -301,6 +344,7 @@ int cmd_sim(int argc, char **argv)
         {"hysteresis", required_argument, 0, 'H'},
         {"horizon", required_argument, 0, 'Z'},
         {"horizon-iters", required_argument, 0, 'I'},
+        {"damping", required_argument, 0, 'D'},
         {"undeclared", no_argument, 0, 'U'},
         {"out", required_argument, 0, 'o'},
         {"no-plots", no_argument, 0, 'n'},
@@ -333,28 +377,11 @@ int cmd_sim(int argc, char **argv)
             }
             break;
         case 'S':
-            if (cli_parse_nonneg("sim", "--startup-reports", optarg,
-                                 &startup))
-                return EXIT_USAGE;
-            if (startup != floor(startup) || startup > 1000) {
-                cli_error("sim", "--startup-reports: expected a whole "
-                          "number up to 1000, got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
+        case 'D':
         case 'I':
-            if (cli_parse_nonneg("sim", "--horizon-iters", optarg,
-                                 &core.horizon_iters))
-                return EXIT_USAGE;
-            break;
         case 'Z':
-            if (cli_parse_nonneg("sim", "--horizon", optarg,
-                                 &core.horizon_s))
-                return EXIT_USAGE;
-            break;
         case 'H':
-            if (cli_parse_nonneg("sim", "--hysteresis", optarg,
-                                &core.hysteresis))
+            if (parse_core_opt(c, optarg, &core, &startup))
                 return EXIT_USAGE;
             break;
         case 'q': quiet = 1; break;
@@ -415,6 +442,7 @@ int cmd_sim(int argc, char **argv)
         runs[i].cfg.hysteresis = core.hysteresis;
         runs[i].cfg.horizon_s = core.horizon_s;
         runs[i].cfg.horizon_iters = core.horizon_iters;
+        runs[i].cfg.damping = core.damping;
         runs[i].cfg.declare_iters = declare;
     }
 

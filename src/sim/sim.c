@@ -44,6 +44,7 @@ void sim_config_init(sim_config *c)
     c->hysteresis = sc.hysteresis;
     c->horizon_s = sc.horizon_s;
     c->horizon_iters = sc.horizon_iters;
+    c->damping = sc.damping;
     c->declare_iters = 1;
     c->progress = NULL;
     c->progress_arg = NULL;
@@ -466,6 +467,7 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     sc.hysteresis = cfg->hysteresis;
     sc.horizon_s = cfg->horizon_s;
     sc.horizon_iters = cfg->horizon_iters;
+    sc.damping = cfg->damping;
     if (cfg->default_iter_cpu_s > 0)
         sc.default_iter_cpu_s = cfg->default_iter_cpu_s;
     size_t n = wl->n;

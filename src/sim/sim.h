@@ -56,6 +56,7 @@ typedef struct sim_config {
     double hysteresis;
     double horizon_s;
     double horizon_iters;
+    double damping;
     int declare_iters;
     /* Called now and then with iterations done so far and in total. */
     void (*progress)(void *arg, double done, double total);
