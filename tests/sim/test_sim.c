@@ -611,6 +611,7 @@ static void test_replay_gives_the_same_allocations(void **state)
         sc.startup_reports = c.startup_reports;
         sc.hysteresis = c.hysteresis;
         sc.horizon_s = c.horizon_s;
+        sc.damping = c.damping;
         slaq_sched *s = slaq_sched_new(&sc);
         slaq_job *sj[16] = {0};
         size_t next = 0, checked = 0;
