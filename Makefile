@@ -8,11 +8,14 @@
 #
 #   make            build libraries and programs (installs missing packages)
 #   make test       build and run every test; ends with the runner's summary
-#   make demo       the main job on embedded defaults
+#   make demo       the main job on embedded defaults (HTTP=ADDR:PORT)
 #   make demo-compare  the demo batch under fair and slaq, and simulated
 #   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
 #   make check-asan run the unit tests under ASan + UBSan
 #   make deps       install missing Debian packages (idempotent)
+#   make install    install under PREFIX (/usr/local) and DESTDIR; uninstall
+#   make man        the manual pages (build/man), from the programs' --help
+#   make deb        the Debian package build/slaq_VERSION_ARCH.deb
 
 BUILD    ?= build
 SANITIZE ?=
@@ -70,9 +73,11 @@ test: deps
 test-unit: build
 	@scripts/run-tests.sh --unit-only $(BUILD)
 
+# HTTP=ADDR:PORT puts the dashboard there (default 127.0.0.1:7070, or a
+# free port when that one is taken).
 demo: deps
 	@$(MAKE) --no-print-directory build
-	@scripts/demo.sh $(BUILD)
+	@scripts/demo.sh $(if $(HTTP),--http $(HTTP)) $(BUILD)
 
 # REPS=3 repeats the pair of runs and summarises the ratios.
 demo-compare: deps
@@ -106,6 +111,9 @@ clean:
 	rm -rf build build-asan
 
 help:
-	@sed -n '3,18p' Makefile
+	@sed -n '3,21p' Makefile
+
+# make install, uninstall, man, deb: dist/install.mk.
+include dist/install.mk
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

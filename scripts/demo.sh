@@ -110,7 +110,7 @@ cleanup() {
         local ids
         ids=$(slaq ls --active --json 2>/dev/null |
               python3 -c 'import json,sys; print(" ".join(str(j["id"]) for j in json.load(sys.stdin)["jobs"]))' 2>/dev/null || true)
-        for id in $ids; do slaq cancel "$id" >/dev/null 2>&1 || true; done
+        for id in $ids; do slaq cancel --now "$id" >/dev/null 2>&1 || true; done
         for _ in $(seq 50); do
             [ -z "$(slaq ls --active --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]) or "")' 2>/dev/null)" ] && break
             sleep 0.1
@@ -227,7 +227,7 @@ if [ -n "$top_pid" ]; then
 fi
 
 say
-say "== summary (policy $policy; times from each job's submission, DESIGN.md)"
+say "== summary (policy $policy; times from each job's submission, docs/metrics.md)"
 report_args=(summary "$state" --policy "$policy")
 if [ -n "$json" ]; then
     mkdir -p "$(dirname "$json")"

@@ -5,7 +5,7 @@
 everything they report is computed here from the run's SQLite database
 (STATE/state.db: every job, every iteration report with its time, every
 allocation change), so the summary is what slaqd recorded, not what the
-script believes happened. The metrics follow DESIGN.md's definitions, the
+script believes happened. The metrics follow docs/metrics.md, the
 same the simulator (`slaq sim`) reports, so a real run and its simulation
 compare directly:
 

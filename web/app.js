@@ -15,8 +15,9 @@
 'use strict';
 
 const POLL_MIN_MS = 1000;
-const PALETTE = ['#2f6fdd', '#e4572e', '#17a398', '#f3a712', '#8e5bd0',
-                 '#d33f8c', '#5a8f29', '#3d5a80', '#c97b27', '#6c757d'];
+// Above this many jobs the charts' legends would take several rows: the
+// job table's colour swatches name the lines instead.
+const LEGEND_MAX = 8;
 
 const state = {
   selected: null,    // job id whose detail is shown
@@ -24,12 +25,24 @@ const state = {
   charts: {},        // loss, cores, detail (Chart.js objects)
   startedAt: null,   // slaqd's start, wall-clock seconds
   pollMs: POLL_MIN_MS,
+  epochS: 1,
   updates: 0,
+  colour,
+  fmtClock: (s, span) => fmtClock(s, span),
 };
 window.slaqDashboard = state;
 
+/* A job's colour: hues a golden angle apart, so any number of jobs get
+ * distinct colours (neighbouring ids far apart on the wheel), with
+ * lightness alternating to separate the few hues that end up close. */
 function colour(id) {
-  return PALETTE[(id - 1) % PALETTE.length];
+  const hue = Math.round(((id - 1) * 137.508) % 360);
+  const light = [42, 55, 34][(id - 1) % 3];
+  return 'hsl(' + hue + ', 70%, ' + light + '%)';
+}
+
+function withAlpha(hsl, a) {
+  return hsl.replace('hsl(', 'hsla(').replace(')', ', ' + a + ')');
 }
 
 function fmt(v, digits) {
@@ -58,14 +71,26 @@ function fmtPercent(v) {
   return p < 0.01 ? '< 0.01 %' : p.toPrecision(2) + ' %';
 }
 
-/* Axis labels for seconds since start: "45 s", "12:05", "1:02:09". */
-function fmtClock(s) {
-  if (Math.abs(s) < 120) return Math.round(s * 10) / 10 + ' s';
+/* Axis labels for seconds since start, in one format for the whole axis
+ * (chosen by its extent `span`): "45 s" below two minutes, "12:05" below
+ * an hour, "1:02:09" beyond. */
+function fmtClock(s, span) {
+  if (span < 120) return Math.round(s * 10) / 10 + ' s';
   const t = Math.round(s);
   const h = Math.floor(t / 3600);
   const m = Math.floor((t % 3600) / 60);
   const sec = String(t % 60).padStart(2, '0');
-  return h ? h + ':' + String(m).padStart(2, '0') + ':' + sec : m + ':' + sec;
+  return span >= 3600 ? h + ':' + String(m).padStart(2, '0') + ':' + sec
+                      : (h * 60 + m) + ':' + sec;
+}
+
+/* The time axis: from slaqd's start (never before it), labels in one
+ * format. */
+function timeAxis(options) {
+  options.scales.x.min = 0;
+  options.scales.x.ticks = {
+    callback(value) { return fmtClock(value, this.max - this.min); },
+  };
 }
 
 async function getJSON(path) {
@@ -99,14 +124,14 @@ function makeCharts() {
   Chart.defaults.font.family = getComputedStyle(document.body).fontFamily;
   const loss = baseOptions('time since slaqd started',
                            'normalised loss');
-  loss.scales.x.ticks = {callback: fmtClock};
+  timeAxis(loss);
   loss.scales.y.suggestedMin = 0;
   loss.scales.y.suggestedMax = 1;
   state.charts.loss = new Chart(document.getElementById('loss-chart'),
                                 {type: 'line', data: {datasets: []},
                                  options: loss});
   const cores = baseOptions('time since slaqd started', 'cores');
-  cores.scales.x.ticks = {callback: fmtClock};
+  timeAxis(cores);
   cores.scales.y.stacked = true;
   cores.scales.y.beginAtZero = true;
   state.charts.cores = new Chart(document.getElementById('cores-chart'),
@@ -129,13 +154,38 @@ function setDatasets(chart, wanted) {
     d.label = w.label;
     return d;
   });
+  if (chart.options.plugins.legend)
+    chart.options.plugins.legend.display = wanted.length <= LEGEND_MAX;
   chart.update('none');
+}
+
+/*
+ * The timeline's time points, seconds since slaqd started, with the idle
+ * stretches made explicit. slaqd records no frames while no job runs, so
+ * two neighbouring frames can be minutes apart; joined by a straight
+ * line, a job's cores (or losses) would ramp across that stretch. Where
+ * the gap is over 2.5 recording intervals, a point one interval after
+ * the earlier frame and one before the later one are added, at which no
+ * job holds cores (index -1).
+ */
+function timePoints(tl) {
+  const t0 = state.startedAt ?? (tl.t.length ? tl.t[0] : 0);
+  const step = (tl.stride || 1) * state.epochS;
+  const pts = [];
+  tl.t.forEach((t, i) => {
+    const x = Math.max(0, t - t0);
+    if (i > 0 && t - tl.t[i - 1] > 2.5 * step) {
+      const prev = pts[pts.length - 1].x;
+      pts.push({x: prev + step, i: -1}, {x: Math.max(prev + step, x - step), i: -1});
+    }
+    pts.push({x, i});
+  });
+  return pts;
 }
 
 function drawTimeline(tl, jobsById) {
   if (!state.charts.loss) return;
-  const t0 = state.startedAt ?? (tl.t.length ? tl.t[0] : 0);
-  const xs = tl.t.map((t) => t - t0);
+  const xs = timePoints(tl);
   const lossSets = [];
   const coreSets = [];
   const ids = Object.keys(tl.jobs).map(Number).sort((a, b) => a - b);
@@ -146,7 +196,14 @@ function drawTimeline(tl, jobsById) {
     const c = colour(id);
     const lossPts = [];
     const corePts = [];
-    xs.forEach((x, i) => {
+    xs.forEach(({x, i}) => {
+      if (i < 0) {
+        // an idle stretch: no cores, and the loss line breaks
+        if (lossPts.length && lossPts[lossPts.length - 1].y !== null)
+          lossPts.push({x, y: null});
+        corePts.push({x, y: 0});
+        return;
+      }
       if (s.norm_loss[i] !== null) lossPts.push({x, y: s.norm_loss[i]});
       corePts.push({x, y: s.cores[i] ?? 0});
     });
@@ -156,7 +213,7 @@ function drawTimeline(tl, jobsById) {
                      tension: 0.2});
     }
     coreSets.push({slaqId: id, label, data: corePts, borderColor: c,
-                   backgroundColor: c + 'b0', fill: 'stack', pointRadius: 0,
+                   backgroundColor: withAlpha(c, 0.7), fill: 'stack', pointRadius: 0,
                    borderWidth: 1});
   }
   setDatasets(state.charts.loss, lossSets);
@@ -283,14 +340,21 @@ function drawStatus(st, jobs) {
  * after the last one it has; fetched whole again when slaqd thinned it
  * (its stride changed) or restarted (another pid). */
 async function fetchTimeline(pid) {
-  let tl = state.timeline;
+  const tl = state.timeline;
   const since = tl && tl.pid === pid && tl.t.length ? tl.t[tl.t.length - 1] : 0;
   const inc = await getJSON('/api/timeline?since=' + encodeURIComponent(since));
   if (since !== 0 && tl.stride !== inc.stride_epochs) {
     state.timeline = null; // thinned since: start over with all of it
     return fetchTimeline(pid);
   }
-  if (since === 0) {
+  return mergeTimeline(pid, inc, since === 0);
+}
+
+/* Appends the frames of inc (an /api/timeline reply) to the page's copy,
+ * or starts a new copy with them when fresh. */
+function mergeTimeline(pid, inc, fresh) {
+  let tl = state.timeline;
+  if (fresh || !tl) {
     tl = state.timeline = {pid, stride: inc.stride_epochs, t: [], jobs: {}};
   }
   const before = tl.t.length;
@@ -314,6 +378,31 @@ async function fetchTimeline(pid) {
   return tl;
 }
 
+/* Draws everything but the selected job's detail; returns the jobs by id. */
+function draw(st, ls, tl) {
+  state.startedAt = st.started ?? Date.now() / 1000 - st.uptime_s;
+  state.epochS = st.epoch_s;
+  state.pollMs = Math.max(POLL_MIN_MS, st.epoch_s * 1000);
+  const byId = new Map(ls.jobs.map((j) => [j.id, j]));
+  drawStatus(st, ls.jobs);
+  drawTimeline(tl, byId);
+  drawTable(ls.jobs);
+  state.updates++;
+  const conn = document.getElementById('conn');
+  conn.textContent = 'live · updated ' + new Date().toLocaleTimeString();
+  conn.className = 'conn';
+  return byId;
+}
+
+/* The first paint, from /api/initial.js (loaded before this script): the
+ * page shows the charts at its load event, before any fetch returns. */
+function drawInitial() {
+  const init = window.slaqInitial;
+  if (!init || !init.status || !init.jobs || !init.timeline) return;
+  const tl = mergeTimeline(init.status.pid, init.timeline, true);
+  draw(init.status, init.jobs, tl);
+}
+
 let busy = false;
 async function refresh() {
   if (busy) return;
@@ -323,16 +412,8 @@ async function refresh() {
     const [st, ls] = await Promise.all([getJSON('/api/status'),
                                         getJSON('/api/jobs')]);
     const tl = await fetchTimeline(st.pid);
-    state.startedAt = Date.now() / 1000 - st.uptime_s;
-    state.pollMs = Math.max(POLL_MIN_MS, st.epoch_s * 1000);
-    const byId = new Map(ls.jobs.map((j) => [j.id, j]));
-    drawStatus(st, ls.jobs);
-    drawTimeline(tl, byId);
-    drawTable(ls.jobs);
+    const byId = draw(st, ls, tl);
     await drawDetail(byId);
-    state.updates++;
-    conn.textContent = 'live · updated ' + new Date().toLocaleTimeString();
-    conn.className = 'conn';
   } catch (e) {
     conn.textContent = 'cannot reach slaqd (' + e.message + '); retrying';
     conn.className = 'conn bad';
@@ -347,4 +428,5 @@ async function loop() {
 }
 
 makeCharts();
+drawInitial();
 loop();

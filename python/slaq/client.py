@@ -105,6 +105,9 @@ class Client:
             self._addr = self._path
         self._connecting = False
         self._job_id = int(job_id or 0)
+        # Proves the job is ours: a started job's is in its environment,
+        # an attached job's comes in welcome (for its reconnections).
+        self._secret = os.environ.get("SLAQ_JOB_SECRET") or None
         self._name = name
         self._sock = None
         self._welcomed = False
@@ -274,6 +277,8 @@ class Client:
                  "name": self._name}
         if self._job_id:
             hello["job"] = self._job_id
+            if self._secret:
+                hello["secret"] = self._secret
         if self._token:
             hello["token"] = self._token
         if self._iters:
@@ -338,6 +343,8 @@ class Client:
             self._welcomed = True
             if isinstance(msg.get("job"), int):
                 self._job_id = msg["job"]
+            if isinstance(msg.get("secret"), str):
+                self._secret = msg["secret"]
             if isinstance(cores, (int, float)) and cores > 0:
                 self._cores = float(cores)
         elif kind == "alloc":

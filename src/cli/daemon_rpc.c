@@ -46,6 +46,9 @@ static void socket_path(const rpc_opts *o, char *out, size_t len)
         snprintf(out, len, "%s/slaq.sock", o->state_dir);
     else if (env && *env)
         snprintf(out, len, "%s", env);
+    else if (access("./var/slaq.sock", F_OK) < 0 &&
+             access(RPC_SYSTEM_SOCKET, F_OK) == 0)
+        snprintf(out, len, "%s", RPC_SYSTEM_SOCKET); /* the service's */
     else
         snprintf(out, len, "./var/slaq.sock");
 }
@@ -149,6 +152,30 @@ void rpc_print_json(json_t *v)
 {
     json_dumpf(v, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     fputc('\n', stdout);
+}
+
+const char *rpc_safe(const char *s)
+{
+    static char bufs[4][4096];
+    static unsigned next;
+    char *out = bufs[next++ % 4];
+    size_t o = 0, cap = sizeof bufs[0];
+    if (!s)
+        return "-";
+    for (size_t i = 0; s[i] && o + 8 < cap; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f) {
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
+        } else if (c == 0xc2 && (unsigned char)s[i + 1] >= 0x80 &&
+                   (unsigned char)s[i + 1] < 0xa0) {
+            o += (size_t)snprintf(out + o, cap - o, "\\x%02x",
+                                  (unsigned char)s[++i]);
+        } else {
+            out[o++] = (char)c;
+        }
+    }
+    out[o] = 0;
+    return out;
 }
 
 double rpc_num(json_t *obj, const char *key)

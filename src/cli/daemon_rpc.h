@@ -13,6 +13,10 @@
 #include <jansson.h>
 #include <stdio.h>
 
+/* The socket of slaqd run as a service (dist/slaqd.service), used when
+ * there is no ./var/slaq.sock and neither --socket nor SLAQ_SOCKET. */
+#define RPC_SYSTEM_SOCKET "/run/slaq/slaq.sock"
+
 /* Options every daemon command takes. */
 typedef struct rpc_opts {
     const char *socket;    /* --socket, else $SLAQ_SOCKET, else STATE/slaq.sock */
@@ -30,7 +34,8 @@ enum { RPC_OPT_BASE = 1000, RPC_OPT_SOCKET = RPC_OPT_BASE, RPC_OPT_STATE,
     {"json", no_argument, 0, RPC_OPT_JSON}
 #define RPC_HELP                                                             \
     "  --socket PATH     slaqd's socket (default $SLAQ_SOCKET, else\n"       \
-    "                    STATE/slaq.sock)\n"                                 \
+    "                    ./var/slaq.sock, else the service's\n"             \
+    "                    " RPC_SYSTEM_SOCKET ")\n"                          \
     "  --state-dir DIR   slaqd's state directory (default ./var)\n"          \
     "  --json            print slaqd's reply as JSON\n"                      \
     "  -h, --help        this help\n"
@@ -76,6 +81,14 @@ void rpc_print_json(json_t *v);
 /* Appends to out a sparkline (one block character per value) of the
  * numbers in arr, scaled between lo and hi (NAN: the array's own range). */
 void rpc_sparkline(char *out, size_t len, json_t *arr, double lo, double hi);
+
+/*
+ * s with every control character (C0, DEL, C1) written as \xNN, so that a
+ * job's name or command cannot move the cursor or rewrite the terminal
+ * (NULL prints as "-"). Returns one of a few rotating static buffers:
+ * valid until a few more calls, enough for one printf.
+ */
+const char *rpc_safe(const char *s);
 
 /* Number field or NAN. */
 double rpc_num(json_t *obj, const char *key);

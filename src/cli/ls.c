@@ -18,6 +18,28 @@ static void usage(FILE *f)
                RPC_HELP);
 }
 
+static void print_jobs(json_t *jobs)
+{
+    size_t i;
+    json_t *j;
+    json_array_foreach(jobs, i, j) {
+        double red = rpc_num(j, "reduction"), loss = rpc_num(j, "loss");
+        char reds[16] = "-", losss[24] = "-";
+        if (!isnan(red))
+            snprintf(reds, sizeof reds, "%.0f%%", red * 100);
+        if (!isnan(loss))
+            snprintf(losss, sizeof losss, "%.4g", loss);
+        const char *reason = json_string_value(json_object_get(j, "reason"));
+        printf("%-5lld %-18.18s %-10s %6.2f %8lld %10s %6s  %s\n",
+               (long long)json_integer_value(json_object_get(j, "id")),
+               rpc_safe(json_string_value(json_object_get(j, "name"))),
+               json_string_value(json_object_get(j, "state")),
+               rpc_num(j, "cores"),
+               (long long)json_integer_value(json_object_get(j, "iter")),
+               losss, reds, reason ? rpc_safe(reason) : "");
+    }
+}
+
 int cmd_ls(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -40,31 +62,34 @@ int cmd_ls(int argc, char **argv)
         cli_error("ls", "unexpected argument '%s'", argv[optind]);
         return EXIT_USAGE;
     }
-    json_t *r;
-    int st = rpc_exchange("ls", &ro, json_pack("{s:s, s:b}", "type", "ls",
-                                               "active", active), &r);
-    if (st >= 0)
-        return st;
-    printf("%-5s %-18s %-10s %6s %8s %10s %6s  %s\n", "ID", "NAME", "STATE",
-           "CORES", "ITER", "LOSS", "REDUC", "NOTE");
-    size_t i;
-    json_t *j;
-    json_array_foreach(json_object_get(r, "jobs"), i, j) {
-        double red = rpc_num(j, "reduction"), loss = rpc_num(j, "loss");
-        char reds[16] = "-", losss[24] = "-";
-        if (!isnan(red))
-            snprintf(reds, sizeof reds, "%.0f%%", red * 100);
-        if (!isnan(loss))
-            snprintf(losss, sizeof losss, "%.4g", loss);
-        const char *reason = json_string_value(json_object_get(j, "reason"));
-        printf("%-5lld %-18.18s %-10s %6.2f %8lld %10s %6s  %s\n",
-               (long long)json_integer_value(json_object_get(j, "id")),
-               json_string_value(json_object_get(j, "name")),
-               json_string_value(json_object_get(j, "state")),
-               rpc_num(j, "cores"),
-               (long long)json_integer_value(json_object_get(j, "iter")),
-               losss, reds, reason ? reason : "");
+    /* slaqd answers a page at a time (docs/protocol.md): each is printed
+     * as it comes, so any number of jobs is listed in bounded memory. */
+    json_t *next = json_integer(0);
+    int header = 0;
+    while (json_is_integer(next)) {
+        json_t *r = rpc_call("ls", &ro, json_pack("{s:s, s:b, s:O}", "type",
+                                                  "ls", "active", active,
+                                                  "after", next));
+        json_decref(next);
+        if (!r)
+            return EXIT_RUNTIME;
+        if (!json_is_true(json_object_get(r, "ok"))) {
+            int st = rpc_fail("ls", r);
+            json_decref(r);
+            return st;
+        }
+        if (ro.json) { /* one reply object per page */
+            rpc_print_json(r);
+        } else {
+            if (!header++)
+                printf("%-5s %-18s %-10s %6s %8s %10s %6s  %s\n", "ID",
+                       "NAME", "STATE", "CORES", "ITER", "LOSS", "REDUC",
+                       "NOTE");
+            print_jobs(json_object_get(r, "jobs"));
+        }
+        next = json_incref(json_object_get(r, "next"));
+        json_decref(r);
     }
-    json_decref(r);
+    json_decref(next);
     return 0;
 }

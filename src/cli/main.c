@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "slaq/version.h"
 
 static const cli_command commands[] = {
     {"predict-eval", cmd_predict_eval,
@@ -36,8 +37,9 @@ static void usage(FILE *f)
                "reduction.\n\ncommands:\n");
     for (size_t i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nRun 'slaq COMMAND --help' for a command's options. "
-               "Documentation: docs/.\n");
+    fprintf(f, "\nRun 'slaq COMMAND --help' for a command's options, "
+               "'slaq --version' for the\nversion. Manual: man slaq "
+               "(docs/ in the source tree).\n");
 }
 
 void cli_error(const char *cmd, const char *fmt, ...)
@@ -108,6 +110,11 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
         !strcmp(argv[1], "help")) {
         usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") ||
+        !strcmp(argv[1], "version")) {
+        printf("slaq %s\n", SLAQ_VERSION);
         return 0;
     }
     for (size_t i = 0; i < NCOMMANDS; i++)

@@ -27,20 +27,57 @@ static void stamp(char *out, size_t len, double t)
     strftime(out, len, "%H:%M:%S", &tm);
 }
 
+/* The limits a job stops at, only those that are set: "90% loss
+ * reduction, 500 iterations" or "none (runs until it exits)". */
+static void stop_limits(char *out, size_t len, json_t *j)
+{
+    double target = rpc_num(j, "target_reduction");
+    long long iters = json_integer_value(json_object_get(j, "max_iters"));
+    double secs = rpc_num(j, "max_time");
+    size_t n = 0;
+    out[0] = 0;
+    if (target > 0)
+        n += (size_t)snprintf(out + n, len - n, "%g%% loss reduction",
+                              100 * target);
+    if (iters > 0 && n < len)
+        n += (size_t)snprintf(out + n, len - n, "%s%lld iterations",
+                              n ? ", " : "", iters);
+    if (secs > 0 && n < len)
+        n += (size_t)snprintf(out + n, len - n, "%s%g s", n ? ", " : "",
+                              secs);
+    if (n == 0)
+        snprintf(out, len, "none (runs until it exits)");
+}
+
+/* ", 2.35 it/s" while the job runs; for an ended job the average over
+ * its run; "" when neither is known. */
+static void iter_rate(char *out, size_t len, json_t *j)
+{
+    double ips = rpc_num(j, "iters_per_s");
+    double iter = (double)json_integer_value(json_object_get(j, "iter"));
+    double run_s = rpc_num(j, "ended") - rpc_num(j, "started");
+    out[0] = 0;
+    if (isfinite(ips))
+        snprintf(out, len, "; %.2f it/s", ips);
+    else if (iter > 0 && run_s > 0 && rpc_num(j, "started") > 0)
+        snprintf(out, len, "; %.2f it/s on average", iter / run_s);
+}
+
 static void print_job(json_t *j)
 {
     char buf[256];
     const char *reason = json_string_value(json_object_get(j, "reason"));
     printf("job %lld: %s\n", (long long)json_integer_value(
                json_object_get(j, "id")),
-           json_string_value(json_object_get(j, "name")));
+           rpc_safe(json_string_value(json_object_get(j, "name"))));
     printf("  state       %s%s%s\n", json_string_value(json_object_get(j,
                                                                     "state")),
-           reason ? " — " : "", reason ? reason : "");
+           reason ? " — " : "", reason ? rpc_safe(reason) : "");
     char *cmd = json_dumps(json_object_get(j, "cmd"), JSON_COMPACT);
-    printf("  command     %s\n", cmd ? cmd : "?");
+    printf("  command     %s\n", cmd ? rpc_safe(cmd) : "?");
     free(cmd);
-    printf("  directory   %s\n", json_string_value(json_object_get(j, "cwd")));
+    printf("  directory   %s\n",
+           rpc_safe(json_string_value(json_object_get(j, "cwd"))));
     printf("  pid         %lld (%s)\n",
            (long long)json_integer_value(json_object_get(j, "pid")),
            json_is_true(json_object_get(j, "managed")) ? "started by slaqd"
@@ -50,20 +87,22 @@ static void print_job(json_t *j)
     else
         snprintf(buf, sizeof buf, "%g", rpc_num(j, "max_cores"));
     printf("  weight      %g, max cores %s\n", rpc_num(j, "weight"), buf);
-    printf("  stop at     reduction %g, iterations %lld, time %g s (0: none)\n",
-           rpc_num(j, "target_reduction"),
-           (long long)json_integer_value(json_object_get(j, "max_iters")),
-           rpc_num(j, "max_time"));
+    stop_limits(buf, sizeof buf, j);
+    printf("  stop at     %s\n", buf);
     printf("  cores       %.3f\n", rpc_num(j, "cores"));
-    printf("  progress    iteration %lld, %lld reports, %.2f CPU-s\n",
+    iter_rate(buf, sizeof buf, j);
+    printf("  progress    iteration %lld, %lld reports, %.2f CPU-s%s\n",
            (long long)json_integer_value(json_object_get(j, "iter")),
            (long long)json_integer_value(json_object_get(j, "reports")),
-           rpc_num(j, "cpu_s"));
-    printf("  loss        first %.6g, last %.6g\n", rpc_num(j, "first_loss"),
-           rpc_num(j, "loss"));
+           rpc_num(j, "cpu_s"), buf);
+    if (isnan(rpc_num(j, "loss")))
+        printf("  loss        none reported yet\n");
+    else
+        printf("  loss        first %.6g, last %.6g\n",
+               rpc_num(j, "first_loss"), rpc_num(j, "loss"));
     if (!isnan(rpc_num(j, "reduction")))
-        printf("  reduction   %.1f%% of the predicted total; %.2f it/s\n",
-               100 * rpc_num(j, "reduction"), rpc_num(j, "iters_per_s"));
+        printf("  reduction   %.1f%% of the predicted total\n",
+               100 * rpc_num(j, "reduction"));
     json_t *p = json_object_get(j, "prediction");
     if (p) {
         printf("  prediction  model %s, final loss %.6g, %.4g CPU-s per "
@@ -89,9 +128,12 @@ static void print_job(json_t *j)
         rpc_sparkline(buf, sizeof buf, losses, NAN, NAN);
         printf("  loss curve  %s\n", buf);
         json_decref(losses);
-        printf("  history (iteration, loss, cpu_s, samples), last 10 of %zu "
-               "shown:\n", json_array_size(hist));
         size_t n = json_array_size(hist);
+        if (n > 10)
+            printf("  history (iteration, loss, cpu_s, samples), last 10 of "
+                   "%zu:\n", n);
+        else
+            printf("  history (iteration, loss, cpu_s, samples):\n");
         for (i = n > 10 ? n - 10 : 0; i < n; i++) {
             row = json_array_get(hist, i);
             printf("    %8lld  %-12.6g %-10.4g %g\n",
@@ -104,7 +146,11 @@ static void print_job(json_t *j)
     json_t *allocs = json_object_get(j, "allocations");
     if (json_array_size(allocs) > 0) {
         size_t n = json_array_size(allocs), i;
-        printf("  allocation over time (changes), last 10 of %zu:\n", n);
+        if (n > 10)
+            printf("  allocation over time (changes), last 10 of %zu:\n",
+                   n);
+        else
+            printf("  allocation over time (changes):\n");
         for (i = n > 10 ? n - 10 : 0; i < n; i++) {
             json_t *row = json_array_get(allocs, i);
             stamp(buf, sizeof buf, json_number_value(json_array_get(row, 0)));
@@ -122,12 +168,13 @@ static void print_job(json_t *j)
             stamp(buf, sizeof buf, json_number_value(json_array_get(row, 0)));
             const char *det = json_string_value(json_array_get(row, 2));
             printf("    %s  %-8s %s\n", buf,
-                   json_string_value(json_array_get(row, 1)), det ? det : "");
+                   rpc_safe(json_string_value(json_array_get(row, 1))),
+                   det ? rpc_safe(det) : "");
         }
     }
     const char *logs = json_string_value(json_object_get(j, "log_dir"));
     if (logs)
-        printf("  logs        %s/{stdout,stderr}.log\n", logs);
+        printf("  logs        %s/{stdout,stderr}.log\n", rpc_safe(logs));
 }
 
 int cmd_show(int argc, char **argv)

@@ -2,6 +2,8 @@
  * status.c — `slaq status`: is slaqd running, and how is it doing.
  */
 
+#include <string.h>
+
 #include "cli/cli.h"
 #include "cli/daemon_rpc.h"
 
@@ -51,8 +53,11 @@ int cmd_status(int argc, char **argv)
            (long long)json_integer_value(json_object_get(r, "epoch")),
            rpc_num(r, "epoch_ms_last"), rpc_num(r, "epoch_ms_max"));
     long long port = json_integer_value(json_object_get(r, "http_port"));
+    const char *host = json_string_value(json_object_get(r, "http_addr"));
+    if (!host || !*host || !strcmp(host, "0.0.0.0"))
+        host = "127.0.0.1"; /* listening everywhere: this host answers */
     if (port)
-        printf("http         http://127.0.0.1:%lld/api/status\n", port);
+        printf("dashboard    http://%s:%lld/\n", host, port);
     json_decref(r);
     return 0;
 }

@@ -46,6 +46,28 @@ static int num_opt(const char *opt, const char *s, double lo, double hi,
     return 0;
 }
 
+/* The rule slaqd applies (docs/protocol.md), checked here to fail early:
+ * at most 200 bytes, no control characters. */
+static int name_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n > 200) {
+        cli_error("submit", "--name is limited to 200 bytes (got %zu)", n);
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f ||
+            (c == 0xc2 && (unsigned char)s[i + 1] >= 0x80 &&
+             (unsigned char)s[i + 1] < 0xa0)) {
+            cli_error("submit", "--name may not contain control characters "
+                      "(byte %zu is 0x%02x)", i, c);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 int cmd_submit(int argc, char **argv)
 {
     enum { O_NAME = 1, O_WEIGHT, O_MAXC, O_TARGET, O_ITERS, O_TIME, O_CWD };
@@ -72,6 +94,7 @@ int cmd_submit(int argc, char **argv)
             continue;
         switch (o) {
         case O_NAME:
+            if (!name_ok(optarg)) goto bad;
             json_object_set_new(req, "name", json_string(optarg));
             break;
         case O_WEIGHT:

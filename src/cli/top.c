@@ -27,6 +27,23 @@ static void usage(FILE *f)
                "  --all             include finished jobs\n" RPC_HELP);
 }
 
+/* Pads s with spaces to `cols` terminal columns. A sparkline's block
+ * characters take three bytes but one column each, so printf's %-16s
+ * (which counts bytes) would leave a short one too narrow and shift
+ * every column after it. */
+static void pad_cols(char *s, size_t len, int cols)
+{
+    int have = 0;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n; i++)
+        have += ((unsigned char)s[i] & 0xC0) != 0x80; /* not a continuation */
+    while (have < cols && n + 1 < len) {
+        s[n++] = ' ';
+        have++;
+    }
+    s[n] = 0;
+}
+
 static int draw(const rpc_opts *ro, int all, int tty)
 {
     json_t *st = rpc_call("top", ro, json_pack("{s:s}", "type", "status"));
@@ -55,7 +72,7 @@ static int draw(const rpc_opts *ro, int all, int tty)
            (long long)json_integer_value(json_object_get(st, "epoch")),
            rpc_num(st, "epoch_ms_last"),
            (long long)json_integer_value(json_object_get(st, "reports_total")));
-    printf("%-5s %-16s %-9s %6s %6s %8s %7s  %-16s %-16s\n", "ID", "NAME",
+    printf("%-5s %-16s %-9s %6s %6s %8s %7s  %-16s  %s\n", "ID", "NAME",
            "STATE", "LOSS~", "CORES", "ITER", "IT/S", "LOSS (recent)",
            "CORES (recent)");
     size_t i;
@@ -72,6 +89,7 @@ static int draw(const rpc_opts *ro, int all, int tty)
             json_array_append(ct, json_array_get(cores, k));
         rpc_sparkline(lspark, sizeof lspark, lt, NAN, NAN);
         rpc_sparkline(cspark, sizeof cspark, ct, 0, rpc_num(st, "cores"));
+        pad_cols(lspark, sizeof lspark, 16);
         json_decref(lt);
         json_decref(ct);
         if (!isnan(rpc_num(j, "norm_loss")))
@@ -79,7 +97,7 @@ static int draw(const rpc_opts *ro, int all, int tty)
         double ips = rpc_num(j, "iters_per_s");
         printf("%-5lld %-16.16s %-9s %6s %6.2f %8lld %7.2f  %s  %s\n",
                (long long)json_integer_value(json_object_get(j, "id")),
-               json_string_value(json_object_get(j, "name")),
+               rpc_safe(json_string_value(json_object_get(j, "name"))),
                json_string_value(json_object_get(j, "state")), norm,
                rpc_num(j, "cores"),
                (long long)json_integer_value(json_object_get(j, "iter")),

@@ -40,6 +40,8 @@ struct slaq_client {
     int tcp, connecting;  /* TCP: a non-blocking connect in progress */
     char *token;          /* TCP: the shared token (SLAQ_TOKEN) */
     int64_t job_id;
+    char *secret;         /* proves the job is ours: SLAQ_JOB_SECRET for a
+                             started job, from welcome for an attached one */
     char *name;
     int welcomed;
     double cores, default_cores;
@@ -158,6 +160,8 @@ static void cl_try_connect(slaq_client *c)
                               c->name);
     if (hello && c->job_id > 0)
         json_object_set_new(hello, "job", json_integer(c->job_id));
+    if (hello && c->job_id > 0 && c->secret)
+        json_object_set_new(hello, "secret", json_string(c->secret));
     if (hello && c->token)
         json_object_set_new(hello, "token", json_string(c->token));
     if (hello && c->iters > 0)
@@ -183,6 +187,11 @@ static void cl_message(slaq_client *c, const char *line, size_t len)
         json_t *id = json_object_get(m, "job");
         if (json_is_integer(id))
             c->job_id = json_integer_value(id);
+        const char *secret = json_string_value(json_object_get(m, "secret"));
+        if (secret) { /* an attached job's, for its reconnections */
+            free(c->secret);
+            c->secret = strdup(secret);
+        }
         if (json_is_number(cores) && json_number_value(cores) > 0) {
             c->cores = json_number_value(cores);
             c->have_alloc = 1;
@@ -304,6 +313,9 @@ slaq_client *slaq_client_connect(const char *socket_path, int64_t job_id,
     c->wbuf = malloc(CL_MAX_WBUF);
     c->name = strdup(name ? name : program_invocation_short_name);
     c->path = socket_path && *socket_path ? strdup(socket_path) : NULL;
+    const char *secret = getenv("SLAQ_JOB_SECRET");
+    if (c->job_id > 0 && secret && *secret)
+        c->secret = strdup(secret);
     if (!c->wbuf || !c->name || (socket_path && *socket_path && !c->path)) {
         slaq_client_close_timeout(c, 0);
         return NULL;
@@ -436,6 +448,7 @@ void slaq_client_close_timeout(slaq_client *c, int timeout_ms)
     cl_disconnect(c);
     free(c->path);
     free(c->token);
+    free(c->secret);
     free(c->name);
     free(c->stop_reason);
     free(c->wbuf);

@@ -1,7 +1,7 @@
 /*
  * eval.c — measuring a predictor against recorded loss curves.
  *
- * The definitions are DESIGN.md's, so that numbers compare with the SLAQ
+ * The definitions are docs/metrics.md's, so that numbers compare with the SLAQ
  * paper's Figure 10(a): for every prefix of at least 5 iterations of a
  * curve, predict h iterations ahead; the normalised error divides by the
  * curve's whole loss range L(0) − min L, the relative error by the true

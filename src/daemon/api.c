@@ -66,12 +66,23 @@ static json_t *api_status(sd_daemon *d)
     json_t *r = ok();
     json_object_set_new(r, "pid", json_integer(getpid()));
     json_object_set_new(r, "uptime_s", json_real(sd_now() - d->started));
+    json_object_set_new(r, "started", json_real(d->started));
     json_object_set_new(r, "cores", json_real(c->cores));
     json_object_set_new(r, "policy", json_string(slaq_policy_name(c->policy)));
     json_object_set_new(r, "predictor",
                         json_string(slaq_predictor_name(c->predictor)));
     json_object_set_new(r, "epoch_s", json_real(c->epoch_s));
     json_object_set_new(r, "enforce", json_string(enf_mode_name(d->enf.mode)));
+    json_object_set_new(r, "share", json_string(d->cfg.share_quota ? "quota"
+                                                                   : "weight"));
+    const slaq_sched_config *sc = slaq_sched_get_config(d->sched);
+    json_object_set_new(r, "normalise", json_string(slaq_norm_name(
+                                            sc->normalise)));
+    json_object_set_new(r, "startup_reports",
+                        json_integer((json_int_t)sc->startup_reports));
+    json_object_set_new(r, "hysteresis", json_real(sc->hysteresis));
+    json_object_set_new(r, "damping", json_real(sc->damping));
+    json_object_set_new(r, "horizon_iters", json_real(sc->horizon_iters));
     json_object_set_new(r, "enforce_detail", json_string(d->enf.detail));
     json_object_set_new(r, "cgroup", d->enf.cg_base ? json_string(d->enf.cg_base)
                                                     : json_null());
@@ -82,6 +93,30 @@ static json_t *api_status(sd_daemon *d)
                         json_integer((json_int_t)d->reports_total));
     json_object_set_new(r, "errors_total",
                         json_integer((json_int_t)d->errors_total));
+    json_object_set_new(r, "auth_failures_total",
+                        json_integer((json_int_t)d->auth_failures_total));
+    json_object_set_new(r, "store_ok",
+                        json_boolean(!store_failing(d->store)));
+    json_object_set_new(r, "store_error", store_failing(d->store)
+                        ? json_string(store_error(d->store)) : json_null());
+    json_object_set_new(r, "store_failures_total",
+                        json_integer((json_int_t)store_failures(d->store)));
+    json_object_set_new(r, "reports_pending",
+                        json_integer((json_int_t)store_pending(d->store)));
+    json_object_set_new(r, "reports_lost_total",
+                        json_integer((json_int_t)store_lost(d->store)));
+    json_object_set_new(r, "buffered_bytes",
+                        json_integer((json_int_t)d->buffered));
+    json_object_set_new(r, "buffered_bytes_max",
+                        json_integer((json_int_t)d->buffered_max));
+    json_object_set_new(r, "buffered_bytes_limit",
+                        json_integer(SD_MAX_BUFFERED));
+    json_object_set_new(r, "overload_drops_total",
+                        json_integer((json_int_t)d->overload_drops));
+    json_object_set_new(r, "idle_closed_total",
+                        json_integer((json_int_t)d->idle_closed));
+    json_object_set_new(r, "accept_pauses_total",
+                        json_integer((json_int_t)d->accept_pauses));
     json_object_set_new(r, "epoch", json_integer((json_int_t)d->epoch_no));
     json_object_set_new(r, "epoch_ms_last", json_real(d->epoch_ms_last));
     json_object_set_new(r, "epoch_ms_max", json_real(d->epoch_ms_max));
@@ -98,20 +133,61 @@ static json_t *api_status(sd_daemon *d)
     json_object_set_new(r, "state_dir", json_string(d->cfg.state_dir));
     json_object_set_new(r, "socket", json_string(d->cfg.socket_path));
     json_object_set_new(r, "http_port", json_integer(d->http_port));
+    if (d->http) { /* the address part of --http ADDR:PORT */
+        const char *colon = strrchr(d->cfg.http, ':');
+        json_object_set_new(r, "http_addr", json_stringn(d->cfg.http,
+                colon ? (size_t)(colon - d->cfg.http) : strlen(d->cfg.http)));
+    }
     return r;
 }
 
+/* Reads an optional non-negative integer field; -1 if malformed. */
+static int64_t opt_count(json_t *req, const char *key, int64_t dflt)
+{
+    json_t *v = json_object_get(req, key);
+    if (!v || json_is_null(v))
+        return dflt;
+    if (json_is_string(v)) {
+        char *end;
+        const char *s = json_string_value(v);
+        long long n = strtoll(s, &end, 10);
+        return end != s && !*end && n >= 0 ? n : -1;
+    }
+    return json_is_integer(v) && json_integer_value(v) >= 0
+               ? json_integer_value(v) : -1;
+}
+
+/* One page of the job table: the jobs with ids after `after`, at most
+ * `limit` (at most SD_LS_PAGE), and "next", the `after` of the next page
+ * (null on the last), so that a reply stays far below the output cap. */
 static json_t *api_ls(sd_daemon *d, json_t *req)
 {
     int active_only = json_is_true(json_object_get(req, "active"));
+    int64_t after = opt_count(req, "after", 0);
+    int64_t limit = opt_count(req, "limit", SD_LS_PAGE);
+    if (after < 0 || limit < 1)
+        return api_error("bad_request", "fields \"after\" (a job id, 0 for "
+                         "the first page) and \"limit\" (>= 1) must be "
+                         "integers");
+    if (limit > SD_LS_PAGE)
+        limit = SD_LS_PAGE;
     json_t *jobs = json_array();
-    for (size_t i = 0; i < d->njobs; i++) {
+    int64_t last = 0, n = 0;
+    size_t i = (uint64_t)after < d->njobs ? (size_t)after : d->njobs;
+    for (; i < d->njobs; i++) {
         sd_job *j = d->jobs[i];
-        if (j && (!active_only || SD_ACTIVE(j->state)))
-            json_array_append_new(jobs, job_json(d, j, 0));
+        if (!j || (active_only && !SD_ACTIVE(j->state)))
+            continue;
+        if (n == limit)
+            break;
+        json_array_append_new(jobs, job_json(d, j, 0));
+        last = j->id;
+        n++;
     }
     json_t *r = ok();
     json_object_set_new(r, "jobs", jobs);
+    json_object_set_new(r, "next", i < d->njobs ? json_integer(last)
+                                                : json_null());
     return r;
 }
 
@@ -124,15 +200,29 @@ static json_t *api_policy(sd_daemon *d, json_t *req)
             return api_error("bad_policy", "unknown policy \"%s\" (expected "
                              "slaq, fair or slaq-maxmin)",
                              json_is_string(v) ? json_string_value(v) : "?");
-        slaq_sched_set_policy(d->sched, k);
+        slaq_policy_kind was = slaq_sched_get_config(d->sched)->policy;
         store_event(d->store, sd_now(), 0, "policy", slaq_policy_name(k));
-        store_flush(d->store);
+        if (store_flush(d->store) < 0)
+            return api_error("store_failed", "slaqd cannot record the "
+                             "policy change (%s); the policy stays %s",
+                             store_error(d->store), slaq_policy_name(was));
+        slaq_sched_set_policy(d->sched, k);
         sd_log(d, 0, "policy is now %s", slaq_policy_name(k));
     }
     json_t *r = ok();
     json_object_set_new(r, "policy", json_string(slaq_policy_name(
                                          slaq_sched_get_config(d->sched)->policy)));
     return r;
+}
+
+int api_needs_control(json_t *req)
+{
+    const char *type = json_string_value(json_object_get(req, "type"));
+    json_t *name = json_object_get(req, "name");
+    if (!type)
+        return 0;
+    return !strcmp(type, "submit") || !strcmp(type, "cancel") ||
+           (!strcmp(type, "policy") && name && !json_is_null(name));
 }
 
 json_t *api_handle(sd_daemon *d, json_t *req)
@@ -146,6 +236,10 @@ json_t *api_handle(sd_daemon *d, json_t *req)
     /* Whatever a user is shown is on disk first: a kill -9 of slaqd right
      * after `slaq show` loses none of what it showed. */
     store_flush(d->store);
+    if (api_needs_control(req) && store_failing(d->store))
+        return api_error("store_failed", "slaqd cannot write its database "
+                         "(%s), so it changes nothing now; retry when the "
+                         "disk has room", store_error(d->store));
     if (!strcmp(type, "status"))
         return api_status(d);
     if (!strcmp(type, "ls"))
@@ -173,6 +267,11 @@ json_t *api_handle(sd_daemon *d, json_t *req)
                 return api_error("not_active", "job %lld is already %s",
                                  (long long)j->id, sd_state_name(j->state));
             job_cancel(d, j, json_is_true(now));
+            if (store_flush(d->store) < 0)
+                return api_error("store_failed", "job %lld is being stopped "
+                                 "but slaqd cannot record it (%s); its state "
+                                 "is written when the disk has room",
+                                 (long long)j->id, store_error(d->store));
         }
         reply = ok();
         if (!strcmp(type, "logs")) {

@@ -14,6 +14,7 @@
  * a failed TCP authentication also closes the connection.
  */
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <arpa/inet.h>
@@ -32,6 +33,46 @@
 
 static void on_conn(sd_daemon *d, sd_handler *h, uint32_t events);
 
+/*
+ * Is a file at path in the way of binding there? 0 when nothing is there
+ * or it is a socket nobody listens on (a slaqd that crashed: removed), -1
+ * after logging why not when it is not a socket or a live server answers.
+ * Another slaqd on another state directory may be told the same --socket.
+ */
+static int clear_stale_socket(sd_daemon *d, const char *path,
+                              const struct sockaddr_un *sa)
+{
+    struct stat st;
+    if (lstat(path, &st) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        sd_log(d, 0, "socket %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISSOCK(st.st_mode)) {
+        sd_log(d, 0, "socket %s: a file that is not a socket is in the way; "
+                     "slaqd does not remove it", path);
+        return -1;
+    }
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int live = connect(fd, (const struct sockaddr *)sa, sizeof *sa) == 0 ||
+               (errno != ECONNREFUSED && errno != ENOENT);
+    close(fd);
+    if (live) {
+        sd_log(d, 0, "socket %s: another slaqd is serving it; give this one "
+                     "another --socket or --state-dir", path);
+        return -1;
+    }
+    if (unlink(path) < 0 && errno != ENOENT) {
+        sd_log(d, 0, "socket %s: cannot remove the stale socket: %s", path,
+               strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int conn_listen_unix(sd_daemon *d, const char *path)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -41,16 +82,20 @@ int conn_listen_unix(sd_daemon *d, const char *path)
         return -1;
     }
     strcpy(sa.sun_path, path);
+    if (clear_stale_socket(d, path, &sa) < 0)
+        return -1;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         goto err;
-    /* The state directory's lock guarantees a leftover socket is stale. */
-    unlink(path);
     mode_t old = umask(0177);
     int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
-    if (rc < 0 || chmod(path, 0600) < 0 || listen(fd, 4096) < 0)
+    struct stat st;
+    if (rc < 0 || chmod(path, 0600) < 0 || lstat(path, &st) < 0 ||
+        listen(fd, 4096) < 0)
         goto err;
+    d->sock_dev = st.st_dev;
+    d->sock_ino = st.st_ino;
     d->listen_h.fd = fd;
     d->listen_h.fn = conn_accept;
     if (sd_epoll_add(d, &d->listen_h, EPOLLIN) < 0)
@@ -61,6 +106,14 @@ err:
     if (fd >= 0)
         close(fd);
     return -1;
+}
+
+void conn_unlink_unix(sd_daemon *d, const char *path)
+{
+    struct stat st;
+    if (d->sock_ino && lstat(path, &st) == 0 && S_ISSOCK(st.st_mode) &&
+        st.st_dev == d->sock_dev && st.st_ino == d->sock_ino)
+        unlink(path);
 }
 
 int conn_listen_tcp(sd_daemon *d, const char *addr)
@@ -97,15 +150,165 @@ int conn_listen_tcp(sd_daemon *d, const char *addr)
     return sd_epoll_add(d, &d->tcp_h, EPOLLIN);
 }
 
+/* Is uid allowed the control requests on the Unix socket? */
+static int uid_may_control(const sd_daemon *d, uid_t uid)
+{
+    if (uid == 0 || uid == geteuid())
+        return 1;
+    for (size_t i = 0; i < d->cfg.n_allow_uids; i++)
+        if (d->cfg.allow_uids[i] == uid)
+            return 1;
+    return 0;
+}
+
+/*
+ * What a new connection may do before it says anything. On the Unix
+ * socket the kernel tells who the peer is (SO_PEERCRED): every peer may
+ * read and run a job session, the allowed users may also control. Over
+ * TCP nothing is allowed until a token is shown (on_message).
+ */
+static void conn_identify(sd_daemon *d, sd_conn *c)
+{
+    if (c->tcp) {
+        int one = 1;
+        setsockopt(c->h.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        struct sockaddr_in sa;
+        socklen_t len = sizeof sa;
+        if (getpeername(c->h.fd, (struct sockaddr *)&sa, &len) < 0 ||
+            !inet_ntop(AF_INET, &sa.sin_addr, c->peer, sizeof c->peer))
+            snprintf(c->peer, sizeof c->peer, "unknown address");
+        return;
+    }
+    struct ucred cred;
+    socklen_t len = sizeof cred;
+    c->authed = 1;
+    c->may_read = 1;
+    if (getsockopt(c->h.fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+        c->may_control = uid_may_control(d, cred.uid);
+        snprintf(c->peer, sizeof c->peer, "uid %u", (unsigned)cred.uid);
+    } else {
+        snprintf(c->peer, sizeof c->peer, "uid ?");
+    }
+}
+
+/* ------------------------------------------------- failed authentication */
+
+/* The slot of peer's failures: its own, a free one, or the oldest. */
+static sd_authfail *authfail_slot(sd_daemon *d, const char *peer, int add)
+{
+    sd_authfail *oldest = &d->authfail[0];
+    for (size_t i = 0; i < SD_AUTH_SLOTS; i++) {
+        sd_authfail *a = &d->authfail[i];
+        if (a->peer[0] && !strcmp(a->peer, peer))
+            return a;
+        if (a->seen < oldest->seen)
+            oldest = a;
+    }
+    if (!add)
+        return NULL;
+    memset(oldest, 0, sizeof *oldest);
+    snprintf(oldest->peer, sizeof oldest->peer, "%s", peer);
+    return oldest;
+}
+
+/* Seconds the peer must still wait before a credential of its is checked
+ * again (0: none; always on the Unix socket). */
+static double auth_wait(sd_daemon *d, const sd_conn *c)
+{
+    if (!c->tcp)
+        return 0;
+    sd_authfail *a = authfail_slot(d, c->peer, 0);
+    double now = sd_mono();
+    return a && a->until > now ? a->until - now : 0;
+}
+
+/*
+ * A wrong token or job secret: the peer waits 0.1 s after its first
+ * failure, twice as long after each further one in a row (at most
+ * SD_AUTH_DELAY_MAX), and attempts in the meantime are refused without
+ * being checked — so guessing runs at a few tries a minute, not thousands
+ * a second. Logged at most once per SD_LOG_INTERVAL with the count.
+ */
+static void auth_failed(sd_daemon *d, sd_conn *c, const char *what)
+{
+    unsigned fails = 1;
+    /* Over TCP only: on the Unix socket every peer of one user would
+     * share the lock-out, so a failing one could keep the others' jobs
+     * from reconnecting; a 256-bit job secret is not guessed anyway. */
+    if (c->tcp) {
+        sd_authfail *a = authfail_slot(d, c->peer, 1);
+        double now = sd_mono();
+        fails = ++a->fails;
+        a->seen = now;
+        double delay = 0.1 * pow(2, fails > 20 ? 20 : fails - 1);
+        a->until = now + (delay < SD_AUTH_DELAY_MAX ? delay
+                                                    : SD_AUTH_DELAY_MAX);
+    }
+    d->auth_failures_total++;
+    uint64_t held;
+    if (sd_ratelog_ok(&d->auth_log, &held))
+        sd_log(d, 0, "authentication failed: %s from %s (%u in a row; %llu "
+               "failures not logged since the previous line)", what, c->peer,
+               fails, (unsigned long long)held);
+}
+
+static void auth_succeeded(sd_daemon *d, const sd_conn *c)
+{
+    sd_authfail *a = c->tcp ? authfail_slot(d, c->peer, 0) : NULL;
+    if (a)
+        memset(a, 0, sizeof *a);
+}
+
+/*
+ * Out of descriptors (or memory): the pending connection cannot be taken,
+ * and a level-triggered listener would wake the loop at once, forever. So
+ * the listeners leave the epoll set until a connection closes (or, for
+ * descriptors freed elsewhere, the next second); logged once per pause.
+ */
+static void accept_pause(sd_daemon *d, int err)
+{
+    if (d->accept_paused)
+        return;
+    d->accept_paused = 1;
+    d->accept_pauses++;
+    sd_epoll_del(d, &d->listen_h);
+    if (d->cfg.tcp)
+        sd_epoll_del(d, &d->tcp_h);
+    if (!d->accept_logged)
+        sd_log(d, 0, "accept: %s: not accepting connections until a "
+               "descriptor is free (%zu open connections; logged once until "
+               "one is accepted again)", strerror(err), d->nconns);
+    d->accept_logged = 1;
+}
+
+static void accept_resume(sd_daemon *d)
+{
+    if (!d->accept_paused)
+        return;
+    d->accept_paused = 0;
+    sd_epoll_add(d, &d->listen_h, EPOLLIN);
+    if (d->cfg.tcp)
+        sd_epoll_add(d, &d->tcp_h, EPOLLIN);
+}
+
 void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events)
 {
     (void)events;
     for (;;) {
         int fd = accept4(h->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            if (errno != EAGAIN && errno != EINTR)
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+                errno == ENOMEM)
+                accept_pause(d, errno);
+            else if (errno != EAGAIN && errno != EINTR &&
+                     errno != ECONNABORTED)
                 sd_log(d, 0, "accept: %s", strerror(errno));
             return;
+        }
+        if (d->accept_logged) {
+            sd_log(d, 0, "accepting connections again (%zu open)",
+                   d->nconns);
+            d->accept_logged = 0;
         }
         sd_conn *c = calloc(1, sizeof *c);
         if (!c) {
@@ -115,10 +318,8 @@ void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events)
         c->h.fd = fd;
         c->h.fn = on_conn;
         c->tcp = h == &d->tcp_h;
-        if (c->tcp) {
-            int one = 1;
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        }
+        c->opened = sd_mono();
+        conn_identify(d, c);
         if (sd_epoll_add(d, &c->h, EPOLLIN) < 0) {
             close(fd);
             free(c);
@@ -147,6 +348,7 @@ void conn_close(sd_daemon *d, sd_conn *c)
     if (c->next)
         c->next->prev = c->prev;
     d->nconns--;
+    accept_resume(d);
     sd_job *j = c->job;
     c->job = NULL;
     if (j && j->conn == c) {
@@ -165,6 +367,7 @@ void conn_reap(sd_daemon *d)
     while (d->dead) {
         sd_conn *c = d->dead;
         d->dead = c->next;
+        d->buffered -= c->rcap + c->wcap;
         free(c->rbuf);
         free(c->wbuf);
         free(c);
@@ -209,6 +412,7 @@ static void conn_flush(sd_daemon *d, sd_conn *c)
     if (c->woff == c->wlen) {
         c->woff = c->wlen = 0;
         if (c->wcap > 65536) { /* give back a burst's buffer */
+            d->buffered -= c->wcap;
             free(c->wbuf);
             c->wbuf = NULL;
             c->wcap = 0;
@@ -223,6 +427,21 @@ static void conn_flush(sd_daemon *d, sd_conn *c)
         c->want_out = want;
         sd_epoll_mod(d, &c->h, EPOLLIN | (want ? EPOLLOUT : 0));
     }
+}
+
+/* All connections together would hold more than SD_MAX_BUFFERED: this one,
+ * the one asking for more, is closed (counted, logged at a limited rate). */
+static void overloaded(sd_daemon *d, sd_conn *c, const char *what)
+{
+    static sd_ratelog log;
+    uint64_t held;
+    d->overload_drops++;
+    if (sd_ratelog_ok(&log, &held))
+        sd_log(d, 0, "connection %d (%s): closed: its %s would take the "
+               "buffers of all connections over %d MiB (%llu more such not "
+               "logged)", c->h.fd, c->peer, what,
+               SD_MAX_BUFFERED / (1024 * 1024), (unsigned long long)held);
+    conn_close(d, c);
 }
 
 void conn_send_line(sd_daemon *d, sd_conn *c, const char *s, size_t len)
@@ -255,13 +474,20 @@ void conn_send_line(sd_daemon *d, sd_conn *c, const char *s, size_t len)
         size_t cap = c->wcap ? c->wcap : 1024;
         while (cap < c->wlen + rest)
             cap *= 2;
+        if (d->buffered - c->wcap + cap > SD_MAX_BUFFERED) {
+            overloaded(d, c, "output");
+            return;
+        }
         char *nb = realloc(c->wbuf, cap);
         if (!nb) {
             conn_close(d, c);
             return;
         }
+        d->buffered += cap - c->wcap;
         c->wbuf = nb;
         c->wcap = cap;
+        if (d->buffered > d->buffered_max)
+            d->buffered_max = d->buffered;
     }
     if (done < len) {
         memcpy(c->wbuf + c->wlen, s + done, len - done);
@@ -293,9 +519,12 @@ static void send_error(sd_daemon *d, sd_conn *c, const char *code,
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     d->errors_total++;
-    sd_log(d, 0, "connection %d%s%lld: %s: %s", c->h.fd,
-           c->job ? ", job " : "", c->job ? (long long)c->job->id : 0LL,
-           code, msg);
+    uint64_t held;
+    if (sd_ratelog_ok(&d->reject_log, &held))
+        sd_log(d, 0, "connection %d%s%lld (%s): %s: %s (%llu rejected "
+               "messages not logged since the previous line)", c->h.fd,
+               c->job ? ", job " : "", c->job ? (long long)c->job->id : 0LL,
+               c->peer, code, msg, (unsigned long long)held);
     json_t *m = json_pack("{s:s, s:s, s:s}", "type", "error", "code", code,
                           "message", msg);
     if (m) {
@@ -343,6 +572,29 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
     if (jid && !json_is_null(jid)) {
         int64_t id = json_job_id(jid);
         j = id > 0 ? job_get(d, id) : NULL;
+        if (j && j->secret[0]) { /* it must prove the job is its own */
+            const char *sec = json_string_value(json_object_get(msg,
+                                                                "secret"));
+            double wait = auth_wait(d, c);
+            int ok = 0;
+            if (wait > 0) {
+                send_error(d, c, "rate_limited", "too many failed attempts "
+                           "from %s; try again in %.1f s", c->peer, wait);
+            } else if (!sec || !sd_secret_equal(sec, j->secret)) {
+                auth_failed(d, c, "a hello without the job's secret");
+                send_error(d, c, "unauthorized", "job %lld is not this "
+                           "connection's: its hello must carry the job's "
+                           "secret (SLAQ_JOB_SECRET)", (long long)j->id);
+            } else {
+                auth_succeeded(d, c);
+                ok = 1;
+            }
+            if (!ok) {
+                c->closing = 1;
+                conn_flush(d, c);
+                return;
+            }
+        }
         if (!j) {
             /* A job of a state directory this slaqd does not have: it
              * would only retry, so it is told once and let go. */
@@ -372,6 +624,11 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
         json_t *jname = json_object_get(msg, "name");
         const char *name = json_is_string(jname) ? json_string_value(jname)
                                                  : "attached";
+        char err[160];
+        if (job_name_check(name, err, sizeof err) < 0) {
+            send_error(d, c, "bad_name", "%s", err);
+            return;
+        }
         j = job_attach(d, name, pid);
         if (!j) {
             send_error(d, c, "no_memory", "cannot create a job");
@@ -389,6 +646,7 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
 
 static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
 {
+    c->spoke = 1;
     json_error_t jerr;
     json_t *msg = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!msg) {
@@ -405,14 +663,26 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
     }
     if (c->tcp && !c->authed) {
         const char *tok = json_string_value(json_object_get(msg, "token"));
-        if (!tok || strcmp(tok, d->cfg.token)) {
+        double wait = auth_wait(d, c);
+        if (wait > 0) {
+            send_error(d, c, "rate_limited", "too many failed attempts from "
+                       "%s; try again in %.1f s", c->peer, wait);
+        } else if (tok && sd_secret_equal(tok, d->cfg.token)) {
+            c->authed = c->may_control = c->may_read = 1;
+        } else if (tok && d->cfg.job_token &&
+                   sd_secret_equal(tok, d->cfg.job_token)) {
+            c->authed = 1; /* job sessions only */
+        } else {
+            auth_failed(d, c, tok ? "a wrong token" : "no token");
             send_error(d, c, "unauthorized", "the first message on a TCP "
-                       "connection must carry the shared \"token\"");
+                       "connection must carry a valid \"token\"");
+        }
+        if (!c->authed) {
             c->closing = 1;
             conn_flush(d, c);
             goto out;
         }
-        c->authed = 1;
+        auth_succeeded(d, c);
     }
     if (!strcmp(type, "report")) {
         if (c->kind != CONN_JOB)
@@ -438,6 +708,17 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
     } else if (c->kind == CONN_JOB) {
         send_error(d, c, "unknown_type", "unknown message type \"%.64s\" in a"
                    " job session", type);
+    } else if (!c->may_read || (!c->may_control && api_needs_control(msg))) {
+        json_t *reply = api_error("forbidden", "%s may not make \"%.64s\" "
+            "requests (%s)", c->peer, type, c->tcp ? "the job token grants "
+            "job sessions only" : "only root, slaqd's user and --allow-uid "
+            "users may submit, cancel or set the policy");
+        json_t *id = json_object_get(msg, "id");
+        if (id)
+            json_object_set(reply, "id", id);
+        d->errors_total++;
+        conn_send(d, c, reply);
+        json_decref(reply);
     } else {
         json_t *reply = api_handle(d, msg);
         if (reply) {
@@ -459,7 +740,10 @@ out:
 /* The longest line c may send: job sessions are held to less. */
 static size_t line_limit(const sd_conn *c)
 {
-    return c->kind == CONN_JOB ? SD_MAX_LINE : SD_MAX_REQUEST;
+    if (c->tcp && !c->authed)
+        return SD_MAX_UNAUTH_LINE;
+    return c->kind == CONN_JOB || !c->may_control ? SD_MAX_LINE
+                                                  : SD_MAX_REQUEST;
 }
 
 /* Splits buf into lines, handing each complete one to on_message; returns
@@ -524,17 +808,25 @@ static void conn_read(sd_daemon *d, sd_conn *c)
         }
         if (left) {
             if (left > c->rcap) {
+                if (d->buffered - c->rcap + left > SD_MAX_BUFFERED) {
+                    overloaded(d, c, "partial line");
+                    return;
+                }
                 char *nb = realloc(c->rbuf, left);
                 if (!nb) {
                     conn_close(d, c);
                     return;
                 }
+                d->buffered += left - c->rcap;
                 c->rbuf = nb;
                 c->rcap = left;
+                if (d->buffered > d->buffered_max)
+                    d->buffered_max = d->buffered;
             }
             memcpy(c->rbuf, buf + used, left);
             c->rlen = left;
         } else if (c->rcap > 4096) {
+            d->buffered -= c->rcap;
             free(c->rbuf);
             c->rbuf = NULL;
             c->rcap = 0;
@@ -580,6 +872,25 @@ static void on_conn(sd_daemon *d, sd_handler *h, uint32_t events)
                 conn_close(d, c);
         } else {
             conn_read(d, c);
+        }
+    }
+}
+
+void conn_tick(sd_daemon *d)
+{
+    double now = sd_mono();
+    if (now - d->idle_sweep < 1.0)
+        return;
+    d->idle_sweep = now;
+    accept_resume(d); /* a descriptor may have been freed elsewhere */
+    for (sd_conn *c = d->conns, *next; c; c = next) {
+        next = c->next;
+        if (!c->spoke && !c->closing &&
+            now - c->opened > SD_HELLO_TIMEOUT_S) {
+            d->idle_closed++;
+            sd_log(d, 1, "connection %d (%s): no message in %g s; closed",
+                   c->h.fd, c->peer, SD_HELLO_TIMEOUT_S);
+            conn_close(d, c);
         }
     }
 }

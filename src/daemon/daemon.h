@@ -31,9 +31,28 @@
 #define SD_MAX_REQUEST (1024 * 1024)  /* ... in others (a submit carries
                                          the submitter's environment) */
 #define SD_MAX_WBUF (4 * 1024 * 1024) /* unread output before a drop */
+#define SD_MAX_BUFFERED (32 * 1024 * 1024) /* all connections' buffers */
+#define SD_MAX_UNAUTH_LINE 4096       /* a TCP peer's line before its token */
+#define SD_HELLO_TIMEOUT_S 10.0       /* to send a first whole message */
+#define SD_LS_PAGE 1000               /* jobs in one ls reply at most */
+#define SD_STORE_PENDING (1 << 20)    /* reports kept while writes fail */
+#define SD_HISTORY_PAGE 5000          /* reports in one history page */
+#define SD_HTTP_PER_IP 32             /* HTTP connections per address */
+#define SD_HTTP_MAX_CONNS 512         /* HTTP connections in all */
+#define SD_HTTP_TIMEOUT_S 10          /* HTTP idle (and header) timeout */
 #define SD_TICK_S 0.05                /* flush / enforcement tick */
 #define SD_SPARK 32                   /* allocation samples kept per job */
 #define SD_TRACE_FRAMES 256           /* timeline frames kept (trace.c) */
+#define SD_MAX_UNITS 10000000         /* allocation units (cores / unit) one
+                                         epoch may hand out: the allocator's
+                                         work grows with them */
+#define SD_MAX_NAME 200               /* bytes in a job's name */
+#define SD_SECRET_LEN 64              /* hex digits of a job's secret */
+#define SD_MAX_ALLOW_UIDS 32          /* --allow-uid entries */
+#define SD_AUTH_SLOTS 256             /* addresses with failed attempts kept */
+#define SD_AUTH_DELAY_MAX 30.0        /* longest lock-out after failures, s */
+#define SD_LOG_INTERVAL 10.0          /* rate-limited log lines: at most */
+#define SD_LOG_BURST 10               /* this many per interval per kind */
 
 typedef struct sd_daemon sd_daemon;
 
@@ -58,7 +77,12 @@ typedef struct sd_config {
     char *socket_path;       /* default STATE/slaq.sock */
     const char *http;        /* "ADDR:PORT" or "off" */
     const char *tcp;         /* "ADDR:PORT" or NULL (off) */
-    char *token;             /* shared secret for TCP clients */
+    char *token;             /* TCP control token: every right */
+    char *job_token;         /* TCP job token: job sessions only */
+    uid_t allow_uids[SD_MAX_ALLOW_UIDS]; /* may control over the socket */
+    size_t n_allow_uids;     /* (besides root and slaqd's own user) */
+    const char *http_hosts[16]; /* --http-allow-host: more Host values */
+    size_t n_http_hosts;
     double epoch_s;
     double cores;
     double unit;             /* allocation unit (slaq, slaq-maxmin) */
@@ -71,6 +95,9 @@ typedef struct sd_config {
     double horizon_iters;    /* --horizon-iters */
     double damping;          /* --damping */
     slaq_norm_kind normalise; /* --normalise */
+    int init;                /* --init: an empty state.db may be set up */
+    double keep_jobs;        /* finished jobs kept (oldest go first) */
+    double keep_days;        /* ... and for at most this long (0: no limit) */
     int verbose;
 } sd_config;
 
@@ -100,6 +127,9 @@ typedef struct sd_job {
     double weight, max_cores, target, max_time;
     uint64_t max_iters;
     int managed;          /* started by slaqd (else attached) */
+    char secret[SD_SECRET_LEN + 1]; /* a hello naming this job must carry
+                                       it ("" for a job recorded before
+                                       secrets existed) */
     sd_state state;
     pid_t pid;            /* process (and process group) id, 0 if none */
     unsigned long long pstart; /* process start time, to detect pid reuse */
@@ -143,7 +173,12 @@ typedef struct sd_conn {
     sd_handler h;
     sd_conn_kind kind;
     int tcp;              /* came in over TCP: needs the token first */
-    int authed;
+    int authed;           /* TCP: a token was shown (Unix: always) */
+    int may_control;      /* submit, cancel, policy (docs/security.md) */
+    int may_read;         /* status, ls, show, logs */
+    char peer[48];        /* "uid N" or the IP address, for rate limits */
+    int spoke;            /* a whole message has arrived */
+    double opened;        /* monotonic */
     char *rbuf;
     size_t rlen, rcap;
     char *wbuf;
@@ -183,6 +218,22 @@ typedef struct sd_frame {
 
 typedef struct sd_store sd_store;
 
+/* At most SD_LOG_BURST log lines of a kind per SD_LOG_INTERVAL, with the
+ * count of those held back. */
+typedef struct sd_ratelog {
+    double start;         /* monotonic start of the interval, 0: never */
+    unsigned n;           /* lines logged in it */
+    uint64_t held;        /* lines held back since the last one logged */
+} sd_ratelog;
+
+/* Failed authentications from one peer (conn.c). */
+typedef struct sd_authfail {
+    char peer[48];
+    unsigned fails;       /* in a row */
+    double until;         /* monotonic: attempts refused unchecked till then */
+    double seen;          /* last failure, monotonic */
+} sd_authfail;
+
 struct sd_daemon {
     sd_config cfg;
     int epfd;
@@ -196,6 +247,8 @@ struct sd_daemon {
     sd_store *store;
     sd_enforcer enf;
     void *http;           /* struct MHD_Daemon * */
+    char **http_host_ok;  /* Host values accepted (http.c), NULL-ended */
+    uint64_t http_host_refused;
     unsigned http_port;
     uint64_t epoch_no;
     double tick_last;     /* monotonic time of the last tick */
@@ -212,6 +265,23 @@ struct sd_daemon {
     unsigned trace_stride; /* record every stride-th epoch (0 = 1) */
     uint64_t trace_skip;
     double started;
+    sd_authfail authfail[SD_AUTH_SLOTS];
+    uint64_t auth_failures_total;
+    sd_ratelog auth_log;
+    sd_ratelog reject_log; /* rejected messages (errors_total counts all) */
+    size_t buffered;      /* bytes held in all connections' buffers */
+    size_t buffered_max;  /* the most at any time */
+    uint64_t overload_drops; /* connections closed: buffers over the cap */
+    uint64_t idle_closed; /* connections closed: no message in time */
+    int accept_paused;    /* out of descriptors: listeners taken out */
+    int accept_logged;    /* ... and said so, until an accept succeeds */
+    uint64_t accept_pauses;
+    double idle_sweep;    /* monotonic time of the last idle sweep */
+    double expire_last;   /* monotonic time of the last expiry sweep */
+    uint64_t jobs_expired;
+    dev_t sock_dev;       /* the socket file this slaqd bound, so that */
+    ino_t sock_ino;       /* only that file is removed at exit */
+    mode_t job_umask;     /* the umask slaqd was started with, for jobs */
     int quit;
 };
 
@@ -223,12 +293,25 @@ double sd_mono(void);
 void sd_log(const sd_daemon *d, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* 1 if a line may be logged now (at most SD_LOG_BURST per
+ * SD_LOG_INTERVAL); then *held is the number of lines held back since the
+ * previous one. */
+int sd_ratelog_ok(sd_ratelog *r, uint64_t *held);
+
+/* Compares a secret given by a peer with the expected one in time that
+ * does not depend on where they differ. */
+int sd_secret_equal(const char *given, const char *expected);
+
 int sd_epoll_add(sd_daemon *d, sd_handler *h, uint32_t events);
 int sd_epoll_mod(sd_daemon *d, sd_handler *h, uint32_t events);
 void sd_epoll_del(sd_daemon *d, sd_handler *h);
 
 /* conn.c */
+/* Binds the Unix socket at path. A file already there is replaced only if
+ * it is a socket nobody serves; anything else is an error. */
 int conn_listen_unix(sd_daemon *d, const char *path);
+/* Removes the socket file at exit if it is still the one bound here. */
+void conn_unlink_unix(sd_daemon *d, const char *path);
 int conn_listen_tcp(sd_daemon *d, const char *addr);
 void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events);
 /* Queues one JSON message (a line) on c; steals nothing, c may close. */
@@ -244,6 +327,10 @@ void conn_settle(sd_daemon *d, sd_job *j);
 void conn_close_all(sd_daemon *d);
 /* Frees the connections closed during this turn of the loop. */
 void conn_reap(sd_daemon *d);
+/* Once a second: closes connections that sent no whole message within
+ * SD_HELLO_TIMEOUT_S, and retries accepting after running out of
+ * descriptors. */
+void conn_tick(sd_daemon *d);
 
 /* jobs.c */
 sd_job *job_get(sd_daemon *d, int64_t id);
@@ -270,6 +357,10 @@ void job_reap_children(sd_daemon *d);
 void job_epoch(sd_daemon *d);
 void job_tick(sd_daemon *d);
 void job_free_all(sd_daemon *d);
+/* Removes finished jobs beyond --keep-jobs or older than --keep-days from
+ * memory, the database and the log directory (a bounded batch per call,
+ * every few seconds). */
+void job_expire(sd_daemon *d);
 /* Sends the job its current allocation (and its stop request) on c. */
 void job_greet(sd_daemon *d, sd_job *j, sd_conn *c);
 /* Reloads jobs from the store at start; re-adopts live processes. */
@@ -277,9 +368,16 @@ int job_restore(sd_daemon *d);
 json_t *job_json(sd_daemon *d, const sd_job *j, int detail);
 
 /* api.c: a request (a JSON object with "type") -> a reply object. */
+/* 1 if the request changes state (submit, cancel, setting the policy):
+ * only peers with the control credential may make it. */
+int api_needs_control(json_t *req);
 json_t *api_handle(sd_daemon *d, json_t *req);
 json_t *api_error(const char *code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* A job name is at most SD_MAX_NAME bytes, without control characters;
+ * returns 0 or fills err. */
+int job_name_check(const char *name, char *err, size_t errlen);
 
 /* enforce.c */
 int enf_init(sd_daemon *d, sd_enforce_mode mode, char *err, size_t errlen);
@@ -300,9 +398,22 @@ int enf_mode_parse(const char *s, sd_enforce_mode *out);
  * zombie: with the pid it identifies a process across pid reuse. */unsigned long long enf_proc_start(pid_t pid);
 
 /* store.c */
-sd_store *store_open(const char *path, char *err, size_t errlen);
+/* Opens (creating if missing) slaqd's database at path, mode 0600. An
+ * existing file that is empty or not a slaq database is refused unless
+ * `init` (and then only an empty one, or an SQLite file without tables,
+ * is set up): slaqd never writes into someone else's file. */
+sd_store *store_open(const char *path, int init, char *err, size_t errlen);
 void store_close(sd_store *s);
-int store_flush(sd_store *s);  /* commits the open transaction */
+/* Commits the open transaction; -1 when writing fails (see store.c). */
+int store_flush(sd_store *s);
+/* Called while retrying after a failure, inside the new transaction: puts
+ * every job again (memory holds the truth while the disk refused it). */
+void store_set_rewrite(sd_store *s, void (*fn)(void *), void *arg);
+int store_failing(const sd_store *s);  /* the last commit failed */
+const char *store_error(const sd_store *s);
+uint64_t store_failures(const sd_store *s);
+uint64_t store_lost(const sd_store *s);  /* reports beyond the memory cap */
+size_t store_pending(const sd_store *s); /* reports not yet committed */
 void store_put_job(sd_store *s, const sd_job *j);
 void store_report(sd_store *s, int64_t job, const slaq_report *r);
 void store_alloc(sd_store *s, int64_t job, double t, double cores,
@@ -314,12 +425,23 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d);
 /* Calls fn for each report of a job in iteration order. */
 int store_each_report(sd_store *s, int64_t job,
                       int (*fn)(void *, const slaq_report *), void *arg);
-/* History for `slaq show`: reports (at most `max`, evenly thinned),
- * allocations and events. New references. */
+/* History for `slaq show`: reports and allocations (at most `max`, evenly
+ * spread over iterations or epochs, first and last kept; O(max log n)),
+ * events (thinned). New references. */
 json_t *store_reports_json(sd_store *s, int64_t job, size_t max);
 json_t *store_allocs_json(sd_store *s, int64_t job, size_t max);
 json_t *store_events_json(sd_store *s, int64_t job, size_t max);
+/* One page of a job's reports: rows [iter, loss, cpu_s, samples, t] with
+ * iter > after, at most limit, in iteration order, costing O(limit) (an
+ * index range); *next is the last iter when more follow, else -1. */
+json_t *store_reports_page(sd_store *s, int64_t job, int64_t after,
+                           size_t limit, int64_t *next);
 const char *store_errmsg(sd_store *s);
+/* Deletes a job and its reports, allocations and events. */
+void store_delete_job(sd_store *s, int64_t job);
+/* The highest job id ever given (kept when that job expires), 0 if none. */
+int64_t store_last_id(sd_store *s);
+void store_set_last_id(sd_store *s, int64_t id);
 
 /* trace.c */
 /* Before slaq_sched_epoch: scores each job's forecast against the reports

@@ -18,6 +18,7 @@
  *   GET /api/timeline[?since=T]  every job's normalised loss and cores
  *                          over time (the frames after T)
  *   GET /api/jobs/ID/forecast  the job's reports and its forecast ahead
+ *   GET /api/jobs/ID/history?after=ITER&limit=N  a page of its reports
  *   GET /metrics           Prometheus text format
  *   GET /, /app.js, ...    the dashboard (web/, compiled in)
  *   GET /chart.js          Chart.js, read from Debian's libjs-chart.js
@@ -33,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "daemon/daemon.h"
 
@@ -183,6 +185,43 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
               "Messages refused since slaqd started.");
     fprintf(f, "slaq_report_errors_total %llu\n",
             (unsigned long long)d->errors_total);
+    prom_head(f, "slaq_auth_failures_total", "counter",
+              "Wrong or missing tokens and job secrets since slaqd started.");
+    fprintf(f, "slaq_auth_failures_total %llu\n",
+            (unsigned long long)d->auth_failures_total);
+    prom_head(f, "slaq_store_ok", "gauge",
+              "1 while the database takes writes, 0 while commits fail.");
+    fprintf(f, "slaq_store_ok %d\n", !store_failing(d->store));
+    prom_head(f, "slaq_store_failures_total", "counter",
+              "Failed database writes and commits since slaqd started.");
+    fprintf(f, "slaq_store_failures_total %llu\n",
+            (unsigned long long)store_failures(d->store));
+    prom_head(f, "slaq_reports_pending", "gauge",
+              "Reports accepted but not yet committed (kept in memory).");
+    fprintf(f, "slaq_reports_pending %zu\n", store_pending(d->store));
+    prom_head(f, "slaq_reports_lost_total", "counter",
+              "Reports dropped: more than the memory holds while writes "
+              "failed.");
+    fprintf(f, "slaq_reports_lost_total %llu\n",
+            (unsigned long long)store_lost(d->store));
+    prom_head(f, "slaq_buffered_bytes", "gauge",
+              "Bytes held in all connections' input and output buffers.");
+    fprintf(f, "slaq_buffered_bytes %zu\n", d->buffered);
+    prom_head(f, "slaq_buffered_bytes_limit", "gauge",
+              "The cap on slaq_buffered_bytes.");
+    fprintf(f, "slaq_buffered_bytes_limit %d\n", SD_MAX_BUFFERED);
+    prom_head(f, "slaq_overload_drops_total", "counter",
+              "Connections closed because the buffers would pass the cap.");
+    fprintf(f, "slaq_overload_drops_total %llu\n",
+            (unsigned long long)d->overload_drops);
+    prom_head(f, "slaq_idle_closed_total", "counter",
+              "Connections closed for sending no message in time.");
+    fprintf(f, "slaq_idle_closed_total %llu\n",
+            (unsigned long long)d->idle_closed);
+    prom_head(f, "slaq_accept_pauses_total", "counter",
+              "Times slaqd stopped accepting, out of descriptors.");
+    fprintf(f, "slaq_accept_pauses_total %llu\n",
+            (unsigned long long)d->accept_pauses);
     prom_head(f, "slaq_epochs_total", "counter", "Scheduling epochs run.");
     fprintf(f, "slaq_epochs_total %llu\n", (unsigned long long)d->epoch_no);
     prom_head(f, "slaq_epoch_interval_seconds", "gauge",
@@ -244,6 +283,30 @@ static enum MHD_Result serve_timeline(sd_daemon *d, struct MHD_Connection *con)
     return reply(con, MHD_HTTP_OK, trace_timeline_json(d, since));
 }
 
+/* GET /api/initial.js: the status, the jobs and the whole timeline as a
+ * script that sets window.slaqInitial. The page loads it like any script,
+ * before its load event, so the first paint (and a headless browser's
+ * screenshot) already shows the charts rather than "connecting…". */
+static enum MHD_Result serve_initial(sd_daemon *d, struct MHD_Connection *con)
+{
+    json_t *st = json_pack("{s:s}", "type", "status");
+    json_t *ls = json_pack("{s:s}", "type", "ls");
+    json_t *all = json_pack("{s:o, s:o, s:o}", "status", api_handle(d, st),
+                            "jobs", api_handle(d, ls), "timeline",
+                            trace_timeline_json(d, 0));
+    json_decref(st);
+    json_decref(ls);
+    char *s = all ? json_dumps(all, JSON_COMPACT) : NULL;
+    json_decref(all);
+    char *js = NULL;
+    int n = s ? asprintf(&js, "window.slaqInitial = %s;\n", s) : -1;
+    free(s);
+    if (n < 0)
+        return MHD_NO;
+    return reply_bytes(con, MHD_HTTP_OK, "text/javascript; charset=utf-8",
+                       js, (size_t)n, MHD_RESPMEM_MUST_FREE);
+}
+
 /* A compiled-in dashboard file, or NULL. */
 static const sd_asset *asset_find(const char *url)
 {
@@ -255,18 +318,69 @@ static const sd_asset *asset_find(const char *url)
     return NULL;
 }
 
-/* GET /api/jobs/ID/forecast; 404 for an unknown job or sub-path. */
+/*
+ * Is the request's Host one that names this server? A web page on another
+ * site that rebinds its DNS name to 127.0.0.1 reaches the port with its
+ * own name as Host: refusing it keeps the job table (every command line)
+ * from that page. A request without Host (HTTP/1.0 tools) is let through.
+ */
+static int host_ok(sd_daemon *d, struct MHD_Connection *con)
+{
+    const char *host = MHD_lookup_connection_value(con, MHD_HEADER_KIND,
+                                                   MHD_HTTP_HEADER_HOST);
+    if (!host)
+        return 1;
+    for (char **h = d->http_host_ok; h && *h; h++)
+        if (!strcasecmp(host, *h))
+            return 1;
+    return 0;
+}
+
+/* GET /api/jobs/ID/history?after=ITER&limit=N: a page of the job's
+ * reports in iteration order, O(N) whatever the history's length. */
+static enum MHD_Result serve_history(sd_daemon *d, struct MHD_Connection *con,
+                                     sd_job *j)
+{
+    static const char *const names[] = {"after", "limit"};
+    long long v[2] = {-1, 1000};
+    for (int i = 0; i < 2; i++) {
+        const char *s = MHD_lookup_connection_value(con, MHD_GET_ARGUMENT_KIND,
+                                                    names[i]);
+        char *end;
+        if (!s)
+            continue;
+        v[i] = strtoll(s, &end, 10);
+        if (end == s || *end || v[i] < (i ? 1 : -1))
+            return reply(con, MHD_HTTP_BAD_REQUEST, api_error(
+                "bad_request", "%s=%.40s: expected %s", names[i], s,
+                i ? "a count >= 1" : "an iteration (-1: from the start)"));
+    }
+    if (v[1] > SD_HISTORY_PAGE)
+        v[1] = SD_HISTORY_PAGE;
+    int64_t next;
+    json_t *rows = store_reports_page(d->store, j->id, v[0], (size_t)v[1],
+                                      &next);
+    return reply(con, MHD_HTTP_OK, json_pack(
+        "{s:b, s:I, s:o, s:o}", "ok", 1, "job", (json_int_t)j->id, "rows",
+        rows, "next", next >= 0 ? json_integer(next) : json_null()));
+}
+
+/* GET /api/jobs/ID/forecast and /history; 404 for an unknown job or
+ * sub-path. */
 static enum MHD_Result serve_forecast(sd_daemon *d, struct MHD_Connection *con,
                                       const char *url)
 {
     char *end;
     long long id = strtoll(url + 10, &end, 10);
-    sd_job *j = end != url + 10 && !strcmp(end, "/forecast") && id > 0
-                    ? job_get(d, id) : NULL;
+    int fc = end != url + 10 && !strcmp(end, "/forecast");
+    int hist = end != url + 10 && !strcmp(end, "/history");
+    sd_job *j = (fc || hist) && id > 0 ? job_get(d, id) : NULL;
     if (!j)
         return reply(con, MHD_HTTP_NOT_FOUND,
                      api_error("unknown_job", "no job with id %.40s",
                                url + 10));
+    if (hist)
+        return serve_history(d, con, j);
     return reply(con, MHD_HTTP_OK, trace_forecast_json(d, j));
 }
 
@@ -286,6 +400,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con,
                                "slaq command (the Unix socket) to change "
                                "anything"));
     }
+    if (!host_ok(d, con)) {
+        d->http_host_refused++;
+        *upload_size = 0;
+        return reply(con, 421, api_error("misdirected", "this is slaqd; "
+                     "Host %.100s is not one of its names (see slaqd "
+                     "--http-allow-host)", MHD_lookup_connection_value(
+                         con, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)));
+    }
     const sd_asset *a = asset_find(url);
     if (a)
         return reply_bytes(con, MHD_HTTP_OK, a->type, (void *)a->data,
@@ -296,13 +418,23 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con,
         return serve_metrics(d, con);
     if (!strcmp(url, "/api/timeline"))
         return serve_timeline(d, con);
+    if (!strcmp(url, "/api/initial.js"))
+        return serve_initial(d, con);
     if (!strncmp(url, "/api/jobs/", 10) && strchr(url + 10, '/'))
         return serve_forecast(d, con, url);
     json_t *req = NULL;
     if (!strcmp(url, "/api/status"))
         req = json_pack("{s:s}", "type", "status");
-    else if (!strcmp(url, "/api/jobs"))
+    else if (!strcmp(url, "/api/jobs")) {
         req = json_pack("{s:s}", "type", "ls");
+        static const char *const args[] = {"after", "limit"};
+        for (int i = 0; i < 2; i++) {
+            const char *v = MHD_lookup_connection_value(
+                con, MHD_GET_ARGUMENT_KIND, args[i]);
+            if (v)
+                json_object_set_new(req, args[i], json_string(v));
+        }
+    }
     else if (!strcmp(url, "/api/policy"))
         req = json_pack("{s:s}", "type", "policy");
     else if (!strncmp(url, "/api/jobs/", 10))
@@ -343,8 +475,14 @@ int http_start(sd_daemon *d, const char *addr, char *err, size_t errlen)
     struct MHD_Daemon *m = MHD_start_daemon(
         MHD_USE_EPOLL, (uint16_t)port, NULL, NULL, on_request, d,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-        MHD_OPTION_CONNECTION_TIMEOUT, 30u,
-        MHD_OPTION_CONNECTION_LIMIT, 256u, MHD_OPTION_END);
+        /* Slow clients (slowloris) hold at most SD_HTTP_PER_IP of the
+         * connections each and lose them after SD_HTTP_TIMEOUT_S idle; a
+         * request's headers are held to MHD's per-connection memory. */
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)SD_HTTP_TIMEOUT_S,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)SD_HTTP_MAX_CONNS,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)SD_HTTP_PER_IP,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+        MHD_OPTION_END);
     if (!m) {
         snprintf(err, errlen, "cannot listen (address in use?)");
         return -1;
@@ -361,6 +499,20 @@ int http_start(sd_daemon *d, const char *addr, char *err, size_t errlen)
     d->http = m;
     d->http_h.fd = ep->epoll_fd;
     d->http_port = pi ? pi->port : (unsigned)port;
+    /* The names a browser uses for this server, and the operator's. */
+    size_t n = 4 + d->cfg.n_http_hosts, k = 0;
+    d->http_host_ok = calloc(n + 1, sizeof *d->http_host_ok);
+    if (!d->http_host_ok) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    const char *local[] = {"127.0.0.1", "localhost", "[::1]", host};
+    for (size_t i = 0; i < 4; i++)
+        if (asprintf(&d->http_host_ok[k], "%s:%u", local[i],
+                     d->http_port) >= 0)
+            k++;
+    for (size_t i = 0; i < d->cfg.n_http_hosts; i++)
+        d->http_host_ok[k++] = strdup(d->cfg.http_hosts[i]);
     char path[4096];
     snprintf(path, sizeof path, "%s/http.port", d->cfg.state_dir);
     FILE *f = fopen(path, "w");
@@ -385,4 +537,8 @@ void http_stop(sd_daemon *d)
     MHD_stop_daemon(d->http);
     d->http = NULL;
     d->http_h.fd = -1;
+    for (char **h = d->http_host_ok; h && *h; h++)
+        free(*h);
+    free(d->http_host_ok);
+    d->http_host_ok = NULL;
 }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -130,6 +131,10 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c)
                           "job", (json_int_t)j->id, "name", j->name,
                           "cores", j->alloc, "epoch_s", d->cfg.epoch_s,
                           "last_iter", (json_int_t)j->last_iter);
+    /* An attached job learns its secret here: its reconnections (after a
+     * restart of slaqd, say) must show it. A started job has it already. */
+    if (!j->managed && j->secret[0])
+        json_object_set_new(m, "secret", json_string(j->secret));
     conn_send(d, c, m);
     json_decref(m);
     if (j->state == SD_STOPPING)
@@ -137,6 +142,46 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c)
 }
 
 /* ------------------------------------------------------------- submit */
+
+/* A fresh secret for j from the kernel's random source; -1 if it has none
+ * to give (then the job is not created). */
+static int new_secret(sd_job *j)
+{
+    unsigned char raw[SD_SECRET_LEN / 2];
+    size_t got = 0;
+    while (got < sizeof raw) {
+        ssize_t n = getrandom(raw + got, sizeof raw - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof raw; i++)
+        snprintf(j->secret + 2 * i, 3, "%02x", raw[i]);
+    return 0;
+}
+
+int job_name_check(const char *name, char *err, size_t errlen)
+{
+    size_t n = strlen(name);
+    if (n > SD_MAX_NAME) {
+        snprintf(err, errlen, "a job name is limited to %d bytes (this one "
+                 "has %zu)", SD_MAX_NAME, n);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)name[i];
+        /* C0 controls, DEL, and C1 controls (U+0080..U+009F in UTF-8) */
+        if (c < 0x20 || c == 0x7f ||
+            (c == 0xc2 && i + 1 < n && (unsigned char)name[i + 1] < 0xa0)) {
+            snprintf(err, errlen, "a job name may not contain control "
+                     "characters (byte %zu is 0x%02x)", i, c);
+            return -1;
+        }
+    }
+    return 0;
+}
 
 static int get_num(json_t *req, const char *key, double lo, double *out,
                    char *err, size_t errlen)
@@ -154,8 +199,9 @@ static int get_num(json_t *req, const char *key, double lo, double *out,
 }
 
 /* Builds the child's environment: the submitter's (or slaqd's), without
- * any SLAQ_SOCKET / SLAQ_JOB_ID, plus ours. */
-static char **child_env(sd_daemon *d, json_t *env, int64_t id)
+ * any SLAQ_SOCKET / SLAQ_JOB_ID / SLAQ_JOB_SECRET, plus ours. */
+static char **child_env(sd_daemon *d, json_t *env, int64_t id,
+                        const char *secret)
 {
     size_t n = 0;
     char **src = environ;
@@ -164,7 +210,7 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id)
     else
         while (src[n])
             n++;
-    char **out = calloc(n + 3, sizeof *out);
+    char **out = calloc(n + 4, sizeof *out);
     if (!out)
         return NULL;
     size_t k = 0;
@@ -172,7 +218,8 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id)
         const char *e = env ? json_string_value(json_array_get(env, i))
                             : src[i];
         if (!e || !strncmp(e, "SLAQ_SOCKET=", 12) ||
-            !strncmp(e, "SLAQ_JOB_ID=", 12))
+            !strncmp(e, "SLAQ_JOB_ID=", 12) ||
+            !strncmp(e, "SLAQ_JOB_SECRET=", 16))
             continue;
         out[k++] = strdup(e);
     }
@@ -182,6 +229,8 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id)
         out[k - 1] = NULL;
     free(abs);
     if (asprintf(&out[k++], "SLAQ_JOB_ID=%lld", (long long)id) < 0)
+        out[k - 1] = NULL;
+    if (asprintf(&out[k++], "SLAQ_JOB_SECRET=%s", secret) < 0)
         out[k - 1] = NULL;
     return out;
 }
@@ -204,6 +253,7 @@ static void child_exec(sd_daemon *d, sd_job *j, char **argv, char **envp,
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
+    umask(d->job_umask);
     setsid();
     if (enf_child_join(&d->enf, j->id) < 0)
         goto fail;
@@ -273,6 +323,8 @@ sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
                               "iterations in [0, 2^53] (0: no limit)");
         return NULL;
     }
+    if (name && job_name_check(name, err, errlen) < 0)
+        return NULL;
     if (!cwd)
         cwd = ".";
 
@@ -298,7 +350,12 @@ sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
     j->submitted = sd_now();
     size_t argc = json_array_size(cmd);
     argv = calloc(argc + 1, sizeof *argv);
-    envp = child_env(d, env, j->id);
+    if (new_secret(j) < 0) {
+        snprintf(err, errlen, "no random bytes for the job's secret: %s",
+                 strerror(errno));
+        goto fail;
+    }
+    envp = child_env(d, env, j->id, j->secret);
     if (!j->name || !j->cmd || !argv || !envp)
         goto nomem;
     for (size_t i = 0; i < argc; i++)
@@ -344,12 +401,26 @@ sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
     j->state = SD_RUNNING;
     free(argv);
     strv_free(envp);
+    argv = NULL;
+    envp = NULL;
     if (job_schedule(d, j) < 0)
         sd_log(d, 0, "job %lld: out of memory entering the scheduler",
                (long long)j->id);
     store_put_job(d->store, j);
     store_event(d->store, j->started, j->id, "start", j->cmd);
-    store_flush(d->store);
+    if (store_flush(d->store) < 0) {
+        /* Not recorded: after a restart it would run unknown to slaqd. So
+         * it does not run at all, and the submitter is told. */
+        kill(-pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        if (j->sj)
+            slaq_sched_remove(d->sched, j->sj);
+        j->sj = NULL;
+        snprintf(err, errlen, "slaqd cannot write its database (%s); the "
+                 "job was not started", store_error(d->store));
+        j->pid = 0;
+        goto fail;
+    }
     sd_log(d, 0, "job %lld (%s): started, pid %d", (long long)j->id, j->name,
            (int)pid);
     return j;
@@ -387,7 +458,8 @@ sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid)
     j->pstart = pid > 0 ? enf_proc_start(pid) : 0;
     j->submitted = j->started = sd_now();
     j->state = SD_RUNNING;
-    if (!j->name || !j->cmd || !j->cwd || job_schedule(d, j) < 0) {
+    if (!j->name || !j->cmd || !j->cwd || new_secret(j) < 0 ||
+        job_schedule(d, j) < 0) {
         d->jobs[j->id - 1] = NULL;
         d->njobs--;
         job_free(j);
@@ -692,6 +764,61 @@ void job_tick(sd_daemon *d)
         }
     }
     enf_tick(d, dt);
+    job_expire(d);
+}
+
+/* -------------------------------------------------------------- expiry */
+
+/* Removes a finished job's log files and directory (best effort). */
+static void remove_logs(sd_daemon *d, const sd_job *j)
+{
+    static const char *const names[] = {"stdout.log", "stderr.log"};
+    char path[4200];
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/jobs/%lld/%s", d->cfg.state_dir,
+                 (long long)j->id, names[i]);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/jobs/%lld", d->cfg.state_dir,
+             (long long)j->id);
+    rmdir(path);
+}
+
+void job_expire(sd_daemon *d)
+{
+    double mono = sd_mono();
+    if (d->expire_last > 0 && mono - d->expire_last < 5)
+        return;
+    d->expire_last = mono;
+    size_t finished = 0;
+    for (size_t i = 0; i < d->njobs; i++)
+        finished += d->jobs[i] && !SD_ACTIVE(d->jobs[i]->state);
+    double cutoff = d->cfg.keep_days > 0 ? sd_now() - d->cfg.keep_days * 86400
+                                         : -INFINITY;
+    size_t batch = 0;
+    /* Oldest first; at most a batch per sweep to keep the loop responsive
+     * (each job's reports are deleted with it). */
+    for (size_t i = 0; i < d->njobs && batch < 2000; i++) {
+        sd_job *j = d->jobs[i];
+        if (!j || SD_ACTIVE(j->state) || j->conn)
+            continue;
+        if ((double)finished <= d->cfg.keep_jobs &&
+            !(j->ended > 0 && j->ended < cutoff))
+            continue;
+        if (batch++ == 0)
+            store_set_last_id(d->store, (int64_t)d->njobs);
+        store_delete_job(d->store, j->id);
+        remove_logs(d, j);
+        d->jobs[i] = NULL;
+        job_free(j);
+        finished--;
+        d->jobs_expired++;
+    }
+    if (batch) {
+        store_flush(d->store);
+        sd_log(d, 1, "expired %zu finished jobs (keeping %g, %g days)", batch,
+               d->cfg.keep_jobs, d->cfg.keep_days);
+    }
 }
 
 /* ------------------------------------------------------------- restore */
@@ -737,9 +864,30 @@ static int restore_one(sd_daemon *d, sd_job *j)
     return 0;
 }
 
+/* Makes ids up to `last` taken (their jobs expired), so none is reused. */
+static int reserve_ids(sd_daemon *d, int64_t last)
+{
+    if ((uint64_t)last <= d->njobs)
+        return 0;
+    size_t cap = d->capjobs ? d->capjobs : 64;
+    while (cap < (uint64_t)last)
+        cap *= 2;
+    if (cap > d->capjobs) {
+        sd_job **nj = realloc(d->jobs, cap * sizeof *nj);
+        if (!nj)
+            return -1;
+        memset(nj + d->capjobs, 0, (cap - d->capjobs) * sizeof *nj);
+        d->jobs = nj;
+        d->capjobs = cap;
+    }
+    d->njobs = (size_t)last;
+    return 0;
+}
+
 int job_restore(sd_daemon *d)
 {
-    if (store_each_job(d->store, restore_one, d) < 0) {
+    if (store_each_job(d->store, restore_one, d) < 0 ||
+        reserve_ids(d, store_last_id(d->store)) < 0) {
         sd_log(d, 0, "cannot restore jobs: %s", store_errmsg(d->store));
         return -1;
     }

@@ -28,7 +28,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "paths.h" /* SLAQ_BINDIR, SLAQ_SYSCONFDIR: BUILD/gen, from make */
+#include "slaq/version.h"
 
 double sd_now(void)
 {
@@ -61,6 +64,32 @@ void sd_log(const sd_daemon *d, int level, const char *fmt, ...)
     va_end(ap);
 }
 
+int sd_ratelog_ok(sd_ratelog *r, uint64_t *held)
+{
+    double now = sd_mono();
+    if (r->start == 0 || now - r->start >= SD_LOG_INTERVAL) {
+        r->start = now;
+        r->n = 0;
+    }
+    if (r->n >= SD_LOG_BURST) {
+        r->held++;
+        return 0;
+    }
+    r->n++;
+    *held = r->held;
+    r->held = 0;
+    return 1;
+}
+
+int sd_secret_equal(const char *given, const char *expected)
+{
+    size_t lg = strlen(given), le = strlen(expected);
+    unsigned char diff = lg != le;
+    for (size_t i = 0; i < le; i++)
+        diff |= (unsigned char)((i < lg ? given[i] : 0) ^ expected[i]);
+    return diff == 0;
+}
+
 int sd_epoll_add(sd_daemon *d, sd_handler *h, uint32_t events)
 {
     struct epoll_event ev = {.events = events, .data.ptr = h};
@@ -83,13 +112,26 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: slaqd [OPTIONS]\n\n"
         "Runs training jobs and re-divides this machine's CPUs among them\n"
-        "every epoch by predicted loss reduction. See docs/slaqd.md.\n\n"
+        "every epoch by predicted loss reduction. See slaqd(8) and\n"
+        "docs/slaqd.md.\n\n"
+        "  --config FILE       settings file, 'key = value' lines with the\n"
+        "                      long options' names (default: " SLAQ_SYSCONFDIR "/slaq/\n"
+        "                      slaqd.conf when installed, else ./slaqd.conf\n"
+        "                      if it exists); options given here override it\n"
         "  --state-dir DIR     state, logs and socket (default ./var)\n"
         "  --socket PATH       job/control socket (default STATE/slaq.sock)\n"
         "  --http ADDR:PORT    HTTP API (default 127.0.0.1:7070; 'off')\n"
+        "  --http-allow-host HOST[:PORT]  another Host header the HTTP API\n"
+        "                      accepts (besides 127.0.0.1, localhost and\n"
+        "                      [::1] with the port; repeatable)\n"
         "  --tcp ADDR:PORT     TCP listener for remote jobs (off by default;\n"
         "                      needs --token-file or SLAQ_TOKEN)\n"
-        "  --token-file FILE   shared token for TCP clients\n"
+        "  --token-file FILE   TCP control token (every right: submit,\n"
+        "                      cancel, policy, jobs)\n"
+        "  --job-token-file FILE  TCP job token (job sessions only)\n"
+        "  --allow-uid UID     may submit, cancel and set the policy over\n"
+        "                      the socket (besides root and slaqd's user;\n"
+        "                      repeatable)\n"
         "  --epoch SECONDS     scheduling epoch (default 1)\n"
         "  --policy NAME       slaq | fair | slaq-maxmin (default slaq)\n"
         "  --cores N           cores to manage (default: all online CPUs)\n"
@@ -99,42 +141,49 @@ static void usage(FILE *f)
         "  --share HOW         weight: cgroup CPU weights proportional to\n"
         "                      the allocation, idle cycles go to the others\n"
         "                      (default); quota: a hard CPU quota at it\n"
+        "  --normalise N       the objective's loss unit: span (a job's\n"
+        "                      predicted total reduction; default) or\n"
+        "                      max-delta (its largest step, the paper's)\n"
         "  --startup-reports K iterations a job reports before it is\n"
         "                      predicted; until then at least a fair share\n"
         "                      (default 3)\n"
         "  --hysteresis H      extra weight of a job's cores from the last\n"
         "                      epoch (default 1; 0 for none)\n"
-        "  --horizon-iters N   judge a job's gain over at least N of its\n"
-        "                      iterations (default 0: one epoch)\n"
-        "  --normalise N       the objective's loss unit: span (a job's\n"
-        "                      predicted total reduction; default) or\n"
-        "                      max-delta (its largest step, the paper's)\n"
         "  --damping D         move a share only part of the way to the\n"
         "                      policy's new one: D x old + (1 - D) x new\n"
         "                      (default 0.5; 0 for none)\n"
+        "  --horizon-iters N   judge a job's gain over at least N of its\n"
+        "                      iterations (default 0: one epoch)\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
+        "  --keep-jobs N       finished jobs kept (default 10000); the\n"
+        "                      oldest are removed, history and logs too\n"
+        "  --keep-days D       finished jobs kept at most D days (default\n"
+        "                      30; 0: no age limit)\n"
+        "  --init              set up an existing empty state.db (slaqd\n"
+        "                      refuses an empty or foreign database file)\n"
         "  -v, --verbose       log every connection and allocation change\n"
+        "  -V, --version       print slaqd's version and exit\n"
         "  -h, --help          this help\n");
 }
 
-static int parse_pos(const char *opt, const char *s, double *out)
+static int parse_pos(const char *where, const char *s, double *out)
 {
     char *end;
     double v = strtod(s, &end);
     if (end == s || *end || !(v > 0) || !isfinite(v)) {
-        fprintf(stderr, "slaqd: %s wants a positive number, got '%s'\n", opt,
-                s);
+        fprintf(stderr, "slaqd: %s wants a positive number, got '%s'\n",
+                where, s);
         return -1;
     }
     *out = v;
     return 0;
 }
 
-static char *read_token(const char *path)
+static char *read_token(const char *where, const char *path)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "slaqd: --token-file %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "slaqd: %s %s: %s\n", where, path, strerror(errno));
         return NULL;
     }
     char buf[512];
@@ -143,41 +192,228 @@ static char *read_token(const char *path)
     buf[n] = 0;
     buf[strcspn(buf, "\r\n")] = 0;
     if (strlen(buf) < 8) {
-        fprintf(stderr, "slaqd: --token-file %s: the token must have at "
-                        "least 8 characters\n", path);
+        fprintf(stderr, "slaqd: %s %s: the token must have at "
+                        "least 8 characters\n", where, path);
         return NULL;
     }
     return strdup(buf);
 }
 
-/* Returns 0, 1 for --help, or 2 for bad usage. */
-static int parse_args(sd_config *c, int argc, char **argv)
+enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
+       O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_CONFIG, O_SHARE,
+       O_NORM, O_STARTUP, O_HYST, O_DAMP, O_HITERS, O_INIT, O_JOBTOKEN,
+       O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS, O_HTTPHOST };
+
+static const struct option long_opts[] = {
+    {"config", required_argument, 0, O_CONFIG},
+    {"state-dir", required_argument, 0, O_STATE},
+    {"socket", required_argument, 0, O_SOCKET},
+    {"http", required_argument, 0, O_HTTP},
+    {"tcp", required_argument, 0, O_TCP},
+    {"token-file", required_argument, 0, O_TOKEN},
+    {"epoch", required_argument, 0, O_EPOCH},
+    {"policy", required_argument, 0, O_POLICY},
+    {"cores", required_argument, 0, O_CORES},
+    {"unit", required_argument, 0, O_UNIT},
+    {"enforce", required_argument, 0, O_ENFORCE},
+    {"grace", required_argument, 0, O_GRACE},
+    {"share", required_argument, 0, O_SHARE},
+    {"normalise", required_argument, 0, O_NORM},
+    {"startup-reports", required_argument, 0, O_STARTUP},
+    {"hysteresis", required_argument, 0, O_HYST},
+    {"damping", required_argument, 0, O_DAMP},
+    {"horizon-iters", required_argument, 0, O_HITERS},
+    {"init", no_argument, 0, O_INIT},
+    {"job-token-file", required_argument, 0, O_JOBTOKEN},
+    {"allow-uid", required_argument, 0, O_ALLOWUID},
+    {"keep-jobs", required_argument, 0, O_KEEPJOBS},
+    {"keep-days", required_argument, 0, O_KEEPDAYS},
+    {"http-allow-host", required_argument, 0, O_HTTPHOST},
+    {"verbose", no_argument, 0, 'v'},
+    {"help", no_argument, 0, 'h'},
+    {"version", no_argument, 0, 'V'},
+    {0, 0, 0, 0},
+};
+
+/* Options a configuration file cannot set. */
+static const int file_refused[] = {O_CONFIG, 'h', 'V', 0};
+
+/* What parsing collects besides the config itself. */
+typedef struct sd_args {
+    sd_config *c;
+    const char *socket, *token_file, *job_token_file;
+    char token_where[4200]; /* where token_file was set, for its errors */
+    char job_token_where[4200];
+} sd_args;
+
+/* A number in [0, max] (below max with `below`; whole with `whole`) for
+ * one of the core's real-job settings. */
+static int parse_bounded(const char *where, const char *s, double max,
+                         int below, int whole, double *out)
 {
-    enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
-           O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_SHARE,
-           O_STARTUP, O_HYST, O_HITERS, O_DAMP, O_NORM };
-    static const struct option opts[] = {
-        {"state-dir", required_argument, 0, O_STATE},
-        {"socket", required_argument, 0, O_SOCKET},
-        {"http", required_argument, 0, O_HTTP},
-        {"tcp", required_argument, 0, O_TCP},
-        {"token-file", required_argument, 0, O_TOKEN},
-        {"epoch", required_argument, 0, O_EPOCH},
-        {"policy", required_argument, 0, O_POLICY},
-        {"cores", required_argument, 0, O_CORES},
-        {"unit", required_argument, 0, O_UNIT},
-        {"enforce", required_argument, 0, O_ENFORCE},
-        {"grace", required_argument, 0, O_GRACE},
-        {"share", required_argument, 0, O_SHARE},
-        {"startup-reports", required_argument, 0, O_STARTUP},
-        {"hysteresis", required_argument, 0, O_HYST},
-        {"horizon-iters", required_argument, 0, O_HITERS},
-        {"damping", required_argument, 0, O_DAMP},
-        {"normalise", required_argument, 0, O_NORM},
-        {"verbose", no_argument, 0, 'v'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end || !(v >= 0) || v > max ||
+        (below && v == max) || (whole && v != floor(v))) {
+        fprintf(stderr, "slaqd: %s wants a %s from 0 to %g%s, got '%s'\n",
+                where, whole ? "whole number" : "number", max,
+                below ? " (excluded)" : "", s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/*
+ * Applies one setting, from the command line (where = "--NAME") or the
+ * configuration file (where = "FILE:LINE: NAME"); value is NULL for the
+ * command line's --verbose, which counts. Returns 0 or -1 after an error.
+ */
+static int apply_opt(void *ctx, int code, const char *value,
+                     const char *where)
+{
+    sd_args *a = ctx;
+    sd_config *c = a->c;
+    switch (code) {
+    case O_STATE: c->state_dir = value; return 0;
+    case O_SOCKET: a->socket = value; return 0;
+    case O_HTTP: c->http = value; return 0;
+    case O_TCP: c->tcp = value; return 0;
+    case O_TOKEN:
+        a->token_file = value;
+        snprintf(a->token_where, sizeof a->token_where, "%s", where);
+        return 0;
+    case O_EPOCH: return parse_pos(where, value, &c->epoch_s);
+    case O_CORES: return parse_pos(where, value, &c->cores);
+    case O_UNIT: return parse_pos(where, value, &c->unit);
+    case O_GRACE: return parse_pos(where, value, &c->grace_s);
+    case O_POLICY:
+        if (slaq_policy_parse(value, &c->policy)) {
+            fprintf(stderr, "slaqd: %s: unknown policy '%s' (expected slaq, "
+                            "fair or slaq-maxmin)\n", where, value);
+            return -1;
+        }
+        return 0;
+    case O_ENFORCE:
+        if (enf_mode_parse(value, &c->enforce)) {
+            fprintf(stderr, "slaqd: %s: unknown mode '%s' (expected auto, "
+                    "cgroup2, cgroup1, signal or none)\n", where, value);
+            return -1;
+        }
+        return 0;
+    case O_SHARE:
+        if (strcmp(value, "weight") && strcmp(value, "quota")) {
+            fprintf(stderr, "slaqd: %s: expected weight or quota, got '%s'\n",
+                    where, value);
+            return -1;
+        }
+        c->share_quota = !strcmp(value, "quota");
+        return 0;
+    case O_NORM:
+        if (slaq_norm_parse(value, &c->normalise)) {
+            fprintf(stderr, "slaqd: %s: expected span or max-delta, got "
+                    "'%s'\n", where, value);
+            return -1;
+        }
+        return 0;
+    case O_STARTUP:
+        return parse_bounded(where, value, 1000, 0, 1, &c->startup_reports);
+    case O_HYST: return parse_bounded(where, value, 1000, 0, 0, &c->hysteresis);
+    case O_DAMP: return parse_bounded(where, value, 1, 1, 0, &c->damping);
+    case O_HITERS:
+        return parse_bounded(where, value, 1000, 0, 0, &c->horizon_iters);
+    case O_INIT:
+        if (value && strcmp(value, "1") && strcmp(value, "yes")) {
+            fprintf(stderr, "slaqd: %s: expected yes, got '%s'\n", where,
+                    value);
+            return -1;
+        }
+        c->init = 1;
+        return 0;
+    case O_JOBTOKEN:
+        a->job_token_file = value;
+        snprintf(a->job_token_where, sizeof a->job_token_where, "%s", where);
+        return 0;
+    case O_HTTPHOST:
+        if (c->n_http_hosts == sizeof c->http_hosts / sizeof *c->http_hosts ||
+            !*value) {
+            fprintf(stderr, "slaqd: %s: at most 16 non-empty values\n",
+                    where);
+            return -1;
+        }
+        c->http_hosts[c->n_http_hosts++] = value;
+        return 0;
+    case O_KEEPJOBS:
+        return parse_bounded(where, value, 1e9, 0, 1, &c->keep_jobs);
+    case O_KEEPDAYS:
+        return parse_bounded(where, value, 1e9, 0, 0, &c->keep_days);
+    case O_ALLOWUID: {
+        char *end;
+        long v = strtol(value, &end, 10);
+        if (end == value || *end || v < 0 || v > 0x7fffffffL ||
+            c->n_allow_uids == SD_MAX_ALLOW_UIDS) {
+            fprintf(stderr, "slaqd: %s wants a numeric user id (at most %d "
+                    "of them), got '%s'\n", where, SD_MAX_ALLOW_UIDS, value);
+            return -1;
+        }
+        c->allow_uids[c->n_allow_uids++] = (uid_t)v;
+        return 0;
+    }
+    case 'v':
+        if (!value) {
+            c->verbose++;
+        } else if (!strcmp(value, "0") || !strcmp(value, "1") ||
+                   !strcmp(value, "2")) {
+            c->verbose = value[0] - '0';
+        } else {
+            fprintf(stderr, "slaqd: %s: expected 0, 1 or 2, got '%s'\n",
+                    where, value);
+            return -1;
+        }
+        return 0;
+    }
+    return -1;
+}
+
+/* The directory of the running executable, or "" if unknown. */
+static void exe_dir(char *out, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", out, len - 1);
+    out[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(out, '/');
+    if (slash)
+        *slash = 0;
+    else
+        out[0] = 0;
+}
+
+/*
+ * The configuration file to read when --config is not given: when this
+ * slaqd is the installed one (it runs from SLAQ_BINDIR),
+ * SLAQ_SYSCONFDIR/slaq/slaqd.conf; otherwise ./slaqd.conf. NULL when that
+ * file does not exist (slaqd then runs on its defaults and flags).
+ */
+static const char *default_config(void)
+{
+    static char path[4096];
+    char dir[4096];
+    exe_dir(dir, sizeof dir);
+    if (!strcmp(dir, SLAQ_BINDIR))
+        snprintf(path, sizeof path, "%s/slaq/slaqd.conf", SLAQ_SYSCONFDIR);
+    else
+        snprintf(path, sizeof path, "./slaqd.conf");
+    return access(path, F_OK) == 0 ? path : NULL;
+}
+
+/*
+ * Fills *c from the configuration file, then the command line, which
+ * overrides it. *config_text receives the file's text (the settings point
+ * into it; free with config_free). Returns 0, 1 for --help or --version,
+ * or 2 for bad usage.
+ */
+static int parse_args(sd_config *c, int argc, char **argv,
+                      const char **config_path, char **config_text)
+{
     c->state_dir = "./var";
     c->http = "127.0.0.1:7070";
     c->epoch_s = 1;
@@ -189,87 +425,52 @@ static int parse_args(sd_config *c, int argc, char **argv)
     c->startup_reports = SLAQ_DEFAULT_STARTUP_REPORTS;
     c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
     c->damping = SLAQ_DEFAULT_DAMPING;
-    const char *socket_opt = NULL, *token_file = NULL;
-    int o;
-    while ((o = getopt_long(argc, argv, "vh", opts, NULL)) != -1) {
-        switch (o) {
-        case O_STATE: c->state_dir = optarg; break;
-        case O_SOCKET: socket_opt = optarg; break;
-        case O_HTTP: c->http = optarg; break;
-        case O_TCP: c->tcp = optarg; break;
-        case O_TOKEN: token_file = optarg; break;
-        case O_EPOCH:
-            if (parse_pos("--epoch", optarg, &c->epoch_s)) return 2;
-            break;
-        case O_CORES:
-            if (parse_pos("--cores", optarg, &c->cores)) return 2;
-            break;
-        case O_UNIT:
-            if (parse_pos("--unit", optarg, &c->unit)) return 2;
-            break;
-        case O_GRACE:
-            if (parse_pos("--grace", optarg, &c->grace_s)) return 2;
-            break;
-        case O_POLICY:
-            if (slaq_policy_parse(optarg, &c->policy)) {
-                fprintf(stderr, "slaqd: --policy: unknown policy '%s' "
-                        "(expected slaq, fair or slaq-maxmin)\n", optarg);
-                return 2;
-            }
-            break;
-        case O_ENFORCE:
-            if (enf_mode_parse(optarg, &c->enforce)) {
-                fprintf(stderr, "slaqd: --enforce: unknown mode '%s' (expected"
-                        " auto, cgroup2, cgroup1, signal or none)\n", optarg);
-                return 2;
-            }
-            break;
-        case O_NORM:
-            if (slaq_norm_parse(optarg, &c->normalise)) {
-                fprintf(stderr, "slaqd: --normalise: expected span or "
-                        "max-delta, got '%s'\n", optarg);
-                return 2;
-            }
-            break;
-        case O_SHARE:
-            if (strcmp(optarg, "weight") && strcmp(optarg, "quota")) {
-                fprintf(stderr, "slaqd: --share: expected weight or quota, "
-                        "got '%s'\n", optarg);
-                return 2;
-            }
-            c->share_quota = !strcmp(optarg, "quota");
-            break;
-        case O_STARTUP:
-        case O_DAMP:
-        case O_HITERS:
-        case O_HYST: {
-            char *end;
-            double v = strtod(optarg, &end);
-            if (end == optarg || *end || !(v >= 0) || v > 1000 ||
-                (o == O_STARTUP && v != floor(v)) || (o == O_DAMP && v >= 1)) {
-                fprintf(stderr, "slaqd: %s wants %s, got '%s'\n",
-                        o == O_STARTUP ? "--startup-reports"
-                        : o == O_HYST ? "--hysteresis"
-                        : o == O_DAMP ? "--damping" : "--horizon-iters",
-                        o == O_STARTUP ? "a whole number from 0 to 1000"
-                        : o == O_DAMP ? "a number in [0, 1)"
-                                      : "a number from 0 to 1000", optarg);
-                return 2;
-            }
-            if (o == O_STARTUP)
-                c->startup_reports = v;
-            else if (o == O_HYST)
-                c->hysteresis = v;
-            else if (o == O_DAMP)
-                c->damping = v;
-            else
-                c->horizon_iters = v;
-            break;
+    c->keep_jobs = 10000;
+    c->keep_days = 30;
+    sd_args a = {.c = c};
+    *config_text = NULL;
+    *config_path = NULL;
+
+    /* First pass: only --config, --help and --version, so the file is
+     * applied before the flags that override it. */
+    int o, explicit_config = 0;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "vhV", long_opts, NULL)) != -1) {
+        if (o == O_CONFIG) {
+            *config_path = optarg;
+            explicit_config = 1;
+        } else if (o == 'h') {
+            usage(stdout);
+            return 1;
+        } else if (o == 'V') {
+            printf("slaqd %s\n", SLAQ_VERSION);
+            return 1;
         }
-        case 'v': c->verbose++; break;
-        case 'h': usage(stdout); return 1;
-        default: usage(stderr); return 2;
+    }
+    if (!explicit_config)
+        *config_path = default_config();
+    if (*config_path) {
+        if (config_read(*config_path, long_opts, file_refused, apply_opt, &a,
+                        config_text) < 0)
+            return 2;
+    }
+
+    optind = 0; /* glibc: start over */
+    opterr = 1;
+    while ((o = getopt_long(argc, argv, "vhV", long_opts, NULL)) != -1) {
+        char where[64] = "";
+        for (int i = 0; long_opts[i].name; i++)
+            if (long_opts[i].val == o)
+                snprintf(where, sizeof where, "--%s", long_opts[i].name);
+        if (o == O_CONFIG)
+            continue;
+        if (o == '?' || o == ':') {
+            usage(stderr);
+            return 2;
         }
+        if (apply_opt(&a, o, o == 'v' || o == O_INIT ? NULL : optarg,
+                      where) < 0)
+            return 2;
     }
     if (optind < argc) {
         fprintf(stderr, "slaqd: unexpected argument '%s'\n", argv[optind]);
@@ -279,16 +480,31 @@ static int parse_args(sd_config *c, int argc, char **argv)
         fprintf(stderr, "slaqd: --epoch must be between 0.01 and 3600 s\n");
         return 2;
     }
-    if (socket_opt)
-        c->socket_path = strdup(socket_opt);
+    /* The allocator hands out cores in units, one at a time: bound its
+     * work per epoch (a --cores 1e308 or --unit 1e-9 would never end). */
+    double unit = c->unit > 0 ? c->unit : fmin(1.0, c->cores / 20);
+    if (c->cores / unit > SD_MAX_UNITS) {
+        fprintf(stderr, "slaqd: --cores %g in units of %g makes %.3g "
+                "allocation units per epoch; at most %d are allowed (raise "
+                "--unit or lower --cores)\n", c->cores, unit,
+                c->cores / unit, SD_MAX_UNITS);
+        return 2;
+    }
+    if (c->unit > c->cores) {
+        fprintf(stderr, "slaqd: --unit %g is more than the %g cores "
+                "managed\n", c->unit, c->cores);
+        return 2;
+    }
+    if (a.socket)
+        c->socket_path = strdup(a.socket);
     else if (asprintf(&c->socket_path, "%s/slaq.sock", c->state_dir) < 0)
         c->socket_path = NULL;
     if (!c->socket_path)
         return 2;
     if (c->tcp) {
         const char *env = getenv("SLAQ_TOKEN");
-        if (token_file)
-            c->token = read_token(token_file);
+        if (a.token_file)
+            c->token = read_token(a.token_where, a.token_file);
         else if (env && strlen(env) >= 8)
             c->token = strdup(env);
         if (!c->token) {
@@ -296,6 +512,17 @@ static int parse_args(sd_config *c, int argc, char **argv)
                             "characters (--token-file FILE or SLAQ_TOKEN)\n");
             return 2;
         }
+        if (a.job_token_file &&
+            !(c->job_token = read_token(a.job_token_where, a.job_token_file)))
+            return 2;
+        if (c->job_token && !strcmp(c->job_token, c->token)) {
+            fprintf(stderr, "slaqd: the job token must differ from the "
+                            "control token\n");
+            return 2;
+        }
+    } else if (a.job_token_file) {
+        fprintf(stderr, "slaqd: --job-token-file needs --tcp\n");
+        return 2;
     }
     return 0;
 }
@@ -335,6 +562,7 @@ static void on_tick(sd_daemon *d, sd_handler *h, uint32_t events)
     (void)events;
     drain_timer(h->fd);
     job_tick(d);
+    conn_tick(d);
     http_run(d);
     store_flush(d->store);
 }
@@ -398,6 +626,34 @@ static int state_dir_take(const char *dir, int *lockfd)
     return 0;
 }
 
+/* Creates the socket's directory when it is missing (the service's
+ * /run/slaq, when slaqd is started without systemd); one level only. */
+static int socket_dir_make(const char *sock)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", sock);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = 0;
+    if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+        fprintf(stderr, "slaqd: cannot create the socket's directory %s: "
+                        "%s\n", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* After a failed commit: every job as memory has it (store.c). */
+static void rewrite_jobs(void *arg)
+{
+    sd_daemon *d = arg;
+    for (size_t i = 0; i < d->njobs; i++)
+        if (d->jobs[i])
+            store_put_job(d->store, d->jobs[i]);
+    store_set_last_id(d->store, (int64_t)d->njobs);
+}
+
 static int setup(sd_daemon *d)
 {
     char err[512] = "";
@@ -426,11 +682,13 @@ static int setup(sd_daemon *d)
 
     char path[4096];
     snprintf(path, sizeof path, "%s/state.db", d->cfg.state_dir);
-    d->store = store_open(path, err, sizeof err);
+    d->store = store_open(path, d->cfg.init, err, sizeof err);
     if (!d->store) {
         sd_log(d, 0, "%s", err);
         return -1;
     }
+
+    store_set_rewrite(d->store, rewrite_jobs, d);
 
     slaq_sched_config sc;
     slaq_sched_config_init(&sc);
@@ -463,7 +721,8 @@ static int setup(sd_daemon *d)
     if (job_restore(d) < 0)
         return -1;
 
-    if (conn_listen_unix(d, d->cfg.socket_path) < 0)
+    if (socket_dir_make(d->cfg.socket_path) < 0 ||
+        conn_listen_unix(d, d->cfg.socket_path) < 0)
         return -1;
     if (d->cfg.tcp && conn_listen_tcp(d, d->cfg.tcp) < 0)
         return -1;
@@ -515,12 +774,25 @@ int main(int argc, char **argv)
     /* GSL's default error handler aborts; libslaq leaves the process-wide
      * handler to the program (see slaq.h): a daemon must not abort. */
     gsl_set_error_handler_off();
-    int rc = parse_args(&d->cfg, argc, argv);
-    if (rc)
+    const char *config_path;
+    char *config_text;
+    int rc = parse_args(&d->cfg, argc, argv, &config_path, &config_text);
+    if (rc) {
+        free(d->cfg.socket_path);
+        free(d->cfg.token);
+        config_free(config_text);
         return rc == 1 ? 0 : 2;
+    }
+    /* The database, its WAL and the socket are slaqd's user's alone; jobs
+     * get the submitter's umask back (jobs.c). */
+    d->job_umask = umask(0077);
     int lockfd = -1;
-    if (state_dir_take(d->cfg.state_dir, &lockfd) < 0)
+    if (state_dir_take(d->cfg.state_dir, &lockfd) < 0) {
+        free(d->cfg.socket_path);
+        free(d->cfg.token);
+        config_free(config_text);
         return 1;
+    }
     d->started = sd_now();
     if (setup(d) < 0) {
         rc = 1;
@@ -529,6 +801,8 @@ int main(int argc, char **argv)
     char http[64] = "off";
     if (d->http)
         snprintf(http, sizeof http, "port %u", d->http_port);
+    if (config_path)
+        sd_log(d, 0, "configuration: %s", config_path);
     sd_log(d, 0, "ready: pid %d, %g cores in units of %g, policy %s, "
                  "epoch %g s, socket %s, http %s", (int)getpid(), d->cfg.cores,
            slaq_sched_get_config(d->sched)->unit,
@@ -547,11 +821,13 @@ out:
     enf_shutdown(d);
     store_close(d->store);
     slaq_sched_free(d->sched);
-    unlink(d->cfg.socket_path);
+    conn_unlink_unix(d, d->cfg.socket_path);
     free(d->cfg.socket_path);
     free(d->cfg.token);
+    free(d->cfg.job_token);
     if (d->epfd >= 0)
         close(d->epfd);
     close(lockfd);
+    config_free(config_text);
     return rc;
 }

@@ -7,18 +7,25 @@
  * a power loss. Writes go into one open transaction that the loop commits
  * every tick (SD_TICK_S) and at once after a job changes state, so the
  * per-report cost is one prepared INSERT and at most SD_TICK_S of reports
- * can be lost with slaqd. A failed write is logged and counted, never
- * fatal: scheduling goes on.
+ * can be lost with slaqd. A failed write is never fatal: the transaction
+ * is rolled back, the store is "failing" (visible in status and /metrics,
+ * logged once per burst), and what memory holds — every job and the
+ * reports since the last good commit — is written again each second until
+ * a commit succeeds (store_flush).
  */
+#include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "daemon/daemon.h"
 
-enum { ST_BEGIN, ST_COMMIT, ST_REPORT, ST_ALLOC, ST_EVENT, ST_JOB, ST_N };
+enum { ST_BEGIN, ST_COMMIT, ST_REPORT, ST_ALLOC, ST_EVENT, ST_JOB,
+       ST_DEL_JOB, ST_DEL_REPORTS, ST_DEL_ALLOCS, ST_DEL_EVENTS, ST_SET_META,
+       ST_N };
 
 static const char *const sql_text[ST_N] = {
     "BEGIN",
@@ -29,34 +36,108 @@ static const char *const sql_text[ST_N] = {
     "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
     "INSERT OR REPLACE INTO jobs(id, name, cmd, cwd, weight, max_cores, "
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
-    "reason, submitted, started, ended) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "reason, submitted, started, ended, secret) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "DELETE FROM jobs WHERE id = ?",
+    "DELETE FROM reports WHERE job = ?",
+    "DELETE FROM allocs WHERE job = ?",
+    "DELETE FROM events WHERE job = ?",
+    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
 };
 
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=NORMAL;"
+    "PRAGMA application_id=1936482673;" /* STORE_APP_ID, "slaq" */
     "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, name TEXT, "
     " cmd TEXT, cwd TEXT, weight REAL, max_cores REAL, target REAL, "
     " max_iters INTEGER, max_time REAL, managed INTEGER, state TEXT, "
     " pid INTEGER, pstart INTEGER, exit_status INTEGER, reason TEXT, "
-    " submitted REAL, started REAL, ended REAL);"
+    " submitted REAL, started REAL, ended REAL, secret TEXT);"
     "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
     " cpu_s REAL, samples REAL, t REAL, PRIMARY KEY(job, iter)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS allocs(job INTEGER, t REAL, cores REAL, "
     " epoch INTEGER, PRIMARY KEY(job, epoch)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS events(t REAL, job INTEGER, kind TEXT, "
     " detail TEXT);"
-    "CREATE INDEX IF NOT EXISTS events_job ON events(job, t);";
+    "CREATE INDEX IF NOT EXISTS events_job ON events(job, t);"
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER);";
 
 struct sd_store {
     sqlite3 *db;
     sqlite3_stmt *st[ST_N];
     int in_txn;
-    uint64_t failures;
+    uint64_t failures;    /* failed statements and commits */
+    int broken;           /* a write failed in the open transaction */
+    int failing;          /* the last commit failed: writes are retried */
+    double retry_at;      /* monotonic: next attempt while failing */
+    char error[256];      /* the last failure */
+    /* Reports written since the last good commit, kept to be written
+     * again if it fails (bounded: beyond SD_STORE_PENDING the oldest are
+     * lost and counted). */
+    struct pending { int64_t job; slaq_report r; } *pend;
+    size_t npend, cappend;
+    uint64_t lost;
+    int retrying;         /* inside the rewrite after a failure */
+    void (*rewrite)(void *);  /* puts every job again after a failure */
+    void *rewrite_arg;
 };
 
-sd_store *store_open(const char *path, char *err, size_t errlen)
+/* PRAGMA application_id of a slaq database: "slaq". */
+#define STORE_APP_ID 0x736c6171
+
+/* One integer from a one-row query, or -1 if it fails. */
+static sqlite3_int64 query_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    sqlite3_int64 v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+/*
+ * Decides whether the open file may be used: 0, or -1 with err filled.
+ * Ours: application_id "slaq", or (written before it was set) tables jobs
+ * and reports. An SQLite file without tables is set up only with init.
+ */
+static int check_owner(sqlite3 *db, const char *path, int init, char *err,
+                       size_t errlen)
+{
+    sqlite3_int64 app = query_int(db, "PRAGMA application_id");
+    if (app < 0) {
+        snprintf(err, errlen, "%s is not an SQLite database (%s); slaqd does "
+                 "not overwrite it: move it away or choose another "
+                 "--state-dir", path, sqlite3_errmsg(db));
+        return -1;
+    }
+    if (app == STORE_APP_ID)
+        return 0;
+    sqlite3_int64 ours = query_int(db, "SELECT count(*) FROM sqlite_master "
+                                       "WHERE type = 'table' AND name IN "
+                                       "('jobs', 'reports')");
+    sqlite3_int64 tables = query_int(db, "SELECT count(*) FROM "
+                                         "sqlite_master");
+    if (app == 0 && ours == 2)
+        return 0;
+    if (app == 0 && tables == 0) {
+        if (init)
+            return 0;
+        snprintf(err, errlen, "%s is an empty database: the jobs it held are "
+                 "gone (or it is not slaqd's); start slaqd with --init to "
+                 "begin anew with job ids from 1", path);
+        return -1;
+    }
+    snprintf(err, errlen, "%s is a database of another program "
+             "(application_id %lld, %lld tables); slaqd does not write into "
+             "it: move it away or choose another --state-dir", path,
+             (long long)app, (long long)tables);
+    return -1;
+}
+
+sd_store *store_open(const char *path, int init, char *err, size_t errlen)
 {
     sd_store *s = calloc(1, sizeof *s);
     if (!s) {
@@ -64,12 +145,43 @@ sd_store *store_open(const char *path, char *err, size_t errlen)
         return NULL;
     }
     char *msg = NULL;
+    struct stat st;
+    int fresh = stat(path, &st) < 0 && errno == ENOENT;
+    if (!fresh && st.st_size == 0 && !init) {
+        snprintf(err, errlen, "%s is empty (0 bytes): the jobs it held are "
+                 "gone (or it is not slaqd's); start slaqd with --init to "
+                 "begin anew with job ids from 1", path);
+        goto fail;
+    }
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE |
-                        SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) ||
-        sqlite3_exec(s->db, schema, NULL, NULL, &msg)) {
+                        SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL)) {
+        snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
+        goto fail;
+    }
+    if (check_owner(s->db, path, init || fresh, err, errlen) < 0)
+        goto fail;
+    if (sqlite3_exec(s->db, schema, NULL, NULL, &msg)) {
         snprintf(err, errlen, "%s: %s", path,
                  msg ? msg : sqlite3_errmsg(s->db));
         goto fail;
+    }
+    /* A database from before jobs had secrets gains the column. */
+    if (query_int(s->db, "SELECT count(*) FROM pragma_table_info('jobs') "
+                         "WHERE name = 'secret'") == 0 &&
+        sqlite3_exec(s->db, "ALTER TABLE jobs ADD COLUMN secret TEXT", NULL,
+                     NULL, &msg)) {
+        snprintf(err, errlen, "%s: %s", path, msg ? msg : "?");
+        goto fail;
+    }
+    /* Files an older slaqd created with a looser mode. */
+    static const char *const suffix[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        char f[4200];
+        snprintf(f, sizeof f, "%s%s", path, suffix[i]);
+        if (chmod(f, 0600) < 0 && errno != ENOENT) {
+            snprintf(err, errlen, "%s: %s", f, strerror(errno));
+            goto fail;
+        }
     }
     sqlite3_busy_timeout(s->db, 2000);
     for (int i = 0; i < ST_N; i++)
@@ -92,22 +204,24 @@ void store_close(sd_store *s)
     store_flush(s);
     for (int i = 0; i < ST_N; i++)
         sqlite3_finalize(s->st[i]);
+    free(s->pend);
     sqlite3_close(s->db);
     free(s);
 }
 
 const char *store_errmsg(sd_store *s) { return sqlite3_errmsg(s->db); }
 
-/* Steps a prepared statement once and resets it; 0 on success. */
+/* Steps a prepared statement once and resets it; 0 on success. A failure
+ * marks the transaction broken (it is rolled back and written again). */
 static int step(sd_store *s, sqlite3_stmt *st)
 {
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-        if (s->failures++ < 10 || s->failures % 10000 == 0)
-            sd_log(NULL, 0, "store: %s (failure %llu)", sqlite3_errmsg(s->db),
-                   (unsigned long long)s->failures);
+        s->failures++;
+        s->broken = 1;
+        snprintf(s->error, sizeof s->error, "%s", sqlite3_errmsg(s->db));
         return -1;
     }
     return 0;
@@ -119,13 +233,85 @@ static void begin(sd_store *s)
         s->in_txn = 1;
 }
 
+static void insert_report(sd_store *s, int64_t job, const slaq_report *r)
+{
+    sqlite3_stmt *st = s->st[ST_REPORT];
+    sqlite3_bind_int64(st, 1, job);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)r->iter);
+    sqlite3_bind_double(st, 3, r->loss);
+    sqlite3_bind_double(st, 4, r->cpu_s);
+    sqlite3_bind_double(st, 5, r->samples);
+    sqlite3_bind_double(st, 6, r->t);
+    step(s, st);
+}
+
+void store_set_rewrite(sd_store *s, void (*fn)(void *), void *arg)
+{
+    s->rewrite = fn;
+    s->rewrite_arg = arg;
+}
+
+/*
+ * Commits. When a write or the commit fails (disk full, I/O error) the
+ * transaction is rolled back, the store is "failing" (store_failing), and
+ * later calls, at most one a second, write again what memory holds: every
+ * job (the rewrite hook) and the reports since the last good commit. One
+ * log line when failing starts, one when it ends.
+ */
 int store_flush(sd_store *s)
 {
-    if (!s || !s->in_txn)
+    if (!s)
         return 0;
+    if (s->failing) {
+        double now = sd_mono();
+        if (now < s->retry_at)
+            return -1;
+        s->retry_at = now + 1;
+        if (s->in_txn && !sqlite3_get_autocommit(s->db))
+            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        s->in_txn = 0;
+        s->broken = 0;
+        begin(s);
+        s->retrying = 1;
+        if (s->rewrite)
+            s->rewrite(s->rewrite_arg);
+        s->retrying = 0;
+        for (size_t i = 0; i < s->npend && !s->broken; i++)
+            insert_report(s, s->pend[i].job, &s->pend[i].r);
+    }
+    if (!s->in_txn)
+        return 0;
+    if (!s->broken && step(s, s->st[ST_COMMIT]) == 0) {
+        s->in_txn = 0;
+        if (s->failing)
+            sd_log(NULL, 0, "store: writing works again; %zu reports kept in "
+                   "memory are now in the database (%llu failures, %llu "
+                   "reports lost)", s->npend,
+                   (unsigned long long)s->failures,
+                   (unsigned long long)s->lost);
+        s->failing = 0;
+        s->npend = 0;
+        return 0;
+    }
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     s->in_txn = 0;
-    return step(s, s->st[ST_COMMIT]);
+    s->broken = 0;
+    if (!s->failing)
+        sd_log(NULL, 0, "store: cannot write the database: %s; state changes "
+               "are refused and reports kept in memory (at most %d) until "
+               "it works again", s->error, SD_STORE_PENDING);
+    if (!s->failing)
+        s->retry_at = sd_mono() + 1;
+    s->failing = 1;
+    return -1;
 }
+
+int store_failing(const sd_store *s) { return s && s->failing; }
+const char *store_error(const sd_store *s) { return s->error; }
+uint64_t store_failures(const sd_store *s) { return s->failures; }
+uint64_t store_lost(const sd_store *s) { return s->lost; }
+size_t store_pending(const sd_store *s) { return s->npend; }
 
 static void bind_real(sqlite3_stmt *st, int i, double v)
 {
@@ -145,20 +331,34 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v)
 
 void store_report(sd_store *s, int64_t job, const slaq_report *r)
 {
-    sqlite3_stmt *st = s->st[ST_REPORT];
+    if (s->npend == s->cappend) {
+        size_t cap = s->cappend ? s->cappend * 2 : 1024;
+        struct pending *np = cap <= SD_STORE_PENDING
+                                 ? realloc(s->pend, cap * sizeof *np) : NULL;
+        if (np) {
+            s->pend = np;
+            s->cappend = cap;
+        } else if (s->npend > 0) { /* full: the oldest eighth is lost */
+            size_t drop = s->npend / 8 ? s->npend / 8 : 1;
+            memmove(s->pend, s->pend + drop,
+                    (s->npend - drop) * sizeof *s->pend);
+            s->npend -= drop;
+            s->lost += drop;
+        }
+    }
+    if (s->npend < s->cappend)
+        s->pend[s->npend++] = (struct pending){job, *r};
+    if (s->failing)
+        return; /* written with the others at the next retry */
     begin(s);
-    sqlite3_bind_int64(st, 1, job);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)r->iter);
-    sqlite3_bind_double(st, 3, r->loss);
-    sqlite3_bind_double(st, 4, r->cpu_s);
-    sqlite3_bind_double(st, 5, r->samples);
-    sqlite3_bind_double(st, 6, r->t);
-    step(s, st);
+    insert_report(s, job, r);
 }
 
 void store_alloc(sd_store *s, int64_t job, double t, double cores,
                  uint64_t epoch)
 {
+    if (s->failing && !s->retrying)
+        return; /* memory holds it; rewritten on recovery */
     sqlite3_stmt *st = s->st[ST_ALLOC];
     begin(s);
     sqlite3_bind_int64(st, 1, job);
@@ -171,8 +371,8 @@ void store_alloc(sd_store *s, int64_t job, double t, double cores,
 void store_event(sd_store *s, double t, int64_t job, const char *kind,
                  const char *detail)
 {
-    if (!s)
-        return;
+    if (!s || (s->failing && !s->retrying))
+        return; /* events while the disk refuses writes are not kept */
     sqlite3_stmt *st = s->st[ST_EVENT];
     begin(s);
     sqlite3_bind_double(st, 1, t);
@@ -187,6 +387,8 @@ void store_event(sd_store *s, double t, int64_t job, const char *kind,
 
 void store_put_job(sd_store *s, const sd_job *j)
 {
+    if (s->failing && !s->retrying)
+        return; /* memory holds it; rewritten on recovery */
     sqlite3_stmt *st = s->st[ST_JOB];
     begin(s);
     sqlite3_bind_int64(st, 1, j->id);
@@ -210,6 +412,7 @@ void store_put_job(sd_store *s, const sd_job *j)
     sqlite3_bind_double(st, 16, j->submitted);
     sqlite3_bind_double(st, 17, j->started);
     sqlite3_bind_double(st, 18, j->ended);
+    bind_text(st, 19, j->secret[0] ? j->secret : NULL);
     step(s, st);
 }
 
@@ -225,7 +428,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
     if (sqlite3_prepare_v2(s->db, "SELECT id, name, cmd, cwd, weight, "
             "max_cores, target, max_iters, max_time, managed, state, pid, "
             "pstart, exit_status, reason, submitted, started, ended, "
-            "(SELECT count(*) FROM reports r WHERE r.job = jobs.id) "
+            "(SELECT count(*) FROM reports r WHERE r.job = jobs.id), secret "
             "FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
@@ -257,6 +460,9 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
         j->submitted = sqlite3_column_double(st, 15);
         j->started = sqlite3_column_double(st, 16);
         j->ended = sqlite3_column_double(st, 17);
+        const unsigned char *sec = sqlite3_column_text(st, 19);
+        if (sec)
+            snprintf(j->secret, sizeof j->secret, "%s", (const char *)sec);
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;
@@ -354,18 +560,142 @@ static json_t *rows_json(sd_store *s, const char *count_sql, const char *sql,
     return out;
 }
 
+/* One row of a query as a JSON array of its first n columns. */
+static json_t *row_json(sqlite3_stmt *st, int n)
+{
+    json_t *a = json_array();
+    for (int i = 0; i < n; i++) {
+        switch (sqlite3_column_type(st, i)) {
+        case SQLITE_INTEGER:
+            json_array_append_new(a, json_integer(sqlite3_column_int64(st, i)));
+            break;
+        case SQLITE_FLOAT:
+            json_array_append_new(a, json_real(sqlite3_column_double(st, i)));
+            break;
+        case SQLITE_TEXT:
+            json_array_append_new(a, json_string(
+                (const char *)sqlite3_column_text(st, i)));
+            break;
+        default:
+            json_array_append_new(a, json_null());
+        }
+    }
+    return a;
+}
+
+/*
+ * At most `max` rows of a job's `table` spread evenly over its integer key
+ * (the second column of its primary key), the first and last always: with more
+ * rows than that, one index seek per row returned, so the cost is
+ * O(max log n) however long the history is (a job with 250,000 reports
+ * must not stall the loop for every dashboard poll).
+ */
+static json_t *seek_rows(sd_store *s, const char *table, const char *key,
+                         const char *cols, int ncols, int64_t job, size_t max)
+{
+    char sql[512];
+    sqlite3_stmt *st = NULL;
+    json_t *out = json_array();
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM (SELECT 1 FROM %s WHERE "
+             "job = ?1 LIMIT ?2)", table);
+    sqlite3_int64 n = 0;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, job);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)max + 1);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (n <= (sqlite3_int64)max) { /* all of them: O(max) */
+        snprintf(sql, sizeof sql, "SELECT %s FROM %s WHERE job = ?1 ORDER BY "
+                 "%s", cols, table, key);
+        if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, job);
+            while (sqlite3_step(st) == SQLITE_ROW)
+                json_array_append_new(out, row_json(st, ncols));
+        }
+        sqlite3_finalize(st);
+        return out;
+    }
+    /* Two queries: SQLite answers a lone min() or max() from the index,
+     * but scans for both at once. */
+    double ends[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        snprintf(sql, sizeof sql, "SELECT %s(%s) FROM %s WHERE job = ?1",
+                 i ? "max" : "min", key, table);
+        if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, job);
+            if (sqlite3_step(st) == SQLITE_ROW)
+                ends[i] = sqlite3_column_double(st, 0);
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    double lo = ends[0], hi = ends[1];
+    snprintf(sql, sizeof sql, "SELECT %s, %s FROM %s WHERE job = ?1 AND %s >= "
+             "?2 ORDER BY %s LIMIT 1", cols, key, table, key, key);
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return out;
+    }
+    double prev = -INFINITY;
+    for (size_t k = 0; k < max; k++) {
+        double target = k + 1 == max ? hi : lo + (hi - lo) * (double)k /
+                                                (double)(max - 1);
+        if (target <= prev)
+            continue;
+        sqlite3_bind_int64(st, 1, job);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)ceil(target)); /* keys are
+                                                      integers: an index seek */
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            double at = sqlite3_column_double(st, ncols);
+            if (at > prev) {
+                json_array_append_new(out, row_json(st, ncols));
+                prev = at;
+            }
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
 json_t *store_reports_json(sd_store *s, int64_t job, size_t max)
 {
-    return rows_json(s, "SELECT count(*) FROM reports WHERE job = ?1",
-                     "SELECT iter, loss, cpu_s, samples, t FROM reports "
-                     "WHERE job = ?1 ORDER BY iter", job, max);
+    return seek_rows(s, "reports", "iter", "iter, loss, cpu_s, samples, t", 5,
+                     job, max);
 }
 
 json_t *store_allocs_json(sd_store *s, int64_t job, size_t max)
 {
-    return rows_json(s, "SELECT count(*) FROM allocs WHERE job = ?1",
-                     "SELECT t, cores, epoch FROM allocs WHERE job = ?1 "
-                     "ORDER BY epoch", job, max);
+    return seek_rows(s, "allocs", "epoch", "t, cores, epoch", 3, job, max);
+}
+
+json_t *store_reports_page(sd_store *s, int64_t job, int64_t after,
+                           size_t limit, int64_t *next)
+{
+    sqlite3_stmt *st;
+    json_t *out = json_array();
+    *next = -1;
+    if (sqlite3_prepare_v2(s->db, "SELECT iter, loss, cpu_s, samples, t FROM "
+                           "reports WHERE job = ?1 AND iter > ?2 ORDER BY "
+                           "iter LIMIT ?3", -1, &st, NULL) != SQLITE_OK)
+        return out;
+    sqlite3_bind_int64(st, 1, job);
+    sqlite3_bind_int64(st, 2, after);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)limit + 1);
+    size_t n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n++ == limit) { /* one more exists: there is a next page */
+            json_t *last = json_array_get(out, limit - 1);
+            *next = json_integer_value(json_array_get(last, 0));
+            break;
+        }
+        json_array_append_new(out, row_json(st, 5));
+    }
+    sqlite3_finalize(st);
+    return out;
 }
 
 json_t *store_events_json(sd_store *s, int64_t job, size_t max)
@@ -373,4 +703,33 @@ json_t *store_events_json(sd_store *s, int64_t job, size_t max)
     return rows_json(s, "SELECT count(*) FROM events WHERE job = ?1",
                      "SELECT t, kind, detail FROM events WHERE job = ?1 "
                      "ORDER BY t", job, max);
+}
+
+void store_delete_job(sd_store *s, int64_t job)
+{
+    if (s->failing && !s->retrying)
+        return; /* memory holds it; rewritten on recovery */
+    begin(s);
+    for (int i = ST_DEL_JOB; i <= ST_DEL_EVENTS; i++) {
+        sqlite3_bind_int64(s->st[i], 1, job);
+        step(s, s->st[i]);
+    }
+}
+
+int64_t store_last_id(sd_store *s)
+{
+    sqlite3_int64 v = query_int(s->db, "SELECT max(coalesce((SELECT value "
+                                       "FROM meta WHERE key = 'last_id'), 0),"
+                                       " coalesce((SELECT max(id) FROM jobs),"
+                                       " 0))");
+    return v > 0 ? v : 0;
+}
+
+void store_set_last_id(sd_store *s, int64_t id)
+{
+    sqlite3_stmt *st = s->st[ST_SET_META];
+    begin(s);
+    sqlite3_bind_text(st, 1, "last_id", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 2, id);
+    step(s, st);
 }

@@ -6,7 +6,7 @@
  *   {"id": "j17", "arrival_s": 63.2, "iter_cpu_s": 41.5, "max_cores": 64,
  *    "weight": 1, "algorithm": "svm", "loss": [1.0, 0.77, 0.63]}
  *
- * (docs/sim.md and DESIGN.md describe the format). The job runs
+ * (docs/sim.md and docs/formats.md describe the format). The job runs
  * len(loss)-1 iterations of iter_cpu_s CPU-seconds each. The format is a
  * contract with tools outside slaq, so the reader accepts any file that
  * follows it (unknown fields are ignored, lines need not be sorted by

@@ -70,7 +70,7 @@ static void usage(FILE *f)
         "  --undeclared      jobs do not tell the core how many iterations they run\n"
         "  --out DIR         output directory (replaced as a whole)\n"
         "  --no-plots        skip gnuplot (CSV, JSON and HTML only)\n"
-        "  --quiet           no progress bar\n"
+        "  --quiet           no progress bar, and no summary at the end\n"
         "  --help            this text\n\n"
         "Outputs: DIR/summary.json (one object per policy), DIR/POLICY/"
         "{summary.json,\ntimeline.csv,jobs.csv}, DIR/reduction.csv, "
@@ -233,6 +233,24 @@ static int parse_runs(const char *list, slaq_predictor_kind pred, run *runs,
         return -1;
     }
     return 0;
+}
+
+/* The headline numbers of each run (docs/metrics.md) and where the
+ * report is: what a user looks at first. */
+static void print_headline(const run *runs, int nruns, const char *out)
+{
+    int i90 = sim_x_index(90), i95 = sim_x_index(95);
+    printf("%-16s %5s %9s %9s %9s %9s %9s  %s\n", "policy", "jobs",
+           "avg loss", "t90 (s)", "t95 (s)", "jct (s)", "span (s)",
+           "cores high/medium/low");
+    for (int i = 0; i < nruns; i++) {
+        const sim_summary *m = &runs[i].sum;
+        printf("%-16s %5zu %9.3f %9.1f %9.1f %9.1f %9.1f  %.2f/%.2f/%.2f\n",
+               runs[i].name, m->jobs, m->avg_norm_loss, m->tx_mean[i90],
+               m->tx_mean[i95], m->jct_mean, m->makespan,
+               m->share[SIM_HIGH], m->share[SIM_MEDIUM], m->share[SIM_LOW]);
+    }
+    printf("report: %s/report.html\n", out);
 }
 
 static void join_argv(int argc, char **argv, char *out, size_t len)
@@ -528,6 +546,8 @@ int cmd_sim(int argc, char **argv)
     if (commit_dir(stage, out))
         goto done;
     stage[0] = '\0';
+    if (!quiet)
+        print_headline(runs, nruns, out);
     rc = 0;
 done:
     if (stage[0])

@@ -280,7 +280,7 @@ static int write_html(const report_input *in, char *err, size_t errlen)
     rc |= html_text(f, in->workload);
     rc |= fputs("</code><br>Command: <code>", f) < 0;
     rc |= html_text(f, in->command);
-    rc |= fputs("</code></p>\n<p>Metrics as defined in DESIGN.md: "
+    rc |= fputs("</code></p>\n<p>Metrics as defined in docs/metrics.md: "
                 "normalised loss (L − L_end)/(L(0) − L_end) averaged over "
                 "active jobs at each epoch boundary and over time; time "
                 "from arrival to the first completed iteration whose loss "

@@ -196,7 +196,7 @@ static void heap_build(simstate *st)
 
 /* ------------------------------------------------------------ job model */
 
-/* ℓ after iteration k (DESIGN.md). A curve that never falls below its
+/* ℓ after iteration k (docs/metrics.md). A curve that never falls below its
  * start cannot be reduced: it counts as unreduced until it completes. */
 static double norm_loss(const wl_job *w, size_t k)
 {

@@ -16,7 +16,7 @@
  * exactly its work divided by C. An iteration's loss is reported when the
  * iteration completes, never earlier.
  *
- * Metrics follow DESIGN.md ("Measurement definitions"); docs/sim.md lists
+ * Metrics follow docs/metrics.md; docs/sim.md lists
  * the output files.
  */
 #ifndef SLAQ_SIM_H
@@ -32,7 +32,7 @@
 #define SIM_NX 11
 extern const int sim_x_pct[SIM_NX]; /* 50, 55, ..., 95, 99 */
 
-/* Loss groups of DESIGN.md: top 25% by normalised loss, next 25%, rest. */
+/* Loss groups (docs/metrics.md): top 25% by ℓ, next 25%, the rest. */
 enum { SIM_HIGH = 0, SIM_MEDIUM = 1, SIM_LOW = 2, SIM_NGROUPS = 3 };
 
 typedef struct sim_config {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # curves.sh — record slaq's own library of real loss curves with slaq-train
 # (`make curves`): every algorithm, a few seeds and settings, each run
-# appended to one curve-format file (see docs/train.md and DESIGN.md).
+# appended to one curve-format file (see docs/train.md and docs/formats.md).
 #
 # Usage: src/train/curves.sh SLAQ_TRAIN OUTDIR
 # Writes OUTDIR/slaq-train.jsonl only when every run succeeded.

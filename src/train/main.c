@@ -16,18 +16,20 @@
 #include <cblas.h>
 
 #include "train/train.h"
+#include "slaq/version.h"
 
 enum {
     OPT_LIST = 1000, OPT_HELP, OPT_RECORD, OPT_NAME, OPT_DATA, OPT_FORMAT,
     OPT_TEST, OPT_LABEL_COL, OPT_CLASSES, OPT_SUBSAMPLE, OPT_SCALE, OPT_ROWS,
     OPT_PARTITIONS, OPT_SEED, OPT_K, OPT_LR, OPT_L2, OPT_DEGREE, OPT_BASIS,
     OPT_DEPTH, OPT_HIDDEN, OPT_VOCAB, OPT_DOCS, OPT_NO_STD, OPT_QUIET,
-    OPT_THREADS, OPT_ITERS, OPT_TARGET,
+    OPT_THREADS, OPT_ITERS, OPT_TARGET, OPT_VERSION,
 };
 
 static const struct option main_opts[] = {
     {"list", no_argument, NULL, OPT_LIST},
     {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
     {"threads", required_argument, NULL, OPT_THREADS},
     {"iters", required_argument, NULL, OPT_ITERS},
     {"target-reduction", required_argument, NULL, OPT_TARGET},
@@ -61,7 +63,7 @@ static void main_usage(FILE *f)
 {
     fprintf(f,
             "usage: slaq-train ALGO [options]\n"
-            "       slaq-train --list\n"
+            "       slaq-train --list | --help | --version\n"
             "\n"
             "Trains one model on real data, printing one line per iteration\n"
             "(iter= loss= cpu_s= wall_s= samples= workers= samples_per_core_s=).\n"
@@ -160,6 +162,7 @@ int main(int argc, char **argv)
         switch (c) {
         case OPT_LIST: main_list(); return 0;
         case OPT_HELP: main_usage(stdout); return 0;
+        case OPT_VERSION: printf("slaq-train %s\n", SLAQ_VERSION); return 0;
         case OPT_THREADS: if (arg_double(o, optarg, 0.01, 4096, &threads)) return 2; break;
         case OPT_ITERS: if (arg_int(o, optarg, 1, 10000000, &iters)) return 2; break;
         case OPT_TARGET: if (arg_double(o, optarg, 0, 1, &target)) return 2; break;

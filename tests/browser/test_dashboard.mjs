@@ -284,6 +284,78 @@ async function main() {
     await page.screenshot({path: path.join(ARTIFACTS, 'dashboard.png'), fullPage: true});
     ok(fs.statSync(path.join(ARTIFACTS, 'dashboard.png')).size > 10000,
       'a screenshot is saved as build/test-artifacts/dashboard.png');
+    // The time axis: from slaqd's start, never before it, every label in
+    // one format (all "N s", or all "m:ss", or all "h:mm:ss").
+    const axis = await page.evaluate(() => {
+      const x = window.slaqDashboard.charts.cores.scales.x;
+      return {min: x.min, labels: x.ticks.map((t) => t.label)};
+    });
+    const formats = [/^\d+(\.\d)? s$/, /^\d+:\d\d$/, /^\d+:\d\d:\d\d$/];
+    ok(axis.min >= 0, 'the time axis starts at slaqd\'s start, not before', JSON.stringify(axis));
+    ok(formats.some((re) => axis.labels.length > 1 && axis.labels.every((l) => re.test(l))),
+      'the time axis labels share one format', JSON.stringify(axis.labels));
+
+    const mixed = await page.evaluate(() =>
+      [30, 100, 200].map((v) => window.slaqDashboard.fmtClock(v, 200)));
+    ok(JSON.stringify(mixed) === '["0:30","1:40","3:20"]',
+      'a 200 s axis labels 100 s as 1:40, like 3:20 (not "100 s")', JSON.stringify(mixed));
+
+    // Distinct colours for many jobs (24: a palette of 10 repeated).
+    const colours = await page.evaluate(() =>
+      Array.from({length: 24}, (_, i) => window.slaqDashboard.colour(i + 1)));
+    ok(new Set(colours).size === 24, '24 jobs get 24 different colours', colours.join(' '));
+
+    // An idle stretch (every job ended, then a new one): no line ramps
+    // across it. slaqd records no frames while idle, so two neighbouring
+    // frames are seconds apart; between points further apart than a few
+    // epochs, a job's cores must stay flat (at 0), not slope.
+    for (const j of (await d.api('/api/jobs')).jobs) {
+      if (j.state === 'running') d.slaq('cancel', String(j.id));
+    }
+    await waitFor(async () => (await d.api('/api/jobs')).jobs.every((j) => j.state !== 'running' &&
+      j.state !== 'stopping'), 'every job to end');
+    await sleep(3000); // ten epochs of 0.3 s with nothing running
+    const after = d.submit('after-idle', '--forever', '--iter-cpu', '0.004', '--rate', '0.05');
+    await waitFor(async () => (await readCharts(page)).cores.some(
+      (s) => s.id === after && s.points.filter((p) => p[1] > 0).length >= 3),
+    'the job after the idle stretch in the cores chart', 20000);
+    const idle = await readCharts(page);
+    const ramps = [];
+    for (const set of idle.cores) {
+      for (let i = 1; i < set.points.length; i++) {
+        const [x0, y0] = set.points[i - 1];
+        const [x1, y1] = set.points[i];
+        if (x1 - x0 > 3 * 0.3 && Math.abs(y1 - y0) > 1e-9) ramps.push({id: set.id, from: [x0, y0], to: [x1, y1]});
+      }
+    }
+    ok(ramps.length === 0, 'no cores line ramps across the idle stretch', JSON.stringify(ramps.slice(0, 3)));
+    const lossGapJoined = idle.loss.some((set) => set.points.some((p, i) => i > 0 &&
+      p[0] - set.points[i - 1][0] > 3 * 0.3 && p[1] !== null && set.points[i - 1][1] !== null));
+    ok(!lossGapJoined, 'no loss line is drawn across the idle stretch');
+
+    // The first render after load shows data, before any fetch returns:
+    // a second page whose API requests never answer still has the charts
+    // and the table at its load event (from /api/initial.js).
+    const page2 = await b.ctx.newPage();
+    page2.on('pageerror', (e) => errors.push(String(e)));
+    const held = [];
+    for (const route of ['**/api/status', '**/api/jobs', '**/api/timeline*']) {
+      await page2.route(route, (r) => { held.push(r); }); // never answered
+    }
+    await page2.goto(d.base + '/', {waitUntil: 'load'});
+    const first = await page2.evaluate(() => ({
+      updates: window.slaqDashboard.updates,
+      conn: document.getElementById('conn').textContent,
+      rows: document.querySelectorAll('#jobs tbody tr[data-job]').length,
+      points: window.slaqDashboard.charts.cores.data.datasets.reduce((n, d) => n + d.data.length, 0),
+    }));
+    ok(first.updates >= 1 && first.rows > 0 && first.points > 0,
+      'the first render after load shows the charts and the table', JSON.stringify(first));
+    ok(!first.conn.includes('connecting'), 'the first render does not say "connecting…"', first.conn);
+    await page2.screenshot({path: path.join(ARTIFACTS, 'dashboard-first-paint.png')});
+    for (const r of held) r.abort().catch(() => {});
+    await page2.close();
+
     ok(errors.length === 0, 'the page logged no errors', errors.join('\n'));
   } catch (e) {
     ok(false, 'the dashboard test ran to the end', e.stack);

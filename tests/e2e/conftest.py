@@ -52,6 +52,8 @@ class Daemon:
         self.state = str(state_dir)
         self.sock = os.path.join(self.state, "slaq.sock")
         self.args = list(args)
+        if "--socket" in self.args:
+            self.sock = self.args[self.args.index("--socket") + 1]
         self.port = None
         self.proc = None
         self.killed = False

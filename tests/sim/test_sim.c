@@ -4,7 +4,7 @@
  *
  * The scenarios pin down the simulation model (a job with a cores runs
  * min(a, max_cores)/iter_cpu_s iterations per second, completions at exact
- * times) and the metric definitions of DESIGN.md, independently of how
+ * times) and the metric definitions of docs/metrics.md, independently of how
  * good any predictor is.
  */
 #include <math.h>
@@ -110,7 +110,7 @@ static void test_alone_max_cores(void **state)
     wl_free(&wl);
 }
 
-/* Time to X% is measured at completed iterations (DESIGN.md). */
+/* Time to X% is measured at completed iterations (docs/metrics.md). */
 static void test_time_to_reduction(void **state)
 {
     (void)state;
@@ -248,7 +248,7 @@ static void test_converged_minimum_share(void **state)
 }
 
 /* Loss groups: ranked by ℓ, ties by arrival; top 25% high, next 25%
- * medium, bottom 50% low (DESIGN.md). */
+ * medium, bottom 50% low (docs/metrics.md). */
 static void test_loss_groups(void **state)
 {
     (void)state;

@@ -1,7 +1,7 @@
 /*
  * test_predictor.c — loss predictors: fits recover known curves, the simple
  * kinds behave as documented, forecasts stay bounded on bad data, and the
- * evaluation measures what DESIGN.md defines.
+ * evaluation measures what docs/metrics.md defines.
  */
 #include <stdlib.h>
 

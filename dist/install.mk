@@ -1,0 +1,128 @@
+# make install / make uninstall: the programs, libraries, headers,
+# pkg-config files, manual pages, bash completion, the Python module, the
+# systemd unit and the example configuration, under PREFIX (default
+# /usr/local), staged under DESTDIR when it is set.
+#
+#   make install PREFIX=/usr DESTDIR=/tmp/stage
+#
+# SYSCONFDIR (default /etc) holds slaq/slaqd.conf: slaqd reads
+# SYSCONFDIR/slaq/slaqd.conf by default when it runs from BINDIR. The paths
+# are compiled into slaqd (BUILD/gen/paths.h), so an install with another
+# PREFIX rebuilds it.
+
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+DOCDIR     ?= $(DATADIR)/doc/slaq
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+BASHCOMPDIR  ?= $(DATADIR)/bash-completion/completions
+# Debian's python3 searches /usr/lib/python3/dist-packages (packages) and
+# /usr/local/lib/python3.X/dist-packages (local installs).
+PYTHON_X    = $(shell /usr/bin/python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null || echo 3)
+PYTHONDIR  ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYTHON_X)/dist-packages)
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+SYSCONFDIR ?= /etc
+INSTALL    ?= install
+
+SLAQ_VERSION := $(shell sed -n 's/^\#define SLAQ_VERSION "\(.*\)"$$/\1/p' include/slaq/version.h)
+SOMAJOR    := 0
+
+# Installed programs: the slaq command, slaqd, slaq-train and the example
+# job (the load generator and test programs stay in the build tree).
+INSTALL_PROGRAMS := $(SLAQ_CMD) $(SLAQD) $(SLAQ_TRAIN) $(TOY_JOB)
+INSTALL_HEADERS  := $(sort $(wildcard include/slaq/*.h))
+MAN_STAMP        := $(BUILD)/man/.stamp
+GEN_PATHS        := $(BUILD)/gen/paths.h
+
+# The install paths slaqd needs, rewritten only when they change.
+$(GEN_PATHS): FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define SLAQ_BINDIR "%s"\n#define SLAQ_SYSCONFDIR "%s"\n' \
+	    '$(BINDIR)' '$(SYSCONFDIR)' >$@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+$(BUILD)/obj/src/daemon/main.o: $(GEN_PATHS)
+$(BUILD)/obj/src/daemon/main.o: CPPFLAGS += -I$(BUILD)/gen
+.PHONY: FORCE
+FORCE:
+
+$(MAN_STAMP): $(SLAQ_CMD) $(SLAQD) $(SLAQ_TRAIN) scripts/man.sh $(wildcard dist/man/*.h2m)
+	@echo "  MAN   $(BUILD)/man"
+	@rm -rf $(BUILD)/man
+	@scripts/man.sh $(BUILD) $(BUILD)/man
+	@touch $@
+
+.PHONY: man install uninstall
+man: $(MAN_STAMP)
+
+# install FILE... DIR with mode; the directory is created first.
+define inst
+	$(INSTALL) -d $(DESTDIR)$(2)
+	$(INSTALL) -m $(3) $(1) $(DESTDIR)$(2)/
+endef
+define subst_paths
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
+	    -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	    -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@VERSION@|$(SLAQ_VERSION)|g'
+endef
+
+install: $(INSTALL_PROGRAMS) $(LIBSLAQ_A) $(LIBSLAQ_SO) $(LIBCLIENT_A) $(LIBCLIENT_SO) $(MAN_STAMP)
+	$(call inst,$(INSTALL_PROGRAMS),$(BINDIR),755)
+	$(call inst,$(INSTALL_HEADERS),$(INCLUDEDIR)/slaq,644)
+	$(call inst,$(LIBSLAQ_A) $(LIBCLIENT_A),$(LIBDIR),644)
+	@# shared libraries: the real file, the soname link, the link-time link
+	for lib in libslaq libslaq-client; do \
+	    $(INSTALL) -m 644 $(BUILD)/lib/$$lib.so $(DESTDIR)$(LIBDIR)/$$lib.so.$(SLAQ_VERSION) && \
+	    ln -sf $$lib.so.$(SLAQ_VERSION) $(DESTDIR)$(LIBDIR)/$$lib.so.$(SOMAJOR) && \
+	    ln -sf $$lib.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/$$lib.so || exit 1; \
+	done
+	$(INSTALL) -d $(DESTDIR)$(PKGCONFIGDIR)
+	for pc in slaq slaq-client; do \
+	    $(subst_paths) dist/$$pc.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/$$pc.pc || exit 1; \
+	done
+	$(call inst,$(BUILD)/man/man1/*.1,$(MANDIR)/man1,644)
+	$(call inst,$(BUILD)/man/man8/*.8,$(MANDIR)/man8,644)
+	$(INSTALL) -d $(DESTDIR)$(BASHCOMPDIR)
+	$(INSTALL) -m 644 dist/slaq.bash-completion $(DESTDIR)$(BASHCOMPDIR)/slaq
+	ln -sf slaq $(DESTDIR)$(BASHCOMPDIR)/slaqd
+	ln -sf slaq $(DESTDIR)$(BASHCOMPDIR)/slaq-train
+	$(call inst,python/slaq/*.py,$(PYTHONDIR)/slaq,644)
+	$(INSTALL) -d $(DESTDIR)$(UNITDIR)
+	$(subst_paths) dist/slaqd.service.in >$(DESTDIR)$(UNITDIR)/slaqd.service
+	@# the configuration: never overwrite one the administrator has edited
+	$(INSTALL) -d $(DESTDIR)$(SYSCONFDIR)/slaq
+	test -e $(DESTDIR)$(SYSCONFDIR)/slaq/slaqd.conf || \
+	    $(INSTALL) -m 644 dist/slaqd.conf $(DESTDIR)$(SYSCONFDIR)/slaq/slaqd.conf
+	$(call inst,dist/slaqd.conf examples/toy_job.c examples/pytorch_job.py,$(DOCDIR)/examples,644)
+	$(call inst,README.md docs/*.md,$(DOCDIR),644)
+
+# Removes what install put there (the configuration only if unchanged).
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(INSTALL_PROGRAMS)))
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/slaq $(DESTDIR)$(PYTHONDIR)/slaq $(DESTDIR)$(DOCDIR)
+	rm -f $(foreach l,libslaq libslaq-client,$(DESTDIR)$(LIBDIR)/$(l).a \
+	    $(DESTDIR)$(LIBDIR)/$(l).so $(DESTDIR)$(LIBDIR)/$(l).so.$(SOMAJOR) \
+	    $(DESTDIR)$(LIBDIR)/$(l).so.$(SLAQ_VERSION))
+	rm -f $(DESTDIR)$(PKGCONFIGDIR)/slaq.pc $(DESTDIR)$(PKGCONFIGDIR)/slaq-client.pc
+	rm -f $(DESTDIR)$(MANDIR)/man1/slaq.1 $(DESTDIR)$(MANDIR)/man1/slaq-*.1 \
+	    $(DESTDIR)$(MANDIR)/man8/slaqd.8
+	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,slaq slaqd slaq-train)
+	rm -f $(DESTDIR)$(UNITDIR)/slaqd.service
+	cmp -s dist/slaqd.conf $(DESTDIR)$(SYSCONFDIR)/slaq/slaqd.conf && \
+	    rm -f $(DESTDIR)$(SYSCONFDIR)/slaq/slaqd.conf || true
+	rmdir $(DESTDIR)$(SYSCONFDIR)/slaq 2>/dev/null || true
+
+# make deb: the Debian package, build/slaq_VERSION_ARCH.deb. A separate
+# build (DEB_BUILD) compiled for PREFIX=/usr is staged with make install
+# and wrapped by scripts/deb.sh (dpkg-deb, dpkg-shlibdeps).
+DEB_BUILD ?= $(BUILD)/deb
+.PHONY: deb
+deb: deps
+	@rm -rf $(DEB_BUILD)/root && mkdir -p $(DEB_BUILD)
+	@$(MAKE) --no-print-directory BUILD=$(DEB_BUILD)/build PREFIX=/usr \
+	    SYSCONFDIR=/etc UNITDIR=/lib/systemd/system \
+	    DESTDIR=$(abspath $(DEB_BUILD)/root) install >$(DEB_BUILD).log 2>&1 || \
+	    { tail -n 30 $(DEB_BUILD).log; exit 1; }
+	@scripts/deb.sh $(DEB_BUILD)/root $(BUILD)

@@ -1,0 +1,105 @@
+"""End-to-end test of slaqd on a full disk (docs/security.md): on a small
+tmpfs that fills up, failed commits are visible, state changes are refused
+with a clear reply, reports wait in memory, and once there is room again
+every one of them is in the database exactly once."""
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import urllib.request
+
+import pytest
+
+from conftest import wait_for
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    p = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs",
+                        str(mnt)], capture_output=True, text=True)
+    if p.returncode != 0:
+        pytest.skip("cannot mount a tmpfs here (%s)" % p.stderr.strip())
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)])
+
+
+def _fill(path):
+    """Writes a file until the file system is full."""
+    fd = os.open(str(path), os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        for size in (65536, 512, 1):
+            try:
+                while True:
+                    os.write(fd, b"\0" * size)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
+
+
+def _count(db, job):
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    try:
+        return con.execute("SELECT count(*), count(DISTINCT iter) FROM "
+                           "reports WHERE job = ?", (job,)).fetchone()
+    finally:
+        con.close()
+
+
+def test_full_disk_loses_no_report_and_refuses_changes(daemon_factory,
+                                                       small_disk):
+    d = daemon_factory("--policy", "slaq", state=small_disk / "state")
+    db = os.path.join(d.state, "state.db")
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(d.sock)
+    f = s.makefile("rb")
+    s.sendall(b'{"type":"hello","name":"disk"}\n')
+    jid = json.loads(f.readline())["job"]
+    report = b'{"type":"report","iter":%d,"loss":%.6f,"cpu_s":0.01}\n'
+    s.sendall(b"".join(report % (i, 1.0 / (i + 1)) for i in range(100)))
+    wait_for(lambda: _count(db, jid)[0] == 100, what="100 stored reports")
+
+    _fill(small_disk / "filler")
+    s.sendall(b"".join(report % (i, 1.0 / (i + 1))
+                       for i in range(100, 20100)))
+    st = wait_for(lambda: (lambda r: r if not r["store_ok"] else None)(
+        d.request({"type": "status"})), what="the store to fail")
+    assert st["store_failures_total"] >= 1 and st["store_error"]
+    metrics = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % d.port,
+                                     timeout=5).read().decode()
+    assert "slaq_store_ok 0" in metrics
+    # State changes are refused, saying why; nothing changes.
+    p = d.cli("submit", "--", "true", check=False)
+    assert p.returncode == 1 and p.stdout == ""
+    assert "cannot write its database" in p.stderr
+    p = d.cli("policy", "fair", check=False)
+    assert p.returncode == 1 and "cannot write its database" in p.stderr
+    assert d.request({"type": "status"})["policy"] == "slaq"
+    assert [j["id"] for j in d.jobs()] == [jid]
+    wait_for(lambda: d.job(jid)["reports"] == 20100, what="all accepted")
+    assert d.request({"type": "status"})["reports_pending"] > 0
+    # Shown only once recorded: the history comes from the database.
+    assert d.job(jid)["history"][-1][0] < 20099
+
+    os.unlink(small_disk / "filler")
+    wait_for(lambda: d.request({"type": "status"})["store_ok"], timeout=15,
+             what="the store to recover")
+    assert _count(db, jid) == (20100, 20100)
+    assert d.job(jid)["history"][-1][0] == 20099
+    assert d.submit("true") == jid + 1
+    log = d.read_log()
+    assert log.count("cannot write the database") == 1
+    assert log.count("writing works again") == 1
+    s.close()
+    d.kill9()
+    d2 = daemon_factory(state=d.state)
+    assert d2.job(jid)["id"] == jid
+    assert _count(db, jid) == (20100, 20100)
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    con.close()

@@ -1,0 +1,129 @@
+"""End-to-end tests of slaqd's HTTP side under attack (docs/security.md):
+foreign Host headers (DNS rebinding), slowloris, and a job's history served
+in pages so that one request costs O(page), not O(history)."""
+
+import json
+import socket
+import sqlite3
+import statistics
+import time
+import urllib.error
+import urllib.request
+
+from conftest import wait_for
+
+
+def _get(d, path, host=None, timeout=5):
+    req = urllib.request.Request("http://127.0.0.1:%d%s" % (d.port, path))
+    if host is not None:
+        req.add_header("Host", host)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as r:
+            return r.status, json.loads(r.read() or b"null")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def test_foreign_host_headers_are_refused(daemon_factory):
+    d = daemon_factory("--http-allow-host", "slaq.example:8443")
+    for host in ("evil.example", "evil.example:%d" % d.port,
+                 "127.0.0.1.evil.example:%d" % d.port, "localhost:1"):
+        status, body = _get(d, "/api/jobs", host=host)
+        assert status == 421, host
+        assert body["code"] == "misdirected"
+    status, _ = _get(d, "/", host="evil.example")
+    assert status == 421
+    for host in ("127.0.0.1:%d" % d.port, "localhost:%d" % d.port,
+                 "LOCALHOST:%d" % d.port, "[::1]:%d" % d.port,
+                 "slaq.example:8443"):
+        status, body = _get(d, "/api/status", host=host)
+        assert status == 200 and body["ok"], host
+
+
+def test_slowloris_leaves_the_api_reachable(slaqd):
+    slow = []
+    for _ in range(600):
+        s = socket.socket()
+        s.settimeout(2)
+        s.bind(("127.0.0.2", 0))  # the attacker's address
+        try:
+            s.connect(("127.0.0.1", slaqd.port))
+            s.sendall(b"GET /api/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-a: ")
+        except OSError:
+            pass
+        slow.append(s)
+    try:
+        t0 = time.monotonic()
+        status, body = _get(slaqd, "/api/status", timeout=5)
+        assert status == 200 and body["ok"]
+        assert time.monotonic() - t0 < 3
+        # Beyond the per-address limit the attacker's connections are shut.
+        closed = 0
+        for s in slow:
+            try:
+                s.settimeout(0.01)
+                closed += s.recv(1) == b""
+            except (socket.timeout, BlockingIOError):
+                pass
+            except OSError:
+                closed += 1
+        assert closed >= 600 - 32 - 10, closed
+    finally:
+        for s in slow:
+            s.close()
+
+
+def test_history_is_served_in_pages(slaqd):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(slaqd.sock)
+    f = s.makefile("rb")
+    s.sendall(b'{"type":"hello","name":"pages"}\n')
+    jid = json.loads(f.readline())["job"]
+    s.sendall(b"".join(b'{"type":"report","iter":%d,"loss":%g}\n'
+                       % (i, 1.0 / (i + 1)) for i in range(2500)))
+    wait_for(lambda: slaqd.job(jid)["reports"] == 2500, what="the reports")
+    iters, after, pages = [], -1, 0
+    while after is not None:
+        status, page = _get(slaqd, "/api/jobs/%d/history?after=%d&limit=1000"
+                            % (jid, after))
+        assert status == 200 and len(page["rows"]) <= 1000
+        iters += [r[0] for r in page["rows"]]
+        after = page["next"]
+        pages += 1
+    assert iters == list(range(2500)) and pages == 3
+    status, body = _get(slaqd, "/api/jobs/%d/history?limit=x" % jid)
+    assert status == 400
+    status, body = _get(slaqd, "/api/jobs/999/history")
+    assert status == 404
+    s.close()
+
+
+def test_a_long_history_costs_little_per_request(daemon_factory, tmp_path):
+    state = tmp_path / "s"
+    d = daemon_factory(state=state)
+    small = d.submit("true")
+    d.wait_state(small, "done")
+    d.stop()
+    con = sqlite3.connect(str(state / "state.db"))
+    con.execute("INSERT INTO jobs(id, name, cmd, cwd, weight, target, "
+                "max_iters, max_time, managed, state, pid, pstart, "
+                "submitted, started, ended) VALUES (2, 'long', '[]', '/', 1, "
+                "0, 0, 0, 0, 'done', 0, 0, ?, ?, ?)", (time.time(),) * 3)
+    con.executemany("INSERT INTO reports VALUES (2, ?, ?, 0.01, 10, ?)",
+                    ((i, 1.0 / (i + 1), 1.0 + i * 1e-3)
+                     for i in range(250000)))
+    con.commit()
+    con.close()
+    d = daemon_factory(state=state)
+    times = []
+    for _ in range(7):
+        t0 = time.monotonic()
+        status, body = _get(d, "/api/jobs/2")
+        times.append(time.monotonic() - t0)
+        assert status == 200
+    hist = body["job"]["history"]
+    assert len(hist) <= 500 and hist[0][0] == 0 and hist[-1][0] == 249999
+    steps = [b[0] - a[0] for a, b in zip(hist, hist[1:])]
+    assert max(steps) <= 2 * 250000 / 499  # evenly spread
+    assert statistics.median(times) < 0.025, times
