@@ -25,14 +25,16 @@ count_cmocka() {  # $1 = output file; adds to totals from cmocka's summary
   total=$((total + run)); passed=$((passed + pass)); failed=$((failed + run - pass))
 }
 
-count_pytest() {  # $1 = output file; pytest's "N passed, M failed" line
-  local line p f e
-  line=$(grep -E '[0-9]+ (passed|failed|error).* in [0-9.]+s' "$1" | tail -n1)
+count_pytest() {  # $1 = output file; pytest's "N passed, M failed, K skipped" line
+  local line p f e s
+  line=$(grep -E '[0-9]+ (passed|failed|error|skipped).* in [0-9.]+s' "$1" | tail -n1)
   p=$(grep -oE '[0-9]+ passed' <<<"$line" | cut -d' ' -f1)
   f=$(grep -oE '[0-9]+ failed' <<<"$line" | cut -d' ' -f1)
   e=$(grep -oE '[0-9]+ errors?' <<<"$line" | cut -d' ' -f1)
-  p=${p:-0} f=$(( ${f:-0} + ${e:-0} ))
-  total=$((total + p + f)); passed=$((passed + p)); failed=$((failed + f))
+  s=$(grep -oE '[0-9]+ skipped' <<<"$line" | cut -d' ' -f1)
+  p=${p:-0} f=$(( ${f:-0} + ${e:-0} )) s=${s:-0}
+  total=$((total + p + f + s)); passed=$((passed + p)); failed=$((failed + f))
+  skipped=$((skipped + s))
 }
 
 count_tap() {  # "ok ... # SKIP why" lines count as skipped, not passed

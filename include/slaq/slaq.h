@@ -78,8 +78,16 @@ void slaq_history_free(slaq_history *h);
 void slaq_history_clear(slaq_history *h);
 
 /*
- * Appends a report. Returns SLAQ_EINVAL if loss is not finite or cpu_s or
- * samples are negative or not finite, SLAQ_EORDER if r->iter is not greater
+ * The largest |loss| a history accepts. Any real objective is far smaller;
+ * the bound keeps every difference of two losses (and so max_delta and the
+ * allocator's gains) finite, where ±1e308 would overflow to infinity and
+ * turn a gain into NaN.
+ */
+#define SLAQ_LOSS_MAX 1e100
+
+/*
+ * Appends a report. Returns SLAQ_EINVAL if loss is not finite or |loss| >
+ * SLAQ_LOSS_MAX, or cpu_s or samples are negative or not finite, SLAQ_EORDER if r->iter is not greater
  * than the previous report's. The history is unchanged on error.
  */
 int slaq_history_add(slaq_history *h, const slaq_report *r);
@@ -114,16 +122,19 @@ double slaq_history_norm_delta(const slaq_history *h, size_t i);
 /*
  * Runtime predictor (SLAQ §4.2.1): an iteration costs c·S CPU-seconds, S the
  * samples it processes; with N cores it takes c·S / min(N, max_parallelism)
- * seconds. c and S are learnt from reports as exponentially weighted means
- * (recent iterations weigh more, so a job whose cost drifts is followed).
+ * seconds. The cost c·S of each report is averaged with exponential
+ * weights (recent iterations weigh more, so a job whose cost drifts is
+ * followed); c and S are averaged too, for display, but their product is
+ * not the prediction (the mean of a product is not the product of means).
  * Before the first report with CPU time, the cost of one iteration is the
  * documented default `default_iter_cpu_s` (SLAQ_DEFAULT_ITER_CPU_S). A job
  * that reports no samples is modelled with S = 1 per iteration.
  */
 #define SLAQ_DEFAULT_ITER_CPU_S 1.0
 typedef struct slaq_runtime {
-    double cpu_per_sample;  /* c, CPU-seconds per sample */
-    double samples_per_iter;/* S */
+    double cpu_per_sample;  /* c, CPU-seconds per sample (mean, for display) */
+    double samples_per_iter;/* S (mean, for display) */
+    double iter_cpu_s;      /* c·S: the mean of each report's product */
     double default_iter_cpu_s;
     uint64_t observed;      /* iterations with CPU time seen */
 } slaq_runtime;
@@ -142,11 +153,22 @@ double slaq_runtime_iter_time(const slaq_runtime *rt, double cores,
 
 /* -------------------------------------------------------------- predictors */
 
+/*
+ * `slaq-fit` solves with GSL. libslaq never changes GSL's error handler,
+ * which is process-wide state; the data it hands GSL is valid by
+ * construction, so the handler is not reached in normal operation. GSL's
+ * default handler aborts (e.g. when GSL cannot allocate), so a program that
+ * must not abort calls gsl_set_error_handler_off() once at start-up, as
+ * slaq and slaqd do.
+ */
+
 typedef enum slaq_predictor_kind {
     SLAQ_PRED_STRAWMAN, /* repeat the last ΔL (the paper's baseline) */
     SLAQ_PRED_SLAQ_FIT, /* the paper's weighted fit of two curve families */
-    SLAQ_PRED_AUTO,     /* slaq's default: model choice by held-out error */
-    SLAQ_PRED_ORACLE,   /* handed the true curve (simulator upper bound) */
+    SLAQ_PRED_AUTO,     /* slaq's default: model choice by held-out error
+                           (docs/predictors.md has the evidence) */
+    SLAQ_PRED_ORACLE,   /* handed the true curve (the simulator's
+                           oracle-greedy reference; not an upper bound) */
 } slaq_predictor_kind;
 
 /* Parses "strawman", "slaq-fit", "auto", "oracle"; SLAQ_EINVAL otherwise. */
@@ -203,8 +225,27 @@ double slaq_forecast_loss(const slaq_forecast *f, double k);
  */
 double slaq_forecast_end(const slaq_forecast *f, double k);
 
+/*
+ * An algorithm's convergence class, as a job may declare it (SLAQ §4.2.2):
+ * sublinear (gradient descent, K-Means, ...) follows the rational family,
+ * linear and superlinear (L-BFGS, Newton, ...) the exponential one.
+ */
+typedef enum slaq_convergence {
+    SLAQ_CONV_UNKNOWN = 0, /* not declared (or non-convex) */
+    SLAQ_CONV_SUBLINEAR,
+    SLAQ_CONV_LINEAR,      /* linear or superlinear */
+} slaq_convergence;
+
+/* Parses "sublinear"; "linear" or "superlinear"; "nonconvex", "unknown" or
+ * "" (UNKNOWN). SLAQ_EINVAL otherwise. */
+int slaq_convergence_parse(const char *name, slaq_convergence *out);
+
 typedef struct slaq_predictor_opts {
     double lambda;       /* weight decay Λ for slaq-fit/auto, (0,1]; 0.8 */
+    /* The job's declared class. slaq-fit then fits only that class's
+     * family, as the paper does; UNKNOWN (the default): both families,
+     * the one with the smaller residual is used. auto ignores it. */
+    slaq_convergence convergence;
     unsigned max_iter;   /* solver steps per fit (slaq-fit: GSL's cap,
                             100; auto: steps from a warm start, 4);
                             0 = default */
@@ -471,6 +512,7 @@ typedef struct slaq_job_opts {
     const double *truth;  /* oracle predictor: the true curve (borrowed) */
     size_t truth_len;
     double iter_cpu_s;    /* known CPU-seconds of one iteration, or 0 */
+    slaq_convergence convergence; /* declared class; default UNKNOWN */
     uint64_t iters;       /* iterations the job will run, if it says so
                              (0: unknown): its end of curve */
     void *user;           /* the caller's pointer, returned by _user() */

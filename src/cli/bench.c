@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "io/stats.h"
 #include "slaq/slaq.h"
 
 static const char usage_text[] =
@@ -57,29 +58,28 @@ static double bench_loss(const bench_job *b, gsl_rng *r)
     return v * (1 + b->noise * (gsl_rng_uniform(r) - 0.5));
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* Median and 99th percentile (nearest rank) of v[0..n-1]; sorts v. */
 static void stats(double *v, int n, double *med, double *p99)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    *med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    int r = (int)ceil(0.99 * n) - 1;
-    *p99 = v[r < 0 ? 0 : r];
+    *p99 = stats_quantile(v, (size_t)n, 0.99);
+    *med = stats_median_sorted(v, (size_t)n);
 }
 
-static int bench_sched(int argc, char **argv)
+/* What `slaq bench sched` was asked for. */
+typedef struct bench_args {
+    double jobs, cores, hist, epochs, unit, seed;
+    int json;
+    slaq_sched_config cfg;
+} bench_args;
+
+/* The measured wall times, one per epoch, in ms. */
+typedef struct bench_times {
+    int n;
+    double *fit, *alloc, *epoch;
+} bench_times;
+
+/* Parses the command line. Returns -1 to go on, else the exit status. */
+static int bench_parse(int argc, char **argv, bench_args *o)
 {
     static const struct option opts[] = {
         {"jobs", required_argument, 0, 'n'},
@@ -93,37 +93,35 @@ static int bench_sched(int argc, char **argv)
         {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    double jobs = 4000, cores = 16000, hist = 50, epochs = 20, unit = 1,
-           seed = 1;
-    int json = 0;
-    slaq_sched_config cfg;
-    slaq_sched_config_init(&cfg);
+    *o = (bench_args){.jobs = 4000, .cores = 16000, .hist = 50,
+                      .epochs = 20, .unit = 1, .seed = 1};
+    slaq_sched_config_init(&o->cfg);
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         int bad = 0;
         switch (c) {
-        case 'n': bad = cli_parse_positive("bench", "--jobs", optarg, &jobs); break;
-        case 'c': bad = cli_parse_positive("bench", "--cores", optarg, &cores); break;
-        case 'H': bad = cli_parse_positive("bench", "--history", optarg, &hist); break;
-        case 'e': bad = cli_parse_positive("bench", "--epochs", optarg, &epochs); break;
-        case 'u': bad = cli_parse_positive("bench", "--unit", optarg, &unit); break;
-        case 's': bad = cli_parse_positive("bench", "--seed", optarg, &seed); break;
+        case 'n': bad = cli_parse_positive("bench", "--jobs", optarg, &o->jobs); break;
+        case 'c': bad = cli_parse_positive("bench", "--cores", optarg, &o->cores); break;
+        case 'H': bad = cli_parse_positive("bench", "--history", optarg, &o->hist); break;
+        case 'e': bad = cli_parse_positive("bench", "--epochs", optarg, &o->epochs); break;
+        case 'u': bad = cli_parse_positive("bench", "--unit", optarg, &o->unit); break;
+        case 's': bad = cli_parse_positive("bench", "--seed", optarg, &o->seed); break;
         case 'P':
-            if (slaq_policy_parse(optarg, &cfg.policy)) {
+            if (slaq_policy_parse(optarg, &o->cfg.policy)) {
                 cli_error("bench", "--policy: unknown policy '%s'", optarg);
                 bad = 1;
             }
             break;
         case 'p':
-            if (slaq_predictor_parse(optarg, &cfg.predictor) ||
-                cfg.predictor == SLAQ_PRED_ORACLE) {
+            if (slaq_predictor_parse(optarg, &o->cfg.predictor) ||
+                o->cfg.predictor == SLAQ_PRED_ORACLE) {
                 cli_error("bench", "--predictor: expected auto, slaq-fit or "
                                    "strawman, got '%s'", optarg);
                 bad = 1;
             }
             break;
-        case 'j': json = 1; break;
+        case 'j': o->json = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: bad = 1;
         }
@@ -136,32 +134,16 @@ static int bench_sched(int argc, char **argv)
         cli_error("bench", "unexpected argument '%s'", argv[optind]);
         return EXIT_USAGE;
     }
-    size_t n = (size_t)jobs;
-    int progress = !json && isatty(STDERR_FILENO);
-    int ne = (int)epochs;
-    cfg.cores = cores;
-    cfg.unit = unit;
-    cfg.epoch_s = 1;
+    o->cfg.cores = o->cores;
+    o->cfg.unit = o->unit;
+    o->cfg.epoch_s = 1;
+    return -1;
+}
 
-    slaq_sched *s = slaq_sched_new(&cfg);
-    bench_job *bj = calloc(n, sizeof *bj);
-    double *t_fit = calloc((size_t)ne, sizeof(double));
-    double *t_alloc = calloc((size_t)ne, sizeof(double));
-    double *t_epoch = calloc((size_t)ne, sizeof(double));
-    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
-    int rc = EXIT_RUNTIME;
-    if (!s || !bj || !t_fit || !t_alloc || !t_epoch || !r) {
-        cli_error("bench", "out of memory");
-        goto out;
-    }
-    gsl_rng_set(r, (unsigned long)seed);
-
-    if (!json)
-        fprintf(stderr, "bench: %zu jobs, %.0f cores, history %.0f, "
-                        "%d epochs (%s, %s)\n",
-                n, cores, hist, ne, slaq_policy_name(cfg.policy),
-                slaq_predictor_name(cfg.predictor));
-    double t = 0;
+/* Adds the synthetic jobs, each with `hist` reports, to s. 0 or -1. */
+static int bench_populate(const bench_args *o, slaq_sched *s, bench_job *bj,
+                          size_t n, gsl_rng *r)
+{
     for (size_t i = 0; i < n; i++) {
         bench_job *b = &bj[i];
         b->family = (int)gsl_rng_uniform_int(r, 2);
@@ -183,19 +165,27 @@ static int bench_sched(int argc, char **argv)
         b->job = slaq_sched_add(s, &jo, 0);
         if (!b->job) {
             cli_error("bench", "out of memory adding job %zu", i);
-            goto out;
+            return -1;
         }
         double cpu = 0.5 + 20 * gsl_rng_uniform(r);
-        for (; b->k <= (uint64_t)hist; b->k++) {
-            slaq_report rep = {b->k, bench_loss(b, r), cpu, 1000, t};
+        for (; b->k <= (uint64_t)o->hist; b->k++) {
+            slaq_report rep = {b->k, bench_loss(b, r), cpu, 1000, 0};
             slaq_job_report(b->job, &rep);
         }
     }
+    return 0;
+}
+
+/* Times tm->n epochs, each after one more report from every job (so that
+ * every predictor refits): the refit, the allocation and both. 0 or -1. */
+static int bench_measure(slaq_sched *s, bench_job *bj, size_t n, gsl_rng *r,
+                         int progress, bench_times *tm)
+{
+    double t = 0;
     /* One unmeasured epoch: every predictor has fitted once, as in a
      * scheduler that has been running. */
     slaq_sched_epoch(s, t);
-
-    for (int e = 0; e < ne; e++) {
+    for (int e = 0; e < tm->n; e++) {
         t += 1;
         for (size_t i = 0; i < n; i++) {
             bench_job *b = &bj[i];
@@ -203,51 +193,89 @@ static int bench_sched(int argc, char **argv)
             slaq_job_report(b->job, &rep);
             b->k++;
         }
-        double t0 = now_ms();
+        double t0 = stats_now_ms();
         slaq_sched_refit(s);
-        double t1 = now_ms();
+        double t1 = stats_now_ms();
         if (slaq_sched_allocate(s, t)) {
             cli_error("bench", "allocation failed");
-            goto out;
+            return -1;
         }
-        double t2 = now_ms();
-        t_fit[e] = t1 - t0;
-        t_alloc[e] = t2 - t1;
-        t_epoch[e] = t2 - t0;
+        double t2 = stats_now_ms();
+        tm->fit[e] = t1 - t0;
+        tm->alloc[e] = t2 - t1;
+        tm->epoch[e] = t2 - t0;
         if (progress)
-            fprintf(stderr, "\repoch %d/%d: %.2f ms", e + 1, ne, t_epoch[e]);
+            fprintf(stderr, "\repoch %d/%d: %.2f ms", e + 1, tm->n,
+                    tm->epoch[e]);
     }
+    if (progress)
+        fprintf(stderr, "\n");
+    return 0;
+}
+
+static void bench_print(const bench_args *o, bench_times *tm)
+{
     double fm, fp, am, ap, em, ep;
-    stats(t_fit, ne, &fm, &fp);
-    stats(t_alloc, ne, &am, &ap);
-    stats(t_epoch, ne, &em, &ep);
-    if (json) {
-        json_t *o = json_pack("{s:{s:f,s:f}, s:{s:f,s:f}, s:{s:f,s:f}, s:I, "
+    stats(tm->fit, tm->n, &fm, &fp);
+    stats(tm->alloc, tm->n, &am, &ap);
+    stats(tm->epoch, tm->n, &em, &ep);
+    if (o->json) {
+        json_t *j = json_pack("{s:{s:f,s:f}, s:{s:f,s:f}, s:{s:f,s:f}, s:I, "
                               "s:f, s:I, s:s, s:s}",
                               "fit_ms", "median", fm, "p99", fp, "alloc_ms",
                               "median", am, "p99", ap, "epoch_ms", "median",
-                              em, "p99", ep, "jobs", (json_int_t)n, "cores",
-                              cores, "history", (json_int_t)hist, "policy",
-                              slaq_policy_name(cfg.policy), "predictor",
-                              slaq_predictor_name(cfg.predictor));
-        json_dumpf(o, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+                              em, "p99", ep, "jobs", (json_int_t)o->jobs,
+                              "cores", o->cores, "history",
+                              (json_int_t)o->hist, "policy",
+                              slaq_policy_name(o->cfg.policy), "predictor",
+                              slaq_predictor_name(o->cfg.predictor));
+        json_dumpf(j, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
         fputc('\n', stdout);
-        json_decref(o);
-    } else {
-        if (progress)
-            fprintf(stderr, "\n");
-        printf("%-8s %10s %10s\n", "ms", "median", "p99");
-        printf("%-8s %10.3f %10.3f\n", "fit", fm, fp);
-        printf("%-8s %10.3f %10.3f\n", "alloc", am, ap);
-        printf("%-8s %10.3f %10.3f\n", "epoch", em, ep);
+        json_decref(j);
+        return;
     }
+    printf("%-8s %10s %10s\n", "ms", "median", "p99");
+    printf("%-8s %10.3f %10.3f\n", "fit", fm, fp);
+    printf("%-8s %10.3f %10.3f\n", "alloc", am, ap);
+    printf("%-8s %10.3f %10.3f\n", "epoch", em, ep);
+}
+
+static int bench_sched(int argc, char **argv)
+{
+    bench_args o;
+    int rc = bench_parse(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    size_t n = (size_t)o.jobs;
+    bench_times tm = {.n = (int)o.epochs};
+    slaq_sched *s = slaq_sched_new(&o.cfg);
+    bench_job *bj = calloc(n, sizeof *bj);
+    tm.fit = calloc((size_t)tm.n, sizeof(double));
+    tm.alloc = calloc((size_t)tm.n, sizeof(double));
+    tm.epoch = calloc((size_t)tm.n, sizeof(double));
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    rc = EXIT_RUNTIME;
+    if (!s || !bj || !tm.fit || !tm.alloc || !tm.epoch || !r) {
+        cli_error("bench", "out of memory");
+        goto out;
+    }
+    gsl_rng_set(r, (unsigned long)o.seed);
+    if (!o.json)
+        fprintf(stderr, "bench: %zu jobs, %.0f cores, history %.0f, "
+                        "%d epochs (%s, %s)\n",
+                n, o.cores, o.hist, tm.n, slaq_policy_name(o.cfg.policy),
+                slaq_predictor_name(o.cfg.predictor));
+    if (bench_populate(&o, s, bj, n, r) ||
+        bench_measure(s, bj, n, r, !o.json && isatty(STDERR_FILENO), &tm))
+        goto out;
+    bench_print(&o, &tm);
     rc = 0;
 out:
     slaq_sched_free(s);
     free(bj);
-    free(t_fit);
-    free(t_alloc);
-    free(t_epoch);
+    free(tm.fit);
+    free(tm.alloc);
+    free(tm.epoch);
     if (r)
         gsl_rng_free(r);
     return rc;

@@ -1,6 +1,7 @@
 /*
  * main.c — the slaq command: dispatch to one subcommand per file.
  */
+#include <gsl/gsl_errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -99,6 +100,9 @@ int cli_parse_list(const char *s, double *out, int max)
 
 int main(int argc, char **argv)
 {
+    /* GSL's default error handler aborts; libslaq leaves the process-wide
+     * handler to the program (see slaq.h), and slaq reports errors itself. */
+    gsl_set_error_handler_off();
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

@@ -17,6 +17,7 @@
 static const char usage_text[] =
     "usage: slaq predict-eval CURVES.jsonl [--horizons 1,5,10]\n"
     "                         [--predictor strawman|slaq-fit|auto|oracle|all]"
+    "\n                         [--lambda X] [--convergence declared|ignore]"
     " [--json]\n\n"
     "For every curve and every prefix of at least 5 iterations, predict the\n"
     "loss h iterations ahead and report, per predictor and algorithm, the\n"
@@ -25,60 +26,93 @@ static const char usage_text[] =
     "  --horizons LIST   comma-separated horizons in iterations (1,5,10)\n"
     "  --predictor NAME  one predictor, or all (strawman, slaq-fit, auto)\n"
     "  --lambda X        weight decay of the fits (0.8)\n"
+    "  --convergence M   declared: each curve's \"convergence\" field is\n"
+    "                    the job's declared class (slaq-fit then fits only\n"
+    "                    that class's family, as the paper does); ignore\n"
+    "                    (default): no class is declared\n"
     "  --json            print {\"predictors\": {NAME: {ALGORITHM: {\"h1\":\n"
     "                    {\"norm\": x, \"rel\": y, \"n\": count}, ...}}}}\n"
     "  -h, --help        this text\n";
 
-/* Distinct algorithm names in first-seen order, sorted afterwards. */
-static int cmp_str(const void *a, const void *b)
+/* What the command line asked for. */
+typedef struct pe_args {
+    int horizons[MAX_H];
+    int nh;
+    int json;
+    int declared;         /* --convergence declared */
+    slaq_predictor_kind kinds[4];
+    int nk;
+    slaq_predictor_opts popts;
+    const char *path;
+} pe_args;
+
+/* The accumulated errors: acc[(k·na + a)·MAX_H + h] for predictor k,
+ * algorithm a (algs, sorted) and horizon h. */
+typedef struct pe_table {
+    char **algs;          /* borrowed from the curve set */
+    size_t na;
+    slaq_eval_acc *acc;
+} pe_table;
+
+static const slaq_eval_acc *pe_cell(const pe_table *t, int k, size_t a,
+                                    int h)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return &t->acc[((size_t)k * t->na + a) * MAX_H + (size_t)h];
 }
 
-int cmd_predict_eval(int argc, char **argv)
+/* Parses the command line. Returns -1 to go on, else the exit status. */
+static int pe_parse(int argc, char **argv, pe_args *o)
 {
     static const struct option opts[] = {
         {"horizons", required_argument, 0, 'H'},
         {"predictor", required_argument, 0, 'p'},
         {"lambda", required_argument, 0, 'l'},
+        {"convergence", required_argument, 0, 'C'},
         {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    int horizons[MAX_H] = {1, 5, 10}, nh = 3, json = 0;
+    *o = (pe_args){.horizons = {1, 5, 10}, .nh = 3};
+    slaq_predictor_opts_init(&o->popts);
     const char *pred = "all";
-    slaq_predictor_opts popts;
-    slaq_predictor_opts_init(&popts);
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'H':
             double hv[MAX_H];
-            nh = cli_parse_list(optarg, hv, MAX_H);
-            for (int i = 0; i < nh; i++) {
+            o->nh = cli_parse_list(optarg, hv, MAX_H);
+            for (int i = 0; i < o->nh; i++) {
                 if (hv[i] != floor(hv[i]) || hv[i] > 1e6)
-                    nh = -1;
+                    o->nh = -1;
                 else
-                    horizons[i] = (int)hv[i];
+                    o->horizons[i] = (int)hv[i];
             }
-            if (nh < 0) {
+            if (o->nh < 0) {
                 cli_error(argv[0], "--horizons: expected positive integers "
                                    "separated by commas, got '%s'", optarg);
                 return EXIT_USAGE;
             }
             break;
         case 'p': pred = optarg; break;
+        case 'C':
+            if (strcmp(optarg, "declared") && strcmp(optarg, "ignore")) {
+                cli_error(argv[0], "--convergence: expected declared or "
+                                   "ignore, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            o->declared = !strcmp(optarg, "declared");
+            break;
         case 'l': {
             char *end;
-            popts.lambda = strtod(optarg, &end);
-            if (*end || !(popts.lambda > 0 && popts.lambda <= 1)) {
+            o->popts.lambda = strtod(optarg, &end);
+            if (*end || !(o->popts.lambda > 0 && o->popts.lambda <= 1)) {
                 cli_error(argv[0], "--lambda: expected a number in (0, 1], "
                                    "got '%s'", optarg);
                 return EXIT_USAGE;
             }
             break;
         }
-        case 'j': json = 1; break;
+        case 'j': o->json = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return EXIT_USAGE;
         }
@@ -88,120 +122,157 @@ int cmd_predict_eval(int argc, char **argv)
         fputs(usage_text, stderr);
         return EXIT_USAGE;
     }
-    slaq_predictor_kind kinds[4];
-    int nk = 0;
+    o->path = argv[optind];
     if (!strcmp(pred, "all")) {
-        kinds[nk++] = SLAQ_PRED_STRAWMAN;
-        kinds[nk++] = SLAQ_PRED_SLAQ_FIT;
-        kinds[nk++] = SLAQ_PRED_AUTO;
-    } else if (slaq_predictor_parse(pred, &kinds[0]) == SLAQ_OK) {
-        nk = 1;
+        o->kinds[o->nk++] = SLAQ_PRED_STRAWMAN;
+        o->kinds[o->nk++] = SLAQ_PRED_SLAQ_FIT;
+        o->kinds[o->nk++] = SLAQ_PRED_AUTO;
+    } else if (slaq_predictor_parse(pred, &o->kinds[0]) == SLAQ_OK) {
+        o->nk = 1;
     } else {
         cli_error(argv[0], "--predictor: unknown predictor '%s' (expected "
                            "strawman, slaq-fit, auto, oracle or all)", pred);
         return EXIT_USAGE;
     }
+    return -1;
+}
 
+/* Distinct algorithm names in first-seen order, sorted afterwards. */
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static size_t alg_index(const pe_table *t, const char *alg)
+{
+    size_t a = 0;
+    while (a < t->na && strcmp(t->algs[a], alg))
+        a++;
+    return a;
+}
+
+/* Runs every predictor over every curve into t. Returns 0 or the exit
+ * status, having said why. */
+static int pe_compute(const char *cmd, const pe_args *o, const curve_set *cs,
+                      pe_table *t)
+{
+    t->na = 0;
+    t->algs = malloc(cs->n * sizeof *t->algs);
+    t->acc = calloc((size_t)o->nk * cs->n * MAX_H, sizeof *t->acc);
+    if (!t->algs || !t->acc) {
+        cli_error(cmd, "out of memory");
+        return EXIT_RUNTIME;
+    }
+    for (size_t i = 0; i < cs->n; i++)
+        if (alg_index(t, cs->v[i].algorithm) == t->na)
+            t->algs[t->na++] = cs->v[i].algorithm;
+    qsort(t->algs, t->na, sizeof *t->algs, cmp_str);
+
+    slaq_predictor_opts popts = o->popts;
+    for (int k = 0; k < o->nk; k++)
+        for (size_t i = 0; i < cs->n; i++) {
+            const curve *cv = &cs->v[i];
+            slaq_eval_acc *row =
+                &t->acc[((size_t)k * t->na + alg_index(t, cv->algorithm)) *
+                        MAX_H];
+            popts.convergence = SLAQ_CONV_UNKNOWN;
+            if (o->declared && cv->convergence &&
+                slaq_convergence_parse(cv->convergence, &popts.convergence) !=
+                    SLAQ_OK) {
+                cli_error(cmd, "%s:%d: field \"convergence\": expected "
+                          "sublinear, linear, superlinear or nonconvex, got "
+                          "'%s'", o->path, cv->line, cv->convergence);
+                return EXIT_USAGE;
+            }
+            int e = slaq_eval_curve(o->kinds[k], &popts, cv->loss, cv->n,
+                                    cv->iter_cpu_s, o->horizons,
+                                    (size_t)o->nh, row);
+            if (e) {
+                cli_error(cmd, "%s:%d: %s", o->path, cv->line,
+                          slaq_strerror(e));
+                return EXIT_RUNTIME;
+            }
+        }
+    return 0;
+}
+
+static void pe_print_json(const pe_args *o, const pe_table *t)
+{
+    json_t *root = json_object(), *preds = json_object();
+    json_object_set_new(root, "predictors", preds);
+    for (int k = 0; k < o->nk; k++) {
+        json_t *pk = json_object();
+        json_object_set_new(preds, slaq_predictor_name(o->kinds[k]), pk);
+        for (size_t a = 0; a < t->na; a++) {
+            json_t *pa = json_object();
+            json_object_set_new(pk, t->algs[a], pa);
+            for (int hi = 0; hi < o->nh; hi++) {
+                const slaq_eval_acc *x = pe_cell(t, k, a, hi);
+                char key[16];
+                snprintf(key, sizeof key, "h%d", o->horizons[hi]);
+                json_object_set_new(
+                    pa, key,
+                    json_pack("{s:f, s:f, s:I}", "norm",
+                              x->n ? x->norm_sum / (double)x->n : 0.0, "rel",
+                              x->n_rel ? x->rel_sum / (double)x->n_rel : 0.0,
+                              "n", (json_int_t)x->n));
+            }
+        }
+    }
+    json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+    fputc('\n', stdout);
+    json_decref(root);
+}
+
+static void pe_print_text(const pe_args *o, const pe_table *t, size_t ncurves)
+{
+    printf("mean prediction error over every prefix of >= 5 iterations "
+           "(%zu curves)\n", ncurves);
+    for (int k = 0; k < o->nk; k++) {
+        printf("\n%s\n  %-10s", slaq_predictor_name(o->kinds[k]),
+               "algorithm");
+        for (int hi = 0; hi < o->nh; hi++)
+            printf("  h%-3d norm   rel    ", o->horizons[hi]);
+        printf("\n");
+        double mean[MAX_H] = {0};
+        for (size_t a = 0; a < t->na; a++) {
+            printf("  %-10s", t->algs[a]);
+            for (int hi = 0; hi < o->nh; hi++) {
+                const slaq_eval_acc *x = pe_cell(t, k, a, hi);
+                double nm = x->n ? x->norm_sum / (double)x->n : 0;
+                double rl = x->n_rel ? x->rel_sum / (double)x->n_rel : 0;
+                mean[hi] += nm / (double)t->na;
+                printf("  %6.2f%% %6.2f%%   ", 100 * nm, 100 * rl);
+            }
+            printf("\n");
+        }
+        printf("  %-10s", "mean");
+        for (int hi = 0; hi < o->nh; hi++)
+            printf("  %6.2f%%            ", 100 * mean[hi]);
+        printf("\n");
+    }
+}
+
+int cmd_predict_eval(int argc, char **argv)
+{
+    pe_args o;
+    int rc = pe_parse(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
     curve_set cs;
     char err[512];
-    if (curves_load(argv[optind], &cs, err, sizeof err)) {
+    if (curves_load(o.path, &cs, err, sizeof err)) {
         cli_error(argv[0], "%s", err);
         return EXIT_USAGE;
     }
-    char **algs = malloc(cs.n * sizeof *algs);
-    size_t na = 0;
-    slaq_eval_acc *acc = calloc((size_t)nk * cs.n * MAX_H, sizeof *acc);
-    if (!algs || !acc) {
-        cli_error(argv[0], "out of memory");
-        free(algs);
-        free(acc);
-        curves_free(&cs);
-        return EXIT_RUNTIME;
-    }
-    for (size_t i = 0; i < cs.n; i++) {
-        size_t a = 0;
-        while (a < na && strcmp(algs[a], cs.v[i].algorithm))
-            a++;
-        if (a == na)
-            algs[na++] = cs.v[i].algorithm;
-    }
-    qsort(algs, na, sizeof *algs, cmp_str);
-
-    int rc = 0;
-    for (int k = 0; k < nk && !rc; k++)
-        for (size_t i = 0; i < cs.n && !rc; i++) {
-            size_t a = 0;
-            while (strcmp(algs[a], cs.v[i].algorithm))
-                a++;
-            slaq_eval_acc *row = &acc[((size_t)k * na + a) * MAX_H];
-            int e = slaq_eval_curve(kinds[k], &popts, cs.v[i].loss, cs.v[i].n,
-                                    cs.v[i].iter_cpu_s, horizons, (size_t)nh,
-                                    row);
-            if (e) {
-                cli_error(argv[0], "%s:%d: %s", argv[optind], cs.v[i].line,
-                          slaq_strerror(e));
-                rc = EXIT_RUNTIME;
-            }
-        }
-
-    if (!rc && json) {
-        json_t *root = json_object(), *preds = json_object();
-        json_object_set_new(root, "predictors", preds);
-        for (int k = 0; k < nk; k++) {
-            json_t *pk = json_object();
-            json_object_set_new(preds, slaq_predictor_name(kinds[k]), pk);
-            for (size_t a = 0; a < na; a++) {
-                json_t *pa = json_object();
-                json_object_set_new(pk, algs[a], pa);
-                for (int hi = 0; hi < nh; hi++) {
-                    const slaq_eval_acc *x =
-                        &acc[((size_t)k * na + a) * MAX_H + (size_t)hi];
-                    char key[16];
-                    snprintf(key, sizeof key, "h%d", horizons[hi]);
-                    json_object_set_new(
-                        pa, key,
-                        json_pack("{s:f, s:f, s:I}", "norm",
-                                  x->n ? x->norm_sum / (double)x->n : 0.0,
-                                  "rel",
-                                  x->n_rel ? x->rel_sum / (double)x->n_rel
-                                           : 0.0,
-                                  "n", (json_int_t)x->n));
-                }
-            }
-        }
-        json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
-        fputc('\n', stdout);
-        json_decref(root);
-    } else if (!rc) {
-        printf("mean prediction error over every prefix of >= 5 iterations "
-               "(%zu curves)\n", cs.n);
-        for (int k = 0; k < nk; k++) {
-            printf("\n%s\n  %-10s", slaq_predictor_name(kinds[k]),
-                   "algorithm");
-            for (int hi = 0; hi < nh; hi++)
-                printf("  h%-3d norm   rel    ", horizons[hi]);
-            printf("\n");
-            double mean[MAX_H] = {0};
-            for (size_t a = 0; a < na; a++) {
-                printf("  %-10s", algs[a]);
-                for (int hi = 0; hi < nh; hi++) {
-                    const slaq_eval_acc *x =
-                        &acc[((size_t)k * na + a) * MAX_H + (size_t)hi];
-                    double nm = x->n ? x->norm_sum / (double)x->n : 0;
-                    double rl = x->n_rel ? x->rel_sum / (double)x->n_rel : 0;
-                    mean[hi] += nm / (double)na;
-                    printf("  %6.2f%% %6.2f%%   ", 100 * nm, 100 * rl);
-                }
-                printf("\n");
-            }
-            printf("  %-10s", "mean");
-            for (int hi = 0; hi < nh; hi++)
-                printf("  %6.2f%%            ", 100 * mean[hi]);
-            printf("\n");
-        }
-    }
-    free(algs);
-    free(acc);
+    pe_table t = {0};
+    rc = pe_compute(argv[0], &o, &cs, &t);
+    if (!rc && o.json)
+        pe_print_json(&o, &t);
+    else if (!rc)
+        pe_print_text(&o, &t, cs.n);
+    free(t.algs);
+    free(t.acc);
     curves_free(&cs);
     return rc;
 }

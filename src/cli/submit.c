@@ -111,7 +111,12 @@ int cmd_submit(int argc, char **argv)
             break;
         case O_ITERS:
             if (num_opt("--max-iters", optarg, 1, 1e15, &v)) goto bad;
-            json_object_set_new(req, "max_iters", json_real(floor(v)));
+            if (v != floor(v)) {
+                fprintf(stderr, "slaq submit: --max-iters: expected a whole "
+                                "number of iterations, got %s\n", optarg);
+                goto bad;
+            }
+            json_object_set_new(req, "max_iters", json_real(v));
             break;
         case O_TIME:
             if (num_opt("--max-time", optarg, 1e-3, 1e9, &v)) goto bad;

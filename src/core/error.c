@@ -66,6 +66,21 @@ const char *slaq_predictor_name(slaq_predictor_kind kind)
     return NAME_OF(pred_names, kind);
 }
 
+int slaq_convergence_parse(const char *name, slaq_convergence *out)
+{
+    if (!name)
+        return SLAQ_EINVAL;
+    if (!strcmp(name, "sublinear"))
+        *out = SLAQ_CONV_SUBLINEAR;
+    else if (!strcmp(name, "linear") || !strcmp(name, "superlinear"))
+        *out = SLAQ_CONV_LINEAR;
+    else if (!*name || !strcmp(name, "nonconvex") || !strcmp(name, "unknown"))
+        *out = SLAQ_CONV_UNKNOWN;
+    else
+        return SLAQ_EINVAL;
+    return SLAQ_OK;
+}
+
 int slaq_policy_parse(const char *name, slaq_policy_kind *out)
 {
     NAME_PARSE(policy_names, slaq_policy_kind, name, out);

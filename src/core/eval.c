@@ -19,7 +19,9 @@ int slaq_eval_curve(slaq_predictor_kind kind, const slaq_predictor_opts *opts,
                     const double *loss, size_t n, const double *iter_cpu_s,
                     const int *horizons, size_t nh, slaq_eval_acc *acc)
 {
-    if (!loss || n < 2 || !horizons || !acc)
+    if (!loss || n < 2 || !horizons || !acc ||
+        (unsigned)kind > SLAQ_PRED_ORACLE ||
+        (opts && !(opts->lambda > 0 && opts->lambda <= 1)))
         return SLAQ_EINVAL;
     double lmin = loss[0];
     for (size_t i = 1; i < n; i++)
@@ -33,7 +35,7 @@ int slaq_eval_curve(slaq_predictor_kind kind, const slaq_predictor_opts *opts,
     if (!h || !p) {
         slaq_history_free(h);
         slaq_predictor_free(p);
-        return p || h ? SLAQ_ENOMEM : SLAQ_EINVAL;
+        return SLAQ_ENOMEM; /* the arguments were checked above */
     }
     if (kind == SLAQ_PRED_ORACLE)
         slaq_predictor_set_truth(p, loss, n);

@@ -145,59 +145,64 @@ int fit_valid(int model, const double *th, const fit_data *d)
     return 1;
 }
 
-/*
- * Cold starts. Exponential: μ from the ratio of the last two drops, A and c
- * so that the curve passes through the last point with the last slope.
- * Rational: a = 0 and, for an asymptote d below the last point, 1/(y − d)
- * is a straight line in u; a weighted line fit gives b and c. The d whose
- * line fits best among a few multiples of the last drop is kept.
- */
-void fit_guess(int model, const fit_data *d, double *th)
+/* ---------------------------------------------------------- cold starts */
+
+/* The last drop per iteration of the (scaled) data, or a small positive
+ * stand-in when it did not fall. */
+static double last_drop(const fit_data *d)
 {
     int n = d->n;
-    double g = 0, g2 = 0; /* last and previous drop per iteration (scaled) */
+    double g = 0;
     if (n >= 2)
         g = (d->y[n - 2] - d->y[n - 1]) / (d->u[n - 1] - d->u[n - 2]);
-    if (n >= 3)
-        g2 = (d->y[n - 3] - d->y[n - 2]) / (d->u[n - 2] - d->u[n - 3]);
-    if (!(g > 1e-9))
-        g = 1e-3;
-    if (model == PRED_EXP) {
-        /* For a fixed μ the family is linear in A and c: scan μ on a grid
-         * denser towards 1 and solve the 2×2 weighted least squares for
-         * each, keeping the best. This finds the right basin even when an
-         * early transient (an S-shaped start) pulls a local solver away. */
-        double best = INFINITY;
-        th[0] = log(0.8 / 0.2), th[1] = g / -log(0.8), th[2] = -th[1];
-        for (int gi = 0; gi < FIT_MU_GRID; gi++) {
-            double mu = 1 - pow(10, -0.05 - 2.5 * gi / (FIT_MU_GRID - 1));
-            double lm = log(mu);
-            double sw = 0, sz = 0, sy = 0, szz = 0, szy = 0;
-            for (int i = 0; i < n; i++) {
-                double z = exp(d->u[i] * lm), w = d->w[i];
-                sw += w, sz += w * z, sy += w * d->y[i];
-                szz += w * z * z, szy += w * z * d->y[i];
-            }
-            double det = sw * szz - sz * sz;
-            if (!(fabs(det) > 1e-300))
-                continue;
-            double cand[3] = {log(mu / (1 - mu)), (sw * szy - sz * sy) / det,
-                              0};
-            cand[2] = (sy - cand[1] * sz) / sw;
-            double c = fit_cost(PRED_EXP, cand, d);
-            if (c < best) {
-                best = c;
-                memcpy(th, cand, sizeof cand);
-            }
+    return g > 1e-9 ? g : 1e-3;
+}
+
+/*
+ * Exponential cold start. For a fixed μ the family is linear in A and c:
+ * scan μ on a grid denser towards 1, solve the 2×2 weighted least squares
+ * for each and keep the best. This finds the right basin even when an
+ * early transient (an S-shaped start) pulls a local solver away. g, the
+ * last drop, only seeds the fallback when no μ gives a solution.
+ */
+static void guess_exp(const fit_data *d, double g, double *th)
+{
+    int n = d->n;
+    double best = INFINITY;
+    th[0] = log(0.8 / 0.2), th[1] = g / -log(0.8), th[2] = -th[1];
+    for (int gi = 0; gi < FIT_MU_GRID; gi++) {
+        double mu = 1 - pow(10, -0.05 - 2.5 * gi / (FIT_MU_GRID - 1));
+        double lm = log(mu);
+        double sw = 0, sz = 0, sy = 0, szz = 0, szy = 0;
+        for (int i = 0; i < n; i++) {
+            double z = exp(d->u[i] * lm), w = d->w[i];
+            sw += w, sz += w * z, sy += w * d->y[i];
+            szz += w * z * z, szy += w * z * d->y[i];
         }
-        (void)g2;
-        return;
+        double det = sw * szz - sz * sz;
+        if (!(fabs(det) > 1e-300))
+            continue;
+        double cand[3] = {log(mu / (1 - mu)), (sw * szy - sz * sy) / det,
+                          0};
+        cand[2] = (sy - cand[1] * sz) / sw;
+        double c = fit_cost(PRED_EXP, cand, d);
+        if (c < best) {
+            best = c;
+            memcpy(th, cand, sizeof cand);
+        }
     }
-    /* Rational: for an asymptote d below every point, z = 1/(y − d) is
-     * the quadratic a·u² + b·u + c, so a weighted linear fit gives a, b, c
-     * (weights w·(y − d)⁴ turn errors in z back into errors in y). The d
-     * whose curve fits y best, over a geometric grid of distances below
-     * the lowest point, is kept. */
+}
+
+/*
+ * Rational cold start. For an asymptote d below every point, z = 1/(y − d)
+ * is the quadratic a·u² + b·u + c, so a weighted linear fit gives a, b, c
+ * (weights w·(y − d)⁴ turn errors in z back into errors in y). The d whose
+ * curve fits y best, over a geometric grid of distances below the lowest
+ * point in multiples of the last drop g, is kept.
+ */
+static void guess_rational(const fit_data *d, double g, double *th)
+{
+    int n = d->n;
     double ymin = d->y[0];
     for (int i = 1; i < n; i++)
         ymin = fmin(ymin, d->y[i]);
@@ -233,6 +238,15 @@ void fit_guess(int model, const fit_data *d, double *th)
             memcpy(th, cand, sizeof cand);
         }
     }
+}
+
+void fit_guess(int model, const fit_data *d, double *th)
+{
+    double g = last_drop(d);
+    if (model == PRED_EXP)
+        guess_exp(d, g, th);
+    else
+        guess_rational(d, g, th);
 }
 
 int fit_chol_solve(int p, double M[4][4], const double *b, double *x)

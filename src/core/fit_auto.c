@@ -149,8 +149,8 @@ static int auto_geometric(slaq_forecast *f, const slaq_history *h)
     const slaq_report *a = slaq_history_at(h, h->len - 3);
     const slaq_report *b = slaq_history_at(h, h->len - 2);
     const slaq_report *c = slaq_history_at(h, h->len - 1);
-    double g1 = (a->loss - b->loss) / (double)(b->iter - a->iter);
-    double g2 = (b->loss - c->loss) / (double)(c->iter - b->iter);
+    double g1 = report_drop(a, b);
+    double g2 = report_drop(b, c);
     if (!(g1 > 0 && g2 > 0))
         return 0;
     double rho = g2 / g1;
@@ -214,6 +214,125 @@ static void auto_score(auto_state *st, const slaq_history *h)
     }
 }
 
+/* The two fitted families as candidates: each warm-started from its last
+ * fit, cold-started only when that fails; ok[] and cost[] (the in-sample
+ * residual per degree of freedom) are set for the families that fit. */
+static void auto_fit_families(slaq_predictor *p, const slaq_history *h,
+                              slaq_forecast *cand, int *ok, double *cost)
+{
+    fit_data d;
+    fit_data_load(&d, h, p->opts.lambda);
+    fit_frame now = {(double)slaq_history_last(h)->iter, d.off, d.sc};
+    unsigned max_iter = p->opts.max_iter ? p->opts.max_iter : AUTO_WARM_ITER;
+    for (int m = 0; m < PRED_NMODELS; m++) {
+        pred_fitstate *fs = &p->model[m];
+        double th[4], c = INFINITY;
+        if (fs->have) {
+            memcpy(th, fs->th, sizeof th);
+            fit_frame was = {fs->k0, fs->off, fs->sc};
+            fit_reframe(m, th, &was, &now);
+            c = lm_solve(m, &d, th, max_iter, &fs->lam);
+        }
+        /* A cold start costs several warm fits; it runs only when there
+         * is no usable warm start. A family stuck in a poor basin loses
+         * the track-record contest to the other candidates meanwhile. */
+        if (!isfinite(c)) {
+            double th2[4];
+            fit_guess(m, &d, th2);
+            fs->lam = 0;
+            double c2 = lm_solve(m, &d, th2, LM_MAX_ITER, &fs->lam);
+            if (c2 < c) {
+                c = c2;
+                memcpy(th, th2, sizeof th);
+            }
+        }
+        fs->have = isfinite(c);
+        if (!fs->have)
+            continue;
+        memcpy(fs->th, th, sizeof th);
+        fs->k0 = now.k0, fs->off = now.off, fs->sc = now.sc;
+        int ci = m == PRED_RATIONAL ? CAND_RATIONAL : CAND_EXP;
+        pred_forecast_base(&cand[ci], h);
+        fit_to_forecast(m, th, &d, 1, &cand[ci]);
+        ok[ci] = 1;
+        cost[ci] = c / fmax(d.neff - fit_npar(m), 0.5);
+    }
+}
+
+/* The candidate whose recent forecasts missed least; until there is a
+ * track record, the better in-sample fit (then the line). -1 if none. */
+static int auto_choose(const auto_state *st, const int *ok,
+                       const double *cost, int use_oos)
+{
+    int best = -1;
+    for (int c = 0; c < AUTO_NCAND; c++) {
+        if (!ok[c])
+            continue;
+        if (best < 0) {
+            best = c;
+            continue;
+        }
+        double ec = auto_miss(st, c), eb = auto_miss(st, best);
+        if (use_oos && (isfinite(ec) || isfinite(eb)) ? ec < eb
+                                                       : cost[c] < cost[best])
+            best = c;
+    }
+    return best;
+}
+
+/* A fitted family within AUTO_NEAR of a simpler winner's miss is
+ * preferred to it (the simple candidates win short horizons by a hair and
+ * lose the long ones); the better in-sample fit of those that qualify. */
+static int auto_prefer_fitted(const auto_state *st, const int *ok,
+                              const double *cost, int best)
+{
+    double eb = auto_miss(st, best);
+    int alt = -1;
+    for (int c = CAND_RATIONAL; c <= CAND_EXP; c++)
+        if (ok[c] && auto_miss(st, c) <= AUTO_NEAR * eb &&
+            (alt < 0 || cost[c] < cost[alt]))
+            alt = c;
+    return alt >= 0 ? alt : best;
+}
+
+/* Blends the runner-up into f, weighted by the inverse AUTO_MIX_POW power
+ * of the two candidates' recent misses. */
+static void auto_blend(const auto_state *st, const slaq_forecast *cand,
+                       const int *ok, int best, slaq_forecast *f)
+{
+    int second = -1;
+    for (int c = 0; c < AUTO_NCAND; c++)
+        if (c != best && ok[c] && isfinite(auto_miss(st, c)) &&
+            (second < 0 || auto_miss(st, c) < auto_miss(st, second)))
+            second = c;
+    double e1 = auto_miss(st, best);
+    if (second < 0 || !isfinite(e1))
+        return;
+    double e2 = auto_miss(st, second);
+    double w2 = pow(e1, AUTO_MIX_POW) /
+                (pow(e1, AUTO_MIX_POW) + pow(e2, AUTO_MIX_POW) + 1e-300);
+    const slaq_forecast *o = &cand[second];
+    f->model2 = o->model;
+    memcpy(f->par2, o->par, sizeof o->par);
+    f->yscale2 = o->yscale;
+    f->shift2 = o->shift;
+    f->mix = w2;
+    f->final_loss += w2 * (o->final_loss - f->final_loss);
+}
+
+/* Keeps this round's candidates, to score them against what comes. */
+static void auto_remember(auto_state *st, const slaq_forecast *cand,
+                          const int *ok)
+{
+    st->head = (st->head + 1) % AUTO_PAST;
+    if (st->npast < AUTO_PAST)
+        st->npast++;
+    for (int c = 0; c < AUTO_NCAND; c++) {
+        st->past[st->head][c] = cand[c];
+        st->valid[st->head][c] = ok[c];
+    }
+}
+
 int pred_fit_auto(slaq_predictor *p, const slaq_history *h)
 {
     if (h->len < 3) {
@@ -237,105 +356,21 @@ int pred_fit_auto(slaq_predictor *p, const slaq_history *h)
     pred_forecast_linear(&cand[CAND_LINE], h);
     ok[CAND_LINE] = 1;
     ok[CAND_GEOM] = auto_geometric(&cand[CAND_GEOM], h);
+    if (h->len >= AUTO_MIN_FIT)
+        auto_fit_families(p, h, cand, ok, cost);
 
-    if (h->len >= AUTO_MIN_FIT) {
-        fit_data d;
-        fit_data_load(&d, h, p->opts.lambda);
-        fit_frame now = {(double)slaq_history_last(h)->iter, d.off, d.sc};
-        unsigned max_iter = p->opts.max_iter ? p->opts.max_iter : AUTO_WARM_ITER;
-        for (int m = 0; m < PRED_NMODELS; m++) {
-            pred_fitstate *fs = &p->model[m];
-            double th[4], c = INFINITY;
-            if (fs->have) {
-                memcpy(th, fs->th, sizeof th);
-                fit_frame was = {fs->k0, fs->off, fs->sc};
-                fit_reframe(m, th, &was, &now);
-                c = lm_solve(m, &d, th, max_iter, &fs->lam);
-            }
-            /* A cold start costs several warm fits; it runs only when there
-             * is no usable warm start. A family stuck in a poor basin loses
-             * the track-record contest to the other candidates meanwhile. */
-            if (!isfinite(c)) {
-                double th2[4];
-                fit_guess(m, &d, th2);
-                fs->lam = 0;
-                double c2 = lm_solve(m, &d, th2, LM_MAX_ITER, &fs->lam);
-                if (c2 < c) {
-                    c = c2;
-                    memcpy(th, th2, sizeof th);
-                }
-            }
-            fs->have = isfinite(c);
-            if (!fs->have)
-                continue;
-            memcpy(fs->th, th, sizeof th);
-            fs->k0 = now.k0, fs->off = now.off, fs->sc = now.sc;
-            int ci = m == PRED_RATIONAL ? CAND_RATIONAL : CAND_EXP;
-            pred_forecast_base(&cand[ci], h);
-            fit_to_forecast(m, th, &d, 1, &cand[ci]);
-            ok[ci] = 1;
-            cost[ci] = c / fmax(d.neff - fit_npar(m), 0.5);
-        }
-    }
-
-    /* The choice: the candidate whose recent forecasts missed least; until
-     * there is a track record, the better in-sample fit (then the line). */
-    int best = -1;
     int use_oos = st->npast >= AUTO_MIN_PAST;
-    for (int c = 0; c < AUTO_NCAND; c++) {
-        if (!ok[c])
-            continue;
-        if (best < 0) {
-            best = c;
-            continue;
-        }
-        double ec = auto_miss(st, c), eb = auto_miss(st, best);
-        if (use_oos && (isfinite(ec) || isfinite(eb)) ? ec < eb
-                                                       : cost[c] < cost[best])
-            best = c;
-    }
-    if (use_oos && best >= CAND_LINE) {
-        double eb = auto_miss(st, best);
-        int alt = -1;
-        for (int c = CAND_RATIONAL; c <= CAND_EXP; c++)
-            if (ok[c] && auto_miss(st, c) <= AUTO_NEAR * eb &&
-                (alt < 0 || cost[c] < cost[alt]))
-                alt = c;
-        if (alt >= 0)
-            best = alt;
-    }
+    int best = auto_choose(st, ok, cost, use_oos);
+    if (use_oos && best >= CAND_LINE)
+        best = auto_prefer_fitted(st, ok, cost, best);
     p->fc = cand[best < 0 ? CAND_LINE : best];
-    if (use_oos && best >= 0) {
-        int second = -1;
-        for (int c = 0; c < AUTO_NCAND; c++)
-            if (c != best && ok[c] && isfinite(auto_miss(st, c)) &&
-                (second < 0 || auto_miss(st, c) < auto_miss(st, second)))
-                second = c;
-        double e1 = auto_miss(st, best);
-        if (second >= 0 && isfinite(e1)) {
-            double e2 = auto_miss(st, second);
-            double w2 = pow(e1, AUTO_MIX_POW) /
-                        (pow(e1, AUTO_MIX_POW) + pow(e2, AUTO_MIX_POW) + 1e-300);
-            const slaq_forecast *o = &cand[second];
-            p->fc.model2 = o->model;
-            memcpy(p->fc.par2, o->par, sizeof o->par);
-            p->fc.yscale2 = o->yscale;
-            p->fc.shift2 = o->shift;
-            p->fc.mix = w2;
-            p->fc.final_loss += w2 * (o->final_loss - p->fc.final_loss);
-        }
-    }
+    if (use_oos && best >= 0)
+        auto_blend(st, cand, ok, best, &p->fc);
+    /* Bound: the remaining reduction is at most AUTO_FLOOR × the done. */
     double done = p->fc.first_loss - p->fc.loss0;
     if (done > 0)
         p->fc.floor_loss = p->fc.loss0 - AUTO_FLOOR * done;
 
-    /* Remember this round's candidates for scoring against what comes. */
-    st->head = (st->head + 1) % AUTO_PAST;
-    if (st->npast < AUTO_PAST)
-        st->npast++;
-    for (int c = 0; c < AUTO_NCAND; c++) {
-        st->past[st->head][c] = cand[c];
-        st->valid[st->head][c] = ok[c];
-    }
+    auto_remember(st, cand, ok);
     return SLAQ_OK;
 }

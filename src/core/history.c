@@ -45,11 +45,12 @@ void slaq_history_clear(slaq_history *h)
     h->first_loss = h->min_loss = NAN;
     h->max_delta = 0;
     h->cpu_total = h->samples_total = 0;
+    h->version++;
 }
 
 int slaq_history_add(slaq_history *h, const slaq_report *r)
 {
-    if (!isfinite(r->loss) || !isfinite(r->t))
+    if (!(fabs(r->loss) <= SLAQ_LOSS_MAX) || !isfinite(r->t))
         return SLAQ_EINVAL;
     if (r->iter > 0 && (!isfinite(r->cpu_s) || r->cpu_s < 0 ||
                         !isfinite(r->samples) || r->samples < 0))
@@ -59,7 +60,7 @@ int slaq_history_add(slaq_history *h, const slaq_report *r)
         return SLAQ_EORDER;
 
     if (prev) {
-        double d = (prev->loss - r->loss) / (double)(r->iter - prev->iter);
+        double d = report_drop(prev, r);
         if (d > h->max_delta)
             h->max_delta = d;
     } else {
@@ -83,6 +84,7 @@ int slaq_history_add(slaq_history *h, const slaq_report *r)
     }
     h->ring[slot] = *r;
     h->total++;
+    h->version++;
     return SLAQ_OK;
 }
 
@@ -115,6 +117,6 @@ double slaq_history_norm_delta(const slaq_history *h, size_t i)
         return NAN;
     const slaq_report *a = slaq_history_at(h, i - 1);
     const slaq_report *b = slaq_history_at(h, i);
-    double d = (a->loss - b->loss) / (double)(b->iter - a->iter);
+    double d = report_drop(a, b);
     return d / h->max_delta;
 }

@@ -16,12 +16,21 @@ struct slaq_history {
     size_t head;
     size_t len;
     uint64_t total;
+    uint64_t version;   /* changes ever made, clears included: never reset */
     double first_loss;
     double min_loss;
     double max_delta;
     double cpu_total;
     double samples_total;
 };
+
+/* The per-iteration loss drop from report a to the later report b,
+ * ΔL = (L_a − L_b) / (k_b − k_a): the one definition every part of the
+ * core uses (normaliser, strawman slope, recent-step bound). */
+static inline double report_drop(const slaq_report *a, const slaq_report *b)
+{
+    return (a->loss - b->loss) / (double)(b->iter - a->iter);
+}
 
 /* The per-kind fitting state of a predictor (warm starts). */
 typedef struct pred_fitstate {
@@ -39,7 +48,10 @@ struct slaq_predictor {
     slaq_forecast fc;
     const double *truth;
     size_t truth_len;
-    uint64_t fitted_total;      /* history total at the last fit */
+    /* The last fit's input: which history, at which version. The total
+     * alone would not do: a cleared and refilled history repeats it. */
+    const slaq_history *fitted_hist;
+    uint64_t fitted_version;
     pred_fitstate model[PRED_NMODELS];
     void *gsl;                  /* slaq-fit: the GSL solver workspaces */
     void *autost;               /* auto: its candidates' track records */

@@ -76,11 +76,17 @@ static int ws_reserve(slaq_alloc_ws *ws, size_t n)
 
 /* ---------------------------------------------------------------- heap */
 
+/* A NaN key (a forecast that overflowed) ranks below every number: NaN
+ * compares false both ways, and a NaN at the root would never be sifted
+ * down and so would take every unit. */
+static double heap_rank(double key) { return key == key ? key : -INFINITY; }
+
 /* Heap order: larger key first; equal keys, lower job index first. */
 static int heap_before(const double *key, size_t a, size_t b)
 {
-    if (key[a] != key[b])
-        return key[a] > key[b];
+    double ka = heap_rank(key[a]), kb = heap_rank(key[b]);
+    if (ka != kb)
+        return ka > kb;
     return a < b;
 }
 
@@ -118,6 +124,37 @@ static int fair_cmp(const void *a, const void *b)
     return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* Heap sort of the fair items: in place, where the C library's qsort may
+ * allocate a buffer on every call (glibc's merge sort does). */
+static void fair_sift(fair_item *v, size_t n, size_t pos)
+{
+    fair_item x = v[pos];
+    for (;;) {
+        size_t c = 2 * pos + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && fair_cmp(&v[c + 1], &v[c]) > 0)
+            c++;
+        if (fair_cmp(&v[c], &x) <= 0)
+            break;
+        v[pos] = v[c];
+        pos = c;
+    }
+    v[pos] = x;
+}
+
+static void fair_sort(fair_item *v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        fair_sift(v, n, i);
+    for (size_t end = n; end > 1; end--) {
+        fair_item t = v[0];
+        v[0] = v[end - 1];
+        v[end - 1] = t;
+        fair_sift(v, end - 1, 0);
+    }
+}
+
 /*
  * Weighted water-filling: every job gets level × weight cores, except jobs
  * whose max_cores is below that, which get their max; the level is the
@@ -134,7 +171,7 @@ static void alloc_fair(const slaq_pjob *jobs, size_t n, double capacity,
         ws->items[i].idx = i;
         wsum += jobs[i].weight;
     }
-    qsort(ws->items, n, sizeof *ws->items, fair_cmp);
+    fair_sort(ws->items, n);
     double left = capacity;
     for (size_t r = 0; r < n; r++) {
         size_t i = ws->items[r].idx;

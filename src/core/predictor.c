@@ -5,7 +5,8 @@
  * loss curve that the allocator evaluates many times per epoch. This file
  * holds the interface (create, fit, evaluate), the forecast evaluator, the
  * `strawman` predictor (repeat the last loss change, SLAQ §4.2.2) and the
- * `oracle` (the true curve, for the simulator's upper bound). The curve
+ * `oracle` (the true curve, for the simulator's oracle-greedy reference:
+ * slaq's greedy with perfect forecasts, not an upper bound). The curve
  * fitting kinds live in fit_gsl.c (`slaq-fit`) and fit_auto.c (`auto`).
  */
 #include <math.h>
@@ -20,6 +21,7 @@
 void slaq_predictor_opts_init(slaq_predictor_opts *o)
 {
     o->lambda = 0.8;
+    o->convergence = SLAQ_CONV_UNKNOWN;
     o->max_iter = 0;
 }
 
@@ -32,7 +34,8 @@ slaq_predictor *slaq_predictor_new(slaq_predictor_kind kind,
         opts = &def;
     }
     if (!(opts->lambda > 0 && opts->lambda <= 1) ||
-        (unsigned)kind > SLAQ_PRED_ORACLE)
+        (unsigned)kind > SLAQ_PRED_ORACLE ||
+        (unsigned)opts->convergence > SLAQ_CONV_LINEAR)
         return NULL;
     slaq_predictor *p = calloc(1, sizeof *p);
     if (!p)
@@ -165,7 +168,7 @@ void pred_forecast_base(slaq_forecast *f, const slaq_history *h)
     for (size_t i = from; i < h->len; i++) {
         const slaq_report *a = slaq_history_at(h, i - 1);
         const slaq_report *b = slaq_history_at(h, i);
-        double d = (a->loss - b->loss) / (double)(b->iter - a->iter);
+        double d = report_drop(a, b);
         if (d > f->max_step)
             f->max_step = d;
     }
@@ -192,7 +195,7 @@ void pred_forecast_linear(slaq_forecast *f, const slaq_history *h)
     if (h->len >= 2) {
         const slaq_report *a = slaq_history_at(h, h->len - 2);
         const slaq_report *b = slaq_history_at(h, h->len - 1);
-        slope = (a->loss - b->loss) / (double)(b->iter - a->iter);
+        slope = report_drop(a, b);
     }
     f->par[1] = slope;
     f->par[2] = f->par[3] = 0;
@@ -220,9 +223,10 @@ int slaq_predictor_fit(slaq_predictor *p, const slaq_history *h)
 {
     if (h->len == 0)
         return SLAQ_ENODATA;
-    if (h->total == p->fitted_total)
+    if (h == p->fitted_hist && h->version == p->fitted_version)
         return SLAQ_OK;
-    p->fitted_total = h->total;
+    p->fitted_hist = h;
+    p->fitted_version = h->version;
     switch (p->kind) {
     case SLAQ_PRED_STRAWMAN:
         pred_forecast_linear(&p->fc, h);

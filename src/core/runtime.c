@@ -3,9 +3,11 @@
  *
  * An iteration costs c·S CPU-seconds, c a per-sample cost and S the samples
  * it processes; N cores finish it in c·S / min(N, max parallelism) seconds.
- * c and S are exponentially weighted means over the reports (weight
- * RT_ALPHA for the newest), so one slow iteration does not swing the
- * prediction but a job whose cost changes is followed within a few reports.
+ * The prediction is an exponentially weighted mean of each report's c·S
+ * (weight RT_ALPHA for the newest), so one slow iteration does not swing it
+ * but a job whose cost changes is followed within a few reports. c and S
+ * have their own means, kept for display only: EWMA(c)·EWMA(S) is not
+ * EWMA(c·S) when S varies between reports.
  */
 #include <math.h>
 
@@ -17,6 +19,7 @@ void slaq_runtime_init(slaq_runtime *rt, double default_iter_cpu_s)
 {
     rt->cpu_per_sample = 0;
     rt->samples_per_iter = 0;
+    rt->iter_cpu_s = 0;
     rt->default_iter_cpu_s =
         default_iter_cpu_s > 0 ? default_iter_cpu_s : SLAQ_DEFAULT_ITER_CPU_S;
     rt->observed = 0;
@@ -33,9 +36,11 @@ void slaq_runtime_observe(slaq_runtime *rt, double cpu_s, double samples,
     if (rt->observed == 0) {
         rt->cpu_per_sample = c;
         rt->samples_per_iter = s;
+        rt->iter_cpu_s = c * s;
     } else {
         rt->cpu_per_sample += RT_ALPHA * (c - rt->cpu_per_sample);
         rt->samples_per_iter += RT_ALPHA * (s - rt->samples_per_iter);
+        rt->iter_cpu_s += RT_ALPHA * (c * s - rt->iter_cpu_s);
     }
     rt->observed += (uint64_t)ceil(iters);
 }
@@ -44,7 +49,7 @@ double slaq_runtime_iter_cpu(const slaq_runtime *rt)
 {
     if (rt->observed == 0)
         return rt->default_iter_cpu_s;
-    return rt->cpu_per_sample * rt->samples_per_iter;
+    return rt->iter_cpu_s;
 }
 
 double slaq_runtime_iter_time(const slaq_runtime *rt, double cores,

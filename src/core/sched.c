@@ -41,6 +41,7 @@ struct slaq_job {
     double ends[SCHED_END_FITS]; /* the end loss of the last few fits */
     uint64_t end_total;      /* history total when ends[] was last updated */
     int cost_known;          /* the driver gave the iteration cost */
+    slaq_convergence convergence; /* declared class (predictor option) */
     void *user;
 };
 
@@ -59,7 +60,7 @@ struct slaq_sched {
 void slaq_sched_config_init(slaq_sched_config *c)
 {
     c->policy = SLAQ_POLICY_SLAQ;
-    c->predictor = SLAQ_PRED_AUTO;
+    c->predictor = SLAQ_PRED_AUTO; /* see docs/predictors.md */
     c->cores = 1;
     c->unit = 1;
     c->epoch_s = 1;
@@ -83,6 +84,7 @@ void slaq_job_opts_init(slaq_job_opts *o)
     o->truth = NULL;
     o->truth_len = 0;
     o->iter_cpu_s = 0;
+    o->convergence = SLAQ_CONV_UNKNOWN;
     o->iters = 0;
     o->user = NULL;
 }
@@ -140,7 +142,9 @@ void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy)
 
 static slaq_predictor *job_predictor(const slaq_sched *s, const slaq_job *j)
 {
-    slaq_predictor *p = slaq_predictor_new(s->cfg.predictor, &s->cfg.pred);
+    slaq_predictor_opts o = s->cfg.pred;
+    o.convergence = j->convergence;
+    slaq_predictor *p = slaq_predictor_new(s->cfg.predictor, &o);
     if (p && j->truth)
         slaq_predictor_set_truth(p, j->truth, j->truth_len);
     return p;
@@ -200,7 +204,8 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     }
     if (!(o->weight > 0) || !(o->max_cores > 0) || !isfinite(t) ||
         (o->truth && o->truth_len == 0) || !(o->iter_cpu_s >= 0) ||
-        !isfinite(o->iter_cpu_s))
+        !isfinite(o->iter_cpu_s) ||
+        (unsigned)o->convergence > SLAQ_CONV_LINEAR)
         return NULL;
     if (sched_reserve(s, s->n + 1) != SLAQ_OK)
         return NULL;
@@ -218,6 +223,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
         j->ends[i] = NAN;
     j->user = o->user;
     j->cost_known = o->iter_cpu_s > 0;
+    j->convergence = o->convergence;
     slaq_runtime_init(&j->rt, j->cost_known ? o->iter_cpu_s
                                             : s->cfg.default_iter_cpu_s);
     j->hist = slaq_history_new(s->cfg.window);

@@ -154,7 +154,10 @@ typedef struct sd_job {
     double sig_tokens, sig_cpu_prev;
     int sig_stopped;
     int sig_seen;         /* sig_cpu_prev holds a measurement */
+    int sig_held;         /* held at some tick since the last epoch */
     int cg_ready;         /* a cgroup exists for it */
+    uint64_t cg_nr_throttled; /* cgroup cpu.stat's count at the last epoch */
+    int throttled;        /* enforcement held it back in the last epoch */
     /* predictor error (trace.c): |forecast − reported| / (L(0) − min L)
      * of the forecast fitted at one epoch, on the reports of the next */
     int fc_ready;         /* its forecast was fitted on >= 2 reports */
@@ -386,6 +389,7 @@ void enf_apply(sd_daemon *d, sd_job *j, double cores);
 /* cpu.weight (v2) or cpu.shares (v1) for an allocation of `cores`. */
 unsigned long enf_weight(int v2, double cores);
 void enf_tick(sd_daemon *d, double dt);
+void enf_epoch(sd_daemon *d, sd_job *j);    /* sets j->throttled */
 void enf_release(sd_daemon *d, sd_job *j);
 void enf_shutdown(sd_daemon *d);
 const char *enf_mode_name(sd_enforce_mode m);

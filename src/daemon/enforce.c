@@ -518,12 +518,55 @@ void enf_tick(sd_daemon *d, double dt)
         /* Not before its first allocation, nor while it is stopping. */
         int hold = j->sig_tokens <= 0 && j->state == SD_RUNNING &&
                    j->nspark > 0;
+        j->sig_held |= hold;
         if (hold != j->sig_stopped) {
             kill(-j->pid, hold ? SIGSTOP : SIGCONT);
             j->sig_stopped = hold;
         }
     }
     free(g);
+}
+
+/* The kernel's count of periods in which the job's group hit its quota
+ * (cpu.stat's nr_throttled, in cgroup2 and in cgroup1's cpu controller). */
+static int cg_nr_throttled(const sd_enforcer *e, const sd_job *j,
+                           uint64_t *out)
+{
+    char path[4300], buf[1024];
+    job_dir(e, j->id, path, sizeof path);
+    strcat(path, "/cpu.stat");
+    if (read_file(path, buf, sizeof buf) < 0)
+        return -1;
+    const char *p = strstr(buf, "nr_throttled ");
+    if (!p)
+        return -1;
+    *out = strtoull(p + strlen("nr_throttled "), NULL, 10);
+    return 0;
+}
+
+/*
+ * Whether enforcement held the job back since the previous epoch: the
+ * signal backend held its group at some tick, or the kernel throttled its
+ * cgroup in some period. This, not the core's token bucket (which only
+ * counts the CPU time a job reports), is what `throttled` shows.
+ */
+void enf_epoch(sd_daemon *d, sd_job *j)
+{
+    const sd_enforcer *e = &d->enf;
+    j->throttled = 0;
+    if (!j->managed)
+        return;
+    if (e->mode == SD_ENF_SIGNAL) {
+        j->throttled = j->sig_held;
+        j->sig_held = j->sig_stopped;
+        return;
+    }
+    uint64_t nr;
+    if ((e->mode == SD_ENF_CGROUP1 || e->mode == SD_ENF_CGROUP2) &&
+        j->cg_ready && cg_nr_throttled(e, j, &nr) == 0) {
+        j->throttled = nr > j->cg_nr_throttled;
+        j->cg_nr_throttled = nr;
+    }
 }
 
 void enf_release(sd_daemon *d, sd_job *j)

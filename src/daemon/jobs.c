@@ -316,6 +316,13 @@ sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
         snprintf(err, errlen, "field \"target_reduction\" must be in [0, 1]");
         return NULL;
     }
+    /* A count: whole, and exact in a double (so it converts, and is
+     * stored as a 64-bit integer, without loss). */
+    if (max_iters != floor(max_iters) || max_iters > 0x1p53) {
+        snprintf(err, errlen, "field \"max_iters\" must be a whole number of "
+                              "iterations in [0, 2^53] (0: no limit)");
+        return NULL;
+    }
     if (name && job_name_check(name, err, errlen) < 0)
         return NULL;
     if (!cwd)
@@ -700,6 +707,7 @@ void job_epoch(sd_daemon *d)
             continue;
         sd_job *j = slaq_job_user(sj);
         apply_alloc(d, j, slaq_job_alloc(sj), now);
+        enf_epoch(d, j);
         j->reduction = slaq_job_reduction(sj);
         if (j->state != SD_RUNNING)
             continue;
@@ -962,8 +970,7 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
         json_object_set_new(o, "eta90_s", num_or_null(trace_eta90(j)));
         json_object_set_new(o, "predictor_error", j->pe_n ? json_real(
                                 j->pe_sum / (double)j->pe_n) : json_null());
-        json_object_set_new(o, "throttled",
-                            json_boolean(slaq_job_throttled(j->sj)));
+        json_object_set_new(o, "throttled", json_boolean(j->throttled));
         size_t len = slaq_history_len(h);
         double ips = 0;
         if (len >= 2) {

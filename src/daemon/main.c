@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <gsl/gsl_errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -770,6 +771,9 @@ int main(int argc, char **argv)
     sd_daemon *d = &daemon_state;
     d->epfd = -1;
     d->http_h.fd = -1;
+    /* GSL's default error handler aborts; libslaq leaves the process-wide
+     * handler to the program (see slaq.h): a daemon must not abort. */
+    gsl_set_error_handler_off();
     const char *config_path;
     char *config_text;
     int rc = parse_args(&d->cfg, argc, argv, &config_path, &config_text);

@@ -7,6 +7,7 @@
  * error: the simulator must never replay half a workload.
  */
 #include "io/workload.h"
+#include "slaq/slaq.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -31,6 +32,7 @@ static void job_free(wl_job *j)
     free(j->id);
     free(j->algorithm);
     free(j->curve);
+    free(j->convergence);
     free(j->loss);
 }
 
@@ -151,8 +153,17 @@ static int parse_line(const char *text, const char *name, size_t lineno,
         get_number(obj, "weight", 0, 1, &j->weight, where, err, errlen) ||
         get_string(obj, "algorithm", 0, &j->algorithm, where, err, errlen) ||
         get_string(obj, "curve", 0, &j->curve, where, err, errlen) ||
+        get_string(obj, "convergence", 0, &j->convergence, where, err,
+                   errlen) ||
         get_loss(obj, j, where, err, errlen))
         goto out;
+    slaq_convergence cv;
+    if (slaq_convergence_parse(j->convergence, &cv) != SLAQ_OK) {
+        wl_err(err, errlen, "%s: field 'convergence': expected sublinear, "
+               "linear, superlinear or nonconvex, got '%s'", where,
+               j->convergence);
+        goto out;
+    }
     rc = 0;
 out:
     json_decref(obj);
@@ -294,6 +305,10 @@ int wl_write_job(FILE *f, const wl_job *j)
     if (j->curve && *j->curve) {
         rc |= fputs(", \"curve\": ", f) < 0;
         rc |= put_string(f, j->curve);
+    }
+    if (j->convergence && *j->convergence) {
+        rc |= fputs(", \"convergence\": ", f) < 0;
+        rc |= put_string(f, j->convergence);
     }
     rc |= fputs(", \"loss\": [", f) < 0;
     for (size_t i = 0; i < j->nloss; i++)

@@ -23,6 +23,8 @@ typedef struct wl_job {
     char *id;
     char *algorithm;   /* "" when absent */
     char *curve;       /* name of the recorded curve; "" when absent */
+    char *convergence; /* declared class (slaq_convergence_parse); "" when
+                          absent */
     double arrival_s;  /* >= 0 */
     double iter_cpu_s; /* > 0, CPU-seconds per iteration */
     double max_cores;  /* > 0; INFINITY when absent */

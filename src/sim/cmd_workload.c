@@ -131,6 +131,7 @@ static int generate(const curve_set *cs, size_t jobs, double mean_ia,
         snprintf(id, sizeof id, "j%zu", i + 1);
         wl_job j = {
             .id = id, .algorithm = c->algorithm, .curve = c->name,
+            .convergence = c->convergence,
             .arrival_s = t, .iter_cpu_s = work / (double)n,
             .max_cores = max_cores, .weight = weight, .loss = c->loss,
             .nloss = n + 1,

@@ -12,10 +12,13 @@
  *
  * Every decision is the core's: the loop only calls slaq_sched_add,
  * slaq_job_report, slaq_sched_epoch and slaq_job_alloc, in the order slaqd
- * would see the same events. The wall time of each slaq_sched_epoch() is
+ * would see the same events, and decides only at epoch boundaries, as
+ * slaqd's epoch timer does. The wall time of each slaq_sched_epoch() is
  * measured here (the core reads no clock).
  */
 #include "sim/sim.h"
+
+#include "io/stats.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -45,6 +48,9 @@ void sim_config_init(sim_config *c)
     c->declare_iters = 1;
     c->progress = NULL;
     c->progress_arg = NULL;
+    c->on_report = NULL;
+    c->on_alloc = NULL;
+    c->trace_arg = NULL;
 }
 
 int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c)
@@ -57,7 +63,7 @@ int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c)
     memcpy(pol, name, len);
     pol[len] = '\0';
     c->predictor = dflt;
-    if (!strcmp(pol, "oracle")) {
+    if (!strcmp(pol, "oracle-greedy") || !strcmp(pol, "oracle")) {
         if (colon)
             return -1;
         c->policy = SLAQ_POLICY_SLAQ;
@@ -257,19 +263,12 @@ static int push_epoch(simstate *st, double t, double ms)
     return 0;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* One decision at time t: the core's epoch, then every job's new rate. */
 static int decide(simstate *st, double t, char *err, size_t errlen)
 {
-    double t0 = now_ms();
+    double t0 = stats_now_ms();
     int rc = slaq_sched_epoch(st->s, t);
-    double ms = now_ms() - t0;
+    double ms = stats_now_ms() - t0;
     if (rc != SLAQ_OK) {
         sim_err(err, errlen, "scheduling epoch at t=%.6f s failed: %s", t,
                 slaq_strerror(rc));
@@ -285,6 +284,9 @@ static int decide(simstate *st, double t, char *err, size_t errlen)
         double a = slaq_job_alloc(j->sj);
         double mc = j->w->max_cores;
         double use = a < mc ? a : mc;
+        if (st->cfg->on_alloc)
+            st->cfg->on_alloc(st->cfg->trace_arg, t,
+                              (size_t)(j->res - st->r->jobs), a);
         if (j->decided && fabs(use - j->cores) > 1e-9) {
             j->res->changes++;
             j->res->moved += fabs(use - j->cores);
@@ -357,6 +359,9 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     slaq_job_opts_init(&o);
     o.weight = j->w->weight;
     o.max_cores = j->w->max_cores;
+    /* The class the job declares (checked when the workload was read). */
+    if (slaq_convergence_parse(j->w->convergence, &o.convergence))
+        o.convergence = SLAQ_CONV_UNKNOWN;
     /* A job says how many iterations it runs (a training loop's epochs):
      * its end of curve. */
     if (st->cfg->declare_iters)
@@ -376,6 +381,9 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     }
     slaq_report rep = {.iter = 0, .loss = j->w->loss[0], .t = j->arrival};
     int rc = slaq_job_report(j->sj, &rep);
+    if (rc == SLAQ_OK && st->cfg->on_report)
+        st->cfg->on_report(st->cfg->trace_arg, (size_t)(j->res - st->r->jobs),
+                           &rep);
     if (rc != SLAQ_OK) {
         sim_err(err, errlen, "job %s: report of iteration 0 refused: %s",
                 j->w->id, slaq_strerror(rc));
@@ -404,6 +412,9 @@ static int job_complete(simstate *st, char *err, size_t errlen)
     slaq_report rep = {.iter = j->k, .loss = j->w->loss[j->k],
                        .cpu_s = j->w->iter_cpu_s, .samples = 1, .t = t};
     int rc = slaq_job_report(j->sj, &rep);
+    if (rc == SLAQ_OK && st->cfg->on_report)
+        st->cfg->on_report(st->cfg->trace_arg, (size_t)(j->res - st->r->jobs),
+                           &rep);
     if (rc != SLAQ_OK) {
         sim_err(err, errlen, "job %s: report of iteration %zu refused: %s",
                 j->w->id, j->k, slaq_strerror(rc));
@@ -500,25 +511,22 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
          * before t: empty epochs are skipped, not simulated. */
         if (st.nactive == 0)
             e = ceil(t / T);
-        int changed = 0;
-        while (st.nactive > 0 && st.heap[0]->next_t <= t) {
-            int rc = job_complete(&st, err, errlen);
-            if (rc < 0)
+        while (st.nactive > 0 && st.heap[0]->next_t <= t)
+            if (job_complete(&st, err, errlen) < 0)
                 goto err;
-            changed |= rc;
-        }
-        while (next_arr < n && st.jobs[next_arr].arrival <= t) {
+        while (next_arr < n && st.jobs[next_arr].arrival <= t)
             if (job_arrive(&st, &st.jobs[next_arr++], err, errlen))
                 goto err;
-            changed = 1;
-        }
+        /* Decisions are made at epoch boundaries only, as slaqd's epoch
+         * timer does: an arrival waits for the next boundary with no
+         * cores, and a finished job's cores stay unused until then. */
         int boundary = e * T == t;
         while (e * T <= t)
             e++;
-        if (st.nactive > 0 && (boundary || changed)) {
+        if (st.nactive > 0 && boundary) {
             if (decide(&st, t, err, errlen))
                 goto err;
-            if (boundary && sample(&st, t, err, errlen))
+            if (sample(&st, t, err, errlen))
                 goto err;
         }
         if (cfg->progress && st.done_iters - last_report >= 1000) {
@@ -545,12 +553,6 @@ err:
 }
 
 /* ------------------------------------------------------------- metrics */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 void sim_summarize(const sim_result *r, sim_summary *s)
 {
@@ -599,9 +601,7 @@ void sim_summarize(const sim_result *r, sim_summary *s)
         if (v) {
             for (size_t i = 0; i < r->nepochs; i++)
                 v[i] = r->epochs[i].ms;
-            qsort(v, r->nepochs, sizeof *v, cmp_double);
-            size_t k = (size_t)ceil(0.99 * (double)r->nepochs);
-            s->sched_p99_ms = v[k ? k - 1 : 0];
+            s->sched_p99_ms = stats_quantile(v, r->nepochs, 0.99);
             s->sched_max_ms = v[r->nepochs - 1];
             free(v);
         }

@@ -4,7 +4,9 @@
  * The simulator replays a workload (src/io/workload.h) in virtual time
  * through the very functions slaqd calls: a slaq_sched is given every job
  * on arrival, every completed iteration as a report, and is asked for an
- * allocation at every epoch boundary and whenever a job arrives or leaves.
+ * allocation at every epoch boundary, and only then (as slaqd's epoch timer
+ * does): an arrival has no cores until the next boundary, and the cores
+ * of a job that finished stay unused until then.
  * There is no policy or predictor here; comparing policies in the
  * simulator therefore compares what production would do.
  *
@@ -59,6 +61,14 @@ typedef struct sim_config {
     /* Called now and then with iterations done so far and in total. */
     void (*progress)(void *arg, double done, double total);
     void *progress_arg;
+    /* Optional trace of what the core was told and answered (NULL: none):
+     * every report handed to slaq_job_report, and every job's allocation
+     * after each slaq_sched_epoch. `job` is the workload index. A replay
+     * of the reports through a slaq_sched, epoch at the same times, gives
+     * the same allocations (tests/sim/test_sim.c checks it). */
+    void (*on_report)(void *arg, size_t job, const slaq_report *r);
+    void (*on_alloc)(void *arg, double t, size_t job, double cores);
+    void *trace_arg;
 } sim_config;
 
 /* A configuration with the defaults: slaq/auto, epoch 2 s, unit 1. */
@@ -66,8 +76,10 @@ void sim_config_init(sim_config *c);
 
 /*
  * Parses a run name "POLICY[:PREDICTOR]" into c->policy and c->predictor:
- * POLICY is fair, slaq, slaq-maxmin or oracle (= slaq with the oracle
- * predictor); PREDICTOR (auto, slaq-fit, strawman) overrides `dflt`.
+ * POLICY is fair, slaq, slaq-maxmin or oracle-greedy (= slaq with the
+ * oracle predictor: the same greedy handed the true curves and costs, a
+ * reference and not an upper bound; "oracle" is accepted for it);
+ * PREDICTOR (auto, slaq-fit, strawman) overrides `dflt`.
  * Returns 0, or -1 on an unknown name.
  */
 int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c);

@@ -25,18 +25,18 @@ check_exit "workload gen: missing curves file" 2 \
 
 check_exit "sim --help" 0 "$SLAQ" sim --help
 check_exit "sim runs three policies" 0 "$SLAQ" sim --workload "$WL" \
-  --cores 32 --compare fair,slaq,oracle --sweep-interarrival 2,6 \
+  --cores 32 --compare fair,slaq,oracle-greedy --sweep-interarrival 2,6 \
   --out "$TMP/rep" --quiet
 for f in summary.json report.html reduction.csv sweep.csv plots.gp \
          fig7a-loss.svg fig7b-reduction.svg fig8-cores-slaq.svg \
          fig9-sweep.svg fig10c-sched.svg fair/timeline.csv slaq/jobs.csv \
-         slaq/sched.csv oracle/summary.json; do
+         slaq/sched.csv oracle-greedy/summary.json; do
   check "sim wrote $f" test -s "$TMP/rep/$f"
 done
 check "summary.json is JSON with every field" python3 -c '
 import json, sys
 runs = json.load(open(sys.argv[1]))
-assert [r["policy"] for r in runs] == ["fair", "slaq", "oracle"]
+assert [r["policy"] for r in runs] == ["fair", "slaq", "oracle-greedy"]
 for r in runs:
     for k in ("jobs", "avg_norm_loss", "t90_mean_s", "t95_mean_s",
               "jct_mean_s", "makespan_s", "epochs"):
@@ -50,11 +50,11 @@ check_grep "jobs.csv has t50 ... t99" '^id,algorithm,arrival_s,t50_s,.*t90_s,t95
 
 # Determinism: everything but the wall-clock sched_ms (summaries,
 # sched.csv, fig10c) is byte-identical.
-"$SLAQ" sim --workload "$WL" --cores 32 --compare fair,slaq,oracle \
+"$SLAQ" sim --workload "$WL" --cores 32 --compare fair,slaq,oracle-greedy \
   --sweep-interarrival 2,6 --out "$TMP/again" --quiet
 same=1
 for f in fair/timeline.csv fair/jobs.csv slaq/timeline.csv slaq/jobs.csv \
-         oracle/jobs.csv reduction.csv sweep.csv plots.gp fig7a-loss.svg; do
+         oracle-greedy/jobs.csv reduction.csv sweep.csv plots.gp fig7a-loss.svg; do
   cmp -s "$TMP/rep/$f" "$TMP/again/$f" || { same=0; echo "# differs: $f"; }
 done
 for f in summary.json slaq/summary.json; do
@@ -89,6 +89,8 @@ check_exit "sim: --default-iter-cpu" 0 "$SLAQ" sim --workload "$WL" \
   --quiet --no-plots
 check_grep "sim: summary records --default-iter-cpu" \
   '"default_iter_cpu_s": 40,' "$TMP/cpu/summary.json"
+check_grep "sim: the old name oracle runs as oracle-greedy" \
+  '"policy": "oracle-greedy"' "$TMP/cpu/summary.json"
 head -n 1 "$WL" >"$TMP/one.jsonl"
 check_exit "sim: a sweep needs two arrival times" 2 "$SLAQ" sim --workload \
   "$TMP/one.jsonl" --cores 8 --sweep-interarrival 2 --out "$TMP/x"

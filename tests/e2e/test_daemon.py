@@ -639,6 +639,48 @@ def test_default_unit_is_a_twentieth_of_the_cores(daemon_factory):
     assert "40 cores in units of 1," in daemon_factory("--cores", "40").read_log()
 
 
+def test_submit_refuses_max_iters_that_is_not_a_whole_count(slaqd):
+    # 0.5 would become 0 ("no limit") and 1e20 does not fit in 64 bits.
+    for bad in (0.5, 1e20, 2.0 ** 64, -1):
+        r = slaqd.request({"type": "submit", "cmd": ["true"],
+                           "max_iters": bad})
+        assert not r["ok"], bad
+        assert "max_iters" in r["message"], r
+    r = slaqd.request({"type": "submit", "cmd": ["true"], "max_iters": 3})
+    assert r["ok"], r
+
+
+def test_throttled_comes_from_enforcement_not_reported_cpu(daemon_factory):
+    # Advisory mode enforces nothing, so nothing is ever throttled, even
+    # for a job that reports far more CPU time than it was given.
+    d = daemon_factory("--policy", "fair", "--cores", "1",
+                       "--enforce", "none")
+    s, f = _raw(d.sock)
+    w = _send(s, f, b'{"type":"hello","name":"greedy"}\n')
+    assert w["type"] == "welcome"
+    jid = w["job"]
+    s.sendall(b'{"type":"report","iter":0,"loss":1.0}\n')
+    wait_for(lambda: d.job(jid)["cores"] > 0, what="an allocation")
+    for k in range(1, 4):
+        s.sendall(b'{"type":"report","iter":%d,"loss":%f,"cpu_s":1000}\n'
+                  % (k, 1.0 / (k + 1)))
+        time.sleep(0.3)  # more than an epoch
+    wait_for(lambda: d.job(jid)["iter"] == 3, what="the reports")
+    time.sleep(0.5)
+    assert d.job(jid)["throttled"] is False
+    s.close()
+
+
+def test_signal_enforcement_reports_the_jobs_it_holds(daemon_factory):
+    d = daemon_factory("--policy", "fair", "--cores", "0.3",
+                       "--enforce", "signal")
+    jid = d.submit(sys.executable, "-c", "while True: pass")
+    wait_for(lambda: d.job(jid)["throttled"], timeout=10,
+             what="the busy job to be held")
+    d.cli("cancel", str(jid))
+    d.wait_state(jid, "cancelled")
+
+
 def test_a_job_declares_its_length(slaqd):
     # hello carries it; info changes it later; a bad value is refused
     c = slaq.Client(socket_path=slaqd.sock, name="declared", iters=20)

@@ -74,7 +74,8 @@ static void run(const wl_workload *wl, const char *policy, double cores,
         fail_msg("%s", err);
 }
 
-/* One job alone finishes at exactly work / cores. */
+/* One job alone finishes at exactly work / cores after the first epoch
+ * boundary at or after its arrival (decisions are made only there). */
 static void test_alone_work_over_cores(void **state)
 {
     (void)state;
@@ -87,8 +88,9 @@ static void test_alone_work_over_cores(void **state)
     for (size_t p = 0; p < sizeof pol / sizeof *pol; p++) {
         sim_result r;
         run(&wl, pol[p], 8, &r);
-        /* 10 iterations × 7 CPU-s on 8 cores, from t = 3. */
-        assert_near(r.jobs[0].completion, 3 + 70.0 / 8, 1e-9);
+        /* Arrives at 3, waits for the boundary at 4 (T = 2), then
+         * 10 iterations × 7 CPU-s on 8 cores. */
+        assert_near(r.jobs[0].completion, 4 + 70.0 / 8, 1e-9);
         sim_result_free(&r);
     }
     wl_free(&wl);
@@ -143,8 +145,36 @@ static void test_fair_identical_together(void **state)
     sim_result r;
     run(&wl, "fair", 10, &r);
     assert_true(r.jobs[0].completion == r.jobs[1].completion);
-    assert_near(r.jobs[0].completion, 1 + 40.0 / 10, 1e-9);
+    assert_near(r.jobs[0].completion, 2 + 40.0 / 10, 1e-9);
     sim_result_free(&r);
+    wl_free(&wl);
+}
+
+/* Like slaqd, the simulator decides at epoch boundaries only: a job that
+ * arrives mid-epoch waits for the next one, and a departure's cores stay
+ * idle until then. */
+static void test_decisions_only_at_epoch_boundaries(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    /* a: 1 iteration of 3 CPU-s from 0; b arrives at 0.5. 4 cores, T = 2:
+     * at 0 a gets all 4 cores and ends at 0.75; b waits until 2, then has
+     * all 4 cores: its 2 iterations of 4 CPU-s end at 4. */
+    wl_from("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":3,"
+            "\"loss\":[2,1]}\n"
+            "{\"id\":\"b\",\"arrival_s\":0.5,\"iter_cpu_s\":4,"
+            "\"loss\":[3,2,1]}\n", &wl);
+    const char *pol[] = {"fair", "slaq", "oracle"};
+    for (size_t p = 0; p < sizeof pol / sizeof *pol; p++) {
+        sim_result r;
+        run(&wl, pol[p], 4, &r);
+        assert_near(r.jobs[0].completion, 0.75, 1e-9);
+        assert_near(r.jobs[1].completion, 4, 1e-9);
+        for (size_t i = 0; i < r.nepochs; i++)
+            assert_near(fmod(r.epochs[i].t, 2.0), 0, 0);
+        assert_int_equal(r.nepochs, 2); /* at 0 and 2 */
+        sim_result_free(&r);
+    }
     wl_free(&wl);
 }
 
@@ -418,6 +448,9 @@ static void test_reader_errors(void **state)
     snprintf(buf, sizeof buf, "%s%s{\"id\":\"c\",\"arrival_s\":0,"
              "\"loss\":[1,0]}\n", ok, "\n");
     wl_bad(buf, "bad.jsonl:3", "iter_cpu_s", NULL);
+    wl_bad("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":1,"
+           "\"convergence\":\"fast\",\"loss\":[1,0]}",
+           "bad.jsonl:1", "convergence", "sublinear", NULL);
     wl_bad("{\"id\":\"a\",\"arrival_s\":-1,\"iter_cpu_s\":1,\"loss\":[1,0]}",
            "bad.jsonl:1", "arrival_s", NULL);
     wl_bad("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":1,\"loss\":[1]}",
@@ -439,6 +472,194 @@ static void test_reader_errors(void **state)
     wl_bad("\n\n", "no jobs", NULL);
 }
 
+/* Four geometric curves; with `declare`, most declare themselves
+ * sublinear (so slaq-fit must fit them with the rational family). */
+static void conv_workload(int declare, wl_workload *wl)
+{
+    static char text[16384];
+    const double mu[4] = {0.7, 0.8, 0.75, 0.85};
+    const char *cls[4] = {"sublinear", "sublinear", "superlinear",
+                          "sublinear"};
+    size_t len = 0;
+    for (int i = 0; i < 4; i++) {
+        len += (size_t)snprintf(text + len, sizeof text - len,
+                                "{\"id\":\"j%d\",\"arrival_s\":%d,"
+                                "\"iter_cpu_s\":%d,", i, i, 2 + i);
+        if (declare)
+            len += (size_t)snprintf(text + len, sizeof text - len,
+                                    "\"convergence\":\"%s\",", cls[i]);
+        len += (size_t)snprintf(text + len, sizeof text - len, "\"loss\":[");
+        for (int k = 0; k < 40; k++)
+            len += (size_t)snprintf(text + len, sizeof text - len, "%s%.17g",
+                                    k ? "," : "", 3 * pow(mu[i], k) + 0.5);
+        len += (size_t)snprintf(text + len, sizeof text - len, "]}\n");
+    }
+    wl_from(text, wl);
+}
+
+/* The workload's declared class reaches the core: it changes what
+ * slaq-fit does (and so the schedule), and nothing for the strawman. */
+static void test_declared_convergence_reaches_the_core(void **state)
+{
+    (void)state;
+    wl_workload with, without;
+    conv_workload(1, &with);
+    conv_workload(0, &without);
+    const char *runs[] = {"slaq:slaq-fit", "slaq:strawman"};
+    for (int ri = 0; ri < 2; ri++) {
+        sim_result a, b;
+        run(&with, runs[ri], 8, &a);
+        run(&without, runs[ri], 8, &b);
+        int same = 1;
+        for (size_t i = 0; i < a.njobs; i++)
+            same &= a.jobs[i].completion == b.jobs[i].completion &&
+                    a.jobs[i].tx[sim_x_index(90)] ==
+                        b.jobs[i].tx[sim_x_index(90)];
+        if (ri == 0 && same)
+            fail_msg("slaq-fit scheduled the same with and without the "
+                     "declared classes");
+        if (ri == 1 && !same)
+            fail_msg("the strawman changed with the declared classes");
+        sim_result_free(&a);
+        sim_result_free(&b);
+    }
+    wl_free(&with);
+    wl_free(&without);
+}
+
+/* --------------------------------------------------------------- replay */
+
+enum { TR_MAX = 4096 };
+
+typedef struct trace {
+    size_t nrep, nal;
+    size_t rep_job[TR_MAX];
+    slaq_report rep[TR_MAX];
+    double al_t[TR_MAX], al_a[TR_MAX];
+    size_t al_job[TR_MAX];
+} trace;
+
+static void tr_report(void *arg, size_t job, const slaq_report *r)
+{
+    trace *t = arg;
+    assert_true(t->nrep < TR_MAX);
+    t->rep_job[t->nrep] = job;
+    t->rep[t->nrep++] = *r;
+}
+
+static void tr_alloc(void *arg, double when, size_t job, double cores)
+{
+    trace *t = arg;
+    assert_true(t->nal < TR_MAX);
+    t->al_t[t->nal] = when;
+    t->al_job[t->nal] = job;
+    t->al_a[t->nal++] = cores;
+}
+
+/*
+ * The simulator's decisions are slaqd's: its report stream, replayed the
+ * way slaqd receives it (each report when it is made; a job added at its
+ * first report, removed after its last) into a slaq_sched that is asked
+ * for an allocation at the same epoch times, gives the same allocation to
+ * every job at every epoch — and those times are all epoch boundaries.
+ */
+static void test_replay_gives_the_same_allocations(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    wl_from("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":3,"
+            "\"convergence\":\"superlinear\","
+            "\"loss\":[5,3,2,1.5,1.2,1.1,1.05,1.02,1.01,1.005]}\n"
+            "{\"id\":\"b\",\"arrival_s\":0.7,\"iter_cpu_s\":5,\"weight\":2,"
+            "\"loss\":[9,8,7.2,6.5,6,5.7,5.5,5.4,5.35]}\n"
+            "{\"id\":\"c\",\"arrival_s\":3.1,\"iter_cpu_s\":2,"
+            "\"convergence\":\"sublinear\","
+            "\"max_cores\":3,\"loss\":[2,1,0.5,0.25,0.125,0.0625,0.03]}\n"
+            "{\"id\":\"d\",\"arrival_s\":5.5,\"iter_cpu_s\":8,"
+            "\"loss\":[1,0.9,0.82,0.76,0.72,0.7,0.69]}\n"
+            "{\"id\":\"e\",\"arrival_s\":6,\"iter_cpu_s\":1,"
+            "\"loss\":[3,2.5,2.2,2.1,2.05,2.02,2.01,2.005]}\n"
+            "{\"id\":\"f\",\"arrival_s\":9.3,\"iter_cpu_s\":4,"
+            "\"loss\":[7,5,4,3.5,3.2,3.1,3.05,3.02,3.01]}\n",
+            &wl);
+    const char *runs[] = {"fair", "slaq", "slaq:strawman", "slaq:slaq-fit",
+                          "slaq-maxmin"};
+    for (size_t ri = 0; ri < sizeof runs / sizeof *runs; ri++) {
+        static trace tr;
+        memset(&tr, 0, sizeof tr);
+        sim_config c;
+        char err[512];
+        sim_config_init(&c);
+        assert_int_equal(sim_parse_run(runs[ri], SLAQ_PRED_AUTO, &c), 0);
+        c.cores = 6;
+        c.on_report = tr_report;
+        c.on_alloc = tr_alloc;
+        c.trace_arg = &tr;
+        sim_result r;
+        if (sim_run(&wl, &c, &r, err, sizeof err))
+            fail_msg("%s", err);
+        assert_true(tr.nal > 10);
+
+        slaq_sched_config sc;
+        slaq_sched_config_init(&sc);
+        sc.policy = c.policy;
+        sc.predictor = c.predictor;
+        sc.cores = c.cores;
+        sc.epoch_s = c.epoch_s;
+        sc.unit = c.unit;
+        sc.normalise = c.normalise;
+        sc.startup_reports = c.startup_reports;
+        sc.hysteresis = c.hysteresis;
+        sc.horizon_s = c.horizon_s;
+        sc.damping = c.damping;
+        slaq_sched *s = slaq_sched_new(&sc);
+        slaq_job *sj[16] = {0};
+        size_t next = 0, checked = 0;
+        for (size_t i = 0; i < tr.nal;) {
+            double te = tr.al_t[i];
+            assert_near(fmod(te, c.epoch_s), 0, 0);
+            for (; next < tr.nrep && tr.rep[next].t <= te; next++) {
+                size_t jx = tr.rep_job[next];
+                const wl_job *w = &wl.jobs[jx];
+                if (tr.rep[next].iter == 0) {
+                    slaq_job_opts o;
+                    slaq_job_opts_init(&o);
+                    o.weight = w->weight;
+                    o.max_cores = w->max_cores;
+                    assert_int_equal(slaq_convergence_parse(w->convergence,
+                                                            &o.convergence),
+                                     SLAQ_OK);
+                    if (c.declare_iters)
+                        o.iters = w->nloss - 1;
+                    sj[jx] = slaq_sched_add(s, &o, tr.rep[next].t);
+                    assert_non_null(sj[jx]);
+                }
+                assert_int_equal(slaq_job_report(sj[jx], &tr.rep[next]),
+                                 SLAQ_OK);
+                if (tr.rep[next].iter + 1 == w->nloss) {
+                    slaq_sched_remove(s, sj[jx]);
+                    sj[jx] = NULL;
+                }
+            }
+            assert_int_equal(slaq_sched_epoch(s, te), SLAQ_OK);
+            size_t active = 0;
+            for (; i < tr.nal && tr.al_t[i] == te; i++, active++) {
+                assert_non_null(sj[tr.al_job[i]]);
+                if (slaq_job_alloc(sj[tr.al_job[i]]) != tr.al_a[i])
+                    fail_msg("%s: t=%g job %s: replay %.17g, simulator "
+                             "%.17g", runs[ri], te, wl.jobs[tr.al_job[i]].id,
+                             slaq_job_alloc(sj[tr.al_job[i]]), tr.al_a[i]);
+                checked++;
+            }
+            assert_int_equal(active, slaq_sched_count(s));
+        }
+        assert_int_equal(checked, tr.nal);
+        slaq_sched_free(s);
+        sim_result_free(&r);
+    }
+    wl_free(&wl);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -446,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_alone_max_cores),
         cmocka_unit_test(test_time_to_reduction),
         cmocka_unit_test(test_fair_identical_together),
+        cmocka_unit_test(test_decisions_only_at_epoch_boundaries),
         cmocka_unit_test(test_departure_redivides),
         cmocka_unit_test(test_converged_minimum_share),
         cmocka_unit_test(test_loss_groups),
@@ -455,6 +677,8 @@ int main(void)
         cmocka_unit_test(test_parse_run),
         cmocka_unit_test(test_reader_accepts_format),
         cmocka_unit_test(test_reader_errors),
+        cmocka_unit_test(test_replay_gives_the_same_allocations),
+        cmocka_unit_test(test_declared_convergence_reaches_the_core),
     };
     return cmocka_run_group_tests_name("sim", tests, NULL, NULL);
 }

@@ -87,12 +87,29 @@ static void test_bad_reports_are_refused_and_change_nothing(void **state)
     slaq_report nan = rep(4, NAN), inf = rep(4, INFINITY);
     assert_int_equal(slaq_history_add(h, &nan), SLAQ_EINVAL);
     assert_int_equal(slaq_history_add(h, &inf), SLAQ_EINVAL);
+    /* Losses whose differences could overflow are refused: the bound. */
+    slaq_report huge = rep(4, 1e308), nhuge = rep(4, -1e308);
+    slaq_report over = rep(4, SLAQ_LOSS_MAX * 1.0000001);
+    assert_int_equal(slaq_history_add(h, &huge), SLAQ_EINVAL);
+    assert_int_equal(slaq_history_add(h, &nhuge), SLAQ_EINVAL);
+    assert_int_equal(slaq_history_add(h, &over), SLAQ_EINVAL);
     slaq_report negcpu = rep(4, 0.5);
     negcpu.cpu_s = -1;
     assert_int_equal(slaq_history_add(h, &negcpu), SLAQ_EINVAL);
     assert_int_equal(slaq_history_total(h), 1);
     assert_near(slaq_history_last(h)->loss, 1.0, 0);
     assert_null(slaq_history_new(1));
+    slaq_history_free(h);
+}
+
+static void test_losses_up_to_the_bound_are_kept(void **state)
+{
+    (void)state;
+    slaq_history *h = slaq_history_new(0);
+    slaq_report a = rep(0, SLAQ_LOSS_MAX), b = rep(1, -SLAQ_LOSS_MAX);
+    assert_int_equal(slaq_history_add(h, &a), SLAQ_OK);
+    assert_int_equal(slaq_history_add(h, &b), SLAQ_OK);
+    assert_true(isfinite(slaq_history_max_delta(h)));
     slaq_history_free(h);
 }
 
@@ -104,6 +121,7 @@ int main(void)
         cmocka_unit_test(test_rising_loss_never_sets_the_normaliser),
         cmocka_unit_test(test_gaps_are_per_iteration),
         cmocka_unit_test(test_bad_reports_are_refused_and_change_nothing),
+        cmocka_unit_test(test_losses_up_to_the_bound_are_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -210,6 +210,31 @@ static void test_converged_job_gets_only_its_minimum_share(void **state)
     slaq_alloc_ws_free(ws);
 }
 
+/* A forecast whose values are NaN (a loss overflowed somewhere) gives the
+ * job a NaN key; it must rank below every number, not take over the heap
+ * by never being compared as smaller. */
+static void test_nan_gain_ranks_last(void **state)
+{
+    (void)state;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    slaq_forecast bad = line_forecast(10, NAN, 0);
+    slaq_forecast fresh = line_forecast(10, 1, 0);
+    slaq_pjob j[3] = {
+        {.fc = &bad, .iters_per_core = 1, .weight = 1, .max_cores = INFINITY},
+        {.fc = &fresh, .iters_per_core = 1, .weight = 1,
+         .max_cores = INFINITY},
+        {.fc = &fresh, .iters_per_core = 1, .weight = 1,
+         .max_cores = INFINITY}};
+    double a[3];
+    for (int pol = SLAQ_POLICY_SLAQ; pol <= SLAQ_POLICY_MAXMIN; pol++) {
+        assert_int_equal(slaq_allocate((slaq_policy_kind)pol, j, 3, 16, 1, ws,
+                                       a), SLAQ_OK);
+        assert_near(a[0], 1, 0);
+        assert_near(a[1] + a[2], 15, 1e-9);
+    }
+    slaq_alloc_ws_free(ws);
+}
+
 static void test_weight_multiplies_gain(void **state)
 {
     (void)state;
@@ -348,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_invariants_on_random_instances),
         cmocka_unit_test(test_fair_is_weighted_water_filling),
         cmocka_unit_test(test_converged_job_gets_only_its_minimum_share),
+        cmocka_unit_test(test_nan_gain_ranks_last),
         cmocka_unit_test(test_weight_multiplies_gain),
         cmocka_unit_test(test_maxmin_serves_the_worst_job),
         cmocka_unit_test(test_min_share_when_more_jobs_than_units),

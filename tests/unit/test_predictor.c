@@ -219,6 +219,99 @@ static void test_eval_matches_definition(void **state)
     assert_near(s.rel_sum, 1.0 / 5, 1e-12);
 }
 
+/* A history cleared and refilled to the same number of reports is new
+ * data: the predictor must refit, not keep the old forecast. */
+static void test_refit_after_clear_and_refill(void **state)
+{
+    (void)state;
+    for (int kind = SLAQ_PRED_STRAWMAN; kind <= SLAQ_PRED_AUTO; kind++) {
+        slaq_history *h = slaq_history_new(0);
+        slaq_predictor *p = slaq_predictor_new((slaq_predictor_kind)kind,
+                                               NULL);
+        for (uint64_t k = 0; k < 12; k++) {
+            slaq_report r = {k, expo((double)k), 1, 1, (double)k};
+            assert_int_equal(slaq_history_add(h, &r), SLAQ_OK);
+        }
+        slaq_predictor_fit(p, h);
+        slaq_history_clear(h);
+        for (uint64_t k = 0; k < 12; k++) {
+            slaq_report r = {k, 10 * rational((double)k), 1, 1, (double)k};
+            assert_int_equal(slaq_history_add(h, &r), SLAQ_OK);
+        }
+        slaq_predictor_fit(p, h);
+        assert_near(slaq_predictor_forecast(p)->loss0, 10 * rational(11),
+                    1e-12);
+        assert_near(slaq_predictor_loss(p, 0), 10 * rational(11),
+                    0.05 * 10 * rational(11));
+        slaq_predictor_free(p);
+        slaq_history_free(h);
+    }
+}
+
+/* An invalid Λ is an invalid argument, not a lack of memory. */
+static void test_eval_refuses_bad_lambda(void **state)
+{
+    (void)state;
+    double c[10];
+    for (int k = 0; k < 10; k++)
+        c[k] = expo(k);
+    int one = 1;
+    slaq_eval_acc acc = {0};
+    slaq_predictor_opts o;
+    slaq_predictor_opts_init(&o);
+    o.lambda = 1.5;
+    assert_int_equal(slaq_eval_curve(SLAQ_PRED_AUTO, &o, c, 10, NULL, &one, 1,
+                                     &acc), SLAQ_EINVAL);
+    o.lambda = 0;
+    assert_int_equal(slaq_eval_curve(SLAQ_PRED_SLAQ_FIT, &o, c, 10, NULL,
+                                     &one, 1, &acc), SLAQ_EINVAL);
+    assert_int_equal(acc.n, 0);
+}
+
+/* A declared convergence class picks slaq-fit's family, as in the paper:
+ * even on a curve of the other family, and through the scheduler. */
+static void test_declared_class_picks_the_family(void **state)
+{
+    (void)state;
+    struct { slaq_convergence c; double (*f)(double); slaq_model want; }
+    cases[] = {{SLAQ_CONV_SUBLINEAR, expo, SLAQ_MODEL_RATIONAL},
+               {SLAQ_CONV_LINEAR, rational, SLAQ_MODEL_EXP},
+               {SLAQ_CONV_UNKNOWN, expo, SLAQ_MODEL_EXP},
+               {SLAQ_CONV_UNKNOWN, rational, SLAQ_MODEL_RATIONAL}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        slaq_sched_config c;
+        slaq_sched_config_init(&c);
+        c.predictor = SLAQ_PRED_SLAQ_FIT;
+        slaq_sched *s = slaq_sched_new(&c);
+        slaq_job_opts o;
+        slaq_job_opts_init(&o);
+        o.convergence = cases[i].c;
+        slaq_job *j = slaq_sched_add(s, &o, 0);
+        for (uint64_t k = 0; k < 30; k++) {
+            slaq_report r = {k, cases[i].f((double)k), 1, 1, (double)k};
+            assert_int_equal(slaq_job_report(j, &r), SLAQ_OK);
+        }
+        assert_int_equal(slaq_sched_epoch(s, 30), SLAQ_OK);
+        assert_int_equal(slaq_predictor_forecast(slaq_job_predictor(j))->model,
+                         cases[i].want);
+        /* ... and survives a change of predictor kind. */
+        assert_int_equal(slaq_sched_set_predictor(s, SLAQ_PRED_SLAQ_FIT),
+                         SLAQ_OK);
+        slaq_report r = {30, cases[i].f(30), 1, 1, 30};
+        assert_int_equal(slaq_job_report(j, &r), SLAQ_OK);
+        assert_int_equal(slaq_sched_epoch(s, 31), SLAQ_OK);
+        assert_int_equal(slaq_predictor_forecast(slaq_job_predictor(j))->model,
+                         cases[i].want);
+        slaq_sched_free(s);
+    }
+    slaq_convergence cv;
+    assert_int_equal(slaq_convergence_parse("superlinear", &cv), SLAQ_OK);
+    assert_int_equal(cv, SLAQ_CONV_LINEAR);
+    assert_int_equal(slaq_convergence_parse("nonconvex", &cv), SLAQ_OK);
+    assert_int_equal(cv, SLAQ_CONV_UNKNOWN);
+    assert_int_equal(slaq_convergence_parse("fast", &cv), SLAQ_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -231,6 +324,9 @@ int main(void)
         cmocka_unit_test(test_forecast_never_falls_faster_than_recent_steps),
         cmocka_unit_test(test_noisy_and_rising_curves_stay_finite),
         cmocka_unit_test(test_eval_matches_definition),
+        cmocka_unit_test(test_refit_after_clear_and_refill),
+        cmocka_unit_test(test_eval_refuses_bad_lambda),
+        cmocka_unit_test(test_declared_class_picks_the_family),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

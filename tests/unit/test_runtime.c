@@ -36,6 +36,19 @@ static void test_learns_cost_per_sample(void **state)
     assert_near(slaq_runtime_iter_cpu(&rt), 2.0, 1e-9);
 }
 
+/* The prediction is the weighted mean of c·S, not the product of the
+ * means of c and of S: a job that always takes 1 CPU-second per iteration
+ * while its reported samples alternate 1 and 100 costs 1 CPU-second. */
+static void test_cost_is_the_mean_of_the_product(void **state)
+{
+    (void)state;
+    slaq_runtime rt;
+    slaq_runtime_init(&rt, 0);
+    for (int i = 0; i < 40; i++)
+        slaq_runtime_observe(&rt, 1.0, i % 2 ? 100 : 1, 1);
+    assert_near(slaq_runtime_iter_cpu(&rt), 1.0, 1e-9);
+}
+
 static void test_follows_a_cost_change(void **state)
 {
     (void)state;
@@ -82,6 +95,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_before_any_report),
         cmocka_unit_test(test_learns_cost_per_sample),
+        cmocka_unit_test(test_cost_is_the_mean_of_the_product),
         cmocka_unit_test(test_follows_a_cost_change),
         cmocka_unit_test(test_tokens_refill_consume_throttle),
         cmocka_unit_test(test_unused_tokens_expire_debt_carries),
