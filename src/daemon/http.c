@@ -134,6 +134,14 @@ static void prom_head(FILE *f, const char *name, const char *type,
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* One daemon-wide gauge or counter with its HELP and TYPE lines. */
+static void prom_one(FILE *f, const char *name, const char *type,
+                     const char *help, double v)
+{
+    prom_head(f, name, type, help);
+    fprintf(f, "%s %.17g\n", name, v);
+}
+
 /* One gauge or counter per job: NAME{job="ID",name="NAME"} VALUE. */
 static void prom_job(FILE *f, const char *name, const sd_job *j, double v)
 {
@@ -177,51 +185,43 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
         const sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         prom_job(f, "slaq_job_reports_total", j, (double)j->nreports);
     }
-    prom_head(f, "slaq_reports_total", "counter",
-              "Iteration reports accepted since slaqd started.");
-    fprintf(f, "slaq_reports_total %llu\n",
-            (unsigned long long)d->reports_total);
-    prom_head(f, "slaq_report_errors_total", "counter",
-              "Messages refused since slaqd started.");
-    fprintf(f, "slaq_report_errors_total %llu\n",
-            (unsigned long long)d->errors_total);
-    prom_head(f, "slaq_auth_failures_total", "counter",
-              "Wrong or missing tokens and job secrets since slaqd started.");
-    fprintf(f, "slaq_auth_failures_total %llu\n",
-            (unsigned long long)d->auth_failures_total);
-    prom_head(f, "slaq_store_ok", "gauge",
-              "1 while the database takes writes, 0 while commits fail.");
-    fprintf(f, "slaq_store_ok %d\n", !store_failing(d->store));
-    prom_head(f, "slaq_store_failures_total", "counter",
-              "Failed database writes and commits since slaqd started.");
-    fprintf(f, "slaq_store_failures_total %llu\n",
-            (unsigned long long)store_failures(d->store));
-    prom_head(f, "slaq_reports_pending", "gauge",
-              "Reports accepted but not yet committed (kept in memory).");
-    fprintf(f, "slaq_reports_pending %zu\n", store_pending(d->store));
-    prom_head(f, "slaq_reports_lost_total", "counter",
-              "Reports dropped: more than the memory holds while writes "
-              "failed.");
-    fprintf(f, "slaq_reports_lost_total %llu\n",
-            (unsigned long long)store_lost(d->store));
-    prom_head(f, "slaq_buffered_bytes", "gauge",
-              "Bytes held in all connections' input and output buffers.");
-    fprintf(f, "slaq_buffered_bytes %zu\n", d->buffered);
-    prom_head(f, "slaq_buffered_bytes_limit", "gauge",
-              "The cap on slaq_buffered_bytes.");
-    fprintf(f, "slaq_buffered_bytes_limit %d\n", SD_MAX_BUFFERED);
-    prom_head(f, "slaq_overload_drops_total", "counter",
-              "Connections closed because the buffers would pass the cap.");
-    fprintf(f, "slaq_overload_drops_total %llu\n",
-            (unsigned long long)d->overload_drops);
-    prom_head(f, "slaq_idle_closed_total", "counter",
-              "Connections closed for sending no message in time.");
-    fprintf(f, "slaq_idle_closed_total %llu\n",
-            (unsigned long long)d->idle_closed);
-    prom_head(f, "slaq_accept_pauses_total", "counter",
-              "Times slaqd stopped accepting, out of descriptors.");
-    fprintf(f, "slaq_accept_pauses_total %llu\n",
-            (unsigned long long)d->accept_pauses);
+    prom_one(f, "slaq_reports_total", "counter",
+             "Iteration reports accepted since slaqd started.",
+             (double)d->reports_total);
+    prom_one(f, "slaq_report_errors_total", "counter",
+             "Messages refused since slaqd started.",
+             (double)d->errors_total);
+    prom_one(f, "slaq_auth_failures_total", "counter",
+             "Wrong or missing tokens and job secrets since slaqd started.",
+             (double)d->auth_failures_total);
+    prom_one(f, "slaq_store_ok", "gauge",
+             "1 while the database takes writes, 0 while commits fail.",
+             (double)!store_failing(d->store));
+    prom_one(f, "slaq_store_failures_total", "counter",
+             "Failed database writes and commits since slaqd started.",
+             (double)store_failures(d->store));
+    prom_one(f, "slaq_reports_pending", "gauge",
+             "Reports accepted but not yet committed (kept in memory).",
+             (double)store_pending(d->store));
+    prom_one(f, "slaq_reports_lost_total", "counter",
+             "Reports dropped: more than the memory holds while writes "
+             "failed.",
+             (double)store_lost(d->store));
+    prom_one(f, "slaq_buffered_bytes", "gauge",
+             "Bytes held in all connections' input and output buffers.",
+             (double)d->buffered);
+    prom_one(f, "slaq_buffered_bytes_limit", "gauge",
+             "The cap on slaq_buffered_bytes.",
+             (double)SD_MAX_BUFFERED);
+    prom_one(f, "slaq_overload_drops_total", "counter",
+             "Connections closed because the buffers would pass the cap.",
+             (double)d->overload_drops);
+    prom_one(f, "slaq_idle_closed_total", "counter",
+             "Connections closed for sending no message in time.",
+             (double)d->idle_closed);
+    prom_one(f, "slaq_accept_pauses_total", "counter",
+             "Times slaqd stopped accepting, out of descriptors.",
+             (double)d->accept_pauses);
     prom_head(f, "slaq_epochs_total", "counter", "Scheduling epochs run.");
     fprintf(f, "slaq_epochs_total %llu\n", (unsigned long long)d->epoch_no);
     prom_head(f, "slaq_epoch_interval_seconds", "gauge",
@@ -243,10 +243,9 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
               "L(0) - min L.");
     fprintf(f, "slaq_predictor_error %.17g\n",
             d->pe_n ? d->pe_sum / (double)d->pe_n : 0.0);
-    prom_head(f, "slaq_predictor_errors_total", "counter",
-              "Reports the forecast error was measured on.");
-    fprintf(f, "slaq_predictor_errors_total %llu\n",
-            (unsigned long long)d->pe_n);
+    prom_one(f, "slaq_predictor_errors_total", "counter",
+             "Reports the forecast error was measured on.",
+             (double)d->pe_n);
     prom_head(f, "slaq_job_predictor_error", "gauge",
               "Per active job: mean absolute error of its forecasts one "
               "epoch ahead, in units of its loss range.");

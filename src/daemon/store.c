@@ -514,52 +514,6 @@ int store_each_report(sd_store *s, int64_t job,
     return rc;
 }
 
-/* Runs `sql` (one ?1 = job) and returns its rows as arrays, keeping every
- * k-th row so that at most `max` come back (the last row always). */
-static json_t *rows_json(sd_store *s, const char *count_sql, const char *sql,
-                         int64_t job, size_t max)
-{
-    json_t *out = json_array();
-    sqlite3_stmt *st;
-    sqlite3_int64 n = 0;
-    if (sqlite3_prepare_v2(s->db, count_sql, -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, job);
-        if (sqlite3_step(st) == SQLITE_ROW)
-            n = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    size_t every = n > (sqlite3_int64)max ? ((size_t)n + max - 1) / max : 1;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return out;
-    sqlite3_bind_int64(st, 1, job);
-    for (sqlite3_int64 row = 0; sqlite3_step(st) == SQLITE_ROW; row++) {
-        if (row % (sqlite3_int64)every && row != n - 1)
-            continue;
-        json_t *a = json_array();
-        for (int i = 0; i < sqlite3_column_count(st); i++) {
-            switch (sqlite3_column_type(st, i)) {
-            case SQLITE_INTEGER:
-                json_array_append_new(a, json_integer(
-                    sqlite3_column_int64(st, i)));
-                break;
-            case SQLITE_FLOAT:
-                json_array_append_new(a, json_real(
-                    sqlite3_column_double(st, i)));
-                break;
-            case SQLITE_TEXT:
-                json_array_append_new(a, json_string(
-                    (const char *)sqlite3_column_text(st, i)));
-                break;
-            default:
-                json_array_append_new(a, json_null());
-            }
-        }
-        json_array_append_new(out, a);
-    }
-    sqlite3_finalize(st);
-    return out;
-}
-
 /* One row of a query as a JSON array of its first n columns. */
 static json_t *row_json(sqlite3_stmt *st, int n)
 {
@@ -582,6 +536,35 @@ static json_t *row_json(sqlite3_stmt *st, int n)
     }
     return a;
 }
+
+/* Runs `sql` (one ?1 = job) and returns its rows as arrays, keeping every
+ * k-th row so that at most `max` come back (the last row always). */
+static json_t *rows_json(sd_store *s, const char *count_sql, const char *sql,
+                         int64_t job, size_t max)
+{
+    json_t *out = json_array();
+    sqlite3_stmt *st;
+    sqlite3_int64 n = 0;
+    if (sqlite3_prepare_v2(s->db, count_sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, job);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    size_t every = n > (sqlite3_int64)max ? ((size_t)n + max - 1) / max : 1;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return out;
+    sqlite3_bind_int64(st, 1, job);
+    for (sqlite3_int64 row = 0; sqlite3_step(st) == SQLITE_ROW; row++) {
+        if (row % (sqlite3_int64)every && row != n - 1)
+            continue;
+        json_t *a = row_json(st, sqlite3_column_count(st));
+        json_array_append_new(out, a);
+    }
+    sqlite3_finalize(st);
+    return out;
+}
+
 
 /*
  * At most `max` rows of a job's `table` spread evenly over its integer key
