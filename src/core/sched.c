@@ -15,12 +15,15 @@
 
 #include "internal.h"
 
-/* A job's end loss is the lowest that its last SCHED_END_FITS fits have
- * predicted: a fit made on a few points often says the job is nearly done
- * just before the next points pull it further down, and what users read
- * off a job (its reduction, "reached", --target-reduction stops) must not
- * claim more than the job has done. */
-#define SCHED_END_FITS 12
+/* A job's end loss is the lowest that its fits of the last
+ * SCHED_END_ITERS iterations have predicted: a fit made on a few points
+ * often says the job is nearly done just before the next points pull it
+ * further down, and what users read off a job (its reduction, "reached",
+ * --target-reduction stops) must not claim more than the job has done.
+ * The window is in iterations, not fits, so that it means the same
+ * whether the job is refitted after every report or every few. */
+#define SCHED_END_ITERS 12
+#define SCHED_END_FITS SCHED_END_ITERS
 
 struct slaq_job {
     slaq_sched *sched;
@@ -39,6 +42,7 @@ struct slaq_job {
     uint64_t iters;          /* declared length, 0 if unknown */
     uint64_t iter_reports;   /* reports of finished iterations (iter > 0) */
     double ends[SCHED_END_FITS]; /* the end loss of the last few fits */
+    uint64_t end_iter[SCHED_END_FITS]; /* the iteration each was fitted at */
     uint64_t end_total;      /* history total when ends[] was last updated */
     int cost_known;          /* the driver gave the iteration cost */
     slaq_convergence convergence; /* declared class (predictor option) */
@@ -309,14 +313,21 @@ static double forecast_end_loss(const slaq_job *j)
     return f->final_loss;
 }
 
-/* Records the current forecast's end loss once per new report. */
+/* Records the current forecast's end loss once per new report, from the
+ * job's third finished iteration on: a forecast from one or two steps is a
+ * straight line whose end means nothing, and as the lowest of the last
+ * fits it would hold the shown progress down for a dozen reports. */
+#define SCHED_END_MIN_ITERS 3
 static void job_note_end(slaq_job *j)
 {
     uint64_t total = slaq_history_total(j->hist);
-    if (total < 2 || total == j->end_total)
+    if (j->iter_reports < SCHED_END_MIN_ITERS || total == j->end_total)
         return;
     memmove(j->ends + 1, j->ends, (SCHED_END_FITS - 1) * sizeof *j->ends);
+    memmove(j->end_iter + 1, j->end_iter,
+            (SCHED_END_FITS - 1) * sizeof *j->end_iter);
     j->ends[0] = forecast_end_loss(j);
+    j->end_iter[0] = slaq_history_last(j->hist)->iter;
     j->end_total = total;
 }
 
@@ -480,8 +491,12 @@ double slaq_job_end_loss(const slaq_job *j)
     double end = last->loss;
     int known = 0;
     for (int i = 0; i < SCHED_END_FITS; i++) {
-        known |= !isnan(j->ends[i]);
-        if (j->ends[i] < end) /* skips NAN */
+        /* the newest fit always counts, however sparse the reports */
+        if (isnan(j->ends[i]) ||
+            (i > 0 && j->end_iter[i] + SCHED_END_ITERS <= last->iter))
+            continue;
+        known = 1;
+        if (j->ends[i] < end)
             end = j->ends[i];
     }
     /* Before its first fit a job's end is unknown, not its last loss. */

@@ -626,6 +626,11 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
     j->state = st;
     j->ended = sd_now();
     if (j->sj) {
+        /* What the job reached, with its reports since the last epoch (a
+         * job that ran to its declared length has all of its reduction):
+         * a finished job shows this from now on. */
+        slaq_sched_refit(d->sched);
+        j->reduction = slaq_job_reduction(j->sj);
         slaq_sched_remove(d->sched, j->sj);
         j->sj = NULL;
     }

@@ -402,6 +402,33 @@ static void test_damping_moves_half_way(void **state)
         slaq_sched_free(s[d]);
 }
 
+/* The cautious end looks back a number of iterations, not of fits: a
+ * job refitted every 4 reports shows the same progress as one refitted
+ * after each (the window of 12 fits used to reach back 48 iterations, to
+ * the first wild fits, and a --target-reduction stop never came). */
+static void test_end_window_is_in_iterations(void **state)
+{
+    (void)state;
+    double shown[2];
+    for (int every = 1, r = 0; every <= 4; every += 3, r++) {
+        slaq_sched *s = new_sched(SLAQ_POLICY_SLAQ, 4);
+        slaq_job_opts o;
+        slaq_job_opts_init(&o);
+        o.iters = 60;
+        slaq_job *j = slaq_sched_add(s, &o, 0);
+        for (uint64_t k = 0; k <= 40; k++) {
+            report(j, k, 1.0 + pow(0.9, (double)k), (double)k);
+            if (k % (uint64_t)every == 0)
+                slaq_sched_epoch(s, (double)k);
+        }
+        shown[r] = slaq_job_reduction(j);
+        slaq_sched_free(s);
+    }
+    double truth = (1 - pow(0.9, 40)) / (1 - pow(0.9, 60));
+    assert_near(shown[0], truth, 0.01);
+    assert_near(shown[1], truth, 0.01);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -419,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_hysteresis_keeps_allocations),
         cmocka_unit_test(test_declared_length_sets_the_end),
         cmocka_unit_test(test_damping_moves_half_way),
+        cmocka_unit_test(test_end_window_is_in_iterations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
