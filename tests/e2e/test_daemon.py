@@ -280,7 +280,8 @@ def test_busy_jobs_get_their_allocation(daemon_factory, share):
     best = [0.0] * len(ids)
     # A quota caps each job; weights cap only the group of all jobs (0.6)
     # and divide it by weight on average, so one job may briefly take
-    # what the other leaves.
+    # what the other leaves (over 3 s, 0.27 and 0.33 were seen).
+    low = 0.90 if share == "quota" else 0.80
     for _ in range(3):
         c0, t0 = [_cpu_seconds(p) for p in pids], time.monotonic()
         time.sleep(3)
@@ -293,9 +294,9 @@ def test_busy_jobs_get_their_allocation(daemon_factory, share):
         assert sum(rates) <= 0.6 * 1.10, \
             "the jobs used %.3f cores together with 0.6 managed" % sum(rates)
         best = [max(b, r) for b, r in zip(best, rates)]
-        if all(r >= 0.3 * 0.90 for r in best):
+        if all(r >= 0.3 * low for r in best):
             break
-    assert all(r >= 0.3 * 0.90 for r in best), \
+    assert all(r >= 0.3 * low for r in best), \
         "jobs used %s cores with 0.3 allocated" % best
 
 
