@@ -345,7 +345,20 @@ static int parse_core_opt(int c, const char *arg, slaq_sched_config *core,
     return -1;
 }
 
-int cmd_sim(int argc, char **argv)
+/* ------------------------------------------------------------- parse */
+
+/* Everything the command line asked for, checked. */
+typedef struct sim_opts {
+    const char *workload, *out;
+    double sweep[MAX_SWEEP];      /* --sweep-interarrival, seconds */
+    int nsweep, plots, quiet;
+    run runs[MAX_RUNS];           /* one per policy, configured */
+    int nruns;
+} sim_opts;
+
+/* Reads argv into o. Returns 0 to go on, 1 when --help was printed, or -1
+ * after reporting a usage error. */
+static int sim_parse(int argc, char **argv, sim_opts *o)
 {
     static const struct option opts[] = {
         {"workload", required_argument, 0, 'w'},
@@ -370,28 +383,29 @@ int cmd_sim(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
-    const char *workload = NULL, *out = NULL, *policy = "slaq",
-               *compare = NULL, *predictor = "auto";
-    double cores = 0, epoch = 2, unit = 1, iter_cpu = 0, sweep[MAX_SWEEP];
-    int nsweep = 0, plots = 1, quiet = 0, declare = 1, c;
+    const char *policy = "slaq", *compare = NULL, *predictor = "auto";
+    double cores = 0, epoch = 2, unit = 1, iter_cpu = 0;
+    int declare = 1, c;
     slaq_sched_config core;
     slaq_sched_config_init(&core);
     double startup = core.startup_reports;
+    memset(o, 0, sizeof *o);
+    o->plots = 1;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
-        case 'w': workload = optarg; break;
-        case 'o': out = optarg; break;
+        case 'w': o->workload = optarg; break;
+        case 'o': o->out = optarg; break;
         case 'p': policy = optarg; break;
         case 'k': predictor = optarg; break;
         case 'C': compare = optarg; break;
-        case 'n': plots = 0; break;
+        case 'n': o->plots = 0; break;
         case 'U': declare = 0; break;
         case 'N':
             if (slaq_norm_parse(optarg, &core.normalise) != SLAQ_OK) {
                 cli_error("sim", "--normalise: expected span or max-delta, "
                           "got '%s'", optarg);
-                return EXIT_USAGE;
+                return -1;
             }
             break;
         case 'S':
@@ -400,43 +414,43 @@ int cmd_sim(int argc, char **argv)
         case 'Z':
         case 'H':
             if (parse_core_opt(c, optarg, &core, &startup))
-                return EXIT_USAGE;
+                return -1;
             break;
-        case 'q': quiet = 1; break;
+        case 'q': o->quiet = 1; break;
         case 'c':
             if (cli_parse_positive("sim", "--cores", optarg, &cores))
-                return EXIT_USAGE;
+                return -1;
             break;
         case 'e':
             if (cli_parse_positive("sim", "--epoch", optarg, &epoch))
-                return EXIT_USAGE;
+                return -1;
             break;
         case 'u':
             if (cli_parse_positive("sim", "--unit", optarg, &unit))
-                return EXIT_USAGE;
+                return -1;
             break;
         case 'd':
             if (cli_parse_positive("sim", "--default-iter-cpu", optarg, &iter_cpu))
-                return EXIT_USAGE;
+                return -1;
             break;
         case 's':
-            nsweep = cli_parse_list(optarg, sweep, MAX_SWEEP);
-            if (nsweep < 0) {
+            o->nsweep = cli_parse_list(optarg, o->sweep, MAX_SWEEP);
+            if (o->nsweep < 0) {
                 cli_error("sim", "--sweep-interarrival: expected a list of "
                           "positive numbers like 2,4,6, got '%s'", optarg);
-                return EXIT_USAGE;
+                return -1;
             }
             break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return EXIT_USAGE;
+        case 'h': usage(stdout); return 1;
+        default: usage(stderr); return -1;
         }
     }
-    if (optind < argc || !workload || !out || !(cores > 0)) {
+    if (optind < argc || !o->workload || !o->out || !(cores > 0)) {
         cli_error("sim", optind < argc ? "unexpected argument '%s'"
                   : "--workload, --cores and --out are required%s",
                   optind < argc ? argv[optind] : "");
         usage(stderr);
-        return EXIT_USAGE;
+        return -1;
     }
     slaq_predictor_kind pred;
     if (slaq_predictor_parse(predictor, &pred) != SLAQ_OK ||
@@ -444,115 +458,163 @@ int cmd_sim(int argc, char **argv)
         cli_error("sim", "--predictor: expected auto, slaq-fit or strawman, "
                   "got '%s' (use --policy oracle-greedy for the oracle)",
                   predictor);
-        return EXIT_USAGE;
+        return -1;
     }
-    run runs[MAX_RUNS];
-    int nruns;
-    if (parse_runs(compare ? compare : policy, pred, runs, &nruns))
-        return EXIT_USAGE;
-    for (int i = 0; i < nruns; i++) {
-        runs[i].cfg.cores = cores;
-        runs[i].cfg.epoch_s = epoch;
-        runs[i].cfg.unit = unit;
-        runs[i].cfg.default_iter_cpu_s = iter_cpu;
-        runs[i].cfg.normalise = core.normalise;
-        runs[i].cfg.startup_reports = (unsigned)startup;
-        runs[i].cfg.hysteresis = core.hysteresis;
-        runs[i].cfg.horizon_s = core.horizon_s;
-        runs[i].cfg.horizon_iters = core.horizon_iters;
-        runs[i].cfg.damping = core.damping;
-        runs[i].cfg.declare_iters = declare;
+    if (parse_runs(compare ? compare : policy, pred, o->runs, &o->nruns))
+        return -1;
+    for (int i = 0; i < o->nruns; i++) {
+        sim_config *cfg = &o->runs[i].cfg;
+        cfg->cores = cores;
+        cfg->epoch_s = epoch;
+        cfg->unit = unit;
+        cfg->default_iter_cpu_s = iter_cpu;
+        cfg->normalise = core.normalise;
+        cfg->startup_reports = (unsigned)startup;
+        cfg->hysteresis = core.hysteresis;
+        cfg->horizon_s = core.horizon_s;
+        cfg->horizon_iters = core.horizon_iters;
+        cfg->damping = core.damping;
+        cfg->declare_iters = declare;
+    }
+    return 0;
+}
+
+/* ----------------------------------------------------------- compute */
+
+/*
+ * Runs every policy on the workload, summarises each into o->runs[i].sum
+ * and writes its per-run files into stage (a run's full result is freed
+ * before the next, so memory stays that of one run); then the sweep's
+ * rescaled runs, summarised into swept[s * nruns + i].
+ */
+static int sim_compute(sim_opts *o, const wl_workload *wl, const char *stage,
+                       sim_summary *swept)
+{
+    progress prog = {.quiet = o->quiet, .start = wall_s()};
+    double iters = 0;
+    for (size_t i = 0; i < wl->n; i++)
+        iters += (double)(wl->jobs[i].nloss - 1);
+    prog.total = iters * o->nruns * (1 + o->nsweep);
+    for (int i = 0; i < o->nruns; i++) {
+        sim_result res;
+        if (simulate(wl, &o->runs[i].cfg, &prog, &res))
+            return -1;
+        sim_summarize(&res, &o->runs[i].sum);
+        int wrc = write_run(stage, &o->runs[i], wl, &res);
+        sim_result_free(&res);
+        if (wrc)
+            return -1;
+    }
+    double mean_ia = sim_mean_interarrival(wl);
+    for (int s = 0; s < o->nsweep; s++) {
+        for (int i = 0; i < o->nruns; i++) {
+            sim_config cfg = o->runs[i].cfg;
+            sim_result res;
+            cfg.arrival_scale = o->sweep[s] / mean_ia;
+            if (simulate(wl, &cfg, &prog, &res))
+                return -1;
+            sim_summarize(&res, &swept[s * o->nruns + i]);
+            sim_result_free(&res);
+        }
+    }
+    progress_end(&prog);
+    return 0;
+}
+
+/* ------------------------------------------------------------- print */
+
+/* Writes the all-policies summary.json, the figures and report.html into
+ * stage; then moves stage to o->out and prints the headline. */
+static int sim_print(const sim_opts *o, const char *stage,
+                     const sim_summary *swept, const char *command)
+{
+    FILE *f = open_out(stage, NULL, "summary.json");
+    if (!f)
+        return -1;
+    int frc = fputs("[\n", f) < 0;
+    for (int i = 0; i < o->nruns; i++) {
+        frc |= sim_write_summary(f, o->runs[i].name, &o->runs[i].cfg,
+                                 &o->runs[i].sum);
+        if (i + 1 < o->nruns)
+            frc |= fputs(",\n", f) < 0;
+    }
+    frc |= fputs("]\n", f) < 0;
+    if (close_out(f, frc, "summary.json"))
+        return -1;
+
+    report_run rr[MAX_RUNS];
+    for (int i = 0; i < o->nruns; i++)
+        rr[i] = (report_run){o->runs[i].name, &o->runs[i].cfg,
+                             &o->runs[i].sum};
+    report_input in = {
+        .dir = stage, .workload = o->workload, .command = command,
+        .runs = rr, .nruns = (size_t)o->nruns, .sweep_ia = o->sweep,
+        .nsweep = (size_t)o->nsweep, .sweep = swept, .plots = o->plots,
+    };
+    char err[1024];
+    if (report_write(&in, err, sizeof err)) {
+        cli_error("sim", "%s", err);
+        return -1;
+    }
+    if (commit_dir(stage, o->out))
+        return -1;
+    if (!o->quiet)
+        print_headline(o->runs, o->nruns, o->out);
+    return 0;
+}
+
+int cmd_sim(int argc, char **argv)
+{
+    sim_opts *o = malloc(sizeof *o);
+    if (!o) {
+        cli_error("sim", "out of memory");
+        return EXIT_RUNTIME;
+    }
+    int prc = sim_parse(argc, argv, o);
+    if (prc) {
+        free(o);
+        return prc > 0 ? 0 : EXIT_USAGE;
     }
 
     char err[1024];
     wl_workload wl;
-    if (wl_read_path(workload, &wl, err, sizeof err)) {
+    if (wl_read_path(o->workload, &wl, err, sizeof err)) {
         cli_error("sim", "%s", err);
+        free(o);
         return EXIT_USAGE;
     }
-    double mean_ia = sim_mean_interarrival(&wl);
-    if (nsweep && !(mean_ia > 0)) {
+    if (o->nsweep && !(sim_mean_interarrival(&wl) > 0)) {
         cli_error("sim", "--sweep-interarrival needs a workload with at "
                   "least two different arrival times");
         wl_free(&wl);
+        free(o);
         return EXIT_USAGE;
     }
 
     int rc = EXIT_RUNTIME;
     char stage[PATH_MAX] = "";
-    sim_summary *swept = calloc((size_t)(nsweep * nruns) + 1, sizeof *swept);
-    progress prog = {.quiet = quiet, .start = wall_s()};
-    double iters = 0;
-    for (size_t i = 0; i < wl.n; i++)
-        iters += (double)(wl.jobs[i].nloss - 1);
-    prog.total = iters * nruns * (1 + nsweep);
-    if (!swept || snprintf(stage, sizeof stage, "%s.tmp.XXXXXX", out) >=
+    sim_summary *swept = calloc((size_t)(o->nsweep * o->nruns) + 1,
+                                sizeof *swept);
+    if (!swept || snprintf(stage, sizeof stage, "%s.tmp.XXXXXX", o->out) >=
                       (int)sizeof stage || !mkdtemp(stage)) {
-        cli_error("sim", "%s: cannot create a staging directory: %s", out,
+        cli_error("sim", "%s: cannot create a staging directory: %s", o->out,
                   strerror(errno));
         stage[0] = '\0';
         goto done;
     }
-    for (int i = 0; i < nruns; i++) {
-        sim_result res;
-        if (simulate(&wl, &runs[i].cfg, &prog, &res))
-            goto done;
-        sim_summarize(&res, &runs[i].sum);
-        int wrc = write_run(stage, &runs[i], &wl, &res);
-        sim_result_free(&res);
-        if (wrc)
-            goto done;
-    }
-    for (int s = 0; s < nsweep; s++) {
-        for (int i = 0; i < nruns; i++) {
-            sim_config cfg = runs[i].cfg;
-            sim_result res;
-            cfg.arrival_scale = sweep[s] / mean_ia;
-            if (simulate(&wl, &cfg, &prog, &res))
-                goto done;
-            sim_summarize(&res, &swept[s * nruns + i]);
-            sim_result_free(&res);
-        }
-    }
-    progress_end(&prog);
-
-    FILE *f = open_out(stage, NULL, "summary.json");
-    if (!f)
+    if (sim_compute(o, &wl, stage, swept))
         goto done;
-    int frc = fputs("[\n", f) < 0;
-    for (int i = 0; i < nruns; i++) {
-        frc |= sim_write_summary(f, runs[i].name, &runs[i].cfg, &runs[i].sum);
-        if (i + 1 < nruns)
-            frc |= fputs(",\n", f) < 0;
-    }
-    frc |= fputs("]\n", f) < 0;
-    if (close_out(f, frc, "summary.json"))
-        goto done;
-
-    report_run rr[MAX_RUNS];
-    for (int i = 0; i < nruns; i++)
-        rr[i] = (report_run){runs[i].name, &runs[i].cfg, &runs[i].sum};
     char command[4096];
     join_argv(argc, argv, command, sizeof command);
-    report_input in = {
-        .dir = stage, .workload = workload, .command = command, .runs = rr,
-        .nruns = (size_t)nruns, .sweep_ia = sweep, .nsweep = (size_t)nsweep,
-        .sweep = swept, .plots = plots,
-    };
-    if (report_write(&in, err, sizeof err)) {
-        cli_error("sim", "%s", err);
+    if (sim_print(o, stage, swept, command))
         goto done;
-    }
-    if (commit_dir(stage, out))
-        goto done;
-    stage[0] = '\0';
-    if (!quiet)
-        print_headline(runs, nruns, out);
+    stage[0] = '\0';   /* moved into place */
     rc = 0;
 done:
     if (stage[0])
         rm_tree(stage);
     free(swept);
     wl_free(&wl);
+    free(o);
     return rc;
 }
