@@ -8,12 +8,14 @@
  * same files (up to the wall-clock sched_ms numbers).
  */
 #include "sim/report.h"
+#include "io/stats.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,6 +69,163 @@ static int write_reduction(const report_input *in, char *err, size_t errlen)
         rc |= fputc('\n', f) == EOF;
     }
     return close_checked(f, "reduction.csv", rc, err, errlen);
+}
+
+/* ------------------------------------------------- figure data files */
+
+/*
+ * Reads the first ncols numeric columns of every row of DIR/SUB/FILE after
+ * its header into a malloc'd row-major array. Returns the row count, or
+ * (size_t)-1 with a message in err.
+ */
+static size_t read_csv(const char *dir, const char *sub, const char *file,
+                       size_t ncols, double **out, char *err, size_t errlen)
+{
+    char path[4096], line[1024];
+    snprintf(path, sizeof path, "%s/%s/%s", dir, sub, file);
+    FILE *f = fopen(path, "r");
+    *out = NULL;
+    if (!f) {
+        rep_err(err, errlen, "%s: %s", path, strerror(errno));
+        return (size_t)-1;
+    }
+    size_t n = 0, cap = 0, lineno = 1;
+    double *v = NULL;
+    int bad = !fgets(line, sizeof line, f);   /* the header */
+    while (!bad && fgets(line, sizeof line, f)) {
+        lineno++;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 256;
+            double *nv = realloc(v, cap * ncols * sizeof *v);
+            if (!nv) {
+                bad = 1;
+                break;
+            }
+            v = nv;
+        }
+        char *p = line, *end;
+        for (size_t c = 0; c < ncols && !bad; c++) {
+            v[n * ncols + c] = strtod(p, &end);
+            bad = end == p || (*end != ',' && c + 1 < ncols);
+            p = end + 1;
+        }
+        n++;
+    }
+    fclose(f);
+    if (bad) {
+        free(v);
+        rep_err(err, errlen, "%s:%zu: expected %zu numbers", path, lineno,
+                ncols);
+        return (size_t)-1;
+    }
+    *out = v;
+    return n;
+}
+
+/* Fig. 8 bins at most this many points across a run. */
+enum { FIG8_BINS = 120 };
+
+/*
+ * RUN/fig8.csv: the timeline's cores by loss group, averaged over bins of
+ * k consecutive epochs (k chosen so there are at most FIG8_BINS bins) and
+ * stacked: high, high + medium, all three. Drawn as filled areas, one
+ * band per group; the top edge is the cores in use.
+ */
+static int write_fig8(const char *dir, const char *run, char *err,
+                      size_t errlen)
+{
+    double *t;   /* time, active, loss, high, medium, low */
+    size_t n = read_csv(dir, run, "timeline.csv", 6, &t, err, errlen);
+    if (n == (size_t)-1)
+        return -1;
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/%s", dir, run);
+    FILE *f = open_in(sub, "fig8.csv", err, errlen);
+    if (!f) {
+        free(t);
+        return -1;
+    }
+    size_t k = n > FIG8_BINS ? (n + FIG8_BINS - 1) / FIG8_BINS : 1;
+    int rc = fputs("time_s,high,high_medium,all\n", f) < 0;
+    for (size_t b = 0; b < n; b += k) {
+        size_t m = n - b < k ? n - b : k;
+        double g[4] = {0, 0, 0, 0};   /* time, high, medium, low */
+        for (size_t i = b; i < b + m; i++) {
+            g[0] += t[i * 6];
+            for (int c = 1; c < 4; c++)
+                g[c] += t[i * 6 + 2 + (size_t)c];
+        }
+        for (int c = 0; c < 4; c++)
+            g[c] /= (double)m;
+        rc |= fprintf(f, "%.3f,%.4f,%.4f,%.4f\n", g[0], g[1], g[1] + g[2],
+                      g[1] + g[2] + g[3]) < 0;
+    }
+    free(t);
+    return close_checked(f, "fig8.csv", rc, err, errlen);
+}
+
+/* Fig. 10c groups the job counts into about this many bins. */
+enum { FIG10C_BINS = 50 };
+
+/*
+ * RUN/fig10c.csv: scheduling time against active jobs, per bin of the job
+ * count: the median and the 90th percentile of the epochs' wall times and
+ * how many epochs fell in the bin. A bin's mean would be ruled by the few
+ * epochs that the machine delayed (a 4 ms epoch among 0.05 ms ones).
+ */
+static int write_fig10c(const char *dir, const char *run, char *err,
+                        size_t errlen)
+{
+    double *s;   /* time, active jobs, ms */
+    size_t n = read_csv(dir, run, "sched.csv", 3, &s, err, errlen);
+    if (n == (size_t)-1)
+        return -1;
+    double maxj = 0;
+    for (size_t i = 0; i < n; i++)
+        maxj = s[i * 3 + 1] > maxj ? s[i * 3 + 1] : maxj;
+    double bw = maxj > FIG10C_BINS ? ceil(maxj / FIG10C_BINS) : 1;
+    size_t nb = (size_t)(maxj / bw) + 1;
+    size_t *cnt = calloc(nb, sizeof *cnt), *at = calloc(nb + 1, sizeof *at);
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    char sub[4096];
+    snprintf(sub, sizeof sub, "%s/%s", dir, run);
+    FILE *f = cnt && at && v ? open_in(sub, "fig10c.csv", err, errlen) : NULL;
+    if (!f) {
+        if (!(cnt && at && v))
+            rep_err(err, errlen, "out of memory");
+        free(cnt), free(at), free(v), free(s);
+        return -1;
+    }
+    /* Counting sort of the times by bin, then order statistics per bin. */
+    for (size_t i = 0; i < n; i++)
+        cnt[(size_t)(s[i * 3 + 1] / bw)]++;
+    for (size_t b = 0; b < nb; b++)
+        at[b + 1] = at[b] + cnt[b];
+    memset(cnt, 0, nb * sizeof *cnt);
+    for (size_t i = 0; i < n; i++) {
+        size_t b = (size_t)(s[i * 3 + 1] / bw);
+        v[at[b] + cnt[b]++] = s[i * 3 + 2];
+    }
+    int rc = fputs("active_jobs,median_ms,p90_ms,epochs\n", f) < 0;
+    for (size_t b = 0; b < nb; b++) {
+        if (!cnt[b])
+            continue;
+        double *x = v + at[b];
+        double p90 = stats_quantile(x, cnt[b], 0.9);   /* sorts x */
+        rc |= fprintf(f, "%g,%.4f,%.4f,%zu\n", bw * (double)b,
+                      stats_median_sorted(x, cnt[b]), p90, cnt[b]) < 0;
+    }
+    free(cnt), free(at), free(v), free(s);
+    return close_checked(f, "fig10c.csv", rc, err, errlen);
+}
+
+static int write_fig_data(const report_input *in, char *err, size_t errlen)
+{
+    for (size_t r = 0; r < in->nruns; r++)
+        if (write_fig8(in->dir, in->runs[r].name, err, errlen) ||
+            write_fig10c(in->dir, in->runs[r].name, err, errlen))
+            return -1;
+    return 0;
 }
 
 /* Columns per run in sweep.csv, after interarrival_s. */
@@ -126,34 +285,38 @@ static int write_script(const report_input *in, char *err, size_t errlen)
                       "linespoints title '%s'", r ? ", \\\n     " : "",
                       r + 2, in->runs[r].name) < 0;
     rc |= fputs("\nset autoscale y\n", f) < 0;
+    /* Fig. 8: stacked areas, drawn from the back (all groups) to the
+     * front (high loss), each opaque over the one before. */
     for (size_t r = 0; r < in->nruns; r++) {
         const char *n = in->runs[r].name;
         rc |= fprintf(f, "\nset output 'fig8-cores-%s.svg'\nset title "
-                      "'Cores by loss group, %s (Fig. 8)'\nset xlabel "
-                      "'time (s)'\nset ylabel 'cores'\n"
-                      "plot '%s/timeline.csv' skip 1 using 1:4 with lines "
-                      "title 'high loss (top 25%%)', \\\n     '' skip 1 using "
-                      "1:5 with lines title 'medium (next 25%%)', \\\n     "
-                      "'' skip 1 using 1:6 with lines title 'low (bottom "
-                      "50%%)'\n", n, n, n) < 0;
+                      "'Cores by loss group, %s (Fig. 8, stacked)'\n"
+                      "set xlabel 'time (s)'\n"
+                      "set ylabel 'cores'\nset yrange [0:*]\n"
+                      "set style fill solid 0.85 noborder\n"
+                      "plot '%s/fig8.csv' skip 1 using 1:4 with "
+                      "filledcurves x1 linecolor rgb '#9ecae1' title 'low "
+                      "(bottom 50%%)', \\\n     '' skip 1 using 1:3 with "
+                      "filledcurves x1 linecolor rgb '#fdae6b' title "
+                      "'medium (next 25%%)', \\\n     '' skip 1 using 1:2 "
+                      "with filledcurves x1 linecolor rgb '#de2d26' title "
+                      "'high loss (top 25%%)'\nset style fill empty\n"
+                      "set autoscale y\n", n, n, n) < 0;
     }
-    /* Fig. 10c: scheduling time against the number of jobs, the mean of
-     * the epochs in each of about 50 bins of the job count. */
+    /* Fig. 10c: scheduling time against the number of jobs, the median of
+     * the epochs in each of about 50 bins of the job count (fig10c.csv);
+     * a log scale, so a 2 ms policy and a 0.05 ms one both show. */
     rc |= fputs("\nset output 'fig10c-sched.svg'\nset title 'Scheduling "
-                "time per epoch against active jobs (Fig. 10c)'\nset xlabel "
-                "'active jobs'\nset ylabel 'slaq\\_sched\\_epoch wall time "
-                "(ms)'\nset yrange [0:*]\n", f) < 0;
+                "time per epoch against active jobs (Fig. 10c; median per "
+                "bin)'\nset xlabel 'active jobs'\nset ylabel "
+                "'slaq\\_sched\\_epoch wall time (ms)'\nset logscale y\n"
+                "plot ", f) < 0;
     for (size_t r = 0; r < in->nruns; r++)
-        rc |= fprintf(f, "stats '%s/sched.csv' skip 1 using 2 nooutput\n"
-                      "bw%zu = STATS_max > 50 ? ceil(STATS_max / 50.0) : 1\n",
-                      in->runs[r].name, r) < 0;
-    rc |= fputs("plot ", f) < 0;
-    for (size_t r = 0; r < in->nruns; r++)
-        rc |= fprintf(f, "%s'%s/sched.csv' skip 1 using "
-                      "(bw%zu * floor($2 / bw%zu)):3 smooth unique with "
-                      "linespoints title '%s'", r ? ", \\\n     " : "",
-                      in->runs[r].name, r, r, in->runs[r].name) < 0;
-    rc |= fputs("\nset autoscale y\n", f) < 0;
+        rc |= fprintf(f, "%s'%s/fig10c.csv' skip 1 using 1:($2 > 0 ? $2 : "
+                      "1e-4) with linespoints title '%s'",
+                      r ? ", \\\n     " : "", in->runs[r].name,
+                      in->runs[r].name) < 0;
+    rc |= fputs("\nunset logscale y\nset autoscale y\n", f) < 0;
     if (in->nsweep) {
         rc |= fputs("\nset output 'fig9-sweep.svg'\nset title 'Mean time "
                     "to 90% / 95% loss reduction against arrival rate "
@@ -349,7 +512,9 @@ static int write_html(const report_input *in, char *err, size_t errlen)
     }
     rc |= fputs("<p>Data: <code>summary.json</code>, <code>reduction.csv"
                 "</code>, <code>POLICY/timeline.csv</code>, <code>POLICY/"
-                "jobs.csv</code>, <code>POLICY/sched.csv</code>; figures: "
+                "jobs.csv</code>, <code>POLICY/sched.csv</code>, <code>"
+                "POLICY/fig8.csv</code>, <code>POLICY/fig10c.csv</code>; "
+                "figures: "
                 "<code>plots.gp</code>.</p>\n"
                 "</body></html>\n", f) < 0;
     return close_checked(f, "report.html", rc, err, errlen);
@@ -359,7 +524,7 @@ int report_write(const report_input *in, char *err, size_t errlen)
 {
     if (write_reduction(in, err, errlen) ||
         (in->nsweep && write_sweep(in, err, errlen)) ||
-        write_script(in, err, errlen) ||
+        write_fig_data(in, err, errlen) || write_script(in, err, errlen) ||
         (in->plots && run_gnuplot(in->dir, err, errlen)) ||
         write_html(in, err, errlen))
         return -1;

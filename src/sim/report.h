@@ -4,7 +4,8 @@
  * The figures of the SLAQ paper's evaluation, drawn by gnuplot from the
  * CSV files the simulator writes: average normalised loss over time
  * (Fig. 7a), mean time to X% loss reduction (Fig. 7b), cores by loss group
- * over time (Fig. 8) and, with a sweep, time to 90%/95% against the mean
+ * over time as stacked areas (Fig. 8), the median scheduling time against
+ * active jobs (Fig. 10c) and, with a sweep, time to 90%/95% against the mean
  * inter-arrival time (Fig. 9). report.html shows them next to the numbers.
  */
 #ifndef SLAQ_SIM_REPORT_H
