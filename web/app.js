@@ -350,8 +350,21 @@ async function fetchTimeline(pid) {
   return mergeTimeline(pid, inc, since === 0);
 }
 
+/* ℓ = (loss − end) / (first − end) in [0, 1], as slaqd computes it
+ * (slaq_norm_loss): 1 for a curve that never fell, null when unknown. */
+function normLoss(loss, first, end) {
+  if (loss === null || first === null || end === null) return null;
+  const span = first - end;
+  if (!(span > 0)) return 1;
+  const r = (first - loss) / span;
+  return 1 - Math.min(1, Math.max(0, r));
+}
+
 /* Appends the frames of inc (an /api/timeline reply) to the page's copy,
- * or starts a new copy with them when fresh. */
+ * or starts a new copy with them when fresh. The page keeps each job's
+ * raw losses and draws all of them with the newest first loss and L_end
+ * slaqd sent, so a refit that moves L_end rescales the whole line (as a
+ * fresh fetch would show it) rather than starting a new level. */
 function mergeTimeline(pid, inc, fresh) {
   let tl = state.timeline;
   if (fresh || !tl) {
@@ -363,17 +376,21 @@ function mergeTimeline(pid, inc, fresh) {
     let mine = tl.jobs[id];
     if (!mine) {
       mine = tl.jobs[id] = {id: s.id, name: s.name,
-                            norm_loss: new Array(before).fill(null),
+                            loss: new Array(before).fill(null),
                             cores: new Array(before).fill(null)};
     }
-    mine.norm_loss.push(...s.norm_loss);
+    mine.loss.push(...s.loss);
     mine.cores.push(...s.cores);
+    mine.first_loss = s.first_loss;
+    mine.end_loss = s.end_loss;
   }
   for (const mine of Object.values(tl.jobs)) {
     while (mine.cores.length < tl.t.length) {
-      mine.norm_loss.push(null);
+      mine.loss.push(null);
       mine.cores.push(null);
     }
+    mine.norm_loss = mine.loss.map((l) => normLoss(l, mine.first_loss ?? null,
+                                                   mine.end_loss ?? null));
   }
   return tl;
 }

@@ -594,6 +594,17 @@ double slaq_job_end_loss(const slaq_job *j);
 double slaq_job_reduction(const slaq_job *j);
 
 /*
+ * The normalised loss of docs/metrics.md, ℓ = (loss − end) / (first − end),
+ * kept in [0, 1], for any loss of a job whose first loss is `first` and
+ * whose L_end is taken to be `end`: 1 when first − end is not positive (a
+ * curve that never fell), NAN when an argument is NAN. With the job's last
+ * loss and slaq_job_end_loss() it is 1 − slaq_job_reduction(); slaqd draws
+ * a job's whole loss curve with the newest end, so that a refit rescales
+ * the line instead of breaking it.
+ */
+double slaq_norm_loss(double loss, double first, double end);
+
+/*
  * Predicted iterations after the last report until the job's reduction
  * reaches `target` (in (0, 1]): 0 if it already has, INFINITY if the
  * forecast never gets there (at most the iterations left, for a job that

@@ -503,16 +503,31 @@ double slaq_job_end_loss(const slaq_job *j)
     return known ? end : NAN;
 }
 
+/* The reduction (first − loss) / (first − end) in [0, 1]; 0 when
+ * first − end is not positive or unknown. */
+static double reduction_of(double loss, double first, double end)
+{
+    double span = first - end;
+    if (!(span > 0))
+        return 0;
+    double r = (first - loss) / span;
+    return r < 0 ? 0 : r > 1 ? 1 : r;
+}
+
 double slaq_job_reduction(const slaq_job *j)
 {
     if (slaq_history_total(j->hist) < 2)
         return 0;
-    double first = slaq_history_first_loss(j->hist);
-    double span = first - slaq_job_end_loss(j);
-    if (!(span > 0))
-        return 0;
-    double r = (first - slaq_history_last(j->hist)->loss) / span;
-    return r < 0 ? 0 : r > 1 ? 1 : r;
+    return reduction_of(slaq_history_last(j->hist)->loss,
+                        slaq_history_first_loss(j->hist),
+                        slaq_job_end_loss(j));
+}
+
+double slaq_norm_loss(double loss, double first, double end)
+{
+    if (isnan(loss) || isnan(first) || isnan(end))
+        return NAN;
+    return 1 - reduction_of(loss, first, end);
 }
 
 double slaq_job_iters_to(const slaq_job *j, double target)

@@ -144,6 +144,9 @@ typedef struct sd_job {
     uint64_t last_iter;
     double last_loss, first_loss;
     double reduction;     /* predicted loss reduction so far, last epoch */
+    double end_loss;      /* L_end of its normalised loss: the core's
+                             slaq_job_end_loss each epoch, kept as it was
+                             when the job ended; NAN until known */
     uint64_t nreports;
     double cpu_total;
     double stop_deadline; /* when the next stop step is due (0: none) */
@@ -204,7 +207,7 @@ typedef struct sd_enforcer {
 
 typedef struct sd_sample {
     int64_t id;
-    float norm;           /* normalised loss, NAN before two reports */
+    double loss;          /* its last reported loss, NAN before any */
     float cores;
 } sd_sample;
 
@@ -456,6 +459,11 @@ void trace_free(sd_daemon *d);
 json_t *trace_timeline_json(sd_daemon *d, double since);
 /* GET /api/jobs/ID/forecast: the job's reports and its forecast ahead. */
 json_t *trace_forecast_json(sd_daemon *d, const sd_job *j);
+/* L_end of the job's normalised loss (slaq_norm_loss): the core's
+ * slaq_job_end_loss while it is active, the one it had when it ended
+ * after; NAN while unknown. */
+double trace_end_loss(const sd_job *j);
+
 /* Predicted seconds until the job's loss has fallen by 90 % of its
  * predicted total reduction at its current allocation: 0 if it has, NAN if
  * unknown (inactive, fewer than two reports), INFINITY if never. */

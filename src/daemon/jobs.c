@@ -77,6 +77,7 @@ sd_job *job_new(sd_daemon *d, int64_t id)
     j->max_cores = INFINITY;
     j->last_loss = j->first_loss = NAN;
     j->reduction = 0;
+    j->end_loss = NAN;
     d->jobs[id - 1] = j;
     if ((uint64_t)id > d->njobs)
         d->njobs = (size_t)id;
@@ -631,6 +632,7 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
          * a finished job shows this from now on. */
         slaq_sched_refit(d->sched);
         j->reduction = slaq_job_reduction(j->sj);
+        j->end_loss = slaq_job_end_loss(j->sj);
         slaq_sched_remove(d->sched, j->sj);
         j->sj = NULL;
     }
@@ -714,6 +716,7 @@ void job_epoch(sd_daemon *d)
         apply_alloc(d, j, slaq_job_alloc(sj), now);
         enf_epoch(d, j);
         j->reduction = slaq_job_reduction(sj);
+        j->end_loss = slaq_job_end_loss(sj);
         if (j->state != SD_RUNNING)
             continue;
         if (j->target > 0 && j->nreports >= 3 && j->reduction >= j->target)
@@ -943,6 +946,7 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "reports", json_integer((json_int_t)j->nreports));
     json_object_set_new(o, "loss", num_or_null(j->last_loss));
     json_object_set_new(o, "first_loss", num_or_null(j->first_loss));
+    json_object_set_new(o, "end_loss", num_or_null(trace_end_loss(j)));
     json_object_set_new(o, "cpu_s", json_real(j->cpu_total));
     json_object_set_new(o, "connected", json_boolean(j->conn != NULL));
     json_object_set_new(o, "reason", j->reason ? json_string(j->reason)

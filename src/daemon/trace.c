@@ -4,12 +4,12 @@
  * job's forecast turned out to be, its forecast ahead of it, and the
  * predicted time until it reaches 90 % of its loss reduction.
  *
- * Every number here comes from the core (slaq_job_reduction,
+ * Every number here comes from the core (slaq_norm_loss, slaq_job_end_loss,
  * slaq_predictor_loss, slaq_forecast_loss, slaq_runtime_iter_time); this
  * file only samples, keeps and evaluates them.
  *
  * The timeline is a fixed ring of SD_TRACE_FRAMES frames, one per recorded
- * epoch, each holding every active job's (id, normalised loss, cores). When
+ * epoch, each holding every active job's (id, last loss, cores). When
  * it fills, every other frame is dropped and only every second epoch is
  * recorded from then on, so the timeline always spans slaqd's whole life at
  * a resolution that halves as it grows, in bounded memory, and all jobs
@@ -24,15 +24,6 @@
 static json_t *num_or_null(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
-}
-
-/* The job's normalised loss now, 1 − predicted reduction so far; NAN
- * until it has reported twice (before that the core has no reduction). */
-static double norm_loss(const sd_job *j)
-{
-    if (!j->sj || slaq_history_total(slaq_job_history(j->sj)) < 2)
-        return NAN;
-    return 1 - slaq_job_reduction(j->sj);
 }
 
 void trace_before_epoch(sd_daemon *d)
@@ -109,7 +100,8 @@ void trace_after_epoch(sd_daemon *d, double now)
         return; /* out of memory: this epoch is missing from the timeline */
     for (size_t i = 0; i < n; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        s[i] = (sd_sample){.id = j->id, .norm = (float)norm_loss(j),
+        s[i] = (sd_sample){.id = j->id,
+                           .loss = j->nreports ? j->last_loss : NAN,
                            .cores = (float)j->alloc};
     }
     d->trace[d->ntrace++] = (sd_frame){.t = now, .n = n, .s = s};
@@ -120,6 +112,35 @@ void trace_free(sd_daemon *d)
     for (size_t i = 0; i < d->ntrace; i++)
         frame_free(&d->trace[i]);
     d->ntrace = 0;
+}
+
+/*
+ * A job's normalised loss series: every recorded loss scaled with the
+ * job's first loss and its newest L_end (slaq_norm_loss), so the whole
+ * line shares one normaliser and falls wherever the loss falls; a refit
+ * that moves L_end rescales the line instead of making it jump. Null
+ * where the job was absent, had not reported, or its end is not known.
+ */
+double trace_end_loss(const sd_job *j)
+{
+    return j->sj ? slaq_job_end_loss(j->sj) : j->end_loss;
+}
+
+static void trace_norm_series(sd_daemon *d, int64_t id, json_t *o)
+{
+    const sd_job *j = job_get(d, id);
+    double first = j && j->nreports ? j->first_loss : NAN;
+    double end = j ? trace_end_loss(j) : NAN;
+    json_object_set_new(o, "first_loss", num_or_null(first));
+    json_object_set_new(o, "end_loss", num_or_null(end));
+    json_t *loss = json_object_get(o, "loss"), *nl = json_array();
+    size_t i;
+    json_t *v;
+    json_array_foreach(loss, i, v) {
+        json_array_append_new(nl, json_is_number(v) ? num_or_null(
+            slaq_norm_loss(json_number_value(v), first, end)) : json_null());
+    }
+    json_object_set_new(o, "norm_loss", nl);
 }
 
 json_t *trace_timeline_json(sd_daemon *d, double since)
@@ -140,30 +161,30 @@ json_t *trace_timeline_json(sd_daemon *d, double since)
                 const sd_job *j = job_get(d, f->s[k].id);
                 o = json_pack("{s:I, s:s, s:[], s:[]}", "id",
                               (json_int_t)f->s[k].id, "name",
-                              j && j->name ? j->name : "", "norm_loss",
-                              "cores");
+                              j && j->name ? j->name : "", "loss", "cores");
                 json_object_set_new(jobs, key, o);
             }
             /* Series are aligned with "t": null where the job was absent. */
-            json_t *nl = json_object_get(o, "norm_loss");
+            json_t *l = json_object_get(o, "loss");
             json_t *c = json_object_get(o, "cores");
-            while (json_array_size(nl) < i) {
-                json_array_append_new(nl, json_null());
+            while (json_array_size(l) < i) {
+                json_array_append_new(l, json_null());
                 json_array_append_new(c, json_null());
             }
-            json_array_append_new(nl, num_or_null(f->s[k].norm));
+            json_array_append_new(l, num_or_null(f->s[k].loss));
             json_array_append_new(c, json_real(f->s[k].cores));
         }
     }
     const char *key_it;
     json_t *o;
     json_object_foreach(jobs, key_it, o) {
-        json_t *nl = json_object_get(o, "norm_loss");
+        json_t *l = json_object_get(o, "loss");
         json_t *c = json_object_get(o, "cores");
-        while (json_array_size(nl) < nout) {
-            json_array_append_new(nl, json_null());
+        while (json_array_size(l) < nout) {
+            json_array_append_new(l, json_null());
             json_array_append_new(c, json_null());
         }
+        trace_norm_series(d, json_integer_value(json_object_get(o, "id")), o);
     }
     json_t *r = json_pack("{s:s, s:b}", "type", "result", "ok", 1);
     json_object_set_new(r, "t", t);

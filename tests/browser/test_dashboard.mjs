@@ -160,6 +160,13 @@ function readCharts(page) {
   });
 }
 
+/* docs/metrics.md's normalised loss of one loss (slaq_norm_loss). */
+function normLossRef(loss, first, end) {
+  if (![loss, first, end].every((v) => typeof v === 'number')) return NaN;
+  if (!(first - end > 0)) return 1;
+  return 1 - Math.min(1, Math.max(0, (first - loss) / (first - end)));
+}
+
 /* True when ys (drawn) is the start of want (the API's series, later). */
 function prefixOf(ys, want) {
   if (ys.length === 0 || ys.length > want.length) return false;
@@ -207,18 +214,28 @@ async function main() {
 
     // The charts hold what /api/timeline serves (the API has moved on since
     // the page drew, so the drawn series must be a prefix of the API's).
+    // The page scales a job's whole line by the newest first loss and L_end
+    // it has fetched (a refit rescales the line; it never starts a new level).
     const drawn = await readCharts(page);
+    const norms = await page.evaluate(() => Object.fromEntries(
+      Object.entries(window.slaqDashboard.timeline.jobs).map(
+        ([id, s]) => [id, {first: s.first_loss, end: s.end_loss}])));
     const tl = await d.api('/api/timeline');
     for (const id of ids) {
       const api = tl.jobs[String(id)];
       const lossSet = drawn.loss.find((s) => s.id === id);
-      const apiLoss = api.norm_loss.filter((v) => v !== null);
-      ok(prefixOf(lossSet.points.map((p) => p[1]), apiLoss),
-        `job ${id}: the loss chart holds its normalised losses from /api/timeline`,
-        JSON.stringify({drawn: lossSet.points.slice(0, 5), api: apiLoss.slice(0, 5)}));
-      ok(lossSet.points.every((p) => p[1] >= -0.5 && p[1] <= 1.5) &&
-         lossSet.points.at(-1)[1] < lossSet.points[0][1],
-      `job ${id}: its normalised loss falls over time`);
+      const h = norms[String(id)] || {};
+      const apiLoss = (api.loss || []).filter((v) => v !== null).map((l) =>
+        normLossRef(l, h.first, h.end));
+      ok(typeof h.first === 'number' && typeof h.end === 'number' &&
+         prefixOf(lossSet.points.map((p) => p[1]), apiLoss),
+        `job ${id}: the loss chart holds its losses from /api/timeline, scaled by one L_end`,
+        JSON.stringify({drawn: lossSet.points.slice(0, 5), api: apiLoss.slice(0, 5), held: h}));
+      const ys = lossSet.points.map((p) => p[1]);
+      ok(ys.every((y) => y >= 0 && y <= 1) && ys.at(-1) < ys[0] &&
+         ys.every((y, i) => i === 0 || y <= ys[i - 1] + 1e-9),
+      `job ${id}: its normalised loss falls over time and never rises (its loss only falls)`,
+      JSON.stringify(ys.slice(0, 12)));
       const coreSet = drawn.cores.find((s) => s.id === id);
       ok(prefixOf(coreSet.points.map((p) => p[1]), api.cores.map((v) => v ?? 0)),
         `job ${id}: the cores chart holds its allocations from /api/timeline`);

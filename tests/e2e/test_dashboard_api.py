@@ -185,3 +185,54 @@ def test_timeline_thins_and_serves_increments(daemon_factory):
     with pytest.raises(urllib.error.HTTPError) as e:
         get(d, "/api/timeline?since=soon")
     assert e.value.code == 400
+
+
+def _norm(loss, first, end):
+    """docs/metrics.md's normalised loss, as slaq_norm_loss computes it."""
+    if loss is None or first is None or end is None:
+        return None
+    if not first - end > 0:
+        return 1.0
+    return 1 - min(1.0, max(0.0, (first - loss) / (first - end)))
+
+
+def test_timeline_normalised_loss_has_one_normaliser(daemon_factory):
+    """A job's normalised-loss line is its loss curve scaled by one L_end
+    (its newest estimate), so it falls wherever the loss falls. The toy
+    job's sublinear curve, 1/(0.05k + 1) + 0.1, makes every refit move
+    the predicted end; scaling each frame by the end of its own epoch (as
+    slaqd did) drew lines that started low and jumped back up."""
+    d = daemon_factory("--cores", "1", "--epoch", "0.1")
+    j = d.submit(TOY, "--forever", "--iter-cpu", "0.01", "--rate", "0.05",
+                 name="sublinear")
+
+    def series():
+        s = api(d, "/api/timeline")["jobs"].get(str(j), {})
+        n = [v for v in s.get("norm_loss", []) if v is not None]
+        return s if len(n) >= 30 else None
+
+    s = wait_for(series, timeout=30, what="30 frames of the job")
+    t = api(d, "/api/timeline")["t"]
+    assert len(s["loss"]) == len(s["norm_loss"]) == len(t)
+    first, end = s["first_loss"], s["end_loss"]
+    assert first == pytest.approx(1.1)
+    assert end is not None and 0.1 - 1e-9 <= end < first
+    loss = [v for v in s["loss"] if v is not None]
+    norm = [v for v in s["norm_loss"] if v is not None]
+    assert len(loss) == len(norm)
+    # every point uses the same normaliser, the one the reply names
+    for lv, nv in zip(loss, norm):
+        assert nv == pytest.approx(_norm(lv, first, end), abs=1e-9)
+    # the toy's loss only falls, so its normalised loss never rises
+    assert all(y <= x + 1e-9 for x, y in zip(norm, norm[1:])), norm
+    assert all(0 <= v <= 1 for v in norm) and norm[-1] < norm[0]
+    # the job view's live value is the line's newest point's formula
+    job = api(d, "/api/jobs/%d" % j)["job"]
+    assert job["norm_loss"] == pytest.approx(
+        _norm(job["loss"], job["first_loss"], job["end_loss"]), abs=1e-9)
+    # an increment carries the job's newest normaliser, so a poller can
+    # rescale what it holds
+    inc = api(d, "/api/timeline?since=%r" % t[-3])
+    si = inc["jobs"][str(j)]
+    assert "first_loss" in si and "end_loss" in si and len(si["loss"]) == \
+        len(inc["t"])

@@ -115,6 +115,32 @@ static void test_reduction_against_predicted_final(void **state)
     slaq_sched_free(s);
 }
 
+/* slaq_norm_loss is metrics.md's ℓ for any loss of the curve, and with
+ * the job's last loss and end it is 1 − slaq_job_reduction. */
+static void test_norm_loss_of_any_point(void **state)
+{
+    (void)state;
+    assert_near(slaq_norm_loss(3, 3, 1), 1, 0);
+    assert_near(slaq_norm_loss(2, 3, 1), 0.5, 1e-15);
+    assert_near(slaq_norm_loss(1, 3, 1), 0, 0);
+    assert_near(slaq_norm_loss(4, 3, 1), 1, 0);     /* above L(0) */
+    assert_near(slaq_norm_loss(0.5, 3, 1), 0, 0);   /* below the end */
+    assert_near(slaq_norm_loss(2, 3, 3), 1, 0);     /* never fell */
+    assert_true(isnan(slaq_norm_loss(2, 3, NAN)));  /* end unknown */
+    assert_true(isnan(slaq_norm_loss(NAN, 3, 1)));
+    slaq_sched *s = new_sched(SLAQ_POLICY_SLAQ, 4);
+    slaq_job *j = slaq_sched_add(s, NULL, 0);
+    for (uint64_t k = 0; k <= 10; k++)
+        report(j, k, 2.0 * pow(0.8, (double)k) + 1.0, (double)k);
+    slaq_sched_epoch(s, 11);
+    const slaq_history *h = slaq_job_history(j);
+    double l = slaq_norm_loss(slaq_history_last(h)->loss,
+                              slaq_history_first_loss(h), slaq_job_end_loss(j));
+    assert_true(l > 0.05 && l < 0.95);
+    assert_near(l, 1 - slaq_job_reduction(j), 1e-12);
+    slaq_sched_free(s);
+}
+
 static void test_bad_reports_and_options_are_refused(void **state)
 {
     (void)state;
@@ -436,6 +462,7 @@ int main(void)
         cmocka_unit_test(test_reservation_is_taken_first),
         cmocka_unit_test(test_slaq_moves_cores_to_the_job_with_more_to_gain),
         cmocka_unit_test(test_reduction_against_predicted_final),
+        cmocka_unit_test(test_norm_loss_of_any_point),
         cmocka_unit_test(test_bad_reports_and_options_are_refused),
         cmocka_unit_test(test_new_job_costs_what_the_others_cost),
         cmocka_unit_test(test_same_reports_same_allocations),
