@@ -98,6 +98,13 @@ void slaq_client_set_default_cores(slaq_client *c, double cores);
  * uses the forecast's asymptote. Ignored when 0. */
 void slaq_client_set_iters(slaq_client *c, uint64_t iters);
 
+/* Tells slaqd the algorithm's convergence class, as `slaq submit
+ * --convergence` does: "sublinear" (SGD, gradient descent, K-Means),
+ * "linear" or "superlinear" (L-BFGS, Newton), "nonconvex" or "unknown".
+ * slaq-fit then fits only that class's curve family. Sent in hello (or at
+ * once, when connected). Returns 0, or -1 for any other name (ignored). */
+int slaq_client_set_convergence(slaq_client *c, const char *cls);
+
 /* Non-zero once slaqd has asked the job to stop (target loss reduction
  * reached, iteration or time limit, or a user's cancel). The job should
  * finish its iteration, save what it needs and exit. Never blocks. */

@@ -239,6 +239,8 @@ typedef enum slaq_convergence {
 /* Parses "sublinear"; "linear" or "superlinear"; "nonconvex", "unknown" or
  * "" (UNKNOWN). SLAQ_EINVAL otherwise. */
 int slaq_convergence_parse(const char *name, slaq_convergence *out);
+/* "sublinear", "linear" or "unknown". */
+const char *slaq_convergence_name(slaq_convergence c);
 
 typedef struct slaq_predictor_opts {
     double lambda;       /* weight decay Λ for slaq-fit/auto, (0,1]; 0.8 */
@@ -570,6 +572,15 @@ double slaq_job_arrival(const slaq_job *j);
 void slaq_job_set_weight(slaq_job *j, double weight);       /* > 0 */
 void slaq_job_set_max_cores(slaq_job *j, double max_cores); /* > 0 */
 void *slaq_job_user(const slaq_job *j);
+
+/*
+ * Declares the job's convergence class (see slaq_job_opts) after it was
+ * added, e.g. when a job tells slaqd in its hello: the job's predictor is
+ * made anew for that class and refits at the next epoch. SLAQ_EINVAL for
+ * a value out of range, SLAQ_ENOMEM (the old predictor is kept).
+ */
+int slaq_job_set_convergence(slaq_job *j, slaq_convergence c);
+slaq_convergence slaq_job_convergence(const slaq_job *j);
 
 /* Sets the iterations the job will run (0: unknown); see slaq_job_opts. */
 void slaq_job_set_iters(slaq_job *j, uint64_t iters);

@@ -76,10 +76,16 @@ class Client:
         default_cores: what ``cores()`` returns until slaqd has given an
         allocation (default $SLAQ_DEFAULT_CORES, else the online CPUs).
         iters: how many iterations the job will run (see ``set_iters``).
+        convergence: the algorithm's convergence class (see
+        ``set_convergence``).
     """
 
+    # The classes slaqd accepts (slaq_convergence_parse).
+    CONVERGENCE = ("sublinear", "linear", "superlinear", "nonconvex",
+                   "unknown")
+
     def __init__(self, socket_path=None, job_id=None, name=None,
-                 default_cores=None, iters=None):
+                 default_cores=None, iters=None, convergence=None):
         if socket_path is None:
             socket_path = os.environ.get("SLAQ_SOCKET")
         if job_id is None:
@@ -120,6 +126,9 @@ class Client:
         self._iters = 0
         if iters is not None:
             self.set_iters(iters)
+        self._convergence = None
+        if convergence is not None:
+            self.set_convergence(convergence)
         self._last_try = None
         self._wbuf = bytearray()
         self._rbuf = bytearray()
@@ -174,6 +183,22 @@ class Client:
         self._iters = iters
         if getattr(self, "_sock", None) is not None:
             self._queue(json.dumps({"type": "info", "iters": iters},
+                                   separators=(",", ":")))
+
+    def set_convergence(self, cls):
+        """Tells slaqd the algorithm's convergence class, as ``slaq submit
+        --convergence`` does: "sublinear" (SGD, gradient descent, K-Means),
+        "linear" or "superlinear" (L-BFGS, Newton), "nonconvex" or
+        "unknown". slaq-fit then fits only that class's curve family.
+        Raises ValueError for any other name."""
+        if cls not in self.CONVERGENCE:
+            raise ValueError("convergence must be one of %s, got %r"
+                             % (", ".join(self.CONVERGENCE), cls))
+        if cls == self._convergence:
+            return
+        self._convergence = cls
+        if getattr(self, "_sock", None) is not None:
+            self._queue(json.dumps({"type": "info", "convergence": cls},
                                    separators=(",", ":")))
 
     def cores(self):
@@ -283,6 +308,8 @@ class Client:
             hello["token"] = self._token
         if self._iters:
             hello["iters"] = self._iters
+        if self._convergence:
+            hello["convergence"] = self._convergence
         self._queue(json.dumps(hello, separators=(",", ":")))
 
     def _write(self):

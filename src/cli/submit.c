@@ -13,6 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/daemon_rpc.h"
+#include "slaq/slaq.h"
 
 extern char **environ;
 
@@ -29,6 +30,12 @@ static void usage(FILE *f)
         "  --max-iters N            stop after iteration N\n"
         "  --max-time SECONDS       stop after this much wall time\n"
         "  --cwd DIR                working directory (default: here)\n"
+        "  --convergence CLASS      the algorithm's convergence class:\n"
+        "                           sublinear (SGD, gradient descent,\n"
+        "                           K-Means), linear or superlinear (L-BFGS,\n"
+        "                           Newton), nonconvex or unknown (default);\n"
+        "                           the slaq-fit predictor then fits only\n"
+        "                           that class's curve family\n"
         RPC_HELP);
 }
 
@@ -70,7 +77,8 @@ static int name_ok(const char *s)
 
 int cmd_submit(int argc, char **argv)
 {
-    enum { O_NAME = 1, O_WEIGHT, O_MAXC, O_TARGET, O_ITERS, O_TIME, O_CWD };
+    enum { O_NAME = 1, O_WEIGHT, O_MAXC, O_TARGET, O_ITERS, O_TIME, O_CWD,
+           O_CONV };
     static const struct option opts[] = {
         {"name", required_argument, 0, O_NAME},
         {"weight", required_argument, 0, O_WEIGHT},
@@ -79,6 +87,7 @@ int cmd_submit(int argc, char **argv)
         {"max-iters", required_argument, 0, O_ITERS},
         {"max-time", required_argument, 0, O_TIME},
         {"cwd", required_argument, 0, O_CWD},
+        {"convergence", required_argument, 0, O_CONV},
         {"help", no_argument, 0, 'h'},
         RPC_LONG_OPTS,
         {0, 0, 0, 0},
@@ -123,6 +132,17 @@ int cmd_submit(int argc, char **argv)
             json_object_set_new(req, "max_time", json_real(v));
             break;
         case O_CWD: cwd = optarg; break;
+        case O_CONV: {
+            slaq_convergence cv;
+            if (slaq_convergence_parse(optarg, &cv) != SLAQ_OK || !*optarg) {
+                cli_error("submit", "--convergence: expected sublinear, "
+                          "linear, superlinear, nonconvex or unknown, got "
+                          "'%s'", optarg);
+                goto bad;
+            }
+            json_object_set_new(req, "convergence", json_string(optarg));
+            break;
+        }
         case 'h':
             usage(stdout);
             json_decref(req);

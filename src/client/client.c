@@ -49,6 +49,7 @@ struct slaq_client {
     int stop;
     char *stop_reason;
     uint64_t iters;       /* the job's declared length, 0 if unknown */
+    const char *convergence; /* declared class (a static name) or NULL */
     double last_try;
     uint64_t dropped;
     char *wbuf;
@@ -166,6 +167,9 @@ static void cl_try_connect(slaq_client *c)
         json_object_set_new(hello, "token", json_string(c->token));
     if (hello && c->iters > 0)
         json_object_set_new(hello, "iters", json_integer((json_int_t)c->iters));
+    if (hello && c->convergence)
+        json_object_set_new(hello, "convergence",
+                            json_string(c->convergence));
     char *s = hello ? json_dumps(hello, JSON_COMPACT) : NULL;
     json_decref(hello);
     if (!s || cl_queue(c, s, strlen(s)) < 0)
@@ -382,6 +386,30 @@ void slaq_client_set_iters(slaq_client *c, uint64_t iters)
                      (unsigned long long)iters);
     if (cl_queue(c, line, (size_t)n) < 0)
         cl_disconnect(c);
+}
+
+int slaq_client_set_convergence(slaq_client *c, const char *cls)
+{
+    /* The names slaqd accepts (slaq_convergence_parse). */
+    static const char *const names[] = {"sublinear", "linear", "superlinear",
+                                        "nonconvex", "unknown"};
+    const char *name = NULL;
+    for (size_t i = 0; cls && i < sizeof names / sizeof *names; i++)
+        if (!strcmp(cls, names[i]))
+            name = names[i];
+    if (!name)
+        return -1;
+    if (c->convergence == name)
+        return 0;
+    c->convergence = name;
+    if (c->fd < 0) /* hello will carry it */
+        return 0;
+    char line[96];
+    int n = snprintf(line, sizeof line,
+                     "{\"type\":\"info\",\"convergence\":\"%s\"}", name);
+    if (cl_queue(c, line, (size_t)n) < 0)
+        cl_disconnect(c);
+    return 0;
 }
 
 int slaq_client_threads_for(double cores, long cpus)

@@ -81,6 +81,13 @@ int slaq_convergence_parse(const char *name, slaq_convergence *out)
     return SLAQ_OK;
 }
 
+const char *slaq_convergence_name(slaq_convergence c)
+{
+    return c == SLAQ_CONV_SUBLINEAR ? "sublinear"
+           : c == SLAQ_CONV_LINEAR  ? "linear"
+                                    : "unknown";
+}
+
 int slaq_policy_parse(const char *name, slaq_policy_kind *out)
 {
     NAME_PARSE(policy_names, slaq_policy_kind, name, out);

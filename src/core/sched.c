@@ -478,6 +478,29 @@ void slaq_job_set_max_cores(slaq_job *j, double max_cores)
         j->max_cores = max_cores;
 }
 
+int slaq_job_set_convergence(slaq_job *j, slaq_convergence c)
+{
+    if ((unsigned)c > SLAQ_CONV_LINEAR)
+        return SLAQ_EINVAL;
+    if (c == j->convergence)
+        return SLAQ_OK;
+    slaq_convergence old = j->convergence;
+    j->convergence = c;
+    slaq_predictor *p = job_predictor(j->sched, j);
+    if (!p) {
+        j->convergence = old;
+        return SLAQ_ENOMEM;
+    }
+    slaq_predictor_free(j->pred);
+    j->pred = p;
+    return SLAQ_OK;
+}
+
+slaq_convergence slaq_job_convergence(const slaq_job *j)
+{
+    return j->convergence;
+}
+
 void slaq_job_set_iters(slaq_job *j, uint64_t iters) { j->iters = iters; }
 uint64_t slaq_job_iters(const slaq_job *j) { return j->iters; }
 

@@ -563,6 +563,20 @@ static void job_declare_iters(sd_daemon *d, sd_conn *c, sd_job *j,
         slaq_job_set_iters(j->sj, (uint64_t)json_integer_value(v));
 }
 
+/* The job's convergence class, "convergence" in hello or info (overrides
+ * the one given at submit). A bad value is reported and ignored. */
+static void job_declare_class(sd_daemon *d, sd_conn *c, sd_job *j,
+                              json_t *msg)
+{
+    slaq_convergence cv;
+    char err[160];
+    int rc = job_convergence_get(msg, &cv, err, sizeof err);
+    if (rc < 0)
+        send_error(d, c, "bad_message", "%s", err);
+    else if (rc > 0 && job_declare_convergence(d, j, cv) < 0)
+        send_error(d, c, "no_memory", "cannot change the job's predictor");
+}
+
 static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
 {
     json_t *jid = json_object_get(msg, "job");
@@ -639,6 +653,7 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
     c->job = j;
     j->conn = c;
     job_declare_iters(d, c, j, json_object_get(msg, "iters"));
+    job_declare_class(d, c, j, msg);
     sd_log(d, 1, "job %lld: client connected (pid %d)", (long long)j->id,
            (int)pid);
     job_greet(d, j, c);
@@ -697,8 +712,10 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
         else
             on_hello(d, c, msg);
     } else if (!strcmp(type, "info") && c->kind == CONN_JOB) {
-        if (c->job)
+        if (c->job) {
             job_declare_iters(d, c, c->job, json_object_get(msg, "iters"));
+            job_declare_class(d, c, c->job, msg);
+        }
     } else if (!strcmp(type, "bye")) {
         c->said_bye = 1;
     } else if (!strcmp(type, "ping")) {

@@ -88,6 +88,7 @@ typedef struct sd_config {
     double unit;             /* allocation unit (slaq, slaq-maxmin) */
     double grace_s;          /* stop request -> SIGTERM -> SIGKILL */
     slaq_policy_kind policy;
+    slaq_predictor_kind predictor; /* --predictor */
     sd_enforce_mode enforce;
     int share_quota;         /* --share quota: a hard cap at the share */
     double startup_reports;  /* --startup-reports */
@@ -126,6 +127,7 @@ typedef struct sd_job {
     char *cwd;
     double weight, max_cores, target, max_time;
     uint64_t max_iters;
+    slaq_convergence convergence; /* declared class (submit or hello) */
     int managed;          /* started by slaqd (else attached) */
     char secret[SD_SECRET_LEN + 1]; /* a hello naming this job must carry
                                        it ("" for a job recorded before
@@ -336,6 +338,13 @@ void conn_reap(sd_daemon *d);
 void conn_tick(sd_daemon *d);
 
 /* jobs.c */
+/* A request's or hello's optional "convergence" field: 0 when absent
+ * (out untouched), 1 with *out set, -1 with a message naming the field. */
+int job_convergence_get(json_t *msg, slaq_convergence *out, char *err,
+                        size_t errlen);
+/* The job declares its convergence class (hello/info): the core's job
+ * gets it (its predictor is made anew) and state.db records it. */
+int job_declare_convergence(sd_daemon *d, sd_job *j, slaq_convergence c);
 sd_job *job_get(sd_daemon *d, int64_t id);
 /* Creates a job record (not yet started); NULL when out of memory. */
 sd_job *job_new(sd_daemon *d, int64_t id);

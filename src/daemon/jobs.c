@@ -110,6 +110,7 @@ int job_schedule(sd_daemon *d, sd_job *j)
     o.weight = j->weight;
     o.max_cores = j->max_cores;
     o.iters = j->max_iters; /* until the job says otherwise in hello */
+    o.convergence = j->convergence;
     o.user = j;
     j->sj = slaq_sched_add(d->sched, &o, sd_now());
     return j->sj ? 0 : -1;
@@ -180,6 +181,33 @@ int job_name_check(const char *name, char *err, size_t errlen)
                      "characters (byte %zu is 0x%02x)", i, c);
             return -1;
         }
+    }
+    return 0;
+}
+
+int job_convergence_get(json_t *msg, slaq_convergence *out, char *err,
+                        size_t errlen)
+{
+    json_t *v = json_object_get(msg, "convergence");
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_string(v) ||
+        slaq_convergence_parse(json_string_value(v), out) != SLAQ_OK) {
+        snprintf(err, errlen, "field \"convergence\" must be \"sublinear\", "
+                 "\"linear\", \"superlinear\", \"nonconvex\" or "
+                 "\"unknown\"");
+        return -1;
+    }
+    return 1;
+}
+
+int job_declare_convergence(sd_daemon *d, sd_job *j, slaq_convergence c)
+{
+    if (j->sj && slaq_job_set_convergence(j->sj, c) != SLAQ_OK)
+        return -1;
+    if (c != j->convergence) {
+        j->convergence = c;
+        store_put_job(d->store, j);
     }
     return 0;
 }
@@ -326,6 +354,9 @@ sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
     }
     if (name && job_name_check(name, err, errlen) < 0)
         return NULL;
+    slaq_convergence conv = SLAQ_CONV_UNKNOWN;
+    if (job_convergence_get(req, &conv, err, errlen) < 0)
+        return NULL;
     if (!cwd)
         cwd = ".";
 
@@ -346,6 +377,7 @@ sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
     j->max_cores = max_cores;
     j->target = target;
     j->max_iters = (uint64_t)max_iters;
+    j->convergence = conv;
     j->max_time = max_time;
     j->managed = 1;
     j->submitted = sd_now();
@@ -937,6 +969,8 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "target_reduction", json_real(j->target));
     json_object_set_new(o, "max_iters", json_integer((json_int_t)j->max_iters));
     json_object_set_new(o, "max_time", json_real(j->max_time));
+    json_object_set_new(o, "convergence",
+                        json_string(slaq_convergence_name(j->convergence)));
     json_object_set_new(o, "declared_iters",
                         j->sj && slaq_job_iters(j->sj)
                             ? json_integer((json_int_t)slaq_job_iters(j->sj))

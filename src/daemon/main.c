@@ -134,6 +134,10 @@ static void usage(FILE *f)
         "                      repeatable)\n"
         "  --epoch SECONDS     scheduling epoch (default 1)\n"
         "  --policy NAME       slaq | fair | slaq-maxmin (default slaq)\n"
+        "  --predictor K       auto | slaq-fit | strawman (default auto);\n"
+        "                      slaq-fit fits a job's declared convergence\n"
+        "                      class's curve family (slaq submit\n"
+        "                      --convergence)\n"
         "  --cores N           cores to manage (default: all online CPUs)\n"
         "  --unit U            allocation unit in cores (default: cores/20,\n"
         "                      at most 1)\n"
@@ -202,7 +206,7 @@ static char *read_token(const char *where, const char *path)
 enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
        O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_CONFIG, O_SHARE,
        O_NORM, O_STARTUP, O_HYST, O_DAMP, O_HITERS, O_INIT, O_JOBTOKEN,
-       O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS, O_HTTPHOST };
+       O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS, O_HTTPHOST, O_PREDICTOR };
 
 static const struct option long_opts[] = {
     {"config", required_argument, 0, O_CONFIG},
@@ -229,6 +233,7 @@ static const struct option long_opts[] = {
     {"keep-jobs", required_argument, 0, O_KEEPJOBS},
     {"keep-days", required_argument, 0, O_KEEPDAYS},
     {"http-allow-host", required_argument, 0, O_HTTPHOST},
+    {"predictor", required_argument, 0, O_PREDICTOR},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -287,6 +292,14 @@ static int apply_opt(void *ctx, int code, const char *value,
     case O_CORES: return parse_pos(where, value, &c->cores);
     case O_UNIT: return parse_pos(where, value, &c->unit);
     case O_GRACE: return parse_pos(where, value, &c->grace_s);
+    case O_PREDICTOR:
+        if (slaq_predictor_parse(value, &c->predictor) ||
+            c->predictor == SLAQ_PRED_ORACLE) {
+            fprintf(stderr, "slaqd: %s: unknown predictor '%s' (expected "
+                            "auto, slaq-fit or strawman)\n", where, value);
+            return -1;
+        }
+        return 0;
     case O_POLICY:
         if (slaq_policy_parse(value, &c->policy)) {
             fprintf(stderr, "slaqd: %s: unknown policy '%s' (expected slaq, "
@@ -421,6 +434,7 @@ static int parse_args(sd_config *c, int argc, char **argv,
     c->unit = 0; /* chosen from --cores once it is known */
     c->grace_s = 10;
     c->policy = SLAQ_POLICY_SLAQ;
+    c->predictor = SLAQ_PRED_AUTO;
     c->enforce = SD_ENF_AUTO;
     c->startup_reports = SLAQ_DEFAULT_STARTUP_REPORTS;
     c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
@@ -693,6 +707,7 @@ static int setup(sd_daemon *d)
     slaq_sched_config sc;
     slaq_sched_config_init(&sc);
     sc.policy = d->cfg.policy;
+    sc.predictor = d->cfg.predictor;
     sc.cores = d->cfg.cores;
     /* Default unit: a twentieth of the cores, at most one core. With
      * whole cores on a small machine every job would sit at its minimum

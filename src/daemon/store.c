@@ -36,8 +36,8 @@ static const char *const sql_text[ST_N] = {
     "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
     "INSERT OR REPLACE INTO jobs(id, name, cmd, cwd, weight, max_cores, "
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
-    "reason, submitted, started, ended, secret) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "reason, submitted, started, ended, secret, convergence) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
     "DELETE FROM allocs WHERE job = ?",
@@ -182,6 +182,15 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
             snprintf(err, errlen, "%s: %s", f, strerror(errno));
             goto fail;
         }
+    }
+    /* The jobs' declared convergence class (slaq submit --convergence, the
+     * hello's field): added to every database that lacks it, new or old. */
+    if (query_int(s->db, "SELECT count(*) FROM pragma_table_info('jobs') "
+                         "WHERE name = 'convergence'") == 0 &&
+        sqlite3_exec(s->db, "ALTER TABLE jobs ADD COLUMN convergence TEXT",
+                     NULL, NULL, &msg)) {
+        snprintf(err, errlen, "%s: %s", path, msg ? msg : "?");
+        goto fail;
     }
     sqlite3_busy_timeout(s->db, 2000);
     for (int i = 0; i < ST_N; i++)
@@ -413,6 +422,8 @@ void store_put_job(sd_store *s, const sd_job *j)
     sqlite3_bind_double(st, 17, j->started);
     sqlite3_bind_double(st, 18, j->ended);
     bind_text(st, 19, j->secret[0] ? j->secret : NULL);
+    bind_text(st, 20, j->convergence != SLAQ_CONV_UNKNOWN
+                          ? slaq_convergence_name(j->convergence) : NULL);
     step(s, st);
 }
 
@@ -428,8 +439,8 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
     if (sqlite3_prepare_v2(s->db, "SELECT id, name, cmd, cwd, weight, "
             "max_cores, target, max_iters, max_time, managed, state, pid, "
             "pstart, exit_status, reason, submitted, started, ended, "
-            "(SELECT count(*) FROM reports r WHERE r.job = jobs.id), secret "
-            "FROM jobs ORDER BY id", -1, &st, NULL))
+            "(SELECT count(*) FROM reports r WHERE r.job = jobs.id), secret, "
+            "convergence FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
     while ((step_rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -463,6 +474,9 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
         const unsigned char *sec = sqlite3_column_text(st, 19);
         if (sec)
             snprintf(j->secret, sizeof j->secret, "%s", (const char *)sec);
+        const char *cv = (const char *)sqlite3_column_text(st, 20);
+        if (!cv || slaq_convergence_parse(cv, &j->convergence) != SLAQ_OK)
+            j->convergence = SLAQ_CONV_UNKNOWN;
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;

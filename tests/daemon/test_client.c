@@ -120,6 +120,36 @@ static void test_default_cores_can_be_set_until_slaqd_says(void **state)
     slaq_client_close_timeout(c, 0);
 }
 
+/* The declared convergence class goes in hello, or in an info message
+ * once connected; an unknown name is refused. */
+static void test_convergence_in_hello_and_info(void **state)
+{
+    fake *f = *state;
+    char line[4096];
+    slaq_client *c = slaq_client_connect(f->path, 3, NULL);
+    assert_int_equal(slaq_client_set_convergence(c, "fast"), -1);
+    assert_int_equal(slaq_client_set_convergence(c, NULL), -1);
+    assert_int_equal(slaq_client_set_convergence(c, "sublinear"), 0);
+    f->cfd = accept(f->lfd, NULL, NULL);
+    slaq_client_poll(c);
+    fake_line(f, line, sizeof line);
+    if (!strstr(line, "\"convergence\":\"sublinear\"")) {
+        /* hello went out before the class was set: an info follows */
+        assert_non_null(strstr(line, "\"hello\""));
+        fake_line(f, line, sizeof line);
+        assert_string_equal(
+            line, "{\"type\":\"info\",\"convergence\":\"sublinear\"}");
+    }
+    fake_send(f, "{\"type\":\"welcome\",\"job\":3,\"cores\":1}\n");
+    POLL_UNTIL(c, slaq_client_connected(c));
+    assert_int_equal(slaq_client_set_convergence(c, "superlinear"), 0);
+    slaq_client_poll(c);
+    fake_line(f, line, sizeof line);
+    assert_string_equal(line,
+                        "{\"type\":\"info\",\"convergence\":\"superlinear\"}");
+    slaq_client_close_timeout(c, 0);
+}
+
 /* The thread rule at its boundaries: max(1, floor(cores + 0.25)), at most
  * the CPUs. */
 static void test_thread_rule_boundaries(void **state)
@@ -319,6 +349,8 @@ int main(void)
             test_default_cores_can_be_set_until_slaqd_says, fake_setup,
             fake_teardown),
         cmocka_unit_test_setup_teardown(test_hello_alloc_report_and_stop,
+                                        fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(test_convergence_in_hello_and_info,
                                         fake_setup, fake_teardown),
         cmocka_unit_test_setup_teardown(
             test_lost_connection_goes_offline_keeping_allocation, fake_setup,

@@ -44,6 +44,7 @@ enforce = none
 grace = 4
 share = quota
 normalise = max-delta
+predictor = strawman
 startup-reports = 5
 hysteresis = 0.25
 damping = 0.75
@@ -70,6 +71,7 @@ verbose = 1
         assert st["enforce"] == "none"
         assert st["share"] == "quota"
         assert st["normalise"] == "max-delta"
+        assert st["predictor"] == "strawman"
         assert st["startup_reports"] == 5
         assert st["hysteresis"] == 0.25
         assert st["damping"] == 0.75

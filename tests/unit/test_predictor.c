@@ -304,6 +304,31 @@ static void test_declared_class_picks_the_family(void **state)
                          cases[i].want);
         slaq_sched_free(s);
     }
+    /* Declared after the job was added (slaqd's hello): the same. */
+    for (size_t i = 0; i < 2; i++) {
+        slaq_sched_config c;
+        slaq_sched_config_init(&c);
+        c.predictor = SLAQ_PRED_SLAQ_FIT;
+        slaq_sched *s = slaq_sched_new(&c);
+        slaq_job *j = slaq_sched_add(s, NULL, 0);
+        assert_int_equal(slaq_job_convergence(j), SLAQ_CONV_UNKNOWN);
+        for (uint64_t k = 0; k < 30; k++) {
+            slaq_report r = {k, cases[i].f((double)k), 1, 1, (double)k};
+            assert_int_equal(slaq_job_report(j, &r), SLAQ_OK);
+        }
+        assert_int_equal(slaq_job_set_convergence(j, cases[i].c), SLAQ_OK);
+        assert_int_equal(slaq_job_convergence(j), cases[i].c);
+        assert_int_equal(slaq_sched_epoch(s, 30), SLAQ_OK);
+        assert_int_equal(slaq_predictor_forecast(slaq_job_predictor(j))->model,
+                         cases[i].want);
+        assert_int_equal(slaq_job_set_convergence(j, (slaq_convergence)7),
+                         SLAQ_EINVAL);
+        slaq_sched_free(s);
+    }
+    assert_string_equal(slaq_convergence_name(SLAQ_CONV_SUBLINEAR),
+                        "sublinear");
+    assert_string_equal(slaq_convergence_name(SLAQ_CONV_LINEAR), "linear");
+    assert_string_equal(slaq_convergence_name(SLAQ_CONV_UNKNOWN), "unknown");
     slaq_convergence cv;
     assert_int_equal(slaq_convergence_parse("superlinear", &cv), SLAQ_OK);
     assert_int_equal(cv, SLAQ_CONV_LINEAR);
