@@ -204,7 +204,7 @@ function drawTimeline(tl, jobsById) {
         corePts.push({x, y: 0});
         return;
       }
-      if (s.norm_loss[i] !== null) lossPts.push({x, y: s.norm_loss[i]});
+      if (s.pred_norm_loss[i] !== null) lossPts.push({x, y: s.pred_norm_loss[i]});
       corePts.push({x, y: s.cores[i] ?? 0});
     });
     if (lossPts.length) {
@@ -296,11 +296,11 @@ function drawTable(jobs) {
     cell(tr, '').appendChild(st);
     cell(tr, String(j.iter), 'num');
     cell(tr, fmtLoss(j.loss), 'num');
-    cell(tr, fmt(j.norm_loss, 3), 'num');
+    cell(tr, fmt(j.pred_norm_loss, 3), 'num');
     cell(tr, active(j) ? fmt(j.cores, 2) : '—', 'num');
     cell(tr, fmt(j.gain, 4), 'num');
     cell(tr, active(j) ? fmtDuration(j.eta90_s) : '—', 'num');
-    cell(tr, fmtPercent(j.predictor_error), 'num');
+    cell(tr, fmtPercent(j.forecast_norm_error), 'num');
     tr.addEventListener('click', () => {
       state.selected = state.selected === j.id ? null : j.id;
       refresh();
@@ -389,7 +389,7 @@ function mergeTimeline(pid, inc, fresh) {
       mine.loss.push(null);
       mine.cores.push(null);
     }
-    mine.norm_loss = mine.loss.map((l) => normLoss(l, mine.first_loss ?? null,
+    mine.pred_norm_loss = mine.loss.map((l) => normLoss(l, mine.first_loss ?? null,
                                                    mine.end_loss ?? null));
   }
   return tl;

@@ -92,8 +92,11 @@ static int draw(const rpc_opts *ro, int all, int tty)
         pad_cols(lspark, sizeof lspark, 16);
         json_decref(lt);
         json_decref(ct);
-        if (!isnan(rpc_num(j, "norm_loss")))
-            snprintf(norm, sizeof norm, "%.3f", rpc_num(j, "norm_loss"));
+        double nloss = rpc_num(j, "pred_norm_loss");
+        if (isnan(nloss)) /* a slaqd from before the name */
+            nloss = rpc_num(j, "norm_loss");
+        if (!isnan(nloss))
+            snprintf(norm, sizeof norm, "%.3f", nloss);
         double ips = rpc_num(j, "iters_per_s");
         printf("%-5lld %-16.16s %-9s %6s %6.2f %8lld %7.2f  %s  %s\n",
                (long long)json_integer_value(json_object_get(j, "id")),

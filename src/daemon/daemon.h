@@ -163,11 +163,13 @@ typedef struct sd_job {
     int cg_ready;         /* a cgroup exists for it */
     uint64_t cg_nr_throttled; /* cgroup cpu.stat's count at the last epoch */
     int throttled;        /* enforcement held it back in the last epoch */
-    /* predictor error (trace.c): |forecast − reported| / (L(0) − min L)
-     * of the forecast fitted at one epoch, on the reports of the next */
+    /* forecast error (trace.c): |forecast − reported| of the forecast
+     * fitted at one epoch, on the reports of the next, summed; divided by
+     * pe_span when shown (slaq_eval_curve's unit, L(0) − min L) */
     int fc_ready;         /* its forecast was fitted on >= 2 reports */
     double pe_sum;
     uint64_t pe_n;
+    double pe_span;       /* L(0) − min L of its reports, last epoch */
 } sd_job;
 
 /* ----------------------------------------------------------- connections */
@@ -263,8 +265,7 @@ struct sd_daemon {
     double epoch_ms_sum, core_ms_sum;    /* over epochs with jobs ... */
     uint64_t busy_epochs;                /* ... counted here */
     uint64_t reports_total, errors_total;
-    double pe_sum;        /* predictor error over all jobs (trace.c) */
-    uint64_t pe_n;
+    uint64_t pe_n;        /* reports the forecast error was measured on */
     sd_frame trace[SD_TRACE_FRAMES]; /* the timeline, oldest first */
     size_t ntrace;
     unsigned trace_stride; /* record every stride-th epoch (0 = 1) */
@@ -468,6 +469,14 @@ void trace_free(sd_daemon *d);
 json_t *trace_timeline_json(sd_daemon *d, double since);
 /* GET /api/jobs/ID/forecast: the job's reports and its forecast ahead. */
 json_t *trace_forecast_json(sd_daemon *d, const sd_job *j);
+/* The job's forecast error: the mean |forecast − reported| one epoch
+ * ahead in units of its loss range L(0) − min L (slaq_eval_curve's
+ * normalised error, with the range of the reports so far: for an ended
+ * job, of its whole curve); NAN until measured. */
+double trace_forecast_error(const sd_job *j);
+/* The same over every job slaqd holds, each report weighing the same. */
+double trace_forecast_error_all(sd_daemon *d);
+
 /* L_end of the job's normalised loss (slaq_norm_loss): the core's
  * slaq_job_end_loss while it is active, the one it had when it ended
  * after; NAN while unknown. */

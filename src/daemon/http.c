@@ -239,10 +239,10 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
     fprintf(f, "slaq_epoch_core_seconds %.17g\n", d->core_ms_last / 1e3);
     prom_head(f, "slaq_predictor_error", "gauge",
               "Mean absolute error of forecasts one epoch ahead, over every "
-              "report since start, in units of the job's loss range "
-              "L(0) - min L.");
-    fprintf(f, "slaq_predictor_error %.17g\n",
-            d->pe_n ? d->pe_sum / (double)d->pe_n : 0.0);
+              "report of the jobs slaqd holds, in units of each job's loss "
+              "range L(0) - min L.");
+    double pe_all = trace_forecast_error_all(d);
+    fprintf(f, "slaq_predictor_error %.17g\n", isnan(pe_all) ? 0.0 : pe_all);
     prom_one(f, "slaq_predictor_errors_total", "counter",
              "Reports the forecast error was measured on.",
              (double)d->pe_n);
@@ -251,9 +251,9 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
               "epoch ahead, in units of its loss range.");
     for (size_t i = 0; i < n; i++) {
         const sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (j->pe_n)
+        if (!isnan(trace_forecast_error(j)))
             prom_job(f, "slaq_job_predictor_error", j,
-                     j->pe_sum / (double)j->pe_n);
+                     trace_forecast_error(j));
     }
     if (fclose(f) != 0) {
         free(buf);

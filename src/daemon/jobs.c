@@ -1008,11 +1008,15 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
         const slaq_forecast *f = slaq_predictor_forecast(p);
         double red = slaq_job_reduction(j->sj);
         json_object_set_new(o, "reduction", json_real(red));
+        json_object_set_new(o, "pred_norm_loss", json_real(1 - red));
+        /* deprecated alias of pred_norm_loss, until the next release */
         json_object_set_new(o, "norm_loss", json_real(1 - red));
         json_object_set_new(o, "gain", num_or_null(slaq_job_gain(j->sj)));
         json_object_set_new(o, "eta90_s", num_or_null(trace_eta90(j)));
-        json_object_set_new(o, "predictor_error", j->pe_n ? json_real(
-                                j->pe_sum / (double)j->pe_n) : json_null());
+        double fe = trace_forecast_error(j);
+        json_object_set_new(o, "forecast_norm_error", num_or_null(fe));
+        /* deprecated alias of forecast_norm_error, until the next release */
+        json_object_set_new(o, "predictor_error", num_or_null(fe));
         json_object_set_new(o, "throttled", json_boolean(j->throttled));
         size_t len = slaq_history_len(h);
         double ips = 0;

@@ -38,23 +38,40 @@ void trace_before_epoch(sd_daemon *d)
         const slaq_history *h = slaq_job_history(sj);
         const slaq_forecast *f =
             slaq_predictor_forecast(slaq_job_predictor(sj));
-        double span = slaq_history_first_loss(h) - slaq_history_min_loss(h);
-        if (!(span > 0))
-            continue;
+        j->pe_span = slaq_history_first_loss(h) - slaq_history_min_loss(h);
         for (size_t k = slaq_history_len(h); k-- > 0;) {
             const slaq_report *r = slaq_history_at(h, k);
             if ((double)r->iter <= f->k0)
                 break;
-            double e = fabs(slaq_forecast_loss(f, (double)r->iter) - r->loss) /
-                       span;
+            double e = fabs(slaq_forecast_loss(f, (double)r->iter) - r->loss);
             if (!isfinite(e))
                 continue;
             j->pe_sum += e;
             j->pe_n++;
-            d->pe_sum += e;
             d->pe_n++;
         }
     }
+}
+
+double trace_forecast_error(const sd_job *j)
+{
+    if (!j->pe_n || !(j->pe_span > 0))
+        return NAN;
+    return j->pe_sum / (double)j->pe_n / j->pe_span;
+}
+
+double trace_forecast_error_all(sd_daemon *d)
+{
+    double sum = 0;
+    uint64_t n = 0;
+    for (size_t i = 0; i < d->njobs; i++) {
+        const sd_job *j = d->jobs[i];
+        if (j && j->pe_n && j->pe_span > 0) {
+            sum += j->pe_sum / j->pe_span;
+            n += j->pe_n;
+        }
+    }
+    return n ? sum / (double)n : NAN;
 }
 
 static void frame_free(sd_frame *f)
@@ -140,7 +157,9 @@ static void trace_norm_series(sd_daemon *d, int64_t id, json_t *o)
         json_array_append_new(nl, json_is_number(v) ? num_or_null(
             slaq_norm_loss(json_number_value(v), first, end)) : json_null());
     }
-    json_object_set_new(o, "norm_loss", nl);
+    json_object_set_new(o, "pred_norm_loss", nl);
+    /* deprecated alias of pred_norm_loss, until the next release */
+    json_object_set_new(o, "norm_loss", json_deep_copy(nl));
 }
 
 json_t *trace_timeline_json(sd_daemon *d, double since)

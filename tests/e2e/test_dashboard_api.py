@@ -60,7 +60,7 @@ def test_metrics_format_and_values(daemon_factory):
            for i in range(2)]
     # A forecast is scored at the epoch after it was fitted.
     wait_for(lambda: all(d.job(i)["reports"] > 30 and d.job(i)["cores"] > 0
-                         and d.job(i)["predictor_error"] is not None
+                         and d.job(i)["forecast_norm_error"] is not None
                          for i in ids), what="reports and a scored forecast")
     before = d.request({"type": "status"})
     ctype, text = get(d, "/metrics")
@@ -110,7 +110,7 @@ def test_metrics_escape_label_values(slaqd):
 def test_timeline_and_forecast(slaqd):
     def frames(job):
         s = api(slaqd, "/api/timeline")["jobs"].get(str(job), {})
-        return len([v for v in s.get("norm_loss", []) if v is not None])
+        return len([v for v in s.get("pred_norm_loss", []) if v is not None])
 
     a = slaqd.submit(TOY, "--forever", "--iter-cpu", "0.002", name="a")
     wait_for(lambda: frames(a) > 3, what="job a in the timeline")
@@ -121,8 +121,8 @@ def test_timeline_and_forecast(slaqd):
     assert all(x < y for x, y in zip(t, t[1:]))
     assert set(tl["jobs"]) == {str(a), str(b)}
     for key, s in tl["jobs"].items():
-        assert len(s["norm_loss"]) == len(s["cores"]) == len(t)
-        losses = [v for v in s["norm_loss"] if v is not None]
+        assert len(s["pred_norm_loss"]) == len(s["cores"]) == len(t)
+        losses = [v for v in s["pred_norm_loss"] if v is not None]
         assert losses and all(-0.5 <= v <= 1.5 for v in losses)
         assert losses[-1] < losses[0]
         assert sum(c or 0 for c in s["cores"]) > 0
@@ -145,7 +145,7 @@ def test_timeline_and_forecast(slaqd):
     assert all(v >= fc["final_loss"] - 1e-9 for v in losses)
     job = api(slaqd, "/api/jobs/%d" % a)["job"]
     assert job["eta90_s"] is None or job["eta90_s"] >= 0
-    assert 0 <= job["norm_loss"] <= 1
+    assert 0 <= job["pred_norm_loss"] <= 1
 
     for path in ("/api/jobs/99/forecast", "/api/jobs/%d/nope" % a,
                  "/api/jobs/x/forecast"):
@@ -175,7 +175,7 @@ def test_timeline_thins_and_serves_increments(daemon_factory):
     assert 128 <= len(t) <= 256
     assert all(x < y for x, y in zip(t, t[1:]))
     s = tl["jobs"]["1"]
-    assert len(s["norm_loss"]) == len(s["cores"]) == len(t)
+    assert len(s["pred_norm_loss"]) == len(s["cores"]) == len(t)
     since = t[-5]
     inc = api(d, "/api/timeline?since=%r" % since)
     assert inc["t"] and inc["t"][0] > since
@@ -208,17 +208,17 @@ def test_timeline_normalised_loss_has_one_normaliser(daemon_factory):
 
     def series():
         s = api(d, "/api/timeline")["jobs"].get(str(j), {})
-        n = [v for v in s.get("norm_loss", []) if v is not None]
+        n = [v for v in s.get("pred_norm_loss", []) if v is not None]
         return s if len(n) >= 30 else None
 
     s = wait_for(series, timeout=30, what="30 frames of the job")
     t = api(d, "/api/timeline")["t"]
-    assert len(s["loss"]) == len(s["norm_loss"]) == len(t)
+    assert len(s["loss"]) == len(s["pred_norm_loss"]) == len(t)
     first, end = s["first_loss"], s["end_loss"]
     assert first == pytest.approx(1.1)
     assert end is not None and 0.1 - 1e-9 <= end < first
     loss = [v for v in s["loss"] if v is not None]
-    norm = [v for v in s["norm_loss"] if v is not None]
+    norm = [v for v in s["pred_norm_loss"] if v is not None]
     assert len(loss) == len(norm)
     # every point uses the same normaliser, the one the reply names
     for lv, nv in zip(loss, norm):
@@ -228,7 +228,7 @@ def test_timeline_normalised_loss_has_one_normaliser(daemon_factory):
     assert all(0 <= v <= 1 for v in norm) and norm[-1] < norm[0]
     # the job view's live value is the line's newest point's formula
     job = api(d, "/api/jobs/%d" % j)["job"]
-    assert job["norm_loss"] == pytest.approx(
+    assert job["pred_norm_loss"] == pytest.approx(
         _norm(job["loss"], job["first_loss"], job["end_loss"]), abs=1e-9)
     # an increment carries the job's newest normaliser, so a poller can
     # rescale what it holds
@@ -236,3 +236,27 @@ def test_timeline_normalised_loss_has_one_normaliser(daemon_factory):
     si = inc["jobs"][str(j)]
     assert "first_loss" in si and "end_loss" in si and len(si["loss"]) == \
         len(inc["t"])
+
+
+def test_renamed_fields_keep_their_old_names_for_one_release(daemon_factory):
+    """pred_norm_loss (the normalised loss against the predicted end) and
+    forecast_norm_error (slaq_eval_curve's normalised error, one epoch
+    ahead) are the names; norm_loss and predictor_error stay as
+    deprecated aliases with the same values until the next release."""
+    d = daemon_factory("--cores", "1")
+    j = d.submit(TOY, "--forever", "--iter-cpu", "0.002", name="alias")
+    job = wait_for(lambda: (lambda x: x if x["forecast_norm_error"]
+                            is not None and x["reports"] > 30 else None)(
+                                d.job(j)),
+                   timeout=20, what="30 reports and a scored forecast")
+    assert job["norm_loss"] == job["pred_norm_loss"]
+    assert job["predictor_error"] == job["forecast_norm_error"]
+    http_job = api(d, "/api/jobs/%d" % j)["job"]
+    assert http_job["norm_loss"] == http_job["pred_norm_loss"]
+    assert http_job["predictor_error"] == http_job["forecast_norm_error"]
+    s = api(d, "/api/timeline")["jobs"][str(j)]
+    assert s["norm_loss"] == s["pred_norm_loss"]
+    # one unit for every error of a job: its loss range so far, as
+    # slaq_eval_curve's (L(0) - min L); the toy's smooth curve is
+    # forecast well within a tenth of it
+    assert 0 <= job["forecast_norm_error"] < 0.1
