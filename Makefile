@@ -90,7 +90,7 @@ check-asan: deps
 # The slaq command: links every subcommand's objects.
 $(SLAQ_CMD): $(SLAQ_CMD_OBJS) $(SLAQ_CMD_LIBS)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(SLAQ_CMD_OBJS) $(SLAQ_CMD_LIBS) $(LIB_LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(SLAQ_CMD_OBJS) $(SLAQ_CMD_LIBS) $(LIB_LDLIBS) $(SLAQ_CMD_LDLIBS)
 
 # Unit tests link the libraries in dependency order (TEST_LIBS).
 $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(TEST_LIBS)

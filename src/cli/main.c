@@ -18,6 +18,8 @@ static const cli_command commands[] = {
     {"bench", cmd_bench, "benchmark the scheduling core (bench sched)"},
     {"sim", cmd_sim, "replay a workload under scheduling policies"},
     {"workload", cmd_workload, "generate workloads (workload gen)"},
+    {"replay", cmd_replay,
+     "run a recorded slaqd run again through the core, check allocations"},
     {"submit", cmd_submit, "start a job under slaqd; prints its id"},
     {"ls", cmd_ls, "list slaqd's jobs"},
     {"show", cmd_show, "one job: history, allocations, prediction"},

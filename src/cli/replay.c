@@ -1,0 +1,660 @@
+/*
+ * replay.c — `slaq replay`: run a recorded slaqd run again through the
+ * scheduling core and check the allocations slaqd recorded.
+ *
+ * slaqd's state.db holds what the core was given and what it answered:
+ * each job's options and start and end times (jobs), every report with the
+ * wall-clock time slaqd received it (reports), each job's allocation
+ * whenever it changed, with the epoch's number and time (allocs), and
+ * policy changes (events). The replay feeds the same inputs in the same
+ * order into a fresh slaq_sched built with slaqd's settings — jobs added
+ * when they started, reports before the epoch that followed them, the
+ * refit and removal of a job when it ended, slaq_sched_epoch at each epoch
+ * time — and compares every job's allocation after every epoch with the
+ * one recorded (the last change at or before that epoch).
+ *
+ * An epoch in which no allocation changed is not in allocs; its time is
+ * interpolated between the neighbouring recorded epochs, so a report that
+ * arrived close to it may fall on the other side of it. Differences are
+ * counted separately for epochs with a recorded and an interpolated time.
+ * A job's own length declared in its hello (iters) is not recorded and is
+ * not replayed.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "slaq/slaq.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: slaq replay --state-dir DIR --cores N [options]\n\n"
+        "Runs the last slaqd run recorded in DIR/state.db again through\n"
+        "slaq's scheduling core and checks every job's allocation after\n"
+        "every epoch against the one slaqd recorded. Give the settings the\n"
+        "run had (slaqd's options of the same names and defaults):\n\n"
+        "  --state-dir DIR       slaqd's state directory (holding state.db)\n"
+        "  --cores N             cores slaqd divided (required)\n"
+        "  --unit U              allocation unit (default: cores/20, at most 1)\n"
+        "  --epoch SECONDS       the epoch (default 1)\n"
+        "  --policy NAME         slaq | fair | slaq-maxmin at the start\n"
+        "                        (default slaq; later changes are recorded)\n"
+        "  --predictor K         auto | slaq-fit | strawman (default auto)\n"
+        "  --normalise N         span | max-delta (default span)\n"
+        "  --startup-reports K   (default 3)\n"
+        "  --hysteresis H        (default 1)\n"
+        "  --damping D           (default 0.5)\n"
+        "  --horizon-iters N     (default 0)\n"
+        "  --tolerance X         cores two allocations may differ by (1e-6)\n"
+        "  --show N              list at most N differences (default 10)\n"
+        "  --help                this text\n\n"
+        "Epochs in which no allocation changed are not recorded; their time\n"
+        "is interpolated, and differences there are counted apart. Exit\n"
+        "status: 0 every allocation equal, 1 differences (listed), 2 bad\n"
+        "usage or an unreadable state.db.\n");
+}
+
+/* ---------------------------------------------------------- the record */
+
+typedef struct rp_alloc {
+    uint64_t epoch;
+    double cores;
+} rp_alloc;
+
+typedef struct rp_job {
+    int64_t id;
+    double weight, max_cores, started, ended;
+    uint64_t max_iters;
+    slaq_convergence conv;
+    rp_alloc *allocs; /* changes, by epoch */
+    size_t nallocs;
+    size_t next;      /* allocs[next] is the first after the last epoch */
+    slaq_job *sj;
+} rp_job;
+
+enum { EV_ADD, EV_REPORT, EV_END, EV_POLICY, EV_EPOCH };
+
+typedef struct rp_event {
+    double t;
+    int kind;
+    size_t job;         /* index into jobs (ADD, REPORT, END) */
+    slaq_report r;      /* REPORT */
+    int policy;         /* POLICY */
+    uint64_t epoch;     /* EPOCH */
+    int exact;          /* EPOCH: its time was recorded */
+} rp_event;
+
+typedef struct rp_run {
+    rp_job *jobs;
+    size_t njobs;
+    rp_event *ev;
+    size_t nev, capev;
+    size_t nreports;
+    double t0;          /* the run's start */
+} rp_run;
+
+static rp_event *ev_add(rp_run *run)
+{
+    if (run->nev == run->capev) {
+        size_t cap = run->capev ? 2 * run->capev : 1024;
+        rp_event *e = realloc(run->ev, cap * sizeof *e);
+        if (!e)
+            return NULL;
+        run->ev = e;
+        run->capev = cap;
+    }
+    rp_event *e = &run->ev[run->nev++];
+    memset(e, 0, sizeof *e);
+    return e;
+}
+
+static int find_job(const rp_run *run, int64_t id)
+{
+    for (size_t i = 0; i < run->njobs; i++)
+        if (run->jobs[i].id == id)
+            return (int)i;
+    return -1;
+}
+
+static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st)
+{
+    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
+        cli_error("replay", "state.db: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    return 0;
+}
+
+/* The jobs that started in the last run (since the last "start" event). */
+static int load_jobs(sqlite3 *db, rp_run *run)
+{
+    sqlite3_stmt *st;
+    if (prepare(db, "SELECT coalesce(max(t), 0) FROM events WHERE job IS NULL "
+                "AND kind = 'start'", &st))
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        run->t0 = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    int has_conv = 0;
+    if (prepare(db, "SELECT count(*) FROM pragma_table_info('jobs') WHERE "
+                "name = 'convergence'", &st))
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        has_conv = sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    if (prepare(db, has_conv
+                ? "SELECT id, weight, max_cores, max_iters, started, ended, "
+                  "convergence FROM jobs WHERE started >= ? ORDER BY id"
+                : "SELECT id, weight, max_cores, max_iters, started, ended, "
+                  "NULL FROM jobs WHERE started >= ? ORDER BY id", &st))
+        return -1;
+    sqlite3_bind_double(st, 1, run->t0);
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        rp_job *nj = realloc(run->jobs, (run->njobs + 1) * sizeof *nj);
+        if (!nj)
+            break;
+        run->jobs = nj;
+        rp_job *j = &run->jobs[run->njobs++];
+        memset(j, 0, sizeof *j);
+        j->id = sqlite3_column_int64(st, 0);
+        j->weight = sqlite3_column_double(st, 1);
+        j->max_cores = sqlite3_column_type(st, 2) == SQLITE_NULL
+                           ? INFINITY : sqlite3_column_double(st, 2);
+        j->max_iters = (uint64_t)sqlite3_column_int64(st, 3);
+        j->started = sqlite3_column_double(st, 4);
+        j->ended = sqlite3_column_double(st, 5);
+        const char *cv = (const char *)sqlite3_column_text(st, 6);
+        if (!cv || slaq_convergence_parse(cv, &j->conv) != SLAQ_OK)
+            j->conv = SLAQ_CONV_UNKNOWN;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        cli_error("replay", "state.db: reading jobs: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    for (size_t i = 0; i < run->njobs; i++) {
+        rp_event *e = ev_add(run);
+        if (!e)
+            return -1;
+        e->t = run->jobs[i].started;
+        e->kind = EV_ADD;
+        e->job = i;
+        if (run->jobs[i].ended > 0) {
+            if (!(e = ev_add(run)))
+                return -1;
+            e->t = run->jobs[i].ended;
+            e->kind = EV_END;
+            e->job = i;
+        }
+    }
+    return 0;
+}
+
+static int load_reports(sqlite3 *db, rp_run *run)
+{
+    sqlite3_stmt *st;
+    if (prepare(db, "SELECT job, iter, loss, cpu_s, samples, t FROM reports "
+                "ORDER BY job, iter", &st))
+        return -1;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int j = find_job(run, sqlite3_column_int64(st, 0));
+        if (j < 0)
+            continue; /* a job of an earlier run */
+        rp_event *e = ev_add(run);
+        if (!e)
+            break;
+        e->kind = EV_REPORT;
+        e->job = (size_t)j;
+        e->r = (slaq_report){
+            .iter = (uint64_t)sqlite3_column_int64(st, 1),
+            .loss = sqlite3_column_double(st, 2),
+            .cpu_s = sqlite3_column_double(st, 3),
+            .samples = sqlite3_column_double(st, 4),
+            .t = sqlite3_column_double(st, 5),
+        };
+        e->t = e->r.t;
+        run->nreports++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        cli_error("replay", "state.db: reading reports: %s",
+                  sqlite3_errmsg(db));
+        return -1;
+    }
+    if (prepare(db, "SELECT t, detail FROM events WHERE job IS NULL AND kind = "
+                "'policy' AND t >= ?", &st))
+        return -1;
+    sqlite3_bind_double(st, 1, run->t0);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        slaq_policy_kind k;
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        rp_event *e;
+        if (!name || slaq_policy_parse(name, &k) != SLAQ_OK ||
+            !(e = ev_add(run)))
+            continue;
+        e->t = sqlite3_column_double(st, 0);
+        e->kind = EV_POLICY;
+        e->policy = (int)k;
+    }
+    sqlite3_finalize(st);
+    return 0;
+}
+
+/* Each job's recorded changes, and the epochs: recorded times where an
+ * allocation changed, interpolated between them. */
+static int load_epochs(sqlite3 *db, rp_run *run, double epoch_s)
+{
+    sqlite3_stmt *st;
+    if (prepare(db, "SELECT job, epoch, cores, t FROM allocs WHERE t >= ? "
+                "ORDER BY epoch", &st))
+        return -1;
+    sqlite3_bind_double(st, 1, run->t0);
+    uint64_t *ep = NULL;
+    double *et = NULL;
+    size_t ne = 0, cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        int j = find_job(run, sqlite3_column_int64(st, 0));
+        uint64_t k = (uint64_t)sqlite3_column_int64(st, 1);
+        double t = sqlite3_column_double(st, 3);
+        if (j >= 0) {
+            rp_job *jb = &run->jobs[j];
+            rp_alloc *na = realloc(jb->allocs, (jb->nallocs + 1) * sizeof *na);
+            if (!na)
+                break;
+            jb->allocs = na;
+            jb->allocs[jb->nallocs++] = (rp_alloc){k, sqlite3_column_double(st, 2)};
+        }
+        if (ne && ep[ne - 1] == k)
+            continue;
+        if (ne == cap) {
+            cap = cap ? 2 * cap : 256;
+            uint64_t *nep = realloc(ep, cap * sizeof *ep);
+            double *net = nep ? realloc(et, cap * sizeof *et) : NULL;
+            if (nep)
+                ep = nep;
+            if (!net)
+                break;
+            et = net;
+        }
+        ep[ne] = k;
+        et[ne++] = t;
+    }
+    sqlite3_finalize(st);
+    int bad = rc != SQLITE_DONE;
+    for (size_t i = 0; !bad && ne && i < ne; i++) {
+        uint64_t from = i ? ep[i - 1] + 1 : ep[0];
+        for (uint64_t k = from; k <= ep[i] && !bad; k++) {
+            rp_event *e = ev_add(run);
+            if (!e) {
+                bad = 1;
+                break;
+            }
+            e->kind = EV_EPOCH;
+            e->epoch = k;
+            e->exact = k == ep[i];
+            e->t = e->exact ? et[i]
+                 : et[i - 1] + (et[i] - et[i - 1]) * (double)(k - ep[i - 1]) /
+                       (double)(ep[i] - ep[i - 1]);
+        }
+    }
+    /* After the last change: epochs until the last job ended. */
+    double last_end = 0;
+    for (size_t i = 0; i < run->njobs; i++)
+        last_end = fmax(last_end, run->jobs[i].ended);
+    for (uint64_t k = ne ? ep[ne - 1] + 1 : 0;
+         !bad && ne && epoch_s > 0; k++) {
+        double t = et[ne - 1] + (double)(k - ep[ne - 1]) * epoch_s;
+        if (t >= last_end)
+            break;
+        rp_event *e = ev_add(run);
+        if (!e) {
+            bad = 1;
+            break;
+        }
+        *e = (rp_event){.t = t, .kind = EV_EPOCH, .epoch = k};
+    }
+    free(ep);
+    free(et);
+    if (bad) {
+        cli_error("replay", "state.db: reading allocations: %s",
+                  rc != SQLITE_DONE ? sqlite3_errmsg(db) : "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* By time; at the same time a job is added before it reports, reports
+ * come before an end and an epoch (slaqd stamps an epoch after handling
+ * what arrived before it). */
+static int ev_cmp(const void *a, const void *b)
+{
+    const rp_event *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->kind != y->kind)
+        return x->kind - y->kind;
+    if (x->job != y->job)
+        return x->job < y->job ? -1 : 1;
+    return x->r.iter < y->r.iter ? -1 : x->r.iter > y->r.iter;
+}
+
+/* ------------------------------------------------------------- replay */
+
+typedef struct rp_opts {
+    slaq_sched_config sc;
+    double tolerance;
+    long show;
+} rp_opts;
+
+typedef struct rp_tally {
+    size_t epochs, exact_epochs, compared, equal, diff_exact, diff_interp,
+           unrecorded, listed;
+} rp_tally;
+
+/* The job's recorded allocation after epoch k: its last change at or
+ * before k; NAN if it has none yet. */
+static double recorded(rp_job *j, uint64_t k)
+{
+    while (j->next < j->nallocs && j->allocs[j->next].epoch <= k)
+        j->next++;
+    return j->next ? j->allocs[j->next - 1].cores : NAN;
+}
+
+static void compare_epoch(rp_run *run, const rp_event *e, const rp_opts *o,
+                          rp_tally *tl)
+{
+    tl->epochs++;
+    tl->exact_epochs += e->exact;
+    for (size_t i = 0; i < run->njobs; i++) {
+        rp_job *j = &run->jobs[i];
+        if (!j->sj)
+            continue;
+        double want = recorded(j, e->epoch), got = slaq_job_alloc(j->sj);
+        if (isnan(want)) {
+            tl->unrecorded++;
+            continue;
+        }
+        tl->compared++;
+        if (fabs(want - got) <= o->tolerance) {
+            tl->equal++;
+            continue;
+        }
+        if (e->exact)
+            tl->diff_exact++;
+        else
+            tl->diff_interp++;
+        if ((long)tl->listed < o->show) {
+            tl->listed++;
+            printf("  epoch %llu (%s time %.3f): job %lld recorded %.4f "
+                   "cores, replay %.4f\n", (unsigned long long)e->epoch,
+                   e->exact ? "recorded" : "interpolated", e->t - run->t0,
+                   (long long)j->id, want, got);
+        }
+    }
+}
+
+static int replay(rp_run *run, const rp_opts *o, rp_tally *tl)
+{
+    slaq_sched *s = slaq_sched_new(&o->sc);
+    if (!s) {
+        cli_error("replay", "cannot create the scheduler with these "
+                  "settings (cores %g, unit %g)", o->sc.cores, o->sc.unit);
+        return -1;
+    }
+    qsort(run->ev, run->nev, sizeof *run->ev, ev_cmp);
+    int rc = 0;
+    for (size_t i = 0; i < run->nev && !rc; i++) {
+        const rp_event *e = &run->ev[i];
+        rp_job *j = e->kind <= EV_END ? &run->jobs[e->job] : NULL;
+        switch (e->kind) {
+        case EV_ADD: {
+            slaq_job_opts jo;
+            slaq_job_opts_init(&jo);
+            jo.weight = j->weight;
+            jo.max_cores = j->max_cores;
+            jo.iters = j->max_iters;
+            jo.convergence = j->conv;
+            jo.user = j;
+            j->sj = slaq_sched_add(s, &jo, e->t);
+            if (!j->sj) {
+                cli_error("replay", "job %lld: the core refused its options "
+                          "(weight %g, max_cores %g)", (long long)j->id,
+                          j->weight, j->max_cores);
+                rc = -1;
+            }
+            break;
+        }
+        case EV_REPORT:
+            /* slaqd stored only the reports the core accepted */
+            if (j->sj && slaq_job_report(j->sj, &e->r) != SLAQ_OK)
+                fprintf(stderr, "slaq replay: job %lld: report of iteration "
+                        "%llu refused\n", (long long)j->id,
+                        (unsigned long long)e->r.iter);
+            break;
+        case EV_END:
+            if (j->sj) {
+                slaq_sched_refit(s);   /* as slaqd does when a job ends */
+                slaq_sched_remove(s, j->sj);
+                j->sj = NULL;
+            }
+            break;
+        case EV_POLICY:
+            slaq_sched_set_policy(s, (slaq_policy_kind)e->policy);
+            break;
+        case EV_EPOCH:
+            if (slaq_sched_count(s) == 0)
+                break; /* slaqd calls the core only with jobs */
+            if (slaq_sched_epoch(s, e->t) != SLAQ_OK) {
+                cli_error("replay", "epoch %llu: the core failed",
+                          (unsigned long long)e->epoch);
+                rc = -1;
+                break;
+            }
+            compare_epoch(run, e, o, tl);
+            break;
+        }
+    }
+    slaq_sched_free(s);
+    return rc;
+}
+
+/* ------------------------------------------------------------ options */
+
+static int parse_opts(int argc, char **argv, rp_opts *o, const char **dir)
+{
+    enum { O_DIR = 1, O_CORES, O_UNIT, O_EPOCH, O_POLICY, O_PRED, O_NORM,
+           O_STARTUP, O_HYST, O_DAMP, O_HITERS, O_TOL, O_SHOW };
+    static const struct option opts[] = {
+        {"state-dir", required_argument, 0, O_DIR},
+        {"cores", required_argument, 0, O_CORES},
+        {"unit", required_argument, 0, O_UNIT},
+        {"epoch", required_argument, 0, O_EPOCH},
+        {"policy", required_argument, 0, O_POLICY},
+        {"predictor", required_argument, 0, O_PRED},
+        {"normalise", required_argument, 0, O_NORM},
+        {"startup-reports", required_argument, 0, O_STARTUP},
+        {"hysteresis", required_argument, 0, O_HYST},
+        {"damping", required_argument, 0, O_DAMP},
+        {"horizon-iters", required_argument, 0, O_HITERS},
+        {"tolerance", required_argument, 0, O_TOL},
+        {"show", required_argument, 0, O_SHOW},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    slaq_sched_config_init(&o->sc);
+    o->sc.epoch_s = 1;
+    o->sc.unit = 0;
+    o->sc.cores = 0;
+    o->tolerance = 1e-6;
+    o->show = 10;
+    double startup = o->sc.startup_reports, v;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_DIR: *dir = optarg; break;
+        case O_CORES:
+            if (cli_parse_positive("replay", "--cores", optarg, &o->sc.cores))
+                return -1;
+            break;
+        case O_UNIT:
+            if (cli_parse_positive("replay", "--unit", optarg, &o->sc.unit))
+                return -1;
+            break;
+        case O_EPOCH:
+            if (cli_parse_positive("replay", "--epoch", optarg,
+                                   &o->sc.epoch_s))
+                return -1;
+            break;
+        case O_POLICY:
+            if (slaq_policy_parse(optarg, &o->sc.policy) != SLAQ_OK) {
+                cli_error("replay", "--policy: expected slaq, fair or "
+                          "slaq-maxmin, got '%s'", optarg);
+                return -1;
+            }
+            break;
+        case O_PRED:
+            if (slaq_predictor_parse(optarg, &o->sc.predictor) != SLAQ_OK ||
+                o->sc.predictor == SLAQ_PRED_ORACLE) {
+                cli_error("replay", "--predictor: expected auto, slaq-fit or "
+                          "strawman, got '%s'", optarg);
+                return -1;
+            }
+            break;
+        case O_NORM:
+            if (slaq_norm_parse(optarg, &o->sc.normalise) != SLAQ_OK) {
+                cli_error("replay", "--normalise: expected span or "
+                          "max-delta, got '%s'", optarg);
+                return -1;
+            }
+            break;
+        case O_STARTUP:
+            if (cli_parse_nonneg("replay", "--startup-reports", optarg,
+                                 &startup))
+                return -1;
+            break;
+        case O_HYST:
+            if (cli_parse_nonneg("replay", "--hysteresis", optarg,
+                                 &o->sc.hysteresis))
+                return -1;
+            break;
+        case O_DAMP:
+            if (cli_parse_nonneg("replay", "--damping", optarg, &v))
+                return -1;
+            if (v >= 1) {
+                cli_error("replay", "--damping: expected a number in [0, 1), "
+                          "got '%s'", optarg);
+                return -1;
+            }
+            o->sc.damping = v;
+            break;
+        case O_HITERS:
+            if (cli_parse_nonneg("replay", "--horizon-iters", optarg,
+                                 &o->sc.horizon_iters))
+                return -1;
+            break;
+        case O_TOL:
+            if (cli_parse_nonneg("replay", "--tolerance", optarg,
+                                 &o->tolerance))
+                return -1;
+            break;
+        case O_SHOW:
+            if (cli_parse_nonneg("replay", "--show", optarg, &v))
+                return -1;
+            o->show = (long)fmin(v, 1e9);
+            break;
+        case 'h': usage(stdout); return 1;
+        default: usage(stderr); return -1;
+        }
+    }
+    if (optind < argc || !*dir || !(o->sc.cores > 0)) {
+        cli_error("replay", optind < argc ? "unexpected argument '%s'"
+                  : "--state-dir and --cores are required%s",
+                  optind < argc ? argv[optind] : "");
+        usage(stderr);
+        return -1;
+    }
+    if (startup != floor(startup) || startup > 1000) {
+        cli_error("replay", "--startup-reports: expected a whole number up "
+                  "to 1000");
+        return -1;
+    }
+    o->sc.startup_reports = (unsigned)startup;
+    if (!(o->sc.unit > 0))  /* slaqd's default */
+        o->sc.unit = fmin(1.0, o->sc.cores / 20);
+    return 0;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    rp_opts o;
+    const char *dir = NULL;
+    int prc = parse_opts(argc, argv, &o, &dir);
+    if (prc)
+        return prc > 0 ? 0 : EXIT_USAGE;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/state.db", dir);
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        cli_error("replay", "%s: %s", path, db ? sqlite3_errmsg(db)
+                                               : "cannot open");
+        sqlite3_close(db);
+        return EXIT_USAGE;
+    }
+    rp_run run = {0};
+    rp_tally tl = {0};
+    int rc = EXIT_USAGE;
+    if (load_jobs(db, &run) || load_reports(db, &run) ||
+        load_epochs(db, &run, o.sc.epoch_s))
+        goto done;
+    sqlite3_stmt *st;
+    if (!prepare(db, "SELECT count(*) FROM events WHERE kind = 'readopt' "
+                 "AND t >= ?", &st)) {
+        sqlite3_bind_double(st, 1, run.t0);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0)
+            printf("note: %d job(s) of an earlier run were adopted when this "
+                   "run started; they are not replayed (their histories "
+                   "began before it), so the others' allocations may "
+                   "differ\n", sqlite3_column_int(st, 0));
+        sqlite3_finalize(st);
+    }
+    if (run.njobs == 0) {
+        cli_error("replay", "%s: no job started in its last run", path);
+        goto done;
+    }
+    printf("replaying %s: %zu jobs, %zu reports, policy %s, predictor %s, "
+           "%g cores in units of %g, epoch %g s\n", path, run.njobs,
+           run.nreports, slaq_policy_name(o.sc.policy),
+           slaq_predictor_name(o.sc.predictor), o.sc.cores, o.sc.unit,
+           o.sc.epoch_s);
+    rc = EXIT_RUNTIME;
+    if (replay(&run, &o, &tl))
+        goto done;
+    size_t diff = tl.diff_exact + tl.diff_interp;
+    printf("epochs replayed: %zu (%zu at their recorded time, %zu "
+           "interpolated)\n", tl.epochs, tl.exact_epochs,
+           tl.epochs - tl.exact_epochs);
+    printf("allocations compared: %zu, equal: %zu, different: %zu (%zu at "
+           "recorded epochs, %zu at interpolated ones)\n", tl.compared,
+           tl.equal, diff, tl.diff_exact, tl.diff_interp);
+    if (diff && tl.diff_exact == 0)
+        printf("every difference is at an epoch whose time was "
+               "interpolated (no allocation changed then), where a report "
+               "may fall on the other side of the epoch than it did in "
+               "slaqd\n");
+    rc = diff ? 1 : 0;
+done:
+    for (size_t i = 0; i < run.njobs; i++)
+        free(run.jobs[i].allocs);
+    free(run.jobs);
+    free(run.ev);
+    sqlite3_close(db);
+    return rc;
+}
