@@ -31,15 +31,20 @@
 #include "core/sweep_internal.h"
 
 struct pop {
-    double *ps; /* scratch: p of the active configurations */
+    double *ps;   /* scratch: p of the active configurations */
+    double *run;  /* scratch: a configuration's best-so-far curve */
 };
 
 static int pop_init(slaq_sweep *s, char *err, size_t errlen)
 {
     struct pop *P = calloc(1, sizeof *P);
-    if (P)
+    if (P) {
         P->ps = calloc(s->n ? s->n : 1, sizeof *P->ps);
-    if (!P || !P->ps) {
+        P->run = calloc((size_t)s->prm.max_epochs, sizeof *P->run);
+    }
+    if (!P || !P->ps || !P->run) {
+        if (P)
+            free(P->ps), free(P->run);
         free(P);
         if (err && errlen)
             snprintf(err, errlen, "out of memory");
@@ -53,7 +58,7 @@ static void pop_destroy(slaq_sweep *s)
 {
     struct pop *P = s->priv;
     if (P)
-        free(P->ps);
+        free(P->ps), free(P->run);
     free(P);
 }
 
@@ -65,7 +70,15 @@ static void pop_estimate(slaq_sweep *s, struct sw_cfg *c, double now)
     c->ert = left > 0 ? left : 0;
     if (!(left > 0) || !(ep > 0))
         return;
-    if (slaq_lcurve_fit(s->lc, c->y, (size_t)c->epochs) < 0) {
+    /* The question is whether the configuration ever reaches the target,
+     * so the model is fitted to its best-so-far curve: monotone like the
+     * curve families, and reaching y_target by epoch m exactly when the
+     * raw curve has (a validation curve that peaks and falls as the model
+     * overfits would otherwise drag the prediction below its own best). */
+    struct pop *Pp = s->priv;
+    for (int e = 0; e < c->epochs; e++)
+        Pp->run[e] = e ? fmax(Pp->run[e - 1], c->y[e]) : c->y[e];
+    if (slaq_lcurve_fit(s->lc, Pp->run, (size_t)c->epochs) < 0) {
         c->p = c->ert = NAN;
         return;
     }

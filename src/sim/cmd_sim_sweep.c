@@ -125,8 +125,9 @@ static double calib_ece(const struct calib_acc *a)
  * level; the outcome is whether the recorded y(E) reached the level.
  */
 static int calib_half(const sweep_set *set, int half, double inflate, int b,
-                      const double *levels, int nl, struct calib_acc *acc,
-                      double *ms, size_t *nms, size_t cap)
+                      int best, const double *levels, int nl,
+                      struct calib_acc *acc, double *ms, size_t *nms,
+                      size_t cap)
 {
     slaq_lcurve_opts o = {.inflate = inflate};
     slaq_lcurve *lc = slaq_lcurve_new(&o);
@@ -141,8 +142,11 @@ static int calib_half(const sweep_set *set, int half, double inflate, int b,
         const sweep_trace *t = &set->v[i];
         if (t->id % 2 != half)
             continue;
-        for (size_t e = 0; e < t->n; e++)
+        for (size_t e = 0; e < t->n; e++) {
             y[e] = sign * t->metric[e];
+            if (best && e > 0)
+                y[e] = fmax(y[e], y[e - 1]);
+        }
         /* A run that ended early (converged, diverged) keeps its last value. */
         double final = y[t->n - 1];
         for (int n = b; n < set->epochs && (size_t)n <= t->n; n += b) {
@@ -157,8 +161,10 @@ static int calib_half(const sweep_set *set, int half, double inflate, int b,
             if (ms && *nms < cap)
                 ms[(*nms)++] = (double)(a1.tv_sec - a0.tv_sec) * 1e3 +
                                (double)(a1.tv_nsec - a0.tv_nsec) / 1e6;
+            /* With the best-so-far curve (POP's question: will it get
+             * there?), a level already reached is no longer a question. */
             for (int l = 0; l < nl; l++)
-                if (isfinite(P[l]))
+                if (isfinite(P[l]) && !(best && y[n - 1] >= sign * levels[l]))
                     calib_add(acc, P[l], final >= sign * levels[l]);
         }
     }
@@ -167,7 +173,8 @@ static int calib_half(const sweep_set *set, int half, double inflate, int b,
     return 0;
 }
 
-static int sw_calib(const sweep_set *set, int b, double target, FILE *js)
+static int sw_calib(const sweep_set *set, int b, int best, double target,
+                    FILE *js)
 {
     /* Levels: the target and quantiles of the final metric, so that both
      * likely and unlikely events are scored. */
@@ -187,30 +194,33 @@ static int sw_calib(const sweep_set *set, int b, double target, FILE *js)
 
     const double grid[] = {0.5, 1, 2, 4, 8, 16};
     size_t ng = sizeof grid / sizeof *grid;
-    double best = INFINITY, chosen = 1;
+    double bestb = INFINITY, chosen = 1;
     printf("calibration of the curve model on %s (%zu configurations, "
-           "evaluated every %d epochs, final epoch %d)\n", set->name, set->n,
-           b, set->epochs);
+           "evaluated every %d epochs, final epoch %d), %s\n", set->name,
+           set->n, b, set->epochs,
+           best ? "best-so-far curves (POP): P(reaching the level by the "
+                  "last epoch)"
+                : "raw curves (EarlyTerm): P(y(last epoch) >= level)");
     printf("levels:");
     for (int l = 0; l < nl; l++)
         printf(" %.4f", levels[l]);
     printf("\n\nchoosing inflate on the even half:\n  inflate  brier   ece     n\n");
     for (size_t g = 0; g < ng; g++) {
         struct calib_acc a = {0};
-        if (calib_half(set, 0, grid[g], b, levels, nl, &a, NULL, NULL, 0) < 0)
+        if (calib_half(set, 0, grid[g], b, best, levels, nl, &a, NULL, NULL, 0) < 0)
             return EXIT_RUNTIME;
         double br = a.n ? a.brier / a.n : NAN;
         printf("  %7.2f  %.4f  %.4f  %.0f\n", grid[g], br, calib_ece(&a), a.n);
-        if (br < best) {
-            best = br;
+        if (br < bestb) {
+            bestb = br;
             chosen = grid[g];
         }
     }
     size_t cap = set->n * (size_t)(set->epochs / b + 1), nms = 0;
     double *ms = malloc(cap * sizeof *ms);
     struct calib_acc test = {0}, plain = {0};
-    if (!ms || calib_half(set, 1, chosen, b, levels, nl, &test, ms, &nms, cap) < 0 ||
-        calib_half(set, 1, 1, b, levels, nl, &plain, NULL, NULL, 0) < 0) {
+    if (!ms || calib_half(set, 1, chosen, b, best, levels, nl, &test, ms, &nms, cap) < 0 ||
+        calib_half(set, 1, 1, b, best, levels, nl, &plain, NULL, NULL, 0) < 0) {
         free(ms);
         return EXIT_RUNTIME;
     }
@@ -237,11 +247,12 @@ static int sw_calib(const sweep_set *set, int b, double target, FILE *js)
            nl, sw_quant(ms, nms, 0.5), sw_quant(ms, nms, 0.95),
            nms ? ms[nms - 1] : NAN, nms);
     if (js) {
-        fprintf(js, "{\"sweep\":\"%s\",\"inflate\":%g,\"brier\":%.6f,"
+        fprintf(js, "{\"sweep\":\"%s\",\"curve\":\"%s\",\"inflate\":%g,\"brier\":%.6f,"
                     "\"brier_inflate1\":%.6f,\"brier_base_rate\":%.6f,"
                     "\"ece\":%.6f,\"n\":%.0f,\"ms_median\":%.3f,\"ms_p95\":%.3f,"
                     "\"ms_max\":%.3f,\"bins\":[",
-                set->name, chosen, test.brier / test.n, plain.brier / plain.n,
+                set->name, best ? "best" : "raw", chosen, test.brier / test.n,
+                plain.brier / plain.n,
                 brier_base, calib_ece(&test), test.n, sw_quant(ms, nms, 0.5),
                 sw_quant(ms, nms, 0.95), nms ? ms[nms - 1] : NAN);
         int first = 1;
@@ -355,7 +366,11 @@ int cmd_sim_sweep(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     if (calib) {
-        int rc = sw_calib(&set, b ? (int)b : 10, target, js);
+        int rc = sw_calib(&set, b ? (int)b : 10, 1, target, js);
+        if (rc == 0) {
+            printf("\n");
+            rc = sw_calib(&set, b ? (int)b : 10, 0, target, js);
+        }
         if (js)
             fclose(js);
         sweeps_free(&set);
