@@ -15,7 +15,8 @@
  *                 An ensemble of eleven parametric curve families (Domhan,
  *                 Springenberg and Hutter, IJCAI'15), each fitted by least
  *                 squares, with a Laplace (Gaussian) posterior around its
- *                 fit and BIC weights across families. See docs/sweeps.md.
+ *                 fit, the families weighted equally (or by BIC). See
+ *                 docs/sweeps.md.
  *
  *   slaq_sweep    a policy over N configurations and S slots. The caller
  *                 (slaqd's `slaq sweep`, or the simulator) owns the clock
@@ -69,6 +70,9 @@ typedef struct slaq_lcurve_opts {
     double sigma_min;
     /* Bitmask of families to use (bit f = family f); 0 = all. */
     unsigned families;
+    /* How the families are weighted: 0 equally (every family that fits),
+     * 1 by exp(-BIC/2). Chosen on held-out traces like inflate. */
+    int bic_weights;
 } slaq_lcurve_opts;
 
 #define SLAQ_LCURVE_INFLATE_DEFAULT 2.0

@@ -17,8 +17,10 @@
  *      f(m; theta) and variance inflate * g' C g + s^2 (g the gradient of
  *      f(m) in the parameters: the delta method), where `inflate` widens
  *      the parameter part for extrapolation far beyond the data.
- *   4. Families are weighted by exp(-BIC/2) (an approximation of their
- *      marginal likelihood), and the probability is the mixture's tail:
+ *   4. The families are weighted equally (every family that could be
+ *      fitted; Domhan et al.'s sampled weights are similarly spread), or
+ *      by exp(-BIC/2), an approximation of their marginal likelihood; the
+ *      probability is the mixture's tail:
  *      P = sum_k w_k Q((target - mu_k(m)) / s_k(m)).
  *
  * Whether this is as well calibrated as the MCMC posterior is an empirical
@@ -418,7 +420,8 @@ int slaq_lcurve_fit(slaq_lcurve *lc, const double *y, size_t n)
     double sum = 0;
     for (int f = 0; f < SLAQ_LCURVE_FAMILIES; f++)
         if (lc->fit[f].ok) {
-            lc->fit[f].w = exp(-0.5 * (lc->fit[f].w - best));
+            lc->fit[f].w = lc->o.bic_weights ? exp(-0.5 * (lc->fit[f].w - best))
+                                             : 1.0;
             sum += lc->fit[f].w;
         }
     for (int f = 0; f < SLAQ_LCURVE_FAMILIES; f++)

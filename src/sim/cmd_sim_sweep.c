@@ -42,8 +42,9 @@ static void sw_usage(FILE *f)
         "                       needs for all of them: total work / slots)\n"
         "  --b N                evaluation boundary (default: each policy's)\n"
         "  --inflate X          curve model's parameter-uncertainty factor\n"
-        "  --suspend-cost S     seconds a slot stays busy after a suspend (0.16)\n"
-        "  --resume-cost S      seconds before a resumed epoch starts (0.16)\n"
+        "  --suspend-cost S     seconds a slot stays busy after a suspend\n"
+        "                       (default 0.01: SIGSTOP on the same node)\n"
+        "  --resume-cost S      seconds before a resumed epoch starts (0.01)\n"
         "  --orders-out FILE    write the orders (JSON) for other harnesses\n"
         "  --json FILE          write every run's result as JSON\n"
         "  --calib              instead: calibration (reliability, Brier) and\n"
@@ -124,12 +125,12 @@ static double calib_ece(const struct calib_acc *a)
  * y(1..n) and predict P(y(E) >= level) for the final epoch E and each
  * level; the outcome is whether the recorded y(E) reached the level.
  */
-static int calib_half(const sweep_set *set, int half, double inflate, int b,
-                      int best, const double *levels, int nl,
+static int calib_half(const sweep_set *set, int half, double inflate, int bic,
+                      int b, int best, const double *levels, int nl,
                       struct calib_acc *acc, double *ms, size_t *nms,
                       size_t cap)
 {
-    slaq_lcurve_opts o = {.inflate = inflate};
+    slaq_lcurve_opts o = {.inflate = inflate, .bic_weights = bic};
     slaq_lcurve *lc = slaq_lcurve_new(&o);
     double *y = malloc((size_t)set->epochs * sizeof *y);
     if (!lc || !y) {
@@ -150,14 +151,16 @@ static int calib_half(const sweep_set *set, int half, double inflate, int b,
         /* A run that ended early (converged, diverged) keeps its last value. */
         double final = y[t->n - 1];
         for (int n = b; n < set->epochs && (size_t)n <= t->n; n += b) {
+            /* CPU time of this thread: the cost of the model itself, not
+             * of whatever else the machine runs. */
             struct timespec a0, a1;
-            clock_gettime(CLOCK_MONOTONIC, &a0);
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a0);
             if (slaq_lcurve_fit(lc, y, (size_t)n) < 0)
                 continue;
             double P[16];
             for (int l = 0; l < nl; l++)
                 P[l] = slaq_lcurve_prob(lc, set->epochs, sign * levels[l]);
-            clock_gettime(CLOCK_MONOTONIC, &a1);
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a1);
             if (ms && *nms < cap)
                 ms[(*nms)++] = (double)(a1.tv_sec - a0.tv_sec) * 1e3 +
                                (double)(a1.tv_nsec - a0.tv_nsec) / 1e6;
@@ -192,9 +195,10 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
     levels[nl++] = target;
     free(fin);
 
-    const double grid[] = {0.5, 1, 2, 4, 8, 16};
+    const double grid[] = {0.5, 1, 2, 4, 8, 16, 32, 64};
     size_t ng = sizeof grid / sizeof *grid;
     double bestb = INFINITY, chosen = 1;
+    int chosen_bic = 0;
     printf("calibration of the curve model on %s (%zu configurations, "
            "evaluated every %d epochs, final epoch %d), %s\n", set->name,
            set->n, b, set->epochs,
@@ -204,23 +208,28 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
     printf("levels:");
     for (int l = 0; l < nl; l++)
         printf(" %.4f", levels[l]);
-    printf("\n\nchoosing inflate on the even half:\n  inflate  brier   ece     n\n");
-    for (size_t g = 0; g < ng; g++) {
-        struct calib_acc a = {0};
-        if (calib_half(set, 0, grid[g], b, best, levels, nl, &a, NULL, NULL, 0) < 0)
-            return EXIT_RUNTIME;
-        double br = a.n ? a.brier / a.n : NAN;
-        printf("  %7.2f  %.4f  %.4f  %.0f\n", grid[g], br, calib_ece(&a), a.n);
-        if (br < bestb) {
-            bestb = br;
-            chosen = grid[g];
+    printf("\n\nchoosing the weights and inflate on the even half:\n"
+           "  weights inflate  brier   ece     n\n");
+    for (int bic = 0; bic < 2; bic++)
+        for (size_t g = 0; g < ng; g++) {
+            struct calib_acc a = {0};
+            if (calib_half(set, 0, grid[g], bic, b, best, levels, nl, &a, NULL,
+                           NULL, 0) < 0)
+                return EXIT_RUNTIME;
+            double br = a.n ? a.brier / a.n : NAN;
+            printf("  %-7s %7.2f  %.4f  %.4f  %.0f\n", bic ? "bic" : "equal",
+                   grid[g], br, calib_ece(&a), a.n);
+            if (br < bestb) {
+                bestb = br;
+                chosen = grid[g];
+                chosen_bic = bic;
+            }
         }
-    }
     size_t cap = set->n * (size_t)(set->epochs / b + 1), nms = 0;
     double *ms = malloc(cap * sizeof *ms);
     struct calib_acc test = {0}, plain = {0};
-    if (!ms || calib_half(set, 1, chosen, b, best, levels, nl, &test, ms, &nms, cap) < 0 ||
-        calib_half(set, 1, 1, b, best, levels, nl, &plain, NULL, NULL, 0) < 0) {
+    if (!ms || calib_half(set, 1, chosen, chosen_bic, b, best, levels, nl, &test, ms, &nms, cap) < 0 ||
+        calib_half(set, 1, SLAQ_LCURVE_INFLATE_DEFAULT, 0, b, best, levels, nl, &plain, NULL, NULL, 0) < 0) {
         free(ms);
         return EXIT_RUNTIME;
     }
@@ -230,9 +239,11 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
         base += test.bin_o[k];
     base /= test.n;
     double brier_base = base * (1 - base);
-    printf("\nheld-out odd half, inflate %.2f: Brier %.4f (inflate 1: %.4f; "
-           "always the base rate %.3f: %.4f), ECE %.4f, %.0f predictions\n",
-           chosen, test.brier / test.n, plain.brier / plain.n, base,
+    printf("\nheld-out odd half, %s weights, inflate %.2f: Brier %.4f "
+           "(library default, equal weights, inflate %.2f: %.4f; always the "
+           "base rate %.3f: %.4f), ECE %.4f, %.0f predictions\n",
+           chosen_bic ? "bic" : "equal", chosen, test.brier / test.n,
+           (double)SLAQ_LCURVE_INFLATE_DEFAULT, plain.brier / plain.n, base,
            brier_base, calib_ece(&test), test.n);
     printf("reliability (predicted probability bin: mean predicted, observed "
            "frequency, count):\n");
@@ -242,16 +253,18 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
                    test.bin_p[k] / test.bin_n[k], test.bin_o[k] / test.bin_n[k],
                    test.bin_n[k]);
     qsort(ms, nms, sizeof *ms, sw_cmp);
-    printf("speed: fit + %d probabilities per configuration per evaluation: "
-           "median %.2f ms, p95 %.2f ms, max %.2f ms over %zu evaluations\n",
+    printf("speed (CPU time): fit + %d probabilities per configuration per "
+           "evaluation: median %.2f ms, p95 %.2f ms, max %.2f ms over %zu "
+           "evaluations\n",
            nl, sw_quant(ms, nms, 0.5), sw_quant(ms, nms, 0.95),
            nms ? ms[nms - 1] : NAN, nms);
     if (js) {
-        fprintf(js, "{\"sweep\":\"%s\",\"curve\":\"%s\",\"inflate\":%g,\"brier\":%.6f,"
+        fprintf(js, "{\"sweep\":\"%s\",\"curve\":\"%s\",\"weights\":\"%s\",\"inflate\":%g,\"brier\":%.6f,"
                     "\"brier_inflate1\":%.6f,\"brier_base_rate\":%.6f,"
                     "\"ece\":%.6f,\"n\":%.0f,\"ms_median\":%.3f,\"ms_p95\":%.3f,"
                     "\"ms_max\":%.3f,\"bins\":[",
-                set->name, best ? "best" : "raw", chosen, test.brier / test.n,
+                set->name, best ? "best" : "raw", chosen_bic ? "bic" : "equal",
+                chosen, test.brier / test.n,
                 plain.brier / plain.n,
                 brier_base, calib_ece(&test), test.n, sw_quant(ms, nms, 0.5),
                 sw_quant(ms, nms, 0.95), nms ? ms[nms - 1] : NAN);
@@ -297,7 +310,7 @@ int cmd_sim_sweep(int argc, char **argv)
     const char *orders_out = NULL, *json = NULL;
     long slots = 4, norders = 25, seed = 1, top = 4, b = 0;
     double target = NAN, kill = NAN, tmax = 0, inflate = 0;
-    double suspend_s = 0.16, resume_s = 0.16;
+    double suspend_s = 0.01, resume_s = 0.01;
     int calib = 0, c;
     char *end;
     optind = 1;
@@ -367,10 +380,6 @@ int cmd_sim_sweep(int argc, char **argv)
     }
     if (calib) {
         int rc = sw_calib(&set, b ? (int)b : 10, 1, target, js);
-        if (rc == 0) {
-            printf("\n");
-            rc = sw_calib(&set, b ? (int)b : 10, 0, target, js);
-        }
         if (js)
             fclose(js);
         sweeps_free(&set);
