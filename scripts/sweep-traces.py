@@ -110,12 +110,20 @@ def main():
     ap.add_argument("--subsample", type=float, default=0.05,
                     help="fraction of the 60000 training rows (default 0.05)")
     ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--first", type=int, default=0,
+                    help="record only configurations FIRST..LAST (the others "
+                         "are still drawn, so ids and parameters match a full "
+                         "run); the output is NAME.FIRST-LAST.jsonl")
+    ap.add_argument("--last", type=int, default=-1)
     a = ap.parse_args()
+    last = a.configs - 1 if a.last < 0 else min(a.last, a.configs - 1)
+    part = a.first > 0 or last < a.configs - 1
     os.makedirs(a.out, exist_ok=True)
     for name in a.sweep or sorted(SPACES):
         space = SPACES[name]
         rng = random.Random("%s-%d" % (name, a.seed))
-        path = os.path.join(a.out, name + ".jsonl")
+        path = os.path.join(a.out, name + (".%d-%d" % (a.first, last) if part
+                                            else "") + ".jsonl")
         tmp = path + ".tmp"
         t_all = time.monotonic()
         with open(tmp, "w") as out:
@@ -130,6 +138,8 @@ def main():
             for i in range(a.configs):
                 params = {k: draw(rng, v) for k, v in space["params"].items()}
                 seed = rng.randrange(1 << 30)
+                if i < a.first or i > last:
+                    continue
                 cmd = command(a.train, space["algo"], params, a.epochs,
                               a.subsample, seed)
                 start_s, epoch_s, metric, stop = run_one(cmd, "accuracy")
