@@ -26,3 +26,16 @@ $(SIM_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/sim/%.o $(LIBSLAQSIM_A) $(TES
 results:
 	@$(MAKE) --no-print-directory all
 	@scripts/sim-results.sh $(BUILD)
+
+# make sweep-traces: record the sweeps of data/sweeps/ with real slaq-train
+# runs (about 30 minutes; SEED=N for other configurations).
+# make sweep-results: replay them under slaq's sweep policies and Optuna's
+# pruners, and measure the curve model (docs/results/sweeps/).
+.PHONY: sweep-traces sweep-results
+sweep-traces: $(SLAQ_TRAIN)
+	@/usr/bin/python3 scripts/sweep-traces.py --train $(SLAQ_TRAIN) \
+	    --out data/sweeps --subsample 0.1 --seed $(or $(SEED),12)
+
+sweep-results: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/sweep-results.sh $(BUILD)

@@ -89,11 +89,24 @@ bool train_job_iterate(struct train_job *job, double loss)
     long passes = job->passes - job->passes_mark;
     double samples = job->rows_per_iter * (double)(passes > 0 ? passes : 1);
     job->samples_total += samples;
-    if (!job->quiet)
+    /* --eval-every: the held-out metric of the model as it stands now, on
+     * this iteration's line; its time counts towards no iteration. */
+    bool eval = job->eval_every > 0 && job->iters % job->eval_every == 0 &&
+                isfinite(loss) && job->algo->evaluate;
+    if (eval) {
+        char eerr[128];
+        if (job->algo->evaluate(job, eerr, sizeof eerr) < 0)
+            eval = false;
+    }
+    if (!job->quiet) {
         printf("iter=%d loss=%.10g cpu_s=%.4f wall_s=%.4f samples=%.0f "
-               "workers=%d samples_per_core_s=%.0f\n",
+               "workers=%d samples_per_core_s=%.0f",
                job->iters, loss, dcpu, dwall, samples, workers,
                dcpu > 0 ? samples / dcpu : 0.0);
+        if (eval && job->metric_name[0])
+            printf(" %s=%.6f", job->metric_name, job->metric);
+        printf("\n");
+    }
     fflush(stdout);
     train_sched_report(job->sched, job->iters, loss, dcpu, samples);
 

@@ -18,6 +18,7 @@ struct lbfgs_ctx {
     train_objective_fn f;
     void *ctx;
     size_t n;           /* real variables; the rest is padding */
+    double *model;      /* the job's parameters, kept current for --eval-every */
     bool stopped;
 };
 
@@ -42,6 +43,8 @@ static int lbfgs_progress(void *inst, const lbfgsfloatval_t *x,
     struct lbfgs_ctx *c = inst;
     (void)x, (void)g, (void)xnorm, (void)gnorm, (void)step, (void)n, (void)k,
         (void)ls;
+    if (c->job->eval_every > 0)
+        memcpy(c->model, x, c->n * sizeof *c->model);
     c->stopped = train_job_iterate(c->job, fx);
     return c->stopped ? 1 : 0;
 }
@@ -52,7 +55,7 @@ int train_lbfgs_run(struct train_job *job, double *x, size_t n,
     /* liblbfgs built with SSE wants a multiple of 16 variables, aligned. */
     size_t np = (n + 15) / 16 * 16;
     lbfgsfloatval_t *v = lbfgs_malloc((int)np), fx;
-    struct lbfgs_ctx c = {.job = job, .f = f, .ctx = ctx, .n = n};
+    struct lbfgs_ctx c = {.job = job, .f = f, .ctx = ctx, .n = n, .model = x};
     lbfgs_parameter_t prm;
     if (!v) {
         snprintf(err, len, "out of memory for %zu L-BFGS variables", np);

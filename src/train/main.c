@@ -23,7 +23,7 @@ enum {
     OPT_TEST, OPT_LABEL_COL, OPT_CLASSES, OPT_SUBSAMPLE, OPT_SCALE, OPT_ROWS,
     OPT_PARTITIONS, OPT_SEED, OPT_K, OPT_LR, OPT_L2, OPT_DEGREE, OPT_BASIS,
     OPT_DEPTH, OPT_HIDDEN, OPT_VOCAB, OPT_DOCS, OPT_NO_STD, OPT_QUIET,
-    OPT_THREADS, OPT_ITERS, OPT_TARGET, OPT_VERSION,
+    OPT_THREADS, OPT_ITERS, OPT_TARGET, OPT_VERSION, OPT_EVAL_EVERY,
 };
 
 static const struct option main_opts[] = {
@@ -56,6 +56,7 @@ static const struct option main_opts[] = {
     {"docs", required_argument, NULL, OPT_DOCS},
     {"no-standardize", no_argument, NULL, OPT_NO_STD},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"eval-every", required_argument, NULL, OPT_EVAL_EVERY},
     {NULL, 0, NULL, 0},
 };
 
@@ -69,7 +70,7 @@ static void main_usage(FILE *f)
             "(iter= loss= cpu_s= wall_s= samples= workers= samples_per_core_s=).\n"
             "\n"
             "job:   --threads N  --iters N  --target-reduction R  --record FILE\n"
-            "       --name NAME  --seed N  --partitions P  --quiet\n"
+            "       --name NAME  --seed N  --partitions P  --quiet  --eval-every N\n"
             "data:  --data fmnist|friedman1|debdesc|FILE  --format libsvm|csv|control|lines\n"
             "       --test FILE  --label-col N  --classes A,B,..  --subsample F\n"
             "       --scale S  --rows N  --docs N  --no-standardize\n"
@@ -192,6 +193,7 @@ int main(int argc, char **argv)
         case OPT_DOCS: if (arg_int(o, optarg, 10, 100000000, &docs)) return 2; break;
         case OPT_NO_STD: job.prm.standardize = false; break;
         case OPT_QUIET: job.quiet = true; break;
+        case OPT_EVAL_EVERY: if (arg_int(o, optarg, 0, 1000000, &v)) return 2; job.eval_every = (int)v; break;
         default: main_usage(stderr); return 2;
         }
     }

@@ -244,6 +244,7 @@ struct train_job {
     double cpu_total, wall_total, samples_total;
     const char *stop_reason;
     bool quiet;
+    int eval_every;         /* --eval-every: held-out metric every N iters */
 
     /* Results printed at the end and recorded ("accuracy", "perplexity"...). */
     char metric_name[32];

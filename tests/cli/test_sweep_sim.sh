@@ -1,0 +1,69 @@
+# test_sweep_sim.sh — `slaq sim --sweep` end to end on a small recorded
+# sweep (16 mlpc configurations): every policy reports, the same orders
+# give the same numbers, bad input names the line, and Optuna's harness
+# replays the same orders (its successive halving matches slaq's sh).
+. "$(dirname "$0")/lib.sh"
+
+TR=tests/data/sweep-small.jsonl
+
+check_exit "sim --sweep --help" 0 "$SLAQ" sim --sweep "$TR" --help
+"$SLAQ" sim --sweep "$TR" --help >"$TMP/help"
+check_grep "help names --suspend-cost" "--suspend-cost" "$TMP/help"
+check_exit "sim --sweep runs six policies" 0 "$SLAQ" sim --sweep "$TR" \
+  --slots 2 --orders 4 --kill-threshold 0.15 --target 0.83 \
+  --policy pop,bandit,earlyterm,default,sh,hyperband \
+  --orders-out "$TMP/orders.json" --json "$TMP/r1.json"
+"$SLAQ" sim --sweep "$TR" --slots 2 --orders 4 --kill-threshold 0.15 \
+  --target 0.83 --policy pop,bandit,earlyterm,default,sh,hyperband \
+  --json "$TMP/r2.json" >"$TMP/out"
+check "same orders, same results" cmp -s "$TMP/r1.json" "$TMP/r2.json"
+for p in pop bandit earlyterm default sh hyperband; do
+  check_grep "table has $p" "^$p " "$TMP/out"
+done
+check "results are JSON; default reaches the target in every order" \
+  /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+runs = r["policies"]["default"]
+assert len(runs) == 4 and all(x["time_to_target"] != "inf" for x in runs), runs
+assert all(x["kills"] == 0 and x["suspends"] == 0 for x in runs)
+assert sum(x["kills"] for x in r["policies"]["pop"]) > 0
+' "$TMP/r1.json"
+check "orders file holds 4 permutations of the ids" /usr/bin/python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))["orders"]
+assert len(o) == 4 and all(sorted(x) == list(range(16)) for x in o)
+assert o[0] == list(range(16)) and o[1] != o[0]
+' "$TMP/orders.json"
+
+printf '{"sweep":"x","epochs":5}\n{"id":0,"epoch_s":[1,1],"metric":[0.1,"a"]}\n' >"$TMP/bad.jsonl"
+check_exit "bad trace: usage error" 2 "$SLAQ" sim --sweep "$TMP/bad.jsonl"
+check_grep "bad trace: names line and field" 'bad.jsonl:2: field "metric"' "$TMP/err"
+check_exit "bad number" 2 "$SLAQ" sim --sweep "$TR" --slots x
+check_grep "bad number names the option" "--slots 'x'" "$TMP/err"
+
+check_exit "calibration runs" 0 "$SLAQ" sim --sweep "$TR" --calib --json "$TMP/cal.json"
+check "calibration reports a Brier score in [0, 1]" /usr/bin/python3 -c '
+import json, sys
+c = json.loads(open(sys.argv[1]).readline())
+assert 0 <= c["brier"] <= 1 and c["n"] > 0 and c["ms_median"] > 0
+' "$TMP/cal.json"
+
+if /usr/bin/python3 -c 'import optuna' 2>/dev/null; then
+  "$SLAQ" sim --sweep "$TR" --slots 2 --orders 3 --target 0.83 --policy sh,default \
+    --orders-out "$TMP/o3.json" --json "$TMP/s3.json" >/dev/null
+  check "optuna harness runs on the same orders" /usr/bin/python3 \
+    scripts/sweep-optuna.py --sweep "$TR" --orders "$TMP/o3.json" --slots 2 \
+    --target 0.83 --pruner sha,none --json "$TMP/opt.json" >"$TMP/opt.txt"
+  check "optuna's successive halving and NopPruner match slaq's sh and default" \
+    /usr/bin/python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["policies"]
+o = json.load(open(sys.argv[2]))["pruners"]
+for mine, theirs in (("sh", "sha"), ("default", "none")):
+    a = [x["time_to_target"] for x in s[mine]]
+    b = [x["time_to_target"] for x in o[theirs]]
+    assert all(abs(x - y) < 2e-3 for x, y in zip(a, b)), (mine, a, b)
+' "$TMP/s3.json" "$TMP/opt.json"
+fi
+finish

@@ -1,0 +1,341 @@
+/*
+ * test_sweep.c — the sweep framework and each policy's decisions.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "slaq/sweep.h"
+
+static slaq_sweep *mk(const char *pol, size_t slots, int epochs, double target,
+                      size_t n)
+{
+    slaq_sweep_params p;
+    slaq_sweep_params_init(&p, slots, epochs);
+    p.y_target = target;
+    p.t_max = 1000;
+    char err[200];
+    slaq_sweep *s = slaq_sweep_new(pol, &p, n, err, sizeof err);
+    assert_non_null(s);
+    return s;
+}
+
+/* Reports epochs from+1..to of configuration i from y (y[e-1] at epoch e),
+ * one second each; returns the last action. */
+static int feed(slaq_sweep *s, size_t i, int from, int to, const double *y)
+{
+    int a = 0;
+    for (int e = from + 1; e <= to; e++) {
+        a = slaq_sweep_report(s, i, e, y[e - 1], 1.0, e);
+        if (a != SLAQ_SWEEP_CONTINUE)
+            break;
+    }
+    return a;
+}
+
+static void fill_flat(double *y, int n, double v)
+{
+    for (int i = 0; i < n; i++)
+        y[i] = v + 0.002 * ((i * 5) % 3 - 1);
+}
+
+static void fill_rise(double *y, int n, double top, double rate)
+{
+    for (int i = 0; i < n; i++)
+        y[i] = top - (top - 0.1) * pow(i + 1, -rate);
+}
+
+static void test_new_rejects_bad_parameters_with_a_reason(void **st)
+{
+    (void)st;
+    slaq_sweep_params p;
+    char err[200];
+    slaq_sweep_params_init(&p, 2, 50);
+    assert_null(slaq_sweep_new("pop", &p, 3, err, sizeof err));
+    assert_non_null(strstr(err, "y_target"));
+    p.y_target = 0.8;
+    assert_null(slaq_sweep_new("pop", &p, 3, err, sizeof err));
+    assert_non_null(strstr(err, "t_max"));
+    assert_null(slaq_sweep_new("nope", &p, 3, err, sizeof err));
+    assert_non_null(strstr(err, "unknown sweep policy 'nope'"));
+    p.slots = 0;
+    assert_null(slaq_sweep_new("default", &p, 3, err, sizeof err));
+    assert_non_null(strstr(err, "slots"));
+    for (int i = 0; slaq_sweep_policies[i]; i++) {
+        slaq_sweep_params q;
+        slaq_sweep_params_init(&q, 2, 50);
+        q.y_target = 0.8;
+        q.t_max = 100;
+        slaq_sweep *s = slaq_sweep_new(slaq_sweep_policies[i], &q, 3, err, sizeof err);
+        assert_non_null(s);
+        assert_string_equal(slaq_sweep_policy_name(s), slaq_sweep_policies[i]);
+        slaq_sweep_free(s);
+    }
+}
+
+static void test_default_runs_everything_in_order(void **st)
+{
+    (void)st;
+    slaq_sweep *s = mk("default", 2, 30, 0.9, 3);
+    double y[30];
+    fill_flat(y, 30, 0.1);
+    assert_int_equal(slaq_sweep_next(s, 0), 0);
+    assert_int_equal(slaq_sweep_next(s, 0), 1);
+    assert_int_equal(feed(s, 0, 0, 30, y), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(slaq_sweep_ended(s, 0, 30), SLAQ_OK);
+    assert_int_equal(slaq_sweep_next(s, 30), 2);
+    assert_int_equal(slaq_sweep_next(s, 30), (size_t)-1);
+    slaq_sweep_info in;
+    assert_int_equal(slaq_sweep_get(s, 0, &in), SLAQ_OK);
+    assert_int_equal(in.state, SLAQ_CFG_ENDED);
+    assert_int_equal(in.epochs, 30);
+    assert_true(fabs(in.epoch_s - 1.0) < 1e-12);
+    slaq_sweep_free(s);
+}
+
+static void test_report_checks_its_arguments(void **st)
+{
+    (void)st;
+    slaq_sweep *s = mk("default", 1, 10, 0.9, 2);
+    assert_int_equal(slaq_sweep_report(s, 0, 1, 0.5, 1, 1), SLAQ_EINVAL); /* not running */
+    assert_int_equal(slaq_sweep_next(s, 0), 0);
+    assert_int_equal(slaq_sweep_report(s, 0, 1, NAN, 1, 1), SLAQ_EINVAL);
+    assert_int_equal(slaq_sweep_report(s, 0, 11, 0.5, 1, 1), SLAQ_EINVAL);
+    assert_int_equal(slaq_sweep_report(s, 5, 1, 0.5, 1, 1), SLAQ_EINVAL);
+    assert_int_equal(slaq_sweep_report(s, 0, 2, 0.5, 1, 1), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(slaq_sweep_report(s, 0, 2, 0.6, 1, 1), SLAQ_EINVAL); /* not after */
+    slaq_sweep_free(s);
+}
+
+/* TuPAQ: kill at a boundary when best * 1.5 does not reach the global
+ * best; between boundaries never. */
+static void test_bandit_eliminates_below_the_widened_best(void **st)
+{
+    (void)st;
+    slaq_sweep *s = mk("bandit", 3, 40, 0.95, 3);
+    double good[40], mid[40], bad[40];
+    fill_flat(good, 40, 0.8);
+    fill_flat(mid, 40, 0.6);  /* 0.6 * 1.5 = 0.9 > 0.8: stays */
+    fill_flat(bad, 40, 0.4);  /* 0.4 * 1.5 = 0.6 < 0.8: goes */
+    for (int i = 0; i < 3; i++)
+        slaq_sweep_next(s, 0);
+    assert_int_equal(feed(s, 0, 0, 10, good), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 2, 0, 9, bad), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(slaq_sweep_report(s, 2, 10, bad[9], 1, 10), SLAQ_SWEEP_KILL);
+    assert_int_equal(feed(s, 1, 0, 20, mid), SLAQ_SWEEP_CONTINUE);
+    slaq_sweep_info in;
+    slaq_sweep_get(s, 2, &in);
+    assert_int_equal(in.state, SLAQ_CFG_KILLED);
+    slaq_sweep_free(s);
+}
+
+static void test_bandit_on_a_loss_keeps_losses_near_the_best(void **st)
+{
+    (void)st;
+    slaq_sweep_params p;
+    slaq_sweep_params_init(&p, 2, 20);
+    p.y_target = 0.01;
+    p.maximize = 0;
+    char err[100];
+    slaq_sweep *s = slaq_sweep_new("bandit", &p, 2, err, sizeof err);
+    double low[20], high[20];
+    fill_flat(low, 20, 1.0);
+    fill_flat(high, 20, 2.0); /* 2.0 is not below 1.0 * 1.5 */
+    slaq_sweep_next(s, 0);
+    slaq_sweep_next(s, 0);
+    assert_int_equal(feed(s, 0, 0, 10, low), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 1, 0, 10, high), SLAQ_SWEEP_KILL);
+    slaq_sweep_info in;
+    slaq_sweep_get(s, 0, &in);
+    assert_true(fabs(in.best - 0.998) < 1e-9); /* reported as a loss */
+    slaq_sweep_free(s);
+}
+
+/* Domhan: at epoch 30, a flat curve far below the best is killed; a
+ * curve still rising towards it is not. */
+static void test_earlyterm_kills_what_cannot_beat_the_best(void **st)
+{
+    (void)st;
+    slaq_sweep *s = mk("earlyterm", 3, 120, 0.99, 3);
+    double best[120], flat[120], rise[120];
+    fill_flat(best, 120, 0.8);
+    fill_flat(flat, 120, 0.3);
+    fill_rise(rise, 120, 0.95, 0.5);
+    for (int i = 0; i < 3; i++)
+        slaq_sweep_next(s, 0);
+    /* The leader's own plateau, within its noise of the best: kept. */
+    assert_int_equal(feed(s, 0, 0, 30, best), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 1, 0, 29, flat), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(slaq_sweep_report(s, 1, 30, flat[29], 1, 30), SLAQ_SWEEP_KILL);
+    assert_int_equal(feed(s, 2, 0, 30, rise), SLAQ_SWEEP_CONTINUE);
+    slaq_sweep_info in;
+    slaq_sweep_get(s, 2, &in);
+    assert_true(in.p >= 0.05);
+    slaq_sweep_free(s);
+}
+
+static void test_pop_kills_below_the_kill_threshold_and_hopeless_curves(void **st)
+{
+    (void)st;
+    slaq_sweep_params p;
+    slaq_sweep_params_init(&p, 2, 120);
+    p.y_target = 0.85;
+    p.t_max = 1000;
+    p.kill_threshold = 0.15;
+    char err[100];
+    slaq_sweep *s = slaq_sweep_new("pop", &p, 3, err, sizeof err);
+    double dead[120], low[120];
+    fill_flat(dead, 120, 0.10);
+    fill_flat(low, 120, 0.40);
+    slaq_sweep_next(s, 0);
+    slaq_sweep_next(s, 0);
+    assert_int_equal(feed(s, 0, 0, 10, dead), SLAQ_SWEEP_KILL);
+    slaq_sweep_info in;
+    slaq_sweep_get(s, 0, &in);
+    assert_int_equal(in.cls, SLAQ_CLASS_POOR);
+    assert_true(isnan(in.p)); /* killed before any prediction */
+    assert_int_equal(feed(s, 1, 0, 10, low), SLAQ_SWEEP_KILL);
+    slaq_sweep_get(s, 1, &in);
+    assert_int_equal(in.cls, SLAQ_CLASS_POOR);
+    assert_true(in.p < 0.05);
+    slaq_sweep_free(s);
+}
+
+/*
+ * POP's classes: a configuration heading well past the target is
+ * promising (keeps its slot; labelled with p), a slower one is
+ * opportunistic (suspended while others wait), and the promising one
+ * comes back before fresh configurations. The threshold obeys
+ * S_promising = min(k N(p*), S p*).
+ */
+static void test_pop_classifies_and_orders_the_idle_queue(void **st)
+{
+    (void)st;
+    slaq_sweep *s = mk("pop", 2, 120, 0.80, 5);
+    double fast[120], slow[120];
+    fill_rise(fast, 120, 0.90, 0.9);
+    fill_rise(slow, 120, 0.85, 0.5);
+    assert_int_equal(slaq_sweep_next(s, 0), 0);
+    assert_int_equal(slaq_sweep_next(s, 0), 1);
+    assert_int_equal(feed(s, 0, 0, 10, fast), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 1, 0, 10, slow), SLAQ_SWEEP_SUSPEND);
+    slaq_sweep_info a, b;
+    slaq_sweep_get(s, 0, &a);
+    slaq_sweep_get(s, 1, &b);
+    assert_int_equal(a.cls, SLAQ_CLASS_PROMISING);
+    assert_int_equal(b.cls, SLAQ_CLASS_OPPORTUNISTIC);
+    assert_int_equal(b.state, SLAQ_CFG_SUSPENDED);
+    assert_true(a.p > b.p && b.p >= 0.05);
+    assert_true(a.ert > 0 && a.ert <= 110);
+    double sp, th = slaq_sweep_threshold(s, &sp);
+    assert_true(th <= a.p && th > b.p);
+    /* N(p*) = 1 (only the fast one), S = 2. */
+    assert_true(fabs(sp - fmin(1.0, 2 * th)) < 1e-12);
+    /* The slot freed by the suspension goes to a fresh configuration
+     * (FIFO) while the promising one keeps its own. */
+    assert_int_equal(slaq_sweep_next(s, 10), 2);
+    assert_int_equal(feed(s, 0, 10, 20, fast), SLAQ_SWEEP_CONTINUE);
+    slaq_sweep_free(s);
+}
+
+/* A suspended configuration that the threshold later labels promising
+ * takes the next free slot before fresh configurations. */
+static void test_pop_resumes_promising_before_fresh_ones(void **st)
+{
+    (void)st;
+    slaq_sweep *s = mk("pop", 2, 120, 0.80, 5);
+    double fast[120], slow[120], slower[120];
+    fill_rise(fast, 120, 0.90, 0.9);
+    fill_rise(slow, 120, 0.85, 0.5);
+    fill_rise(slower, 120, 0.84, 0.5);
+    assert_int_equal(slaq_sweep_next(s, 0), 0);
+    assert_int_equal(slaq_sweep_next(s, 0), 1);
+    assert_int_equal(feed(s, 0, 0, 10, fast), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 1, 0, 10, slow), SLAQ_SWEEP_SUSPEND);
+    /* The fast one ends; configuration 2 takes the free slot. */
+    assert_int_equal(slaq_sweep_ended(s, 0, 10), SLAQ_OK);
+    assert_int_equal(slaq_sweep_next(s, 10), 2);
+    assert_int_equal(slaq_sweep_next(s, 10), 3);
+    slaq_sweep_info in1, in2;
+    int a = feed(s, 2, 0, 10, slower);
+    slaq_sweep_get(s, 1, &in1);
+    slaq_sweep_get(s, 2, &in2);
+    assert_true(in1.p > in2.p);
+    assert_int_equal(in1.cls, SLAQ_CLASS_PROMISING);
+    assert_int_equal(in1.state, SLAQ_CFG_SUSPENDED);
+    assert_int_equal(a, SLAQ_SWEEP_SUSPEND);
+    /* Fresh configuration 4 has waited since the start; 1 still goes first. */
+    assert_int_equal(slaq_sweep_next(s, 20), 1);
+    assert_int_equal(slaq_sweep_next(s, 20), 4);
+    slaq_sweep_free(s);
+}
+
+/* ASHA with eta 3: rungs at 1, 3, 9, 27...; at a rung a configuration goes
+ * on only within the top max(1, floor(n/3)) of the values seen there. */
+static void test_sh_promotes_the_top_third_of_each_rung(void **st)
+{
+    (void)st;
+    slaq_sweep *s = mk("sh", 4, 30, 0.99, 4);
+    double a[30], b[30], c[30], d[30];
+    fill_flat(a, 30, 0.5);
+    fill_flat(b, 30, 0.4);
+    fill_flat(c, 30, 0.6);
+    fill_flat(d, 30, 0.45);
+    for (int i = 0; i < 4; i++)
+        slaq_sweep_next(s, 0);
+    assert_int_equal(slaq_sweep_report(s, 0, 1, a[0], 1, 1), SLAQ_SWEEP_CONTINUE); /* alone */
+    assert_int_equal(slaq_sweep_report(s, 1, 1, b[0], 1, 1), SLAQ_SWEEP_KILL);     /* 2nd of 2 */
+    assert_int_equal(slaq_sweep_report(s, 2, 1, c[0], 1, 1), SLAQ_SWEEP_CONTINUE); /* best */
+    assert_int_equal(slaq_sweep_report(s, 3, 1, d[0], 1, 1), SLAQ_SWEEP_KILL);     /* 3rd of 4 */
+    assert_int_equal(slaq_sweep_report(s, 0, 2, a[1], 1, 2), SLAQ_SWEEP_CONTINUE); /* no rung */
+    assert_int_equal(slaq_sweep_report(s, 0, 3, a[2], 1, 3), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(slaq_sweep_report(s, 2, 2, c[1], 1, 2), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(slaq_sweep_report(s, 2, 3, c[2], 1, 3), SLAQ_SWEEP_CONTINUE);
+    slaq_sweep_free(s);
+}
+
+/* Hyperband: 5 brackets for 1..120 epochs at eta 3; configurations of
+ * bracket s meet their first rung at 3^s epochs, so some are never judged
+ * at epoch 1. */
+static void test_hyperband_spreads_configurations_over_brackets(void **st)
+{
+    (void)st;
+    enum { N = 60 };
+    slaq_sweep *s = mk("hyperband", N, 120, 0.99, N);
+    double y[120];
+    fill_flat(y, 120, 0.5);
+    int kept_at_1 = 0;
+    for (int i = 0; i < N; i++)
+        slaq_sweep_next(s, 0);
+    /* Descending values: each newcomer at epoch 1 is the worst so far. */
+    for (int i = 0; i < N; i++) {
+        int a = slaq_sweep_report(s, (size_t)i, 1, 0.9 - 0.01 * i, 1, 1);
+        kept_at_1 += a == SLAQ_SWEEP_CONTINUE;
+    }
+    /* Bracket 0 alone (the largest share) would keep only its first few;
+     * the other brackets keep everyone at epoch 1. */
+    assert_true(kept_at_1 > N / 4);
+    assert_true(kept_at_1 < N);
+    slaq_sweep_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_new_rejects_bad_parameters_with_a_reason),
+        cmocka_unit_test(test_default_runs_everything_in_order),
+        cmocka_unit_test(test_report_checks_its_arguments),
+        cmocka_unit_test(test_bandit_eliminates_below_the_widened_best),
+        cmocka_unit_test(test_bandit_on_a_loss_keeps_losses_near_the_best),
+        cmocka_unit_test(test_earlyterm_kills_what_cannot_beat_the_best),
+        cmocka_unit_test(test_pop_kills_below_the_kill_threshold_and_hopeless_curves),
+        cmocka_unit_test(test_pop_classifies_and_orders_the_idle_queue),
+        cmocka_unit_test(test_pop_resumes_promising_before_fresh_ones),
+        cmocka_unit_test(test_sh_promotes_the_top_third_of_each_rung),
+        cmocka_unit_test(test_hyperband_spreads_configurations_over_brackets),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
