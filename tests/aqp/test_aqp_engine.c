@@ -1,5 +1,5 @@
 /*
- * test_aqp.c — unit tests of slaq-aqp's engine: the TPC-H generator (its
+ * test_aqp_engine.c — unit tests of slaq-aqp's engine: the TPC-H generator (its
  * determinism, its distributions, its random row order, its file and the
  * file's checks), the queries' exact final answers against SQLite running
  * the full SQL on the same data, the independence of the answers from the
