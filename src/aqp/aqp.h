@@ -100,7 +100,9 @@ int aqp_db_to_sqlite(const aqp_db *db, struct sqlite3 *conn, char *err,
 
 typedef enum { AQP_Q1, AQP_Q6, AQP_Q14, AQP_Q17, AQP_Q19, AQP_NQUERIES } aqp_qid;
 
-#define AQP_BOOT_REPS 300 /* bootstrap replicates */
+#define AQP_BOOT_REPS 300 /* bootstrap replicates, by default */
+#define AQP_MIN_REPS 10
+#define AQP_MAX_REPS 2000
 #define AQP_CONFIDENCE 0.95
 
 /* "q6" -> AQP_Q6; -1 for an unknown name. */
@@ -109,16 +111,26 @@ const char *aqp_query_name(aqp_qid q);
 /* The query as SQL over the tables of aqp_db_to_sqlite(), with TPC-H's
  * validation parameters; its result columns are the keys, in order. */
 const char *aqp_query_sql(aqp_qid q);
-/* "closed-form" or "bootstrap". */
-const char *aqp_query_bounds_kind(aqp_qid q);
+/* "closed-form" or "bootstrap": how q's bounds are computed (with
+ * aqp_opts.bootstrap_all, every query's are "bootstrap"). */
+const char *aqp_query_bounds_kind(aqp_qid q, int bootstrap_all);
 
 typedef struct aqp_query aqp_query;
 
+typedef struct aqp_opts {
+    uint64_t boot_seed;  /* seeds the bootstrap weights */
+    int replicates;      /* bootstrap replicates, AQP_MIN_REPS .. AQP_MAX_REPS */
+    int bootstrap_all;   /* bootstrap bounds also where a closed form exists
+                            (Q1, Q6, Q19), as iOLAP computes them: every
+                            row then costs `replicates` weights */
+} aqp_opts;
+
 /* Starts query `q` over `db` (which must outlive it) in `batches`
- * mini-batches (1 .. nrows). `boot_seed` seeds the bootstrap weights.
- * NULL with `err` filled on a bad argument or no memory. */
+ * mini-batches (1 .. nrows); `opts` NULL means seed 1, AQP_BOOT_REPS
+ * replicates, closed-form bounds where they exist. NULL with `err` filled
+ * on a bad argument or no memory. */
 aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
-                         uint64_t boot_seed, char *err, size_t errlen);
+                         const aqp_opts *opts, char *err, size_t errlen);
 void aqp_query_free(aqp_query *qr);
 
 /* Number of result cells K and the label of cell k ("A|F/sum_qty"). */

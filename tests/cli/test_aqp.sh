@@ -34,6 +34,11 @@ check_grep "... saying so" "not a slaq-aqp data file" "$TMP/err"
 check_exit "an unknown progress column" 2 "$AQP" run --data "$D" --query q1 --progress-columns nope
 check_grep "... is named" "no key or column 'nope'" "$TMP/err"
 check_exit "too many mini-batches" 2 "$AQP" run --data "$D" --query q6 --batches 100000000
+check_exit "too few replicates" 2 "$AQP" run --data "$D" --query q6 --replicates 3
+check_grep "... says the range" "expected 10..2000" "$TMP/err"
+check_exit "run q6 with bootstrap bounds" 0 "$AQP" run --data "$D" --query q6 \
+  --bootstrap --replicates 50 --batches 4
+check_grep "... says so" "bootstrap bounds" "$TMP/err"
 
 check_exit "run q1 in 8 mini-batches on 2 threads" 0 "$AQP" run --data "$D" --query q1 \
   --batches 8 --threads 2 --progress-columns avg_qty,N\|O/count_order \
