@@ -99,9 +99,13 @@ PYEOF
 check_exit "final answers equal SQLite's and the traces are well-formed" 0 \
   $PY "$TMP/check.py" "$AQP" "$TMP"
 [[ -s "$TMP/out" ]] && grep -v '^ok$' "$TMP/out" | sed 's/^/#   /' | head -n 5
-check "the committed traces parse and have every query" $PY -c '
+for f in data/aqp/traces.jsonl data/aqp/traces-b100.jsonl; do
+  check "$f parses and has every query" $PY -c '
 import json, sys
-t = [json.loads(l) for l in open("data/aqp/traces.jsonl")]
+t = [json.loads(l) for l in open(sys.argv[1])]
 qs = {x["query"] for x in t}
-sys.exit(0 if qs == {"q1", "q6", "q14", "q17", "q19"} and len(t) >= 10 else 1)'
+names = [x["name"] for x in t]
+sys.exit(0 if qs == {"q1", "q6", "q14", "q17", "q19"} and len(t) >= 10
+         and len(set(names)) == len(names) else 1)' "$f"
+done
 finish
