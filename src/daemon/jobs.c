@@ -914,6 +914,7 @@ static const char *model_name(slaq_model m)
     case SLAQ_MODEL_RATIONAL: return "rational";
     case SLAQ_MODEL_EXP: return "exponential";
     case SLAQ_MODEL_TABLE: return "table";
+    case SLAQ_MODEL_AQP: return "aqp";
     }
     return "?";
 }
