@@ -27,6 +27,7 @@
 #ifndef SLAQ_CLIENT_H
 #define SLAQ_CLIENT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -68,6 +69,22 @@ slaq_client *slaq_client_connect(const char *socket_path, int64_t job_id,
  */
 int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
                        double cpu_s, double samples);
+
+/*
+ * Like slaq_client_report(), for a job whose result is a vector (an
+ * approximate query: one number per group and aggregate column): also
+ * sends `n` current estimates and, when not NULL, their lower and upper
+ * bounds (arrays of n). A non-finite value is sent as null ("not known
+ * yet"). slaqd measures a query's progress from the change of
+ * `estimates` between reports; `loss` is still required and is what a
+ * slaqd that does not know vectors uses. n at most SLAQ_CLIENT_MAX_VECTOR
+ * (else -1, errno EINVAL). Never blocks.
+ */
+#define SLAQ_CLIENT_MAX_VECTOR 512
+int slaq_client_report_vector(slaq_client *c, uint64_t iter, double loss,
+                              double cpu_s, double samples, size_t n,
+                              const double *estimates, const double *lower,
+                              const double *upper);
 
 /* The job's current allocation in cores (fractional), or the default
  * allocation until slaqd has said otherwise. Never blocks. */

@@ -364,6 +364,65 @@ int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
     return 0;
 }
 
+/* Appends ",\"NAME\":[v,...]" (null for a non-finite value) to buf. */
+static size_t put_array(char *buf, size_t len, size_t at, const char *name,
+                        const double *v, size_t n)
+{
+    at += (size_t)snprintf(buf + at, at < len ? len - at : 0, ",\"%s\":[",
+                           name);
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(buf + at, at < len ? len - at : 0,
+                               isfinite(v[i]) ? "%s%.17g" : "%snull",
+                               i ? "," : "", v[i]);
+    at += (size_t)snprintf(buf + at, at < len ? len - at : 0, "]");
+    return at;
+}
+
+int slaq_client_report_vector(slaq_client *c, uint64_t iter, double loss,
+                              double cpu_s, double samples, size_t n,
+                              const double *estimates, const double *lower,
+                              const double *upper)
+{
+    if (!isfinite(loss) || !(cpu_s >= 0) || !isfinite(cpu_s) ||
+        !(samples >= 0) || !isfinite(samples) || n > SLAQ_CLIENT_MAX_VECTOR ||
+        (n && !estimates)) {
+        errno = EINVAL;
+        return -1;
+    }
+    slaq_client_poll(c);
+    if (c->fd < 0) {
+        c->dropped++;
+        return 1;
+    }
+    /* 24 bytes hold any %.17g number or null and its comma. */
+    size_t len = 256 + 3 * (n * 25 + 16);
+    char *line = malloc(len);
+    if (!line) {
+        c->dropped++;
+        return 1;
+    }
+    size_t at = (size_t)snprintf(line, len, "{\"type\":\"report\","
+                                 "\"iter\":%llu,\"loss\":%.17g,"
+                                 "\"cpu_s\":%.17g,\"samples\":%.17g",
+                                 (unsigned long long)iter, loss, cpu_s,
+                                 samples);
+    at = put_array(line, len, at, "estimates", estimates, n);
+    if (lower)
+        at = put_array(line, len, at, "lower", lower, n);
+    if (upper)
+        at = put_array(line, len, at, "upper", upper, n);
+    at += (size_t)snprintf(line + at, at < len ? len - at : 0, "}");
+    int rc = 0;
+    if (at >= len || cl_queue(c, line, at) < 0) {
+        c->dropped++;
+        rc = 1;
+    }
+    free(line);
+    if (!rc)
+        cl_write(c);
+    return rc;
+}
+
 double slaq_client_cores(slaq_client *c)
 {
     slaq_client_poll(c);

@@ -1,0 +1,31 @@
+# slaq-aqp: approximate TPC-H queries by online aggregation (a TPC-H
+# generator and the engine, docs/aqp.md), and `make aqp-traces`, which
+# records every query's mini-batch trace into data/aqp/.
+AQP_SRCS    := $(sort $(wildcard src/aqp/*.c))
+AQP_OBJS    := $(call OBJ,$(AQP_SRCS))
+AQP_LIBOBJS := $(filter-out $(BUILD)/obj/src/aqp/main.o,$(AQP_OBJS))
+AQP_LDLIBS  := $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null) -lpthread -lm
+SLAQ_AQP    := $(BUILD)/bin/slaq-aqp
+PROGRAMS    += $(SLAQ_AQP)
+
+# (libslaq-client by path: src/client/module.mk is read after this one)
+$(SLAQ_AQP): $(AQP_OBJS) $(BUILD)/lib/libslaq-client.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(AQP_LDLIBS) $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
+
+# Unit tests: tests/aqp/test_*.c link the engine (everything but main),
+# SQLite (the exact answers to compare with) and cmocka.
+AQP_TEST_SRCS := $(sort $(wildcard tests/aqp/test_*.c))
+AQP_TESTS     := $(patsubst tests/aqp/%.c,$(BUILD)/tests/%,$(AQP_TEST_SRCS))
+UNIT_TESTS    += $(AQP_TESTS)
+
+$(AQP_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/aqp/%.o $(AQP_LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(AQP_LDLIBS) \
+	    $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null)
+
+# make aqp-traces: every query's trace at one thread (scripts/aqp-traces.sh
+# lists the runs); a few minutes.
+.PHONY: aqp-traces
+aqp-traces: $(SLAQ_AQP)
+	@scripts/aqp-traces.sh $(SLAQ_AQP) data/aqp

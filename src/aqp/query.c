@@ -1,0 +1,808 @@
+/*
+ * query.c — online aggregation of TPC-H Q1, Q6, Q14, Q17 and Q19.
+ *
+ * lineitem is stored in a random order (tpch.c), so after n of its N rows
+ * the rows seen are a simple random sample without replacement. A query
+ * keeps running sums over the rows seen and turns them into estimates of
+ * the full answer after every mini-batch:
+ *
+ *   SUM, COUNT   N/n times the sample total; variance N^2 (1 - n/N) s^2 / n
+ *                (s^2 the sample variance of the per-row contribution,
+ *                zero for rows the filter drops)
+ *   AVG          the group's sample mean; variance (1 - n/N) s_g^2 / n_g
+ *
+ * with 95% bounds estimate ± 1.96 sd (Q1, Q6, Q19). The finite-population
+ * factor (1 - n/N) makes the bound vanish when n = N, where every estimate
+ * is the exact answer. Where no closed form exists, a Poisson bootstrap
+ * (AQP_BOOT_REPS replicates; each row carries a Poisson(1) weight per
+ * replicate, drawn from a hash of the row's position so it does not depend
+ * on the thread that read it) gives the spread: the bound is the median's
+ * distance to the 2.5% and 97.5% replicate quantiles, scaled by
+ * sqrt(1 - n/N) and placed around the estimate (Q14, a ratio of sums; Q17,
+ * nested).
+ *
+ * Q17 is nested: a line counts if its quantity is below 0.2 times the
+ * average quantity of its part, an inner aggregate that is itself only
+ * estimated until the end. Like iOLAP, the query retains the tuples of the
+ * parts the outer filter keeps and, after each mini-batch, re-evaluates the
+ * retained tuples of every part whose inner average moved (the tuples it
+ * misjudged flip in or out), in the point estimate and in every bootstrap
+ * replicate. The retained set grows with the data seen, so later
+ * mini-batches take longer: the slow-down ReLAQS's runtime model learns.
+ *
+ * Every mini-batch is data-parallel: its slice is split into one range per
+ * thread, each thread fills its own accumulators, and they are added up.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aqp/aqp.h"
+
+#define Z95 1.959963984540054
+#define MAX_THREADS 256
+#define B AQP_BOOT_REPS
+
+static void seterr(char *err, size_t len, const char *fmt, ...)
+{
+    if (!err || !len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- the queries as SQL (TPC-H's text with its validation parameters,
+ * dates as the ISO strings the SQLite export stores) ---- */
+
+static const char *const NAMES[AQP_NQUERIES] = {"q1", "q6", "q14", "q17", "q19"};
+
+static const char *const SQL[AQP_NQUERIES] = {
+    [AQP_Q1] =
+        "SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty, "
+        "sum(l_extendedprice) AS sum_base_price, "
+        "sum(l_extendedprice * (1 - l_discount)) AS sum_disc_price, "
+        "sum(l_extendedprice * (1 - l_discount) * (1 + l_tax)) AS sum_charge, "
+        "avg(l_quantity) AS avg_qty, avg(l_extendedprice) AS avg_price, "
+        "avg(l_discount) AS avg_disc, count(*) AS count_order "
+        "FROM lineitem WHERE l_shipdate <= '1998-09-02' "
+        "GROUP BY l_returnflag, l_linestatus "
+        "ORDER BY l_returnflag, l_linestatus",
+    [AQP_Q6] =
+        "SELECT sum(l_extendedprice * l_discount) AS revenue FROM lineitem "
+        "WHERE l_shipdate >= '1994-01-01' AND l_shipdate < '1995-01-01' "
+        "AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24",
+    [AQP_Q14] =
+        "SELECT 100.00 * sum(CASE WHEN p_type LIKE 'PROMO%' "
+        "THEN l_extendedprice * (1 - l_discount) ELSE 0 END) "
+        "/ sum(l_extendedprice * (1 - l_discount)) AS promo_revenue "
+        "FROM lineitem, part WHERE l_partkey = p_partkey "
+        "AND l_shipdate >= '1995-09-01' AND l_shipdate < '1995-10-01'",
+    [AQP_Q17] =
+        "SELECT sum(l_extendedprice) / 7.0 AS avg_yearly FROM lineitem, part "
+        "WHERE p_partkey = l_partkey AND p_brand = 'Brand#23' "
+        "AND p_container = 'MED BOX' AND l_quantity < "
+        "(SELECT 0.2 * avg(l_quantity) FROM lineitem "
+        "WHERE l_partkey = p_partkey)",
+    [AQP_Q19] =
+        "SELECT sum(l_extendedprice * (1 - l_discount)) AS revenue "
+        "FROM lineitem, part WHERE "
+        "(p_partkey = l_partkey AND p_brand = 'Brand#12' "
+        "AND p_container IN ('SM CASE', 'SM BOX', 'SM PACK', 'SM PKG') "
+        "AND l_quantity >= 1 AND l_quantity <= 1 + 10 "
+        "AND p_size BETWEEN 1 AND 5 AND l_shipmode IN ('AIR', 'AIR REG') "
+        "AND l_shipinstruct = 'DELIVER IN PERSON') OR "
+        "(p_partkey = l_partkey AND p_brand = 'Brand#23' "
+        "AND p_container IN ('MED BAG', 'MED BOX', 'MED PKG', 'MED PACK') "
+        "AND l_quantity >= 10 AND l_quantity <= 10 + 10 "
+        "AND p_size BETWEEN 1 AND 10 AND l_shipmode IN ('AIR', 'AIR REG') "
+        "AND l_shipinstruct = 'DELIVER IN PERSON') OR "
+        "(p_partkey = l_partkey AND p_brand = 'Brand#34' "
+        "AND p_container IN ('LG CASE', 'LG BOX', 'LG PACK', 'LG PKG') "
+        "AND l_quantity >= 20 AND l_quantity <= 20 + 10 "
+        "AND p_size BETWEEN 1 AND 15 AND l_shipmode IN ('AIR', 'AIR REG') "
+        "AND l_shipinstruct = 'DELIVER IN PERSON')",
+};
+
+int aqp_query_parse(const char *name)
+{
+    for (int i = 0; i < AQP_NQUERIES; i++)
+        if (name && (!strcmp(name, NAMES[i]) || !strcmp(name, NAMES[i] + 1)))
+            return i;
+    return -1;
+}
+
+const char *aqp_query_name(aqp_qid q)
+{
+    return q < AQP_NQUERIES ? NAMES[q] : "?";
+}
+
+const char *aqp_query_sql(aqp_qid q)
+{
+    return q < AQP_NQUERIES ? SQL[q] : NULL;
+}
+
+const char *aqp_query_bounds_kind(aqp_qid q)
+{
+    return q == AQP_Q14 || q == AQP_Q17 ? "bootstrap" : "closed-form";
+}
+
+/* ---- Q1's groups and columns ---- */
+
+/* The generator gives R and A only to received lines, which have shipped
+ * by then (linestatus F), so Q1 has at most these four groups. */
+static const char *const Q1_GROUPS[4] = {"A|F", "N|F", "N|O", "R|F"};
+static const char *const Q1_COLS[8] = {
+    "sum_qty", "sum_base_price", "sum_disc_price", "sum_charge",
+    "avg_qty", "avg_price", "avg_disc", "count_order"};
+enum { Q1_QTY, Q1_PRICE, Q1_DISC_PRICE, Q1_CHARGE, Q1_DISC, Q1_NVALS };
+#define Q1_STRIDE (1 + 2 * Q1_NVALS) /* count, then (sum, sum of squares) */
+
+static int q1_group(uint8_t rf, uint8_t ls)
+{
+    if (ls == 'F')
+        return rf == 'A' ? 0 : rf == 'N' ? 1 : rf == 'R' ? 3 : -1;
+    return rf == 'N' ? 2 : -1;
+}
+
+/* ---- bootstrap weights ---- */
+
+static uint64_t poisson_thr[16];
+
+/* Thresholds of the Poisson(1) CDF on the 64-bit integers: a uniform u
+ * gives the weight #{k : u >= thr[k]}. Computed once; constant after. */
+static void poisson_init(void)
+{
+    if (poisson_thr[0])
+        return;
+    long double p = expl(-1.0L), cdf = 0;
+    for (int k = 0; k < 16; k++) {
+        cdf += p;
+        p /= (k + 1);
+        long double t = cdf * 18446744073709551616.0L;
+        poisson_thr[k] = t >= 18446744073709551615.0L ? UINT64_MAX
+                                                     : (uint64_t)t;
+    }
+}
+
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* The B weights of lineitem row `row` (its position in the file). */
+static void boot_weights(uint64_t seed, size_t row, uint8_t w[B])
+{
+    uint64_t s = seed ^ ((uint64_t)row * 0xd6e8feb86659fd93ULL);
+    for (int b = 0; b < B; b++) {
+        uint64_t u = mix(&s);
+        uint8_t k = 0;
+        while (k < 16 && u >= poisson_thr[k])
+            k++;
+        w[b] = k;
+    }
+}
+
+/* ---- the query state ---- */
+
+struct q17_tuple {
+    uint8_t qty;
+    uint8_t in;     /* counted in the point estimate */
+    uint32_t slot;
+    double price;
+    uint8_t w[B];
+};
+
+struct q17_part {
+    size_t *tuples; /* indices into q17 tuples */
+    size_t n, cap;
+    double sumq;
+    double wcnt[B], wsumq[B];
+    int changed;
+};
+
+struct aqp_query {
+    const aqp_db *db;
+    aqp_qid q;
+    size_t batches, done;
+    uint64_t seed;
+    size_t nkeys;
+    char **keys;
+    size_t nacc;
+    double *acc;            /* running accumulators */
+    double *est, *lo, *hi;
+    uint64_t last_rows, last_flipped;
+    /* Q17 */
+    int32_t *slot_of_part;  /* -1, or the part's slot */
+    struct q17_part *parts;
+    size_t nslots;
+    struct q17_tuple *tuples;
+    size_t ntuples, captuples;
+    double q17_sum;
+    double q17_rep[B];
+};
+
+static size_t acc_size(aqp_qid q)
+{
+    switch (q) {
+    case AQP_Q1: return 4 * Q1_STRIDE;
+    case AQP_Q14: return 2 + 2 * B;
+    case AQP_Q17: return 0;
+    default: return 2;
+    }
+}
+
+static char *xstrdup(const char *s)
+{
+    char *d = malloc(strlen(s) + 1);
+    return d ? strcpy(d, s) : NULL;
+}
+
+aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
+                         uint64_t boot_seed, char *err, size_t errlen)
+{
+    if (q >= AQP_NQUERIES) {
+        seterr(err, errlen, "unknown query");
+        return NULL;
+    }
+    if (batches < 1 || batches > db->nrows) {
+        seterr(err, errlen, "%zu mini-batches: expected 1 .. %zu (the rows "
+               "of lineitem)", batches, db->nrows);
+        return NULL;
+    }
+    poisson_init();
+    aqp_query *qr = calloc(1, sizeof *qr);
+    if (!qr)
+        goto oom;
+    qr->db = db;
+    qr->q = q;
+    qr->batches = batches;
+    qr->seed = boot_seed;
+    qr->nkeys = q == AQP_Q1 ? 32 : 1;
+    qr->keys = calloc(qr->nkeys, sizeof *qr->keys);
+    qr->nacc = acc_size(q);
+    qr->acc = calloc(qr->nacc ? qr->nacc : 1, sizeof *qr->acc);
+    qr->est = malloc(qr->nkeys * sizeof *qr->est);
+    qr->lo = malloc(qr->nkeys * sizeof *qr->lo);
+    qr->hi = malloc(qr->nkeys * sizeof *qr->hi);
+    if (!qr->keys || !qr->acc || !qr->est || !qr->lo || !qr->hi)
+        goto oom;
+    for (size_t k = 0; k < qr->nkeys; k++) {
+        qr->est[k] = qr->lo[k] = qr->hi[k] = NAN;
+        char label[64];
+        if (q == AQP_Q1)
+            snprintf(label, sizeof label, "%s/%s", Q1_GROUPS[k / 8],
+                     Q1_COLS[k % 8]);
+        else
+            snprintf(label, sizeof label, "%s",
+                     q == AQP_Q14 ? "promo_revenue"
+                     : q == AQP_Q17 ? "avg_yearly" : "revenue");
+        if (!(qr->keys[k] = xstrdup(label)))
+            goto oom;
+    }
+    if (q == AQP_Q17) {
+        qr->slot_of_part = malloc(db->nparts * sizeof *qr->slot_of_part);
+        if (!qr->slot_of_part)
+            goto oom;
+        for (size_t p = 0; p < db->nparts; p++) {
+            int keep = db->p_brand[p] == 23 &&
+                       !strcmp(aqp_container_name(db->p_container[p]),
+                               "MED BOX");
+            qr->slot_of_part[p] = keep ? (int32_t)qr->nslots++ : -1;
+        }
+        qr->parts = calloc(qr->nslots ? qr->nslots : 1, sizeof *qr->parts);
+        if (!qr->parts)
+            goto oom;
+    }
+    return qr;
+oom:
+    aqp_query_free(qr);
+    seterr(err, errlen, "out of memory");
+    return NULL;
+}
+
+void aqp_query_free(aqp_query *qr)
+{
+    if (!qr)
+        return;
+    for (size_t k = 0; qr->keys && k < qr->nkeys; k++)
+        free(qr->keys[k]);
+    free(qr->keys);
+    free(qr->acc);
+    free(qr->est);
+    free(qr->lo);
+    free(qr->hi);
+    free(qr->slot_of_part);
+    for (size_t s = 0; qr->parts && s < qr->nslots; s++)
+        free(qr->parts[s].tuples);
+    free(qr->parts);
+    free(qr->tuples);
+    free(qr);
+}
+
+size_t aqp_query_nkeys(const aqp_query *qr) { return qr->nkeys; }
+const char *aqp_query_key(const aqp_query *qr, size_t k)
+{
+    return k < qr->nkeys ? qr->keys[k] : NULL;
+}
+size_t aqp_query_done(const aqp_query *qr) { return qr->done; }
+size_t aqp_query_batches(const aqp_query *qr) { return qr->batches; }
+uint64_t aqp_query_last_rows(const aqp_query *qr) { return qr->last_rows; }
+uint64_t aqp_query_last_flipped(const aqp_query *qr) { return qr->last_flipped; }
+const double *aqp_query_estimates(const aqp_query *qr) { return qr->est; }
+const double *aqp_query_lower(const aqp_query *qr) { return qr->lo; }
+const double *aqp_query_upper(const aqp_query *qr) { return qr->hi; }
+
+/* ---- scans: one per query, over rows [lo, hi), into `acc` ---- */
+
+struct found { /* a Q17 line of a kept part, found by a scan */
+    size_t row;
+    uint32_t slot;
+};
+
+struct task {
+    aqp_query *qr;
+    size_t lo, hi;
+    int t, nthreads;
+    double *acc;
+    struct found *found;
+    size_t nfound, capfound;
+    int oom;
+};
+
+static double price(const aqp_db *db, size_t r)
+{
+    return (double)db->l_extendedprice[r] / 100.0;
+}
+
+static void scan_q1(const aqp_db *db, size_t lo, size_t hi, double *acc)
+{
+    const int32_t cut = aqp_days(1998, 9, 2);
+    for (size_t r = lo; r < hi; r++) {
+        if (db->l_shipdate[r] > cut)
+            continue;
+        int g = q1_group(db->l_returnflag[r], db->l_linestatus[r]);
+        if (g < 0)
+            continue; /* cannot happen with data that passed the load checks */
+        double disc = db->l_discount[r] / 100.0, p = price(db, r);
+        double v[Q1_NVALS];
+        v[Q1_QTY] = db->l_quantity[r];
+        v[Q1_PRICE] = p;
+        v[Q1_DISC_PRICE] = p * (1 - disc);
+        v[Q1_CHARGE] = p * (1 - disc) * (1 + db->l_tax[r] / 100.0);
+        v[Q1_DISC] = disc;
+        double *a = acc + g * Q1_STRIDE;
+        a[0] += 1;
+        for (int k = 0; k < Q1_NVALS; k++) {
+            a[1 + 2 * k] += v[k];
+            a[2 + 2 * k] += v[k] * v[k];
+        }
+    }
+}
+
+static void scan_q6(const aqp_db *db, size_t lo, size_t hi, double *acc)
+{
+    const int32_t from = aqp_days(1994, 1, 1), to = aqp_days(1995, 1, 1);
+    for (size_t r = lo; r < hi; r++) {
+        int32_t d = db->l_shipdate[r];
+        uint8_t disc = db->l_discount[r];
+        if (d < from || d >= to || disc < 5 || disc > 7 ||
+            db->l_quantity[r] >= 24)
+            continue;
+        double y = price(db, r) * (disc / 100.0);
+        acc[0] += y;
+        acc[1] += y * y;
+    }
+}
+
+static int container_is(uint8_t code, const char *c1,
+                        const char *const *c2, int n)
+{
+    const char *name = aqp_container_name(code);
+    size_t l = strlen(c1);
+    if (strncmp(name, c1, l) || name[l] != ' ')
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(name + l + 1, c2[i]))
+            return 1;
+    return 0;
+}
+
+/* Q19's three branches, per part: bit i set when the part passes branch
+ * i's part conditions (brand, container, size). */
+static unsigned q19_part_mask(const aqp_db *db, size_t p)
+{
+    static const char *const sm[] = {"CASE", "BOX", "PACK", "PKG"};
+    static const char *const med[] = {"BAG", "BOX", "PKG", "PACK"};
+    unsigned m = 0;
+    uint8_t brand = db->p_brand[p], size = db->p_size[p], c = db->p_container[p];
+    if (brand == 12 && container_is(c, "SM", sm, 4) && size >= 1 && size <= 5)
+        m |= 1;
+    if (brand == 23 && container_is(c, "MED", med, 4) && size >= 1 && size <= 10)
+        m |= 2;
+    if (brand == 34 && container_is(c, "LG", sm, 4) && size >= 1 && size <= 15)
+        m |= 4;
+    return m;
+}
+
+static void scan_q19(const aqp_db *db, size_t lo, size_t hi, double *acc)
+{
+    for (size_t r = lo; r < hi; r++) {
+        /* 'AIR' (1); the query's 'AIR REG' names no mode TPC-H generates */
+        if (db->l_shipinstruct[r] != 0 || db->l_shipmode[r] != 1)
+            continue;
+        unsigned m = q19_part_mask(db, db->l_partkey[r] - 1);
+        if (!m)
+            continue;
+        uint8_t q = db->l_quantity[r];
+        if (!((m & 1 && q >= 1 && q <= 11) || (m & 2 && q >= 10 && q <= 20) ||
+              (m & 4 && q >= 20 && q <= 30)))
+            continue;
+        double y = price(db, r) * (1 - db->l_discount[r] / 100.0);
+        acc[0] += y;
+        acc[1] += y * y;
+    }
+}
+
+static void scan_q14(const aqp_query *qr, size_t lo, size_t hi, double *acc)
+{
+    const aqp_db *db = qr->db;
+    const int32_t from = aqp_days(1995, 9, 1), to = aqp_days(1995, 10, 1);
+    uint8_t w[B];
+    for (size_t r = lo; r < hi; r++) {
+        int32_t d = db->l_shipdate[r];
+        if (d < from || d >= to)
+            continue;
+        double v = price(db, r) * (1 - db->l_discount[r] / 100.0);
+        int promo = db->p_type[db->l_partkey[r] - 1] / 25 == 5; /* PROMO ... */
+        double pv = promo ? v : 0;
+        acc[0] += pv;
+        acc[1] += v;
+        boot_weights(qr->seed, r, w);
+        for (int b = 0; b < B; b++) {
+            acc[2 + 2 * b] += w[b] * pv;
+            acc[3 + 2 * b] += w[b] * v;
+        }
+    }
+}
+
+static void scan_q17(struct task *tk)
+{
+    const aqp_db *db = tk->qr->db;
+    const int32_t *slot = tk->qr->slot_of_part;
+    for (size_t r = tk->lo; r < tk->hi; r++) {
+        int32_t s = slot[db->l_partkey[r] - 1];
+        if (s < 0)
+            continue;
+        if (tk->nfound == tk->capfound) {
+            size_t cap = tk->capfound ? 2 * tk->capfound : 64;
+            struct found *f = realloc(tk->found, cap * sizeof *f);
+            if (!f) {
+                tk->oom = 1;
+                return;
+            }
+            tk->found = f;
+            tk->capfound = cap;
+        }
+        tk->found[tk->nfound++] = (struct found){r, (uint32_t)s};
+    }
+}
+
+static void *scan_task(void *arg)
+{
+    struct task *tk = arg;
+    const aqp_db *db = tk->qr->db;
+    switch (tk->qr->q) {
+    case AQP_Q1: scan_q1(db, tk->lo, tk->hi, tk->acc); break;
+    case AQP_Q6: scan_q6(db, tk->lo, tk->hi, tk->acc); break;
+    case AQP_Q14: scan_q14(tk->qr, tk->lo, tk->hi, tk->acc); break;
+    case AQP_Q17: scan_q17(tk); break;
+    case AQP_Q19: scan_q19(db, tk->lo, tk->hi, tk->acc); break;
+    default: break;
+    }
+    return NULL;
+}
+
+/* Runs fn(task t) for t in 0..n-1, task 0 on the calling thread. */
+static int run_tasks(struct task *tasks, int n, void *(*fn)(void *),
+                     char *err, size_t errlen)
+{
+    pthread_t th[MAX_THREADS];
+    int started = 0, rc = 0;
+    for (int t = 1; t < n; t++) {
+        int e = pthread_create(&th[t], NULL, fn, &tasks[t]);
+        if (e) {
+            seterr(err, errlen, "cannot start thread %d: %s", t, strerror(e));
+            rc = -1;
+            break;
+        }
+        started = t;
+    }
+    fn(&tasks[0]);
+    for (int t = 1; t <= started; t++)
+        pthread_join(th[t], NULL);
+    return rc;
+}
+
+/* ---- estimates ---- */
+
+static double sample_var(double s1, double s2, double n)
+{
+    if (n < 2)
+        return NAN;
+    double v = (s2 - s1 * s1 / n) / (n - 1);
+    return v > 0 ? v : 0;
+}
+
+/* A SUM or COUNT over the whole table from sample totals s1 (of the
+ * per-row contribution) and s2 (of its square) over n of N rows. */
+static void est_total(double s1, double s2, double n, double N, double *e,
+                      double *lo, double *hi)
+{
+    *e = s1 * (N / n);
+    double f = n / N, sd = N * sqrt((1 - f) * sample_var(s1, s2, n) / n);
+    if (n >= N)
+        sd = 0;
+    *lo = *e - Z95 * sd;
+    *hi = *e + Z95 * sd;
+}
+
+/* An AVG over the ng sampled rows of a group. */
+static void est_avg(double s1, double s2, double ng, double f, double *e,
+                    double *lo, double *hi)
+{
+    *e = ng > 0 ? s1 / ng : NAN;
+    double sd = sqrt((1 - f) * sample_var(s1, s2, ng) / ng);
+    if (f >= 1)
+        sd = 0;
+    *lo = *e - Z95 * sd;
+    *hi = *e + Z95 * sd;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(const double *sorted, int n, double p)
+{
+    double pos = p * (n - 1);
+    int i = (int)pos;
+    if (i >= n - 1)
+        return sorted[n - 1];
+    return sorted[i] + (pos - i) * (sorted[i + 1] - sorted[i]);
+}
+
+/* Bounds from replicate estimates (NaNs ignored), scaled by sqrt(1 - f). */
+static void boot_bounds(double e, double *rep, double f, double *lo,
+                        double *hi)
+{
+    int n = 0;
+    for (int b = 0; b < B; b++)
+        if (isfinite(rep[b]))
+            rep[n++] = rep[b];
+    if (!isfinite(e) || n < 2 || f >= 1) {
+        *lo = *hi = f >= 1 ? e : NAN;
+        return;
+    }
+    qsort(rep, (size_t)n, sizeof *rep, cmp_double);
+    double med = quantile(rep, n, 0.5), c = sqrt(1 - f);
+    *lo = e - c * (med - quantile(rep, n, 0.025));
+    *hi = e + c * (quantile(rep, n, 0.975) - med);
+}
+
+static void finish_estimates(aqp_query *qr, double n)
+{
+    double N = (double)qr->db->nrows, f = n / N;
+    const double *a = qr->acc;
+    double rep[B];
+    switch (qr->q) {
+    case AQP_Q1:
+        for (int g = 0; g < 4; g++) {
+            const double *ga = a + g * Q1_STRIDE;
+            double ng = ga[0];
+            double *e = qr->est + g * 8, *lo = qr->lo + g * 8, *hi = qr->hi + g * 8;
+            if (ng == 0) {
+                for (int k = 0; k < 8; k++)
+                    e[k] = lo[k] = hi[k] = NAN;
+                continue;
+            }
+            for (int k = 0; k < 4; k++) /* sums: qty, price, disc_price, charge */
+                est_total(ga[1 + 2 * k], ga[2 + 2 * k], n, N, &e[k], &lo[k], &hi[k]);
+            est_avg(ga[1 + 2 * Q1_QTY], ga[2 + 2 * Q1_QTY], ng, f, &e[4], &lo[4], &hi[4]);
+            est_avg(ga[1 + 2 * Q1_PRICE], ga[2 + 2 * Q1_PRICE], ng, f, &e[5], &lo[5], &hi[5]);
+            est_avg(ga[1 + 2 * Q1_DISC], ga[2 + 2 * Q1_DISC], ng, f, &e[6], &lo[6], &hi[6]);
+            est_total(ng, ng, n, N, &e[7], &lo[7], &hi[7]);
+        }
+        break;
+    case AQP_Q6:
+    case AQP_Q19:
+        est_total(a[0], a[1], n, N, &qr->est[0], &qr->lo[0], &qr->hi[0]);
+        break;
+    case AQP_Q14:
+        qr->est[0] = a[1] != 0 ? 100.0 * a[0] / a[1] : NAN;
+        for (int b = 0; b < B; b++)
+            rep[b] = a[3 + 2 * b] != 0 ? 100.0 * a[2 + 2 * b] / a[3 + 2 * b] : NAN;
+        boot_bounds(qr->est[0], rep, f, &qr->lo[0], &qr->hi[0]);
+        break;
+    case AQP_Q17:
+        qr->est[0] = qr->q17_sum * (N / n) / 7.0;
+        for (int b = 0; b < B; b++)
+            rep[b] = qr->q17_rep[b] * (N / n) / 7.0;
+        boot_bounds(qr->est[0], rep, f, &qr->lo[0], &qr->hi[0]);
+        break;
+    default:
+        break;
+    }
+}
+
+/* ---- Q17: retained tuples ---- */
+
+static int q17_retain(aqp_query *qr, const struct found *fd)
+{
+    const aqp_db *db = qr->db;
+    if (qr->ntuples == qr->captuples) {
+        size_t cap = qr->captuples ? 2 * qr->captuples : 256;
+        struct q17_tuple *t = realloc(qr->tuples, cap * sizeof *t);
+        if (!t)
+            return -1;
+        qr->tuples = t;
+        qr->captuples = cap;
+    }
+    struct q17_part *p = &qr->parts[fd->slot];
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 16;
+        size_t *ix = realloc(p->tuples, cap * sizeof *ix);
+        if (!ix)
+            return -1;
+        p->tuples = ix;
+        p->cap = cap;
+    }
+    struct q17_tuple *t = &qr->tuples[qr->ntuples];
+    t->qty = db->l_quantity[fd->row];
+    t->in = 0;
+    t->slot = fd->slot;
+    t->price = price(db, fd->row);
+    boot_weights(qr->seed, fd->row, t->w);
+    p->tuples[p->n++] = qr->ntuples++;
+    p->sumq += t->qty;
+    for (int b = 0; b < B; b++) {
+        p->wcnt[b] += t->w[b];
+        p->wsumq[b] += t->w[b] * (double)t->qty;
+    }
+    p->changed = 1;
+    return 0;
+}
+
+/* Bootstrap replicates [b0, b1): each replicate's inner averages decide
+ * its own outer sum over every retained tuple. */
+static void *q17_boot_task(void *arg)
+{
+    struct task *tk = arg;
+    aqp_query *qr = tk->qr;
+    for (size_t b = tk->lo; b < tk->hi; b++) {
+        double sum = 0;
+        for (size_t s = 0; s < qr->nslots; s++) {
+            const struct q17_part *p = &qr->parts[s];
+            if (p->wcnt[b] == 0)
+                continue;
+            double thr = 0.2 * (p->wsumq[b] / p->wcnt[b]);
+            for (size_t i = 0; i < p->n; i++) {
+                const struct q17_tuple *t = &qr->tuples[p->tuples[i]];
+                if (t->qty < thr)
+                    sum += t->w[b] * t->price;
+            }
+        }
+        qr->q17_rep[b] = sum;
+    }
+    return NULL;
+}
+
+static int q17_update(aqp_query *qr, struct task *tasks, int nthreads,
+                      char *err, size_t errlen)
+{
+    size_t before = qr->ntuples;
+    for (int t = 0; t < nthreads; t++)
+        for (size_t i = 0; i < tasks[t].nfound; i++)
+            if (q17_retain(qr, &tasks[t].found[i]) < 0) {
+                seterr(err, errlen, "out of memory retaining Q17's tuples");
+                return -1;
+            }
+    /* Re-evaluate every retained tuple of a part whose inner average
+     * moved; the tuples retained before this mini-batch are the
+     * recomputation. */
+    uint64_t reeval = 0, flipped = 0;
+    double sum = 0;
+    for (size_t s = 0; s < qr->nslots; s++) {
+        struct q17_part *p = &qr->parts[s];
+        if (p->changed) {
+            double thr = 0.2 * (p->sumq / (double)p->n);
+            for (size_t i = 0; i < p->n; i++) {
+                struct q17_tuple *t = &qr->tuples[p->tuples[i]];
+                uint8_t in = t->qty < thr;
+                if (p->tuples[i] < before) {
+                    reeval++;
+                    flipped += in != t->in;
+                }
+                t->in = in;
+            }
+            p->changed = 0;
+        }
+        for (size_t i = 0; i < p->n; i++) {
+            const struct q17_tuple *t = &qr->tuples[p->tuples[i]];
+            if (t->in)
+                sum += t->price;
+        }
+    }
+    qr->q17_sum = sum;
+    qr->last_rows += reeval;
+    qr->last_flipped = flipped;
+    for (int t = 0; t < nthreads; t++) {
+        tasks[t].lo = (size_t)B * t / nthreads;
+        tasks[t].hi = (size_t)B * (t + 1) / nthreads;
+    }
+    return run_tasks(tasks, nthreads, q17_boot_task, err, errlen);
+}
+
+/* ---- one mini-batch ---- */
+
+int aqp_query_step(aqp_query *qr, int threads, char *err, size_t errlen)
+{
+    if (qr->done >= qr->batches)
+        return 0;
+    if (threads < 1)
+        threads = 1;
+    if (threads > MAX_THREADS)
+        threads = MAX_THREADS;
+    size_t N = qr->db->nrows;
+    size_t lo = N * qr->done / qr->batches;
+    size_t hi = N * (qr->done + 1) / qr->batches;
+    if ((size_t)threads > hi - lo)
+        threads = (int)(hi - lo > 0 ? hi - lo : 1);
+    struct task *tasks = calloc((size_t)threads, sizeof *tasks);
+    double *accs = calloc((size_t)threads * (qr->nacc ? qr->nacc : 1),
+                          sizeof *accs);
+    int rc = -1;
+    if (!tasks || !accs) {
+        seterr(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int t = 0; t < threads; t++) {
+        tasks[t] = (struct task){.qr = qr, .t = t, .nthreads = threads};
+        tasks[t].lo = lo + (hi - lo) * (size_t)t / (size_t)threads;
+        tasks[t].hi = lo + (hi - lo) * (size_t)(t + 1) / (size_t)threads;
+        tasks[t].acc = accs + (size_t)t * qr->nacc;
+    }
+    if (run_tasks(tasks, threads, scan_task, err, errlen) < 0)
+        goto out;
+    for (int t = 0; t < threads; t++) {
+        if (tasks[t].oom) {
+            seterr(err, errlen, "out of memory scanning");
+            goto out;
+        }
+        for (size_t k = 0; k < qr->nacc; k++)
+            qr->acc[k] += tasks[t].acc[k];
+    }
+    qr->last_rows = hi - lo;
+    qr->last_flipped = 0;
+    if (qr->q == AQP_Q17 && q17_update(qr, tasks, threads, err, errlen) < 0)
+        goto out;
+    qr->done++;
+    finish_estimates(qr, (double)hi);
+    rc = 1;
+out:
+    for (int t = 0; tasks && t < threads; t++)
+        free(tasks[t].found);
+    free(tasks);
+    free(accs);
+    return rc;
+}

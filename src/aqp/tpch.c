@@ -1,0 +1,654 @@
+/*
+ * tpch.c — the TPC-H tables slaq-aqp's queries read, generated with the
+ * value distributions of the TPC-H specification (section 4.2.3), and
+ * their on-disk form.
+ *
+ * Only lineitem and part are materialised: Q1, Q6, Q14, Q17 and Q19 read
+ * nothing else. Orders exist only as the draw that gives each order its
+ * date and its 1..7 lines; l_orderkey is kept so a row is identifiable.
+ * The generator follows the specification's distributions, not dbgen's
+ * random streams, so the data is TPC-H-like, not byte-identical to dbgen:
+ *
+ *   p_brand       Brand#MN, M and N uniform in 1..5
+ *   p_type        uniform over the 6 x 5 x 5 syllable combinations
+ *   p_size        uniform 1..50
+ *   p_container   uniform over the 5 x 8 syllable combinations
+ *   p_retailprice (90000 + ((key/10) mod 20001) + 100 (key mod 1000)) / 100
+ *   o_orderdate   uniform in [1992-01-01, 1998-12-31 - 151 days]
+ *   lines/order   uniform 1..7
+ *   l_partkey     uniform over the parts
+ *   l_quantity    uniform 1..50; l_extendedprice = quantity x retailprice
+ *   l_discount    uniform 0.00..0.10; l_tax uniform 0.00..0.08
+ *   l_shipdate    orderdate + 1..121; l_commitdate orderdate + 30..90;
+ *   l_receiptdate shipdate + 1..30
+ *   l_returnflag  R or A (even odds) if receiptdate <= 1995-06-17, else N
+ *   l_linestatus  O if shipdate > 1995-06-17, else F
+ *   l_shipinstruct, l_shipmode uniform over their 4 and 7 values
+ *
+ * Every draw comes from splitmix64 streams seeded from the user's seed, one
+ * stream per purpose, so the parts do not change when lineitem's draws do.
+ * lineitem is then permuted (Fisher-Yates, its own stream): any prefix is
+ * a uniform random sample without replacement, which is what online
+ * aggregation needs from a mini-batch.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "aqp/aqp.h"
+
+#define TPCH_MAGIC "SLAQTPCH"
+#define TPCH_VERSION 1u
+#define TPCH_HEADER 64u
+
+static void seterr(char *err, size_t len, const char *fmt, ...)
+{
+    if (!err || !len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- dictionaries ---- */
+
+static const char *const TYPE1[6] = {"STANDARD", "SMALL", "MEDIUM",
+                                     "LARGE", "ECONOMY", "PROMO"};
+static const char *const TYPE2[5] = {"ANODIZED", "BURNISHED", "PLATED",
+                                     "POLISHED", "BRUSHED"};
+static const char *const TYPE3[5] = {"TIN", "NICKEL", "BRASS", "STEEL",
+                                     "COPPER"};
+static const char *const CONT1[5] = {"SM", "LG", "MED", "JUMBO", "WRAP"};
+static const char *const CONT2[8] = {"CASE", "BOX", "BAG", "JAR",
+                                     "PKG", "PACK", "CAN", "DRUM"};
+static const char *const INSTRUCT[AQP_NINSTRUCT] = {
+    "DELIVER IN PERSON", "COLLECT COD", "NONE", "TAKE BACK RETURN"};
+static const char *const SHIPMODE[AQP_NSHIPMODES] = {
+    "REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"};
+
+static char type_names[AQP_NTYPES][32];
+static char container_names[AQP_NCONTAINERS][16];
+
+/* The combined names are built once; the tables are constant afterwards. */
+static void names_init(void)
+{
+    if (type_names[0][0])
+        return;
+    for (unsigned i = 0; i < AQP_NTYPES; i++)
+        snprintf(type_names[i], sizeof type_names[i], "%s %s %s",
+                 TYPE1[i / 25], TYPE2[i / 5 % 5], TYPE3[i % 5]);
+    for (unsigned i = 0; i < AQP_NCONTAINERS; i++)
+        snprintf(container_names[i], sizeof container_names[i], "%s %s",
+                 CONT1[i / 8], CONT2[i % 8]);
+}
+
+const char *aqp_type_name(unsigned code)
+{
+    names_init();
+    return code < AQP_NTYPES ? type_names[code] : "?";
+}
+
+const char *aqp_container_name(unsigned code)
+{
+    names_init();
+    return code < AQP_NCONTAINERS ? container_names[code] : "?";
+}
+
+const char *aqp_instruct_name(unsigned code)
+{
+    return code < AQP_NINSTRUCT ? INSTRUCT[code] : "?";
+}
+
+const char *aqp_shipmode_name(unsigned code)
+{
+    return code < AQP_NSHIPMODES ? SHIPMODE[code] : "?";
+}
+
+/* ---- dates ---- */
+
+/* Days from 1970-01-01 in the proleptic Gregorian calendar: count whole
+ * 400-year eras from year 0 (shifted so the year starts in March and the
+ * leap day is the last day of the year). */
+int32_t aqp_days(int y, int m, int d)
+{
+    y -= m <= 2;
+    int era = (y >= 0 ? y : y - 399) / 400;
+    int yoe = y - era * 400;
+    int doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+void aqp_date_str(int32_t days, char out[11])
+{
+    int z = days + 719468;
+    int era = (z >= 0 ? z : z - 146096) / 146097;
+    int doe = z - era * 146097;
+    int yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    int y = yoe + era * 400;
+    int doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    int mp = (5 * doy + 2) / 153;
+    int d = doy - (153 * mp + 2) / 5 + 1;
+    int m = mp + (mp < 10 ? 3 : -9);
+    y += m <= 2;
+    unsigned uy = (unsigned)y % 10000, um = (unsigned)m % 100,
+             ud = (unsigned)d % 100;
+    out[0] = (char)('0' + uy / 1000);
+    out[1] = (char)('0' + uy / 100 % 10);
+    out[2] = (char)('0' + uy / 10 % 10);
+    out[3] = (char)('0' + uy % 10);
+    out[4] = '-';
+    out[5] = (char)('0' + um / 10);
+    out[6] = (char)('0' + um % 10);
+    out[7] = '-';
+    out[8] = (char)('0' + ud / 10);
+    out[9] = (char)('0' + ud % 10);
+    out[10] = 0;
+}
+
+/* ---- random streams ---- */
+
+static uint64_t sm_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* Uniform integer in [lo, hi] (multiply-shift; the bias is below 2^-32
+ * for every range used here). */
+static int64_t sm_range(uint64_t *s, int64_t lo, int64_t hi)
+{
+    uint64_t span = (uint64_t)(hi - lo) + 1;
+    return lo + (int64_t)((sm_next(s) >> 32) * span >> 32);
+}
+
+static uint64_t stream(uint64_t seed, uint64_t purpose)
+{
+    uint64_t s = seed ^ (purpose * 0xd1b54a32d192ed03ULL);
+    return sm_next(&s);
+}
+
+/* ---- layout: every column in one block, each 8-byte aligned ---- */
+
+struct col {
+    size_t off;
+    size_t elem;
+    int lineitem; /* 1: nrows elements, 0: nparts */
+};
+
+enum {
+    C_ORDERKEY, C_PARTKEY, C_LINENUMBER, C_QUANTITY, C_PRICE, C_DISCOUNT,
+    C_TAX, C_RETURNFLAG, C_LINESTATUS, C_SHIPDATE, C_COMMITDATE,
+    C_RECEIPTDATE, C_INSTRUCT, C_SHIPMODE, C_BRAND, C_TYPE, C_SIZE,
+    C_CONTAINER, C_RETAILPRICE, C_NCOLS
+};
+
+static const struct col COLS_PROTO[C_NCOLS] = {
+    [C_ORDERKEY] = {0, 4, 1},    [C_PARTKEY] = {0, 4, 1},
+    [C_LINENUMBER] = {0, 1, 1},  [C_QUANTITY] = {0, 1, 1},
+    [C_PRICE] = {0, 8, 1},       [C_DISCOUNT] = {0, 1, 1},
+    [C_TAX] = {0, 1, 1},         [C_RETURNFLAG] = {0, 1, 1},
+    [C_LINESTATUS] = {0, 1, 1},  [C_SHIPDATE] = {0, 4, 1},
+    [C_COMMITDATE] = {0, 4, 1},  [C_RECEIPTDATE] = {0, 4, 1},
+    [C_INSTRUCT] = {0, 1, 1},    [C_SHIPMODE] = {0, 1, 1},
+    [C_BRAND] = {0, 1, 0},       [C_TYPE] = {0, 1, 0},
+    [C_SIZE] = {0, 1, 0},        [C_CONTAINER] = {0, 1, 0},
+    [C_RETAILPRICE] = {0, 8, 0},
+};
+
+/* Offsets of every column for the given sizes; returns the block size. */
+static size_t layout(size_t nrows, size_t nparts, struct col cols[C_NCOLS])
+{
+    size_t off = 0;
+    for (int i = 0; i < C_NCOLS; i++) {
+        cols[i] = COLS_PROTO[i];
+        cols[i].off = off;
+        size_t n = cols[i].lineitem ? nrows : nparts;
+        off += (n * cols[i].elem + 7) & ~(size_t)7;
+    }
+    return off;
+}
+
+static aqp_db *db_alloc(size_t nrows, size_t nparts)
+{
+    struct col cols[C_NCOLS];
+    size_t size = layout(nrows, nparts, cols);
+    aqp_db *db = calloc(1, sizeof *db);
+    if (!db)
+        return NULL;
+    db->block = calloc(1, size ? size : 8);
+    if (!db->block) {
+        free(db);
+        return NULL;
+    }
+    char *b = db->block;
+    db->nrows = nrows;
+    db->nparts = nparts;
+    db->l_orderkey = (uint32_t *)(void *)(b + cols[C_ORDERKEY].off);
+    db->l_partkey = (uint32_t *)(void *)(b + cols[C_PARTKEY].off);
+    db->l_linenumber = (uint8_t *)(b + cols[C_LINENUMBER].off);
+    db->l_quantity = (uint8_t *)(b + cols[C_QUANTITY].off);
+    db->l_extendedprice = (int64_t *)(void *)(b + cols[C_PRICE].off);
+    db->l_discount = (uint8_t *)(b + cols[C_DISCOUNT].off);
+    db->l_tax = (uint8_t *)(b + cols[C_TAX].off);
+    db->l_returnflag = (uint8_t *)(b + cols[C_RETURNFLAG].off);
+    db->l_linestatus = (uint8_t *)(b + cols[C_LINESTATUS].off);
+    db->l_shipdate = (int32_t *)(void *)(b + cols[C_SHIPDATE].off);
+    db->l_commitdate = (int32_t *)(void *)(b + cols[C_COMMITDATE].off);
+    db->l_receiptdate = (int32_t *)(void *)(b + cols[C_RECEIPTDATE].off);
+    db->l_shipinstruct = (uint8_t *)(b + cols[C_INSTRUCT].off);
+    db->l_shipmode = (uint8_t *)(b + cols[C_SHIPMODE].off);
+    db->p_brand = (uint8_t *)(b + cols[C_BRAND].off);
+    db->p_type = (uint8_t *)(b + cols[C_TYPE].off);
+    db->p_size = (uint8_t *)(b + cols[C_SIZE].off);
+    db->p_container = (uint8_t *)(b + cols[C_CONTAINER].off);
+    db->p_retailprice = (int64_t *)(void *)(b + cols[C_RETAILPRICE].off);
+    return db;
+}
+
+void aqp_db_free(aqp_db *db)
+{
+    if (!db)
+        return;
+    free(db->block);
+    free(db);
+}
+
+/* ---- generation ---- */
+
+/* Applies the permutation `perm` to a column of `n` elements of `elem`
+ * bytes, through `tmp` (n * elem bytes). */
+static void permute(void *col, size_t n, size_t elem, const uint32_t *perm,
+                    void *tmp)
+{
+    const char *src = col;
+    char *dst = tmp;
+    for (size_t i = 0; i < n; i++)
+        memcpy(dst + i * elem, src + (size_t)perm[i] * elem, elem);
+    memcpy(col, tmp, n * elem);
+}
+
+aqp_db *aqp_db_generate(double scale_factor, uint64_t seed, char *err,
+                        size_t errlen)
+{
+    if (!(scale_factor > 0) || !(scale_factor <= 10)) {
+        seterr(err, errlen, "scale factor %g out of range: expected a number "
+               "in (0, 10]", scale_factor);
+        return NULL;
+    }
+    size_t nparts = (size_t)llround(scale_factor * 200000);
+    size_t norders = (size_t)llround(scale_factor * 1500000);
+    if (nparts < 1)
+        nparts = 1;
+    if (norders < 1)
+        norders = 1;
+
+    /* Lines per order first (their own stream), to size lineitem. */
+    uint8_t *lines = malloc(norders);
+    if (!lines)
+        goto oom;
+    uint64_t s_lines = stream(seed, 1);
+    size_t nrows = 0;
+    for (size_t o = 0; o < norders; o++) {
+        lines[o] = (uint8_t)sm_range(&s_lines, 1, 7);
+        nrows += lines[o];
+    }
+    aqp_db *db = db_alloc(nrows, nparts);
+    if (!db) {
+        free(lines);
+        goto oom;
+    }
+    db->scale_factor = scale_factor;
+    db->seed = seed;
+
+    uint64_t sp = stream(seed, 2);
+    for (size_t i = 0; i < nparts; i++) {
+        int64_t key = (int64_t)i + 1;
+        db->p_brand[i] = (uint8_t)(10 * sm_range(&sp, 1, 5) + sm_range(&sp, 1, 5));
+        db->p_type[i] = (uint8_t)sm_range(&sp, 0, AQP_NTYPES - 1);
+        db->p_size[i] = (uint8_t)sm_range(&sp, 1, 50);
+        db->p_container[i] = (uint8_t)sm_range(&sp, 0, AQP_NCONTAINERS - 1);
+        db->p_retailprice[i] = 90000 + (key / 10) % 20001 + 100 * (key % 1000);
+    }
+
+    const int32_t start = aqp_days(1992, 1, 1);
+    const int32_t end = aqp_days(1998, 12, 31);
+    const int32_t current = aqp_days(1995, 6, 17);
+    uint64_t so = stream(seed, 3);
+    size_t r = 0;
+    for (size_t o = 0; o < norders; o++) {
+        int32_t odate = (int32_t)sm_range(&so, start, end - 151);
+        for (unsigned ln = 1; ln <= lines[o]; ln++, r++) {
+            uint32_t pk = (uint32_t)sm_range(&so, 1, (int64_t)nparts);
+            uint8_t qty = (uint8_t)sm_range(&so, 1, 50);
+            db->l_orderkey[r] = (uint32_t)(o + 1);
+            db->l_partkey[r] = pk;
+            db->l_linenumber[r] = (uint8_t)ln;
+            db->l_quantity[r] = qty;
+            db->l_extendedprice[r] = qty * db->p_retailprice[pk - 1];
+            db->l_discount[r] = (uint8_t)sm_range(&so, 0, 10);
+            db->l_tax[r] = (uint8_t)sm_range(&so, 0, 8);
+            int32_t ship = odate + (int32_t)sm_range(&so, 1, 121);
+            int32_t receipt = ship + (int32_t)sm_range(&so, 1, 30);
+            db->l_shipdate[r] = ship;
+            db->l_commitdate[r] = odate + (int32_t)sm_range(&so, 30, 90);
+            db->l_receiptdate[r] = receipt;
+            int ra = (int)sm_range(&so, 0, 1);
+            db->l_returnflag[r] = receipt <= current ? (ra ? 'R' : 'A') : 'N';
+            db->l_linestatus[r] = ship > current ? 'O' : 'F';
+            db->l_shipinstruct[r] = (uint8_t)sm_range(&so, 0, AQP_NINSTRUCT - 1);
+            db->l_shipmode[r] = (uint8_t)sm_range(&so, 0, AQP_NSHIPMODES - 1);
+        }
+    }
+    free(lines);
+
+    /* Random row order: a uniform permutation (Fisher-Yates). */
+    uint32_t *perm = malloc(nrows * sizeof *perm);
+    void *tmp = malloc(nrows * 8);
+    if (!perm || !tmp) {
+        free(perm);
+        free(tmp);
+        aqp_db_free(db);
+        goto oom;
+    }
+    for (size_t i = 0; i < nrows; i++)
+        perm[i] = (uint32_t)i;
+    uint64_t ss = stream(seed, 4);
+    for (size_t i = nrows; i > 1; i--) {
+        size_t j = (size_t)sm_range(&ss, 0, (int64_t)i - 1);
+        uint32_t t = perm[i - 1];
+        perm[i - 1] = perm[j];
+        perm[j] = t;
+    }
+    struct col cols[C_NCOLS];
+    layout(nrows, nparts, cols);
+    for (int c = 0; c < C_NCOLS; c++)
+        if (cols[c].lineitem)
+            permute((char *)db->block + cols[c].off, nrows, cols[c].elem,
+                    perm, tmp);
+    free(perm);
+    free(tmp);
+    return db;
+oom:
+    seterr(err, errlen, "out of memory generating scale factor %g",
+           scale_factor);
+    return NULL;
+}
+
+/* ---- file ---- */
+
+/*
+ * Header, 64 bytes, little-endian:
+ *   0  char[8] "SLAQTPCH"     8  u32 version (1)    12 u32 header size (64)
+ *   16 u64 lineitem rows      24 u64 parts          32 f64 scale factor
+ *   40 u64 seed               48 u64 digest of the columns (FNV-1a)
+ * then the columns in the order of enum C_*, each padded to 8 bytes.
+ */
+struct header {
+    char magic[8];
+    uint32_t version;
+    uint32_t header_size;
+    uint64_t nrows;
+    uint64_t nparts;
+    double scale_factor;
+    uint64_t seed;
+    uint64_t digest;
+    uint64_t reserved;
+};
+
+uint64_t aqp_db_digest(const aqp_db *db)
+{
+    struct col cols[C_NCOLS];
+    size_t size = layout(db->nrows, db->nparts, cols);
+    const unsigned char *p = db->block;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < size; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+int aqp_db_save(const aqp_db *db, const char *path, char *err, size_t errlen)
+{
+    struct col cols[C_NCOLS];
+    size_t size = layout(db->nrows, db->nparts, cols);
+    struct header h = {0};
+    memcpy(h.magic, TPCH_MAGIC, 8);
+    h.version = TPCH_VERSION;
+    h.header_size = TPCH_HEADER;
+    h.nrows = db->nrows;
+    h.nparts = db->nparts;
+    h.scale_factor = db->scale_factor;
+    h.seed = db->seed;
+    h.digest = aqp_db_digest(db);
+    size_t plen = strlen(path) + 16;
+    char *tmp = malloc(plen);
+    if (!tmp) {
+        seterr(err, errlen, "out of memory");
+        return -1;
+    }
+    snprintf(tmp, plen, "%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        seterr(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    int ok = fwrite(&h, sizeof h, 1, f) == 1 &&
+             fwrite(db->block, 1, size, f) == size;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) < 0) {
+        seterr(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return -1;
+    }
+    free(tmp);
+    return 0;
+}
+
+/* Every value used as an array index or by a query's domain is in range;
+ * returns the first row that is not, or -1. */
+static long long first_bad_row(const aqp_db *db, const char **what)
+{
+    for (size_t i = 0; i < db->nrows; i++) {
+        *what = NULL;
+        if (db->l_partkey[i] < 1 || db->l_partkey[i] > db->nparts)
+            *what = "l_partkey";
+        else if (db->l_quantity[i] < 1 || db->l_quantity[i] > 50)
+            *what = "l_quantity";
+        else if (db->l_discount[i] > 10)
+            *what = "l_discount";
+        else if (db->l_tax[i] > 8)
+            *what = "l_tax";
+        else if (!strchr("ANR", db->l_returnflag[i]) || !db->l_returnflag[i])
+            *what = "l_returnflag";
+        else if (!strchr("FO", db->l_linestatus[i]) || !db->l_linestatus[i])
+            *what = "l_linestatus";
+        else if (db->l_shipinstruct[i] >= AQP_NINSTRUCT)
+            *what = "l_shipinstruct";
+        else if (db->l_shipmode[i] >= AQP_NSHIPMODES)
+            *what = "l_shipmode";
+        if (*what)
+            return (long long)i;
+    }
+    for (size_t i = 0; i < db->nparts; i++) {
+        *what = NULL;
+        if (db->p_type[i] >= AQP_NTYPES)
+            *what = "p_type";
+        else if (db->p_container[i] >= AQP_NCONTAINERS)
+            *what = "p_container";
+        if (*what)
+            return (long long)i;
+    }
+    return -1;
+}
+
+aqp_db *aqp_db_load(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct header h;
+    aqp_db *db = NULL;
+    if (fread(&h, sizeof h, 1, f) != 1 || memcmp(h.magic, TPCH_MAGIC, 8)) {
+        seterr(err, errlen, "%s: not a slaq-aqp data file (expected the "
+               "header \"" TPCH_MAGIC "\"; make one with slaq-aqp gen)", path);
+        goto fail;
+    }
+    if (h.version != TPCH_VERSION || h.header_size != TPCH_HEADER) {
+        seterr(err, errlen, "%s: data file version %u, expected %u", path,
+               h.version, TPCH_VERSION);
+        goto fail;
+    }
+    if (h.nrows > UINT32_MAX || h.nparts > UINT32_MAX || h.nparts == 0) {
+        seterr(err, errlen, "%s: header: %" PRIu64 " rows, %" PRIu64
+               " parts: expected 1..2^32 parts and at most 2^32 rows",
+               path, h.nrows, h.nparts);
+        goto fail;
+    }
+    struct col cols[C_NCOLS];
+    size_t size = layout(h.nrows, h.nparts, cols);
+    if (fseek(f, 0, SEEK_END) < 0) {
+        seterr(err, errlen, "%s: cannot seek: %s", path, strerror(errno));
+        goto fail;
+    }
+    long fsize = ftell(f);
+    if (fsize < 0 || (size_t)fsize != TPCH_HEADER + size) {
+        seterr(err, errlen, "%s: %ld bytes, expected %zu for %" PRIu64
+               " rows and %" PRIu64 " parts (truncated?)", path, fsize,
+               TPCH_HEADER + size, h.nrows, h.nparts);
+        goto fail;
+    }
+    db = db_alloc(h.nrows, h.nparts);
+    if (!db) {
+        seterr(err, errlen, "%s: out of memory (%zu bytes)", path, size);
+        goto fail;
+    }
+    if (fseek(f, TPCH_HEADER, SEEK_SET) < 0 ||
+        fread(db->block, 1, size, f) != size) {
+        seterr(err, errlen, "%s: read error", path);
+        goto fail;
+    }
+    db->scale_factor = h.scale_factor;
+    db->seed = h.seed;
+    if (aqp_db_digest(db) != h.digest) {
+        seterr(err, errlen, "%s: the columns do not match the header's "
+               "digest (corrupt file)", path);
+        goto fail;
+    }
+    const char *what;
+    long long bad = first_bad_row(db, &what);
+    if (bad >= 0) {
+        seterr(err, errlen, "%s: row %lld: %s out of range", path, bad, what);
+        goto fail;
+    }
+    fclose(f);
+    return db;
+fail:
+    aqp_db_free(db);
+    fclose(f);
+    return NULL;
+}
+
+/* ---- SQLite ---- */
+
+static int exec(sqlite3 *conn, const char *sql, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(conn, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        seterr(err, errlen, "sqlite: %s", msg ? msg : "error");
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+int aqp_db_to_sqlite(const aqp_db *db, sqlite3 *conn, char *err,
+                     size_t errlen)
+{
+    sqlite3_stmt *li = NULL, *pa = NULL;
+    if (exec(conn,
+             "CREATE TABLE part (p_partkey INTEGER PRIMARY KEY, "
+             "p_brand TEXT, p_type TEXT, p_size INTEGER, p_container TEXT, "
+             "p_retailprice REAL);"
+             "CREATE TABLE lineitem (l_orderkey INTEGER, l_partkey INTEGER, "
+             "l_linenumber INTEGER, l_quantity REAL, l_extendedprice REAL, "
+             "l_discount REAL, l_tax REAL, l_returnflag TEXT, "
+             "l_linestatus TEXT, l_shipdate TEXT, l_commitdate TEXT, "
+             "l_receiptdate TEXT, l_shipinstruct TEXT, l_shipmode TEXT);"
+             "BEGIN;", err, errlen) < 0)
+        return -1;
+    if (sqlite3_prepare_v2(conn, "INSERT INTO part VALUES (?,?,?,?,?,?)",
+                           -1, &pa, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(conn, "INSERT INTO lineitem VALUES "
+                           "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &li,
+                           NULL) != SQLITE_OK) {
+        seterr(err, errlen, "sqlite: %s", sqlite3_errmsg(conn));
+        goto fail;
+    }
+    for (size_t i = 0; i < db->nparts; i++) {
+        char brand[16];
+        snprintf(brand, sizeof brand, "Brand#%u", (unsigned)db->p_brand[i]);
+        sqlite3_bind_int64(pa, 1, (sqlite3_int64)i + 1);
+        sqlite3_bind_text(pa, 2, brand, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(pa, 3, aqp_type_name(db->p_type[i]), -1, SQLITE_STATIC);
+        sqlite3_bind_int(pa, 4, db->p_size[i]);
+        sqlite3_bind_text(pa, 5, aqp_container_name(db->p_container[i]), -1,
+                          SQLITE_STATIC);
+        sqlite3_bind_double(pa, 6, (double)db->p_retailprice[i] / 100.0);
+        if (sqlite3_step(pa) != SQLITE_DONE)
+            goto sqlerr;
+        sqlite3_reset(pa);
+    }
+    for (size_t i = 0; i < db->nrows; i++) {
+        char ship[11], commit[11], receipt[11];
+        char rf[2] = {(char)db->l_returnflag[i], 0};
+        char ls[2] = {(char)db->l_linestatus[i], 0};
+        aqp_date_str(db->l_shipdate[i], ship);
+        aqp_date_str(db->l_commitdate[i], commit);
+        aqp_date_str(db->l_receiptdate[i], receipt);
+        sqlite3_bind_int64(li, 1, db->l_orderkey[i]);
+        sqlite3_bind_int64(li, 2, db->l_partkey[i]);
+        sqlite3_bind_int(li, 3, db->l_linenumber[i]);
+        sqlite3_bind_double(li, 4, db->l_quantity[i]);
+        sqlite3_bind_double(li, 5, (double)db->l_extendedprice[i] / 100.0);
+        sqlite3_bind_double(li, 6, db->l_discount[i] / 100.0);
+        sqlite3_bind_double(li, 7, db->l_tax[i] / 100.0);
+        sqlite3_bind_text(li, 8, rf, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(li, 9, ls, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(li, 10, ship, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(li, 11, commit, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(li, 12, receipt, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(li, 13, aqp_instruct_name(db->l_shipinstruct[i]),
+                          -1, SQLITE_STATIC);
+        sqlite3_bind_text(li, 14, aqp_shipmode_name(db->l_shipmode[i]), -1,
+                          SQLITE_STATIC);
+        if (sqlite3_step(li) != SQLITE_DONE)
+            goto sqlerr;
+        sqlite3_reset(li);
+    }
+    sqlite3_finalize(li);
+    sqlite3_finalize(pa);
+    return exec(conn, "COMMIT; CREATE INDEX lineitem_partkey ON "
+                "lineitem(l_partkey);", err, errlen);
+sqlerr:
+    seterr(err, errlen, "sqlite: %s", sqlite3_errmsg(conn));
+fail:
+    sqlite3_finalize(li);
+    sqlite3_finalize(pa);
+    return -1;
+}
