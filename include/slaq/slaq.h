@@ -455,11 +455,14 @@ void slaq_query_forecast(const slaq_query *q, double dflt_cost,
 
 /*
  * The true error after mini-batch i of a recorded query (docs/relaqs.md):
- * per column |X_i,c − truth_c| divided by its error at the first mini-batch
- * with an estimate, averaged over the columns (a column with no estimate
- * yet counts 1, one whose first estimate was exact 0). est is B × K, row
- * i−1 for mini-batch i; NAN entries are missing values. 1 at the first
- * mini-batch, 0 when the estimates equal the truth.
+ * the mean over the columns of the normalised absolute error |X_i,c −
+ * truth_c| / |truth_c| (the absolute error where truth_c = 0; 1 for a
+ * column with no estimate yet), divided by the same mean after the first
+ * mini-batch. A ratio of means, not a mean of per-column ratios: a column
+ * whose first estimate happened to be nearly exact would otherwise
+ * dominate. est is B × K, row i−1 for mini-batch i; NAN entries are
+ * missing values. 1 at the first mini-batch, 0 when the estimates equal
+ * the truth (and 0 throughout when the first was exact).
  */
 double slaq_query_true_error(const double *est, const double *truth,
                              size_t K, size_t i);

@@ -300,7 +300,7 @@ struct slaq_query {
 
 void slaq_query_opts_init(slaq_query_opts *o)
 {
-    o->window = 0;
+    o->window = 12;
     o->cost_window = 10;
     o->min_points = 3;
 }
@@ -471,29 +471,30 @@ double aqp_forecast_eval(const slaq_forecast *f, double k)
 
 /* ------------------------------------------------------ true error */
 
+/* The mean relative error of the estimates after mini-batch i: per
+ * column |X − truth| / |truth| (the absolute error where the truth is 0),
+ * 1 for a column with no estimate yet. */
+static double mean_rel_error(const double *est, const double *truth,
+                             size_t K, size_t i)
+{
+    double sum = 0;
+    for (size_t c = 0; c < K; c++) {
+        double x = est[(i - 1) * K + c];
+        double scale = truth[c] != 0 ? fabs(truth[c]) : 1;
+        sum += isnan(x) ? 1 : fabs(x - truth[c]) / scale;
+    }
+    return sum / (double)K;
+}
+
 double slaq_query_true_error(const double *est, const double *truth,
                              size_t K, size_t i)
 {
     if (!est || !truth || K == 0 || i == 0)
         return NAN;
-    double sum = 0;
-    for (size_t c = 0; c < K; c++) {
-        /* the column's first estimate and its error */
-        double e0 = NAN;
-        for (size_t m = 1; m <= i; m++) {
-            double v = est[(m - 1) * K + c];
-            if (!isnan(v)) {
-                e0 = fabs(v - truth[c]);
-                break;
-            }
-        }
-        double x = est[(i - 1) * K + c];
-        if (isnan(e0) || isnan(x))
-            sum += 1;
-        else if (e0 > 0)
-            sum += fabs(x - truth[c]) / e0;
-    }
-    return sum / (double)K;
+    double e1 = mean_rel_error(est, truth, K, 1);
+    if (!(e1 > 0))
+        return 0;
+    return mean_rel_error(est, truth, K, i) / e1;
 }
 
 /* -------------------------------------------------------- evaluation */

@@ -69,6 +69,8 @@ static void usage(FILE *f)
         "  --horizon-iters N judge a job's gain over N of its iterations (0)\n"
         "  --undeclared      jobs do not tell the core how many iterations they run\n"
         "  --out DIR         output directory (replaced as a whole)\n"
+        "  --aqp TRACES      approximate queries instead (slaq sim --aqp "
+        "--help)\n"
         "  --no-plots        skip gnuplot (CSV, JSON and HTML only)\n"
         "  --quiet           no progress bar, and no summary at the end\n"
         "  --help            this text\n\n"
@@ -347,6 +349,10 @@ static int parse_core_opt(int c, const char *arg, slaq_sched_config *core,
 
 int cmd_sim(int argc, char **argv)
 {
+    /* approximate queries: their own command (cmd_aqpsim.c) */
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "--aqp", 5))
+            return cmd_sim_aqp(argc, argv);
     static const struct option opts[] = {
         {"workload", required_argument, 0, 'w'},
         {"cores", required_argument, 0, 'c'},

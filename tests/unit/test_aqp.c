@@ -187,10 +187,13 @@ static void test_true_error(void **state)
     double est[6] = {12, NAN, 11, 30, 10, 25};
     double truth[2] = {10, 20};
     assert_near(slaq_query_true_error(est, truth, 2, 1), 1.0, 1e-12);
-    /* col 0: |11-10|/2 = 0.5; col 1: first error 10 -> 1 */
-    assert_near(slaq_query_true_error(est, truth, 2, 2), 0.75, 1e-12);
-    /* col 0: 0; col 1: 5/10 */
-    assert_near(slaq_query_true_error(est, truth, 2, 3), 0.25, 1e-12);
+    /* relative errors: batch 1 (0.2 + 1 for the missing value) / 2 =
+     * 0.6; batch 2 (0.1 + 0.5) / 2 = 0.3; batch 3 (0 + 0.25) / 2 */
+    assert_near(slaq_query_true_error(est, truth, 2, 2), 0.5, 1e-12);
+    assert_near(slaq_query_true_error(est, truth, 2, 3), 0.125 / 0.6, 1e-12);
+    /* a truth of 0 is measured in absolute terms */
+    double e0[2] = {2, 1}, t0 = 0;
+    assert_near(slaq_query_true_error(e0, &t0, 1, 2), 0.5, 1e-12);
 }
 
 /* X_i = t + 1/i: E_i = 1/i, scaled to its largest from i = 2: 2/i;
