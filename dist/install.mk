@@ -30,9 +30,9 @@ INSTALL    ?= install
 SLAQ_VERSION := $(shell sed -n 's/^\#define SLAQ_VERSION "\(.*\)"$$/\1/p' include/slaq/version.h)
 SOMAJOR    := 0
 
-# Installed programs: the slaq command, slaqd, slaq-train and the example
-# job (the load generator and test programs stay in the build tree).
-INSTALL_PROGRAMS := $(SLAQ_CMD) $(SLAQD) $(SLAQ_TRAIN) $(TOY_JOB)
+# Installed programs: the slaq command, slaqd, slaq-train, slaq-aqp and the
+# example job (the load generator and test programs stay in the build tree).
+INSTALL_PROGRAMS := $(SLAQ_CMD) $(SLAQD) $(SLAQ_TRAIN) $(SLAQ_AQP) $(TOY_JOB)
 INSTALL_HEADERS  := $(sort $(wildcard include/slaq/*.h))
 MAN_STAMP        := $(BUILD)/man/.stamp
 GEN_PATHS        := $(BUILD)/gen/paths.h
@@ -48,7 +48,7 @@ $(BUILD)/obj/src/daemon/main.o: CPPFLAGS += -I$(BUILD)/gen
 .PHONY: FORCE
 FORCE:
 
-$(MAN_STAMP): $(SLAQ_CMD) $(SLAQD) $(SLAQ_TRAIN) scripts/man.sh $(wildcard dist/man/*.h2m)
+$(MAN_STAMP): $(SLAQ_CMD) $(SLAQD) $(SLAQ_TRAIN) $(SLAQ_AQP) scripts/man.sh $(wildcard dist/man/*.h2m)
 	@echo "  MAN   $(BUILD)/man"
 	@rm -rf $(BUILD)/man
 	@scripts/man.sh $(BUILD) $(BUILD)/man

@@ -6,7 +6,8 @@
 # One source: each page is help2man's rendering of a program's (or a slaq
 # subcommand's) --help and --version, plus the extra sections in
 # dist/man/NAME.h2m when that file exists. Writes OUT_DIR/man1/slaq.1,
-# OUT_DIR/man1/slaq-COMMAND.1 for every subcommand, slaq-train.1 and
+# OUT_DIR/man1/slaq-COMMAND.1 for every subcommand, slaq-train.1,
+# slaq-aqp.1 and
 # OUT_DIR/man8/slaqd.8.
 set -euo pipefail
 
@@ -64,4 +65,6 @@ while read -r cmd summary; do
 done
 page slaq-train 1 "train one model on real data, as a job slaq schedules" \
   "$bin/slaq-train" --help
+page slaq-aqp 1 "approximate TPC-H queries by online aggregation, as jobs slaq schedules" \
+  "$bin/slaq-aqp" --help
 page slaqd 8 "the slaq scheduler daemon" "$bin/slaqd" --help

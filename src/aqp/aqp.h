@@ -100,7 +100,7 @@ int aqp_db_to_sqlite(const aqp_db *db, struct sqlite3 *conn, char *err,
 
 typedef enum { AQP_Q1, AQP_Q6, AQP_Q14, AQP_Q17, AQP_Q19, AQP_NQUERIES } aqp_qid;
 
-#define AQP_BOOT_REPS 100 /* bootstrap replicates */
+#define AQP_BOOT_REPS 300 /* bootstrap replicates */
 #define AQP_CONFIDENCE 0.95
 
 /* "q6" -> AQP_Q6; -1 for an unknown name. */

@@ -14,7 +14,7 @@
  * with 95% bounds estimate ± 1.96 sd (Q1, Q6, Q19). The finite-population
  * factor (1 - n/N) makes the bound vanish when n = N, where every estimate
  * is the exact answer. Where no closed form exists, a Poisson bootstrap
- * (AQP_BOOT_REPS replicates; each row carries a Poisson(1) weight per
+ * (AQP_BOOT_REPS = 300 replicates; each row carries a Poisson(1) weight per
  * replicate, drawn from a hash of the row's position so it does not depend
  * on the thread that read it) gives the spread: the bound is the median's
  * distance to the 2.5% and 97.5% replicate quantiles, scaled by
@@ -227,6 +227,7 @@ struct aqp_query {
     struct q17_tuple *tuples;
     size_t ntuples, captuples;
     double q17_sum;
+    uint64_t q17_in;        /* retained tuples counted in q17_sum */
     double q17_rep[B];
 };
 
@@ -236,7 +237,7 @@ static size_t acc_size(aqp_qid q)
     case AQP_Q1: return 4 * Q1_STRIDE;
     case AQP_Q14: return 2 + 2 * B;
     case AQP_Q17: return 0;
-    default: return 2;
+    default: return 3; /* sum, sum of squares, qualifying rows */
     }
 }
 
@@ -400,6 +401,7 @@ static void scan_q6(const aqp_db *db, size_t lo, size_t hi, double *acc)
         double y = price(db, r) * (disc / 100.0);
         acc[0] += y;
         acc[1] += y * y;
+        acc[2] += 1;
     }
 }
 
@@ -449,6 +451,7 @@ static void scan_q19(const aqp_db *db, size_t lo, size_t hi, double *acc)
         double y = price(db, r) * (1 - db->l_discount[r] / 100.0);
         acc[0] += y;
         acc[1] += y * y;
+        acc[2] += 1;
     }
 }
 
@@ -626,7 +629,10 @@ static void finish_estimates(aqp_query *qr, double n)
         break;
     case AQP_Q6:
     case AQP_Q19:
-        est_total(a[0], a[1], n, N, &qr->est[0], &qr->lo[0], &qr->hi[0]);
+        /* SQL's SUM over no rows is NULL: no estimate before one row
+         * has qualified */
+        if (a[2] > 0)
+            est_total(a[0], a[1], n, N, &qr->est[0], &qr->lo[0], &qr->hi[0]);
         break;
     case AQP_Q14:
         qr->est[0] = a[1] != 0 ? 100.0 * a[0] / a[1] : NAN;
@@ -635,6 +641,8 @@ static void finish_estimates(aqp_query *qr, double n)
         boot_bounds(qr->est[0], rep, f, &qr->lo[0], &qr->hi[0]);
         break;
     case AQP_Q17:
+        if (!qr->q17_in)
+            break; /* no line has qualified yet: NULL, as in SQL */
         qr->est[0] = qr->q17_sum * (N / n) / 7.0;
         for (int b = 0; b < B; b++)
             rep[b] = qr->q17_rep[b] * (N / n) / 7.0;
@@ -720,7 +728,7 @@ static int q17_update(aqp_query *qr, struct task *tasks, int nthreads,
     /* Re-evaluate every retained tuple of a part whose inner average
      * moved; the tuples retained before this mini-batch are the
      * recomputation. */
-    uint64_t reeval = 0, flipped = 0;
+    uint64_t reeval = 0, flipped = 0, nin = 0;
     double sum = 0;
     for (size_t s = 0; s < qr->nslots; s++) {
         struct q17_part *p = &qr->parts[s];
@@ -739,11 +747,14 @@ static int q17_update(aqp_query *qr, struct task *tasks, int nthreads,
         }
         for (size_t i = 0; i < p->n; i++) {
             const struct q17_tuple *t = &qr->tuples[p->tuples[i]];
-            if (t->in)
+            if (t->in) {
                 sum += t->price;
+                nin++;
+            }
         }
     }
     qr->q17_sum = sum;
+    qr->q17_in = nin;
     qr->last_rows += reeval;
     qr->last_flipped = flipped;
     for (int t = 0; t < nthreads; t++) {

@@ -228,6 +228,43 @@ static void test_hello_alloc_report_and_stop(void **state)
     assert_string_equal(line, "{\"type\":\"bye\"}");
 }
 
+static void test_vector_report_carries_estimates_and_bounds(void **state)
+{
+    fake *f = *state;
+    char line[4096];
+    slaq_client *c = slaq_client_connect(f->path, 9, "aqp");
+    f->cfd = accept(f->lfd, NULL, NULL);
+    assert_true(f->cfd >= 0);
+    slaq_client_poll(c);
+    fake_line(f, line, sizeof line);
+    fake_send(f, "{\"type\":\"welcome\",\"job\":9,\"cores\":1}\n");
+    POLL_UNTIL(c, slaq_client_connected(c));
+    double e[3] = {1.5, NAN, -2}, lo[3] = {1, NAN, -3}, hi[3] = {2, NAN, -1};
+    assert_int_equal(slaq_client_report_vector(c, 4, 0.25, 0.5, 100, 3, e, lo,
+                                               hi), 0);
+    fake_line(f, line, sizeof line);
+    assert_string_equal(line, "{\"type\":\"report\",\"iter\":4,\"loss\":0.25,"
+                              "\"cpu_s\":0.5,\"samples\":100,"
+                              "\"estimates\":[1.5,null,-2],"
+                              "\"lower\":[1,null,-3],\"upper\":[2,null,-1]}");
+    /* bounds are optional */
+    assert_int_equal(slaq_client_report_vector(c, 5, 0, 0, 1, 1, e, NULL,
+                                               NULL), 0);
+    fake_line(f, line, sizeof line);
+    assert_string_equal(line, "{\"type\":\"report\",\"iter\":5,\"loss\":0,"
+                              "\"cpu_s\":0,\"samples\":1,"
+                              "\"estimates\":[1.5]}");
+    /* too long a vector, or none where n says there is one */
+    assert_int_equal(slaq_client_report_vector(c, 6, 0, 0, 1,
+                                               SLAQ_CLIENT_MAX_VECTOR + 1, e,
+                                               NULL, NULL), -1);
+    assert_int_equal(slaq_client_report_vector(c, 6, 0, 0, 1, 2, NULL, NULL,
+                                               NULL), -1);
+    assert_int_equal(slaq_client_report_vector(c, 6, NAN, 0, 1, 1, e, NULL,
+                                               NULL), -1);
+    slaq_client_close(c);
+}
+
 static void test_lost_connection_goes_offline_keeping_allocation(void **state)
 {
     fake *f = *state;
@@ -320,6 +357,9 @@ int main(void)
             fake_teardown),
         cmocka_unit_test_setup_teardown(test_hello_alloc_report_and_stop,
                                         fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_vector_report_carries_estimates_and_bounds, fake_setup,
+            fake_teardown),
         cmocka_unit_test_setup_teardown(
             test_lost_connection_goes_offline_keeping_allocation, fake_setup,
             fake_teardown),

@@ -1,0 +1,47 @@
+"""slaq-aqp under slaqd: a query job started by `slaq submit` reports one
+report per mini-batch (its estimates included) and ends with its exact
+answer; cancelled, it stops between mini-batches by itself."""
+
+import os
+import subprocess
+
+from conftest import BUILD, wait_for
+
+AQP = os.path.join(BUILD, "bin", "slaq-aqp")
+
+
+def _db(tmp_path, sf="0.02"):
+    path = str(tmp_path / "db.tpch")
+    subprocess.run([AQP, "gen", "--scale-factor", sf, "--seed", "2",
+                    "--out", path], check=True, capture_output=True)
+    return path
+
+
+def test_query_job_reports_every_minibatch_and_ends_exact(slaqd, tmp_path):
+    db = _db(tmp_path)
+    exact = subprocess.run([AQP, "run", "--quiet", "--data", db, "--query",
+                            "q14", "--batches", "1"], check=True,
+                           capture_output=True, text=True).stdout
+    jid = slaqd.submit(AQP, "run", "--data", db, "--query", "q14",
+                       "--batches", "12")
+    job = slaqd.wait_state(jid, ("done", "failed"), timeout=60)
+    assert job["state"] == "done", job
+    assert job["reports"] == 12, job
+    assert job["exit_code"] == 0, job
+    log = slaqd.cli("logs", str(jid)).stdout
+    # its answer after the last mini-batch is the one-batch exact answer
+    assert exact.strip() in log, (exact, log[-500:])
+    assert "mini-batch 12/12" in log
+
+
+def test_cancelled_query_stops_between_minibatches(daemon_factory, tmp_path):
+    d = daemon_factory("--grace", "10")
+    db = _db(tmp_path, "0.3")
+    jid = d.submit(AQP, "run", "--data", db, "--query", "q17",
+                   "--batches", "100000")
+    wait_for(lambda: d.job(jid)["reports"] >= 3, timeout=30,
+             what="three mini-batches")
+    d.cli("cancel", str(jid))
+    job = d.wait_state(jid, ("cancelled",), timeout=30)
+    assert job["exit_code"] == 0 and not job.get("signal"), job
+    assert "stopped by slaq after" in d.cli("logs", str(jid)).stdout
