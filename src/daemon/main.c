@@ -133,7 +133,7 @@ static void usage(FILE *f)
         "                      the socket (besides root and slaqd's user;\n"
         "                      repeatable)\n"
         "  --epoch SECONDS     scheduling epoch (default 1)\n"
-        "  --policy NAME       slaq | fair | slaq-maxmin (default slaq)\n"
+        "  --policy NAME       slaq | fair | slaq-maxmin | relaqs (default slaq)\n"
         "  --cores N           cores to manage (default: all online CPUs)\n"
         "  --unit U            allocation unit in cores (default: cores/20,\n"
         "                      at most 1)\n"
