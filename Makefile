@@ -10,6 +10,7 @@
 #   make test       build and run every test; ends with the runner's summary
 #   make demo       the main job on embedded defaults (HTTP=ADDR:PORT)
 #   make demo-compare  the demo batch under fair and slaq, and simulated
+#   make demo-aqp   12 approximate queries under relaqs and fair (SF=, HTTP=)
 #   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
 #   make check-asan run the unit tests under ASan + UBSan
 #   make deps       install missing Debian packages (idempotent)
@@ -52,7 +53,7 @@ include $(sort $(wildcard src/*/module.mk)) tests/module.mk bench/module.mk
 PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_PKGS) 2>/dev/null)
 CPPFLAGS  += $(PC_CFLAGS)
 
-.PHONY: all deps build test test-unit check-asan demo demo-compare clean help
+.PHONY: all deps build test test-unit check-asan demo demo-compare demo-aqp clean help
 # Keep objects that only pattern rules mention (test objects).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -83,6 +84,12 @@ demo: deps
 demo-compare: deps
 	@$(MAKE) --no-print-directory build
 	@scripts/demo-compare.sh --reps $(or $(REPS),1) $(BUILD)
+
+# 12 real slaq-aqp queries under slaqd with relaqs, then fair, side by
+# side (docs/relaqs.md); SF=scale factor (default 1), HTTP=ADDR:PORT.
+demo-aqp: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/demo-aqp.sh --scale-factor $(or $(SF),1) $(if $(HTTP),--http $(HTTP)) $(BUILD)
 
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 test-unit

@@ -23,6 +23,7 @@ const state = {
   selected: null,    // job id whose detail is shown
   timeline: null,    // slaqd's timeline as far as fetched (fetchTimeline)
   charts: {},        // loss, cores, detail (Chart.js objects)
+  queries: new Map(),// query job id -> {box, chart}: the estimates charts
   startedAt: null,   // slaqd's start, wall-clock seconds
   pollMs: POLL_MIN_MS,
   epochS: 1,
@@ -262,6 +263,74 @@ async function drawDetail(jobsById) {
   setDatasets(state.charts.detail, sets);
 }
 
+/* ------------------------------------------------------------- queries */
+
+const MAX_QUERY_CHARTS = 12;
+
+/* One chart per approximate query (the newest MAX_QUERY_CHARTS): its
+ * first result value per mini-batch with the bounds as a shaded band. */
+async function drawQueries(jobs) {
+  const qs = jobs.filter((j) => j.kind === 'query')
+    .sort((a, b) => b.id - a.id).slice(0, MAX_QUERY_CHARTS)
+    .sort((a, b) => a.id - b.id);
+  const card = document.getElementById('queries');
+  card.hidden = qs.length === 0;
+  const grid = document.getElementById('query-charts');
+  const want = new Set(qs.map((j) => j.id));
+  for (const [id, q] of state.queries) {
+    if (!want.has(id)) {
+      if (q.chart) q.chart.destroy();
+      q.box.remove();
+      state.queries.delete(id);
+    }
+  }
+  const data = await Promise.all(qs.map((j) =>
+    getJSON('/api/jobs/' + j.id + '/estimates').catch(() => null)));
+  qs.forEach((job, i) => {
+    const e = data[i];
+    let q = state.queries.get(job.id);
+    if (!q) {
+      const box = document.createElement('div');
+      box.className = 'query';
+      box.dataset.job = job.id;
+      const h = document.createElement('h3');
+      const cb = document.createElement('div');
+      cb.className = 'canvas-box small';
+      const canvas = document.createElement('canvas');
+      cb.appendChild(canvas);
+      box.append(h, cb);
+      grid.appendChild(box);
+      let chart = null;
+      if (typeof Chart !== 'undefined') {
+        const o = baseOptions('mini-batch', 'estimate');
+        o.plugins.legend.display = false;
+        chart = new Chart(canvas, {type: 'line', data: {datasets: []},
+                                   options: o});
+      }
+      q = {box, chart};
+      state.queries.set(job.id, q);
+    }
+    const pts = e ? e.points : [];
+    const p = e && e.progress !== null && e.progress !== undefined
+      ? ' · P ' + fmt(e.progress, 3) : '';
+    q.box.querySelector('h3').textContent = '#' + job.id + ' ' + job.name +
+      ' · ' + job.state + ' · mini-batch ' + job.iter + p;
+    if (!q.chart) return;
+    const c = colour(job.id);
+    const val = (arr) => pts.filter((pt) => arr(pt) !== null)
+      .map((pt) => ({x: pt.iter, y: arr(pt)}));
+    setDatasets(q.chart, [
+      {slaqId: 'lower', label: 'lower bound', data: val((pt) => pt.lower[0]),
+       borderColor: withAlpha(c, 0.4), pointRadius: 0, borderWidth: 1},
+      {slaqId: 'upper', label: 'upper bound', data: val((pt) => pt.upper[0]),
+       borderColor: withAlpha(c, 0.4), backgroundColor: withAlpha(c, 0.18),
+       fill: '-1', pointRadius: 0, borderWidth: 1},
+      {slaqId: 'estimate', label: 'estimate', data: val((pt) => pt.est[0]),
+       borderColor: c, backgroundColor: c, pointRadius: 1.5, borderWidth: 2},
+    ]);
+  });
+}
+
 /* ---------------------------------------------------------------- table */
 
 function cell(tr, text, cls) {
@@ -430,6 +499,7 @@ async function refresh() {
                                         getJSON('/api/jobs')]);
     const tl = await fetchTimeline(st.pid);
     const byId = draw(st, ls, tl);
+    await drawQueries(ls.jobs);
     await drawDetail(byId);
   } catch (e) {
     conn.textContent = 'cannot reach slaqd (' + e.message + '); retrying';

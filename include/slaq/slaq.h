@@ -183,6 +183,9 @@ typedef enum slaq_model {
     SLAQ_MODEL_EXP,      /* L = p1·p0^u + p2, 0 < p0 < 1    (linear+):
                             the paper's μ^(k−b) + c with p1 = μ^(−b)    */
     SLAQ_MODEL_TABLE,    /* L = table[k], linear between, last after    */
+    SLAQ_MODEL_AQP,      /* an approximate query's progress metric on an
+                            axis of CPU-seconds of work (ReLAQS; see
+                            slaq_query_forecast below)                 */
 } slaq_model;
 
 /*
@@ -334,15 +337,170 @@ typedef struct slaq_progress_acc {
 int slaq_eval_progress(slaq_predictor_kind kind, const double *loss, size_t n,
                        int declare, double target, slaq_progress_acc *out);
 
+/* ------------------------------------------- approximate queries (ReLAQS) */
+
+/*
+ * An approximate query answered by online aggregation (ReLAQS, Stafman's
+ * thesis ch. 4) reports after every mini-batch i = 1, 2, ... the vector of
+ * its current estimates X_i (every group × aggregate column, or the columns
+ * the user named), and the CPU seconds the mini-batch took. Its progress
+ * metric (Eq. 4.1, with the absolute value) is, per column c,
+ *
+ *     P_i,c = |X_i,c − X_i−1,c| / max_{m ≤ i} |X_m,c − X_m−1,c|
+ *
+ * (the largest change so far, so the first change is 1), and P_i is the
+ * mean over the columns that have an estimate at i and i − 1 and have
+ * changed at least once. P is defined from the second mini-batch on; it
+ * falls towards 0 as the answer settles. A NAN entry in X is a value that
+ * does not exist yet (a group no sampled row has reached).
+ */
+typedef struct slaq_progress slaq_progress;
+
+slaq_progress *slaq_progress_new(void);
+void slaq_progress_free(slaq_progress *p);
+/*
+ * Adds the estimates after the next mini-batch. n must be the same for
+ * every call (> 0); entries are finite or NAN. Returns SLAQ_EINVAL (the
+ * tracker unchanged) on a wrong n or an infinite entry, SLAQ_ENOMEM.
+ */
+int slaq_progress_add(slaq_progress *p, const double *x, size_t n);
+size_t slaq_progress_batches(const slaq_progress *p); /* estimates added */
+/* P_i for mini-batch i (1-based): NAN for i < 2, i beyond the last added,
+ * or a mini-batch where no column could be compared. */
+double slaq_progress_value(const slaq_progress *p, size_t i);
+
+/* The progress curve P(i) = 1 / (a·i² + b) (thesis §4.3.4: E[P_i] ∝ 1/i²). */
+typedef struct slaq_pcurve {
+    double a; /* > 0 */
+    double b; /* a·i² + b > 0 over the fitted mini-batches */
+} slaq_pcurve;
+
+/* The curve before any fit: P(i) = 4/i², 1 at the first change (i = 2). */
+void slaq_pcurve_prior(slaq_pcurve *c);
+/* P(i) for i >= 1 (smaller i evaluate as 1); never above 1/a. */
+double slaq_pcurve_eval(const slaq_pcurve *c, double i);
+/*
+ * Least squares in P (not 1/P, whose noise grows as P falls) over the n
+ * points (i[k], p[k]), i[k] >= 1, p[k] >= 0 finite: Levenberg–Marquardt
+ * from a weighted linear fit of 1/P. Needs two distinct i with p > 0;
+ * returns SLAQ_ENODATA otherwise (out unchanged), SLAQ_EINVAL on bad
+ * points.
+ */
+int slaq_pcurve_fit(const double *i, const double *p, size_t n,
+                    slaq_pcurve *out);
+
+/*
+ * Mini-batch cost (thesis §4.3.5): mini-batch i takes alpha + beta·i
+ * CPU-seconds, a line fitted to the recent mini-batches' CPU time; a
+ * nested query (TPC-H Q17) that recomputes more tuples each mini-batch has
+ * beta > 0. On N cores it takes (alpha + beta·i)/N seconds: the thesis's
+ * A(iS/N) + B with beta = A·S and the fixed part alpha spread over the
+ * cores too (slaq-aqp has no serial driver step worth modelling).
+ */
+typedef struct slaq_batchcost {
+    double alpha; /* > 0 */
+    double beta;  /* >= 0: a query does not speed up */
+} slaq_batchcost;
+
+/* Ordinary least squares over n >= 1 points (one point: beta = 0; the
+ * slope is clamped at 0 and the line kept positive). SLAQ_EINVAL on bad
+ * points or n == 0. */
+int slaq_batchcost_fit(const double *i, const double *cpu_s, size_t n,
+                       slaq_batchcost *out);
+double slaq_batchcost_eval(const slaq_batchcost *c, double i);
+
+/* A query's scheduling state: its progress metric, curve and cost line. */
+typedef struct slaq_query_opts {
+    size_t window;       /* recent P values fitted (0: all); default 0 */
+    size_t cost_window;  /* recent mini-batches in the cost line; 10 */
+    unsigned min_points; /* P values before the curve is fitted (>= 2;
+                            fewer: the prior); default 3 */
+} slaq_query_opts;
+
+void slaq_query_opts_init(slaq_query_opts *o);
+
+typedef struct slaq_query slaq_query;
+
+slaq_query *slaq_query_new(const slaq_query_opts *o); /* NULL: bad opts/OOM */
+void slaq_query_free(slaq_query *q);
+/*
+ * Mini-batch `batch` (1-based, the next one: batches() + 1) finished with
+ * estimates x[0..n-1] after cpu_s CPU-seconds (>= 0; 0: not measured, the
+ * cost line is then not updated). Refits the curve and the cost line.
+ * SLAQ_EORDER on a batch number other than the next, SLAQ_EINVAL as
+ * slaq_progress_add or a bad cpu_s; the query is unchanged on error.
+ */
+int slaq_query_add(slaq_query *q, uint64_t batch, const double *x, size_t n,
+                   double cpu_s);
+size_t slaq_query_batches(const slaq_query *q);
+double slaq_query_work(const slaq_query *q);      /* CPU-seconds so far */
+const slaq_progress *slaq_query_progress(const slaq_query *q);
+const slaq_pcurve *slaq_query_curve(const slaq_query *q);
+/* The cost line; before any measured mini-batch, alpha = dflt_cost. */
+slaq_batchcost slaq_query_cost(const slaq_query *q, double dflt_cost);
+/* The last P (NAN before the second mini-batch). */
+double slaq_query_last(const slaq_query *q);
+/* Predicted P at mini-batch batches() + h. */
+double slaq_query_predict(const slaq_query *q, double h);
+
+/*
+ * The query's forecast for the allocator (SLAQ_MODEL_AQP): the position k
+ * is CPU-seconds of work done, k0 = slaq_query_work(); the value at k is
+ * the predicted P at the (fractional) mini-batch the work reaches under
+ * the cost line. One unit of progress is 1 (P is normalised already), so
+ * a query's predicted drop in P and an ML job's predicted drop in
+ * normalised loss are weighed on one scale. par[0..1] = a, b of the
+ * curve; par[2..3] = alpha, beta; par2[0] = mini-batches done at k0.
+ */
+void slaq_query_forecast(const slaq_query *q, double dflt_cost,
+                         slaq_forecast *f);
+
+/*
+ * The true error after mini-batch i of a recorded query (docs/relaqs.md):
+ * the mean over the columns of the normalised absolute error |X_i,c −
+ * truth_c| / |truth_c| (the absolute error where truth_c = 0; 1 for a
+ * column with no estimate yet), divided by the same mean after the first
+ * mini-batch. A ratio of means, not a mean of per-column ratios: a column
+ * whose first estimate happened to be nearly exact would otherwise
+ * dominate. est is B × K, row i−1 for mini-batch i; NAN entries are
+ * missing values. 1 at the first mini-batch, 0 when the estimates equal
+ * the truth (and 0 throughout when the first was exact).
+ */
+double slaq_query_true_error(const double *est, const double *truth,
+                             size_t K, size_t i);
+
+/* What slaq_eval_query accumulates over recorded queries. */
+typedef struct slaq_query_eval {
+    slaq_eval_acc pred[8];  /* per horizon: Σ |P̂_i+h − P_i+h| in norm_sum
+                               (P is in [0, 1], so this is the normalised
+                               error), relative to P_i+h in rel_sum */
+    double metric_err_sum;  /* Σ_i |P_i − E_i|, E_i the true error scaled
+                               to 1 at its largest (from i = 2) */
+    uint64_t metric_n;
+} slaq_query_eval;
+
+/*
+ * Replays one recorded query (est B × K row-major, truth K) through a
+ * slaq_query with `opts`: after every mini-batch i >= 3 predicts P at
+ * i + h for each of the nh <= 8 horizons and adds the error; adds
+ * |P_i − E_i| for every i >= 2 with a P. SLAQ_EINVAL, SLAQ_ENOMEM.
+ */
+int slaq_eval_query(const slaq_query_opts *opts, const double *est,
+                    const double *truth, size_t B, size_t K,
+                    const int *horizons, size_t nh, slaq_query_eval *acc);
+
 /* ---------------------------------------------------------------- policies */
 
 typedef enum slaq_policy_kind {
     SLAQ_POLICY_FAIR,   /* weighted max-min fair shares of cores */
     SLAQ_POLICY_SLAQ,   /* maximise total normalised loss reduction */
     SLAQ_POLICY_MAXMIN, /* minimise the largest predicted normalised loss */
+    SLAQ_POLICY_RELAQS, /* ReLAQS (Algorithm 5): the slaq greedy on
+                           predicted progress of queries and jobs alike,
+                           exact jobs served their fair share first */
 } slaq_policy_kind;
 
-/* Parses "fair", "slaq", "slaq-maxmin"; SLAQ_EINVAL otherwise. */
+/* Parses "fair", "slaq", "slaq-maxmin", "relaqs"; SLAQ_EINVAL otherwise. */
 int slaq_policy_parse(const char *name, slaq_policy_kind *out);
 const char *slaq_policy_name(slaq_policy_kind kind);
 
@@ -389,6 +547,9 @@ void slaq_alloc_ws_free(slaq_alloc_ws *ws);
  *         its cores unless another gains clearly more. Unproven jobs
  *         come last. A final
  *         partial unit is given when less than a unit is left.
+ *  relaqs: the same greedy as slaq (ReLAQS's Algorithm 5 is SLAQ's
+ *         Algorithm 1 on predicted progress); the scheduler, not the
+ *         allocator, gives queries and exact jobs their floors.
  *  slaq-maxmin: the same, but the next unit goes to the job with the
  *         largest predicted normalised loss after the epoch,
  *         weight × (L(k+n(a)) − final) / (first − final).
@@ -492,6 +653,11 @@ typedef struct slaq_sched_config {
     double hysteresis;             /* >= 0: the `stay` bonus of a job's
                                       units from the previous epoch;
                                       default SLAQ_DEFAULT_HYSTERESIS */
+    /* Approximate queries (ReLAQS; slaq_job_opts.kind): */
+    slaq_query_opts query;         /* their progress curve and cost line */
+    double query_min_cores;        /* >= 0: the tunable minimum allocation
+                                      of a query that has reported (0: the
+                                      allocator's minimum share) */
 } slaq_sched_config;
 
 void slaq_sched_config_init(slaq_sched_config *c);
@@ -518,7 +684,17 @@ typedef struct slaq_job_opts {
     uint64_t iters;       /* iterations the job will run, if it says so
                              (0: unknown): its end of curve */
     void *user;           /* the caller's pointer, returned by _user() */
+    /* What the job is. A query reports with slaq_job_report_estimates()
+     * and is scheduled by its progress metric; an exact job is served
+     * its fair share before the policy divides the rest. */
+    int kind;             /* SLAQ_JOB_ML (default), _QUERY or _EXACT */
 } slaq_job_opts;
+
+enum { SLAQ_JOB_ML = 0, SLAQ_JOB_QUERY = 1, SLAQ_JOB_EXACT = 2 };
+
+/* Parses "ml", "query", "exact"; SLAQ_EINVAL otherwise. */
+int slaq_job_kind_parse(const char *name, int *out);
+const char *slaq_job_kind_name(int kind);
 
 void slaq_job_opts_init(slaq_job_opts *o);
 
@@ -541,6 +717,20 @@ slaq_job *slaq_sched_job(const slaq_sched *s, size_t i); /* order may change
  * tokens consumed. Errors as slaq_history_add(); nothing changes on error.
  */
 int slaq_job_report(slaq_job *j, const slaq_report *r);
+
+/*
+ * A query's report after mini-batch r->iter (1-based, the next one): its
+ * estimates x[0..n-1] (NAN: no value yet), r->cpu_s, r->samples (rows)
+ * and r->t. The job's history receives the report with the loss set to
+ * the progress metric P (1 until P exists), so displays that read the
+ * history show a query's P falling. SLAQ_EINVAL for a job that is not a
+ * query, and as slaq_query_add; nothing changes on error.
+ */
+int slaq_job_report_estimates(slaq_job *j, const slaq_report *r,
+                              const double *x, size_t n);
+int slaq_job_kind(const slaq_job *j);
+/* The query's state (NULL for other jobs). */
+const slaq_query *slaq_job_query(const slaq_job *j);
 
 /*
  * The epoch (the one call a driver makes each epoch, or when jobs arrive

@@ -30,6 +30,7 @@ static const char usage_text[] =
     "                    the job's declared class (slaq-fit then fits only\n"
     "                    that class's family, as the paper does); ignore\n"
     "                    (default): no class is declared\n"
+    "  --aqp             approximate-query traces instead (--aqp --help)\n"
     "  --json            print {\"predictors\": {NAME: {ALGORITHM: {\"h1\":\n"
     "                    {\"norm\": x, \"rel\": y, \"n\": count}, ...}}}}\n"
     "  -h, --help        this text\n";
@@ -255,6 +256,9 @@ static void pe_print_text(const pe_args *o, const pe_table *t, size_t ncurves)
 
 int cmd_predict_eval(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--aqp"))
+            return cmd_predict_eval_aqp(argc, argv);
     pe_args o;
     int rc = pe_parse(argc, argv, &o);
     if (rc >= 0)

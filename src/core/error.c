@@ -28,6 +28,13 @@ static const char *const policy_names[] = {
     [SLAQ_POLICY_FAIR] = "fair",
     [SLAQ_POLICY_SLAQ] = "slaq",
     [SLAQ_POLICY_MAXMIN] = "slaq-maxmin",
+    [SLAQ_POLICY_RELAQS] = "relaqs",
+};
+
+static const char *const job_kind_names[] = {
+    [SLAQ_JOB_ML] = "ml",
+    [SLAQ_JOB_QUERY] = "query",
+    [SLAQ_JOB_EXACT] = "exact",
 };
 
 static const char *const norm_names[] = {
@@ -106,4 +113,14 @@ int slaq_norm_parse(const char *name, slaq_norm_kind *out)
 const char *slaq_norm_name(slaq_norm_kind kind)
 {
     return NAME_OF(norm_names, kind);
+}
+
+int slaq_job_kind_parse(const char *name, int *out)
+{
+    NAME_PARSE(job_kind_names, int, name, out);
+}
+
+const char *slaq_job_kind_name(int kind)
+{
+    return NAME_OF(job_kind_names, kind);
 }

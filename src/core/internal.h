@@ -69,4 +69,7 @@ void pred_forecast_linear(slaq_forecast *f, const slaq_history *h);
 void pred_forecast_base(slaq_forecast *f, const slaq_history *h);
 double pred_model_eval(slaq_model m, const double *par, double u);
 
+/* SLAQ_MODEL_AQP at position k (aqp.c). */
+double aqp_forecast_eval(const slaq_forecast *f, double k);
+
 #endif

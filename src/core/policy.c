@@ -333,7 +333,7 @@ int slaq_allocate(slaq_policy_kind policy, const slaq_pjob *jobs, size_t n,
                   double *alloc)
 {
     if (!(capacity >= 0) || !isfinite(capacity) || !(unit > 0) ||
-        (unsigned)policy > SLAQ_POLICY_MAXMIN)
+        (unsigned)policy > SLAQ_POLICY_RELAQS)
         return SLAQ_EINVAL;
     for (size_t i = 0; i < n; i++) {
         const slaq_pjob *j = &jobs[i];

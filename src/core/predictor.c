@@ -116,6 +116,8 @@ static double curve_value(slaq_model m, const double *par, double yscale,
 static double forecast_eval(const slaq_forecast *f, double k, int floored)
 {
     double u = k - f->k0;
+    if (f->model == SLAQ_MODEL_AQP)
+        return aqp_forecast_eval(f, k);
     if (f->model == SLAQ_MODEL_TABLE) {
         if (!(k > 0))
             return f->table[0];

@@ -46,6 +46,9 @@ struct slaq_job {
     uint64_t end_total;      /* history total when ends[] was last updated */
     int cost_known;          /* the driver gave the iteration cost */
     slaq_convergence convergence; /* declared class (predictor option) */
+    int kind;                /* SLAQ_JOB_ML, _QUERY or _EXACT */
+    slaq_query *query;       /* a query's progress state, else NULL */
+    slaq_forecast qfc;       /* a query's (or exact job's) forecast */
     void *user;
 };
 
@@ -79,6 +82,8 @@ void slaq_sched_config_init(slaq_sched_config *c)
     c->horizon_s = 0;
     c->horizon_iters = 0;
     c->damping = SLAQ_DEFAULT_DAMPING;
+    slaq_query_opts_init(&c->query);
+    c->query_min_cores = 0;
 }
 
 void slaq_job_opts_init(slaq_job_opts *o)
@@ -91,13 +96,16 @@ void slaq_job_opts_init(slaq_job_opts *o)
     o->convergence = SLAQ_CONV_UNKNOWN;
     o->iters = 0;
     o->user = NULL;
+    o->kind = SLAQ_JOB_ML;
 }
 
 slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
 {
     if (!(cfg->cores > 0) || !(cfg->unit > 0) || !(cfg->epoch_s > 0) ||
         !(cfg->reserved >= 0) || cfg->window == 1 ||
-        (unsigned)cfg->policy > SLAQ_POLICY_MAXMIN ||
+        (unsigned)cfg->policy > SLAQ_POLICY_RELAQS ||
+        cfg->query.min_points < 2 || !(cfg->query_min_cores >= 0) ||
+        !isfinite(cfg->query_min_cores) ||
         (unsigned)cfg->predictor > SLAQ_PRED_ORACLE ||
         !(cfg->pred.lambda > 0 && cfg->pred.lambda <= 1) ||
         (unsigned)cfg->normalise > SLAQ_NORM_MAX_DELTA ||
@@ -120,6 +128,7 @@ static void job_free(slaq_job *j)
 {
     slaq_history_free(j->hist);
     slaq_predictor_free(j->pred);
+    slaq_query_free(j->query);
     free(j);
 }
 
@@ -138,7 +147,7 @@ void slaq_sched_free(slaq_sched *s)
 
 void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy)
 {
-    if ((unsigned)policy <= SLAQ_POLICY_MAXMIN) {
+    if ((unsigned)policy <= SLAQ_POLICY_RELAQS) {
         s->cfg.policy = policy;
         s->changed = 1;
     }
@@ -209,7 +218,8 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     if (!(o->weight > 0) || !(o->max_cores > 0) || !isfinite(t) ||
         (o->truth && o->truth_len == 0) || !(o->iter_cpu_s >= 0) ||
         !isfinite(o->iter_cpu_s) ||
-        (unsigned)o->convergence > SLAQ_CONV_LINEAR)
+        (unsigned)o->convergence > SLAQ_CONV_LINEAR ||
+        (unsigned)o->kind > SLAQ_JOB_EXACT)
         return NULL;
     if (sched_reserve(s, s->n + 1) != SLAQ_OK)
         return NULL;
@@ -230,9 +240,12 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     j->convergence = o->convergence;
     slaq_runtime_init(&j->rt, j->cost_known ? o->iter_cpu_s
                                             : s->cfg.default_iter_cpu_s);
+    j->kind = o->kind;
     j->hist = slaq_history_new(s->cfg.window);
     j->pred = job_predictor(s, j);
-    if (!j->hist || !j->pred) {
+    if (j->kind == SLAQ_JOB_QUERY)
+        j->query = slaq_query_new(&s->cfg.query);
+    if (!j->hist || !j->pred || (j->kind == SLAQ_JOB_QUERY && !j->query)) {
         job_free(j);
         return NULL;
     }
@@ -273,6 +286,30 @@ int slaq_job_report(slaq_job *j, const slaq_report *r)
     }
     return SLAQ_OK;
 }
+
+int slaq_job_report_estimates(slaq_job *j, const slaq_report *r,
+                              const double *x, size_t n)
+{
+    if (j->kind != SLAQ_JOB_QUERY || !r)
+        return SLAQ_EINVAL;
+    const slaq_report *prev = slaq_history_last(j->hist);
+    if (prev && r->iter <= prev->iter)
+        return SLAQ_EORDER;
+    /* Check what the history will accept before the query changes. */
+    if (!(r->cpu_s >= 0) || !isfinite(r->cpu_s) || !(r->samples >= 0) ||
+        !isfinite(r->samples))
+        return SLAQ_EINVAL;
+    int err = slaq_query_add(j->query, r->iter, x, n, r->cpu_s);
+    if (err)
+        return err;
+    slaq_report h = *r;
+    double p = slaq_query_last(j->query);
+    h.loss = isnan(p) ? 1 : p;
+    return slaq_job_report(j, &h);
+}
+
+int slaq_job_kind(const slaq_job *j) { return j->kind; }
+const slaq_query *slaq_job_query(const slaq_job *j) { return j->query; }
 
 /* CPU-seconds of job j's next iteration; `prior` for a job that has not
  * reported CPU time and whose cost the driver did not give. */
@@ -371,6 +408,69 @@ static int job_settling(const slaq_sched *s, const slaq_job *j)
     return j->iter_reports < s->cfg.startup_reports;
 }
 
+/*
+ * A query as the policy sees it (ReLAQS): its forecast is its predicted
+ * progress metric on an axis of CPU-seconds, so one core gives it
+ * `horizon` of them per epoch; its position is the work of its finished
+ * mini-batches plus what its cores have done on the next one since. One
+ * unit of progress is 1 (P is normalised). Until its first mini-batch it
+ * has its fair share (1/n of the cores with equal weights) and no more;
+ * after it, the tunable minimum allocation.
+ */
+static void sched_query_pjob(const slaq_sched *s, slaq_job *j, slaq_pjob *pj,
+                             double now, double prior, double cap,
+                             double wsum, double horizon)
+{
+    const slaq_sched_config *c = &s->cfg;
+    slaq_query_forecast(j->query, prior, &j->qfc);
+    pj->fc = &j->qfc;
+    size_t done = slaq_query_batches(j->query);
+    double next = j->qfc.par[2] + j->qfc.par[3] * (double)(done + 1);
+    double k = slaq_query_work(j->query);
+    const slaq_report *last = slaq_history_last(j->hist);
+    double since = now - (last ? last->t : j->arrival);
+    double cores = j->alloc < j->max_cores ? j->alloc : j->max_cores;
+    if (since > 0 && cores > 0)
+        k += fmin(since * cores, 0.99 * next);
+    pj->k = k;
+    double h = horizon;
+    if (c->horizon_iters > 0 && wsum > 0) {
+        double fair = cap * j->weight / wsum;
+        double t_batch = fair > 0 ? next / fair : 0;
+        if (t_batch * c->horizon_iters > h)
+            h = t_batch * c->horizon_iters;
+    }
+    pj->iters_per_core = h;
+    pj->norm = h / horizon;
+    pj->unproven = done == 0;
+    if (done == 0)
+        pj->min_cores = cap * j->weight / wsum;
+    else
+        pj->min_cores = c->query_min_cores;
+}
+
+/* An exact job (one with no progress to predict) is served its fair share
+ * before the rest is divided: it gets exactly that, and no gain. */
+static void sched_exact_pjob(slaq_job *j, slaq_pjob *pj, double cap,
+                             double wsum)
+{
+    double fair = wsum > 0 ? cap * j->weight / wsum : 0;
+    if (fair > j->max_cores)
+        fair = j->max_cores;
+    memset(&j->qfc, 0, sizeof j->qfc);
+    j->qfc.model = SLAQ_MODEL_LINEAR; /* flat: L = 0 − 0·u */
+    j->qfc.yscale = 1;
+    j->qfc.norm = 1;
+    j->qfc.first_loss = 1;
+    pj->fc = &j->qfc;
+    pj->norm = 1;
+    pj->unproven = 0;
+    if (fair > 0) {
+        pj->min_cores = fair;
+        pj->max_cores = fair;
+    }
+}
+
 int slaq_sched_allocate(slaq_sched *s, double now)
 {
     const slaq_sched_config *c = &s->cfg;
@@ -415,6 +515,10 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         pj->unproven = slaq_history_total(j->hist) == 0;
         pj->prev_alloc = j->alloc;
         pj->stay = c->hysteresis;
+        if (j->kind == SLAQ_JOB_QUERY)
+            sched_query_pjob(s, j, pj, now, cpu, cap, wsum, horizon);
+        else if (j->kind == SLAQ_JOB_EXACT && c->policy != SLAQ_POLICY_FAIR)
+            sched_exact_pjob(j, pj, cap, wsum);
     }
     int err = slaq_allocate(c->policy, s->pjobs, s->n, cap, c->unit, s->ws,
                             s->alloc);

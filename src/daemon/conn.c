@@ -654,6 +654,17 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
     j->conn = c;
     job_declare_iters(d, c, j, json_object_get(msg, "iters"));
     job_declare_class(d, c, j, msg);
+    json_t *kind = json_object_get(msg, "kind");
+    if (kind && !json_is_null(kind)) {
+        int k;
+        char kerr[160];
+        if (!json_is_string(kind) ||
+            slaq_job_kind_parse(json_string_value(kind), &k) != SLAQ_OK)
+            send_error(d, c, "bad_message", "field \"kind\" must be \"ml\", "
+                       "\"query\" or \"exact\"");
+        else if (aqpd_set_kind(d, j, k, kerr, sizeof kerr) < 0)
+            send_error(d, c, "bad_message", "%s", kerr);
+    }
     sd_log(d, 1, "job %lld: client connected (pid %d)", (long long)j->id,
            (int)pid);
     job_greet(d, j, c);

@@ -170,6 +170,11 @@ typedef struct sd_job {
     double pe_sum;
     uint64_t pe_n;
     double pe_span;       /* L(0) − min L of its reports, last epoch */
+    /* approximate queries (docs/relaqs.md): the kind the job declared
+     * (SLAQ_JOB_*; a first report with "estimates" makes it a query),
+     * and its estimates, kept in memory for the dashboard (aqpd.c) */
+    int kind;
+    struct sd_vec *vec;
 } sd_job;
 
 /* ----------------------------------------------------------- connections */
@@ -357,6 +362,21 @@ sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid);
 int job_schedule(sd_daemon *d, sd_job *j);
 /* Handles one iteration report; returns 0 or fills err. */
 int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen);
+
+/* aqpd.c: approximate queries in slaqd. */
+/* Makes the job's scheduler entry a `kind` job (SLAQ_JOB_*); only before
+ * its first report. -1 with a message otherwise. */
+int aqpd_set_kind(sd_daemon *d, sd_job *j, int kind, char *err,
+                  size_t errlen);
+/* A report carrying "estimates": validated, handed to the core as a
+ * query's mini-batch and remembered. Returns 1 if msg has no estimates
+ * (an ordinary report), 0 on success, -1 with a message. */
+int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
+                char *err, size_t errlen);
+/* {"job": ID, "kind": ..., "progress": P, "points": [{"iter", "t",
+ * "est": [...], "lower": [...], "upper": [...]}...]} (first cells). */
+json_t *aqpd_estimates_json(const sd_job *j);
+void aqpd_free(sd_job *j);
 /* Asks a job to stop (reason "cancelled" for a user's cancel). */
 void job_stop(sd_daemon *d, sd_job *j, const char *reason);
 /* A user's cancel: job_stop(d, j, "cancelled"), and with `now` SIGTERM at

@@ -19,6 +19,7 @@
  *                          over time (the frames after T)
  *   GET /api/jobs/ID/forecast  the job's reports and its forecast ahead
  *   GET /api/jobs/ID/history?after=ITER&limit=N  a page of its reports
+ *   GET /api/jobs/ID/estimates   a query's estimates and bounds (aqpd.c)
  *   GET /metrics           Prometheus text format
  *   GET /, /app.js, ...    the dashboard (web/, compiled in)
  *   GET /chart.js          Chart.js, read from Debian's libjs-chart.js
@@ -373,13 +374,16 @@ static enum MHD_Result serve_forecast(sd_daemon *d, struct MHD_Connection *con,
     long long id = strtoll(url + 10, &end, 10);
     int fc = end != url + 10 && !strcmp(end, "/forecast");
     int hist = end != url + 10 && !strcmp(end, "/history");
-    sd_job *j = (fc || hist) && id > 0 ? job_get(d, id) : NULL;
+    int est = end != url + 10 && !strcmp(end, "/estimates");
+    sd_job *j = (fc || hist || est) && id > 0 ? job_get(d, id) : NULL;
     if (!j)
         return reply(con, MHD_HTTP_NOT_FOUND,
                      api_error("unknown_job", "no job with id %.40s",
                                url + 10));
     if (hist)
         return serve_history(d, con, j);
+    if (est)
+        return reply(con, MHD_HTTP_OK, aqpd_estimates_json(j));
     return reply(con, MHD_HTTP_OK, trace_forecast_json(d, j));
 }
 

@@ -86,6 +86,7 @@ sd_job *job_new(sd_daemon *d, int64_t id)
 
 static void job_free(sd_job *j)
 {
+    aqpd_free(j);
     free(j->name);
     free(j->cmd);
     free(j->cwd);
@@ -112,6 +113,7 @@ int job_schedule(sd_daemon *d, sd_job *j)
     o.iters = j->max_iters; /* until the job says otherwise in hello */
     o.convergence = j->convergence;
     o.user = j;
+    o.kind = j->kind;
     j->sj = slaq_sched_add(d->sched, &o, sd_now());
     return j->sj ? 0 : -1;
 }
@@ -508,17 +510,23 @@ sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid)
 
 /* ------------------------------------------------------------- reports */
 
-static int add_report(sd_job *j, const slaq_report *r)
+/* The job's own record of a report the core accepted. */
+static void note_report(sd_job *j, const slaq_report *r)
 {
-    int rc = slaq_job_report(j->sj, r);
-    if (rc)
-        return rc;
     if (j->nreports == 0)
         j->first_loss = r->loss;
     j->nreports++;
     j->last_iter = r->iter;
     j->last_loss = r->loss;
     j->cpu_total += r->iter > 0 ? r->cpu_s : 0;
+}
+
+static int add_report(sd_job *j, const slaq_report *r)
+{
+    int rc = slaq_job_report(j->sj, r);
+    if (rc)
+        return rc;
+    note_report(j, r);
     return 0;
 }
 
@@ -553,7 +561,13 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
         .samples = samples ? json_number_value(samples) : 0,
         .t = sd_now(),
     };
-    int rc = add_report(j, &r);
+    /* a query's report (its estimates) goes to the core as a mini-batch */
+    int vec = aqpd_report(d, j, msg, &r, err, errlen);
+    if (vec < 0)
+        return -1;
+    int rc = vec ? add_report(j, &r) : SLAQ_OK;
+    if (!vec)
+        note_report(j, &r);
     if (rc == SLAQ_EORDER) {
         snprintf(err, errlen, "iter %llu is not after the previous report's "
                  "iter %llu", (unsigned long long)r.iter,
@@ -949,6 +963,7 @@ static const char *model_name(slaq_model m)
     case SLAQ_MODEL_RATIONAL: return "rational";
     case SLAQ_MODEL_EXP: return "exponential";
     case SLAQ_MODEL_TABLE: return "table";
+    case SLAQ_MODEL_AQP: return "aqp";
     }
     return "?";
 }
@@ -976,6 +991,7 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
                             ? json_integer((json_int_t)slaq_job_iters(j->sj))
                             : json_null());
     json_object_set_new(o, "cores", json_real(j->alloc));
+    json_object_set_new(o, "kind", json_string(slaq_job_kind_name(j->kind)));
     json_object_set_new(o, "iter", json_integer((json_int_t)j->last_iter));
     json_object_set_new(o, "reports", json_integer((json_int_t)j->nreports));
     json_object_set_new(o, "loss", num_or_null(j->last_loss));

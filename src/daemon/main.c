@@ -133,7 +133,7 @@ static void usage(FILE *f)
         "                      the socket (besides root and slaqd's user;\n"
         "                      repeatable)\n"
         "  --epoch SECONDS     scheduling epoch (default 1)\n"
-        "  --policy NAME       slaq | fair | slaq-maxmin (default slaq)\n"
+        "  --policy NAME       slaq | fair | slaq-maxmin | relaqs (default slaq)\n"
         "  --predictor K       auto | slaq-fit | strawman (default auto);\n"
         "                      slaq-fit fits a job's declared convergence\n"
         "                      class's curve family (slaq submit\n"

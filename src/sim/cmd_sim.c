@@ -71,6 +71,8 @@ static void usage(FILE *f)
         "  --horizon-iters N judge a job's gain over N of its iterations (0)\n"
         "  --undeclared      jobs do not tell the core how many iterations they run\n"
         "  --out DIR         output directory (replaced as a whole)\n"
+        "  --aqp TRACES      approximate queries instead (slaq sim --aqp "
+        "--help)\n"
         "  --no-plots        skip gnuplot (CSV, JSON and HTML only)\n"
         "  --quiet           no progress bar, and no summary at the end\n"
         "  --help            this text\n\n"
@@ -362,10 +364,6 @@ typedef struct sim_opts {
  * after reporting a usage error. */
 static int sim_parse(int argc, char **argv, sim_opts *o)
 {
-    /* Sweeps of configurations are their own replay (cmd_sim_sweep.c). */
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--sweep") || !strncmp(argv[i], "--sweep=", 8))
-            return cmd_sim_sweep(argc, argv);
     static const struct option opts[] = {
         {"workload", required_argument, 0, 'w'},
         {"cores", required_argument, 0, 'c'},
@@ -571,6 +569,14 @@ static int sim_print(const sim_opts *o, const char *stage,
 
 int cmd_sim(int argc, char **argv)
 {
+    /* Sweeps of configurations are their own replay (cmd_sim_sweep.c). */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--sweep") || !strncmp(argv[i], "--sweep=", 8))
+            return cmd_sim_sweep(argc, argv);
+    /* approximate queries: their own command (cmd_aqpsim.c) */
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "--aqp", 5))
+            return cmd_sim_aqp(argc, argv);
     sim_opts *o = malloc(sizeof *o);
     if (!o) {
         cli_error("sim", "out of memory");

@@ -1,0 +1,175 @@
+/*
+ * predict_eval_aqp.c — `slaq predict-eval --aqp`: how well ReLAQS's
+ * progress curve predicts the progress metric of recorded approximate
+ * queries, and how close the metric is to their true error.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "io/aqptrace.h"
+#include "slaq/slaq.h"
+
+#define AQP_MAX_H 8
+
+static const char usage_text[] =
+    "usage: slaq predict-eval --aqp TRACES.jsonl [--horizons 1,5]\n"
+    "                         [--window N] [--min-points N] [--json]\n\n"
+    "Replays every recorded query (data/aqp/traces.jsonl, docs/aqp.md) "
+    "through\nslaq's query model: after each mini-batch i >= 3 it fits the "
+    "progress curve\n1/(a i^2 + b) to the progress metric P and predicts P "
+    "h mini-batches ahead.\nPer query and overall it prints the mean "
+    "absolute prediction error (P is in\n[0, 1], so this is the normalised "
+    "error) and the mean |P_i - E_i|, E_i the\ntrue error scaled to 1 at "
+    "its largest (docs/relaqs.md).\n\n"
+    "  --horizons LIST   mini-batches ahead, comma-separated (1,5; at most "
+    "8)\n"
+    "  --window N        fit the N most recent P values (default 0: all)\n"
+    "  --min-points N    P values before the first fit (default 3)\n"
+    "  --json            one JSON object instead of the table\n"
+    "  -h, --help        this text\n";
+
+int cmd_predict_eval_aqp(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"aqp", no_argument, 0, 'a'},
+        {"horizons", required_argument, 0, 'H'},
+        {"window", required_argument, 0, 'w'},
+        {"min-points", required_argument, 0, 'm'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    int hz[AQP_MAX_H] = {1, 5}, nh = 2, json = 0;
+    slaq_query_opts qo;
+    slaq_query_opts_init(&qo);
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        double v[AQP_MAX_H], x;
+        switch (c) {
+        case 'a':
+            break;
+        case 'H': {
+            int n = cli_parse_list(optarg, v, AQP_MAX_H);
+            if (n < 0) {
+                cli_error(argv[0], "--horizons: expected up to %d positive "
+                          "integers separated by commas, got '%s'",
+                          AQP_MAX_H, optarg);
+                return EXIT_USAGE;
+            }
+            for (int i = 0; i < n; i++) {
+                if (v[i] != floor(v[i])) {
+                    cli_error(argv[0], "--horizons: %g is not a whole number "
+                              "of mini-batches", v[i]);
+                    return EXIT_USAGE;
+                }
+                hz[i] = (int)v[i];
+            }
+            nh = n;
+            break;
+        }
+        case 'w':
+            if (cli_parse_nonneg(argv[0], "--window", optarg, &x))
+                return EXIT_USAGE;
+            qo.window = (size_t)x;
+            break;
+        case 'm':
+            if (cli_parse_positive(argv[0], "--min-points", optarg, &x))
+                return EXIT_USAGE;
+            if (x < 2) {
+                cli_error(argv[0], "--min-points: expected at least 2, got "
+                          "'%s'", optarg);
+                return EXIT_USAGE;
+            }
+            qo.min_points = (unsigned)x;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'h':
+            fputs(usage_text, stdout);
+            return 0;
+        default:
+            fputs(usage_text, stderr);
+            return EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1) {
+        cli_error(argv[0], "expected one trace file (see --help)");
+        return EXIT_USAGE;
+    }
+    aqp_trace_set ts;
+    char err[512];
+    if (aqp_traces_load(argv[optind], &ts, err, sizeof err)) {
+        cli_error(argv[0], "%s", err);
+        return EXIT_USAGE;
+    }
+    slaq_query_eval total;
+    memset(&total, 0, sizeof total);
+    if (json)
+        printf("{\"queries\": {");
+    else {
+        printf("%-22s %5s", "query", "B");
+        for (int h = 0; h < nh; h++)
+            printf("   pred@%-2d", hz[h]);
+        printf("  |P-E|\n");
+    }
+    int rc = 0;
+    for (size_t q = 0; q < ts.n; q++) {
+        const aqp_trace *t = &ts.v[q];
+        slaq_query_eval e;
+        memset(&e, 0, sizeof e);
+        int r = slaq_eval_query(&qo, t->est, t->truth, t->B, t->K, hz,
+                                (size_t)nh, &e);
+        if (r) {
+            cli_error(argv[0], "%s: %s", t->name, slaq_strerror(r));
+            rc = EXIT_RUNTIME;
+            break;
+        }
+        for (int h = 0; h < nh; h++) {
+            total.pred[h].norm_sum += e.pred[h].norm_sum;
+            total.pred[h].n += e.pred[h].n;
+        }
+        total.metric_err_sum += e.metric_err_sum;
+        total.metric_n += e.metric_n;
+        if (json) {
+            printf("%s\"%s\": {\"batches\": %zu", q ? ", " : "", t->name,
+                   t->B);
+            for (int h = 0; h < nh; h++)
+                printf(", \"h%d\": %.6f", hz[h],
+                       e.pred[h].n ? e.pred[h].norm_sum / e.pred[h].n : NAN);
+            printf(", \"metric_vs_error\": %.6f}",
+                   e.metric_n ? e.metric_err_sum / e.metric_n : NAN);
+        } else {
+            printf("%-22s %5zu", t->name, t->B);
+            for (int h = 0; h < nh; h++)
+                printf("  %7.2f%%", e.pred[h].n ? 100 * e.pred[h].norm_sum /
+                                                      e.pred[h].n : NAN);
+            printf("  %6.2f%%\n", e.metric_n ? 100 * e.metric_err_sum /
+                                                   e.metric_n : NAN);
+        }
+    }
+    if (!rc) {
+        if (json) {
+            printf("}, \"all\": {");
+            for (int h = 0; h < nh; h++)
+                printf("%s\"h%d\": %.6f", h ? ", " : "", hz[h],
+                       total.pred[h].n ? total.pred[h].norm_sum /
+                                             total.pred[h].n : NAN);
+            printf(", \"metric_vs_error\": %.6f}}\n",
+                   total.metric_n ? total.metric_err_sum / total.metric_n
+                                  : NAN);
+        } else {
+            printf("%-22s %5s", "all (mean per point)", "");
+            for (int h = 0; h < nh; h++)
+                printf("  %7.2f%%", total.pred[h].n ? 100 *
+                       total.pred[h].norm_sum / total.pred[h].n : NAN);
+            printf("  %6.2f%%\n", total.metric_n ? 100 *
+                   total.metric_err_sum / total.metric_n : NAN);
+        }
+    }
+    aqp_traces_free(&ts);
+    return rc;
+}

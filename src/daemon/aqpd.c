@@ -1,0 +1,227 @@
+/*
+ * aqpd.c — approximate queries in slaqd (ReLAQS, docs/relaqs.md).
+ *
+ * A job becomes a query by declaring "kind": "query" in its hello or by
+ * sending "estimates" with its first report (slaq-aqp does the latter).
+ * Its scheduler entry is then a SLAQ_JOB_QUERY: every report is a
+ * mini-batch handed to slaq_job_report_estimates(), and the policy weighs
+ * its predicted progress metric against the ML jobs' predicted normalised
+ * loss reduction on one scale. The last estimates and their bounds of the
+ * first few result cells are kept in memory, thinned to a bounded number
+ * of points, for the dashboard's convergence charts (they are not in the
+ * database: the reports' loss, CPU and rows are).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/daemon.h"
+
+/* result cells shown per query, and points kept per query */
+#define VEC_CELLS 4
+#define VEC_POINTS 256
+#define VEC_MAX 512 /* the most estimates a report may carry */
+
+typedef struct vec_point {
+    uint64_t iter;
+    double t;
+    double est[VEC_CELLS], lo[VEC_CELLS], hi[VEC_CELLS];
+} vec_point;
+
+struct sd_vec {
+    size_t n;           /* cells per report (fixed by the first) */
+    vec_point pts[VEC_POINTS];
+    size_t len;
+    unsigned stride;    /* keep every stride-th report once thinned */
+    uint64_t seen;
+};
+
+void aqpd_free(sd_job *j)
+{
+    free(j->vec);
+    j->vec = NULL;
+}
+
+int aqpd_set_kind(sd_daemon *d, sd_job *j, int kind, char *err,
+                  size_t errlen)
+{
+    if (j->kind == kind)
+        return 0;
+    if (j->nreports > 0) {
+        snprintf(err, errlen, "job %lld has reported as a %s job and cannot "
+                 "become a %s", (long long)j->id, slaq_job_kind_name(j->kind),
+                 slaq_job_kind_name(kind));
+        return -1;
+    }
+    int old = j->kind;
+    j->kind = kind;
+    if (!j->sj)
+        return 0;
+    uint64_t iters = slaq_job_iters(j->sj);
+    slaq_job *prev = j->sj;
+    if (job_schedule(d, j) < 0) {
+        j->sj = prev;
+        j->kind = old;
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    slaq_job_set_iters(j->sj, iters);
+    slaq_sched_remove(d->sched, prev);
+    sd_log(d, 1, "job %lld: scheduled as a %s", (long long)j->id,
+           slaq_job_kind_name(kind));
+    return 0;
+}
+
+/* Reads the optional array `name` of n numbers or nulls into v (NAN for
+ * null); a missing array leaves NAN. */
+static int read_vec(json_t *msg, const char *name, size_t n, double *v,
+                    char *err, size_t errlen)
+{
+    json_t *a = json_object_get(msg, name);
+    for (size_t i = 0; i < n; i++)
+        v[i] = NAN;
+    if (!a || json_is_null(a))
+        return 0;
+    if (!json_is_array(a) || json_array_size(a) != n) {
+        snprintf(err, errlen, "field \"%s\" must be an array of %zu numbers "
+                 "or nulls, like \"estimates\"", name, n);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *x = json_array_get(a, i);
+        if (json_is_null(x))
+            continue;
+        if (!json_is_number(x) || !isfinite(json_number_value(x))) {
+            snprintf(err, errlen, "field \"%s\": element %zu is not a number "
+                     "or null", name, i);
+            return -1;
+        }
+        v[i] = json_number_value(x);
+    }
+    return 0;
+}
+
+static void remember(sd_job *j, const slaq_report *r, size_t n,
+                     const double *e, const double *lo, const double *hi)
+{
+    if (!j->vec) {
+        j->vec = calloc(1, sizeof *j->vec);
+        if (!j->vec)
+            return;
+        j->vec->n = n;
+        j->vec->stride = 1;
+    }
+    struct sd_vec *v = j->vec;
+    v->seen++;
+    if ((v->seen - 1) % v->stride != 0)
+        return;
+    if (v->len == VEC_POINTS) { /* keep every other point, then half as
+                                   many from now on */
+        for (size_t i = 0; i < VEC_POINTS / 2; i++)
+            v->pts[i] = v->pts[2 * i];
+        v->len = VEC_POINTS / 2;
+        v->stride *= 2;
+    }
+    vec_point *p = &v->pts[v->len++];
+    p->iter = r->iter;
+    p->t = r->t;
+    for (size_t c = 0; c < VEC_CELLS; c++) {
+        p->est[c] = c < n ? e[c] : NAN;
+        p->lo[c] = c < n ? lo[c] : NAN;
+        p->hi[c] = c < n ? hi[c] : NAN;
+    }
+}
+
+int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
+                char *err, size_t errlen)
+{
+    json_t *ea = json_object_get(msg, "estimates");
+    if (!ea || json_is_null(ea)) {
+        if (j->kind == SLAQ_JOB_QUERY) {
+            snprintf(err, errlen, "job %lld is a query: its reports must "
+                     "carry \"estimates\"", (long long)j->id);
+            return -1;
+        }
+        return 1;
+    }
+    if (!json_is_array(ea) || json_array_size(ea) == 0 ||
+        json_array_size(ea) > VEC_MAX) {
+        snprintf(err, errlen, "field \"estimates\" must be an array of 1 to "
+                 "%d numbers or nulls", VEC_MAX);
+        return -1;
+    }
+    size_t n = json_array_size(ea);
+    if (j->vec && j->vec->n != n) {
+        snprintf(err, errlen, "field \"estimates\" has %zu values; the job's "
+                 "first report had %zu", n, j->vec->n);
+        return -1;
+    }
+    double *buf = malloc(3 * n * sizeof *buf);
+    if (!buf) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    double *e = buf, *lo = buf + n, *hi = buf + 2 * n;
+    int rc = -1;
+    if (read_vec(msg, "estimates", n, e, err, errlen) ||
+        read_vec(msg, "lower", n, lo, err, errlen) ||
+        read_vec(msg, "upper", n, hi, err, errlen))
+        goto out;
+    if (j->kind != SLAQ_JOB_QUERY &&
+        aqpd_set_kind(d, j, SLAQ_JOB_QUERY, err, errlen) < 0)
+        goto out;
+    int e2 = slaq_job_report_estimates(j->sj, r, e, n);
+    if (e2 == SLAQ_EORDER) {
+        snprintf(err, errlen, "iter %llu is not the next mini-batch (the "
+                 "last was %llu; a query reports mini-batches 1, 2, ... in "
+                 "order)", (unsigned long long)r->iter,
+                 (unsigned long long)j->last_iter);
+        goto out;
+    }
+    if (e2) {
+        snprintf(err, errlen, "%s (cpu_s and samples >= 0, estimates "
+                 "finite or null, as many as in the first report)",
+                 slaq_strerror(e2));
+        goto out;
+    }
+    remember(j, r, n, e, lo, hi);
+    rc = 0;
+out:
+    free(buf);
+    return rc;
+}
+
+static json_t *num(double v)
+{
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *aqpd_estimates_json(const sd_job *j)
+{
+    json_t *o = json_object();
+    json_object_set_new(o, "ok", json_true());
+    json_object_set_new(o, "job", json_integer((json_int_t)j->id));
+    json_object_set_new(o, "kind", json_string(slaq_job_kind_name(j->kind)));
+    const slaq_query *q = j->sj ? slaq_job_query(j->sj) : NULL;
+    json_object_set_new(o, "progress", num(q ? slaq_query_last(q) : NAN));
+    json_object_set_new(o, "cells", json_integer(j->vec ? (json_int_t)
+                                                 j->vec->n : 0));
+    json_t *pts = json_array();
+    size_t cells = j->vec ? (j->vec->n < VEC_CELLS ? j->vec->n : VEC_CELLS)
+                          : 0;
+    for (size_t i = 0; j->vec && i < j->vec->len; i++) {
+        const vec_point *p = &j->vec->pts[i];
+        json_t *e = json_array(), *lo = json_array(), *hi = json_array();
+        for (size_t c = 0; c < cells; c++) {
+            json_array_append_new(e, num(p->est[c]));
+            json_array_append_new(lo, num(p->lo[c]));
+            json_array_append_new(hi, num(p->hi[c]));
+        }
+        json_array_append_new(pts, json_pack("{s:I, s:f, s:o, s:o, s:o}",
+                                             "iter", (json_int_t)p->iter,
+                                             "t", p->t, "est", e, "lower", lo,
+                                             "upper", hi));
+    }
+    json_object_set_new(o, "points", pts);
+    return o;
+}

@@ -1,0 +1,194 @@
+/*
+ * aqptrace.c — the reader of recorded approximate-query runs.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/aqptrace.h"
+
+static void trace_clear(aqp_trace *t)
+{
+    free(t->name);
+    free(t->query);
+    free(t->truth);
+    free(t->est);
+    free(t->cpu_s);
+    free(t->rows);
+    memset(t, 0, sizeof *t);
+}
+
+void aqp_traces_free(aqp_trace_set *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        trace_clear(&s->v[i]);
+    free(s->v);
+    s->v = NULL;
+    s->n = 0;
+}
+
+/* Reads array `a` of n numbers or nulls into v; -1 with msg otherwise. */
+static int read_row(json_t *a, size_t n, double *v, const char *field,
+                    long row, char *msg, size_t len)
+{
+    char where[64] = "";
+    if (row >= 0)
+        snprintf(where, sizeof where, " row %ld", row);
+    if (!json_is_array(a)) {
+        snprintf(msg, len, "field \"%s\"%s: expected an array", field, where);
+        return -1;
+    }
+    if (json_array_size(a) != n) {
+        snprintf(msg, len, "field \"%s\"%s has %zu values, %zu expected",
+                 field, where, json_array_size(a), n);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *x = json_array_get(a, i);
+        if (json_is_null(x))
+            v[i] = NAN;
+        else if (json_is_number(x) && isfinite(json_number_value(x)))
+            v[i] = json_number_value(x);
+        else {
+            snprintf(msg, len, "field \"%s\"%s: element %zu is not a number "
+                     "or null", field, where, i);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int trace_parse(json_t *o, aqp_trace *t, char *msg, size_t len)
+{
+    json_t *name = json_object_get(o, "name");
+    if (!json_is_string(name)) {
+        snprintf(msg, len, "field \"name\": expected a string");
+        return -1;
+    }
+    t->name = strdup(json_string_value(name));
+    json_t *q = json_object_get(o, "query");
+    t->query = strdup(json_is_string(q) ? json_string_value(q) : "");
+    json_t *truth = json_object_get(o, "truth");
+    json_t *est = json_object_get(o, "estimates");
+    if (!json_is_array(truth) || json_array_size(truth) == 0) {
+        snprintf(msg, len, "field \"truth\": expected a non-empty array");
+        return -1;
+    }
+    if (!json_is_array(est) || json_array_size(est) < 2) {
+        snprintf(msg, len, "field \"estimates\": expected an array of at "
+                 "least 2 mini-batches");
+        return -1;
+    }
+    t->K = json_array_size(truth);
+    t->B = json_array_size(est);
+    t->truth = malloc(t->K * sizeof *t->truth);
+    t->est = malloc(t->B * t->K * sizeof *t->est);
+    t->cpu_s = malloc(t->B * sizeof *t->cpu_s);
+    t->rows = malloc(t->B * sizeof *t->rows);
+    if (!t->name || !t->query || !t->truth || !t->est || !t->cpu_s ||
+        !t->rows) {
+        snprintf(msg, len, "out of memory");
+        return -1;
+    }
+    if (read_row(truth, t->K, t->truth, "truth", -1, msg, len))
+        return -1;
+    for (size_t i = 0; i < t->B; i++)
+        if (read_row(json_array_get(est, i), t->K, t->est + i * t->K,
+                     "estimates", (long)i, msg, len))
+            return -1;
+    if (read_row(json_object_get(o, "batch_cpu_s"), t->B, t->cpu_s,
+                 "batch_cpu_s", -1, msg, len))
+        return -1;
+    for (size_t i = 0; i < t->B; i++)
+        if (!(t->cpu_s[i] >= 0)) {
+            snprintf(msg, len, "field \"batch_cpu_s\": element %zu is not a "
+                     "number >= 0", i);
+            return -1;
+        }
+    json_t *rows = json_object_get(o, "rows");
+    if (rows) {
+        if (read_row(rows, t->B, t->rows, "rows", -1, msg, len))
+            return -1;
+    } else {
+        for (size_t i = 0; i < t->B; i++)
+            t->rows[i] = 0;
+    }
+    json_t *b = json_object_get(o, "batches");
+    if (b && (!json_is_integer(b) ||
+              (size_t)json_integer_value(b) != t->B)) {
+        snprintf(msg, len, "field \"batches\" must equal the %zu rows of "
+                 "\"estimates\"", t->B);
+        return -1;
+    }
+    return 0;
+}
+
+int aqp_traces_load(const char *path, aqp_trace_set *out, char *err,
+                    size_t errlen)
+{
+    out->v = NULL;
+    out->n = 0;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    char *line = NULL, msg[256];
+    size_t cap = 0, vcap = 0;
+    int lineno = 0;
+    while (getline(&line, &cap, f) >= 0) {
+        lineno++;
+        size_t i = strspn(line, " \t\r\n");
+        if (!line[i])
+            continue;
+        json_error_t je;
+        json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
+        if (!o || !json_is_object(o)) {
+            if (o)
+                snprintf(err, errlen, "%s:%d: expected a JSON object", path,
+                         lineno);
+            else
+                snprintf(err, errlen, "%s:%d: malformed JSON at column %d: "
+                         "%s", path, lineno, je.column, je.text);
+            json_decref(o);
+            goto fail;
+        }
+        if (out->n == vcap) {
+            size_t nc = vcap ? vcap * 2 : 16;
+            aqp_trace *v = realloc(out->v, nc * sizeof *v);
+            if (!v) {
+                json_decref(o);
+                snprintf(err, errlen, "%s: out of memory", path);
+                goto fail;
+            }
+            out->v = v;
+            vcap = nc;
+        }
+        aqp_trace *t = &out->v[out->n];
+        memset(t, 0, sizeof *t);
+        t->line = lineno;
+        int rc = trace_parse(o, t, msg, sizeof msg);
+        json_decref(o);
+        if (rc) {
+            trace_clear(t);
+            snprintf(err, errlen, "%s:%d: %s", path, lineno, msg);
+            goto fail;
+        }
+        out->n++;
+    }
+    free(line);
+    fclose(f);
+    if (out->n == 0) {
+        snprintf(err, errlen, "%s: no query runs", path);
+        return -1;
+    }
+    return 0;
+fail:
+    free(line);
+    fclose(f);
+    aqp_traces_free(out);
+    return -1;
+}

@@ -1,0 +1,251 @@
+/*
+ * aqpsim.c — the simulator of approximate queries (see aqpsim.h).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim/aqpsim.h"
+
+void aqpsim_config_init(aqpsim_config *c)
+{
+    c->policy = SLAQ_POLICY_RELAQS;
+    c->cores = 16;
+    c->epoch_s = 5;
+    c->cpu_scale = 1;
+    c->min_cores = 1;
+    c->damping = 0;
+    c->hysteresis = 0;
+    c->horizon_batches = 0;
+    slaq_query_opts qo;
+    slaq_query_opts_init(&qo);
+    c->window = qo.window;
+}
+
+/* A query while it is in the simulation. */
+typedef struct aq {
+    const aqpsim_query *q;
+    aqpsim_qres *res;
+    slaq_job *j;
+    size_t done;   /* mini-batches finished */
+    double w;      /* CPU-seconds done of mini-batch done+1 */
+    double cores;
+    int state;     /* 0 not arrived, 1 running, 2 finished */
+} aq;
+
+static double batch_cost(const aq *a, const aqpsim_config *c)
+{
+    double v = a->q->t->cpu_s[a->done] * c->cpu_scale;
+    return v > 1e-9 ? v : 1e-9;
+}
+
+void aqpsim_results_free(aqpsim_qres *res, size_t n)
+{
+    for (size_t i = 0; res && i < n; i++) {
+        free(res[i].batch_t);
+        free(res[i].red);
+        res[i].batch_t = res[i].red = NULL;
+    }
+}
+
+/* Ties on the clock: events this close count as simultaneous. */
+#define AQ_EPS 1e-9
+
+int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
+               aqpsim_qres *res, char *err, size_t errlen)
+{
+    if (!(cfg->cores > 0) || !(cfg->epoch_s > 0) || !(cfg->cpu_scale > 0)) {
+        snprintf(err, errlen, "cores, epoch and cpu scale must be positive");
+        return -1;
+    }
+    memset(res, 0, n * sizeof *res);
+    slaq_sched_config sc;
+    slaq_sched_config_init(&sc);
+    sc.policy = cfg->policy;
+    sc.cores = cfg->cores;
+    sc.epoch_s = cfg->epoch_s;
+    sc.damping = cfg->damping;
+    sc.hysteresis = cfg->hysteresis;
+    sc.query_min_cores = cfg->min_cores;
+    sc.query.window = cfg->window;
+    sc.horizon_iters = cfg->horizon_batches;
+    slaq_sched *s = slaq_sched_new(&sc);
+    aq *a = calloc(n ? n : 1, sizeof *a);
+    if (!s || !a) {
+        slaq_sched_free(s);
+        free(a);
+        snprintf(err, errlen, "out of memory or bad scheduler settings");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const aqp_trace *t = qs[i].t;
+        a[i].q = &qs[i];
+        a[i].res = &res[i];
+        res[i].arrival = qs[i].arrival;
+        res[i].B = t->B;
+        res[i].batch_t = malloc(t->B * sizeof(double));
+        res[i].red = malloc(t->B * sizeof(double));
+        if (!res[i].batch_t || !res[i].red) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+        for (size_t b = 1; b <= t->B; b++) {
+            double e = slaq_query_true_error(t->est, t->truth, t->K, b);
+            res[i].red[b - 1] = b == t->B ? 1 : 1 - e;
+        }
+    }
+
+    double t = 0, next_epoch = 0;
+    size_t left = n;
+    while (left > 0) {
+        /* the next event */
+        double tn = next_epoch;
+        for (size_t i = 0; i < n; i++) {
+            if (a[i].state == 0 && qs[i].arrival < tn)
+                tn = qs[i].arrival;
+            if (a[i].state == 1 && a[i].cores > 0) {
+                double te = t + (batch_cost(&a[i], cfg) - a[i].w) /
+                                    a[i].cores;
+                if (te < tn)
+                    tn = te;
+            }
+        }
+        if (tn < t)
+            tn = t;
+        for (size_t i = 0; i < n; i++)
+            if (a[i].state == 1)
+                a[i].w += a[i].cores * (tn - t);
+        t = tn;
+        int decide = 0;
+        /* finished mini-batches */
+        for (size_t i = 0; i < n; i++) {
+            aq *x = &a[i];
+            if (x->state != 1 || !(x->cores > 0))
+                continue;
+            double cost = batch_cost(x, cfg);
+            if (x->w < cost - AQ_EPS * (1 + cost))
+                continue;
+            const aqp_trace *tr = x->q->t;
+            slaq_report r = {.iter = x->done + 1,
+                             .loss = 0,
+                             .cpu_s = cost,
+                             .samples = tr->rows[x->done],
+                             .t = t};
+            int rc = slaq_job_report_estimates(x->j, &r,
+                                               tr->est + x->done * tr->K,
+                                               tr->K);
+            if (rc) {
+                snprintf(err, errlen, "%s: mini-batch %zu: %s", tr->name,
+                         x->done + 1, slaq_strerror(rc));
+                goto fail;
+            }
+            x->res->batch_t[x->done] = t;
+            x->done++;
+            x->w = 0;
+            if (x->done == tr->B) {
+                x->state = 2;
+                x->res->completion = t;
+                slaq_sched_remove(s, x->j);
+                x->j = NULL;
+                x->cores = 0;
+                left--;
+                decide = 1;
+            }
+        }
+        /* arrivals */
+        for (size_t i = 0; i < n; i++) {
+            if (a[i].state != 0 || qs[i].arrival > t + AQ_EPS)
+                continue;
+            slaq_job_opts o;
+            slaq_job_opts_init(&o);
+            o.kind = SLAQ_JOB_QUERY;
+            o.iters = qs[i].t->B;
+            a[i].j = slaq_sched_add(s, &o, t);
+            if (!a[i].j) {
+                snprintf(err, errlen, "out of memory");
+                goto fail;
+            }
+            a[i].state = 1;
+            decide = 1;
+        }
+        if (t >= next_epoch - AQ_EPS) {
+            decide = 1;
+            next_epoch += cfg->epoch_s;
+        }
+        if (decide && slaq_sched_count(s) > 0) {
+            int rc = slaq_sched_epoch(s, t);
+            if (rc) {
+                snprintf(err, errlen, "scheduler: %s", slaq_strerror(rc));
+                goto fail;
+            }
+            for (size_t i = 0; i < n; i++)
+                if (a[i].state == 1)
+                    a[i].cores = slaq_job_alloc(a[i].j);
+        }
+    }
+    slaq_sched_free(s);
+    free(a);
+    return 0;
+fail:
+    slaq_sched_free(s);
+    free(a);
+    aqpsim_results_free(res, n);
+    return -1;
+}
+
+double aqpsim_time_to(const aqpsim_qres *r, double x, int stay)
+{
+    size_t first = r->B; /* the last mini-batch always reaches 1 */
+    if (stay) {
+        while (first > 1 && r->red[first - 2] >= x)
+            first--;
+    } else {
+        for (size_t i = 1; i <= r->B; i++)
+            if (r->red[i - 1] >= x) {
+                first = i;
+                break;
+            }
+    }
+    return r->batch_t[first - 1] - r->arrival;
+}
+
+/* A small deterministic generator (splitmix64), so workloads do not
+ * depend on the C library's rand(). */
+static double urand(uint64_t *st)
+{
+    uint64_t z = (*st += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    return (double)(z >> 11) / 9007199254740992.0;
+}
+
+void aqpsim_workload(const aqp_trace_set *ts, size_t n, double mean_ia,
+                     unsigned seed, aqpsim_query *out)
+{
+    uint64_t st = seed * 0x2545f4914f6cdd1dULL + 1;
+    size_t *perm = malloc(ts->n * sizeof *perm);
+    for (size_t i = 0; perm && i < ts->n; i++)
+        perm[i] = i;
+    double t = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t pick;
+        if (perm && n <= ts->n) { /* without replacement */
+            size_t k = i + (size_t)(urand(&st) * (double)(ts->n - i));
+            if (k >= ts->n)
+                k = ts->n - 1;
+            size_t tmp = perm[i];
+            perm[i] = perm[k];
+            perm[k] = tmp;
+            pick = perm[i];
+        } else {
+            pick = (size_t)(urand(&st) * (double)ts->n) % ts->n;
+        }
+        out[i].t = &ts->v[pick];
+        if (i > 0)
+            t += -mean_ia * log(1 - urand(&st));
+        out[i].arrival = t;
+    }
+    free(perm);
+}

@@ -1,0 +1,76 @@
+/*
+ * aqpsim.h — the simulator of approximate queries (ReLAQS's evaluation).
+ *
+ * Replays recorded query runs (src/io/aqptrace.h) in virtual time through
+ * the scheduling core slaqd uses: every query is a SLAQ_JOB_QUERY job of
+ * a slaq_sched, every finished mini-batch a slaq_job_report_estimates()
+ * with the recorded estimates, and the cores are divided by
+ * slaq_sched_epoch() at every epoch boundary and whenever a query arrives
+ * or finishes. Between decisions a query with a cores runs a CPU-seconds
+ * of its mini-batches per second; mini-batch i costs the recorded
+ * batch_cpu_s[i−1] × cpu_scale CPU-seconds. What is measured is the true
+ * error (slaq_query_true_error), which the scheduler never sees.
+ */
+#ifndef SLAQ_AQPSIM_H
+#define SLAQ_AQPSIM_H
+
+#include <stddef.h>
+
+#include "io/aqptrace.h"
+#include "slaq/slaq.h"
+
+typedef struct aqpsim_config {
+    slaq_policy_kind policy;  /* fair or relaqs (any policy works) */
+    double cores;             /* > 0 */
+    double epoch_s;           /* > 0 */
+    double cpu_scale;         /* > 0: multiplies every mini-batch's CPU */
+    double min_cores;         /* relaqs: minimum allocation per query */
+    double damping;           /* slaq_sched_config.damping */
+    double hysteresis;        /* slaq_sched_config.hysteresis */
+    size_t window;            /* slaq_query_opts.window */
+    double horizon_batches;   /* slaq_sched_config.horizon_iters */
+} aqpsim_config;
+
+/* fair... no: relaqs, 16 cores, epoch 5 s, scale 1, min 1, no damping or
+ * hysteresis, the core's window. */
+void aqpsim_config_init(aqpsim_config *c);
+
+typedef struct aqpsim_query {
+    const aqp_trace *t;
+    double arrival;
+} aqpsim_query;
+
+/* What happened to one query. */
+typedef struct aqpsim_qres {
+    double arrival;
+    double completion;
+    size_t B;
+    double *batch_t;  /* B completion times of its mini-batches */
+    double *red;      /* B true error reductions, 1 − E_i (1 at the last) */
+} aqpsim_qres;
+
+/*
+ * Runs the n queries (any order of arrivals). res receives n results
+ * (free with aqpsim_results_free). Returns 0, or -1 with a message.
+ */
+int aqpsim_run(const aqpsim_query *q, size_t n, const aqpsim_config *cfg,
+               aqpsim_qres *res, char *err, size_t errlen);
+void aqpsim_results_free(aqpsim_qres *res, size_t n);
+
+/*
+ * Seconds from arrival until the query's error reduction first reached x
+ * (in [0, 1]) after a mini-batch; with `stay`, reached it for good: the
+ * first mini-batch from which on every reduction is at least x.
+ */
+double aqpsim_time_to(const aqpsim_qres *r, double x, int stay);
+
+/*
+ * A workload: n queries drawn from the traces (uniformly, with
+ * replacement when n exceeds them, each trace at most once otherwise),
+ * Poisson arrivals of mean inter-arrival mean_ia (the first at 0),
+ * deterministic from seed.
+ */
+void aqpsim_workload(const aqp_trace_set *ts, size_t n, double mean_ia,
+                     unsigned seed, aqpsim_query *out);
+
+#endif

@@ -1,0 +1,122 @@
+"""End-to-end tests of approximate queries in slaqd (docs/relaqs.md): a
+job becomes a query by its hello or its first report with estimates, its
+reports are checked as mini-batches, /api/jobs/ID/estimates serves its
+estimates and bounds, and under relaqs real slaq-aqp queries and an ML job
+share the cores, each scheduled by its own metric."""
+
+import json
+import os
+import socket
+import subprocess
+import urllib.request
+
+import pytest
+
+from conftest import BUILD, TOY, wait_for
+
+AQP = os.path.join(BUILD, "bin", "slaq-aqp")
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def api(d, path):
+    r = OPENER.open("http://127.0.0.1:%d%s" % (d.port, path), timeout=10)
+    return json.loads(r.read().decode())
+
+
+def _raw(sock_path):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(sock_path)
+    return s, s.makefile("rb")
+
+
+def _send(s, f, msg):
+    s.sendall(json.dumps(msg).encode() + b"\n")
+    return json.loads(f.readline())
+
+
+def _report(s, it, est, **kw):
+    msg = {"type": "report", "iter": it, "loss": 0.1, "cpu_s": 0.01,
+           "samples": 100, "estimates": est}
+    msg.update(kw)
+    s.sendall(json.dumps(msg).encode() + b"\n")
+
+
+def test_query_reports_are_checked(daemon_factory):
+    d = daemon_factory("--policy", "relaqs", "--cores", "2")
+    s, f = _raw(d.sock)
+    w = _send(s, f, {"type": "hello", "name": "q", "kind": "query"})
+    assert w["type"] == "welcome"
+    jid = w["job"]
+    assert d.job(jid)["kind"] == "query"
+    # a query's report must carry its estimates
+    r = _send(s, f, {"type": "report", "iter": 1, "loss": 1})
+    assert r["code"] == "bad_report" and "estimates" in r["message"]
+    _report(s, 1, [10.0, None], lower=[9, None], upper=[11, None])
+    _report(s, 2, [10.5, 3.0], lower=[10, 2], upper=[11, 4])
+    r = _send(s, f, {"type": "report", "iter": 3, "loss": 1,
+                     "estimates": [1.0]})
+    assert r["code"] == "bad_report" and "first report had 2" in r["message"]
+    r = _send(s, f, {"type": "report", "iter": 5, "loss": 1,
+                     "estimates": [1.0, 2.0]})
+    assert r["code"] == "bad_report" and "next mini-batch" in r["message"]
+    r = _send(s, f, {"type": "report", "iter": 3, "loss": 1,
+                     "estimates": [1.0, "x"]})
+    assert r["code"] == "bad_report" and "element 1" in r["message"]
+    r = _send(s, f, {"type": "report", "iter": 3, "loss": 1,
+                     "estimates": [1.0, 2.0], "lower": [1]})
+    assert r["code"] == "bad_report" and "\"lower\"" in r["message"]
+    _report(s, 3, [10.25, 3.5])
+    e = wait_for(lambda: (lambda e: e if len(e["points"]) == 3 else None)(
+        api(d, "/api/jobs/%d/estimates" % jid)), what="3 mini-batches")
+    assert e["kind"] == "query" and e["cells"] == 2
+    assert [p["iter"] for p in e["points"]] == [1, 2, 3]
+    assert e["points"][0]["est"] == [10.0, None]
+    assert e["points"][1]["lower"] == [10, 2]
+    # P_3: column 0 |10.25-10.5|/0.5 = 0.5, column 1 its first change, 1
+    assert e["progress"] == pytest.approx(0.75)
+    # a job that reported as an ML job cannot turn into a query
+    s2, f2 = _raw(d.sock)
+    w2 = _send(s2, f2, {"type": "hello", "name": "ml"})
+    s2.sendall(b'{"type":"report","iter":0,"loss":1}\n')
+    r = _send(s2, f2, {"type": "report", "iter": 1, "loss": 0.5,
+                       "estimates": [1.0]})
+    assert r["code"] == "bad_report" and "cannot become a query" in \
+        r["message"]
+    assert d.job(w2["job"])["kind"] == "ml"
+    s.close()
+    s2.close()
+
+
+@pytest.fixture
+def tpch(tmp_path):
+    path = str(tmp_path / "sf.tpch")
+    subprocess.run([AQP, "gen", "--scale-factor", "0.02", "--seed", "3",
+                    "--out", path], check=True, capture_output=True,
+                   timeout=120)
+    return path
+
+
+def test_slaq_aqp_queries_with_an_ml_job(daemon_factory, tpch):
+    d = daemon_factory("--policy", "relaqs", "--cores", "2")
+    ml = d.submit(TOY, "--forever", "--iter-cpu", "0.002", name="ml")
+    qs = [d.submit(AQP, "run", "--quiet", "--data", tpch, "--query", q,
+                   "--batches", "20", name=q) for q in ("q6", "q1")]
+    for q in qs:
+        d.wait_state(q, "done", timeout=60)
+    for q in qs:
+        job = d.job(q)
+        assert job["kind"] == "query" and job["iter"] == 20
+        e = api(d, "/api/jobs/%d/estimates" % q)
+        assert [p["iter"] for p in e["points"]] == list(range(1, 21))
+        for p in e["points"]:
+            for x, lo, hi in zip(p["est"], p["lower"], p["upper"]):
+                if x is not None and lo is not None:
+                    assert lo <= x * (1 + 1e-9) + 1e-9 and \
+                        x <= hi * (1 + 1e-9) + 1e-9
+        last = e["points"][-1]  # the exact answer: no width left
+        assert last["lower"] == last["est"] == last["upper"]
+    # the ML job kept running, scheduled by its own loss
+    job = d.job(ml)
+    assert job["kind"] == "ml" and job["state"] == "running"
+    assert job["reports"] > 0
