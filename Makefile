@@ -11,6 +11,7 @@
 #   make demo       the main job on embedded defaults (HTTP=ADDR:PORT)
 #   make demo-compare  the demo batch under fair and slaq, and simulated
 #   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
+#   make bench-cluster the core at 1,000 nodes x 64 cores, 50,000 jobs (sim)
 #   make check-asan run the unit tests under ASan + UBSan
 #   make deps       install missing Debian packages (idempotent)
 #   make install    install under PREFIX (/usr/local) and DESTDIR; uninstall
@@ -111,7 +112,7 @@ clean:
 	rm -rf build build-asan
 
 help:
-	@sed -n '3,21p' Makefile
+	@sed -n '3,19p' Makefile
 
 # make install, uninstall, man, deb: dist/install.mk.
 include dist/install.mk

@@ -22,6 +22,7 @@ typedef struct cli_command {
 int cmd_predict_eval(int argc, char **argv);
 int cmd_progress_eval(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int bench_cluster(int argc, char **argv); /* src/sim/cmd_bench_cluster.c */
 int cmd_sim(int argc, char **argv);      /* src/sim/cmd_sim.c */
 int cmd_workload(int argc, char **argv); /* src/sim/cmd_workload.c */
 int cmd_submit(int argc, char **argv);

@@ -250,7 +250,7 @@ static void job_reached(sjob *j, double t)
 
 /* ------------------------------------------------------------ the loop */
 
-static int push_epoch(simstate *st, double t, double ms)
+static int push_epoch(simstate *st, double t, double ms, double cpu_ms)
 {
     sim_result *r = st->r;
     if (r->nepochs == st->epochs_cap) {
@@ -261,22 +261,22 @@ static int push_epoch(simstate *st, double t, double ms)
         r->epochs = p;
         st->epochs_cap = nc;
     }
-    r->epochs[r->nepochs++] = (sim_epoch){t, st->nactive, ms};
+    r->epochs[r->nepochs++] = (sim_epoch){t, st->nactive, ms, cpu_ms};
     return 0;
 }
 
 /* One decision at time t: the core's epoch, then every job's new rate. */
 static int decide(simstate *st, double t, char *err, size_t errlen)
 {
-    double t0 = stats_now_ms();
+    double t0 = stats_now_ms(), c0 = stats_cpu_ms();
     int rc = slaq_sched_epoch(st->s, t);
-    double ms = stats_now_ms() - t0;
+    double ms = stats_now_ms() - t0, cpu_ms = stats_cpu_ms() - c0;
     if (rc != SLAQ_OK) {
         sim_err(err, errlen, "scheduling epoch at t=%.6f s failed: %s", t,
                 slaq_strerror(rc));
         return -1;
     }
-    if (push_epoch(st, t, ms)) {
+    if (push_epoch(st, t, ms, cpu_ms)) {
         sim_err(err, errlen, "out of memory");
         return -1;
     }

@@ -112,6 +112,7 @@ typedef struct sim_epoch {
     double t;       /* virtual time of the decision */
     size_t jobs;    /* active jobs it divided the cores among */
     double ms;      /* its wall time */
+    double cpu_ms;  /* its CPU time (the thread's) */
 } sim_epoch;
 
 typedef struct sim_result {
