@@ -49,6 +49,15 @@ struct slaq_job {
     uint64_t end_iter[SCHED_END_FITS]; /* the iteration each was fitted at */
     uint64_t end_total;      /* history total when ends[] was last updated */
     long node;               /* its node, or -1 while pending */
+    /* Copies the per-epoch loop reads without visiting the history (at
+     * tens of thousands of jobs, each visit is a cache miss): the last
+     * report's iteration and time, and whether there is one. */
+    double last_k, last_t;
+    int reported;
+    /* job_norm's last answer and the inputs it was computed from. */
+    double norm;
+    uint64_t norm_hver, norm_fver, norm_iters;
+    const slaq_predictor *norm_pred;
     long pin;                /* the node it is pinned to, or -1 */
     int cost_known;          /* the driver gave the iteration cost */
     slaq_convergence convergence; /* declared class (predictor option) */
@@ -192,6 +201,7 @@ int slaq_sched_set_predictor(slaq_sched *s, slaq_predictor_kind kind)
         }
         slaq_predictor_free(s->jobs[i]->pred);
         s->jobs[i]->pred = p;
+        s->jobs[i]->norm_pred = NULL; /* p may reuse the old address */
     }
     return SLAQ_OK;
 }
@@ -357,6 +367,9 @@ int slaq_job_report(slaq_job *j, const slaq_report *r)
     int err = slaq_history_add(j->hist, r);
     if (err)
         return err;
+    j->last_k = (double)r->iter;
+    j->last_t = r->t;
+    j->reported = 1;
     if (r->iter > 0) {
         slaq_runtime_observe(&j->rt, r->cpu_s, r->samples,
                              (double)(r->iter - prev_iter));
@@ -382,9 +395,8 @@ static double job_iter_cpu(const slaq_job *j, double prior)
  */
 static double job_position(const slaq_job *j, double now, double iter_cpu)
 {
-    const slaq_report *last = slaq_history_last(j->hist);
-    double k = last ? (double)last->iter : 0;
-    double since = now - (last ? last->t : j->arrival);
+    double k = j->reported ? j->last_k : 0;
+    double since = now - (j->reported ? j->last_t : j->arrival);
     double cores = j->alloc < j->max_cores ? j->alloc : j->max_cores;
     if (since > 0 && cores > 0) {
         double part = since * cores / iter_cpu;
@@ -424,7 +436,7 @@ static void job_note_end(slaq_job *j)
 }
 
 /* Loss units of one unit of job j's progress (slaq_norm_kind). */
-static double job_norm(const slaq_sched *s, const slaq_job *j)
+static double job_norm_calc(const slaq_sched *s, const slaq_job *j)
 {
     const slaq_forecast *f = slaq_predictor_forecast(j->pred);
     if (s->cfg.normalise == SLAQ_NORM_MAX_DELTA)
@@ -438,6 +450,24 @@ static double job_norm(const slaq_sched *s, const slaq_job *j)
         end = last->loss;
     double span = slaq_history_first_loss(j->hist) - end;
     return span > f->norm ? span : f->norm;
+}
+
+/* job_norm_calc, computed again only when its inputs changed: the
+ * history (a report), the forecast (a fit: the predictor's fitted version,
+ * or another predictor) or the declared length. */
+static double job_norm(const slaq_sched *s, const slaq_job *j)
+{
+    slaq_job *m = (slaq_job *)j;
+    if (j->norm_pred != j->pred || j->norm_hver != j->hist->version ||
+        j->norm_fver != j->pred->fitted_version ||
+        j->norm_iters != j->iters) {
+        m->norm = job_norm_calc(s, j);
+        m->norm_pred = j->pred;
+        m->norm_hver = j->hist->version;
+        m->norm_fver = j->pred->fitted_version;
+        m->norm_iters = j->iters;
+    }
+    return j->norm;
 }
 
 void slaq_sched_refit(slaq_sched *s)
@@ -509,7 +539,7 @@ static double job_gain_on(void *arg, double cores)
     double cpu = job_iter_cpu(j, sched_prior(s));
     double horizon = c->horizon_s > c->epoch_s ? c->horizon_s : c->epoch_s;
     const slaq_forecast *f = slaq_predictor_forecast(j->pred);
-    double k = (double)slaq_history_last(j->hist)->iter;
+    double k = j->last_k;
     if (cores > j->max_cores)
         cores = j->max_cores;
     double drop = slaq_forecast_loss(f, k) -
@@ -571,7 +601,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         pj->norm = job_norm(s, j) * h / horizon;
         pj->min_cores = job_settling(s, j) && wsum > 0
                             ? cap * j->weight / wsum : 0;
-        pj->unproven = slaq_history_total(j->hist) == 0;
+        pj->unproven = !j->reported;
         pj->prev_alloc = j->alloc;
         pj->stay = c->hysteresis;
     }
