@@ -38,6 +38,8 @@ struct slaq_alloc_ws {
     double *minsh;  /* greedy: the minimum share of its jobs */
     size_t *rest;   /* greedy: jobs without a min_cores */
     double *price;  /* greedy: the key of the cheapest unit handed out */
+    size_t *off;    /* greedy: where the node's job heap starts in heap */
+    size_t *nheap;  /* greedy: the heap of nodes */
 };
 
 slaq_alloc_ws *slaq_alloc_ws_new(void)
@@ -60,6 +62,8 @@ void slaq_alloc_ws_free(slaq_alloc_ws *ws)
     free(ws->minsh);
     free(ws->rest);
     free(ws->price);
+    free(ws->off);
+    free(ws->nheap);
     free(ws);
 }
 
@@ -108,10 +112,15 @@ static int ws_reserve_nodes(slaq_alloc_ws *ws, size_t n)
         else
             ok = 0;
     }
-    size_t *rest = realloc(ws->rest, cap * sizeof *rest);
-    if (rest)
-        ws->rest = rest;
-    if (!ok || !rest)
+    size_t **sv[] = {&ws->rest, &ws->off, &ws->nheap};
+    for (size_t k = 0; k < sizeof sv / sizeof sv[0]; k++) {
+        size_t *p = realloc(*sv[k], cap * sizeof *p);
+        if (p)
+            *sv[k] = p;
+        else
+            ok = 0;
+    }
+    if (!ok)
         return SLAQ_ENOMEM;
     ws->ncap = cap;
     return SLAQ_OK;
@@ -359,6 +368,30 @@ static void greedy_floor(const slaq_pjob *jobs, size_t n, const size_t *node,
  * ws->price[v] records the smallest key of a unit handed out on node v
  * (0 if none): what a job placed there later has to outbid.
  */
+/* The node heap: nodes ordered by their best job (heap_before on the
+ * jobs at the roots of their own heaps). */
+static int node_before(const slaq_alloc_ws *ws, size_t u, size_t v)
+{
+    return heap_before(ws->key, ws->heap[ws->off[u]], ws->heap[ws->off[v]]);
+}
+
+static void node_sift_down(slaq_alloc_ws *ws, size_t n, size_t pos)
+{
+    size_t *h = ws->nheap, item = h[pos];
+    for (;;) {
+        size_t c = 2 * pos + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && node_before(ws, h[c + 1], h[c]))
+            c++;
+        if (!node_before(ws, h[c], item))
+            break;
+        h[pos] = h[c];
+        pos = c;
+    }
+    h[pos] = item;
+}
+
 static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
                          const size_t *node, const double *capacity,
                          size_t nnodes, double unit, slaq_alloc_ws *ws,
@@ -366,8 +399,14 @@ static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
 {
     greedy_floor(jobs, n, node, capacity, nnodes, unit, ws, alloc);
     double *left = ws->left;
-    size_t hn = 0;
+    size_t *hn = ws->rest; /* per node: jobs in its heap */
 
+    /* Each node's jobs get a heap of their own, side by side in
+     * ws->heap (node v's at off[v]); a heap of nodes picks the best
+     * root. Equivalent to one heap of all jobs whose node has room, and
+     * a full node leaves with all its jobs at once. */
+    for (size_t v = 0; v < nnodes; v++)
+        hn[v] = 0;
     for (size_t i = 0; i < n; i++) {
         const slaq_pjob *j = &jobs[i];
         if (alloc[i] >= j->max_cores)
@@ -375,28 +414,36 @@ static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
         ws->lcur[i] = loss_after(j, alloc[i]);
         ws->lnext[i] = loss_after(j, alloc[i] + unit);
         greedy_key(maxmin, j, i, alloc, unit, ws);
-        ws->heap[hn++] = i;
+        hn[node ? node[i] : 0]++;
     }
-    heap_build(ws->heap, hn, ws->key);
-
+    size_t pos = 0;
+    for (size_t v = 0; v < nnodes; v++) {
+        ws->off[v] = pos;
+        pos += hn[v];
+        hn[v] = 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (alloc[i] >= jobs[i].max_cores)
+            continue;
+        size_t v = node ? node[i] : 0;
+        ws->heap[ws->off[v] + hn[v]++] = i;
+    }
     /* A node counts as full a rounding hair above zero so float dust is
      * not handed out; the loop ends when every node is. */
-    size_t open = 0;
+    size_t nh = 0;
     for (size_t v = 0; v < nnodes; v++) {
         ws->price[v] = INFINITY;
-        if (left[v] > capacity[v] * 1e-12)
-            open++;
+        heap_build(ws->heap + ws->off[v], hn[v], ws->key);
+        if (hn[v] > 0 && left[v] > capacity[v] * 1e-12)
+            ws->nheap[nh++] = v;
     }
-    while (hn > 0 && open > 0) {
-        size_t i = ws->heap[0], v = node ? node[i] : 0;
+    for (size_t k = nh / 2; k-- > 0;)
+        node_sift_down(ws, nh, k);
+
+    while (nh > 0) {
+        size_t v = ws->nheap[0], *h = ws->heap + ws->off[v];
+        size_t i = h[0];
         const slaq_pjob *j = &jobs[i];
-        double eps = capacity[v] * 1e-12;
-        if (!(left[v] > eps)) {
-            /* its node has no room: the job is done */
-            ws->heap[0] = ws->heap[--hn];
-            heap_sift_down(ws->heap, hn, ws->key, 0);
-            continue;
-        }
         double step = unit;
         if (step > left[v])
             step = left[v];
@@ -406,17 +453,21 @@ static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
         left[v] -= step;
         if (isfinite(ws->key[i]) && ws->key[i] < ws->price[v])
             ws->price[v] = ws->key[i];
-        if (!(left[v] > eps))
-            open--;
-        if (alloc[i] >= j->max_cores) {
-            ws->heap[0] = ws->heap[--hn];
-            heap_sift_down(ws->heap, hn, ws->key, 0);
-            continue;
+        int drop = !(left[v] > capacity[v] * 1e-12);
+        if (!drop && alloc[i] >= j->max_cores) {
+            h[0] = h[--hn[v]];
+            heap_sift_down(h, hn[v], ws->key, 0);
+            drop = hn[v] == 0;
+        } else if (!drop) {
+            ws->lcur[i] = step == unit ? ws->lnext[i]
+                                       : loss_after(j, alloc[i]);
+            ws->lnext[i] = loss_after(j, alloc[i] + unit);
+            greedy_key(maxmin, j, i, alloc, unit, ws);
+            heap_sift_down(h, hn[v], ws->key, 0);
         }
-        ws->lcur[i] = step == unit ? ws->lnext[i] : loss_after(j, alloc[i]);
-        ws->lnext[i] = loss_after(j, alloc[i] + unit);
-        greedy_key(maxmin, j, i, alloc, unit, ws);
-        heap_sift_down(ws->heap, hn, ws->key, 0);
+        if (drop) /* the node is full, or all its jobs are capped */
+            ws->nheap[0] = ws->nheap[--nh];
+        node_sift_down(ws, nh, 0);
     }
     for (size_t v = 0; v < nnodes; v++)
         if (ws->price[v] == INFINITY)

@@ -54,10 +54,11 @@ struct slaq_job {
      * report's iteration and time, and whether there is one. */
     double last_k, last_t;
     int reported;
-    /* job_norm's last answer and the inputs it was computed from. */
+    int fit_due;             /* a report or a new predictor since the last
+                                fit */
+    int norm_ok;             /* `norm` is job_norm's answer for the current
+                                history, forecast and declared length */
     double norm;
-    uint64_t norm_hver, norm_fver, norm_iters;
-    const slaq_predictor *norm_pred;
     long pin;                /* the node it is pinned to, or -1 */
     int cost_known;          /* the driver gave the iteration cost */
     slaq_convergence convergence; /* declared class (predictor option) */
@@ -201,7 +202,8 @@ int slaq_sched_set_predictor(slaq_sched *s, slaq_predictor_kind kind)
         }
         slaq_predictor_free(s->jobs[i]->pred);
         s->jobs[i]->pred = p;
-        s->jobs[i]->norm_pred = NULL; /* p may reuse the old address */
+        s->jobs[i]->fit_due = 1;
+        s->jobs[i]->norm_ok = 0;
     }
     return SLAQ_OK;
 }
@@ -370,6 +372,8 @@ int slaq_job_report(slaq_job *j, const slaq_report *r)
     j->last_k = (double)r->iter;
     j->last_t = r->t;
     j->reported = 1;
+    j->fit_due = 1;
+    j->norm_ok = 0;
     if (r->iter > 0) {
         slaq_runtime_observe(&j->rt, r->cpu_s, r->samples,
                              (double)(r->iter - prev_iter));
@@ -452,31 +456,30 @@ static double job_norm_calc(const slaq_sched *s, const slaq_job *j)
     return span > f->norm ? span : f->norm;
 }
 
-/* job_norm_calc, computed again only when its inputs changed: the
- * history (a report), the forecast (a fit: the predictor's fitted version,
- * or another predictor) or the declared length. */
+/* job_norm_calc, computed again only when one of its inputs changed: the
+ * history (a report), the forecast (a fit) or the declared length. */
 static double job_norm(const slaq_sched *s, const slaq_job *j)
 {
     slaq_job *m = (slaq_job *)j;
-    if (j->norm_pred != j->pred || j->norm_hver != j->hist->version ||
-        j->norm_fver != j->pred->fitted_version ||
-        j->norm_iters != j->iters) {
+    if (!j->norm_ok) {
         m->norm = job_norm_calc(s, j);
-        m->norm_pred = j->pred;
-        m->norm_hver = j->hist->version;
-        m->norm_fver = j->pred->fitted_version;
-        m->norm_iters = j->iters;
+        m->norm_ok = 1;
     }
     return j->norm;
 }
 
+/* Only jobs with something new are visited beyond their own structure: a
+ * predictor refits only after a report anyway, and at tens of thousands
+ * of jobs the visit itself costs. */
 void slaq_sched_refit(slaq_sched *s)
 {
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
-        if (slaq_history_len(j->hist) > 0) {
+        if (j->fit_due && j->reported) {
             slaq_predictor_fit(j->pred, j->hist);
             job_note_end(j);
+            j->fit_due = 0;
+            j->norm_ok = 0;
         }
     }
 }
@@ -755,7 +758,11 @@ int slaq_sched_replace(slaq_sched *s, slaq_job *j)
     return SLAQ_OK;
 }
 
-void slaq_job_set_iters(slaq_job *j, uint64_t iters) { j->iters = iters; }
+void slaq_job_set_iters(slaq_job *j, uint64_t iters)
+{
+    j->iters = iters;
+    j->norm_ok = 0;
+}
 uint64_t slaq_job_iters(const slaq_job *j) { return j->iters; }
 
 double slaq_job_end_loss(const slaq_job *j)
