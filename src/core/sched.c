@@ -40,7 +40,12 @@ struct slaq_job {
     double max_cores;
     double arrival;
     double alloc;
-    double gain;
+    double gain;             /* valid unless gain_lazy */
+    /* The last epoch's gain is computed when asked (most jobs' gains are
+     * never read), from where the job was and would be; before its
+     * forecast changes it is computed and kept. */
+    double gain_k0, gain_k1, gain_norm;
+    int gain_lazy;
     const double *truth;
     size_t truth_len;
     uint64_t iters;          /* declared length, 0 if unknown */
@@ -178,6 +183,15 @@ void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy)
     }
 }
 
+/* Computes the last epoch's gain of job j before its forecast changes. */
+static void job_gain_keep(slaq_job *j)
+{
+    if (j->gain_lazy) {
+        j->gain = slaq_job_gain(j);
+        j->gain_lazy = 0;
+    }
+}
+
 static slaq_predictor *job_predictor(const slaq_sched *s, const slaq_job *j)
 {
     slaq_predictor_opts o = s->cfg.pred;
@@ -200,6 +214,7 @@ int slaq_sched_set_predictor(slaq_sched *s, slaq_predictor_kind kind)
             s->cfg.predictor = old;
             return SLAQ_ENOMEM;
         }
+        job_gain_keep(s->jobs[i]);
         slaq_predictor_free(s->jobs[i]->pred);
         s->jobs[i]->pred = p;
         s->jobs[i]->fit_due = 1;
@@ -476,6 +491,7 @@ void slaq_sched_refit(slaq_sched *s)
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         if (j->fit_due && j->reported) {
+            job_gain_keep(j);
             slaq_predictor_fit(j->pred, j->hist);
             job_note_end(j);
             j->fit_due = 0;
@@ -632,8 +648,10 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         double cores = a < j->max_cores ? a : j->max_cores;
         double k1 = pj->k + pj->iters_per_core * cores;
         j->alloc = a;
-        j->gain = (slaq_forecast_loss(pj->fc, pj->k) -
-                   slaq_forecast_loss(pj->fc, k1)) / pj->norm;
+        j->gain_k0 = pj->k;
+        j->gain_k1 = k1;
+        j->gain_norm = pj->norm;
+        j->gain_lazy = 1;
         slaq_tokens_refill(&j->tokens, a, c->epoch_s);
         if (j->node >= 0)
             s->clu.node[j->node].alloc += a;
@@ -655,7 +673,14 @@ int slaq_sched_epoch(slaq_sched *s, double now)
 }
 
 double slaq_job_alloc(const slaq_job *j) { return j->alloc; }
-double slaq_job_gain(const slaq_job *j) { return j->gain; }
+double slaq_job_gain(const slaq_job *j)
+{
+    if (!j->gain_lazy)
+        return j->gain;
+    const slaq_forecast *f = slaq_predictor_forecast(j->pred);
+    return (slaq_forecast_loss(f, j->gain_k0) -
+            slaq_forecast_loss(f, j->gain_k1)) / j->gain_norm;
+}
 const slaq_history *slaq_job_history(const slaq_job *j) { return j->hist; }
 const slaq_predictor *slaq_job_predictor(const slaq_job *j) { return j->pred; }
 const slaq_runtime *slaq_job_runtime(const slaq_job *j) { return &j->rt; }

@@ -415,6 +415,43 @@ static void test_without_queue_every_job_runs(void **state)
     slaq_sched_free(s);
 }
 
+/* What the epoch loop caches for speed at scale (a job's gain is
+ * computed when read, its normaliser when its inputs change) must not
+ * change answers: the gain read after new reports and a refit is still
+ * the one of the last allocation, and a new declared length or a new
+ * predictor takes effect at the next epoch. */
+static void test_cached_gain_and_norm_follow_their_inputs(void **state)
+{
+    (void)state;
+    slaq_sched *s = cluster(1, 4, SLAQ_PLACE_LEAST_LOADED, 0);
+    slaq_job *a = add(s, 1, SLAQ_NODE_ANY), *b = add(s, 1, SLAQ_NODE_ANY);
+    for (uint64_t k = 0; k <= 6; k++) {
+        report(a, k, 10 / (1 + 0.3 * (double)k), (double)k);
+        report(b, k, 10 * pow(0.8, (double)k), (double)k);
+    }
+    assert_int_equal(slaq_sched_epoch(s, 6.5), SLAQ_OK);
+    double ga = slaq_job_gain(a), gb = slaq_job_gain(b);
+    assert_true(ga > 0 && gb > 0);
+    report(a, 7, 0.5, 7);
+    report(b, 7, 9, 7); /* b's loss jumps: its forecast changes */
+    slaq_sched_refit(s);
+    assert_true(slaq_job_gain(a) == ga);
+    assert_true(slaq_job_gain(b) == gb);
+    assert_int_equal(slaq_sched_set_predictor(s, SLAQ_PRED_AUTO), SLAQ_OK);
+    assert_true(slaq_job_gain(b) == gb);
+    assert_int_equal(slaq_sched_allocate(s, 7.5), SLAQ_OK);
+    assert_true(slaq_job_gain(b) != gb);
+
+    /* the normaliser (span) follows a declared length: a job told it runs
+     * 8 iterations is near its end, and its gain per epoch shrinks */
+    assert_int_equal(slaq_sched_epoch(s, 8), SLAQ_OK);
+    double before = slaq_job_gain(a);
+    slaq_job_set_iters(a, 8);
+    assert_int_equal(slaq_sched_epoch(s, 8), SLAQ_OK);
+    assert_true(slaq_job_gain(a) != before);
+    slaq_sched_free(s);
+}
+
 static void test_placement_names(void **state)
 {
     (void)state;
@@ -445,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_pending_queue_is_fifo),
         cmocka_unit_test(test_pending_head_blocks_and_new_node_starts_it),
         cmocka_unit_test(test_without_queue_every_job_runs),
+        cmocka_unit_test(test_cached_gain_and_norm_follow_their_inputs),
         cmocka_unit_test(test_placement_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
