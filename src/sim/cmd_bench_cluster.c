@@ -154,7 +154,11 @@ int bench_cluster(int argc, char **argv)
     }
     double *w = malloc((r.nepochs + 1) * sizeof *w);
     double *u = malloc((r.nepochs + 1) * sizeof *u);
-    if (!w || !u) {
+    double *fv = malloc((r.nepochs + 1) * sizeof *fv);
+    double *av = malloc((r.nepochs + 1) * sizeof *av);
+    if (!w || !u || !fv || !av) {
+        free(fv);
+        free(av);
         cli_error("bench", "out of memory");
         free(w);
         free(u);
@@ -167,11 +171,14 @@ int bench_cluster(int argc, char **argv)
     for (size_t i = 0; i < r.nepochs; i++) {
         w[i] = r.epochs[i].ms;
         u[i] = r.epochs[i].cpu_ms;
+        fv[i] = r.epochs[i].fit_cpu_ms;
+        av[i] = r.epochs[i].cpu_ms - r.epochs[i].fit_cpu_ms;
         sum_cpu += u[i];
         if (r.epochs[i].jobs > most)
             most = r.epochs[i].jobs;
     }
     pct pw = percentiles(w, r.nepochs), pu = percentiles(u, r.nepochs);
+    pct pf = percentiles(fv, r.nepochs), pa = percentiles(av, r.nepochs);
     if (json) {
         printf("{\"jobs\": %zu, \"nodes\": %zu, \"cores_per_node\": %g, "
                "\"placement\": \"%s\", \"policy\": \"%s\", \"epochs\": %zu, "
@@ -179,10 +186,14 @@ int bench_cluster(int argc, char **argv)
                "\"epochs_cpu_s\": %.3f, "
                "\"epoch_wall_ms\": {\"median\": %.3f, \"p99\": %.3f, "
                "\"max\": %.3f}, \"epoch_cpu_ms\": {\"median\": %.3f, "
-               "\"p99\": %.3f, \"max\": %.3f}}\n",
+               "\"p99\": %.3f, \"max\": %.3f}, \"refit_cpu_ms\": "
+               "{\"median\": %.3f, \"p99\": %.3f, \"max\": %.3f}, "
+               "\"allocate_cpu_ms\": {\"median\": %.3f, \"p99\": %.3f, "
+               "\"max\": %.3f}}\n",
                wl.n, cfg.nodes, per_node, slaq_placement_name(placement),
                policy, r.nepochs, most, wall_s, cpu_s, sum_cpu / 1e3, pw.med,
-               pw.p99, pw.max, pu.med, pu.p99, pu.max);
+               pw.p99, pw.max, pu.med, pu.p99, pu.max, pf.med, pf.p99,
+               pf.max, pa.med, pa.p99, pa.max);
     } else {
         printf("bench cluster: %zu jobs on %zu nodes x %g cores (%s, %s "
                "placement)\n", wl.n, cfg.nodes, per_node, policy,
@@ -193,9 +204,13 @@ int bench_cluster(int argc, char **argv)
         printf("epoch ms     median       p99       max\n");
         printf("wall     %10.3f %9.3f %9.3f\n", pw.med, pw.p99, pw.max);
         printf("cpu      %10.3f %9.3f %9.3f\n", pu.med, pu.p99, pu.max);
+        printf("  refit  %10.3f %9.3f %9.3f\n", pf.med, pf.p99, pf.max);
+        printf("  alloc  %10.3f %9.3f %9.3f\n", pa.med, pa.p99, pa.max);
     }
     free(w);
     free(u);
+    free(fv);
+    free(av);
     sim_result_free(&r);
     wl_free(&wl);
     return 0;

@@ -250,7 +250,8 @@ static void job_reached(sjob *j, double t)
 
 /* ------------------------------------------------------------ the loop */
 
-static int push_epoch(simstate *st, double t, double ms, double cpu_ms)
+static int push_epoch(simstate *st, double t, double ms, double cpu_ms,
+                      double fit_cpu_ms)
 {
     sim_result *r = st->r;
     if (r->nepochs == st->epochs_cap) {
@@ -261,22 +262,26 @@ static int push_epoch(simstate *st, double t, double ms, double cpu_ms)
         r->epochs = p;
         st->epochs_cap = nc;
     }
-    r->epochs[r->nepochs++] = (sim_epoch){t, st->nactive, ms, cpu_ms};
+    r->epochs[r->nepochs++] =
+        (sim_epoch){t, st->nactive, ms, cpu_ms, fit_cpu_ms};
     return 0;
 }
 
 /* One decision at time t: the core's epoch, then every job's new rate. */
 static int decide(simstate *st, double t, char *err, size_t errlen)
 {
+    /* slaq_sched_epoch() in its two halves, to time the refit apart */
     double t0 = stats_now_ms(), c0 = stats_cpu_ms();
-    int rc = slaq_sched_epoch(st->s, t);
+    slaq_sched_refit(st->s);
+    double c1 = stats_cpu_ms();
+    int rc = slaq_sched_allocate(st->s, t);
     double ms = stats_now_ms() - t0, cpu_ms = stats_cpu_ms() - c0;
     if (rc != SLAQ_OK) {
         sim_err(err, errlen, "scheduling epoch at t=%.6f s failed: %s", t,
                 slaq_strerror(rc));
         return -1;
     }
-    if (push_epoch(st, t, ms, cpu_ms)) {
+    if (push_epoch(st, t, ms, cpu_ms, c1 - c0)) {
         sim_err(err, errlen, "out of memory");
         return -1;
     }

@@ -113,6 +113,7 @@ typedef struct sim_epoch {
     size_t jobs;    /* active jobs it divided the cores among */
     double ms;      /* its wall time */
     double cpu_ms;  /* its CPU time (the thread's) */
+    double fit_cpu_ms; /* the part of it in slaq_sched_refit */
 } sim_epoch;
 
 typedef struct sim_result {
