@@ -12,6 +12,7 @@
 #   make demo-compare  the demo batch under fair and slaq, and simulated
 #   make demo-aqp   12 approximate queries under relaqs and fair (SF=, HTTP=)
 #   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
+#   make bench-cluster the core at 1,000 nodes x 64 cores, 50,000 jobs (sim)
 #   make check-asan run the unit tests under ASan + UBSan
 #   make deps       install missing Debian packages (idempotent)
 #   make install    install under PREFIX (/usr/local) and DESTDIR; uninstall
@@ -118,7 +119,7 @@ clean:
 	rm -rf build build-asan
 
 help:
-	@sed -n '3,21p' Makefile
+	@sed -n '3,19p' Makefile
 
 # make install, uninstall, man, deb: dist/install.mk.
 include dist/install.mk

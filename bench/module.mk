@@ -7,3 +7,11 @@
 bench-real: deps
 	@$(MAKE) --no-print-directory build
 	@/usr/bin/python3 bench/real/run.py --build $(BUILD) --reps $(or $(REPS),1)
+
+# make bench-cluster [JOBS=N NODES=N CORES=C PLACEMENT=P]: the core at
+# cluster scale in the simulator, 50,000 jobs on 1,000 nodes x 64 cores by
+# default; prints wall time and epoch median/p99 (docs/cluster.md, "Scale").
+.PHONY: bench-cluster
+bench-cluster: build
+	@bench/cluster.sh $(BUILD) $(or $(JOBS),50000) $(or $(NODES),1000) \
+	  $(or $(CORES),64) $(or $(PLACEMENT),least-loaded)

@@ -38,7 +38,10 @@ static const char usage_text[] =
     "  --unit U        allocation unit in cores (1)\n"
     "  --seed S        random seed (1)\n"
     "  --json          print {\"fit_ms\": {\"median\": x, \"p99\": y},\n"
-    "                  \"alloc_ms\": {...}, \"epoch_ms\": {...}}\n";
+    "                  \"alloc_ms\": {...}, \"epoch_ms\": {...}}\n\n"
+    "       slaq bench cluster --workload FILE --nodes N --cores-per-node C\n"
+    "Replays a workload in the simulator on N nodes and times its epochs\n"
+    "(slaq bench cluster --help).\n";
 
 typedef struct bench_job {
     int family;       /* 0: 1/(a k^2 + b k + c) + d, 1: A mu^k + c */
@@ -285,11 +288,13 @@ int cmd_bench(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "sched"))
         return bench_sched(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "cluster"))
+        return bench_cluster(argc - 1, argv + 1);
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         fputs(usage_text, stdout);
         return 0;
     }
-    cli_error("bench", "expected a benchmark name: sched");
+    cli_error("bench", "expected a benchmark name: sched or cluster");
     fputs(usage_text, stderr);
     return EXIT_USAGE;
 }

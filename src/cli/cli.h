@@ -23,6 +23,7 @@ int cmd_predict_eval(int argc, char **argv);
 int cmd_predict_eval_aqp(int argc, char **argv); /* predict_eval_aqp.c */
 int cmd_progress_eval(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int bench_cluster(int argc, char **argv); /* src/sim/cmd_bench_cluster.c */
 int cmd_sim(int argc, char **argv);      /* src/sim/cmd_sim.c */
 int cmd_replay(int argc, char **argv);   /* src/cli/replay.c */
 int cmd_sim_aqp(int argc, char **argv);  /* src/sim/cmd_aqpsim.c */

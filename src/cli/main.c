@@ -15,7 +15,7 @@ static const cli_command commands[] = {
      "measure loss-prediction error on recorded curves"},
     {"progress-eval", cmd_progress_eval,
      "check the loss reduction slaq shows against recorded curves"},
-    {"bench", cmd_bench, "benchmark the scheduling core (bench sched)"},
+    {"bench", cmd_bench, "benchmark the scheduling core (bench sched, bench cluster)"},
     {"sim", cmd_sim, "replay a workload under scheduling policies"},
     {"workload", cmd_workload, "generate workloads (workload gen)"},
     {"replay", cmd_replay,

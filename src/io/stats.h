@@ -10,6 +10,9 @@
 
 /* Milliseconds on the monotonic clock (for differences only). */
 double stats_now_ms(void);
+/* CPU time of the calling thread in milliseconds (what a measurement
+ * costs itself, whatever else the machine runs). */
+double stats_cpu_ms(void);
 
 /* qsort/bsearch comparison of two doubles, ascending. */
 int stats_cmp_double(const void *a, const void *b);

@@ -46,6 +46,8 @@ void sim_config_init(sim_config *c)
     c->horizon_iters = sc.horizon_iters;
     c->damping = sc.damping;
     c->declare_iters = 1;
+    c->nodes = 0;
+    c->placement = SLAQ_PLACE_LEAST_LOADED;
     c->progress = NULL;
     c->progress_arg = NULL;
     c->on_report = NULL;
@@ -248,7 +250,8 @@ static void job_reached(sjob *j, double t)
 
 /* ------------------------------------------------------------ the loop */
 
-static int push_epoch(simstate *st, double t, double ms)
+static int push_epoch(simstate *st, double t, double ms, double cpu_ms,
+                      double fit_cpu_ms)
 {
     sim_result *r = st->r;
     if (r->nepochs == st->epochs_cap) {
@@ -259,22 +262,26 @@ static int push_epoch(simstate *st, double t, double ms)
         r->epochs = p;
         st->epochs_cap = nc;
     }
-    r->epochs[r->nepochs++] = (sim_epoch){t, st->nactive, ms};
+    r->epochs[r->nepochs++] =
+        (sim_epoch){t, st->nactive, ms, cpu_ms, fit_cpu_ms};
     return 0;
 }
 
 /* One decision at time t: the core's epoch, then every job's new rate. */
 static int decide(simstate *st, double t, char *err, size_t errlen)
 {
-    double t0 = stats_now_ms();
-    int rc = slaq_sched_epoch(st->s, t);
-    double ms = stats_now_ms() - t0;
+    /* slaq_sched_epoch() in its two halves, to time the refit apart */
+    double t0 = stats_now_ms(), c0 = stats_cpu_ms();
+    slaq_sched_refit(st->s);
+    double c1 = stats_cpu_ms();
+    int rc = slaq_sched_allocate(st->s, t);
+    double ms = stats_now_ms() - t0, cpu_ms = stats_cpu_ms() - c0;
     if (rc != SLAQ_OK) {
         sim_err(err, errlen, "scheduling epoch at t=%.6f s failed: %s", t,
                 slaq_strerror(rc));
         return -1;
     }
-    if (push_epoch(st, t, ms)) {
+    if (push_epoch(st, t, ms, cpu_ms, c1 - c0)) {
         sim_err(err, errlen, "out of memory");
         return -1;
     }
@@ -468,6 +475,12 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     sc.horizon_s = cfg->horizon_s;
     sc.horizon_iters = cfg->horizon_iters;
     sc.damping = cfg->damping;
+    if (cfg->nodes > 0) {
+        sc.nodes = cfg->nodes;
+        sc.cores = cfg->cores / (double)cfg->nodes;
+        sc.placement = cfg->placement;
+        sc.queue = 1;
+    }
     if (cfg->default_iter_cpu_s > 0)
         sc.default_iter_cpu_s = cfg->default_iter_cpu_s;
     size_t n = wl->n;
@@ -623,6 +636,11 @@ int sim_write_summary(FILE *f, const char *name, const sim_config *cfg,
                   cfg->default_iter_cpu_s > 0 ? cfg->default_iter_cpu_s
                                               : SLAQ_DEFAULT_ITER_CPU_S,
                   s->jobs) < 0;
+    if (cfg->nodes > 0)
+        rc |= fprintf(f, " \"nodes\": %zu, \"cores_per_node\": %.6g, "
+                      "\"placement\": \"%s\",\n", cfg->nodes,
+                      cfg->cores / (double)cfg->nodes,
+                      slaq_placement_name(cfg->placement)) < 0;
     rc |= fprintf(f, " \"avg_norm_loss\": %.6f, \"t90_mean_s\": %.3f, "
                   "\"t95_mean_s\": %.3f,\n", s->avg_norm_loss,
                   s->tx_mean[sim_x_index(90)],

@@ -1,0 +1,217 @@
+/*
+ * cmd_bench_cluster.c — `slaq bench cluster`: the scheduling core at
+ * cluster scale, driven by the simulator.
+ *
+ * Replays a workload through sim_run() on N nodes of C cores, exactly as
+ * `slaq sim --nodes N --cores-per-node C` does, and reports the wall time
+ * of the whole run and the median, 99th percentile and maximum of the
+ * epochs (slaq_sched_epoch calls), both in wall time and in the CPU time
+ * of the thread: on a shared machine the wall time includes waiting for a
+ * core, the CPU time is what the epoch itself costs.
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "io/stats.h"
+#include "sim/sim.h"
+
+static const char usage_text[] =
+    "usage: slaq bench cluster --workload FILE --nodes N --cores-per-node C\n"
+    "                          [--placement P] [--policy P] [--epoch T]\n"
+    "                          [--json]\n\n"
+    "Replays the workload in the simulator on N nodes of C cores (as slaq "
+    "sim\n--nodes does) and prints the run's wall time and the median, 99th\n"
+    "percentile and maximum of its scheduling epochs, in wall and CPU\n"
+    "milliseconds. `make bench-cluster` runs it at 1,000 nodes x 64 cores\n"
+    "with 50,000 jobs (docs/cluster.md).\n\n"
+    "  --workload FILE   jobs to replay (slaq workload gen)\n"
+    "  --nodes N         nodes                --cores-per-node C  their cores\n"
+    "  --placement P     least-loaded (default) or gain\n"
+    "  --policy P        slaq (default), fair, slaq-maxmin, "
+    "oracle-greedy\n"
+    "  --epoch T         epoch in seconds (2)\n"
+    "  --json            print one JSON object\n";
+
+typedef struct pct {
+    double med, p99, max;
+} pct;
+
+/* Median, 99th percentile (nearest rank) and maximum of v (sorted). */
+static pct percentiles(double *v, size_t n)
+{
+    pct p = {0, 0, 0};
+    if (!n)
+        return p;
+    qsort(v, n, sizeof *v, stats_cmp_double);
+    p.med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    size_t r = (size_t)(0.99 * (double)n + 0.999999);
+    p.p99 = v[(r ? r : 1) - 1];
+    p.max = v[n - 1];
+    return p;
+}
+
+static void bench_progress(void *arg, double done, double total)
+{
+    double *last = arg;
+    double now = stats_now_ms();
+    if (now - *last < 5000)
+        return;
+    *last = now;
+    fprintf(stderr, "bench cluster: %.0f%% of the iterations\n",
+            total > 0 ? 100 * done / total : 100);
+}
+
+int bench_cluster(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"workload", required_argument, 0, 'w'},
+        {"nodes", required_argument, 0, 'n'},
+        {"cores-per-node", required_argument, 0, 'c'},
+        {"placement", required_argument, 0, 'l'},
+        {"policy", required_argument, 0, 'p'},
+        {"epoch", required_argument, 0, 'e'},
+        {"json", no_argument, 0, 'j'},
+        {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0},
+    };
+    const char *workload = NULL, *policy = "slaq";
+    double nodes = 0, per_node = 0, epoch = 2;
+    int json = 0, c;
+    slaq_placement placement = SLAQ_PLACE_LEAST_LOADED;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'w': workload = optarg; break;
+        case 'p': policy = optarg; break;
+        case 'j': json = 1; break;
+        case 'n':
+            if (cli_parse_positive("bench", "--nodes", optarg, &nodes))
+                return EXIT_USAGE;
+            break;
+        case 'c':
+            if (cli_parse_positive("bench", "--cores-per-node", optarg,
+                                   &per_node))
+                return EXIT_USAGE;
+            break;
+        case 'e':
+            if (cli_parse_positive("bench", "--epoch", optarg, &epoch))
+                return EXIT_USAGE;
+            break;
+        case 'l':
+            if (slaq_placement_parse(optarg, &placement) != SLAQ_OK) {
+                cli_error("bench", "--placement: expected least-loaded or "
+                          "gain, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: fputs(usage_text, stderr); return EXIT_USAGE;
+        }
+    }
+    if (optind < argc || !workload || !(nodes > 0) || !(per_node > 0) ||
+        nodes != (double)(size_t)nodes) {
+        cli_error("bench", optind < argc ? "unexpected argument '%s'"
+                  : "--workload, --nodes (a whole number) and "
+                  "--cores-per-node are required%s",
+                  optind < argc ? argv[optind] : "");
+        fputs(usage_text, stderr);
+        return EXIT_USAGE;
+    }
+    sim_config cfg;
+    sim_config_init(&cfg);
+    if (sim_parse_run(policy, SLAQ_PRED_AUTO, &cfg)) {
+        cli_error("bench", "--policy: expected slaq, fair, slaq-maxmin or "
+                  "oracle-greedy, got '%s'", policy);
+        return EXIT_USAGE;
+    }
+    cfg.nodes = (size_t)nodes;
+    cfg.cores = nodes * per_node;
+    cfg.placement = placement;
+    cfg.epoch_s = epoch;
+    double last = stats_now_ms();
+    if (!json) {
+        cfg.progress = bench_progress;
+        cfg.progress_arg = &last;
+    }
+
+    char err[1024];
+    wl_workload wl;
+    if (wl_read_path(workload, &wl, err, sizeof err)) {
+        cli_error("bench", "%s", err);
+        return EXIT_USAGE;
+    }
+    sim_result r;
+    double t0 = stats_now_ms(), c0 = stats_cpu_ms();
+    int rc = sim_run(&wl, &cfg, &r, err, sizeof err);
+    double wall_s = (stats_now_ms() - t0) / 1e3;
+    double cpu_s = (stats_cpu_ms() - c0) / 1e3;
+    if (rc) {
+        cli_error("bench", "%s", err);
+        wl_free(&wl);
+        return EXIT_RUNTIME;
+    }
+    double *w = malloc((r.nepochs + 1) * sizeof *w);
+    double *u = malloc((r.nepochs + 1) * sizeof *u);
+    double *fv = malloc((r.nepochs + 1) * sizeof *fv);
+    double *av = malloc((r.nepochs + 1) * sizeof *av);
+    if (!w || !u || !fv || !av) {
+        free(fv);
+        free(av);
+        cli_error("bench", "out of memory");
+        free(w);
+        free(u);
+        sim_result_free(&r);
+        wl_free(&wl);
+        return EXIT_RUNTIME;
+    }
+    size_t most = 0;
+    double sum_cpu = 0;
+    for (size_t i = 0; i < r.nepochs; i++) {
+        w[i] = r.epochs[i].ms;
+        u[i] = r.epochs[i].cpu_ms;
+        fv[i] = r.epochs[i].fit_cpu_ms;
+        av[i] = r.epochs[i].cpu_ms - r.epochs[i].fit_cpu_ms;
+        sum_cpu += u[i];
+        if (r.epochs[i].jobs > most)
+            most = r.epochs[i].jobs;
+    }
+    pct pw = percentiles(w, r.nepochs), pu = percentiles(u, r.nepochs);
+    pct pf = percentiles(fv, r.nepochs), pa = percentiles(av, r.nepochs);
+    if (json) {
+        printf("{\"jobs\": %zu, \"nodes\": %zu, \"cores_per_node\": %g, "
+               "\"placement\": \"%s\", \"policy\": \"%s\", \"epochs\": %zu, "
+               "\"most_jobs_at_once\": %zu, \"wall_s\": %.3f, \"cpu_s\": %.3f, "
+               "\"epochs_cpu_s\": %.3f, "
+               "\"epoch_wall_ms\": {\"median\": %.3f, \"p99\": %.3f, "
+               "\"max\": %.3f}, \"epoch_cpu_ms\": {\"median\": %.3f, "
+               "\"p99\": %.3f, \"max\": %.3f}, \"refit_cpu_ms\": "
+               "{\"median\": %.3f, \"p99\": %.3f, \"max\": %.3f}, "
+               "\"allocate_cpu_ms\": {\"median\": %.3f, \"p99\": %.3f, "
+               "\"max\": %.3f}}\n",
+               wl.n, cfg.nodes, per_node, slaq_placement_name(placement),
+               policy, r.nepochs, most, wall_s, cpu_s, sum_cpu / 1e3, pw.med,
+               pw.p99, pw.max, pu.med, pu.p99, pu.max, pf.med, pf.p99,
+               pf.max, pa.med, pa.p99, pa.max);
+    } else {
+        printf("bench cluster: %zu jobs on %zu nodes x %g cores (%s, %s "
+               "placement)\n", wl.n, cfg.nodes, per_node, policy,
+               slaq_placement_name(placement));
+        printf("run: %.1f s wall, %.1f s CPU (%.1f s of it in %zu epochs); "
+               "at most %zu jobs at once\n", wall_s, cpu_s, sum_cpu / 1e3,
+               r.nepochs, most);
+        printf("epoch ms     median       p99       max\n");
+        printf("wall     %10.3f %9.3f %9.3f\n", pw.med, pw.p99, pw.max);
+        printf("cpu      %10.3f %9.3f %9.3f\n", pu.med, pu.p99, pu.max);
+        printf("  refit  %10.3f %9.3f %9.3f\n", pf.med, pf.p99, pf.max);
+        printf("  alloc  %10.3f %9.3f %9.3f\n", pa.med, pa.p99, pa.max);
+    }
+    free(w);
+    free(u);
+    free(fv);
+    free(av);
+    sim_result_free(&r);
+    wl_free(&wl);
+    return 0;
+}
