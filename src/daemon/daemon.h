@@ -188,6 +188,10 @@ typedef struct sd_conn {
     int wdead;            /* the peer no longer reads: output dropped */
     sd_job *job;
     int said_bye;
+    int acks;             /* the job asked for acknowledgements (hello) */
+    int ack_due;          /* an ack is owed even without new reports */
+    int acked_any;        /* an ack was sent on this connection ... */
+    uint64_t acked_iter;  /* ... for this iteration */
     struct sd_conn *prev, *next;
 } sd_conn;
 
@@ -258,6 +262,8 @@ struct sd_daemon {
     double epoch_ms_sum, core_ms_sum;    /* over epochs with jobs ... */
     uint64_t busy_epochs;                /* ... counted here */
     uint64_t reports_total, errors_total;
+    uint64_t reports_duplicate; /* resent reports dropped (acked sessions) */
+    uint64_t acks_sent;
     double pe_sum;        /* predictor error over all jobs (trace.c) */
     uint64_t pe_n;
     sd_frame trace[SD_TRACE_FRAMES]; /* the timeline, oldest first */
@@ -327,6 +333,10 @@ void conn_settle(sd_daemon *d, sd_job *j);
 void conn_close_all(sd_daemon *d);
 /* Frees the connections closed during this turn of the loop. */
 void conn_reap(sd_daemon *d);
+/* After a commit (nothing accepted is uncommitted any more): tells each
+ * job session that asked for acknowledgements the last iteration it has
+ * in the database, if that advanced (docs/protocol.md, ack). */
+void conn_send_acks(sd_daemon *d);
 /* Once a second: closes connections that sent no whole message within
  * SD_HELLO_TIMEOUT_S, and retries accepting after running out of
  * descriptors. */

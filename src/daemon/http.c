@@ -207,6 +207,12 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
              "Reports dropped: more than the memory holds while writes "
              "failed.",
              (double)store_lost(d->store));
+    prom_one(f, "slaq_reports_duplicate_total", "counter",
+             "Resent reports slaqd already had, dropped (acknowledged "
+             "sessions).", (double)d->reports_duplicate);
+    prom_one(f, "slaq_acks_sent_total", "counter",
+             "Acknowledgements of committed reports sent to jobs.",
+             (double)d->acks_sent);
     prom_one(f, "slaq_buffered_bytes", "gauge",
              "Bytes held in all connections' input and output buffers.",
              (double)d->buffered);
