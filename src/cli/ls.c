@@ -13,8 +13,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: slaq ls [OPTIONS]\n\n"
                "Lists slaqd's jobs: id, name, state, cores, iteration, last "
                "loss, predicted\nloss reduction so far, and why a job "
-               "ended. With --json: one reply object, its \"jobs\"\narray "
-               "holding every job (slaqd's pages joined).\n\n"
+               "ended.\nWith --json: one reply object, its \"jobs\" array "
+               "holding every job\n(slaqd's pages joined).\n\n"
                "  -a, --active      only running and stopping jobs\n"
                RPC_HELP);
 }
