@@ -40,6 +40,7 @@
 #define SD_HTTP_PER_IP 32             /* HTTP connections per address */
 #define SD_HTTP_MAX_CONNS 512         /* HTTP connections in all */
 #define SD_HTTP_TIMEOUT_S 10          /* HTTP idle (and header) timeout */
+#define SD_HTTP_HEADER_S 10.0         /* a request's headers, in all */
 #define SD_TICK_S 0.05                /* flush / enforcement tick */
 #define SD_SPARK 32                   /* allocation samples kept per job */
 #define SD_TRACE_FRAMES 256           /* timeline frames kept (trace.c) */
@@ -253,6 +254,7 @@ struct sd_daemon {
     void *http;           /* struct MHD_Daemon * */
     char **http_host_ok;  /* Host values accepted (http.c), NULL-ended */
     uint64_t http_host_refused;
+    uint64_t http_header_timeouts; /* closed: headers not whole in time */
     unsigned http_port;
     uint64_t epoch_no;
     double tick_last;     /* monotonic time of the last tick */
