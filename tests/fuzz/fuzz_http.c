@@ -116,9 +116,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                              .sin_port = htons((uint16_t)D.http_port)};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-        perror("fuzz_http: connect");
+        /* Not slaqd's fault: said on stdout (libFuzzer may have closed
+         * stderr), then stop. */
+        printf("fuzz_http: cannot connect to slaqd's port: %s\n",
+               strerror(errno));
+        fflush(stdout);
         abort();
     }
+    /* Closed with a reset, not into TIME_WAIT: at a thousand inputs a
+     * second the ephemeral ports would run out within a minute. */
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
     fcntl(fd, F_SETFL, O_NONBLOCK);
     size_t off = 0;
     int closed = 0, idle = 0;
