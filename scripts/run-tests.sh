@@ -5,7 +5,8 @@
 #
 # Suites: the cmocka unit-test programs under BUILD_DIR/tests/ and, unless
 # --unit-only, the command-line tests tests/cli/*.sh (TAP-style "ok"/"not ok"
-# lines, see tests/cli/lib.sh) and any other end-to-end suites. Each suite's
+# lines, see tests/cli/lib.sh), the bounded fuzzing run tests/fuzz/*.sh and
+# any other end-to-end suites. Each suite's
 # own output is shown; the last line is the runner's total, so a failing run
 # is obvious from its tail.
 set -uo pipefail
@@ -63,7 +64,7 @@ for t in $(find "$build/tests" -type f -name 'test_*' -perm -u+x 2>/dev/null | s
 done
 
 if [[ $unit_only -eq 0 ]]; then
-  for t in $(ls tests/cli/test_*.sh tests/train/test_*.sh 2>/dev/null | sort); do
+  for t in $(ls tests/cli/test_*.sh tests/train/test_*.sh tests/fuzz/test_*.sh 2>/dev/null | sort); do
     suites=$((suites + 1))
     echo "== $t"
     SLAQ_BUILD="$build" bash "$t" 2>&1 | tee "$out"

@@ -10,3 +10,21 @@ UNIT_LDLIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null) -lm
 
 # test_globals counts libslaq's calls to GSL's process-wide error handler.
 $(BUILD)/tests/test_globals: LDFLAGS += -Wl,--wrap=gsl_set_error_handler -Wl,--wrap=gsl_set_error_handler_off
+
+# make fuzz: libFuzzer harnesses (tests/fuzz) built with clang, ASan and
+# UBSan from slaqd's own sources (their main() renamed) and libslaq; run
+# for a bounded time on the corpus in tests/fuzz/corpus by make test
+# (tests/fuzz/test_fuzz.sh), longer by hand (tests/fuzz/README.md).
+FUZZ_CC      ?= clang
+FUZZ_FLAGS   := $(CSTD) -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer \
+                -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZERS      := $(BUILD)/fuzz/fuzz_protocol $(BUILD)/fuzz/fuzz_http
+.PHONY: fuzz
+fuzz: $(FUZZERS)
+
+$(FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(DAEMON_SRCS) $(WEB_ASSETS_C) $(LIBSLAQ_A) $(BUILD)/gen/paths.h $(wildcard src/daemon/*.h include/slaq/*.h)
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ  $@"
+	@$(FUZZ_CC) $(FUZZ_FLAGS) -Dmain=slaqd_main -Iinclude -Isrc -I$(BUILD)/gen $(PC_CFLAGS) \
+	  -o $@ $< $(DAEMON_SRCS) $(WEB_ASSETS_C) \
+	  $(LIBSLAQ_A) $(DAEMON_LDLIBS) $(LIB_LDLIBS)

@@ -15,12 +15,21 @@
 'use strict';
 
 const POLL_MIN_MS = 1000;
+// The selected job's reported curve: new reports come from
+// /api/jobs/ID/history a page at a time (each request O(page) in slaqd,
+// whatever the history's length), at most HISTORY_PAGES pages per poll;
+// beyond DETAIL_MAX_POINTS points every other one of the older half goes.
+const HISTORY_PAGE = 1000;
+const HISTORY_PAGES = 5;
+const DETAIL_MAX_POINTS = 6000;
 // Above this many jobs the charts' legends would take several rows: the
 // job table's colour swatches name the lines instead.
 const LEGEND_MAX = 8;
 
 const state = {
   selected: null,    // job id whose detail is shown
+  detail: null,      // its reported curve: {id, points, after} (followHistory)
+  historyRequests: 0, // /history pages fetched (read by the browser test)
   timeline: null,    // slaqd's timeline as far as fetched (fetchTimeline)
   charts: {},        // loss, cores, detail (Chart.js objects)
   queries: new Map(),// query job id -> {box, chart}: the estimates charts
@@ -237,6 +246,7 @@ async function drawDetail(jobsById) {
   document.getElementById('detail-title').textContent =
     'Job #' + job.id + ' ' + job.name + ' — loss and forecast';
   const fc = await getJSON('/api/jobs/' + job.id + '/forecast');
+  const points = await followHistory(job.id, fc.history);
   const hint = document.getElementById('detail-hint');
   if (fc.forecast.length) {
     hint.textContent = 'Solid: reported loss. Dashed: the predictor\'s ' +
@@ -250,7 +260,7 @@ async function drawDetail(jobsById) {
   if (!state.charts.detail) return;
   const c = colour(job.id);
   const sets = [{slaqId: 'reported', label: 'reported loss',
-                 data: fc.history.map((p) => ({x: p.iter, y: p.loss})),
+                 data: points,
                  borderColor: c, backgroundColor: c, pointRadius: 0,
                  borderWidth: 2}];
   if (fc.forecast.length) {
@@ -329,6 +339,35 @@ async function drawQueries(jobs) {
        borderColor: c, backgroundColor: c, pointRadius: 1.5, borderWidth: 2},
     ]);
   });
+}
+
+/*
+ * The selected job's reported loss, kept between polls: when a job is
+ * selected, the evenly thinned overview that came with its forecast (at
+ * most 500 reports, picked by index seeks); after that only the reports
+ * since the last one held, from /history pages. Returns the points.
+ */
+async function followHistory(id, overview) {
+  if (!state.detail || state.detail.id !== id) {
+    state.detail = {id, points: overview.map((p) => ({x: p.iter, y: p.loss})),
+                    after: overview.length ? overview.at(-1).iter : -1};
+  }
+  const det = state.detail;
+  for (let page = 0; page < HISTORY_PAGES; page++) {
+    const h = await getJSON('/api/jobs/' + id + '/history?after=' + det.after +
+                            '&limit=' + HISTORY_PAGE);
+    state.historyRequests++;
+    if (state.detail !== det) return det.points; // another job was picked
+    for (const r of h.rows) det.points.push({x: r[0], y: r[1]});
+    if (h.rows.length) det.after = h.rows.at(-1)[0];
+    if (h.next === null) break;
+  }
+  if (det.points.length > DETAIL_MAX_POINTS) {
+    const half = det.points.length >> 1;
+    det.points = det.points.slice(0, half).filter((p, i) => i % 2 === 0)
+      .concat(det.points.slice(half));
+  }
+  return det.points;
 }
 
 /* ---------------------------------------------------------------- table */

@@ -64,8 +64,16 @@ slaq_client *slaq_client_connect(const char *socket_path, int64_t job_id,
  * 0 is the loss before training): the loss, the CPU-seconds used (all
  * threads) and samples processed since the previous report. Returns 0 when
  * the report was queued, 1 when it was dropped because slaqd is not
- * connected or not reading, -1 (errno EINVAL) when loss is not finite or
- * cpu_s or samples are negative or not finite. Never blocks.
+ * connected (and the last slaqd did not acknowledge reports) or 65,536
+ * reports already wait for it, -1 (errno EINVAL) when loss is not finite
+ * or cpu_s or samples are negative or not finite. Never blocks.
+ *
+ * A queued report is kept until slaqd confirms it is in its database; if
+ * the connection breaks first (slaqd killed and restarted, say), it is
+ * sent again after the reconnection, as are reports made meanwhile. So
+ * with a slaqd that acknowledges, a queued report is lost only if the
+ * process ends before slaqd is back (slaq_client_close waits, within its
+ * timeout, for the confirmations).
  */
 int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
                        double cpu_s, double samples);
@@ -138,15 +146,26 @@ int slaq_client_connected(const slaq_client *c);
  * process), or 0 if not known yet. */
 int64_t slaq_client_job_id(const slaq_client *c);
 
-/* Reports dropped so far because slaqd was not reachable. */
+/* Reports dropped so far: slaqd was not reachable (and not known to
+ * acknowledge), or 65,536 reports were already waiting for it. */
 uint64_t slaq_client_dropped(const slaq_client *c);
+
+/* Reports kept until slaqd confirms that they are in its database (a
+ * slaqd that acknowledges reports, docs/protocol.md), plus any not yet
+ * written to the socket. They are sent again after a reconnection. */
+size_t slaq_client_unacked(const slaq_client *c);
+
+/* The last iteration slaqd confirmed as committed (with every one before
+ * it), or -1 if none yet. */
+int64_t slaq_client_acked(const slaq_client *c);
 
 /* Reads slaqd's messages and writes queued reports now (still without
  * blocking); the calls above do this themselves. */
 void slaq_client_poll(slaq_client *c);
 
-/* Says goodbye, waits at most `timeout_ms` for queued reports to be
- * written, and frees the client. NULL is ignored. */
+/* Waits at most `timeout_ms` for every queued report to be confirmed
+ * (reconnecting if need be; to be written, with a slaqd that does not
+ * confirm), says goodbye and frees the client. NULL is ignored. */
 void slaq_client_close_timeout(slaq_client *c, int timeout_ms);
 /* slaq_client_close_timeout(c, 1000). */
 void slaq_client_close(slaq_client *c);

@@ -8,6 +8,12 @@ client works offline: reports are dropped (and counted), ``cores()``
 returns the default allocation, and a reconnect is tried at most once a
 second. The wire protocol is described in docs/protocol.md.
 
+Reports are kept until slaqd confirms they are in its database (an
+``ack``); after a reconnection (slaqd killed and restarted, say) those
+from the welcome's ``next_iter`` on are sent again, so none is lost and
+none arrives twice. With a slaqd that does not confirm, a report is
+forgotten once queued on the socket, as before.
+
     import slaq
     job = slaq.Client()                  # SLAQ_SOCKET / SLAQ_JOB_ID
     for it in range(1, 1000):
@@ -19,6 +25,7 @@ second. The wire protocol is described in docs/protocol.md.
     job.close()
 """
 
+import collections
 import errno
 import json
 import math
@@ -33,6 +40,7 @@ __all__ = ["Client", "threads_for"]
 _MAX_WBUF = 1024 * 1024
 _MAX_LINE = 64 * 1024
 _RETRY_S = 1.0
+_MAX_UNACKED = 65536  # reports kept until slaqd confirms them
 
 
 def threads_for(cores, cpus=None):
@@ -133,6 +141,11 @@ class Client:
         self._wbuf = bytearray()
         self._rbuf = bytearray()
         self._dropped = 0
+        # Reports not yet confirmed, oldest first: (iter, line).
+        self._unacked = collections.deque()
+        self._sent = 0       # of them, queued on this connection
+        self._acks = False   # the last welcome said slaqd confirms
+        self._acked = -1     # the last iteration confirmed
         self._cpu_prev = time.process_time()
         self.poll()
 
@@ -143,9 +156,11 @@ class Client:
 
         cpu_s: CPU-seconds used since the previous report; by default the
         process's own CPU time since then (all threads). Returns True when
-        the report was queued, False when it was dropped because slaqd is
-        not reachable. Raises ValueError on a non-finite loss or a negative
-        cpu_s or samples.
+        the report was queued (kept until slaqd confirms it, and sent again
+        after a reconnection), False when it was dropped: slaqd is not
+        reachable (and the last one did not confirm reports) or 65,536
+        reports already wait. Raises ValueError on a non-finite loss or a
+        negative cpu_s or samples.
         """
         now_cpu = time.process_time()
         if cpu_s is None:
@@ -161,15 +176,15 @@ class Client:
         if int(iteration) < 0:
             raise ValueError("iteration must be >= 0")
         self.poll()
-        if self._sock is None:
+        if (self._sock is None and not self._acks) or \
+                len(self._unacked) >= _MAX_UNACKED:
             self._dropped += 1
             return False
         line = json.dumps({"type": "report", "iter": int(iteration),
                            "loss": loss, "cpu_s": cpu_s,
                            "samples": samples}, separators=(",", ":"))
-        if not self._queue(line):
-            self._dropped += 1
-            return False
+        self._unacked.append((int(iteration), line))
+        self._pump()
         self._write()
         return True
 
@@ -237,17 +252,40 @@ class Client:
         """Reports dropped because slaqd was not reachable."""
         return self._dropped
 
+    @property
+    def unacked(self):
+        """Reports not yet confirmed by slaqd (or not yet written, with a
+        slaqd that does not confirm)."""
+        return len(self._unacked) - (0 if self._acks else self._sent)
+
+    @property
+    def acked(self):
+        """The last iteration slaqd confirmed as committed, or -1."""
+        return self._acked
+
     def poll(self):
         """Does whatever I/O is possible now, without blocking."""
         self._try_connect()
+        self._pump()
         self._write()
         self._read()
+        if self._wbuf:  # what the welcome released, say
+            self._write()
 
     def close(self, timeout=1.0):
-        """Says goodbye, waits at most ``timeout`` s for queued reports."""
-        if self._sock is not None:
+        """Waits at most ``timeout`` s for every report to be confirmed
+        (reconnecting if need be), says goodbye and disconnects."""
+        deadline = time.monotonic() + timeout
+        while self._path is not None and self.unacked and \
+                time.monotonic() < deadline:
+            self.poll()
+            if self._sock is not None and not self._connecting:
+                select.select([self._sock], [self._sock] if self._wbuf
+                              else [], [], 0.01)
+            else:
+                time.sleep(0.01)
+        if self._sock is not None and not self._connecting:
             self._queue('{"type":"bye"}')
-            deadline = time.monotonic() + timeout
             self._write()
             while self._sock is not None and self._wbuf and \
                     time.monotonic() < deadline:
@@ -272,6 +310,7 @@ class Client:
         self._welcomed = False
         self._wbuf.clear()
         self._rbuf.clear()
+        self._sent = 0  # what was queued went with the socket
 
     def _queue(self, line):
         data = line.encode() + b"\n"
@@ -279,6 +318,20 @@ class Client:
             return False
         self._wbuf += data
         return True
+
+    def _pump(self):
+        """Queues the kept reports not yet on this connection, in order,
+        once the welcome has said where to resume."""
+        if self._sock is None or not self._welcomed:
+            return
+        while self._sent < len(self._unacked):
+            if not self._queue(self._unacked[self._sent][1]):
+                break
+            self._sent += 1
+        if not self._acks:  # nobody will confirm them
+            for _ in range(self._sent):
+                self._unacked.popleft()
+            self._sent = 0
 
     def _try_connect(self):
         if self._path is None or self._sock is not None:
@@ -310,6 +363,8 @@ class Client:
             hello["iters"] = self._iters
         if self._convergence:
             hello["convergence"] = self._convergence
+        if os.environ.get("SLAQ_CLIENT_ACK") != "0":
+            hello["ack"] = True
         self._queue(json.dumps(hello, separators=(",", ":")))
 
     def _write(self):
@@ -374,6 +429,22 @@ class Client:
                 self._secret = msg["secret"]
             if isinstance(cores, (int, float)) and cores > 0:
                 self._cores = float(cores)
+            # Resume after what slaqd has (it confirms those later).
+            self._acks = msg.get("ack") is True
+            nxt = msg.get("next_iter")
+            self._sent = 0
+            if isinstance(nxt, int):
+                while self._sent < len(self._unacked) and \
+                        self._unacked[self._sent][0] < nxt:
+                    self._sent += 1
+            self._pump()
+        elif kind == "ack":
+            it = msg.get("iter")
+            if isinstance(it, int) and it >= 0:
+                while self._unacked and self._unacked[0][0] <= it:
+                    self._unacked.popleft()
+                    self._sent = max(0, self._sent - 1)
+                self._acked = it
         elif kind == "alloc":
             if isinstance(cores, (int, float)) and cores >= 0:
                 self._cores = float(cores)

@@ -13,7 +13,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: slaq ls [OPTIONS]\n\n"
                "Lists slaqd's jobs: id, name, state, cores, iteration, last "
                "loss, predicted\nloss reduction so far, and why a job "
-               "ended.\n\n"
+               "ended.\nWith --json: one reply object, its \"jobs\" array "
+               "holding every job\n(slaqd's pages joined).\n\n"
                "  -a, --active      only running and stopping jobs\n"
                RPC_HELP);
 }
@@ -63,9 +64,11 @@ int cmd_ls(int argc, char **argv)
         return EXIT_USAGE;
     }
     /* slaqd answers a page at a time (docs/protocol.md): each is printed
-     * as it comes, so any number of jobs is listed in bounded memory. */
+     * as it comes, so any number of jobs is listed in bounded memory; with
+     * --json as one reply whose "jobs" array holds every page's jobs. */
     json_t *next = json_integer(0);
     int header = 0;
+    size_t shown = 0;
     while (json_is_integer(next)) {
         json_t *r = rpc_call("ls", &ro, json_pack("{s:s, s:b, s:O}", "type",
                                                   "ls", "active", active,
@@ -78,8 +81,16 @@ int cmd_ls(int argc, char **argv)
             json_decref(r);
             return st;
         }
-        if (ro.json) { /* one reply object per page */
-            rpc_print_json(r);
+        if (ro.json) {
+            if (!header++)
+                fputs("{\n  \"type\": \"result\",\n  \"ok\": true,\n  "
+                      "\"jobs\": [", stdout);
+            size_t i;
+            json_t *j;
+            json_array_foreach(json_object_get(r, "jobs"), i, j) {
+                fputs(shown++ ? ",\n    " : "\n    ", stdout);
+                json_dumpf(j, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10));
+            }
         } else {
             if (!header++)
                 printf("%-5s %-18s %-10s %6s %8s %10s %6s  %s\n", "ID",
@@ -91,5 +102,8 @@ int cmd_ls(int argc, char **argv)
         json_decref(r);
     }
     json_decref(next);
+    if (ro.json)
+        fputs(shown ? "\n  ],\n  \"next\": null\n}\n"
+                    : "],\n  \"next\": null\n}\n", stdout);
     return 0;
 }

@@ -9,6 +9,17 @@
  * before any), and a reconnect is tried at most once a second. A
  * half-written line is never continued on a new connection: the output
  * buffer is discarded with the old socket, so slaqd sees whole messages.
+ *
+ * Durable acknowledgement (docs/protocol.md, ack): every report first goes
+ * into a ring of reports slaqd has not yet confirmed. The hello asks for
+ * acknowledgements; a slaqd that gives them ("ack":true in welcome) later
+ * sends {"type":"ack","iter":N} once everything up to N is committed, and
+ * the ring drops those. After a reconnection (slaqd was restarted after a
+ * kill -9, say) the reports from the welcome's next_iter on are sent
+ * again, so none is lost and slaqd never sees one twice. Reports are
+ * written only once the welcome has arrived, in iteration order. With a
+ * slaqd that does not acknowledge, a report leaves the ring as soon as it
+ * is queued on the socket (as before acknowledgements existed).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -31,6 +42,12 @@
 #define CL_MAX_WBUF (1024 * 1024) /* queued output before reports drop */
 #define CL_MAX_LINE (64 * 1024)
 #define CL_RETRY_S 1.0
+#define CL_MAX_UNACKED 65536      /* reports kept until slaqd confirms */
+
+typedef struct cl_rep {
+    uint64_t iter;
+    double loss, cpu_s, samples;
+} cl_rep;
 
 struct slaq_client {
     int fd;
@@ -57,6 +74,15 @@ struct slaq_client {
     char rbuf[CL_MAX_LINE];
     size_t rlen;
     int rskip; /* discarding an oversized line */
+    /* Reports not yet acknowledged, oldest first (a ring). */
+    cl_rep *ring;
+    size_t ring_cap, ring_head, ring_n;
+    size_t ring_sent;     /* of them, queued on this connection */
+    int ask_acks;         /* hello asks for acknowledgements (unless
+                             SLAQ_CLIENT_ACK=0, to measure without) */
+    int acks;             /* the last welcome said slaqd acknowledges */
+    int have_acked;
+    uint64_t acked;       /* the last iteration acknowledged */
 };
 
 extern char *program_invocation_short_name;
@@ -78,6 +104,7 @@ static void cl_disconnect(slaq_client *c)
     c->wlen = c->woff = 0;
     c->rlen = 0;
     c->rskip = 0;
+    c->ring_sent = 0; /* what was queued went with the socket */
 }
 
 /* Appends one line; returns -1 if it does not fit (the caller drops it). */
@@ -98,6 +125,64 @@ static int cl_queue(slaq_client *c, const char *line, size_t len)
     c->wbuf[c->wlen + len] = '\n';
     c->wlen += len + 1;
     return 0;
+}
+
+static cl_rep *ring_at(slaq_client *c, size_t i)
+{
+    return &c->ring[(c->ring_head + i) % c->ring_cap];
+}
+
+/* Adds a report to the ring; -1 when CL_MAX_UNACKED are waiting. */
+static int ring_push(slaq_client *c, const cl_rep *r)
+{
+    if (c->ring_n == c->ring_cap) {
+        if (c->ring_cap >= CL_MAX_UNACKED)
+            return -1;
+        size_t cap = c->ring_cap ? c->ring_cap * 2 : 64;
+        cl_rep *nr = malloc(cap * sizeof *nr);
+        if (!nr)
+            return -1;
+        for (size_t i = 0; i < c->ring_n; i++)
+            nr[i] = *ring_at(c, i);
+        free(c->ring);
+        c->ring = nr;
+        c->ring_cap = cap;
+        c->ring_head = 0;
+    }
+    c->ring_n++;
+    *ring_at(c, c->ring_n - 1) = *r;
+    return 0;
+}
+
+static void ring_pop(slaq_client *c, size_t n)
+{
+    if (n > c->ring_n)
+        n = c->ring_n;
+    c->ring_head = c->ring_cap ? (c->ring_head + n) % c->ring_cap : 0;
+    c->ring_n -= n;
+    c->ring_sent = c->ring_sent > n ? c->ring_sent - n : 0;
+}
+
+/* Queues the ring's reports not yet on this connection, as far as the
+ * output buffer takes them; only after the welcome (the order slaqd sees
+ * must be increasing, and the welcome says where to resume). */
+static void ring_pump(slaq_client *c)
+{
+    if (c->fd < 0 || !c->welcomed)
+        return;
+    char line[256];
+    while (c->ring_sent < c->ring_n) {
+        const cl_rep *r = ring_at(c, c->ring_sent);
+        int n = snprintf(line, sizeof line, "{\"type\":\"report\",\"iter\":"
+                         "%llu,\"loss\":%.17g,\"cpu_s\":%.17g,\"samples\":"
+                         "%.17g}", (unsigned long long)r->iter, r->loss,
+                         r->cpu_s, r->samples);
+        if (cl_queue(c, line, (size_t)n) < 0)
+            break;
+        c->ring_sent++;
+    }
+    if (!c->acks) /* nobody will confirm them: queued is all we can do */
+        ring_pop(c, c->ring_sent);
 }
 
 /* Resolves "tcp:HOST:PORT" or a Unix socket path into c->addr; -1 if it
@@ -170,6 +255,8 @@ static void cl_try_connect(slaq_client *c)
     if (hello && c->convergence)
         json_object_set_new(hello, "convergence",
                             json_string(c->convergence));
+    if (hello && c->ask_acks)
+        json_object_set_new(hello, "ack", json_true());
     char *s = hello ? json_dumps(hello, JSON_COMPACT) : NULL;
     json_decref(hello);
     if (!s || cl_queue(c, s, strlen(s)) < 0)
@@ -199,6 +286,28 @@ static void cl_message(slaq_client *c, const char *line, size_t len)
         if (json_is_number(cores) && json_number_value(cores) > 0) {
             c->cores = json_number_value(cores);
             c->have_alloc = 1;
+        }
+        /* Resume after what slaqd has: it took the reports before
+         * next_iter (committed or about to be; acked later). */
+        c->acks = json_is_true(json_object_get(m, "ack"));
+        json_t *next = json_object_get(m, "next_iter");
+        c->ring_sent = 0;
+        if (json_is_integer(next))
+            while (c->ring_sent < c->ring_n &&
+                   ring_at(c, c->ring_sent)->iter <
+                       (uint64_t)json_integer_value(next))
+                c->ring_sent++;
+        ring_pump(c);
+    } else if (!strcmp(type, "ack")) {
+        json_t *it = json_object_get(m, "iter");
+        if (json_is_integer(it) && json_integer_value(it) >= 0) {
+            uint64_t a = (uint64_t)json_integer_value(it);
+            size_t k = 0;
+            while (k < c->ring_n && ring_at(c, k)->iter <= a)
+                k++;
+            ring_pop(c, k);
+            c->acked = a;
+            c->have_acked = 1;
         }
     } else if (!strcmp(type, "alloc")) {
         if (json_is_number(cores) && json_number_value(cores) >= 0) {
@@ -290,8 +399,11 @@ void slaq_client_poll(slaq_client *c)
     if (!c)
         return;
     cl_try_connect(c);
+    ring_pump(c);
     cl_write(c);
     cl_read(c);
+    if (c->woff < c->wlen) /* what the welcome released, say */
+        cl_write(c);
 }
 
 static double default_cores(void)
@@ -317,6 +429,8 @@ slaq_client *slaq_client_connect(const char *socket_path, int64_t job_id,
     c->wbuf = malloc(CL_MAX_WBUF);
     c->name = strdup(name ? name : program_invocation_short_name);
     c->path = socket_path && *socket_path ? strdup(socket_path) : NULL;
+    const char *ack = getenv("SLAQ_CLIENT_ACK");
+    c->ask_acks = !(ack && !strcmp(ack, "0"));
     const char *secret = getenv("SLAQ_JOB_SECRET");
     if (c->job_id > 0 && secret && *secret)
         c->secret = strdup(secret);
@@ -352,18 +466,14 @@ int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
         return -1;
     }
     slaq_client_poll(c);
-    if (c->fd < 0) {
+    /* Offline, a report is kept only for a slaqd known to acknowledge
+     * (it will be sent after the reconnection); else it is dropped. */
+    cl_rep r = {iter, loss, cpu_s, samples};
+    if ((c->fd < 0 && !c->acks) || ring_push(c, &r) < 0) {
         c->dropped++;
         return 1;
     }
-    char line[256];
-    int n = snprintf(line, sizeof line, "{\"type\":\"report\",\"iter\":%llu,"
-                     "\"loss\":%.17g,\"cpu_s\":%.17g,\"samples\":%.17g}",
-                     (unsigned long long)iter, loss, cpu_s, samples);
-    if (cl_queue(c, line, (size_t)n) < 0) {
-        c->dropped++;
-        return 1;
-    }
+    ring_pump(c);
     cl_write(c);
     return 0;
 }
@@ -517,14 +627,40 @@ int64_t slaq_client_job_id(const slaq_client *c) { return c->job_id; }
 
 uint64_t slaq_client_dropped(const slaq_client *c) { return c->dropped; }
 
+size_t slaq_client_unacked(const slaq_client *c)
+{
+    return c->acks ? c->ring_n : c->ring_n - c->ring_sent;
+}
+
+int64_t slaq_client_acked(const slaq_client *c)
+{
+    return c->have_acked ? (int64_t)c->acked : -1;
+}
+
 void slaq_client_close_timeout(slaq_client *c, int timeout_ms)
 {
     if (!c)
         return;
-    if (c->fd >= 0) {
+    double until = mono() + timeout_ms / 1e3;
+    /* First every report confirmed (or at least written, to a slaqd that
+     * does not confirm), reconnecting if need be, within the time given. */
+    while (c->path && slaq_client_unacked(c) > 0 && mono() < until) {
+        slaq_client_poll(c);
+        if (c->fd >= 0) {
+            struct pollfd p = {.fd = c->fd,
+                               .events = POLLIN | (c->woff < c->wlen ||
+                                                   c->connecting ? POLLOUT
+                                                                 : 0)};
+            poll(&p, 1, 10);
+        } else {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    if (c->fd >= 0 && !c->connecting) {
         static const char bye[] = "{\"type\":\"bye\"}";
         cl_queue(c, bye, sizeof bye - 1);
-        double deadline = mono() + timeout_ms / 1e3;
+        double deadline = until > mono() ? until : mono();
         cl_write(c);
         while (c->fd >= 0 && c->woff < c->wlen && mono() < deadline) {
             struct pollfd p = {.fd = c->fd, .events = POLLOUT};
@@ -539,6 +675,7 @@ void slaq_client_close_timeout(slaq_client *c, int timeout_ms)
     free(c->name);
     free(c->stop_reason);
     free(c->wbuf);
+    free(c->ring);
     free(c);
 }
 

@@ -105,6 +105,12 @@ static json_t *api_status(sd_daemon *d)
                         json_integer((json_int_t)store_pending(d->store)));
     json_object_set_new(r, "reports_lost_total",
                         json_integer((json_int_t)store_lost(d->store)));
+    json_object_set_new(r, "reports_duplicate_total",
+                        json_integer((json_int_t)d->reports_duplicate));
+    json_object_set_new(r, "acks_sent_total",
+                        json_integer((json_int_t)d->acks_sent));
+    json_object_set_new(r, "http_header_timeouts_total",
+                        json_integer((json_int_t)d->http_header_timeouts));
     json_object_set_new(r, "buffered_bytes",
                         json_integer((json_int_t)d->buffered));
     json_object_set_new(r, "buffered_bytes_max",

@@ -651,6 +651,7 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
     }
     c->kind = CONN_JOB;
     c->job = j;
+    c->acks = json_is_true(json_object_get(msg, "ack"));
     j->conn = c;
     job_declare_iters(d, c, j, json_object_get(msg, "iters"));
     job_declare_class(d, c, j, msg);
@@ -668,6 +669,36 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
     sd_log(d, 1, "job %lld: client connected (pid %d)", (long long)j->id,
            (int)pid);
     job_greet(d, j, c);
+}
+
+/* A report of an iteration the job has already reported (acknowledged
+ * sessions: a resent one). */
+static int is_duplicate(const sd_job *j, json_t *msg)
+{
+    json_t *it = json_object_get(msg, "iter");
+    return j->nreports > 0 && json_is_integer(it) &&
+           json_integer_value(it) >= 0 &&
+           (uint64_t)json_integer_value(it) <= j->last_iter;
+}
+
+void conn_send_acks(sd_daemon *d)
+{
+    char line[64];
+    for (sd_conn *c = d->conns; c; c = c->next) {
+        sd_job *j = c->job;
+        if (!c->acks || !j || j->conn != c || !j->nreports ||
+            c->closing || c->wdead)
+            continue;
+        if (c->acked_any && c->acked_iter == j->last_iter && !c->ack_due)
+            continue;
+        int n = snprintf(line, sizeof line, "{\"type\":\"ack\",\"iter\":%llu}",
+                         (unsigned long long)j->last_iter);
+        c->acked_any = 1;
+        c->acked_iter = j->last_iter;
+        c->ack_due = 0;
+        d->acks_sent++;
+        conn_send_line(d, c, line, (size_t)n);
+    }
 }
 
 static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
@@ -715,7 +746,12 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
             send_error(d, c, "no_hello", "send \"hello\" before reports");
         else if (!c->job)
             send_error(d, c, "bad_report", "this connection's job has ended");
-        else if (job_report(d, c->job, msg, err, sizeof err) < 0)
+        else if (c->acks && is_duplicate(c->job, msg)) {
+            /* Resent after a reconnection, but this slaqd had it: it is
+             * dropped, and the next commit acknowledges it again. */
+            d->reports_duplicate++;
+            c->ack_due = 1;
+        } else if (job_report(d, c->job, msg, err, sizeof err) < 0)
             send_error(d, c, "bad_report", "%s", err);
     } else if (!strcmp(type, "hello")) {
         if (c->kind == CONN_JOB)

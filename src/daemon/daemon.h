@@ -40,6 +40,7 @@
 #define SD_HTTP_PER_IP 32             /* HTTP connections per address */
 #define SD_HTTP_MAX_CONNS 512         /* HTTP connections in all */
 #define SD_HTTP_TIMEOUT_S 10          /* HTTP idle (and header) timeout */
+#define SD_HTTP_HEADER_S 10.0         /* a request's headers, in all */
 #define SD_TICK_S 0.05                /* flush / enforcement tick */
 #define SD_SPARK 32                   /* allocation samples kept per job */
 #define SD_TRACE_FRAMES 256           /* timeline frames kept (trace.c) */
@@ -200,6 +201,10 @@ typedef struct sd_conn {
     int wdead;            /* the peer no longer reads: output dropped */
     sd_job *job;
     int said_bye;
+    int acks;             /* the job asked for acknowledgements (hello) */
+    int ack_due;          /* an ack is owed even without new reports */
+    int acked_any;        /* an ack was sent on this connection ... */
+    uint64_t acked_iter;  /* ... for this iteration */
     struct sd_conn *prev, *next;
 } sd_conn;
 
@@ -261,6 +266,7 @@ struct sd_daemon {
     void *http;           /* struct MHD_Daemon * */
     char **http_host_ok;  /* Host values accepted (http.c), NULL-ended */
     uint64_t http_host_refused;
+    uint64_t http_header_timeouts; /* closed: headers not whole in time */
     unsigned http_port;
     uint64_t epoch_no;
     double tick_last;     /* monotonic time of the last tick */
@@ -270,6 +276,8 @@ struct sd_daemon {
     double epoch_ms_sum, core_ms_sum;    /* over epochs with jobs ... */
     uint64_t busy_epochs;                /* ... counted here */
     uint64_t reports_total, errors_total;
+    uint64_t reports_duplicate; /* resent reports dropped (acked sessions) */
+    uint64_t acks_sent;
     uint64_t pe_n;        /* reports the forecast error was measured on */
     sd_frame trace[SD_TRACE_FRAMES]; /* the timeline, oldest first */
     size_t ntrace;
@@ -338,6 +346,10 @@ void conn_settle(sd_daemon *d, sd_job *j);
 void conn_close_all(sd_daemon *d);
 /* Frees the connections closed during this turn of the loop. */
 void conn_reap(sd_daemon *d);
+/* After a commit (nothing accepted is uncommitted any more): tells each
+ * job session that asked for acknowledgements the last iteration it has
+ * in the database, if that advanced (docs/protocol.md, ack). */
+void conn_send_acks(sd_daemon *d);
 /* Once a second: closes connections that sent no whole message within
  * SD_HELLO_TIMEOUT_S, and retries accepting after running out of
  * descriptors. */

@@ -30,6 +30,7 @@
  */
 #include <arpa/inet.h>
 #include <math.h>
+#include <sys/socket.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -38,6 +39,95 @@
 #include <strings.h>
 
 #include "daemon/daemon.h"
+
+/*
+ * The total header deadline. libmicrohttpd's timeout is an idle timeout:
+ * a client trickling a header byte every few seconds (slowloris) would
+ * hold its connection for ever. So each connection is tracked from when
+ * it opens (or its previous request completed) until its request's
+ * headers are whole (the first call of on_request); one still waiting
+ * after SD_HTTP_HEADER_S is shut down, which libmicrohttpd then closes.
+ */
+typedef struct http_conn {
+    struct http_conn *prev, *next;
+    int fd;
+    double since;         /* monotonic: opened or previous request done */
+    int headers_done;     /* the current request's headers arrived */
+} http_conn;
+
+static http_conn *http_conns; /* one slaqd per process */
+static double http_sweep_last;
+
+static void on_connection(void *cls, struct MHD_Connection *con,
+                          void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    (void)cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        http_conn *h = calloc(1, sizeof *h);
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(con, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!h || !ci) {
+            free(h);
+            return; /* not tracked: only the idle timeout applies */
+        }
+        h->fd = ci->connect_fd;
+        h->since = sd_mono();
+        h->next = http_conns;
+        if (http_conns)
+            http_conns->prev = h;
+        http_conns = h;
+        *socket_context = h;
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        http_conn *h = *socket_context;
+        if (h->prev)
+            h->prev->next = h->next;
+        else
+            http_conns = h->next;
+        if (h->next)
+            h->next->prev = h->prev;
+        free(h);
+        *socket_context = NULL;
+    }
+}
+
+static http_conn *conn_of(struct MHD_Connection *con)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* A request was answered: the deadline starts again for the next one on
+ * the same (kept-alive) connection. */
+static void on_completed(void *cls, struct MHD_Connection *con,
+                         void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)con_cls;
+    (void)toe;
+    http_conn *h = conn_of(con);
+    if (h) {
+        h->since = sd_mono();
+        h->headers_done = 0;
+    }
+}
+
+/* Shuts down connections whose headers are overdue (twice a second). */
+static void header_sweep(sd_daemon *d)
+{
+    double now = sd_mono();
+    if (now - http_sweep_last < 0.5)
+        return;
+    http_sweep_last = now;
+    for (http_conn *h = http_conns; h; h = h->next)
+        if (!h->headers_done && h->fd >= 0 &&
+            now - h->since > SD_HTTP_HEADER_S) {
+            shutdown(h->fd, SHUT_RDWR);
+            h->fd = -1; /* once; libmicrohttpd closes it and says so */
+            d->http_header_timeouts++;
+        }
+}
 
 /* Where Debian's libjs-chart.js installs the minified Chart.js. */
 #define HTTP_CHARTJS "/usr/share/javascript/chart.js/chart.min.js"
@@ -208,6 +298,15 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
              "Reports dropped: more than the memory holds while writes "
              "failed.",
              (double)store_lost(d->store));
+    prom_one(f, "slaq_reports_duplicate_total", "counter",
+             "Resent reports slaqd already had, dropped (acknowledged "
+             "sessions).", (double)d->reports_duplicate);
+    prom_one(f, "slaq_acks_sent_total", "counter",
+             "Acknowledgements of committed reports sent to jobs.",
+             (double)d->acks_sent);
+    prom_one(f, "slaq_http_header_timeouts_total", "counter",
+             "HTTP connections closed: a request's headers not whole "
+             "within 10 s.", (double)d->http_header_timeouts);
     prom_one(f, "slaq_buffered_bytes", "gauge",
              "Bytes held in all connections' input and output buffers.",
              (double)d->buffered);
@@ -396,6 +495,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con,
     (void)version;
     (void)upload;
     (void)con_cls;
+    http_conn *hc = conn_of(con);
+    if (hc)
+        hc->headers_done = 1;
     if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
         *upload_size = 0;
         return reply(con, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -485,6 +587,9 @@ int http_start(sd_daemon *d, const char *addr, char *err, size_t errlen)
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)SD_HTTP_MAX_CONNS,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)SD_HTTP_PER_IP,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+        /* ... and must send whole headers within SD_HTTP_HEADER_S. */
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, (void *)d,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, (void *)d,
         MHD_OPTION_END);
     if (!m) {
         snprintf(err, errlen, "cannot listen (address in use?)");
@@ -528,8 +633,10 @@ int http_start(sd_daemon *d, const char *addr, char *err, size_t errlen)
 
 void http_run(sd_daemon *d)
 {
-    if (d->http)
-        MHD_run(d->http);
+    if (!d->http)
+        return;
+    header_sweep(d);
+    MHD_run(d->http);
 }
 
 void http_stop(sd_daemon *d)

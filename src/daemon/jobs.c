@@ -135,6 +135,12 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c)
                           "job", (json_int_t)j->id, "name", j->name,
                           "cores", j->alloc, "epoch_s", d->cfg.epoch_s,
                           "last_iter", (json_int_t)j->last_iter);
+    /* The first iteration slaqd will take: a client resends from there
+     * (last_iter cannot tell "iteration 0" from "none yet"). */
+    json_object_set_new(m, "next_iter", json_integer(
+        j->nreports ? (json_int_t)j->last_iter + 1 : 0));
+    if (c->acks)
+        json_object_set_new(m, "ack", json_true());
     /* An attached job learns its secret here: its reconnections (after a
      * restart of slaqd, say) must show it. A started job has it already. */
     if (!j->managed && j->secret[0])

@@ -578,7 +578,8 @@ static void on_tick(sd_daemon *d, sd_handler *h, uint32_t events)
     job_tick(d);
     conn_tick(d);
     http_run(d);
-    store_flush(d->store);
+    if (store_flush(d->store) == 0)
+        conn_send_acks(d); /* every report accepted so far is committed */
 }
 
 static void on_http(sd_daemon *d, sd_handler *h, uint32_t events)

@@ -297,6 +297,21 @@ async function main() {
     const fcApi = await d.api(`/api/jobs/${ids[2]}/forecast`);
     ok(fcApi.forecast.length > 0 && det.fc.points.every((p) => Number.isFinite(p[1])),
       'the forecast comes from /api/jobs/ID/forecast');
+    // The reported curve keeps up through /api/jobs/ID/history pages: it
+    // reaches an iteration the job reported after the detail opened, once
+    // per iteration, in order.
+    const target = (await d.api(`/api/jobs/${ids[2]}`)).job.iter + 3;
+    const followed = await waitFor(async () => {
+      const c = await readCharts(page);
+      const rep = c.detail.find((s) => s.id === 'reported');
+      return rep && rep.points.at(-1)[0] >= target ? rep : null;
+    }, 'the reported curve to follow the job', 20000).catch((e) => e);
+    const xs = followed.points ? followed.points.map((p) => p[0]) : [];
+    ok(xs.length > 0 && xs.every((x, i) => i === 0 || x > xs[i - 1]),
+      'the reported curve follows the job, each iteration once and in order',
+      String(followed.message || xs.slice(-5)));
+    const pages = await page.evaluate(() => window.slaqDashboard.historyRequests);
+    ok(pages > 0, 'new reports come from /api/jobs/ID/history pages', pages);
     await sleep(1200); // one more refresh, so the screenshot is settled
     await page.screenshot({path: path.join(ARTIFACTS, 'dashboard.png'), fullPage: true});
     ok(fs.statSync(path.join(ARTIFACTS, 'dashboard.png')).size > 10000,

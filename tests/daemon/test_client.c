@@ -345,6 +345,91 @@ static void test_unknown_job_error_stops_retrying(void **state)
     slaq_client_close(c);
 }
 
+/* With a slaqd that acknowledges: nothing is written before the welcome,
+ * unconfirmed reports survive a lost connection (and reports made while
+ * offline are kept), and after reconnecting the client resends from the
+ * welcome's next_iter on, in order; an ack releases them. */
+static void test_unacked_reports_are_resent_after_reconnecting(void **state)
+{
+    fake *f = *state;
+    char line[4096];
+    slaq_client *c = slaq_client_connect(f->path, 5, NULL);
+    f->cfd = accept(f->lfd, NULL, NULL);
+    slaq_client_poll(c);
+    fake_line(f, line, sizeof line);
+    assert_non_null(strstr(line, "\"ack\":true"));
+    for (uint64_t k = 0; k < 3; k++)
+        assert_int_equal(slaq_client_report(c, k, 1.0 / (double)(k + 1), 0, 0),
+                         0);
+    char b;
+    assert_true(recv(f->cfd, &b, 1, MSG_DONTWAIT) < 0); /* held back */
+    assert_int_equal(slaq_client_unacked(c), 3);
+    assert_int_equal(slaq_client_acked(c), -1);
+    fake_send(f, "{\"type\":\"welcome\",\"job\":5,\"cores\":1,"
+                 "\"next_iter\":0,\"ack\":true}\n");
+    POLL_UNTIL(c, slaq_client_connected(c));
+    for (int k = 0; k < 3; k++) {
+        char want[64];
+        fake_line(f, line, sizeof line);
+        snprintf(want, sizeof want, "\"iter\":%d,", k);
+        assert_non_null(strstr(line, want));
+    }
+    fake_send(f, "{\"type\":\"ack\",\"iter\":0}\n");
+    POLL_UNTIL(c, slaq_client_unacked(c) == 2);
+    assert_int_equal(slaq_client_acked(c), 0);
+    close(f->cfd); /* slaqd dies with 1 and 2 unconfirmed */
+    f->cfd = -1;
+    POLL_UNTIL(c, !slaq_client_connected(c));
+    assert_int_equal(slaq_client_report(c, 3, 0.25, 0, 0), 0); /* kept */
+    assert_int_equal(slaq_client_unacked(c), 3);
+    assert_int_equal(slaq_client_dropped(c), 0);
+    for (int i = 0; i < 1500; i++) {
+        slaq_client_poll(c);
+        usleep(1000);
+    }
+    f->cfd = accept(f->lfd, NULL, NULL);
+    fake_line(f, line, sizeof line);
+    assert_non_null(strstr(line, "\"job\":5"));
+    /* The new slaqd had committed iteration 1 but not 2. */
+    fake_send(f, "{\"type\":\"welcome\",\"job\":5,\"cores\":1,"
+                 "\"next_iter\":2,\"ack\":true}\n");
+    POLL_UNTIL(c, slaq_client_connected(c));
+    fake_line(f, line, sizeof line);
+    assert_non_null(strstr(line, "\"iter\":2,"));
+    fake_line(f, line, sizeof line);
+    assert_non_null(strstr(line, "\"iter\":3,"));
+    fake_send(f, "{\"type\":\"ack\",\"iter\":3}\n");
+    POLL_UNTIL(c, slaq_client_unacked(c) == 0);
+    assert_int_equal(slaq_client_acked(c), 3);
+    slaq_client_close(c);
+    fake_line(f, line, sizeof line);
+    assert_string_equal(line, "{\"type\":\"bye\"}");
+}
+
+/* A slaqd that does not acknowledge (no "ack" in its welcome): reports
+ * are forgotten once written, and dropped while offline, as before. */
+static void test_without_acks_reports_are_not_kept(void **state)
+{
+    fake *f = *state;
+    char line[4096];
+    slaq_client *c = slaq_client_connect(f->path, 6, NULL);
+    f->cfd = accept(f->lfd, NULL, NULL);
+    slaq_client_poll(c);
+    fake_line(f, line, sizeof line);
+    fake_send(f, "{\"type\":\"welcome\",\"job\":6,\"cores\":1}\n");
+    POLL_UNTIL(c, slaq_client_connected(c));
+    assert_int_equal(slaq_client_report(c, 1, 0.5, 0, 0), 0);
+    fake_line(f, line, sizeof line);
+    assert_non_null(strstr(line, "\"iter\":1,"));
+    assert_int_equal(slaq_client_unacked(c), 0);
+    close(f->cfd);
+    f->cfd = -1;
+    POLL_UNTIL(c, !slaq_client_connected(c));
+    assert_int_equal(slaq_client_report(c, 2, 0.4, 0, 0), 1);
+    assert_int_equal(slaq_client_unacked(c), 0);
+    slaq_client_close(c);
+}
+
 static double mono_s(void)
 {
     struct timespec ts;
@@ -400,6 +485,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(
             test_a_slaqd_that_does_not_read_never_blocks, fake_setup,
             fake_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_unacked_reports_are_resent_after_reconnecting, fake_setup,
+            fake_teardown),
+        cmocka_unit_test_setup_teardown(test_without_acks_reports_are_not_kept,
+                                        fake_setup, fake_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -73,6 +73,46 @@ def test_slowloris_leaves_the_api_reachable(slaqd):
             s.close()
 
 
+def test_trickled_headers_are_cut_off_after_the_total_deadline(slaqd):
+    """A client sending a header byte every 2 s (under the 10 s idle
+    timeout) from ten addresses is shut down 10 s after it connected."""
+    slow = []
+    for i in range(10):
+        s = socket.socket()
+        s.settimeout(2)
+        s.bind(("127.0.0.%d" % (3 + i), 0))
+        s.connect(("127.0.0.1", slaqd.port))
+        s.sendall(b"GET /api/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\nX-a: ")
+        slow.append(s)
+    t0 = time.monotonic()
+    closed_at = {}
+    try:
+        while len(closed_at) < len(slow) and time.monotonic() - t0 < 25:
+            for s in slow:
+                if s in closed_at:
+                    continue
+                try:
+                    s.sendall(b"a")
+                    s.settimeout(0.01)
+                    if s.recv(1) == b"":
+                        closed_at[s] = time.monotonic() - t0
+                except (socket.timeout, BlockingIOError):
+                    pass
+                except OSError:
+                    closed_at[s] = time.monotonic() - t0
+            time.sleep(2)
+        assert len(closed_at) == len(slow), "still open after %.0f s" % (
+            time.monotonic() - t0)
+        assert min(closed_at.values()) >= 9, closed_at
+        st = slaqd.request({"type": "status"})
+        assert st["http_header_timeouts_total"] >= len(slow)
+        status, body = _get(slaqd, "/api/status", timeout=5)
+        assert status == 200 and body["ok"]
+    finally:
+        for s in slow:
+            s.close()
+
+
 def test_history_is_served_in_pages(slaqd):
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(5)

@@ -174,6 +174,10 @@ def test_ls_lists_100000_jobs(daemon_factory, tmp_path):
     lines = p.stdout.splitlines()
     assert len(lines) == 100001 and lines[-1].startswith("100000 ")
     assert took < 60
+    # --json: one reply, every page's jobs in one array.
+    whole = json.loads(d.cli("ls", "--json").stdout)
+    assert whole["ok"] is True and whole["next"] is None
+    assert [j["id"] for j in whole["jobs"]] == list(range(1, 100001))
     page = json.load(urllib.request.urlopen(
         "http://127.0.0.1:%d/api/jobs?after=99990&limit=5" % d.port,
         timeout=10))

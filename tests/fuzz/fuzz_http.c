@@ -1,0 +1,167 @@
+/*
+ * fuzz_http.c — a libFuzzer harness for slaqd's HTTP request path: each
+ * input is the bytes one client sends to slaqd's HTTP port (request line,
+ * headers, perhaps a body), served by the daemon's own http.c through
+ * libmicrohttpd, driven the way slaqd's loop drives it (MHD_run on its
+ * epoll descriptor) until the server closes the connection: the Host
+ * check, the routes (/api/status, /api/jobs?after=&limit=, /api/jobs/ID,
+ * /api/jobs/ID/history?after=&limit=, /forecast, /api/timeline?since=,
+ * /metrics, the dashboard's files) and their parameter parsing.
+ *
+ * The daemon holds a few jobs with reports (made once, through the
+ * protocol path) so that job routes have something to show. Built by
+ * `make fuzz`, run by tests/fuzz/test_fuzz.sh on tests/fuzz/corpus/http.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static sd_daemon D;
+static char dir[64] = "/tmp/slaq-fuzz-http-XXXXXX";
+
+static void cleanup(void)
+{
+    http_stop(&D);
+    char p[128];
+    snprintf(p, sizeof p, "%s/http.port", dir);
+    unlink(p);
+    rmdir(dir);
+}
+
+/* Two attached jobs with a few reports, straight into the daemon. */
+static void add_jobs(void)
+{
+    for (int n = 0; n < 2; n++) {
+        sd_job *j = job_attach(&D, n ? "second" : "first", 0);
+        if (!j)
+            abort();
+        for (int k = 0; k < 40; k++) {
+            char line[128];
+            snprintf(line, sizeof line, "{\"iter\":%d,\"loss\":%g,\"cpu_s\":"
+                     "0.1,\"samples\":10}", k, 1.0 / (k + 1.0) + n);
+            json_t *m = json_loads(line, 0, NULL);
+            char err[256];
+            job_report(&D, j, m, err, sizeof err);
+            json_decref(m);
+        }
+    }
+    store_flush(D.store);
+    job_epoch(&D);
+    job_epoch(&D);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    char err[512] = "";
+    signal(SIGPIPE, SIG_IGN);
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        exit(1);
+    }
+    sd_config *c = &D.cfg;
+    c->state_dir = dir;
+    c->http = "127.0.0.1:0";
+    c->epoch_s = 1;
+    c->cores = 2;
+    c->unit = 0.1;
+    c->grace_s = 1;
+    c->policy = SLAQ_POLICY_SLAQ;
+    c->enforce = SD_ENF_NONE;
+    c->keep_jobs = 20;
+    D.http_h.fd = -1;
+    D.started = sd_now();
+    D.epfd = epoll_create1(EPOLL_CLOEXEC);
+    D.store = store_open(":memory:", 1, err, sizeof err);
+    slaq_sched_config sc;
+    slaq_sched_config_init(&sc);
+    sc.policy = c->policy;
+    sc.cores = c->cores;
+    sc.unit = c->unit;
+    sc.epoch_s = c->epoch_s;
+    D.sched = slaq_sched_new(&sc);
+    if (D.epfd < 0 || !D.store || !D.sched ||
+        enf_init(&D, SD_ENF_NONE, err, sizeof err) < 0 ||
+        http_start(&D, c->http, err, sizeof err) < 0) {
+        fprintf(stderr, "fuzz_http: cannot set up slaqd: %s\n", err);
+        exit(1);
+    }
+    atexit(cleanup);
+    add_jobs();
+    return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > 64 * 1024)
+        return 0;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)D.http_port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        /* Not slaqd's fault: said on stdout (libFuzzer may have closed
+         * stderr), then stop. */
+        printf("fuzz_http: cannot connect to slaqd's port: %s\n",
+               strerror(errno));
+        fflush(stdout);
+        abort();
+    }
+    /* Closed with a reset, not into TIME_WAIT: at a thousand inputs a
+     * second the ephemeral ports would run out within a minute. */
+    struct linger lg = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    size_t off = 0;
+    int closed = 0, idle = 0;
+    char buf[65536];
+    /* Until the server has read the input and closed, or sits waiting
+     * for more (a partial request): then the client gives up. */
+    for (int round = 0; round < 400 && !closed; round++) {
+        if (off < size) {
+            ssize_t n = write(fd, data + off, size - off);
+            if (n > 0)
+                off += (size_t)n;
+            else if (n < 0 && errno != EAGAIN && errno != EINTR)
+                off = size; /* the server closed: nothing more is read */
+            if (off == size)
+                shutdown(fd, SHUT_WR);
+        }
+        http_run(&D);
+        for (;;) {
+            ssize_t n = read(fd, buf, sizeof buf);
+            if (n > 0)
+                continue;
+            if (n == 0 || (errno != EAGAIN && errno != EINTR))
+                closed = 1;
+            break;
+        }
+        if (!closed) { /* until MHD or the reply has something */
+            struct pollfd p[2] = {{.fd = D.http_h.fd, .events = POLLIN},
+                                  {.fd = fd, .events = POLLIN}};
+            /* All sent, and MHD quiet for 20 ms: it waits for more of a
+             * request that will not come; the client gives up. */
+            if (poll(p, 2, 5) == 0 && off == size && ++idle >= 4)
+                break;
+        }
+    }
+    close(fd);
+    http_run(&D); /* lets MHD see the close */
+    return 0;
+}

@@ -1,0 +1,147 @@
+/*
+ * fuzz_protocol.c — a libFuzzer harness for slaqd's connection path: each
+ * input is everything one peer sends on slaqd's Unix socket, and it goes
+ * through the daemon's own code — conn_accept, the line splitter and its
+ * limits, the JSON reader, on_message's dispatch (hello, report, info, bye,
+ * ping, every read-only request of api.c: status, ls, show, logs, policy),
+ * job_report into the scheduler and SQLite (in memory), acks — then the
+ * peer hangs up and slaqd runs an epoch (the predictor fits what the input
+ * reported).
+ *
+ * The peer may not control (submit, cancel, policy NAME are refused with
+ * `forbidden`), so an input never starts a process. State carries over
+ * between inputs like a long-running slaqd's (jobs attach, end, expire).
+ *
+ * Built with clang by `make fuzz` (tests/module.mk) with slaqd's sources,
+ * their main() renamed; run by tests/fuzz/test_fuzz.sh on the seed corpus
+ * in tests/fuzz/corpus/protocol.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static sd_daemon D;
+static char dir[64] = "/tmp/slaq-fuzz-XXXXXX";
+static char sock[128];
+
+static void cleanup(void)
+{
+    conn_close_all(&D);
+    conn_reap(&D);
+    unlink(sock);
+    rmdir(dir);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    char err[512] = "";
+    signal(SIGPIPE, SIG_IGN);
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        exit(1);
+    }
+    snprintf(sock, sizeof sock, "%s/slaq.sock", dir);
+    sd_config *c = &D.cfg;
+    c->state_dir = dir;
+    c->socket_path = sock;
+    c->http = "off";
+    c->epoch_s = 1;
+    c->cores = 2;
+    c->unit = 0.1;
+    c->grace_s = 1;
+    c->policy = SLAQ_POLICY_SLAQ;
+    c->enforce = SD_ENF_NONE;
+    c->keep_jobs = 20;
+    c->verbose = 0;
+    D.http_h.fd = -1;
+    D.started = sd_now();
+    D.epfd = epoll_create1(EPOLL_CLOEXEC);
+    D.store = store_open(":memory:", 1, err, sizeof err);
+    slaq_sched_config sc;
+    slaq_sched_config_init(&sc);
+    sc.policy = c->policy;
+    sc.cores = c->cores;
+    sc.unit = c->unit;
+    sc.epoch_s = c->epoch_s;
+    D.sched = slaq_sched_new(&sc);
+    if (D.epfd < 0 || !D.store || !D.sched ||
+        enf_init(&D, SD_ENF_NONE, err, sizeof err) < 0 ||
+        conn_listen_unix(&D, sock) < 0) {
+        fprintf(stderr, "fuzz_protocol: cannot set up slaqd: %s\n", err);
+        exit(1);
+    }
+    atexit(cleanup);
+    return 0;
+}
+
+/* Reads and discards what slaqd answered, without blocking. */
+static void discard_replies(int fd)
+{
+    char buf[65536];
+    while (read(fd, buf, sizeof buf) > 0)
+        ;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > 128 * 1024) /* within a socket's buffer: no deadlock */
+        return 0;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        perror("fuzz_protocol: connect");
+        abort();
+    }
+    conn_accept(&D, &D.listen_h, 0);
+    sd_conn *c = D.conns; /* the newest is first */
+    if (!c || c->h.fd < 0)
+        abort();
+    c->may_control = 0; /* never submit: an input must not run commands */
+    fcntl(fd, F_SETFL, O_NONBLOCK);
+    size_t off = 0;
+    while (off < size) {
+        ssize_t n = write(fd, data + off, size - off);
+        if (n > 0)
+            off += (size_t)n;
+        else if (n < 0 && errno != EAGAIN && errno != EINTR)
+            break; /* slaqd closed it (a line too long, say) */
+        if (c->h.fd >= 0)
+            conn_drain(&D, c);
+        discard_replies(fd);
+        if (c->h.fd < 0)
+            break;
+    }
+    shutdown(fd, SHUT_WR);
+    while (c->h.fd >= 0) {
+        if (c->closing) { /* its reply is queued; nothing more is read */
+            conn_close(&D, c);
+            break;
+        }
+        conn_drain(&D, c); /* up to the end of input: closed there */
+        discard_replies(fd);
+    }
+    close(fd);
+    conn_reap(&D);
+    if (store_flush(D.store) == 0)
+        conn_send_acks(&D);
+    job_epoch(&D);
+    job_tick(&D);
+    conn_reap(&D);
+    return 0;
+}
