@@ -76,10 +76,12 @@ class Client:
         default_cores: what ``cores()`` returns until slaqd has given an
         allocation (default $SLAQ_DEFAULT_CORES, else the online CPUs).
         iters: how many iterations the job will run (see ``set_iters``).
+        metric_name: what the reports' ``metric`` is (see
+        ``set_metric_name``).
     """
 
     def __init__(self, socket_path=None, job_id=None, name=None,
-                 default_cores=None, iters=None):
+                 default_cores=None, iters=None, metric_name=None):
         if socket_path is None:
             socket_path = os.environ.get("SLAQ_SOCKET")
         if job_id is None:
@@ -118,8 +120,11 @@ class Client:
         self._cores = self._default
         self._stop_reason = None
         self._iters = 0
+        self._metric_name = None
         if iters is not None:
             self.set_iters(iters)
+        if metric_name is not None:
+            self.set_metric_name(metric_name)
         self._last_try = None
         self._wbuf = bytearray()
         self._rbuf = bytearray()
@@ -129,9 +134,12 @@ class Client:
 
     # ------------------------------------------------------------ public
 
-    def report(self, iteration, loss, cpu_s=None, samples=0.0):
+    def report(self, iteration, loss, cpu_s=None, samples=0.0, metric=None):
         """Reports the state after ``iteration`` (strictly increasing).
 
+        metric: the job's quality metric after this iteration (validation
+        accuracy, RMSE...; name it with ``set_metric_name``), or None when
+        not measured at this iteration.
         cpu_s: CPU-seconds used since the previous report; by default the
         process's own CPU time since then (all threads). Returns True when
         the report was queued, False when it was dropped because slaqd is
@@ -151,13 +159,20 @@ class Client:
             raise ValueError("samples must be >= 0, got %r" % samples)
         if int(iteration) < 0:
             raise ValueError("iteration must be >= 0")
+        if metric is not None:
+            metric = float(metric)
+            if not math.isfinite(metric):
+                raise ValueError("metric must be a finite number, got %r"
+                                 % metric)
         self.poll()
         if self._sock is None:
             self._dropped += 1
             return False
-        line = json.dumps({"type": "report", "iter": int(iteration),
-                           "loss": loss, "cpu_s": cpu_s,
-                           "samples": samples}, separators=(",", ":"))
+        msg = {"type": "report", "iter": int(iteration), "loss": loss,
+               "cpu_s": cpu_s, "samples": samples}
+        if metric is not None:
+            msg["metric"] = metric
+        line = json.dumps(msg, separators=(",", ":"))
         if not self._queue(line):
             self._dropped += 1
             return False
@@ -174,6 +189,22 @@ class Client:
         self._iters = iters
         if getattr(self, "_sock", None) is not None:
             self._queue(json.dumps({"type": "info", "iters": iters},
+                                   separators=(",", ":")))
+
+    def set_metric_name(self, name):
+        """Names the metric the reports carry ("accuracy", "rmse"...):
+        1 to 64 bytes without control characters (else ValueError)."""
+        name = str(name)
+        raw = name.encode()
+        if not 1 <= len(raw) <= 64 or any(b < 0x20 or b == 0x7f
+                                          for b in raw):
+            raise ValueError("metric name must be 1 to 64 bytes without "
+                             "control characters, got %r" % name)
+        if name == self._metric_name:
+            return
+        self._metric_name = name
+        if getattr(self, "_sock", None) is not None:
+            self._queue(json.dumps({"type": "info", "metric_name": name},
                                    separators=(",", ":")))
 
     def cores(self):
@@ -283,6 +314,8 @@ class Client:
             hello["token"] = self._token
         if self._iters:
             hello["iters"] = self._iters
+        if self._metric_name:
+            hello["metric_name"] = self._metric_name
         self._queue(json.dumps(hello, separators=(",", ":")))
 
     def _write(self):

@@ -49,6 +49,7 @@ struct slaq_client {
     int stop;
     char *stop_reason;
     uint64_t iters;       /* the job's declared length, 0 if unknown */
+    char *metric_name;    /* what the reports' "metric" is, or NULL */
     double last_try;
     uint64_t dropped;
     char *wbuf;
@@ -166,6 +167,8 @@ static void cl_try_connect(slaq_client *c)
         json_object_set_new(hello, "token", json_string(c->token));
     if (hello && c->iters > 0)
         json_object_set_new(hello, "iters", json_integer((json_int_t)c->iters));
+    if (hello && c->metric_name)
+        json_object_set_new(hello, "metric_name", json_string(c->metric_name));
     char *s = hello ? json_dumps(hello, JSON_COMPACT) : NULL;
     json_decref(hello);
     if (!s || cl_queue(c, s, strlen(s)) < 0)
@@ -342,8 +345,14 @@ slaq_client *slaq_client_open(void)
 int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
                        double cpu_s, double samples)
 {
+    return slaq_client_report_metric(c, iter, loss, NAN, cpu_s, samples);
+}
+
+int slaq_client_report_metric(slaq_client *c, uint64_t iter, double loss,
+                              double metric, double cpu_s, double samples)
+{
     if (!isfinite(loss) || !(cpu_s >= 0) || !isfinite(cpu_s) ||
-        !(samples >= 0) || !isfinite(samples)) {
+        !(samples >= 0) || !isfinite(samples) || isinf(metric)) {
         errno = EINVAL;
         return -1;
     }
@@ -352,15 +361,48 @@ int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
         c->dropped++;
         return 1;
     }
-    char line[256];
+    char line[320];
     int n = snprintf(line, sizeof line, "{\"type\":\"report\",\"iter\":%llu,"
-                     "\"loss\":%.17g,\"cpu_s\":%.17g,\"samples\":%.17g}",
+                     "\"loss\":%.17g,\"cpu_s\":%.17g,\"samples\":%.17g",
                      (unsigned long long)iter, loss, cpu_s, samples);
+    if (!isnan(metric))
+        n += snprintf(line + n, sizeof line - (size_t)n, ",\"metric\":%.17g",
+                      metric);
+    n += snprintf(line + n, sizeof line - (size_t)n, "}");
     if (cl_queue(c, line, (size_t)n) < 0) {
         c->dropped++;
         return 1;
     }
     cl_write(c);
+    return 0;
+}
+
+int slaq_client_set_metric_name(slaq_client *c, const char *name)
+{
+    if (!name || !*name || strlen(name) > SLAQ_METRIC_NAME_MAX) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (const char *p = name; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+            errno = EINVAL;
+            return -1;
+        }
+    if (c->metric_name && !strcmp(c->metric_name, name))
+        return 0;
+    char *copy = strdup(name);
+    if (!copy)
+        return -1;
+    free(c->metric_name);
+    c->metric_name = copy;
+    if (c->fd < 0) /* hello will carry it */
+        return 0;
+    json_t *m = json_pack("{s:s, s:s}", "type", "info", "metric_name", name);
+    char *s = m ? json_dumps(m, JSON_COMPACT) : NULL;
+    json_decref(m);
+    if (!s || cl_queue(c, s, strlen(s)) < 0)
+        cl_disconnect(c);
+    free(s);
     return 0;
 }
 
@@ -450,6 +492,7 @@ void slaq_client_close_timeout(slaq_client *c, int timeout_ms)
     free(c->token);
     free(c->secret);
     free(c->name);
+    free(c->metric_name);
     free(c->stop_reason);
     free(c->wbuf);
     free(c);

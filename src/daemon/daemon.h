@@ -119,6 +119,9 @@ int sd_state_parse(const char *name, sd_state *out);
 
 struct sd_conn;
 
+/* The longest metric name a job may declare (hello/info "metric_name"). */
+#define SD_METRIC_NAME_MAX 64
+
 typedef struct sd_job {
     int64_t id;
     char *name;
@@ -143,6 +146,9 @@ typedef struct sd_job {
     double alloc;         /* cores last applied */
     uint64_t last_iter;
     double last_loss, first_loss;
+    char *metric_name;    /* what its reports' metric is (NULL: not said) */
+    double last_metric;   /* the last report's metric (NaN: none yet) */
+    uint64_t metric_iter; /* ... and its iteration */
     double reduction;     /* predicted loss reduction so far, last epoch */
     uint64_t nreports;
     double cpu_total;
@@ -415,7 +421,9 @@ uint64_t store_failures(const sd_store *s);
 uint64_t store_lost(const sd_store *s);  /* reports beyond the memory cap */
 size_t store_pending(const sd_store *s); /* reports not yet committed */
 void store_put_job(sd_store *s, const sd_job *j);
-void store_report(sd_store *s, int64_t job, const slaq_report *r);
+/* `metric` NaN: the report carries none (stored as NULL). */
+void store_report(sd_store *s, int64_t job, const slaq_report *r,
+                  double metric);
 void store_alloc(sd_store *s, int64_t job, double t, double cores,
                  uint64_t epoch);
 void store_event(sd_store *s, double t, int64_t job, const char *kind,

@@ -76,6 +76,7 @@ sd_job *job_new(sd_daemon *d, int64_t id)
     j->weight = 1;
     j->max_cores = INFINITY;
     j->last_loss = j->first_loss = NAN;
+    j->last_metric = NAN;
     j->reduction = 0;
     d->jobs[id - 1] = j;
     if ((uint64_t)id > d->njobs)
@@ -89,6 +90,7 @@ static void job_free(sd_job *j)
     free(j->cmd);
     free(j->cwd);
     free(j->reason);
+    free(j->metric_name);
     free(j);
 }
 
@@ -500,6 +502,7 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
     json_t *loss = json_object_get(msg, "loss");
     json_t *cpu = json_object_get(msg, "cpu_s");
     json_t *samples = json_object_get(msg, "samples");
+    json_t *metric = json_object_get(msg, "metric");
     if (!json_is_integer(it) || json_integer_value(it) < 0) {
         snprintf(err, errlen, "field \"iter\" must be an integer >= 0");
         return -1;
@@ -512,6 +515,15 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
         snprintf(err, errlen, "fields \"cpu_s\" and \"samples\" must be "
                               "numbers");
         return -1;
+    }
+    double mv = NAN;
+    if (metric && !json_is_null(metric)) {
+        mv = json_is_number(metric) ? json_number_value(metric) : NAN;
+        if (!(fabs(mv) <= 1e100)) {
+            snprintf(err, errlen, "field \"metric\" must be a number with "
+                     "|metric| <= 1e100 (or null)");
+            return -1;
+        }
     }
     slaq_report r = {
         .iter = (uint64_t)json_integer_value(it),
@@ -532,7 +544,11 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
                  ">= 0)", slaq_strerror(rc));
         return -1;
     }
-    store_report(d->store, j->id, &r);
+    store_report(d->store, j->id, &r, mv);
+    if (!isnan(mv)) {
+        j->last_metric = mv;
+        j->metric_iter = r.iter;
+    }
     d->reports_total++;
     if (j->max_iters && r.iter >= j->max_iters && j->state == SD_RUNNING)
         job_stop(d, j, "max_iters");
@@ -943,6 +959,11 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "reports", json_integer((json_int_t)j->nreports));
     json_object_set_new(o, "loss", num_or_null(j->last_loss));
     json_object_set_new(o, "first_loss", num_or_null(j->first_loss));
+    json_object_set_new(o, "metric_name", j->metric_name
+                        ? json_string(j->metric_name) : json_null());
+    json_object_set_new(o, "metric", num_or_null(j->last_metric));
+    json_object_set_new(o, "metric_iter", isnan(j->last_metric) ? json_null()
+                        : json_integer((json_int_t)j->metric_iter));
     json_object_set_new(o, "cpu_s", json_real(j->cpu_total));
     json_object_set_new(o, "connected", json_boolean(j->conn != NULL));
     json_object_set_new(o, "reason", j->reason ? json_string(j->reason)

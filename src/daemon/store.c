@@ -30,14 +30,14 @@ enum { ST_BEGIN, ST_COMMIT, ST_REPORT, ST_ALLOC, ST_EVENT, ST_JOB,
 static const char *const sql_text[ST_N] = {
     "BEGIN",
     "COMMIT",
-    "INSERT OR REPLACE INTO reports(job, iter, loss, cpu_s, samples, t) "
-    "VALUES (?, ?, ?, ?, ?, ?)",
+    "INSERT OR REPLACE INTO reports(job, iter, loss, cpu_s, samples, t, "
+    "metric) VALUES (?, ?, ?, ?, ?, ?, ?)",
     "INSERT OR REPLACE INTO allocs(job, t, cores, epoch) VALUES (?, ?, ?, ?)",
     "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
     "INSERT OR REPLACE INTO jobs(id, name, cmd, cwd, weight, max_cores, "
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
-    "reason, submitted, started, ended, secret) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "reason, submitted, started, ended, secret, metric_name) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
     "DELETE FROM allocs WHERE job = ?",
@@ -53,9 +53,11 @@ static const char schema[] =
     " cmd TEXT, cwd TEXT, weight REAL, max_cores REAL, target REAL, "
     " max_iters INTEGER, max_time REAL, managed INTEGER, state TEXT, "
     " pid INTEGER, pstart INTEGER, exit_status INTEGER, reason TEXT, "
-    " submitted REAL, started REAL, ended REAL, secret TEXT);"
+    " submitted REAL, started REAL, ended REAL, secret TEXT, "
+    " metric_name TEXT);"
     "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
-    " cpu_s REAL, samples REAL, t REAL, PRIMARY KEY(job, iter)) WITHOUT ROWID;"
+    " cpu_s REAL, samples REAL, t REAL, metric REAL, PRIMARY KEY(job, iter))"
+    " WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS allocs(job INTEGER, t REAL, cores REAL, "
     " epoch INTEGER, PRIMARY KEY(job, epoch)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS events(t REAL, job INTEGER, kind TEXT, "
@@ -75,7 +77,7 @@ struct sd_store {
     /* Reports written since the last good commit, kept to be written
      * again if it fails (bounded: beyond SD_STORE_PENDING the oldest are
      * lost and counted). */
-    struct pending { int64_t job; slaq_report r; } *pend;
+    struct pending { int64_t job; slaq_report r; double metric; } *pend;
     size_t npend, cappend;
     uint64_t lost;
     int retrying;         /* inside the rewrite after a failure */
@@ -165,13 +167,25 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
                  msg ? msg : sqlite3_errmsg(s->db));
         goto fail;
     }
-    /* A database from before jobs had secrets gains the column. */
-    if (query_int(s->db, "SELECT count(*) FROM pragma_table_info('jobs') "
-                         "WHERE name = 'secret'") == 0 &&
-        sqlite3_exec(s->db, "ALTER TABLE jobs ADD COLUMN secret TEXT", NULL,
-                     NULL, &msg)) {
-        snprintf(err, errlen, "%s: %s", path, msg ? msg : "?");
-        goto fail;
+    /* A database from an older slaqd gains the columns added since:
+     * jobs' secrets, then metrics (jobs.metric_name, reports.metric). */
+    static const char *const added[][3] = {
+        {"jobs", "secret", "TEXT"},
+        {"jobs", "metric_name", "TEXT"},
+        {"reports", "metric", "REAL"},
+    };
+    for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
+        char q[256];
+        snprintf(q, sizeof q, "SELECT count(*) FROM pragma_table_info('%s') "
+                 "WHERE name = '%s'", added[i][0], added[i][1]);
+        if (query_int(s->db, q) != 0)
+            continue;
+        snprintf(q, sizeof q, "ALTER TABLE %s ADD COLUMN %s %s", added[i][0],
+                 added[i][1], added[i][2]);
+        if (sqlite3_exec(s->db, q, NULL, NULL, &msg)) {
+            snprintf(err, errlen, "%s: %s", path, msg ? msg : "?");
+            goto fail;
+        }
     }
     /* Files an older slaqd created with a looser mode. */
     static const char *const suffix[] = {"", "-wal", "-shm"};
@@ -233,7 +247,10 @@ static void begin(sd_store *s)
         s->in_txn = 1;
 }
 
-static void insert_report(sd_store *s, int64_t job, const slaq_report *r)
+static void bind_real(sqlite3_stmt *st, int i, double v);
+
+static void insert_report(sd_store *s, int64_t job, const slaq_report *r,
+                          double metric)
 {
     sqlite3_stmt *st = s->st[ST_REPORT];
     sqlite3_bind_int64(st, 1, job);
@@ -242,6 +259,7 @@ static void insert_report(sd_store *s, int64_t job, const slaq_report *r)
     sqlite3_bind_double(st, 4, r->cpu_s);
     sqlite3_bind_double(st, 5, r->samples);
     sqlite3_bind_double(st, 6, r->t);
+    bind_real(st, 7, metric);
     step(s, st);
 }
 
@@ -277,7 +295,8 @@ int store_flush(sd_store *s)
             s->rewrite(s->rewrite_arg);
         s->retrying = 0;
         for (size_t i = 0; i < s->npend && !s->broken; i++)
-            insert_report(s, s->pend[i].job, &s->pend[i].r);
+            insert_report(s, s->pend[i].job, &s->pend[i].r,
+                          s->pend[i].metric);
     }
     if (!s->in_txn)
         return 0;
@@ -329,7 +348,8 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v)
         sqlite3_bind_null(st, i);
 }
 
-void store_report(sd_store *s, int64_t job, const slaq_report *r)
+void store_report(sd_store *s, int64_t job, const slaq_report *r,
+                  double metric)
 {
     if (s->npend == s->cappend) {
         size_t cap = s->cappend ? s->cappend * 2 : 1024;
@@ -347,11 +367,11 @@ void store_report(sd_store *s, int64_t job, const slaq_report *r)
         }
     }
     if (s->npend < s->cappend)
-        s->pend[s->npend++] = (struct pending){job, *r};
+        s->pend[s->npend++] = (struct pending){job, *r, metric};
     if (s->failing)
         return; /* written with the others at the next retry */
     begin(s);
-    insert_report(s, job, r);
+    insert_report(s, job, r, metric);
 }
 
 void store_alloc(sd_store *s, int64_t job, double t, double cores,
@@ -413,6 +433,7 @@ void store_put_job(sd_store *s, const sd_job *j)
     sqlite3_bind_double(st, 17, j->started);
     sqlite3_bind_double(st, 18, j->ended);
     bind_text(st, 19, j->secret[0] ? j->secret : NULL);
+    bind_text(st, 20, j->metric_name);
     step(s, st);
 }
 
@@ -428,7 +449,11 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
     if (sqlite3_prepare_v2(s->db, "SELECT id, name, cmd, cwd, weight, "
             "max_cores, target, max_iters, max_time, managed, state, pid, "
             "pstart, exit_status, reason, submitted, started, ended, "
-            "(SELECT count(*) FROM reports r WHERE r.job = jobs.id), secret "
+            "(SELECT count(*) FROM reports r WHERE r.job = jobs.id), secret, "
+            "metric_name, (SELECT r.metric FROM reports r WHERE r.job = "
+            "jobs.id AND r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
+            "(SELECT r.iter FROM reports r WHERE r.job = jobs.id AND "
+            "r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1) "
             "FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
@@ -463,6 +488,12 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
         const unsigned char *sec = sqlite3_column_text(st, 19);
         if (sec)
             snprintf(j->secret, sizeof j->secret, "%s", (const char *)sec);
+        if (sqlite3_column_type(st, 20) != SQLITE_NULL)
+            j->metric_name = col_strdup(st, 20);
+        if (sqlite3_column_type(st, 21) != SQLITE_NULL) {
+            j->last_metric = sqlite3_column_double(st, 21);
+            j->metric_iter = (uint64_t)sqlite3_column_int64(st, 22);
+        }
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;
@@ -646,8 +677,8 @@ static json_t *seek_rows(sd_store *s, const char *table, const char *key,
 
 json_t *store_reports_json(sd_store *s, int64_t job, size_t max)
 {
-    return seek_rows(s, "reports", "iter", "iter, loss, cpu_s, samples, t", 5,
-                     job, max);
+    return seek_rows(s, "reports", "iter",
+                     "iter, loss, cpu_s, samples, t, metric", 6, job, max);
 }
 
 json_t *store_allocs_json(sd_store *s, int64_t job, size_t max)
@@ -661,8 +692,9 @@ json_t *store_reports_page(sd_store *s, int64_t job, int64_t after,
     sqlite3_stmt *st;
     json_t *out = json_array();
     *next = -1;
-    if (sqlite3_prepare_v2(s->db, "SELECT iter, loss, cpu_s, samples, t FROM "
-                           "reports WHERE job = ?1 AND iter > ?2 ORDER BY "
+    if (sqlite3_prepare_v2(s->db, "SELECT iter, loss, cpu_s, samples, t, "
+                           "metric FROM reports WHERE job = ?1 AND iter > ?2 "
+                           "ORDER BY "
                            "iter LIMIT ?3", -1, &st, NULL) != SQLITE_OK)
         return out;
     sqlite3_bind_int64(st, 1, job);
@@ -675,7 +707,7 @@ json_t *store_reports_page(sd_store *s, int64_t job, int64_t after,
             *next = json_integer_value(json_array_get(last, 0));
             break;
         }
-        json_array_append_new(out, row_json(st, 5));
+        json_array_append_new(out, row_json(st, 6));
     }
     sqlite3_finalize(st);
     return out;
