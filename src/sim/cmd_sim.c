@@ -21,6 +21,7 @@
 #include "cli/cli.h"
 #include "sim/report.h"
 #include "sim/sim.h"
+#include "sim/sweep_sim.h"
 
 #define MAX_RUNS 16
 #define MAX_SWEEP 32
@@ -28,7 +29,8 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: slaq sim --workload FILE --cores C --out DIR [options]\n\n"
+        "usage: slaq sim --workload FILE --cores C --out DIR [options]\n"
+        "       slaq sim --sweep TRACES [options]   (see slaq sim --sweep - --help)\n\n"
         "Replays a workload (JSON Lines, see docs/sim.md) in virtual time "
         "through\nslaq's scheduling core and reports quality and "
         "completion metrics.\n\n"
@@ -347,6 +349,10 @@ static int parse_core_opt(int c, const char *arg, slaq_sched_config *core,
 
 int cmd_sim(int argc, char **argv)
 {
+    /* Sweeps of configurations are their own replay (cmd_sim_sweep.c). */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--sweep") || !strncmp(argv[i], "--sweep=", 8))
+            return cmd_sim_sweep(argc, argv);
     static const struct option opts[] = {
         {"workload", required_argument, 0, 'w'},
         {"cores", required_argument, 0, 'c'},

@@ -1,0 +1,62 @@
+/*
+ * sweep_internal.h — what a sweep policy sees: the shared per-configuration
+ * state kept by sweep.c, and the policy interface. A policy is one file
+ * (sweep_pop.c, sweep_bandit.c, ...) defining one slaq_sweep_policy; add it
+ * to the table in sweep.c and to slaq_sweep_policies.
+ */
+#ifndef SLAQ_SWEEP_INTERNAL_H
+#define SLAQ_SWEEP_INTERNAL_H
+
+#include <stdint.h>
+
+#include "slaq/sweep.h"
+
+/* One configuration. Metric values are oriented: higher is better. */
+struct sw_cfg {
+    slaq_sweep_state state;
+    slaq_sweep_class cls;
+    int epochs;
+    double *y;          /* y[0..epochs-1], oriented */
+    double best, last;  /* oriented; -INFINITY before any report */
+    double epoch_sum;   /* seconds over all reported epochs */
+    double p, ert;      /* the policy's estimates (NaN when none) */
+    double prio;        /* idle-queue priority: higher first; NaN = FIFO */
+    uint64_t seq;       /* FIFO position in the idle queue */
+    int bracket;        /* hyperband's bracket of this configuration */
+};
+
+struct slaq_sweep_policy;
+
+struct slaq_sweep {
+    const struct slaq_sweep_policy *pol;
+    slaq_sweep_params prm;
+    double target;      /* y_target, oriented */
+    double kill;        /* kill_threshold, oriented (NaN = none) */
+    size_t n;
+    struct sw_cfg *cfg;
+    uint64_t seq;       /* next FIFO number */
+    double gbest;       /* best oriented metric of any configuration */
+    double threshold, s_promising; /* POP's last p* and S_promising */
+    slaq_lcurve *lc;    /* the curve model (POP, earlyterm) */
+    void *priv;         /* the policy's own state */
+};
+
+struct slaq_sweep_policy {
+    const char *name;
+    int default_b;
+    /* Optional: set up s->priv; 0 or a negative SLAQ_E* code. */
+    int (*init)(slaq_sweep *s, char *err, size_t errlen);
+    void (*destroy)(slaq_sweep *s);
+    /* Configuration i (just updated with its epoch) asks what next. */
+    slaq_sweep_action (*on_epoch)(slaq_sweep *s, size_t i, double now);
+};
+
+extern const struct slaq_sweep_policy sw_policy_default, sw_policy_pop,
+    sw_policy_bandit, sw_policy_earlyterm, sw_policy_sh, sw_policy_hyperband;
+
+/* Helpers shared by the policies (sweep.c). */
+int sw_boundary(const slaq_sweep *s, const struct sw_cfg *c);
+size_t sw_waiting(const slaq_sweep *s);
+double sw_epoch_mean(const struct sw_cfg *c);
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * sweep_pop.c — POP, HyperDrive's probabilistic classification of
+ * configurations into promising, opportunistic and poor (Rasley et al.,
+ * Middleware'17; the thesis, §7.1-7.6). At every evaluation boundary (each
+ * b epochs of a configuration's own training), in OnIterationFinish:
+ *
+ *   1. Kill if the best metric has not passed the kill threshold (domain
+ *      knowledge: 0.15 accuracy for 10 classes).
+ *   2. From the learning-curve model, P_m = P(y(n+m) >= y_target) for the
+ *      next epochs m = 1..M, M = (T_max - T_pass) / Epoch_i (and no more
+ *      than the epochs the configuration has left). With p_m = P_m - P_m-1
+ *      (P made non-decreasing), the expected remaining epochs are
+ *      x_i = sum m p_m (7.2) and ERT_i = x_i Epoch_i (7.3); the sum stops
+ *      once ERT passes T_max - T_pass (then ERT_i = T_max - T_pass). The
+ *      confidence is p_i = sum p_m.
+ *   3. Kill if p_i < 0.05 (poor).
+ *   4. The dynamic threshold: over the active configurations,
+ *      N_satisfying(p) = #{i : p_i >= p},  S_effective(p) =
+ *      min(k N_satisfying(p), S p); p* maximises S_effective over the p_i
+ *      and S_promising = S_effective(p*).
+ *   5. Configurations with p_i >= p* are promising: labelled with priority
+ *      p_i, so the idle queue gives them the next free slot in order of p.
+ *   6. A promising configuration keeps its slot; an opportunistic one is
+ *      suspended so the next idle one runs (round robin, b epochs a turn),
+ *      unless nothing else is waiting.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/sweep_internal.h"
+
+struct pop {
+    double *ps; /* scratch: p of the active configurations */
+};
+
+static int pop_init(slaq_sweep *s, char *err, size_t errlen)
+{
+    struct pop *P = calloc(1, sizeof *P);
+    if (P)
+        P->ps = calloc(s->n ? s->n : 1, sizeof *P->ps);
+    if (!P || !P->ps) {
+        free(P);
+        if (err && errlen)
+            snprintf(err, errlen, "out of memory");
+        return SLAQ_ENOMEM;
+    }
+    s->priv = P;
+    return 0;
+}
+
+static void pop_destroy(slaq_sweep *s)
+{
+    struct pop *P = s->priv;
+    if (P)
+        free(P->ps);
+    free(P);
+}
+
+/* Step 2: p_i and ERT_i of configuration c at time now. */
+static void pop_estimate(slaq_sweep *s, struct sw_cfg *c, double now)
+{
+    double left = s->prm.t_max - now, ep = sw_epoch_mean(c);
+    c->p = 0;
+    c->ert = left > 0 ? left : 0;
+    if (!(left > 0) || !(ep > 0))
+        return;
+    if (slaq_lcurve_fit(s->lc, c->y, (size_t)c->epochs) < 0) {
+        c->p = c->ert = NAN;
+        return;
+    }
+    double M = floor(left / ep);
+    if (M > s->prm.max_epochs - c->epochs)
+        M = s->prm.max_epochs - c->epochs;
+    double P = 0, x = 0;
+    for (int m = 1; m <= (int)M; m++) {
+        double Pm = slaq_lcurve_prob(s->lc, c->epochs + m, s->target);
+        if (!(Pm > P))
+            continue;
+        x += m * (Pm - P);
+        P = Pm;
+        if (x * ep > left)
+            break;
+    }
+    c->p = P;
+    c->ert = fmin(x * ep, left);
+}
+
+static int pop_cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* Steps 4 and 5 over every active configuration. */
+static void pop_classify(slaq_sweep *s)
+{
+    struct pop *P = s->priv;
+    size_t m = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const struct sw_cfg *c = &s->cfg[i];
+        if ((c->state == SLAQ_CFG_RUNNING || c->state == SLAQ_CFG_SUSPENDED) &&
+            !isnan(c->p))
+            P->ps[m++] = c->p;
+    }
+    s->threshold = NAN;
+    s->s_promising = 0;
+    if (m == 0)
+        return;
+    qsort(P->ps, m, sizeof *P->ps, pop_cmp_desc);
+    double S = (double)s->prm.slots, k = s->prm.k, best = -1, pstar = NAN;
+    for (size_t j = 0; j < m; j++) {
+        if (j + 1 < m && P->ps[j + 1] == P->ps[j])
+            continue; /* N_satisfying counts every tie */
+        double eff = fmin(k * (double)(j + 1), S * P->ps[j]);
+        if (eff > best) {
+            best = eff;
+            pstar = P->ps[j];
+        }
+    }
+    s->threshold = pstar;
+    s->s_promising = best;
+    for (size_t i = 0; i < s->n; i++) {
+        struct sw_cfg *c = &s->cfg[i];
+        if (c->state != SLAQ_CFG_RUNNING && c->state != SLAQ_CFG_SUSPENDED)
+            continue;
+        if (!isnan(c->p) && c->p > 0 && c->p >= pstar) {
+            c->cls = SLAQ_CLASS_PROMISING;
+            c->prio = c->p;
+        } else {
+            c->cls = SLAQ_CLASS_OPPORTUNISTIC;
+            c->prio = NAN;
+        }
+    }
+}
+
+static slaq_sweep_action pop_on_epoch(slaq_sweep *s, size_t i, double now)
+{
+    struct sw_cfg *c = &s->cfg[i];
+    if (!sw_boundary(s, c))
+        return SLAQ_SWEEP_CONTINUE;
+    if (!isnan(s->kill) && !(c->best > s->kill)) {
+        c->cls = SLAQ_CLASS_POOR;
+        return SLAQ_SWEEP_KILL;
+    }
+    pop_estimate(s, c, now);
+    if (!isnan(c->p) && c->p < s->prm.p_kill) {
+        c->cls = SLAQ_CLASS_POOR;
+        c->state = SLAQ_CFG_KILLED; /* not active for the threshold */
+        pop_classify(s);
+        c->state = SLAQ_CFG_RUNNING;
+        return SLAQ_SWEEP_KILL;
+    }
+    pop_classify(s);
+    if (c->cls == SLAQ_CLASS_PROMISING || sw_waiting(s) == 0)
+        return SLAQ_SWEEP_CONTINUE;
+    return SLAQ_SWEEP_SUSPEND;
+}
+
+const struct slaq_sweep_policy sw_policy_pop = {
+    .name = "pop",
+    .default_b = 10,
+    .init = pop_init,
+    .destroy = pop_destroy,
+    .on_epoch = pop_on_epoch,
+};

@@ -1,0 +1,483 @@
+/*
+ * cmd_sim_sweep.c — `slaq sim --sweep TRACES`: replays a recorded sweep
+ * under several sweep policies and configuration orders in virtual time
+ * and reports each policy's time to target and its spread over orders;
+ * with --calib, measures the learning-curve model's calibration and speed
+ * on the same traces instead.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "sim/sweep_sim.h"
+
+#define SW_MAX_POLICIES 8
+
+static void sw_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: slaq sim --sweep TRACES [options]\n"
+        "\n"
+        "Replays a recorded sweep (data/sweeps/*.jsonl, from make sweep-traces)\n"
+        "in virtual time under sweep policies, over several configuration\n"
+        "orders, and reports each policy's time to target: the first moment any\n"
+        "configuration's metric reaches it.\n"
+        "\n"
+        "  --slots S            concurrent configurations (default 4)\n"
+        "  --policy LIST        comma-separated, of pop, default, bandit,\n"
+        "                       earlyterm, sh, hyperband\n"
+        "                       (default pop,bandit,earlyterm,default,hyperband)\n"
+        "  --orders N           configuration orders, the first the recorded one\n"
+        "                       (default 25)\n"
+        "  --seed N             seed of the orders (default 1)\n"
+        "  --target X           the target metric\n"
+        "  --target-top K       or: the K-th best configuration's best metric\n"
+        "                       (default K = 4, used when --target is absent)\n"
+        "  --kill-threshold X   POP's domain kill threshold (default none)\n"
+        "  --t-max SECONDS      POP's time budget (default: the time Default\n"
+        "                       needs for all of them: total work / slots)\n"
+        "  --b N                evaluation boundary (default: each policy's)\n"
+        "  --inflate X          curve model's parameter-uncertainty factor\n"
+        "  --suspend-cost S     seconds a slot stays busy after a suspend (0.16)\n"
+        "  --resume-cost S      seconds before a resumed epoch starts (0.16)\n"
+        "  --orders-out FILE    write the orders (JSON) for other harnesses\n"
+        "  --json FILE          write every run's result as JSON\n"
+        "  --calib              instead: calibration (reliability, Brier) and\n"
+        "                       speed of the curve model on held-out traces\n"
+        "  -h, --help           this help\n"
+        "\n"
+        "See docs/sweeps.md.\n");
+}
+
+static int sw_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double sw_quant(const double *sorted, size_t n, double q)
+{
+    if (n == 0)
+        return NAN;
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)floor(pos);
+    if (i + 1 >= n)
+        return sorted[n - 1];
+    return sorted[i] + (pos - (double)i) * (sorted[i + 1] - sorted[i]);
+}
+
+/* The K-th best configuration's best metric (oriented by direction). */
+static double sw_target_top(const sweep_set *set, int K)
+{
+    double *b = malloc(set->n * sizeof *b);
+    if (!b)
+        return NAN;
+    for (size_t i = 0; i < set->n; i++) {
+        double v = -INFINITY;
+        for (size_t e = 0; e < set->v[i].n; e++) {
+            double y = set->maximize ? set->v[i].metric[e] : -set->v[i].metric[e];
+            v = fmax(v, y);
+        }
+        b[i] = v;
+    }
+    qsort(b, set->n, sizeof *b, sw_cmp);
+    size_t k = (size_t)K > set->n ? set->n : (size_t)K;
+    double t = b[set->n - k];
+    free(b);
+    return set->maximize ? t : -t;
+}
+
+/* ---------------------------------------------------------- calibration */
+
+struct calib_acc {
+    double brier, n;
+    double bin_p[10], bin_o[10], bin_n[10];
+};
+
+static void calib_add(struct calib_acc *a, double p, int o)
+{
+    a->brier += (p - o) * (p - o);
+    a->n++;
+    int b = (int)(p * 10);
+    b = b < 0 ? 0 : b > 9 ? 9 : b;
+    a->bin_p[b] += p;
+    a->bin_o[b] += o;
+    a->bin_n[b]++;
+}
+
+static double calib_ece(const struct calib_acc *a)
+{
+    double e = 0;
+    for (int b = 0; b < 10; b++)
+        if (a->bin_n[b] > 0)
+            e += fabs(a->bin_p[b] - a->bin_o[b]) / a->n;
+    return e;
+}
+
+/*
+ * For every configuration of one half (id % 2 == half) and every
+ * evaluation point n = b, 2b, ... before its last epoch: fit the curve to
+ * y(1..n) and predict P(y(E) >= level) for the final epoch E and each
+ * level; the outcome is whether the recorded y(E) reached the level.
+ */
+static int calib_half(const sweep_set *set, int half, double inflate, int b,
+                      const double *levels, int nl, struct calib_acc *acc,
+                      double *ms, size_t *nms, size_t cap)
+{
+    slaq_lcurve_opts o = {.inflate = inflate};
+    slaq_lcurve *lc = slaq_lcurve_new(&o);
+    double *y = malloc((size_t)set->epochs * sizeof *y);
+    if (!lc || !y) {
+        slaq_lcurve_free(lc);
+        free(y);
+        return -1;
+    }
+    double sign = set->maximize ? 1 : -1;
+    for (size_t i = 0; i < set->n; i++) {
+        const sweep_trace *t = &set->v[i];
+        if (t->id % 2 != half)
+            continue;
+        for (size_t e = 0; e < t->n; e++)
+            y[e] = sign * t->metric[e];
+        /* A run that ended early (converged, diverged) keeps its last value. */
+        double final = y[t->n - 1];
+        for (int n = b; n < set->epochs && (size_t)n <= t->n; n += b) {
+            struct timespec a0, a1;
+            clock_gettime(CLOCK_MONOTONIC, &a0);
+            if (slaq_lcurve_fit(lc, y, (size_t)n) < 0)
+                continue;
+            double P[16];
+            for (int l = 0; l < nl; l++)
+                P[l] = slaq_lcurve_prob(lc, set->epochs, sign * levels[l]);
+            clock_gettime(CLOCK_MONOTONIC, &a1);
+            if (ms && *nms < cap)
+                ms[(*nms)++] = (double)(a1.tv_sec - a0.tv_sec) * 1e3 +
+                               (double)(a1.tv_nsec - a0.tv_nsec) / 1e6;
+            for (int l = 0; l < nl; l++)
+                if (isfinite(P[l]))
+                    calib_add(acc, P[l], final >= sign * levels[l]);
+        }
+    }
+    slaq_lcurve_free(lc);
+    free(y);
+    return 0;
+}
+
+static int sw_calib(const sweep_set *set, int b, double target, FILE *js)
+{
+    /* Levels: the target and quantiles of the final metric, so that both
+     * likely and unlikely events are scored. */
+    double levels[8];
+    int nl = 0;
+    double *fin = malloc(set->n * sizeof *fin);
+    if (!fin)
+        return EXIT_RUNTIME;
+    for (size_t i = 0; i < set->n; i++)
+        fin[i] = set->v[i].metric[set->v[i].n - 1];
+    qsort(fin, set->n, sizeof *fin, sw_cmp);
+    const double qs[] = {0.25, 0.5, 0.75, 0.9};
+    for (size_t q = 0; q < sizeof qs / sizeof *qs; q++)
+        levels[nl++] = sw_quant(fin, set->n, qs[q]);
+    levels[nl++] = target;
+    free(fin);
+
+    const double grid[] = {0.5, 1, 2, 4, 8, 16};
+    size_t ng = sizeof grid / sizeof *grid;
+    double best = INFINITY, chosen = 1;
+    printf("calibration of the curve model on %s (%zu configurations, "
+           "evaluated every %d epochs, final epoch %d)\n", set->name, set->n,
+           b, set->epochs);
+    printf("levels:");
+    for (int l = 0; l < nl; l++)
+        printf(" %.4f", levels[l]);
+    printf("\n\nchoosing inflate on the even half:\n  inflate  brier   ece     n\n");
+    for (size_t g = 0; g < ng; g++) {
+        struct calib_acc a = {0};
+        if (calib_half(set, 0, grid[g], b, levels, nl, &a, NULL, NULL, 0) < 0)
+            return EXIT_RUNTIME;
+        double br = a.n ? a.brier / a.n : NAN;
+        printf("  %7.2f  %.4f  %.4f  %.0f\n", grid[g], br, calib_ece(&a), a.n);
+        if (br < best) {
+            best = br;
+            chosen = grid[g];
+        }
+    }
+    size_t cap = set->n * (size_t)(set->epochs / b + 1), nms = 0;
+    double *ms = malloc(cap * sizeof *ms);
+    struct calib_acc test = {0}, plain = {0};
+    if (!ms || calib_half(set, 1, chosen, b, levels, nl, &test, ms, &nms, cap) < 0 ||
+        calib_half(set, 1, 1, b, levels, nl, &plain, NULL, NULL, 0) < 0) {
+        free(ms);
+        return EXIT_RUNTIME;
+    }
+    /* Base rate: the Brier score of always predicting the outcomes' mean. */
+    double base = 0;
+    for (int k = 0; k < 10; k++)
+        base += test.bin_o[k];
+    base /= test.n;
+    double brier_base = base * (1 - base);
+    printf("\nheld-out odd half, inflate %.2f: Brier %.4f (inflate 1: %.4f; "
+           "always the base rate %.3f: %.4f), ECE %.4f, %.0f predictions\n",
+           chosen, test.brier / test.n, plain.brier / plain.n, base,
+           brier_base, calib_ece(&test), test.n);
+    printf("reliability (predicted probability bin: mean predicted, observed "
+           "frequency, count):\n");
+    for (int k = 0; k < 10; k++)
+        if (test.bin_n[k] > 0)
+            printf("  [%.1f,%.1f)  %.3f  %.3f  %.0f\n", k / 10.0, (k + 1) / 10.0,
+                   test.bin_p[k] / test.bin_n[k], test.bin_o[k] / test.bin_n[k],
+                   test.bin_n[k]);
+    qsort(ms, nms, sizeof *ms, sw_cmp);
+    printf("speed: fit + %d probabilities per configuration per evaluation: "
+           "median %.2f ms, p95 %.2f ms, max %.2f ms over %zu evaluations\n",
+           nl, sw_quant(ms, nms, 0.5), sw_quant(ms, nms, 0.95),
+           nms ? ms[nms - 1] : NAN, nms);
+    if (js) {
+        fprintf(js, "{\"sweep\":\"%s\",\"inflate\":%g,\"brier\":%.6f,"
+                    "\"brier_inflate1\":%.6f,\"brier_base_rate\":%.6f,"
+                    "\"ece\":%.6f,\"n\":%.0f,\"ms_median\":%.3f,\"ms_p95\":%.3f,"
+                    "\"ms_max\":%.3f,\"bins\":[",
+                set->name, chosen, test.brier / test.n, plain.brier / plain.n,
+                brier_base, calib_ece(&test), test.n, sw_quant(ms, nms, 0.5),
+                sw_quant(ms, nms, 0.95), nms ? ms[nms - 1] : NAN);
+        int first = 1;
+        for (int k = 0; k < 10; k++)
+            if (test.bin_n[k] > 0) {
+                fprintf(js, "%s[%.4f,%.4f,%.0f]", first ? "" : ",",
+                        test.bin_p[k] / test.bin_n[k],
+                        test.bin_o[k] / test.bin_n[k], test.bin_n[k]);
+                first = 0;
+            }
+        fprintf(js, "]}\n");
+    }
+    free(ms);
+    return 0;
+}
+
+/* ----------------------------------------------------------------- main */
+
+int cmd_sim_sweep(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"sweep", required_argument, NULL, 'w'},
+        {"slots", required_argument, NULL, 's'},
+        {"policy", required_argument, NULL, 'p'},
+        {"orders", required_argument, NULL, 'o'},
+        {"seed", required_argument, NULL, 'e'},
+        {"target", required_argument, NULL, 't'},
+        {"target-top", required_argument, NULL, 'K'},
+        {"kill-threshold", required_argument, NULL, 'k'},
+        {"t-max", required_argument, NULL, 'T'},
+        {"b", required_argument, NULL, 'b'},
+        {"inflate", required_argument, NULL, 'i'},
+        {"suspend-cost", required_argument, NULL, 'S'},
+        {"resume-cost", required_argument, NULL, 'R'},
+        {"orders-out", required_argument, NULL, 'O'},
+        {"json", required_argument, NULL, 'j'},
+        {"calib", no_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *path = NULL, *policies = "pop,bandit,earlyterm,default,hyperband";
+    const char *orders_out = NULL, *json = NULL;
+    long slots = 4, norders = 25, seed = 1, top = 4, b = 0;
+    double target = NAN, kill = NAN, tmax = 0, inflate = 0;
+    double suspend_s = 0.16, resume_s = 0.16;
+    int calib = 0, c;
+    char *end;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        double v = 0;
+        long l = 0;
+        if (c != 'w' && c != 'p' && c != 'O' && c != 'j' && c != 'c' && c != 'h' &&
+            c != '?') {
+            v = strtod(optarg, &end);
+            if (end == optarg || *end || !isfinite(v)) {
+                const char *name = "?";
+                for (const struct option *q = opts; q->name; q++)
+                    if (q->val == c)
+                        name = q->name;
+                cli_error("sim", "--%s '%s': expected a number", name, optarg);
+                return EXIT_USAGE;
+            }
+            l = (long)v;
+        }
+        switch (c) {
+        case 'w': path = optarg; break;
+        case 's': slots = l; break;
+        case 'p': policies = optarg; break;
+        case 'o': norders = l; break;
+        case 'e': seed = l; break;
+        case 't': target = v; break;
+        case 'K': top = l; break;
+        case 'k': kill = v; break;
+        case 'T': tmax = v; break;
+        case 'b': b = l; break;
+        case 'i': inflate = v; break;
+        case 'S': suspend_s = v; break;
+        case 'R': resume_s = v; break;
+        case 'O': orders_out = optarg; break;
+        case 'j': json = optarg; break;
+        case 'c': calib = 1; break;
+        case 'h': sw_usage(stdout); return 0;
+        default: sw_usage(stderr); return EXIT_USAGE;
+        }
+    }
+    if (optind < argc || !path) {
+        cli_error("sim", optind < argc ? "unexpected argument '%s'"
+                                       : "--sweep TRACES is required%s",
+                  optind < argc ? argv[optind] : "");
+        return EXIT_USAGE;
+    }
+    if (slots < 1 || slots > 100000 || norders < 1 || norders > 100000 ||
+        top < 1 || b < 0 || inflate < 0 || suspend_s < 0 || resume_s < 0 ||
+        tmax < 0 || seed < 0) {
+        cli_error("sim", "--slots, --orders and --target-top must be >= 1; "
+                         "--b, --inflate, --t-max, --seed and the costs >= 0");
+        return EXIT_USAGE;
+    }
+    char err[512];
+    sweep_set set;
+    if (sweeps_load(path, &set, err, sizeof err) < 0) {
+        cli_error("sim", "%s", err);
+        return EXIT_USAGE;
+    }
+    if (isnan(target))
+        target = sw_target_top(&set, (int)top);
+    FILE *js = NULL;
+    if (json && !(js = fopen(json, "w"))) {
+        cli_error("sim", "%s: cannot open for writing", json);
+        sweeps_free(&set);
+        return EXIT_RUNTIME;
+    }
+    if (calib) {
+        int rc = sw_calib(&set, b ? (int)b : 10, target, js);
+        if (js)
+            fclose(js);
+        sweeps_free(&set);
+        return rc;
+    }
+
+    /* The default budget: Default's time for all configurations. */
+    double work = 0;
+    for (size_t i = 0; i < set.n; i++) {
+        work += set.v[i].start_s;
+        for (size_t e = 0; e < set.v[i].n; e++)
+            work += set.v[i].epoch_s[e];
+    }
+    if (tmax == 0)
+        tmax = work / (double)slots;
+
+    char *list = strdup(policies), *save = NULL;
+    const char *names[SW_MAX_POLICIES];
+    int np = 0;
+    for (char *t = strtok_r(list, ",", &save); t && np < SW_MAX_POLICIES;
+         t = strtok_r(NULL, ",", &save))
+        names[np++] = t;
+    size_t *order = malloc(set.n * sizeof *order);
+    size_t **orders = calloc((size_t)norders, sizeof *orders);
+    double *times = malloc((size_t)norders * sizeof *times);
+    int rc = EXIT_RUNTIME;
+    if (!list || !order || !orders || !times)
+        goto out;
+    for (long k = 0; k < norders; k++) {
+        orders[k] = malloc(set.n * sizeof **orders);
+        if (!orders[k])
+            goto out;
+        sweep_sim_order(orders[k], set.n, (unsigned long)seed, (int)k);
+    }
+    if (orders_out) {
+        FILE *f = fopen(orders_out, "w");
+        if (!f) {
+            cli_error("sim", "%s: cannot open for writing", orders_out);
+            goto out;
+        }
+        fprintf(f, "{\"sweep\":\"%s\",\"seed\":%ld,\"orders\":[", set.name, seed);
+        for (long k = 0; k < norders; k++) {
+            fprintf(f, "%s[", k ? "," : "");
+            for (size_t i = 0; i < set.n; i++)
+                fprintf(f, "%s%d", i ? "," : "", set.v[orders[k][i]].id);
+            fprintf(f, "]");
+        }
+        fprintf(f, "]}\n");
+        fclose(f);
+    }
+    printf("sweep %s: %zu configurations, %d epochs, %ld slots, target %s %s "
+           "%.4f, T_max %.1f s, suspend %.2f s, resume %.2f s, %ld orders\n",
+           set.name, set.n, set.epochs, slots, set.metric_name,
+           set.maximize ? ">=" : "<=", target, tmax, suspend_s, resume_s, norders);
+    printf("%-10s %7s %9s %9s %9s %9s %9s %8s %6s %6s\n", "policy", "reached",
+           "median_s", "mean_s", "min_s", "max_s", "spread_s", "epochs",
+           "kills", "susp");
+    if (js)
+        fprintf(js, "{\"sweep\":\"%s\",\"target\":%.6f,\"slots\":%ld,"
+                    "\"t_max\":%.3f,\"suspend_s\":%g,\"resume_s\":%g,"
+                    "\"policies\":{",
+                set.name, target, slots, tmax, suspend_s, resume_s);
+    for (int p = 0; p < np; p++) {
+        sweep_sim_config cfg = {.policy = names[p], .suspend_s = suspend_s,
+                                .resume_s = resume_s};
+        slaq_sweep_params_init(&cfg.prm, (size_t)slots, set.epochs);
+        cfg.prm.y_target = target;
+        cfg.prm.maximize = set.maximize;
+        cfg.prm.t_max = tmax;
+        cfg.prm.kill_threshold = kill;
+        cfg.prm.b = (int)b;
+        cfg.prm.lcurve.inflate = inflate;
+        long reached = 0, epochs = 0, kills = 0, susp = 0;
+        if (js)
+            fprintf(js, "%s\"%s\":[", p ? "," : "", names[p]);
+        for (long k = 0; k < norders; k++) {
+            sweep_sim_result r;
+            if (sweep_sim_run(&set, orders[k], set.n, &cfg, &r, err, sizeof err) < 0) {
+                cli_error("sim", "%s", err);
+                rc = EXIT_USAGE;
+                goto out;
+            }
+            times[k] = r.time_to_target;
+            reached += isfinite(r.time_to_target);
+            epochs += r.epochs;
+            kills += r.kills;
+            susp += r.suspends;
+            if (js)
+                fprintf(js, "%s{\"order\":%ld,\"time_to_target\":%s%.3f%s,"
+                            "\"winner\":%d,\"makespan\":%.3f,\"epochs\":%ld,"
+                            "\"kills\":%ld,\"suspends\":%ld,\"resumes\":%ld}",
+                        k ? "," : "", k, isfinite(r.time_to_target) ? "" : "\"",
+                        isfinite(r.time_to_target) ? r.time_to_target : INFINITY,
+                        isfinite(r.time_to_target) ? "" : "\"",
+                        r.winner >= 0 ? set.v[r.winner].id : -1, r.makespan,
+                        r.epochs, r.kills, r.suspends, r.resumes);
+        }
+        if (js)
+            fprintf(js, "]");
+        /* Unreached orders count as infinitely late in the statistics. */
+        qsort(times, (size_t)norders, sizeof *times, sw_cmp);
+        double mean = 0;
+        for (long k = 0; k < norders; k++)
+            mean += times[k] / (double)norders;
+        printf("%-10s %4ld/%-3ld %9.2f %9.2f %9.2f %9.2f %9.2f %8.0f %6.1f %6.1f\n",
+               names[p], reached, norders, sw_quant(times, (size_t)norders, 0.5),
+               mean, times[0], times[norders - 1], times[norders - 1] - times[0],
+               (double)epochs / (double)norders, (double)kills / (double)norders,
+               (double)susp / (double)norders);
+    }
+    if (js)
+        fprintf(js, "}}\n");
+    rc = 0;
+out:
+    if (js)
+        fclose(js);
+    for (long k = 0; orders && k < norders; k++)
+        free(orders[k]);
+    free(orders);
+    free(order);
+    free(times);
+    free(list);
+    sweeps_free(&set);
+    return rc;
+}

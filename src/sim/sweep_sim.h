@@ -1,0 +1,46 @@
+/*
+ * sweep_sim.h — replaying a recorded sweep under a sweep policy in virtual
+ * time (slaq sim --sweep). The policy is libslaq's slaq_sweep, the same
+ * object `slaq sweep` drives under slaqd.
+ */
+#ifndef SLAQ_SWEEP_SIM_H
+#define SLAQ_SWEEP_SIM_H
+
+#include <stddef.h>
+
+#include "io/sweeps.h"
+#include "slaq/sweep.h"
+
+typedef struct sweep_sim_config {
+    const char *policy;
+    slaq_sweep_params prm;  /* slots, max_epochs, y_target, ... */
+    double suspend_s;       /* a slot is busy this long after a suspend */
+    double resume_s;        /* and this long before a resumed epoch */
+} sweep_sim_config;
+
+typedef struct sweep_sim_result {
+    double time_to_target;  /* virtual seconds; INFINITY if never reached */
+    int winner;             /* trace index that reached it; -1 if none */
+    double makespan;        /* when the last slot went idle (or the target) */
+    long epochs;            /* epochs trained, over all configurations */
+    long suspends, resumes, kills, started;
+} sweep_sim_result;
+
+/*
+ * Replays the traces in the order order[0..n-1] (trace indices; the
+ * sweep's configuration j is trace order[j]) with cfg. Stops at the first
+ * epoch whose metric reaches the target. Returns 0, or -1 with a message
+ * in err (the policy rejected its parameters).
+ */
+int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
+                  const sweep_sim_config *cfg, sweep_sim_result *res,
+                  char *err, size_t errlen);
+
+/* Fills order with permutation number k (k = 0: the recorded order) of
+ * 0..n-1, from seed; the same (n, seed, k) always gives the same order. */
+void sweep_sim_order(size_t *order, size_t n, unsigned long seed, int k);
+
+/* `slaq sim --sweep ...` (cmd_sim_sweep.c; cmd_sim hands it over). */
+int cmd_sim_sweep(int argc, char **argv);
+
+#endif
