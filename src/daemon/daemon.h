@@ -122,6 +122,9 @@ struct sd_conn;
 /* The longest metric name a job may declare (hello/info "metric_name"). */
 #define SD_METRIC_NAME_MAX 64
 
+/* A suspended job (suspend.c). */
+enum { SD_SUSP_NONE = 0, SD_SUSP_SIGNAL = 1, SD_SUSP_CHECKPOINT = 2 };
+
 typedef struct sd_job {
     int64_t id;
     char *name;
@@ -149,6 +152,14 @@ typedef struct sd_job {
     char *metric_name;    /* what its reports' metric is (NULL: not said) */
     double last_metric;   /* the last report's metric (NaN: none yet) */
     uint64_t metric_iter; /* ... and its iteration */
+    int suspended;        /* SD_SUSP_*: SIGSTOPped, or stopped (or being
+                             stopped) with a checkpoint to resume from */
+    double suspend_t;     /* monotonic: when a checkpoint suspend began */
+    double suspend_ms;    /* how long the last suspend took (NaN: none) */
+    long long checkpoint_bytes; /* its checkpoint's size (-1: unknown) */
+    int64_t continued_by; /* resumed from its checkpoint as this job */
+    int64_t resumed_from; /* this job continues that one's checkpoint */
+    int64_t sweep;        /* the sweep it runs a configuration of (0) */
     double reduction;     /* predicted loss reduction so far, last epoch */
     uint64_t nreports;
     double cpu_total;
@@ -372,6 +383,22 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c);
 /* Reloads jobs from the store at start; re-adopts live processes. */
 int job_restore(sd_daemon *d);
 json_t *job_json(sd_daemon *d, const sd_job *j, int detail);
+
+/* suspend.c: suspend a running job slaqd started — SIGSTOP (checkpoint 0;
+ * *latency_ms set) or a stop after which it leaves a checkpoint
+ * (checkpoint 1) — and resume it: SIGCONT, or its command again as a new
+ * job from the checkpoint (returned). -1 / NULL with err. */
+int job_suspend(sd_daemon *d, sd_job *j, int checkpoint, double *latency_ms,
+                char *err, size_t errlen);
+sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen);
+/* sweep.c: the sweep_* control requests (docs/sweep-cli.md). */
+json_t *api_sweep(sd_daemon *d, const char *type, json_t *req);
+
+/* Called by job_finish: a checkpoint-suspended job has exited. */
+void job_suspend_done(sd_daemon *d, sd_job *j);
+/* STATE/checkpoints/job-ID.ckpt, the file SLAQ_CHECKPOINT_DIR gives. */
+void sd_checkpoint_path(const sd_daemon *d, int64_t id, char *out,
+                        size_t len);
 
 /* api.c: a request (a JSON object with "type") -> a reply object. */
 /* 1 if the request changes state (submit, cancel, setting the policy):

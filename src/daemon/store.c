@@ -36,8 +36,10 @@ static const char *const sql_text[ST_N] = {
     "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
     "INSERT OR REPLACE INTO jobs(id, name, cmd, cwd, weight, max_cores, "
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
-    "reason, submitted, started, ended, secret, metric_name) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "reason, submitted, started, ended, secret, metric_name, suspended, "
+    "continued_by, resumed_from, sweep) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?)",
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
     "DELETE FROM allocs WHERE job = ?",
@@ -54,7 +56,8 @@ static const char schema[] =
     " max_iters INTEGER, max_time REAL, managed INTEGER, state TEXT, "
     " pid INTEGER, pstart INTEGER, exit_status INTEGER, reason TEXT, "
     " submitted REAL, started REAL, ended REAL, secret TEXT, "
-    " metric_name TEXT);"
+    " metric_name TEXT, suspended INTEGER, continued_by INTEGER, "
+    " resumed_from INTEGER, sweep INTEGER);"
     "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
     " cpu_s REAL, samples REAL, t REAL, metric REAL, PRIMARY KEY(job, iter))"
     " WITHOUT ROWID;"
@@ -173,6 +176,10 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
         {"jobs", "secret", "TEXT"},
         {"jobs", "metric_name", "TEXT"},
         {"reports", "metric", "REAL"},
+        {"jobs", "suspended", "INTEGER"},
+        {"jobs", "continued_by", "INTEGER"},
+        {"jobs", "resumed_from", "INTEGER"},
+        {"jobs", "sweep", "INTEGER"},
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         char q[256];
@@ -434,6 +441,10 @@ void store_put_job(sd_store *s, const sd_job *j)
     sqlite3_bind_double(st, 18, j->ended);
     bind_text(st, 19, j->secret[0] ? j->secret : NULL);
     bind_text(st, 20, j->metric_name);
+    sqlite3_bind_int(st, 21, j->suspended);
+    sqlite3_bind_int64(st, 22, j->continued_by);
+    sqlite3_bind_int64(st, 23, j->resumed_from);
+    sqlite3_bind_int64(st, 24, j->sweep);
     step(s, st);
 }
 
@@ -453,7 +464,8 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             "metric_name, (SELECT r.metric FROM reports r WHERE r.job = "
             "jobs.id AND r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
             "(SELECT r.iter FROM reports r WHERE r.job = jobs.id AND "
-            "r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1) "
+            "r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
+            "suspended, continued_by, resumed_from, sweep "
             "FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
@@ -494,6 +506,10 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             j->last_metric = sqlite3_column_double(st, 21);
             j->metric_iter = (uint64_t)sqlite3_column_int64(st, 22);
         }
+        j->suspended = sqlite3_column_int(st, 23);
+        j->continued_by = sqlite3_column_int64(st, 24);
+        j->resumed_from = sqlite3_column_int64(st, 25);
+        j->sweep = sqlite3_column_int64(st, 26);
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;

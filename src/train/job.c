@@ -176,7 +176,8 @@ bool train_job_iterate(struct train_job *job, double loss)
              drop >= 0 && drop <= (1 - job->target_reduction) * job->best_drop)
         job->stop_reason = "target-reduction";
     if (job->ckpt_path &&
-        (job->stop_reason || job->iters % job->ckpt_every == 0)) {
+        (job->stop_reason ||
+         (job->ckpt_every > 0 && job->iters % job->ckpt_every == 0))) {
         char err[TRAIN_ERRLEN];
         if (train_ckpt_save(job, err, sizeof err) < 0)
             fprintf(stderr, "slaq-train: %s\n", err);

@@ -84,8 +84,8 @@ static void main_usage(FILE *f)
             "state: --checkpoint FILE  --checkpoint-every N (default 1)\n"
             "       --resume FILE (continue a checkpointed run); with\n"
             "       $SLAQ_CHECKPOINT_DIR set, both default to\n"
-            "       DIR/job-$SLAQ_JOB_ID.ckpt (else DIR/NAME.ckpt), resumed\n"
-            "       when it exists\n"
+            "       DIR/job-$SLAQ_JOB_ID.ckpt (else DIR/NAME.ckpt), saved when\n"
+            "       the run stops and resumed when it exists\n"
             "data:  --data fmnist|friedman1|debdesc|FILE  --format libsvm|csv|control|lines\n"
             "       --test FILE  --label-col N  --classes A,B,..  --subsample F\n"
             "       --scale S  --rows N  --docs N  --no-standardize\n"
@@ -155,6 +155,7 @@ int main(int argc, char **argv)
     double threads = 1, subsample = 0, target = 0, validation = -1;
     long iters = 0, partitions = 16, docs = 0, v;
     char ckpt_buf[4096];
+    bool ckpt_every_set = false;
     char err[TRAIN_ERRLEN] = "";
     int rc = 2, c;
 
@@ -215,7 +216,7 @@ int main(int argc, char **argv)
         case OPT_VALIDATION: if (arg_double(o, optarg, 0, 0.9, &validation)) return 2; break;
         case OPT_EVAL_EVERY: if (arg_int(o, optarg, 0, 1000000, &v)) return 2; job.eval_every = (int)v; break;
         case OPT_CHECKPOINT: job.ckpt_path = optarg; break;
-        case OPT_CHECKPOINT_EVERY: if (arg_int(o, optarg, 1, 1000000, &v)) return 2; job.ckpt_every = (int)v; break;
+        case OPT_CHECKPOINT_EVERY: if (arg_int(o, optarg, 1, 1000000, &v)) return 2; job.ckpt_every = (int)v; ckpt_every_set = true; break;
         case OPT_RESUME: resume = optarg; break;
         default: main_usage(stderr); return 2;
         }
@@ -322,9 +323,16 @@ int main(int argc, char **argv)
         for (char *p = ckpt_buf + strlen(ckdir) + 1; *p; p++)
             if (*p == '/')
                 *p = '_';
-        if (!job.ckpt_path)
+        if (!job.algo->state) {
+            /* Not an error: the job simply cannot be resumed elsewhere. */
+        } else if (!job.ckpt_path) {
             job.ckpt_path = ckpt_buf;
-        if (!resume && access(job.ckpt_path, R_OK) == 0)
+            /* Saved when the run stops (slaq's stop to suspend it) unless
+             * --checkpoint-every asks for more. */
+            if (!ckpt_every_set)
+                job.ckpt_every = 0;
+        }
+        if (job.algo->state && !resume && access(job.ckpt_path, R_OK) == 0)
             resume = job.ckpt_path;
     }
     if ((job.ckpt_path || resume) && !job.algo->state) {
