@@ -52,7 +52,7 @@ include $(sort $(wildcard src/*/module.mk)) tests/module.mk bench/module.mk
 PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_PKGS) 2>/dev/null)
 CPPFLAGS  += $(PC_CFLAGS)
 
-.PHONY: all deps build test test-unit check-asan demo demo-compare clean help
+.PHONY: all deps build test test-unit check-asan demo demo-compare bench-suspend demo-sweep clean help
 # Keep objects that only pattern rules mention (test objects).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -83,6 +83,10 @@ demo: deps
 demo-compare: deps
 	@$(MAKE) --no-print-directory build
 	@scripts/demo-compare.sh --reps $(or $(REPS),1) $(BUILD)
+
+# Suspend latency and checkpoint size of a real job under slaqd.
+bench-suspend: build
+	@scripts/bench-suspend.py $(BUILD)
 
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 test-unit
