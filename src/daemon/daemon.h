@@ -262,6 +262,7 @@ struct sd_daemon {
     sd_conn *dead;        /* closed this loop turn; freed after it */
     size_t nconns;
     sd_store *store;
+    void *sweeps;         /* sweep.c's list of sweeps */
     sd_enforcer enf;
     void *http;           /* struct MHD_Daemon * */
     char **http_host_ok;  /* Host values accepted (http.c), NULL-ended */
@@ -391,8 +392,19 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail);
 int job_suspend(sd_daemon *d, sd_job *j, int checkpoint, double *latency_ms,
                 char *err, size_t errlen);
 sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen);
-/* sweep.c: the sweep_* control requests (docs/sweep-cli.md). */
+/* sweep.c: the sweep_* control requests (docs/sweep-cli.md), the runtime
+ * (sweep_tick every tick), reading sweeps back at start, and the HTTP
+ * views (/api/sweeps, /api/sweeps/ID: NULL for an unknown id). */
 json_t *api_sweep(sd_daemon *d, const char *type, json_t *req);
+void sweep_tick(sd_daemon *d);
+int sweep_restore(sd_daemon *d);
+void sweep_free_all(sd_daemon *d);
+json_t *sweep_http_list(sd_daemon *d);
+json_t *sweep_http_one(sd_daemon *d, int64_t id);
+/* store.c: the open SQLite connection (sqlite3 *) for sweep.c's own
+ * tables, and the store's transaction begun (committed by store_flush). */
+void *store_db(sd_store *s);
+void store_begin(sd_store *s);
 
 /* Called by job_finish: a checkpoint-suspended job has exited. */
 void job_suspend_done(sd_daemon *d, sd_job *j);

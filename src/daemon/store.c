@@ -764,3 +764,6 @@ void store_set_last_id(sd_store *s, int64_t id)
     sqlite3_bind_int64(st, 2, id);
     step(s, st);
 }
+
+void *store_db(sd_store *s) { return s->db; }
+void store_begin(sd_store *s) { begin(s); }
