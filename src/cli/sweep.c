@@ -311,9 +311,26 @@ static int sweep_submit(int argc, char **argv)
 
 int cmd_sweep(int argc, char **argv)
 {
-    if (argc >= 2 && !strcmp(argv[1], "ls"))
-        return sweep_ls(argc - 1, argv + 1);
-    if (argc >= 2 && (!strcmp(argv[1], "show") || !strcmp(argv[1], "cancel")))
-        return sweep_one(argv[1], argc - 1, argv + 1);
+    /* The sub-command is the first operand (options may come first). */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--"))
+            break;
+        if (!strcmp(a, "--socket") || !strcmp(a, "--state-dir")) {
+            i++;
+            continue;
+        }
+        if (a[0] == '-')
+            continue;
+        if (strcmp(a, "ls") && strcmp(a, "show") && strcmp(a, "cancel"))
+            break;
+        char *sub = argv[i];
+        memmove(argv + i, argv + i + 1, (size_t)(argc - i) * sizeof *argv);
+        argc--;
+        argv[0] = sub;
+        if (!strcmp(sub, "ls"))
+            return sweep_ls(argc, argv);
+        return sweep_one(sub, argc, argv);
+    }
     return sweep_submit(argc, argv);
 }
