@@ -84,6 +84,11 @@ demo-compare: deps
 	@$(MAKE) --no-print-directory build
 	@scripts/demo-compare.sh --reps $(or $(REPS),1) $(BUILD)
 
+# A real sweep under slaqd, POP then Default (about 5 minutes).
+demo-sweep: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/demo-sweep.sh $(if $(HTTP),--http $(HTTP)) $(BUILD)
+
 # Suspend latency and checkpoint size of a real job under slaqd.
 bench-suspend: build
 	@scripts/bench-suspend.py $(BUILD)

@@ -262,10 +262,10 @@ static int feed(sd_daemon *d, sd_sweep *w, size_t i, sd_job *j, double now)
     int uses_loss = !strcmp(w->spec.metric, "loss");
     sqlite3_stmt *st;
     const char *sql = uses_loss
-        ? "SELECT iter, loss, t FROM reports WHERE job = ? AND iter > ? "
-          "ORDER BY iter"
-        : "SELECT iter, metric, t FROM reports WHERE job = ? AND iter > ? "
-          "AND metric IS NOT NULL ORDER BY iter";
+        ? "SELECT iter, loss, t FROM reports WHERE job = ? AND (iter > ? "
+          "OR iter = 0) ORDER BY iter"
+        : "SELECT iter, metric, t FROM reports WHERE job = ? AND (iter > ? "
+          "OR iter = 0) AND (metric IS NOT NULL OR iter = 0) ORDER BY iter";
     if (!uses_loss && j->metric_name && strcmp(j->metric_name,
                                                w->spec.metric)) {
         char note[256];
@@ -284,6 +284,13 @@ static int feed(sd_daemon *d, sd_sweep *w, size_t i, sd_job *j, double now)
         int epoch = sqlite3_column_int(st, 0);
         double m = sqlite3_column_double(st, 1), t = sqlite3_column_double(st,
                                                                           2);
+        if (epoch == 0) {
+            /* The job's report before training: its first epoch is timed
+             * from here, not from its start (loading data is no epoch). */
+            if (c->seen == 0)
+                c->last_t = t;
+            continue;
+        }
         if (epoch > w->spec.p.max_epochs)
             break;
         double es = t - c->last_t;
