@@ -12,6 +12,7 @@ import os
 import socket
 import sqlite3
 import sys
+import time
 
 from conftest import BUILD, wait_for
 
@@ -120,14 +121,16 @@ def test_metric_survives_restart_and_old_database_migrates(tmp_path,
         "CREATE TABLE reports(job INTEGER, iter INTEGER, loss REAL, cpu_s "
         "REAL, samples REAL, t REAL, PRIMARY KEY(job, iter)) WITHOUT ROWID;"
         "INSERT INTO jobs VALUES (1, 'old', '[\"true\"]', '/', 1, NULL, 0, "
-        "0, 0, 0, 'done', 0, 0, NULL, NULL, 1, 1, 2, NULL);"
-        "INSERT INTO reports VALUES (1, 0, 2.0, 0, 0, 1);")
+        "0, 0, 0, 'done', 0, 0, NULL, NULL, %f, %f, %f, NULL);"
+        "INSERT INTO reports VALUES (1, 0, 2.0, 0, 0, %f);"
+        % ((time.time(),) * 4))
     db.commit()
     db.close()
     d = daemon_factory(state=state)
     old = d.job(1)
     assert old["metric"] is None and old["metric_name"] is None
-    assert old["history"] == [[0, 2.0, 0.0, 0.0, 1.0, None]]
+    assert len(old["history"]) == 1 and old["history"][0][:2] == [0, 2.0]
+    assert old["history"][0][5] is None
     c = slaq.Client(socket_path=d.sock, name="m", metric_name="accuracy")
     wait_for(lambda: (c.poll(), c.job_id)[1], what="welcome")
     c.report(0, 1.0, cpu_s=0, metric=0.25)
