@@ -54,7 +54,7 @@ include $(sort $(wildcard src/*/module.mk)) tests/module.mk bench/module.mk
 PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_PKGS) 2>/dev/null)
 CPPFLAGS  += $(PC_CFLAGS)
 
-.PHONY: all deps build test test-unit check-asan demo demo-compare demo-aqp clean help
+.PHONY: all deps build test test-unit check-asan demo demo-compare demo-aqp bench-suspend demo-sweep clean help
 # Keep objects that only pattern rules mention (test objects).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -91,6 +91,15 @@ demo-compare: deps
 demo-aqp: deps
 	@$(MAKE) --no-print-directory build
 	@scripts/demo-aqp.sh --scale-factor $(or $(SF),1) $(if $(HTTP),--http $(HTTP)) $(BUILD)
+
+# A real sweep under slaqd, POP then Default (about 5 minutes).
+demo-sweep: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/demo-sweep.sh $(if $(HTTP),--http $(HTTP)) $(BUILD)
+
+# Suspend latency and checkpoint size of a real job under slaqd.
+bench-suspend: build
+	@scripts/bench-suspend.py $(BUILD)
 
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 test-unit

@@ -85,11 +85,11 @@ if [[ $unit_only -eq 0 ]]; then
   fi
   # The dashboard in headless Chromium (tests/browser, TAP from node; it
   # skips itself only when Chromium cannot run). `make deps` installs it.
-  if [[ -f tests/browser/test_dashboard.mjs ]]; then
+  for t in $(ls tests/browser/test_*.mjs 2>/dev/null | sort); do
     suites=$((suites + 1))
-    echo "== tests/browser"
+    echo "== $t"
     if [[ -d tests/browser/node_modules ]] && command -v node >/dev/null; then
-      SLAQ_BUILD="$build" node tests/browser/test_dashboard.mjs 2>&1 | tee "$out"
+      SLAQ_BUILD="$build" node "$t" 2>&1 | tee "$out"
       rc=${PIPESTATUS[0]}
       count_tap "$out"
       # the approximate-query charts (docs/relaqs.md)
@@ -100,8 +100,8 @@ if [[ $unit_only -eq 0 ]]; then
       rc=1
     fi
     count_tap "$out"
-    [[ $rc -eq 0 ]] || failed_suites+=("tests/browser")
-  fi
+    [[ $rc -eq 0 ]] || failed_suites+=("$t")
+  done
 fi
 
 echo

@@ -94,6 +94,22 @@ int slaq_client_report_vector(slaq_client *c, uint64_t iter, double loss,
                               const double *estimates, const double *lower,
                               const double *upper);
 
+/*
+ * Like slaq_client_report(), with the job's quality metric after `iter`
+ * as well (validation accuracy, RMSE, perplexity... as named with
+ * slaq_client_set_metric_name()): what a hyperparameter sweep follows.
+ * `metric` NaN means "not measured at this iteration" (the report then
+ * carries no metric). -1 (EINVAL) also for an infinite metric.
+ */
+int slaq_client_report_metric(slaq_client *c, uint64_t iter, double loss,
+                              double metric, double cpu_s, double samples);
+
+/* Names the metric the reports carry ("accuracy", "rmse", ...): 1 to
+ * SLAQ_METRIC_NAME_MAX bytes, no control characters; sent in the hello,
+ * or at once when connected. 0, or -1 (EINVAL) for a bad name. */
+#define SLAQ_METRIC_NAME_MAX 64
+int slaq_client_set_metric_name(slaq_client *c, const char *name);
+
 /* The job's current allocation in cores (fractional), or the default
  * allocation until slaqd has said otherwise. Never blocks. */
 double slaq_client_cores(slaq_client *c);

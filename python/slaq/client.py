@@ -86,6 +86,8 @@ class Client:
         iters: how many iterations the job will run (see ``set_iters``).
         convergence: the algorithm's convergence class (see
         ``set_convergence``).
+        metric_name: what the reports' ``metric`` is (see
+        ``set_metric_name``).
     """
 
     # The classes slaqd accepts (slaq_convergence_parse).
@@ -93,7 +95,8 @@ class Client:
                    "unknown")
 
     def __init__(self, socket_path=None, job_id=None, name=None,
-                 default_cores=None, iters=None, convergence=None):
+                 default_cores=None, iters=None, convergence=None,
+                 metric_name=None):
         if socket_path is None:
             socket_path = os.environ.get("SLAQ_SOCKET")
         if job_id is None:
@@ -132,11 +135,14 @@ class Client:
         self._cores = self._default
         self._stop_reason = None
         self._iters = 0
+        self._metric_name = None
         if iters is not None:
             self.set_iters(iters)
         self._convergence = None
         if convergence is not None:
             self.set_convergence(convergence)
+        if metric_name is not None:
+            self.set_metric_name(metric_name)
         self._last_try = None
         self._wbuf = bytearray()
         self._rbuf = bytearray()
@@ -151,9 +157,12 @@ class Client:
 
     # ------------------------------------------------------------ public
 
-    def report(self, iteration, loss, cpu_s=None, samples=0.0):
+    def report(self, iteration, loss, cpu_s=None, samples=0.0, metric=None):
         """Reports the state after ``iteration`` (strictly increasing).
 
+        metric: the job's quality metric after this iteration (validation
+        accuracy, RMSE...; name it with ``set_metric_name``), or None when
+        not measured at this iteration.
         cpu_s: CPU-seconds used since the previous report; by default the
         process's own CPU time since then (all threads). Returns True when
         the report was queued (kept until slaqd confirms it, and sent again
@@ -175,14 +184,21 @@ class Client:
             raise ValueError("samples must be >= 0, got %r" % samples)
         if int(iteration) < 0:
             raise ValueError("iteration must be >= 0")
+        if metric is not None:
+            metric = float(metric)
+            if not math.isfinite(metric):
+                raise ValueError("metric must be a finite number, got %r"
+                                 % metric)
         self.poll()
         if (self._sock is None and not self._acks) or \
                 len(self._unacked) >= _MAX_UNACKED:
             self._dropped += 1
             return False
-        line = json.dumps({"type": "report", "iter": int(iteration),
-                           "loss": loss, "cpu_s": cpu_s,
-                           "samples": samples}, separators=(",", ":"))
+        msg = {"type": "report", "iter": int(iteration), "loss": loss,
+               "cpu_s": cpu_s, "samples": samples}
+        if metric is not None:
+            msg["metric"] = metric
+        line = json.dumps(msg, separators=(",", ":"))
         self._unacked.append((int(iteration), line))
         self._pump()
         self._write()
@@ -214,6 +230,22 @@ class Client:
         self._convergence = cls
         if getattr(self, "_sock", None) is not None:
             self._queue(json.dumps({"type": "info", "convergence": cls},
+                                   separators=(",", ":")))
+
+    def set_metric_name(self, name):
+        """Names the metric the reports carry ("accuracy", "rmse"...):
+        1 to 64 bytes without control characters (else ValueError)."""
+        name = str(name)
+        raw = name.encode()
+        if not 1 <= len(raw) <= 64 or any(b < 0x20 or b == 0x7f
+                                          for b in raw):
+            raise ValueError("metric name must be 1 to 64 bytes without "
+                             "control characters, got %r" % name)
+        if name == self._metric_name:
+            return
+        self._metric_name = name
+        if getattr(self, "_sock", None) is not None:
+            self._queue(json.dumps({"type": "info", "metric_name": name},
                                    separators=(",", ":")))
 
     def cores(self):
@@ -365,6 +397,8 @@ class Client:
             hello["convergence"] = self._convergence
         if os.environ.get("SLAQ_CLIENT_ACK") != "0":
             hello["ack"] = True
+        if self._metric_name:
+            hello["metric_name"] = self._metric_name
         self._queue(json.dumps(hello, separators=(",", ":")))
 
     def _write(self):

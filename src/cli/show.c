@@ -100,6 +100,14 @@ static void print_job(json_t *j)
     else
         printf("  loss        first %.6g, last %.6g\n",
                rpc_num(j, "first_loss"), rpc_num(j, "loss"));
+    const char *mname = json_string_value(json_object_get(j, "metric_name"));
+    if (!isnan(rpc_num(j, "metric")))
+        printf("  metric      %s %.6g at iteration %lld\n",
+               mname ? rpc_safe(mname) : "metric", rpc_num(j, "metric"),
+               (long long)json_integer_value(json_object_get(j,
+                                                             "metric_iter")));
+    else if (mname)
+        printf("  metric      %s, none reported yet\n", rpc_safe(mname));
     if (!isnan(rpc_num(j, "reduction")))
         printf("  reduction   %.1f%% of the predicted total\n",
                100 * rpc_num(j, "reduction"));

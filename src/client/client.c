@@ -47,6 +47,7 @@
 typedef struct cl_rep {
     uint64_t iter;
     double loss, cpu_s, samples;
+    double metric;               /* NaN: none at this iteration */
 } cl_rep;
 
 struct slaq_client {
@@ -67,6 +68,7 @@ struct slaq_client {
     char *stop_reason;
     uint64_t iters;       /* the job's declared length, 0 if unknown */
     const char *convergence; /* declared class (a static name) or NULL */
+    char *metric_name;    /* what the reports' "metric" is, or NULL */
     double last_try;
     uint64_t dropped;
     char *wbuf;
@@ -175,8 +177,12 @@ static void ring_pump(slaq_client *c)
         const cl_rep *r = ring_at(c, c->ring_sent);
         int n = snprintf(line, sizeof line, "{\"type\":\"report\",\"iter\":"
                          "%llu,\"loss\":%.17g,\"cpu_s\":%.17g,\"samples\":"
-                         "%.17g}", (unsigned long long)r->iter, r->loss,
+                         "%.17g", (unsigned long long)r->iter, r->loss,
                          r->cpu_s, r->samples);
+        if (!isnan(r->metric))
+            n += snprintf(line + n, sizeof line - (size_t)n,
+                          ",\"metric\":%.17g", r->metric);
+        n += snprintf(line + n, sizeof line - (size_t)n, "}");
         if (cl_queue(c, line, (size_t)n) < 0)
             break;
         c->ring_sent++;
@@ -257,6 +263,8 @@ static void cl_try_connect(slaq_client *c)
                             json_string(c->convergence));
     if (hello && c->ask_acks)
         json_object_set_new(hello, "ack", json_true());
+    if (hello && c->metric_name)
+        json_object_set_new(hello, "metric_name", json_string(c->metric_name));
     char *s = hello ? json_dumps(hello, JSON_COMPACT) : NULL;
     json_decref(hello);
     if (!s || cl_queue(c, s, strlen(s)) < 0)
@@ -460,15 +468,21 @@ slaq_client *slaq_client_open(void)
 int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
                        double cpu_s, double samples)
 {
+    return slaq_client_report_metric(c, iter, loss, NAN, cpu_s, samples);
+}
+
+int slaq_client_report_metric(slaq_client *c, uint64_t iter, double loss,
+                              double metric, double cpu_s, double samples)
+{
     if (!isfinite(loss) || !(cpu_s >= 0) || !isfinite(cpu_s) ||
-        !(samples >= 0) || !isfinite(samples)) {
+        !(samples >= 0) || !isfinite(samples) || isinf(metric)) {
         errno = EINVAL;
         return -1;
     }
     slaq_client_poll(c);
     /* Offline, a report is kept only for a slaqd known to acknowledge
      * (it will be sent after the reconnection); else it is dropped. */
-    cl_rep r = {iter, loss, cpu_s, samples};
+    cl_rep r = {iter, loss, cpu_s, samples, metric};
     if ((c->fd < 0 && !c->acks) || ring_push(c, &r) < 0) {
         c->dropped++;
         return 1;
@@ -535,6 +549,35 @@ int slaq_client_report_vector(slaq_client *c, uint64_t iter, double loss,
     if (!rc)
         cl_write(c);
     return rc;
+}
+
+int slaq_client_set_metric_name(slaq_client *c, const char *name)
+{
+    if (!name || !*name || strlen(name) > SLAQ_METRIC_NAME_MAX) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (const char *p = name; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+            errno = EINVAL;
+            return -1;
+        }
+    if (c->metric_name && !strcmp(c->metric_name, name))
+        return 0;
+    char *copy = strdup(name);
+    if (!copy)
+        return -1;
+    free(c->metric_name);
+    c->metric_name = copy;
+    if (c->fd < 0) /* hello will carry it */
+        return 0;
+    json_t *m = json_pack("{s:s, s:s}", "type", "info", "metric_name", name);
+    char *s = m ? json_dumps(m, JSON_COMPACT) : NULL;
+    json_decref(m);
+    if (!s || cl_queue(c, s, strlen(s)) < 0)
+        cl_disconnect(c);
+    free(s);
+    return 0;
 }
 
 double slaq_client_cores(slaq_client *c)
@@ -673,6 +716,7 @@ void slaq_client_close_timeout(slaq_client *c, int timeout_ms)
     free(c->token);
     free(c->secret);
     free(c->name);
+    free(c->metric_name);
     free(c->stop_reason);
     free(c->wbuf);
     free(c->ring);

@@ -228,6 +228,8 @@ int api_needs_control(json_t *req)
     if (!type)
         return 0;
     return !strcmp(type, "submit") || !strcmp(type, "cancel") ||
+           !strcmp(type, "suspend") || !strcmp(type, "resume") ||
+           !strncmp(type, "sweep_", 6) ||
            (!strcmp(type, "policy") && name && !json_is_null(name));
 }
 
@@ -260,6 +262,29 @@ json_t *api_handle(sd_daemon *d, json_t *req)
         json_object_set_new(reply, "job", json_integer(j->id));
         return reply;
     }
+    if (!strcmp(type, "suspend") || !strcmp(type, "resume")) {
+        if (!(j = req_job(d, req, &reply)))
+            return reply;
+        json_t *ck = json_object_get(req, "checkpoint");
+        if (ck && !json_is_boolean(ck))
+            return api_error("bad_request", "field \"checkpoint\" must be "
+                             "true or false");
+        double ms = NAN;
+        sd_job *k = j;
+        if (!strcmp(type, "suspend")) {
+            if (job_suspend(d, j, json_is_true(ck), &ms, err, sizeof err) < 0)
+                return api_error("not_suspendable", "%s", err);
+        } else if (!(k = job_resume(d, j, err, sizeof err))) {
+            return api_error("not_resumable", "%s", err);
+        }
+        reply = ok();
+        json_object_set_new(reply, "job", job_json(d, k, 0));
+        if (!isnan(ms))
+            json_object_set_new(reply, "latency_ms", json_real(ms));
+        return reply;
+    }
+    if (!strncmp(type, "sweep", 5))
+        return api_sweep(d, type, req);
     if (!strcmp(type, "show") || !strcmp(type, "cancel") ||
         !strcmp(type, "logs")) {
         if (!(j = req_job(d, req, &reply)))

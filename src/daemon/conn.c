@@ -577,6 +577,36 @@ static void job_declare_class(sd_daemon *d, sd_conn *c, sd_job *j,
         send_error(d, c, "no_memory", "cannot change the job's predictor");
 }
 
+/* "metric_name" in hello or info: what the job's reports' "metric" is
+ * (docs/protocol.md). Stored with the job; a bad value is reported and
+ * ignored. */
+static void job_declare_metric(sd_daemon *d, sd_conn *c, sd_job *j,
+                               json_t *v)
+{
+    if (!v || json_is_null(v))
+        return;
+    const char *name = json_string_value(v);
+    size_t len = name ? strlen(name) : 0;
+    int ok = len >= 1 && len <= SD_METRIC_NAME_MAX;
+    for (size_t i = 0; ok && i < len; i++)
+        if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+            ok = 0;
+    if (!ok) {
+        send_error(d, c, "bad_message", "field \"metric_name\" must be a "
+                   "string of 1 to %d bytes without control characters",
+                   SD_METRIC_NAME_MAX);
+        return;
+    }
+    if (j->metric_name && !strcmp(j->metric_name, name))
+        return;
+    char *copy = strdup(name);
+    if (!copy)
+        return;
+    free(j->metric_name);
+    j->metric_name = copy;
+    store_put_job(d->store, j);
+}
+
 static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
 {
     json_t *jid = json_object_get(msg, "job");
@@ -666,6 +696,7 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
         else if (aqpd_set_kind(d, j, k, kerr, sizeof kerr) < 0)
             send_error(d, c, "bad_message", "%s", kerr);
     }
+    job_declare_metric(d, c, j, json_object_get(msg, "metric_name"));
     sd_log(d, 1, "job %lld: client connected (pid %d)", (long long)j->id,
            (int)pid);
     job_greet(d, j, c);
@@ -762,6 +793,8 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
         if (c->job) {
             job_declare_iters(d, c, c->job, json_object_get(msg, "iters"));
             job_declare_class(d, c, c->job, msg);
+            job_declare_metric(d, c, c->job,
+                               json_object_get(msg, "metric_name"));
         }
     } else if (!strcmp(type, "bye")) {
         c->said_bye = 1;

@@ -121,6 +121,12 @@ int sd_state_parse(const char *name, sd_state *out);
 
 struct sd_conn;
 
+/* The longest metric name a job may declare (hello/info "metric_name"). */
+#define SD_METRIC_NAME_MAX 64
+
+/* A suspended job (suspend.c). */
+enum { SD_SUSP_NONE = 0, SD_SUSP_SIGNAL = 1, SD_SUSP_CHECKPOINT = 2 };
+
 typedef struct sd_job {
     int64_t id;
     char *name;
@@ -146,6 +152,17 @@ typedef struct sd_job {
     double alloc;         /* cores last applied */
     uint64_t last_iter;
     double last_loss, first_loss;
+    char *metric_name;    /* what its reports' metric is (NULL: not said) */
+    double last_metric;   /* the last report's metric (NaN: none yet) */
+    uint64_t metric_iter; /* ... and its iteration */
+    int suspended;        /* SD_SUSP_*: SIGSTOPped, or stopped (or being
+                             stopped) with a checkpoint to resume from */
+    double suspend_t;     /* monotonic: when a checkpoint suspend began */
+    double suspend_ms;    /* how long the last suspend took (NaN: none) */
+    long long checkpoint_bytes; /* its checkpoint's size (-1: unknown) */
+    int64_t continued_by; /* resumed from its checkpoint as this job */
+    int64_t resumed_from; /* this job continues that one's checkpoint */
+    int64_t sweep;        /* the sweep it runs a configuration of (0) */
     double reduction;     /* predicted loss reduction so far, last epoch */
     double end_loss;      /* L_end of its normalised loss: the core's
                              slaq_job_end_loss each epoch, kept as it was
@@ -262,6 +279,7 @@ struct sd_daemon {
     sd_conn *dead;        /* closed this loop turn; freed after it */
     size_t nconns;
     sd_store *store;
+    void *sweeps;         /* sweep.c's list of sweeps */
     sd_enforcer enf;
     void *http;           /* struct MHD_Daemon * */
     char **http_host_ok;  /* Host values accepted (http.c), NULL-ended */
@@ -412,6 +430,33 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c);
 int job_restore(sd_daemon *d);
 json_t *job_json(sd_daemon *d, const sd_job *j, int detail);
 
+/* suspend.c: suspend a running job slaqd started — SIGSTOP (checkpoint 0;
+ * *latency_ms set) or a stop after which it leaves a checkpoint
+ * (checkpoint 1) — and resume it: SIGCONT, or its command again as a new
+ * job from the checkpoint (returned). -1 / NULL with err. */
+int job_suspend(sd_daemon *d, sd_job *j, int checkpoint, double *latency_ms,
+                char *err, size_t errlen);
+sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen);
+/* sweep.c: the sweep_* control requests (docs/sweep-cli.md), the runtime
+ * (sweep_tick every tick), reading sweeps back at start, and the HTTP
+ * views (/api/sweeps, /api/sweeps/ID: NULL for an unknown id). */
+json_t *api_sweep(sd_daemon *d, const char *type, json_t *req);
+void sweep_tick(sd_daemon *d);
+int sweep_restore(sd_daemon *d);
+void sweep_free_all(sd_daemon *d);
+json_t *sweep_http_list(sd_daemon *d);
+json_t *sweep_http_one(sd_daemon *d, int64_t id);
+/* store.c: the open SQLite connection (sqlite3 *) for sweep.c's own
+ * tables, and the store's transaction begun (committed by store_flush). */
+void *store_db(sd_store *s);
+void store_begin(sd_store *s);
+
+/* Called by job_finish: a checkpoint-suspended job has exited. */
+void job_suspend_done(sd_daemon *d, sd_job *j);
+/* STATE/checkpoints/job-ID.ckpt, the file SLAQ_CHECKPOINT_DIR gives. */
+void sd_checkpoint_path(const sd_daemon *d, int64_t id, char *out,
+                        size_t len);
+
 /* api.c: a request (a JSON object with "type") -> a reply object. */
 /* 1 if the request changes state (submit, cancel, setting the policy):
  * only peers with the control credential may make it. */
@@ -460,7 +505,9 @@ uint64_t store_failures(const sd_store *s);
 uint64_t store_lost(const sd_store *s);  /* reports beyond the memory cap */
 size_t store_pending(const sd_store *s); /* reports not yet committed */
 void store_put_job(sd_store *s, const sd_job *j);
-void store_report(sd_store *s, int64_t job, const slaq_report *r);
+/* `metric` NaN: the report carries none (stored as NULL). */
+void store_report(sd_store *s, int64_t job, const slaq_report *r,
+                  double metric);
 void store_alloc(sd_store *s, int64_t job, double t, double cores,
                  uint64_t epoch);
 void store_event(sd_store *s, double t, int64_t job, const char *kind,

@@ -515,6 +515,8 @@ void enf_tick(sd_daemon *d, double dt)
         j->sig_tokens += j->alloc * dt - (used > 0 ? used : 0);
         if (j->sig_tokens > burst)
             j->sig_tokens = burst;
+        if (j->suspended == SD_SUSP_SIGNAL)
+            continue; /* SIGSTOPped by a suspend until its resume */
         /* Not before its first allocation, nor while it is stopping. */
         int hold = j->sig_tokens <= 0 && j->state == SD_RUNNING &&
                    j->nspark > 0;
@@ -591,7 +593,7 @@ void enf_shutdown(sd_daemon *d)
      * one is let go so that it is not frozen while nobody schedules it. */
     for (size_t i = 0; d->sched && i < slaq_sched_count(d->sched); i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (j->sig_stopped)
+        if (j->sig_stopped && j->suspended != SD_SUSP_SIGNAL)
             kill(-j->pid, SIGCONT);
     }
     if (d->enf.cg_base)

@@ -18,6 +18,8 @@
  *   GET /api/timeline[?since=T]  every job's normalised loss and cores
  *                          over time (the frames after T)
  *   GET /api/jobs/ID/forecast  the job's reports and its forecast ahead
+ *   GET /api/sweeps        as `slaq sweep ls --json`
+ *   GET /api/sweeps/ID     as `slaq sweep show ID --json`, with curves
  *   GET /api/jobs/ID/history?after=ITER&limit=N  a page of its reports
  *   GET /api/jobs/ID/estimates   a query's estimates and bounds (aqpd.c)
  *   GET /metrics           Prometheus text format
@@ -527,6 +529,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con,
         return serve_initial(d, con);
     if (!strncmp(url, "/api/jobs/", 10) && strchr(url + 10, '/'))
         return serve_forecast(d, con, url);
+    if (!strcmp(url, "/api/sweeps"))
+        return reply(con, MHD_HTTP_OK, sweep_http_list(d));
+    if (!strncmp(url, "/api/sweeps/", 12)) {
+        char *end;
+        long long id = strtoll(url + 12, &end, 10);
+        json_t *w = end != url + 12 && !*end ? sweep_http_one(d, id) : NULL;
+        return w ? reply(con, MHD_HTTP_OK, w)
+                 : reply(con, MHD_HTTP_NOT_FOUND, api_error("unknown_sweep",
+                         "no sweep %.40s", url + 12));
+    }
     json_t *req = NULL;
     if (!strcmp(url, "/api/status"))
         req = json_pack("{s:s}", "type", "status");

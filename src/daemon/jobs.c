@@ -76,6 +76,9 @@ sd_job *job_new(sd_daemon *d, int64_t id)
     j->weight = 1;
     j->max_cores = INFINITY;
     j->last_loss = j->first_loss = NAN;
+    j->last_metric = NAN;
+    j->suspend_ms = NAN;
+    j->checkpoint_bytes = -1;
     j->reduction = 0;
     j->end_loss = NAN;
     d->jobs[id - 1] = j;
@@ -91,6 +94,7 @@ static void job_free(sd_job *j)
     free(j->cmd);
     free(j->cwd);
     free(j->reason);
+    free(j->metric_name);
     free(j);
 }
 
@@ -247,13 +251,16 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id,
     else
         while (src[n])
             n++;
-    char **out = calloc(n + 4, sizeof *out);
+    char **out = calloc(n + 5, sizeof *out);
     if (!out)
         return NULL;
     size_t k = 0;
+    int have_ckdir = 0;
     for (size_t i = 0; i < n; i++) {
         const char *e = env ? json_string_value(json_array_get(env, i))
                             : src[i];
+        if (e && !strncmp(e, "SLAQ_CHECKPOINT_DIR=", 20))
+            have_ckdir = 1;
         if (!e || !strncmp(e, "SLAQ_SOCKET=", 12) ||
             !strncmp(e, "SLAQ_JOB_ID=", 12) ||
             !strncmp(e, "SLAQ_JOB_SECRET=", 16))
@@ -269,6 +276,18 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id,
         out[k - 1] = NULL;
     if (asprintf(&out[k++], "SLAQ_JOB_SECRET=%s", secret) < 0)
         out[k - 1] = NULL;
+    /* Where a job suspended with a checkpoint leaves it (suspend.c),
+     * unless the submitter chose a directory (shared between machines). */
+    if (!have_ckdir) {
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s/checkpoints", d->cfg.state_dir);
+        mkdir(dir, 0700);
+        char *adir = realpath(dir, NULL);
+        if (asprintf(&out[k++], "SLAQ_CHECKPOINT_DIR=%s", adir ? adir : dir)
+            < 0)
+            out[k - 1] = NULL;
+        free(adir);
+    }
     return out;
 }
 
@@ -547,6 +566,7 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
     json_t *loss = json_object_get(msg, "loss");
     json_t *cpu = json_object_get(msg, "cpu_s");
     json_t *samples = json_object_get(msg, "samples");
+    json_t *metric = json_object_get(msg, "metric");
     if (!json_is_integer(it) || json_integer_value(it) < 0) {
         snprintf(err, errlen, "field \"iter\" must be an integer >= 0");
         return -1;
@@ -559,6 +579,15 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
         snprintf(err, errlen, "fields \"cpu_s\" and \"samples\" must be "
                               "numbers");
         return -1;
+    }
+    double mv = NAN;
+    if (metric && !json_is_null(metric)) {
+        mv = json_is_number(metric) ? json_number_value(metric) : NAN;
+        if (!(fabs(mv) <= 1e100)) {
+            snprintf(err, errlen, "field \"metric\" must be a number with "
+                     "|metric| <= 1e100 (or null)");
+            return -1;
+        }
     }
     slaq_report r = {
         .iter = (uint64_t)json_integer_value(it),
@@ -585,7 +614,11 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
                  ">= 0)", slaq_strerror(rc));
         return -1;
     }
-    store_report(d->store, j->id, &r);
+    store_report(d->store, j->id, &r, mv);
+    if (!isnan(mv)) {
+        j->last_metric = mv;
+        j->metric_iter = r.iter;
+    }
     d->reports_total++;
     if (j->max_iters && r.iter >= j->max_iters && j->state == SD_RUNNING)
         job_stop(d, j, "max_iters");
@@ -616,6 +649,10 @@ void job_stop(sd_daemon *d, sd_job *j, const char *reason)
         return;
     double now = sd_now();
     int was_stopping = j->state == SD_STOPPING;
+    if (j->suspended == SD_SUSP_SIGNAL) { /* it must hear the stop */
+        kill(-j->pid, SIGCONT);
+        j->suspended = SD_SUSP_NONE;
+    }
     free(j->reason);
     j->reason = strdup(reason);
     j->state = SD_STOPPING;
@@ -665,6 +702,8 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
     } else {
         snprintf(detail, sizeof detail, "%s", why ? why : "ended");
     }
+    if (j->reason && !strcmp(j->reason, "suspend"))
+        job_suspend_done(d, j);
     if (j->reason && !strcmp(j->reason, "cancelled"))
         st = SD_CANCELLED;
     else if (j->reason)
@@ -911,6 +950,8 @@ static int restore_one(sd_daemon *d, sd_job *j)
     }
     if (job_schedule(d, j) < 0)
         return -1;
+    if (j->suspended == SD_SUSP_SIGNAL) /* still SIGSTOPped: no cores */
+        slaq_job_set_max_cores(j->sj, 1e-6);
     store_each_report(d->store, j->id, replay_report, j);
     j->adopted = 1;
     if (j->managed)
@@ -1003,6 +1044,24 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "loss", num_or_null(j->last_loss));
     json_object_set_new(o, "first_loss", num_or_null(j->first_loss));
     json_object_set_new(o, "end_loss", num_or_null(trace_end_loss(j)));
+    json_object_set_new(o, "metric_name", j->metric_name
+                        ? json_string(j->metric_name) : json_null());
+    json_object_set_new(o, "metric", num_or_null(j->last_metric));
+    json_object_set_new(o, "metric_iter", isnan(j->last_metric) ? json_null()
+                        : json_integer((json_int_t)j->metric_iter));
+    json_object_set_new(o, "suspended", j->suspended == SD_SUSP_SIGNAL
+                        ? json_string("signal")
+                        : j->suspended == SD_SUSP_CHECKPOINT
+                        ? json_string("checkpoint") : json_null());
+    json_object_set_new(o, "suspend_ms", num_or_null(j->suspend_ms));
+    json_object_set_new(o, "checkpoint_bytes", j->checkpoint_bytes >= 0
+                        ? json_integer(j->checkpoint_bytes) : json_null());
+    json_object_set_new(o, "continued_by", j->continued_by
+                        ? json_integer(j->continued_by) : json_null());
+    json_object_set_new(o, "resumed_from", j->resumed_from
+                        ? json_integer(j->resumed_from) : json_null());
+    json_object_set_new(o, "sweep", j->sweep ? json_integer(j->sweep)
+                                             : json_null());
     json_object_set_new(o, "cpu_s", json_real(j->cpu_total));
     json_object_set_new(o, "connected", json_boolean(j->conn != NULL));
     json_object_set_new(o, "reason", j->reason ? json_string(j->reason)

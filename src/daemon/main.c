@@ -576,6 +576,7 @@ static void on_tick(sd_daemon *d, sd_handler *h, uint32_t events)
     (void)events;
     drain_timer(h->fd);
     job_tick(d);
+    sweep_tick(d);
     conn_tick(d);
     http_run(d);
     if (store_flush(d->store) == 0)
@@ -734,7 +735,7 @@ static int setup(sd_daemon *d)
     sd_log(d, 0, "enforcement: %s (%s)", enf_mode_name(d->enf.mode),
            d->enf.detail);
 
-    if (job_restore(d) < 0)
+    if (job_restore(d) < 0 || sweep_restore(d) < 0)
         return -1;
 
     if (socket_dir_make(d->cfg.socket_path) < 0 ||
@@ -832,6 +833,7 @@ out:
     http_stop(d);
     if (d->store)
         store_flush(d->store);
+    sweep_free_all(d);
     job_free_all(d);
     trace_free(d);
     enf_shutdown(d);

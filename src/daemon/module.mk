@@ -10,9 +10,10 @@ DAEMON_LDLIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd sqlite3 jansson 2>/d
 PC_PKGS       += libmicrohttpd sqlite3
 PROGRAMS      += $(SLAQD)
 
-$(SLAQD): $(DAEMON_OBJS) $(LIBSLAQ_A)
+# libslaqio: the sweep spec reader (src/io/sweepspec.c), shared with slaq.
+$(SLAQD): $(DAEMON_OBJS) $(LIBSLAQIO_A) $(LIBSLAQ_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $(DAEMON_OBJS) $(LIBSLAQ_A) $(DAEMON_LDLIBS) $(LIB_LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(DAEMON_OBJS) $(LIBSLAQIO_A) $(LIBSLAQ_A) $(DAEMON_LDLIBS) $(LIB_LDLIBS)
 
 $(WEB_ASSETS_C): $(WEB_FILES) scripts/embed-web.sh
 	@mkdir -p $(dir $@)

@@ -30,14 +30,16 @@ enum { ST_BEGIN, ST_COMMIT, ST_REPORT, ST_ALLOC, ST_EVENT, ST_JOB,
 static const char *const sql_text[ST_N] = {
     "BEGIN",
     "COMMIT",
-    "INSERT OR REPLACE INTO reports(job, iter, loss, cpu_s, samples, t) "
-    "VALUES (?, ?, ?, ?, ?, ?)",
+    "INSERT OR REPLACE INTO reports(job, iter, loss, cpu_s, samples, t, "
+    "metric) VALUES (?, ?, ?, ?, ?, ?, ?)",
     "INSERT OR REPLACE INTO allocs(job, t, cores, epoch) VALUES (?, ?, ?, ?)",
     "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
     "INSERT OR REPLACE INTO jobs(id, name, cmd, cwd, weight, max_cores, "
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
-    "reason, submitted, started, ended, secret, convergence) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "reason, submitted, started, ended, secret, convergence, metric_name, "
+    "suspended, continued_by, resumed_from, sweep) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?)",
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
     "DELETE FROM allocs WHERE job = ?",
@@ -53,9 +55,12 @@ static const char schema[] =
     " cmd TEXT, cwd TEXT, weight REAL, max_cores REAL, target REAL, "
     " max_iters INTEGER, max_time REAL, managed INTEGER, state TEXT, "
     " pid INTEGER, pstart INTEGER, exit_status INTEGER, reason TEXT, "
-    " submitted REAL, started REAL, ended REAL, secret TEXT);"
+    " submitted REAL, started REAL, ended REAL, secret TEXT, "
+    " metric_name TEXT, suspended INTEGER, continued_by INTEGER, "
+    " resumed_from INTEGER, sweep INTEGER);"
     "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
-    " cpu_s REAL, samples REAL, t REAL, PRIMARY KEY(job, iter)) WITHOUT ROWID;"
+    " cpu_s REAL, samples REAL, t REAL, metric REAL, PRIMARY KEY(job, iter))"
+    " WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS allocs(job INTEGER, t REAL, cores REAL, "
     " epoch INTEGER, PRIMARY KEY(job, epoch)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS events(t REAL, job INTEGER, kind TEXT, "
@@ -75,7 +80,7 @@ struct sd_store {
     /* Reports written since the last good commit, kept to be written
      * again if it fails (bounded: beyond SD_STORE_PENDING the oldest are
      * lost and counted). */
-    struct pending { int64_t job; slaq_report r; } *pend;
+    struct pending { int64_t job; slaq_report r; double metric; } *pend;
     size_t npend, cappend;
     uint64_t lost;
     int retrying;         /* inside the rewrite after a failure */
@@ -165,13 +170,31 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
                  msg ? msg : sqlite3_errmsg(s->db));
         goto fail;
     }
-    /* A database from before jobs had secrets gains the column. */
-    if (query_int(s->db, "SELECT count(*) FROM pragma_table_info('jobs') "
-                         "WHERE name = 'secret'") == 0 &&
-        sqlite3_exec(s->db, "ALTER TABLE jobs ADD COLUMN secret TEXT", NULL,
-                     NULL, &msg)) {
-        snprintf(err, errlen, "%s: %s", path, msg ? msg : "?");
-        goto fail;
+    /* A database from an older slaqd gains the columns added since:
+     * jobs' secrets, then metrics (jobs.metric_name, reports.metric). */
+    static const char *const added[][3] = {
+        {"jobs", "secret", "TEXT"},
+        {"jobs", "metric_name", "TEXT"},
+        {"reports", "metric", "REAL"},
+        {"jobs", "suspended", "INTEGER"},
+        {"jobs", "continued_by", "INTEGER"},
+        {"jobs", "resumed_from", "INTEGER"},
+        {"jobs", "sweep", "INTEGER"},
+        /* the declared convergence class (slaq submit --convergence) */
+        {"jobs", "convergence", "TEXT"},
+    };
+    for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
+        char q[256];
+        snprintf(q, sizeof q, "SELECT count(*) FROM pragma_table_info('%s') "
+                 "WHERE name = '%s'", added[i][0], added[i][1]);
+        if (query_int(s->db, q) != 0)
+            continue;
+        snprintf(q, sizeof q, "ALTER TABLE %s ADD COLUMN %s %s", added[i][0],
+                 added[i][1], added[i][2]);
+        if (sqlite3_exec(s->db, q, NULL, NULL, &msg)) {
+            snprintf(err, errlen, "%s: %s", path, msg ? msg : "?");
+            goto fail;
+        }
     }
     /* Files an older slaqd created with a looser mode. */
     static const char *const suffix[] = {"", "-wal", "-shm"};
@@ -182,15 +205,6 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
             snprintf(err, errlen, "%s: %s", f, strerror(errno));
             goto fail;
         }
-    }
-    /* The jobs' declared convergence class (slaq submit --convergence, the
-     * hello's field): added to every database that lacks it, new or old. */
-    if (query_int(s->db, "SELECT count(*) FROM pragma_table_info('jobs') "
-                         "WHERE name = 'convergence'") == 0 &&
-        sqlite3_exec(s->db, "ALTER TABLE jobs ADD COLUMN convergence TEXT",
-                     NULL, NULL, &msg)) {
-        snprintf(err, errlen, "%s: %s", path, msg ? msg : "?");
-        goto fail;
     }
     sqlite3_busy_timeout(s->db, 2000);
     for (int i = 0; i < ST_N; i++)
@@ -242,7 +256,10 @@ static void begin(sd_store *s)
         s->in_txn = 1;
 }
 
-static void insert_report(sd_store *s, int64_t job, const slaq_report *r)
+static void bind_real(sqlite3_stmt *st, int i, double v);
+
+static void insert_report(sd_store *s, int64_t job, const slaq_report *r,
+                          double metric)
 {
     sqlite3_stmt *st = s->st[ST_REPORT];
     sqlite3_bind_int64(st, 1, job);
@@ -251,6 +268,7 @@ static void insert_report(sd_store *s, int64_t job, const slaq_report *r)
     sqlite3_bind_double(st, 4, r->cpu_s);
     sqlite3_bind_double(st, 5, r->samples);
     sqlite3_bind_double(st, 6, r->t);
+    bind_real(st, 7, metric);
     step(s, st);
 }
 
@@ -286,7 +304,8 @@ int store_flush(sd_store *s)
             s->rewrite(s->rewrite_arg);
         s->retrying = 0;
         for (size_t i = 0; i < s->npend && !s->broken; i++)
-            insert_report(s, s->pend[i].job, &s->pend[i].r);
+            insert_report(s, s->pend[i].job, &s->pend[i].r,
+                          s->pend[i].metric);
     }
     if (!s->in_txn)
         return 0;
@@ -338,7 +357,8 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v)
         sqlite3_bind_null(st, i);
 }
 
-void store_report(sd_store *s, int64_t job, const slaq_report *r)
+void store_report(sd_store *s, int64_t job, const slaq_report *r,
+                  double metric)
 {
     if (s->npend == s->cappend) {
         size_t cap = s->cappend ? s->cappend * 2 : 1024;
@@ -356,11 +376,11 @@ void store_report(sd_store *s, int64_t job, const slaq_report *r)
         }
     }
     if (s->npend < s->cappend)
-        s->pend[s->npend++] = (struct pending){job, *r};
+        s->pend[s->npend++] = (struct pending){job, *r, metric};
     if (s->failing)
         return; /* written with the others at the next retry */
     begin(s);
-    insert_report(s, job, r);
+    insert_report(s, job, r, metric);
 }
 
 void store_alloc(sd_store *s, int64_t job, double t, double cores,
@@ -424,6 +444,11 @@ void store_put_job(sd_store *s, const sd_job *j)
     bind_text(st, 19, j->secret[0] ? j->secret : NULL);
     bind_text(st, 20, j->convergence != SLAQ_CONV_UNKNOWN
                           ? slaq_convergence_name(j->convergence) : NULL);
+    bind_text(st, 21, j->metric_name);
+    sqlite3_bind_int(st, 22, j->suspended);
+    sqlite3_bind_int64(st, 23, j->continued_by);
+    sqlite3_bind_int64(st, 24, j->resumed_from);
+    sqlite3_bind_int64(st, 25, j->sweep);
     step(s, st);
 }
 
@@ -440,7 +465,13 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             "max_cores, target, max_iters, max_time, managed, state, pid, "
             "pstart, exit_status, reason, submitted, started, ended, "
             "(SELECT count(*) FROM reports r WHERE r.job = jobs.id), secret, "
-            "convergence FROM jobs ORDER BY id", -1, &st, NULL))
+            "convergence, "
+            "metric_name, (SELECT r.metric FROM reports r WHERE r.job = "
+            "jobs.id AND r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
+            "(SELECT r.iter FROM reports r WHERE r.job = jobs.id AND "
+            "r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
+            "suspended, continued_by, resumed_from, sweep "
+            "FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
     while ((step_rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -477,6 +508,16 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
         const char *cv = (const char *)sqlite3_column_text(st, 20);
         if (!cv || slaq_convergence_parse(cv, &j->convergence) != SLAQ_OK)
             j->convergence = SLAQ_CONV_UNKNOWN;
+        if (sqlite3_column_type(st, 21) != SQLITE_NULL)
+            j->metric_name = col_strdup(st, 21);
+        if (sqlite3_column_type(st, 22) != SQLITE_NULL) {
+            j->last_metric = sqlite3_column_double(st, 22);
+            j->metric_iter = (uint64_t)sqlite3_column_int64(st, 23);
+        }
+        j->suspended = sqlite3_column_int(st, 24);
+        j->continued_by = sqlite3_column_int64(st, 25);
+        j->resumed_from = sqlite3_column_int64(st, 26);
+        j->sweep = sqlite3_column_int64(st, 27);
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;
@@ -660,8 +701,8 @@ static json_t *seek_rows(sd_store *s, const char *table, const char *key,
 
 json_t *store_reports_json(sd_store *s, int64_t job, size_t max)
 {
-    return seek_rows(s, "reports", "iter", "iter, loss, cpu_s, samples, t", 5,
-                     job, max);
+    return seek_rows(s, "reports", "iter",
+                     "iter, loss, cpu_s, samples, t, metric", 6, job, max);
 }
 
 json_t *store_allocs_json(sd_store *s, int64_t job, size_t max)
@@ -675,8 +716,9 @@ json_t *store_reports_page(sd_store *s, int64_t job, int64_t after,
     sqlite3_stmt *st;
     json_t *out = json_array();
     *next = -1;
-    if (sqlite3_prepare_v2(s->db, "SELECT iter, loss, cpu_s, samples, t FROM "
-                           "reports WHERE job = ?1 AND iter > ?2 ORDER BY "
+    if (sqlite3_prepare_v2(s->db, "SELECT iter, loss, cpu_s, samples, t, "
+                           "metric FROM reports WHERE job = ?1 AND iter > ?2 "
+                           "ORDER BY "
                            "iter LIMIT ?3", -1, &st, NULL) != SQLITE_OK)
         return out;
     sqlite3_bind_int64(st, 1, job);
@@ -689,7 +731,7 @@ json_t *store_reports_page(sd_store *s, int64_t job, int64_t after,
             *next = json_integer_value(json_array_get(last, 0));
             break;
         }
-        json_array_append_new(out, row_json(st, 5));
+        json_array_append_new(out, row_json(st, 6));
     }
     sqlite3_finalize(st);
     return out;
@@ -730,3 +772,6 @@ void store_set_last_id(sd_store *s, int64_t id)
     sqlite3_bind_int64(st, 2, id);
     step(s, st);
 }
+
+void *store_db(sd_store *s) { return s->db; }
+void store_begin(sd_store *s) { begin(s); }

@@ -156,6 +156,18 @@ static int km_step(struct train_job *job, double *loss, char *err, size_t len)
     return 0;
 }
 
+/* Checkpoint state: the centres and the sums of the last pass, from
+ * which km_step computes the next centres. */
+static void km_state(struct train_job *job,
+                     void (*fn)(void *arg, double *v, size_t n), void *arg)
+{
+    struct km *m = job->state;
+    fn(arg, m->c, (size_t)m->k * m->d);
+    fn(arg, m->cn, (size_t)m->k);
+    fn(arg, m->sum[0], (size_t)m->k * m->d);
+    fn(arg, m->cnt[0], (size_t)m->k);
+}
+
 /* Reports the objective on the test set (nearest centre, squared distance,
  * averaged per point) so runs of different sizes compare. */
 static int km_evaluate(struct train_job *job, char *err, size_t len)
@@ -227,6 +239,7 @@ const struct train_algo train_algo_kmeans = {
     .init = km_init,
     .step = km_step,
     .evaluate = km_evaluate,
+    .state = km_state,
     .describe = km_describe,
     .destroy = km_destroy,
 };

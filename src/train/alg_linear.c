@@ -267,6 +267,21 @@ static int lin_evaluate(struct train_job *job, char *err, size_t len)
     return 0;
 }
 
+/* Checkpoint state: everything lin_step and L-BFGS start from. */
+static void lin_state(struct train_job *job,
+                      void (*fn)(void *arg, double *v, size_t n), void *arg)
+{
+    struct lin *m = job->state;
+    double rises = m->rises;
+    fn(arg, m->theta, m->np);
+    fn(arg, m->grad, m->np);
+    fn(arg, m->aux, 2 * m->np);
+    fn(arg, &m->lr, 1);
+    fn(arg, &m->last_loss, 1);
+    fn(arg, &rises, 1);
+    m->rises = (int)rises;
+}
+
 static void lin_destroy(struct train_job *job)
 {
     struct lin *m = job->state;
@@ -433,6 +448,7 @@ const struct train_algo train_algo_logreg = {
     .init = logreg_init,
     .step = lin_step,
     .evaluate = lin_evaluate,
+    .state = lin_state,
     .describe = logreg_describe,
     .destroy = lin_destroy,
 };
@@ -447,6 +463,7 @@ const struct train_algo train_algo_svm = {
     .init = svm_init,
     .step = lin_step,
     .evaluate = lin_evaluate,
+    .state = lin_state,
     .describe = svm_describe,
     .destroy = lin_destroy,
 };
@@ -461,6 +478,7 @@ const struct train_algo train_algo_svmpoly = {
     .init = svmpoly_init,
     .step = lin_step,
     .evaluate = lin_evaluate,
+    .state = lin_state,
     .describe = svmpoly_describe,
     .destroy = lin_destroy,
 };
@@ -475,6 +493,7 @@ const struct train_algo train_algo_linreg = {
     .init = linreg_init,
     .run = lin_run,
     .evaluate = lin_evaluate,
+    .state = lin_state,
     .describe = linreg_describe,
     .destroy = lin_destroy,
 };

@@ -187,6 +187,14 @@ static int mlp_run(struct train_job *job, char *err, size_t len)
     return train_lbfgs_run(job, m->theta, m->np, mlp_objective, job, err, len);
 }
 
+/* Checkpoint state: the weights (L-BFGS starts again from them). */
+static void mlp_state(struct train_job *job,
+                      void (*fn)(void *arg, double *v, size_t n), void *arg)
+{
+    struct mlp *m = job->state;
+    fn(arg, m->theta, m->np);
+}
+
 static int mlp_evaluate(struct train_job *job, char *err, size_t len)
 {
     struct mlp *m = job->state;
@@ -262,6 +270,7 @@ const struct train_algo train_algo_mlpc = {
     .step = NULL,
     .run = mlp_run,
     .evaluate = mlp_evaluate,
+    .state = mlp_state,
     .describe = mlp_describe,
     .destroy = mlp_destroy,
 };

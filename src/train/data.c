@@ -719,3 +719,47 @@ err:
     train_data_free(te);
     return -1;
 }
+
+int train_data_split(struct train_data *tr, double fraction, unsigned seed,
+                     struct train_data *val, char *err, size_t errlen)
+{
+    size_t nv = (size_t)(fraction * (double)tr->n + 0.5);
+    memset(val, 0, sizeof *val);
+    if (nv < 1 || nv >= tr->n) {
+        snprintf(err, errlen, "--validation %g: keeps %zu of %zu training "
+                 "rows for validation; expected at least one row on each "
+                 "side", fraction, nv, tr->n);
+        return -1;
+    }
+    uint64_t s = 0x5a11da7eULL + seed;
+    char *pick = train_xcalloc(tr->n, 1);
+    for (size_t got = 0; got < nv;) { /* rejection: nv < n */
+        size_t i = (size_t)(train_rand_uniform(&s) * (double)tr->n);
+        if (i < tr->n && !pick[i]) {
+            pick[i] = 1;
+            got++;
+        }
+    }
+    *val = *tr;
+    val->n = nv;
+    val->x = train_xcalloc(nv * tr->d, sizeof *val->x);
+    val->y = train_xcalloc(nv, sizeof *val->y);
+    size_t a = 0, b = 0;
+    for (size_t i = 0; i < tr->n; i++) {
+        if (pick[i]) {
+            memcpy(val->x + b * tr->d, tr->x + i * tr->d,
+                   tr->d * sizeof(double));
+            val->y[b++] = tr->y[i];
+        } else {
+            if (a != i) {
+                memmove(tr->x + a * tr->d, tr->x + i * tr->d,
+                        tr->d * sizeof(double));
+                tr->y[a] = tr->y[i];
+            }
+            a++;
+        }
+    }
+    tr->n = a;
+    free(pick);
+    return 0;
+}

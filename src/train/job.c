@@ -49,27 +49,85 @@ static void job_push_loss(struct train_job *job, double loss)
         job->cap = job->cap ? job->cap * 2 : 64;
         job->loss = realloc(job->loss, job->cap * sizeof *job->loss);
         job->iter_cpu = realloc(job->iter_cpu, job->cap * sizeof *job->iter_cpu);
-        if (!job->loss || !job->iter_cpu) {
+        job->epoch_metric = realloc(job->epoch_metric,
+                                    job->cap * sizeof *job->epoch_metric);
+        if (!job->loss || !job->iter_cpu || !job->epoch_metric) {
             fprintf(stderr, "slaq-train: out of memory\n");
             exit(1);
         }
     }
     job->loss[job->iters] = loss;
+    job->epoch_metric[job->iters] = NAN;
+}
+
+/* The per-iteration metric: the algorithm's evaluation on the validation
+ * split (swapped in for the test set while it runs), or on its test set
+ * or held-out documents without one. NaN when not due or not available.
+ * The final evaluation (train_job_run) still measures the test set. */
+static double job_eval(struct train_job *job)
+{
+    if (job->eval_every <= 0 || job->iters % job->eval_every != 0)
+        return NAN;
+    double t0 = train_wall_seconds();
+    char err[TRAIN_ERRLEN], name[sizeof job->metric_name];
+    int val = job->val.n > 0;
+    struct train_data keep = job->test;
+    if (val)
+        job->test = job->val;
+    job->metric_name[0] = 0;
+    job->metric = NAN;
+    int rc = job->algo->evaluate(job, err, sizeof err);
+    if (val)
+        job->test = keep;
+    double m = rc == 0 && job->metric_name[0] ? job->metric : NAN;
+    snprintf(name, sizeof name, "%s", job->metric_name);
+    job->metric_name[0] = 0;
+    job->eval_s += train_wall_seconds() - t0;
+    if (isnan(m))
+        return NAN;
+    if (!job->epoch_metric_name[0]) {
+        /* "test_rmse" measured on the validation split is "val_rmse". */
+        const char *base = !strncmp(name, "test_", 5) ? name + 5 : name;
+        snprintf(job->epoch_metric_name, sizeof job->epoch_metric_name,
+                 "%s%s", val ? "val_" : base == name ? "" : "test_", base);
+        train_sched_set_metric_name(job->sched, job->epoch_metric_name);
+    }
+    job->epoch_metric[job->iters] = m;
+    return m;
 }
 
 int train_job_start(struct train_job *job, double loss0)
 {
     job->iters = 0;
     job_push_loss(job, loss0);
-    if (!job->quiet)
-        printf("iter=0 loss=%.10g workers=%d\n", loss0, job->n_workers);
+    double m = job_eval(job);
+    if (!job->quiet) {
+        printf("iter=0 loss=%.10g workers=%d", loss0, job->n_workers);
+        if (!isnan(m))
+            printf(" %s=%.6g", job->epoch_metric_name, m);
+        printf("\n");
+    }
     fflush(stdout);
-    train_sched_report(job->sched, 0, loss0, 0, 0);
+    train_sched_report(job->sched, 0, loss0, 0, 0, m);
     job_read_allocation(job);
     job->passes_mark = job->passes;
     job->cpu_mark = train_cpu_seconds();
     job->wall_mark = train_wall_seconds();
     return 0;
+}
+
+void train_job_resume(struct train_job *job)
+{
+    /* The metric's name is declared as soon as a resumed run measures it;
+     * what came before is in slaqd already (or in the checkpoint). */
+    if (!job->quiet)
+        printf("# resumed at iter=%d loss=%.10g\n", job->iters,
+               job->loss[job->iters]);
+    fflush(stdout);
+    job_read_allocation(job);
+    job->passes_mark = job->passes;
+    job->cpu_mark = train_cpu_seconds();
+    job->wall_mark = train_wall_seconds();
 }
 
 bool train_job_iterate(struct train_job *job, double loss)
@@ -89,26 +147,20 @@ bool train_job_iterate(struct train_job *job, double loss)
     long passes = job->passes - job->passes_mark;
     double samples = job->rows_per_iter * (double)(passes > 0 ? passes : 1);
     job->samples_total += samples;
-    /* --eval-every: the held-out metric of the model as it stands now, on
-     * this iteration's line; its time counts towards no iteration. */
-    bool eval = job->eval_every > 0 && job->iters % job->eval_every == 0 &&
-                isfinite(loss) && job->algo->evaluate;
-    if (eval) {
-        char eerr[128];
-        if (job->algo->evaluate(job, eerr, sizeof eerr) < 0)
-            eval = false;
-    }
+    /* Measured after the iteration's clock stopped: the metric's cost is
+     * not the iteration's (eval_s holds it). */
+    double m = isfinite(loss) ? job_eval(job) : NAN;
     if (!job->quiet) {
         printf("iter=%d loss=%.10g cpu_s=%.4f wall_s=%.4f samples=%.0f "
                "workers=%d samples_per_core_s=%.0f",
                job->iters, loss, dcpu, dwall, samples, workers,
                dcpu > 0 ? samples / dcpu : 0.0);
-        if (eval && job->metric_name[0])
-            printf(" %s=%.6f", job->metric_name, job->metric);
+        if (!isnan(m))
+            printf(" %s=%.6g", job->epoch_metric_name, m);
         printf("\n");
     }
     fflush(stdout);
-    train_sched_report(job->sched, job->iters, loss, dcpu, samples);
+    train_sched_report(job->sched, job->iters, loss, dcpu, samples, m);
 
     double drop = job->loss[job->iters - 1] - loss;
     if (drop > job->best_drop)
@@ -123,6 +175,13 @@ bool train_job_iterate(struct train_job *job, double loss)
     else if (job->target_reduction > 0 && job->best_drop > 0 &&
              drop >= 0 && drop <= (1 - job->target_reduction) * job->best_drop)
         job->stop_reason = "target-reduction";
+    if (job->ckpt_path &&
+        (job->stop_reason ||
+         (job->ckpt_every > 0 && job->iters % job->ckpt_every == 0))) {
+        char err[TRAIN_ERRLEN];
+        if (train_ckpt_save(job, err, sizeof err) < 0)
+            fprintf(stderr, "slaq-train: %s\n", err);
+    }
     if (job->stop_reason)
         return true;
 
@@ -162,6 +221,16 @@ int train_job_record(const struct train_job *job, const char *path, char *err,
     json_object_set_new(o, "iter_cpu_s", cpu);
     if (job->metric_name[0])
         json_object_set_new(o, job->metric_name, json_real(job->metric));
+    if (job->epoch_metric_name[0]) {
+        json_t *em = json_array();
+        for (int i = 0; i <= job->iters; i++)
+            json_array_append_new(em, isnan(job->epoch_metric[i])
+                                          ? json_null()
+                                          : json_real(job->epoch_metric[i]));
+        json_object_set_new(o, "metric_name",
+                            json_string(job->epoch_metric_name));
+        json_object_set_new(o, "metric", em);
+    }
     json_object_set_new(o, "stop", json_string(job->stop_reason ? job->stop_reason : "error"));
 
     line = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10));
@@ -229,7 +298,13 @@ int train_job_run(struct train_job *job, char *err, size_t len)
     /* A model that cannot be built from this data is bad input. */
     if (job->algo->init(job, &loss0, err, len) < 0)
         return 2;
-    train_job_start(job, loss0);
+    if (job->resume_path) {
+        if (train_ckpt_load(job, job->resume_path, err, len) < 0)
+            return 2;
+        train_job_resume(job);
+    } else {
+        train_job_start(job, loss0);
+    }
     if (job->algo->run) {
         if (job->algo->run(job, err, len) < 0)
             return 1;

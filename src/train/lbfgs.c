@@ -18,7 +18,7 @@ struct lbfgs_ctx {
     train_objective_fn f;
     void *ctx;
     size_t n;           /* real variables; the rest is padding */
-    double *model;      /* the job's parameters, kept current for --eval-every */
+    double *out;        /* the model's parameters, kept current */
     bool stopped;
 };
 
@@ -41,10 +41,11 @@ static int lbfgs_progress(void *inst, const lbfgsfloatval_t *x,
                           const lbfgsfloatval_t step, int n, int k, int ls)
 {
     struct lbfgs_ctx *c = inst;
-    (void)x, (void)g, (void)xnorm, (void)gnorm, (void)step, (void)n, (void)k,
+    /* The model's own copy follows every iterate, so that the metric and
+     * a checkpoint after this iteration see it. */
+    memcpy(c->out, x, c->n * sizeof *c->out);
+    (void)g, (void)xnorm, (void)gnorm, (void)step, (void)n, (void)k,
         (void)ls;
-    if (c->job->eval_every > 0)
-        memcpy(c->model, x, c->n * sizeof *c->model);
     c->stopped = train_job_iterate(c->job, fx);
     return c->stopped ? 1 : 0;
 }
@@ -55,7 +56,7 @@ int train_lbfgs_run(struct train_job *job, double *x, size_t n,
     /* liblbfgs built with SSE wants a multiple of 16 variables, aligned. */
     size_t np = (n + 15) / 16 * 16;
     lbfgsfloatval_t *v = lbfgs_malloc((int)np), fx;
-    struct lbfgs_ctx c = {.job = job, .f = f, .ctx = ctx, .n = n, .model = x};
+    struct lbfgs_ctx c = {.job = job, .f = f, .ctx = ctx, .n = n, .out = x};
     lbfgs_parameter_t prm;
     if (!v) {
         snprintf(err, len, "out of memory for %zu L-BFGS variables", np);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -23,7 +24,8 @@ enum {
     OPT_TEST, OPT_LABEL_COL, OPT_CLASSES, OPT_SUBSAMPLE, OPT_SCALE, OPT_ROWS,
     OPT_PARTITIONS, OPT_SEED, OPT_K, OPT_LR, OPT_L2, OPT_DEGREE, OPT_BASIS,
     OPT_DEPTH, OPT_HIDDEN, OPT_VOCAB, OPT_DOCS, OPT_NO_STD, OPT_QUIET,
-    OPT_THREADS, OPT_ITERS, OPT_TARGET, OPT_VERSION, OPT_EVAL_EVERY,
+    OPT_THREADS, OPT_ITERS, OPT_TARGET, OPT_VERSION, OPT_VALIDATION,
+    OPT_EVAL_EVERY, OPT_CHECKPOINT, OPT_CHECKPOINT_EVERY, OPT_RESUME,
 };
 
 static const struct option main_opts[] = {
@@ -56,7 +58,11 @@ static const struct option main_opts[] = {
     {"docs", required_argument, NULL, OPT_DOCS},
     {"no-standardize", no_argument, NULL, OPT_NO_STD},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"validation", required_argument, NULL, OPT_VALIDATION},
     {"eval-every", required_argument, NULL, OPT_EVAL_EVERY},
+    {"checkpoint", required_argument, NULL, OPT_CHECKPOINT},
+    {"checkpoint-every", required_argument, NULL, OPT_CHECKPOINT_EVERY},
+    {"resume", required_argument, NULL, OPT_RESUME},
     {NULL, 0, NULL, 0},
 };
 
@@ -70,7 +76,16 @@ static void main_usage(FILE *f)
             "(iter= loss= cpu_s= wall_s= samples= workers= samples_per_core_s=).\n"
             "\n"
             "job:   --threads N  --iters N  --target-reduction R  --record FILE\n"
-            "       --name NAME  --seed N  --partitions P  --quiet  --eval-every N\n"
+            "       --name NAME  --seed N  --partitions P  --quiet\n"
+            "metric: --validation F (hold out F of the training rows for the\n"
+            "       per-iteration metric; default 0: measure it on the test set)\n"
+            "       --eval-every N (measure the metric every N iterations,\n"
+            "       default 1, 0: only at the end)\n"
+            "state: --checkpoint FILE  --checkpoint-every N (default 1)\n"
+            "       --resume FILE (continue a checkpointed run); with\n"
+            "       $SLAQ_CHECKPOINT_DIR set, both default to\n"
+            "       DIR/job-$SLAQ_JOB_ID.ckpt (else DIR/NAME.ckpt), saved when\n"
+            "       the run stops and resumed when it exists\n"
             "data:  --data fmnist|friedman1|debdesc|FILE  --format libsvm|csv|control|lines\n"
             "       --test FILE  --label-col N  --classes A,B,..  --subsample F\n"
             "       --scale S  --rows N  --docs N  --no-standardize\n"
@@ -136,14 +151,19 @@ int main(int argc, char **argv)
 {
     struct train_job job = {0};
     struct train_data_opts dopt = {.label_col = -1};
-    const char *record = NULL, *name = NULL;
-    double threads = 1, subsample = 0, target = 0;
+    const char *record = NULL, *name = NULL, *resume = NULL;
+    double threads = 1, subsample = 0, target = 0, validation = -1;
     long iters = 0, partitions = 16, docs = 0, v;
+    char ckpt_buf[4096];
+    bool ckpt_every_set = false;
     char err[TRAIN_ERRLEN] = "";
     int rc = 2, c;
 
     job.prm = (struct train_params){.lr = -1, .l2 = -1, .standardize = true};
     job.scale = 1;
+    job.eval_every = 1;
+    job.ckpt_every = 1;
+    job.resumed_from = -1;
 
     if (argc >= 2 && argv[1][0] != '-') {
         job.algo = train_algo_find(argv[1]);
@@ -193,7 +213,11 @@ int main(int argc, char **argv)
         case OPT_DOCS: if (arg_int(o, optarg, 10, 100000000, &docs)) return 2; break;
         case OPT_NO_STD: job.prm.standardize = false; break;
         case OPT_QUIET: job.quiet = true; break;
+        case OPT_VALIDATION: if (arg_double(o, optarg, 0, 0.9, &validation)) return 2; break;
         case OPT_EVAL_EVERY: if (arg_int(o, optarg, 0, 1000000, &v)) return 2; job.eval_every = (int)v; break;
+        case OPT_CHECKPOINT: job.ckpt_path = optarg; break;
+        case OPT_CHECKPOINT_EVERY: if (arg_int(o, optarg, 1, 1000000, &v)) return 2; job.ckpt_every = (int)v; ckpt_every_set = true; break;
+        case OPT_RESUME: resume = optarg; break;
         default: main_usage(stderr); return 2;
         }
     }
@@ -255,6 +279,15 @@ int main(int argc, char **argv)
         if (job.prm.standardize && strcmp(job.algo->name, "kmeans") &&
             strcmp(job.algo->name, "gbt") && strcmp(job.algo->name, "gbtreg"))
             train_data_standardize(&job.train, job.test.n ? &job.test : NULL);
+        /* The validation split the per-iteration metric is measured on:
+         * rows the model does not train on, kept apart from the test set
+         * that the final metric is measured on. */
+        if (validation < 0)
+            validation = 0;
+        if (validation > 0 &&
+            train_data_split(&job.train, validation, job.seed, &job.val, err,
+                             sizeof err) < 0)
+            goto err;
         snprintf(job.dataset, sizeof job.dataset, "%s", job.train.name);
         rows = job.train.n;
         train_job_partition(&job, rows, (size_t)partitions);
@@ -278,6 +311,38 @@ int main(int argc, char **argv)
                job.algo->kind == TRAIN_TEXT ? "documents" : "rows",
                job.scale != 1 ? " (scaled)" : "", job.n_parts, threads);
 
+    /* $SLAQ_CHECKPOINT_DIR: where a job that may be suspended and resumed
+     * elsewhere keeps its state; a run finding its file there resumes. */
+    const char *ckdir = getenv("SLAQ_CHECKPOINT_DIR");
+    if (ckdir && *ckdir && (!job.ckpt_path || !resume)) {
+        const char *jid = getenv("SLAQ_JOB_ID");
+        if (jid && *jid)
+            snprintf(ckpt_buf, sizeof ckpt_buf, "%s/job-%s.ckpt", ckdir, jid);
+        else
+            snprintf(ckpt_buf, sizeof ckpt_buf, "%s/%s.ckpt", ckdir, job.name);
+        for (char *p = ckpt_buf + strlen(ckdir) + 1; *p; p++)
+            if (*p == '/')
+                *p = '_';
+        if (!job.algo->state) {
+            /* Not an error: the job simply cannot be resumed elsewhere. */
+        } else if (!job.ckpt_path) {
+            job.ckpt_path = ckpt_buf;
+            /* Saved when the run stops (slaq's stop to suspend it) unless
+             * --checkpoint-every asks for more. */
+            if (!ckpt_every_set)
+                job.ckpt_every = 0;
+        }
+        if (job.algo->state && !resume && access(job.ckpt_path, R_OK) == 0)
+            resume = job.ckpt_path;
+    }
+    if ((job.ckpt_path || resume) && !job.algo->state) {
+        snprintf(err, sizeof err, "%s: checkpoints are not supported for "
+                 "this algorithm (they are for logreg, svm, svmpoly, linreg, "
+                 "mlpc and kmeans)", job.ckpt_path ? "--checkpoint" : "--resume");
+        goto err;
+    }
+    job.resume_path = resume;
+
     job.sched = train_sched_open(job.name, threads);
     train_sched_set_iters(job.sched, job.max_iters);
     rc = train_job_run(&job, err, sizeof err);
@@ -290,6 +355,12 @@ int main(int argc, char **argv)
            job.cpu_total > 0 ? job.samples_total / job.cpu_total : 0.0);
     if (job.metric_name[0])
         printf(" %s=%.4f", job.metric_name, job.metric);
+    if (job.ckpt_count)
+        printf(" checkpoints=%ld checkpoint_bytes=%ld checkpoint_ms_mean=%.2f",
+               job.ckpt_count, job.ckpt_bytes,
+               job.ckpt_ms_total / (double)job.ckpt_count);
+    if (job.resumed_from >= 0 && resume)
+        printf(" resumed_from=%d", job.resumed_from);
     printf("\n");
     if (record && train_job_record(&job, record, err, sizeof err) < 0) {
         rc = 1;
@@ -309,10 +380,12 @@ out:
         train_sched_close(job.sched);
     train_data_free(&job.train);
     train_data_free(&job.test);
+    train_data_free(&job.val);
     train_corpus_free(&job.corpus);
     train_corpus_free(&job.heldout);
     free(job.parts);
     free(job.loss);
     free(job.iter_cpu);
+    free(job.epoch_metric);
     return rc;
 }

@@ -8,6 +8,7 @@
  * SLAQ_SOCKET unset (or slaqd gone) the allocation is --threads and slaq
  * never says stop, so slaq-train runs standalone exactly as before.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -51,11 +52,19 @@ int train_sched_threads(struct train_sched *s)
 }
 
 void train_sched_report(struct train_sched *s, int iter, double loss,
-                        double cpu_s, double samples)
+                        double cpu_s, double samples, double metric)
 {
     /* A dropped report (no slaqd) or a non-finite loss (the job then stops
      * as diverged) is not the training loop's concern. */
-    (void)slaq_client_report(s->client, (uint64_t)iter, loss, cpu_s, samples);
+    if (!isfinite(metric))
+        metric = NAN;
+    (void)slaq_client_report_metric(s->client, (uint64_t)iter, loss, metric,
+                                    cpu_s, samples);
+}
+
+void train_sched_set_metric_name(struct train_sched *s, const char *name)
+{
+    (void)slaq_client_set_metric_name(s->client, name);
 }
 
 bool train_sched_should_stop(struct train_sched *s)

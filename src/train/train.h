@@ -89,6 +89,13 @@ int train_data_relabel(struct train_data *tr, struct train_data *te,
 int train_data_select_classes(struct train_data *t, const char *classes,
                               char *err, size_t errlen);
 
+/* Moves a random fraction of the rows of `tr` (deterministic for a seed)
+ * into a new dataset `val`, the validation split; the rest stay in `tr` in
+ * their order. Fails (err names --validation) unless both sides keep a
+ * row. */
+int train_data_split(struct train_data *tr, double fraction, unsigned seed,
+                     struct train_data *val, char *err, size_t errlen);
+
 /* Keeps a random fraction of the rows (deterministic for a seed). */
 void train_data_subsample(struct train_data *t, double fraction,
                           unsigned seed);
@@ -187,7 +194,9 @@ int train_sched_threads(struct train_sched *s);
  * with no CPU time or samples): the loss, the CPU seconds used by all
  * threads and the samples processed since the previous report. */
 void train_sched_report(struct train_sched *s, int iter, double loss,
-                        double cpu_s, double samples);
+                        double cpu_s, double samples, double metric);
+/* Names the metric the reports carry (metric NaN: none at that report). */
+void train_sched_set_metric_name(struct train_sched *s, const char *name);
 
 /* True once slaq has asked the job to stop. */
 bool train_sched_should_stop(struct train_sched *s);
@@ -217,6 +226,7 @@ struct train_job {
     const struct train_algo *algo;
     struct train_params prm;
     struct train_data train, test;
+    struct train_data val;      /* --validation split (n 0: none) */
     struct train_corpus corpus, heldout;
 
     /* Partitioning. */
@@ -244,7 +254,23 @@ struct train_job {
     double cpu_total, wall_total, samples_total;
     const char *stop_reason;
     bool quiet;
-    int eval_every;         /* --eval-every: held-out metric every N iters */
+
+    /* The metric measured every eval_every iterations (0: never) on the
+     * validation split (else the test set or held-out documents): its
+     * name as reported ("val_accuracy", "test_rmse"...) and values. */
+    int eval_every;
+    char epoch_metric_name[40];
+    double *epoch_metric;   /* epoch_metric[0..iters], NaN where not measured */
+    double eval_s;          /* wall seconds spent measuring it */
+
+    /* Checkpoints (ckpt.c): written to ckpt_path every ckpt_every
+     * iterations and when the run stops; resumed from resume_path. */
+    const char *ckpt_path;
+    const char *resume_path;
+    int ckpt_every;
+    double ckpt_ms_last, ckpt_ms_total;
+    long ckpt_bytes, ckpt_count;
+    int resumed_from;       /* the iteration a resumed run continued from */
 
     /* Results printed at the end and recorded ("accuracy", "perplexity"...). */
     char metric_name[32];
@@ -280,6 +306,13 @@ struct train_algo {
     void (*describe)(const struct train_job *job, char *tag, size_t len,
                      json_t *params);
     void (*destroy)(struct train_job *job);
+    /* The algorithm's state for a checkpoint: every array that with the
+     * driver's own progress lets a run continue where it stopped (NULL:
+     * the algorithm has no checkpoints). `fn` is called once per array,
+     * in a fixed order (a scalar is an array of one); on load the same
+     * calls fill the arrays in place. */
+    void (*state)(struct train_job *job, void (*fn)(void *arg, double *v,
+                  size_t n), void *arg);
 };
 
 /* Records that one iteration finished with `loss`: measures its CPU time
@@ -303,6 +336,8 @@ int train_job_run(struct train_job *job, char *err, size_t len);
 
 /* Begins the clock for the first iteration; prints the iteration-0 line. */
 int train_job_start(struct train_job *job, double loss0);
+/* The same for a run restored from a checkpoint (job->iters done). */
+void train_job_resume(struct train_job *job);
 
 /* Appends the run as one curve-format JSON line to `path`. */
 int train_job_record(const struct train_job *job, const char *path,
@@ -322,6 +357,17 @@ int train_lbfgs_run(struct train_job *job, double *x, size_t n,
 /* CPU seconds used so far by every thread of the process. */
 double train_cpu_seconds(void);
 double train_wall_seconds(void);
+
+/* Checkpoints (ckpt.c). Writes the run's state (the driver's progress and
+ * the algorithm's arrays) to job->ckpt_path atomically (a temporary file
+ * renamed over it); 0, or -1 with err. */
+int train_ckpt_save(struct train_job *job, char *err, size_t errlen);
+/* Restores a state saved by train_ckpt_save() into a job whose algorithm
+ * has been initialised on the same data and options; refuses (err says
+ * which field differs) a checkpoint of another algorithm, dataset shape
+ * or model size. */
+int train_ckpt_load(struct train_job *job, const char *path, char *err,
+                    size_t errlen);
 
 /* The algorithm table (algos.c). */
 extern const struct train_algo *const train_algos[];

@@ -150,7 +150,8 @@ def test_a_long_history_costs_little_per_request(daemon_factory, tmp_path):
                 "max_iters, max_time, managed, state, pid, pstart, "
                 "submitted, started, ended) VALUES (2, 'long', '[]', '/', 1, "
                 "0, 0, 0, 0, 'done', 0, 0, ?, ?, ?)", (time.time(),) * 3)
-    con.executemany("INSERT INTO reports VALUES (2, ?, ?, 0.01, 10, ?)",
+    con.executemany("INSERT INTO reports(job, iter, loss, cpu_s, samples, t) "
+                        "VALUES (2, ?, ?, 0.01, 10, ?)",
                     ((i, 1.0 / (i + 1), 1.0 + i * 1e-3)
                      for i in range(250000)))
     con.commit()

@@ -275,8 +275,8 @@ static void sched_without_slaq_gives_threads_and_never_stops(void **state)
      * CPUs); 1.7 would be one. */
     struct train_sched *s = train_sched_open("t", 1.8);
     assert_int_equal(train_sched_threads(s), cpus >= 2 ? 2 : 1);
-    train_sched_report(s, 0, 2.0, 0, 0);
-    train_sched_report(s, 1, 1.0, 0.5, 100);
+    train_sched_report(s, 0, 2.0, 0, 0, NAN);
+    train_sched_report(s, 1, 1.0, 0.5, 100, 0.5);
     assert_false(train_sched_should_stop(s));
     train_sched_close(s);
 }
