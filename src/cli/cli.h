@@ -32,6 +32,7 @@ int cmd_logs(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_nodes(int argc, char **argv);   /* src/cli/nodes.c */
 
 /* Prints "slaq NAME: " and the formatted message to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)

@@ -26,6 +26,7 @@ static const cli_command commands[] = {
     {"top", cmd_top, "live view of jobs, losses and cores"},
     {"policy", cmd_policy, "show or change slaqd's policy"},
     {"status", cmd_status, "is slaqd running, and its counters"},
+    {"nodes", cmd_nodes, "the nodes of a slaqd controller (cluster)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)

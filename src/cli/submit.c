@@ -29,6 +29,12 @@ static void usage(FILE *f)
         "  --max-iters N            stop after iteration N\n"
         "  --max-time SECONDS       stop after this much wall time\n"
         "  --cwd DIR                working directory (default: here)\n"
+        "  --node NAME              run it on this node only (a controller's\n"
+        "                           node: slaq nodes)\n"
+        "  --restartable            the job saves checkpoints in\n"
+        "                           $SLAQ_CHECKPOINT_DIR and resumes from the\n"
+        "                           last one: if its node is lost it is\n"
+        "                           started again on another\n"
         RPC_HELP);
 }
 
@@ -70,7 +76,8 @@ static int name_ok(const char *s)
 
 int cmd_submit(int argc, char **argv)
 {
-    enum { O_NAME = 1, O_WEIGHT, O_MAXC, O_TARGET, O_ITERS, O_TIME, O_CWD };
+    enum { O_NAME = 1, O_WEIGHT, O_MAXC, O_TARGET, O_ITERS, O_TIME, O_CWD, O_NODE,
+           O_RESTART };
     static const struct option opts[] = {
         {"name", required_argument, 0, O_NAME},
         {"weight", required_argument, 0, O_WEIGHT},
@@ -79,6 +86,8 @@ int cmd_submit(int argc, char **argv)
         {"max-iters", required_argument, 0, O_ITERS},
         {"max-time", required_argument, 0, O_TIME},
         {"cwd", required_argument, 0, O_CWD},
+        {"node", required_argument, 0, O_NODE},
+        {"restartable", no_argument, 0, O_RESTART},
         {"help", no_argument, 0, 'h'},
         RPC_LONG_OPTS,
         {0, 0, 0, 0},
@@ -123,6 +132,17 @@ int cmd_submit(int argc, char **argv)
             json_object_set_new(req, "max_time", json_real(v));
             break;
         case O_CWD: cwd = optarg; break;
+        case O_NODE:
+            if (!*optarg || strlen(optarg) > 63) {
+                cli_error("submit", "--node wants a node's name (1 to 63 "
+                          "bytes)");
+                goto bad;
+            }
+            json_object_set_new(req, "node", json_string(optarg));
+            break;
+        case O_RESTART:
+            json_object_set_new(req, "restartable", json_true());
+            break;
         case 'h':
             usage(stdout);
             json_decref(req);

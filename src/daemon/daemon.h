@@ -99,6 +99,13 @@ typedef struct sd_config {
     double keep_jobs;        /* finished jobs kept (oldest go first) */
     double keep_days;        /* ... and for at most this long (0: no limit) */
     int verbose;
+    /* cluster (cluster.c, agent.c; docs/cluster.md) */
+    const char *agents;      /* --agents ADDR:PORT: the controller's listener */
+    char *agent_token;       /* --agent-token-file: agent rights only */
+    int agent;               /* --agent: this slaqd is a node agent */
+    const char *join;        /* --join HOST:PORT: its controller */
+    const char *node_name;   /* --node-name (default $SLURMD_NODENAME or
+                                the host name) */
 } sd_config;
 
 /* ------------------------------------------------------------------ jobs */
@@ -163,7 +170,19 @@ typedef struct sd_job {
     int fc_ready;         /* its forecast was fitted on >= 2 reports */
     double pe_sum;
     uint64_t pe_n;
+    /* cluster: on a controller, the node running the job (an index into
+     * d->nodes; -1: this machine) */
+    int node;
+    int restartable;      /* may be started again elsewhere (--restartable) */
+    char *pin;            /* --node NAME: only there */
+    char *node_at;        /* the name of that node (kept while it is away) */
+    json_t *launch;       /* the start message sent to its agent (a restart
+                             sends it again); NULL when not remote */
+    unsigned restarts;    /* times started again after its node was lost */
 } sd_job;
+
+/* A job run by a node agent, seen from the controller. */
+#define SD_REMOTE(j) ((j)->node >= 0)
 
 /* ----------------------------------------------------------- connections */
 
@@ -188,8 +207,28 @@ typedef struct sd_conn {
     int wdead;            /* the peer no longer reads: output dropped */
     sd_job *job;
     int said_bye;
+    int agent;            /* came in on the --agents listener */
+    int upstream;         /* an agent's link to its controller */
+    int node;             /* agent connection: its node, -1 until register */
     struct sd_conn *prev, *next;
 } sd_conn;
+
+/* ----------------------------------------------------------------- nodes */
+
+#define SD_MAX_NODES 4096
+#define SD_NODE_SILENT_EPOCHS 3   /* heartbeats missed before a node is down */
+
+typedef struct sd_node {
+    char name[64];
+    double cores;
+    char enforce[16];
+    sd_conn *conn;        /* the agent's connection, NULL while away */
+    double last_seen;     /* monotonic: its last message */
+    double last_seen_wall;
+    double joined;        /* wall clock of its (last) register */
+    int up;               /* 0: down (silent too long, or never back) */
+    uint64_t reports;     /* relayed reports received */
+} sd_node;
 
 /* ------------------------------------------------------------ enforcement */
 
@@ -283,6 +322,16 @@ struct sd_daemon {
     ino_t sock_ino;       /* only that file is removed at exit */
     mode_t job_umask;     /* the umask slaqd was started with, for jobs */
     int quit;
+    /* cluster: the controller's nodes and agent listener (cluster.c) */
+    sd_handler agents_h;
+    sd_node *nodes;
+    size_t nnodes;
+    /* an agent's link to its controller (agent.c) */
+    sd_conn *up;
+    double up_retry;      /* monotonic: next connection attempt */
+    double up_beat;       /* monotonic: last heartbeat sent */
+    double up_epoch_s;    /* the controller's epoch */
+    int up_welcomed;
 };
 
 /* Wall-clock seconds (the scheduler's clock) and a monotonic clock. */
@@ -313,6 +362,10 @@ int conn_listen_unix(sd_daemon *d, const char *path);
 /* Removes the socket file at exit if it is still the one bound here. */
 void conn_unlink_unix(sd_daemon *d, const char *path);
 int conn_listen_tcp(sd_daemon *d, const char *addr);
+/* A TCP listener on addr ("IPV4:PORT") served by conn_accept through h;
+ * opt names the option in errors. */
+int conn_listen_at(sd_daemon *d, const char *addr, sd_handler *h,
+                   const char *opt);
 void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events);
 /* Queues one JSON message (a line) on c; steals nothing, c may close. */
 void conn_send(sd_daemon *d, sd_conn *c, json_t *msg);
@@ -357,6 +410,7 @@ void job_reap_children(sd_daemon *d);
 void job_epoch(sd_daemon *d);
 void job_tick(sd_daemon *d);
 void job_free_all(sd_daemon *d);
+void job_free_one(sd_job *j);
 /* Removes finished jobs beyond --keep-jobs or older than --keep-days from
  * memory, the database and the log directory (a bounded batch per call,
  * every few seconds). */
@@ -460,6 +514,41 @@ json_t *trace_forecast_json(sd_daemon *d, const sd_job *j);
  * predicted total reduction at its current allocation: 0 if it has, NAN if
  * unknown (inactive, fewer than two reports), INFINITY if never. */
 double trace_eta90(const sd_job *j);
+
+/* cluster.c: the controller's side of the agent protocol */
+int cluster_listen(sd_daemon *d, const char *addr);
+/* A message on an agent connection (c->agent). */
+void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg);
+void cluster_conn_closed(sd_daemon *d, sd_conn *c);
+/* Starts a submitted job (fields filled, not yet forked) on a node;
+ * 0, or -1 with err filled (the caller frees the job). */
+int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
+                   size_t errlen);
+void cluster_send_stop(sd_daemon *d, sd_job *j, int now);
+/* After each epoch: allocations to the agents, silent nodes marked down. */
+void cluster_epoch(sd_daemon *d);
+json_t *cluster_nodes_json(sd_daemon *d);
+const char *cluster_node_name(const sd_daemon *d, const sd_job *j);
+/* At start: a job recorded on a node waits for its agent to come back. */
+int cluster_restore_job(sd_daemon *d, sd_job *j, const char *node);
+
+/* agent.c: the node agent's side */
+int agent_start(sd_daemon *d);
+void agent_message(sd_daemon *d, sd_conn *c, json_t *msg);
+void agent_conn_closed(sd_daemon *d, sd_conn *c);
+void agent_tick(sd_daemon *d);
+/* Relays a job's accepted report (or info) to the controller. */
+void agent_relay(sd_daemon *d, sd_job *j, json_t *msg);
+void agent_job_ended(sd_daemon *d, sd_job *j);
+
+/* conn.c: wraps a connected descriptor in a connection */
+sd_conn *conn_add(sd_daemon *d, int fd, int tcp);
+/* jobs.c: applies an allocation to a job (enforcement, store, its client) */
+void job_apply_alloc(sd_daemon *d, sd_job *j, double cores, double now);
+/* jobs.c: starts a job from a request; with id > 0 (an agent starting the
+ * controller's job) under that id and secret. */
+sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
+                      const char *secret, char *err, size_t errlen);
 
 /* The dashboard's files, embedded at build time (web/, scripts/embed-web.sh). */
 typedef struct sd_asset {

@@ -36,8 +36,9 @@ static const char *const sql_text[ST_N] = {
     "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
     "INSERT OR REPLACE INTO jobs(id, name, cmd, cwd, weight, max_cores, "
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
-    "reason, submitted, started, ended, secret) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "reason, submitted, started, ended, secret, node, restartable, pin, "
+    "launch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?)",
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
     "DELETE FROM allocs WHERE job = ?",
@@ -53,7 +54,8 @@ static const char schema[] =
     " cmd TEXT, cwd TEXT, weight REAL, max_cores REAL, target REAL, "
     " max_iters INTEGER, max_time REAL, managed INTEGER, state TEXT, "
     " pid INTEGER, pstart INTEGER, exit_status INTEGER, reason TEXT, "
-    " submitted REAL, started REAL, ended REAL, secret TEXT);"
+    " submitted REAL, started REAL, ended REAL, secret TEXT, node TEXT, "
+    " restartable INTEGER, pin TEXT, launch TEXT);"
     "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
     " cpu_s REAL, samples REAL, t REAL, PRIMARY KEY(job, iter)) WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS allocs(job INTEGER, t REAL, cores REAL, "
@@ -172,6 +174,23 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
                      NULL, &msg)) {
         snprintf(err, errlen, "%s: %s", path, msg ? msg : "?");
         goto fail;
+    }
+    /* ... and from before nodes, the cluster's columns. */
+    static const char *const added[][2] = {
+        {"node", "ALTER TABLE jobs ADD COLUMN node TEXT"},
+        {"restartable", "ALTER TABLE jobs ADD COLUMN restartable INTEGER"},
+        {"pin", "ALTER TABLE jobs ADD COLUMN pin TEXT"},
+        {"launch", "ALTER TABLE jobs ADD COLUMN launch TEXT"},
+    };
+    for (size_t i = 0; i < sizeof added / sizeof *added; i++) {
+        char q[160];
+        snprintf(q, sizeof q, "SELECT count(*) FROM pragma_table_info("
+                 "'jobs') WHERE name = '%s'", added[i][0]);
+        if (query_int(s->db, q) == 0 &&
+            sqlite3_exec(s->db, added[i][1], NULL, NULL, &msg)) {
+            snprintf(err, errlen, "%s: %s", path, msg ? msg : "?");
+            goto fail;
+        }
     }
     /* Files an older slaqd created with a looser mode. */
     static const char *const suffix[] = {"", "-wal", "-shm"};
@@ -413,7 +432,16 @@ void store_put_job(sd_store *s, const sd_job *j)
     sqlite3_bind_double(st, 17, j->started);
     sqlite3_bind_double(st, 18, j->ended);
     bind_text(st, 19, j->secret[0] ? j->secret : NULL);
+    bind_text(st, 20, j->node_at);
+    sqlite3_bind_int(st, 21, j->restartable);
+    bind_text(st, 22, j->pin);
+    /* A restartable job's start message, to start it again after a
+     * restart of the controller (only while it runs). */
+    char *launch = j->launch && j->restartable && SD_ACTIVE(j->state)
+                       ? json_dumps(j->launch, JSON_COMPACT) : NULL;
+    bind_text(st, 23, launch);
     step(s, st);
+    free(launch);
 }
 
 static char *col_strdup(sqlite3_stmt *st, int i)
@@ -428,7 +456,8 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
     if (sqlite3_prepare_v2(s->db, "SELECT id, name, cmd, cwd, weight, "
             "max_cores, target, max_iters, max_time, managed, state, pid, "
             "pstart, exit_status, reason, submitted, started, ended, "
-            "(SELECT count(*) FROM reports r WHERE r.job = jobs.id), secret "
+            "(SELECT count(*) FROM reports r WHERE r.job = jobs.id), secret, "
+            "node, restartable, pin, launch "
             "FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
@@ -463,6 +492,14 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
         const unsigned char *sec = sqlite3_column_text(st, 19);
         if (sec)
             snprintf(j->secret, sizeof j->secret, "%s", (const char *)sec);
+        if (sqlite3_column_type(st, 20) != SQLITE_NULL)
+            j->node_at = col_strdup(st, 20);
+        j->restartable = sqlite3_column_int(st, 21);
+        if (sqlite3_column_type(st, 22) != SQLITE_NULL)
+            j->pin = col_strdup(st, 22);
+        if (sqlite3_column_type(st, 23) != SQLITE_NULL)
+            j->launch = json_loads((const char *)sqlite3_column_text(st, 23),
+                                   0, NULL);
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;
