@@ -22,10 +22,12 @@
 #include <math.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon/daemon.h"
@@ -349,5 +351,56 @@ void agent_tick(sd_daemon *d)
         d->up_beat = mono;
         static const char beat[] = "{\"type\":\"heartbeat\"}";
         conn_send_line(d, d->up, beat, sizeof beat - 1);
+    }
+}
+
+void agent_end_jobs(sd_daemon *d)
+{
+    size_t n = slaq_sched_count(d->sched);
+    if (!n)
+        return;
+    sd_log(d, 0, "ending %zu jobs (--end-jobs-at-exit)", n);
+    for (size_t i = 0; i < n; i++) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        if (j->managed && j->pid > 0) {
+            kill(-j->pid, SIGTERM);
+            kill(-j->pid, SIGCONT);
+        }
+    }
+    double grace = d->cfg.grace_s < 3 ? d->cfg.grace_s : 3;
+    double until = sd_mono() + grace;
+    for (;;) {
+        size_t left = 0;
+        for (size_t i = 0; i < n; i++) {
+            sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+            if (j->managed && j->pid > 0 && !j->have_status) {
+                int st = 0;
+                pid_t r = waitpid(j->pid, &st, WNOHANG);
+                if (r == j->pid || (r < 0 && kill(j->pid, 0) < 0)) {
+                    j->have_status = 1;
+                    j->exit_status = st;
+                } else {
+                    left++;
+                }
+            }
+        }
+        if (!left)
+            break;
+        if (sd_mono() >= until) {
+            for (size_t i = 0; i < n; i++) {
+                sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+                if (j->managed && j->pid > 0 && !j->have_status)
+                    kill(-j->pid, SIGKILL);
+            }
+            break;
+        }
+        usleep(50000);
+    }
+    /* Recorded as lost: the controller learns it when it hears from the
+     * node again, or has marked the node down already. */
+    for (size_t i = n; i-- > 0;) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        job_finish(d, j, 0, 0, SD_LOST, "its node's agent ended with its "
+                   "allocation");
     }
 }

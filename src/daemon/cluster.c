@@ -22,6 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -31,7 +34,24 @@ int cluster_listen(sd_daemon *d, const char *addr)
 {
     if (conn_listen_at(d, addr, &d->agents_h, "--agents") < 0)
         return -1;
-    sd_log(d, 0, "agent listener on %s (agent token required)", addr);
+    /* With port 0 the kernel picks one: STATE/agents.port tells which
+     * (slaq cluster up's batch script reads it). */
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    unsigned port = 0;
+    if (getsockname(d->agents_h.fd, (struct sockaddr *)&sa, &len) == 0)
+        port = ntohs(sa.sin_port);
+    char path[4200], tmp[4300];
+    snprintf(path, sizeof path, "%s/agents.port", d->cfg.state_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%u\n", port) < 0 || fclose(f) != 0 ||
+        rename(tmp, path) < 0) {
+        sd_log(d, 0, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    sd_log(d, 0, "agent listener on %s, port %u (agent token required)",
+           addr, port);
     return 0;
 }
 
@@ -62,6 +82,22 @@ static int node_find(sd_daemon *d, const char *name, int create)
     n->last_seen_wall = sd_now();
     n->up = 1;
     return (int)d->nnodes++;
+}
+
+/* STATE/nodes.json: the nodes as `slaq nodes --json` shows them, for
+ * `slaq cluster up`, which waits for the agents without a connection to
+ * the controller. Written whenever a node comes or goes. */
+static void nodes_file(sd_daemon *d)
+{
+    char path[4200], tmp[4300];
+    snprintf(path, sizeof path, "%s/nodes.json", d->cfg.state_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    json_t *o = json_pack("{s:o, s:f}", "nodes", cluster_nodes_json(d),
+                          "written", sd_now());
+    if (!o || json_dump_file(o, tmp, JSON_COMPACT) < 0 ||
+        rename(tmp, path) < 0)
+        sd_log(d, 1, "%s: cannot write it", path);
+    json_decref(o);
 }
 
 static void send_msg(sd_daemon *d, sd_conn *c, json_t *m)
@@ -258,6 +294,7 @@ static void node_down(sd_daemon *d, int idx, const char *why)
             job_node_lost(d, j, reason);
     }
     store_flush(d->store);
+    nodes_file(d);
 }
 
 /* ---------------------------------------------------------------- epoch */
@@ -381,6 +418,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                              "node", name, "epoch_s", d->cfg.epoch_s,
                              "grace_s", d->cfg.grace_s, "jobs", mine));
     store_event(d->store, sd_now(), 0, "node_up", name);
+    nodes_file(d);
     sd_log(d, 0, "node %s: %s (%g cores, enforcement %s, %zu jobs running "
            "there)", name, was_down ? "back up" : "registered", n->cores,
            n->enforce, na);

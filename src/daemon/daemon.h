@@ -106,6 +106,8 @@ typedef struct sd_config {
     const char *join;        /* --join HOST:PORT: its controller */
     const char *node_name;   /* --node-name (default $SLURMD_NODENAME or
                                 the host name) */
+    int end_jobs_at_exit;    /* --end-jobs-at-exit: an agent in a Slurm
+                                allocation takes its jobs along */
 } sd_config;
 
 /* ------------------------------------------------------------------ jobs */
@@ -540,6 +542,9 @@ void agent_tick(sd_daemon *d);
 /* Relays a job's accepted report (or info) to the controller. */
 void agent_relay(sd_daemon *d, sd_job *j, json_t *msg);
 void agent_job_ended(sd_daemon *d, sd_job *j);
+/* At exit with --end-jobs-at-exit: SIGTERM to every job, SIGKILL to those
+ * left after the grace period (at most 3 s: Slurm's KillWait may be 5). */
+void agent_end_jobs(sd_daemon *d);
 
 /* conn.c: wraps a connected descriptor in a connection */
 sd_conn *conn_add(sd_daemon *d, int fd, int tcp);

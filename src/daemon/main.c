@@ -171,7 +171,11 @@ static void usage(FILE *f)
         "                      --http defaults to off)\n"
         "  --join HOST:PORT    the controller's --agents address\n"
         "  --node-name NAME    this node's name (default $SLURMD_NODENAME,\n"
-        "                      else the host name)\n\n"
+        "                      else the host name)\n"
+        "  --end-jobs-at-exit  an agent ends its jobs when it exits (in a\n"
+        "                      Slurm allocation; by default they keep\n"
+        "                      running and a restarted agent re-adopts them)\n"
+        "\n"
         "  -v, --verbose       log every connection and allocation change\n"
         "  -V, --version       print slaqd's version and exit\n"
         "  -h, --help          this help\n");
@@ -214,7 +218,7 @@ enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
        O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_CONFIG, O_SHARE,
        O_NORM, O_STARTUP, O_HYST, O_DAMP, O_HITERS, O_INIT, O_JOBTOKEN,
        O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS, O_HTTPHOST, O_AGENTS, O_AGENTTOK,
-       O_AGENT, O_JOIN, O_NODENAME };
+       O_AGENT, O_JOIN, O_NODENAME, O_ENDJOBS };
 
 static const struct option long_opts[] = {
     {"config", required_argument, 0, O_CONFIG},
@@ -246,6 +250,7 @@ static const struct option long_opts[] = {
     {"agent", no_argument, 0, O_AGENT},
     {"join", required_argument, 0, O_JOIN},
     {"node-name", required_argument, 0, O_NODENAME},
+    {"end-jobs-at-exit", no_argument, 0, O_ENDJOBS},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -308,12 +313,13 @@ static int apply_opt(void *ctx, int code, const char *value,
         c->node_name = value;
         return 0;
     case O_AGENT:
+    case O_ENDJOBS:
         if (value && strcmp(value, "1") && strcmp(value, "yes")) {
             fprintf(stderr, "slaqd: %s: expected yes, got '%s'\n", where,
                     value);
             return -1;
         }
-        c->agent = 1;
+        *(code == O_AGENT ? &c->agent : &c->end_jobs_at_exit) = 1;
         return 0;
     case O_TCP: c->tcp = value; return 0;
     case O_TOKEN:
@@ -419,6 +425,10 @@ static int cluster_args(sd_config *c, sd_args *a)
     if (c->agents && c->agent) {
         fprintf(stderr, "slaqd: --agents (a controller) and --agent (a node "
                         "agent) exclude each other\n");
+        return 2;
+    }
+    if (c->end_jobs_at_exit && !c->agent) {
+        fprintf(stderr, "slaqd: --end-jobs-at-exit needs --agent\n");
         return 2;
     }
     if (c->join && !c->agent) {
@@ -565,7 +575,8 @@ static int parse_args(sd_config *c, int argc, char **argv,
             usage(stderr);
             return 2;
         }
-        if (apply_opt(&a, o, o == 'v' || o == O_INIT || o == O_AGENT ? NULL
+        if (apply_opt(&a, o, o == 'v' || o == O_INIT || o == O_AGENT ||
+                               o == O_ENDJOBS ? NULL
                                                                      : optarg,
                       where) < 0)
             return 2;
@@ -913,6 +924,8 @@ int main(int argc, char **argv)
            slaq_policy_name(d->cfg.policy), d->cfg.epoch_s,
            d->cfg.socket_path, http);
     run(d);
+    if (d->cfg.agent && d->cfg.end_jobs_at_exit)
+        agent_end_jobs(d);
 out:
     store_event(d->store, sd_now(), 0, "shutdown", NULL);
     conn_close_all(d);
