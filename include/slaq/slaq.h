@@ -402,6 +402,22 @@ int slaq_allocate(slaq_policy_kind policy, const slaq_pjob *jobs, size_t n,
                   double *alloc);
 
 /*
+ * The same over several nodes: job i runs on node[i] (< nnodes; node NULL
+ * puts every job on node 0) and node v has capacity[v] cores (>= 0). One
+ * greedy pass over all jobs, as above, except that a unit goes to the job
+ * with the largest key whose node still has room: each node's guaranteed
+ * shares are computed from its own capacity and jobs, no node's
+ * allocations exceed its capacity, and a node's sum is less only when all
+ * its jobs are at their max_cores. fair divides each node separately.
+ * slaq_allocate() is exactly this call with one node. Errors as
+ * slaq_allocate(), and SLAQ_EINVAL for nnodes == 0 or a node out of range.
+ */
+int slaq_allocate_nodes(slaq_policy_kind policy, const slaq_pjob *jobs,
+                        size_t n, const size_t *node, const double *capacity,
+                        size_t nnodes, double unit, slaq_alloc_ws *ws,
+                        double *alloc);
+
+/*
  * Cores left for ML jobs after non-ML work (SLAQ §4.3): a fixed reservation
  * `reserved`, and `nonml_jobs` jobs that get fair shares alongside the
  * `ml_jobs` ML jobs. Never negative.
@@ -452,6 +468,28 @@ typedef enum slaq_norm_kind {
 int slaq_norm_parse(const char *name, slaq_norm_kind *out);
 const char *slaq_norm_name(slaq_norm_kind kind);
 
+/*
+ * Where a new job goes when the scheduler has several nodes (a one-node
+ * scheduler has no choice):
+ *   SLAQ_PLACE_LEAST_LOADED: the node where the job's fair share would be
+ *       largest, cores × weight / (its jobs' weights + the job's weight);
+ *       ties to the lower index.
+ *   SLAQ_PLACE_GAIN: the node where the job's predicted gain minus the
+ *       gain it displaces is largest (docs/cluster.md, "Placement"). A job
+ *       without history is, as in the paper, taken to be at its steepest,
+ *       so its gain outweighs what converging jobs would lose: it goes
+ *       where its share is largest, and among equal shares where the
+ *       units it takes were worth least in the last epoch.
+ */
+typedef enum slaq_placement {
+    SLAQ_PLACE_LEAST_LOADED,
+    SLAQ_PLACE_GAIN,
+} slaq_placement;
+
+/* Parses "least-loaded", "gain"; SLAQ_EINVAL otherwise. */
+int slaq_placement_parse(const char *name, slaq_placement *out);
+const char *slaq_placement_name(slaq_placement kind);
+
 #define SLAQ_DEFAULT_STARTUP_REPORTS 3
 #define SLAQ_DEFAULT_HYSTERESIS 1.0
 #define SLAQ_DEFAULT_DAMPING 0.5
@@ -490,6 +528,19 @@ typedef struct slaq_sched_config {
     double hysteresis;             /* >= 0: the `stay` bonus of a job's
                                       units from the previous epoch;
                                       default SLAQ_DEFAULT_HYSTERESIS */
+    /* Nodes (docs/cluster.md). The scheduler starts with `nodes` nodes
+     * of `cores` cores each (0 counts as 1: the single machine is the
+     * one-node case); reserved and nonml_jobs apply on every node. */
+    size_t nodes;                  /* default 1 */
+    slaq_placement placement;      /* default SLAQ_PLACE_LEAST_LOADED */
+    int queue;                     /* non-zero: a node is full when one
+                                      more job would push its jobs'
+                                      minimum shares, min(unit,
+                                      max_cores) each, past its cores;
+                                      a job that fits nowhere waits in a
+                                      FIFO pending queue. 0 (default):
+                                      nodes are never full, as a single
+                                      machine always was */
 } slaq_sched_config;
 
 void slaq_sched_config_init(slaq_sched_config *c);
@@ -516,12 +567,21 @@ typedef struct slaq_job_opts {
     uint64_t iters;       /* iterations the job will run, if it says so
                              (0: unknown): its end of curve */
     void *user;           /* the caller's pointer, returned by _user() */
+    int node;             /* pins the job to this node; SLAQ_NODE_ANY
+                             (the default): placed by config.placement */
 } slaq_job_opts;
+
+#define SLAQ_NODE_ANY (-1)
+#define SLAQ_NODE_PENDING (-1)
 
 void slaq_job_opts_init(slaq_job_opts *o);
 
 /*
- * Adds a job (arrived at time t). NULL when out of memory or opts invalid.
+ * Adds a job (arrived at time t) and places it on a node (see
+ * slaq_placement), or, when config.queue is set and no node has room (or
+ * others are already waiting), appends it to the pending queue: it then
+ * gets no cores until a later epoch starts it. NULL when out of memory or
+ * opts invalid (a pinned node out of range).
  * Until a job reports CPU time, its iteration cost is opts.iter_cpu_s if
  * the driver knows it, else the mean cost of the jobs that have reported
  * (a new job is assumed to be a typical one), else
@@ -533,6 +593,45 @@ void slaq_sched_remove(slaq_sched *s, slaq_job *j);
 size_t slaq_sched_count(const slaq_sched *s);
 slaq_job *slaq_sched_job(const slaq_sched *s, size_t i); /* order may change
                                                             on removal */
+
+/* ------------------------------------------------------------------ nodes */
+
+/*
+ * A scheduler's nodes are numbered from 0 in the order they were made:
+ * config.nodes at slaq_sched_new(), then one per slaq_sched_add_node().
+ * Nodes are never removed; a node with 0 cores (down, or drained) takes no
+ * new jobs and gives its jobs no cores. Every epoch first starts pending
+ * jobs, in arrival order, while the first of them fits on a node; the
+ * rest keep waiting in order.
+ */
+size_t slaq_sched_node_count(const slaq_sched *s);
+/* Adds a node of `cores` (>= 0) cores; returns its index, or SLAQ_EINVAL
+ * or SLAQ_ENOMEM (negative). */
+int slaq_sched_add_node(slaq_sched *s, double cores);
+/* Changes a node's cores (>= 0; 0: down). Its jobs stay on it: a driver
+ * that loses a node removes them or re-places them (slaq_sched_replace).
+ * SLAQ_EINVAL for a node out of range or bad cores. */
+int slaq_sched_set_node_cores(slaq_sched *s, size_t node, double cores);
+double slaq_sched_node_cores(const slaq_sched *s, size_t node);
+size_t slaq_sched_node_jobs(const slaq_sched *s, size_t node);
+/* Cores the node's jobs were given at the last epoch. */
+double slaq_sched_node_alloc(const slaq_sched *s, size_t node);
+
+/* Jobs waiting for room, and the i-th of them in queue order (NULL if
+ * out of range). */
+size_t slaq_sched_pending(const slaq_sched *s);
+slaq_job *slaq_sched_pending_job(const slaq_sched *s, size_t i);
+
+/* The node a job is on, or SLAQ_NODE_PENDING while it waits. */
+int slaq_job_node(const slaq_job *j);
+
+/*
+ * Takes a job off its node and places it again as if it had just arrived
+ * (pinned jobs: on their pin), keeping its history: for a job whose node
+ * went down and that restarts elsewhere. It waits at the end of the
+ * pending queue when it fits nowhere. Returns SLAQ_OK.
+ */
+int slaq_sched_replace(slaq_sched *s, slaq_job *j);
 
 /*
  * A job's report: appended to its history, its runtime model updated, its

@@ -69,4 +69,53 @@ void pred_forecast_linear(slaq_forecast *f, const slaq_history *h);
 void pred_forecast_base(slaq_forecast *f, const slaq_history *h);
 double pred_model_eval(slaq_model m, const double *par, double u);
 
+/* ------------------------------------------------ nodes (cluster.c) */
+
+typedef struct clu_node {
+    double cores;   /* as given; 0: down */
+    double weight;  /* the weights of its jobs, summed as they come/go */
+    double minsum;  /* their minimum shares, min(unit, max_cores) each */
+    double free;    /* cores idle at the last epoch, less the settling
+                       shares of jobs placed since */
+    double price;   /* the cheapest unit handed out here last epoch */
+    double alloc;   /* cores its jobs were given at the last epoch */
+    size_t jobs;
+} clu_node;
+
+typedef struct clu_state {
+    clu_node *node;
+    size_t n, cap;
+    slaq_job **pend;  /* the pending queue, oldest first */
+    size_t npend, pcap;
+} clu_state;
+
+/* What placement needs to know about a job. */
+typedef struct clu_job {
+    double weight, max_cores;
+    double minsh;   /* its minimum share, min(unit, max_cores) */
+    long pin;       /* a node, or -1 */
+} clu_job;
+
+/* A job's predicted normalised gain on `cores` cores (gain placement). */
+typedef struct clu_gain {
+    double (*gain)(void *arg, double cores);
+    void *arg;
+} clu_gain;
+
+int clu_init(clu_state *c, size_t nodes, double cores);
+void clu_free(clu_state *c);
+int clu_add_node(clu_state *c, double cores); /* index, or < 0 */
+long clu_choose(const clu_state *c, const slaq_sched_config *cfg,
+                const clu_job *job, const clu_gain *g);
+void clu_attach(clu_state *c, size_t v, const clu_job *job);
+void clu_detach(clu_state *c, size_t v, const clu_job *job, double alloc);
+int clu_pend_reserve(clu_state *c, size_t n);
+int clu_pend_push(clu_state *c, slaq_job *j);
+void clu_pend_remove(clu_state *c, const slaq_job *j);
+void clu_pend_drop_front(clu_state *c, size_t k);
+
+/* The key of the cheapest unit the last greedy allocation in ws handed out
+ * on `node` beyond the guaranteed shares, 0 if none (policy.c). */
+double alloc_node_price(const slaq_alloc_ws *ws, size_t node);
+
 #endif

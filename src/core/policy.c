@@ -2,13 +2,16 @@
  * policy.c — dividing cores among jobs: fair shares, SLAQ's Algorithm 1,
  * and SLAQ's max-min variant.
  *
- * All three are pure functions of (jobs with forecasts, capacity, unit);
- * the scheduler (sched.c), the simulator and the benchmarks call
- * slaq_allocate() and nothing else. The quality policies share one greedy
- * loop over a binary max-heap of jobs keyed on what one more unit would buy;
- * only the key differs. Scratch arrays live in a slaq_alloc_ws that grows to
- * the largest job count seen and is then reused, so a warmed-up epoch does
- * not allocate.
+ * All three are pure functions of (jobs with forecasts, the node each job
+ * is on, each node's capacity, unit); the scheduler (sched.c), the
+ * simulator and the benchmarks call slaq_allocate_nodes() (or
+ * slaq_allocate(), its one-node case) and nothing else. The quality
+ * policies share one greedy loop over a binary max-heap of all jobs of all
+ * nodes keyed on what one more unit would buy; only the key differs. A unit
+ * goes to the top job whose node still has room; a job whose node is full
+ * leaves the heap. Scratch arrays live in a slaq_alloc_ws that grows to the
+ * largest job and node counts seen and is then reused, so a warmed-up epoch
+ * does not allocate.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -27,6 +30,14 @@ struct slaq_alloc_ws {
     double *lcur;   /* per job: predicted loss after the epoch at alloc */
     double *lnext;  /* per job: ... at alloc + one unit */
     fair_item *items;
+    /* per node */
+    size_t ncap;
+    double *left;   /* capacity not yet handed out */
+    double *want;   /* fair: weight still to serve; greedy: min_cores */
+    double *scale;  /* greedy: how far the min_cores are scaled down */
+    double *minsh;  /* greedy: the minimum share of its jobs */
+    size_t *rest;   /* greedy: jobs without a min_cores */
+    double *price;  /* greedy: the key of the cheapest unit handed out */
 };
 
 slaq_alloc_ws *slaq_alloc_ws_new(void)
@@ -43,6 +54,12 @@ void slaq_alloc_ws_free(slaq_alloc_ws *ws)
     free(ws->lcur);
     free(ws->lnext);
     free(ws->items);
+    free(ws->left);
+    free(ws->want);
+    free(ws->scale);
+    free(ws->minsh);
+    free(ws->rest);
+    free(ws->price);
     free(ws);
 }
 
@@ -72,6 +89,37 @@ static int ws_reserve(slaq_alloc_ws *ws, size_t n)
         return SLAQ_ENOMEM;
     ws->cap = cap;
     return SLAQ_OK;
+}
+
+static int ws_reserve_nodes(slaq_alloc_ws *ws, size_t n)
+{
+    if (n <= ws->ncap)
+        return SLAQ_OK;
+    size_t cap = ws->ncap ? ws->ncap : 4;
+    while (cap < n)
+        cap *= 2;
+    int ok = 1;
+    double **dv[] = {&ws->left, &ws->want, &ws->scale, &ws->minsh,
+                     &ws->price};
+    for (size_t k = 0; k < sizeof dv / sizeof dv[0]; k++) {
+        double *p = realloc(*dv[k], cap * sizeof *p);
+        if (p)
+            *dv[k] = p;
+        else
+            ok = 0;
+    }
+    size_t *rest = realloc(ws->rest, cap * sizeof *rest);
+    if (rest)
+        ws->rest = rest;
+    if (!ok || !rest)
+        return SLAQ_ENOMEM;
+    ws->ncap = cap;
+    return SLAQ_OK;
+}
+
+double alloc_node_price(const slaq_alloc_ws *ws, size_t node)
+{
+    return node < ws->ncap ? ws->price[node] : 0;
 }
 
 /* ---------------------------------------------------------------- heap */
@@ -156,31 +204,36 @@ static void fair_sort(fair_item *v, size_t n)
 }
 
 /*
- * Weighted water-filling: every job gets level × weight cores, except jobs
- * whose max_cores is below that, which get their max; the level is the
- * highest the capacity allows. Jobs are visited in increasing order of the
- * level at which they cap, so one pass settles every capped job and the
- * rest share what is left in proportion to weight.
+ * Weighted water-filling, on each node separately: every job gets level ×
+ * weight cores, except jobs whose max_cores is below that, which get their
+ * max; each node's level is the highest its capacity allows. Jobs are
+ * visited in increasing order of the level at which they cap, so one pass
+ * settles every capped job and the rest of each node share what is left
+ * there in proportion to weight.
  */
-static void alloc_fair(const slaq_pjob *jobs, size_t n, double capacity,
+static void alloc_fair(const slaq_pjob *jobs, size_t n, const size_t *node,
+                       const double *capacity, size_t nnodes,
                        slaq_alloc_ws *ws, double *alloc)
 {
-    double wsum = 0;
+    double *wsum = ws->want, *left = ws->left;
+    for (size_t v = 0; v < nnodes; v++) {
+        wsum[v] = 0;
+        left[v] = capacity[v];
+    }
     for (size_t i = 0; i < n; i++) {
         ws->items[i].ratio = jobs[i].max_cores / jobs[i].weight;
         ws->items[i].idx = i;
-        wsum += jobs[i].weight;
+        wsum[node ? node[i] : 0] += jobs[i].weight;
     }
     fair_sort(ws->items, n);
-    double left = capacity;
     for (size_t r = 0; r < n; r++) {
-        size_t i = ws->items[r].idx;
-        double share = wsum > 0 ? left * jobs[i].weight / wsum : 0;
+        size_t i = ws->items[r].idx, v = node ? node[i] : 0;
+        double share = wsum[v] > 0 ? left[v] * jobs[i].weight / wsum[v] : 0;
         if (share > jobs[i].max_cores)
             share = jobs[i].max_cores;
         alloc[i] = share;
-        left -= share;
-        wsum -= jobs[i].weight;
+        left[v] -= share;
+        wsum[v] -= jobs[i].weight;
     }
 }
 
@@ -236,34 +289,47 @@ static void greedy_key(int maxmin, const slaq_pjob *j, size_t i,
 }
 
 /*
- * The guaranteed cores every job starts from: explicit min_cores first
- * (scaled down together if they exceed the capacity), then the minimum
- * share, min(unit, what is left / the jobs without a min_cores).
+ * The guaranteed cores every job starts from, on each node: explicit
+ * min_cores first (scaled down together if they exceed the node's
+ * capacity), then the minimum share, min(unit, what is left / the node's
+ * jobs without a min_cores). Leaves what is left of each node in ws->left.
  */
-static double greedy_floor(const slaq_pjob *jobs, size_t n, double capacity,
-                           double unit, double *alloc)
+static void greedy_floor(const slaq_pjob *jobs, size_t n, const size_t *node,
+                         const double *capacity, size_t nnodes, double unit,
+                         slaq_alloc_ws *ws, double *alloc)
 {
-    double want = 0;
-    size_t rest = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (jobs[i].min_cores > 0)
-            want += fmin(jobs[i].min_cores, jobs[i].max_cores);
-        else
-            rest++;
+    for (size_t v = 0; v < nnodes; v++) {
+        ws->want[v] = 0;
+        ws->rest[v] = 0;
     }
-    double scale = want > capacity ? capacity / want : 1;
-    double left = capacity - want * scale;
-    double minshare = rest ? fmin(unit, left / (double)rest) : 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t v = node ? node[i] : 0;
+        if (jobs[i].min_cores > 0)
+            ws->want[v] += fmin(jobs[i].min_cores, jobs[i].max_cores);
+        else
+            ws->rest[v]++;
+    }
+    for (size_t v = 0; v < nnodes; v++) {
+        double want = ws->want[v], cap = capacity[v];
+        ws->scale[v] = want > cap ? cap / want : 1;
+        double left = cap - want * ws->scale[v];
+        ws->minsh[v] = ws->rest[v] ? fmin(unit, left / (double)ws->rest[v])
+                                   : 0;
+        ws->left[v] = cap;
+    }
     for (size_t i = 0; i < n; i++) {
         const slaq_pjob *j = &jobs[i];
-        double a = j->min_cores > 0 ? fmin(j->min_cores, j->max_cores) * scale
-                                    : fmin(minshare, j->max_cores);
+        size_t v = node ? node[i] : 0;
+        double a = j->min_cores > 0
+                       ? fmin(j->min_cores, j->max_cores) * ws->scale[v]
+                       : fmin(ws->minsh[v], j->max_cores);
         alloc[i] = a;
     }
-    left = capacity;
     for (size_t i = 0; i < n; i++)
-        left -= alloc[i];
-    return left > 0 ? left : 0;
+        ws->left[node ? node[i] : 0] -= alloc[i];
+    for (size_t v = 0; v < nnodes; v++)
+        if (!(ws->left[v] > 0))
+            ws->left[v] = 0;
 }
 
 /*
@@ -282,15 +348,24 @@ static double greedy_floor(const slaq_pjob *jobs, size_t n, double capacity,
  *       job = prior_q.top; alloc[job] += unit; num_cores -= unit
  *       re-key job (or drop it at its max_cores)
  *
+ * Over several nodes (slaq_allocate_nodes) num_cores is kept per node and
+ * the loop is the same: the top job takes a unit from its own node, and a
+ * job whose node has no room left drops out of prior_q; the loop ends when
+ * every node is full. One node is the paper's single pool.
+ *
  * The guaranteed share (greedy_floor) lets more jobs than units all run.
- * When less than a unit is left the top job gets the rest. Beyond the
- * paper: per-job guaranteed shares and hysteresis (greedy_key).
+ * When less than a unit is left on a node its top job gets the rest.
+ * Beyond the paper: per-job guaranteed shares and hysteresis (greedy_key).
+ * ws->price[v] records the smallest key of a unit handed out on node v
+ * (0 if none): what a job placed there later has to outbid.
  */
 static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
-                         double capacity, double unit, slaq_alloc_ws *ws,
+                         const size_t *node, const double *capacity,
+                         size_t nnodes, double unit, slaq_alloc_ws *ws,
                          double *alloc)
 {
-    double left = greedy_floor(jobs, n, capacity, unit, alloc);
+    greedy_floor(jobs, n, node, capacity, nnodes, unit, ws, alloc);
+    double *left = ws->left;
     size_t hn = 0;
 
     for (size_t i = 0; i < n; i++) {
@@ -304,18 +379,35 @@ static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
     }
     heap_build(ws->heap, hn, ws->key);
 
-    /* Stop a rounding hair above zero so float dust is not handed out. */
-    double eps = capacity * 1e-12;
-    while (hn > 0 && left > eps) {
-        size_t i = ws->heap[0];
+    /* A node counts as full a rounding hair above zero so float dust is
+     * not handed out; the loop ends when every node is. */
+    size_t open = 0;
+    for (size_t v = 0; v < nnodes; v++) {
+        ws->price[v] = INFINITY;
+        if (left[v] > capacity[v] * 1e-12)
+            open++;
+    }
+    while (hn > 0 && open > 0) {
+        size_t i = ws->heap[0], v = node ? node[i] : 0;
         const slaq_pjob *j = &jobs[i];
+        double eps = capacity[v] * 1e-12;
+        if (!(left[v] > eps)) {
+            /* its node has no room: the job is done */
+            ws->heap[0] = ws->heap[--hn];
+            heap_sift_down(ws->heap, hn, ws->key, 0);
+            continue;
+        }
         double step = unit;
-        if (step > left)
-            step = left;
+        if (step > left[v])
+            step = left[v];
         if (step > j->max_cores - alloc[i])
             step = j->max_cores - alloc[i];
         alloc[i] += step;
-        left -= step;
+        left[v] -= step;
+        if (isfinite(ws->key[i]) && ws->key[i] < ws->price[v])
+            ws->price[v] = ws->key[i];
+        if (!(left[v] > eps))
+            open--;
         if (alloc[i] >= j->max_cores) {
             ws->heap[0] = ws->heap[--hn];
             heap_sift_down(ws->heap, hn, ws->key, 0);
@@ -326,15 +418,21 @@ static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
         greedy_key(maxmin, j, i, alloc, unit, ws);
         heap_sift_down(ws->heap, hn, ws->key, 0);
     }
+    for (size_t v = 0; v < nnodes; v++)
+        if (ws->price[v] == INFINITY)
+            ws->price[v] = 0;
 }
 
-int slaq_allocate(slaq_policy_kind policy, const slaq_pjob *jobs, size_t n,
-                  double capacity, double unit, slaq_alloc_ws *ws,
-                  double *alloc)
+int slaq_allocate_nodes(slaq_policy_kind policy, const slaq_pjob *jobs,
+                        size_t n, const size_t *node, const double *capacity,
+                        size_t nnodes, double unit, slaq_alloc_ws *ws,
+                        double *alloc)
 {
-    if (!(capacity >= 0) || !isfinite(capacity) || !(unit > 0) ||
-        (unsigned)policy > SLAQ_POLICY_MAXMIN)
+    if (nnodes == 0 || !(unit > 0) || (unsigned)policy > SLAQ_POLICY_MAXMIN)
         return SLAQ_EINVAL;
+    for (size_t v = 0; v < nnodes; v++)
+        if (!(capacity[v] >= 0) || !isfinite(capacity[v]))
+            return SLAQ_EINVAL;
     for (size_t i = 0; i < n; i++) {
         const slaq_pjob *j = &jobs[i];
         if (!(j->weight > 0) || !(j->max_cores > 0) ||
@@ -342,21 +440,38 @@ int slaq_allocate(slaq_policy_kind policy, const slaq_pjob *jobs, size_t n,
             !(j->norm >= 0) || !isfinite(j->norm) ||
             !(j->min_cores >= 0) || !isfinite(j->min_cores) ||
             !(j->stay >= 0) || !isfinite(j->stay) ||
-            !(j->prev_alloc >= 0) || !isfinite(j->prev_alloc))
+            !(j->prev_alloc >= 0) || !isfinite(j->prev_alloc) ||
+            (node && node[i] >= nnodes))
             return SLAQ_EINVAL;
         if (policy != SLAQ_POLICY_FAIR && (!j->fc || !(j->fc->norm > 0)))
             return SLAQ_EINVAL;
     }
-    if (n == 0)
+    if (ws_reserve_nodes(ws, nnodes) != SLAQ_OK)
+        return SLAQ_ENOMEM;
+    if (n == 0) {
+        for (size_t v = 0; v < nnodes; v++)
+            ws->price[v] = 0;
         return SLAQ_OK;
+    }
     if (ws_reserve(ws, n) != SLAQ_OK)
         return SLAQ_ENOMEM;
-    if (policy == SLAQ_POLICY_FAIR)
-        alloc_fair(jobs, n, capacity, ws, alloc);
-    else
-        alloc_greedy(policy == SLAQ_POLICY_MAXMIN, jobs, n, capacity, unit,
-                     ws, alloc);
+    if (policy == SLAQ_POLICY_FAIR) {
+        alloc_fair(jobs, n, node, capacity, nnodes, ws, alloc);
+        for (size_t v = 0; v < nnodes; v++)
+            ws->price[v] = 0;
+    } else {
+        alloc_greedy(policy == SLAQ_POLICY_MAXMIN, jobs, n, node, capacity,
+                     nnodes, unit, ws, alloc);
+    }
     return SLAQ_OK;
+}
+
+int slaq_allocate(slaq_policy_kind policy, const slaq_pjob *jobs, size_t n,
+                  double capacity, double unit, slaq_alloc_ws *ws,
+                  double *alloc)
+{
+    return slaq_allocate_nodes(policy, jobs, n, NULL, &capacity, 1, unit, ws,
+                               alloc);
 }
 
 double slaq_capacity_for_ml(double cores, double reserved,

@@ -8,6 +8,10 @@
  * refills the token buckets. Per-job scratch (the policy's view of the jobs
  * and the allocation vector) grows with the job count and is reused, so a
  * warmed-up epoch allocates nothing.
+ *
+ * Jobs run on nodes (cluster.c places them and keeps the pending queue);
+ * the epoch divides every node's cores in one call of
+ * slaq_allocate_nodes(). A single machine is the scheduler's one node.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -44,6 +48,8 @@ struct slaq_job {
     double ends[SCHED_END_FITS]; /* the end loss of the last few fits */
     uint64_t end_iter[SCHED_END_FITS]; /* the iteration each was fitted at */
     uint64_t end_total;      /* history total when ends[] was last updated */
+    long node;               /* its node, or -1 while pending */
+    long pin;                /* the node it is pinned to, or -1 */
     int cost_known;          /* the driver gave the iteration cost */
     slaq_convergence convergence; /* declared class (predictor option) */
     void *user;
@@ -56,6 +62,11 @@ struct slaq_sched {
     slaq_pjob *pjobs;    /* cap entries */
     double *alloc;       /* cap entries */
     slaq_alloc_ws *ws;
+    size_t *node_of;     /* cap entries: each job's node (pending: nnodes) */
+    clu_state clu;       /* the nodes and the pending queue */
+    double *ncap;        /* per node + 1: the ML cores divided last time */
+    double *nweight;     /* per node + 1: its jobs' weights this epoch */
+    size_t nncap;
     int changed;         /* jobs came or went, or the policy changed,
                             since the last allocation */
     double last_cap;     /* the capacity divided last time */
@@ -79,6 +90,9 @@ void slaq_sched_config_init(slaq_sched_config *c)
     c->horizon_s = 0;
     c->horizon_iters = 0;
     c->damping = SLAQ_DEFAULT_DAMPING;
+    c->nodes = 1;
+    c->placement = SLAQ_PLACE_LEAST_LOADED;
+    c->queue = 0;
 }
 
 void slaq_job_opts_init(slaq_job_opts *o)
@@ -91,6 +105,7 @@ void slaq_job_opts_init(slaq_job_opts *o)
     o->convergence = SLAQ_CONV_UNKNOWN;
     o->iters = 0;
     o->user = NULL;
+    o->node = SLAQ_NODE_ANY;
 }
 
 slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
@@ -102,14 +117,19 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
         !(cfg->pred.lambda > 0 && cfg->pred.lambda <= 1) ||
         (unsigned)cfg->normalise > SLAQ_NORM_MAX_DELTA ||
         !(cfg->hysteresis >= 0) || !isfinite(cfg->hysteresis) ||
-        !(cfg->damping >= 0 && cfg->damping < 1))
+        !(cfg->damping >= 0 && cfg->damping < 1) ||
+        (unsigned)cfg->placement > SLAQ_PLACE_GAIN ||
+        cfg->nodes > (size_t)INT32_MAX)
         return NULL;
     slaq_sched *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     s->cfg = *cfg;
+    if (s->cfg.nodes == 0)
+        s->cfg.nodes = 1;
     s->ws = slaq_alloc_ws_new();
-    if (!s->ws) {
+    if (!s->ws || clu_init(&s->clu, s->cfg.nodes, s->cfg.cores) != SLAQ_OK) {
+        slaq_alloc_ws_free(s->ws);
         free(s);
         return NULL;
     }
@@ -132,6 +152,10 @@ void slaq_sched_free(slaq_sched *s)
     free(s->jobs);
     free(s->pjobs);
     free(s->alloc);
+    free(s->node_of);
+    free(s->ncap);
+    free(s->nweight);
+    clu_free(&s->clu);
     slaq_alloc_ws_free(s->ws);
     free(s);
 }
@@ -193,10 +217,73 @@ static int sched_reserve(slaq_sched *s, size_t n)
     double *alloc = realloc(s->alloc, cap * sizeof *alloc);
     if (alloc)
         s->alloc = alloc;
-    if (!jobs || !pj || !alloc)
+    size_t *node_of = realloc(s->node_of, cap * sizeof *node_of);
+    if (node_of)
+        s->node_of = node_of;
+    if (!jobs || !pj || !alloc || !node_of ||
+        clu_pend_reserve(&s->clu, cap) != SLAQ_OK)
         return SLAQ_ENOMEM;
     s->cap = cap;
     return SLAQ_OK;
+}
+
+/* What placement needs to know about job j. */
+static clu_job job_clu(const slaq_sched *s, const slaq_job *j)
+{
+    clu_job c;
+    c.weight = j->weight;
+    c.max_cores = j->max_cores;
+    c.minsh = s->cfg.unit < j->max_cores ? s->cfg.unit : j->max_cores;
+    c.pin = j->pin;
+    return c;
+}
+
+static double job_gain_on(void *arg, double cores);
+
+/* Places job j (not on a node) on a node, or returns -1 if none fits. */
+static long job_place(slaq_sched *s, slaq_job *j)
+{
+    clu_job cj = job_clu(s, j);
+    clu_gain g = {job_gain_on, j};
+    int known = slaq_history_total(j->hist) >= 2;
+    long v = clu_choose(&s->clu, &s->cfg, &cj, known ? &g : NULL);
+    if (v >= 0) {
+        clu_attach(&s->clu, (size_t)v, &cj);
+        j->node = v;
+        s->changed = 1;
+    }
+    return v;
+}
+
+/* Places job j, or queues it behind the jobs already waiting. */
+static void job_place_or_queue(slaq_sched *s, slaq_job *j)
+{
+    j->node = -1;
+    if (s->clu.npend > 0 || job_place(s, j) < 0)
+        clu_pend_push(&s->clu, j); /* room reserved by sched_reserve */
+}
+
+/* Takes job j off its node or out of the queue. */
+static void job_unplace(slaq_sched *s, slaq_job *j)
+{
+    if (j->node >= 0) {
+        clu_job cj = job_clu(s, j);
+        clu_detach(&s->clu, (size_t)j->node, &cj, j->alloc);
+    } else {
+        clu_pend_remove(&s->clu, j);
+    }
+    j->node = -1;
+    s->changed = 1;
+}
+
+/* Starts pending jobs in order while the first of them fits. */
+static void sched_start_pending(slaq_sched *s)
+{
+    size_t k = 0;
+    while (k < s->clu.npend && job_place(s, s->clu.pend[k]) >= 0)
+        k++;
+    if (k)
+        clu_pend_drop_front(&s->clu, k);
 }
 
 slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
@@ -209,7 +296,9 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     if (!(o->weight > 0) || !(o->max_cores > 0) || !isfinite(t) ||
         (o->truth && o->truth_len == 0) || !(o->iter_cpu_s >= 0) ||
         !isfinite(o->iter_cpu_s) ||
-        (unsigned)o->convergence > SLAQ_CONV_LINEAR)
+        (unsigned)o->convergence > SLAQ_CONV_LINEAR ||
+        (o->node != SLAQ_NODE_ANY &&
+         (o->node < 0 || (size_t)o->node >= s->clu.n)))
         return NULL;
     if (sched_reserve(s, s->n + 1) != SLAQ_OK)
         return NULL;
@@ -236,14 +325,17 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
         job_free(j);
         return NULL;
     }
+    j->pin = o->node;
     j->index = s->n;
     s->jobs[s->n++] = j;
     s->changed = 1;
+    job_place_or_queue(s, j);
     return j;
 }
 
 void slaq_sched_remove(slaq_sched *s, slaq_job *j)
 {
+    job_unplace(s, j);
     size_t i = j->index;
     s->jobs[i] = s->jobs[--s->n];
     s->jobs[i]->index = i;
@@ -371,26 +463,92 @@ static int job_settling(const slaq_sched *s, const slaq_job *j)
     return j->iter_reports < s->cfg.startup_reports;
 }
 
-int slaq_sched_allocate(slaq_sched *s, double now)
+static int sched_reserve_nodes(slaq_sched *s, size_t n)
 {
-    const slaq_sched_config *c = &s->cfg;
-    /* The population prior for jobs whose cost is not known yet. */
-    double sum = 0, wsum = 0;
+    if (n <= s->nncap)
+        return SLAQ_OK;
+    size_t cap = s->nncap ? s->nncap * 2 : 4;
+    while (cap < n)
+        cap *= 2;
+    double *ncap = realloc(s->ncap, cap * sizeof *ncap);
+    if (ncap)
+        s->ncap = ncap;
+    double *nw = realloc(s->nweight, cap * sizeof *nw);
+    if (nw)
+        s->nweight = nw;
+    if (!ncap || !nw)
+        return SLAQ_ENOMEM;
+    s->nncap = cap;
+    return SLAQ_OK;
+}
+
+/* The population prior: the mean iteration cost of jobs that reported. */
+static double sched_prior(const slaq_sched *s)
+{
+    double sum = 0;
     size_t known = 0;
-    for (size_t i = 0; i < s->n; i++) {
+    for (size_t i = 0; i < s->n; i++)
         if (s->jobs[i]->rt.observed > 0) {
             sum += slaq_runtime_iter_cpu(&s->jobs[i]->rt);
             known++;
         }
-        wsum += s->jobs[i]->weight;
+    return known ? sum / (double)known : s->cfg.default_iter_cpu_s;
+}
+
+/*
+ * Job j's predicted normalised gain over one horizon on `cores` cores,
+ * from where it is now (its last report): gain placement's estimate of
+ * what a job with history would do on a node. O(jobs) for the prior, so
+ * only for the rare re-placed job.
+ */
+static double job_gain_on(void *arg, double cores)
+{
+    const slaq_job *j = arg;
+    const slaq_sched *s = j->sched;
+    const slaq_sched_config *c = &s->cfg;
+    double cpu = job_iter_cpu(j, sched_prior(s));
+    double horizon = c->horizon_s > c->epoch_s ? c->horizon_s : c->epoch_s;
+    const slaq_forecast *f = slaq_predictor_forecast(j->pred);
+    double k = (double)slaq_history_last(j->hist)->iter;
+    if (cores > j->max_cores)
+        cores = j->max_cores;
+    double drop = slaq_forecast_loss(f, k) -
+                  slaq_forecast_loss(f, k + horizon / cpu * cores);
+    double g = j->weight * drop / job_norm(s, j);
+    return g == g ? g : 0;
+}
+
+int slaq_sched_allocate(slaq_sched *s, double now)
+{
+    const slaq_sched_config *c = &s->cfg;
+    sched_start_pending(s);
+    size_t nn = s->clu.n;
+    if (sched_reserve_nodes(s, nn + 1) != SLAQ_OK)
+        return SLAQ_ENOMEM;
+    /* Per node: its jobs' weights (summed in job order, as the one pool
+     * always was) and the cores ML jobs get there. Pending jobs are on a
+     * node of 0 cores, index nn. */
+    for (size_t v = 0; v <= nn; v++)
+        s->nweight[v] = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        long v = s->jobs[i]->node;
+        s->node_of[i] = v < 0 ? nn : (size_t)v;
+        s->nweight[s->node_of[i]] += s->jobs[i]->weight;
     }
-    double prior = known ? sum / (double)known : c->default_iter_cpu_s;
-    double cap = slaq_capacity_for_ml(c->cores, c->reserved, c->nonml_jobs,
-                                      s->n);
+    double total_cap = 0;
+    for (size_t v = 0; v < nn; v++) {
+        s->ncap[v] = slaq_capacity_for_ml(s->clu.node[v].cores, c->reserved,
+                                          c->nonml_jobs, s->clu.node[v].jobs);
+        total_cap += s->ncap[v];
+    }
+    s->ncap[nn] = 0;
+    double prior = sched_prior(s);
     double horizon = c->horizon_s > c->epoch_s ? c->horizon_s : c->epoch_s;
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         slaq_pjob *pj = &s->pjobs[i];
+        double cap = s->ncap[s->node_of[i]];
+        double wsum = s->nweight[s->node_of[i]];
         double cpu = job_iter_cpu(j, prior);
         pj->fc = slaq_predictor_forecast(j->pred);
         pj->k = job_position(j, now, cpu);
@@ -411,13 +569,14 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         pj->weight = j->weight;
         pj->max_cores = j->max_cores;
         pj->norm = job_norm(s, j) * h / horizon;
-        pj->min_cores = job_settling(s, j) ? cap * j->weight / wsum : 0;
+        pj->min_cores = job_settling(s, j) && wsum > 0
+                            ? cap * j->weight / wsum : 0;
         pj->unproven = slaq_history_total(j->hist) == 0;
         pj->prev_alloc = j->alloc;
         pj->stay = c->hysteresis;
     }
-    int err = slaq_allocate(c->policy, s->pjobs, s->n, cap, c->unit, s->ws,
-                            s->alloc);
+    int err = slaq_allocate_nodes(c->policy, s->pjobs, s->n, s->node_of,
+                                  s->ncap, nn + 1, c->unit, s->ws, s->alloc);
     if (err)
         return err;
     /* Damping: with the same jobs and capacity as last epoch, move only
@@ -425,12 +584,14 @@ int slaq_sched_allocate(slaq_sched *s, double now)
      * feasible (within caps, above floors, summing to the capacity), so
      * their mix is too. */
     if (c->damping > 0 && c->policy != SLAQ_POLICY_FAIR && !s->changed &&
-        cap == s->last_cap)
+        total_cap == s->last_cap)
         for (size_t i = 0; i < s->n; i++)
             s->alloc[i] = c->damping * s->jobs[i]->alloc +
                           (1 - c->damping) * s->alloc[i];
     s->changed = 0;
-    s->last_cap = cap;
+    s->last_cap = total_cap;
+    for (size_t v = 0; v < nn; v++)
+        s->clu.node[v].alloc = 0;
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         const slaq_pjob *pj = &s->pjobs[i];
@@ -441,6 +602,15 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         j->gain = (slaq_forecast_loss(pj->fc, pj->k) -
                    slaq_forecast_loss(pj->fc, k1)) / pj->norm;
         slaq_tokens_refill(&j->tokens, a, c->epoch_s);
+        if (j->node >= 0)
+            s->clu.node[j->node].alloc += a;
+    }
+    for (size_t v = 0; v < nn; v++) {
+        clu_node *nd = &s->clu.node[v];
+        nd->free = s->ncap[v] - nd->alloc;
+        if (nd->free < 0)
+            nd->free = 0;
+        nd->price = alloc_node_price(s->ws, v);
     }
     return SLAQ_OK;
 }
@@ -466,16 +636,93 @@ double slaq_job_max_cores(const slaq_job *j) { return j->max_cores; }
 double slaq_job_arrival(const slaq_job *j) { return j->arrival; }
 void *slaq_job_user(const slaq_job *j) { return j->user; }
 
+/* A placed job's weight and cap are part of its node's bookkeeping: it
+ * is taken off and put back with the new values. */
 void slaq_job_set_weight(slaq_job *j, double weight)
 {
-    if (weight > 0)
-        j->weight = weight;
+    if (!(weight > 0))
+        return;
+    slaq_sched *s = j->sched;
+    if (j->node >= 0) {
+        clu_job cj = job_clu(s, j);
+        clu_node *nd = &s->clu.node[j->node];
+        nd->weight += weight - cj.weight;
+    }
+    j->weight = weight;
 }
 
 void slaq_job_set_max_cores(slaq_job *j, double max_cores)
 {
-    if (max_cores > 0)
+    if (!(max_cores > 0))
+        return;
+    slaq_sched *s = j->sched;
+    if (j->node >= 0) {
+        clu_job before = job_clu(s, j);
         j->max_cores = max_cores;
+        clu_job after = job_clu(s, j);
+        s->clu.node[j->node].minsum += after.minsh - before.minsh;
+    }
+    j->max_cores = max_cores;
+}
+
+/* ------------------------------------------------------------------ nodes */
+
+size_t slaq_sched_node_count(const slaq_sched *s) { return s->clu.n; }
+
+int slaq_sched_add_node(slaq_sched *s, double cores)
+{
+    int v = clu_add_node(&s->clu, cores);
+    if (v >= 0)
+        s->changed = 1;
+    return v;
+}
+
+int slaq_sched_set_node_cores(slaq_sched *s, size_t node, double cores)
+{
+    if (node >= s->clu.n || !(cores >= 0) || !isfinite(cores))
+        return SLAQ_EINVAL;
+    clu_node *nd = &s->clu.node[node];
+    nd->free += cores - nd->cores;
+    if (nd->free < 0)
+        nd->free = 0;
+    nd->cores = cores;
+    s->changed = 1;
+    return SLAQ_OK;
+}
+
+double slaq_sched_node_cores(const slaq_sched *s, size_t node)
+{
+    return node < s->clu.n ? s->clu.node[node].cores : 0;
+}
+
+size_t slaq_sched_node_jobs(const slaq_sched *s, size_t node)
+{
+    return node < s->clu.n ? s->clu.node[node].jobs : 0;
+}
+
+double slaq_sched_node_alloc(const slaq_sched *s, size_t node)
+{
+    return node < s->clu.n ? s->clu.node[node].alloc : 0;
+}
+
+size_t slaq_sched_pending(const slaq_sched *s) { return s->clu.npend; }
+
+slaq_job *slaq_sched_pending_job(const slaq_sched *s, size_t i)
+{
+    return i < s->clu.npend ? s->clu.pend[i] : NULL;
+}
+
+int slaq_job_node(const slaq_job *j)
+{
+    return j->node >= 0 ? (int)j->node : SLAQ_NODE_PENDING;
+}
+
+int slaq_sched_replace(slaq_sched *s, slaq_job *j)
+{
+    job_unplace(s, j);
+    j->alloc = 0;
+    job_place_or_queue(s, j);
+    return SLAQ_OK;
 }
 
 void slaq_job_set_iters(slaq_job *j, uint64_t iters) { j->iters = iters; }

@@ -28,12 +28,21 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: slaq sim --workload FILE --cores C --out DIR [options]\n\n"
+        "usage: slaq sim --workload FILE --cores C --out DIR [options]\n"
+        "       slaq sim --workload FILE --nodes N --cores-per-node C "
+        "--out DIR [options]\n\n"
         "Replays a workload (JSON Lines, see docs/sim.md) in virtual time "
         "through\nslaq's scheduling core and reports quality and "
         "completion metrics.\n\n"
         "  --workload FILE   jobs to replay ('-' for stdin)\n"
-        "  --cores C         cluster size in cores\n"
+        "  --cores C         cluster size in cores (one machine)\n"
+        "  --nodes N         N nodes instead (docs/cluster.md): every job runs "
+        "on one,\n"
+        "                    a job that fits nowhere waits in a FIFO queue\n"
+        "  --cores-per-node C\n"
+        "                    cores of each node (with --nodes)\n"
+        "  --placement P     where a new job goes: least-loaded (default) or "
+        "gain\n"
         "  --epoch T         scheduling epoch in seconds (default 2)\n"
         "  --unit U          allocation unit in cores (default 1)\n"
         "  --policy P        fair, slaq, slaq-maxmin or oracle-greedy "
@@ -350,6 +359,9 @@ int cmd_sim(int argc, char **argv)
     static const struct option opts[] = {
         {"workload", required_argument, 0, 'w'},
         {"cores", required_argument, 0, 'c'},
+        {"nodes", required_argument, 0, 'M'},
+        {"cores-per-node", required_argument, 0, 'P'},
+        {"placement", required_argument, 0, 'L'},
         {"epoch", required_argument, 0, 'e'},
         {"unit", required_argument, 0, 'u'},
         {"policy", required_argument, 0, 'p'},
@@ -374,6 +386,8 @@ int cmd_sim(int argc, char **argv)
                *compare = NULL, *predictor = "auto";
     double cores = 0, epoch = 2, unit = 1, iter_cpu = 0, sweep[MAX_SWEEP];
     int nsweep = 0, plots = 1, quiet = 0, declare = 1, c;
+    double nodes = 0, per_node = 0;
+    slaq_placement placement = SLAQ_PLACE_LEAST_LOADED;
     slaq_sched_config core;
     slaq_sched_config_init(&core);
     double startup = core.startup_reports;
@@ -407,6 +421,27 @@ int cmd_sim(int argc, char **argv)
             if (cli_parse_positive("sim", "--cores", optarg, &cores))
                 return EXIT_USAGE;
             break;
+        case 'M':
+            if (cli_parse_positive("sim", "--nodes", optarg, &nodes))
+                return EXIT_USAGE;
+            if (nodes != floor(nodes) || nodes > 1e6) {
+                cli_error("sim", "--nodes: expected a whole number from 1 "
+                          "to 1000000, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'P':
+            if (cli_parse_positive("sim", "--cores-per-node", optarg,
+                                   &per_node))
+                return EXIT_USAGE;
+            break;
+        case 'L':
+            if (slaq_placement_parse(optarg, &placement) != SLAQ_OK) {
+                cli_error("sim", "--placement: expected least-loaded or "
+                          "gain, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
         case 'e':
             if (cli_parse_positive("sim", "--epoch", optarg, &epoch))
                 return EXIT_USAGE;
@@ -431,9 +466,22 @@ int cmd_sim(int argc, char **argv)
         default: usage(stderr); return EXIT_USAGE;
         }
     }
+    if ((nodes > 0) != (per_node > 0)) {
+        cli_error("sim", "--nodes and --cores-per-node go together");
+        return EXIT_USAGE;
+    }
+    if (nodes > 0) {
+        if (cores > 0 && fabs(cores - nodes * per_node) > 1e-9 * cores) {
+            cli_error("sim", "--cores %g is not --nodes x --cores-per-node "
+                      "(%g); give one or the other", cores, nodes * per_node);
+            return EXIT_USAGE;
+        }
+        cores = nodes * per_node;
+    }
     if (optind < argc || !workload || !out || !(cores > 0)) {
         cli_error("sim", optind < argc ? "unexpected argument '%s'"
-                  : "--workload, --cores and --out are required%s",
+                  : "--workload, --cores (or --nodes and --cores-per-node) "
+                  "and --out are required%s",
                   optind < argc ? argv[optind] : "");
         usage(stderr);
         return EXIT_USAGE;
@@ -462,6 +510,8 @@ int cmd_sim(int argc, char **argv)
         runs[i].cfg.horizon_iters = core.horizon_iters;
         runs[i].cfg.damping = core.damping;
         runs[i].cfg.declare_iters = declare;
+        runs[i].cfg.nodes = (size_t)nodes;
+        runs[i].cfg.placement = placement;
     }
 
     char err[1024];

@@ -46,6 +46,8 @@ void sim_config_init(sim_config *c)
     c->horizon_iters = sc.horizon_iters;
     c->damping = sc.damping;
     c->declare_iters = 1;
+    c->nodes = 0;
+    c->placement = SLAQ_PLACE_LEAST_LOADED;
     c->progress = NULL;
     c->progress_arg = NULL;
     c->on_report = NULL;
@@ -468,6 +470,12 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     sc.horizon_s = cfg->horizon_s;
     sc.horizon_iters = cfg->horizon_iters;
     sc.damping = cfg->damping;
+    if (cfg->nodes > 0) {
+        sc.nodes = cfg->nodes;
+        sc.cores = cfg->cores / (double)cfg->nodes;
+        sc.placement = cfg->placement;
+        sc.queue = 1;
+    }
     if (cfg->default_iter_cpu_s > 0)
         sc.default_iter_cpu_s = cfg->default_iter_cpu_s;
     size_t n = wl->n;
@@ -623,6 +631,11 @@ int sim_write_summary(FILE *f, const char *name, const sim_config *cfg,
                   cfg->default_iter_cpu_s > 0 ? cfg->default_iter_cpu_s
                                               : SLAQ_DEFAULT_ITER_CPU_S,
                   s->jobs) < 0;
+    if (cfg->nodes > 0)
+        rc |= fprintf(f, " \"nodes\": %zu, \"cores_per_node\": %.6g, "
+                      "\"placement\": \"%s\",\n", cfg->nodes,
+                      cfg->cores / (double)cfg->nodes,
+                      slaq_placement_name(cfg->placement)) < 0;
     rc |= fprintf(f, " \"avg_norm_loss\": %.6f, \"t90_mean_s\": %.3f, "
                   "\"t95_mean_s\": %.3f,\n", s->avg_norm_loss,
                   s->tx_mean[sim_x_index(90)],

@@ -58,6 +58,12 @@ typedef struct sim_config {
     double horizon_iters;
     double damping;
     int declare_iters;
+    /* Nodes (docs/cluster.md): 0 runs the single machine of `cores`
+     * cores, as always; N >= 1 splits them into N nodes of cores / N
+     * each, new jobs placed by `placement`, and jobs that fit nowhere
+     * wait in the core's FIFO queue (slaq_sched_config.queue). */
+    size_t nodes;
+    slaq_placement placement;
     /* Called now and then with iterations done so far and in total. */
     void (*progress)(void *arg, double done, double total);
     void *progress_arg;

@@ -102,12 +102,21 @@ void free(void *p)
         real_free(p);
 }
 
-static void run(slaq_policy_kind pol, slaq_predictor_kind pred)
+/* nodes > 1: the 800 cores as `nodes` nodes, gain placement and a queue;
+ * 200 jobs all fit, and the last 10 of 210 wait. */
+static void run_nodes(slaq_policy_kind pol, slaq_predictor_kind pred,
+                      size_t nodes)
 {
     enum { JOBS = 200, WARM = 80, MEASURED = 20 };
     slaq_sched_config c;
     slaq_sched_config_init(&c);
-    c.cores = 800;
+    c.cores = 800 / (double)nodes;
+    c.nodes = nodes;
+    if (nodes > 1) {
+        c.placement = SLAQ_PLACE_GAIN;
+        c.queue = 1;
+        c.cores = 200 / (double)nodes;
+    }
     c.policy = pol;
     c.predictor = pred;
     slaq_sched *s = slaq_sched_new(&c);
@@ -115,6 +124,9 @@ static void run(slaq_policy_kind pol, slaq_predictor_kind pred)
     uint64_t iter[JOBS] = {0};
     for (int i = 0; i < JOBS; i++)
         jobs[i] = slaq_sched_add(s, NULL, 0);
+    for (int i = 0; nodes > 1 && i < 10; i++)
+        assert_int_equal(slaq_job_node(slaq_sched_add(s, NULL, 0)),
+                         SLAQ_NODE_PENDING);
     long before = 0;
     unsigned seed = 12345;
     for (int e = 0; e < WARM + MEASURED; e++) {
@@ -135,12 +147,17 @@ static void run(slaq_policy_kind pol, slaq_predictor_kind pred)
     }
     long during = allocations - before;
     if (during != 0) {
-        print_error("%s/%s: %ld allocations in %d warmed-up epochs\n",
-                    slaq_policy_name(pol), slaq_predictor_name(pred), during,
-                    MEASURED);
+        print_error("%s/%s on %zu nodes: %ld allocations in %d warmed-up "
+                    "epochs\n", slaq_policy_name(pol),
+                    slaq_predictor_name(pred), nodes, during, MEASURED);
         fail();
     }
     slaq_sched_free(s);
+}
+
+static void run(slaq_policy_kind pol, slaq_predictor_kind pred)
+{
+    run_nodes(pol, pred, 1);
 }
 
 static void test_warm_epochs_do_not_allocate(void **state)
@@ -151,6 +168,13 @@ static void test_warm_epochs_do_not_allocate(void **state)
     run(SLAQ_POLICY_SLAQ, SLAQ_PRED_SLAQ_FIT);
     run(SLAQ_POLICY_FAIR, SLAQ_PRED_AUTO);
     run(SLAQ_POLICY_MAXMIN, SLAQ_PRED_AUTO);
+}
+
+static void test_warm_epochs_on_nodes_do_not_allocate(void **state)
+{
+    (void)state;
+    run_nodes(SLAQ_POLICY_SLAQ, SLAQ_PRED_AUTO, 8);
+    run_nodes(SLAQ_POLICY_FAIR, SLAQ_PRED_STRAWMAN, 8);
 }
 
 static void test_the_counter_counts(void **state)
@@ -172,6 +196,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_counter_counts),
         cmocka_unit_test(test_warm_epochs_do_not_allocate),
+        cmocka_unit_test(test_warm_epochs_on_nodes_do_not_allocate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
