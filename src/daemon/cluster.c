@@ -71,6 +71,10 @@ static int node_find(sd_daemon *d, const char *name, int create)
             return (int)i;
     if (!create || d->nnodes >= SD_MAX_NODES)
         return -1;
+    /* The core's node with the same index, with no cores until its
+     * agent registers (node 0 exists from the start). */
+    if (d->nnodes > 0 && slaq_sched_add_node(d->sched, 0) != (int)d->nnodes)
+        return -1;
     sd_node *nn = realloc(d->nodes, (d->nnodes + 1) * sizeof *nn);
     if (!nn)
         return -1;
@@ -116,31 +120,19 @@ static void send_err(sd_daemon *d, sd_conn *c, const char *code,
 
 /* ------------------------------------------------------------ placement */
 
-/*
- * The node a new job goes to: its pinned node, or the one the core's
- * placement picks among the nodes up. -1 when none can take it now.
- */
-static int place(sd_daemon *d, const sd_job *j, char *err, size_t errlen)
+/* Placement and the pending queue are the core's (slaq_sched_add with
+ * config.queue, docs/cluster.md): this file only maps its node indices,
+ * which are d->nodes' indices, to agents. */
+int cluster_job_node(sd_daemon *d, const sd_job *j)
 {
+    if (j->node >= 0)
+        return j->node;
     if (j->pin) {
         int i = node_find(d, j->pin, 0);
-        if (i < 0 || !d->nodes[i].up || !d->nodes[i].conn) {
-            snprintf(err, errlen, "node %s is not up (slaq nodes lists the "
-                     "nodes)", j->pin);
-            return -1;
-        }
-        return i;
+        if (i >= 0)
+            return i;
     }
-    int best = -1;
-    for (size_t i = 0; i < d->nnodes; i++)
-        if (d->nodes[i].up && d->nodes[i].conn) {
-            best = (int)i;
-            break;
-        }
-    if (best < 0)
-        snprintf(err, errlen, "no node is up: no agent has joined this "
-                 "controller (slaq nodes)");
-    return best;
+    return SLAQ_NODE_ANY;
 }
 
 /* ---------------------------------------------------------------- start */
@@ -191,28 +183,46 @@ static json_t *launch_msg(sd_daemon *d, sd_job *j, json_t *env)
     return m;
 }
 
+/* Starts j on the node the core placed it on. */
+static void start_on(sd_daemon *d, sd_job *j, int node, const char *what)
+{
+    j->node = node;
+    free(j->node_at);
+    j->node_at = strdup(d->nodes[node].name);
+    j->pid = 0;
+    if (j->state == SD_PENDING)
+        j->state = SD_RUNNING;
+    j->started = sd_now();
+    store_put_job(d->store, j);
+    store_event(d->store, j->started, j->id, what, d->nodes[node].name);
+    send_start(d, j);
+    sd_log(d, 0, "job %lld (%s): %s on node %s", (long long)j->id, j->name,
+           strcmp(what, "restart") ? "started" : "started again",
+           d->nodes[node].name);
+}
+
 int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                    size_t errlen)
 {
-    int node = place(d, j, err, errlen);
-    if (node < 0)
+    if (j->pin && node_find(d, j->pin, 0) < 0) {
+        snprintf(err, errlen, "no node %s has joined this controller (slaq "
+                 "nodes lists them)", j->pin);
         return -1;
+    }
     j->launch = launch_msg(d, j, env);
     if (!j->launch) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    j->node = node;
-    free(j->node_at);
-    j->node_at = strdup(d->nodes[node].name);
-    j->state = SD_RUNNING;
-    j->started = sd_now();
-    if (!j->node_at || job_schedule(d, j) < 0) {
+    j->remote = 1;
+    j->node = -1;
+    j->state = SD_PENDING;
+    if (job_schedule(d, j) < 0) {
         snprintf(err, errlen, "out of memory");
         goto undo;
     }
     store_put_job(d->store, j);
-    store_event(d->store, j->started, j->id, "start", j->node_at);
+    store_event(d->store, sd_now(), j->id, "submit", NULL);
     if (store_flush(d->store) < 0) {
         snprintf(err, errlen, "slaqd cannot write its database (%s); the "
                  "job was not started", store_error(d->store));
@@ -220,14 +230,18 @@ int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
         j->sj = NULL;
         goto undo;
     }
-    send_start(d, j);
-    sd_log(d, 0, "job %lld (%s): started on node %s", (long long)j->id,
-           j->name, j->node_at);
+    int node = slaq_job_node(j->sj);
+    if (node >= 0)
+        start_on(d, j, node, "start");
+    else
+        sd_log(d, 0, "job %lld (%s): pending (no node has room)",
+               (long long)j->id, j->name);
+    store_flush(d->store);
     return 0;
 undo:
     json_decref(j->launch);
     j->launch = NULL;
-    j->node = -1;
+    j->remote = 0;
     j->state = SD_RUNNING;
     return -1;
 }
@@ -244,40 +258,48 @@ void cluster_send_stop(sd_daemon *d, sd_job *j, int now)
 
 /* ---------------------------------------------------------------- faults */
 
-/* A job whose node was lost: started again elsewhere when it may be, else
- * lost. */
+static int replay(void *arg, const slaq_report *r)
+{
+    sd_job *j = arg;
+    slaq_job_report(j->sj, r);
+    return 0;
+}
+
+/* A job whose node was lost: placed again by the core (its history kept)
+ * and started from its checkpoint when it may be, else lost. */
 static void job_node_lost(sd_daemon *d, sd_job *j, const char *why)
 {
-    sd_node *from = &d->nodes[j->node];
-    if (j->restartable && j->state == SD_RUNNING && j->launch) {
-        char err[256];
-        sd_job probe = *j;
-        probe.pin = NULL; /* anywhere but the lost node (which is down) */
-        int to = place(d, &probe, err, sizeof err);
-        if (to >= 0) {
-            j->node = to;
-            free(j->node_at);
-            j->node_at = strdup(d->nodes[to].name);
-            j->pid = 0;
-            j->restarts++;
-            store_put_job(d->store, j);
-            store_event(d->store, sd_now(), j->id, "restart", j->node_at);
-            send_start(d, j);
-            sd_log(d, 0, "job %lld (%s): node %s lost; started again on %s "
-                   "from its checkpoint", (long long)j->id, j->name,
-                   from->name, j->node_at);
-            return;
-        }
-        sd_log(d, 0, "job %lld: cannot start it again: %s",
-               (long long)j->id, err);
+    if (!j->restartable || j->state == SD_STOPPING || !j->launch) {
+        job_finish(d, j, 0, 0, SD_LOST, why);
+        return;
     }
-    job_finish(d, j, 0, 0, SD_LOST, why);
+    const char *from = d->nodes[j->node].name;
+    sd_log(d, 0, "job %lld (%s): node %s lost; placing it again",
+           (long long)j->id, j->name, from);
+    /* Out and in again, without the pin to its old node that a job
+     * restored after a restart of this controller carries. */
+    slaq_sched_remove(d->sched, j->sj);
+    j->sj = NULL;
+    j->node = -1;
+    j->restarts++;
+    j->state = SD_PENDING;
+    j->alloc = 0;
+    if (job_schedule(d, j) < 0) {
+        job_finish(d, j, 0, 0, SD_LOST, why);
+        return;
+    }
+    store_each_report(d->store, j->id, replay, j);
+    store_put_job(d->store, j);
+    int node = slaq_job_node(j->sj);
+    if (node >= 0)
+        start_on(d, j, node, "restart");
 }
 
 static void node_down(sd_daemon *d, int idx, const char *why)
 {
     sd_node *n = &d->nodes[idx];
     n->up = 0;
+    slaq_sched_set_node_cores(d->sched, (size_t)idx, 0);
     sd_log(d, 0, "node %s: down (%s)", n->name, why);
     store_event(d->store, sd_now(), 0, "node_down", n->name);
     if (n->conn) {
@@ -290,7 +312,7 @@ static void node_down(sd_daemon *d, int idx, const char *why)
     snprintf(reason, sizeof reason, "node %s was lost (%s)", n->name, why);
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (j->node == idx)
+        if (j->node == idx && SD_REMOTE(j))
             job_node_lost(d, j, reason);
     }
     store_flush(d->store);
@@ -306,14 +328,21 @@ void cluster_epoch(sd_daemon *d)
     for (size_t i = 0; i < d->nnodes; i++)
         if (d->nodes[i].up && mono - d->nodes[i].last_seen > silent)
             node_down(d, (int)i, "its agent was silent for 3 epochs");
-    /* One message per node: [[job, cores], ...]. */
+    /* Jobs the core took from the pending queue this epoch. */
     size_t n = slaq_sched_count(d->sched);
+    for (size_t i = 0; i < n; i++) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        int node = slaq_job_node(j->sj);
+        if (SD_REMOTE(j) && j->node < 0 && node >= 0)
+            start_on(d, j, node, j->restarts ? "restart" : "start");
+    }
+    /* One message per node: [[job, cores], ...]. */
     json_t **per = calloc(d->nnodes ? d->nnodes : 1, sizeof *per);
     if (!per)
         return;
     for (size_t i = 0; i < n; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (!SD_REMOTE(j) || !d->nodes[j->node].conn)
+        if (!SD_REMOTE(j) || j->node < 0 || !d->nodes[j->node].conn)
             continue;
         if (!per[j->node])
             per[j->node] = json_array();
@@ -336,7 +365,7 @@ static sd_job *node_job(sd_daemon *d, sd_conn *c, json_t *msg)
     json_t *v = json_object_get(msg, "job");
     sd_job *j = json_is_integer(v) ? job_get(d, json_integer_value(v))
                                    : NULL;
-    if (!j || j->node != c->node || !SD_ACTIVE(j->state))
+    if (!j || !SD_REMOTE(j) || j->node != c->node || !SD_ACTIVE(j->state))
         return NULL;
     return j;
 }
@@ -377,6 +406,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
     int was_down = !n->up;
     n->conn = c;
     n->cores = json_number_value(cores);
+    slaq_sched_set_node_cores(d->sched, (size_t)idx, n->cores);
     snprintf(n->enforce, sizeof n->enforce, "%s", enf ? enf : "?");
     n->up = 1;
     n->joined = sd_now();
@@ -390,7 +420,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         json_t *pid = json_object_get(e, "pid");
         have[i] = json_is_integer(id) ? json_integer_value(id) : 0;
         sd_job *j = have[i] > 0 ? job_get(d, have[i]) : NULL;
-        if (j && j->node == idx && SD_ACTIVE(j->state)) {
+        if (j && SD_REMOTE(j) && j->node == idx && SD_ACTIVE(j->state)) {
             if (json_is_integer(pid))
                 j->pid = (pid_t)json_integer_value(pid);
         } else if (have[i] > 0) {
@@ -406,7 +436,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
     json_t *mine = json_object();
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (j->node != idx)
+        if (!SD_REMOTE(j) || j->node != idx)
             continue;
         char key[32];
         snprintf(key, sizeof key, "%lld", (long long)j->id);
@@ -533,6 +563,12 @@ void cluster_conn_closed(sd_daemon *d, sd_conn *c)
 
 int cluster_restore_job(sd_daemon *d, sd_job *j, const char *node)
 {
+    j->remote = 1;
+    if (!node || j->state == SD_PENDING) { /* placed again by the core */
+        j->node = -1;
+        j->state = SD_PENDING;
+        return 0;
+    }
     int idx = node_find(d, node, 1);
     if (idx < 0)
         return -1;
@@ -561,15 +597,8 @@ json_t *cluster_nodes_json(sd_daemon *d)
     }
     for (size_t k = 0; k < d->nnodes; k++) {
         sd_node *nd = &d->nodes[k];
-        double used = 0;
-        json_int_t cnt = 0;
-        for (size_t i = 0; i < n; i++) {
-            sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-            if (j->node == (int)k) {
-                used += j->alloc;
-                cnt++;
-            }
-        }
+        double used = slaq_sched_node_alloc(d->sched, k);
+        json_int_t cnt = (json_int_t)slaq_sched_node_jobs(d->sched, k);
         json_array_append_new(arr, json_pack(
             "{s:s, s:f, s:f, s:I, s:s, s:f, s:f, s:s, s:b, s:I}", "name",
             nd->name, "cores", nd->cores, "allocated", used, "jobs", cnt,

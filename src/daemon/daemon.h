@@ -106,7 +106,8 @@ typedef struct sd_config {
     const char *join;        /* --join HOST:PORT: its controller */
     const char *node_name;   /* --node-name (default $SLURMD_NODENAME or
                                 the host name) */
-    int end_jobs_at_exit;    /* --end-jobs-at-exit: an agent in a Slurm
+    int end_jobs_at_exit;
+    slaq_placement placement; /* --placement (a controller) */    /* --end-jobs-at-exit: an agent in a Slurm
                                 allocation takes its jobs along */
 } sd_config;
 
@@ -120,11 +121,13 @@ typedef enum sd_state {
     SD_STOPPED,   /* stopped by slaqd at a target or limit */
     SD_CANCELLED, /* cancelled by a user */
     SD_LOST,      /* its process vanished while slaqd was not watching */
+    SD_PENDING,   /* a controller's job waiting for room on a node */
 } sd_state;
 
 const char *sd_state_name(sd_state s);
 int sd_state_parse(const char *name, sd_state *out);
-#define SD_ACTIVE(st) ((st) == SD_RUNNING || (st) == SD_STOPPING)
+#define SD_ACTIVE(st) ((st) == SD_RUNNING || (st) == SD_STOPPING || \
+                       (st) == SD_PENDING)
 
 struct sd_conn;
 
@@ -172,8 +175,10 @@ typedef struct sd_job {
     int fc_ready;         /* its forecast was fitted on >= 2 reports */
     double pe_sum;
     uint64_t pe_n;
-    /* cluster: on a controller, the node running the job (an index into
-     * d->nodes; -1: this machine) */
+    /* cluster: on a controller, a job an agent runs (remote), and the
+     * node it runs on (an index into d->nodes and the core's nodes; -1:
+     * not started yet, pending) */
+    int remote;
     int node;
     int restartable;      /* may be started again elsewhere (--restartable) */
     char *pin;            /* --node NAME: only there */
@@ -184,7 +189,7 @@ typedef struct sd_job {
 } sd_job;
 
 /* A job run by a node agent, seen from the controller. */
-#define SD_REMOTE(j) ((j)->node >= 0)
+#define SD_REMOTE(j) ((j)->remote)
 
 /* ----------------------------------------------------------- connections */
 
@@ -531,6 +536,9 @@ void cluster_send_stop(sd_daemon *d, sd_job *j, int now);
 void cluster_epoch(sd_daemon *d);
 json_t *cluster_nodes_json(sd_daemon *d);
 const char *cluster_node_name(const sd_daemon *d, const sd_job *j);
+/* The core's node for a job entering the scheduler: the node it runs on,
+ * else its --node pin, else SLAQ_NODE_ANY. */
+int cluster_job_node(sd_daemon *d, const sd_job *j);
 /* At start: a job recorded on a node waits for its agent to come back. */
 int cluster_restore_job(sd_daemon *d, sd_job *j, const char *node);
 

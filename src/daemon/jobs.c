@@ -31,6 +31,7 @@ extern char **environ;
 
 static const char *const state_names[] = {
     "running", "stopping", "done", "failed", "stopped", "cancelled", "lost",
+    "pending",
 };
 
 const char *sd_state_name(sd_state s)
@@ -119,6 +120,8 @@ int job_schedule(sd_daemon *d, sd_job *j)
     o.max_cores = j->max_cores;
     o.iters = j->max_iters; /* until the job says otherwise in hello */
     o.user = j;
+    if (d->cfg.agents)
+        o.node = cluster_job_node(d, j);
     j->sj = slaq_sched_add(d->sched, &o, sd_now());
     return j->sj ? 0 : -1;
 }
@@ -627,6 +630,10 @@ void job_stop(sd_daemon *d, sd_job *j, const char *reason)
     store_event(d->store, now, j->id, "stop", reason);
     store_flush(d->store);
     sd_log(d, 0, "job %lld: stopping (%s)", (long long)j->id, reason);
+    if (SD_REMOTE(j) && j->node < 0) { /* pending: nothing runs yet */
+        job_finish(d, j, 0, 0, SD_CANCELLED, reason);
+        return;
+    }
     send_stop(d, j);
     if (SD_REMOTE(j))
         return; /* its agent asks, then signals it */
@@ -918,14 +925,15 @@ static int restore_one(sd_daemon *d, sd_job *j)
 {
     if (!SD_ACTIVE(j->state))
         return 0;
-    if (j->node_at && d->cfg.agents) {
+    if ((j->node_at || j->launch) && d->cfg.agents) {
         /* Its agent re-adopts it when it reconnects (cluster.c). */
         if (cluster_restore_job(d, j, j->node_at) < 0 ||
             job_schedule(d, j) < 0)
             return -1;
         store_each_report(d->store, j->id, replay_report, j);
-        sd_log(d, 0, "job %lld (%s): waiting for node %s to reconnect",
-               (long long)j->id, j->name, j->node_at);
+        if (j->node >= 0)
+            sd_log(d, 0, "job %lld (%s): waiting for node %s to reconnect",
+                   (long long)j->id, j->name, j->node_at);
         return 0;
     }
     int alive = j->pid > 0 && kill(j->pid, 0) == 0 &&
@@ -1016,7 +1024,8 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "state", json_string(sd_state_name(j->state)));
     json_object_set_new(o, "managed", json_boolean(j->managed));
     json_object_set_new(o, "node", !d->cfg.agents ? json_string("local")
-                        : SD_REMOTE(j) ? json_string(cluster_node_name(d, j))
+                        : SD_REMOTE(j) && j->node >= 0
+                            ? json_string(cluster_node_name(d, j))
                         : j->node_at ? json_string(j->node_at)
                                      : json_null());
     json_object_set_new(o, "restartable", json_boolean(j->restartable));

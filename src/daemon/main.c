@@ -166,6 +166,8 @@ static void usage(FILE *f)
         "                      run the jobs (needs an agent token)\n"
         "  --agent-token-file FILE  the agent token (or SLAQ_AGENT_TOKEN):\n"
         "                      grants agent rights only\n"
+        "  --placement P       where a controller puts a new job:\n"
+        "                      least-loaded (default) or gain\n"
         "  --agent             be a node agent: run the jobs a controller\n"
         "                      places here (needs --join and the agent token;\n"
         "                      --http defaults to off)\n"
@@ -218,7 +220,7 @@ enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
        O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_CONFIG, O_SHARE,
        O_NORM, O_STARTUP, O_HYST, O_DAMP, O_HITERS, O_INIT, O_JOBTOKEN,
        O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS, O_HTTPHOST, O_AGENTS, O_AGENTTOK,
-       O_AGENT, O_JOIN, O_NODENAME, O_ENDJOBS };
+       O_AGENT, O_JOIN, O_NODENAME, O_ENDJOBS, O_PLACEMENT };
 
 static const struct option long_opts[] = {
     {"config", required_argument, 0, O_CONFIG},
@@ -251,6 +253,7 @@ static const struct option long_opts[] = {
     {"join", required_argument, 0, O_JOIN},
     {"node-name", required_argument, 0, O_NODENAME},
     {"end-jobs-at-exit", no_argument, 0, O_ENDJOBS},
+    {"placement", required_argument, 0, O_PLACEMENT},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -302,6 +305,13 @@ static int apply_opt(void *ctx, int code, const char *value,
     case O_SOCKET: a->socket = value; return 0;
     case O_HTTP: c->http = value; a->http_set = 1; return 0;
     case O_AGENTS: c->agents = value; return 0;
+    case O_PLACEMENT:
+        if (slaq_placement_parse(value, &c->placement)) {
+            fprintf(stderr, "slaqd: %s: expected least-loaded or gain, got "
+                    "'%s'\n", where, value);
+            return -1;
+        }
+        return 0;
     case O_AGENTTOK: a->agent_token_file = value; return 0;
     case O_JOIN: c->join = value; return 0;
     case O_NODENAME:
@@ -815,7 +825,17 @@ static int setup(sd_daemon *d)
     sc.horizon_iters = d->cfg.horizon_iters;
     sc.damping = d->cfg.damping;
     sc.normalise = d->cfg.normalise;
+    if (d->cfg.agents) {
+        /* A controller: the agents' nodes, each as it registers (the
+         * core's node 0 waits, with no cores, for the first); jobs that
+         * fit on no node wait in order. */
+        sc.nodes = 1;
+        sc.queue = 1;
+        sc.placement = d->cfg.placement;
+    }
     d->sched = slaq_sched_new(&sc);
+    if (d->sched && d->cfg.agents)
+        slaq_sched_set_node_cores(d->sched, 0, 0);
     if (!d->sched) {
         sd_log(d, 0, "cannot create the scheduler (cores %g, epoch %g s)",
                d->cfg.cores, d->cfg.epoch_s);

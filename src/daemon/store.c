@@ -435,9 +435,9 @@ void store_put_job(sd_store *s, const sd_job *j)
     bind_text(st, 20, j->node_at);
     sqlite3_bind_int(st, 21, j->restartable);
     bind_text(st, 22, j->pin);
-    /* A restartable job's start message, to start it again after a
-     * restart of the controller (only while it runs). */
-    char *launch = j->launch && j->restartable && SD_ACTIVE(j->state)
+    /* An agent's job's start message, to start it (pending) or start it
+     * again (restartable) after a restart of the controller. */
+    char *launch = j->launch && SD_ACTIVE(j->state)
                        ? json_dumps(j->launch, JSON_COMPACT) : NULL;
     bind_text(st, 23, launch);
     step(s, st);
