@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -271,6 +272,11 @@ static void child_exec(sd_daemon *d, sd_job *j, char **argv, char **envp,
     signal(SIGPIPE, SIG_DFL);
     umask(d->job_umask);
     setsid();
+    /* An agent in a Slurm allocation takes its jobs along even when it is
+     * killed outright: the kernel ends the job with it. */
+    if (d->cfg.end_jobs_at_exit &&
+        (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1))
+        goto fail;
     if (enf_child_join(&d->enf, j->id) < 0)
         goto fail;
     char path[4200];
