@@ -84,6 +84,7 @@ static int node_find(sd_daemon *d, const char *name, int create)
     snprintf(n->name, sizeof n->name, "%s", name);
     n->last_seen = sd_mono();
     n->last_seen_wall = sd_now();
+    n->seen_epoch = d->epoch_no;
     n->up = 1;
     return (int)d->nnodes++;
 }
@@ -325,8 +326,11 @@ void cluster_epoch(sd_daemon *d)
 {
     double mono = sd_mono();
     double silent = SD_NODE_SILENT_EPOCHS * d->cfg.epoch_s;
+    /* Silent for 3 epochs of this controller (not only 3 epochs' time: a
+     * controller that was itself too busy to read must not blame them). */
     for (size_t i = 0; i < d->nnodes; i++)
-        if (d->nodes[i].up && mono - d->nodes[i].last_seen > silent)
+        if (d->nodes[i].up && mono - d->nodes[i].last_seen > silent &&
+            d->epoch_no - d->nodes[i].seen_epoch > SD_NODE_SILENT_EPOCHS)
             node_down(d, (int)i, "its agent was silent for 3 epochs");
     /* Jobs the core took from the pending queue this epoch. */
     size_t n = slaq_sched_count(d->sched);
@@ -410,6 +414,9 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
     snprintf(n->enforce, sizeof n->enforce, "%s", enf ? enf : "?");
     n->up = 1;
     n->joined = sd_now();
+    n->last_seen = sd_mono();
+    n->last_seen_wall = sd_now();
+    n->seen_epoch = d->epoch_no;
     c->node = idx;
     /* What the agent has running. */
     size_t na = json_array_size(jobs);
@@ -499,6 +506,7 @@ void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
     sd_node *n = &d->nodes[c->node];
     n->last_seen = sd_mono();
     n->last_seen_wall = sd_now();
+    n->seen_epoch = d->epoch_no;
     char err[256];
     if (!strcmp(type, "report")) {
         sd_job *j = node_job(d, c, msg);

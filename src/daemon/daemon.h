@@ -232,6 +232,7 @@ typedef struct sd_node {
     sd_conn *conn;        /* the agent's connection, NULL while away */
     double last_seen;     /* monotonic: its last message */
     double last_seen_wall;
+    uint64_t seen_epoch;  /* the controller's epoch at its last message */
     double joined;        /* wall clock of its (last) register */
     int up;               /* 0: down (silent too long, or never back) */
     uint64_t reports;     /* relayed reports received */
