@@ -119,6 +119,13 @@ def test_agents_run_jobs_and_relay(cluster):
     assert n2["heartbeat_age_s"] < 3 * EPOCH
     ls = ctl.cli("ls").stdout
     assert "NODE" in ls.splitlines()[0]
+    # The dashboard's API carries the node too.
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:%d/api/jobs" % ctl.port,
+                                timeout=10) as r:
+        api = json.load(r)
+    rows = api["jobs"] if isinstance(api, dict) else api
+    assert [j["node"] for j in rows if j["id"] == b] == ["n2"]
     assert "node        n2" in ctl.cli("show", str(b)).stdout
 
     bad = ctl.cli("submit", "--node", "n9", "--", TOY, check=False)
