@@ -340,24 +340,42 @@ void cluster_epoch(sd_daemon *d)
         if (SD_REMOTE(j) && j->node < 0 && node >= 0)
             start_on(d, j, node, j->restarts ? "restart" : "start");
     }
-    /* One message per node: [[job, cores], ...]. */
-    json_t **per = calloc(d->nnodes ? d->nnodes : 1, sizeof *per);
+    /* One message per node: [[job, cores], ...], written as text (one
+     * json_t per job costs more than the rest of the epoch's bookkeeping
+     * with thousands of jobs). */
+    typedef struct buf { char *s; size_t len, cap; } buf;
+    buf *per = calloc(d->nnodes ? d->nnodes : 1, sizeof *per);
     if (!per)
         return;
     for (size_t i = 0; i < n; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         if (!SD_REMOTE(j) || j->node < 0 || !d->nodes[j->node].conn)
             continue;
-        if (!per[j->node])
-            per[j->node] = json_array();
-        json_array_append_new(per[j->node], json_pack(
-            "[I, f]", (json_int_t)j->id, j->alloc));
+        buf *b = &per[j->node];
+        if (b->cap - b->len < 64) {
+            size_t cap = b->cap ? b->cap * 2 : 4096;
+            char *ns = realloc(b->s, cap);
+            if (!ns)
+                continue;
+            b->s = ns;
+            b->cap = cap;
+            if (!b->len)
+                b->len = (size_t)snprintf(b->s, b->cap, "{\"type\":\"allocs\","
+                                          "\"epoch\":%llu,\"jobs\":[",
+                                          (unsigned long long)d->epoch_no);
+        }
+        b->len += (size_t)snprintf(b->s + b->len, b->cap - b->len,
+                                   "%s[%lld,%.17g]", b->s[b->len - 1] == '['
+                                   ? "" : ",", (long long)j->id, j->alloc);
     }
-    for (size_t i = 0; i < d->nnodes; i++)
-        if (per[i])
-            send_msg(d, d->nodes[i].conn, json_pack(
-                "{s:s, s:I, s:o}", "type", "allocs", "epoch",
-                (json_int_t)d->epoch_no, "jobs", per[i]));
+    for (size_t i = 0; i < d->nnodes; i++) {
+        if (per[i].len && per[i].cap - per[i].len >= 3) {
+            per[i].len += (size_t)snprintf(per[i].s + per[i].len,
+                                           per[i].cap - per[i].len, "]}");
+            conn_send_line(d, d->nodes[i].conn, per[i].s, per[i].len);
+        }
+        free(per[i].s);
+    }
     free(per);
 }
 

@@ -641,6 +641,14 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
             j->conn->job = NULL;
             conn_close(d, j->conn);
         }
+    } else if (d->cfg.agent || d->cfg.agents) {
+        /* An attached job would run where no node accounts for it. */
+        send_error(d, c, "no_attach", "this slaqd is a %s: a job must be "
+                   "submitted to the controller (slaq submit), not attached",
+                   d->cfg.agent ? "node agent" : "cluster controller");
+        c->closing = 1;
+        conn_flush(d, c);
+        return;
     } else {
         json_t *jname = json_object_get(msg, "name");
         const char *name = json_is_string(jname) ? json_string_value(jname)

@@ -294,3 +294,54 @@ def test_controller_restart_loses_nothing(cluster):
     for name, a in agents.items():
         for j in a.jobs():
             assert j["state"] == "running"
+
+
+def test_database_before_nodes_opens_and_gains_columns(daemon_factory,
+                                                       tmp_path):
+    """A state.db written before the cluster columns (node, restartable,
+    pin, launch) opens; its jobs are kept and the columns are added."""
+    import sqlite3
+    state = tmp_path / "old"
+    state.mkdir()
+    db = sqlite3.connect(str(state / "state.db"))
+    db.executescript("""
+        PRAGMA application_id=1936482673;
+        CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT, cmd TEXT,
+          cwd TEXT, weight REAL, max_cores REAL, target REAL,
+          max_iters INTEGER, max_time REAL, managed INTEGER, state TEXT,
+          pid INTEGER, pstart INTEGER, exit_status INTEGER, reason TEXT,
+          submitted REAL, started REAL, ended REAL, secret TEXT);
+        CREATE TABLE reports(job INTEGER, iter INTEGER, loss REAL,
+          cpu_s REAL, samples REAL, t REAL, PRIMARY KEY(job, iter))
+          WITHOUT ROWID;
+    """)
+    # Recent times: a job ended in 1970 would expire (--keep-days) at once.
+    now = time.time()
+    db.execute("INSERT INTO jobs VALUES (1, 'old', '[\"true\"]', '/', 1, "
+               "NULL, 0, 0, 0, 1, 'done', 0, 0, 0, NULL, ?, ?, ?, NULL)",
+               (now - 20, now - 20, now - 10))
+    db.commit()
+    db.close()
+    d = daemon_factory(state=state)
+    j = d.job(1)
+    assert j["name"] == "old" and j["state"] == "done"
+    assert j["node"] == "local" and j["restartable"] is False
+    d.stop()
+    cols = [r[1] for r in sqlite3.connect(str(state / "state.db"))
+            .execute("PRAGMA table_info(jobs)")]
+    for c in ("node", "restartable", "pin", "launch"):
+        assert c in cols
+
+
+def test_attaching_is_refused_on_controller_and_agent(cluster):
+    ctl, agents = cluster(nodes=("n1",))
+    for d in (ctl, agents["n1"]):
+        import socket as so
+        s = so.socket(so.AF_UNIX)
+        s.settimeout(10)
+        s.connect(d.sock)
+        s.sendall(b'{"type":"hello","name":"stray","pid":1}\n')
+        r = json.loads(s.makefile("rb").readline())
+        s.close()
+        assert r["type"] == "error" and r["code"] == "no_attach", r
+    assert ctl.jobs() == [] and agents["n1"].jobs() == []

@@ -159,11 +159,15 @@ def test_cluster_up_jobs_faults_down(slurm):
     # kill -9 of the controller: the batch script starts it again, the
     # agents reconnect, nothing is lost.
     before = jobs()
-    cpid = int(open(os.path.join(cdir, "controller.pid")).read())
+    def controller_pid():
+        try:  # the batch script may be writing it
+            return int(open(os.path.join(cdir, "controller.pid")).read())
+        except (OSError, ValueError):
+            return None
+    cpid = controller_pid()
     os.kill(cpid, signal.SIGKILL)
-    wait_for(lambda: os.path.exists(os.path.join(cdir, "controller.pid")) and
-             int(open(os.path.join(cdir, "controller.pid")).read()) != cpid,
-             timeout=15, what="the controller to be started again")
+    wait_for(lambda: controller_pid() not in (None, cpid), timeout=15,
+             what="the controller to be started again")
 
     def settled():
         try:
