@@ -385,6 +385,7 @@ function drawTable(jobs) {
   const rows = [];
   // Active jobs first, newest first within each group.
   const active = (j) => j.state === 'running' || j.state === 'stopping';
+  // (a pending job waits for room on a node: not active here)
   const sorted = jobs.slice().sort((a, b) =>
     (active(b) - active(a)) || (b.id - a.id));
   for (const j of sorted) {
@@ -401,7 +402,15 @@ function drawTable(jobs) {
     st.className = 'state ' + j.state;
     st.textContent = j.state;
     st.title = j.reason || '';
-    cell(tr, '').appendChild(st);
+    const stCell = cell(tr, '');
+    stCell.appendChild(st);
+    // A controller's job runs on a node (docs/cluster-runtime.md).
+    if (j.node && j.node !== 'local') {
+      const nd = document.createElement('span');
+      nd.className = 'node';
+      nd.textContent = ' on ' + j.node;
+      stCell.appendChild(nd);
+    }
     cell(tr, String(j.iter), 'num');
     cell(tr, fmtLoss(j.loss), 'num');
     cell(tr, fmt(j.pred_norm_loss, 3), 'num');

@@ -39,6 +39,10 @@ int cmd_logs(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 int cmd_status(int argc, char **argv);
+int cmd_nodes(int argc, char **argv);   /* src/cli/nodes.c */
+int cmd_cluster(int argc, char **argv); /* src/cli/cluster.c */
+/* contrib/slurm/slaq-cluster.sbatch, NUL-ended (generated at build) */
+extern const char slaq_cluster_sbatch[];
 
 /* Prints "slaq NAME: " and the formatted message to stderr. */
 void cli_error(const char *cmd, const char *fmt, ...)

@@ -19,7 +19,20 @@ static void usage(FILE *f)
                RPC_HELP);
 }
 
-static void print_jobs(json_t *jobs)
+/* A controller's jobs run on nodes: then ls shows a NODE column. */
+static int on_nodes(json_t *jobs)
+{
+    size_t i;
+    json_t *j;
+    json_array_foreach(jobs, i, j) {
+        const char *n = json_string_value(json_object_get(j, "node"));
+        if (!n || strcmp(n, "local"))
+            return 1;
+    }
+    return 0;
+}
+
+static void print_jobs(json_t *jobs, int nodes)
 {
     size_t i;
     json_t *j;
@@ -31,6 +44,18 @@ static void print_jobs(json_t *jobs)
         if (!isnan(loss))
             snprintf(losss, sizeof losss, "%.4g", loss);
         const char *reason = json_string_value(json_object_get(j, "reason"));
+        if (nodes) {
+            const char *n = json_string_value(json_object_get(j, "node"));
+            printf("%-5lld %-18.18s %-10s %-10.10s %6.2f %8lld %10s %6s  "
+                   "%s\n",
+                   (long long)json_integer_value(json_object_get(j, "id")),
+                   rpc_safe(json_string_value(json_object_get(j, "name"))),
+                   json_string_value(json_object_get(j, "state")),
+                   n ? rpc_safe(n) : "-", rpc_num(j, "cores"),
+                   (long long)json_integer_value(json_object_get(j, "iter")),
+                   losss, reds, reason ? rpc_safe(reason) : "");
+            continue;
+        }
         printf("%-5lld %-18.18s %-10s %6.2f %8lld %10s %6s  %s\n",
                (long long)json_integer_value(json_object_get(j, "id")),
                rpc_safe(json_string_value(json_object_get(j, "name"))),
@@ -67,7 +92,7 @@ int cmd_ls(int argc, char **argv)
      * as it comes, so any number of jobs is listed in bounded memory; with
      * --json as one reply whose "jobs" array holds every page's jobs. */
     json_t *next = json_integer(0);
-    int header = 0;
+    int header = 0, nodes = 0;
     size_t shown = 0;
     while (json_is_integer(next)) {
         json_t *r = rpc_call("ls", &ro, json_pack("{s:s, s:b, s:O}", "type",
@@ -92,11 +117,18 @@ int cmd_ls(int argc, char **argv)
                 json_dumpf(j, stdout, JSON_COMPACT | JSON_REAL_PRECISION(10));
             }
         } else {
-            if (!header++)
-                printf("%-5s %-18s %-10s %6s %8s %10s %6s  %s\n", "ID",
-                       "NAME", "STATE", "CORES", "ITER", "LOSS", "REDUC",
-                       "NOTE");
-            print_jobs(json_object_get(r, "jobs"));
+            if (!header++) {
+                nodes = on_nodes(json_object_get(r, "jobs"));
+                if (nodes)
+                    printf("%-5s %-18s %-10s %-10s %6s %8s %10s %6s  %s\n",
+                           "ID", "NAME", "STATE", "NODE", "CORES", "ITER",
+                           "LOSS", "REDUC", "NOTE");
+                else
+                    printf("%-5s %-18s %-10s %6s %8s %10s %6s  %s\n", "ID",
+                           "NAME", "STATE", "CORES", "ITER", "LOSS",
+                           "REDUC", "NOTE");
+            }
+            print_jobs(json_object_get(r, "jobs"), nodes);
         }
         next = json_incref(json_object_get(r, "next"));
         json_decref(r);

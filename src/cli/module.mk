@@ -7,3 +7,17 @@ SLAQ_CMD_LIBS = $(LIBSLAQIO_A) $(LIBSLAQ_A)
 SLAQ_CMD_LDLIBS := $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null)
 SLAQ_CMD := $(BUILD)/bin/slaq
 PROGRAMS += $(SLAQ_CMD)
+
+# `slaq cluster up --slurm` submits contrib/slurm/slaq-cluster.sbatch, built
+# into the program (od is in coreutils: no extra tool).
+CLUSTER_SBATCH_C := $(BUILD)/gen/cluster_sbatch.c
+SLAQ_CMD_OBJS += $(call OBJ,$(CLUSTER_SBATCH_C))
+
+$(CLUSTER_SBATCH_C): contrib/slurm/slaq-cluster.sbatch
+	@mkdir -p $(dir $@)
+	@echo "  GEN   $@"
+	@{ echo '/* Generated from $<: do not edit. */'; \
+	   echo '#include "cli/cli.h"'; \
+	   echo 'const char slaq_cluster_sbatch[] = {'; \
+	   od -An -v -tx1 $< | sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	   echo '0x00};'; } >$@.tmp && mv $@.tmp $@

@@ -76,6 +76,11 @@ static void print_job(json_t *j)
     char *cmd = json_dumps(json_object_get(j, "cmd"), JSON_COMPACT);
     printf("  command     %s\n", cmd ? rpc_safe(cmd) : "?");
     free(cmd);
+    const char *node = json_string_value(json_object_get(j, "node"));
+    if (node && strcmp(node, "local"))
+        printf("  node        %s%s\n", rpc_safe(node),
+               json_is_true(json_object_get(j, "restartable"))
+                   ? " (restartable)" : "");
     printf("  directory   %s\n",
            rpc_safe(json_string_value(json_object_get(j, "cwd"))));
     printf("  pid         %lld (%s)\n",

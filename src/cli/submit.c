@@ -36,6 +36,12 @@ static void usage(FILE *f)
         "                           Newton), nonconvex or unknown (default);\n"
         "                           the slaq-fit predictor then fits only\n"
         "                           that class's curve family\n"
+        "  --node NAME              run it on this node only (a controller's\n"
+        "                           node: slaq nodes)\n"
+        "  --restartable            the job saves checkpoints in\n"
+        "                           $SLAQ_CHECKPOINT_DIR and resumes from the\n"
+        "                           last one: if its node is lost it is\n"
+        "                           started again on another\n"
         RPC_HELP);
 }
 
@@ -78,7 +84,7 @@ static int name_ok(const char *s)
 int cmd_submit(int argc, char **argv)
 {
     enum { O_NAME = 1, O_WEIGHT, O_MAXC, O_TARGET, O_ITERS, O_TIME, O_CWD,
-           O_CONV };
+           O_CONV, O_NODE, O_RESTART };
     static const struct option opts[] = {
         {"name", required_argument, 0, O_NAME},
         {"weight", required_argument, 0, O_WEIGHT},
@@ -88,6 +94,8 @@ int cmd_submit(int argc, char **argv)
         {"max-time", required_argument, 0, O_TIME},
         {"cwd", required_argument, 0, O_CWD},
         {"convergence", required_argument, 0, O_CONV},
+        {"node", required_argument, 0, O_NODE},
+        {"restartable", no_argument, 0, O_RESTART},
         {"help", no_argument, 0, 'h'},
         RPC_LONG_OPTS,
         {0, 0, 0, 0},
@@ -143,6 +151,17 @@ int cmd_submit(int argc, char **argv)
             json_object_set_new(req, "convergence", json_string(optarg));
             break;
         }
+        case O_NODE:
+            if (!*optarg || strlen(optarg) > 63) {
+                cli_error("submit", "--node wants a node's name (1 to 63 "
+                          "bytes)");
+                goto bad;
+            }
+            json_object_set_new(req, "node", json_string(optarg));
+            break;
+        case O_RESTART:
+            json_object_set_new(req, "restartable", json_true());
+            break;
         case 'h':
             usage(stdout);
             json_decref(req);

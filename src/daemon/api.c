@@ -250,6 +250,13 @@ json_t *api_handle(sd_daemon *d, json_t *req)
                          "disk has room", store_error(d->store));
     if (!strcmp(type, "status"))
         return api_status(d);
+    if (!strcmp(type, "nodes")) {
+        json_t *r = ok();
+        json_object_set_new(r, "nodes", cluster_nodes_json(d));
+        json_object_set_new(r, "controller", json_boolean(d->cfg.agents
+                                                          != NULL));
+        return r;
+    }
     if (!strcmp(type, "ls"))
         return api_ls(d, req);
     if (!strcmp(type, "policy"))

@@ -118,6 +118,15 @@ void conn_unlink_unix(sd_daemon *d, const char *path)
 
 int conn_listen_tcp(sd_daemon *d, const char *addr)
 {
+    if (conn_listen_at(d, addr, &d->tcp_h, "--tcp") < 0)
+        return -1;
+    sd_log(d, 0, "TCP listener on %s (token required)", addr);
+    return 0;
+}
+
+int conn_listen_at(sd_daemon *d, const char *addr, sd_handler *h,
+                   const char *opt)
+{
     char host[256];
     const char *colon = strrchr(addr, ':');
     struct sockaddr_in sa = {.sin_family = AF_INET};
@@ -125,13 +134,13 @@ int conn_listen_tcp(sd_daemon *d, const char *addr)
     long port = colon ? strtol(colon + 1, &end, 10) : -1;
     if (!colon || (size_t)(colon - addr) >= sizeof host || *end ||
         port < 0 || port > 65535) {
-        sd_log(d, 0, "--tcp %s: expected ADDR:PORT", addr);
+        sd_log(d, 0, "%s %s: expected ADDR:PORT", opt, addr);
         return -1;
     }
     memcpy(host, addr, (size_t)(colon - addr));
     host[colon - addr] = 0;
     if (inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
-        sd_log(d, 0, "--tcp %s: '%s' is not an IPv4 address", addr, host);
+        sd_log(d, 0, "%s %s: '%s' is not an IPv4 address", opt, addr, host);
         return -1;
     }
     sa.sin_port = htons((uint16_t)port);
@@ -139,15 +148,14 @@ int conn_listen_tcp(sd_daemon *d, const char *addr)
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
         bind(fd, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(fd, 4096)) {
-        sd_log(d, 0, "--tcp %s: %s", addr, strerror(errno));
+        sd_log(d, 0, "%s %s: %s", opt, addr, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -1;
     }
-    d->tcp_h.fd = fd;
-    d->tcp_h.fn = conn_accept;
-    sd_log(d, 0, "TCP listener on %s (token required)", addr);
-    return sd_epoll_add(d, &d->tcp_h, EPOLLIN);
+    h->fd = fd;
+    h->fn = conn_accept;
+    return sd_epoll_add(d, h, EPOLLIN);
 }
 
 /* Is uid allowed the control requests on the Unix socket? */
@@ -310,28 +318,37 @@ void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events)
                    d->nconns);
             d->accept_logged = 0;
         }
-        sd_conn *c = calloc(1, sizeof *c);
-        if (!c) {
-            close(fd);
-            continue;
-        }
-        c->h.fd = fd;
-        c->h.fn = on_conn;
-        c->tcp = h == &d->tcp_h;
-        c->opened = sd_mono();
-        conn_identify(d, c);
-        if (sd_epoll_add(d, &c->h, EPOLLIN) < 0) {
-            close(fd);
-            free(c);
-            continue;
-        }
-        c->next = d->conns;
-        if (d->conns)
-            d->conns->prev = c;
-        d->conns = c;
-        d->nconns++;
-        sd_log(d, 2, "connection %d opened", fd);
+        sd_conn *c = conn_add(d, fd, h == &d->tcp_h || h == &d->agents_h);
+        if (c)
+            c->agent = h == &d->agents_h;
     }
+}
+
+sd_conn *conn_add(sd_daemon *d, int fd, int tcp)
+{
+    sd_conn *c = calloc(1, sizeof *c);
+    if (!c) {
+        close(fd);
+        return NULL;
+    }
+    c->h.fd = fd;
+    c->h.fn = on_conn;
+    c->tcp = tcp;
+    c->node = -1;
+    c->opened = sd_mono();
+    conn_identify(d, c);
+    if (sd_epoll_add(d, &c->h, EPOLLIN) < 0) {
+        close(fd);
+        free(c);
+        return NULL;
+    }
+    c->next = d->conns;
+    if (d->conns)
+        d->conns->prev = c;
+    d->conns = c;
+    d->nconns++;
+    sd_log(d, 2, "connection %d opened", fd);
+    return c;
 }
 
 void conn_close(sd_daemon *d, sd_conn *c)
@@ -349,6 +366,10 @@ void conn_close(sd_daemon *d, sd_conn *c)
         c->next->prev = c->prev;
     d->nconns--;
     accept_resume(d);
+    if (c->agent)
+        cluster_conn_closed(d, c);
+    if (c->upstream)
+        agent_conn_closed(d, c);
     sd_job *j = c->job;
     c->job = NULL;
     if (j && j->conn == c) {
@@ -664,6 +685,14 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
             j->conn->job = NULL;
             conn_close(d, j->conn);
         }
+    } else if (d->cfg.agent || d->cfg.agents) {
+        /* An attached job would run where no node accounts for it. */
+        send_error(d, c, "no_attach", "this slaqd is a %s: a job must be "
+                   "submitted to the controller (slaq submit), not attached",
+                   d->cfg.agent ? "node agent" : "cluster controller");
+        c->closing = 1;
+        conn_flush(d, c);
+        return;
     } else {
         json_t *jname = json_object_get(msg, "name");
         const char *name = json_is_string(jname) ? json_string_value(jname)
@@ -697,6 +726,8 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
             send_error(d, c, "bad_message", "%s", kerr);
     }
     job_declare_metric(d, c, j, json_object_get(msg, "metric_name"));
+    if (d->cfg.agent && json_object_get(msg, "iters"))
+        agent_relay(d, j, msg);
     sd_log(d, 1, "job %lld: client connected (pid %d)", (long long)j->id,
            (int)pid);
     job_greet(d, j, c);
@@ -749,6 +780,14 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
                                         "a string field \"type\"");
         goto out;
     }
+    if (c->agent) { /* the agent protocol: its own token and messages */
+        cluster_message(d, c, msg);
+        goto out;
+    }
+    if (c->upstream) {
+        agent_message(d, c, msg);
+        goto out;
+    }
     if (c->tcp && !c->authed) {
         const char *tok = json_string_value(json_object_get(msg, "token"));
         double wait = auth_wait(d, c);
@@ -784,6 +823,8 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
             c->ack_due = 1;
         } else if (job_report(d, c->job, msg, err, sizeof err) < 0)
             send_error(d, c, "bad_report", "%s", err);
+        else if (d->cfg.agent)
+            agent_relay(d, c->job, msg);
     } else if (!strcmp(type, "hello")) {
         if (c->kind == CONN_JOB)
             send_error(d, c, "bad_message", "hello was already sent");
@@ -796,6 +837,8 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
             job_declare_metric(d, c, c->job,
                                json_object_get(msg, "metric_name"));
         }
+        if (c->job && d->cfg.agent)
+            agent_relay(d, c->job, msg);
     } else if (!strcmp(type, "bye")) {
         c->said_bye = 1;
     } else if (!strcmp(type, "ping")) {
@@ -839,6 +882,8 @@ static size_t line_limit(const sd_conn *c)
 {
     if (c->tcp && !c->authed)
         return SD_MAX_UNAUTH_LINE;
+    if (c->agent || c->upstream) /* starts carry their environment */
+        return SD_MAX_REQUEST;
     return c->kind == CONN_JOB || !c->may_control ? SD_MAX_LINE
                                                   : SD_MAX_REQUEST;
 }

@@ -101,6 +101,16 @@ typedef struct sd_config {
     double keep_jobs;        /* finished jobs kept (oldest go first) */
     double keep_days;        /* ... and for at most this long (0: no limit) */
     int verbose;
+    /* cluster (cluster.c, agent.c; docs/cluster.md) */
+    const char *agents;      /* --agents ADDR:PORT: the controller's listener */
+    char *agent_token;       /* --agent-token-file: agent rights only */
+    int agent;               /* --agent: this slaqd is a node agent */
+    const char *join;        /* --join HOST:PORT: its controller */
+    const char *node_name;   /* --node-name (default $SLURMD_NODENAME or
+                                the host name) */
+    int end_jobs_at_exit;
+    slaq_placement placement; /* --placement (a controller) */    /* --end-jobs-at-exit: an agent in a Slurm
+                                allocation takes its jobs along */
 } sd_config;
 
 /* ------------------------------------------------------------------ jobs */
@@ -113,11 +123,13 @@ typedef enum sd_state {
     SD_STOPPED,   /* stopped by slaqd at a target or limit */
     SD_CANCELLED, /* cancelled by a user */
     SD_LOST,      /* its process vanished while slaqd was not watching */
+    SD_PENDING,   /* a controller's job waiting for room on a node */
 } sd_state;
 
 const char *sd_state_name(sd_state s);
 int sd_state_parse(const char *name, sd_state *out);
-#define SD_ACTIVE(st) ((st) == SD_RUNNING || (st) == SD_STOPPING)
+#define SD_ACTIVE(st) ((st) == SD_RUNNING || (st) == SD_STOPPING || \
+                       (st) == SD_PENDING)
 
 struct sd_conn;
 
@@ -193,7 +205,21 @@ typedef struct sd_job {
      * and its estimates, kept in memory for the dashboard (aqpd.c) */
     int kind;
     struct sd_vec *vec;
+    /* cluster: on a controller, a job an agent runs (remote), and the
+     * node it runs on (an index into d->nodes and the core's nodes; -1:
+     * not started yet, pending) */
+    int remote;
+    int node;
+    int restartable;      /* may be started again elsewhere (--restartable) */
+    char *pin;            /* --node NAME: only there */
+    char *node_at;        /* the name of that node (kept while it is away) */
+    json_t *launch;       /* the start message sent to its agent (a restart
+                             sends it again); NULL when not remote */
+    unsigned restarts;    /* times started again after its node was lost */
 } sd_job;
+
+/* A job run by a node agent, seen from the controller. */
+#define SD_REMOTE(j) ((j)->remote)
 
 /* ----------------------------------------------------------- connections */
 
@@ -222,8 +248,29 @@ typedef struct sd_conn {
     int ack_due;          /* an ack is owed even without new reports */
     int acked_any;        /* an ack was sent on this connection ... */
     uint64_t acked_iter;  /* ... for this iteration */
+    int agent;            /* came in on the --agents listener */
+    int upstream;         /* an agent's link to its controller */
+    int node;             /* agent connection: its node, -1 until register */
     struct sd_conn *prev, *next;
 } sd_conn;
+
+/* ----------------------------------------------------------------- nodes */
+
+#define SD_MAX_NODES 4096
+#define SD_NODE_SILENT_EPOCHS 3   /* heartbeats missed before a node is down */
+
+typedef struct sd_node {
+    char name[64];
+    double cores;
+    char enforce[16];
+    sd_conn *conn;        /* the agent's connection, NULL while away */
+    double last_seen;     /* monotonic: its last message */
+    double last_seen_wall;
+    uint64_t seen_epoch;  /* the controller's epoch at its last message */
+    double joined;        /* wall clock of its (last) register */
+    int up;               /* 0: down (silent too long, or never back) */
+    uint64_t reports;     /* relayed reports received */
+} sd_node;
 
 /* ------------------------------------------------------------ enforcement */
 
@@ -320,6 +367,16 @@ struct sd_daemon {
     ino_t sock_ino;       /* only that file is removed at exit */
     mode_t job_umask;     /* the umask slaqd was started with, for jobs */
     int quit;
+    /* cluster: the controller's nodes and agent listener (cluster.c) */
+    sd_handler agents_h;
+    sd_node *nodes;
+    size_t nnodes;
+    /* an agent's link to its controller (agent.c) */
+    sd_conn *up;
+    double up_retry;      /* monotonic: next connection attempt */
+    double up_beat;       /* monotonic: last heartbeat sent */
+    double up_epoch_s;    /* the controller's epoch */
+    int up_welcomed;
 };
 
 /* Wall-clock seconds (the scheduler's clock) and a monotonic clock. */
@@ -350,6 +407,10 @@ int conn_listen_unix(sd_daemon *d, const char *path);
 /* Removes the socket file at exit if it is still the one bound here. */
 void conn_unlink_unix(sd_daemon *d, const char *path);
 int conn_listen_tcp(sd_daemon *d, const char *addr);
+/* A TCP listener on addr ("IPV4:PORT") served by conn_accept through h;
+ * opt names the option in errors. */
+int conn_listen_at(sd_daemon *d, const char *addr, sd_handler *h,
+                   const char *opt);
 void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events);
 /* Queues one JSON message (a line) on c; steals nothing, c may close. */
 void conn_send(sd_daemon *d, sd_conn *c, json_t *msg);
@@ -420,6 +481,7 @@ void job_reap_children(sd_daemon *d);
 void job_epoch(sd_daemon *d);
 void job_tick(sd_daemon *d);
 void job_free_all(sd_daemon *d);
+void job_free_one(sd_job *j);
 /* Removes finished jobs beyond --keep-jobs or older than --keep-days from
  * memory, the database and the log directory (a bounded batch per call,
  * every few seconds). */
@@ -565,6 +627,47 @@ double trace_end_loss(const sd_job *j);
  * predicted total reduction at its current allocation: 0 if it has, NAN if
  * unknown (inactive, fewer than two reports), INFINITY if never. */
 double trace_eta90(const sd_job *j);
+
+/* cluster.c: the controller's side of the agent protocol */
+int cluster_listen(sd_daemon *d, const char *addr);
+/* A message on an agent connection (c->agent). */
+void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg);
+void cluster_conn_closed(sd_daemon *d, sd_conn *c);
+/* Starts a submitted job (fields filled, not yet forked) on a node;
+ * 0, or -1 with err filled (the caller frees the job). */
+int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
+                   size_t errlen);
+void cluster_send_stop(sd_daemon *d, sd_job *j, int now);
+/* After each epoch: allocations to the agents, silent nodes marked down. */
+void cluster_epoch(sd_daemon *d);
+json_t *cluster_nodes_json(sd_daemon *d);
+const char *cluster_node_name(const sd_daemon *d, const sd_job *j);
+/* The core's node for a job entering the scheduler: the node it runs on,
+ * else its --node pin, else SLAQ_NODE_ANY. */
+int cluster_job_node(sd_daemon *d, const sd_job *j);
+/* At start: a job recorded on a node waits for its agent to come back. */
+int cluster_restore_job(sd_daemon *d, sd_job *j, const char *node);
+
+/* agent.c: the node agent's side */
+int agent_start(sd_daemon *d);
+void agent_message(sd_daemon *d, sd_conn *c, json_t *msg);
+void agent_conn_closed(sd_daemon *d, sd_conn *c);
+void agent_tick(sd_daemon *d);
+/* Relays a job's accepted report (or info) to the controller. */
+void agent_relay(sd_daemon *d, sd_job *j, json_t *msg);
+void agent_job_ended(sd_daemon *d, sd_job *j);
+/* At exit with --end-jobs-at-exit: SIGTERM to every job, SIGKILL to those
+ * left after the grace period (at most 3 s: Slurm's KillWait may be 5). */
+void agent_end_jobs(sd_daemon *d);
+
+/* conn.c: wraps a connected descriptor in a connection */
+sd_conn *conn_add(sd_daemon *d, int fd, int tcp);
+/* jobs.c: applies an allocation to a job (enforcement, store, its client) */
+void job_apply_alloc(sd_daemon *d, sd_job *j, double cores, double now);
+/* jobs.c: starts a job from a request; with id > 0 (an agent starting the
+ * controller's job) under that id and secret. */
+sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
+                      const char *secret, char *err, size_t errlen);
 
 /* The dashboard's files, embedded at build time (web/, scripts/embed-web.sh). */
 typedef struct sd_asset {

@@ -498,7 +498,7 @@ void enf_tick(sd_daemon *d, double dt)
         return;
     for (size_t i = 0; i < count; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (j->managed && j->pid > 0)
+        if (j->managed && j->pid > 0 && !SD_REMOTE(j))
             g[n++] = (enf_group){.pgid = j->pid, .job = j};
     }
     qsort(g, n, sizeof *g, group_cmp);
@@ -556,7 +556,7 @@ void enf_epoch(sd_daemon *d, sd_job *j)
 {
     const sd_enforcer *e = &d->enf;
     j->throttled = 0;
-    if (!j->managed)
+    if (!j->managed || SD_REMOTE(j))
         return;
     if (e->mode == SD_ENF_SIGNAL) {
         j->throttled = j->sig_held;

@@ -252,12 +252,12 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
     if (!f)
         return MHD_NO;
     const slaq_sched_config *c = slaq_sched_get_config(d->sched);
-    size_t count[SD_LOST + 1] = {0};
+    size_t count[SD_PENDING + 1] = {0};
     for (size_t i = 0; i < d->njobs; i++)
         if (d->jobs[i])
             count[d->jobs[i]->state]++;
     prom_head(f, "slaq_jobs", "gauge", "Jobs by state.");
-    for (int st = SD_RUNNING; st <= SD_LOST; st++)
+    for (int st = SD_RUNNING; st <= SD_PENDING; st++)
         fprintf(f, "slaq_jobs{state=\"%s\"} %zu\n",
                 sd_state_name((sd_state)st), count[st]);
     prom_head(f, "slaq_cores", "gauge", "Cores slaqd divides.");

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -31,6 +32,7 @@ extern char **environ;
 
 static const char *const state_names[] = {
     "running", "stopping", "done", "failed", "stopped", "cancelled", "lost",
+    "pending",
 };
 
 const char *sd_state_name(sd_state s)
@@ -81,6 +83,7 @@ sd_job *job_new(sd_daemon *d, int64_t id)
     j->checkpoint_bytes = -1;
     j->reduction = 0;
     j->end_loss = NAN;
+    j->node = -1;
     d->jobs[id - 1] = j;
     if ((uint64_t)id > d->njobs)
         d->njobs = (size_t)id;
@@ -90,12 +93,20 @@ sd_job *job_new(sd_daemon *d, int64_t id)
 static void job_free(sd_job *j)
 {
     aqpd_free(j);
+    json_decref(j->launch);
     free(j->name);
     free(j->cmd);
     free(j->cwd);
     free(j->reason);
     free(j->metric_name);
+    free(j->pin);
+    free(j->node_at);
     free(j);
+}
+
+void job_free_one(sd_job *j)
+{
+    job_free(j);
 }
 
 void job_free_all(sd_daemon *d)
@@ -118,12 +129,18 @@ int job_schedule(sd_daemon *d, sd_job *j)
     o.convergence = j->convergence;
     o.user = j;
     o.kind = j->kind;
+    if (d->cfg.agents)
+        o.node = cluster_job_node(d, j);
     j->sj = slaq_sched_add(d->sched, &o, sd_now());
     return j->sj ? 0 : -1;
 }
 
 static void send_stop(sd_daemon *d, sd_job *j)
 {
+    if (SD_REMOTE(j)) {
+        cluster_send_stop(d, j, 0);
+        return;
+    }
     if (!j->conn)
         return;
     json_t *m = json_pack("{s:s, s:I, s:s}", "type", "stop", "job",
@@ -311,6 +328,11 @@ static void child_exec(sd_daemon *d, sd_job *j, char **argv, char **envp,
     signal(SIGPIPE, SIG_DFL);
     umask(d->job_umask);
     setsid();
+    /* An agent in a Slurm allocation takes its jobs along even when it is
+     * killed outright: the kernel ends the job with it. */
+    if (d->cfg.end_jobs_at_exit &&
+        (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1))
+        goto fail;
     if (enf_child_join(&d->enf, j->id) < 0)
         goto fail;
     char path[4200];
@@ -336,6 +358,12 @@ fail:
 }
 
 sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
+{
+    return job_submit_as(d, req, 0, NULL, err, errlen);
+}
+
+sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
+                      const char *secret, char *err, size_t errlen)
 {
     json_t *cmd = json_object_get(req, "cmd");
     json_t *env = json_object_get(req, "env");
@@ -384,10 +412,34 @@ sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
     slaq_convergence conv = SLAQ_CONV_UNKNOWN;
     if (job_convergence_get(req, &conv, err, errlen) < 0)
         return NULL;
+    json_t *pin = json_object_get(req, "node");
+    json_t *restartable = json_object_get(req, "restartable");
+    if (pin && !json_is_null(pin) &&
+        (!json_is_string(pin) || !*json_string_value(pin) ||
+         strlen(json_string_value(pin)) >= sizeof d->nodes[0].name)) {
+        snprintf(err, errlen, "field \"node\" must be a node's name (at most "
+                 "%zu bytes)", sizeof d->nodes[0].name - 1);
+        return NULL;
+    }
+    if (restartable && !json_is_boolean(restartable)) {
+        snprintf(err, errlen, "field \"restartable\" must be true or false");
+        return NULL;
+    }
+    if (json_is_string(pin) && !d->cfg.agents) {
+        snprintf(err, errlen, "this slaqd runs jobs on its own machine only "
+                 "(no --agents): it has no node \"%.64s\"",
+                 json_string_value(pin));
+        return NULL;
+    }
     if (!cwd)
         cwd = ".";
 
-    j = job_new(d, (int64_t)d->njobs + 1);
+    if (id > 0 && job_get(d, id)) {
+        snprintf(err, errlen, "job %lld exists already on this node",
+                 (long long)id);
+        return NULL;
+    }
+    j = job_new(d, id > 0 ? id : (int64_t)d->njobs + 1);
     if (!j)
         goto nomem;
     const char *arg0 = json_string_value(json_array_get(cmd, 0));
@@ -408,12 +460,25 @@ sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
     j->max_time = max_time;
     j->managed = 1;
     j->submitted = sd_now();
+    j->restartable = json_is_true(restartable);
+    if (json_is_string(pin) && !(j->pin = strdup(json_string_value(pin))))
+        goto nomem;
     size_t argc = json_array_size(cmd);
     argv = calloc(argc + 1, sizeof *argv);
-    if (new_secret(j) < 0) {
+    if (secret) {
+        snprintf(j->secret, sizeof j->secret, "%s", secret);
+    } else if (new_secret(j) < 0) {
         snprintf(err, errlen, "no random bytes for the job's secret: %s",
                  strerror(errno));
         goto fail;
+    }
+    if (d->cfg.agents) { /* a controller: an agent runs it */
+        if (!j->name || !j->cmd)
+            goto nomem;
+        if (cluster_launch(d, j, env, err, errlen) < 0)
+            goto fail;
+        free(argv);
+        return j;
     }
     envp = child_env(d, env, j->id, j->secret);
     if (!j->name || !j->cmd || !argv || !envp)
@@ -500,7 +565,8 @@ fail:
     if (j) { /* the id is not used: forget it */
         enf_release(d, j);
         d->jobs[j->id - 1] = NULL;
-        d->njobs--;
+        if ((size_t)j->id == d->njobs)
+            d->njobs--;
         job_free(j);
     }
     return NULL;
@@ -629,7 +695,7 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
 
 static void signal_job(sd_daemon *d, sd_job *j, int sig)
 {
-    if (!j->managed || j->pid <= 0)
+    if (!j->managed || j->pid <= 0 || SD_REMOTE(j))
         return;
     sd_log(d, 1, "job %lld: sending %s to process group %d", (long long)j->id,
            sig == SIGKILL ? "SIGKILL" : sig == SIGTERM ? "SIGTERM" : "SIGCONT",
@@ -660,7 +726,13 @@ void job_stop(sd_daemon *d, sd_job *j, const char *reason)
     store_event(d->store, now, j->id, "stop", reason);
     store_flush(d->store);
     sd_log(d, 0, "job %lld: stopping (%s)", (long long)j->id, reason);
+    if (SD_REMOTE(j) && j->node < 0) { /* pending: nothing runs yet */
+        job_finish(d, j, 0, 0, SD_CANCELLED, reason);
+        return;
+    }
     send_stop(d, j);
+    if (SD_REMOTE(j))
+        return; /* its agent asks, then signals it */
     /* A job with a client is asked first, even when cancelled: it may
      * save its work and exit within the grace period (job_tick signals
      * it after). Without a client a signal is all it can hear. */
@@ -676,6 +748,10 @@ void job_stop(sd_daemon *d, sd_job *j, const char *reason)
 void job_cancel(sd_daemon *d, sd_job *j, int now)
 {
     job_stop(d, j, "cancelled");
+    if (now && SD_REMOTE(j)) {
+        cluster_send_stop(d, j, 1);
+        return;
+    }
     if (now && j->managed && !j->term_sent) {
         signal_job(d, j, SIGTERM);
         j->term_sent = 1;
@@ -729,6 +805,8 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
     }
     enf_release(d, j);
     j->alloc = 0;
+    json_decref(j->launch);
+    j->launch = NULL;
     if (j->conn) {
         sd_conn *c = j->conn;
         j->conn = NULL;
@@ -737,6 +815,8 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
     store_put_job(d->store, j);
     store_event(d->store, j->ended, j->id, "exit", detail);
     store_flush(d->store);
+    if (d->cfg.agent)
+        agent_job_ended(d, j);
     sd_log(d, 0, "job %lld (%s): %s, %s", (long long)j->id, j->name,
            sd_state_name(st), detail);
 }
@@ -748,7 +828,7 @@ void job_reap_children(sd_daemon *d)
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
         for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
             sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-            if (j->managed && j->pid == pid) {
+            if (j->managed && j->pid == pid && !SD_REMOTE(j)) {
                 conn_settle(d, j);
                 job_finish(d, j, 1, status, SD_DONE, NULL);
                 break;
@@ -759,7 +839,7 @@ void job_reap_children(sd_daemon *d)
 
 /* --------------------------------------------------------------- epoch */
 
-static void apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
+void job_apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
 {
     memmove(j->spark, j->spark + (j->nspark == SD_SPARK),
             (j->nspark - (j->nspark == SD_SPARK)) * sizeof *j->spark);
@@ -769,7 +849,8 @@ static void apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
     if (fabs(a - j->alloc) < 1e-6 && j->nspark > 1)
         return; /* only changes (and each job's first) are recorded */
     j->alloc = a;
-    enf_apply(d, j, a);
+    if (!SD_REMOTE(j))
+        enf_apply(d, j, a);
     store_alloc(d->store, j->id, now, a, d->epoch_no);
     sd_log(d, 1, "job %lld: %.3f cores", (long long)j->id, a);
     if (j->conn) {
@@ -786,6 +867,12 @@ void job_epoch(sd_daemon *d)
     double t0 = sd_mono(), now = sd_now();
     d->epoch_no++;
     size_t n = slaq_sched_count(d->sched);
+    if (d->cfg.agent) {
+        /* A node agent: the controller divides the cores (agent.c). */
+        for (size_t i = n; i-- > 0;)
+            enf_epoch(d, slaq_job_user(slaq_sched_job(d->sched, i)));
+        return;
+    }
     if (n > 0) {
         trace_before_epoch(d);
         int rc = slaq_sched_epoch(d->sched, now);
@@ -804,8 +891,9 @@ void job_epoch(sd_daemon *d)
         if (!sj)
             continue;
         sd_job *j = slaq_job_user(sj);
-        apply_alloc(d, j, slaq_job_alloc(sj), now);
-        enf_epoch(d, j);
+        job_apply_alloc(d, j, slaq_job_alloc(sj), now);
+        if (!SD_REMOTE(j))
+            enf_epoch(d, j);
         j->reduction = slaq_job_reduction(sj);
         j->end_loss = slaq_job_end_loss(sj);
         if (j->state != SD_RUNNING)
@@ -815,6 +903,8 @@ void job_epoch(sd_daemon *d)
         else if (j->max_time > 0 && now - j->started >= j->max_time)
             job_stop(d, j, "max_time");
     }
+    if (d->cfg.agents)
+        cluster_epoch(d);
     trace_after_epoch(d, now);
     double ms = (sd_mono() - t0) * 1e3;
     sd_log(d, 2, "epoch %llu: %zu jobs, %.3f ms (core %.3f ms)",
@@ -844,6 +934,8 @@ void job_tick(sd_daemon *d)
     d->tick_last = mono;
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        if (SD_REMOTE(j))
+            continue; /* its agent watches it */
         if (j->adopted && !adopted_alive(j)) {
             job_finish(d, j, 0, 0, SD_DONE, "exited while slaqd was not its "
                                             "parent; exit status unknown");
@@ -933,6 +1025,17 @@ static int restore_one(sd_daemon *d, sd_job *j)
 {
     if (!SD_ACTIVE(j->state))
         return 0;
+    if ((j->node_at || j->launch) && d->cfg.agents) {
+        /* Its agent re-adopts it when it reconnects (cluster.c). */
+        if (cluster_restore_job(d, j, j->node_at) < 0 ||
+            job_schedule(d, j) < 0)
+            return -1;
+        store_each_report(d->store, j->id, replay_report, j);
+        if (j->node >= 0)
+            sd_log(d, 0, "job %lld (%s): waiting for node %s to reconnect",
+                   (long long)j->id, j->name, j->node_at);
+        return 0;
+    }
     int alive = j->pid > 0 && kill(j->pid, 0) == 0 &&
                 enf_proc_start(j->pid) == j->pstart;
     if (!alive) {
@@ -1023,6 +1126,14 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "name", json_string(j->name));
     json_object_set_new(o, "state", json_string(sd_state_name(j->state)));
     json_object_set_new(o, "managed", json_boolean(j->managed));
+    json_object_set_new(o, "node", !d->cfg.agents ? json_string("local")
+                        : SD_REMOTE(j) && j->node >= 0
+                            ? json_string(cluster_node_name(d, j))
+                        : j->node_at ? json_string(j->node_at)
+                                     : json_null());
+    json_object_set_new(o, "restartable", json_boolean(j->restartable));
+    if (j->restarts)
+        json_object_set_new(o, "restarts", json_integer(j->restarts));
     json_object_set_new(o, "pid", json_integer(j->pid));
     json_object_set_new(o, "cmd", cmd ? cmd : json_array());
     json_object_set_new(o, "cwd", json_string(j->cwd));

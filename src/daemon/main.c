@@ -165,6 +165,24 @@ static void usage(FILE *f)
         "                      30; 0: no age limit)\n"
         "  --init              set up an existing empty state.db (slaqd\n"
         "                      refuses an empty or foreign database file)\n"
+        "\nCluster (docs/cluster.md):\n"
+        "  --agents ADDR:PORT  be a controller: node agents join here and\n"
+        "                      run the jobs (needs an agent token)\n"
+        "  --agent-token-file FILE  the agent token (or SLAQ_AGENT_TOKEN):\n"
+        "                      grants agent rights only\n"
+        "  --placement P       where a controller puts a new job:\n"
+        "                      least-loaded (default) or gain\n"
+        "  --agent             be a node agent: run the jobs a controller\n"
+        "                      places here (needs --join and the agent token;\n"
+        "                      --http defaults to off)\n"
+        "  --join HOST:PORT    the controller's --agents address\n"
+        "  --node-name NAME    this node's name (default $SLURMD_NODENAME,\n"
+        "                      else the host name)\n"
+        "  --end-jobs-at-exit  an agent ends its jobs when it exits, and the\n"
+        "                      kernel ends them if it is killed (in a Slurm\n"
+        "                      allocation; by default they keep running and\n"
+        "                      a restarted agent re-adopts them)\n"
+        "\n"
         "  -v, --verbose       log every connection and allocation change\n"
         "  -V, --version       print slaqd's version and exit\n"
         "  -h, --help          this help\n");
@@ -206,7 +224,9 @@ static char *read_token(const char *where, const char *path)
 enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
        O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_CONFIG, O_SHARE,
        O_NORM, O_STARTUP, O_HYST, O_DAMP, O_HITERS, O_INIT, O_JOBTOKEN,
-       O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS, O_HTTPHOST, O_PREDICTOR };
+       O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS, O_HTTPHOST, O_PREDICTOR,
+       O_AGENTS, O_AGENTTOK, O_AGENT, O_JOIN, O_NODENAME, O_ENDJOBS,
+       O_PLACEMENT };
 
 static const struct option long_opts[] = {
     {"config", required_argument, 0, O_CONFIG},
@@ -234,6 +254,13 @@ static const struct option long_opts[] = {
     {"keep-days", required_argument, 0, O_KEEPDAYS},
     {"http-allow-host", required_argument, 0, O_HTTPHOST},
     {"predictor", required_argument, 0, O_PREDICTOR},
+    {"agents", required_argument, 0, O_AGENTS},
+    {"agent-token-file", required_argument, 0, O_AGENTTOK},
+    {"agent", no_argument, 0, O_AGENT},
+    {"join", required_argument, 0, O_JOIN},
+    {"node-name", required_argument, 0, O_NODENAME},
+    {"end-jobs-at-exit", no_argument, 0, O_ENDJOBS},
+    {"placement", required_argument, 0, O_PLACEMENT},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -246,7 +273,8 @@ static const int file_refused[] = {O_CONFIG, 'h', 'V', 0};
 /* What parsing collects besides the config itself. */
 typedef struct sd_args {
     sd_config *c;
-    const char *socket, *token_file, *job_token_file;
+    const char *socket, *token_file, *job_token_file, *agent_token_file;
+    int http_set;
     char token_where[4200]; /* where token_file was set, for its errors */
     char job_token_where[4200];
 } sd_args;
@@ -282,7 +310,34 @@ static int apply_opt(void *ctx, int code, const char *value,
     switch (code) {
     case O_STATE: c->state_dir = value; return 0;
     case O_SOCKET: a->socket = value; return 0;
-    case O_HTTP: c->http = value; return 0;
+    case O_HTTP: c->http = value; a->http_set = 1; return 0;
+    case O_AGENTS: c->agents = value; return 0;
+    case O_PLACEMENT:
+        if (slaq_placement_parse(value, &c->placement)) {
+            fprintf(stderr, "slaqd: %s: expected least-loaded or gain, got "
+                    "'%s'\n", where, value);
+            return -1;
+        }
+        return 0;
+    case O_AGENTTOK: a->agent_token_file = value; return 0;
+    case O_JOIN: c->join = value; return 0;
+    case O_NODENAME:
+        if (!*value || strlen(value) >= 64) {
+            fprintf(stderr, "slaqd: %s: a node name has 1 to 63 bytes\n",
+                    where);
+            return -1;
+        }
+        c->node_name = value;
+        return 0;
+    case O_AGENT:
+    case O_ENDJOBS:
+        if (value && strcmp(value, "1") && strcmp(value, "yes")) {
+            fprintf(stderr, "slaqd: %s: expected yes, got '%s'\n", where,
+                    value);
+            return -1;
+        }
+        *(code == O_AGENT ? &c->agent : &c->end_jobs_at_exit) = 1;
+        return 0;
     case O_TCP: c->tcp = value; return 0;
     case O_TOKEN:
         a->token_file = value;
@@ -388,6 +443,70 @@ static int apply_opt(void *ctx, int code, const char *value,
     return -1;
 }
 
+/* The cluster options: a controller (--agents) or an agent (--agent
+ * --join) needs the agent token, which differs from the other tokens. */
+static int cluster_args(sd_config *c, sd_args *a)
+{
+    if (c->agents && c->agent) {
+        fprintf(stderr, "slaqd: --agents (a controller) and --agent (a node "
+                        "agent) exclude each other\n");
+        return 2;
+    }
+    if (c->end_jobs_at_exit && !c->agent) {
+        fprintf(stderr, "slaqd: --end-jobs-at-exit needs --agent\n");
+        return 2;
+    }
+    if (c->join && !c->agent) {
+        fprintf(stderr, "slaqd: --join needs --agent\n");
+        return 2;
+    }
+    if (c->agent && !c->join) {
+        fprintf(stderr, "slaqd: --agent needs --join HOST:PORT (the "
+                        "controller's --agents address)\n");
+        return 2;
+    }
+    if (!c->agents && !c->agent) {
+        if (a->agent_token_file) {
+            fprintf(stderr, "slaqd: --agent-token-file needs --agents or "
+                            "--agent\n");
+            return 2;
+        }
+        return 0;
+    }
+    const char *env = getenv("SLAQ_AGENT_TOKEN");
+    if (a->agent_token_file)
+        c->agent_token = read_token("--agent-token-file", a->agent_token_file);
+    else if (env && strlen(env) >= 8)
+        c->agent_token = strdup(env);
+    if (!c->agent_token) {
+        fprintf(stderr, "slaqd: %s needs an agent token of at least 8 "
+                "characters (--agent-token-file FILE or SLAQ_AGENT_TOKEN)\n",
+                c->agents ? "--agents" : "--agent");
+        return 2;
+    }
+    if ((c->token && !strcmp(c->token, c->agent_token)) ||
+        (c->job_token && !strcmp(c->job_token, c->agent_token))) {
+        fprintf(stderr, "slaqd: the agent token must differ from the control "
+                        "and job tokens\n");
+        return 2;
+    }
+    if (c->agent) {
+        if (!a->http_set)
+            c->http = "off";
+        if (!c->node_name) {
+            static char host[64];
+            const char *s = getenv("SLURMD_NODENAME");
+            if (s && *s && strlen(s) < sizeof host)
+                snprintf(host, sizeof host, "%s", s);
+            else if (gethostname(host, sizeof host) < 0 || !host[0])
+                snprintf(host, sizeof host, "node");
+            host[sizeof host - 1] = 0;
+            c->node_name = host;
+        }
+    }
+    return 0;
+}
+
 /* The directory of the running executable, or "" if unknown. */
 static void exe_dir(char *out, size_t len)
 {
@@ -482,7 +601,9 @@ static int parse_args(sd_config *c, int argc, char **argv,
             usage(stderr);
             return 2;
         }
-        if (apply_opt(&a, o, o == 'v' || o == O_INIT ? NULL : optarg,
+        if (apply_opt(&a, o, o == 'v' || o == O_INIT || o == O_AGENT ||
+                               o == O_ENDJOBS ? NULL
+                                                                     : optarg,
                       where) < 0)
             return 2;
     }
@@ -538,7 +659,7 @@ static int parse_args(sd_config *c, int argc, char **argv,
         fprintf(stderr, "slaqd: --job-token-file needs --tcp\n");
         return 2;
     }
-    return 0;
+    return cluster_args(c, &a);
 }
 
 static void on_signal(sd_daemon *d, sd_handler *h, uint32_t events)
@@ -577,6 +698,8 @@ static void on_tick(sd_daemon *d, sd_handler *h, uint32_t events)
     drain_timer(h->fd);
     job_tick(d);
     sweep_tick(d);
+    if (d->cfg.agent)
+        agent_tick(d);
     conn_tick(d);
     http_run(d);
     if (store_flush(d->store) == 0)
@@ -721,7 +844,17 @@ static int setup(sd_daemon *d)
     sc.horizon_iters = d->cfg.horizon_iters;
     sc.damping = d->cfg.damping;
     sc.normalise = d->cfg.normalise;
+    if (d->cfg.agents) {
+        /* A controller: the agents' nodes, each as it registers (the
+         * core's node 0 waits, with no cores, for the first); jobs that
+         * fit on no node wait in order. */
+        sc.nodes = 1;
+        sc.queue = 1;
+        sc.placement = d->cfg.placement;
+    }
     d->sched = slaq_sched_new(&sc);
+    if (d->sched && d->cfg.agents)
+        slaq_sched_set_node_cores(d->sched, 0, 0);
     if (!d->sched) {
         sd_log(d, 0, "cannot create the scheduler (cores %g, epoch %g s)",
                d->cfg.cores, d->cfg.epoch_s);
@@ -742,6 +875,10 @@ static int setup(sd_daemon *d)
         conn_listen_unix(d, d->cfg.socket_path) < 0)
         return -1;
     if (d->cfg.tcp && conn_listen_tcp(d, d->cfg.tcp) < 0)
+        return -1;
+    if (d->cfg.agents && cluster_listen(d, d->cfg.agents) < 0)
+        return -1;
+    if (d->cfg.agent && agent_start(d) < 0)
         return -1;
     if (strcmp(d->cfg.http, "off")) {
         if (http_start(d, d->cfg.http, err, sizeof err) < 0) {
@@ -826,6 +963,8 @@ int main(int argc, char **argv)
            slaq_policy_name(d->cfg.policy), d->cfg.epoch_s,
            d->cfg.socket_path, http);
     run(d);
+    if (d->cfg.agent && d->cfg.end_jobs_at_exit)
+        agent_end_jobs(d);
 out:
     store_event(d->store, sd_now(), 0, "shutdown", NULL);
     conn_close_all(d);
@@ -843,6 +982,8 @@ out:
     free(d->cfg.socket_path);
     free(d->cfg.token);
     free(d->cfg.job_token);
+    free(d->cfg.agent_token);
+    free(d->nodes);
     if (d->epfd >= 0)
         close(d->epfd);
     close(lockfd);

@@ -28,6 +28,14 @@ $(LOADGEN): $(call OBJ,bench/daemon/loadgen.c) $(LIBCLIENT_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CLIENT_LDLIBS)
 
+# bench/daemon/agents.sh: plays node agents against a controller.
+AGENTGEN := $(BUILD)/bin/slaq-agentgen
+PROGRAMS += $(AGENTGEN)
+
+$(AGENTGEN): $(call OBJ,bench/daemon/agentgen.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
+
 # make check-daemon: the end-to-end suite with slaqd under valgrind, then
 # against the ASan/UBSan build (a slaqd that does not exit cleanly fails it).
 PYTEST = $(shell python3 -c 'import pytest' 2>/dev/null && echo python3 || echo /usr/bin/python3) -m pytest -q -p no:cacheprovider

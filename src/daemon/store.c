@@ -37,9 +37,9 @@ static const char *const sql_text[ST_N] = {
     "INSERT OR REPLACE INTO jobs(id, name, cmd, cwd, weight, max_cores, "
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
     "reason, submitted, started, ended, secret, convergence, metric_name, "
-    "suspended, continued_by, resumed_from, sweep) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?)",
+    "suspended, continued_by, resumed_from, sweep, node, restartable, pin, "
+    "launch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
     "DELETE FROM allocs WHERE job = ?",
@@ -57,7 +57,8 @@ static const char schema[] =
     " pid INTEGER, pstart INTEGER, exit_status INTEGER, reason TEXT, "
     " submitted REAL, started REAL, ended REAL, secret TEXT, "
     " metric_name TEXT, suspended INTEGER, continued_by INTEGER, "
-    " resumed_from INTEGER, sweep INTEGER);"
+    " resumed_from INTEGER, sweep INTEGER, node TEXT, restartable INTEGER, "
+    " pin TEXT, launch TEXT);"
     "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
     " cpu_s REAL, samples REAL, t REAL, metric REAL, PRIMARY KEY(job, iter))"
     " WITHOUT ROWID;"
@@ -182,6 +183,11 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
         {"jobs", "sweep", "INTEGER"},
         /* the declared convergence class (slaq submit --convergence) */
         {"jobs", "convergence", "TEXT"},
+        /* the cluster's (docs/cluster.md) */
+        {"jobs", "node", "TEXT"},
+        {"jobs", "restartable", "INTEGER"},
+        {"jobs", "pin", "TEXT"},
+        {"jobs", "launch", "TEXT"},
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         char q[256];
@@ -449,7 +455,16 @@ void store_put_job(sd_store *s, const sd_job *j)
     sqlite3_bind_int64(st, 23, j->continued_by);
     sqlite3_bind_int64(st, 24, j->resumed_from);
     sqlite3_bind_int64(st, 25, j->sweep);
+    bind_text(st, 26, j->node_at);
+    sqlite3_bind_int(st, 27, j->restartable);
+    bind_text(st, 28, j->pin);
+    /* An agent's job's start message, to start it (pending) or start it
+     * again (restartable) after a restart of the controller. */
+    char *launch = j->launch && SD_ACTIVE(j->state)
+                       ? json_dumps(j->launch, JSON_COMPACT) : NULL;
+    bind_text(st, 29, launch);
     step(s, st);
+    free(launch);
 }
 
 static char *col_strdup(sqlite3_stmt *st, int i)
@@ -470,7 +485,8 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             "jobs.id AND r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
             "(SELECT r.iter FROM reports r WHERE r.job = jobs.id AND "
             "r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
-            "suspended, continued_by, resumed_from, sweep "
+            "suspended, continued_by, resumed_from, sweep, "
+            "node, restartable, pin, launch "
             "FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
@@ -518,6 +534,14 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
         j->continued_by = sqlite3_column_int64(st, 25);
         j->resumed_from = sqlite3_column_int64(st, 26);
         j->sweep = sqlite3_column_int64(st, 27);
+        if (sqlite3_column_type(st, 28) != SQLITE_NULL)
+            j->node_at = col_strdup(st, 28);
+        j->restartable = sqlite3_column_int(st, 29);
+        if (sqlite3_column_type(st, 30) != SQLITE_NULL)
+            j->pin = col_strdup(st, 30);
+        if (sqlite3_column_type(st, 31) != SQLITE_NULL)
+            j->launch = json_loads((const char *)sqlite3_column_text(st, 31),
+                                   0, NULL);
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;

@@ -1,0 +1,406 @@
+/*
+ * agent.c — slaqd --agent: a node agent (docs/cluster.md, docs/protocol.md
+ * "Agents").
+ *
+ * An agent is slaqd with its own state directory, socket, job table,
+ * launcher and enforcement (jobs.c, enforce.c, conn.c: the same code), and
+ * one difference: it does not divide the cores. It registers its node with
+ * the controller named by --join, starts the jobs the controller places
+ * on it (same environment, logs and process groups as a single slaqd),
+ * applies the allocations the controller sends each epoch, serves its
+ * jobs' connections on its own socket, and relays their reports, declared
+ * lengths and exits upstream. It heartbeats twice an epoch.
+ *
+ * When the link drops it reconnects every half second; on register it
+ * lists its jobs, and the controller's welcome says which jobs it counts
+ * as this node's and the last iteration it has of each: the agent then
+ * sends what the controller missed (reports from its own database, exits
+ * of jobs that ended meanwhile).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+
+#define AGENT_RETRY_S 0.5
+
+static void up_send(sd_daemon *d, json_t *m)
+{
+    if (d->up && m)
+        conn_send(d, d->up, m);
+    json_decref(m);
+}
+
+/* A TCP connection to host:port within 2 s, or -1 with err filled. */
+static int dial(const char *join, char *err, size_t errlen)
+{
+    char host[256];
+    const char *colon = strrchr(join, ':');
+    if (!colon || colon == join || (size_t)(colon - join) >= sizeof host ||
+        !colon[1]) {
+        snprintf(err, errlen, "--join %s: expected HOST:PORT", join);
+        return -1;
+    }
+    memcpy(host, join, (size_t)(colon - join));
+    host[colon - join] = 0;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM}, *res = NULL;
+    int rc = getaddrinfo(host, colon + 1, &hints, &res);
+    if (rc) {
+        snprintf(err, errlen, "--join %s: %s", join, gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1;
+    for (struct addrinfo *a = res; a; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK |
+                    SOCK_CLOEXEC, a->ai_protocol);
+        if (fd < 0)
+            continue;
+        if (connect(fd, a->ai_addr, a->ai_addrlen) == 0)
+            break;
+        if (errno == EINPROGRESS) {
+            struct pollfd p = {.fd = fd, .events = POLLOUT};
+            int e = 0;
+            socklen_t len = sizeof e;
+            if (poll(&p, 1, 2000) == 1 &&
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0 &&
+                e == 0)
+                break;
+            errno = e ? e : ETIMEDOUT;
+        }
+        snprintf(err, errlen, "--join %s: %s", join, strerror(errno));
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+static void send_register(sd_daemon *d)
+{
+    json_t *jobs = json_array();
+    for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        json_array_append_new(jobs, json_pack(
+            "{s:I, s:i, s:s, s:I}", "job", (json_int_t)j->id, "pid",
+            (int)j->pid, "state", sd_state_name(j->state), "last_iter",
+            (json_int_t)j->last_iter));
+    }
+    up_send(d, json_pack("{s:s, s:s, s:s, s:f, s:s, s:o}", "type",
+                         "register", "token", d->cfg.agent_token, "node",
+                         d->cfg.node_name, "cores", d->cfg.cores, "enforce",
+                         enf_mode_name(d->enf.mode), "jobs", jobs));
+}
+
+static void try_connect(sd_daemon *d)
+{
+    char err[512];
+    d->up_retry = sd_mono() + AGENT_RETRY_S;
+    int fd = dial(d->cfg.join, err, sizeof err);
+    if (fd < 0) {
+        uint64_t held;
+        if (sd_ratelog_ok(&d->reject_log, &held))
+            sd_log(d, 1, "controller not reachable: %s", err);
+        return;
+    }
+    sd_conn *c = conn_add(d, fd, 1);
+    if (!c)
+        return;
+    c->upstream = 1;
+    c->authed = 1;
+    c->spoke = 1; /* the controller is never timed out as an idle peer */
+    d->up = c;
+    d->up_welcomed = 0;
+    send_register(d);
+}
+
+int agent_start(sd_daemon *d)
+{
+    char err[512];
+    /* An unusable address is an error now; an unreachable one is retried. */
+    const char *colon = strrchr(d->cfg.join, ':');
+    if (!colon || colon == d->cfg.join || !colon[1]) {
+        snprintf(err, sizeof err, "--join %s: expected HOST:PORT",
+                 d->cfg.join);
+        sd_log(d, 0, "%s", err);
+        return -1;
+    }
+    sd_log(d, 0, "agent for node %s (%g cores): joining %s", d->cfg.node_name,
+           d->cfg.cores, d->cfg.join);
+    try_connect(d);
+    return 0;
+}
+
+void agent_conn_closed(sd_daemon *d, sd_conn *c)
+{
+    if (d->up != c)
+        return;
+    d->up = NULL;
+    d->up_welcomed = 0;
+    d->up_retry = sd_mono() + AGENT_RETRY_S;
+    sd_log(d, 0, "controller %s: connection lost; reconnecting",
+           d->cfg.join);
+}
+
+/* ------------------------------------------------------------- relaying */
+
+static void send_report(sd_daemon *d, int64_t id, const slaq_report *r)
+{
+    char line[256];
+    int n = snprintf(line, sizeof line, "{\"type\":\"report\",\"job\":%lld,"
+                     "\"iter\":%llu,\"loss\":%.17g,\"cpu_s\":%.17g,"
+                     "\"samples\":%.17g}", (long long)id,
+                     (unsigned long long)r->iter, r->loss, r->cpu_s,
+                     r->samples);
+    if (d->up && n > 0 && (size_t)n < sizeof line)
+        conn_send_line(d, d->up, line, (size_t)n);
+}
+
+void agent_relay(sd_daemon *d, sd_job *j, json_t *msg)
+{
+    if (!d->up || !d->up_welcomed)
+        return; /* the controller gets it from the store on reconnect */
+    const char *type = json_string_value(json_object_get(msg, "type"));
+    if (type && !strcmp(type, "report")) {
+        slaq_report r = {
+            .iter = (uint64_t)json_integer_value(json_object_get(msg,
+                                                                 "iter")),
+            .loss = json_number_value(json_object_get(msg, "loss")),
+            .cpu_s = json_number_value(json_object_get(msg, "cpu_s")),
+            .samples = json_number_value(json_object_get(msg, "samples")),
+        };
+        send_report(d, j->id, &r);
+        return;
+    }
+    json_t *iters = json_object_get(msg, "iters");
+    if (json_is_integer(iters))
+        up_send(d, json_pack("{s:s, s:I, s:O}", "type", "info", "job",
+                             (json_int_t)j->id, "iters", iters));
+}
+
+static void send_exit(sd_daemon *d, const sd_job *j)
+{
+    json_t *m = json_pack("{s:s, s:I, s:s, s:s?}", "type", "exit", "job",
+                          (json_int_t)j->id, "state",
+                          sd_state_name(j->state), "reason", j->reason);
+    if (m && j->have_status)
+        json_object_set_new(m, "status", json_integer(j->exit_status));
+    up_send(d, m);
+}
+
+void agent_job_ended(sd_daemon *d, sd_job *j)
+{
+    if (d->up && d->up_welcomed)
+        send_exit(d, j);
+}
+
+typedef struct replay_ctx {
+    sd_daemon *d;
+    int64_t id;
+    int64_t after;
+} replay_ctx;
+
+static int replay_one(void *arg, const slaq_report *r)
+{
+    replay_ctx *x = arg;
+    if ((int64_t)r->iter > x->after)
+        send_report(x->d, x->id, r);
+    return 0;
+}
+
+/* The controller's welcome: what it counts as ours, and how far. */
+static void on_welcome(sd_daemon *d, json_t *msg)
+{
+    json_t *eps = json_object_get(msg, "epoch_s");
+    json_t *grace = json_object_get(msg, "grace_s");
+    d->up_epoch_s = json_is_number(eps) ? json_number_value(eps) : 1;
+    if (json_is_number(grace) && json_number_value(grace) > 0)
+        d->cfg.grace_s = json_number_value(grace);
+    d->up_welcomed = 1;
+    json_t *jobs = json_object_get(msg, "jobs");
+    const char *key;
+    json_t *v;
+    json_object_foreach(jobs, key, v) {
+        int64_t id = strtoll(key, NULL, 10);
+        sd_job *j = job_get(d, id);
+        if (!j) { /* started before this agent's state was lost */
+            up_send(d, json_pack("{s:s, s:I, s:s, s:s}", "type", "exit",
+                                 "job", (json_int_t)id, "state", "lost",
+                                 "reason", "its node's agent does not know "
+                                 "it (state directory lost)"));
+            continue;
+        }
+        replay_ctx x = {d, id, json_is_integer(v) ? json_integer_value(v)
+                                                  : -1};
+        if (x.after < (int64_t)j->last_iter || !j->nreports)
+            store_each_report(d->store, id, replay_one, &x);
+        if (!SD_ACTIVE(j->state))
+            send_exit(d, j);
+    }
+    sd_log(d, 0, "registered with %s (epoch %g s)", d->cfg.join,
+           d->up_epoch_s);
+}
+
+static void on_start(sd_daemon *d, json_t *msg)
+{
+    char err[512];
+    json_t *id = json_object_get(msg, "job");
+    const char *secret = json_string_value(json_object_get(msg, "secret"));
+    if (!json_is_integer(id) || json_integer_value(id) < 1 || !secret ||
+        strlen(secret) != SD_SECRET_LEN) {
+        sd_log(d, 0, "a start without a job id and secret: ignored");
+        return;
+    }
+    sd_job *old = job_get(d, json_integer_value(id));
+    if (old && SD_ACTIVE(old->state)) {
+        up_send(d, json_pack("{s:s, s:I, s:i}", "type", "started", "job",
+                             (json_int_t)old->id, "pid", (int)old->pid));
+        return;
+    }
+    if (old) { /* an earlier run of a job started again here */
+        d->jobs[old->id - 1] = NULL;
+        store_delete_job(d->store, old->id);
+        job_free_one(old);
+    }
+    sd_job *j = job_submit_as(d, msg, json_integer_value(id), secret, err,
+                              sizeof err);
+    if (!j) {
+        sd_log(d, 0, "job %lld: cannot start: %s",
+               (long long)json_integer_value(id), err);
+        up_send(d, json_pack("{s:s, s:I, s:s}", "type", "start_failed", "job",
+                             json_integer_value(id), "message", err));
+        return;
+    }
+    up_send(d, json_pack("{s:s, s:I, s:i}", "type", "started", "job",
+                         (json_int_t)j->id, "pid", (int)j->pid));
+}
+
+static void on_allocs(sd_daemon *d, json_t *msg)
+{
+    json_t *jobs = json_object_get(msg, "jobs");
+    double now = sd_now();
+    size_t i;
+    json_t *e;
+    json_array_foreach(jobs, i, e) {
+        json_t *id = json_array_get(e, 0), *cores = json_array_get(e, 1);
+        sd_job *j = json_is_integer(id) ? job_get(d, json_integer_value(id))
+                                        : NULL;
+        if (j && SD_ACTIVE(j->state) && json_is_number(cores))
+            job_apply_alloc(d, j, json_number_value(cores), now);
+    }
+}
+
+static void on_stop(sd_daemon *d, json_t *msg)
+{
+    json_t *id = json_object_get(msg, "job");
+    const char *reason = json_string_value(json_object_get(msg, "reason"));
+    sd_job *j = json_is_integer(id) ? job_get(d, json_integer_value(id))
+                                    : NULL;
+    if (!j || !SD_ACTIVE(j->state))
+        return;
+    if (!reason)
+        reason = "stopped";
+    int now = json_is_true(json_object_get(msg, "now"));
+    if (!strcmp(reason, "cancelled")) {
+        job_cancel(d, j, now);
+    } else {
+        job_stop(d, j, reason);
+        if (now) /* lost or unknown to the controller: ended at once */
+            job_cancel(d, j, 1);
+    }
+}
+
+void agent_message(sd_daemon *d, sd_conn *c, json_t *msg)
+{
+    (void)c;
+    const char *type = json_string_value(json_object_get(msg, "type"));
+    if (!strcmp(type, "allocs"))
+        on_allocs(d, msg);
+    else if (!strcmp(type, "start"))
+        on_start(d, msg);
+    else if (!strcmp(type, "stop"))
+        on_stop(d, msg);
+    else if (!strcmp(type, "welcome"))
+        on_welcome(d, msg);
+    else if (!strcmp(type, "error"))
+        sd_log(d, 0, "controller: %s: %s",
+               json_string_value(json_object_get(msg, "code")),
+               json_string_value(json_object_get(msg, "message")));
+}
+
+void agent_tick(sd_daemon *d)
+{
+    double mono = sd_mono();
+    if (!d->up) {
+        if (mono >= d->up_retry)
+            try_connect(d);
+        return;
+    }
+    double every = d->up_epoch_s > 0 ? d->up_epoch_s / 2 : 0.5;
+    if (d->up_welcomed && mono - d->up_beat >= every) {
+        d->up_beat = mono;
+        static const char beat[] = "{\"type\":\"heartbeat\"}";
+        conn_send_line(d, d->up, beat, sizeof beat - 1);
+    }
+}
+
+void agent_end_jobs(sd_daemon *d)
+{
+    size_t n = slaq_sched_count(d->sched);
+    if (!n)
+        return;
+    sd_log(d, 0, "ending %zu jobs (--end-jobs-at-exit)", n);
+    for (size_t i = 0; i < n; i++) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        if (j->managed && j->pid > 0) {
+            kill(-j->pid, SIGTERM);
+            kill(-j->pid, SIGCONT);
+        }
+    }
+    double grace = d->cfg.grace_s < 3 ? d->cfg.grace_s : 3;
+    double until = sd_mono() + grace;
+    for (;;) {
+        size_t left = 0;
+        for (size_t i = 0; i < n; i++) {
+            sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+            if (j->managed && j->pid > 0 && !j->have_status) {
+                int st = 0;
+                pid_t r = waitpid(j->pid, &st, WNOHANG);
+                if (r == j->pid || (r < 0 && kill(j->pid, 0) < 0)) {
+                    j->have_status = 1;
+                    j->exit_status = st;
+                } else {
+                    left++;
+                }
+            }
+        }
+        if (!left)
+            break;
+        if (sd_mono() >= until) {
+            for (size_t i = 0; i < n; i++) {
+                sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+                if (j->managed && j->pid > 0 && !j->have_status)
+                    kill(-j->pid, SIGKILL);
+            }
+            break;
+        }
+        usleep(50000);
+    }
+    /* Recorded as lost: the controller learns it when it hears from the
+     * node again, or has marked the node down already. */
+    for (size_t i = n; i-- > 0;) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        job_finish(d, j, 0, 0, SD_LOST, "its node's agent ended with its "
+                   "allocation");
+    }
+}

@@ -1,0 +1,637 @@
+/*
+ * cluster.c — the controller's side of the agent protocol (docs/protocol.md,
+ * "Agents"; docs/cluster.md).
+ *
+ * With --agents ADDR:PORT, slaqd is a controller: node agents (slaqd
+ * --agent, one per machine) connect there, show the agent token and
+ * register their node. A submitted job is placed on a node and started by
+ * that node's agent; the agent relays its reports and its exit, and this
+ * slaqd divides the cores every epoch as it always does, sending each node
+ * the allocations of its jobs. A job run by an agent is "remote" here
+ * (SD_REMOTE): it has no process on this machine, and every step that
+ * would touch one (signals, enforcement, reaping) is the agent's.
+ *
+ * A node whose agent is silent for SD_NODE_SILENT_EPOCHS epochs is down:
+ * its jobs are lost, or started again on another node when they declared
+ * themselves restartable. A node that registers again re-adopts the jobs
+ * this controller still counts as running there (after a restart of
+ * either side), and is told to stop those it does not.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "daemon/daemon.h"
+
+int cluster_listen(sd_daemon *d, const char *addr)
+{
+    if (conn_listen_at(d, addr, &d->agents_h, "--agents") < 0)
+        return -1;
+    /* With port 0 the kernel picks one: STATE/agents.port tells which
+     * (slaq cluster up's batch script reads it). */
+    struct sockaddr_in sa;
+    socklen_t len = sizeof sa;
+    unsigned port = 0;
+    if (getsockname(d->agents_h.fd, (struct sockaddr *)&sa, &len) == 0)
+        port = ntohs(sa.sin_port);
+    char path[4200], tmp[4300];
+    snprintf(path, sizeof path, "%s/agents.port", d->cfg.state_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%u\n", port) < 0 || fclose(f) != 0 ||
+        rename(tmp, path) < 0) {
+        sd_log(d, 0, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    sd_log(d, 0, "agent listener on %s, port %u (agent token required)",
+           addr, port);
+    return 0;
+}
+
+const char *cluster_node_name(const sd_daemon *d, const sd_job *j)
+{
+    if (!SD_REMOTE(j) || (size_t)j->node >= d->nnodes)
+        return "?";
+    return d->nodes[j->node].name;
+}
+
+/* The node called name, created (up, away) when new; -1 if the table is
+ * full or out of memory. */
+static int node_find(sd_daemon *d, const char *name, int create)
+{
+    for (size_t i = 0; i < d->nnodes; i++)
+        if (!strcmp(d->nodes[i].name, name))
+            return (int)i;
+    if (!create || d->nnodes >= SD_MAX_NODES)
+        return -1;
+    /* The core's node with the same index, with no cores until its
+     * agent registers (node 0 exists from the start). */
+    if (d->nnodes > 0 && slaq_sched_add_node(d->sched, 0) != (int)d->nnodes)
+        return -1;
+    sd_node *nn = realloc(d->nodes, (d->nnodes + 1) * sizeof *nn);
+    if (!nn)
+        return -1;
+    d->nodes = nn;
+    sd_node *n = &d->nodes[d->nnodes];
+    memset(n, 0, sizeof *n);
+    snprintf(n->name, sizeof n->name, "%s", name);
+    n->last_seen = sd_mono();
+    n->last_seen_wall = sd_now();
+    n->seen_epoch = d->epoch_no;
+    n->up = 1;
+    return (int)d->nnodes++;
+}
+
+/* STATE/nodes.json: the nodes as `slaq nodes --json` shows them, for
+ * `slaq cluster up`, which waits for the agents without a connection to
+ * the controller. Written whenever a node comes or goes. */
+static void nodes_file(sd_daemon *d)
+{
+    char path[4200], tmp[4300];
+    snprintf(path, sizeof path, "%s/nodes.json", d->cfg.state_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    json_t *o = json_pack("{s:o, s:f}", "nodes", cluster_nodes_json(d),
+                          "written", sd_now());
+    if (!o || json_dump_file(o, tmp, JSON_COMPACT) < 0 ||
+        rename(tmp, path) < 0)
+        sd_log(d, 1, "%s: cannot write it", path);
+    json_decref(o);
+}
+
+static void send_msg(sd_daemon *d, sd_conn *c, json_t *m)
+{
+    if (c && m)
+        conn_send(d, c, m);
+    json_decref(m);
+}
+
+static void send_err(sd_daemon *d, sd_conn *c, const char *code,
+                     const char *msg)
+{
+    send_msg(d, c, json_pack("{s:s, s:s, s:s}", "type", "error", "code",
+                             code, "message", msg));
+}
+
+/* ------------------------------------------------------------ placement */
+
+/* Placement and the pending queue are the core's (slaq_sched_add with
+ * config.queue, docs/cluster.md): this file only maps its node indices,
+ * which are d->nodes' indices, to agents. */
+int cluster_job_node(sd_daemon *d, const sd_job *j)
+{
+    if (j->node >= 0)
+        return j->node;
+    if (j->pin) {
+        int i = node_find(d, j->pin, 0);
+        if (i >= 0)
+            return i;
+    }
+    return SLAQ_NODE_ANY;
+}
+
+/* ---------------------------------------------------------------- start */
+
+/* Sends j's start message to its node's agent. */
+static void send_start(sd_daemon *d, sd_job *j)
+{
+    sd_node *n = &d->nodes[j->node];
+    json_object_set_new(j->launch, "secret", json_string(j->secret));
+    send_msg(d, n->conn, json_incref(j->launch));
+}
+
+/* The start message: what the agent's job_submit_as needs. */
+static json_t *launch_msg(sd_daemon *d, sd_job *j, json_t *env)
+{
+    json_t *cmd = json_loads(j->cmd, 0, NULL);
+    json_t *m = json_pack("{s:s, s:I, s:s, s:o, s:s}", "type", "start",
+                          "job", (json_int_t)j->id, "name", j->name, "cmd",
+                          cmd ? cmd : json_array(), "cwd", j->cwd);
+    if (!m)
+        return NULL;
+    json_t *e = env ? json_deep_copy(env) : NULL;
+    if (j->restartable) {
+        /* Its checkpoints go where every node can read them again. */
+        char dir[4200], *abs = realpath(d->cfg.state_dir, NULL);
+        snprintf(dir, sizeof dir, "%s/checkpoints",
+                 abs ? abs : d->cfg.state_dir);
+        mkdir(dir, 0700);
+        snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/%lld",
+                 (long long)j->id);
+        mkdir(dir, 0700);
+        free(abs);
+        char *kv = NULL;
+        if (asprintf(&kv, "SLAQ_CHECKPOINT_DIR=%s", dir) >= 0) {
+            if (!e) { /* without the submitter's, the agent's own */
+                extern char **environ;
+                e = json_array();
+                for (char **p = environ; *p; p++)
+                    if (strncmp(*p, "SLAQ_CHECKPOINT_DIR=", 20))
+                        json_array_append_new(e, json_string(*p));
+            }
+            json_array_append_new(e, json_string(kv));
+            free(kv);
+        }
+    }
+    if (e)
+        json_object_set_new(m, "env", e);
+    return m;
+}
+
+/* Starts j on the node the core placed it on. */
+static void start_on(sd_daemon *d, sd_job *j, int node, const char *what)
+{
+    j->node = node;
+    free(j->node_at);
+    j->node_at = strdup(d->nodes[node].name);
+    j->pid = 0;
+    if (j->state == SD_PENDING)
+        j->state = SD_RUNNING;
+    j->started = sd_now();
+    store_put_job(d->store, j);
+    store_event(d->store, j->started, j->id, what, d->nodes[node].name);
+    send_start(d, j);
+    sd_log(d, 0, "job %lld (%s): %s on node %s", (long long)j->id, j->name,
+           strcmp(what, "restart") ? "started" : "started again",
+           d->nodes[node].name);
+}
+
+int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
+                   size_t errlen)
+{
+    if (j->pin && node_find(d, j->pin, 0) < 0) {
+        snprintf(err, errlen, "no node %s has joined this controller (slaq "
+                 "nodes lists them)", j->pin);
+        return -1;
+    }
+    j->launch = launch_msg(d, j, env);
+    if (!j->launch) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    j->remote = 1;
+    j->node = -1;
+    j->state = SD_PENDING;
+    if (job_schedule(d, j) < 0) {
+        snprintf(err, errlen, "out of memory");
+        goto undo;
+    }
+    store_put_job(d->store, j);
+    store_event(d->store, sd_now(), j->id, "submit", NULL);
+    if (store_flush(d->store) < 0) {
+        snprintf(err, errlen, "slaqd cannot write its database (%s); the "
+                 "job was not started", store_error(d->store));
+        slaq_sched_remove(d->sched, j->sj);
+        j->sj = NULL;
+        goto undo;
+    }
+    int node = slaq_job_node(j->sj);
+    if (node >= 0)
+        start_on(d, j, node, "start");
+    else
+        sd_log(d, 0, "job %lld (%s): pending (no node has room)",
+               (long long)j->id, j->name);
+    store_flush(d->store);
+    return 0;
+undo:
+    json_decref(j->launch);
+    j->launch = NULL;
+    j->remote = 0;
+    j->state = SD_RUNNING;
+    return -1;
+}
+
+void cluster_send_stop(sd_daemon *d, sd_job *j, int now)
+{
+    if (!SD_REMOTE(j))
+        return;
+    send_msg(d, d->nodes[j->node].conn,
+             json_pack("{s:s, s:I, s:s, s:b}", "type", "stop", "job",
+                       (json_int_t)j->id, "reason",
+                       j->reason ? j->reason : "stopped", "now", now));
+}
+
+/* ---------------------------------------------------------------- faults */
+
+static int replay(void *arg, const slaq_report *r)
+{
+    sd_job *j = arg;
+    slaq_job_report(j->sj, r);
+    return 0;
+}
+
+/* A job whose node was lost: placed again by the core (its history kept)
+ * and started from its checkpoint when it may be, else lost. */
+static void job_node_lost(sd_daemon *d, sd_job *j, const char *why)
+{
+    if (!j->restartable || j->state == SD_STOPPING || !j->launch) {
+        job_finish(d, j, 0, 0, SD_LOST, why);
+        return;
+    }
+    const char *from = d->nodes[j->node].name;
+    sd_log(d, 0, "job %lld (%s): node %s lost; placing it again",
+           (long long)j->id, j->name, from);
+    /* Out and in again, without the pin to its old node that a job
+     * restored after a restart of this controller carries. */
+    slaq_sched_remove(d->sched, j->sj);
+    j->sj = NULL;
+    j->node = -1;
+    j->restarts++;
+    j->state = SD_PENDING;
+    j->alloc = 0;
+    if (job_schedule(d, j) < 0) {
+        job_finish(d, j, 0, 0, SD_LOST, why);
+        return;
+    }
+    store_each_report(d->store, j->id, replay, j);
+    store_put_job(d->store, j);
+    int node = slaq_job_node(j->sj);
+    if (node >= 0)
+        start_on(d, j, node, "restart");
+}
+
+static void node_down(sd_daemon *d, int idx, const char *why)
+{
+    sd_node *n = &d->nodes[idx];
+    n->up = 0;
+    slaq_sched_set_node_cores(d->sched, (size_t)idx, 0);
+    sd_log(d, 0, "node %s: down (%s)", n->name, why);
+    store_event(d->store, sd_now(), 0, "node_down", n->name);
+    if (n->conn) {
+        sd_conn *c = n->conn;
+        n->conn = NULL;
+        c->node = -1;
+        conn_close(d, c);
+    }
+    char reason[160];
+    snprintf(reason, sizeof reason, "node %s was lost (%s)", n->name, why);
+    for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        if (j->node == idx && SD_REMOTE(j))
+            job_node_lost(d, j, reason);
+    }
+    store_flush(d->store);
+    nodes_file(d);
+}
+
+/* ---------------------------------------------------------------- epoch */
+
+void cluster_epoch(sd_daemon *d)
+{
+    double mono = sd_mono();
+    double silent = SD_NODE_SILENT_EPOCHS * d->cfg.epoch_s;
+    /* Silent for 3 epochs of this controller (not only 3 epochs' time: a
+     * controller that was itself too busy to read must not blame them). */
+    for (size_t i = 0; i < d->nnodes; i++)
+        if (d->nodes[i].up && mono - d->nodes[i].last_seen > silent &&
+            d->epoch_no - d->nodes[i].seen_epoch > SD_NODE_SILENT_EPOCHS)
+            node_down(d, (int)i, "its agent was silent for 3 epochs");
+    /* Jobs the core took from the pending queue this epoch. */
+    size_t n = slaq_sched_count(d->sched);
+    for (size_t i = 0; i < n; i++) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        int node = slaq_job_node(j->sj);
+        if (SD_REMOTE(j) && j->node < 0 && node >= 0)
+            start_on(d, j, node, j->restarts ? "restart" : "start");
+    }
+    /* One message per node: [[job, cores], ...], written as text (one
+     * json_t per job costs more than the rest of the epoch's bookkeeping
+     * with thousands of jobs). */
+    typedef struct buf { char *s; size_t len, cap; } buf;
+    buf *per = calloc(d->nnodes ? d->nnodes : 1, sizeof *per);
+    if (!per)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        if (!SD_REMOTE(j) || j->node < 0 || !d->nodes[j->node].conn)
+            continue;
+        buf *b = &per[j->node];
+        if (b->cap - b->len < 64) {
+            size_t cap = b->cap ? b->cap * 2 : 4096;
+            char *ns = realloc(b->s, cap);
+            if (!ns)
+                continue;
+            b->s = ns;
+            b->cap = cap;
+            if (!b->len)
+                b->len = (size_t)snprintf(b->s, b->cap, "{\"type\":\"allocs\","
+                                          "\"epoch\":%llu,\"jobs\":[",
+                                          (unsigned long long)d->epoch_no);
+        }
+        b->len += (size_t)snprintf(b->s + b->len, b->cap - b->len,
+                                   "%s[%lld,%.17g]", b->s[b->len - 1] == '['
+                                   ? "" : ",", (long long)j->id, j->alloc);
+    }
+    for (size_t i = 0; i < d->nnodes; i++) {
+        if (per[i].len && per[i].cap - per[i].len >= 3) {
+            per[i].len += (size_t)snprintf(per[i].s + per[i].len,
+                                           per[i].cap - per[i].len, "]}");
+            conn_send_line(d, d->nodes[i].conn, per[i].s, per[i].len);
+        }
+        free(per[i].s);
+    }
+    free(per);
+}
+
+/* ------------------------------------------------------------- messages */
+
+/* The job named by msg's "job", if it runs on c's node. */
+static sd_job *node_job(sd_daemon *d, sd_conn *c, json_t *msg)
+{
+    json_t *v = json_object_get(msg, "job");
+    sd_job *j = json_is_integer(v) ? job_get(d, json_integer_value(v))
+                                   : NULL;
+    if (!j || !SD_REMOTE(j) || j->node != c->node || !SD_ACTIVE(j->state))
+        return NULL;
+    return j;
+}
+
+/* Re-adopts the jobs a (re)registering agent runs, and tells it which
+ * jobs this controller counts as its and how far their reports reached. */
+static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
+{
+    const char *name = json_string_value(json_object_get(msg, "node"));
+    json_t *cores = json_object_get(msg, "cores");
+    const char *enf = json_string_value(json_object_get(msg, "enforce"));
+    json_t *jobs = json_object_get(msg, "jobs");
+    if (!name || !*name || strlen(name) >= sizeof d->nodes[0].name ||
+        !json_is_number(cores) || !(json_number_value(cores) > 0) ||
+        (jobs && !json_is_array(jobs))) {
+        send_err(d, c, "bad_register", "register needs \"node\" (a name of "
+                 "at most 63 bytes), \"cores\" (> 0) and \"jobs\" (an "
+                 "array)");
+        c->closing = 1;
+        return;
+    }
+    int idx = node_find(d, name, 1);
+    if (idx < 0) {
+        send_err(d, c, "too_many_nodes", "this controller takes at most "
+                 "4096 nodes");
+        c->closing = 1;
+        return;
+    }
+    sd_node *n = &d->nodes[idx];
+    if (n->conn && n->conn != c) {
+        sd_log(d, 0, "node %s: registered again; the old connection is "
+               "closed", name);
+        sd_conn *old = n->conn;
+        n->conn = NULL;
+        old->node = -1;
+        conn_close(d, old);
+    }
+    int was_down = !n->up;
+    n->conn = c;
+    n->cores = json_number_value(cores);
+    slaq_sched_set_node_cores(d->sched, (size_t)idx, n->cores);
+    snprintf(n->enforce, sizeof n->enforce, "%s", enf ? enf : "?");
+    n->up = 1;
+    n->joined = sd_now();
+    n->last_seen = sd_mono();
+    n->last_seen_wall = sd_now();
+    n->seen_epoch = d->epoch_no;
+    c->node = idx;
+    /* What the agent has running. */
+    size_t na = json_array_size(jobs);
+    int64_t *have = calloc(na ? na : 1, sizeof *have);
+    for (size_t i = 0; have && i < na; i++) {
+        json_t *e = json_array_get(jobs, i);
+        json_t *id = json_object_get(e, "job");
+        json_t *pid = json_object_get(e, "pid");
+        have[i] = json_is_integer(id) ? json_integer_value(id) : 0;
+        sd_job *j = have[i] > 0 ? job_get(d, have[i]) : NULL;
+        if (j && SD_REMOTE(j) && j->node == idx && SD_ACTIVE(j->state)) {
+            if (json_is_integer(pid))
+                j->pid = (pid_t)json_integer_value(pid);
+        } else if (have[i] > 0) {
+            /* Ended here meanwhile (its node was down): end it there. */
+            send_msg(d, c, json_pack("{s:s, s:I, s:s, s:b}", "type", "stop",
+                                     "job", (json_int_t)have[i], "reason",
+                                     !j ? "unknown to the controller"
+                                     : SD_ACTIVE(j->state) ? "moved to "
+                                       "another node" : sd_state_name(
+                                           j->state), "now", 1));
+        }
+    }
+    json_t *mine = json_object();
+    for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        if (!SD_REMOTE(j) || j->node != idx)
+            continue;
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)j->id);
+        json_object_set_new(mine, key, json_integer(
+            j->nreports ? (json_int_t)j->last_iter : -1));
+    }
+    free(have);
+    send_msg(d, c, json_pack("{s:s, s:s, s:f, s:f, s:o}", "type", "welcome",
+                             "node", name, "epoch_s", d->cfg.epoch_s,
+                             "grace_s", d->cfg.grace_s, "jobs", mine));
+    store_event(d->store, sd_now(), 0, "node_up", name);
+    nodes_file(d);
+    sd_log(d, 0, "node %s: %s (%g cores, enforcement %s, %zu jobs running "
+           "there)", name, was_down ? "back up" : "registered", n->cores,
+           n->enforce, na);
+}
+
+static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)
+{
+    sd_job *j = node_job(d, c, msg);
+    if (!j)
+        return;
+    json_t *st = json_object_get(msg, "status");
+    const char *state = json_string_value(json_object_get(msg, "state"));
+    const char *why = json_string_value(json_object_get(msg, "reason"));
+    sd_state s = SD_LOST;
+    if (state)
+        sd_state_parse(state, &s);
+    if (SD_ACTIVE(s))
+        s = SD_LOST;
+    job_finish(d, j, json_is_integer(st), (int)json_integer_value(st), s,
+               why);
+}
+
+void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
+{
+    const char *type = json_string_value(json_object_get(msg, "type"));
+    if (!c->authed) {
+        const char *tok = json_string_value(json_object_get(msg, "token"));
+        if (!tok || !d->cfg.agent_token ||
+            !sd_secret_equal(tok, d->cfg.agent_token) ||
+            strcmp(type, "register")) {
+            d->auth_failures_total++;
+            uint64_t held;
+            if (sd_ratelog_ok(&d->auth_log, &held))
+                sd_log(d, 0, "agent connection from %s: %s", c->peer,
+                       !tok ? "no token" : strcmp(type, "register")
+                       ? "first message is not register" : "a wrong token");
+            send_err(d, c, "unauthorized", "the first message on the agent "
+                     "port must be \"register\" with the agent token");
+            c->closing = 1;
+            return;
+        }
+        c->authed = 1; /* agent rights only: may_control stays 0 */
+        on_register(d, c, msg);
+        return;
+    }
+    if (c->node < 0)
+        return; /* replaced by a newer connection of its node */
+    sd_node *n = &d->nodes[c->node];
+    n->last_seen = sd_mono();
+    n->last_seen_wall = sd_now();
+    n->seen_epoch = d->epoch_no;
+    char err[256];
+    if (!strcmp(type, "report")) {
+        sd_job *j = node_job(d, c, msg);
+        if (!j)
+            return;
+        json_t *it = json_object_get(msg, "iter");
+        /* A job started again from its checkpoint repeats iterations. */
+        if (j->restarts && json_is_integer(it) && j->nreports &&
+            (uint64_t)json_integer_value(it) <= j->last_iter)
+            return;
+        n->reports++;
+        if (job_report(d, j, msg, err, sizeof err) < 0) {
+            d->errors_total++;
+            uint64_t held;
+            if (sd_ratelog_ok(&d->reject_log, &held))
+                sd_log(d, 1, "node %s, job %lld: report refused: %s",
+                       n->name, (long long)j->id, err);
+        }
+    } else if (!strcmp(type, "heartbeat")) {
+        /* last_seen above is all it does */
+    } else if (!strcmp(type, "info")) {
+        sd_job *j = node_job(d, c, msg);
+        json_t *it = json_object_get(msg, "iters");
+        if (j && j->sj && json_is_integer(it) && json_integer_value(it) > 0)
+            slaq_job_set_iters(j->sj, (uint64_t)json_integer_value(it));
+    } else if (!strcmp(type, "started")) {
+        sd_job *j = node_job(d, c, msg);
+        json_t *pid = json_object_get(msg, "pid");
+        if (j && json_is_integer(pid)) {
+            j->pid = (pid_t)json_integer_value(pid);
+            store_put_job(d->store, j);
+        }
+    } else if (!strcmp(type, "start_failed")) {
+        sd_job *j = node_job(d, c, msg);
+        const char *why = json_string_value(json_object_get(msg, "message"));
+        if (j)
+            job_finish(d, j, 0, 0, SD_FAILED, why ? why : "start failed");
+    } else if (!strcmp(type, "exit")) {
+        on_exit_msg(d, c, msg);
+    } else if (!strcmp(type, "register")) {
+        send_err(d, c, "bad_message", "already registered");
+    } else {
+        char m[128];
+        snprintf(m, sizeof m, "unknown message type \"%.64s\" from an agent",
+                 type);
+        send_err(d, c, "unknown_type", m);
+    }
+}
+
+void cluster_conn_closed(sd_daemon *d, sd_conn *c)
+{
+    if (c->node < 0 || (size_t)c->node >= d->nnodes)
+        return;
+    sd_node *n = &d->nodes[c->node];
+    if (n->conn == c) {
+        n->conn = NULL;
+        sd_log(d, 0, "node %s: connection closed (down after %d silent "
+               "epochs)", n->name, SD_NODE_SILENT_EPOCHS);
+    }
+    c->node = -1;
+}
+
+int cluster_restore_job(sd_daemon *d, sd_job *j, const char *node)
+{
+    j->remote = 1;
+    if (!node || j->state == SD_PENDING) { /* placed again by the core */
+        j->node = -1;
+        j->state = SD_PENDING;
+        return 0;
+    }
+    int idx = node_find(d, node, 1);
+    if (idx < 0)
+        return -1;
+    j->node = idx;
+    return 0;
+}
+
+/* ----------------------------------------------------------------- view */
+
+json_t *cluster_nodes_json(sd_daemon *d)
+{
+    json_t *arr = json_array();
+    double mono = sd_mono();
+    size_t n = slaq_sched_count(d->sched);
+    if (!d->cfg.agents) { /* this machine is the one node */
+        char host[64] = "local";
+        double used = 0;
+        for (size_t i = 0; i < n; i++)
+            used += slaq_job_alloc(slaq_sched_job(d->sched, i));
+        json_array_append_new(arr, json_pack(
+            "{s:s, s:f, s:f, s:I, s:s, s:n, s:f, s:s}", "name", host,
+            "cores", d->cfg.cores, "allocated", used, "jobs", (json_int_t)n,
+            "state", "up", "last_heartbeat", "heartbeat_age_s", 0.0,
+            "enforce", enf_mode_name(d->enf.mode)));
+        return arr;
+    }
+    for (size_t k = 0; k < d->nnodes; k++) {
+        sd_node *nd = &d->nodes[k];
+        double used = slaq_sched_node_alloc(d->sched, k);
+        json_int_t cnt = (json_int_t)slaq_sched_node_jobs(d->sched, k);
+        json_array_append_new(arr, json_pack(
+            "{s:s, s:f, s:f, s:I, s:s, s:f, s:f, s:s, s:b, s:I}", "name",
+            nd->name, "cores", nd->cores, "allocated", used, "jobs", cnt,
+            "state", !nd->up ? "down" : nd->conn ? "up" : "away",
+            "last_heartbeat", nd->last_seen_wall, "heartbeat_age_s",
+            mono - nd->last_seen, "enforce", nd->enforce, "connected",
+            nd->conn != NULL, "reports", (json_int_t)nd->reports));
+    }
+    return arr;
+}

@@ -1,0 +1,347 @@
+"""slaqd as a controller with node agents on this machine (no Slurm):
+agents register their nodes, run the jobs placed on them with slaqd's own
+launcher and relay reports and exits; the agent token grants agent rights
+only; a killed agent's node goes down within 3 epochs (its jobs lost,
+restartable ones resumed elsewhere from their checkpoint); a killed and
+restarted controller loses nothing."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import SLAQ, TOY, free_port, wait_for
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CKPT_JOB = [sys.executable, os.path.join(HERE, "ckpt_job.py")]
+EPOCH = 0.2
+
+
+def job_procs(root):
+    """Live processes whose SLAQ_SOCKET lies under root: every job an agent
+    of this test started, wherever its agent is."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                env = f.read().split(b"\0")
+            with open("/proc/%s/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    continue
+        except OSError:
+            continue
+        if any(e.startswith(b"SLAQ_SOCKET=" + str(root).encode())
+               for e in env):
+            out.append(int(pid))
+    return out
+
+
+@pytest.fixture
+def cluster(daemon_factory, tmp_path):
+    """start(nodes) -> (controller, {name: agent})."""
+    token = tmp_path / "agent.token"
+    token.write_text("agent-secret-token-1\n")
+    port = free_port()
+    made = {}
+
+    def start_agent(name, cores=2):
+        return daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
+                              "--agent-token-file", str(token),
+                              "--node-name", name, "--cores", str(cores),
+                              "--enforce", "signal",
+                              state=tmp_path / ("agent-" + name))
+
+    def start(nodes=("n1", "n2"), extra=()):
+        ctl = daemon_factory("--agents", "127.0.0.1:%d" % port,
+                             "--agent-token-file", str(token),
+                             "--epoch", str(EPOCH), *extra,
+                             state=tmp_path / "controller")
+        agents = {n: start_agent(n) for n in nodes}
+        wait_for(lambda: sum(x["state"] == "up" for x in nodes_of(ctl))
+                 == len(nodes), timeout=10, what="agents to join")
+        made.update(ctl=ctl, agents=agents, port=port, token=token,
+                    start_agent=start_agent)
+        return ctl, agents
+
+    start.made = made
+    yield start
+    # Jobs of agents killed with -9 are nobody's children: end them here.
+    for pid in job_procs(tmp_path):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def nodes_of(d):
+    r = d.request({"type": "nodes"})
+    assert r["ok"], r
+    return r["nodes"]
+
+
+def test_agents_run_jobs_and_relay(cluster):
+    ctl, agents = cluster()
+    nodes = {n["name"]: n for n in nodes_of(ctl)}
+    assert set(nodes) == {"n1", "n2"}
+    assert all(n["cores"] == 2 and n["enforce"] == "signal"
+               for n in nodes.values())
+
+    a = ctl.submit(TOY, "--forever", "--iter-cpu", "0.01")
+    b = ctl.submit(TOY, "--forever", "--iter-cpu", "0.01", node="n2")
+    ja = ctl.wait_state(a, "running")
+    assert ja["node"] in ("n1", "n2")
+    assert ctl.job(b)["node"] == "n2"
+    # The job runs under the agent: its process, its socket, its logs ...
+    on_agent = agents["n2"].job(b)
+    assert on_agent["state"] == "running" and on_agent["pid"] > 0
+    with open("/proc/%d/environ" % on_agent["pid"], "rb") as f:
+        env = f.read().split(b"\0")
+    assert ("SLAQ_SOCKET=" + os.path.realpath(agents["n2"].sock)).encode() \
+        in env
+    # ... and its reports reach the controller through the agent.
+    wait_for(lambda: ctl.job(b)["iter"] >= 5, what="relayed reports")
+    # The controller's allocation is what the agent applies.
+    wait_for(lambda: abs(agents["n2"].job(b)["cores"] - ctl.job(b)["cores"])
+             < 1e-6 and ctl.job(b)["cores"] > 0, what="allocation on agent")
+
+    p = ctl.cli("nodes")
+    assert "NAME" in p.stdout and "n1" in p.stdout and "n2" in p.stdout
+    js = json.loads(ctl.cli("nodes", "--json").stdout)
+    n2 = [n for n in js["nodes"] if n["name"] == "n2"][0]
+    assert n2["jobs"] >= 1 and n2["state"] == "up"
+    assert n2["heartbeat_age_s"] < 3 * EPOCH
+    ls = ctl.cli("ls").stdout
+    assert "NODE" in ls.splitlines()[0]
+    # The dashboard's API carries the node too.
+    import urllib.request
+    with urllib.request.urlopen("http://127.0.0.1:%d/api/jobs" % ctl.port,
+                                timeout=10) as r:
+        api = json.load(r)
+    rows = api["jobs"] if isinstance(api, dict) else api
+    assert [j["node"] for j in rows if j["id"] == b] == ["n2"]
+    assert "node        n2" in ctl.cli("show", str(b)).stdout
+
+    bad = ctl.cli("submit", "--node", "n9", "--", TOY, check=False)
+    assert bad.returncode != 0 and "no node n9 has joined" in bad.stderr
+
+    # A cancel goes through the agent; the process ends.
+    pid = on_agent["pid"]
+    ctl.cli("cancel", str(b))
+    ctl.wait_state(b, "cancelled")
+    wait_for(lambda: not os.path.exists("/proc/%d" % pid) or
+             open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
+             == "Z", what="the cancelled job's process to end")
+
+    # A job that ends by itself: its exit status is relayed.
+    c = ctl.submit(TOY, "--iters", "5", node="n1")
+    done = ctl.wait_state(c, ("done", "failed"))
+    assert done["state"] == "done" and done["exit_code"] == 0
+    assert done["iter"] == 5
+
+
+def test_placement_capacity_and_pending_queue(cluster):
+    """The core places (least-loaded), never gives a node more than its
+    cores, and queues what fits nowhere, in order."""
+    ctl, agents = cluster(nodes=("n1", "n2"), extra=("--unit", "0.5"))
+    # Two 2-core nodes in units of 0.5: four jobs' minimum shares each.
+    ids = [ctl.submit(TOY, "--forever", "--iter-cpu", "0.002")
+           for _ in range(10)]
+    wait_for(lambda: sum(ctl.job(i)["state"] == "running" for i in ids)
+             == 8, what="8 jobs running")
+    jobs = [ctl.job(i) for i in ids]
+    on = [j["node"] for j in jobs if j["state"] == "running"]
+    assert on.count("n1") == 4 and on.count("n2") == 4
+    pending = [j for j in jobs if j["state"] == "pending"]
+    assert [j["id"] for j in pending] == ids[8:]
+    assert all(j["node"] is None for j in pending)
+    for _ in range(10):
+        for n in nodes_of(ctl):
+            assert n["allocated"] <= n["cores"] + 1e-9, n
+        time.sleep(EPOCH)
+    # A job ends: the first pending one starts, the second keeps waiting.
+    ctl.cli("cancel", "--now", str(ids[0]))
+    ctl.wait_state(ids[8], "running")
+    assert ctl.job(ids[9])["state"] == "pending"
+    # A pending job is cancelled without ever running.
+    ctl.cli("cancel", str(ids[9]))
+    assert ctl.wait_state(ids[9], "cancelled")["pid"] == 0
+
+
+def test_plain_slaqd_is_one_node(slaqd):
+    nodes = slaqd.request({"type": "nodes"})["nodes"]
+    assert len(nodes) == 1 and nodes[0]["name"] == "local"
+    j = slaqd.submit(TOY, "--iters", "3")
+    assert slaqd.wait_state(j, "done")["node"] == "local"
+    assert "NODE" not in slaqd.cli("ls").stdout.splitlines()[0]
+    bad = slaqd.cli("submit", "--node", "n1", "--", TOY, check=False)
+    assert bad.returncode != 0 and "no --agents" in bad.stderr
+
+
+def _line(port, msg):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    try:
+        s.sendall(json.dumps(msg).encode() + b"\n")
+        buf = b""
+        while b"\n" not in buf:
+            data = s.recv(65536)
+            if not data:
+                break
+            buf += data
+        return json.loads(buf.split(b"\n")[0]) if buf else None
+    finally:
+        s.close()
+
+
+def test_agent_token_grants_agent_rights_only(cluster, tmp_path):
+    ctl_token = tmp_path / "control.token"
+    ctl_token.write_text("control-token-99\n")
+    tcp = free_port()
+    ctl, _ = cluster(nodes=("n1",), extra=("--tcp", "127.0.0.1:%d" % tcp,
+                                           "--token-file", str(ctl_token)))
+    port = cluster.made["port"]
+    # Wrong token, or no register first: refused on the agent port.
+    r = _line(port, {"type": "register", "token": "wrong-token-000",
+                     "node": "evil", "cores": 64, "jobs": []})
+    assert r["type"] == "error" and r["code"] == "unauthorized"
+    r = _line(port, {"type": "submit", "token": "agent-secret-token-1",
+                     "cmd": ["true"]})
+    assert r["code"] == "unauthorized"
+    assert "evil" not in [n["name"] for n in nodes_of(ctl)]
+    # The agent token does not open the control port.
+    r = _line(tcp, {"type": "submit", "token": "agent-secret-token-1",
+                    "cmd": ["true"]})
+    assert r.get("ok") is not True and r["code"] == "unauthorized"
+    # ... nor does a control request ride on an agent's connection.
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    s.sendall(json.dumps({"type": "register", "token":
+                          "agent-secret-token-1", "node": "n7", "cores": 1,
+                          "jobs": []}).encode() + b"\n")
+    f = s.makefile("rb")
+    assert json.loads(f.readline())["type"] == "welcome"
+    s.sendall(b'{"type":"submit","cmd":["true"]}\n')
+    assert json.loads(f.readline())["code"] == "unknown_type"
+    s.close()
+    assert [j for j in ctl.jobs()] == []
+
+
+def test_killed_agent_node_down_jobs_lost_or_resumed(cluster):
+    ctl, agents = cluster(nodes=("n1", "n2"))
+    # Not pinned: a pinned job waits for its own node to come back.
+    ck = int(ctl.cli("submit", "--restartable", "--", *CKPT_JOB).stdout)
+    assert ctl.job(ck)["restartable"] is True
+    home = ctl.wait_state(ck, "running")["node"]
+    other = "n2" if home == "n1" else "n1"
+    plain = ctl.submit(TOY, "--forever", "--iter-cpu", "0.005", node=home)
+    wait_for(lambda: ctl.job(ck)["iter"] >= 20 and ctl.job(plain)["iter"]
+             >= 3, timeout=20, what="both jobs to report")
+    reached = ctl.job(ck)["iter"]
+    agents[home].kill9()
+    t0 = time.monotonic()
+    wait_for(lambda: [n for n in nodes_of(ctl) if n["name"] == home][0]
+             ["state"] == "down", timeout=10, what="the node to go down")
+    # 3 silent epochs, plus the heartbeat interval and scheduling slack.
+    assert time.monotonic() - t0 < 3 * EPOCH + 2.0
+    lost = ctl.wait_state(plain, "lost", timeout=5)
+    assert "node " + home in lost["reason"]
+    moved = wait_for(lambda: (lambda j: j if j["node"] == other and
+                              j["state"] == "running" else None)(
+                                  ctl.job(ck)), timeout=5,
+                     what="the restartable job on the other node")
+    assert moved["restarts"] == 1
+    # It resumed from its checkpoint, not from the start ...
+    ckdir = os.path.join(ctl.state, "checkpoints", str(ck))
+    wait_for(lambda: len(open(os.path.join(ckdir, "starts")).read()
+                         .split("\n")) >= 3, what="a second start")
+    starts = open(os.path.join(ckdir, "starts")).read().split()
+    assert starts[0:2] == ["start", "0"]
+    assert int(starts[3]) >= reached - 5
+    # ... and reports on from there.
+    wait_for(lambda: ctl.job(ck)["iter"] > reached + 5, what="more reports")
+    assert agents[other].job(ck)["state"] == "running"
+
+
+def test_controller_restart_loses_nothing(cluster):
+    ctl, agents = cluster(nodes=("n1", "n2"))
+    ids = [ctl.submit(TOY, "--forever", "--iter-cpu", "0.005")
+           for _ in range(2)]
+    ids.append(ctl.submit(TOY, "--forever", "--iter-cpu", "0.005",
+                          node="n2"))
+    wait_for(lambda: all(ctl.job(i)["iter"] >= 3 for i in ids),
+             what="reports")
+    before = {i: ctl.job(i) for i in ids}
+    ctl.kill9()
+    time.sleep(3 * EPOCH)
+    ctl.killed = False
+    ctl.start()
+    wait_for(lambda: sum(n["state"] == "up" and n["connected"]
+                         for n in nodes_of(ctl)) == 2, timeout=10,
+             what="agents to reconnect")
+    for i in ids:
+        j = ctl.job(i)
+        assert j["state"] == "running", j
+        assert j["node"] == before[i]["node"]
+        assert j["pid"] == before[i]["pid"]
+    wait_for(lambda: all(ctl.job(i)["iter"] > before[i]["iter"] + 3
+                         for i in ids), what="reports after the restart")
+    # The agents were never down: their jobs kept running throughout.
+    for name, a in agents.items():
+        for j in a.jobs():
+            assert j["state"] == "running"
+
+
+def test_database_before_nodes_opens_and_gains_columns(daemon_factory,
+                                                       tmp_path):
+    """A state.db written before the cluster columns (node, restartable,
+    pin, launch) opens; its jobs are kept and the columns are added."""
+    import sqlite3
+    state = tmp_path / "old"
+    state.mkdir()
+    db = sqlite3.connect(str(state / "state.db"))
+    db.executescript("""
+        PRAGMA application_id=1936482673;
+        CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT, cmd TEXT,
+          cwd TEXT, weight REAL, max_cores REAL, target REAL,
+          max_iters INTEGER, max_time REAL, managed INTEGER, state TEXT,
+          pid INTEGER, pstart INTEGER, exit_status INTEGER, reason TEXT,
+          submitted REAL, started REAL, ended REAL, secret TEXT);
+        CREATE TABLE reports(job INTEGER, iter INTEGER, loss REAL,
+          cpu_s REAL, samples REAL, t REAL, PRIMARY KEY(job, iter))
+          WITHOUT ROWID;
+    """)
+    # Recent times: a job ended in 1970 would expire (--keep-days) at once.
+    now = time.time()
+    db.execute("INSERT INTO jobs VALUES (1, 'old', '[\"true\"]', '/', 1, "
+               "NULL, 0, 0, 0, 1, 'done', 0, 0, 0, NULL, ?, ?, ?, NULL)",
+               (now - 20, now - 20, now - 10))
+    db.commit()
+    db.close()
+    d = daemon_factory(state=state)
+    j = d.job(1)
+    assert j["name"] == "old" and j["state"] == "done"
+    assert j["node"] == "local" and j["restartable"] is False
+    d.stop()
+    cols = [r[1] for r in sqlite3.connect(str(state / "state.db"))
+            .execute("PRAGMA table_info(jobs)")]
+    for c in ("node", "restartable", "pin", "launch"):
+        assert c in cols
+
+
+def test_attaching_is_refused_on_controller_and_agent(cluster):
+    ctl, agents = cluster(nodes=("n1",))
+    for d in (ctl, agents["n1"]):
+        import socket as so
+        s = so.socket(so.AF_UNIX)
+        s.settimeout(10)
+        s.connect(d.sock)
+        s.sendall(b'{"type":"hello","name":"stray","pid":1}\n')
+        r = json.loads(s.makefile("rb").readline())
+        s.close()
+        assert r["type"] == "error" and r["code"] == "no_attach", r
+    assert ctl.jobs() == [] and agents["n1"].jobs() == []
