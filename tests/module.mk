@@ -12,7 +12,8 @@ UNIT_LDLIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null) -lm
 $(BUILD)/tests/test_globals: LDFLAGS += -Wl,--wrap=gsl_set_error_handler -Wl,--wrap=gsl_set_error_handler_off
 
 # make fuzz: libFuzzer harnesses (tests/fuzz) built with clang, ASan and
-# UBSan from slaqd's own sources (their main() renamed) and libslaq; run
+# UBSan from slaqd's own sources (their main() renamed), libslaqio and
+# libslaq; run
 # for a bounded time on the corpus in tests/fuzz/corpus by make test
 # (tests/fuzz/test_fuzz.sh), longer by hand (tests/fuzz/README.md).
 FUZZ_CC      ?= clang
@@ -22,9 +23,9 @@ FUZZERS      := $(BUILD)/fuzz/fuzz_protocol $(BUILD)/fuzz/fuzz_http
 .PHONY: fuzz
 fuzz: $(FUZZERS)
 
-$(FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(DAEMON_SRCS) $(WEB_ASSETS_C) $(LIBSLAQ_A) $(BUILD)/gen/paths.h $(wildcard src/daemon/*.h include/slaq/*.h)
+$(FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(DAEMON_SRCS) $(WEB_ASSETS_C) $(LIBSLAQIO_A) $(LIBSLAQ_A) $(BUILD)/gen/paths.h $(wildcard src/daemon/*.h include/slaq/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ  $@"
 	@$(FUZZ_CC) $(FUZZ_FLAGS) -Dmain=slaqd_main -Iinclude -Isrc -I$(BUILD)/gen $(PC_CFLAGS) \
 	  -o $@ $< $(DAEMON_SRCS) $(WEB_ASSETS_C) \
-	  $(LIBSLAQ_A) $(DAEMON_LDLIBS) $(LIB_LDLIBS)
+	  $(LIBSLAQIO_A) $(LIBSLAQ_A) $(DAEMON_LDLIBS) $(LIB_LDLIBS)

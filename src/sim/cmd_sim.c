@@ -619,14 +619,15 @@ static int sim_print(const sim_opts *o, const char *stage,
 
 int cmd_sim(int argc, char **argv)
 {
+    /* Approximate queries are their own command (cmd_aqpsim.c); they
+     * have a --sweep of their own, so they are looked for first. */
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "--aqp", 5))
+            return cmd_sim_aqp(argc, argv);
     /* Sweeps of configurations are their own replay (cmd_sim_sweep.c). */
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--sweep") || !strncmp(argv[i], "--sweep=", 8))
             return cmd_sim_sweep(argc, argv);
-    /* approximate queries: their own command (cmd_aqpsim.c) */
-    for (int i = 1; i < argc; i++)
-        if (!strncmp(argv[i], "--aqp", 5))
-            return cmd_sim_aqp(argc, argv);
     sim_opts *o = malloc(sizeof *o);
     if (!o) {
         cli_error("sim", "out of memory");
