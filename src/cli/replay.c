@@ -356,6 +356,8 @@ typedef struct rp_opts {
 typedef struct rp_tally {
     size_t epochs, exact_epochs, compared, equal, diff_exact, diff_interp,
            unrecorded, listed;
+    uint64_t first_diff;   /* the first epoch that differed (0: none) */
+    int first_exact;       /* its time was recorded */
 } rp_tally;
 
 /* The job's recorded allocation after epoch k: its last change at or
@@ -390,6 +392,10 @@ static void compare_epoch(rp_run *run, const rp_event *e, const rp_opts *o,
             tl->diff_exact++;
         else
             tl->diff_interp++;
+        if (!tl->first_diff) {
+            tl->first_diff = e->epoch;
+            tl->first_exact = e->exact;
+        }
         if ((long)tl->listed < o->show) {
             tl->listed++;
             printf("  epoch %llu (%s time %.3f): job %lld recorded %.4f "
@@ -644,11 +650,16 @@ int cmd_replay(int argc, char **argv)
     printf("allocations compared: %zu, equal: %zu, different: %zu (%zu at "
            "recorded epochs, %zu at interpolated ones)\n", tl.compared,
            tl.equal, diff, tl.diff_exact, tl.diff_interp);
-    if (diff && tl.diff_exact == 0)
-        printf("every difference is at an epoch whose time was "
-               "interpolated (no allocation changed then), where a report "
-               "may fall on the other side of the epoch than it did in "
-               "slaqd\n");
+    if (diff)
+        printf("first difference: epoch %llu, %s\n",
+               (unsigned long long)tl.first_diff, tl.first_exact
+               ? "at its recorded time: not explained by the record (other "
+                 "settings than the run's?)"
+               : "whose time was interpolated (no allocation changed then in "
+                 "slaqd): a report or policy change close to it may fall on "
+                 "the other side of it than in slaqd; the differences after "
+                 "it follow from it (damping and hysteresis carry a share "
+                 "into the next epochs)");
     rc = diff ? 1 : 0;
 done:
     for (size_t i = 0; i < run.njobs; i++)

@@ -49,8 +49,21 @@ def test_replay_gives_the_recorded_allocations(daemon_factory, tmp_path):
     assert "3 jobs" in p.stdout
     assert compared >= 20, p.stdout
     # The same inputs in the same order through the same core: every
-    # allocation slaqd recorded comes out again.
-    assert (p.returncode, equal, different) == (0, compared, 0), p.stdout
+    # allocation slaqd recorded comes out again, up to the first epoch
+    # whose time state.db does not hold (nothing changed in it). On a slow
+    # machine a report or the policy change can land close to such an
+    # epoch; then the replay says so, and never before such an epoch.
+    if p.returncode == 0:
+        assert (equal, different) == (compared, 0), p.stdout
+    else:
+        assert p.returncode == 1 and different > 0, p.stdout + p.stderr
+        m = re.search(r"first difference: epoch (\d+), whose time was "
+                      r"interpolated", p.stdout)
+        assert m, p.stdout
+        first = int(m.group(1))
+        listed = [int(k) for k in re.findall(r"^  epoch (\d+) ", p.stdout,
+                                             re.M)]
+        assert listed and min(listed) == first, p.stdout
 
 
 def test_replay_with_other_settings_differs(daemon_factory, tmp_path):
