@@ -757,7 +757,8 @@ void slaq_job_opts_init(slaq_job_opts *o);
 /*
  * Adds a job (arrived at time t) and places it on a node (see
  * slaq_placement), or, when config.queue is set and no node has room (or
- * others are already waiting), appends it to the pending queue: it then
+ * others are already waiting), or every node has 0 cores, appends it to
+ * the pending queue: it then
  * gets no cores until a later epoch starts it. NULL when out of memory or
  * opts invalid (a pinned node out of range).
  * Until a job reports CPU time, its iteration cost is opts.iter_cpu_s if

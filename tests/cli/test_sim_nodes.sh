@@ -66,6 +66,21 @@ check_exit "--nodes 2.5" 2 "$SLAQ" sim --workload "$WL" --nodes 2.5 \
 check_exit "--placement random" 2 "$SLAQ" sim --workload "$WL" --nodes 2 \
   --cores-per-node 8 --placement random --out "$TMP/x"
 check_grep "... lists the placements" "least-loaded or gain" "$TMP/err"
+# slaq bench cluster: the same simulation, timed
+check_exit "bench cluster --json" 0 "$SLAQ" bench cluster --workload "$WL" \
+  --nodes 4 --cores-per-node 8 --placement gain --json
+check "bench cluster: figures for every epoch of the run" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["jobs"] == 24 and r["nodes"] == 4 and r["placement"] == "gain"
+assert r["epochs"] > 10 and r["most_jobs_at_once"] >= 1
+for k in ("epoch_wall_ms", "epoch_cpu_ms", "refit_cpu_ms", "allocate_cpu_ms"):
+    assert 0 <= r[k]["median"] <= r[k]["p99"] <= r[k]["max"], k
+' "$TMP/out"
+check_exit "bench cluster without --nodes" 2 "$SLAQ" bench cluster \
+  --workload "$WL" --cores-per-node 8
+check_grep "... names what is required" "--nodes" "$TMP/err"
+
 check "--help documents --nodes" bash -c \
   "'$SLAQ' sim --help | grep -q -- '--cores-per-node'"
 finish
