@@ -56,7 +56,10 @@ typedef struct aqp_db {
     uint8_t *p_size;           /* 1..50 */
     uint8_t *p_container;      /* index into aqp_container_name() */
     int64_t *p_retailprice;    /* cents */
-    void *block;               /* one allocation holding every column */
+    void *block;               /* every column, one after the other */
+    void *map;                 /* a loaded file's read-only mapping (which
+                                  holds block), or NULL */
+    size_t map_len;
 } aqp_db;
 
 /* Generates the database for `scale_factor` (> 0; 1 is TPC-H's SF 1:
@@ -71,8 +74,9 @@ aqp_db *aqp_db_generate(double scale_factor, uint64_t seed, char *err,
  * (a temporary file renamed). 0, or -1 with `err` filled. */
 int aqp_db_save(const aqp_db *db, const char *path, char *err, size_t errlen);
 
-/* Reads a file written by aqp_db_save(), checking its header, its size
- * and every value used as an index. NULL with `err` naming what is wrong. */
+/* Maps a file written by aqp_db_save() read-only (its columns must not be
+ * written), checking its header, its size, its digest and every value
+ * used as an index. NULL with `err` naming what is wrong. */
 aqp_db *aqp_db_load(const char *path, char *err, size_t errlen);
 
 void aqp_db_free(aqp_db *db);

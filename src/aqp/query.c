@@ -19,7 +19,9 @@
  * on the thread that read it) gives the spread: the bound is the median's
  * distance to the 2.5% and 97.5% replicate quantiles, scaled by
  * sqrt(1 - n/N) and placed around the estimate (Q14, a ratio of sums; Q17,
- * nested).
+ * nested). With aqp_opts.bootstrap_all every query's bounds come from the
+ * bootstrap, as in iOLAP: every row then draws its weights, and a
+ * replicate's SUM or COUNT is N times its weighted mean per row.
  *
  * Q17 is nested: a line counts if its quantity is below 0.2 times the
  * average quantity of its part, an inner aggregate that is itself only
