@@ -56,7 +56,10 @@ typedef struct aqp_db {
     uint8_t *p_size;           /* 1..50 */
     uint8_t *p_container;      /* index into aqp_container_name() */
     int64_t *p_retailprice;    /* cents */
-    void *block;               /* one allocation holding every column */
+    void *block;               /* every column, one after the other */
+    void *map;                 /* a loaded file's read-only mapping (which
+                                  holds block), or NULL */
+    size_t map_len;
 } aqp_db;
 
 /* Generates the database for `scale_factor` (> 0; 1 is TPC-H's SF 1:
@@ -71,8 +74,9 @@ aqp_db *aqp_db_generate(double scale_factor, uint64_t seed, char *err,
  * (a temporary file renamed). 0, or -1 with `err` filled. */
 int aqp_db_save(const aqp_db *db, const char *path, char *err, size_t errlen);
 
-/* Reads a file written by aqp_db_save(), checking its header, its size
- * and every value used as an index. NULL with `err` naming what is wrong. */
+/* Maps a file written by aqp_db_save() read-only (its columns must not be
+ * written), checking its header, its size, its digest and every value
+ * used as an index. NULL with `err` naming what is wrong. */
 aqp_db *aqp_db_load(const char *path, char *err, size_t errlen);
 
 void aqp_db_free(aqp_db *db);
@@ -100,7 +104,9 @@ int aqp_db_to_sqlite(const aqp_db *db, struct sqlite3 *conn, char *err,
 
 typedef enum { AQP_Q1, AQP_Q6, AQP_Q14, AQP_Q17, AQP_Q19, AQP_NQUERIES } aqp_qid;
 
-#define AQP_BOOT_REPS 300 /* bootstrap replicates */
+#define AQP_BOOT_REPS 300 /* bootstrap replicates, by default */
+#define AQP_MIN_REPS 10
+#define AQP_MAX_REPS 2000
 #define AQP_CONFIDENCE 0.95
 
 /* "q6" -> AQP_Q6; -1 for an unknown name. */
@@ -109,16 +115,26 @@ const char *aqp_query_name(aqp_qid q);
 /* The query as SQL over the tables of aqp_db_to_sqlite(), with TPC-H's
  * validation parameters; its result columns are the keys, in order. */
 const char *aqp_query_sql(aqp_qid q);
-/* "closed-form" or "bootstrap". */
-const char *aqp_query_bounds_kind(aqp_qid q);
+/* "closed-form" or "bootstrap": how q's bounds are computed (with
+ * aqp_opts.bootstrap_all, every query's are "bootstrap"). */
+const char *aqp_query_bounds_kind(aqp_qid q, int bootstrap_all);
 
 typedef struct aqp_query aqp_query;
 
+typedef struct aqp_opts {
+    uint64_t boot_seed;  /* seeds the bootstrap weights */
+    int replicates;      /* bootstrap replicates, AQP_MIN_REPS .. AQP_MAX_REPS */
+    int bootstrap_all;   /* bootstrap bounds also where a closed form exists
+                            (Q1, Q6, Q19), as iOLAP computes them: every
+                            row then costs `replicates` weights */
+} aqp_opts;
+
 /* Starts query `q` over `db` (which must outlive it) in `batches`
- * mini-batches (1 .. nrows). `boot_seed` seeds the bootstrap weights.
- * NULL with `err` filled on a bad argument or no memory. */
+ * mini-batches (1 .. nrows); `opts` NULL means seed 1, AQP_BOOT_REPS
+ * replicates, closed-form bounds where they exist. NULL with `err` filled
+ * on a bad argument or no memory. */
 aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
-                         uint64_t boot_seed, char *err, size_t errlen);
+                         const aqp_opts *opts, char *err, size_t errlen);
 void aqp_query_free(aqp_query *qr);
 
 /* Number of result cells K and the label of cell k ("A|F/sum_qty"). */

@@ -44,6 +44,9 @@ static const char USAGE[] =
     "      --progress-columns L   report only these comma-separated keys or\n"
     "                             column names (sum_qty means every group's)\n"
     "      --boot-seed N          seed of the bootstrap weights (default 1)\n"
+    "      --bootstrap            bootstrap bounds for every query (as iOLAP),\n"
+    "                             not only Q14 and Q17; costs R weights a row\n"
+    "      --replicates R         bootstrap replicates (10..2000, default 300)\n"
     "      --trace FILE           append the run's trace (docs/aqp.md) to FILE\n"
     "      --name NAME            the trace's name (default QUERY-sfSF)\n"
     "      --quiet                no per-mini-batch lines\n"
@@ -83,7 +86,8 @@ static double cpu_now(void)
 }
 
 enum { O_SF = 256, O_SEED, O_OUT, O_DATA, O_QUERY, O_BATCHES, O_THREADS,
-       O_COLS, O_BOOT, O_TRACE, O_NAME, O_QUIET, O_HELP, O_VERSION };
+       O_COLS, O_BOOT, O_TRACE, O_NAME, O_QUIET, O_HELP, O_VERSION,
+       O_BOOTSTRAP, O_REPS };
 
 static const struct option OPTS[] = {
     {"scale-factor", required_argument, NULL, O_SF},
@@ -98,6 +102,8 @@ static const struct option OPTS[] = {
     {"trace", required_argument, NULL, O_TRACE},
     {"name", required_argument, NULL, O_NAME},
     {"quiet", no_argument, NULL, O_QUIET},
+    {"bootstrap", no_argument, NULL, O_BOOTSTRAP},
+    {"replicates", required_argument, NULL, O_REPS},
     {"help", no_argument, NULL, O_HELP},
     {"version", no_argument, NULL, O_VERSION},
     {NULL, 0, NULL, 0},
@@ -107,7 +113,7 @@ struct args {
     double sf;
     unsigned long long seed, batches, threads, boot_seed;
     const char *out, *data, *query, *cols, *trace, *name;
-    int quiet;
+    int quiet, bootstrap, replicates;
 };
 
 /* ---- gen, export, sql ---- */
@@ -273,7 +279,7 @@ static int write_trace(const struct args *a, const aqp_db *db,
             "\"confidence\": %g, \"bounds\": \"%s\", \"keys\": [", name,
             aqp_query_name(q), db->scale_factor,
             (unsigned long long)db->seed, B, db->nrows, AQP_CONFIDENCE,
-            aqp_query_bounds_kind(q));
+            aqp_query_bounds_kind(q, a->bootstrap));
     for (size_t k = 0; k < K; k++)
         fprintf(f, "%s\"%s\"", k ? ", " : "", aqp_query_key(qr, k));
     fputs("], \"truth\": [", f);
@@ -305,7 +311,7 @@ static int write_trace(const struct args *a, const aqp_db *db,
 static int exact_answer(const aqp_db *db, aqp_qid q, double *truth, size_t K)
 {
     char err[256];
-    aqp_query *x = aqp_query_new(db, q, 1, 1, err, sizeof err);
+    aqp_query *x = aqp_query_new(db, q, 1, NULL, err, sizeof err);
     if (!x || aqp_query_step(x, 1, err, sizeof err) != 1) {
         fprintf(stderr, "slaq-aqp run: exact answer: %s\n", err);
         aqp_query_free(x);
@@ -336,10 +342,11 @@ static int cmd_run(const struct args *a)
         fprintf(stderr, "slaq-aqp run: %s\n", err);
         return 1;
     }
-    aqp_query *qr = aqp_query_new(db, (aqp_qid)q, a->batches, a->boot_seed,
-                                  err, sizeof err);
+    aqp_opts opts = {a->boot_seed, a->replicates, a->bootstrap};
+    aqp_query *qr = aqp_query_new(db, (aqp_qid)q, a->batches, &opts, err,
+                                  sizeof err);
     if (!qr) {
-        fprintf(stderr, "slaq-aqp run: --batches: %s\n", err);
+        fprintf(stderr, "slaq-aqp run: %s\n", err);
         aqp_db_free(db);
         return 2;
     }
@@ -386,7 +393,7 @@ static int cmd_run(const struct args *a)
         fprintf(stderr, "slaq-aqp: %s on %s: %zu lineitem rows in %zu "
                 "mini-batches, %zu result values (%d reported), %s bounds\n",
                 aqp_query_name((aqp_qid)q), a->data, db->nrows, B, K, n,
-                aqp_query_bounds_kind((aqp_qid)q));
+                aqp_query_bounds_kind((aqp_qid)q, a->bootstrap));
     int stopped = 0;
     while (aqp_query_done(qr) < B) {
         if (slaq_client_should_stop(c)) {
@@ -475,7 +482,8 @@ int main(int argc, char **argv)
         printf("slaq-aqp %s\n", SLAQ_VERSION);
         return 0;
     }
-    struct args a = {.seed = 1, .batches = 40, .threads = 1, .boot_seed = 1};
+    struct args a = {.seed = 1, .batches = 40, .threads = 1, .boot_seed = 1,
+                     .replicates = AQP_BOOT_REPS};
     optind = 2;
     int o;
     unsigned long long v;
@@ -517,6 +525,13 @@ int main(int argc, char **argv)
         case O_TRACE: a.trace = optarg; break;
         case O_NAME: a.name = optarg; break;
         case O_QUIET: a.quiet = 1; break;
+        case O_BOOTSTRAP: a.bootstrap = 1; break;
+        case O_REPS:
+            if (parse_u64(optarg, &v) < 0 || v < AQP_MIN_REPS || v > AQP_MAX_REPS)
+                return usage_error("--replicates '%s': expected 10..2000",
+                                   optarg);
+            a.replicates = (int)v;
+            break;
         case O_HELP: fputs(USAGE, stdout); return 0;
         case O_VERSION: printf("slaq-aqp %s\n", SLAQ_VERSION); return 0;
         default: return usage_error("%s: bad option", cmd);

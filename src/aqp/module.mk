@@ -29,3 +29,9 @@ $(AQP_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/aqp/%.o $(AQP_LIBOBJS)
 .PHONY: aqp-traces
 aqp-traces: $(SLAQ_AQP)
 	@scripts/aqp-traces.sh $(SLAQ_AQP) data/aqp
+
+# make bench-aqp [SF=0.3]: each query's wall and CPU seconds at 1 and 2
+# threads, default bounds and --bootstrap (bench/aqp.sh).
+.PHONY: bench-aqp
+bench-aqp: $(SLAQ_AQP)
+	@bench/aqp.sh $(SLAQ_AQP) $(or $(SF),0.3)

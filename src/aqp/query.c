@@ -14,12 +14,14 @@
  * with 95% bounds estimate ± 1.96 sd (Q1, Q6, Q19). The finite-population
  * factor (1 - n/N) makes the bound vanish when n = N, where every estimate
  * is the exact answer. Where no closed form exists, a Poisson bootstrap
- * (AQP_BOOT_REPS = 300 replicates; each row carries a Poisson(1) weight per
+ * (300 replicates by default; each row carries a Poisson(1) weight per
  * replicate, drawn from a hash of the row's position so it does not depend
  * on the thread that read it) gives the spread: the bound is the median's
  * distance to the 2.5% and 97.5% replicate quantiles, scaled by
  * sqrt(1 - n/N) and placed around the estimate (Q14, a ratio of sums; Q17,
- * nested).
+ * nested). With aqp_opts.bootstrap_all every query's bounds come from the
+ * bootstrap, as in iOLAP: every row then draws its weights, and a
+ * replicate's SUM or COUNT is N times its weighted mean per row.
  *
  * Q17 is nested: a line counts if its quantity is below 0.2 times the
  * average quantity of its part, an inner aggregate that is itself only
@@ -45,7 +47,6 @@
 
 #define Z95 1.959963984540054
 #define MAX_THREADS 256
-#define B AQP_BOOT_REPS
 
 static void seterr(char *err, size_t len, const char *fmt, ...)
 {
@@ -127,8 +128,10 @@ const char *aqp_query_sql(aqp_qid q)
     return q < AQP_NQUERIES ? SQL[q] : NULL;
 }
 
-const char *aqp_query_bounds_kind(aqp_qid q)
+const char *aqp_query_bounds_kind(aqp_qid q, int bootstrap_all)
 {
+    if (bootstrap_all)
+        return "bootstrap";
     return q == AQP_Q14 || q == AQP_Q17 ? "bootstrap" : "closed-form";
 }
 
@@ -178,11 +181,11 @@ static uint64_t mix(uint64_t *s)
     return z ^ (z >> 31);
 }
 
-/* The B weights of lineitem row `row` (its position in the file). */
-static void boot_weights(uint64_t seed, size_t row, uint8_t w[B])
+/* The R weights of lineitem row `row` (its position in the file). */
+static void boot_weights(uint64_t seed, size_t row, uint8_t *w, int R)
 {
     uint64_t s = seed ^ ((uint64_t)row * 0xd6e8feb86659fd93ULL);
-    for (int b = 0; b < B; b++) {
+    for (int b = 0; b < R; b++) {
         uint64_t u = mix(&s);
         uint8_t k = 0;
         while (k < 16 && u >= poisson_thr[k])
@@ -197,15 +200,14 @@ struct q17_tuple {
     uint8_t qty;
     uint8_t in;     /* counted in the point estimate */
     uint32_t slot;
-    double price;
-    uint8_t w[B];
+    double price;   /* its R weights are q17_w[index * R ...] */
 };
 
 struct q17_part {
     size_t *tuples; /* indices into q17 tuples */
     size_t n, cap;
     double sumq;
-    double wcnt[B], wsumq[B];
+    double *wcnt, *wsumq; /* per replicate, R each */
     int changed;
 };
 
@@ -214,6 +216,8 @@ struct aqp_query {
     aqp_qid q;
     size_t batches, done;
     uint64_t seed;
+    int R;                  /* bootstrap replicates (0: closed form only) */
+    int boot_all;           /* bootstrap bounds for Q1, Q6 and Q19 too */
     size_t nkeys;
     char **keys;
     size_t nacc;
@@ -228,16 +232,34 @@ struct aqp_query {
     size_t ntuples, captuples;
     double q17_sum;
     uint64_t q17_in;        /* retained tuples counted in q17_sum */
-    double q17_rep[B];
+    uint8_t *q17_w;         /* R weights per retained tuple */
+    double *q17_rep;        /* R replicate sums */
+    double *rep;            /* R replicate estimates (scratch) */
 };
 
-static size_t acc_size(aqp_qid q)
+/*
+ * Accumulators, one array of doubles per query (and per thread while a
+ * mini-batch runs), added element by element:
+ *   Q1   per group: rows, then (sum, sum of squares) of each value;
+ *        with bootstrap bounds then, per replicate b: the weight of every
+ *        row at [Q1_BOOT + b], and per group g and item j (0: rows,
+ *        1..5: values) the weighted sum at [Q1_BOOT + R (1 + g*6 + j) + b]
+ *   Q6, Q19  sum, sum of squares, qualifying rows; with bootstrap bounds
+ *        the weighted sums at [3 + b] and the weights at [3 + R + b]
+ *   Q14  promo sum, sum, then the R replicates' (promo sum, sum) pairs
+ *   Q17  none: its state is the retained tuples
+ */
+#define Q1_BOOT (4 * Q1_STRIDE)
+#define Q1_ITEMS (1 + Q1_NVALS)
+
+static size_t acc_size(aqp_qid q, int R, int boot_all)
 {
+    size_t r = (size_t)R;
     switch (q) {
-    case AQP_Q1: return 4 * Q1_STRIDE;
-    case AQP_Q14: return 2 + 2 * B;
+    case AQP_Q1: return Q1_BOOT + (boot_all ? r * (1 + 4 * Q1_ITEMS) : 0);
+    case AQP_Q14: return 2 + 2 * r;
     case AQP_Q17: return 0;
-    default: return 3; /* sum, sum of squares, qualifying rows */
+    default: return 3 + (boot_all ? 2 * r : 0);
     }
 }
 
@@ -248,10 +270,18 @@ static char *xstrdup(const char *s)
 }
 
 aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
-                         uint64_t boot_seed, char *err, size_t errlen)
+                         const aqp_opts *opts, char *err, size_t errlen)
 {
+    static const aqp_opts defaults = {1, AQP_BOOT_REPS, 0};
+    if (!opts)
+        opts = &defaults;
     if (q >= AQP_NQUERIES) {
         seterr(err, errlen, "unknown query");
+        return NULL;
+    }
+    if (opts->replicates < AQP_MIN_REPS || opts->replicates > AQP_MAX_REPS) {
+        seterr(err, errlen, "%d bootstrap replicates: expected %d .. %d",
+               opts->replicates, AQP_MIN_REPS, AQP_MAX_REPS);
         return NULL;
     }
     if (batches < 1 || batches > db->nrows) {
@@ -266,15 +296,18 @@ aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
     qr->db = db;
     qr->q = q;
     qr->batches = batches;
-    qr->seed = boot_seed;
+    qr->seed = opts->boot_seed;
+    qr->boot_all = opts->bootstrap_all;
+    qr->R = opts->replicates;
     qr->nkeys = q == AQP_Q1 ? 32 : 1;
     qr->keys = calloc(qr->nkeys, sizeof *qr->keys);
-    qr->nacc = acc_size(q);
+    qr->nacc = acc_size(q, qr->R, qr->boot_all);
     qr->acc = calloc(qr->nacc ? qr->nacc : 1, sizeof *qr->acc);
     qr->est = malloc(qr->nkeys * sizeof *qr->est);
     qr->lo = malloc(qr->nkeys * sizeof *qr->lo);
     qr->hi = malloc(qr->nkeys * sizeof *qr->hi);
-    if (!qr->keys || !qr->acc || !qr->est || !qr->lo || !qr->hi)
+    qr->rep = malloc((size_t)qr->R * sizeof *qr->rep);
+    if (!qr->keys || !qr->acc || !qr->est || !qr->lo || !qr->hi || !qr->rep)
         goto oom;
     for (size_t k = 0; k < qr->nkeys; k++) {
         qr->est[k] = qr->lo[k] = qr->hi[k] = NAN;
@@ -300,8 +333,16 @@ aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
             qr->slot_of_part[p] = keep ? (int32_t)qr->nslots++ : -1;
         }
         qr->parts = calloc(qr->nslots ? qr->nslots : 1, sizeof *qr->parts);
-        if (!qr->parts)
+        qr->q17_rep = calloc((size_t)qr->R, sizeof *qr->q17_rep);
+        if (!qr->parts || !qr->q17_rep)
             goto oom;
+        for (size_t sl = 0; sl < qr->nslots; sl++) {
+            struct q17_part *p = &qr->parts[sl];
+            p->wcnt = calloc(2 * (size_t)qr->R, sizeof *p->wcnt);
+            if (!p->wcnt)
+                goto oom;
+            p->wsumq = p->wcnt + qr->R;
+        }
     }
     return qr;
 oom:
@@ -322,10 +363,15 @@ void aqp_query_free(aqp_query *qr)
     free(qr->lo);
     free(qr->hi);
     free(qr->slot_of_part);
-    for (size_t s = 0; qr->parts && s < qr->nslots; s++)
+    for (size_t s = 0; qr->parts && s < qr->nslots; s++) {
         free(qr->parts[s].tuples);
+        free(qr->parts[s].wcnt);
+    }
     free(qr->parts);
     free(qr->tuples);
+    free(qr->q17_w);
+    free(qr->q17_rep);
+    free(qr->rep);
     free(qr);
 }
 
@@ -354,6 +400,7 @@ struct task {
     size_t lo, hi;
     int t, nthreads;
     double *acc;
+    uint8_t *w;             /* R bootstrap weights of the current row */
     struct found *found;
     size_t nfound, capfound;
     int oom;
@@ -364,10 +411,27 @@ static double price(const aqp_db *db, size_t r)
     return (double)db->l_extendedprice[r] / 100.0;
 }
 
-static void scan_q1(const aqp_db *db, size_t lo, size_t hi, double *acc)
+/* With bootstrap bounds everywhere (boot_all), every row of the slice
+ * draws its R weights: the total weight of the sample is what a
+ * replicate's SUM and COUNT are scaled by (N times the weighted mean). */
+static void boot_row_weights(const aqp_query *qr, size_t r, uint8_t *w,
+                             double *wtotal)
 {
+    boot_weights(qr->seed, r, w, qr->R);
+    for (int b = 0; b < qr->R; b++)
+        wtotal[b] += w[b];
+}
+
+static void scan_q1(const aqp_query *qr, size_t lo, size_t hi, double *acc,
+                    uint8_t *w)
+{
+    const aqp_db *db = qr->db;
     const int32_t cut = aqp_days(1998, 9, 2);
+    const int R = qr->R;
+    double *rep = acc + Q1_BOOT;
     for (size_t r = lo; r < hi; r++) {
+        if (qr->boot_all)
+            boot_row_weights(qr, r, w, rep);
         if (db->l_shipdate[r] > cut)
             continue;
         int g = q1_group(db->l_returnflag[r], db->l_linestatus[r]);
@@ -386,22 +450,47 @@ static void scan_q1(const aqp_db *db, size_t lo, size_t hi, double *acc)
             a[1 + 2 * k] += v[k];
             a[2 + 2 * k] += v[k] * v[k];
         }
+        if (!qr->boot_all)
+            continue;
+        double *gr = rep + (size_t)R * (1 + g * Q1_ITEMS);
+        for (int b = 0; b < R; b++)
+            gr[b] += w[b];
+        for (int k = 0; k < Q1_NVALS; k++) {
+            double *kr = gr + (size_t)R * (1 + k);
+            for (int b = 0; b < R; b++)
+                kr[b] += w[b] * v[k];
+        }
     }
 }
 
-static void scan_q6(const aqp_db *db, size_t lo, size_t hi, double *acc)
+/* A single filtered SUM's accumulators for row r with contribution y
+ * (the row qualified) or none (y NaN: it did not). */
+static void sum_row(const aqp_query *qr, size_t r, double y, double *acc,
+                    uint8_t *w)
 {
+    if (qr->boot_all)
+        boot_row_weights(qr, r, w, acc + 3 + qr->R);
+    if (isnan(y))
+        return;
+    acc[0] += y;
+    acc[1] += y * y;
+    acc[2] += 1;
+    if (qr->boot_all)
+        for (int b = 0; b < qr->R; b++)
+            acc[3 + b] += w[b] * y;
+}
+
+static void scan_q6(const aqp_query *qr, size_t lo, size_t hi, double *acc,
+                    uint8_t *w)
+{
+    const aqp_db *db = qr->db;
     const int32_t from = aqp_days(1994, 1, 1), to = aqp_days(1995, 1, 1);
     for (size_t r = lo; r < hi; r++) {
         int32_t d = db->l_shipdate[r];
         uint8_t disc = db->l_discount[r];
-        if (d < from || d >= to || disc < 5 || disc > 7 ||
-            db->l_quantity[r] >= 24)
-            continue;
-        double y = price(db, r) * (disc / 100.0);
-        acc[0] += y;
-        acc[1] += y * y;
-        acc[2] += 1;
+        int keep = d >= from && d < to && disc >= 5 && disc <= 7 &&
+                   db->l_quantity[r] < 24;
+        sum_row(qr, r, keep ? price(db, r) * (disc / 100.0) : NAN, acc, w);
     }
 }
 
@@ -435,31 +524,29 @@ static unsigned q19_part_mask(const aqp_db *db, size_t p)
     return m;
 }
 
-static void scan_q19(const aqp_db *db, size_t lo, size_t hi, double *acc)
+static void scan_q19(const aqp_query *qr, size_t lo, size_t hi, double *acc,
+                     uint8_t *w)
 {
+    const aqp_db *db = qr->db;
     for (size_t r = lo; r < hi; r++) {
-        /* 'AIR' (1); the query's 'AIR REG' names no mode TPC-H generates */
-        if (db->l_shipinstruct[r] != 0 || db->l_shipmode[r] != 1)
-            continue;
-        unsigned m = q19_part_mask(db, db->l_partkey[r] - 1);
-        if (!m)
-            continue;
+        double y = NAN;
+        unsigned m;
         uint8_t q = db->l_quantity[r];
-        if (!((m & 1 && q >= 1 && q <= 11) || (m & 2 && q >= 10 && q <= 20) ||
-              (m & 4 && q >= 20 && q <= 30)))
-            continue;
-        double y = price(db, r) * (1 - db->l_discount[r] / 100.0);
-        acc[0] += y;
-        acc[1] += y * y;
-        acc[2] += 1;
+        /* 'AIR' (1); the query's 'AIR REG' names no mode TPC-H generates */
+        if (db->l_shipinstruct[r] == 0 && db->l_shipmode[r] == 1 &&
+            (m = q19_part_mask(db, db->l_partkey[r] - 1)) != 0 &&
+            ((m & 1 && q >= 1 && q <= 11) || (m & 2 && q >= 10 && q <= 20) ||
+             (m & 4 && q >= 20 && q <= 30)))
+            y = price(db, r) * (1 - db->l_discount[r] / 100.0);
+        sum_row(qr, r, y, acc, w);
     }
 }
 
-static void scan_q14(const aqp_query *qr, size_t lo, size_t hi, double *acc)
+static void scan_q14(const aqp_query *qr, size_t lo, size_t hi, double *acc,
+                     uint8_t *w)
 {
     const aqp_db *db = qr->db;
     const int32_t from = aqp_days(1995, 9, 1), to = aqp_days(1995, 10, 1);
-    uint8_t w[B];
     for (size_t r = lo; r < hi; r++) {
         int32_t d = db->l_shipdate[r];
         if (d < from || d >= to)
@@ -469,8 +556,8 @@ static void scan_q14(const aqp_query *qr, size_t lo, size_t hi, double *acc)
         double pv = promo ? v : 0;
         acc[0] += pv;
         acc[1] += v;
-        boot_weights(qr->seed, r, w);
-        for (int b = 0; b < B; b++) {
+        boot_weights(qr->seed, r, w, qr->R);
+        for (int b = 0; b < qr->R; b++) {
             acc[2 + 2 * b] += w[b] * pv;
             acc[3 + 2 * b] += w[b] * v;
         }
@@ -502,13 +589,13 @@ static void scan_q17(struct task *tk)
 static void *scan_task(void *arg)
 {
     struct task *tk = arg;
-    const aqp_db *db = tk->qr->db;
-    switch (tk->qr->q) {
-    case AQP_Q1: scan_q1(db, tk->lo, tk->hi, tk->acc); break;
-    case AQP_Q6: scan_q6(db, tk->lo, tk->hi, tk->acc); break;
-    case AQP_Q14: scan_q14(tk->qr, tk->lo, tk->hi, tk->acc); break;
+    const aqp_query *qr = tk->qr;
+    switch (qr->q) {
+    case AQP_Q1: scan_q1(qr, tk->lo, tk->hi, tk->acc, tk->w); break;
+    case AQP_Q6: scan_q6(qr, tk->lo, tk->hi, tk->acc, tk->w); break;
+    case AQP_Q14: scan_q14(qr, tk->lo, tk->hi, tk->acc, tk->w); break;
     case AQP_Q17: scan_q17(tk); break;
-    case AQP_Q19: scan_q19(db, tk->lo, tk->hi, tk->acc); break;
+    case AQP_Q19: scan_q19(qr, tk->lo, tk->hi, tk->acc, tk->w); break;
     default: break;
     }
     return NULL;
@@ -586,11 +673,11 @@ static double quantile(const double *sorted, int n, double p)
 }
 
 /* Bounds from replicate estimates (NaNs ignored), scaled by sqrt(1 - f). */
-static void boot_bounds(double e, double *rep, double f, double *lo,
+static void boot_bounds(double e, double *rep, int R, double f, double *lo,
                         double *hi)
 {
     int n = 0;
-    for (int b = 0; b < B; b++)
+    for (int b = 0; b < R; b++)
         if (isfinite(rep[b]))
             rep[n++] = rep[b];
     if (!isfinite(e) || n < 2 || f >= 1) {
@@ -603,11 +690,40 @@ static void boot_bounds(double e, double *rep, double f, double *lo,
     *hi = e + c * (quantile(rep, n, 0.975) - med);
 }
 
+/* Q1's bootstrap bounds, replacing the closed-form ones: a replicate's
+ * SUM and COUNT are N times its weighted mean per row, an AVG its
+ * weighted mean over the group's rows. */
+static void q1_boot_bounds(aqp_query *qr, double N, double f)
+{
+    const int R = qr->R;
+    const double *rep = qr->acc + Q1_BOOT, *wall = rep;
+    double *r = qr->rep;
+    for (int g = 0; g < 4; g++) {
+        const double *gr = rep + (size_t)R * (1 + g * Q1_ITEMS);
+        double *e = qr->est + g * 8, *lo = qr->lo + g * 8, *hi = qr->hi + g * 8;
+        if (!isfinite(e[7]))
+            continue;
+        /* keys 0..3: sums of values 0..3; 4, 5, 6: averages of qty,
+         * price, disc; 7: count */
+        static const int value_of[8] = {Q1_QTY, Q1_PRICE, Q1_DISC_PRICE,
+                                         Q1_CHARGE, Q1_QTY, Q1_PRICE, Q1_DISC, -1};
+        for (int k = 0; k < 8; k++) {
+            const double *num = value_of[k] < 0 ? gr : gr + (size_t)R * (1 + value_of[k]);
+            for (int b = 0; b < R; b++) {
+                double den = k >= 4 && k <= 6 ? gr[b] : wall[b];
+                r[b] = den > 0 ? num[b] / den * (k >= 4 && k <= 6 ? 1 : N) : NAN;
+            }
+            boot_bounds(e[k], r, R, f, &lo[k], &hi[k]);
+        }
+    }
+}
+
 static void finish_estimates(aqp_query *qr, double n)
 {
     double N = (double)qr->db->nrows, f = n / N;
     const double *a = qr->acc;
-    double rep[B];
+    double *rep = qr->rep;
+    const int R = qr->R;
     switch (qr->q) {
     case AQP_Q1:
         for (int g = 0; g < 4; g++) {
@@ -626,27 +742,35 @@ static void finish_estimates(aqp_query *qr, double n)
             est_avg(ga[1 + 2 * Q1_DISC], ga[2 + 2 * Q1_DISC], ng, f, &e[6], &lo[6], &hi[6]);
             est_total(ng, ng, n, N, &e[7], &lo[7], &hi[7]);
         }
+        if (qr->boot_all)
+            q1_boot_bounds(qr, N, f);
         break;
     case AQP_Q6:
     case AQP_Q19:
         /* SQL's SUM over no rows is NULL: no estimate before one row
          * has qualified */
-        if (a[2] > 0)
-            est_total(a[0], a[1], n, N, &qr->est[0], &qr->lo[0], &qr->hi[0]);
+        if (!(a[2] > 0))
+            break;
+        est_total(a[0], a[1], n, N, &qr->est[0], &qr->lo[0], &qr->hi[0]);
+        if (qr->boot_all) {
+            for (int b = 0; b < R; b++)
+                rep[b] = a[3 + R + b] > 0 ? N * a[3 + b] / a[3 + R + b] : NAN;
+            boot_bounds(qr->est[0], rep, R, f, &qr->lo[0], &qr->hi[0]);
+        }
         break;
     case AQP_Q14:
         qr->est[0] = a[1] != 0 ? 100.0 * a[0] / a[1] : NAN;
-        for (int b = 0; b < B; b++)
+        for (int b = 0; b < R; b++)
             rep[b] = a[3 + 2 * b] != 0 ? 100.0 * a[2 + 2 * b] / a[3 + 2 * b] : NAN;
-        boot_bounds(qr->est[0], rep, f, &qr->lo[0], &qr->hi[0]);
+        boot_bounds(qr->est[0], rep, R, f, &qr->lo[0], &qr->hi[0]);
         break;
     case AQP_Q17:
         if (!qr->q17_in)
             break; /* no line has qualified yet: NULL, as in SQL */
         qr->est[0] = qr->q17_sum * (N / n) / 7.0;
-        for (int b = 0; b < B; b++)
+        for (int b = 0; b < R; b++)
             rep[b] = qr->q17_rep[b] * (N / n) / 7.0;
-        boot_bounds(qr->est[0], rep, f, &qr->lo[0], &qr->hi[0]);
+        boot_bounds(qr->est[0], rep, R, f, &qr->lo[0], &qr->hi[0]);
         break;
     default:
         break;
@@ -664,6 +788,10 @@ static int q17_retain(aqp_query *qr, const struct found *fd)
         if (!t)
             return -1;
         qr->tuples = t;
+        uint8_t *w = realloc(qr->q17_w, cap * (size_t)qr->R);
+        if (!w)
+            return -1;
+        qr->q17_w = w;
         qr->captuples = cap;
     }
     struct q17_part *p = &qr->parts[fd->slot];
@@ -680,12 +808,13 @@ static int q17_retain(aqp_query *qr, const struct found *fd)
     t->in = 0;
     t->slot = fd->slot;
     t->price = price(db, fd->row);
-    boot_weights(qr->seed, fd->row, t->w);
+    uint8_t *w = qr->q17_w + qr->ntuples * (size_t)qr->R;
+    boot_weights(qr->seed, fd->row, w, qr->R);
     p->tuples[p->n++] = qr->ntuples++;
     p->sumq += t->qty;
-    for (int b = 0; b < B; b++) {
-        p->wcnt[b] += t->w[b];
-        p->wsumq[b] += t->w[b] * (double)t->qty;
+    for (int b = 0; b < qr->R; b++) {
+        p->wcnt[b] += w[b];
+        p->wsumq[b] += w[b] * (double)t->qty;
     }
     p->changed = 1;
     return 0;
@@ -707,7 +836,8 @@ static void *q17_boot_task(void *arg)
             for (size_t i = 0; i < p->n; i++) {
                 const struct q17_tuple *t = &qr->tuples[p->tuples[i]];
                 if (t->qty < thr)
-                    sum += t->w[b] * t->price;
+                    sum += qr->q17_w[p->tuples[i] * (size_t)qr->R + b] *
+                           t->price;
             }
         }
         qr->q17_rep[b] = sum;
@@ -758,8 +888,8 @@ static int q17_update(aqp_query *qr, struct task *tasks, int nthreads,
     qr->last_rows += reeval;
     qr->last_flipped = flipped;
     for (int t = 0; t < nthreads; t++) {
-        tasks[t].lo = (size_t)B * t / nthreads;
-        tasks[t].hi = (size_t)B * (t + 1) / nthreads;
+        tasks[t].lo = (size_t)qr->R * t / nthreads;
+        tasks[t].hi = (size_t)qr->R * (t + 1) / nthreads;
     }
     return run_tasks(tasks, nthreads, q17_boot_task, err, errlen);
 }
@@ -782,8 +912,9 @@ int aqp_query_step(aqp_query *qr, int threads, char *err, size_t errlen)
     struct task *tasks = calloc((size_t)threads, sizeof *tasks);
     double *accs = calloc((size_t)threads * (qr->nacc ? qr->nacc : 1),
                           sizeof *accs);
+    uint8_t *w = malloc((size_t)threads * (size_t)qr->R);
     int rc = -1;
-    if (!tasks || !accs) {
+    if (!tasks || !accs || !w) {
         seterr(err, errlen, "out of memory");
         goto out;
     }
@@ -792,6 +923,7 @@ int aqp_query_step(aqp_query *qr, int threads, char *err, size_t errlen)
         tasks[t].lo = lo + (hi - lo) * (size_t)t / (size_t)threads;
         tasks[t].hi = lo + (hi - lo) * (size_t)(t + 1) / (size_t)threads;
         tasks[t].acc = accs + (size_t)t * qr->nacc;
+        tasks[t].w = w + (size_t)t * (size_t)qr->R;
     }
     if (run_tasks(tasks, threads, scan_task, err, errlen) < 0)
         goto out;
@@ -815,5 +947,6 @@ out:
         free(tasks[t].found);
     free(tasks);
     free(accs);
+    free(w);
     return rc;
 }

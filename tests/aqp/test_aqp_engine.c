@@ -43,7 +43,8 @@ static aqp_query *run_all(const aqp_db *db, aqp_qid q, size_t batches,
                           int threads)
 {
     char err[256];
-    aqp_query *qr = aqp_query_new(db, q, batches, 7, err, sizeof err);
+    aqp_opts o = {7, AQP_BOOT_REPS, 0};
+    aqp_query *qr = aqp_query_new(db, q, batches, &o, err, sizeof err);
     assert_non_null(qr);
     while (aqp_query_step(qr, threads, err, sizeof err) == 1)
         ;
@@ -274,6 +275,13 @@ static void test_last_minibatch_gives_sqlites_exact_answer(void **state)
         aqp_query *qr = run_all(db, (aqp_qid)q, 13, 3);
         compare_with_sqlite(conn, qr, (aqp_qid)q);
         aqp_query_free(qr);
+        /* bootstrap bounds everywhere change no estimate */
+        aqp_opts o = {2, 20, 1};
+        qr = aqp_query_new(db, (aqp_qid)q, 4, &o, err, sizeof err);
+        while (aqp_query_step(qr, 2, err, sizeof err) == 1)
+            ;
+        compare_with_sqlite(conn, qr, (aqp_qid)q);
+        aqp_query_free(qr);
     }
     sqlite3_close(conn);
     aqp_db_free(db);
@@ -286,9 +294,11 @@ static void test_thread_count_does_not_change_the_answers(void **state)
     (void)state;
     aqp_db *db = gen(0.01, 2);
     char err[256];
-    for (int q = 0; q < AQP_NQUERIES; q++) {
-        aqp_query *one = aqp_query_new(db, (aqp_qid)q, 9, 3, err, sizeof err);
-        aqp_query *many = aqp_query_new(db, (aqp_qid)q, 9, 3, err, sizeof err);
+    for (int run = 0; run < 2 * AQP_NQUERIES; run++) {
+        int q = run % AQP_NQUERIES, boot = run >= AQP_NQUERIES;
+        aqp_opts o = {3, 50, boot};
+        aqp_query *one = aqp_query_new(db, (aqp_qid)q, 9, &o, err, sizeof err);
+        aqp_query *many = aqp_query_new(db, (aqp_qid)q, 9, &o, err, sizeof err);
         size_t K = aqp_query_nkeys(one);
         for (int i = 0; i < 9; i++) {
             assert_int_equal(aqp_query_step(one, 1, err, sizeof err), 1);
@@ -318,18 +328,17 @@ static void test_nested_q17_recomputes_more_tuples_as_it_goes(void **state)
     (void)state;
     aqp_db *db = gen(0.2, 1);
     char err[256];
-    aqp_query *qr = aqp_query_new(db, AQP_Q17, 20, 1, err, sizeof err);
-    aqp_query *q6 = aqp_query_new(db, AQP_Q6, 20, 1, err, sizeof err);
-    uint64_t extra[20], flipped = 0, slice = 0;
+    aqp_query *qr = aqp_query_new(db, AQP_Q17, 20, NULL, err, sizeof err);
+    aqp_query *q6 = aqp_query_new(db, AQP_Q6, 20, NULL, err, sizeof err);
+    uint64_t extra[20], flipped = 0;
     for (int i = 0; i < 20; i++) {
         assert_int_equal(aqp_query_step(qr, 1, err, sizeof err), 1);
         assert_int_equal(aqp_query_step(q6, 1, err, sizeof err), 1);
-        slice = aqp_query_last_rows(q6); /* Q6 processes just its slice */
+        uint64_t slice = aqp_query_last_rows(q6); /* just its slice */
         assert_true(aqp_query_last_rows(qr) >= slice);
         extra[i] = aqp_query_last_rows(qr) - slice;
         flipped += aqp_query_last_flipped(qr);
     }
-    (void)slice;
     assert_int_equal(extra[0], 0); /* nothing retained before the first */
     uint64_t early = extra[1] + extra[2] + extra[3];
     uint64_t late = extra[16] + extra[17] + extra[18];
@@ -347,9 +356,12 @@ static void test_query_new_rejects_bad_batch_counts(void **state)
     (void)state;
     aqp_db *db = gen(0.001, 1);
     char err[256];
-    assert_null(aqp_query_new(db, AQP_Q6, 0, 1, err, sizeof err));
-    assert_null(aqp_query_new(db, AQP_Q6, db->nrows + 1, 1, err, sizeof err));
+    assert_null(aqp_query_new(db, AQP_Q6, 0, NULL, err, sizeof err));
+    assert_null(aqp_query_new(db, AQP_Q6, db->nrows + 1, NULL, err, sizeof err));
     assert_non_null(strstr(err, "mini-batches"));
+    aqp_opts few = {1, 5, 0};
+    assert_null(aqp_query_new(db, AQP_Q6, 10, &few, err, sizeof err));
+    assert_non_null(strstr(err, "replicates"));
     assert_int_equal(aqp_query_parse("q17"), AQP_Q17);
     assert_int_equal(aqp_query_parse("19"), AQP_Q19);
     assert_int_equal(aqp_query_parse("q2"), -1);
@@ -359,14 +371,15 @@ static void test_query_new_rejects_bad_batch_counts(void **state)
 /* Over `runs` databases (seeds), the fraction of (run, key) pairs whose
  * bound after mini-batch `at` of `batches` holds the exact answer. */
 static double coverage(aqp_qid q, int runs, size_t batches, size_t at,
-                       double sf)
+                       double sf, int boot, int reps)
 {
     char err[256];
     size_t hit = 0, total = 0;
     for (int s = 0; s < runs; s++) {
         aqp_db *db = gen(sf, 1000 + (uint64_t)s);
         aqp_query *exact = run_all(db, q, 1, 1);
-        aqp_query *qr = aqp_query_new(db, q, batches, (uint64_t)s, err, sizeof err);
+        aqp_opts o = {(uint64_t)s, reps, boot};
+        aqp_query *qr = aqp_query_new(db, q, batches, &o, err, sizeof err);
         for (size_t i = 0; i < at; i++)
             assert_int_equal(aqp_query_step(qr, 1, err, sizeof err), 1);
         for (size_t k = 0; k < aqp_query_nkeys(qr); k++) {
@@ -391,8 +404,8 @@ static void test_closed_form_bounds_cover_the_truth_95_percent(void **state)
     /* 200 databases: the rate's standard error is 1.5 points. Late in
      * the run (3/4 of the rows) the finite-population factor matters:
      * without it the bounds would hold the truth nearly always. */
-    double c6 = coverage(AQP_Q6, 200, 20, 15, 0.01);
-    double c1 = coverage(AQP_Q1, 200, 20, 10, 0.01);
+    double c6 = coverage(AQP_Q6, 200, 20, 15, 0.01, 0, AQP_BOOT_REPS);
+    double c1 = coverage(AQP_Q1, 200, 20, 10, 0.01, 0, AQP_BOOT_REPS);
     printf("# coverage of 95%% bounds: q6 %.3f, q1 %.3f (all keys)\n", c6, c1);
     assert_true(c6 >= 0.91 && c6 <= 0.98);
     assert_true(c1 >= 0.91 && c1 <= 0.98);
@@ -404,14 +417,27 @@ static void test_bootstrap_bounds_cover_the_truth_95_percent(void **state)
     /* The percentile bootstrap of a ratio over a few hundred lines runs a
      * little short of its nominal rate (0.92-0.93 here; a delta-method
      * interval gets 0.94 on the same data). */
-    double c14 = coverage(AQP_Q14, 200, 20, 6, 0.01);
+    double c14 = coverage(AQP_Q14, 200, 20, 6, 0.01, 0, AQP_BOOT_REPS);
     printf("# coverage of 95%% bootstrap bounds: q14 %.3f\n", c14);
     assert_true(c14 >= 0.90 && c14 <= 0.99);
     /* Q17's inner averages come from ~30 lines per part: its bounds hold
      * the truth about 9 times in 10, not 19 in 20 (docs/aqp.md). */
-    double c17 = coverage(AQP_Q17, 100, 20, 10, 0.03);
+    double c17 = coverage(AQP_Q17, 100, 20, 10, 0.03, 0, AQP_BOOT_REPS);
     printf("# coverage of 95%% bootstrap bounds: q17 %.3f\n", c17);
     assert_true(c17 >= 0.80 && c17 <= 0.99);
+}
+
+static void test_bootstrap_everywhere_covers_the_truth_too(void **state)
+{
+    (void)state;
+    /* --bootstrap: Poisson weights on every row, replicate SUMs scaled
+     * by N over their total weight */
+    double c6 = coverage(AQP_Q6, 100, 20, 10, 0.005, 1, 300);
+    double c1 = coverage(AQP_Q1, 60, 20, 10, 0.005, 1, 100);
+    printf("# coverage of 95%% bootstrap bounds everywhere: q6 %.3f, q1 %.3f\n",
+           c6, c1);
+    assert_true(c6 >= 0.90 && c6 <= 0.98);
+    assert_true(c1 >= 0.90 && c1 <= 0.98);
 }
 
 static void test_estimates_are_unbiased_on_average(void **state)
@@ -425,7 +451,7 @@ static void test_estimates_are_unbiased_on_average(void **state)
     for (int r = 0; r < runs; r++) {
         aqp_db *db = gen(0.01, 5000 + (uint64_t)r);
         aqp_query *exact = run_all(db, AQP_Q6, 1, 1);
-        aqp_query *qr = aqp_query_new(db, AQP_Q6, 5, 1, err, sizeof err);
+        aqp_query *qr = aqp_query_new(db, AQP_Q6, 5, NULL, err, sizeof err);
         assert_int_equal(aqp_query_step(qr, 1, err, sizeof err), 1);
         double t = aqp_query_estimates(exact)[0];
         s += (aqp_query_estimates(qr)[0] - t) / t;
@@ -463,6 +489,7 @@ int main(void)
         cmocka_unit_test(test_query_new_rejects_bad_batch_counts),
         cmocka_unit_test(test_closed_form_bounds_cover_the_truth_95_percent),
         cmocka_unit_test(test_bootstrap_bounds_cover_the_truth_95_percent),
+        cmocka_unit_test(test_bootstrap_everywhere_covers_the_truth_too),
         cmocka_unit_test(test_estimates_are_unbiased_on_average),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

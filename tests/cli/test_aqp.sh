@@ -34,6 +34,11 @@ check_grep "... saying so" "not a slaq-aqp data file" "$TMP/err"
 check_exit "an unknown progress column" 2 "$AQP" run --data "$D" --query q1 --progress-columns nope
 check_grep "... is named" "no key or column 'nope'" "$TMP/err"
 check_exit "too many mini-batches" 2 "$AQP" run --data "$D" --query q6 --batches 100000000
+check_exit "too few replicates" 2 "$AQP" run --data "$D" --query q6 --replicates 3
+check_grep "... says the range" "expected 10..2000" "$TMP/err"
+check_exit "run q6 with bootstrap bounds" 0 "$AQP" run --data "$D" --query q6 \
+  --bootstrap --replicates 50 --batches 4
+check_grep "... says so" "bootstrap bounds" "$TMP/err"
 
 check_exit "run q1 in 8 mini-batches on 2 threads" 0 "$AQP" run --data "$D" --query q1 \
   --batches 8 --threads 2 --progress-columns avg_qty,N\|O/count_order \
@@ -94,9 +99,13 @@ PYEOF
 check_exit "final answers equal SQLite's and the traces are well-formed" 0 \
   $PY "$TMP/check.py" "$AQP" "$TMP"
 [[ -s "$TMP/out" ]] && grep -v '^ok$' "$TMP/out" | sed 's/^/#   /' | head -n 5
-check "the committed traces parse and have every query" $PY -c '
+for f in data/aqp/traces.jsonl data/aqp/traces-b100.jsonl; do
+  check "$f parses and has every query" $PY -c '
 import json, sys
-t = [json.loads(l) for l in open("data/aqp/traces.jsonl")]
+t = [json.loads(l) for l in open(sys.argv[1])]
 qs = {x["query"] for x in t}
-sys.exit(0 if qs == {"q1", "q6", "q14", "q17", "q19"} and len(t) >= 10 else 1)'
+names = [x["name"] for x in t]
+sys.exit(0 if qs == {"q1", "q6", "q14", "q17", "q19"} and len(t) >= 10
+         and len(set(names)) == len(names) else 1)' "$f"
+done
 finish
