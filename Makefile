@@ -87,10 +87,10 @@ demo-compare: deps
 	@scripts/demo-compare.sh --reps $(or $(REPS),1) $(BUILD)
 
 # 12 real slaq-aqp queries under slaqd with relaqs, then fair, side by
-# side (docs/relaqs.md); SF=scale factor (default 1), HTTP=ADDR:PORT.
+# side (docs/relaqs.md); SF=scale factor (default 0.3), HTTP=ADDR:PORT.
 demo-aqp: deps
 	@$(MAKE) --no-print-directory build
-	@scripts/demo-aqp.sh --scale-factor $(or $(SF),1) $(if $(HTTP),--http $(HTTP)) $(BUILD)
+	@scripts/demo-aqp.sh --scale-factor $(or $(SF),0.3) $(if $(HTTP),--http $(HTTP)) $(BUILD)
 
 # A real sweep under slaqd, POP then Default (about 5 minutes).
 demo-sweep: deps

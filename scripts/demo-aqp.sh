@@ -14,9 +14,12 @@
 # estimate with its error band converging.
 #
 #   scripts/demo-aqp.sh [options] [BUILD_DIR]
-#     --scale-factor SF   database size (default 1: 6 million rows)
+#     --scale-factor SF   database size (default 0.3: 1.8 million rows)
+#     --aqp-args "ARGS"   slaq-aqp run options (default "--bootstrap": iOLAP's
+#                         bootstrap bounds for every query, seconds of CPU
+#                         per query instead of milliseconds)
 #     --queries N         queries per policy (default 12)
-#     --mean-interarrival S  mean seconds between submissions (default 0.5)
+#     --mean-interarrival S  mean seconds between submissions (default 2)
 #     --epoch T           slaqd's epoch (default 0.2)
 #     --policies LIST     default relaqs,fair
 #     --seed N            arrivals and query mix (default 1)
@@ -24,11 +27,12 @@
 #     --out DIR           default ./var/demo-aqp
 set -euo pipefail
 
-sf=1 nq=12 ia=0.5 epoch=0.2 policies=relaqs,fair seed=1
+sf=0.3 nq=12 ia=2 epoch=0.2 policies=relaqs,fair seed=1 aqpargs=--bootstrap
 http=127.0.0.1:7070 out=var/demo-aqp build=build
 while [ $# -gt 0 ]; do
     case $1 in
     --scale-factor) sf=$2; shift 2 ;;
+    --aqp-args) aqpargs=$2; shift 2 ;;
     --queries) nq=$2; shift 2 ;;
     --mean-interarrival) ia=$2; shift 2 ;;
     --epoch) epoch=$2; shift 2 ;;
@@ -36,7 +40,7 @@ while [ $# -gt 0 ]; do
     --seed) seed=$2; shift 2 ;;
     --http) http=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "demo-aqp.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) build=$1; shift ;;
     esac
@@ -109,7 +113,7 @@ for pol in "${pols[@]}"; do
     pid=$!
     for _ in $(seq 100); do [ -S "$state/slaq.sock" ] && break; sleep 0.1; done
     export SLAQ_SOCKET="$state/slaq.sock"
-    echo "demo-aqp: $pol: slaqd on http://$addr/ ; ${#plan[@]} queries at scale factor $sf"
+    echo "demo-aqp: $pol: slaqd on http://$addr/ ; ${#plan[@]} queries at scale factor $sf ($aqpargs)"
     t0=$(date +%s.%N)
     i=0
     for line in "${plan[@]}"; do
@@ -119,7 +123,7 @@ for pol in "${pols[@]}"; do
         sleep "$wait_s"
         i=$((i + 1))
         "$bin/slaq" submit --name "$q-$i" -- "$bin/slaq-aqp" run --quiet \
-            --data "$data" --query "$q" --batches 40 \
+            --data "$data" --query "$q" --batches 40 $aqpargs \
             --trace "$state/traces.jsonl" --name "$q-$i" >/dev/null
     done
     for _ in $(seq 1200); do

@@ -83,6 +83,7 @@ static json_t *api_status(sd_daemon *d)
     json_object_set_new(r, "hysteresis", json_real(sc->hysteresis));
     json_object_set_new(r, "damping", json_real(sc->damping));
     json_object_set_new(r, "horizon_iters", json_real(sc->horizon_iters));
+    json_object_set_new(r, "query_min_cores", json_real(sc->query_min_cores));
     json_object_set_new(r, "enforce_detail", json_string(d->enf.detail));
     json_object_set_new(r, "cgroup", d->enf.cg_base ? json_string(d->enf.cg_base)
                                                     : json_null());

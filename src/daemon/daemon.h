@@ -94,6 +94,7 @@ typedef struct sd_config {
     int share_quota;         /* --share quota: a hard cap at the share */
     double startup_reports;  /* --startup-reports */
     double hysteresis;       /* --hysteresis */
+    double query_min_cores;  /* --query-min-cores (docs/relaqs.md) */
     double horizon_iters;    /* --horizon-iters */
     double damping;          /* --damping */
     slaq_norm_kind normalise; /* --normalise */

@@ -158,6 +158,8 @@ static void usage(FILE *f)
         "                      (default 0.5; 0 for none)\n"
         "  --horizon-iters N   judge a job's gain over at least N of its\n"
         "                      iterations (default 0: one epoch)\n"
+        "  --query-min-cores M relaqs: cores a query keeps after its first\n"
+        "                      mini-batch (default 0: the minimum share)\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
         "  --keep-jobs N       finished jobs kept (default 10000); the\n"
         "                      oldest are removed, history and logs too\n"
@@ -226,7 +228,7 @@ enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
        O_NORM, O_STARTUP, O_HYST, O_DAMP, O_HITERS, O_INIT, O_JOBTOKEN,
        O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS, O_HTTPHOST, O_PREDICTOR,
        O_AGENTS, O_AGENTTOK, O_AGENT, O_JOIN, O_NODENAME, O_ENDJOBS,
-       O_PLACEMENT };
+       O_PLACEMENT, O_QMIN };
 
 static const struct option long_opts[] = {
     {"config", required_argument, 0, O_CONFIG},
@@ -247,6 +249,7 @@ static const struct option long_opts[] = {
     {"hysteresis", required_argument, 0, O_HYST},
     {"damping", required_argument, 0, O_DAMP},
     {"horizon-iters", required_argument, 0, O_HITERS},
+    {"query-min-cores", required_argument, 0, O_QMIN},
     {"init", no_argument, 0, O_INIT},
     {"job-token-file", required_argument, 0, O_JOBTOKEN},
     {"allow-uid", required_argument, 0, O_ALLOWUID},
@@ -390,6 +393,8 @@ static int apply_opt(void *ctx, int code, const char *value,
     case O_DAMP: return parse_bounded(where, value, 1, 1, 0, &c->damping);
     case O_HITERS:
         return parse_bounded(where, value, 1000, 0, 0, &c->horizon_iters);
+    case O_QMIN:
+        return parse_bounded(where, value, 1e6, 0, 0, &c->query_min_cores);
     case O_INIT:
         if (value && strcmp(value, "1") && strcmp(value, "yes")) {
             fprintf(stderr, "slaqd: %s: expected yes, got '%s'\n", where,
@@ -841,6 +846,7 @@ static int setup(sd_daemon *d)
     sc.epoch_s = d->cfg.epoch_s;
     sc.startup_reports = (unsigned)d->cfg.startup_reports;
     sc.hysteresis = d->cfg.hysteresis;
+    sc.query_min_cores = d->cfg.query_min_cores;
     sc.horizon_iters = d->cfg.horizon_iters;
     sc.damping = d->cfg.damping;
     sc.normalise = d->cfg.normalise;

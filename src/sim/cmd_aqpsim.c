@@ -35,7 +35,7 @@ static const char usage_text[] =
     "  --epoch T              scheduling epoch in seconds (default 5)\n"
     "  --cpu-scale X          multiplies every mini-batch's recorded CPU "
     "seconds\n"
-    "                         (default 100000: the traces' milliseconds become"
+    "                         (default 40000: the traces' milliseconds become"
     "\n                         a query of minutes on the cluster)\n"
     "  --min-cores M          relaqs: minimum cores of a query after its "
     "first\n                         mini-batch (default 1)\n"
@@ -138,7 +138,7 @@ static int as_parse(int argc, char **argv, as_args *o)
     parse_seeds("1-10", o);
     parse_policies("relaqs,fair", o);
     aqpsim_config_init(&o->cfg);
-    o->cfg.cpu_scale = 100000;
+    o->cfg.cpu_scale = 40000;
     const char *cmd = "sim --aqp";
     int c;
     double v;

@@ -31,8 +31,13 @@ def _raw(sock_path):
 
 
 def _send(s, f, msg):
+    """Sends msg and returns slaqd's answer, skipping the allocation
+    updates slaqd pushes to a job session every epoch."""
     s.sendall(json.dumps(msg).encode() + b"\n")
-    return json.loads(f.readline())
+    while True:
+        r = json.loads(f.readline())
+        if r.get("type") != "alloc":
+            return r
 
 
 def _report(s, it, est, **kw):
@@ -40,6 +45,12 @@ def _report(s, it, est, **kw):
            "samples": 100, "estimates": est}
     msg.update(kw)
     s.sendall(json.dumps(msg).encode() + b"\n")
+
+
+def test_query_min_cores_option(daemon_factory):
+    d = daemon_factory("--policy", "relaqs", "--query-min-cores", "0.5")
+    st = d.request({"type": "status"})
+    assert st["policy"] == "relaqs" and st["query_min_cores"] == 0.5
 
 
 def test_query_reports_are_checked(daemon_factory):
