@@ -68,8 +68,8 @@ static double sw_quant(const double *sorted, size_t n, double q)
         return NAN;
     double pos = q * (double)(n - 1);
     size_t i = (size_t)floor(pos);
-    if (i + 1 >= n)
-        return sorted[n - 1];
+    if (i + 1 >= n || pos == (double)i)
+        return sorted[i < n ? i : n - 1];
     return sorted[i] + (pos - (double)i) * (sorted[i + 1] - sorted[i]);
 }
 
