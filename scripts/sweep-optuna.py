@@ -51,7 +51,7 @@ def pruner(name, epochs):
                      % name)
 
 
-def replay(head, traces, order, slots, target, name):
+def replay(head, traces, order, slots, target, name, start_scale):
     maximize = head.get("direction", "max") == "max"
     study = optuna.create_study(
         direction="maximize" if maximize else "minimize",
@@ -69,7 +69,7 @@ def replay(head, traces, order, slots, target, name):
             return
         tr = traces[queue.pop(0)]
         trial = study.ask()
-        t = now + tr["start_s"] + tr["epoch_s"][0]
+        t = now + start_scale * tr["start_s"] + tr["epoch_s"][0]
         heapq.heappush(events, (t, seq, worker, trial, tr, 0))
         seq += 1
 
@@ -104,6 +104,9 @@ def main():
     ap.add_argument("--slots", type=int, default=4)
     ap.add_argument("--target", type=float, required=True)
     ap.add_argument("--pruner", default="sha,hyperband,median")
+    ap.add_argument("--start-scale", type=float, default=1.0,
+                    help="multiplies the recorded start-up times (as slaq "
+                         "sim --sweep --start-scale)")
     ap.add_argument("--json", help="write every run's result here")
     a = ap.parse_args()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -121,7 +124,8 @@ def main():
     for name in a.pruner.split(","):
         runs = []
         for k, order in enumerate(orders):
-            t, win, ep, pr = replay(head, traces, order, a.slots, a.target, name)
+            t, win, ep, pr = replay(head, traces, order, a.slots, a.target,
+                                    name, a.start_scale)
             runs.append({"order": k, "time_to_target": t if math.isfinite(t)
                          else "inf", "winner": win, "epochs": ep, "pruned": pr})
         ts = sorted(r["time_to_target"] if r["time_to_target"] != "inf"

@@ -99,6 +99,29 @@ def run_one(cmd, metric_name):
     return start_s or 0.0, epoch_s, metric, stop
 
 
+def merge(parts, out):
+    head, recs = None, {}
+    for path in parts:
+        with open(path) as f:
+            lines = [json.loads(l) for l in f if l.strip()]
+        if head is None:
+            head = lines[0]
+        elif lines[0]["sweep"] != head["sweep"] or lines[0]["seed"] != head["seed"]:
+            raise SystemExit("%s: another sweep or seed than %s" % (path, parts[0]))
+        for r in lines[1:]:
+            recs[r["id"]] = r
+    ids = sorted(recs)
+    head["recorded_ids"] = ids
+    head["generated_by"] += "; merged from %d parts, %d configurations" % (
+        len(parts), len(ids))
+    path = os.path.join(out, head["sweep"] + ".jsonl")
+    with open(path, "w") as f:
+        f.write(json.dumps(head) + "\n")
+        for i in ids:
+            f.write(json.dumps(recs[i]) + "\n")
+    print("%s: %d configurations" % (path, len(ids)), file=sys.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--train", required=True, help="the slaq-train binary")
@@ -115,7 +138,14 @@ def main():
                          "are still drawn, so ids and parameters match a full "
                          "run); the output is NAME.FIRST-LAST.jsonl")
     ap.add_argument("--last", type=int, default=-1)
+    ap.add_argument("--merge", nargs="+", metavar="PART",
+                    help="instead of recording: join part files of one sweep "
+                         "(from --first/--last, or runs stopped early) into "
+                         "OUT/NAME.jsonl, configurations in id order")
     a = ap.parse_args()
+    if a.merge:
+        merge(a.merge, a.out)
+        return
     last = a.configs - 1 if a.last < 0 else min(a.last, a.configs - 1)
     part = a.first > 0 or last < a.configs - 1
     os.makedirs(a.out, exist_ok=True)

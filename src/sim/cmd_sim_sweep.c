@@ -45,6 +45,8 @@ static void sw_usage(FILE *f)
         "  --suspend-cost S     seconds a slot stays busy after a suspend\n"
         "                       (default 0.01: SIGSTOP on the same node)\n"
         "  --resume-cost S      seconds before a resumed epoch starts (0.01)\n"
+        "  --start-scale X      multiplies the recorded start-up times (default\n"
+        "                       1; 0: processes that start with data loaded)\n"
         "  --orders-out FILE    write the orders (JSON) for other harnesses\n"
         "  --json FILE          write every run's result as JSON\n"
         "  --calib              instead: calibration (reliability, Brier) and\n"
@@ -66,8 +68,8 @@ static double sw_quant(const double *sorted, size_t n, double q)
         return NAN;
     double pos = q * (double)(n - 1);
     size_t i = (size_t)floor(pos);
-    if (i + 1 >= n)
-        return sorted[n - 1];
+    if (i + 1 >= n || pos == (double)i)
+        return sorted[i < n ? i : n - 1];
     return sorted[i] + (pos - (double)i) * (sorted[i + 1] - sorted[i]);
 }
 
@@ -195,7 +197,7 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
     levels[nl++] = target;
     free(fin);
 
-    const double grid[] = {0.5, 1, 2, 4, 8, 16, 32, 64};
+    const double grid[] = {0.5, 1, 2, 4, 8, 16, 32};
     size_t ng = sizeof grid / sizeof *grid;
     double bestb = INFINITY, chosen = 1;
     int chosen_bic = 0;
@@ -300,6 +302,7 @@ int cmd_sim_sweep(int argc, char **argv)
         {"inflate", required_argument, NULL, 'i'},
         {"suspend-cost", required_argument, NULL, 'S'},
         {"resume-cost", required_argument, NULL, 'R'},
+        {"start-scale", required_argument, NULL, 'A'},
         {"orders-out", required_argument, NULL, 'O'},
         {"json", required_argument, NULL, 'j'},
         {"calib", no_argument, NULL, 'c'},
@@ -310,7 +313,7 @@ int cmd_sim_sweep(int argc, char **argv)
     const char *orders_out = NULL, *json = NULL;
     long slots = 4, norders = 25, seed = 1, top = 4, b = 0;
     double target = NAN, kill = NAN, tmax = 0, inflate = 0;
-    double suspend_s = 0.01, resume_s = 0.01;
+    double suspend_s = 0.01, resume_s = 0.01, start_scale = 1;
     int calib = 0, c;
     char *end;
     optind = 1;
@@ -344,6 +347,7 @@ int cmd_sim_sweep(int argc, char **argv)
         case 'i': inflate = v; break;
         case 'S': suspend_s = v; break;
         case 'R': resume_s = v; break;
+        case 'A': start_scale = v; break;
         case 'O': orders_out = optarg; break;
         case 'j': json = optarg; break;
         case 'c': calib = 1; break;
@@ -359,7 +363,7 @@ int cmd_sim_sweep(int argc, char **argv)
     }
     if (slots < 1 || slots > 100000 || norders < 1 || norders > 100000 ||
         top < 1 || b < 0 || inflate < 0 || suspend_s < 0 || resume_s < 0 ||
-        tmax < 0 || seed < 0) {
+        tmax < 0 || seed < 0 || start_scale < 0) {
         cli_error("sim", "--slots, --orders and --target-top must be >= 1; "
                          "--b, --inflate, --t-max, --seed and the costs >= 0");
         return EXIT_USAGE;
@@ -389,7 +393,7 @@ int cmd_sim_sweep(int argc, char **argv)
     /* The default budget: Default's time for all configurations. */
     double work = 0;
     for (size_t i = 0; i < set.n; i++) {
-        work += set.v[i].start_s;
+        work += start_scale * set.v[i].start_s;
         for (size_t e = 0; e < set.v[i].n; e++)
             work += set.v[i].epoch_s[e];
     }
@@ -431,20 +435,22 @@ int cmd_sim_sweep(int argc, char **argv)
         fclose(f);
     }
     printf("sweep %s: %zu configurations, %d epochs, %ld slots, target %s %s "
-           "%.4f, T_max %.1f s, suspend %.2f s, resume %.2f s, %ld orders\n",
+           "%.4f, T_max %.1f s, suspend %.2f s, resume %.2f s, start-up x%g, "
+           "%ld orders\n",
            set.name, set.n, set.epochs, slots, set.metric_name,
-           set.maximize ? ">=" : "<=", target, tmax, suspend_s, resume_s, norders);
+           set.maximize ? ">=" : "<=", target, tmax, suspend_s, resume_s,
+           start_scale, norders);
     printf("%-10s %7s %9s %9s %9s %9s %9s %8s %6s %6s\n", "policy", "reached",
            "median_s", "mean_s", "min_s", "max_s", "spread_s", "epochs",
            "kills", "susp");
     if (js)
         fprintf(js, "{\"sweep\":\"%s\",\"target\":%.6f,\"slots\":%ld,"
                     "\"t_max\":%.3f,\"suspend_s\":%g,\"resume_s\":%g,"
-                    "\"policies\":{",
-                set.name, target, slots, tmax, suspend_s, resume_s);
+                    "\"start_scale\":%g,\"policies\":{",
+                set.name, target, slots, tmax, suspend_s, resume_s, start_scale);
     for (int p = 0; p < np; p++) {
         sweep_sim_config cfg = {.policy = names[p], .suspend_s = suspend_s,
-                                .resume_s = resume_s};
+                                .resume_s = resume_s, .start_scale = start_scale};
         slaq_sweep_params_init(&cfg.prm, (size_t)slots, set.epochs);
         cfg.prm.y_target = target;
         cfg.prm.maximize = set.maximize;

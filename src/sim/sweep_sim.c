@@ -130,7 +130,7 @@ int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
         x->busy_only = 0;
         if (done[c] == 0) {
             res->started++;
-            x->t = now + tr->start_s + tr->epoch_s[0];
+            x->t = now + cfg->start_scale * tr->start_s + tr->epoch_s[0];
         } else {
             res->resumes++;
             x->t = now + cfg->resume_s + tr->epoch_s[done[c]];

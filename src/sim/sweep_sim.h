@@ -16,6 +16,7 @@ typedef struct sweep_sim_config {
     slaq_sweep_params prm;  /* slots, max_epochs, y_target, ... */
     double suspend_s;       /* a slot is busy this long after a suspend */
     double resume_s;        /* and this long before a resumed epoch */
+    double start_scale;     /* multiplies each trace's start-up time (1) */
 } sweep_sim_config;
 
 typedef struct sweep_sim_result {

@@ -32,7 +32,8 @@ static sweep_set mkset(int n, int len)
 
 static sweep_sim_config cfg(const char *pol, size_t slots, double target)
 {
-    sweep_sim_config c = {.policy = pol, .suspend_s = 0, .resume_s = 0};
+    sweep_sim_config c = {.policy = pol, .suspend_s = 0, .resume_s = 0,
+                          .start_scale = 1};
     slaq_sweep_params_init(&c.prm, slots, EP);
     c.prm.y_target = target;
     c.prm.t_max = 1000;
@@ -65,6 +66,11 @@ static void test_default_time_is_start_plus_epochs(void **st)
     size_t ord2[3] = {1, 0, 2};
     assert_int_equal(sweep_sim_run(&s, ord2, 3, &c, &r, err, sizeof err), 0);
     assert_true(fabs(r.time_to_target - 4) < 1e-9);
+    /* Without start-up times: 3 epochs of c1 after 4 of c0. */
+    c.start_scale = 0;
+    assert_int_equal(sweep_sim_run(&s, ord, 3, &c, &r, err, sizeof err), 0);
+    assert_true(fabs(r.time_to_target - 7) < 1e-9);
+    c.start_scale = 1;
     /* Two slots: c0 and c1 side by side. */
     c.prm.slots = 2;
     assert_int_equal(sweep_sim_run(&s, ord, 3, &c, &r, err, sizeof err), 0);
