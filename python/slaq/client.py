@@ -9,9 +9,9 @@ returns the default allocation, and a reconnect is tried at most once a
 second. The wire protocol is described in docs/protocol.md.
 
 Reports are kept until slaqd confirms they are in its database (an
-``ack``); after a reconnection (slaqd killed and restarted, say) those
-from the welcome's ``next_iter`` on are sent again, so none is lost and
-none arrives twice. With a slaqd that does not confirm, a report is
+``ack``); after a reconnection (slaqd killed and restarted, say) they are
+sent again right after the hello, and slaqd drops those it has, so none
+is lost and none is stored twice. With a slaqd that does not confirm, a report is
 forgotten once queued on the socket, as before.
 
     import slaq
@@ -150,7 +150,8 @@ class Client:
         # Reports not yet confirmed, oldest first: (iter, line).
         self._unacked = collections.deque()
         self._sent = 0       # of them, queued on this connection
-        self._acks = False   # the last welcome said slaqd confirms
+        self._acks = None    # the last welcome said slaqd confirms (True)
+        # or not (False); None before any welcome: reports are kept
         self._acked = -1     # the last iteration confirmed
         self._cpu_prev = time.process_time()
         self.poll()
@@ -190,7 +191,7 @@ class Client:
                 raise ValueError("metric must be a finite number, got %r"
                                  % metric)
         self.poll()
-        if (self._sock is None and not self._acks) or \
+        if (self._sock is None and self._acks is not True) or \
                 len(self._unacked) >= _MAX_UNACKED:
             self._dropped += 1
             return False
@@ -288,7 +289,7 @@ class Client:
     def unacked(self):
         """Reports not yet confirmed by slaqd (or not yet written, with a
         slaqd that does not confirm)."""
-        return len(self._unacked) - (0 if self._acks else self._sent)
+        return len(self._unacked) - (self._sent if self._acks is False else 0)
 
     @property
     def acked(self):
@@ -352,15 +353,15 @@ class Client:
         return True
 
     def _pump(self):
-        """Queues the kept reports not yet on this connection, in order,
-        once the welcome has said where to resume."""
-        if self._sock is None or not self._welcomed:
+        """Queues the kept reports not yet on this connection (after the
+        hello), oldest first."""
+        if self._sock is None:
             return
         while self._sent < len(self._unacked):
             if not self._queue(self._unacked[self._sent][1]):
                 break
             self._sent += 1
-        if not self._acks:  # nobody will confirm them
+        if self._acks is False:  # nobody will confirm them
             for _ in range(self._sent):
                 self._unacked.popleft()
             self._sent = 0
@@ -463,14 +464,10 @@ class Client:
                 self._secret = msg["secret"]
             if isinstance(cores, (int, float)) and cores > 0:
                 self._cores = float(cores)
-            # Resume after what slaqd has (it confirms those later).
+            # The kept reports went out after the hello already (slaqd
+            # drops those it has); they stay until acknowledged only if
+            # this slaqd acknowledges.
             self._acks = msg.get("ack") is True
-            nxt = msg.get("next_iter")
-            self._sent = 0
-            if isinstance(nxt, int):
-                while self._sent < len(self._unacked) and \
-                        self._unacked[self._sent][0] < nxt:
-                    self._sent += 1
             self._pump()
         elif kind == "ack":
             it = msg.get("iter")

@@ -15,11 +15,12 @@
  * acknowledgements; a slaqd that gives them ("ack":true in welcome) later
  * sends {"type":"ack","iter":N} once everything up to N is committed, and
  * the ring drops those. After a reconnection (slaqd was restarted after a
- * kill -9, say) the reports from the welcome's next_iter on are sent
- * again, so none is lost and slaqd never sees one twice. Reports are
- * written only once the welcome has arrived, in iteration order. With a
- * slaqd that does not acknowledge, a report leaves the ring as soon as it
- * is queued on the socket (as before acknowledgements existed).
+ * kill -9, say) the ring is sent again right after the hello, in
+ * iteration order and before any new report, and slaqd drops those it
+ * already has: none is lost and none is stored twice. Nothing waits for
+ * the welcome, so a report is never held back by a slow training loop.
+ * With a slaqd that does not acknowledge, a report leaves the ring as
+ * soon as it is queued on the socket (as before acknowledgements).
  */
 #include <errno.h>
 #include <jansson.h>
@@ -82,7 +83,8 @@ struct slaq_client {
     size_t ring_sent;     /* of them, queued on this connection */
     int ask_acks;         /* hello asks for acknowledgements (unless
                              SLAQ_CLIENT_ACK=0, to measure without) */
-    int acks;             /* the last welcome said slaqd acknowledges */
+    int acks;             /* the last welcome said slaqd acknowledges (1)
+                             or not (0); -1 before any welcome: kept */
     int have_acked;
     uint64_t acked;       /* the last iteration acknowledged */
 };
@@ -165,12 +167,11 @@ static void ring_pop(slaq_client *c, size_t n)
     c->ring_sent = c->ring_sent > n ? c->ring_sent - n : 0;
 }
 
-/* Queues the ring's reports not yet on this connection, as far as the
- * output buffer takes them; only after the welcome (the order slaqd sees
- * must be increasing, and the welcome says where to resume). */
+/* Queues the ring's reports not yet on this connection (after the hello,
+ * oldest first), as far as the output buffer takes them. */
 static void ring_pump(slaq_client *c)
 {
-    if (c->fd < 0 || !c->welcomed)
+    if (c->fd < 0)
         return;
     char line[256];
     while (c->ring_sent < c->ring_n) {
@@ -187,7 +188,7 @@ static void ring_pump(slaq_client *c)
             break;
         c->ring_sent++;
     }
-    if (!c->acks) /* nobody will confirm them: queued is all we can do */
+    if (c->acks == 0) /* nobody will confirm them: queued is all we can do */
         ring_pop(c, c->ring_sent);
 }
 
@@ -295,16 +296,10 @@ static void cl_message(slaq_client *c, const char *line, size_t len)
             c->cores = json_number_value(cores);
             c->have_alloc = 1;
         }
-        /* Resume after what slaqd has: it took the reports before
-         * next_iter (committed or about to be; acked later). */
+        /* The kept reports went out after the hello already (slaqd drops
+         * those it has); from now on they stay until acknowledged only if
+         * this slaqd acknowledges. */
         c->acks = json_is_true(json_object_get(m, "ack"));
-        json_t *next = json_object_get(m, "next_iter");
-        c->ring_sent = 0;
-        if (json_is_integer(next))
-            while (c->ring_sent < c->ring_n &&
-                   ring_at(c, c->ring_sent)->iter <
-                       (uint64_t)json_integer_value(next))
-                c->ring_sent++;
         ring_pump(c);
     } else if (!strcmp(type, "ack")) {
         json_t *it = json_object_get(m, "iter");
@@ -432,6 +427,7 @@ slaq_client *slaq_client_connect(const char *socket_path, int64_t job_id,
     if (!c)
         return NULL;
     c->fd = -1;
+    c->acks = -1;
     c->job_id = job_id > 0 ? job_id : 0;
     c->default_cores = c->cores = default_cores();
     c->wbuf = malloc(CL_MAX_WBUF);
@@ -483,7 +479,7 @@ int slaq_client_report_metric(slaq_client *c, uint64_t iter, double loss,
     /* Offline, a report is kept only for a slaqd known to acknowledge
      * (it will be sent after the reconnection); else it is dropped. */
     cl_rep r = {iter, loss, cpu_s, samples, metric};
-    if ((c->fd < 0 && !c->acks) || ring_push(c, &r) < 0) {
+    if ((c->fd < 0 && c->acks != 1) || ring_push(c, &r) < 0) {
         c->dropped++;
         return 1;
     }
@@ -672,7 +668,7 @@ uint64_t slaq_client_dropped(const slaq_client *c) { return c->dropped; }
 
 size_t slaq_client_unacked(const slaq_client *c)
 {
-    return c->acks ? c->ring_n : c->ring_n - c->ring_sent;
+    return c->acks == 0 ? c->ring_n - c->ring_sent : c->ring_n;
 }
 
 int64_t slaq_client_acked(const slaq_client *c)
