@@ -572,6 +572,8 @@ int slaq_client_set_metric_name(slaq_client *c, const char *name)
     json_decref(m);
     if (!s || cl_queue(c, s, strlen(s)) < 0)
         cl_disconnect(c);
+    else
+        cl_write(c);
     free(s);
     return 0;
 }

@@ -213,6 +213,11 @@ static void test_invalid_reports_are_refused(void **state)
     assert_int_equal(errno, EINVAL);
     assert_int_equal(slaq_client_report(c, 1, 1, -1, 0), -1);
     assert_int_equal(slaq_client_report(c, 1, 1, 0, INFINITY), -1);
+    errno = 0;
+    assert_int_equal(slaq_client_report_metric(c, 1, 1, INFINITY, 0, 0), -1);
+    assert_int_equal(errno, EINVAL);
+    assert_int_equal(slaq_client_set_metric_name(c, ""), -1);
+    assert_int_equal(slaq_client_set_metric_name(c, "bad\nname"), -1);
     assert_int_equal(slaq_client_dropped(c), 0);
     slaq_client_close(c);
 }
@@ -249,6 +254,20 @@ static void test_hello_alloc_report_and_stop(void **state)
     fake_line(f, line, sizeof line);
     assert_string_equal(line, "{\"type\":\"report\",\"iter\":1,\"loss\":0.75,"
                               "\"cpu_s\":0.5,\"samples\":100}");
+    /* The metric: named once (info, being connected), then in reports;
+     * NaN leaves it out. */
+    assert_int_equal(slaq_client_set_metric_name(c, "val_accuracy"), 0);
+    fake_line(f, line, sizeof line);
+    assert_string_equal(line, "{\"type\":\"info\",\"metric_name\":"
+                              "\"val_accuracy\"}");
+    assert_int_equal(slaq_client_report_metric(c, 2, 0.5, 0.625, 0.5, 100), 0);
+    fake_line(f, line, sizeof line);
+    assert_string_equal(line, "{\"type\":\"report\",\"iter\":2,\"loss\":0.5,"
+                              "\"cpu_s\":0.5,\"samples\":100,"
+                              "\"metric\":0.625}");
+    assert_int_equal(slaq_client_report_metric(c, 3, 0.5, NAN, 0, 0), 0);
+    fake_line(f, line, sizeof line);
+    assert_null(strstr(line, "metric"));
     assert_false(slaq_client_should_stop(c));
     fake_send(f, "{\"type\":\"stop\",\"job\":7,\"reason\":\"max_iters\"}\n");
     POLL_UNTIL(c, slaq_client_should_stop(c));
