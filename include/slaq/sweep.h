@@ -61,8 +61,9 @@ extern "C" {
 
 typedef struct slaq_lcurve_opts {
     /* Multiplies the parameter-uncertainty part of the predictive
-     * variance (1 = the plain Laplace posterior). The default was chosen
-     * on one half of the recorded traces (docs/sweeps.md); 0 selects it. */
+     * variance (1 = the plain Laplace posterior); 0 selects the default
+     * (2). `slaq sim --sweep TRACES --calib` chooses it on one half of a
+     * recorded sweep and reports on the other (docs/sweeps.md). */
     double inflate;
     /* Smallest noise standard deviation assumed for an observation (the
      * metric's own jitter: 1-2% accuracy between identical runs); 0 selects

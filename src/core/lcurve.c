@@ -24,7 +24,7 @@
  *      P = sum_k w_k Q((target - mu_k(m)) / s_k(m)).
  *
  * Whether this is as well calibrated as the MCMC posterior is an empirical
- * question: `slaq sim --sweep-calib` measures reliability and Brier score
+ * question: `slaq sim --sweep TRACES --calib` measures reliability and Brier score
  * on held-out traces (docs/sweeps.md). It costs a few milliseconds a curve.
  */
 #include <gsl/gsl_cdf.h>
