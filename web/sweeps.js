@@ -37,7 +37,7 @@ function swCell(tr, text, cls) {
   return td;
 }
 
-function drawList(list) {
+function swDrawList(list) {
   const box = document.getElementById('sweeps');
   box.hidden = list.length === 0;
   const tbody = document.querySelector('#sweep-table tbody');
@@ -58,13 +58,13 @@ function drawList(list) {
     swCell(tr, swFmt(w.best, 4), 'num');
     tr.addEventListener('click', () => {
       sweeps.selected = w.id;
-      pollSweeps();
+      swPoll();
     });
     tbody.appendChild(tr);
   }
 }
 
-function drawDetail(w) {
+function swDrawDetail(w) {
   document.getElementById('sweep-detail').hidden = false;
   document.getElementById('sweep-title').textContent =
     'Sweep ' + w.id + ': ' + w.name + ' (' + w.state + ')';
@@ -130,19 +130,19 @@ function drawDetail(w) {
   }
 }
 
-async function pollSweeps() {
+async function swPoll() {
   try {
     const r = await fetch('/api/sweeps', {cache: 'no-store'});
     const list = (await r.json()).sweeps || [];
     if (sweeps.selected === null && list.length)
       sweeps.selected = list[list.length - 1].id;
-    drawList(list);
+    swDrawList(list);
     if (sweeps.selected !== null) {
       const d = await fetch('/api/sweeps/' + sweeps.selected,
         {cache: 'no-store'});
       if (d.ok) {
         sweeps.last = (await d.json()).sweep;
-        drawDetail(sweeps.last);
+        swDrawDetail(sweeps.last);
       }
     }
     sweeps.updates++;
@@ -151,5 +151,5 @@ async function pollSweeps() {
   }
 }
 
-pollSweeps();
-setInterval(pollSweeps, 2000);
+swPoll();
+setInterval(swPoll, 2000);
