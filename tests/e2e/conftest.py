@@ -24,12 +24,22 @@ TOY = os.path.join(BUILD, "bin", "slaq-toy-job")
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 
+_handed_out = set()
+
+
 def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+    """A port nothing listens on now and this process has not handed out
+    before: a port is only bound when its slaqd starts, so two ports asked
+    for in a row (a controller's --agents and its --http) must differ even
+    if the kernel offers the same free one twice."""
+    while True:
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        if port not in _handed_out:
+            _handed_out.add(port)
+            return port
 
 
 def wait_for(pred, timeout=10.0, step=0.05, what="condition"):
