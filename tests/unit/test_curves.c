@@ -64,13 +64,13 @@ static void test_loads_a_valid_file(void **state)
 static void test_errors_name_line_and_field(void **state)
 {
     (void)state;
-    expect_error("{\"loss\": [1, 0]}\n{\"loss\": [1, }\n", ":2: malformed JSON");
+    expect_error("{\"loss\": [1, 0]}\n{\"loss\": [1, }\n", ":2:14: malformed JSON");
     expect_error("{\"loss\": [1, \"x\", 0]}\n",
                  ":1: field \"loss\": element 1 is not a finite number");
     expect_error("{\"loss\": [1]}\n", ":1: field \"loss\" has 1 values");
     expect_error("{\"loss\": []}\n", "field \"loss\" has 0 values");
     expect_error("{\"name\": \"x\"}\n", ":1: field \"loss\" is missing");
-    expect_error("[1, 2]\n", ":1: expected a JSON object");
+    expect_error("[1, 2]\n", ":1:1: expected a JSON object");
     expect_error("{\"loss\": [1, 0.5], \"iter_cpu_s\": [1, 2]}\n",
                  "field \"iter_cpu_s\" has 2 values");
     expect_error("{\"loss\": [1, 0.5], \"algorithm\": 3}\n",
