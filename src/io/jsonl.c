@@ -15,7 +15,7 @@
 int jsonl_each_file(FILE *f, const char *name, jsonl_fn fn, void *ctx,
                     char *err, size_t errlen)
 {
-    char *line = NULL, msg[256];
+    char *line = NULL, msg[512];
     size_t cap = 0;
     ssize_t len;
     int lineno = 0, count = 0;
