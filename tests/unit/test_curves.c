@@ -10,17 +10,11 @@
 #include "io/curves.h"
 #include "testutil.h"
 
-static char path[64];
+static const char *path; /* the last file written */
 
 static const char *write_file(const char *text)
 {
-    snprintf(path, sizeof path, "/tmp/slaq-test-curves-%d.jsonl",
-             (int)getpid());
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    return path;
+    return path = test_write_file("curves", text);
 }
 
 static void expect_error(const char *text, const char *needle)

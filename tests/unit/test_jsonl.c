@@ -11,17 +11,11 @@
 #include "io/jsonl.h"
 #include "testutil.h"
 
-static char path[64];
+static const char *path; /* the last file written */
 
 static const char *write_file(const char *text)
 {
-    snprintf(path, sizeof path, "/tmp/slaq-test-jsonl-%d.jsonl",
-             (int)getpid());
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    return path;
+    return path = test_write_file("jsonl", text);
 }
 
 /* What the callback saw: the line numbers and the "v" field of each
