@@ -86,8 +86,9 @@ static void reduction(json_t *j)
                (long long)json_integer_value(len), loss);
     else
         printf("  reduction   %.1f%% of the way to the forecast's "
-               "asymptote%s;\n              no length declared, so not a "
-               "share of what this run reaches\n", 100 * red, loss);
+               "asymptote%s;\n              no length declared: the "
+               "asymptote is a limit, not where this run ends\n", 100 * red,
+               loss);
 }
 
 static void print_job(json_t *j)
