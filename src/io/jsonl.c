@@ -5,6 +5,7 @@
  * error at the end of a truncated object is on the line itself rather than
  * on a next line that the file does not have.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -81,6 +82,7 @@ void *jsonl_push(void *arrayp, size_t n, size_t *cap, size_t size,
                  size_t first)
 {
     char *v;
+    assert(size > 0 && n <= *cap);
     memcpy(&v, arrayp, sizeof v);
     if (n == *cap) {
         size_t nc = *cap ? *cap * 2 : (first ? first : 1);
