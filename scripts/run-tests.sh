@@ -91,10 +91,6 @@ if [[ $unit_only -eq 0 ]]; then
     if [[ -d tests/browser/node_modules ]] && command -v node >/dev/null; then
       SLAQ_BUILD="$build" node "$t" 2>&1 | tee "$out"
       rc=${PIPESTATUS[0]}
-      count_tap "$out"
-      # the approximate-query charts (docs/relaqs.md)
-      SLAQ_BUILD="$build" node tests/browser/test_queries.mjs 2>&1 | tee "$out"
-      [[ ${PIPESTATUS[0]} -eq 0 ]] || rc=1
     else
       echo "not ok 1 - tests/browser needs node and tests/browser/node_modules (run make deps)" | tee "$out"
       rc=1

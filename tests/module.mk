@@ -23,7 +23,7 @@ FUZZERS      := $(BUILD)/fuzz/fuzz_protocol $(BUILD)/fuzz/fuzz_http
 .PHONY: fuzz
 fuzz: $(FUZZERS)
 
-$(FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(DAEMON_SRCS) $(WEB_ASSETS_C) $(LIBSLAQIO_A) $(LIBSLAQ_A) $(BUILD)/gen/paths.h $(wildcard src/daemon/*.h include/slaq/*.h)
+$(FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_daemon.h $(DAEMON_SRCS) $(WEB_ASSETS_C) $(LIBSLAQIO_A) $(LIBSLAQ_A) $(BUILD)/gen/paths.h $(wildcard src/daemon/*.h include/slaq/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ  $@"
 	@$(FUZZ_CC) $(FUZZ_FLAGS) -Dmain=slaqd_main -Iinclude -Isrc -I$(BUILD)/gen $(PC_CFLAGS) \

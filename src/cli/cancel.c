@@ -5,7 +5,6 @@
  * with --now, or for a job without a client, SIGTERM at once.
  */
 #include <getopt.h>
-#include <string.h>
 
 #include "cli/cli.h"
 #include "cli/daemon_rpc.h"
@@ -21,29 +20,10 @@ static void usage(FILE *f)
                "period)\n" RPC_HELP);
 }
 
-/* Takes --now out of argv (before a "--"), so the shared parser sees only
- * the options every daemon command has; returns 1 if it was there. */
-static int take_now(int *argc, char **argv)
-{
-    int found = 0, out = 1;
-    for (int i = 1; i < *argc; i++) {
-        if (!strcmp(argv[i], "--"))
-            for (; i < *argc; i++)
-                argv[out++] = argv[i];
-        else if (!strcmp(argv[i], "--now"))
-            found = 1;
-        else
-            argv[out++] = argv[i];
-    }
-    *argc = out;
-    argv[out] = NULL;
-    return found;
-}
-
 int cmd_cancel(int argc, char **argv)
 {
     rpc_opts ro;
-    int now = take_now(&argc, argv);
+    int now = rpc_take_flag(&argc, argv, "--now");
     int parsed = rpc_parse_args("cancel", argc, argv, &ro, usage, 1, 1,
                              "expected one job id");
     if (parsed >= 0)

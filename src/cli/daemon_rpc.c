@@ -245,6 +245,23 @@ int rpc_parse_args(const char *cmd, int argc, char **argv, rpc_opts *o,
     return -1;
 }
 
+int rpc_take_flag(int *argc, char **argv, const char *flag)
+{
+    int found = 0, out = 1;
+    for (int i = 1; i < *argc; i++) {
+        if (!strcmp(argv[i], "--"))
+            for (; i < *argc; i++)
+                argv[out++] = argv[i];
+        else if (!strcmp(argv[i], flag))
+            found = 1;
+        else
+            argv[out++] = argv[i];
+    }
+    *argc = out;
+    argv[out] = NULL;
+    return found;
+}
+
 int rpc_exchange(const char *cmd, const rpc_opts *o, json_t *req,
                  json_t **reply)
 {

@@ -55,6 +55,14 @@ int rpc_parse_args(const char *cmd, int argc, char **argv, rpc_opts *o,
                    const char *what);
 
 /*
+ * Takes a command's own flag (e.g. "--now") out of argv before a "--", so
+ * that rpc_parse_args() sees only the shared options; returns 1 if it was
+ * there (once or more), else 0. *argc shrinks and argv stays
+ * NULL-terminated.
+ */
+int rpc_take_flag(int *argc, char **argv, const char *flag);
+
+/*
  * Sends req (stolen) to slaqd and returns its reply (a new reference), or
  * NULL after printing "slaq CMD: ..." when slaqd cannot be reached. An
  * {"ok":false} reply is returned as is.

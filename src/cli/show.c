@@ -63,6 +63,34 @@ static void iter_rate(char *out, size_t len, json_t *j)
         snprintf(out, len, "; %.2f it/s on average", iter / run_s);
 }
 
+/*
+ * The loss reduction so far is measured against the core's predicted end
+ * loss: the forecast at the job's last iteration when it declared its
+ * length, else the forecast's asymptote, which a job that stops (or is
+ * stopped) while its loss still falls never reaches. The line says which,
+ * so that "70%" of an undeclared job is not read as "70% of what this
+ * run will achieve".
+ */
+static void reduction(json_t *j)
+{
+    double red = rpc_num(j, "reduction"), end = rpc_num(j, "end_loss");
+    json_t *len = json_object_get(j, "declared_iters");
+    char loss[48] = "";
+    if (isnan(red))
+        return;
+    if (!isnan(end))
+        snprintf(loss, sizeof loss, " (loss %.6g)", end);
+    if (json_is_integer(len))
+        printf("  reduction   %.1f%% of the total predicted by its declared "
+               "end, iteration %lld%s\n", 100 * red,
+               (long long)json_integer_value(len), loss);
+    else
+        printf("  reduction   %.1f%% of the way to the forecast's "
+               "asymptote%s;\n              no length declared: the "
+               "asymptote is a limit, not where this run ends\n", 100 * red,
+               loss);
+}
+
 static void print_job(json_t *j)
 {
     char buf[256];
@@ -94,6 +122,15 @@ static void print_job(json_t *j)
     printf("  weight      %g, max cores %s\n", rpc_num(j, "weight"), buf);
     stop_limits(buf, sizeof buf, j);
     printf("  stop at     %s\n", buf);
+    const char *conv = json_string_value(json_object_get(j, "convergence"));
+    if (conv && strcmp(conv, "unknown"))
+        printf("  convergence %s (declared)\n", conv);
+    else
+        printf("  convergence not declared\n");
+    json_t *len = json_object_get(j, "declared_iters");
+    if (json_is_integer(len))
+        printf("  length      %lld iterations (declared)\n",
+               (long long)json_integer_value(len));
     printf("  cores       %.3f\n", rpc_num(j, "cores"));
     iter_rate(buf, sizeof buf, j);
     printf("  progress    iteration %lld, %lld reports, %.2f CPU-s%s\n",
@@ -113,9 +150,7 @@ static void print_job(json_t *j)
                                                              "metric_iter")));
     else if (mname)
         printf("  metric      %s, none reported yet\n", rpc_safe(mname));
-    if (!isnan(rpc_num(j, "reduction")))
-        printf("  reduction   %.1f%% of the predicted total\n",
-               100 * rpc_num(j, "reduction"));
+    reduction(j);
     json_t *p = json_object_get(j, "prediction");
     if (p) {
         printf("  prediction  model %s, final loss %.6g, %.4g CPU-s per "

@@ -33,28 +33,10 @@ static void usage_resume(FILE *f)
                "id of the job that runs.\n\n" RPC_HELP);
 }
 
-/* Takes `flag` out of argv (before a "--"); returns 1 if it was there. */
-static int take_flag(int *argc, char **argv, const char *flag)
-{
-    int found = 0, out = 1;
-    for (int i = 1; i < *argc; i++) {
-        if (!strcmp(argv[i], "--"))
-            for (; i < *argc; i++)
-                argv[out++] = argv[i];
-        else if (!strcmp(argv[i], flag))
-            found = 1;
-        else
-            argv[out++] = argv[i];
-    }
-    *argc = out;
-    argv[out] = NULL;
-    return found;
-}
-
 int cmd_suspend(int argc, char **argv)
 {
     rpc_opts ro;
-    int ck = take_flag(&argc, argv, "--checkpoint");
+    int ck = rpc_take_flag(&argc, argv, "--checkpoint");
     int parsed = rpc_parse_args("suspend", argc, argv, &ro, usage_suspend, 1,
                                 1, "expected one job id");
     if (parsed >= 0)

@@ -50,23 +50,6 @@ static void usage(FILE *f)
         "outcome\n" RPC_HELP);
 }
 
-static int take_flag(int *argc, char **argv, const char *flag)
-{
-    int found = 0, out = 1;
-    for (int i = 1; i < *argc; i++) {
-        if (!strcmp(argv[i], "--"))
-            for (; i < *argc; i++)
-                argv[out++] = argv[i];
-        else if (!strcmp(argv[i], flag))
-            found = 1;
-        else
-            argv[out++] = argv[i];
-    }
-    *argc = out;
-    argv[out] = NULL;
-    return found;
-}
-
 static void print_sweep(json_t *w)
 {
     char buf[64];
@@ -204,8 +187,8 @@ static json_t *read_spec(const char *path)
 
 static int sweep_submit(int argc, char **argv)
 {
-    int dry = take_flag(&argc, argv, "--dry-run");
-    int wait = take_flag(&argc, argv, "--wait");
+    int dry = rpc_take_flag(&argc, argv, "--dry-run");
+    int wait = rpc_take_flag(&argc, argv, "--wait");
     rpc_opts ro;
     int parsed = rpc_parse_args("sweep", argc, argv, &ro, usage, 1, 1,
                                 "expected a spec file (SPEC.json), or ls, "

@@ -180,6 +180,9 @@ typedef struct sd_job {
     double end_loss;      /* L_end of its normalised loss: the core's
                              slaq_job_end_loss each epoch, kept as it was
                              when the job ended; NAN until known */
+    uint64_t declared_iters; /* the length it declared, kept as it was
+                                when it ended (0: none; while it runs,
+                                the core's slaq_job_iters) */
     uint64_t nreports;
     double cpu_total;
     double stop_deadline; /* when the next stop step is due (0: none) */

@@ -800,6 +800,7 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
         slaq_sched_refit(d->sched);
         j->reduction = slaq_job_reduction(j->sj);
         j->end_loss = slaq_job_end_loss(j->sj);
+        j->declared_iters = slaq_job_iters(j->sj);
         slaq_sched_remove(d->sched, j->sj);
         j->sj = NULL;
     }
@@ -1144,10 +1145,10 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "max_time", json_real(j->max_time));
     json_object_set_new(o, "convergence",
                         json_string(slaq_convergence_name(j->convergence)));
+    uint64_t declared = j->sj ? slaq_job_iters(j->sj) : j->declared_iters;
     json_object_set_new(o, "declared_iters",
-                        j->sj && slaq_job_iters(j->sj)
-                            ? json_integer((json_int_t)slaq_job_iters(j->sj))
-                            : json_null());
+                        declared ? json_integer((json_int_t)declared)
+                                 : json_null());
     json_object_set_new(o, "cores", json_real(j->alloc));
     json_object_set_new(o, "kind", json_string(slaq_job_kind_name(j->kind)));
     json_object_set_new(o, "iter", json_integer((json_int_t)j->last_iter));

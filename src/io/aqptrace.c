@@ -1,7 +1,6 @@
 /*
  * aqptrace.c — the reader of recorded approximate-query runs.
  */
-#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 
 #include "io/aqptrace.h"
+#include "io/jsonl.h"
 
 static void trace_clear(aqp_trace *t)
 {
@@ -126,69 +126,42 @@ static int trace_parse(json_t *o, aqp_trace *t, char *msg, size_t len)
     return 0;
 }
 
+/* State of one aqp_traces_load: the set being filled and its capacity. */
+typedef struct trace_load {
+    aqp_trace_set *set;
+    size_t cap;
+} trace_load;
+
+static int trace_line(json_t *o, int line, void *ctx, char *msg, size_t len)
+{
+    trace_load *st = ctx;
+    aqp_trace *t = jsonl_push(&st->set->v, st->set->n, &st->cap, sizeof *t,
+                              16);
+    if (!t) {
+        snprintf(msg, len, "out of memory");
+        return -1;
+    }
+    t->line = line;
+    if (trace_parse(o, t, msg, len)) {
+        trace_clear(t);
+        return -1;
+    }
+    st->set->n++;
+    return 0;
+}
+
 int aqp_traces_load(const char *path, aqp_trace_set *out, char *err,
                     size_t errlen)
 {
     out->v = NULL;
     out->n = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    char *line = NULL, msg[256];
-    size_t cap = 0, vcap = 0;
-    int lineno = 0;
-    while (getline(&line, &cap, f) >= 0) {
-        lineno++;
-        size_t i = strspn(line, " \t\r\n");
-        if (!line[i])
-            continue;
-        json_error_t je;
-        json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
-        if (!o || !json_is_object(o)) {
-            if (o)
-                snprintf(err, errlen, "%s:%d: expected a JSON object", path,
-                         lineno);
-            else
-                snprintf(err, errlen, "%s:%d: malformed JSON at column %d: "
-                         "%s", path, lineno, je.column, je.text);
-            json_decref(o);
-            goto fail;
-        }
-        if (out->n == vcap) {
-            size_t nc = vcap ? vcap * 2 : 16;
-            aqp_trace *v = realloc(out->v, nc * sizeof *v);
-            if (!v) {
-                json_decref(o);
-                snprintf(err, errlen, "%s: out of memory", path);
-                goto fail;
-            }
-            out->v = v;
-            vcap = nc;
-        }
-        aqp_trace *t = &out->v[out->n];
-        memset(t, 0, sizeof *t);
-        t->line = lineno;
-        int rc = trace_parse(o, t, msg, sizeof msg);
-        json_decref(o);
-        if (rc) {
-            trace_clear(t);
-            snprintf(err, errlen, "%s:%d: %s", path, lineno, msg);
-            goto fail;
-        }
-        out->n++;
-    }
-    free(line);
-    fclose(f);
-    if (out->n == 0) {
+    trace_load st = {out, 0};
+    int n = jsonl_each(path, trace_line, &st, err, errlen);
+    if (n == 0)
         snprintf(err, errlen, "%s: no query runs", path);
+    if (n <= 0) {
+        aqp_traces_free(out);
         return -1;
     }
     return 0;
-fail:
-    free(line);
-    fclose(f);
-    aqp_traces_free(out);
-    return -1;
 }

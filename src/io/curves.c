@@ -8,7 +8,6 @@
  * file, line and field, and what was expected, so a hand-edited file can
  * be fixed from the message alone.
  */
-#include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include <string.h>
 
 #include "io/curves.h"
+#include "io/jsonl.h"
 
 int json_number_array(const void *obj, const char *name, size_t min_len,
                       double **out, size_t *n, char *err, size_t errlen)
@@ -145,77 +145,40 @@ static int curve_parse(json_t *o, curve *c, char *msg, size_t len)
     return 0;
 }
 
+/* State of one curves_load: the set being filled and its capacity. */
+typedef struct curve_load {
+    curve_set *set;
+    size_t cap;
+} curve_load;
+
+static int curve_line(json_t *o, int line, void *ctx, char *msg, size_t len)
+{
+    curve_load *st = ctx;
+    curve *c = jsonl_push(&st->set->v, st->set->n, &st->cap, sizeof *c, 16);
+    if (!c) {
+        snprintf(msg, len, "out of memory");
+        return -1;
+    }
+    c->line = line;
+    if (curve_parse(o, c, msg, len)) {
+        curve_clear(c);
+        return -1;
+    }
+    st->set->n++;
+    return 0;
+}
+
 int curves_load(const char *path, curve_set *out, char *err, size_t errlen)
 {
     out->v = NULL;
     out->n = 0;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
-    char *line = NULL, msg[256];
-    size_t cap = 0, vcap = 0;
-    int lineno = 0;
-    ssize_t got;
-    while ((got = getline(&line, &cap, f)) >= 0) {
-        lineno++;
-        size_t i = 0;
-        while (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' ||
-               line[i] == '\n')
-            i++;
-        if (!line[i])
-            continue;
-        json_error_t je;
-        json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
-        if (!o) {
-            snprintf(err, errlen, "%s:%d: malformed JSON at column %d: %s",
-                     path, lineno, je.column, je.text);
-            goto fail;
-        }
-        if (!json_is_object(o)) {
-            json_decref(o);
-            snprintf(err, errlen, "%s:%d: expected a JSON object", path,
-                     lineno);
-            goto fail;
-        }
-        if (out->n == vcap) {
-            size_t nc = vcap ? vcap * 2 : 16;
-            curve *v = realloc(out->v, nc * sizeof *v);
-            if (!v) {
-                json_decref(o);
-                snprintf(err, errlen, "%s: out of memory", path);
-                goto fail;
-            }
-            out->v = v;
-            vcap = nc;
-        }
-        curve *c = &out->v[out->n];
-        memset(c, 0, sizeof *c);
-        c->line = lineno;
-        int rc = curve_parse(o, c, msg, sizeof msg);
-        json_decref(o);
-        if (rc) {
-            curve_clear(c);
-            snprintf(err, errlen, "%s:%d: %s", path, lineno, msg);
-            goto fail;
-        }
-        out->n++;
-    }
-    if (ferror(f)) {
-        snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
-        goto fail;
-    }
-    free(line);
-    fclose(f);
-    if (out->n == 0) {
+    curve_load st = {out, 0};
+    int n = jsonl_each(path, curve_line, &st, err, errlen);
+    if (n == 0)
         snprintf(err, errlen, "%s: no curves in the file", path);
+    if (n <= 0) {
+        curves_free(out);
         return -1;
     }
     return 0;
-fail:
-    free(line);
-    fclose(f);
-    curves_free(out);
-    return -1;
 }

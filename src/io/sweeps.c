@@ -1,7 +1,6 @@
 /*
  * sweeps.c — the reader of recorded sweeps (see sweeps.h).
  */
-#include <errno.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 #include <string.h>
 
 #include "io/curves.h"
+#include "io/jsonl.h"
 #include "io/sweeps.h"
 
 static void trace_clear(sweep_trace *t)
@@ -104,75 +104,49 @@ static int trace_parse(json_t *o, const sweep_set *s, sweep_trace *t,
     return 0;
 }
 
+/* State of one sweeps_load: the set being filled, its capacity, and
+ * whether the header line has been read. */
+typedef struct sweep_load {
+    sweep_set *set;
+    size_t cap;
+    bool header;
+} sweep_load;
+
+static int sweep_line(json_t *o, int line, void *ctx, char *msg, size_t len)
+{
+    sweep_load *st = ctx;
+    sweep_set *s = st->set;
+    if (!st->header) {
+        st->header = true;
+        return header_parse(o, s, msg, len);
+    }
+    sweep_trace *t = jsonl_push(&s->v, s->n, &st->cap, sizeof *t, 64);
+    if (!t) {
+        snprintf(msg, len, "out of memory");
+        return -1;
+    }
+    t->line = line;
+    if (trace_parse(o, s, t, msg, len)) {
+        trace_clear(t);
+        return -1;
+    }
+    s->n++;
+    return 0;
+}
+
 int sweeps_load(const char *path, sweep_set *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+    sweep_load st = {out, 0, false};
+    if (jsonl_each(path, sweep_line, &st, err, errlen) < 0) {
+        sweeps_free(out);
         return -1;
     }
-    char *line = NULL, msg[256];
-    size_t cap = 0, vcap = 0;
-    int lineno = 0;
-    bool header = false;
-    while (getline(&line, &cap, f) >= 0) {
-        lineno++;
-        if (strspn(line, " \t\r\n") == strlen(line))
-            continue;
-        json_error_t je;
-        json_t *o = json_loads(line, JSON_REJECT_DUPLICATES, &je);
-        if (!o || !json_is_object(o)) {
-            if (o)
-                snprintf(err, errlen, "%s:%d: expected a JSON object", path, lineno);
-            else
-                snprintf(err, errlen, "%s:%d: malformed JSON at column %d: %s",
-                         path, lineno, je.column, je.text);
-            json_decref(o);
-            goto fail;
-        }
-        int rc;
-        if (!header) {
-            rc = header_parse(o, out, msg, sizeof msg);
-            header = true;
-        } else {
-            if (out->n == vcap) {
-                size_t nc = vcap ? vcap * 2 : 64;
-                sweep_trace *v = realloc(out->v, nc * sizeof *v);
-                if (!v) {
-                    json_decref(o);
-                    snprintf(err, errlen, "%s: out of memory", path);
-                    goto fail;
-                }
-                out->v = v;
-                vcap = nc;
-            }
-            sweep_trace *t = &out->v[out->n];
-            memset(t, 0, sizeof *t);
-            t->line = lineno;
-            rc = trace_parse(o, out, t, msg, sizeof msg);
-            if (rc)
-                trace_clear(t);
-            else
-                out->n++;
-        }
-        json_decref(o);
-        if (rc) {
-            snprintf(err, errlen, "%s:%d: %s", path, lineno, msg);
-            goto fail;
-        }
-    }
-    free(line);
-    fclose(f);
     if (out->n == 0) {
-        snprintf(err, errlen, "%s: no configurations after the header line", path);
+        snprintf(err, errlen, "%s: no configurations after the header line",
+                 path);
         sweeps_free(out);
         return -1;
     }
     return 0;
-fail:
-    free(line);
-    fclose(f);
-    sweeps_free(out);
-    return -1;
 }

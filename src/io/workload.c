@@ -6,6 +6,7 @@
  * wrong and what was expected. Nothing is kept from a file that has an
  * error: the simulator must never replay half a workload.
  */
+#include "io/jsonl.h"
 #include "io/workload.h"
 #include "slaq/slaq.h"
 
@@ -51,20 +52,19 @@ void wl_free(wl_workload *wl)
  * finite number accepted by `positive` (> 0) or else (>= 0).
  */
 static int get_number(json_t *obj, const char *field, int required,
-                      int positive, double *out, const char *where,
-                      char *err, size_t errlen)
+                      int positive, double *out, char *err, size_t errlen)
 {
     json_t *v = json_object_get(obj, field);
     const char *want = positive ? "a positive number" : "a number >= 0";
     if (!v) {
         if (!required)
             return 0;
-        wl_err(err, errlen, "%s: missing field '%s' (%s)", where, field, want);
+        wl_err(err, errlen, "missing field '%s' (%s)", field, want);
         return -1;
     }
     double x = json_is_number(v) ? json_number_value(v) : NAN;
     if (!isfinite(x) || (positive ? !(x > 0) : !(x >= 0))) {
-        wl_err(err, errlen, "%s: field '%s': expected %s", where, field, want);
+        wl_err(err, errlen, "field '%s': expected %s", field, want);
         return -1;
     }
     *out = x;
@@ -73,48 +73,46 @@ static int get_number(json_t *obj, const char *field, int required,
 
 /* Copies an optional string field ("" when absent); -1 if not a string. */
 static int get_string(json_t *obj, const char *field, int required,
-                      char **out, const char *where, char *err, size_t errlen)
+                      char **out, char *err, size_t errlen)
 {
     json_t *v = json_object_get(obj, field);
     if (!v && !required) {
         *out = strdup("");
     } else if (!json_is_string(v) || (required && !*json_string_value(v))) {
-        wl_err(err, errlen, "%s: field '%s': expected a %sstring", where,
-               field, required ? "non-empty " : "");
+        wl_err(err, errlen, "field '%s': expected a %sstring", field,
+               required ? "non-empty " : "");
         return -1;
     } else {
         *out = strdup(json_string_value(v));
     }
     if (!*out) {
-        wl_err(err, errlen, "%s: out of memory", where);
+        wl_err(err, errlen, "out of memory");
         return -1;
     }
     return 0;
 }
 
-static int get_loss(json_t *obj, wl_job *j, const char *where, char *err,
-                    size_t errlen)
+static int get_loss(json_t *obj, wl_job *j, char *err, size_t errlen)
 {
     json_t *v = json_object_get(obj, "loss");
     if (!json_is_array(v) || json_array_size(v) < 2) {
         wl_err(err, errlen,
-               "%s: field 'loss': expected an array of at least 2 numbers "
-               "(the loss before the first iteration and after each)",
-               where);
+               "field 'loss': expected an array of at least 2 numbers "
+               "(the loss before the first iteration and after each)");
         return -1;
     }
     j->nloss = json_array_size(v);
     j->loss = malloc(j->nloss * sizeof *j->loss);
     if (!j->loss) {
-        wl_err(err, errlen, "%s: out of memory", where);
+        wl_err(err, errlen, "out of memory");
         return -1;
     }
     for (size_t i = 0; i < j->nloss; i++) {
         json_t *e = json_array_get(v, i);
         double x = json_is_number(e) ? json_number_value(e) : NAN;
         if (!isfinite(x)) {
-            wl_err(err, errlen, "%s: field 'loss': element %zu is not a "
-                   "finite number", where, i);
+            wl_err(err, errlen, "field 'loss': element %zu is not a finite "
+                   "number", i);
             return -1;
         }
         j->loss[i] = x;
@@ -122,60 +120,29 @@ static int get_loss(json_t *obj, wl_job *j, const char *where, char *err,
     return 0;
 }
 
-/* Parses one non-blank line into j (zeroed by the caller). */
-static int parse_line(const char *text, const char *name, size_t lineno,
-                      wl_job *j, char *err, size_t errlen)
+/* Parses one line's object into j (zeroed by the caller); on error fills
+ * err without the file:line prefix. */
+static int parse_job(json_t *obj, wl_job *j, char *err, size_t errlen)
 {
-    char where[512];
-    snprintf(where, sizeof where, "%s:%zu", name, lineno);
-    json_error_t jerr;
-    json_t *obj = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-    int rc = -1;
-    if (!obj) {
-        wl_err(err, errlen, "%s: invalid JSON at column %d: %s", where,
-               jerr.column, jerr.text);
-        return -1;
-    }
-    if (!json_is_object(obj)) {
-        wl_err(err, errlen, "%s: expected a JSON object (one job)", where);
-        goto out;
-    }
-    j->line = lineno;
     j->max_cores = INFINITY;
     j->weight = 1;
-    if (get_string(obj, "id", 1, &j->id, where, err, errlen) ||
-        get_number(obj, "arrival_s", 1, 0, &j->arrival_s, where, err,
-                   errlen) ||
-        get_number(obj, "iter_cpu_s", 1, 1, &j->iter_cpu_s, where, err,
-                   errlen) ||
-        get_number(obj, "max_cores", 0, 1, &j->max_cores, where, err,
-                   errlen) ||
-        get_number(obj, "weight", 0, 1, &j->weight, where, err, errlen) ||
-        get_string(obj, "algorithm", 0, &j->algorithm, where, err, errlen) ||
-        get_string(obj, "curve", 0, &j->curve, where, err, errlen) ||
-        get_string(obj, "convergence", 0, &j->convergence, where, err,
-                   errlen) ||
-        get_loss(obj, j, where, err, errlen))
-        goto out;
+    if (get_string(obj, "id", 1, &j->id, err, errlen) ||
+        get_number(obj, "arrival_s", 1, 0, &j->arrival_s, err, errlen) ||
+        get_number(obj, "iter_cpu_s", 1, 1, &j->iter_cpu_s, err, errlen) ||
+        get_number(obj, "max_cores", 0, 1, &j->max_cores, err, errlen) ||
+        get_number(obj, "weight", 0, 1, &j->weight, err, errlen) ||
+        get_string(obj, "algorithm", 0, &j->algorithm, err, errlen) ||
+        get_string(obj, "curve", 0, &j->curve, err, errlen) ||
+        get_string(obj, "convergence", 0, &j->convergence, err, errlen) ||
+        get_loss(obj, j, err, errlen))
+        return -1;
     slaq_convergence cv;
     if (slaq_convergence_parse(j->convergence, &cv) != SLAQ_OK) {
-        wl_err(err, errlen, "%s: field 'convergence': expected sublinear, "
-               "linear, superlinear or nonconvex, got '%s'", where,
-               j->convergence);
-        goto out;
+        wl_err(err, errlen, "field 'convergence': expected sublinear, "
+               "linear, superlinear or nonconvex, got '%s'", j->convergence);
+        return -1;
     }
-    rc = 0;
-out:
-    json_decref(obj);
-    return rc;
-}
-
-static int is_blank(const char *s)
-{
-    for (; *s; s++)
-        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
-            return 0;
-    return 1;
+    return 0;
 }
 
 static int by_id(const void *a, const void *b)
@@ -212,53 +179,44 @@ static int check_unique_ids(const wl_workload *wl, const char *name,
     return rc;
 }
 
+/* State of one wl_read: the workload being filled and its capacity. */
+typedef struct wl_load {
+    wl_workload *wl;
+    size_t cap;
+} wl_load;
+
+static int job_line(json_t *obj, int line, void *ctx, char *msg, size_t len)
+{
+    wl_load *st = ctx;
+    wl_job *j = jsonl_push(&st->wl->jobs, st->wl->n, &st->cap, sizeof *j, 64);
+    if (!j) {
+        wl_err(msg, len, "out of memory");
+        return -1;
+    }
+    j->line = (size_t)line;
+    if (parse_job(obj, j, msg, len)) {
+        job_free(j);
+        return -1;
+    }
+    st->wl->n++;
+    return 0;
+}
+
 int wl_read(FILE *f, const char *name, wl_workload *wl, char *err,
             size_t errlen)
 {
-    char *line = NULL;
-    size_t linecap = 0, cap = 0, lineno = 0;
-    ssize_t len;
     wl->jobs = NULL;
     wl->n = 0;
-    while ((len = getline(&line, &linecap, f)) >= 0) {
-        lineno++;
-        if (is_blank(line))
-            continue;
-        if (wl->n == cap) {
-            size_t ncap = cap ? 2 * cap : 64;
-            wl_job *jobs = realloc(wl->jobs, ncap * sizeof *jobs);
-            if (!jobs) {
-                wl_err(err, errlen, "%s:%zu: out of memory", name, lineno);
-                goto err;
-            }
-            wl->jobs = jobs;
-            cap = ncap;
-        }
-        wl_job *j = &wl->jobs[wl->n];
-        memset(j, 0, sizeof *j);
-        if (parse_line(line, name, lineno, j, err, errlen)) {
-            job_free(j);
-            goto err;
-        }
-        wl->n++;
-    }
-    if (ferror(f)) {
-        wl_err(err, errlen, "%s: read error: %s", name, strerror(errno));
-        goto err;
-    }
-    if (wl->n == 0) {
+    wl_load st = {wl, 0};
+    int n = jsonl_each_file(f, name, job_line, &st, err, errlen);
+    if (n == 0)
         wl_err(err, errlen, "%s: no jobs (expected one JSON object per line)",
                name);
-        goto err;
+    if (n <= 0 || check_unique_ids(wl, name, err, errlen)) {
+        wl_free(wl);
+        return -1;
     }
-    if (check_unique_ids(wl, name, err, errlen))
-        goto err;
-    free(line);
     return 0;
-err:
-    free(line);
-    wl_free(wl);
-    return -1;
 }
 
 int wl_read_path(const char *path, wl_workload *wl, char *err, size_t errlen)

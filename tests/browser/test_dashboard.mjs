@@ -15,136 +15,17 @@
  *
  * Usage: node tests/browser/test_dashboard.mjs   (SLAQ_BUILD = build dir)
  */
-import {spawn, execFileSync} from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import {fileURLToPath} from 'node:url';
+import {ARTIFACTS, BIN, Slaqd, launchBrowser, pageErrors, sleep, tap, waitFor}
+  from './harness.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const BUILD = path.resolve(ROOT, process.env.SLAQ_BUILD || 'build');
-const SLAQD = path.join(BUILD, 'bin', 'slaqd');
-const SLAQ = path.join(BUILD, 'bin', 'slaq');
-const TOY = path.join(BUILD, 'bin', 'slaq-toy-job');
-const ARTIFACTS = path.join(BUILD, 'test-artifacts');
-// SLAQ_CHROMIUM names another binary (the skip path is tested with it).
-const CHROMIUM = process.env.SLAQ_CHROMIUM || '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu',
-  '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-proxy-server'];
+const TOY = path.join(BIN, 'slaq-toy-job');
+const ok = tap.ok.bind(tap);
 
-let n = 0;
-let failures = 0;
-function ok(cond, name, detail) {
-  n++;
-  if (cond) {
-    console.log(`ok ${n} - ${name}`);
-  } else {
-    failures++;
-    console.log(`not ok ${n} - ${name}`);
-    if (detail !== undefined) console.log('#   ' + String(detail).split('\n').join('\n#   '));
-  }
-  return cond;
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(pred, what, timeoutMs = 15000) {
-  const end = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    try {
-      last = await pred();
-      if (last) return last;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (last: ${last})`);
-    await sleep(100);
-  }
-}
-
-/* ------------------------------------------------------------- slaqd */
-
-class Slaqd {
-  constructor() {
-    this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'slaq-browser-'));
-    this.state = path.join(this.dir, 'state');
-    this.sock = path.join(this.state, 'slaq.sock');
-    this.logPath = path.join(this.dir, 'slaqd.log');
-  }
-
-  async start() {
-    const log = fs.openSync(this.logPath, 'a');
-    this.proc = spawn(SLAQD, ['--state-dir', this.state, '--http', '127.0.0.1:0',
-      '--epoch', '0.3', '--grace', '1', '--cores', '2', '--enforce', 'none'],
-    {stdio: ['ignore', log, log]});
-    this.exited = new Promise((r) => this.proc.on('exit', (code) => r(code)));
-    const portFile = path.join(this.state, 'http.port');
-    await waitFor(() => fs.existsSync(this.sock) && fs.existsSync(portFile) &&
-      fs.readFileSync(portFile, 'utf8').trim(), 'slaqd to start');
-    this.base = 'http://127.0.0.1:' + fs.readFileSync(portFile, 'utf8').trim();
-    await waitFor(async () => (await this.api('/api/status')).ok, 'slaqd to answer');
-  }
-
-  async api(p) {
-    const r = await fetch(this.base + p);
-    return r.json();
-  }
-
-  slaq(...args) {
-    return execFileSync(SLAQ, [args[0], '--socket', this.sock, ...args.slice(1)],
-      {encoding: 'utf8', env: {...process.env, SLAQ_SOCKET: ''}}).trim();
-  }
-
-  submit(name, ...jobArgs) {
-    return Number(this.slaq('submit', '--name', name, '--', TOY, ...jobArgs));
-  }
-
-  /* Cancels every active job, waits for them to end, then stops slaqd
-   * (jobs outlive slaqd by design, so they must end first). */
-  async stop() {
-    if (!this.proc) return;
-    try {
-      const jobs = (await this.api('/api/jobs')).jobs;
-      for (const j of jobs) {
-        if (j.state === 'running' || j.state === 'stopping') {
-          try { this.slaq('cancel', String(j.id)); } catch { /* ended meanwhile */ }
-        }
-      }
-      await waitFor(async () => (await this.api('/api/jobs')).jobs.every(
-        (j) => j.state !== 'running' && j.state !== 'stopping'), 'jobs to end', 10000);
-    } catch (e) {
-      console.log('# cleanup: ' + e.message);
-      for (const j of (await this.api('/api/jobs').catch(() => ({jobs: []}))).jobs) {
-        if (j.pid > 0) try { process.kill(-j.pid, 'SIGKILL'); } catch { /* gone */ }
-      }
-    }
-    this.proc.kill('SIGTERM');
-    const code = await this.exited;
-    fs.rmSync(this.dir, {recursive: true, force: true});
-    return code;
-  }
-}
-
-/* ----------------------------------------------------------- browser */
-
-async function launch(userDir) {
-  if (!fs.existsSync(CHROMIUM)) return {skip: `${CHROMIUM} is not installed`};
-  let chromium;
-  try {
-    ({chromium} = await import('playwright-core'));
-  } catch (e) {
-    return {skip: 'playwright-core is not installed (run make deps): ' + e.message};
-  }
-  try {
-    const ctx = await chromium.launchPersistentContext(userDir, {
-      executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS,
-      viewport: {width: 1400, height: 1000}, timeout: 60000});
-    return {ctx};
-  } catch (e) {
-    return {skip: 'chromium cannot run here: ' + e.message.split('\n')[0]};
-  }
+/* Submits slaq-toy-job JOBARGS under name; returns its id. */
+function submit(d, name, ...jobArgs) {
+  return Number(d.slaq('submit', '--name', name, '--', TOY, ...jobArgs));
 }
 
 /* What the page's Chart.js objects hold, by chart: [{id,label,points}]. */
@@ -175,22 +56,16 @@ function prefixOf(ys, want) {
 
 async function main() {
   console.log('TAP version 13');
-  const userDir = fs.mkdtempSync(path.join(os.tmpdir(), 'slaq-chromium-'));
-  const b = await launch(userDir);
-  if (b.skip) {
-    console.log('1..1');
-    console.log(`ok 1 - dashboard in a real browser # SKIP ${b.skip}`);
-    fs.rmSync(userDir, {recursive: true, force: true});
-    return 0;
-  }
+  const b = await launchBrowser();
+  if (b.skip) return tap.skip('dashboard in a real browser', b.skip);
   fs.mkdirSync(ARTIFACTS, {recursive: true});
-  const d = new Slaqd();
+  const d = new Slaqd(['--epoch', '0.3', '--grace', '1', '--cores', '2',
+    '--enforce', 'none']);
   const errors = [];
   try {
     await d.start();
     const page = await b.ctx.newPage();
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    page.on('pageerror', (e) => errors.push(String(e)));
+    pageErrors(page, errors);
 
     // An empty slaqd: the page loads, Chart.js is there, the empty state shows.
     await page.goto(d.base + '/');
@@ -202,9 +77,9 @@ async function main() {
     await page.screenshot({path: path.join(ARTIFACTS, 'dashboard-empty.png'), fullPage: true});
 
     // Three jobs converging at different rates.
-    const ids = [d.submit('fast', '--forever', '--iter-cpu', '0.004', '--rate', '0.08'),
-      d.submit('medium', '--forever', '--iter-cpu', '0.004', '--rate', '0.03'),
-      d.submit('slow', '--forever', '--iter-cpu', '0.004', '--rate', '0.01')];
+    const ids = [submit(d, 'fast', '--forever', '--iter-cpu', '0.004', '--rate', '0.08'),
+      submit(d, 'medium', '--forever', '--iter-cpu', '0.004', '--rate', '0.03'),
+      submit(d, 'slow', '--forever', '--iter-cpu', '0.004', '--rate', '0.01')];
     await waitFor(async () => {
       const c = await readCharts(page);
       return ids.every((id) => c.loss.some((s) => s.id === id && s.points.length >= 4) &&
@@ -263,7 +138,7 @@ async function main() {
       'the table shows next-epoch gain and time to 90 %', JSON.stringify(rows));
 
     // A job that appears in the API appears on the page without a reload.
-    const late = d.submit('late-arrival', '--forever', '--iter-cpu', '0.004', '--rate', '0.05');
+    const late = submit(d, 'late-arrival', '--forever', '--iter-cpu', '0.004', '--rate', '0.05');
     await waitFor(async () => (await d.api('/api/jobs')).jobs.some((j) => j.id === late),
       'the new job in the API');
     const seen = await waitFor(async () => {
@@ -347,7 +222,7 @@ async function main() {
     await waitFor(async () => (await d.api('/api/jobs')).jobs.every((j) => j.state !== 'running' &&
       j.state !== 'stopping'), 'every job to end');
     await sleep(3000); // ten epochs of 0.3 s with nothing running
-    const after = d.submit('after-idle', '--forever', '--iter-cpu', '0.004', '--rate', '0.05');
+    const after = submit(d, 'after-idle', '--forever', '--iter-cpu', '0.004', '--rate', '0.05');
     await waitFor(async () => (await readCharts(page)).cores.some(
       (s) => s.id === after && s.points.filter((p) => p[1] > 0).length >= 3),
     'the job after the idle stretch in the cores chart', 20000);
@@ -392,13 +267,12 @@ async function main() {
   } catch (e) {
     ok(false, 'the dashboard test ran to the end', e.stack);
   } finally {
-    await b.ctx.close().catch(() => {});
-    const code = await d.stop().catch((e) => { console.log('# ' + e.message); return -1; });
+    await b.close();
+    const code = await d.stop({cancelJobs: true})
+      .catch((e) => { console.log('# ' + e.message); return -1; });
     ok(code === 0, 'slaqd exits cleanly', 'exit ' + code);
-    fs.rmSync(userDir, {recursive: true, force: true});
   }
-  console.log(`1..${n}`);
-  return failures ? 1 : 0;
+  return tap.done();
 }
 
 process.exitCode = await main();

@@ -13,97 +13,34 @@
  * Output is TAP; if Chromium cannot run it reports one SKIP line.
  * Usage: node tests/browser/test_queries.mjs   (SLAQ_BUILD = build dir)
  */
-import {spawn, execFileSync} from 'node:child_process';
+import {execFileSync} from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
-import {fileURLToPath} from 'node:url';
+import {ARTIFACTS, BIN, Slaqd, launchBrowser, pageErrors, sleep, tap, waitFor}
+  from './harness.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const BUILD = path.resolve(ROOT, process.env.SLAQ_BUILD || 'build');
-const SLAQD = path.join(BUILD, 'bin', 'slaqd');
-const SLAQ = path.join(BUILD, 'bin', 'slaq');
-const AQP = path.join(BUILD, 'bin', 'slaq-aqp');
-const ARTIFACTS = path.join(BUILD, 'test-artifacts');
-const CHROMIUM = process.env.SLAQ_CHROMIUM || '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu',
-  '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-proxy-server'];
-
-let n = 0;
-let failures = 0;
-function ok(cond, name, detail) {
-  n++;
-  if (cond) {
-    console.log(`ok ${n} - ${name}`);
-  } else {
-    failures++;
-    console.log(`not ok ${n} - ${name}`);
-    if (detail !== undefined) console.log('#   ' + String(detail).split('\n').join('\n#   '));
-  }
-  return cond;
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor(pred, what, timeoutMs = 20000) {
-  const end = Date.now() + timeoutMs;
-  let last;
-  for (;;) {
-    try {
-      last = await pred();
-      if (last) return last;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what} (last: ${last})`);
-    await sleep(100);
-  }
-}
+const AQP = path.join(BIN, 'slaq-aqp');
+const ok = tap.ok.bind(tap);
 
 async function main() {
   console.log('TAP version 13');
-  if (!fs.existsSync(CHROMIUM)) {
-    console.log('1..1');
-    console.log(`ok 1 - query charts in a real browser # SKIP ${CHROMIUM} is not installed`);
-    return 0;
-  }
-  let chromium;
-  try {
-    ({chromium} = await import('playwright-core'));
-  } catch (e) {
-    console.log('1..1');
-    console.log('ok 1 - query charts in a real browser # SKIP playwright-core is not installed');
-    return 0;
-  }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'slaq-browser-q-'));
-  const state = path.join(dir, 'state');
-  const sock = path.join(state, 'slaq.sock');
-  const log = fs.openSync(path.join(dir, 'slaqd.log'), 'a');
-  const proc = spawn(SLAQD, ['--state-dir', state, '--http', '127.0.0.1:0',
-    '--epoch', '0.3', '--grace', '1', '--cores', '2', '--enforce', 'none',
-    '--policy', 'relaqs'], {stdio: ['ignore', log, log]});
-  const exited = new Promise((r) => proc.on('exit', (code) => r(code)));
-  let ctx = null;
+  const b = await launchBrowser({width: 1400, height: 1100});
+  if (b.skip) return tap.skip('query charts in a real browser', b.skip);
+  fs.mkdirSync(ARTIFACTS, {recursive: true});
+  const d = new Slaqd(['--epoch', '0.3', '--grace', '1', '--cores', '2',
+    '--enforce', 'none', '--policy', 'relaqs'], 'slaq-browser-q-');
   let client = null;
-  let base = null;
-  const api = async (p) => (await fetch(base + p)).json();
-  const slaq = (...args) => execFileSync(SLAQ, [args[0], '--socket', sock, ...args.slice(1)],
-    {encoding: 'utf8', env: {...process.env, SLAQ_SOCKET: ''}}).trim();
+  const api = (p) => d.api(p);
   const errors = [];
   try {
-    const portFile = path.join(state, 'http.port');
-    await waitFor(() => fs.existsSync(sock) && fs.existsSync(portFile) &&
-      fs.readFileSync(portFile, 'utf8').trim(), 'slaqd to start');
-    base = 'http://127.0.0.1:' + fs.readFileSync(portFile, 'utf8').trim();
-    await waitFor(async () => (await api('/api/status')).ok, 'slaqd to answer');
+    await d.start();
 
     // A query over the socket: ten mini-batches converging on 100.
-    client = net.createConnection(sock);
+    client = net.createConnection(d.sock);
     await new Promise((r) => client.once('connect', r));
     let welcome = '';
-    client.on('data', (b) => { welcome += b.toString(); });
+    client.on('data', (chunk) => { welcome += chunk.toString(); });
     client.write(JSON.stringify({type: 'hello', name: 'converging', kind: 'query'}) + '\n');
     const w = JSON.parse((await waitFor(() => welcome.includes('\n') && welcome, 'welcome')).split('\n')[0]);
     const qid = w.job;
@@ -114,26 +51,17 @@ async function main() {
         samples: 10, estimates: [est], lower: [est - half], upper: [est + half]}) + '\n');
     }
     // A real slaq-aqp query beside it.
-    const data = path.join(dir, 'sf.tpch');
+    const data = path.join(d.dir, 'sf.tpch');
     execFileSync(AQP, ['gen', '--scale-factor', '0.02', '--seed', '2', '--out', data],
       {stdio: 'ignore'});
-    const aid = Number(slaq('submit', '--name', 'q6', '--', AQP, 'run', '--quiet',
+    const aid = Number(d.slaq('submit', '--name', 'q6', '--', AQP, 'run', '--quiet',
       '--data', data, '--query', 'q6', '--batches', '20'));
     await waitFor(async () => (await api('/api/jobs/' + aid)).job?.state === 'done' ||
       (await api('/api/jobs/' + aid)).state === 'done', 'slaq-aqp to finish');
 
-    const b = await chromium.launchPersistentContext(path.join(dir, 'chromium'), {
-      executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS,
-      viewport: {width: 1400, height: 1100}, timeout: 60000}).catch((e) => e);
-    if (b instanceof Error) {
-      console.log(`ok ${++n} - query charts in a real browser # SKIP chromium cannot run here: ${b.message.split('\n')[0]}`);
-      return 0;
-    }
-    ctx = b;
-    const page = await ctx.newPage();
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    page.on('pageerror', (e) => errors.push(String(e)));
-    await page.goto(base + '/');
+    const page = await b.ctx.newPage();
+    pageErrors(page, errors);
+    await page.goto(d.base + '/');
     const charts = await waitFor(() => page.evaluate(() => {
       const out = {};
       for (const [id, q] of window.slaqDashboard.queries) {
@@ -174,17 +102,13 @@ async function main() {
   } catch (err) {
     ok(false, 'the query dashboard test ran to the end', err.stack);
   } finally {
-    if (ctx) await ctx.close().catch(() => {});
+    await b.close();
     if (client) client.destroy();
     await sleep(300);
-    proc.kill('SIGTERM');
-    const code = await exited;
+    const code = await d.stop();
     ok(code === 0, 'slaqd exits cleanly', 'exit ' + code);
-    fs.rmSync(dir, {recursive: true, force: true});
   }
-  console.log(`1..${n}`);
-  return failures ? 1 : 0;
+  return tap.done();
 }
 
-fs.mkdirSync(ARTIFACTS, {recursive: true});
 process.exitCode = await main();

@@ -11,77 +11,24 @@
  * BUILD/test-artifacts/. TAP output; skips (one "# SKIP" line) only when
  * Chromium cannot run.
  */
-import {spawn, execFileSync} from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import {fileURLToPath} from 'node:url';
+import {ARTIFACTS, BIN, Slaqd, launchBrowser, pageErrors, tap, waitFor}
+  from './harness.mjs';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const BUILD = path.resolve(ROOT, process.env.SLAQ_BUILD || 'build');
-const BIN = path.join(BUILD, 'bin');
-const CHROMIUM = process.env.SLAQ_CHROMIUM || '/usr/bin/chromium';
-
-let count = 0, bad = 0;
-function check(cond, what, detail) {
-  count++;
-  console.log(`${cond ? 'ok' : 'not ok'} ${count} - ${what}`);
-  if (!cond) {
-    bad++;
-    if (detail !== undefined) console.log('#   ' + String(detail).replace(/\n/g, '\n#   '));
-  }
-}
-const pause = (ms) => new Promise((r) => setTimeout(r, ms));
-async function until(fn, what, ms = 60000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    let v;
-    try { v = await fn(); } catch { v = null; }
-    if (v) return v;
-    if (Date.now() > end) throw new Error('timed out waiting for ' + what);
-    await pause(200);
-  }
-}
+const check = tap.ok.bind(tap);
 
 async function main() {
   console.log('TAP version 13');
-  if (!fs.existsSync(CHROMIUM)) {
-    console.log(`1..1\nok 1 - sweeps card # SKIP ${CHROMIUM} is not installed`);
-    return 0;
-  }
-  let chromium;
+  const b = await launchBrowser({width: 1400, height: 1400});
+  if (b.skip) return tap.skip('sweeps card', b.skip);
+  const d = new Slaqd(['--epoch', '0.3', '--enforce', 'none'], 'slaq-sweeps-');
+  const dir = d.dir;
   try {
-    ({chromium} = await import('playwright-core'));
-  } catch (e) {
-    console.log(`1..1\nok 1 - sweeps card # SKIP playwright-core missing: ${e.message}`);
-    return 0;
-  }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'slaq-sweeps-'));
-  const state = path.join(dir, 'state'), sock = path.join(state, 'slaq.sock');
-  const log = fs.openSync(path.join(dir, 'slaqd.log'), 'a');
-  const slaqd = spawn(path.join(BIN, 'slaqd'), ['--state-dir', state, '--http',
-    '127.0.0.1:0', '--epoch', '0.3', '--enforce', 'none'], {stdio: ['ignore', log, log]});
-  const exited = new Promise((r) => slaqd.on('exit', (c) => r(c)));
-  const slaq = (...a) => execFileSync(path.join(BIN, 'slaq'),
-    [a[0], '--socket', sock, ...a.slice(1)], {encoding: 'utf8'}).trim();
-  let ctx = null, base;
-  try {
-    const portFile = path.join(state, 'http.port');
-    await until(() => fs.existsSync(portFile) && fs.readFileSync(portFile, 'utf8').trim(), 'slaqd');
-    base = 'http://127.0.0.1:' + fs.readFileSync(portFile, 'utf8').trim();
-    try {
-      ctx = await chromium.launchPersistentContext(path.join(dir, 'chrome'), {
-        executablePath: CHROMIUM, headless: true,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-proxy-server'],
-        viewport: {width: 1400, height: 1400}, timeout: 60000});
-    } catch (e) {
-      console.log(`1..1\nok 1 - sweeps card # SKIP chromium cannot run: ${e.message.split('\n')[0]}`);
-      return 0;
-    }
-    const page = await ctx.newPage();
-    const errors = [];
-    page.on('pageerror', (e) => errors.push(String(e)));
-    await page.goto(base + '/');
+    await d.start();
+    const page = await b.ctx.newPage();
+    const errors = pageErrors(page);
+    await page.goto(d.base + '/');
     await page.waitForFunction(() => window.slaqSweeps && window.slaqSweeps.updates > 0);
     check(await page.evaluate(() => document.getElementById('sweeps').hidden),
       'without sweeps the card is hidden');
@@ -94,10 +41,10 @@ async function main() {
       y_target: 0.99, epochs: 6, slots: 1, policy: 'default',
       stop_at_target: false};
     fs.writeFileSync(path.join(dir, 'spec.json'), JSON.stringify(spec));
-    const id = Number(slaq('sweep', path.join(dir, 'spec.json')));
+    const id = Number(d.slaq('sweep', path.join(dir, 'spec.json')));
     check(id === 1, 'slaq sweep starts sweep 1', id);
-    const api = async () => (await (await fetch(base + '/api/sweeps/' + id)).json()).sweep;
-    const done = await until(async () => { const w = await api(); return w.state === 'done' ? w : null; },
+    const api = async () => (await (await fetch(d.base + '/api/sweeps/' + id)).json()).sweep;
+    const done = await waitFor(async () => { const w = await api(); return w.state === 'done' ? w : null; },
       'the sweep to end', 120000);
     await page.waitForFunction((n) => window.slaqSweeps.last &&
       window.slaqSweeps.last.state === 'done' &&
@@ -128,20 +75,17 @@ async function main() {
     const target = seen.lines.find((l) => l.label === 'target');
     check(target && target.ys.every((y) => y === 0.99), 'the target is drawn at y_target',
       JSON.stringify(target));
-    fs.mkdirSync(path.join(BUILD, 'test-artifacts'), {recursive: true});
-    await page.screenshot({path: path.join(BUILD, 'test-artifacts', 'dashboard-sweep.png'), fullPage: true});
+    fs.mkdirSync(ARTIFACTS, {recursive: true});
+    await page.screenshot({path: path.join(ARTIFACTS, 'dashboard-sweep.png'), fullPage: true});
     check(errors.length === 0, 'the page logged no errors', errors.join('\n'));
   } catch (e) {
     check(false, 'the sweeps test ran to the end', e.stack);
   } finally {
-    if (ctx) await ctx.close().catch(() => {});
-    slaqd.kill('SIGTERM');
-    const code = await exited;
+    await b.close();
+    const code = await d.stop();
     check(code === 0, 'slaqd exits cleanly', 'exit ' + code);
-    fs.rmSync(dir, {recursive: true, force: true});
   }
-  console.log(`1..${count}`);
-  return bad ? 1 : 0;
+  return tap.done();
 }
 
 process.exitCode = await main();

@@ -12,7 +12,7 @@ check_grep "missing file: named" "/nonexistent.jsonl" "$TMP/err"
 
 printf '{"loss": [1, 0.5]}\n{"loss": [1, \n' >"$TMP/bad.jsonl"
 check_exit "malformed JSON: exit 2" 2 "$SLAQ" predict-eval "$TMP/bad.jsonl"
-check_grep "malformed JSON: file and line" "bad.jsonl:2: malformed JSON" "$TMP/err"
+check_grep "malformed JSON: file and line" "bad.jsonl:2:13: malformed JSON" "$TMP/err"
 
 printf '{"loss": [1, "NaN", 0.2]}\n' >"$TMP/nan.jsonl"
 check_exit "loss not a number: exit 2" 2 "$SLAQ" predict-eval "$TMP/nan.jsonl"

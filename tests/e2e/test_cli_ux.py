@@ -4,6 +4,8 @@ import json
 
 from conftest import TOY, wait_for
 
+from slaq.client import Client
+
 
 def test_status_shows_dashboard_url(slaqd):
     out = slaqd.cli("status").stdout
@@ -43,6 +45,51 @@ def test_show_names_only_the_limits_that_are_set(slaqd):
     assert "(0: none)" not in out
 
 
+
+
+def test_show_prints_the_declared_class(slaqd):
+    dec = slaqd.submit(TOY, "--iters", "3", "--iter-cpu", "0.002",
+                       name="dec", convergence="sublinear")
+    und = slaqd.submit(TOY, "--iters", "3", "--iter-cpu", "0.002",
+                       name="und")
+    assert "  convergence sublinear (declared)\n" in \
+        slaqd.cli("show", str(dec)).stdout
+    assert "  convergence not declared\n" in \
+        slaqd.cli("show", str(und)).stdout
+
+
+def test_show_reduction_of_a_job_without_a_length_is_to_the_asymptote(slaqd):
+    """A finished job that declared no length: its reduction is measured
+    against the forecast's asymptote, which it stopped short of while its
+    loss still fell; it is not "of the predicted total"."""
+    jid = slaqd.submit(TOY, "--iters", "40", "--iter-cpu", "0.002",
+                       name="short")
+    slaqd.wait_state(jid, "done")
+    j = slaqd.job(jid)
+    assert 0 < j["reduction"] < 1 and j["declared_iters"] is None, j
+    out = slaqd.cli("show", str(jid)).stdout
+    assert "predicted total" not in out, out
+    assert ("  reduction   %.1f%% of the way to the forecast's asymptote "
+            "(loss %.6g);\n" % (100 * j["reduction"], j["end_loss"])) in out, out
+    assert "no length declared" in out, out
+    assert "  length" not in out, out
+
+
+def test_show_reduction_of_a_job_with_a_length_is_to_its_end(slaqd):
+    """A job that declared its length (hello "iters") keeps it after it
+    ends, and its reduction is against the forecast at that iteration."""
+    c = Client(socket_path=slaqd.sock, name="declared", iters=20)
+    for k in range(21):
+        c.report(k, 1.0 / (0.1 * k + 1) + 0.1, cpu_s=0.01)
+    jid = wait_for(lambda: [j["id"] for j in slaqd.jobs()
+                            if j["name"] == "declared"], what="attach")[0]
+    wait_for(lambda: slaqd.job(jid)["reports"] >= 21, what="21 reports")
+    c.close()
+    j = slaqd.wait_state(jid, ("done", "stopped", "failed", "lost"))
+    assert j["declared_iters"] == 20, j
+    out = slaqd.cli("show", str(jid)).stdout
+    assert "  length      20 iterations (declared)\n" in out, out
+    assert "of the total predicted by its declared end, iteration 20" in out, out
 
 
 def test_top_columns_stay_put_with_short_sparklines(slaqd):

@@ -18,17 +18,16 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "fuzz_daemon.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -49,40 +48,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    char err[512] = "";
-    signal(SIGPIPE, SIG_IGN);
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        exit(1);
-    }
+    fuzz_daemon_init(&D, dir, "fuzz_protocol");
     snprintf(sock, sizeof sock, "%s/slaq.sock", dir);
-    sd_config *c = &D.cfg;
-    c->state_dir = dir;
-    c->socket_path = sock;
-    c->http = "off";
-    c->epoch_s = 1;
-    c->cores = 2;
-    c->unit = 0.1;
-    c->grace_s = 1;
-    c->policy = SLAQ_POLICY_SLAQ;
-    c->enforce = SD_ENF_NONE;
-    c->keep_jobs = 20;
-    c->verbose = 0;
-    D.http_h.fd = -1;
-    D.started = sd_now();
-    D.epfd = epoll_create1(EPOLL_CLOEXEC);
-    D.store = store_open(":memory:", 1, err, sizeof err);
-    slaq_sched_config sc;
-    slaq_sched_config_init(&sc);
-    sc.policy = c->policy;
-    sc.cores = c->cores;
-    sc.unit = c->unit;
-    sc.epoch_s = c->epoch_s;
-    D.sched = slaq_sched_new(&sc);
-    if (D.epfd < 0 || !D.store || !D.sched ||
-        enf_init(&D, SD_ENF_NONE, err, sizeof err) < 0 ||
-        conn_listen_unix(&D, sock) < 0) {
-        fprintf(stderr, "fuzz_protocol: cannot set up slaqd: %s\n", err);
+    D.cfg.socket_path = sock;
+    if (conn_listen_unix(&D, sock) < 0) {
+        fprintf(stderr, "fuzz_protocol: cannot listen on %s\n", sock);
         exit(1);
     }
     atexit(cleanup);

@@ -158,7 +158,7 @@ static void test_trace_errors(void **state)
               "\"batch_cpu_s\":[1,1]}\n",
               "element 0 is not a number or null");
     bad_trace("{\"truth\":[1]}\n", "field \"name\"");
-    bad_trace("{\"name\":\"a\",\n", "malformed JSON");
+    bad_trace("{\"name\":\"a\",\n", ":1:12: malformed JSON");
     bad_trace("", "no query runs");
 }
 

@@ -465,8 +465,9 @@ static void test_reader_errors(void **state)
            "\"loss\":[1,0]}", "weight", NULL);
     wl_bad("{\"id\":7,\"arrival_s\":0,\"iter_cpu_s\":1,\"loss\":[1,0]}",
            "bad.jsonl:1", "'id'", NULL);
-    wl_bad("{\"id\":\"a\",\"arrival_s\":0,", "bad.jsonl:1", "JSON", NULL);
-    wl_bad("[1,2]\n", "bad.jsonl:1", "object", NULL);
+    wl_bad("{\"id\":\"a\",\"arrival_s\":0,", "bad.jsonl:1:24: malformed JSON",
+           NULL);
+    wl_bad("[1,2]\n", "bad.jsonl:1:1: expected a JSON object", NULL);
     snprintf(buf, sizeof buf, "%s%s", ok, ok);
     wl_bad(buf, "bad.jsonl:2", "id", "line 1", NULL);
     wl_bad("\n\n", "no jobs", NULL);

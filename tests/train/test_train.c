@@ -307,6 +307,7 @@ static void job_teardown(struct train_job *job)
     free(job->parts);
     free(job->loss);
     free(job->iter_cpu);
+    free(job->epoch_metric);
 }
 
 /* Gaussian blobs: k well-separated centres in d dimensions. */

@@ -10,17 +10,11 @@
 #include "io/curves.h"
 #include "testutil.h"
 
-static char path[64];
+static const char *path; /* the last file written */
 
 static const char *write_file(const char *text)
 {
-    snprintf(path, sizeof path, "/tmp/slaq-test-curves-%d.jsonl",
-             (int)getpid());
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    return path;
+    return path = test_write_file("curves", text);
 }
 
 static void expect_error(const char *text, const char *needle)
@@ -64,13 +58,13 @@ static void test_loads_a_valid_file(void **state)
 static void test_errors_name_line_and_field(void **state)
 {
     (void)state;
-    expect_error("{\"loss\": [1, 0]}\n{\"loss\": [1, }\n", ":2: malformed JSON");
+    expect_error("{\"loss\": [1, 0]}\n{\"loss\": [1, }\n", ":2:14: malformed JSON");
     expect_error("{\"loss\": [1, \"x\", 0]}\n",
                  ":1: field \"loss\": element 1 is not a finite number");
     expect_error("{\"loss\": [1]}\n", ":1: field \"loss\" has 1 values");
     expect_error("{\"loss\": []}\n", "field \"loss\" has 0 values");
     expect_error("{\"name\": \"x\"}\n", ":1: field \"loss\" is missing");
-    expect_error("[1, 2]\n", ":1: expected a JSON object");
+    expect_error("[1, 2]\n", ":1:1: expected a JSON object");
     expect_error("{\"loss\": [1, 0.5], \"iter_cpu_s\": [1, 2]}\n",
                  "field \"iter_cpu_s\" has 2 values");
     expect_error("{\"loss\": [1, 0.5], \"algorithm\": 3}\n",

@@ -13,6 +13,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #define assert_near(a, b, tol)                                                \
@@ -24,5 +26,22 @@
             fail();                                                           \
         }                                                                     \
     } while (0)
+
+/*
+ * Writes text to /tmp/slaq-test-NAME-PID.jsonl (NAME: the test's) and
+ * returns that path, in a static buffer the next call reuses. The caller
+ * unlinks it.
+ */
+static inline const char *test_write_file(const char *name, const char *text)
+{
+    static char path[96];
+    snprintf(path, sizeof path, "/tmp/slaq-test-%s-%d.jsonl", name,
+             (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
 
 #endif

@@ -1,0 +1,56 @@
+/*
+ * jsonl.h — the one JSON Lines loop under slaq's file readers (curves,
+ * recorded query runs, recorded sweeps, workloads).
+ *
+ * A JSON Lines file holds one JSON object per line; blank lines are skipped.
+ * The loop reads each line, parses it, and hands the object to the reader's
+ * callback, so that every reader reports errors the same way:
+ *
+ *   FILE:LINE:COL: malformed JSON: TEXT    (the line is not JSON)
+ *   FILE:LINE:COL: expected a JSON object  (it is JSON, but not an object)
+ *   FILE:LINE: MESSAGE                     (the callback refused the object)
+ *   FILE: MESSAGE                          (the file cannot be opened/read)
+ *
+ * LINE and COL count from 1; COL counts characters as Jansson does. A field
+ * error has no column (Jansson does not keep where a value stood).
+ */
+#ifndef SLAQ_IO_JSONL_H
+#define SLAQ_IO_JSONL_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+/*
+ * Called once per non-blank line with its object (borrowed: the loop frees
+ * it after the call) and its 1-based line number. Returns 0 to go on; -1
+ * stops the loop, and then msg must hold what was wrong (no "FILE:LINE:"
+ * prefix; the loop adds it).
+ */
+typedef int (*jsonl_fn)(json_t *obj, int line, void *ctx, char *msg,
+                        size_t msglen);
+
+/*
+ * Calls fn for every object of stream f, named `name` in messages. Returns
+ * the number of objects handed to fn (0 for an empty or all-blank file), or
+ * -1 with a message in err in the forms above. Does not close f.
+ */
+int jsonl_each_file(FILE *f, const char *name, jsonl_fn fn, void *ctx,
+                    char *err, size_t errlen);
+
+/* jsonl_each_file on the file at `path` (opened and closed here). */
+int jsonl_each(const char *path, jsonl_fn fn, void *ctx, char *err,
+               size_t errlen);
+
+/*
+ * Makes room for one more element in a growing array and returns its zeroed
+ * slot. `arrayp` is the address of the array pointer (e.g. &set->v, for any
+ * element type), n the elements in use, *cap the capacity (doubled as
+ * needed, starting at `first`), size the element size. The caller fills the
+ * slot and then increments its count. NULL when memory runs out (the array
+ * is then unchanged).
+ */
+void *jsonl_push(void *arrayp, size_t n, size_t *cap, size_t size,
+                 size_t first);
+
+#endif
