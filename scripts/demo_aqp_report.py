@@ -72,13 +72,17 @@ def mean_time(rows, x):
 
 
 def crossing(rows, base):
-    """The lowest error reduction (in 0.1% steps from 50%) from which the
-    policy is slower than fair on average; None if it never is."""
-    for k in range(500, 1001):
+    """The crossing point, as `slaq sim --aqp` reports it: the smallest
+    error reduction (in 0.1% steps, from 50%) from which on the policy is
+    slower than fair on average at every level up to the exact answer;
+    None if it is not slower at the exact answer."""
+    c = None
+    for k in range(1000, 499, -1):
         x = k / 1000
-        if mean_time(rows, x) > mean_time(base, x):
-            return x
-    return None
+        if not mean_time(rows, x) > mean_time(base, x):
+            break
+        c = x
+    return c
 
 
 def main():
