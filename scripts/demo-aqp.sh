@@ -135,5 +135,5 @@ print(sum(j["state"] in ("running","stopping") for j in json.load(sys.stdin)["jo
     cleanup
     unset SLAQ_SOCKET
 done
-python3 "$root/scripts/demo_aqp_report.py" "$out" "${pols[@]}"
+python3 "$root/scripts/demo_aqp_report.py" --slaq "$bin/slaq" "$out" "${pols[@]}"
 echo "demo-aqp: done in $((SECONDS - start)) s (states in $out)"

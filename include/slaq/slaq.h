@@ -456,26 +456,29 @@ void slaq_query_forecast(const slaq_query *q, double dflt_cost,
                          slaq_forecast *f);
 
 /*
- * The true error after mini-batch i of a recorded query (docs/relaqs.md):
- * the mean over the columns of the normalised absolute error |X_i,c −
- * truth_c| / |truth_c| (the absolute error where truth_c = 0; 1 for a
- * column with no estimate yet), divided by the same mean after the first
- * mini-batch. A ratio of means, not a mean of per-column ratios: a column
- * whose first estimate happened to be nearly exact would otherwise
- * dominate. est is B × K, row i−1 for mini-batch i; NAN entries are
- * missing values. 1 at the first mini-batch, 0 when the estimates equal
- * the truth (and 0 throughout when the first was exact).
+ * The true error of a recorded query after each mini-batch, the thesis's
+ * normalised absolute error (docs/relaqs.md, "True error"): per column c
+ * the absolute error Z_i,c = |X_i,c − truth_c|, normalised like Eq. 4.1
+ * by the column's largest absolute error over the run, so it lies in
+ * [0, 1]; a column with no estimate yet counts 1, a column whose
+ * estimates were always exact 0, and a NULL truth (NAN) is met by a NULL
+ * estimate only. E_i is the mean over the K columns, as P_i is (Sec.
+ * 4.3.6), and the error reduction is 1 − E_i. est is B × K, row i−1 for
+ * mini-batch i (NAN: missing); err gets B values, err[i−1] = E_i. The
+ * only definition in slaq: the metric-vs-error evaluation, the simulator
+ * and `make demo-aqp` (through `slaq predict-eval --aqp --errors`) use
+ * it. SLAQ_OK or SLAQ_EINVAL.
  */
-double slaq_query_true_error(const double *est, const double *truth,
-                             size_t K, size_t i);
+int slaq_query_error_curve(const double *est, const double *truth, size_t B,
+                           size_t K, double *err);
 
 /* What slaq_eval_query accumulates over recorded queries. */
 typedef struct slaq_query_eval {
     slaq_eval_acc pred[8];  /* per horizon: Σ |P̂_i+h − P_i+h| in norm_sum
                                (P is in [0, 1], so this is the normalised
                                error), relative to P_i+h in rel_sum */
-    double metric_err_sum;  /* Σ_i |P_i − E_i|, E_i the true error scaled
-                               to 1 at its largest (from i = 2) */
+    double metric_err_sum;  /* Σ_i |P_i − E_i| over i >= 2, E_i from
+                               slaq_query_error_curve */
     uint64_t metric_n;
 } slaq_query_eval;
 

@@ -16,20 +16,64 @@
 
 static const char usage_text[] =
     "usage: slaq predict-eval --aqp TRACES.jsonl [--horizons 1,5]\n"
-    "                         [--window N] [--min-points N] [--json]\n\n"
+    "                         [--window N] [--min-points N] [--json]\n"
+    "       slaq predict-eval --aqp TRACES.jsonl --errors\n\n"
     "Replays every recorded query (data/aqp/traces.jsonl, docs/aqp.md) "
     "through\nslaq's query model: after each mini-batch i >= 3 it fits the "
     "progress curve\n1/(a i^2 + b) to the progress metric P and predicts P "
     "h mini-batches ahead.\nPer query and overall it prints the mean "
     "absolute prediction error (P is in\n[0, 1], so this is the normalised "
-    "error) and the mean |P_i - E_i|, E_i the\ntrue error scaled to 1 at "
-    "its largest (docs/relaqs.md).\n\n"
+    "error) and the mean |P_i - E_i| over i >= 2,\nE_i the true error: per "
+    "column |X_i - truth| over its largest in the run,\naveraged over the "
+    "columns (docs/relaqs.md, \"True error\").\n\n"
     "  --horizons LIST   mini-batches ahead, comma-separated (1,5; at most "
     "8)\n"
     "  --window N        fit the N most recent P values (default 0: all)\n"
     "  --min-points N    P values before the first fit (default 3)\n"
     "  --json            one JSON object instead of the table\n"
+    "  --errors          instead, print each query's true error E_1..E_B as "
+    "JSON\n"
+    "                    Lines: {\"name\": ..., \"error\": [...]}\n"
     "  -h, --help        this text\n";
+
+/* Prints a JSON string (the trace names are labels: escaped simply). */
+static void put_json_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            printf("\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            printf("\\u%04x", (unsigned char)*s);
+        else
+            putchar(*s);
+    }
+    putchar('"');
+}
+
+/* --errors: each query's true error after every mini-batch. */
+static int print_errors(const char *prog, const aqp_trace_set *ts)
+{
+    for (size_t q = 0; q < ts->n; q++) {
+        const aqp_trace *t = &ts->v[q];
+        double *e = malloc(t->B * sizeof *e);
+        int r = e ? slaq_query_error_curve(t->est, t->truth, t->B, t->K, e)
+                  : SLAQ_ENOMEM;
+        if (r) {
+            cli_error(prog, "%s: %s", t->name, slaq_strerror(r));
+            free(e);
+            return EXIT_RUNTIME;
+        }
+        printf("{\"name\": ");
+        put_json_string(t->name);
+        printf(", \"error\": [");
+        for (size_t i = 0; i < t->B; i++)
+            printf("%s%.9g", i ? ", " : "", e[i]);
+        printf("]}\n");
+        free(e);
+    }
+    return 0;
+}
 
 int cmd_predict_eval_aqp(int argc, char **argv)
 {
@@ -39,9 +83,10 @@ int cmd_predict_eval_aqp(int argc, char **argv)
         {"window", required_argument, 0, 'w'},
         {"min-points", required_argument, 0, 'm'},
         {"json", no_argument, 0, 'j'},
+        {"errors", no_argument, 0, 'e'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    int hz[AQP_MAX_H] = {1, 5}, nh = 2, json = 0;
+    int hz[AQP_MAX_H] = {1, 5}, nh = 2, json = 0, errors = 0;
     slaq_query_opts qo;
     slaq_query_opts_init(&qo);
     int c;
@@ -88,6 +133,9 @@ int cmd_predict_eval_aqp(int argc, char **argv)
         case 'j':
             json = 1;
             break;
+        case 'e':
+            errors = 1;
+            break;
         case 'h':
             fputs(usage_text, stdout);
             return 0;
@@ -105,6 +153,11 @@ int cmd_predict_eval_aqp(int argc, char **argv)
     if (aqp_traces_load(argv[optind], &ts, err, sizeof err)) {
         cli_error(argv[0], "%s", err);
         return EXIT_USAGE;
+    }
+    if (errors) {
+        int rc = print_errors(argv[0], &ts);
+        aqp_traces_free(&ts);
+        return rc;
     }
     slaq_query_eval total;
     memset(&total, 0, sizeof total);

@@ -471,30 +471,33 @@ double aqp_forecast_eval(const slaq_forecast *f, double k)
 
 /* ------------------------------------------------------ true error */
 
-/* The mean relative error of the estimates after mini-batch i: per
- * column |X − truth| / |truth| (the absolute error where the truth is 0),
- * 1 for a column with no estimate yet. */
-static double mean_rel_error(const double *est, const double *truth,
-                             size_t K, size_t i)
+int slaq_query_error_curve(const double *est, const double *truth, size_t B,
+                           size_t K, double *err)
 {
-    double sum = 0;
+    if (!est || !truth || !err || K == 0 || B == 0)
+        return SLAQ_EINVAL;
+    for (size_t i = 0; i < B; i++)
+        err[i] = 0;
     for (size_t c = 0; c < K; c++) {
-        double x = est[(i - 1) * K + c];
-        double scale = truth[c] != 0 ? fabs(truth[c]) : 1;
-        sum += isnan(x) ? 1 : fabs(x - truth[c]) / scale;
+        /* the column's largest absolute error over the run */
+        double zmax = 0;
+        for (size_t i = 0; i < B; i++) {
+            double x = est[i * K + c];
+            if (!isnan(x) && !isnan(truth[c]))
+                zmax = fmax(zmax, fabs(x - truth[c]));
+        }
+        for (size_t i = 0; i < B; i++) {
+            double x = est[i * K + c], e;
+            if (isnan(truth[c]))      /* SQL's NULL answer */
+                e = isnan(x) ? 0 : 1;
+            else if (isnan(x))        /* no estimate yet: all error left */
+                e = 1;
+            else
+                e = zmax > 0 ? fabs(x - truth[c]) / zmax : 0;
+            err[i] += e / (double)K;
+        }
     }
-    return sum / (double)K;
-}
-
-double slaq_query_true_error(const double *est, const double *truth,
-                             size_t K, size_t i)
-{
-    if (!est || !truth || K == 0 || i == 0)
-        return NAN;
-    double e1 = mean_rel_error(est, truth, K, 1);
-    if (!(e1 > 0))
-        return 0;
-    return mean_rel_error(est, truth, K, i) / e1;
+    return SLAQ_OK;
 }
 
 /* -------------------------------------------------------- evaluation */
@@ -516,17 +519,15 @@ int slaq_eval_query(const slaq_query_opts *opts, const double *est,
     int rc = all && err ? SLAQ_OK : SLAQ_ENOMEM;
     for (size_t i = 1; i <= B && !rc; i++)
         rc = slaq_progress_add(all, est + (i - 1) * K, K);
-    /* The true error, scaled to 1 at its largest from i = 2 on. */
-    double emax = 0;
+    /* The true error (one definition: slaq_query_error_curve), against
+     * P wherever P exists (from the second mini-batch on). */
+    if (!rc && B > 0)
+        rc = slaq_query_error_curve(est, truth, B, K, err);
     for (size_t i = 2; i <= B && !rc; i++) {
-        err[i] = slaq_query_true_error(est, truth, K, i);
-        emax = fmax(emax, err[i]);
-    }
-    for (size_t i = 2; i <= B && !rc && emax > 0; i++) {
         double p = slaq_progress_value(all, i);
         if (isnan(p))
             continue;
-        acc->metric_err_sum += fabs(p - err[i] / emax);
+        acc->metric_err_sum += fabs(p - err[i - 1]);
         acc->metric_n++;
     }
     for (size_t i = 1; i <= B && !rc; i++) {

@@ -8,8 +8,10 @@
  * its predicted progress metric against the ML jobs' predicted normalised
  * loss reduction on one scale. The last estimates and their bounds of the
  * first few result cells are kept in memory, thinned to a bounded number
- * of points, for the dashboard's convergence charts (they are not in the
- * database: the reports' loss, CPU and rows are).
+ * of points, for the dashboard's convergence charts. The database keeps
+ * the job's kind and every mini-batch's vectors with its report
+ * (reports.estimates), so a slaqd started again replays them
+ * (aqpd_replay) and a running query comes back a query.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -67,6 +69,8 @@ int aqpd_set_kind(sd_daemon *d, sd_job *j, int kind, char *err,
     }
     slaq_job_set_iters(j->sj, iters);
     slaq_sched_remove(d->sched, prev);
+    if (d->store)
+        store_put_job(d->store, j);
     sd_log(d, 1, "job %lld: scheduled as a %s", (long long)j->id,
            slaq_job_kind_name(kind));
     return 0;
@@ -189,6 +193,60 @@ int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
 out:
     free(buf);
     return rc;
+}
+
+char *aqpd_vec_json(json_t *msg)
+{
+    json_t *o = json_object();
+    static const char *const names[] = {"estimates", "lower", "upper"};
+    for (int i = 0; i < 3; i++) {
+        json_t *a = json_object_get(msg, names[i]);
+        if (a && !json_is_null(a))
+            json_object_set(o, names[i], a);
+    }
+    char *text = json_dumps(o, JSON_COMPACT);
+    json_decref(o);
+    return text;
+}
+
+int aqpd_replay(sd_daemon *d, sd_job *j, const slaq_report *r,
+                const char *vec)
+{
+    char err[256];
+    json_t *msg = vec ? json_loads(vec, 0, NULL) : NULL;
+    int rc = msg ? aqpd_report(d, j, msg, r, err, sizeof err) : -1;
+    json_decref(msg);
+    if (rc != 0)
+        sd_log(d, 0, "job %lld: stored mini-batch %llu not replayed: %s",
+               (long long)j->id, (unsigned long long)r->iter,
+               msg ? err : "its estimates are missing or not JSON");
+    return rc;
+}
+
+/* One stored mini-batch of a finished query into its in-memory points. */
+static int load_one(void *arg, const slaq_report *r, const char *vec)
+{
+    sd_job *j = arg;
+    json_t *msg = vec ? json_loads(vec, 0, NULL) : NULL;
+    json_t *ea = json_object_get(msg, "estimates");
+    size_t n = json_array_size(ea);
+    char err[160];
+    double *buf = n && n <= VEC_MAX && (!j->vec || j->vec->n == n)
+                      ? malloc(3 * n * sizeof *buf) : NULL;
+    if (buf && !read_vec(msg, "estimates", n, buf, err, sizeof err) &&
+        !read_vec(msg, "lower", n, buf + n, err, sizeof err) &&
+        !read_vec(msg, "upper", n, buf + 2 * n, err, sizeof err))
+        remember(j, r, n, buf, buf + n, buf + 2 * n);
+    free(buf);
+    json_decref(msg);
+    return 0;
+}
+
+void aqpd_load(sd_daemon *d, sd_job *j)
+{
+    if (j->kind != SLAQ_JOB_QUERY || j->vec || j->sj || !d->store)
+        return;
+    store_each_query_report(d->store, j->id, load_one, j);
 }
 
 static json_t *num(double v)

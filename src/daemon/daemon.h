@@ -471,6 +471,16 @@ int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
 /* {"job": ID, "kind": ..., "progress": P, "points": [{"iter", "t",
  * "est": [...], "lower": [...], "upper": [...]}...]} (first cells). */
 json_t *aqpd_estimates_json(const sd_job *j);
+/* The report's "estimates", "lower" and "upper" as one compact JSON
+ * object, as the database keeps them (malloc'ed; NULL if out of memory). */
+char *aqpd_vec_json(json_t *msg);
+/* A finished query's stored estimates into memory for
+ * aqpd_estimates_json (after a restart, once; a running one replays). */
+void aqpd_load(sd_daemon *d, sd_job *j);
+/* Hands a stored mini-batch (`vec` from aqpd_vec_json) to the job's query
+ * again after a restart: 0, or -1 (logged) if it cannot be used. */
+int aqpd_replay(sd_daemon *d, sd_job *j, const slaq_report *r,
+                const char *vec);
 void aqpd_free(sd_job *j);
 /* Asks a job to stop (reason "cancelled" for a user's cancel). */
 void job_stop(sd_daemon *d, sd_job *j, const char *reason);
@@ -574,6 +584,10 @@ void store_put_job(sd_store *s, const sd_job *j);
 /* `metric` NaN: the report carries none (stored as NULL). */
 void store_report(sd_store *s, int64_t job, const slaq_report *r,
                   double metric);
+/* The same with a query's mini-batch: `vec` is the JSON object of its
+ * "estimates", "lower" and "upper" (aqpd_vec_json), or NULL. */
+void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
+                      double metric, const char *vec);
 void store_alloc(sd_store *s, int64_t job, double t, double cores,
                  uint64_t epoch);
 void store_event(sd_store *s, double t, int64_t job, const char *kind,
@@ -583,6 +597,10 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d);
 /* Calls fn for each report of a job in iteration order. */
 int store_each_report(sd_store *s, int64_t job,
                       int (*fn)(void *, const slaq_report *), void *arg);
+/* The same with each report's stored estimates (NULL when it has none). */
+int store_each_query_report(sd_store *s, int64_t job,
+                            int (*fn)(void *, const slaq_report *,
+                                      const char *), void *arg);
 /* History for `slaq show`: reports and allocations (at most `max`, evenly
  * spread over iterations or epochs, first and last kept; O(max log n)),
  * events (thinned). New references. */

@@ -483,8 +483,10 @@ static enum MHD_Result serve_forecast(sd_daemon *d, struct MHD_Connection *con,
                                url + 10));
     if (hist)
         return serve_history(d, con, j);
-    if (est)
+    if (est) {
+        aqpd_load(d, j);
         return reply(con, MHD_HTTP_OK, aqpd_estimates_json(j));
+    }
     return reply(con, MHD_HTTP_OK, trace_forecast_json(d, j));
 }
 

@@ -680,7 +680,13 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
                  ">= 0)", slaq_strerror(rc));
         return -1;
     }
-    store_report(d->store, j->id, &r, mv);
+    if (vec == 0) { /* a query's mini-batch: its vectors too */
+        char *text = aqpd_vec_json(msg);
+        store_report_vec(d->store, j->id, &r, mv, text);
+        free(text);
+    } else {
+        store_report(d->store, j->id, &r, mv);
+    }
     if (!isnan(mv)) {
         j->last_metric = mv;
         j->metric_iter = r.iter;
@@ -1022,6 +1028,29 @@ static int replay_report(void *arg, const slaq_report *r)
     return 0;
 }
 
+typedef struct query_replay { sd_daemon *d; sd_job *j; } query_replay;
+
+/* A query's stored mini-batch: its estimates go to the core again. */
+static int replay_query_report(void *arg, const slaq_report *r,
+                               const char *vec)
+{
+    query_replay *x = arg;
+    aqpd_replay(x->d, x->j, r, vec); /* logged if it cannot be used */
+    note_report(x->j, r);
+    return 0;
+}
+
+/* Gives a restored job's scheduler entry its stored history. */
+static void replay_history(sd_daemon *d, sd_job *j)
+{
+    if (j->kind == SLAQ_JOB_QUERY) {
+        query_replay x = {d, j};
+        store_each_query_report(d->store, j->id, replay_query_report, &x);
+    } else {
+        store_each_report(d->store, j->id, replay_report, j);
+    }
+}
+
 static int restore_one(sd_daemon *d, sd_job *j)
 {
     if (!SD_ACTIVE(j->state))
@@ -1031,7 +1060,7 @@ static int restore_one(sd_daemon *d, sd_job *j)
         if (cluster_restore_job(d, j, j->node_at) < 0 ||
             job_schedule(d, j) < 0)
             return -1;
-        store_each_report(d->store, j->id, replay_report, j);
+        replay_history(d, j);
         if (j->node >= 0)
             sd_log(d, 0, "job %lld (%s): waiting for node %s to reconnect",
                    (long long)j->id, j->name, j->node_at);
@@ -1056,7 +1085,7 @@ static int restore_one(sd_daemon *d, sd_job *j)
         return -1;
     if (j->suspended == SD_SUSP_SIGNAL) /* still SIGSTOPped: no cores */
         slaq_job_set_max_cores(j->sj, 1e-6);
-    store_each_report(d->store, j->id, replay_report, j);
+    replay_history(d, j);
     j->adopted = 1;
     if (j->managed)
         enf_adopt(d, j);

@@ -31,15 +31,15 @@ static const char *const sql_text[ST_N] = {
     "BEGIN",
     "COMMIT",
     "INSERT OR REPLACE INTO reports(job, iter, loss, cpu_s, samples, t, "
-    "metric) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "metric, estimates) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     "INSERT OR REPLACE INTO allocs(job, t, cores, epoch) VALUES (?, ?, ?, ?)",
     "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
     "INSERT OR REPLACE INTO jobs(id, name, cmd, cwd, weight, max_cores, "
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
     "reason, submitted, started, ended, secret, convergence, metric_name, "
     "suspended, continued_by, resumed_from, sweep, node, restartable, pin, "
-    "launch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "launch, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
     "DELETE FROM allocs WHERE job = ?",
@@ -58,9 +58,10 @@ static const char schema[] =
     " submitted REAL, started REAL, ended REAL, secret TEXT, "
     " metric_name TEXT, suspended INTEGER, continued_by INTEGER, "
     " resumed_from INTEGER, sweep INTEGER, node TEXT, restartable INTEGER, "
-    " pin TEXT, launch TEXT);"
+    " pin TEXT, launch TEXT, kind TEXT);"
     "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
-    " cpu_s REAL, samples REAL, t REAL, metric REAL, PRIMARY KEY(job, iter))"
+    " cpu_s REAL, samples REAL, t REAL, metric REAL, estimates TEXT,"
+    " PRIMARY KEY(job, iter))"
     " WITHOUT ROWID;"
     "CREATE TABLE IF NOT EXISTS allocs(job INTEGER, t REAL, cores REAL, "
     " epoch INTEGER, PRIMARY KEY(job, epoch)) WITHOUT ROWID;"
@@ -81,7 +82,8 @@ struct sd_store {
     /* Reports written since the last good commit, kept to be written
      * again if it fails (bounded: beyond SD_STORE_PENDING the oldest are
      * lost and counted). */
-    struct pending { int64_t job; slaq_report r; double metric; } *pend;
+    struct pending { int64_t job; slaq_report r; double metric;
+                     char *vec; /* owned; NULL: not a query's */ } *pend;
     size_t npend, cappend;
     uint64_t lost;
     int retrying;         /* inside the rewrite after a failure */
@@ -188,6 +190,10 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
         {"jobs", "restartable", "INTEGER"},
         {"jobs", "pin", "TEXT"},
         {"jobs", "launch", "TEXT"},
+        /* approximate queries (docs/relaqs.md): the job's declared kind
+         * (NULL: an ML job) and each mini-batch's estimates and bounds */
+        {"jobs", "kind", "TEXT"},
+        {"reports", "estimates", "TEXT"},
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         char q[256];
@@ -226,6 +232,17 @@ fail:
     return NULL;
 }
 
+/* Forgets the oldest n kept reports (committed, or lost to the cap). */
+static void drop_pending(sd_store *s, size_t n)
+{
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(s->pend[i].vec);
+    memmove(s->pend, s->pend + n, (s->npend - n) * sizeof *s->pend);
+    s->npend -= n;
+}
+
 void store_close(sd_store *s)
 {
     if (!s)
@@ -233,6 +250,7 @@ void store_close(sd_store *s)
     store_flush(s);
     for (int i = 0; i < ST_N; i++)
         sqlite3_finalize(s->st[i]);
+    drop_pending(s, s->npend);
     free(s->pend);
     sqlite3_close(s->db);
     free(s);
@@ -263,9 +281,10 @@ static void begin(sd_store *s)
 }
 
 static void bind_real(sqlite3_stmt *st, int i, double v);
+static void bind_text(sqlite3_stmt *st, int i, const char *v);
 
 static void insert_report(sd_store *s, int64_t job, const slaq_report *r,
-                          double metric)
+                          double metric, const char *vec)
 {
     sqlite3_stmt *st = s->st[ST_REPORT];
     sqlite3_bind_int64(st, 1, job);
@@ -275,6 +294,7 @@ static void insert_report(sd_store *s, int64_t job, const slaq_report *r,
     sqlite3_bind_double(st, 5, r->samples);
     sqlite3_bind_double(st, 6, r->t);
     bind_real(st, 7, metric);
+    bind_text(st, 8, vec);
     step(s, st);
 }
 
@@ -311,7 +331,7 @@ int store_flush(sd_store *s)
         s->retrying = 0;
         for (size_t i = 0; i < s->npend && !s->broken; i++)
             insert_report(s, s->pend[i].job, &s->pend[i].r,
-                          s->pend[i].metric);
+                          s->pend[i].metric, s->pend[i].vec);
     }
     if (!s->in_txn)
         return 0;
@@ -324,7 +344,7 @@ int store_flush(sd_store *s)
                    (unsigned long long)s->failures,
                    (unsigned long long)s->lost);
         s->failing = 0;
-        s->npend = 0;
+        drop_pending(s, s->npend);
         return 0;
     }
     if (!sqlite3_get_autocommit(s->db))
@@ -366,6 +386,12 @@ static void bind_text(sqlite3_stmt *st, int i, const char *v)
 void store_report(sd_store *s, int64_t job, const slaq_report *r,
                   double metric)
 {
+    store_report_vec(s, job, r, metric, NULL);
+}
+
+void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
+                      double metric, const char *vec)
+{
     if (s->npend == s->cappend) {
         size_t cap = s->cappend ? s->cappend * 2 : 1024;
         struct pending *np = cap <= SD_STORE_PENDING
@@ -375,18 +401,19 @@ void store_report(sd_store *s, int64_t job, const slaq_report *r,
             s->cappend = cap;
         } else if (s->npend > 0) { /* full: the oldest eighth is lost */
             size_t drop = s->npend / 8 ? s->npend / 8 : 1;
-            memmove(s->pend, s->pend + drop,
-                    (s->npend - drop) * sizeof *s->pend);
-            s->npend -= drop;
+            drop_pending(s, drop);
             s->lost += drop;
         }
     }
-    if (s->npend < s->cappend)
-        s->pend[s->npend++] = (struct pending){job, *r, metric};
+    if (s->npend < s->cappend) {
+        char *copy = vec ? strdup(vec) : NULL;
+        s->pend[s->npend++] = (struct pending){job, *r, metric, copy};
+        vec = copy ? copy : vec;
+    }
     if (s->failing)
         return; /* written with the others at the next retry */
     begin(s);
-    insert_report(s, job, r, metric);
+    insert_report(s, job, r, metric, vec);
 }
 
 void store_alloc(sd_store *s, int64_t job, double t, double cores,
@@ -463,6 +490,8 @@ void store_put_job(sd_store *s, const sd_job *j)
     char *launch = j->launch && SD_ACTIVE(j->state)
                        ? json_dumps(j->launch, JSON_COMPACT) : NULL;
     bind_text(st, 29, launch);
+    bind_text(st, 30, j->kind != SLAQ_JOB_ML ? slaq_job_kind_name(j->kind)
+                                             : NULL);
     step(s, st);
     free(launch);
 }
@@ -486,7 +515,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             "(SELECT r.iter FROM reports r WHERE r.job = jobs.id AND "
             "r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
             "suspended, continued_by, resumed_from, sweep, "
-            "node, restartable, pin, launch "
+            "node, restartable, pin, launch, kind "
             "FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
@@ -542,6 +571,9 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
         if (sqlite3_column_type(st, 31) != SQLITE_NULL)
             j->launch = json_loads((const char *)sqlite3_column_text(st, 31),
                                    0, NULL);
+        const char *kind = (const char *)sqlite3_column_text(st, 32);
+        if (!kind || slaq_job_kind_parse(kind, &j->kind) != SLAQ_OK)
+            j->kind = SLAQ_JOB_ML;
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;
@@ -564,6 +596,32 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
     }
     if (step_rc != SQLITE_DONE && step_rc != SQLITE_ROW)
         rc = -1;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int store_each_query_report(sd_store *s, int64_t job,
+                            int (*fn)(void *, const slaq_report *,
+                                      const char *), void *arg)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT iter, loss, cpu_s, samples, t, "
+                           "estimates FROM reports WHERE job = ? ORDER BY "
+                           "iter", -1, &st, NULL))
+        return -1;
+    sqlite3_bind_int64(st, 1, job);
+    int rc = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        slaq_report r = {
+            .iter = (uint64_t)sqlite3_column_int64(st, 0),
+            .loss = sqlite3_column_double(st, 1),
+            .cpu_s = sqlite3_column_double(st, 2),
+            .samples = sqlite3_column_double(st, 3),
+            .t = sqlite3_column_double(st, 4),
+        };
+        if ((rc = fn(arg, &r, (const char *)sqlite3_column_text(st, 5))) < 0)
+            break;
+    }
     sqlite3_finalize(st);
     return rc;
 }

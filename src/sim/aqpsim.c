@@ -90,10 +90,9 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
             snprintf(err, errlen, "out of memory");
             goto fail;
         }
-        for (size_t b = 1; b <= t->B; b++) {
-            double e = slaq_query_true_error(t->est, t->truth, t->K, b);
-            res[i].red[b - 1] = b == t->B ? 1 : 1 - e;
-        }
+        slaq_query_error_curve(t->est, t->truth, t->B, t->K, res[i].red);
+        for (size_t b = 1; b <= t->B; b++) /* reduction; exact at the end */
+            res[i].red[b - 1] = b == t->B ? 1 : 1 - res[i].red[b - 1];
     }
 
     double t = 0, next_epoch = 0;

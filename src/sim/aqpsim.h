@@ -9,7 +9,7 @@
  * or finishes. Between decisions a query with a cores runs a CPU-seconds
  * of its mini-batches per second; mini-batch i costs the recorded
  * batch_cpu_s[i−1] × cpu_scale CPU-seconds. What is measured is the true
- * error (slaq_query_true_error), which the scheduler never sees.
+ * error (slaq_query_error_curve), which the scheduler never sees.
  */
 #ifndef SLAQ_AQPSIM_H
 #define SLAQ_AQPSIM_H

@@ -39,6 +39,25 @@ assert a["h1"] < 0.08 and a["h5"] < 0.07, a
 assert 0 < a["metric_vs_error"] < 0.4, a
 PY
 
+"$SLAQ" predict-eval --aqp "$TR" --errors >"$TMP/err.jsonl"
+check "predict-eval --aqp --errors: each run's true error, in [0, 1], 1 at its largest" \
+  python3 - "$TMP/err.jsonl" "$TR" <<'PY'
+import json, sys
+errs = [json.loads(l) for l in open(sys.argv[1])]
+trs = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
+assert [e["name"] for e in errs] == [t["name"] for t in trs]
+for e, t in zip(errs, trs):
+    E = e["error"]
+    assert len(E) == t["batches"] and all(0 <= x <= 1 + 1e-12 for x in E)
+    assert E[-1] < 1e-6, (t["name"], E[-1])  # the exact answer
+    if len(t["keys"]) == 1 and t["truth"][0] is not None:
+        z = [abs(r[0] - t["truth"][0]) if r[0] is not None else None
+             for r in t["estimates"]]
+        zmax = max(x for x in z if x is not None)
+        assert all(abs(x - (1 if zz is None else zz / zmax)) < 1e-6
+                   for x, zz in zip(E, z)), t["name"]
+PY
+
 "$SLAQ" sim --aqp "$SYN" --queries 6 --seeds 1-2 --cpu-scale 2000 \
   --cores 4 --sweep 5,20 --out "$TMP/sim" >"$TMP/sim.txt"
 check "sim --aqp writes reduction.csv, queries.csv, sweep.csv" \

@@ -7,7 +7,9 @@ share the cores, each scheduled by its own metric."""
 import json
 import os
 import socket
+import sqlite3
 import subprocess
+import time
 import urllib.request
 
 import pytest
@@ -45,6 +47,129 @@ def _report(s, it, est, **kw):
            "samples": 100, "estimates": est}
     msg.update(kw)
     s.sendall(json.dumps(msg).encode() + b"\n")
+
+
+def _answer(f, want):
+    """The next message of type `want`, skipping allocation updates."""
+    while True:
+        r = json.loads(f.readline())
+        if r.get("type") == want or r.get("type") == "error":
+            return r
+
+
+@pytest.fixture
+def holder():
+    """A process that stands for an attached query's program: slaqd keeps
+    a job whose process is alive across its restart (and the teardown may
+    kill its process group, so it is not this one)."""
+    p = subprocess.Popen(["sleep", "120"], start_new_session=True)
+    yield p.pid
+    p.kill()
+    p.wait()
+
+
+def _query_survives_kill9(d, pid):
+    # a query that declared itself in its hello and has not reported yet
+    s2, f2 = _raw(d.sock)
+    w2 = _send(s2, f2, {"type": "hello", "name": "q2", "pid": pid,
+                        "kind": "query"})
+    # and one as slaq-aqp declares it: by its first report's estimates
+    s, f = _raw(d.sock)
+    w = _send(s, f, {"type": "hello", "name": "q", "pid": pid, "ack": True})
+    jid, secret = w["job"], w["secret"]
+    _report(s, 1, [10.0, None], lower=[9, None], upper=[11, None])
+    _report(s, 2, [10.5, 3.0], lower=[10, 2], upper=[11, 4])
+    _report(s, 3, [10.25, 3.5], lower=[10.1, 3.2], upper=[10.4, 3.8])
+    # acknowledged once committed, with everything slaqd took before
+    wait_for(lambda: _answer(f, "ack")["iter"] == 3, timeout=10,
+             what="mini-batch 3 to be committed")
+    before = api(d, "/api/jobs/%d/estimates" % jid)
+    s.close()
+    s2.close()
+    d.kill9()
+    d.start()
+    job = d.job(jid)
+    assert job["kind"] == "query" and job["state"] == "running"
+    assert d.job(w2["job"])["kind"] == "query"
+    e = api(d, "/api/jobs/%d/estimates" % jid)
+    assert e["points"] == before["points"]
+    assert [p["iter"] for p in e["points"]] == [1, 2, 3]
+    assert e["points"][2]["lower"] == [10.1, 3.2]
+    assert e["cells"] == 2 and e["progress"] == pytest.approx(0.75)
+    # the query goes on where it was, checked as before
+    s, f = _raw(d.sock)
+    w = _send(s, f, {"type": "hello", "job": jid, "secret": secret,
+                     "pid": pid})
+    assert w["type"] == "welcome" and w["next_iter"] == 4
+    r = _send(s, f, {"type": "report", "iter": 4, "loss": 1,
+                     "estimates": [1.0]})
+    assert r["code"] == "bad_report" and "first report had 2" in r["message"]
+    _report(s, 4, [10.25, 3.5])
+    e = wait_for(lambda: (lambda e: e if len(e["points"]) == 4 else None)(
+        api(d, "/api/jobs/%d/estimates" % jid)), what="mini-batch 4")
+    assert e["progress"] == 0  # nothing moved: the history was replayed
+    s.close()
+    for j in (jid, w2["job"]):
+        d.request({"type": "cancel", "job": j, "now": True})
+    return jid
+
+
+def test_query_survives_kill9(daemon_factory, holder):
+    d = daemon_factory("--policy", "relaqs", "--cores", "2")
+    jid = _query_survives_kill9(d, holder)
+    d.wait_state(jid, ("cancelled", "done", "failed"))
+    # a finished query's estimates are served from the database
+    d.kill9()
+    d.start()
+    e = api(d, "/api/jobs/%d/estimates" % jid)
+    assert e["kind"] == "query" and e["cells"] == 2
+    assert [p["iter"] for p in e["points"]] == [1, 2, 3, 4]
+    assert e["points"][1]["upper"] == [11, 4]
+
+
+def test_old_database_gains_query_columns(tmp_path, daemon_factory, holder):
+    # state.db as slaqd wrote it before queries were kept: no jobs.kind,
+    # no reports.estimates
+    state = tmp_path / "old"
+    state.mkdir()
+    db = sqlite3.connect(str(state / "state.db"))
+    db.executescript(
+        "CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT, cmd TEXT, "
+        "cwd TEXT, weight REAL, max_cores REAL, target REAL, max_iters "
+        "INTEGER, max_time REAL, managed INTEGER, state TEXT, pid INTEGER, "
+        "pstart INTEGER, exit_status INTEGER, reason TEXT, submitted REAL, "
+        "started REAL, ended REAL, secret TEXT, metric_name TEXT, "
+        "suspended INTEGER, continued_by INTEGER, resumed_from INTEGER, "
+        "sweep INTEGER, convergence TEXT, node TEXT, restartable INTEGER, "
+        "pin TEXT, launch TEXT);"
+        "CREATE TABLE reports(job INTEGER, iter INTEGER, loss REAL, cpu_s "
+        "REAL, samples REAL, t REAL, metric REAL, PRIMARY KEY(job, iter)) "
+        "WITHOUT ROWID;"
+        "INSERT INTO jobs(id, name, cmd, cwd, weight, target, max_iters, "
+        "max_time, managed, state, pid, pstart, submitted, started, ended) "
+        "VALUES (1, 'old', '[\"true\"]', '/', 1, 0, 0, 0, 0, 'done', 0, 0, "
+        "%f, %f, %f);"
+        "INSERT INTO reports(job, iter, loss, cpu_s, samples, t) VALUES "
+        "(1, 0, 2.0, 0, 0, %f);" % ((time.time(),) * 4))
+    db.commit()
+    db.close()
+    d = daemon_factory("--policy", "relaqs", "--cores", "2", state=state)
+    old = d.job(1)
+    assert old["kind"] == "ml" and old["history"][0][:2] == [0, 2.0]
+    db = sqlite3.connect(str(state / "state.db"))
+    for table, col in (("jobs", "kind"), ("reports", "estimates")):
+        assert col in [r[1] for r in db.execute(
+            "PRAGMA table_info(%s)" % table)]
+    db.close()
+    jid = _query_survives_kill9(d, holder)
+    db = sqlite3.connect(str(state / "state.db"))
+    kind, = db.execute("SELECT kind FROM jobs WHERE id = ?", (jid,)).fetchone()
+    vec, = db.execute("SELECT estimates FROM reports WHERE job = ? AND "
+                      "iter = 2", (jid,)).fetchone()
+    db.close()
+    assert kind == "query"
+    assert json.loads(vec) == {"estimates": [10.5, 3.0], "lower": [10, 2],
+                               "upper": [11, 4]}
 
 
 def test_query_min_cores_option(daemon_factory):

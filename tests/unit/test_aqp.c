@@ -186,17 +186,40 @@ static void test_true_error(void **state)
     /* 3 batches × 2 columns; column 1 has no estimate at batch 1 */
     double est[6] = {12, NAN, 11, 30, 10, 25};
     double truth[2] = {10, 20};
-    assert_near(slaq_query_true_error(est, truth, 2, 1), 1.0, 1e-12);
-    /* relative errors: batch 1 (0.2 + 1 for the missing value) / 2 =
-     * 0.6; batch 2 (0.1 + 0.5) / 2 = 0.3; batch 3 (0 + 0.25) / 2 */
-    assert_near(slaq_query_true_error(est, truth, 2, 2), 0.5, 1e-12);
-    assert_near(slaq_query_true_error(est, truth, 2, 3), 0.125 / 0.6, 1e-12);
-    /* a truth of 0 is measured in absolute terms */
-    double e0[2] = {2, 1}, t0 = 0;
-    assert_near(slaq_query_true_error(e0, &t0, 1, 2), 0.5, 1e-12);
+    double e[3];
+    assert_int_equal(slaq_query_error_curve(est, truth, 3, 2, e), SLAQ_OK);
+    /* column 0: |err| 2, 1, 0 over its largest 2: 1, 0.5, 0;
+     * column 1: missing (1), then 10, 5 over its largest 10: 1, 0.5 */
+    assert_near(e[0], 1.0, 1e-12);
+    assert_near(e[1], (0.5 + 1.0) / 2, 1e-12);
+    assert_near(e[2], (0 + 0.5) / 2, 1e-12);
+    /* a mean of per-column ratios: the scale of a column does not matter
+     * (a ratio of means would be column 1's alone here) */
+    double big[4] = {1e6 + 4, 11, 1e6 + 2, 10};
+    double tb[2] = {1e6, 10};
+    assert_int_equal(slaq_query_error_curve(big, tb, 2, 2, e), SLAQ_OK);
+    assert_near(e[1], (0.5 + 0) / 2, 1e-12);
+    /* normalised by the largest error, not the first: a lucky first
+     * estimate does not push the error above 1 */
+    double lucky[3] = {10.1, 13, 10};
+    double t1 = 10;
+    assert_int_equal(slaq_query_error_curve(lucky, &t1, 3, 1, e), SLAQ_OK);
+    assert_near(e[0], 0.1 / 3, 1e-12);
+    assert_near(e[1], 1, 1e-12);
+    assert_near(e[2], 0, 1e-12);
+    /* always exact: 0; a NULL truth is met by a NULL estimate only */
+    double ex[2] = {5, 5}, t5 = 5;
+    assert_int_equal(slaq_query_error_curve(ex, &t5, 2, 1, e), SLAQ_OK);
+    assert_near(e[0], 0, 1e-12);
+    double nul[2] = {3, NAN}, tn = NAN;
+    assert_int_equal(slaq_query_error_curve(nul, &tn, 2, 1, e), SLAQ_OK);
+    assert_near(e[0], 1, 1e-12);
+    assert_near(e[1], 0, 1e-12);
+    assert_int_equal(slaq_query_error_curve(est, truth, 0, 2, e),
+                     SLAQ_EINVAL);
 }
 
-/* X_i = t + 1/i: E_i = 1/i, scaled to its largest from i = 2: 2/i;
+/* X_i = t + 1/i: E_i = 1/i (its largest is the first);
  * P_i = (1/(i(i−1))) / (1/2). The comparison is their mean distance. */
 static void test_eval_metric_exact(void **state)
 {
@@ -206,7 +229,7 @@ static void test_eval_metric_exact(void **state)
     for (int i = 1; i <= B; i++)
         est[i - 1] = truth + 1.0 / i;
     for (int i = 2; i <= B; i++)
-        want += fabs(2.0 / i - 2.0 / (i * (i - 1.0)));
+        want += fabs(1.0 / i - 2.0 / (i * (i - 1.0)));
     slaq_query_eval acc;
     memset(&acc, 0, sizeof acc);
     int hz[1] = {1};
