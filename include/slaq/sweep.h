@@ -91,7 +91,7 @@ typedef struct slaq_lcurve_opts {
 } slaq_lcurve_opts;
 
 #define SLAQ_LCURVE_INFLATE_DEFAULT 2.0
-#define SLAQ_LCURVE_TEMPER_DEFAULT 8.0
+#define SLAQ_LCURVE_TEMPER_DEFAULT 16.0
 
 typedef struct slaq_lcurve slaq_lcurve;
 

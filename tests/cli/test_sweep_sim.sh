@@ -51,7 +51,7 @@ for k in ("default", "chosen"):
     assert 0 <= m["brier"] <= 1 and m["n"] > 0, k
     assert sum(b[2] for b in m["bins"]) == m["n"], k
     assert all(0 <= b[0] <= 1 and 0 <= b[1] <= 1 for b in m["bins"]), k
-assert c["default"]["temper"] == 8 and c["default"]["inflate"] == 2
+assert c["default"]["temper"] == 16 and c["default"]["inflate"] == 2
 assert abs(c["brier_base_rate"] - c["base_rate"] * (1 - c["base_rate"])) < 1e-6
 assert c["ms_median"] > 0 and c["bounded"] == 1
 ' "$TMP/cal.json"
