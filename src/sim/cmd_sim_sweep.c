@@ -42,6 +42,8 @@ static void sw_usage(FILE *f)
         "                       needs for all of them: total work / slots)\n"
         "  --b N                evaluation boundary (default: each policy's)\n"
         "  --inflate X          curve model's parameter-uncertainty factor\n"
+        "  --temper T           curve model's weight temperature (default 16;\n"
+        "                       1 = BIC weights, 1e9 = equal weights)\n"
         "  --suspend-cost S     seconds a slot stays busy after a suspend\n"
         "                       (default 0.01: SIGSTOP on the same node)\n"
         "  --resume-cost S      seconds before a resumed epoch starts (0.01)\n"
@@ -346,6 +348,7 @@ int cmd_sim_sweep(int argc, char **argv)
         {"t-max", required_argument, NULL, 'T'},
         {"b", required_argument, NULL, 'b'},
         {"inflate", required_argument, NULL, 'i'},
+        {"temper", required_argument, NULL, 'M'},
         {"suspend-cost", required_argument, NULL, 'S'},
         {"resume-cost", required_argument, NULL, 'R'},
         {"start-scale", required_argument, NULL, 'A'},
@@ -358,7 +361,7 @@ int cmd_sim_sweep(int argc, char **argv)
     const char *path = NULL, *policies = "pop,bandit,earlyterm,default,hyperband";
     const char *orders_out = NULL, *json = NULL;
     long slots = 4, norders = 25, seed = 1, top = 4, b = 0;
-    double target = NAN, kill = NAN, tmax = 0, inflate = 0;
+    double target = NAN, kill = NAN, tmax = 0, inflate = 0, temper = 0;
     double suspend_s = 0.01, resume_s = 0.01, start_scale = 1;
     int calib = 0, c;
     char *end;
@@ -391,6 +394,7 @@ int cmd_sim_sweep(int argc, char **argv)
         case 'T': tmax = v; break;
         case 'b': b = l; break;
         case 'i': inflate = v; break;
+        case 'M': temper = v; break;
         case 'S': suspend_s = v; break;
         case 'R': resume_s = v; break;
         case 'A': start_scale = v; break;
@@ -408,10 +412,10 @@ int cmd_sim_sweep(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (slots < 1 || slots > 100000 || norders < 1 || norders > 100000 ||
-        top < 1 || b < 0 || inflate < 0 || suspend_s < 0 || resume_s < 0 ||
+        top < 1 || b < 0 || inflate < 0 || temper < 0 || suspend_s < 0 || resume_s < 0 ||
         tmax < 0 || seed < 0 || start_scale < 0) {
         cli_error("sim", "--slots, --orders and --target-top must be >= 1; "
-                         "--b, --inflate, --t-max, --seed and the costs >= 0");
+                         "--b, --inflate, --temper, --t-max, --seed and the costs >= 0");
         return EXIT_USAGE;
     }
     char err[512];
@@ -504,6 +508,7 @@ int cmd_sim_sweep(int argc, char **argv)
         cfg.prm.kill_threshold = kill;
         cfg.prm.b = (int)b;
         cfg.prm.lcurve.inflate = inflate;
+        cfg.prm.lcurve.temper = temper;
         slaq_lcurve_bound_metric(&cfg.prm.lcurve, set.metric_name, set.maximize);
         long reached = 0, epochs = 0, kills = 0, susp = 0;
         if (js)
