@@ -12,10 +12,15 @@ epoch (slaq-train --eval-every 1). Writes one JSON Lines file per sweep:
            {"id": i, "params": {...}, "command": [...], "start_s": T0,
             "epoch_s": [...], "metric": [...], "stop": "iters"}
 
-start_s is the wall time from launching the process to its first iteration
-(data loading); epoch_s[j] the wall time of epoch j+1 (without evaluation);
+start_s is the CPU time the process spent before its first iteration (data
+loading); epoch_s[j] the CPU time of epoch j+1 (without evaluation);
 metric[j] the held-out metric after epoch j+1. A configuration that diverges
-ends early: its arrays are shorter than E.
+ends early: its arrays are shorter than E. Every job runs with one thread,
+so its CPU time is the wall time it takes on an idle core; recording CPU
+time keeps the traces the same when other work shares the machine (the
+header says "time": "cpu"). The wall times are kept beside them
+(start_wall_s, epoch_wall_s) for reference; the simulator uses start_s and
+epoch_s.
 
 The configurations are drawn from --seed alone, so the same command gives
 the same configurations on any machine; times and (slightly, through the
@@ -82,21 +87,32 @@ def run_one(cmd, metric_name):
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env=env)
-    start_s = None
-    epoch_s, metric, stop = [], [], "error"
+    start = None
+    epoch_s, epoch_wall_s, metric, stop = [], [], [], "error"
     for line in p.stdout:
         f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
         if line.startswith("iter=") and f.get("iter") == "0":
-            start_s = time.monotonic() - t0
+            start = (process_cpu_s(p.pid), time.monotonic() - t0)
         elif line.startswith("iter="):
             if metric_name not in f:
                 continue
-            epoch_s.append(round(float(f["wall_s"]), 6))
+            epoch_s.append(round(float(f["cpu_s"]), 6))
+            epoch_wall_s.append(round(float(f["wall_s"]), 6))
             metric.append(round(float(f[metric_name]), 6))
         elif line.startswith("done "):
             stop = f.get("stop", "error")
     p.wait()
-    return start_s or 0.0, epoch_s, metric, stop
+    start = start or (0.0, 0.0)
+    return {"start_s": round(start[0], 4), "start_wall_s": round(start[1], 4),
+            "epoch_s": epoch_s, "epoch_wall_s": epoch_wall_s,
+            "metric": metric, "stop": stop}
+
+
+def process_cpu_s(pid):
+    """User plus system CPU seconds of a running process, from /proc."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def merge(parts, out):
@@ -159,7 +175,7 @@ def main():
         with open(tmp, "w") as out:
             head = {"sweep": name, "seed": a.seed, "epochs": a.epochs,
                     "metric": "accuracy", "direction": "max",
-                    "subsample": a.subsample,
+                    "subsample": a.subsample, "time": "cpu",
                     "space": {k: list(v) for k, v in space["params"].items()},
                     "generated_by": "make sweep-traces (scripts/sweep-traces.py "
                                     "--seed %d --configs %d --epochs %d)"
@@ -172,11 +188,11 @@ def main():
                     continue
                 cmd = command(a.train, space["algo"], params, a.epochs,
                               a.subsample, seed)
-                start_s, epoch_s, metric, stop = run_one(cmd, "accuracy")
+                run = run_one(cmd, "accuracy")
+                metric = run["metric"]
                 shown = [os.path.basename(cmd[0])] + cmd[1:]
-                rec = {"id": i, "params": params, "command": shown,
-                       "start_s": round(start_s, 4), "epoch_s": epoch_s,
-                       "metric": metric, "stop": stop}
+                rec = {"id": i, "params": params, "command": shown}
+                rec.update(run)
                 out.write(json.dumps(rec) + "\n")
                 out.flush()
                 print("%s %3d/%d  %-40s epochs=%3d final=%.4f  %.0fs" %

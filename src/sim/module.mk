@@ -28,7 +28,7 @@ results:
 	@scripts/sim-results.sh $(BUILD)
 
 # make sweep-traces: record the sweeps of data/sweeps/ with real slaq-train
-# runs (about 35 minutes on a quiet machine; SEED=N for other
+# runs (20-40 minutes for both; SEED=N for other
 # configurations).
 # make sweep-results: replay them under slaq's sweep policies and Optuna's
 # pruners, and measure the curve model (docs/results/sweeps/).
