@@ -71,17 +71,33 @@ typedef struct slaq_lcurve_opts {
     double sigma_min;
     /* Bitmask of families to use (bit f = family f); 0 = all. */
     unsigned families;
-    /* How the families are weighted: 0 equally (every family that fits),
-     * 1 by exp(-BIC/2). Chosen on held-out traces like inflate. */
+    /* How the families are weighted: 0 by the tempered BIC below (the
+     * default), 1 by exp(-BIC/2) (temper = 1). */
     int bic_weights;
+    /* Temperature of the family weights exp(-(BIC_k - BIC_min) / (2 T)):
+     * 1 is plain BIC (the posterior collapses onto the family that fits
+     * the points seen so far best: the residuals of a learning curve are
+     * correlated, so n points carry far less than n points' evidence),
+     * INFINITY weighs the families equally. 0 selects the default
+     * (SLAQ_LCURVE_TEMPER_DEFAULT); negative is an error. Chosen on held-out
+     * traces like inflate. */
+    double temper;
+    /* When has_upper: the metric cannot exceed `upper` (accuracy: 1; as
+     * passed, i.e. after negating a loss). A family whose prediction at the
+     * queried epoch lies above it is left out of that prediction, as
+     * Domhan et al.'s prior rejects such curves. */
+    int has_upper;
+    double upper;
 } slaq_lcurve_opts;
 
 #define SLAQ_LCURVE_INFLATE_DEFAULT 2.0
+#define SLAQ_LCURVE_TEMPER_DEFAULT 16.0
 
 typedef struct slaq_lcurve slaq_lcurve;
 
 /* A reusable model. opts may be NULL for the defaults. NULL when out of
- * memory or an option is out of range (inflate < 0, sigma_min < 0). */
+ * memory or an option is out of range (inflate < 0, sigma_min < 0,
+ * temper < 0). */
 slaq_lcurve *slaq_lcurve_new(const slaq_lcurve_opts *opts);
 void slaq_lcurve_free(slaq_lcurve *lc);
 
@@ -102,6 +118,12 @@ double slaq_lcurve_prob(const slaq_lcurve *lc, double m, double target);
  * families). Either pointer may be NULL. SLAQ_ENODATA before a fit. */
 int slaq_lcurve_predict(const slaq_lcurve *lc, double m, double *mean,
                         double *sd);
+
+/* Sets o's bound from the metric's name: a maximised metric named
+ * "...accuracy..." cannot exceed 1 (has_upper = 1, upper = 1); any other
+ * leaves o unchanged. */
+void slaq_lcurve_bound_metric(slaq_lcurve_opts *o, const char *metric,
+                              int maximize);
 
 /* Weight of family f in the current fit (0 when it was not fitted), and
  * the family's name ("pow3", "weibull", ...; "?" when f is out of range). */

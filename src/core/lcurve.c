@@ -146,8 +146,11 @@ slaq_lcurve *slaq_lcurve_new(const slaq_lcurve_opts *opts)
     slaq_lcurve_opts o = {0};
     if (opts)
         o = *opts;
-    if (!(o.inflate >= 0) || !(o.sigma_min >= 0))
+    if (!(o.inflate >= 0) || !(o.sigma_min >= 0) || !(o.temper >= 0) ||
+        (o.has_upper && !isfinite(o.upper)))
         return NULL;
+    if (o.temper == 0)
+        o.temper = o.bic_weights ? 1 : SLAQ_LCURVE_TEMPER_DEFAULT;
     if (o.inflate == 0)
         o.inflate = SLAQ_LCURVE_INFLATE_DEFAULT;
     if (o.sigma_min == 0)
@@ -420,8 +423,7 @@ int slaq_lcurve_fit(slaq_lcurve *lc, const double *y, size_t n)
     double sum = 0;
     for (int f = 0; f < SLAQ_LCURVE_FAMILIES; f++)
         if (lc->fit[f].ok) {
-            lc->fit[f].w = lc->o.bic_weights ? exp(-0.5 * (lc->fit[f].w - best))
-                                             : 1.0;
+            lc->fit[f].w = exp(-0.5 * (lc->fit[f].w - best) / lc->o.temper);
             sum += lc->fit[f].w;
         }
     for (int f = 0; f < SLAQ_LCURVE_FAMILIES; f++)
@@ -454,20 +456,34 @@ static bool lc_family_at(const slaq_lcurve *lc, int f, double m, double *mu,
     return isfinite(*sd);
 }
 
-double slaq_lcurve_prob(const slaq_lcurve *lc, double m, double target)
+/* A family's mean beyond the metric's bound: outside the prior. */
+static bool lc_above(const slaq_lcurve *lc, double mu)
 {
-    if (!lc || !lc->fitted || !(m >= 1))
-        return NAN;
+    return lc->o.has_upper && mu > lc->o.upper;
+}
+
+static double lc_prob(const slaq_lcurve *lc, double m, double target,
+                      bool bound)
+{
     double p = 0, wsum = 0;
     for (int f = 0; f < SLAQ_LCURVE_FAMILIES; f++) {
         double mu, sd;
         if (!lc->fit[f].ok || lc->fit[f].w < 1e-6 ||
-            !lc_family_at(lc, f, m, &mu, &sd))
+            !lc_family_at(lc, f, m, &mu, &sd) || (bound && lc_above(lc, mu)))
             continue;
         p += lc->fit[f].w * gsl_cdf_ugaussian_Q((target - mu) / sd);
         wsum += lc->fit[f].w;
     }
     return wsum > 0 ? p / wsum : NAN;
+}
+
+double slaq_lcurve_prob(const slaq_lcurve *lc, double m, double target)
+{
+    if (!lc || !lc->fitted || !(m >= 1))
+        return NAN;
+    double p = lc_prob(lc, m, target, true);
+    /* Every family beyond the bound: they agree the curve gets there. */
+    return isnan(p) ? lc_prob(lc, m, target, false) : p;
 }
 
 int slaq_lcurve_predict(const slaq_lcurve *lc, double m, double *mean,
@@ -505,4 +521,13 @@ double slaq_lcurve_weight(const slaq_lcurve *lc, int f)
         !lc->fit[f].ok)
         return 0;
     return lc->fit[f].w;
+}
+
+void slaq_lcurve_bound_metric(slaq_lcurve_opts *o, const char *metric,
+                              int maximize)
+{
+    if (o && metric && maximize && strstr(metric, "accuracy")) {
+        o->has_upper = 1;
+        o->upper = 1;
+    }
 }

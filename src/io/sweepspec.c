@@ -280,6 +280,7 @@ int sweep_spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
                   len) < 0)
         return -1;
     s->p.kill_threshold = x;
+    slaq_lcurve_bound_metric(&s->p.lcurve, s->metric, s->p.maximize);
     v = json_object_get(spec, "policy");
     if (v && !json_is_string(v))
         return fail(err, len, "policy: expected a policy name");

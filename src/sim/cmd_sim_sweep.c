@@ -42,6 +42,8 @@ static void sw_usage(FILE *f)
         "                       needs for all of them: total work / slots)\n"
         "  --b N                evaluation boundary (default: each policy's)\n"
         "  --inflate X          curve model's parameter-uncertainty factor\n"
+        "  --temper T           curve model's weight temperature (default 16;\n"
+        "                       1 = BIC weights, 1e9 = equal weights)\n"
         "  --suspend-cost S     seconds a slot stays busy after a suspend\n"
         "                       (default 0.01: SIGSTOP on the same node)\n"
         "  --resume-cost S      seconds before a resumed epoch starts (0.01)\n"
@@ -127,13 +129,12 @@ static double calib_ece(const struct calib_acc *a)
  * y(1..n) and predict P(y(E) >= level) for the final epoch E and each
  * level; the outcome is whether the recorded y(E) reached the level.
  */
-static int calib_half(const sweep_set *set, int half, double inflate, int bic,
-                      int b, int best, const double *levels, int nl,
-                      struct calib_acc *acc, double *ms, size_t *nms,
-                      size_t cap)
+static int calib_half(const sweep_set *set, int half,
+                      const slaq_lcurve_opts *o, int b, int best,
+                      const double *levels, int nl, struct calib_acc *acc,
+                      double *ms, size_t *nms, size_t cap)
 {
-    slaq_lcurve_opts o = {.inflate = inflate, .bic_weights = bic};
-    slaq_lcurve *lc = slaq_lcurve_new(&o);
+    slaq_lcurve *lc = slaq_lcurve_new(o);
     double *y = malloc((size_t)set->epochs * sizeof *y);
     if (!lc || !y) {
         slaq_lcurve_free(lc);
@@ -178,6 +179,39 @@ static int calib_half(const sweep_set *set, int half, double inflate, int bic,
     return 0;
 }
 
+static void calib_bins(const struct calib_acc *a)
+{
+    printf("reliability (predicted probability bin: mean predicted, observed "
+           "frequency, count):\n");
+    for (int k = 0; k < 10; k++)
+        if (a->bin_n[k] > 0)
+            printf("  [%.1f,%.1f)  %.3f  %.3f  %.0f\n", k / 10.0, (k + 1) / 10.0,
+                   a->bin_p[k] / a->bin_n[k], a->bin_o[k] / a->bin_n[k],
+                   a->bin_n[k]);
+}
+
+static void calib_bins_json(FILE *js, const struct calib_acc *a)
+{
+    int first = 1;
+    fprintf(js, "[");
+    for (int k = 0; k < 10; k++)
+        if (a->bin_n[k] > 0) {
+            fprintf(js, "%s[%.4f,%.4f,%.0f]", first ? "" : ",",
+                    a->bin_p[k] / a->bin_n[k], a->bin_o[k] / a->bin_n[k],
+                    a->bin_n[k]);
+            first = 0;
+        }
+    fprintf(js, "]");
+}
+
+static const char *calib_temper_name(double t, char *buf, size_t len)
+{
+    if (isinf(t))
+        return "equal";
+    snprintf(buf, len, "T=%g", t);
+    return buf;
+}
+
 static int sw_calib(const sweep_set *set, int b, int best, double target,
                     FILE *js)
 {
@@ -197,88 +231,102 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
     levels[nl++] = target;
     free(fin);
 
-    const double grid[] = {0.5, 1, 2, 4, 8, 16, 32};
-    size_t ng = sizeof grid / sizeof *grid;
-    double bestb = INFINITY, chosen = 1;
-    int chosen_bic = 0;
+    /* The family weights' temperature (1 = BIC, inf = equal) and the
+     * parameter-uncertainty factor, chosen on the even half. */
+    const double tgrid[] = {1, 4, 8, 16, 64, INFINITY};
+    const double igrid[] = {0.5, 2, 8, 32};
+    size_t nt = sizeof tgrid / sizeof *tgrid, ni = sizeof igrid / sizeof *igrid;
+    slaq_lcurve_opts base = {0};
+    slaq_lcurve_bound_metric(&base, set->metric_name, set->maximize);
+    double bestb = INFINITY;
+    slaq_lcurve_opts chosen = base;
+    char tb[32];
     printf("calibration of the curve model on %s (%zu configurations, "
-           "evaluated every %d epochs, final epoch %d), %s\n", set->name,
+           "evaluated every %d epochs, final epoch %d), %s%s\n", set->name,
            set->n, b, set->epochs,
            best ? "best-so-far curves (POP): P(reaching the level by the "
                   "last epoch)"
-                : "raw curves (EarlyTerm): P(y(last epoch) >= level)");
+                : "raw curves (EarlyTerm): P(y(last epoch) >= level)",
+           base.has_upper ? "; the metric is bounded by 1" : "");
     printf("levels:");
     for (int l = 0; l < nl; l++)
         printf(" %.4f", levels[l]);
-    printf("\n\nchoosing the weights and inflate on the even half:\n"
+    printf("\n\nchoosing the weights' temperature (T=1: BIC, equal: T=inf) "
+           "and inflate on the even half:\n"
            "  weights inflate  brier   ece     n\n");
-    for (int bic = 0; bic < 2; bic++)
-        for (size_t g = 0; g < ng; g++) {
+    for (size_t t = 0; t < nt; t++)
+        for (size_t g = 0; g < ni; g++) {
             struct calib_acc a = {0};
-            if (calib_half(set, 0, grid[g], bic, b, best, levels, nl, &a, NULL,
-                           NULL, 0) < 0)
+            slaq_lcurve_opts o = base;
+            o.temper = tgrid[t];
+            o.inflate = igrid[g];
+            if (calib_half(set, 0, &o, b, best, levels, nl, &a, NULL, NULL,
+                           0) < 0)
                 return EXIT_RUNTIME;
             double br = a.n ? a.brier / a.n : NAN;
-            printf("  %-7s %7.2f  %.4f  %.4f  %.0f\n", bic ? "bic" : "equal",
-                   grid[g], br, calib_ece(&a), a.n);
+            printf("  %-7s %7.2f  %.4f  %.4f  %.0f\n",
+                   calib_temper_name(tgrid[t], tb, sizeof tb), igrid[g], br,
+                   calib_ece(&a), a.n);
             if (br < bestb) {
                 bestb = br;
-                chosen = grid[g];
-                chosen_bic = bic;
+                chosen = o;
             }
         }
     size_t cap = set->n * (size_t)(set->epochs / b + 1), nms = 0;
     double *ms = malloc(cap * sizeof *ms);
     struct calib_acc test = {0}, plain = {0};
-    if (!ms || calib_half(set, 1, chosen, chosen_bic, b, best, levels, nl, &test, ms, &nms, cap) < 0 ||
-        calib_half(set, 1, SLAQ_LCURVE_INFLATE_DEFAULT, 0, b, best, levels, nl, &plain, NULL, NULL, 0) < 0) {
+    if (!ms || calib_half(set, 1, &chosen, b, best, levels, nl, &test, NULL,
+                          NULL, 0) < 0 ||
+        calib_half(set, 1, &base, b, best, levels, nl, &plain, ms, &nms,
+                   cap) < 0) {
         free(ms);
         return EXIT_RUNTIME;
     }
     /* Base rate: the Brier score of always predicting the outcomes' mean. */
-    double base = 0;
+    double rate = 0;
     for (int k = 0; k < 10; k++)
-        base += test.bin_o[k];
-    base /= test.n;
-    double brier_base = base * (1 - base);
-    printf("\nheld-out odd half, %s weights, inflate %.2f: Brier %.4f "
-           "(library default, equal weights, inflate %.2f: %.4f; always the "
-           "base rate %.3f: %.4f), ECE %.4f, %.0f predictions\n",
-           chosen_bic ? "bic" : "equal", chosen, test.brier / test.n,
-           (double)SLAQ_LCURVE_INFLATE_DEFAULT, plain.brier / plain.n, base,
-           brier_base, calib_ece(&test), test.n);
-    printf("reliability (predicted probability bin: mean predicted, observed "
-           "frequency, count):\n");
-    for (int k = 0; k < 10; k++)
-        if (test.bin_n[k] > 0)
-            printf("  [%.1f,%.1f)  %.3f  %.3f  %.0f\n", k / 10.0, (k + 1) / 10.0,
-                   test.bin_p[k] / test.bin_n[k], test.bin_o[k] / test.bin_n[k],
-                   test.bin_n[k]);
+        rate += test.bin_o[k];
+    rate /= test.n;
+    double brier_base = rate * (1 - rate);
+    printf("\nheld-out odd half:\n"
+           "  library default (T=%g, inflate %.2f): Brier %.4f, ECE %.4f, "
+           "%.0f predictions\n",
+           (double)SLAQ_LCURVE_TEMPER_DEFAULT,
+           (double)SLAQ_LCURVE_INFLATE_DEFAULT, plain.brier / plain.n,
+           calib_ece(&plain), plain.n);
+    printf("  chosen on the even half (%s, inflate %.2f): Brier %.4f, "
+           "ECE %.4f\n",
+           calib_temper_name(chosen.temper, tb, sizeof tb), chosen.inflate,
+           test.brier / test.n, calib_ece(&test));
+    printf("  always the base rate %.3f: Brier %.4f\n", rate, brier_base);
+    printf("library default, ");
+    calib_bins(&plain);
+    printf("chosen, ");
+    calib_bins(&test);
     qsort(ms, nms, sizeof *ms, sw_cmp);
-    printf("speed (CPU time): fit + %d probabilities per configuration per "
-           "evaluation: median %.2f ms, p95 %.2f ms, max %.2f ms over %zu "
-           "evaluations\n",
+    printf("speed (CPU time, library default): fit + %d probabilities per "
+           "configuration per evaluation: median %.2f ms, p95 %.2f ms, max "
+           "%.2f ms over %zu evaluations\n",
            nl, sw_quant(ms, nms, 0.5), sw_quant(ms, nms, 0.95),
            nms ? ms[nms - 1] : NAN, nms);
     if (js) {
-        fprintf(js, "{\"sweep\":\"%s\",\"curve\":\"%s\",\"weights\":\"%s\",\"inflate\":%g,\"brier\":%.6f,"
-                    "\"brier_inflate1\":%.6f,\"brier_base_rate\":%.6f,"
-                    "\"ece\":%.6f,\"n\":%.0f,\"ms_median\":%.3f,\"ms_p95\":%.3f,"
-                    "\"ms_max\":%.3f,\"bins\":[",
-                set->name, best ? "best" : "raw", chosen_bic ? "bic" : "equal",
-                chosen, test.brier / test.n,
-                plain.brier / plain.n,
-                brier_base, calib_ece(&test), test.n, sw_quant(ms, nms, 0.5),
+        fprintf(js, "{\"sweep\":\"%s\",\"curve\":\"%s\",\"bounded\":%d,"
+                    "\"default\":{\"temper\":%g,\"inflate\":%g,"
+                    "\"brier\":%.6f,\"ece\":%.6f,\"n\":%.0f,\"bins\":",
+                set->name, best ? "best" : "raw", base.has_upper,
+                (double)SLAQ_LCURVE_TEMPER_DEFAULT,
+                (double)SLAQ_LCURVE_INFLATE_DEFAULT, plain.brier / plain.n,
+                calib_ece(&plain), plain.n);
+        calib_bins_json(js, &plain);
+        fprintf(js, "},\"chosen\":{\"temper\":%g,\"inflate\":%g,"
+                    "\"brier\":%.6f,\"ece\":%.6f,\"n\":%.0f,\"bins\":",
+                isinf(chosen.temper) ? -1 : chosen.temper, chosen.inflate,
+                test.brier / test.n, calib_ece(&test), test.n);
+        calib_bins_json(js, &test);
+        fprintf(js, "},\"base_rate\":%.6f,\"brier_base_rate\":%.6f,"
+                    "\"ms_median\":%.3f,\"ms_p95\":%.3f,\"ms_max\":%.3f}\n",
+                rate, brier_base, sw_quant(ms, nms, 0.5),
                 sw_quant(ms, nms, 0.95), nms ? ms[nms - 1] : NAN);
-        int first = 1;
-        for (int k = 0; k < 10; k++)
-            if (test.bin_n[k] > 0) {
-                fprintf(js, "%s[%.4f,%.4f,%.0f]", first ? "" : ",",
-                        test.bin_p[k] / test.bin_n[k],
-                        test.bin_o[k] / test.bin_n[k], test.bin_n[k]);
-                first = 0;
-            }
-        fprintf(js, "]}\n");
     }
     free(ms);
     return 0;
@@ -300,6 +348,7 @@ int cmd_sim_sweep(int argc, char **argv)
         {"t-max", required_argument, NULL, 'T'},
         {"b", required_argument, NULL, 'b'},
         {"inflate", required_argument, NULL, 'i'},
+        {"temper", required_argument, NULL, 'M'},
         {"suspend-cost", required_argument, NULL, 'S'},
         {"resume-cost", required_argument, NULL, 'R'},
         {"start-scale", required_argument, NULL, 'A'},
@@ -312,7 +361,7 @@ int cmd_sim_sweep(int argc, char **argv)
     const char *path = NULL, *policies = "pop,bandit,earlyterm,default,hyperband";
     const char *orders_out = NULL, *json = NULL;
     long slots = 4, norders = 25, seed = 1, top = 4, b = 0;
-    double target = NAN, kill = NAN, tmax = 0, inflate = 0;
+    double target = NAN, kill = NAN, tmax = 0, inflate = 0, temper = 0;
     double suspend_s = 0.01, resume_s = 0.01, start_scale = 1;
     int calib = 0, c;
     char *end;
@@ -345,6 +394,7 @@ int cmd_sim_sweep(int argc, char **argv)
         case 'T': tmax = v; break;
         case 'b': b = l; break;
         case 'i': inflate = v; break;
+        case 'M': temper = v; break;
         case 'S': suspend_s = v; break;
         case 'R': resume_s = v; break;
         case 'A': start_scale = v; break;
@@ -362,10 +412,10 @@ int cmd_sim_sweep(int argc, char **argv)
         return EXIT_USAGE;
     }
     if (slots < 1 || slots > 100000 || norders < 1 || norders > 100000 ||
-        top < 1 || b < 0 || inflate < 0 || suspend_s < 0 || resume_s < 0 ||
+        top < 1 || b < 0 || inflate < 0 || temper < 0 || suspend_s < 0 || resume_s < 0 ||
         tmax < 0 || seed < 0 || start_scale < 0) {
         cli_error("sim", "--slots, --orders and --target-top must be >= 1; "
-                         "--b, --inflate, --t-max, --seed and the costs >= 0");
+                         "--b, --inflate, --temper, --t-max, --seed and the costs >= 0");
         return EXIT_USAGE;
     }
     char err[512];
@@ -458,6 +508,8 @@ int cmd_sim_sweep(int argc, char **argv)
         cfg.prm.kill_threshold = kill;
         cfg.prm.b = (int)b;
         cfg.prm.lcurve.inflate = inflate;
+        cfg.prm.lcurve.temper = temper;
+        slaq_lcurve_bound_metric(&cfg.prm.lcurve, set.metric_name, set.maximize);
         long reached = 0, epochs = 0, kills = 0, susp = 0;
         if (js)
             fprintf(js, "%s\"%s\":[", p ? "," : "", names[p]);

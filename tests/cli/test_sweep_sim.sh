@@ -46,7 +46,14 @@ check_exit "calibration runs" 0 "$SLAQ" sim --sweep "$TR" --calib --json "$TMP/c
 check "calibration reports a Brier score in [0, 1]" /usr/bin/python3 -c '
 import json, sys
 c = json.loads(open(sys.argv[1]).readline())
-assert 0 <= c["brier"] <= 1 and c["n"] > 0 and c["ms_median"] > 0
+for k in ("default", "chosen"):
+    m = c[k]
+    assert 0 <= m["brier"] <= 1 and m["n"] > 0, k
+    assert sum(b[2] for b in m["bins"]) == m["n"], k
+    assert all(0 <= b[0] <= 1 and 0 <= b[1] <= 1 for b in m["bins"]), k
+assert c["default"]["temper"] == 16 and c["default"]["inflate"] == 2
+assert abs(c["brier_base_rate"] - c["base_rate"] * (1 - c["base_rate"])) < 1e-6
+assert c["ms_median"] > 0 and c["bounded"] == 1
 ' "$TMP/cal.json"
 
 if /usr/bin/python3 -c 'import optuna' 2>/dev/null; then

@@ -144,6 +144,84 @@ static void test_weights_sum_to_one_and_short_curves_are_refused(void **st)
     slaq_lcurve_free(lc);
 }
 
+/*
+ * make demo-sweep's configuration 1 (logreg, lr 3.3): validation accuracy
+ * over its first 10 epochs, still climbing at 0.79; it reaches 0.83 at
+ * epoch 34 of 60. Under exp(-BIC/2) weights the saturating families that
+ * fit these 10 points best (mmf, weibull, janoschek, exp4: all flat at
+ * ~0.79) took all the weight, the between-family spread vanished and
+ * P(y(60) >= 0.83) was 0.005, so POP killed it. The tempered weights keep
+ * the families that still climb in the mixture.
+ */
+static const double demo_c1[10] = {0.6425, 0.605833, 0.665833, 0.63875,
+                                   0.747083, 0.756667, 0.77625, 0.781667,
+                                   0.787917, 0.789583};
+
+static void best_so_far(const double *y, double *run, int n)
+{
+    for (int i = 0; i < n; i++)
+        run[i] = i ? fmax(run[i - 1], y[i]) : y[i];
+}
+
+static void test_a_climbing_curve_keeps_a_fair_chance(void **st)
+{
+    (void)st;
+    double run[10];
+    best_so_far(demo_c1, run, 10);
+    slaq_lcurve_opts o = {0};
+    slaq_lcurve_bound_metric(&o, "val_accuracy", 1);
+    assert_int_equal(o.has_upper, 1);
+    slaq_lcurve *lc = slaq_lcurve_new(&o);
+    assert_non_null(lc);
+    assert_int_equal(slaq_lcurve_fit(lc, run, 10), SLAQ_OK);
+    double p = slaq_lcurve_prob(lc, 60, 0.83);
+    assert_true(p > 0.15 && p < 0.85);
+    /* More than one family keeps a say. */
+    int say = 0;
+    for (int f = 0; f < SLAQ_LCURVE_FAMILIES; f++)
+        say += slaq_lcurve_weight(lc, f) > 0.05;
+    assert_true(say >= 4);
+    slaq_lcurve_free(lc);
+
+    /* Plain BIC (temper 1) is the collapse the default avoids. */
+    slaq_lcurve_opts bic = {.bic_weights = 1};
+    lc = slaq_lcurve_new(&bic);
+    assert_int_equal(slaq_lcurve_fit(lc, run, 10), SLAQ_OK);
+    assert_true(slaq_lcurve_prob(lc, 60, 0.83) < 0.05);
+    slaq_lcurve_free(lc);
+}
+
+/* The bound: a family whose prediction passes 1 is left out, so a curve
+ * that would need an accuracy above 1 to get there is not counted; and
+ * the temperature's range is checked. */
+static void test_the_bound_and_the_temperature(void **st)
+{
+    (void)st;
+    /* A steep linear climb: unbounded families extrapolate it past 1. */
+    double y[10];
+    for (int i = 0; i < 10; i++)
+        y[i] = 0.3 + 0.05 * i;
+    slaq_lcurve_opts free_o = {.temper = INFINITY}, bound = free_o;
+    slaq_lcurve_bound_metric(&bound, "accuracy", 1);
+    slaq_lcurve *a = slaq_lcurve_new(&free_o), *b = slaq_lcurve_new(&bound);
+    assert_int_equal(slaq_lcurve_fit(a, y, 10), SLAQ_OK);
+    assert_int_equal(slaq_lcurve_fit(b, y, 10), SLAQ_OK);
+    double pa = slaq_lcurve_prob(a, 100, 0.99), pb = slaq_lcurve_prob(b, 100, 0.99);
+    assert_true(pb < pa);
+    assert_true(pb >= 0 && pb <= 1);
+    slaq_lcurve_free(a);
+    slaq_lcurve_free(b);
+    slaq_lcurve_opts loss = {0};
+    slaq_lcurve_bound_metric(&loss, "loss", 0);
+    assert_int_equal(loss.has_upper, 0);
+    slaq_lcurve_bound_metric(&loss, "accuracy", 0);
+    assert_int_equal(loss.has_upper, 0);
+    slaq_lcurve_opts bad = {.temper = -1};
+    assert_null(slaq_lcurve_new(&bad));
+    slaq_lcurve_opts nanup = {.has_upper = 1, .upper = NAN};
+    assert_null(slaq_lcurve_new(&nanup));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -154,6 +232,8 @@ int main(void)
         cmocka_unit_test(test_constant_curve_has_the_noise_as_its_posterior),
         cmocka_unit_test(test_inflate_widens_extrapolation),
         cmocka_unit_test(test_weights_sum_to_one_and_short_curves_are_refused),
+        cmocka_unit_test(test_a_climbing_curve_keeps_a_fair_chance),
+        cmocka_unit_test(test_the_bound_and_the_temperature),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

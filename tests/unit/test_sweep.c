@@ -205,6 +205,45 @@ static void test_pop_kills_below_the_kill_threshold_and_hopeless_curves(void **s
 }
 
 /*
+ * make demo-sweep under POP: configuration 1 (logreg, lr 3.3) climbs to
+ * 0.79 validation accuracy in 10 epochs and reaches the target 0.83 at
+ * epoch 34 of 60 (Default's winner). POP evaluated it at epochs 5 and 10
+ * (b = 5, T_max 300 s, ~0.5 s epochs after 13 s of loading) and killed it
+ * at epoch 10 with p = 0.03: its curve model's BIC weights had collapsed
+ * onto the families that saturate at 0.79. It must keep running.
+ */
+static void test_pop_keeps_the_demo_sweeps_climbing_configuration(void **st)
+{
+    (void)st;
+    const double y[20] = {0.6425, 0.605833, 0.665833, 0.63875, 0.747083,
+                          0.756667, 0.77625, 0.781667, 0.787917, 0.789583,
+                          0.795417, 0.797083, 0.8, 0.803333, 0.807083,
+                          0.808333, 0.810833, 0.811667, 0.812917, 0.815833};
+    slaq_sweep_params p;
+    slaq_sweep_params_init(&p, 2, 60);
+    p.y_target = 0.83;
+    p.t_max = 300;
+    p.kill_threshold = 0.5;
+    p.b = 5;
+    slaq_lcurve_bound_metric(&p.lcurve, "val_accuracy", 1);
+    char err[100];
+    slaq_sweep *s = slaq_sweep_new("pop", &p, 30, err, sizeof err);
+    assert_non_null(s);
+    assert_int_equal(slaq_sweep_next(s, 0), 0);
+    assert_int_equal(slaq_sweep_next(s, 0), 1);
+    for (int e = 1; e <= 20; e++) {
+        int a = slaq_sweep_report(s, 1, e, y[e - 1], 0.5, 13 + 0.5 * e);
+        assert_int_not_equal(a, SLAQ_SWEEP_KILL);
+        if (a == SLAQ_SWEEP_SUSPEND)
+            assert_int_equal(slaq_sweep_next(s, 13 + 0.5 * e), 1);
+    }
+    slaq_sweep_info in;
+    slaq_sweep_get(s, 1, &in);
+    assert_true(in.p > 0.15);
+    slaq_sweep_free(s);
+}
+
+/*
  * POP's classes: a configuration heading well past the target is
  * promising (keeps its slot; labelled with p), a slower one is
  * opportunistic (suspended while others wait), and the promising one
@@ -332,6 +371,7 @@ int main(void)
         cmocka_unit_test(test_bandit_on_a_loss_keeps_losses_near_the_best),
         cmocka_unit_test(test_earlyterm_kills_what_cannot_beat_the_best),
         cmocka_unit_test(test_pop_kills_below_the_kill_threshold_and_hopeless_curves),
+        cmocka_unit_test(test_pop_keeps_the_demo_sweeps_climbing_configuration),
         cmocka_unit_test(test_pop_classifies_and_orders_the_idle_queue),
         cmocka_unit_test(test_pop_resumes_promising_before_fresh_ones),
         cmocka_unit_test(test_sh_promotes_the_top_third_of_each_rung),
