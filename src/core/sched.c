@@ -30,45 +30,49 @@
 #define SCHED_END_FITS SCHED_END_ITERS
 
 struct slaq_job {
-    slaq_sched *sched;
-    size_t index;            /* position in sched->jobs */
-    slaq_history *hist;
+    /* What every epoch reads or writes, together at the front: at tens of
+     * thousands of jobs the per-job loops are cache misses, and these
+     * fields fill the first few cache lines of the structure. */
     slaq_predictor *pred;
-    slaq_runtime rt;
-    slaq_tokens tokens;
+    long node;               /* its node, or -1 while pending */
     double weight;
     double max_cores;
-    double arrival;
     double alloc;
-    double gain;             /* valid unless gain_lazy */
-    /* The last epoch's gain is computed when asked (most jobs' gains are
-     * never read), from where the job was and would be; before its
-     * forecast changes it is computed and kept. */
-    double gain_k0, gain_k1, gain_norm;
-    int gain_lazy;
-    const double *truth;
-    size_t truth_len;
-    uint64_t iters;          /* declared length, 0 if unknown */
-    uint64_t iter_reports;   /* reports of finished iterations (iter > 0) */
-    double ends[SCHED_END_FITS]; /* the end loss of the last few fits */
-    uint64_t end_iter[SCHED_END_FITS]; /* the iteration each was fitted at */
-    uint64_t end_total;      /* history total when ends[] was last updated */
-    long node;               /* its node, or -1 while pending */
+    slaq_runtime rt;
+    int cost_known;          /* the driver gave the iteration cost */
+    int kind;                /* SLAQ_JOB_ML, _QUERY or _EXACT */
     /* Copies the per-epoch loop reads without visiting the history (at
      * tens of thousands of jobs, each visit is a cache miss): the last
      * report's iteration and time, and whether there is one. */
     double last_k, last_t;
     int reported;
-    int fit_due;             /* a report or a new predictor since the last
-                                fit */
-    int queued;              /* in sched->due, waiting for its refit */
     int norm_ok;             /* `norm` is job_norm's answer for the current
                                 history, forecast and declared length */
     double norm;
+    double arrival;
+    uint64_t iter_reports;   /* reports of finished iterations (iter > 0) */
+    /* The last epoch's gain is computed when asked (most jobs' gains are
+     * never read), from where the job was and would be; before its
+     * forecast changes it is computed and kept. */
+    double gain_k0, gain_k1, gain_norm;
+    int gain_lazy;
+    int fit_due;             /* a report or a new predictor since the last
+                                fit */
+    int queued;              /* in sched->due, waiting for its refit */
+    slaq_tokens tokens;
+    double gain;             /* valid unless gain_lazy */
+    /* The rest is read on reports, fits and by drivers. */
+    slaq_sched *sched;
+    size_t index;            /* position in sched->jobs */
+    slaq_history *hist;
+    const double *truth;
+    size_t truth_len;
+    uint64_t iters;          /* declared length, 0 if unknown */
+    double ends[SCHED_END_FITS]; /* the end loss of the last few fits */
+    uint64_t end_iter[SCHED_END_FITS]; /* the iteration each was fitted at */
+    uint64_t end_total;      /* history total when ends[] was last updated */
     long pin;                /* the node it is pinned to, or -1 */
-    int cost_known;          /* the driver gave the iteration cost */
     slaq_convergence convergence; /* declared class (predictor option) */
-    int kind;                /* SLAQ_JOB_ML, _QUERY or _EXACT */
     slaq_query *query;       /* a query's progress state, else NULL */
     slaq_forecast qfc;       /* a query's (or exact job's) forecast */
     void *user;
