@@ -702,7 +702,8 @@ static int sched_reserve_nodes(slaq_sched *s, size_t n)
     return SLAQ_OK;
 }
 
-/* The population prior: the mean iteration cost of jobs that reported. */
+/* The population prior: the mean iteration cost of jobs that reported
+ * (slaq_sched_allocate computes the same sum in its first pass). */
 static double sched_prior(const slaq_sched *s)
 {
     double sum = 0;
@@ -750,10 +751,18 @@ int slaq_sched_allocate(slaq_sched *s, double now)
      * node of 0 cores, index nn. */
     for (size_t v = 0; v <= nn; v++)
         s->nweight[v] = 0;
+    /* ... and, in the same pass over the jobs, sched_prior()'s mean. */
+    double cpu_sum = 0;
+    size_t cpu_known = 0;
     for (size_t i = 0; i < s->n; i++) {
-        long v = s->jobs[i]->node;
+        const slaq_job *j = s->jobs[i];
+        long v = j->node;
         s->node_of[i] = v < 0 ? nn : (size_t)v;
-        s->nweight[s->node_of[i]] += s->jobs[i]->weight;
+        s->nweight[s->node_of[i]] += j->weight;
+        if (j->rt.observed > 0) {
+            cpu_sum += slaq_runtime_iter_cpu(&j->rt);
+            cpu_known++;
+        }
     }
     double total_cap = 0;
     for (size_t v = 0; v < nn; v++) {
@@ -762,7 +771,8 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         total_cap += s->ncap[v];
     }
     s->ncap[nn] = 0;
-    double prior = sched_prior(s);
+    double prior = cpu_known ? cpu_sum / (double)cpu_known
+                             : c->default_iter_cpu_s;
     double horizon = c->horizon_s > c->epoch_s ? c->horizon_s : c->epoch_s;
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
