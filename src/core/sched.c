@@ -14,6 +14,7 @@
  * slaq_allocate_nodes(). A single machine is the scheduler's one node.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,9 @@ struct slaq_job {
     slaq_forecast qfc;       /* a query's (or exact job's) forecast */
     void *user;
 };
+
+/* The per-epoch part of a job: its first bytes, up to `gain`. */
+#define JOB_HOT_BYTES (offsetof(struct slaq_job, gain) + sizeof(double))
 
 struct slaq_sched {
     slaq_sched_config cfg;
@@ -756,6 +760,8 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     size_t cpu_known = 0;
     for (size_t i = 0; i < s->n; i++) {
         const slaq_job *j = s->jobs[i];
+        if (i + SLAQ_PREFETCH_AHEAD < s->n)
+            slaq_prefetch(s->jobs[i + SLAQ_PREFETCH_AHEAD], JOB_HOT_BYTES);
         long v = j->node;
         s->node_of[i] = v < 0 ? nn : (size_t)v;
         s->nweight[s->node_of[i]] += j->weight;
@@ -777,6 +783,8 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         slaq_pjob *pj = &s->pjobs[i];
+        if (i + SLAQ_PREFETCH_AHEAD < s->n)
+            slaq_prefetch(s->jobs[i + SLAQ_PREFETCH_AHEAD], JOB_HOT_BYTES);
         double cap = s->ncap[s->node_of[i]];
         double wsum = s->nweight[s->node_of[i]];
         double cpu = job_iter_cpu(j, prior);
@@ -829,6 +837,8 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         const slaq_pjob *pj = &s->pjobs[i];
+        if (i + SLAQ_PREFETCH_AHEAD < s->n)
+            slaq_prefetch(s->jobs[i + SLAQ_PREFETCH_AHEAD], JOB_HOT_BYTES);
         double a = s->alloc[i];
         double cores = a < j->max_cores ? a : j->max_cores;
         double k1 = pj->k + pj->iters_per_core * cores;
