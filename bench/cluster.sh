@@ -5,7 +5,9 @@
 #
 # Usage: bench/cluster.sh BUILD_DIR [JOBS NODES CORES PLACEMENT]
 # (make bench-cluster). Prints `slaq bench cluster`'s figures: the run's
-# wall time and the median, p99 and maximum epoch in wall and CPU ms.
+# wall time, the median, p99 and maximum epoch in wall and CPU ms, the
+# refits per epoch (at most the core's default 1,000) and, last, the epoch
+# CPU p99 against the target (50 ms): docs/cluster.md "Scale".
 set -euo pipefail
 build=${1:-build} jobs=${2:-50000} nodes=${3:-1000} cores=${4:-64}
 placement=${5:-least-loaded}

@@ -659,6 +659,7 @@ const char *slaq_placement_name(slaq_placement kind);
 #define SLAQ_DEFAULT_STARTUP_REPORTS 3
 #define SLAQ_DEFAULT_HYSTERESIS 1.0
 #define SLAQ_DEFAULT_DAMPING 0.5
+#define SLAQ_DEFAULT_MAX_FITS 1000
 
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
@@ -712,6 +713,11 @@ typedef struct slaq_sched_config {
                                       FIFO pending queue. 0 (default):
                                       nodes are never full, as a single
                                       machine always was */
+    size_t max_fits;               /* refits per epoch at most: the jobs
+                                      that reported longest ago first,
+                                      the rest keep their forecast until
+                                      the next epoch (0: no bound);
+                                      default SLAQ_DEFAULT_MAX_FITS */
 } slaq_sched_config;
 
 void slaq_sched_config_init(slaq_sched_config *c);
@@ -846,10 +852,17 @@ const slaq_query *slaq_job_query(const slaq_job *j);
 int slaq_sched_epoch(slaq_sched *s, double now);
 
 /* The two halves of slaq_sched_epoch(), for drivers that time them
- * separately (benchmarks): refit every predictor with new reports, then
+ * separately (benchmarks): refit the predictors with new reports, then
  * place, allocate and refill. epoch == refit + allocate. */
 void slaq_sched_refit(slaq_sched *s);
 int slaq_sched_allocate(slaq_sched *s, double now);
+/* At most slaq_sched_config.max_fits jobs are refitted per call, those
+ * whose reports are oldest first; the others wait for the next call. */
+size_t slaq_sched_refits(const slaq_sched *s);        /* done by the last */
+size_t slaq_sched_refit_backlog(const slaq_sched *s); /* jobs still due */
+/* Refits job j now if it has reports its forecast has not seen (a driver
+ * about to read a finishing job's reduction). */
+void slaq_job_refit(slaq_job *j);
 
 double slaq_job_alloc(const slaq_job *j);       /* cores from the last epoch */
 double slaq_job_gain(const slaq_job *j);        /* predicted normalised loss

@@ -409,6 +409,9 @@ static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
         hn[v] = 0;
     for (size_t i = 0; i < n; i++) {
         const slaq_pjob *j = &jobs[i];
+        if (i + SLAQ_PREFETCH_AHEAD < n)
+            slaq_prefetch(jobs[i + SLAQ_PREFETCH_AHEAD].fc,
+                          sizeof(slaq_forecast));
         if (alloc[i] >= j->max_cores)
             continue;
         ws->lcur[i] = loss_after(j, alloc[i]);

@@ -14,6 +14,7 @@
  * slaq_allocate_nodes(). A single machine is the scheduler's one node.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,48 +31,56 @@
 #define SCHED_END_FITS SCHED_END_ITERS
 
 struct slaq_job {
-    slaq_sched *sched;
-    size_t index;            /* position in sched->jobs */
-    slaq_history *hist;
+    /* What every epoch reads or writes, together at the front: at tens of
+     * thousands of jobs the per-job loops are cache misses, and these
+     * fields fill the first few cache lines of the structure. */
     slaq_predictor *pred;
-    slaq_runtime rt;
-    slaq_tokens tokens;
+    long node;               /* its node, or -1 while pending */
     double weight;
     double max_cores;
-    double arrival;
     double alloc;
-    double gain;             /* valid unless gain_lazy */
-    /* The last epoch's gain is computed when asked (most jobs' gains are
-     * never read), from where the job was and would be; before its
-     * forecast changes it is computed and kept. */
-    double gain_k0, gain_k1, gain_norm;
-    int gain_lazy;
-    const double *truth;
-    size_t truth_len;
-    uint64_t iters;          /* declared length, 0 if unknown */
-    uint64_t iter_reports;   /* reports of finished iterations (iter > 0) */
-    double ends[SCHED_END_FITS]; /* the end loss of the last few fits */
-    uint64_t end_iter[SCHED_END_FITS]; /* the iteration each was fitted at */
-    uint64_t end_total;      /* history total when ends[] was last updated */
-    long node;               /* its node, or -1 while pending */
+    slaq_runtime rt;
+    int cost_known;          /* the driver gave the iteration cost */
+    int kind;                /* SLAQ_JOB_ML, _QUERY or _EXACT */
     /* Copies the per-epoch loop reads without visiting the history (at
      * tens of thousands of jobs, each visit is a cache miss): the last
      * report's iteration and time, and whether there is one. */
     double last_k, last_t;
     int reported;
-    int fit_due;             /* a report or a new predictor since the last
-                                fit */
     int norm_ok;             /* `norm` is job_norm's answer for the current
                                 history, forecast and declared length */
     double norm;
+    double arrival;
+    uint64_t iter_reports;   /* reports of finished iterations (iter > 0) */
+    /* The last epoch's gain is computed when asked (most jobs' gains are
+     * never read), from where the job was and would be; before its
+     * forecast changes it is computed and kept. */
+    double gain_k0, gain_k1, gain_norm;
+    int gain_lazy;
+    int fit_due;             /* a report or a new predictor since the last
+                                fit */
+    int queued;              /* in sched->due, waiting for its refit */
+    slaq_tokens tokens;
+    double gain;             /* valid unless gain_lazy */
+    /* The rest is read on reports, fits and by drivers. */
+    slaq_sched *sched;
+    size_t index;            /* position in sched->jobs */
+    slaq_history *hist;
+    const double *truth;
+    size_t truth_len;
+    uint64_t iters;          /* declared length, 0 if unknown */
+    double ends[SCHED_END_FITS]; /* the end loss of the last few fits */
+    uint64_t end_iter[SCHED_END_FITS]; /* the iteration each was fitted at */
+    uint64_t end_total;      /* history total when ends[] was last updated */
     long pin;                /* the node it is pinned to, or -1 */
-    int cost_known;          /* the driver gave the iteration cost */
     slaq_convergence convergence; /* declared class (predictor option) */
-    int kind;                /* SLAQ_JOB_ML, _QUERY or _EXACT */
     slaq_query *query;       /* a query's progress state, else NULL */
     slaq_forecast qfc;       /* a query's (or exact job's) forecast */
     void *user;
 };
+
+/* The per-epoch part of a job: its first bytes, up to `gain`. */
+#define JOB_HOT_BYTES (offsetof(struct slaq_job, gain) + sizeof(double))
 
 struct slaq_sched {
     slaq_sched_config cfg;
@@ -87,6 +96,12 @@ struct slaq_sched {
     size_t nncap;
     int changed;         /* jobs came or went, or the policy changed,
                             since the last allocation */
+    /* Jobs whose refit is due, in the order they became due (cap
+     * entries): a refit visits only these, at most cfg.max_fits of them,
+     * and the rest keep their place at the front for the next one. */
+    slaq_job **due;
+    size_t ndue;
+    size_t last_fits;    /* refits the last slaq_sched_refit did */
     double last_cap;     /* the capacity divided last time */
 };
 
@@ -113,6 +128,7 @@ void slaq_sched_config_init(slaq_sched_config *c)
     c->nodes = 1;
     c->placement = SLAQ_PLACE_LEAST_LOADED;
     c->queue = 0;
+    c->max_fits = SLAQ_DEFAULT_MAX_FITS;
 }
 
 void slaq_job_opts_init(slaq_job_opts *o)
@@ -174,6 +190,7 @@ void slaq_sched_free(slaq_sched *s)
     for (size_t i = 0; i < s->n; i++)
         job_free(s->jobs[i]);
     free(s->jobs);
+    free(s->due);
     free(s->pjobs);
     free(s->alloc);
     free(s->node_of);
@@ -199,6 +216,32 @@ static void job_gain_keep(slaq_job *j)
         j->gain = slaq_job_gain(j);
         j->gain_lazy = 0;
     }
+}
+
+/* Queues job j for a refit if it has one due and is not queued yet. */
+static void job_due(slaq_job *j)
+{
+    slaq_sched *s = j->sched;
+    if (j->fit_due && j->reported && !j->queued) {
+        s->due[s->ndue++] = j; /* room for every job: sched_reserve */
+        j->queued = 1;
+    }
+}
+
+/* Takes job j out of the refit queue, keeping the others' order. */
+static void job_undue(slaq_job *j)
+{
+    slaq_sched *s = j->sched;
+    if (!j->queued)
+        return;
+    for (size_t i = 0; i < s->ndue; i++)
+        if (s->due[i] == j) {
+            memmove(s->due + i, s->due + i + 1,
+                    (s->ndue - i - 1) * sizeof *s->due);
+            s->ndue--;
+            break;
+        }
+    j->queued = 0;
 }
 
 static slaq_predictor *job_predictor(const slaq_sched *s, const slaq_job *j)
@@ -228,6 +271,7 @@ int slaq_sched_set_predictor(slaq_sched *s, slaq_predictor_kind kind)
         s->jobs[i]->pred = p;
         s->jobs[i]->fit_due = 1;
         s->jobs[i]->norm_ok = 0;
+        job_due(s->jobs[i]);
     }
     return SLAQ_OK;
 }
@@ -256,7 +300,10 @@ static int sched_reserve(slaq_sched *s, size_t n)
     size_t *node_of = realloc(s->node_of, cap * sizeof *node_of);
     if (node_of)
         s->node_of = node_of;
-    if (!jobs || !pj || !alloc || !node_of ||
+    slaq_job **due = realloc(s->due, cap * sizeof *due);
+    if (due)
+        s->due = due;
+    if (!jobs || !pj || !alloc || !node_of || !due ||
         clu_pend_reserve(&s->clu, cap) != SLAQ_OK)
         return SLAQ_ENOMEM;
     s->cap = cap;
@@ -377,6 +424,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
 void slaq_sched_remove(slaq_sched *s, slaq_job *j)
 {
     job_unplace(s, j);
+    job_undue(j);
     size_t i = j->index;
     s->jobs[i] = s->jobs[--s->n];
     s->jobs[i]->index = i;
@@ -403,6 +451,7 @@ int slaq_job_report(slaq_job *j, const slaq_report *r)
     j->reported = 1;
     j->fit_due = 1;
     j->norm_ok = 0;
+    job_due(j);
     if (r->iter > 0) {
         slaq_runtime_observe(&j->rt, r->cpu_s, r->samples,
                              (double)(r->iter - prev_iter));
@@ -521,22 +570,47 @@ static double job_norm(const slaq_sched *s, const slaq_job *j)
     return j->norm;
 }
 
-/* Only jobs with something new are visited beyond their own structure: a
- * predictor refits only after a report anyway, and at tens of thousands
- * of jobs the visit itself costs. */
+/* Refits job j's predictor on its history (it has a refit due). */
+static void job_fit(slaq_job *j)
+{
+    job_gain_keep(j);
+    slaq_predictor_fit(j->pred, j->hist);
+    job_note_end(j);
+    j->fit_due = 0;
+    j->norm_ok = 0;
+    j->queued = 0;
+}
+
+/*
+ * Only jobs with something new are visited (the refit queue): a predictor
+ * refits only after a report anyway, and at tens of thousands of jobs even
+ * a visit to each job costs. At most cfg.max_fits jobs are refitted, the
+ * ones that have waited longest: the others keep their forecast one more
+ * epoch and go first next time. Every job's fit depends on that job alone,
+ * so below the bound the order changes nothing.
+ */
 void slaq_sched_refit(slaq_sched *s)
 {
-    for (size_t i = 0; i < s->n; i++) {
-        slaq_job *j = s->jobs[i];
-        if (j->fit_due && j->reported) {
-            job_gain_keep(j);
-            slaq_predictor_fit(j->pred, j->hist);
-            job_note_end(j);
-            j->fit_due = 0;
-            j->norm_ok = 0;
-        }
-    }
+    size_t k = s->ndue;
+    if (s->cfg.max_fits > 0 && k > s->cfg.max_fits)
+        k = s->cfg.max_fits;
+    for (size_t i = 0; i < k; i++)
+        job_fit(s->due[i]);
+    memmove(s->due, s->due + k, (s->ndue - k) * sizeof *s->due);
+    s->ndue -= k;
+    s->last_fits = k;
 }
+
+void slaq_job_refit(slaq_job *j)
+{
+    if (!j->queued)
+        return;
+    job_undue(j);
+    job_fit(j);
+}
+
+size_t slaq_sched_refits(const slaq_sched *s) { return s->last_fits; }
+size_t slaq_sched_refit_backlog(const slaq_sched *s) { return s->ndue; }
 
 /* A job is settling until it has reported enough iterations to be
  * predicted: until then it gets at least its fair share (a job loading
@@ -632,7 +706,8 @@ static int sched_reserve_nodes(slaq_sched *s, size_t n)
     return SLAQ_OK;
 }
 
-/* The population prior: the mean iteration cost of jobs that reported. */
+/* The population prior: the mean iteration cost of jobs that reported
+ * (slaq_sched_allocate computes the same sum in its first pass). */
 static double sched_prior(const slaq_sched *s)
 {
     double sum = 0;
@@ -680,10 +755,20 @@ int slaq_sched_allocate(slaq_sched *s, double now)
      * node of 0 cores, index nn. */
     for (size_t v = 0; v <= nn; v++)
         s->nweight[v] = 0;
+    /* ... and, in the same pass over the jobs, sched_prior()'s mean. */
+    double cpu_sum = 0;
+    size_t cpu_known = 0;
     for (size_t i = 0; i < s->n; i++) {
-        long v = s->jobs[i]->node;
+        const slaq_job *j = s->jobs[i];
+        if (i + SLAQ_PREFETCH_AHEAD < s->n)
+            slaq_prefetch(s->jobs[i + SLAQ_PREFETCH_AHEAD], JOB_HOT_BYTES);
+        long v = j->node;
         s->node_of[i] = v < 0 ? nn : (size_t)v;
-        s->nweight[s->node_of[i]] += s->jobs[i]->weight;
+        s->nweight[s->node_of[i]] += j->weight;
+        if (j->rt.observed > 0) {
+            cpu_sum += slaq_runtime_iter_cpu(&j->rt);
+            cpu_known++;
+        }
     }
     double total_cap = 0;
     for (size_t v = 0; v < nn; v++) {
@@ -692,11 +777,14 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         total_cap += s->ncap[v];
     }
     s->ncap[nn] = 0;
-    double prior = sched_prior(s);
+    double prior = cpu_known ? cpu_sum / (double)cpu_known
+                             : c->default_iter_cpu_s;
     double horizon = c->horizon_s > c->epoch_s ? c->horizon_s : c->epoch_s;
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         slaq_pjob *pj = &s->pjobs[i];
+        if (i + SLAQ_PREFETCH_AHEAD < s->n)
+            slaq_prefetch(s->jobs[i + SLAQ_PREFETCH_AHEAD], JOB_HOT_BYTES);
         double cap = s->ncap[s->node_of[i]];
         double wsum = s->nweight[s->node_of[i]];
         double cpu = job_iter_cpu(j, prior);
@@ -749,6 +837,8 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
         const slaq_pjob *pj = &s->pjobs[i];
+        if (i + SLAQ_PREFETCH_AHEAD < s->n)
+            slaq_prefetch(s->jobs[i + SLAQ_PREFETCH_AHEAD], JOB_HOT_BYTES);
         double a = s->alloc[i];
         double cores = a < j->max_cores ? a : j->max_cores;
         double k1 = pj->k + pj->iters_per_core * cores;

@@ -803,7 +803,7 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
         /* What the job reached, with its reports since the last epoch (a
          * job that ran to its declared length has all of its reduction):
          * a finished job shows this from now on. */
-        slaq_sched_refit(d->sched);
+        slaq_job_refit(j->sj);
         j->reduction = slaq_job_reduction(j->sj);
         j->end_loss = slaq_job_end_loss(j->sj);
         j->declared_iters = slaq_job_iters(j->sj);

@@ -20,7 +20,7 @@
 static const char usage_text[] =
     "usage: slaq bench cluster --workload FILE --nodes N --cores-per-node C\n"
     "                          [--placement P] [--policy P] [--epoch T]\n"
-    "                          [--json]\n\n"
+    "                          [--max-fits N] [--json]\n\n"
     "Replays the workload in the simulator on N nodes of C cores (as slaq "
     "sim\n--nodes does) and prints the run's wall time and the median, 99th\n"
     "percentile and maximum of its scheduling epochs, in wall and CPU\n"
@@ -32,6 +32,8 @@ static const char usage_text[] =
     "  --policy P        slaq (default), fair, slaq-maxmin, "
     "oracle-greedy\n"
     "  --epoch T         epoch in seconds (2)\n"
+    "  --max-fits N      refits per epoch at most, oldest reports first "
+    "(the\n                    core's default, 1000; 0: no bound)\n"
     "  --json            print one JSON object\n";
 
 typedef struct pct {
@@ -72,6 +74,7 @@ int bench_cluster(int argc, char **argv)
         {"placement", required_argument, 0, 'l'},
         {"policy", required_argument, 0, 'p'},
         {"epoch", required_argument, 0, 'e'},
+        {"max-fits", required_argument, 0, 'f'},
         {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
@@ -79,6 +82,7 @@ int bench_cluster(int argc, char **argv)
     const char *workload = NULL, *policy = "slaq";
     double nodes = 0, per_node = 0, epoch = 2;
     int json = 0, c;
+    double max_fits = -1;
     slaq_placement placement = SLAQ_PLACE_LEAST_LOADED;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -99,6 +103,17 @@ int bench_cluster(int argc, char **argv)
             if (cli_parse_positive("bench", "--epoch", optarg, &epoch))
                 return EXIT_USAGE;
             break;
+        case 'f': {
+            char *end;
+            max_fits = strtod(optarg, &end);
+            if (*optarg == '\0' || *end || !(max_fits >= 0) ||
+                max_fits != (double)(size_t)max_fits) {
+                cli_error("bench", "--max-fits: expected a whole number >= "
+                          "0, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        }
         case 'l':
             if (slaq_placement_parse(optarg, &placement) != SLAQ_OK) {
                 cli_error("bench", "--placement: expected least-loaded or "
@@ -130,6 +145,8 @@ int bench_cluster(int argc, char **argv)
     cfg.cores = nodes * per_node;
     cfg.placement = placement;
     cfg.epoch_s = epoch;
+    if (max_fits >= 0)
+        cfg.max_fits = (size_t)max_fits;
     double last = stats_now_ms();
     if (!json) {
         cfg.progress = bench_progress;
@@ -156,7 +173,9 @@ int bench_cluster(int argc, char **argv)
     double *u = malloc((r.nepochs + 1) * sizeof *u);
     double *fv = malloc((r.nepochs + 1) * sizeof *fv);
     double *av = malloc((r.nepochs + 1) * sizeof *av);
-    if (!w || !u || !fv || !av) {
+    double *nf = malloc((r.nepochs + 1) * sizeof *nf);
+    if (!w || !u || !fv || !av || !nf) {
+        free(nf);
         free(fv);
         free(av);
         cli_error("bench", "out of memory");
@@ -166,19 +185,26 @@ int bench_cluster(int argc, char **argv)
         wl_free(&wl);
         return EXIT_RUNTIME;
     }
-    size_t most = 0;
-    double sum_cpu = 0;
+    size_t most = 0, backlog_max = 0, deferred = 0;
+    double sum_cpu = 0, fits = 0;
     for (size_t i = 0; i < r.nepochs; i++) {
         w[i] = r.epochs[i].ms;
         u[i] = r.epochs[i].cpu_ms;
         fv[i] = r.epochs[i].fit_cpu_ms;
         av[i] = r.epochs[i].cpu_ms - r.epochs[i].fit_cpu_ms;
+        nf[i] = (double)r.epochs[i].fits;
+        fits += nf[i];
         sum_cpu += u[i];
+        if (r.epochs[i].backlog > backlog_max)
+            backlog_max = r.epochs[i].backlog;
+        if (r.epochs[i].backlog)
+            deferred++;
         if (r.epochs[i].jobs > most)
             most = r.epochs[i].jobs;
     }
     pct pw = percentiles(w, r.nepochs), pu = percentiles(u, r.nepochs);
     pct pf = percentiles(fv, r.nepochs), pa = percentiles(av, r.nepochs);
+    pct pn = percentiles(nf, r.nepochs);
     if (json) {
         printf("{\"jobs\": %zu, \"nodes\": %zu, \"cores_per_node\": %g, "
                "\"placement\": \"%s\", \"policy\": \"%s\", \"epochs\": %zu, "
@@ -189,11 +215,15 @@ int bench_cluster(int argc, char **argv)
                "\"p99\": %.3f, \"max\": %.3f}, \"refit_cpu_ms\": "
                "{\"median\": %.3f, \"p99\": %.3f, \"max\": %.3f}, "
                "\"allocate_cpu_ms\": {\"median\": %.3f, \"p99\": %.3f, "
-               "\"max\": %.3f}}\n",
+               "\"max\": %.3f}, \"max_fits\": %zu, \"fits\": %.0f, "
+               "\"fits_per_epoch\": {\"median\": %.1f, \"p99\": %.0f, "
+               "\"max\": %.0f}, \"epochs_with_backlog\": %zu, "
+               "\"backlog_max\": %zu}\n",
                wl.n, cfg.nodes, per_node, slaq_placement_name(placement),
                policy, r.nepochs, most, wall_s, cpu_s, sum_cpu / 1e3, pw.med,
                pw.p99, pw.max, pu.med, pu.p99, pu.max, pf.med, pf.p99,
-               pf.max, pa.med, pa.p99, pa.max);
+               pf.max, pa.med, pa.p99, pa.max, cfg.max_fits, fits, pn.med,
+               pn.p99, pn.max, deferred, backlog_max);
     } else {
         printf("bench cluster: %zu jobs on %zu nodes x %g cores (%s, %s "
                "placement)\n", wl.n, cfg.nodes, per_node, policy,
@@ -206,11 +236,19 @@ int bench_cluster(int argc, char **argv)
         printf("cpu      %10.3f %9.3f %9.3f\n", pu.med, pu.p99, pu.max);
         printf("  refit  %10.3f %9.3f %9.3f\n", pf.med, pf.p99, pf.max);
         printf("  alloc  %10.3f %9.3f %9.3f\n", pa.med, pa.p99, pa.max);
+        printf("refits   %10.1f %9.0f %9.0f   (%.0f in all; at most %zu "
+               "an epoch%s)\n", pn.med, pn.p99, pn.max, fits, cfg.max_fits,
+               cfg.max_fits ? "" : ": no bound");
+        printf("refits left for the next epoch: in %zu of %zu epochs, at "
+               "most %zu jobs\n", deferred, r.nepochs, backlog_max);
+        printf("epoch CPU p99: %.1f ms (target <= 50 ms single-threaded: "
+               "%s)\n", pu.p99, pu.p99 <= 50 ? "met" : "NOT met");
     }
     free(w);
     free(u);
     free(fv);
     free(av);
+    free(nf);
     sim_result_free(&r);
     wl_free(&wl);
     return 0;

@@ -78,6 +78,8 @@ static void usage(FILE *f)
         "  --damping D       move a share only part of the way to the policy's\n"
         "                    new one, D x old + (1 - D) x new (default 0.5)\n"
         "  --horizon-iters N judge a job's gain over N of its iterations (0)\n"
+        "  --max-fits N      refits per epoch at most, oldest reports first\n"
+        "                    (default 1000; 0: no bound)\n"
         "  --undeclared      jobs do not tell the core how many iterations they run\n"
         "  --out DIR         output directory (replaced as a whole)\n"
         "  --aqp TRACES      approximate queries instead (slaq sim --aqp "
@@ -336,9 +338,11 @@ static int parse_core_opt(int c, const char *arg, slaq_sched_config *core,
         {'I', "--horizon-iters", 1000, 0, 0},
         {'Z', "--horizon", 3600, 0, 0},
         {'H', "--hysteresis", 1000, 0, 0},
+        {'F', "--max-fits", 1e9, 1, 0},
     };
+    double max_fits = (double)core->max_fits;
     double *dst[] = {startup, &core->damping, &core->horizon_iters,
-                     &core->horizon_s, &core->hysteresis};
+                     &core->horizon_s, &core->hysteresis, &max_fits};
     for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
         if (t[i].c != c)
             continue;
@@ -353,6 +357,7 @@ static int parse_core_opt(int c, const char *arg, slaq_sched_config *core,
             return -1;
         }
         *dst[i] = v;
+        core->max_fits = (size_t)max_fits;
         return 0;
     }
     return -1;
@@ -392,6 +397,7 @@ static int sim_parse(int argc, char **argv, sim_opts *o)
         {"horizon", required_argument, 0, 'Z'},
         {"horizon-iters", required_argument, 0, 'I'},
         {"damping", required_argument, 0, 'D'},
+        {"max-fits", required_argument, 0, 'F'},
         {"undeclared", no_argument, 0, 'U'},
         {"out", required_argument, 0, 'o'},
         {"no-plots", no_argument, 0, 'n'},
@@ -431,6 +437,7 @@ static int sim_parse(int argc, char **argv, sim_opts *o)
         case 'I':
         case 'Z':
         case 'H':
+        case 'F':
             if (parse_core_opt(c, optarg, &core, &startup))
                 return -1;
             break;
@@ -526,6 +533,7 @@ static int sim_parse(int argc, char **argv, sim_opts *o)
         cfg->horizon_s = core.horizon_s;
         cfg->horizon_iters = core.horizon_iters;
         cfg->damping = core.damping;
+        cfg->max_fits = core.max_fits;
         cfg->declare_iters = declare;
         cfg->nodes = (size_t)nodes;
         cfg->placement = placement;

@@ -45,6 +45,7 @@ void sim_config_init(sim_config *c)
     c->horizon_s = sc.horizon_s;
     c->horizon_iters = sc.horizon_iters;
     c->damping = sc.damping;
+    c->max_fits = sc.max_fits;
     c->declare_iters = 1;
     c->nodes = 0;
     c->placement = SLAQ_PLACE_LEAST_LOADED;
@@ -263,7 +264,8 @@ static int push_epoch(simstate *st, double t, double ms, double cpu_ms,
         st->epochs_cap = nc;
     }
     r->epochs[r->nepochs++] =
-        (sim_epoch){t, st->nactive, ms, cpu_ms, fit_cpu_ms};
+        (sim_epoch){t, st->nactive, ms, cpu_ms, fit_cpu_ms,
+                    slaq_sched_refits(st->s), slaq_sched_refit_backlog(st->s)};
     return 0;
 }
 
@@ -475,6 +477,7 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     sc.horizon_s = cfg->horizon_s;
     sc.horizon_iters = cfg->horizon_iters;
     sc.damping = cfg->damping;
+    sc.max_fits = cfg->max_fits;
     if (cfg->nodes > 0) {
         sc.nodes = cfg->nodes;
         sc.cores = cfg->cores / (double)cfg->nodes;

@@ -64,6 +64,8 @@ typedef struct sim_config {
      * wait in the core's FIFO queue (slaq_sched_config.queue). */
     size_t nodes;
     slaq_placement placement;
+    /* Refits per epoch at most (slaq_sched_config.max_fits; 0: none). */
+    size_t max_fits;
     /* Called now and then with iterations done so far and in total. */
     void (*progress)(void *arg, double done, double total);
     void *progress_arg;
@@ -114,6 +116,8 @@ typedef struct sim_epoch {
     double ms;      /* its wall time */
     double cpu_ms;  /* its CPU time (the thread's) */
     double fit_cpu_ms; /* the part of it in slaq_sched_refit */
+    size_t fits;    /* predictors it refitted */
+    size_t backlog; /* jobs whose refit it left for the next epoch */
 } sim_epoch;
 
 typedef struct sim_result {

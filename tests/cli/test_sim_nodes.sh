@@ -81,6 +81,35 @@ check_exit "bench cluster without --nodes" 2 "$SLAQ" bench cluster \
   --workload "$WL" --cores-per-node 8
 check_grep "... names what is required" "--nodes" "$TMP/err"
 
+# the refit bound: one the 24 jobs never reach changes nothing; one refit
+# an epoch does change the results, and the bench shows the backlog
+check_exit "sim --max-fits 0 (no bound)" 0 "$SLAQ" sim --workload "$WL" \
+  --nodes 4 --cores-per-node 8 --max-fits 0 --out "$TMP/mf0" --quiet \
+  --no-plots
+check "--max-fits 0 = the default bound (24 jobs never reach 1,000)" \
+  cmp -s "$TMP/mf0/slaq/jobs.csv" "$TMP/n4-least-loaded/slaq/jobs.csv"
+check_exit "sim --max-fits 1" 0 "$SLAQ" sim --workload "$TMP/burst.jsonl" \
+  --nodes 2 --cores-per-node 16 --max-fits 1 --out "$TMP/mf1" --quiet \
+  --no-plots
+check_exit "sim --max-fits 0 on the burst" 0 "$SLAQ" sim \
+  --workload "$TMP/burst.jsonl" --nodes 2 --cores-per-node 16 --max-fits 0 \
+  --out "$TMP/mfb0" --quiet --no-plots
+check "--max-fits 1 changes a burst of 24 jobs' results" \
+  bash -c "! cmp -s '$TMP/mf1/slaq/jobs.csv' '$TMP/mfb0/slaq/jobs.csv'"
+check_exit "sim --max-fits 1.5" 2 "$SLAQ" sim --workload "$WL" --cores 8 \
+  --max-fits 1.5 --out "$TMP/x"
+check_grep "... says a whole number" "max-fits: expected a whole number" \
+  "$TMP/err"
+check_exit "bench cluster --max-fits 1" 0 "$SLAQ" bench cluster \
+  --workload "$TMP/burst.jsonl" --nodes 2 --cores-per-node 16 --max-fits 1
+check_grep "... prints the epoch p99 against the target" \
+  "^epoch CPU p99: [0-9.]+ ms .target <= 50 ms single-threaded: " "$TMP/out"
+check_grep "... and the refits left for later" \
+  "^refits left for the next epoch: in [1-9][0-9]* of" "$TMP/out"
+check_exit "bench cluster --max-fits -1" 2 "$SLAQ" bench cluster \
+  --workload "$WL" --nodes 2 --cores-per-node 8 --max-fits -1
+check_grep "... says what was expected" "expected a whole number" "$TMP/err"
+
 check "--help documents --nodes" bash -c \
   "'$SLAQ' sim --help | grep -q -- '--cores-per-node'"
 finish

@@ -452,6 +452,87 @@ static void test_cached_gain_and_norm_follow_their_inputs(void **state)
     slaq_sched_free(s);
 }
 
+/* ------------------------------------------------ bounded refits */
+
+/* The iteration of the last report job j's forecast was fitted on. */
+static double fitted_at(const slaq_job *j)
+{
+    return slaq_predictor_forecast(slaq_job_predictor(j))->k0;
+}
+
+/* At most max_fits refits an epoch, the jobs that became due first; the
+ * rest keep their place at the front, a removed job leaves the queue, and
+ * slaq_job_refit fits one job at once. */
+static void test_refits_are_bounded_oldest_first(void **state)
+{
+    (void)state;
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 8;
+    c.max_fits = 2;
+    slaq_sched *s = slaq_sched_new(&c);
+    assert_non_null(s);
+    slaq_job *a[5];
+    for (int i = 0; i < 5; i++)
+        a[i] = add(s, 1, SLAQ_NODE_ANY);
+    for (uint64_t k = 0; k <= 2; k++)
+        for (int i = 0; i < 5; i++)
+            report(a[i], k, 10 - (double)k - 0.1 * i, (double)k);
+    assert_int_equal(slaq_sched_refit_backlog(s), 5);
+    slaq_sched_refit(s);
+    assert_int_equal(slaq_sched_refits(s), 2);
+    assert_int_equal(slaq_sched_refit_backlog(s), 3);
+    assert_true(fitted_at(a[0]) == 2 && fitted_at(a[1]) == 2);
+    for (int i = 2; i < 5; i++)
+        assert_true(fitted_at(a[i]) != 2);
+    /* a[0] reports again: it queues behind the three still waiting */
+    report(a[0], 3, 6.5, 3);
+    assert_int_equal(slaq_sched_epoch(s, 3), SLAQ_OK);
+    assert_int_equal(slaq_sched_refits(s), 2);
+    assert_true(fitted_at(a[2]) == 2 && fitted_at(a[3]) == 2);
+    assert_true(fitted_at(a[4]) != 2 && fitted_at(a[0]) == 2);
+    assert_int_equal(slaq_sched_refit_backlog(s), 2);
+    /* a waiting job that leaves is no longer due */
+    slaq_sched_remove(s, a[4]);
+    assert_int_equal(slaq_sched_refit_backlog(s), 1);
+    slaq_sched_refit(s);
+    assert_int_equal(slaq_sched_refits(s), 1);
+    assert_true(fitted_at(a[0]) == 3);
+    assert_int_equal(slaq_sched_refit_backlog(s), 0);
+    /* one job at once, out of turn */
+    report(a[2], 3, 6.6, 3);
+    report(a[1], 3, 6.7, 3);
+    slaq_job_refit(a[1]);
+    assert_true(fitted_at(a[1]) == 3 && fitted_at(a[2]) == 2);
+    assert_int_equal(slaq_sched_refit_backlog(s), 1);
+    slaq_job_refit(a[1]); /* nothing due: nothing done */
+    assert_int_equal(slaq_sched_refit_backlog(s), 1);
+    slaq_sched_refit(s);
+    assert_true(fitted_at(a[2]) == 3);
+    slaq_sched_refit(s);
+    assert_int_equal(slaq_sched_refits(s), 0);
+    slaq_sched_free(s);
+}
+
+static void no_fit_bound(slaq_sched_config *c) { c->max_fits = 0; }
+static void fit_bound_14(slaq_sched_config *c) { c->max_fits = 14; }
+static void fit_bound_1(slaq_sched_config *c) { c->max_fits = 1; }
+
+/* A bound no epoch reaches (the scenarios have at most 14 jobs) changes
+ * nothing, bit for bit; a bound of one refit an epoch does change them
+ * (so the scenarios do exercise it). */
+static void test_refit_bound_above_demand_changes_nothing(void **state)
+{
+    (void)state;
+    int differ = 0;
+    for (int c = 0; c < CASES_SCHED; c++) {
+        assert_true(cases_sched(c, no_fit_bound) == golden_sched[c]);
+        assert_true(cases_sched(c, fit_bound_14) == golden_sched[c]);
+        differ += cases_sched(c, fit_bound_1) != golden_sched[c];
+    }
+    assert_true(differ > 0);
+}
+
 static void test_placement_names(void **state)
 {
     (void)state;
@@ -483,6 +564,8 @@ int main(void)
         cmocka_unit_test(test_pending_head_blocks_and_new_node_starts_it),
         cmocka_unit_test(test_without_queue_every_job_runs),
         cmocka_unit_test(test_cached_gain_and_norm_follow_their_inputs),
+        cmocka_unit_test(test_refits_are_bounded_oldest_first),
+        cmocka_unit_test(test_refit_bound_above_demand_changes_nothing),
         cmocka_unit_test(test_placement_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
