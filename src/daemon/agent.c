@@ -285,18 +285,29 @@ static void on_start(sd_daemon *d, json_t *msg)
                          (json_int_t)j->id, "pid", (int)j->pid));
 }
 
+/* The controller sends the allocations that changed (and now and then
+ * all of them): the jobs it does not name keep theirs, for one more
+ * epoch of their history. */
 static void on_allocs(sd_daemon *d, json_t *msg)
 {
     json_t *jobs = json_object_get(msg, "jobs");
     double now = sd_now();
+    uint64_t seq = ++d->allocs_msgs;
     size_t i;
     json_t *e;
     json_array_foreach(jobs, i, e) {
         json_t *id = json_array_get(e, 0), *cores = json_array_get(e, 1);
         sd_job *j = json_is_integer(id) ? job_get(d, json_integer_value(id))
                                         : NULL;
-        if (j && SD_ACTIVE(j->state) && json_is_number(cores))
+        if (j && SD_ACTIVE(j->state) && json_is_number(cores)) {
             job_apply_alloc(d, j, json_number_value(cores), now);
+            j->alloc_msg = seq;
+        }
+    }
+    for (size_t k = slaq_sched_count(d->sched); k-- > 0;) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, k));
+        if (j->alloc_msg != seq && j->nspark > 0)
+            job_apply_alloc(d, j, j->alloc, now);
     }
 }
 

@@ -133,6 +133,34 @@ static json_t *api_status(sd_daemon *d)
     double busy = d->busy_epochs ? (double)d->busy_epochs : 1;
     json_object_set_new(r, "epoch_ms_mean", json_real(d->epoch_ms_sum / busy));
     json_object_set_new(r, "core_ms_mean", json_real(d->core_ms_sum / busy));
+    json_object_set_new(r, "epoch_cpu_ms_last",
+                        json_real(d->epoch_cpu_ms_last));
+    json_object_set_new(r, "core_cpu_ms_last",
+                        json_real(d->core_cpu_ms_last));
+    json_object_set_new(r, "epoch_cpu_ms_mean",
+                        json_real(d->epoch_cpu_ms_sum / busy));
+    json_object_set_new(r, "core_cpu_ms_mean",
+                        json_real(d->core_cpu_ms_sum / busy));
+    /* The last epochs, oldest first: [epoch, ms, CPU ms, core ms, core
+     * CPU ms, jobs, reports_total at its end, wall-clock time at its
+     * end, [CPU ms of: forecast check, core, applying, nodes' messages,
+     * timeline]]. */
+    json_t *recent = json_array();
+    for (uint64_t e = d->epoch_no > SD_EPOCH_RING ? d->epoch_no -
+                      SD_EPOCH_RING + 1 : 1; e <= d->epoch_no; e++) {
+        const struct sd_epoch_rec *er = &d->epoch_ring[e % SD_EPOCH_RING];
+        if (er->epoch != e)
+            continue; /* an agent's epoch, or none recorded */
+        json_array_append_new(recent, json_pack(
+            "[I, f, f, f, f, I, I, f, [f, f, f, f, f]]", (json_int_t)e,
+            (double)er->ms, (double)er->cpu_ms, (double)er->core_ms,
+            (double)er->core_cpu_ms, (json_int_t)er->jobs,
+            (json_int_t)er->reports_total, er->t,
+            (double)er->part_cpu_ms[0], (double)er->part_cpu_ms[1],
+            (double)er->part_cpu_ms[2], (double)er->part_cpu_ms[3],
+            (double)er->part_cpu_ms[4]));
+    }
+    json_object_set_new(r, "recent_epochs", recent);
     double used = 0;
     for (size_t i = 0; i < active; i++)
         used += slaq_job_alloc(slaq_sched_job(d->sched, i));

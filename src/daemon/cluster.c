@@ -191,6 +191,7 @@ static void start_on(sd_daemon *d, sd_job *j, int node, const char *what)
     free(j->node_at);
     j->node_at = strdup(d->nodes[node].name);
     j->pid = 0;
+    j->alloc_sent = -1; /* its first allocation goes out in any case */
     if (j->state == SD_PENDING)
         j->state = SD_RUNNING;
     j->started = sd_now();
@@ -311,11 +312,15 @@ static void node_down(sd_daemon *d, int idx, const char *why)
     }
     char reason[160];
     snprintf(reason, sizeof reason, "node %s was lost (%s)", n->name, why);
+    /* One commit for all of its jobs (one each took seconds for a node
+     * of thousands). */
+    d->flush_hold++;
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         if (j->node == idx && SD_REMOTE(j))
             job_node_lost(d, j, reason);
     }
+    d->flush_hold--;
     store_flush(d->store);
     nodes_file(d);
 }
@@ -340,36 +345,47 @@ void cluster_epoch(sd_daemon *d)
         if (SD_REMOTE(j) && j->node < 0 && node >= 0)
             start_on(d, j, node, j->restarts ? "restart" : "start");
     }
-    /* One message per node: [[job, cores], ...], written as text (one
-     * json_t per job costs more than the rest of the epoch's bookkeeping
-     * with thousands of jobs). */
+    /* One message per node: [[job, cores], ...] for the jobs whose
+     * allocation changed since the last one sent (every job's, every
+     * SD_ALLOCS_FULL_EVERY epochs), written as text (one json_t per job
+     * costs more than the rest of the epoch's bookkeeping with thousands
+     * of jobs). */
+    int full = d->epoch_no % SD_ALLOCS_FULL_EVERY == 0;
     typedef struct buf { char *s; size_t len, cap; } buf;
     buf *per = calloc(d->nnodes ? d->nnodes : 1, sizeof *per);
     if (!per)
         return;
+    /* Every connected node gets one, if empty: it is the agent's epoch. */
+    for (size_t i = 0; i < d->nnodes; i++) {
+        buf *b = &per[i];
+        if (!d->nodes[i].conn || !(b->s = malloc(4096)))
+            continue;
+        b->cap = 4096;
+        b->len = (size_t)snprintf(b->s, b->cap, "{\"type\":\"allocs\","
+                                  "\"epoch\":%llu,\"jobs\":[",
+                                  (unsigned long long)d->epoch_no);
+    }
     for (size_t i = 0; i < n; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (!SD_REMOTE(j) || j->node < 0 || !d->nodes[j->node].conn)
+        if (!SD_REMOTE(j) || j->node < 0 || !per[j->node].s)
+            continue;
+        if (!full && fabs(j->alloc - j->alloc_sent) < 1e-6)
             continue;
         buf *b = &per[j->node];
         if (b->cap - b->len < 64) {
-            size_t cap = b->cap ? b->cap * 2 : 4096;
-            char *ns = realloc(b->s, cap);
+            char *ns = realloc(b->s, b->cap * 2);
             if (!ns)
-                continue;
+                continue; /* sent at the next epoch */
             b->s = ns;
-            b->cap = cap;
-            if (!b->len)
-                b->len = (size_t)snprintf(b->s, b->cap, "{\"type\":\"allocs\","
-                                          "\"epoch\":%llu,\"jobs\":[",
-                                          (unsigned long long)d->epoch_no);
+            b->cap *= 2;
         }
         b->len += (size_t)snprintf(b->s + b->len, b->cap - b->len,
                                    "%s[%lld,%.17g]", b->s[b->len - 1] == '['
                                    ? "" : ",", (long long)j->id, j->alloc);
+        j->alloc_sent = j->alloc;
     }
     for (size_t i = 0; i < d->nnodes; i++) {
-        if (per[i].len && per[i].cap - per[i].len >= 3) {
+        if (per[i].s && per[i].cap - per[i].len >= 3) {
             per[i].len += (size_t)snprintf(per[i].s + per[i].len,
                                            per[i].cap - per[i].len, "]}");
             conn_send_line(d, d->nodes[i].conn, per[i].s, per[i].len);
@@ -463,6 +479,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         if (!SD_REMOTE(j) || j->node != idx)
             continue;
+        j->alloc_sent = -1; /* sent again at the next epoch */
         char key[32];
         snprintf(key, sizeof key, "%lld", (long long)j->id);
         json_object_set_new(mine, key, json_integer(

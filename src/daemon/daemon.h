@@ -44,6 +44,8 @@
 #define SD_TICK_S 0.05                /* flush / enforcement tick */
 #define SD_SPARK 32                   /* allocation samples kept per job */
 #define SD_TRACE_FRAMES 256           /* timeline frames kept (trace.c) */
+#define SD_EPOCH_RING 64              /* epochs status's recent_epochs holds */
+#define SD_ALLOCS_FULL_EVERY 16       /* epochs between full allocs messages */
 #define SD_MAX_UNITS 10000000         /* allocation units (cores / unit) one
                                          epoch may hand out: the allocator's
                                          work grows with them */
@@ -163,6 +165,8 @@ typedef struct sd_job {
     slaq_job *sj;         /* in the scheduler while active */
     struct sd_conn *conn; /* its client connection, if any */
     double alloc;         /* cores last applied */
+    double alloc_sent;    /* cores last sent to its agent (<0: none) */
+    uint64_t alloc_msg;   /* agent: the last allocs message naming it */
     uint64_t last_iter;
     double last_loss, first_loss;
     char *metric_name;    /* what its reports' metric is (NULL: not said) */
@@ -338,11 +342,26 @@ struct sd_daemon {
     uint64_t http_header_timeouts; /* closed: headers not whole in time */
     unsigned http_port;
     uint64_t epoch_no;
+    uint64_t allocs_msgs; /* agent: allocs messages taken in */
+    int flush_hold;       /* >0: job_finish leaves the commit to its caller */
     double tick_last;     /* monotonic time of the last tick */
     double epoch_ms_last, epoch_ms_max;  /* whole epoch, slaqd's part too */
     double core_ms_last, core_ms_max;    /* slaq_sched_epoch() alone */
     double apply_ms_max;                 /* the rest: slaqd's own part */
     double epoch_ms_sum, core_ms_sum;    /* over epochs with jobs ... */
+    /* The same in this thread's CPU time (CLOCK_THREAD_CPUTIME_ID): what
+     * an epoch costs, whatever else the machine runs. */
+    double epoch_cpu_ms_last, core_cpu_ms_last;
+    double epoch_cpu_ms_sum, core_cpu_ms_sum;
+    /* The last SD_EPOCH_RING epochs, for status's recent_epochs. */
+    struct sd_epoch_rec {
+        uint64_t epoch, reports_total;
+        double t;        /* wall-clock seconds at its end */
+        float ms, cpu_ms, core_ms, core_cpu_ms;
+        float part_cpu_ms[5]; /* forecast check, core, applying, nodes,
+                                 timeline (jobs.c, job_epoch) */
+        uint32_t jobs;
+    } epoch_ring[SD_EPOCH_RING];
     uint64_t busy_epochs;                /* ... counted here */
     uint64_t reports_total, errors_total;
     uint64_t reports_duplicate; /* resent reports dropped (acked sessions) */
@@ -386,6 +405,7 @@ struct sd_daemon {
 /* Wall-clock seconds (the scheduler's clock) and a monotonic clock. */
 double sd_now(void);
 double sd_mono(void);
+double sd_thread_cpu(void);
 
 /* Logs a line to stderr with a timestamp; level 0 always, 1 with -v. */
 void sd_log(const sd_daemon *d, int level, const char *fmt, ...)

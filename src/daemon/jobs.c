@@ -821,7 +821,8 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
     }
     store_put_job(d->store, j);
     store_event(d->store, j->ended, j->id, "exit", detail);
-    store_flush(d->store);
+    if (!d->flush_hold)
+        store_flush(d->store);
     if (d->cfg.agent)
         agent_job_ended(d, j);
     sd_log(d, 0, "job %lld (%s): %s, %s", (long long)j->id, j->name,
@@ -871,7 +872,7 @@ void job_apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
 
 void job_epoch(sd_daemon *d)
 {
-    double t0 = sd_mono(), now = sd_now();
+    double t0 = sd_mono(), c0 = sd_thread_cpu(), now = sd_now();
     d->epoch_no++;
     size_t n = slaq_sched_count(d->sched);
     if (d->cfg.agent) {
@@ -880,10 +881,19 @@ void job_epoch(sd_daemon *d)
             enf_epoch(d, slaq_job_user(slaq_sched_job(d->sched, i)));
         return;
     }
+    /* Thread CPU time at the end of each part: the forecast check, the
+     * core, applying allocations, the nodes' messages, the timeline. */
+    double cpu[5] = {c0, c0, c0, c0, c0};
+    d->core_ms_last = d->core_cpu_ms_last = 0;
     if (n > 0) {
         trace_before_epoch(d);
+        cpu[0] = sd_thread_cpu();
+        /* The core's part: slaq_sched_epoch alone. */
+        double tc = sd_mono();
         int rc = slaq_sched_epoch(d->sched, now);
-        d->core_ms_last = (sd_mono() - t0) * 1e3;
+        d->core_ms_last = (sd_mono() - tc) * 1e3;
+        cpu[1] = sd_thread_cpu();
+        d->core_cpu_ms_last = (cpu[1] - cpu[0]) * 1e3;
         if (d->core_ms_last > d->core_ms_max)
             d->core_ms_max = d->core_ms_last;
         if (rc) {
@@ -910,12 +920,28 @@ void job_epoch(sd_daemon *d)
         else if (j->max_time > 0 && now - j->started >= j->max_time)
             job_stop(d, j, "max_time");
     }
+    cpu[2] = sd_thread_cpu();
     if (d->cfg.agents)
         cluster_epoch(d);
+    cpu[3] = sd_thread_cpu();
     trace_after_epoch(d, now);
+    cpu[4] = sd_thread_cpu();
     double ms = (sd_mono() - t0) * 1e3;
-    sd_log(d, 2, "epoch %llu: %zu jobs, %.3f ms (core %.3f ms)",
-           (unsigned long long)d->epoch_no, n, ms, d->core_ms_last);
+    d->epoch_cpu_ms_last = (cpu[4] - c0) * 1e3;
+    struct sd_epoch_rec *r = &d->epoch_ring[d->epoch_no % SD_EPOCH_RING];
+    *r = (struct sd_epoch_rec){
+        .epoch = d->epoch_no, .reports_total = d->reports_total,
+        .t = sd_now(), .ms = (float)ms,
+        .cpu_ms = (float)d->epoch_cpu_ms_last,
+        .core_ms = (float)d->core_ms_last,
+        .core_cpu_ms = (float)d->core_cpu_ms_last, .jobs = (uint32_t)n};
+    for (int k = 0; k < 5; k++)
+        r->part_cpu_ms[k] = (float)((cpu[k] - (k ? cpu[k - 1] : c0)) * 1e3);
+    sd_log(d, 2, "epoch %llu: %zu jobs, %.3f ms, CPU %.3f ms (forecast "
+           "check %.3f, core %.3f, applying %.3f, nodes %.3f, timeline "
+           "%.3f)", (unsigned long long)d->epoch_no, n, ms,
+           d->epoch_cpu_ms_last, r->part_cpu_ms[0], r->part_cpu_ms[1],
+           r->part_cpu_ms[2], r->part_cpu_ms[3], r->part_cpu_ms[4]);
     d->epoch_ms_last = ms;
     if (ms > d->epoch_ms_max)
         d->epoch_ms_max = ms;
@@ -924,6 +950,8 @@ void job_epoch(sd_daemon *d)
             d->apply_ms_max = ms - d->core_ms_last;
         d->epoch_ms_sum += ms;
         d->core_ms_sum += d->core_ms_last;
+        d->epoch_cpu_ms_sum += d->epoch_cpu_ms_last;
+        d->core_cpu_ms_sum += d->core_cpu_ms_last;
         d->busy_epochs++;
     }
 }

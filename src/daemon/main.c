@@ -47,6 +47,14 @@ double sd_mono(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Seconds of CPU time this thread has used. */
+double sd_thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
 void sd_log(const sd_daemon *d, int level, const char *fmt, ...)
 {
     if (d && level > d->cfg.verbose)

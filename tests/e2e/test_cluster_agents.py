@@ -351,3 +351,71 @@ def test_attaching_is_refused_on_controller_and_agent(cluster):
         s.close()
         assert r["type"] == "error" and r["code"] == "no_attach", r
     assert ctl.jobs() == [] and agents["n1"].jobs() == []
+
+
+def test_allocs_carry_changes_only_and_epochs_are_timed(cluster):
+    """The controller sends an agent the allocations that changed (all of
+    them after a registration and every 16th epoch), and one message an
+    epoch in any case; status times every recent epoch in wall and CPU
+    ms."""
+    ctl, _ = cluster(nodes=("n1",))
+    port = cluster.made["port"]
+    conn = {}
+
+    def register(jobs):
+        if conn:
+            conn["s"].close()
+        conn["s"] = socket.create_connection(("127.0.0.1", port), timeout=10)
+        conn["f"] = conn["s"].makefile("rb")
+        conn["s"].sendall(json.dumps({"type": "register", "token":
+                              "agent-secret-token-1", "node": "fake",
+                              "cores": 4, "enforce": "none",
+                              "jobs": jobs}).encode() + b"\n")
+
+    def next_msg(kind):
+        while True:
+            m = json.loads(conn["f"].readline())
+            # A heartbeat for every message (allocs come every epoch).
+            conn["s"].sendall(b'{"type":"heartbeat"}\n')
+            if m["type"] == kind:
+                return m
+
+    register([])
+    assert next_msg("welcome")["node"] == "fake"
+    job = ctl.submit(TOY, "--forever", node="fake")
+    start = next_msg("start")
+    assert start["job"] == job
+    conn["s"].sendall(json.dumps({"type": "started", "job": job,
+                                  "pid": 999999}).encode() + b"\n")
+    first = next_msg("allocs")
+    while not first["jobs"]:  # an epoch before the start went out
+        first = next_msg("allocs")
+    assert first["jobs"][0][0] == job and first["jobs"][0][1] > 0
+    # No reports, one job: its cores stay, and it is not sent again until
+    # the next full message; the node still hears every epoch.
+    later = [next_msg("allocs") for _ in range(4)]
+    epochs = [m["epoch"] for m in later]
+    assert epochs == list(range(first["epoch"] + 1, first["epoch"] + 5))
+    for m in later:
+        assert m["jobs"] == ([[job, first["jobs"][0][1]]]
+                             if m["epoch"] % 16 == 0 else []), m
+    # A registration again (the agent restarted) gets every job at once.
+    register([{"job": job, "pid": 999999}])
+    assert next_msg("welcome")["jobs"] == {str(job): -1}
+    m = next_msg("allocs")
+    assert m["jobs"] == [[job, first["jobs"][0][1]]], m
+    conn["s"].close()
+
+    st = ctl.request({"type": "status"})
+    recent = st["recent_epochs"]
+    assert recent and len(recent) <= 64
+    assert [e[0] for e in recent] == list(range(recent[0][0],
+                                                recent[-1][0] + 1))
+    assert recent[-1][0] == st["epoch"]
+    for e in recent:
+        ep, ms, cpu, core, core_cpu, jobs, reports, t, parts = e
+        assert ms >= 0 and 0 <= cpu and 0 <= core_cpu <= cpu + 0.01
+        assert len(parts) == 5 and abs(sum(parts) - cpu) < 0.05
+        assert jobs in (0, 1) and t > 0
+    assert any(e[5] == 1 for e in recent)
+    assert st["epoch_cpu_ms_mean"] >= st["core_cpu_ms_mean"] >= 0
