@@ -626,29 +626,25 @@ int store_each_query_report(sd_store *s, int64_t job,
     return rc;
 }
 
+/* store_each_report's callback, handed the rows of store_each_query_report
+ * without their estimates. */
+struct report_fn {
+    int (*fn)(void *, const slaq_report *);
+    void *arg;
+};
+
+static int without_estimates(void *p, const slaq_report *r, const char *est)
+{
+    (void)est;
+    const struct report_fn *f = p;
+    return f->fn(f->arg, r);
+}
+
 int store_each_report(sd_store *s, int64_t job,
                       int (*fn)(void *, const slaq_report *), void *arg)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT iter, loss, cpu_s, samples, t FROM "
-                           "reports WHERE job = ? ORDER BY iter", -1, &st,
-                           NULL))
-        return -1;
-    sqlite3_bind_int64(st, 1, job);
-    int rc = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        slaq_report r = {
-            .iter = (uint64_t)sqlite3_column_int64(st, 0),
-            .loss = sqlite3_column_double(st, 1),
-            .cpu_s = sqlite3_column_double(st, 2),
-            .samples = sqlite3_column_double(st, 3),
-            .t = sqlite3_column_double(st, 4),
-        };
-        if ((rc = fn(arg, &r)) < 0)
-            break;
-    }
-    sqlite3_finalize(st);
-    return rc;
+    struct report_fn f = {fn, arg};
+    return store_each_query_report(s, job, without_estimates, &f);
 }
 
 /* One row of a query as a JSON array of its first n columns. */
