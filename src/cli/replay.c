@@ -9,8 +9,8 @@
  * policy changes (events). The replay feeds the same inputs in the same
  * order into a fresh slaq_sched built with slaqd's settings — jobs added
  * when they started, reports before the epoch that followed them, the
- * refit and removal of a job when it ended, slaq_sched_epoch at each epoch
- * time — and compares every job's allocation after every epoch with the
+ * refit of a job when it ended (that job alone) and its removal,
+ * slaq_sched_epoch at each epoch time — and compares every job's allocation after every epoch with the
  * one recorded (the last change at or before that epoch).
  *
  * An epoch in which no allocation changed is not in allocs; its time is
@@ -446,7 +446,7 @@ static int replay(rp_run *run, const rp_opts *o, rp_tally *tl)
             break;
         case EV_END:
             if (j->sj) {
-                slaq_sched_refit(s);   /* as slaqd does when a job ends */
+                slaq_job_refit(j->sj); /* as slaqd does when a job ends */
                 slaq_sched_remove(s, j->sj);
                 j->sj = NULL;
             }
