@@ -53,7 +53,11 @@ def pruner(name, epochs):
 
 def replay(head, traces, order, slots, target, name, start_scale):
     maximize = head.get("direction", "max") == "max"
+    # A fixed study name: HyperbandPruner puts a trial in a bracket by a
+    # hash of the study's name and the trial's number, and Optuna's default
+    # name is random, so without one no two runs would agree.
     study = optuna.create_study(
+        study_name="slaq-sweep-%s" % head.get("sweep", ""),
         direction="maximize" if maximize else "minimize",
         pruner=pruner(name, head["epochs"]),
         sampler=optuna.samplers.RandomSampler(seed=0))
