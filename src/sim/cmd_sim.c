@@ -151,6 +151,19 @@ static void rm_tree(const char *path)
 }
 
 /* Moves the finished staging directory to dir, replacing what was there. */
+/* Creates a new, empty directory beside `path`, named PATH.TAG. plus a
+ * unique suffix, into buf: the six X's below are mkdtemp(3)'s template,
+ * which it replaces with that suffix. -1 with errno set on failure. */
+static int sibling_dir(char *buf, size_t size, const char *path,
+                       const char *tag)
+{
+    if (snprintf(buf, size, "%s.%s.XXXXXX", path, tag) >= (int)size) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return mkdtemp(buf) ? 0 : -1;
+}
+
 static int commit_dir(const char *staging, const char *dir)
 {
     struct stat sb;
@@ -161,9 +174,8 @@ static int commit_dir(const char *staging, const char *dir)
             cli_error("sim", "%s: exists and is not a directory", dir);
             return -1;
         }
-        if (snprintf(old, sizeof old, "%s.old.XXXXXX", dir) >=
-                (int)sizeof old || !mkdtemp(old) || rmdir(old) != 0 ||
-            rename(dir, old) != 0) {
+        if (sibling_dir(old, sizeof old, dir, "old") != 0 ||
+            rmdir(old) != 0 || rename(dir, old) != 0) {
             cli_error("sim", "%s: cannot replace: %s", dir, strerror(errno));
             return -1;
         }
@@ -666,8 +678,7 @@ int cmd_sim(int argc, char **argv)
     char stage[PATH_MAX] = "";
     sim_summary *swept = calloc((size_t)(o->nsweep * o->nruns) + 1,
                                 sizeof *swept);
-    if (!swept || snprintf(stage, sizeof stage, "%s.tmp.XXXXXX", o->out) >=
-                      (int)sizeof stage || !mkdtemp(stage)) {
+    if (!swept || sibling_dir(stage, sizeof stage, o->out, "tmp") != 0) {
         cli_error("sim", "%s: cannot create a staging directory: %s", o->out,
                   strerror(errno));
         stage[0] = '\0';

@@ -10,6 +10,7 @@ bin=${1:?usage: curves.sh SLAQ_TRAIN OUTDIR}
 out=${2:?usage: curves.sh SLAQ_TRAIN OUTDIR}
 threads=${CURVES_THREADS:-2}
 mkdir -p "$out"
+# mktemp(1) replaces the six X's of its template with a unique suffix.
 tmp=$(mktemp "$out/.curves.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
 
