@@ -20,10 +20,8 @@ usage: scripts/bench-suspend.py [BUILD_DIR] [--rounds N] [--ck-rounds N]
 """
 
 import argparse
-import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,19 +29,13 @@ import tempfile
 import time
 
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))), "python"))
+from slaq.control import request as control_request  # noqa: E402
+
+
 def request(sock, msg):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(30)
-    s.connect(sock)
-    s.sendall(json.dumps(msg).encode() + b"\n")
-    buf = b""
-    while b"\n" not in buf:
-        data = s.recv(1 << 20)
-        if not data:
-            raise OSError("slaqd closed the connection")
-        buf += data
-    s.close()
-    return json.loads(buf.split(b"\n")[0])
+    return control_request(sock, msg, timeout=30)
 
 
 def wait(pred, timeout, what):

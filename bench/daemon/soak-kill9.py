@@ -31,7 +31,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -41,21 +40,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def request(sock_path, msg, timeout=5.0):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(timeout)
-    try:
-        s.connect(sock_path)
-        s.sendall(json.dumps(msg).encode() + b"\n")
-        buf = b""
-        while b"\n" not in buf:
-            data = s.recv(1 << 20)
-            if not data:
-                raise OSError("connection closed")
-            buf += data
-        return json.loads(buf.split(b"\n")[0])
-    finally:
-        s.close()
+sys.path.insert(0, os.path.join(ROOT, "python"))
+from slaq.control import request  # noqa: E402
 
 
 def status(sock_path):

@@ -6,7 +6,6 @@ tests run against the sanitizer build. Every daemon a test starts is
 stopped at the end of the test, and every job process with it.
 """
 
-import json
 import os
 import signal
 import socket
@@ -22,6 +21,7 @@ SLAQD = os.path.join(BUILD, "bin", "slaqd")
 SLAQ = os.path.join(BUILD, "bin", "slaq")
 TOY = os.path.join(BUILD, "bin", "slaq-toy-job")
 sys.path.insert(0, os.path.join(ROOT, "python"))
+import slaq.control  # noqa: E402
 
 
 _handed_out = set()
@@ -96,20 +96,7 @@ class Daemon:
 
     def request(self, msg):
         """One control request over the socket; returns the reply."""
-        s = socket.socket(socket.AF_UNIX)
-        s.settimeout(10)
-        try:
-            s.connect(self.sock)
-            s.sendall(json.dumps(msg).encode() + b"\n")
-            buf = b""
-            while b"\n" not in buf:
-                data = s.recv(1 << 20)
-                if not data:
-                    raise OSError("connection closed")
-                buf += data
-            return json.loads(buf.split(b"\n")[0])
-        finally:
-            s.close()
+        return slaq.control.request(self.sock, msg)
 
     def cli(self, *args, check=True, env=None):
         """Runs `slaq ARGS --socket SOCK`; returns the CompletedProcess."""

@@ -7,7 +7,6 @@ checkpoints within 3 epochs, the others are lost); the controller killed
 with -9 (restarted by the batch script, nothing lost); `slaq cluster down`
 leaves no process. Skipped, with the reason, where Slurm cannot start."""
 
-import json
 import os
 import re
 import signal
@@ -18,7 +17,8 @@ import warnings
 import pytest
 
 from conftest import BUILD, SLAQ, wait_for
-from slurmlocal import members, start_or_skip
+from slaq.control import request as control_request
+from slurmlocal import start_or_skip
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN = os.path.join(BUILD, "bin", "slaq-train")
@@ -49,15 +49,7 @@ def slaq(c, *args, check=True, timeout=120):
 
 
 def rpc(sock, msg):
-    import socket
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(10)
-    s.connect(sock)
-    s.sendall(json.dumps(msg).encode() + b"\n")
-    f = s.makefile("rb")
-    r = json.loads(f.readline())
-    s.close()
-    return r
+    return control_request(sock, msg)
 
 
 def allocation_procs(root):
@@ -179,6 +171,7 @@ def test_cluster_up_jobs_faults_down(slurm):
     wait_for(lambda: all(j["state"] == "running" and j["iter"] >= 1
                          for j in jobs().values()), timeout=90,
              what="12 jobs running and reporting")
+    assert sorted(jobs()) == sorted(ids)
     on = [j["node"] for j in jobs().values()]
     assert sorted(set(on)) == ["n1", "n2", "n3"]
     assert all(on.count(n) == 4 for n in ("n1", "n2", "n3")), on
