@@ -172,6 +172,17 @@ void agent_relay(sd_daemon *d, sd_job *j, json_t *msg)
         return; /* the controller gets it from the store on reconnect */
     const char *type = json_string_value(json_object_get(msg, "type"));
     if (type && !strcmp(type, "report")) {
+        if (json_object_get(msg, "metric") || json_object_get(msg,
+                                                              "estimates")) {
+            /* a metric or a query's estimates: the report as the job sent
+             * it, with its job id (the text line below is the common,
+             * faster case) */
+            json_t *m = json_copy(msg);
+            if (m)
+                json_object_set_new(m, "job", json_integer(j->id));
+            up_send(d, m);
+            return;
+        }
         slaq_report r = {
             .iter = (uint64_t)json_integer_value(json_object_get(msg,
                                                                  "iter")),
@@ -182,10 +193,23 @@ void agent_relay(sd_daemon *d, sd_job *j, json_t *msg)
         send_report(d, j->id, &r);
         return;
     }
-    json_t *iters = json_object_get(msg, "iters");
-    if (json_is_integer(iters))
-        up_send(d, json_pack("{s:s, s:I, s:O}", "type", "info", "job",
-                             (json_int_t)j->id, "iters", iters));
+    /* hello or info: what the job declared of itself, as one info */
+    static const char *const said[] = {"iters", "convergence",
+                                       "metric_name", "kind"};
+    json_t *info = json_pack("{s:s, s:I}", "type", "info", "job",
+                             (json_int_t)j->id);
+    int any = 0;
+    for (size_t i = 0; info && i < sizeof said / sizeof *said; i++) {
+        json_t *v = json_object_get(msg, said[i]);
+        if (v && !json_is_null(v)) {
+            json_object_set(info, said[i], v);
+            any = 1;
+        }
+    }
+    if (any)
+        up_send(d, info);
+    else
+        json_decref(info);
 }
 
 static void send_exit(sd_daemon *d, const sd_job *j)

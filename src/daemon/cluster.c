@@ -564,9 +564,8 @@ void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
         /* last_seen above is all it does */
     } else if (!strcmp(type, "info")) {
         sd_job *j = node_job(d, c, msg);
-        json_t *it = json_object_get(msg, "iters");
-        if (j && j->sj && json_is_integer(it) && json_integer_value(it) > 0)
-            slaq_job_set_iters(j->sj, (uint64_t)json_integer_value(it));
+        if (j)
+            job_declare(d, c, j, msg, 1);
     } else if (!strcmp(type, "started")) {
         sd_job *j = node_job(d, c, msg);
         json_t *pid = json_object_get(msg, "pid");

@@ -628,6 +628,25 @@ static void job_declare_metric(sd_daemon *d, sd_conn *c, sd_job *j,
     store_put_job(d->store, j);
 }
 
+void job_declare(sd_daemon *d, sd_conn *c, sd_job *j, json_t *msg,
+                 int with_kind)
+{
+    job_declare_iters(d, c, j, json_object_get(msg, "iters"));
+    job_declare_class(d, c, j, msg);
+    json_t *kind = json_object_get(msg, "kind");
+    if (with_kind && kind && !json_is_null(kind)) {
+        int k;
+        char kerr[160];
+        if (!json_is_string(kind) ||
+            slaq_job_kind_parse(json_string_value(kind), &k) != SLAQ_OK)
+            send_error(d, c, "bad_message", "field \"kind\" must be \"ml\", "
+                       "\"query\" or \"exact\"");
+        else if (aqpd_set_kind(d, j, k, kerr, sizeof kerr) < 0)
+            send_error(d, c, "bad_message", "%s", kerr);
+    }
+    job_declare_metric(d, c, j, json_object_get(msg, "metric_name"));
+}
+
 static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
 {
     json_t *jid = json_object_get(msg, "job");
@@ -712,21 +731,8 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
     c->job = j;
     c->acks = json_is_true(json_object_get(msg, "ack"));
     j->conn = c;
-    job_declare_iters(d, c, j, json_object_get(msg, "iters"));
-    job_declare_class(d, c, j, msg);
-    json_t *kind = json_object_get(msg, "kind");
-    if (kind && !json_is_null(kind)) {
-        int k;
-        char kerr[160];
-        if (!json_is_string(kind) ||
-            slaq_job_kind_parse(json_string_value(kind), &k) != SLAQ_OK)
-            send_error(d, c, "bad_message", "field \"kind\" must be \"ml\", "
-                       "\"query\" or \"exact\"");
-        else if (aqpd_set_kind(d, j, k, kerr, sizeof kerr) < 0)
-            send_error(d, c, "bad_message", "%s", kerr);
-    }
-    job_declare_metric(d, c, j, json_object_get(msg, "metric_name"));
-    if (d->cfg.agent && json_object_get(msg, "iters"))
+    job_declare(d, c, j, msg, 1);
+    if (d->cfg.agent)
         agent_relay(d, j, msg);
     sd_log(d, 1, "job %lld: client connected (pid %d)", (long long)j->id,
            (int)pid);
@@ -831,12 +837,8 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
         else
             on_hello(d, c, msg);
     } else if (!strcmp(type, "info") && c->kind == CONN_JOB) {
-        if (c->job) {
-            job_declare_iters(d, c, c->job, json_object_get(msg, "iters"));
-            job_declare_class(d, c, c->job, msg);
-            job_declare_metric(d, c, c->job,
-                               json_object_get(msg, "metric_name"));
-        }
+        if (c->job)
+            job_declare(d, c, c->job, msg, 0);
         if (c->job && d->cfg.agent)
             agent_relay(d, c->job, msg);
     } else if (!strcmp(type, "bye")) {

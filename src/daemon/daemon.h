@@ -477,6 +477,11 @@ sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid);
 int job_schedule(sd_daemon *d, sd_job *j);
 /* Handles one iteration report; returns 0 or fills err. */
 int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen);
+/* What a job declares of itself in hello or info ("iters", "convergence",
+ * "metric_name", and with with_kind "kind"), applied to j; a bad value is
+ * answered with an error on c and ignored (conn.c). */
+void job_declare(sd_daemon *d, sd_conn *c, sd_job *j, json_t *msg,
+                 int with_kind);
 
 /* aqpd.c: approximate queries in slaqd. */
 /* Makes the job's scheduler entry a `kind` job (SLAQ_JOB_*); only before

@@ -152,6 +152,39 @@ def test_agents_run_jobs_and_relay(cluster):
     assert done["iter"] == 5
 
 
+METRIC_JOB = """
+import sys, time
+sys.path.insert(0, %r)
+import slaq
+job = slaq.Client(iters=40, convergence="linear", metric_name="val_accuracy")
+for it in range(1, 41):
+    job.report(it, 1.0 / it, cpu_s=0.01, metric=0.5 + it / 100.0)
+    time.sleep(0.05)
+job.close()
+"""
+
+
+def test_what_a_job_declares_and_its_metric_reach_the_controller(cluster,
+                                                                  tmp_path):
+    # A job under an agent is the same job to the controller as to a plain
+    # slaqd: its declared class, length and metric name (hello) and each
+    # report's metric are relayed (before, only the loss and the length).
+    ctl, agents = cluster()
+    script = tmp_path / "metric_job.py"
+    script.write_text(METRIC_JOB % os.path.join(
+        os.path.dirname(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__)))), "python"))
+    j = ctl.submit(sys.executable, str(script), node="n1")
+    done = ctl.wait_state(j, "done", timeout=60)
+    on_agent = agents["n1"].job(j)
+    assert on_agent["metric_name"] == "val_accuracy"
+    assert done["metric_name"] == "val_accuracy", done
+    assert abs(done["metric"] - 0.9) < 1e-9 and done["metric_iter"] == 40
+    assert done["convergence"] == "linear", done
+    assert done["iter"] == 40
+    assert "val_accuracy" in ctl.cli("show", str(j)).stdout
+
+
 def test_placement_capacity_and_pending_queue(cluster):
     """The core places (least-loaded), never gives a node more than its
     cores, and queues what fits nowhere, in order."""
