@@ -140,7 +140,7 @@ def merge(parts, out):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--train", required=True, help="the slaq-train binary")
+    ap.add_argument("--train", help="the slaq-train binary (needed to record)")
     ap.add_argument("--out", required=True, help="output directory")
     ap.add_argument("--sweep", action="append", choices=sorted(SPACES),
                     help="sweep(s) to record (default: all)")
@@ -149,6 +149,11 @@ def main():
     ap.add_argument("--subsample", type=float, default=0.05,
                     help="fraction of the 60000 training rows (default 0.05)")
     ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--tag", default="",
+                    help="name the sweep NAME-TAG (file OUT/NAME-TAG.jsonl); "
+                         "the configurations are still drawn for NAME, so "
+                         "two tags of one seed hold the same configurations "
+                         "trained differently (e.g. on more rows)")
     ap.add_argument("--first", type=int, default=0,
                     help="record only configurations FIRST..LAST (the others "
                          "are still drawn, so ids and parameters match a full "
@@ -162,24 +167,29 @@ def main():
     if a.merge:
         merge(a.merge, a.out)
         return
+    if not a.train:
+        ap.error("--train is needed to record (only --merge goes without)")
     last = a.configs - 1 if a.last < 0 else min(a.last, a.configs - 1)
     part = a.first > 0 or last < a.configs - 1
     os.makedirs(a.out, exist_ok=True)
     for name in a.sweep or sorted(SPACES):
         space = SPACES[name]
         rng = random.Random("%s-%d" % (name, a.seed))
-        path = os.path.join(a.out, name + (".%d-%d" % (a.first, last) if part
-                                            else "") + ".jsonl")
+        label = name + ("-" + a.tag if a.tag else "")
+        path = os.path.join(a.out, label + (".%d-%d" % (a.first, last) if part
+                                             else "") + ".jsonl")
         tmp = path + ".tmp"
         t_all = time.monotonic()
         with open(tmp, "w") as out:
-            head = {"sweep": name, "seed": a.seed, "epochs": a.epochs,
+            head = {"sweep": label, "seed": a.seed, "epochs": a.epochs,
                     "metric": "accuracy", "direction": "max",
                     "subsample": a.subsample, "time": "cpu",
                     "space": {k: list(v) for k, v in space["params"].items()},
                     "generated_by": "make sweep-traces (scripts/sweep-traces.py "
-                                    "--seed %d --configs %d --epochs %d)"
-                                    % (a.seed, a.configs, a.epochs)}
+                                    "--seed %d --configs %d --epochs %d "
+                                    "--subsample %g%s)"
+                                    % (a.seed, a.configs, a.epochs, a.subsample,
+                                       " --tag " + a.tag if a.tag else "")}
             out.write(json.dumps(head) + "\n")
             for i in range(a.configs):
                 params = {k: draw(rng, v) for k, v in space["params"].items()}
@@ -196,13 +206,13 @@ def main():
                 out.write(json.dumps(rec) + "\n")
                 out.flush()
                 print("%s %3d/%d  %-40s epochs=%3d final=%.4f  %.0fs" %
-                      (name, i + 1, a.configs,
+                      (label, i + 1, a.configs,
                        " ".join("%s=%.3g" % kv for kv in params.items()),
                        len(metric), metric[-1] if metric else float("nan"),
                        time.monotonic() - t_all), file=sys.stderr, flush=True)
         os.replace(tmp, path)
         print("%s: %d configurations in %.0f s -> %s" %
-              (name, a.configs, time.monotonic() - t_all, path), file=sys.stderr)
+              (label, a.configs, time.monotonic() - t_all, path), file=sys.stderr)
 
 
 if __name__ == "__main__":

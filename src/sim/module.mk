@@ -28,14 +28,18 @@ results:
 	@scripts/sim-results.sh $(BUILD)
 
 # make sweep-traces: record the sweeps of data/sweeps/ with real slaq-train
-# runs (20-40 minutes for both; SEED=N for other
-# configurations).
+# runs: mlpc and logreg on a tenth of the training rows (20-40 minutes for
+# both), then the same configurations on all the rows, where training
+# outweighs the start-up (mlpc-full, logreg-full: about 70 CPU minutes);
+# SEED=N for other configurations.
 # make sweep-results: replay them under slaq's sweep policies and Optuna's
 # pruners, and measure the curve model (docs/results/sweeps/).
 .PHONY: sweep-traces sweep-results
 sweep-traces: $(SLAQ_TRAIN)
 	@/usr/bin/python3 scripts/sweep-traces.py --train $(SLAQ_TRAIN) \
 	    --out data/sweeps --subsample 0.1 --seed $(or $(SEED),12)
+	@/usr/bin/python3 scripts/sweep-traces.py --train $(SLAQ_TRAIN) \
+	    --out data/sweeps --subsample 1 --tag full --seed $(or $(SEED),12)
 
 sweep-results: deps
 	@$(MAKE) --no-print-directory build
