@@ -779,6 +779,14 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t);
 /* Removes and frees a job; its cores are re-divided at the next epoch. */
 void slaq_sched_remove(slaq_sched *s, slaq_job *j);
 size_t slaq_sched_count(const slaq_sched *s);
+/*
+ * Whether the cores should be divided again now rather than at the next
+ * epoch: a job arrived or left, or a query finished its first mini-batch
+ * (the end of its fair share, ReLAQS Sec. 4.2.3), since the last
+ * slaq_sched_allocate(). A driver that can re-divide between epochs (the
+ * simulator) asks this after every event; 0 after an allocation.
+ */
+int slaq_sched_due(const slaq_sched *s);
 slaq_job *slaq_sched_job(const slaq_sched *s, size_t i); /* order may change
                                                             on removal */
 

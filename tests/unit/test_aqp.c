@@ -331,6 +331,36 @@ static void test_relaqs_new_query_fair_share(void **state)
     slaq_sched_free(s);
 }
 
+/* The cores are due to be divided again when a job arrives or leaves
+ * and when a query's first mini-batch ends its fair share; not after
+ * its later mini-batches, and not after an allocation. */
+static void test_relaqs_due_at_first_batch(void **state)
+{
+    (void)state;
+    slaq_sched *s = relaqs(8, 0);
+    assert_int_equal(slaq_sched_due(s), 0);
+    slaq_job *old = add_query(s, 0, 1);
+    assert_int_equal(slaq_sched_due(s), 1);
+    assert_int_equal(slaq_sched_epoch(s, 0), SLAQ_OK);
+    assert_int_equal(slaq_sched_due(s), 0);
+    report_batches(old, 1, 1, 0);
+    assert_int_equal(slaq_sched_due(s), 1); /* its fair share ends */
+    assert_int_equal(slaq_sched_epoch(s, 1), SLAQ_OK);
+    report_batches(old, 2, 5, 1);
+    assert_int_equal(slaq_sched_due(s), 0);
+    slaq_job *young = add_query(s, 2, 1);
+    assert_int_equal(slaq_sched_due(s), 1);
+    assert_int_equal(slaq_sched_epoch(s, 2), SLAQ_OK);
+    assert_near(slaq_job_alloc(young), 4, 1e-9); /* 1/n until then */
+    report_batches(young, 1, 1, 3);
+    assert_int_equal(slaq_sched_due(s), 1);
+    assert_int_equal(slaq_sched_epoch(s, 3), SLAQ_OK);
+    assert_true(slaq_job_alloc(young) > 4); /* now by its progress */
+    slaq_sched_remove(s, old);
+    assert_int_equal(slaq_sched_due(s), 1);
+    slaq_sched_free(s);
+}
+
 static void test_relaqs_favours_young(void **state)
 {
     (void)state;
@@ -474,6 +504,7 @@ int main(void)
         cmocka_unit_test(test_eval_query),
         cmocka_unit_test(test_eval_metric_exact),
         cmocka_unit_test(test_relaqs_new_query_fair_share),
+        cmocka_unit_test(test_relaqs_due_at_first_batch),
         cmocka_unit_test(test_relaqs_favours_young),
         cmocka_unit_test(test_relaqs_fair_policy_ignores_progress),
         cmocka_unit_test(test_relaqs_exact_first),
