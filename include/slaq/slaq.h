@@ -432,6 +432,15 @@ void slaq_query_free(slaq_query *q);
  */
 int slaq_query_add(slaq_query *q, uint64_t batch, const double *x, size_t n,
                    double cpu_s);
+/*
+ * A query whose mini-batches up to `after` ran elsewhere, or whose
+ * reports of them were lost (started again from its checkpoint on
+ * another node): its next mini-batch is after + 1, and its progress
+ * metric compares that one's estimates with the last ones it has.
+ * SLAQ_EINVAL when `after` is below batches().
+ */
+int slaq_query_resume(slaq_query *q, uint64_t after);
+/* Mini-batches done: the last one's number. */
 size_t slaq_query_batches(const slaq_query *q);
 double slaq_query_work(const slaq_query *q);      /* CPU-seconds so far */
 const slaq_progress *slaq_query_progress(const slaq_query *q);
@@ -845,6 +854,8 @@ int slaq_job_report(slaq_job *j, const slaq_report *r);
  */
 int slaq_job_report_estimates(slaq_job *j, const slaq_report *r,
                               const double *x, size_t n);
+/* slaq_query_resume() of a query job (SLAQ_EINVAL for other jobs). */
+int slaq_job_query_resume(slaq_job *j, uint64_t after);
 int slaq_job_kind(const slaq_job *j);
 /* The query's state (NULL for other jobs). */
 const slaq_query *slaq_job_query(const slaq_job *j);

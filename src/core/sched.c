@@ -485,9 +485,16 @@ int slaq_job_report_estimates(slaq_job *j, const slaq_report *r,
     double p = slaq_query_last(j->query);
     h.loss = isnan(p) ? 1 : p;
     /* Its first mini-batch ends the fair share it had until now. */
-    if (slaq_query_batches(j->query) == 1)
+    if (slaq_progress_batches(slaq_query_progress(j->query)) == 1)
         j->sched->redivide = 1;
     return slaq_job_report(j, &h);
+}
+
+int slaq_job_query_resume(slaq_job *j, uint64_t after)
+{
+    if (j->kind != SLAQ_JOB_QUERY)
+        return SLAQ_EINVAL;
+    return slaq_query_resume(j->query, after);
 }
 
 int slaq_job_kind(const slaq_job *j) { return j->kind; }
@@ -666,8 +673,10 @@ static void sched_query_pjob(const slaq_sched *s, slaq_job *j, slaq_pjob *pj,
     }
     pj->iters_per_core = h;
     pj->norm = h / horizon;
-    pj->unproven = done == 0;
-    if (done == 0)
+    /* no mini-batch here yet (one resumed elsewhere has no P here) */
+    int seen = slaq_progress_batches(slaq_query_progress(j->query)) > 0;
+    pj->unproven = !seen;
+    if (!seen)
         pj->min_cores = cap * j->weight / wsum;
     else
         pj->min_cores = c->query_min_cores;

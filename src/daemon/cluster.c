@@ -547,6 +547,14 @@ void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
         if (j->restarts && json_is_integer(it) && j->nreports &&
             (uint64_t)json_integer_value(it) <= j->last_iter)
             return;
+        /* A query's checkpoint may be ahead of its last report here (the
+         * reports in between were lost with its node): its estimates go
+         * on from the mini-batch that comes. */
+        if (j->restarts && j->kind == SLAQ_JOB_QUERY && j->sj &&
+            json_is_integer(it) &&
+            (uint64_t)json_integer_value(it) > j->last_iter + 1)
+            slaq_job_query_resume(j->sj,
+                                  (uint64_t)json_integer_value(it) - 1);
         n->reports++;
         if (job_report(d, j, msg, err, sizeof err) < 0) {
             d->errors_total++;

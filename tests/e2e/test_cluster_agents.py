@@ -21,6 +21,7 @@ from conftest import SLAQ, TOY, free_port, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CKPT_JOB = [sys.executable, os.path.join(HERE, "ckpt_job.py")]
+CKPT_QUERY = [sys.executable, os.path.join(HERE, "ckpt_query.py"), "1000"]
 # Under valgrind agents answer slowly: 3 epochs of 0.2 s is too short a
 # silence to call a node down.
 EPOCH = 1.0 if os.environ.get("SLAQ_VALGRIND") else 0.2
@@ -389,9 +390,53 @@ def test_lost_node_query_is_replayed_as_a_query(cluster):
              what="mini-batch 14 taken after the move")
     e = estimates_of(ctl, q)
     assert [p["iter"] for p in e["points"]] == list(range(1, 15))
+    # a checkpoint ahead of the reports that arrived (15 and 16 lost with
+    # a node): the query goes on from the mini-batch that comes
+    home_again = FakeAgent(port, "fc")
+    wait_for(lambda: [n["state"] for n in nodes_of(ctl)
+                      if n["name"] == "fc"] == ["up"], what="node fc")
+    other.close()
+    wait_for(lambda: q in home_again.starts, timeout=10,
+             what="the query started again on a third node")
+    home_again.send({"type": "started", "job": q, "pid": 999997})
+    for it in (17, 18):
+        home_again.report(q, it)
+    wait_for(lambda: ctl.job(q)["iter"] == 18, timeout=10,
+             what="mini-batch 18 taken after a gap")
+    e = estimates_of(ctl, q)
+    assert [p["iter"] for p in e["points"]] == list(range(1, 15)) + [17, 18]
     assert e["points"][:10] == before["points"]
     assert e["progress"] is not None and 0 <= e["progress"] < 1
-    other.close()
+    home_again.close()
+
+
+def test_query_resumed_on_another_node(cluster):
+    # The same with real agents: the agent that runs the query again
+    # takes it from its checkpoint on (before, it refused every
+    # mini-batch: its own model of the query expected mini-batch 1).
+    ctl, agents = cluster(nodes=("n1", "n2"))
+    q = int(ctl.cli("submit", "--restartable", "--", *CKPT_QUERY).stdout)
+    home = ctl.wait_state(q, "running")["node"]
+    other = "n2" if home == "n1" else "n1"
+    wait_for(lambda: ctl.job(q)["iter"] >= 10, timeout=20,
+             what="10 mini-batches")
+    assert ctl.job(q)["kind"] == "query"
+    agents[home].kill9()
+    moved = wait_for(lambda: (lambda j: j if j["node"] == other and
+                              j["state"] == "running" else None)(
+                                  ctl.job(q)), timeout=10,
+                     what="the query on the other node")
+    assert moved["restarts"] == 1 and moved["kind"] == "query"
+    reached = moved["iter"]
+    wait_for(lambda: ctl.job(q)["iter"] >= reached + 10, timeout=20,
+             what="mini-batches after the move")
+    on_agent = agents[other].job(q)
+    assert on_agent["kind"] == "query" and on_agent["state"] == "running"
+    e = estimates_of(ctl, q)
+    iters = [p["iter"] for p in e["points"]]
+    assert iters == sorted(set(iters)) and iters[-1] >= reached + 9
+    assert e["progress"] is not None and 0 <= e["progress"] < 1
+    ctl.request({"type": "cancel", "job": q, "now": True})
 
 
 def test_controller_restart_loses_nothing(cluster):
