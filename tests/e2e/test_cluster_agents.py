@@ -407,7 +407,13 @@ def test_lost_node_query_is_replayed_as_a_query(cluster):
     assert [p["iter"] for p in e["points"]] == list(range(1, 15)) + [17, 18]
     assert e["points"][:10] == before["points"]
     assert e["progress"] is not None and 0 <= e["progress"] < 1
+    # and a controller started again replays all of it, gap included
     home_again.close()
+    ctl.kill9()
+    ctl.start()
+    e2 = estimates_of(ctl, q)
+    assert e2["points"] == e["points"]
+    assert e2["progress"] == pytest.approx(e["progress"])
 
 
 def test_query_resumed_on_another_node(cluster):
