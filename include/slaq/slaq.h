@@ -432,6 +432,15 @@ void slaq_query_free(slaq_query *q);
  */
 int slaq_query_add(slaq_query *q, uint64_t batch, const double *x, size_t n,
                    double cpu_s);
+/*
+ * A query whose mini-batches up to `after` ran elsewhere, or whose
+ * reports of them were lost (started again from its checkpoint on
+ * another node): its next mini-batch is after + 1, and its progress
+ * metric compares that one's estimates with the last ones it has.
+ * SLAQ_EINVAL when `after` is below batches().
+ */
+int slaq_query_resume(slaq_query *q, uint64_t after);
+/* Mini-batches done: the last one's number. */
 size_t slaq_query_batches(const slaq_query *q);
 double slaq_query_work(const slaq_query *q);      /* CPU-seconds so far */
 const slaq_progress *slaq_query_progress(const slaq_query *q);
@@ -779,6 +788,14 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t);
 /* Removes and frees a job; its cores are re-divided at the next epoch. */
 void slaq_sched_remove(slaq_sched *s, slaq_job *j);
 size_t slaq_sched_count(const slaq_sched *s);
+/*
+ * Whether the cores should be divided again now rather than at the next
+ * epoch: a job arrived or left, or a query finished its first mini-batch
+ * (the end of its fair share, ReLAQS Sec. 4.2.3), since the last
+ * slaq_sched_allocate(). A driver that can re-divide between epochs (the
+ * simulator) asks this after every event; 0 after an allocation.
+ */
+int slaq_sched_due(const slaq_sched *s);
 slaq_job *slaq_sched_job(const slaq_sched *s, size_t i); /* order may change
                                                             on removal */
 
@@ -837,6 +854,8 @@ int slaq_job_report(slaq_job *j, const slaq_report *r);
  */
 int slaq_job_report_estimates(slaq_job *j, const slaq_report *r,
                               const double *x, size_t n);
+/* slaq_query_resume() of a query job (SLAQ_EINVAL for other jobs). */
+int slaq_job_query_resume(slaq_job *j, uint64_t after);
 int slaq_job_kind(const slaq_job *j);
 /* The query's state (NULL for other jobs). */
 const slaq_query *slaq_job_query(const slaq_job *j);

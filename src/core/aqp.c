@@ -291,9 +291,12 @@ struct slaq_query {
     slaq_query_opts opts;
     slaq_progress *prog;
     slaq_pcurve curve;
-    double *cost;       /* CPU-seconds of mini-batch i, cost[i-1] (NAN:
-                           not measured) */
+    double *cost;       /* CPU-seconds of the i-th mini-batch added,
+                           cost[i-1] (NAN: not measured) */
+    double *num;        /* its number, num[i-1] (they may skip: see
+                           slaq_query_resume) */
     size_t cap;
+    uint64_t last;      /* the last mini-batch's number */
     double work;
     double fit_i[PCURVE_MAXPTS], fit_p[PCURVE_MAXPTS]; /* scratch */
 };
@@ -335,6 +338,7 @@ void slaq_query_free(slaq_query *q)
         return;
     slaq_progress_free(q->prog);
     free(q->cost);
+    free(q->num);
     free(q);
 }
 
@@ -354,7 +358,7 @@ static void query_refit(slaq_query *q)
         double v = slaq_progress_value(q->prog, i);
         if (isnan(v))
             continue;
-        q->fit_i[m] = (double)i;
+        q->fit_i[m] = q->num[i - 1];
         q->fit_p[m] = v;
         m++;
     }
@@ -370,28 +374,42 @@ static void query_refit(slaq_query *q)
 int slaq_query_add(slaq_query *q, uint64_t batch, const double *x, size_t n,
                    double cpu_s)
 {
-    if (batch != (uint64_t)q->prog->n + 1)
+    if (batch != q->last + 1)
         return SLAQ_EORDER;
     if (!(cpu_s >= 0) || !isfinite(cpu_s))
         return SLAQ_EINVAL;
     if (q->prog->n == q->cap) {
         size_t cap = q->cap ? 2 * q->cap : 64;
         double *v = realloc(q->cost, cap * sizeof *v);
-        if (!v)
+        if (v)
+            q->cost = v;
+        double *u = realloc(q->num, cap * sizeof *u);
+        if (u)
+            q->num = u;
+        if (!v || !u)
             return SLAQ_ENOMEM;
-        q->cost = v;
         q->cap = cap;
     }
     int err = slaq_progress_add(q->prog, x, n);
     if (err)
         return err;
-    q->cost[batch - 1] = cpu_s > 0 ? cpu_s : NAN;
+    q->cost[q->prog->n - 1] = cpu_s > 0 ? cpu_s : NAN;
+    q->num[q->prog->n - 1] = (double)batch;
+    q->last = batch;
     q->work += cpu_s;
     query_refit(q);
     return SLAQ_OK;
 }
 
-size_t slaq_query_batches(const slaq_query *q) { return q->prog->n; }
+int slaq_query_resume(slaq_query *q, uint64_t after)
+{
+    if (after < q->last)
+        return SLAQ_EINVAL;
+    q->last = after;
+    return SLAQ_OK;
+}
+
+size_t slaq_query_batches(const slaq_query *q) { return (size_t)q->last; }
 double slaq_query_work(const slaq_query *q) { return q->work; }
 const slaq_progress *slaq_query_progress(const slaq_query *q)
 {
@@ -409,7 +427,7 @@ slaq_batchcost slaq_query_cost(const slaq_query *q, double dflt_cost)
     for (size_t i = nb; i >= 1 && m < win; i--) {
         if (isnan(q->cost[i - 1]))
             continue;
-        iv[m] = (double)i;
+        iv[m] = q->num[i - 1];
         cv[m] = q->cost[i - 1];
         m++;
     }
@@ -425,7 +443,8 @@ double slaq_query_last(const slaq_query *q)
 
 double slaq_query_predict(const slaq_query *q, double h)
 {
-    return slaq_pcurve_eval(&q->curve, (double)q->prog->n + h);
+    return slaq_pcurve_eval(&q->curve,
+                            (double)slaq_query_batches(q) + h);
 }
 
 void slaq_query_forecast(const slaq_query *q, double dflt_cost,
@@ -438,7 +457,7 @@ void slaq_query_forecast(const slaq_query *q, double dflt_cost,
     f->par[1] = q->curve.b;
     f->par[2] = c.alpha;
     f->par[3] = c.beta;
-    f->par2[0] = (double)q->prog->n;
+    f->par2[0] = (double)slaq_query_batches(q);
     f->k0 = q->work;
     f->yscale = 1;
     f->loss0 = slaq_pcurve_eval(&q->curve, f->par2[0]);

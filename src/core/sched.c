@@ -96,6 +96,8 @@ struct slaq_sched {
     size_t nncap;
     int changed;         /* jobs came or went, or the policy changed,
                             since the last allocation */
+    int redivide;        /* slaq_sched_due(): jobs came or went, or a
+                            query ended its fair share */
     /* Jobs whose refit is due, in the order they became due (cap
      * entries): a refit visits only these, at most cfg.max_fits of them,
      * and the rest keep their place at the front for the next one. */
@@ -417,6 +419,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     j->index = s->n;
     s->jobs[s->n++] = j;
     s->changed = 1;
+    s->redivide = 1;
     job_place_or_queue(s, j);
     return j;
 }
@@ -430,9 +433,11 @@ void slaq_sched_remove(slaq_sched *s, slaq_job *j)
     s->jobs[i]->index = i;
     job_free(j);
     s->changed = 1;
+    s->redivide = 1;
 }
 
 size_t slaq_sched_count(const slaq_sched *s) { return s->n; }
+int slaq_sched_due(const slaq_sched *s) { return s->redivide; }
 
 slaq_job *slaq_sched_job(const slaq_sched *s, size_t i)
 {
@@ -479,7 +484,17 @@ int slaq_job_report_estimates(slaq_job *j, const slaq_report *r,
     slaq_report h = *r;
     double p = slaq_query_last(j->query);
     h.loss = isnan(p) ? 1 : p;
+    /* Its first mini-batch ends the fair share it had until now. */
+    if (slaq_progress_batches(slaq_query_progress(j->query)) == 1)
+        j->sched->redivide = 1;
     return slaq_job_report(j, &h);
+}
+
+int slaq_job_query_resume(slaq_job *j, uint64_t after)
+{
+    if (j->kind != SLAQ_JOB_QUERY)
+        return SLAQ_EINVAL;
+    return slaq_query_resume(j->query, after);
 }
 
 int slaq_job_kind(const slaq_job *j) { return j->kind; }
@@ -658,8 +673,10 @@ static void sched_query_pjob(const slaq_sched *s, slaq_job *j, slaq_pjob *pj,
     }
     pj->iters_per_core = h;
     pj->norm = h / horizon;
-    pj->unproven = done == 0;
-    if (done == 0)
+    /* no mini-batch here yet (one resumed elsewhere has no P here) */
+    int seen = slaq_progress_batches(slaq_query_progress(j->query)) > 0;
+    pj->unproven = !seen;
+    if (!seen)
         pj->min_cores = cap * j->weight / wsum;
     else
         pj->min_cores = c->query_min_cores;
@@ -831,6 +848,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
             s->alloc[i] = c->damping * s->jobs[i]->alloc +
                           (1 - c->damping) * s->alloc[i];
     s->changed = 0;
+    s->redivide = 0;
     s->last_cap = total_cap;
     for (size_t v = 0; v < nn; v++)
         s->clu.node[v].alloc = 0;

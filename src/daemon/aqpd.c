@@ -174,6 +174,12 @@ int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
     if (j->kind != SLAQ_JOB_QUERY &&
         aqpd_set_kind(d, j, SLAQ_JOB_QUERY, err, errlen) < 0)
         goto out;
+    /* On a node agent, a query started again from its checkpoint goes on
+     * after the mini-batches it ran elsewhere: the controller has those
+     * (and checks the order against them); this node takes it from
+     * there. */
+    if (d->cfg.agent && j->nreports == 0 && r->iter > 1)
+        slaq_job_query_resume(j->sj, r->iter - 1);
     int e2 = slaq_job_report_estimates(j->sj, r, e, n);
     if (e2 == SLAQ_EORDER) {
         snprintf(err, errlen, "iter %llu is not the next mini-batch (the "

@@ -260,13 +260,6 @@ void cluster_send_stop(sd_daemon *d, sd_job *j, int now)
 
 /* ---------------------------------------------------------------- faults */
 
-static int replay(void *arg, const slaq_report *r)
-{
-    sd_job *j = arg;
-    slaq_job_report(j->sj, r);
-    return 0;
-}
-
 /* A job whose node was lost: placed again by the core (its history kept)
  * and started from its checkpoint when it may be, else lost. */
 static void job_node_lost(sd_daemon *d, sd_job *j, const char *why)
@@ -290,7 +283,7 @@ static void job_node_lost(sd_daemon *d, sd_job *j, const char *why)
         job_finish(d, j, 0, 0, SD_LOST, why);
         return;
     }
-    store_each_report(d->store, j->id, replay, j);
+    job_replay_history(d, j, 0); /* a query's through the query path */
     store_put_job(d->store, j);
     int node = slaq_job_node(j->sj);
     if (node >= 0)
@@ -312,8 +305,10 @@ static void node_down(sd_daemon *d, int idx, const char *why)
     }
     char reason[160];
     snprintf(reason, sizeof reason, "node %s was lost (%s)", n->name, why);
-    /* One commit for all of its jobs (one each took seconds for a node
-     * of thousands). */
+    /* The reports taken so far are committed first, since a job placed
+     * again gets its history from the database; then one commit for all
+     * of its jobs (one each took seconds for a node of thousands). */
+    store_flush(d->store);
     d->flush_hold++;
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
@@ -552,6 +547,14 @@ void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
         if (j->restarts && json_is_integer(it) && j->nreports &&
             (uint64_t)json_integer_value(it) <= j->last_iter)
             return;
+        /* A query's checkpoint may be ahead of its last report here (the
+         * reports in between were lost with its node): its estimates go
+         * on from the mini-batch that comes. */
+        if (j->restarts && j->kind == SLAQ_JOB_QUERY && j->sj &&
+            json_is_integer(it) &&
+            (uint64_t)json_integer_value(it) > j->last_iter + 1)
+            slaq_job_query_resume(j->sj,
+                                  (uint64_t)json_integer_value(it) - 1);
         n->reports++;
         if (job_report(d, j, msg, err, sizeof err) < 0) {
             d->errors_total++;

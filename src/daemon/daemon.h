@@ -475,6 +475,12 @@ sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen);
 sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid);
 /* Enters the scheduler (state must be active). */
 int job_schedule(sd_daemon *d, sd_job *j);
+/* Gives job j's (new) scheduler entry its stored reports: a query's
+ * mini-batches with their estimates through the query path (its progress
+ * metric, predictor and dashboard points are rebuilt), other jobs' reports
+ * as they are. `count`: also count them in j's own fields (a job restored
+ * after a restart starts from none; one placed again has them). */
+void job_replay_history(sd_daemon *d, sd_job *j, int count);
 /* Handles one iteration report; returns 0 or fills err. */
 int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen);
 /* What a job declares of itself in hello or info ("iters", "convergence",

@@ -1049,33 +1049,41 @@ void job_expire(sd_daemon *d)
 
 /* ------------------------------------------------------------- restore */
 
+typedef struct history_replay { sd_daemon *d; sd_job *j; int count; }
+    history_replay;
+
 static int replay_report(void *arg, const slaq_report *r)
 {
-    sd_job *j = arg;
-    add_report(j, r); /* a stored report was accepted once; cannot fail */
+    history_replay *x = arg;
+    /* a stored report was accepted once */
+    if (slaq_job_report(x->j->sj, r) == SLAQ_OK && x->count)
+        note_report(x->j, r);
     return 0;
 }
-
-typedef struct query_replay { sd_daemon *d; sd_job *j; } query_replay;
 
 /* A query's stored mini-batch: its estimates go to the core again. */
 static int replay_query_report(void *arg, const slaq_report *r,
                                const char *vec)
 {
-    query_replay *x = arg;
+    history_replay *x = arg;
+    /* A gap the controller took once (reports lost with a node). */
+    const slaq_query *q = slaq_job_query(x->j->sj);
+    if (q && r->iter > slaq_query_batches(q) + 1)
+        slaq_job_query_resume(x->j->sj, r->iter - 1);
     aqpd_replay(x->d, x->j, r, vec); /* logged if it cannot be used */
-    note_report(x->j, r);
+    if (x->count)
+        note_report(x->j, r);
     return 0;
 }
 
-/* Gives a restored job's scheduler entry its stored history. */
-static void replay_history(sd_daemon *d, sd_job *j)
+void job_replay_history(sd_daemon *d, sd_job *j, int count)
 {
+    history_replay x = {d, j, count};
     if (j->kind == SLAQ_JOB_QUERY) {
-        query_replay x = {d, j};
+        aqpd_free(j); /* its points come back with the mini-batches */
         store_each_query_report(d->store, j->id, replay_query_report, &x);
     } else {
-        store_each_report(d->store, j->id, replay_report, j);
+        store_each_report(d->store, j->id, replay_report, &x);
     }
 }
 
@@ -1088,7 +1096,7 @@ static int restore_one(sd_daemon *d, sd_job *j)
         if (cluster_restore_job(d, j, j->node_at) < 0 ||
             job_schedule(d, j) < 0)
             return -1;
-        replay_history(d, j);
+        job_replay_history(d, j, 1);
         if (j->node >= 0)
             sd_log(d, 0, "job %lld (%s): waiting for node %s to reconnect",
                    (long long)j->id, j->name, j->node_at);
@@ -1113,7 +1121,7 @@ static int restore_one(sd_daemon *d, sd_job *j)
         return -1;
     if (j->suspended == SD_SUSP_SIGNAL) /* still SIGSTOPped: no cores */
         slaq_job_set_max_cores(j->sj, 1e-6);
-    replay_history(d, j);
+    job_replay_history(d, j, 1);
     j->adopted = 1;
     if (j->managed)
         enf_adopt(d, j);

@@ -116,7 +116,6 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
             if (a[i].state == 1)
                 a[i].w += a[i].cores * (tn - t);
         t = tn;
-        int decide = 0;
         /* finished mini-batches */
         for (size_t i = 0; i < n; i++) {
             aq *x = &a[i];
@@ -149,7 +148,6 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
                 x->j = NULL;
                 x->cores = 0;
                 left--;
-                decide = 1;
             }
         }
         /* arrivals */
@@ -166,8 +164,11 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
                 goto fail;
             }
             a[i].state = 1;
-            decide = 1;
         }
+        /* The cores are divided again at every epoch and whenever the
+         * core says so (arrivals, departures, a query's first
+         * mini-batch): slaq_sched_due(), as slaqd asks it. */
+        int decide = slaq_sched_due(s);
         if (t >= next_epoch - AQ_EPS) {
             decide = 1;
             next_epoch += cfg->epoch_s;

@@ -290,13 +290,15 @@ static int as_run_all(const as_args *o, const aqp_trace_set *ts, double ia,
                 for (int g = 0; g < AS_NGRID; g++)
                     mean[p][g] += aqpsim_time_to(&res[q], g / 1000.0, o->stay);
                 if (qf)
-                    fprintf(qf, "%g,%u,%s,%zu,%s,%.3f,%.3f,%.3f,%.3f,%.3f\n",
+                    fprintf(qf, "%g,%u,%s,%zu,%s,%.3f,%.3f,%.3f,%.3f,%.3f,"
+                            "%.3f\n",
                             ia, o->seeds[si], slaq_policy_name(c.policy), q,
                             qs[q].t->name, res[q].arrival,
                             aqpsim_time_to(&res[q], 0.7, o->stay),
                             aqpsim_time_to(&res[q], 0.9, o->stay),
                             aqpsim_time_to(&res[q], 0.99, o->stay),
-                            res[q].completion - res[q].arrival);
+                            res[q].completion - res[q].arrival,
+                            res[q].batch_t[0] - res[q].arrival);
             }
             aqpsim_results_free(res, o->nq);
         }
@@ -365,7 +367,7 @@ int cmd_sim_aqp(int argc, char **argv)
             goto done;
         }
         fprintf(qf, "mean_interarrival,seed,policy,query,trace,arrival,"
-                    "t70,t90,t99,completion\n");
+                    "t70,t90,t99,completion,first_batch\n");
     }
     double (*mean)[AS_NGRID] = malloc(AS_MAX_POL * sizeof *mean);
     if (!mean) {

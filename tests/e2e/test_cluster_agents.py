@@ -11,7 +11,9 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 
 import pytest
 
@@ -19,6 +21,7 @@ from conftest import SLAQ, TOY, free_port, wait_for
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CKPT_JOB = [sys.executable, os.path.join(HERE, "ckpt_job.py")]
+CKPT_QUERY = [sys.executable, os.path.join(HERE, "ckpt_query.py"), "1000"]
 # Under valgrind agents answer slowly: 3 epochs of 0.2 s is too short a
 # silence to call a node down.
 EPOCH = 1.0 if os.environ.get("SLAQ_VALGRIND") else 0.2
@@ -304,6 +307,142 @@ def test_killed_agent_node_down_jobs_lost_or_resumed(cluster):
     # ... and reports on from there.
     wait_for(lambda: ctl.job(ck)["iter"] > reached + 5, what="more reports")
     assert agents[other].job(ck)["state"] == "running"
+
+
+def estimates_of(d, job):
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    r = opener.open("http://127.0.0.1:%d/api/jobs/%d/estimates"
+                    % (d.port, job), timeout=10)
+    return json.loads(r.read().decode())
+
+
+class FakeAgent:
+    """A node agent played by the test: registers a node, answers every
+    message with a heartbeat (from a thread, so the node stays up), and
+    relays the reports it is told to."""
+
+    def __init__(self, port, name):
+        self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        self.f = self.s.makefile("rb")
+        self.starts = []
+        self.lock = threading.Lock()
+        self.send({"type": "register", "token": "agent-secret-token-1",
+                   "node": name, "cores": 4, "enforce": "none", "jobs": []})
+        self.t = threading.Thread(target=self._read, daemon=True)
+        self.t.start()
+
+    def send(self, msg):
+        with self.lock:
+            self.s.sendall(json.dumps(msg).encode() + b"\n")
+
+    def _read(self):
+        try:
+            for line in self.f:
+                m = json.loads(line)
+                if m["type"] == "start":
+                    self.starts.append(m["job"])
+                self.send({"type": "heartbeat"})
+        except (OSError, ValueError):
+            pass
+
+    def report(self, job, it):
+        x = 10.0 + (-1) ** it / it  # a running estimate that settles
+        self.send({"type": "report", "job": job, "iter": it, "loss": 0.5,
+                   "cpu_s": 0.01, "samples": 100, "estimates": [x],
+                   "lower": [x - 1.0 / it], "upper": [x + 1.0 / it]})
+
+    def close(self):
+        self.s.shutdown(socket.SHUT_RDWR)
+        self.s.close()
+
+
+def test_lost_node_query_is_replayed_as_a_query(cluster):
+    # A restartable query whose node is lost is placed again with its
+    # mini-batches replayed through the query path, as after a restart of
+    # slaqd. Before, they went to the core as plain reports: the query's
+    # model stayed empty, and every mini-batch after the move was refused
+    # as out of order.
+    ctl, _ = cluster(nodes=())
+    port = cluster.made["port"]
+    a, b = FakeAgent(port, "fa"), FakeAgent(port, "fb")
+    wait_for(lambda: sum(n["state"] == "up" for n in nodes_of(ctl)) == 2,
+             what="two fake nodes")
+    q = int(ctl.cli("submit", "--restartable", "--", *TOY).stdout)
+    home = wait_for(lambda: a if q in a.starts else b if q in b.starts
+                    else None, what="the query's start")
+    other = b if home is a else a
+    home.send({"type": "started", "job": q, "pid": 999999})
+    for it in range(1, 11):
+        home.report(q, it)
+    wait_for(lambda: ctl.job(q)["iter"] == 10, what="10 mini-batches")
+    assert ctl.job(q)["kind"] == "query"
+    before = estimates_of(ctl, q)
+    home.close()
+    wait_for(lambda: q in other.starts, timeout=10,
+             what="the query started again on the other node")
+    other.send({"type": "started", "job": q, "pid": 999998})
+    job = ctl.job(q)
+    assert job["restarts"] == 1 and job["kind"] == "query"
+    # from its checkpoint: mini-batches 9 and 10 again, then 11 ... 14
+    for it in range(9, 15):
+        other.report(q, it)
+    wait_for(lambda: ctl.job(q)["iter"] == 14, timeout=10,
+             what="mini-batch 14 taken after the move")
+    e = estimates_of(ctl, q)
+    assert [p["iter"] for p in e["points"]] == list(range(1, 15))
+    # a checkpoint ahead of the reports that arrived (15 and 16 lost with
+    # a node): the query goes on from the mini-batch that comes
+    home_again = FakeAgent(port, "fc")
+    wait_for(lambda: [n["state"] for n in nodes_of(ctl)
+                      if n["name"] == "fc"] == ["up"], what="node fc")
+    other.close()
+    wait_for(lambda: q in home_again.starts, timeout=10,
+             what="the query started again on a third node")
+    home_again.send({"type": "started", "job": q, "pid": 999997})
+    for it in (17, 18):
+        home_again.report(q, it)
+    wait_for(lambda: ctl.job(q)["iter"] == 18, timeout=10,
+             what="mini-batch 18 taken after a gap")
+    e = estimates_of(ctl, q)
+    assert [p["iter"] for p in e["points"]] == list(range(1, 15)) + [17, 18]
+    assert e["points"][:10] == before["points"]
+    assert e["progress"] is not None and 0 <= e["progress"] < 1
+    # and a controller started again replays all of it, gap included
+    home_again.close()
+    ctl.kill9()
+    ctl.start()
+    e2 = estimates_of(ctl, q)
+    assert e2["points"] == e["points"]
+    assert e2["progress"] == pytest.approx(e["progress"])
+
+
+def test_query_resumed_on_another_node(cluster):
+    # The same with real agents: the agent that runs the query again
+    # takes it from its checkpoint on (before, it refused every
+    # mini-batch: its own model of the query expected mini-batch 1).
+    ctl, agents = cluster(nodes=("n1", "n2"))
+    q = int(ctl.cli("submit", "--restartable", "--", *CKPT_QUERY).stdout)
+    home = ctl.wait_state(q, "running")["node"]
+    other = "n2" if home == "n1" else "n1"
+    wait_for(lambda: ctl.job(q)["iter"] >= 10, timeout=20,
+             what="10 mini-batches")
+    assert ctl.job(q)["kind"] == "query"
+    agents[home].kill9()
+    moved = wait_for(lambda: (lambda j: j if j["node"] == other and
+                              j["state"] == "running" else None)(
+                                  ctl.job(q)), timeout=10,
+                     what="the query on the other node")
+    assert moved["restarts"] == 1 and moved["kind"] == "query"
+    reached = moved["iter"]
+    wait_for(lambda: ctl.job(q)["iter"] >= reached + 10, timeout=20,
+             what="mini-batches after the move")
+    on_agent = agents[other].job(q)
+    assert on_agent["kind"] == "query" and on_agent["state"] == "running"
+    e = estimates_of(ctl, q)
+    iters = [p["iter"] for p in e["points"]]
+    assert iters == sorted(set(iters)) and iters[-1] >= reached + 9
+    assert e["progress"] is not None and 0 <= e["progress"] < 1
+    ctl.request({"type": "cancel", "job": q, "now": True})
 
 
 def test_controller_restart_loses_nothing(cluster):

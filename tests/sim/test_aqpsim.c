@@ -135,6 +135,35 @@ static void test_newcomer_served_sooner(void **state)
     aqp_traces_free(&ts);
 }
 
+/* A query's fair share lasts until its first mini-batch, not until the
+ * next epoch: the newcomer's first mini-batch ends at 137 s, the next
+ * epoch is at 180 s, and its second mini-batch runs on more than the
+ * 1/n of its first all the same. */
+static void test_fair_share_ends_at_first_batch(void **state)
+{
+    (void)state;
+    aqp_trace_set ts;
+    load(&ts);
+    aqpsim_query q[2] = {{.t = &ts.v[0], .arrival = 0},
+                         {.t = &ts.v[2], .arrival = 100}};
+    aqpsim_config c;
+    aqpsim_config_init(&c);
+    c.cores = 8;
+    c.epoch_s = 60;
+    c.cpu_scale = 1000;
+    aqpsim_qres r[2];
+    char err[256];
+    assert_int_equal(aqpsim_run(q, 2, &c, r, err, sizeof err), 0);
+    const aqp_trace *t = q[1].t;
+    /* its first mini-batch on 4 of the 8 cores */
+    assert_near(r[1].batch_t[0], 100 + t->cpu_s[0] * 1000 / 4, 1e-6);
+    /* its second on more than 4 */
+    double took = r[1].batch_t[1] - r[1].batch_t[0];
+    assert_true(took < t->cpu_s[1] * 1000 / 4 * 0.9);
+    aqpsim_results_free(r, 2);
+    aqp_traces_free(&ts);
+}
+
 static void bad_trace(const char *text, const char *want)
 {
     char path[] = "/tmp/slaq-aqptrace-XXXXXX";
@@ -176,6 +205,7 @@ int main(void)
         cmocka_unit_test(test_time_to),
         cmocka_unit_test(test_workload),
         cmocka_unit_test(test_newcomer_served_sooner),
+        cmocka_unit_test(test_fair_share_ends_at_first_batch),
         cmocka_unit_test(test_trace_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -331,6 +331,92 @@ static void test_relaqs_new_query_fair_share(void **state)
     slaq_sched_free(s);
 }
 
+/* A query started again elsewhere from its checkpoint: its first
+ * mini-batch here is after + 1, and positions count from there. */
+static void test_query_resume(void **state)
+{
+    (void)state;
+    slaq_query *q = slaq_query_new(NULL);
+    assert_non_null(q);
+    assert_int_equal(slaq_query_resume(q, 29), SLAQ_OK);
+    assert_int_equal(slaq_query_batches(q), 29);
+    double x = 10;
+    assert_int_equal(slaq_query_add(q, 1, &x, 1, 1), SLAQ_EORDER);
+    assert_int_equal(slaq_query_add(q, 30, &x, 1, 31), SLAQ_OK);
+    assert_int_equal(slaq_query_resume(q, 3), SLAQ_EINVAL);
+    x = 10.5;
+    assert_int_equal(slaq_query_add(q, 32, &x, 1, 1), SLAQ_EORDER);
+    assert_int_equal(slaq_query_add(q, 31, &x, 1, 32), SLAQ_OK);
+    assert_int_equal(slaq_query_batches(q), 31);
+    assert_int_equal(slaq_query_resume(q, 31), SLAQ_OK); /* no gap */
+    /* its first change here is P = 1; the prior is read at batch 31 + h */
+    assert_near(slaq_query_last(q), 1, 0);
+    assert_near(slaq_query_predict(q, 1), 4.0 / (32.0 * 32.0), 1e-12);
+    /* the cost line is on the batch numbers: 31 at 30, 32 at 31 */
+    slaq_batchcost c = slaq_query_cost(q, 1);
+    assert_near(c.beta, 1, 1e-12);
+    assert_near(slaq_batchcost_eval(&c, 30), 31, 1e-12);
+    slaq_forecast f;
+    slaq_query_forecast(q, 1, &f);
+    assert_near(f.par2[0], 31, 0);
+    /* the reports of 32..34 were lost: 35 follows 31 */
+    assert_int_equal(slaq_query_resume(q, 34), SLAQ_OK);
+    x = 10.25;
+    assert_int_equal(slaq_query_add(q, 32, &x, 1, 33), SLAQ_EORDER);
+    assert_int_equal(slaq_query_add(q, 35, &x, 1, 36), SLAQ_OK);
+    assert_int_equal(slaq_query_batches(q), 35);
+    assert_near(slaq_query_last(q), 0.5, 1e-12); /* |10.25-10.5| / 0.5 */
+    c = slaq_query_cost(q, 1); /* 31, 32 and 36 at 30, 31 and 35 */
+    assert_near(c.beta, 1, 1e-12);
+    assert_near(slaq_batchcost_eval(&c, 35), 36, 1e-9);
+    slaq_query_free(q);
+
+    /* through the scheduler: only a query resumes; it is unproven (its
+     * fair share) until its first mini-batch here */
+    slaq_sched *s = relaqs(8, 0);
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    slaq_job *ml = slaq_sched_add(s, &o, 0);
+    assert_int_equal(slaq_job_query_resume(ml, 3), SLAQ_EINVAL);
+    slaq_job *old = add_query(s, 0, 1);
+    report_batches(old, 1, 6, 0);
+    slaq_job *j = add_query(s, 0, 1);
+    assert_int_equal(slaq_job_query_resume(j, 40), SLAQ_OK);
+    assert_int_equal(slaq_sched_epoch(s, 1), SLAQ_OK);
+    assert_near(slaq_job_alloc(j), 8.0 / 3, 1e-9);
+    slaq_sched_free(s);
+}
+
+/* The cores are due to be divided again when a job arrives or leaves
+ * and when a query's first mini-batch ends its fair share; not after
+ * its later mini-batches, and not after an allocation. */
+static void test_relaqs_due_at_first_batch(void **state)
+{
+    (void)state;
+    slaq_sched *s = relaqs(8, 0);
+    assert_int_equal(slaq_sched_due(s), 0);
+    slaq_job *old = add_query(s, 0, 1);
+    assert_int_equal(slaq_sched_due(s), 1);
+    assert_int_equal(slaq_sched_epoch(s, 0), SLAQ_OK);
+    assert_int_equal(slaq_sched_due(s), 0);
+    report_batches(old, 1, 1, 0);
+    assert_int_equal(slaq_sched_due(s), 1); /* its fair share ends */
+    assert_int_equal(slaq_sched_epoch(s, 1), SLAQ_OK);
+    report_batches(old, 2, 5, 1);
+    assert_int_equal(slaq_sched_due(s), 0);
+    slaq_job *young = add_query(s, 2, 1);
+    assert_int_equal(slaq_sched_due(s), 1);
+    assert_int_equal(slaq_sched_epoch(s, 2), SLAQ_OK);
+    assert_near(slaq_job_alloc(young), 4, 1e-9); /* 1/n until then */
+    report_batches(young, 1, 1, 3);
+    assert_int_equal(slaq_sched_due(s), 1);
+    assert_int_equal(slaq_sched_epoch(s, 3), SLAQ_OK);
+    assert_true(slaq_job_alloc(young) > 4); /* now by its progress */
+    slaq_sched_remove(s, old);
+    assert_int_equal(slaq_sched_due(s), 1);
+    slaq_sched_free(s);
+}
+
 static void test_relaqs_favours_young(void **state)
 {
     (void)state;
@@ -474,6 +560,8 @@ int main(void)
         cmocka_unit_test(test_eval_query),
         cmocka_unit_test(test_eval_metric_exact),
         cmocka_unit_test(test_relaqs_new_query_fair_share),
+        cmocka_unit_test(test_query_resume),
+        cmocka_unit_test(test_relaqs_due_at_first_batch),
         cmocka_unit_test(test_relaqs_favours_young),
         cmocka_unit_test(test_relaqs_fair_policy_ignores_progress),
         cmocka_unit_test(test_relaqs_exact_first),
