@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/grow.h"
 #include "aqp/aqp.h"
 
 #define Z95 1.959963984540054
@@ -573,13 +574,11 @@ static void scan_q17(struct task *tk)
         if (s < 0)
             continue;
         if (tk->nfound == tk->capfound) {
-            size_t cap = tk->capfound ? 2 * tk->capfound : 64;
-            struct found *f = realloc(tk->found, cap * sizeof *f);
-            if (!f) {
+            size_t cap = grow_cap(tk->capfound, tk->nfound + 1, 64);
+            if (!cap || GROW_ARRAY(tk->found, cap)) {
                 tk->oom = 1;
                 return;
             }
-            tk->found = f;
             tk->capfound = cap;
         }
         tk->found[tk->nfound++] = (struct found){r, (uint32_t)s};
@@ -783,24 +782,17 @@ static int q17_retain(aqp_query *qr, const struct found *fd)
 {
     const aqp_db *db = qr->db;
     if (qr->ntuples == qr->captuples) {
-        size_t cap = qr->captuples ? 2 * qr->captuples : 256;
-        struct q17_tuple *t = realloc(qr->tuples, cap * sizeof *t);
-        if (!t)
+        size_t cap = grow_cap(qr->captuples, qr->ntuples + 1, 256);
+        if (!cap || GROW_ARRAY(qr->tuples, cap) ||
+            grow_array(&qr->q17_w, cap, (size_t)qr->R))
             return -1;
-        qr->tuples = t;
-        uint8_t *w = realloc(qr->q17_w, cap * (size_t)qr->R);
-        if (!w)
-            return -1;
-        qr->q17_w = w;
         qr->captuples = cap;
     }
     struct q17_part *p = &qr->parts[fd->slot];
     if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 16;
-        size_t *ix = realloc(p->tuples, cap * sizeof *ix);
-        if (!ix)
+        size_t cap = grow_cap(p->cap, p->n + 1, 16);
+        if (!cap || GROW_ARRAY(p->tuples, cap))
             return -1;
-        p->tuples = ix;
         p->cap = cap;
     }
     struct q17_tuple *t = &qr->tuples[qr->ntuples];

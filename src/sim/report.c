@@ -8,6 +8,7 @@
  * same files (up to the wall-clock sched_ms numbers).
  */
 #include "sim/report.h"
+#include "core/grow.h"
 #include "io/stats.h"
 
 #include <errno.h>
@@ -95,13 +96,11 @@ static size_t read_csv(const char *dir, const char *sub, const char *file,
     while (!bad && fgets(line, sizeof line, f)) {
         lineno++;
         if (n == cap) {
-            cap = cap ? 2 * cap : 256;
-            double *nv = realloc(v, cap * ncols * sizeof *v);
-            if (!nv) {
+            cap = grow_cap(cap, n + 1, 256);
+            if (!cap || grow_array(&v, cap, ncols * sizeof *v)) {
                 bad = 1;
                 break;
             }
-            v = nv;
         }
         char *p = line, *end;
         for (size_t c = 0; c < ncols && !bad; c++) {

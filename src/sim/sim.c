@@ -18,6 +18,7 @@
  */
 #include "sim/sim.h"
 
+#include "core/grow.h"
 #include "io/stats.h"
 
 #include <math.h>
@@ -256,11 +257,9 @@ static int push_epoch(simstate *st, double t, double ms, double cpu_ms,
 {
     sim_result *r = st->r;
     if (r->nepochs == st->epochs_cap) {
-        size_t nc = st->epochs_cap ? 2 * st->epochs_cap : 256;
-        sim_epoch *p = realloc(r->epochs, nc * sizeof *p);
-        if (!p)
+        size_t nc = grow_cap(st->epochs_cap, r->nepochs + 1, 256);
+        if (!nc || GROW_ARRAY(r->epochs, nc))
             return -1;
-        r->epochs = p;
         st->epochs_cap = nc;
     }
     r->epochs[r->nepochs++] =
@@ -327,13 +326,11 @@ static int sample(simstate *st, double t, char *err, size_t errlen)
 {
     sim_result *r = st->r;
     if (r->nsamples == st->samples_cap) {
-        size_t nc = st->samples_cap ? 2 * st->samples_cap : 256;
-        sim_sample *p = realloc(r->samples, nc * sizeof *p);
-        if (!p) {
+        size_t nc = grow_cap(st->samples_cap, r->nsamples + 1, 256);
+        if (!nc || GROW_ARRAY(r->samples, nc)) {
             sim_err(err, errlen, "out of memory");
             return -1;
         }
-        r->samples = p;
         st->samples_cap = nc;
     }
     sim_sample *sm = &r->samples[r->nsamples++];
