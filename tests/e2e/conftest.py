@@ -9,6 +9,7 @@ stopped at the end of the test, and every job process with it.
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -53,6 +54,51 @@ def wait_for(pred, timeout=10.0, step=0.05, what="condition"):
             raise AssertionError("timed out after %.1f s waiting for %s"
                                  % (timeout, what))
         time.sleep(step)
+
+
+# The columns slaqd's store added to its first schema, in the order it added
+# them (the migration table added[][3] in src/daemon/store.c).
+STORE_ADDED = (
+    ("jobs", "secret", "TEXT"), ("jobs", "metric_name", "TEXT"),
+    ("reports", "metric", "REAL"), ("jobs", "suspended", "INTEGER"),
+    ("jobs", "continued_by", "INTEGER"), ("jobs", "resumed_from", "INTEGER"),
+    ("jobs", "sweep", "INTEGER"), ("jobs", "convergence", "TEXT"),
+    ("jobs", "node", "TEXT"), ("jobs", "restartable", "INTEGER"),
+    ("jobs", "pin", "TEXT"), ("jobs", "launch", "TEXT"),
+    ("jobs", "kind", "TEXT"), ("reports", "estimates", "TEXT"),
+)
+
+
+def old_state_db(state_dir, before):
+    """Writes state_dir/state.db as a slaqd older than the column `before`
+    ("table.column", one of STORE_ADDED) left it: the first schema and the
+    columns added before that one, holding one finished job (id 1, 'old',
+    ended now) with one report (iteration 0, loss 2.0). Returns the path."""
+    names = ["%s.%s" % (t, c) for t, c, _ in STORE_ADDED]
+    cols = {"jobs": [], "reports": []}
+    for t, c, ty in STORE_ADDED[:names.index(before)]:
+        cols[t].append(", %s %s" % (c, ty))
+    path = os.path.join(str(state_dir), "state.db")
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT, cmd TEXT, "
+        "cwd TEXT, weight REAL, max_cores REAL, target REAL, max_iters "
+        "INTEGER, max_time REAL, managed INTEGER, state TEXT, pid INTEGER, "
+        "pstart INTEGER, exit_status INTEGER, reason TEXT, submitted REAL, "
+        "started REAL, ended REAL%s);"
+        "CREATE TABLE reports(job INTEGER, iter INTEGER, loss REAL, cpu_s "
+        "REAL, samples REAL, t REAL%s, PRIMARY KEY(job, iter)) "
+        "WITHOUT ROWID;" % ("".join(cols["jobs"]), "".join(cols["reports"])))
+    now = time.time()
+    db.execute("INSERT INTO jobs(id, name, cmd, cwd, weight, target, "
+               "max_iters, max_time, managed, state, pid, pstart, submitted, "
+               "started, ended) VALUES (1, 'old', '[\"true\"]', '/', 1, 0, "
+               "0, 0, 0, 'done', 0, 0, ?, ?, ?)", (now, now, now))
+    db.execute("INSERT INTO reports(job, iter, loss, cpu_s, samples, t) "
+               "VALUES (1, 0, 2.0, 0, 0, ?)", (now,))
+    db.commit()
+    db.close()
+    return path
 
 
 class Daemon:

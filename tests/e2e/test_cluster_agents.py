@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import TOY, free_port, wait_for
+from conftest import TOY, free_port, old_state_db, wait_for
 from slaq.control import request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -329,25 +329,7 @@ def test_database_before_nodes_opens_and_gains_columns(daemon_factory,
     import sqlite3
     state = tmp_path / "old"
     state.mkdir()
-    db = sqlite3.connect(str(state / "state.db"))
-    db.executescript("""
-        PRAGMA application_id=1936482673;
-        CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT, cmd TEXT,
-          cwd TEXT, weight REAL, max_cores REAL, target REAL,
-          max_iters INTEGER, max_time REAL, managed INTEGER, state TEXT,
-          pid INTEGER, pstart INTEGER, exit_status INTEGER, reason TEXT,
-          submitted REAL, started REAL, ended REAL, secret TEXT);
-        CREATE TABLE reports(job INTEGER, iter INTEGER, loss REAL,
-          cpu_s REAL, samples REAL, t REAL, PRIMARY KEY(job, iter))
-          WITHOUT ROWID;
-    """)
-    # Recent times: a job ended in 1970 would expire (--keep-days) at once.
-    now = time.time()
-    db.execute("INSERT INTO jobs VALUES (1, 'old', '[\"true\"]', '/', 1, "
-               "NULL, 0, 0, 0, 1, 'done', 0, 0, 0, NULL, ?, ?, ?, NULL)",
-               (now - 20, now - 20, now - 10))
-    db.commit()
-    db.close()
+    old_state_db(state, before="jobs.node")
     d = daemon_factory(state=state)
     j = d.job(1)
     assert j["name"] == "old" and j["state"] == "done"

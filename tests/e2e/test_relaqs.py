@@ -9,12 +9,11 @@ import os
 import socket
 import sqlite3
 import subprocess
-import time
 import urllib.request
 
 import pytest
 
-from conftest import BUILD, TOY, wait_for
+from conftest import BUILD, TOY, old_state_db, wait_for
 
 AQP = os.path.join(BUILD, "bin", "slaq-aqp")
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -132,27 +131,7 @@ def test_old_database_gains_query_columns(tmp_path, daemon_factory, holder):
     # no reports.estimates
     state = tmp_path / "old"
     state.mkdir()
-    db = sqlite3.connect(str(state / "state.db"))
-    db.executescript(
-        "CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT, cmd TEXT, "
-        "cwd TEXT, weight REAL, max_cores REAL, target REAL, max_iters "
-        "INTEGER, max_time REAL, managed INTEGER, state TEXT, pid INTEGER, "
-        "pstart INTEGER, exit_status INTEGER, reason TEXT, submitted REAL, "
-        "started REAL, ended REAL, secret TEXT, metric_name TEXT, "
-        "suspended INTEGER, continued_by INTEGER, resumed_from INTEGER, "
-        "sweep INTEGER, convergence TEXT, node TEXT, restartable INTEGER, "
-        "pin TEXT, launch TEXT);"
-        "CREATE TABLE reports(job INTEGER, iter INTEGER, loss REAL, cpu_s "
-        "REAL, samples REAL, t REAL, metric REAL, PRIMARY KEY(job, iter)) "
-        "WITHOUT ROWID;"
-        "INSERT INTO jobs(id, name, cmd, cwd, weight, target, max_iters, "
-        "max_time, managed, state, pid, pstart, submitted, started, ended) "
-        "VALUES (1, 'old', '[\"true\"]', '/', 1, 0, 0, 0, 0, 'done', 0, 0, "
-        "%f, %f, %f);"
-        "INSERT INTO reports(job, iter, loss, cpu_s, samples, t) VALUES "
-        "(1, 0, 2.0, 0, 0, %f);" % ((time.time(),) * 4))
-    db.commit()
-    db.close()
+    old_state_db(state, before="jobs.kind")
     d = daemon_factory("--policy", "relaqs", "--cores", "2", state=state)
     old = d.job(1)
     assert old["kind"] == "ml" and old["history"][0][:2] == [0, 2.0]
