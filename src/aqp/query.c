@@ -43,21 +43,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/grow.h"
+#include "core/util.h"
 #include "aqp/aqp.h"
 
 #define Z95 1.959963984540054
 #define MAX_THREADS 256
-
-static void seterr(char *err, size_t len, const char *fmt, ...)
-{
-    if (!err || !len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- the queries as SQL (TPC-H's text with its validation parameters,
  * dates as the ISO strings the SQLite export stores) ---- */
@@ -277,17 +267,17 @@ aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
     if (!opts)
         opts = &defaults;
     if (q >= AQP_NQUERIES) {
-        seterr(err, errlen, "unknown query");
+        util_errf(err, errlen, "unknown query");
         return NULL;
     }
     if (opts->replicates < AQP_MIN_REPS || opts->replicates > AQP_MAX_REPS) {
-        seterr(err, errlen, "%d bootstrap replicates: expected %d .. %d",
-               opts->replicates, AQP_MIN_REPS, AQP_MAX_REPS);
+        util_errf(err, errlen, "%d bootstrap replicates: expected %d .. %d",
+                  opts->replicates, AQP_MIN_REPS, AQP_MAX_REPS);
         return NULL;
     }
     if (batches < 1 || batches > db->nrows) {
-        seterr(err, errlen, "%zu mini-batches: expected 1 .. %zu (the rows "
-               "of lineitem)", batches, db->nrows);
+        util_errf(err, errlen, "%zu mini-batches: expected 1 .. %zu (the rows "
+                  "of lineitem)", batches, db->nrows);
         return NULL;
     }
     poisson_init();
@@ -348,7 +338,7 @@ aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
     return qr;
 oom:
     aqp_query_free(qr);
-    seterr(err, errlen, "out of memory");
+    util_errf(err, errlen, "out of memory");
     return NULL;
 }
 
@@ -609,7 +599,8 @@ static int run_tasks(struct task *tasks, int n, void *(*fn)(void *),
     for (int t = 1; t < n; t++) {
         int e = pthread_create(&th[t], NULL, fn, &tasks[t]);
         if (e) {
-            seterr(err, errlen, "cannot start thread %d: %s", t, strerror(e));
+            util_errf(err, errlen, "cannot start thread %d: %s", t,
+                      strerror(e));
             rc = -1;
             break;
         }
@@ -844,7 +835,7 @@ static int q17_update(aqp_query *qr, struct task *tasks, int nthreads,
     for (int t = 0; t < nthreads; t++)
         for (size_t i = 0; i < tasks[t].nfound; i++)
             if (q17_retain(qr, &tasks[t].found[i]) < 0) {
-                seterr(err, errlen, "out of memory retaining Q17's tuples");
+                util_errf(err, errlen, "out of memory retaining Q17's tuples");
                 return -1;
             }
     /* Re-evaluate every retained tuple of a part whose inner average
@@ -907,7 +898,7 @@ int aqp_query_step(aqp_query *qr, int threads, char *err, size_t errlen)
     uint8_t *w = malloc((size_t)threads * (size_t)qr->R);
     int rc = -1;
     if (!tasks || !accs || !w) {
-        seterr(err, errlen, "out of memory");
+        util_errf(err, errlen, "out of memory");
         goto out;
     }
     for (int t = 0; t < threads; t++) {
@@ -921,7 +912,7 @@ int aqp_query_step(aqp_query *qr, int threads, char *err, size_t errlen)
         goto out;
     for (int t = 0; t < threads; t++) {
         if (tasks[t].oom) {
-            seterr(err, errlen, "out of memory scanning");
+            util_errf(err, errlen, "out of memory scanning");
             goto out;
         }
         for (size_t k = 0; k < qr->nacc; k++)

@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/grow.h"
+#include "core/util.h"
 #include "cli/cli.h"
 #include "slaq/slaq.h"
 

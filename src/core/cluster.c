@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "util.h"
 #include "internal.h"
 
 int slaq_placement_parse(const char *name, slaq_placement *out)

@@ -16,7 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "grow.h"
+#include "util.h"
 #include "internal.h"
 
 typedef struct fair_item {

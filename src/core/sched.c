@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "util.h"
 #include "internal.h"
 
 /* A job's end loss is the lowest that its fits of the last

@@ -26,7 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/grow.h"
+#include "core/util.h"
 #include "daemon/daemon.h"
 
 extern char **environ;

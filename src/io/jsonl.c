@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/grow.h"
+#include "core/util.h"
 #include "io/jsonl.h"
 
 int jsonl_each_file(FILE *f, const char *name, jsonl_fn fn, void *ctx,

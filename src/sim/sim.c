@@ -18,7 +18,7 @@
  */
 #include "sim/sim.h"
 
-#include "core/grow.h"
+#include "core/util.h"
 #include "io/stats.h"
 
 #include <math.h>
@@ -134,17 +134,6 @@ typedef struct simstate {
     size_t samples_cap, epochs_cap;
     double done_iters, total_iters;
 } simstate;
-
-static void sim_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void sim_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* ------------------------------------------------------------------ heap */
 
@@ -278,12 +267,12 @@ static int decide(simstate *st, double t, char *err, size_t errlen)
     int rc = slaq_sched_allocate(st->s, t);
     double ms = stats_now_ms() - t0, cpu_ms = stats_cpu_ms() - c0;
     if (rc != SLAQ_OK) {
-        sim_err(err, errlen, "scheduling epoch at t=%.6f s failed: %s", t,
-                slaq_strerror(rc));
+        util_errf(err, errlen, "scheduling epoch at t=%.6f s failed: %s", t,
+                  slaq_strerror(rc));
         return -1;
     }
     if (push_epoch(st, t, ms, cpu_ms, c1 - c0)) {
-        sim_err(err, errlen, "out of memory");
+        util_errf(err, errlen, "out of memory");
         return -1;
     }
     int progress = 0;
@@ -305,8 +294,8 @@ static int decide(simstate *st, double t, char *err, size_t errlen)
     }
     heap_build(st);
     if (st->nactive && !progress) {
-        sim_err(err, errlen, "at t=%.6f s no active job has cores: the "
-                "policy allocated nothing", t);
+        util_errf(err, errlen, "at t=%.6f s no active job has cores: the "
+                  "policy allocated nothing", t);
         return -1;
     }
     return 0;
@@ -328,7 +317,7 @@ static int sample(simstate *st, double t, char *err, size_t errlen)
     if (r->nsamples == st->samples_cap) {
         size_t nc = grow_cap(st->samples_cap, r->nsamples + 1, 256);
         if (!nc || GROW_ARRAY(r->samples, nc)) {
-            sim_err(err, errlen, "out of memory");
+            util_errf(err, errlen, "out of memory");
             return -1;
         }
         st->samples_cap = nc;
@@ -381,8 +370,8 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     o.user = j;
     j->sj = slaq_sched_add(st->s, &o, j->arrival);
     if (!j->sj) {
-        sim_err(err, errlen, "job %s (line %zu): the scheduler refused it",
-                j->w->id, j->w->line);
+        util_errf(err, errlen, "job %s (line %zu): the scheduler refused it",
+                  j->w->id, j->w->line);
         return -1;
     }
     slaq_report rep = {.iter = 0, .loss = j->w->loss[0], .t = j->arrival};
@@ -391,8 +380,8 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
         st->cfg->on_report(st->cfg->trace_arg, (size_t)(j->res - st->r->jobs),
                            &rep);
     if (rc != SLAQ_OK) {
-        sim_err(err, errlen, "job %s: report of iteration 0 refused: %s",
-                j->w->id, slaq_strerror(rc));
+        util_errf(err, errlen, "job %s: report of iteration 0 refused: %s",
+                  j->w->id, slaq_strerror(rc));
         return -1;
     }
     j->anchor_t = j->arrival;
@@ -422,8 +411,8 @@ static int job_complete(simstate *st, char *err, size_t errlen)
         st->cfg->on_report(st->cfg->trace_arg, (size_t)(j->res - st->r->jobs),
                            &rep);
     if (rc != SLAQ_OK) {
-        sim_err(err, errlen, "job %s: report of iteration %zu refused: %s",
-                j->w->id, j->k, slaq_strerror(rc));
+        util_errf(err, errlen, "job %s: report of iteration %zu refused: %s",
+                  j->w->id, j->k, slaq_strerror(rc));
         return -1;
     }
     j->ell = norm_loss(j->w, j->k);
@@ -492,8 +481,8 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     st.rank = malloc(n * sizeof *st.rank);
     r->njobs = n;
     if (!st.s || !r->jobs || !st.jobs || !st.heap || !st.active || !st.rank) {
-        sim_err(err, errlen, st.s ? "out of memory"
-                                  : "invalid scheduler configuration");
+        util_errf(err, errlen, st.s ? "out of memory"
+                  : "invalid scheduler configuration");
         goto err;
     }
     double first = INFINITY;

@@ -1,5 +1,7 @@
 /*
- * grow.h — growing an array by doubling its capacity.
+ * util.h — small helpers that every part of the tree shares: growing an
+ * array by doubling its capacity, and formatting an error message into a
+ * caller's buffer.
  *
  * The scheduler, the allocator's workspace and the readers keep arrays
  * that grow as jobs, nodes or lines come. They all grow the same way: the
@@ -8,12 +10,14 @@
  * can report the error and go on with what it had.
  *
  * Header-only (static inline), so every part of the tree can use it without
- * linking libslaq.
+ * linking libslaq (slaq-aqp does not).
  */
-#ifndef SLAQ_CORE_GROW_H
-#define SLAQ_CORE_GROW_H
+#ifndef SLAQ_CORE_UTIL_H
+#define SLAQ_CORE_UTIL_H
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,5 +69,23 @@ static inline int grow_array(void *arrayp, size_t n, size_t size)
 
 /* grow_array on the array pointer `a` (an lvalue), with its element size. */
 #define GROW_ARRAY(a, n) grow_array(&(a), (n), sizeof *(a))
+
+/*
+ * Formats an error message, printf-style, into err (errlen bytes, cut to
+ * fit and always terminated); does nothing when err is NULL or errlen 0.
+ * The one writer behind the `char *err, size_t errlen` convention of the
+ * readers, the simulator and the query engine.
+ */
+static inline void util_errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static inline void util_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || !errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
 
 #endif

@@ -1,7 +1,8 @@
 /*
- * test_grow.c — the array-growth helper (src/core/grow.h): the capacity
- * doubles from its first size, overflow is refused, and a failed resize
- * leaves the old array, its contents and its address as they were.
+ * test_util.c — the shared helpers of src/core/util.h. Array growth: the
+ * capacity doubles from its first size, overflow is refused, and a failed
+ * resize leaves the old array, its contents and its address as they were.
+ * Error messages: formatted, cut to the buffer, no write without one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@ static void *test_realloc(void *p, size_t bytes)
     return realloc(p, bytes);
 }
 #define GROW_REALLOC test_realloc
-#include "core/grow.h"
+#include "core/util.h"
 #include "testutil.h"
 
 static void test_cap_doubles_from_first_until_need_fits(void **state)
@@ -109,6 +110,26 @@ static void test_overflowing_size_is_refused_before_realloc(void **state)
     free(v);
 }
 
+static void test_errf_formats_and_cuts_to_the_buffer(void **state)
+{
+    (void)state;
+    char err[16];
+    util_errf(err, sizeof err, "line %d: %s", 12, "bad");
+    assert_string_equal(err, "line 12: bad");
+    util_errf(err, sizeof err, "line %d: field %s", 12, "\"loss\" is long");
+    assert_int_equal(strlen(err), sizeof err - 1);
+    assert_string_equal(err, "line 12: field ");
+}
+
+static void test_errf_without_a_buffer_writes_nothing(void **state)
+{
+    (void)state;
+    char err[8] = "keep";
+    util_errf(NULL, 64, "x %d", 1);
+    util_errf(err, 0, "x %d", 1);
+    assert_string_equal(err, "keep");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -118,6 +139,8 @@ int main(void)
         cmocka_unit_test(test_array_grows_and_keeps_elements),
         cmocka_unit_test(test_failed_resize_leaves_old_array),
         cmocka_unit_test(test_overflowing_size_is_refused_before_realloc),
+        cmocka_unit_test(test_errf_formats_and_cuts_to_the_buffer),
+        cmocka_unit_test(test_errf_without_a_buffer_writes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
