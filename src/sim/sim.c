@@ -348,6 +348,23 @@ static int by_arrival(const void *a, const void *b)
     return x->w < y->w ? -1 : x->w > y->w;
 }
 
+/* Hands job j's report to the scheduler and, once it is accepted, to the
+ * trace hook. 0, or -1 with err saying which report was refused. */
+static int job_report(simstate *st, sjob *j, const slaq_report *rep,
+                      char *err, size_t errlen)
+{
+    int rc = slaq_job_report(j->sj, rep);
+    if (rc != SLAQ_OK) {
+        util_errf(err, errlen, "job %s: report of iteration %llu refused: %s",
+                  j->w->id, (unsigned long long)rep->iter, slaq_strerror(rc));
+        return -1;
+    }
+    if (st->cfg->on_report)
+        st->cfg->on_report(st->cfg->trace_arg, (size_t)(j->res - st->r->jobs),
+                           rep);
+    return 0;
+}
+
 static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
 {
     slaq_job_opts o;
@@ -375,15 +392,8 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
         return -1;
     }
     slaq_report rep = {.iter = 0, .loss = j->w->loss[0], .t = j->arrival};
-    int rc = slaq_job_report(j->sj, &rep);
-    if (rc == SLAQ_OK && st->cfg->on_report)
-        st->cfg->on_report(st->cfg->trace_arg, (size_t)(j->res - st->r->jobs),
-                           &rep);
-    if (rc != SLAQ_OK) {
-        util_errf(err, errlen, "job %s: report of iteration 0 refused: %s",
-                  j->w->id, slaq_strerror(rc));
+    if (job_report(st, j, &rep, err, errlen) < 0)
         return -1;
-    }
     j->anchor_t = j->arrival;
     j->cores = 0;
     j->next_t = INFINITY;
@@ -406,15 +416,8 @@ static int job_complete(simstate *st, char *err, size_t errlen)
     j->k++;
     slaq_report rep = {.iter = j->k, .loss = j->w->loss[j->k],
                        .cpu_s = j->w->iter_cpu_s, .samples = 1, .t = t};
-    int rc = slaq_job_report(j->sj, &rep);
-    if (rc == SLAQ_OK && st->cfg->on_report)
-        st->cfg->on_report(st->cfg->trace_arg, (size_t)(j->res - st->r->jobs),
-                           &rep);
-    if (rc != SLAQ_OK) {
-        util_errf(err, errlen, "job %s: report of iteration %zu refused: %s",
-                  j->w->id, j->k, slaq_strerror(rc));
+    if (job_report(st, j, &rep, err, errlen) < 0)
         return -1;
-    }
     j->ell = norm_loss(j->w, j->k);
     job_reached(j, t);
     st->done_iters++;
