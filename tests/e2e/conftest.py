@@ -56,6 +56,19 @@ def wait_for(pred, timeout=10.0, step=0.05, what="condition"):
         time.sleep(step)
 
 
+def session(address, timeout=5):
+    """A raw connection to slaqd, as a job or a peer would open it: to the
+    Unix socket at `address`, or to a (host, port) pair. Returns the socket
+    and a binary file to read its lines from."""
+    if isinstance(address, tuple):
+        s = socket.create_connection(address, timeout=timeout)
+    else:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(timeout)
+        s.connect(address)
+    return s, s.makefile("rb")
+
+
 # The columns slaqd's store added to its first schema, in the order it added
 # them (the migration table added[][3] in src/daemon/store.c).
 STORE_ADDED = (

@@ -5,14 +5,13 @@ every one of them is in the database exactly once."""
 
 import json
 import os
-import socket
 import sqlite3
 import subprocess
 import urllib.request
 
 import pytest
 
-from conftest import wait_for
+from conftest import session, wait_for
 
 
 @pytest.fixture
@@ -54,10 +53,7 @@ def test_full_disk_loses_no_report_and_refuses_changes(daemon_factory,
                                                        small_disk):
     d = daemon_factory("--policy", "slaq", state=small_disk / "state")
     db = os.path.join(d.state, "state.db")
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(5)
-    s.connect(d.sock)
-    f = s.makefile("rb")
+    s, f = session(d.sock)
     s.sendall(b'{"type":"hello","name":"disk"}\n')
     jid = json.loads(f.readline())["job"]
     report = b'{"type":"report","iter":%d,"loss":%.6f,"cpu_s":0.01}\n'

@@ -6,14 +6,13 @@ share the cores, each scheduled by its own metric."""
 
 import json
 import os
-import socket
 import sqlite3
 import subprocess
 import urllib.request
 
 import pytest
 
-from conftest import BUILD, TOY, old_state_db, wait_for
+from conftest import BUILD, TOY, old_state_db, session, wait_for
 
 AQP = os.path.join(BUILD, "bin", "slaq-aqp")
 OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -22,13 +21,6 @@ OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 def api(d, path):
     r = OPENER.open("http://127.0.0.1:%d%s" % (d.port, path), timeout=10)
     return json.loads(r.read().decode())
-
-
-def _raw(sock_path):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(5)
-    s.connect(sock_path)
-    return s, s.makefile("rb")
 
 
 def _send(s, f, msg):
@@ -69,11 +61,11 @@ def holder():
 
 def _query_survives_kill9(d, pid):
     # a query that declared itself in its hello and has not reported yet
-    s2, f2 = _raw(d.sock)
+    s2, f2 = session(d.sock)
     w2 = _send(s2, f2, {"type": "hello", "name": "q2", "pid": pid,
                         "kind": "query"})
     # and one as slaq-aqp declares it: by its first report's estimates
-    s, f = _raw(d.sock)
+    s, f = session(d.sock)
     w = _send(s, f, {"type": "hello", "name": "q", "pid": pid, "ack": True})
     jid, secret = w["job"], w["secret"]
     _report(s, 1, [10.0, None], lower=[9, None], upper=[11, None])
@@ -96,7 +88,7 @@ def _query_survives_kill9(d, pid):
     assert e["points"][2]["lower"] == [10.1, 3.2]
     assert e["cells"] == 2 and e["progress"] == pytest.approx(0.75)
     # the query goes on where it was, checked as before
-    s, f = _raw(d.sock)
+    s, f = session(d.sock)
     w = _send(s, f, {"type": "hello", "job": jid, "secret": secret,
                      "pid": pid})
     assert w["type"] == "welcome" and w["next_iter"] == 4
@@ -159,7 +151,7 @@ def test_query_min_cores_option(daemon_factory):
 
 def test_query_reports_are_checked(daemon_factory):
     d = daemon_factory("--policy", "relaqs", "--cores", "2")
-    s, f = _raw(d.sock)
+    s, f = session(d.sock)
     w = _send(s, f, {"type": "hello", "name": "q", "kind": "query"})
     assert w["type"] == "welcome"
     jid = w["job"]
@@ -191,7 +183,7 @@ def test_query_reports_are_checked(daemon_factory):
     # P_3: column 0 |10.25-10.5|/0.5 = 0.5, column 1 its first change, 1
     assert e["progress"] == pytest.approx(0.75)
     # a job that reported as an ML job cannot turn into a query
-    s2, f2 = _raw(d.sock)
+    s2, f2 = session(d.sock)
     w2 = _send(s2, f2, {"type": "hello", "name": "ml"})
     s2.sendall(b'{"type":"report","iter":0,"loss":1}\n')
     r = _send(s2, f2, {"type": "report", "iter": 1, "loss": 0.5,
