@@ -6,6 +6,7 @@ tests run against the sanitizer build. Every daemon a test starts is
 stopped at the end of the test, and every job process with it.
 """
 
+import json
 import os
 import signal
 import socket
@@ -13,6 +14,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+import urllib.request
 
 import pytest
 
@@ -54,6 +56,22 @@ def wait_for(pred, timeout=10.0, step=0.05, what="condition"):
             raise AssertionError("timed out after %.1f s waiting for %s"
                                  % (timeout, what))
         time.sleep(step)
+
+
+# Straight to slaqd, whatever proxy the environment names.
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def http_get(d, path, timeout=10):
+    """GETs `path` from daemon d's HTTP port: (Content-Type, body text).
+    Raises urllib.error.HTTPError on an error status."""
+    r = OPENER.open("http://127.0.0.1:%d%s" % (d.port, path), timeout=timeout)
+    return r.headers.get("Content-Type"), r.read().decode()
+
+
+def api(d, path):
+    """The JSON document at `path` of daemon d's HTTP API."""
+    return json.loads(http_get(d, path)[1])
 
 
 def session(address, timeout=5):

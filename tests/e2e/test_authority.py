@@ -10,11 +10,10 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 import pytest
 
-from conftest import TOY, free_port, session, wait_for
+from conftest import TOY, free_port, http_get, session, wait_for
 
 import slaq
 
@@ -153,8 +152,7 @@ def test_guessing_the_tcp_token_is_slowed(daemon_factory, tmp_path):
     assert log.count("rate_limited") <= 10
     # Counted; the Unix socket is not affected.
     assert d.request({"type": "status"})["auth_failures_total"] == checked
-    metrics = urllib.request.urlopen("http://127.0.0.1:%d/metrics"
-                                     % d.port, timeout=5).read().decode()
+    metrics = http_get(d, "/metrics")[1]
     assert "slaq_auth_failures_total %d\n" % checked in metrics
 
 

@@ -8,21 +8,12 @@ import json
 import os
 import sqlite3
 import subprocess
-import urllib.request
 
 import pytest
 
-from conftest import BUILD, TOY, old_state_db, session, wait_for
+from conftest import BUILD, TOY, api, old_state_db, session, wait_for
 
 AQP = os.path.join(BUILD, "bin", "slaq-aqp")
-OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def api(d, path):
-    r = OPENER.open("http://127.0.0.1:%d%s" % (d.port, path), timeout=10)
-    return json.loads(r.read().decode())
-
-
 def _send(s, f, msg):
     """Sends msg and returns slaqd's answer, skipping the allocation
     updates slaqd pushes to a job session every epoch."""
