@@ -1,4 +1,5 @@
-"""slaq.control — one control request to slaqd over its Unix socket.
+"""slaq.control — one control request to slaqd over its Unix socket or a
+TCP port.
 
 What `slaq ls`, `slaq status` and the other commands send (docs/protocol.md,
 "Control sessions"): one JSON object on a line, answered by one JSON object
@@ -10,15 +11,20 @@ import json
 import socket
 
 
-def request(sock_path, msg, timeout=10.0):
-    """Sends `msg` (a dict) to the slaqd listening on `sock_path` and
-    returns its reply as a dict. Raises OSError when slaqd cannot be
-    reached or closes the connection before answering, and ValueError when
-    the reply is not JSON."""
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(timeout)
+def request(address, msg, timeout=10.0):
+    """Sends `msg` (a dict) to the slaqd listening on `address` and returns
+    its reply as a dict. `address` is the path of its Unix socket, or a
+    (host, port) pair: its --tcp port or the port its agents register on.
+    Raises OSError when slaqd cannot be reached or closes the connection
+    before answering, and ValueError when the reply is not JSON."""
+    if isinstance(address, tuple):
+        s = socket.create_connection(address, timeout=timeout)
+    else:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(timeout)
     try:
-        s.connect(sock_path)
+        if not isinstance(address, tuple):
+            s.connect(address)
         s.sendall(json.dumps(msg).encode() + b"\n")
         buf = b""
         while b"\n" not in buf:

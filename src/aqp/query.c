@@ -43,20 +43,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "aqp/aqp.h"
 
 #define Z95 1.959963984540054
 #define MAX_THREADS 256
-
-static void seterr(char *err, size_t len, const char *fmt, ...)
-{
-    if (!err || !len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- the queries as SQL (TPC-H's text with its validation parameters,
  * dates as the ISO strings the SQLite export stores) ---- */
@@ -276,17 +267,17 @@ aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
     if (!opts)
         opts = &defaults;
     if (q >= AQP_NQUERIES) {
-        seterr(err, errlen, "unknown query");
+        util_errf(err, errlen, "unknown query");
         return NULL;
     }
     if (opts->replicates < AQP_MIN_REPS || opts->replicates > AQP_MAX_REPS) {
-        seterr(err, errlen, "%d bootstrap replicates: expected %d .. %d",
-               opts->replicates, AQP_MIN_REPS, AQP_MAX_REPS);
+        util_errf(err, errlen, "%d bootstrap replicates: expected %d .. %d",
+                  opts->replicates, AQP_MIN_REPS, AQP_MAX_REPS);
         return NULL;
     }
     if (batches < 1 || batches > db->nrows) {
-        seterr(err, errlen, "%zu mini-batches: expected 1 .. %zu (the rows "
-               "of lineitem)", batches, db->nrows);
+        util_errf(err, errlen, "%zu mini-batches: expected 1 .. %zu (the rows "
+                  "of lineitem)", batches, db->nrows);
         return NULL;
     }
     poisson_init();
@@ -347,7 +338,7 @@ aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
     return qr;
 oom:
     aqp_query_free(qr);
-    seterr(err, errlen, "out of memory");
+    util_errf(err, errlen, "out of memory");
     return NULL;
 }
 
@@ -573,13 +564,11 @@ static void scan_q17(struct task *tk)
         if (s < 0)
             continue;
         if (tk->nfound == tk->capfound) {
-            size_t cap = tk->capfound ? 2 * tk->capfound : 64;
-            struct found *f = realloc(tk->found, cap * sizeof *f);
-            if (!f) {
+            size_t cap = grow_cap(tk->capfound, tk->nfound + 1, 64);
+            if (!cap || GROW_ARRAY(tk->found, cap)) {
                 tk->oom = 1;
                 return;
             }
-            tk->found = f;
             tk->capfound = cap;
         }
         tk->found[tk->nfound++] = (struct found){r, (uint32_t)s};
@@ -610,7 +599,8 @@ static int run_tasks(struct task *tasks, int n, void *(*fn)(void *),
     for (int t = 1; t < n; t++) {
         int e = pthread_create(&th[t], NULL, fn, &tasks[t]);
         if (e) {
-            seterr(err, errlen, "cannot start thread %d: %s", t, strerror(e));
+            util_errf(err, errlen, "cannot start thread %d: %s", t,
+                      strerror(e));
             rc = -1;
             break;
         }
@@ -783,24 +773,17 @@ static int q17_retain(aqp_query *qr, const struct found *fd)
 {
     const aqp_db *db = qr->db;
     if (qr->ntuples == qr->captuples) {
-        size_t cap = qr->captuples ? 2 * qr->captuples : 256;
-        struct q17_tuple *t = realloc(qr->tuples, cap * sizeof *t);
-        if (!t)
+        size_t cap = grow_cap(qr->captuples, qr->ntuples + 1, 256);
+        if (!cap || GROW_ARRAY(qr->tuples, cap) ||
+            grow_array(&qr->q17_w, cap, (size_t)qr->R))
             return -1;
-        qr->tuples = t;
-        uint8_t *w = realloc(qr->q17_w, cap * (size_t)qr->R);
-        if (!w)
-            return -1;
-        qr->q17_w = w;
         qr->captuples = cap;
     }
     struct q17_part *p = &qr->parts[fd->slot];
     if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 16;
-        size_t *ix = realloc(p->tuples, cap * sizeof *ix);
-        if (!ix)
+        size_t cap = grow_cap(p->cap, p->n + 1, 16);
+        if (!cap || GROW_ARRAY(p->tuples, cap))
             return -1;
-        p->tuples = ix;
         p->cap = cap;
     }
     struct q17_tuple *t = &qr->tuples[qr->ntuples];
@@ -852,7 +835,7 @@ static int q17_update(aqp_query *qr, struct task *tasks, int nthreads,
     for (int t = 0; t < nthreads; t++)
         for (size_t i = 0; i < tasks[t].nfound; i++)
             if (q17_retain(qr, &tasks[t].found[i]) < 0) {
-                seterr(err, errlen, "out of memory retaining Q17's tuples");
+                util_errf(err, errlen, "out of memory retaining Q17's tuples");
                 return -1;
             }
     /* Re-evaluate every retained tuple of a part whose inner average
@@ -915,7 +898,7 @@ int aqp_query_step(aqp_query *qr, int threads, char *err, size_t errlen)
     uint8_t *w = malloc((size_t)threads * (size_t)qr->R);
     int rc = -1;
     if (!tasks || !accs || !w) {
-        seterr(err, errlen, "out of memory");
+        util_errf(err, errlen, "out of memory");
         goto out;
     }
     for (int t = 0; t < threads; t++) {
@@ -929,7 +912,7 @@ int aqp_query_step(aqp_query *qr, int threads, char *err, size_t errlen)
         goto out;
     for (int t = 0; t < threads; t++) {
         if (tasks[t].oom) {
-            seterr(err, errlen, "out of memory scanning");
+            util_errf(err, errlen, "out of memory scanning");
             goto out;
         }
         for (size_t k = 0; k < qr->nacc; k++)

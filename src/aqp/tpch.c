@@ -43,21 +43,12 @@
 
 #include <sqlite3.h>
 
+#include "core/util.h"
 #include "aqp/aqp.h"
 
 #define TPCH_MAGIC "SLAQTPCH"
 #define TPCH_VERSION 1u
 #define TPCH_HEADER 64u
-
-static void seterr(char *err, size_t len, const char *fmt, ...)
-{
-    if (!err || !len)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- dictionaries ---- */
 
@@ -288,8 +279,8 @@ aqp_db *aqp_db_generate(double scale_factor, uint64_t seed, char *err,
                         size_t errlen)
 {
     if (!(scale_factor > 0) || !(scale_factor <= 10)) {
-        seterr(err, errlen, "scale factor %g out of range: expected a number "
-               "in (0, 10]", scale_factor);
+        util_errf(err, errlen, "scale factor %g out of range: expected a "
+                  "number in (0, 10]", scale_factor);
         return NULL;
     }
     size_t nparts = (size_t)llround(scale_factor * 200000);
@@ -386,8 +377,8 @@ aqp_db *aqp_db_generate(double scale_factor, uint64_t seed, char *err,
     free(tmp);
     return db;
 oom:
-    seterr(err, errlen, "out of memory generating scale factor %g",
-           scale_factor);
+    util_errf(err, errlen, "out of memory generating scale factor %g",
+              scale_factor);
     return NULL;
 }
 
@@ -441,13 +432,13 @@ int aqp_db_save(const aqp_db *db, const char *path, char *err, size_t errlen)
     size_t plen = strlen(path) + 16;
     char *tmp = malloc(plen);
     if (!tmp) {
-        seterr(err, errlen, "out of memory");
+        util_errf(err, errlen, "out of memory");
         return -1;
     }
     snprintf(tmp, plen, "%s.tmp%ld", path, (long)getpid());
     FILE *f = fopen(tmp, "wb");
     if (!f) {
-        seterr(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+        util_errf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
         free(tmp);
         return -1;
     }
@@ -455,7 +446,7 @@ int aqp_db_save(const aqp_db *db, const char *path, char *err, size_t errlen)
              fwrite(db->block, 1, size, f) == size;
     ok = (fclose(f) == 0) && ok;
     if (!ok || rename(tmp, path) < 0) {
-        seterr(err, errlen, "%s: cannot write: %s", path, strerror(errno));
+        util_errf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
         unlink(tmp);
         free(tmp);
         return -1;
@@ -508,7 +499,7 @@ aqp_db *aqp_db_load(const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        seterr(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        util_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
     struct header h;
@@ -516,45 +507,46 @@ aqp_db *aqp_db_load(const char *path, char *err, size_t errlen)
     void *map = NULL;
     size_t map_len = 0;
     if (fread(&h, sizeof h, 1, f) != 1 || memcmp(h.magic, TPCH_MAGIC, 8)) {
-        seterr(err, errlen, "%s: not a slaq-aqp data file (expected the "
-               "header \"" TPCH_MAGIC "\"; make one with slaq-aqp gen)", path);
+        util_errf(err, errlen, "%s: not a slaq-aqp data file (expected the "
+                  "header \"" TPCH_MAGIC "\"; make one with slaq-aqp gen)",
+                  path);
         goto fail;
     }
     if (h.version != TPCH_VERSION || h.header_size != TPCH_HEADER) {
-        seterr(err, errlen, "%s: data file version %u, expected %u", path,
-               h.version, TPCH_VERSION);
+        util_errf(err, errlen, "%s: data file version %u, expected %u", path,
+                  h.version, TPCH_VERSION);
         goto fail;
     }
     if (h.nrows > UINT32_MAX || h.nparts > UINT32_MAX || h.nparts == 0) {
-        seterr(err, errlen, "%s: header: %" PRIu64 " rows, %" PRIu64
-               " parts: expected 1..2^32 parts and at most 2^32 rows",
-               path, h.nrows, h.nparts);
+        util_errf(err, errlen, "%s: header: %" PRIu64 " rows, %" PRIu64
+                  " parts: expected 1..2^32 parts and at most 2^32 rows",
+                  path, h.nrows, h.nparts);
         goto fail;
     }
     struct col cols[C_NCOLS];
     size_t size = layout(h.nrows, h.nparts, cols);
     if (fseek(f, 0, SEEK_END) < 0) {
-        seterr(err, errlen, "%s: cannot seek: %s", path, strerror(errno));
+        util_errf(err, errlen, "%s: cannot seek: %s", path, strerror(errno));
         goto fail;
     }
     long fsize = ftell(f);
     if (fsize < 0 || (size_t)fsize != TPCH_HEADER + size) {
-        seterr(err, errlen, "%s: %ld bytes, expected %zu for %" PRIu64
-               " rows and %" PRIu64 " parts (truncated?)", path, fsize,
-               TPCH_HEADER + size, h.nrows, h.nparts);
+        util_errf(err, errlen, "%s: %ld bytes, expected %zu for %" PRIu64
+                  " rows and %" PRIu64 " parts (truncated?)", path, fsize,
+                  TPCH_HEADER + size, h.nrows, h.nparts);
         goto fail;
     }
     map_len = TPCH_HEADER + size;
     map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, fileno(f), 0);
     if (map == MAP_FAILED) {
         map = NULL;
-        seterr(err, errlen, "%s: cannot map %zu bytes: %s", path, map_len,
-               strerror(errno));
+        util_errf(err, errlen, "%s: cannot map %zu bytes: %s", path, map_len,
+                  strerror(errno));
         goto fail;
     }
     db = db_alloc(h.nrows, h.nparts, (char *)map + TPCH_HEADER);
     if (!db) {
-        seterr(err, errlen, "%s: out of memory", path);
+        util_errf(err, errlen, "%s: out of memory", path);
         goto fail;
     }
     db->map = map;
@@ -563,14 +555,15 @@ aqp_db *aqp_db_load(const char *path, char *err, size_t errlen)
     db->scale_factor = h.scale_factor;
     db->seed = h.seed;
     if (aqp_db_digest(db) != h.digest) {
-        seterr(err, errlen, "%s: the columns do not match the header's "
-               "digest (corrupt file)", path);
+        util_errf(err, errlen, "%s: the columns do not match the header's "
+                  "digest (corrupt file)", path);
         goto fail;
     }
     const char *what;
     long long bad = first_bad_row(db, &what);
     if (bad >= 0) {
-        seterr(err, errlen, "%s: row %lld: %s out of range", path, bad, what);
+        util_errf(err, errlen, "%s: row %lld: %s out of range", path, bad,
+                  what);
         goto fail;
     }
     fclose(f);
@@ -589,7 +582,7 @@ static int exec(sqlite3 *conn, const char *sql, char *err, size_t errlen)
 {
     char *msg = NULL;
     if (sqlite3_exec(conn, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        seterr(err, errlen, "sqlite: %s", msg ? msg : "error");
+        util_errf(err, errlen, "sqlite: %s", msg ? msg : "error");
         sqlite3_free(msg);
         return -1;
     }
@@ -616,7 +609,7 @@ int aqp_db_to_sqlite(const aqp_db *db, sqlite3 *conn, char *err,
         sqlite3_prepare_v2(conn, "INSERT INTO lineitem VALUES "
                            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &li,
                            NULL) != SQLITE_OK) {
-        seterr(err, errlen, "sqlite: %s", sqlite3_errmsg(conn));
+        util_errf(err, errlen, "sqlite: %s", sqlite3_errmsg(conn));
         goto fail;
     }
     for (size_t i = 0; i < db->nparts; i++) {
@@ -665,7 +658,7 @@ int aqp_db_to_sqlite(const aqp_db *db, sqlite3 *conn, char *err,
     return exec(conn, "COMMIT; CREATE INDEX lineitem_partkey ON "
                 "lineitem(l_partkey);", err, errlen);
 sqlerr:
-    seterr(err, errlen, "sqlite: %s", sqlite3_errmsg(conn));
+    util_errf(err, errlen, "sqlite: %s", sqlite3_errmsg(conn));
 fail:
     sqlite3_finalize(li);
     sqlite3_finalize(pa);

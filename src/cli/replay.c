@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "cli/cli.h"
 #include "slaq/slaq.h"
 
@@ -100,11 +101,9 @@ typedef struct rp_run {
 static rp_event *ev_add(rp_run *run)
 {
     if (run->nev == run->capev) {
-        size_t cap = run->capev ? 2 * run->capev : 1024;
-        rp_event *e = realloc(run->ev, cap * sizeof *e);
-        if (!e)
+        size_t cap = grow_cap(run->capev, run->nev + 1, 1024);
+        if (!cap || GROW_ARRAY(run->ev, cap))
             return NULL;
-        run->ev = e;
         run->capev = cap;
     }
     rp_event *e = &run->ev[run->nev++];
@@ -274,14 +273,10 @@ static int load_epochs(sqlite3 *db, rp_run *run, double epoch_s)
         if (ne && ep[ne - 1] == k)
             continue;
         if (ne == cap) {
-            cap = cap ? 2 * cap : 256;
-            uint64_t *nep = realloc(ep, cap * sizeof *ep);
-            double *net = nep ? realloc(et, cap * sizeof *et) : NULL;
-            if (nep)
-                ep = nep;
-            if (!net)
+            size_t nc = grow_cap(cap, ne + 1, 256);
+            if (!nc || GROW_ARRAY(ep, nc) || GROW_ARRAY(et, nc))
                 break;
-            et = net;
+            cap = nc;
         }
         ep[ne] = k;
         et[ne++] = t;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
 #include "internal.h"
 
 int slaq_placement_parse(const char *name, slaq_placement *out)
@@ -65,11 +66,9 @@ int clu_add_node(clu_state *c, double cores)
     if (!(cores >= 0) || !isfinite(cores) || c->n >= (size_t)INT32_MAX)
         return SLAQ_EINVAL;
     if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 4;
-        clu_node *p = realloc(c->node, cap * sizeof *p);
-        if (!p)
+        size_t cap = grow_cap(c->cap, c->n + 1, 4);
+        if (!cap || GROW_ARRAY(c->node, cap))
             return SLAQ_ENOMEM;
-        c->node = p;
         c->cap = cap;
     }
     clu_node *nd = &c->node[c->n];
@@ -181,14 +180,8 @@ void clu_detach(clu_state *c, size_t v, const clu_job *job, double alloc)
 
 int clu_pend_push(clu_state *c, slaq_job *j)
 {
-    if (c->npend == c->pcap) {
-        size_t cap = c->pcap ? c->pcap * 2 : 16;
-        slaq_job **p = realloc(c->pend, cap * sizeof *p);
-        if (!p)
-            return SLAQ_ENOMEM;
-        c->pend = p;
-        c->pcap = cap;
-    }
+    if (clu_pend_reserve(c, c->npend + 1) != SLAQ_OK)
+        return SLAQ_ENOMEM;
     c->pend[c->npend++] = j;
     return SLAQ_OK;
 }
@@ -197,13 +190,9 @@ int clu_pend_reserve(clu_state *c, size_t n)
 {
     if (n <= c->pcap)
         return SLAQ_OK;
-    size_t cap = c->pcap ? c->pcap : 16;
-    while (cap < n)
-        cap *= 2;
-    slaq_job **p = realloc(c->pend, cap * sizeof *p);
-    if (!p)
+    size_t cap = grow_cap(c->pcap, n, 16);
+    if (!cap || GROW_ARRAY(c->pend, cap))
         return SLAQ_ENOMEM;
-    c->pend = p;
     c->pcap = cap;
     return SLAQ_OK;
 }

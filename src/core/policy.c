@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "util.h"
 #include "internal.h"
 
 typedef struct fair_item {
@@ -71,25 +72,10 @@ static int ws_reserve(slaq_alloc_ws *ws, size_t n)
 {
     if (n <= ws->cap)
         return SLAQ_OK;
-    size_t cap = ws->cap ? ws->cap : 64;
-    while (cap < n)
-        cap *= 2;
-    size_t *heap = realloc(ws->heap, cap * sizeof *heap);
-    if (heap)
-        ws->heap = heap;
-    double *key = realloc(ws->key, cap * sizeof *key);
-    if (key)
-        ws->key = key;
-    double *lcur = realloc(ws->lcur, cap * sizeof *lcur);
-    if (lcur)
-        ws->lcur = lcur;
-    double *lnext = realloc(ws->lnext, cap * sizeof *lnext);
-    if (lnext)
-        ws->lnext = lnext;
-    fair_item *items = realloc(ws->items, cap * sizeof *items);
-    if (items)
-        ws->items = items;
-    if (!heap || !key || !lcur || !lnext || !items)
+    size_t cap = grow_cap(ws->cap, n, 64);
+    if (!cap || GROW_ARRAY(ws->heap, cap) || GROW_ARRAY(ws->key, cap) ||
+        GROW_ARRAY(ws->lcur, cap) || GROW_ARRAY(ws->lnext, cap) ||
+        GROW_ARRAY(ws->items, cap))
         return SLAQ_ENOMEM;
     ws->cap = cap;
     return SLAQ_OK;
@@ -99,28 +85,11 @@ static int ws_reserve_nodes(slaq_alloc_ws *ws, size_t n)
 {
     if (n <= ws->ncap)
         return SLAQ_OK;
-    size_t cap = ws->ncap ? ws->ncap : 4;
-    while (cap < n)
-        cap *= 2;
-    int ok = 1;
-    double **dv[] = {&ws->left, &ws->want, &ws->scale, &ws->minsh,
-                     &ws->price};
-    for (size_t k = 0; k < sizeof dv / sizeof dv[0]; k++) {
-        double *p = realloc(*dv[k], cap * sizeof *p);
-        if (p)
-            *dv[k] = p;
-        else
-            ok = 0;
-    }
-    size_t **sv[] = {&ws->rest, &ws->off, &ws->nheap};
-    for (size_t k = 0; k < sizeof sv / sizeof sv[0]; k++) {
-        size_t *p = realloc(*sv[k], cap * sizeof *p);
-        if (p)
-            *sv[k] = p;
-        else
-            ok = 0;
-    }
-    if (!ok)
+    size_t cap = grow_cap(ws->ncap, n, 4);
+    if (!cap || GROW_ARRAY(ws->left, cap) || GROW_ARRAY(ws->want, cap) ||
+        GROW_ARRAY(ws->scale, cap) || GROW_ARRAY(ws->minsh, cap) ||
+        GROW_ARRAY(ws->price, cap) || GROW_ARRAY(ws->rest, cap) ||
+        GROW_ARRAY(ws->off, cap) || GROW_ARRAY(ws->nheap, cap))
         return SLAQ_ENOMEM;
     ws->ncap = cap;
     return SLAQ_OK;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
 #include "internal.h"
 
 /* A job's end loss is the lowest that its fits of the last
@@ -287,26 +288,10 @@ static int sched_reserve(slaq_sched *s, size_t n)
 {
     if (n <= s->cap)
         return SLAQ_OK;
-    size_t cap = s->cap ? s->cap * 2 : 16;
-    while (cap < n)
-        cap *= 2;
-    slaq_job **jobs = realloc(s->jobs, cap * sizeof *jobs);
-    if (jobs)
-        s->jobs = jobs;
-    slaq_pjob *pj = realloc(s->pjobs, cap * sizeof *pj);
-    if (pj)
-        s->pjobs = pj;
-    double *alloc = realloc(s->alloc, cap * sizeof *alloc);
-    if (alloc)
-        s->alloc = alloc;
-    size_t *node_of = realloc(s->node_of, cap * sizeof *node_of);
-    if (node_of)
-        s->node_of = node_of;
-    slaq_job **due = realloc(s->due, cap * sizeof *due);
-    if (due)
-        s->due = due;
-    if (!jobs || !pj || !alloc || !node_of || !due ||
-        clu_pend_reserve(&s->clu, cap) != SLAQ_OK)
+    size_t cap = grow_cap(s->cap, n, 16);
+    if (!cap || GROW_ARRAY(s->jobs, cap) || GROW_ARRAY(s->pjobs, cap) ||
+        GROW_ARRAY(s->alloc, cap) || GROW_ARRAY(s->node_of, cap) ||
+        GROW_ARRAY(s->due, cap) || clu_pend_reserve(&s->clu, cap) != SLAQ_OK)
         return SLAQ_ENOMEM;
     s->cap = cap;
     return SLAQ_OK;
@@ -708,16 +693,8 @@ static int sched_reserve_nodes(slaq_sched *s, size_t n)
 {
     if (n <= s->nncap)
         return SLAQ_OK;
-    size_t cap = s->nncap ? s->nncap * 2 : 4;
-    while (cap < n)
-        cap *= 2;
-    double *ncap = realloc(s->ncap, cap * sizeof *ncap);
-    if (ncap)
-        s->ncap = ncap;
-    double *nw = realloc(s->nweight, cap * sizeof *nw);
-    if (nw)
-        s->nweight = nw;
-    if (!ncap || !nw)
+    size_t cap = grow_cap(s->nncap, n, 4);
+    if (!cap || GROW_ARRAY(s->ncap, cap) || GROW_ARRAY(s->nweight, cap))
         return SLAQ_ENOMEM;
     s->nncap = cap;
     return SLAQ_OK;

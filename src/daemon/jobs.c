@@ -26,6 +26,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/util.h"
 #include "daemon/daemon.h"
 
 extern char **environ;
@@ -58,19 +59,26 @@ sd_job *job_get(sd_daemon *d, int64_t id)
     return d->jobs[id - 1];
 }
 
+/* Makes d->jobs hold ids up to `last`, the new slots empty. 0, or -1 when
+ * memory runs out (nothing changed). */
+static int jobs_room(sd_daemon *d, uint64_t last)
+{
+    if (last <= d->capjobs)
+        return 0;
+    if (last > SIZE_MAX)
+        return -1;
+    size_t cap = grow_cap(d->capjobs, (size_t)last, 64);
+    if (!cap || GROW_ARRAY(d->jobs, cap))
+        return -1;
+    memset(d->jobs + d->capjobs, 0, (cap - d->capjobs) * sizeof *d->jobs);
+    d->capjobs = cap;
+    return 0;
+}
+
 sd_job *job_new(sd_daemon *d, int64_t id)
 {
-    if ((uint64_t)id > d->capjobs) {
-        size_t cap = d->capjobs ? d->capjobs : 64;
-        while (cap < (uint64_t)id)
-            cap *= 2;
-        sd_job **nj = realloc(d->jobs, cap * sizeof *nj);
-        if (!nj)
-            return NULL;
-        memset(nj + d->capjobs, 0, (cap - d->capjobs) * sizeof *nj);
-        d->jobs = nj;
-        d->capjobs = cap;
-    }
+    if (jobs_room(d, (uint64_t)id) < 0)
+        return NULL;
     sd_job *j = calloc(1, sizeof *j);
     if (!j)
         return NULL;
@@ -1139,17 +1147,8 @@ static int reserve_ids(sd_daemon *d, int64_t last)
 {
     if ((uint64_t)last <= d->njobs)
         return 0;
-    size_t cap = d->capjobs ? d->capjobs : 64;
-    while (cap < (uint64_t)last)
-        cap *= 2;
-    if (cap > d->capjobs) {
-        sd_job **nj = realloc(d->jobs, cap * sizeof *nj);
-        if (!nj)
-            return -1;
-        memset(nj + d->capjobs, 0, (cap - d->capjobs) * sizeof *nj);
-        d->jobs = nj;
-        d->capjobs = cap;
-    }
+    if (jobs_room(d, (uint64_t)last) < 0)
+        return -1;
     d->njobs = (size_t)last;
     return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "io/jsonl.h"
 
 int jsonl_each_file(FILE *f, const char *name, jsonl_fn fn, void *ctx,
@@ -83,18 +84,13 @@ void *jsonl_push(void *arrayp, size_t n, size_t *cap, size_t size,
 {
     char *v;
     assert(size > 0 && n <= *cap);
-    memcpy(&v, arrayp, sizeof v);
     if (n == *cap) {
-        size_t nc = *cap ? *cap * 2 : (first ? first : 1);
-        if (nc > SIZE_MAX / size)
+        size_t nc = grow_cap(*cap, n + 1, first ? first : 1);
+        if (!nc || grow_array(arrayp, nc, size))
             return NULL;
-        char *nv = realloc(v, nc * size);
-        if (!nv)
-            return NULL;
-        v = nv;
-        memcpy(arrayp, &v, sizeof v);
         *cap = nc;
     }
+    memcpy(&v, arrayp, sizeof v);
     memset(v + n * size, 0, size);
     return v + n * size;
 }

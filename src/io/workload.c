@@ -6,6 +6,7 @@
  * wrong and what was expected. Nothing is kept from a file that has an
  * error: the simulator must never replay half a workload.
  */
+#include "core/util.h"
 #include "io/jsonl.h"
 #include "io/workload.h"
 #include "slaq/slaq.h"
@@ -16,17 +17,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-static void wl_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void wl_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static void job_free(wl_job *j)
 {
@@ -59,12 +49,12 @@ static int get_number(json_t *obj, const char *field, int required,
     if (!v) {
         if (!required)
             return 0;
-        wl_err(err, errlen, "missing field '%s' (%s)", field, want);
+        util_errf(err, errlen, "missing field '%s' (%s)", field, want);
         return -1;
     }
     double x = json_is_number(v) ? json_number_value(v) : NAN;
     if (!isfinite(x) || (positive ? !(x > 0) : !(x >= 0))) {
-        wl_err(err, errlen, "field '%s': expected %s", field, want);
+        util_errf(err, errlen, "field '%s': expected %s", field, want);
         return -1;
     }
     *out = x;
@@ -79,14 +69,14 @@ static int get_string(json_t *obj, const char *field, int required,
     if (!v && !required) {
         *out = strdup("");
     } else if (!json_is_string(v) || (required && !*json_string_value(v))) {
-        wl_err(err, errlen, "field '%s': expected a %sstring", field,
-               required ? "non-empty " : "");
+        util_errf(err, errlen, "field '%s': expected a %sstring", field,
+                  required ? "non-empty " : "");
         return -1;
     } else {
         *out = strdup(json_string_value(v));
     }
     if (!*out) {
-        wl_err(err, errlen, "out of memory");
+        util_errf(err, errlen, "out of memory");
         return -1;
     }
     return 0;
@@ -96,23 +86,23 @@ static int get_loss(json_t *obj, wl_job *j, char *err, size_t errlen)
 {
     json_t *v = json_object_get(obj, "loss");
     if (!json_is_array(v) || json_array_size(v) < 2) {
-        wl_err(err, errlen,
-               "field 'loss': expected an array of at least 2 numbers "
-               "(the loss before the first iteration and after each)");
+        util_errf(err, errlen,
+                  "field 'loss': expected an array of at least 2 numbers "
+                  "(the loss before the first iteration and after each)");
         return -1;
     }
     j->nloss = json_array_size(v);
     j->loss = malloc(j->nloss * sizeof *j->loss);
     if (!j->loss) {
-        wl_err(err, errlen, "out of memory");
+        util_errf(err, errlen, "out of memory");
         return -1;
     }
     for (size_t i = 0; i < j->nloss; i++) {
         json_t *e = json_array_get(v, i);
         double x = json_is_number(e) ? json_number_value(e) : NAN;
         if (!isfinite(x)) {
-            wl_err(err, errlen, "field 'loss': element %zu is not a finite "
-                   "number", i);
+            util_errf(err, errlen, "field 'loss': element %zu is not a finite "
+                      "number", i);
             return -1;
         }
         j->loss[i] = x;
@@ -138,8 +128,9 @@ static int parse_job(json_t *obj, wl_job *j, char *err, size_t errlen)
         return -1;
     slaq_convergence cv;
     if (slaq_convergence_parse(j->convergence, &cv) != SLAQ_OK) {
-        wl_err(err, errlen, "field 'convergence': expected sublinear, "
-               "linear, superlinear or nonconvex, got '%s'", j->convergence);
+        util_errf(err, errlen, "field 'convergence': expected sublinear, "
+                  "linear, superlinear or nonconvex, got '%s'",
+                  j->convergence);
         return -1;
     }
     return 0;
@@ -158,7 +149,7 @@ static int check_unique_ids(const wl_workload *wl, const char *name,
 {
     const wl_job **v = malloc(wl->n * sizeof *v);
     if (!v) {
-        wl_err(err, errlen, "%s: out of memory", name);
+        util_errf(err, errlen, "%s: out of memory", name);
         return -1;
     }
     for (size_t i = 0; i < wl->n; i++)
@@ -168,9 +159,9 @@ static int check_unique_ids(const wl_workload *wl, const char *name,
     for (size_t i = 1; i < wl->n; i++) {
         if (!strcmp(v[i - 1]->id, v[i]->id)) {
             size_t a = v[i - 1]->line, b = v[i]->line;
-            wl_err(err, errlen, "%s:%zu: field 'id': \"%s\" is already the "
-                   "id of line %zu", name, a > b ? a : b, v[i]->id,
-                   a > b ? b : a);
+            util_errf(err, errlen, "%s:%zu: field 'id': \"%s\" is already the "
+                      "id of line %zu", name, a > b ? a : b, v[i]->id,
+                      a > b ? b : a);
             rc = -1;
             break;
         }
@@ -190,7 +181,7 @@ static int job_line(json_t *obj, int line, void *ctx, char *msg, size_t len)
     wl_load *st = ctx;
     wl_job *j = jsonl_push(&st->wl->jobs, st->wl->n, &st->cap, sizeof *j, 64);
     if (!j) {
-        wl_err(msg, len, "out of memory");
+        util_errf(msg, len, "out of memory");
         return -1;
     }
     j->line = (size_t)line;
@@ -210,8 +201,8 @@ int wl_read(FILE *f, const char *name, wl_workload *wl, char *err,
     wl_load st = {wl, 0};
     int n = jsonl_each_file(f, name, job_line, &st, err, errlen);
     if (n == 0)
-        wl_err(err, errlen, "%s: no jobs (expected one JSON object per line)",
-               name);
+        util_errf(err, errlen,
+                  "%s: no jobs (expected one JSON object per line)", name);
     if (n <= 0 || check_unique_ids(wl, name, err, errlen)) {
         wl_free(wl);
         return -1;
@@ -227,7 +218,7 @@ int wl_read_path(const char *path, wl_workload *wl, char *err, size_t errlen)
     if (!f) {
         wl->jobs = NULL;
         wl->n = 0;
-        wl_err(err, errlen, "%s: %s", path, strerror(errno));
+        util_errf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
     int rc = wl_read(f, path, wl, err, errlen);

@@ -8,6 +8,7 @@
  * same files (up to the wall-clock sched_ms numbers).
  */
 #include "sim/report.h"
+#include "core/util.h"
 #include "io/stats.h"
 
 #include <errno.h>
@@ -20,17 +21,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void rep_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void rep_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 static FILE *open_in(const char *dir, const char *file, char *err,
                      size_t errlen)
 {
@@ -38,7 +28,7 @@ static FILE *open_in(const char *dir, const char *file, char *err,
     int n = snprintf(path, sizeof path, "%s/%s", dir, file);
     FILE *f = n < (int)sizeof path ? fopen(path, "w") : NULL;
     if (!f)
-        rep_err(err, errlen, "%s: %s", path, strerror(errno));
+        util_errf(err, errlen, "%s: %s", path, strerror(errno));
     return f;
 }
 
@@ -46,7 +36,7 @@ static int close_checked(FILE *f, const char *file, int rc, char *err,
                          size_t errlen)
 {
     if (fclose(f) != 0 || rc) {
-        rep_err(err, errlen, "%s: write error", file);
+        util_errf(err, errlen, "%s: write error", file);
         return -1;
     }
     return 0;
@@ -86,7 +76,7 @@ static size_t read_csv(const char *dir, const char *sub, const char *file,
     FILE *f = fopen(path, "r");
     *out = NULL;
     if (!f) {
-        rep_err(err, errlen, "%s: %s", path, strerror(errno));
+        util_errf(err, errlen, "%s: %s", path, strerror(errno));
         return (size_t)-1;
     }
     size_t n = 0, cap = 0, lineno = 1;
@@ -95,13 +85,11 @@ static size_t read_csv(const char *dir, const char *sub, const char *file,
     while (!bad && fgets(line, sizeof line, f)) {
         lineno++;
         if (n == cap) {
-            cap = cap ? 2 * cap : 256;
-            double *nv = realloc(v, cap * ncols * sizeof *v);
-            if (!nv) {
+            cap = grow_cap(cap, n + 1, 256);
+            if (!cap || grow_array(&v, cap, ncols * sizeof *v)) {
                 bad = 1;
                 break;
             }
-            v = nv;
         }
         char *p = line, *end;
         for (size_t c = 0; c < ncols && !bad; c++) {
@@ -114,8 +102,8 @@ static size_t read_csv(const char *dir, const char *sub, const char *file,
     fclose(f);
     if (bad) {
         free(v);
-        rep_err(err, errlen, "%s:%zu: expected %zu numbers", path, lineno,
-                ncols);
+        util_errf(err, errlen, "%s:%zu: expected %zu numbers", path, lineno,
+                  ncols);
         return (size_t)-1;
     }
     *out = v;
@@ -192,7 +180,7 @@ static int write_fig10c(const char *dir, const char *run, char *err,
     FILE *f = cnt && at && v ? open_in(sub, "fig10c.csv", err, errlen) : NULL;
     if (!f) {
         if (!(cnt && at && v))
-            rep_err(err, errlen, "out of memory");
+            util_errf(err, errlen, "out of memory");
         free(cnt), free(at), free(v), free(s);
         return -1;
     }
@@ -343,7 +331,7 @@ static int run_gnuplot(const char *dir, char *err, size_t errlen)
 {
     pid_t pid = fork();
     if (pid < 0) {
-        rep_err(err, errlen, "cannot start gnuplot: %s", strerror(errno));
+        util_errf(err, errlen, "cannot start gnuplot: %s", strerror(errno));
         return -1;
     }
     if (pid == 0) {
@@ -357,16 +345,16 @@ static int run_gnuplot(const char *dir, char *err, size_t errlen)
     int status;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) {
-            rep_err(err, errlen, "gnuplot: %s", strerror(errno));
+            util_errf(err, errlen, "gnuplot: %s", strerror(errno));
             return -1;
         }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-        rep_err(err, errlen, "gnuplot not found (install gnuplot-nox, see "
-                "deps/sim.txt, or pass --no-plots)");
+        util_errf(err, errlen, "gnuplot not found (install gnuplot-nox, see "
+                  "deps/sim.txt, or pass --no-plots)");
         return -1;
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        rep_err(err, errlen, "gnuplot failed on %s/plots.gp", dir);
+        util_errf(err, errlen, "gnuplot failed on %s/plots.gp", dir);
         return -1;
     }
     return 0;

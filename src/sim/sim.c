@@ -18,6 +18,7 @@
  */
 #include "sim/sim.h"
 
+#include "core/util.h"
 #include "io/stats.h"
 
 #include <math.h>
@@ -134,17 +135,6 @@ typedef struct simstate {
     double done_iters, total_iters;
 } simstate;
 
-static void sim_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void sim_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* ------------------------------------------------------------------ heap */
 
 static int heap_less(const sjob *a, const sjob *b)
@@ -256,11 +246,9 @@ static int push_epoch(simstate *st, double t, double ms, double cpu_ms,
 {
     sim_result *r = st->r;
     if (r->nepochs == st->epochs_cap) {
-        size_t nc = st->epochs_cap ? 2 * st->epochs_cap : 256;
-        sim_epoch *p = realloc(r->epochs, nc * sizeof *p);
-        if (!p)
+        size_t nc = grow_cap(st->epochs_cap, r->nepochs + 1, 256);
+        if (!nc || GROW_ARRAY(r->epochs, nc))
             return -1;
-        r->epochs = p;
         st->epochs_cap = nc;
     }
     r->epochs[r->nepochs++] =
@@ -279,12 +267,12 @@ static int decide(simstate *st, double t, char *err, size_t errlen)
     int rc = slaq_sched_allocate(st->s, t);
     double ms = stats_now_ms() - t0, cpu_ms = stats_cpu_ms() - c0;
     if (rc != SLAQ_OK) {
-        sim_err(err, errlen, "scheduling epoch at t=%.6f s failed: %s", t,
-                slaq_strerror(rc));
+        util_errf(err, errlen, "scheduling epoch at t=%.6f s failed: %s", t,
+                  slaq_strerror(rc));
         return -1;
     }
     if (push_epoch(st, t, ms, cpu_ms, c1 - c0)) {
-        sim_err(err, errlen, "out of memory");
+        util_errf(err, errlen, "out of memory");
         return -1;
     }
     int progress = 0;
@@ -306,8 +294,8 @@ static int decide(simstate *st, double t, char *err, size_t errlen)
     }
     heap_build(st);
     if (st->nactive && !progress) {
-        sim_err(err, errlen, "at t=%.6f s no active job has cores: the "
-                "policy allocated nothing", t);
+        util_errf(err, errlen, "at t=%.6f s no active job has cores: the "
+                  "policy allocated nothing", t);
         return -1;
     }
     return 0;
@@ -327,13 +315,11 @@ static int sample(simstate *st, double t, char *err, size_t errlen)
 {
     sim_result *r = st->r;
     if (r->nsamples == st->samples_cap) {
-        size_t nc = st->samples_cap ? 2 * st->samples_cap : 256;
-        sim_sample *p = realloc(r->samples, nc * sizeof *p);
-        if (!p) {
-            sim_err(err, errlen, "out of memory");
+        size_t nc = grow_cap(st->samples_cap, r->nsamples + 1, 256);
+        if (!nc || GROW_ARRAY(r->samples, nc)) {
+            util_errf(err, errlen, "out of memory");
             return -1;
         }
-        r->samples = p;
         st->samples_cap = nc;
     }
     sim_sample *sm = &r->samples[r->nsamples++];
@@ -362,6 +348,23 @@ static int by_arrival(const void *a, const void *b)
     return x->w < y->w ? -1 : x->w > y->w;
 }
 
+/* Hands job j's report to the scheduler and, once it is accepted, to the
+ * trace hook. 0, or -1 with err saying which report was refused. */
+static int job_report(simstate *st, sjob *j, const slaq_report *rep,
+                      char *err, size_t errlen)
+{
+    int rc = slaq_job_report(j->sj, rep);
+    if (rc != SLAQ_OK) {
+        util_errf(err, errlen, "job %s: report of iteration %llu refused: %s",
+                  j->w->id, (unsigned long long)rep->iter, slaq_strerror(rc));
+        return -1;
+    }
+    if (st->cfg->on_report)
+        st->cfg->on_report(st->cfg->trace_arg, (size_t)(j->res - st->r->jobs),
+                           rep);
+    return 0;
+}
+
 static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
 {
     slaq_job_opts o;
@@ -384,20 +387,13 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     o.user = j;
     j->sj = slaq_sched_add(st->s, &o, j->arrival);
     if (!j->sj) {
-        sim_err(err, errlen, "job %s (line %zu): the scheduler refused it",
-                j->w->id, j->w->line);
+        util_errf(err, errlen, "job %s (line %zu): the scheduler refused it",
+                  j->w->id, j->w->line);
         return -1;
     }
     slaq_report rep = {.iter = 0, .loss = j->w->loss[0], .t = j->arrival};
-    int rc = slaq_job_report(j->sj, &rep);
-    if (rc == SLAQ_OK && st->cfg->on_report)
-        st->cfg->on_report(st->cfg->trace_arg, (size_t)(j->res - st->r->jobs),
-                           &rep);
-    if (rc != SLAQ_OK) {
-        sim_err(err, errlen, "job %s: report of iteration 0 refused: %s",
-                j->w->id, slaq_strerror(rc));
+    if (job_report(st, j, &rep, err, errlen) < 0)
         return -1;
-    }
     j->anchor_t = j->arrival;
     j->cores = 0;
     j->next_t = INFINITY;
@@ -420,15 +416,8 @@ static int job_complete(simstate *st, char *err, size_t errlen)
     j->k++;
     slaq_report rep = {.iter = j->k, .loss = j->w->loss[j->k],
                        .cpu_s = j->w->iter_cpu_s, .samples = 1, .t = t};
-    int rc = slaq_job_report(j->sj, &rep);
-    if (rc == SLAQ_OK && st->cfg->on_report)
-        st->cfg->on_report(st->cfg->trace_arg, (size_t)(j->res - st->r->jobs),
-                           &rep);
-    if (rc != SLAQ_OK) {
-        sim_err(err, errlen, "job %s: report of iteration %zu refused: %s",
-                j->w->id, j->k, slaq_strerror(rc));
+    if (job_report(st, j, &rep, err, errlen) < 0)
         return -1;
-    }
     j->ell = norm_loss(j->w, j->k);
     job_reached(j, t);
     st->done_iters++;
@@ -495,8 +484,8 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     st.rank = malloc(n * sizeof *st.rank);
     r->njobs = n;
     if (!st.s || !r->jobs || !st.jobs || !st.heap || !st.active || !st.rank) {
-        sim_err(err, errlen, st.s ? "out of memory"
-                                  : "invalid scheduler configuration");
+        util_errf(err, errlen, st.s ? "out of memory"
+                  : "invalid scheduler configuration");
         goto err;
     }
     double first = INFINITY;

@@ -6,12 +6,15 @@ tests run against the sanitizer build. Every daemon a test starts is
 stopped at the end of the test, and every job process with it.
 """
 
+import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
+import urllib.request
 
 import pytest
 
@@ -53,6 +56,80 @@ def wait_for(pred, timeout=10.0, step=0.05, what="condition"):
             raise AssertionError("timed out after %.1f s waiting for %s"
                                  % (timeout, what))
         time.sleep(step)
+
+
+# Straight to slaqd, whatever proxy the environment names.
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def http_get(d, path, timeout=10):
+    """GETs `path` from daemon d's HTTP port: (Content-Type, body text).
+    Raises urllib.error.HTTPError on an error status."""
+    r = OPENER.open("http://127.0.0.1:%d%s" % (d.port, path), timeout=timeout)
+    return r.headers.get("Content-Type"), r.read().decode()
+
+
+def api(d, path):
+    """The JSON document at `path` of daemon d's HTTP API."""
+    return json.loads(http_get(d, path)[1])
+
+
+def session(address, timeout=5):
+    """A raw connection to slaqd, as a job or a peer would open it: to the
+    Unix socket at `address`, or to a (host, port) pair. Returns the socket
+    and a binary file to read its lines from."""
+    if isinstance(address, tuple):
+        s = socket.create_connection(address, timeout=timeout)
+    else:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(timeout)
+        s.connect(address)
+    return s, s.makefile("rb")
+
+
+# The columns slaqd's store added to its first schema, in the order it added
+# them (the migration table added[][3] in src/daemon/store.c).
+STORE_ADDED = (
+    ("jobs", "secret", "TEXT"), ("jobs", "metric_name", "TEXT"),
+    ("reports", "metric", "REAL"), ("jobs", "suspended", "INTEGER"),
+    ("jobs", "continued_by", "INTEGER"), ("jobs", "resumed_from", "INTEGER"),
+    ("jobs", "sweep", "INTEGER"), ("jobs", "convergence", "TEXT"),
+    ("jobs", "node", "TEXT"), ("jobs", "restartable", "INTEGER"),
+    ("jobs", "pin", "TEXT"), ("jobs", "launch", "TEXT"),
+    ("jobs", "kind", "TEXT"), ("reports", "estimates", "TEXT"),
+)
+
+
+def old_state_db(state_dir, before):
+    """Writes state_dir/state.db as a slaqd older than the column `before`
+    ("table.column", one of STORE_ADDED) left it: the first schema and the
+    columns added before that one, holding one finished job (id 1, 'old',
+    ended now) with one report (iteration 0, loss 2.0). Returns the path."""
+    names = ["%s.%s" % (t, c) for t, c, _ in STORE_ADDED]
+    cols = {"jobs": [], "reports": []}
+    for t, c, ty in STORE_ADDED[:names.index(before)]:
+        cols[t].append(", %s %s" % (c, ty))
+    path = os.path.join(str(state_dir), "state.db")
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT, cmd TEXT, "
+        "cwd TEXT, weight REAL, max_cores REAL, target REAL, max_iters "
+        "INTEGER, max_time REAL, managed INTEGER, state TEXT, pid INTEGER, "
+        "pstart INTEGER, exit_status INTEGER, reason TEXT, submitted REAL, "
+        "started REAL, ended REAL%s);"
+        "CREATE TABLE reports(job INTEGER, iter INTEGER, loss REAL, cpu_s "
+        "REAL, samples REAL, t REAL%s, PRIMARY KEY(job, iter)) "
+        "WITHOUT ROWID;" % ("".join(cols["jobs"]), "".join(cols["reports"])))
+    now = time.time()
+    db.execute("INSERT INTO jobs(id, name, cmd, cwd, weight, target, "
+               "max_iters, max_time, managed, state, pid, pstart, submitted, "
+               "started, ended) VALUES (1, 'old', '[\"true\"]', '/', 1, 0, "
+               "0, 0, 0, 'done', 0, 0, ?, ?, ?)", (now, now, now))
+    db.execute("INSERT INTO reports(job, iter, loss, cpu_s, samples, t) "
+               "VALUES (1, 0, 2.0, 0, 0, ?)", (now,))
+    db.commit()
+    db.close()
+    return path
 
 
 class Daemon:

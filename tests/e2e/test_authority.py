@@ -6,28 +6,16 @@ and guessing a token is slowed down."""
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 import pytest
 
-from conftest import TOY, free_port, wait_for
+from conftest import TOY, free_port, http_get, session, wait_for
 
 import slaq
-
-
-def _session(path_or_addr):
-    if isinstance(path_or_addr, tuple):
-        s = socket.create_connection(path_or_addr, timeout=5)
-    else:
-        s = socket.socket(socket.AF_UNIX)
-        s.settimeout(5)
-        s.connect(path_or_addr)
-    return s, s.makefile("rb")
 
 
 def _ask(s, f, msg):
@@ -52,7 +40,7 @@ def test_a_connection_cannot_take_over_another_job(daemon_factory):
     for hello in ({"type": "hello", "job": victim},
                   {"type": "hello", "job": victim, "secret": "0" * 64},
                   {"type": "hello", "job": str(victim), "secret": ""}):
-        s, f = _session(d.sock)
+        s, f = session(d.sock)
         r = _ask(s, f, hello)
         assert r["code"] == "unauthorized", r
         assert _closed(f)
@@ -67,7 +55,7 @@ def test_a_connection_cannot_take_over_another_job(daemon_factory):
     c = slaq.Client(socket_path=d.sock, name="attached")
     c.report(0, 1.0)
     wait_for(lambda: (c.poll(), c.connected)[1], what="attach")
-    s, f = _session(d.sock)
+    s, f = session(d.sock)
     r = _ask(s, f, {"type": "hello", "job": c.job_id})
     assert r["code"] == "unauthorized"
     s.close()
@@ -115,7 +103,7 @@ def test_a_tcp_job_token_grants_job_sessions_only(daemon_factory, tmp_path):
                 {"type": "cancel", "job": 1},
                 {"type": "policy", "name": "fair"},
                 {"type": "ls"}):
-        s, f = _session(addr)
+        s, f = session(addr)
         r = _ask(s, f, dict(req, token="job-token-5678"))
         assert r["ok"] is False and r["code"] == "forbidden", r
         s.close()
@@ -130,7 +118,7 @@ def test_a_tcp_job_token_grants_job_sessions_only(daemon_factory, tmp_path):
     job = d.jobs()[0]
     assert job["name"] == "remote" and job["reports"] == 6
     # The control token may do everything.
-    s, f = _session(addr)
+    s, f = session(addr)
     r = _ask(s, f, {"type": "submit", "cmd": ["true"],
                     "token": "control-token-1234"})
     assert r["ok"], r
@@ -142,7 +130,7 @@ def test_guessing_the_tcp_token_is_slowed(daemon_factory, tmp_path):
     checked = limited = 0
     t0 = time.monotonic()
     while time.monotonic() - t0 < 2.0:
-        s, f = _session(addr)
+        s, f = session(addr)
         r = _ask(s, f, {"type": "status", "token": "guess-%d" % checked})
         s.close()
         if r["code"] == "rate_limited":
@@ -154,7 +142,7 @@ def test_guessing_the_tcp_token_is_slowed(daemon_factory, tmp_path):
     assert checked <= 5, checked
     assert limited > 10
     # While locked out, even the right token is not checked.
-    s, f = _session(addr)
+    s, f = session(addr)
     r = _ask(s, f, {"type": "status", "token": "control-token-1234"})
     assert r["code"] == "rate_limited" and "try again in" in r["message"]
     s.close()
@@ -164,8 +152,7 @@ def test_guessing_the_tcp_token_is_slowed(daemon_factory, tmp_path):
     assert log.count("rate_limited") <= 10
     # Counted; the Unix socket is not affected.
     assert d.request({"type": "status"})["auth_failures_total"] == checked
-    metrics = urllib.request.urlopen("http://127.0.0.1:%d/metrics"
-                                     % d.port, timeout=5).read().decode()
+    metrics = http_get(d, "/metrics")[1]
     assert "slaq_auth_failures_total %d\n" % checked in metrics
 
 

@@ -1,6 +1,5 @@
 """What the slaq commands print for a user: the dashboard URL in `slaq
 status`, and `slaq show` / `slaq top` on jobs in every state."""
-import json
 
 from conftest import TOY, wait_for
 

@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -17,7 +16,8 @@ import urllib.request
 
 import pytest
 
-from conftest import SLAQ, TOY, free_port, wait_for
+from conftest import TOY, free_port, old_state_db, wait_for
+from slaq.control import request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CKPT_JOB = [sys.executable, os.path.join(HERE, "ckpt_job.py")]
@@ -226,21 +226,6 @@ def test_plain_slaqd_is_one_node(slaqd):
     assert bad.returncode != 0 and "no --agents" in bad.stderr
 
 
-def _line(port, msg):
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    try:
-        s.sendall(json.dumps(msg).encode() + b"\n")
-        buf = b""
-        while b"\n" not in buf:
-            data = s.recv(65536)
-            if not data:
-                break
-            buf += data
-        return json.loads(buf.split(b"\n")[0]) if buf else None
-    finally:
-        s.close()
-
-
 def test_agent_token_grants_agent_rights_only(cluster, tmp_path):
     ctl_token = tmp_path / "control.token"
     ctl_token.write_text("control-token-99\n")
@@ -249,16 +234,18 @@ def test_agent_token_grants_agent_rights_only(cluster, tmp_path):
                                            "--token-file", str(ctl_token)))
     port = cluster.made["port"]
     # Wrong token, or no register first: refused on the agent port.
-    r = _line(port, {"type": "register", "token": "wrong-token-000",
-                     "node": "evil", "cores": 64, "jobs": []})
+    agent_port = ("127.0.0.1", port)
+    r = request(agent_port, {"type": "register", "token": "wrong-token-000",
+                             "node": "evil", "cores": 64, "jobs": []})
     assert r["type"] == "error" and r["code"] == "unauthorized"
-    r = _line(port, {"type": "submit", "token": "agent-secret-token-1",
-                     "cmd": ["true"]})
+    r = request(agent_port, {"type": "submit",
+                             "token": "agent-secret-token-1", "cmd": ["true"]})
     assert r["code"] == "unauthorized"
     assert "evil" not in [n["name"] for n in nodes_of(ctl)]
     # The agent token does not open the control port.
-    r = _line(tcp, {"type": "submit", "token": "agent-secret-token-1",
-                    "cmd": ["true"]})
+    r = request(("127.0.0.1", tcp), {"type": "submit",
+                                     "token": "agent-secret-token-1",
+                                     "cmd": ["true"]})
     assert r.get("ok") is not True and r["code"] == "unauthorized"
     # ... nor does a control request ride on an agent's connection.
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
@@ -481,25 +468,7 @@ def test_database_before_nodes_opens_and_gains_columns(daemon_factory,
     import sqlite3
     state = tmp_path / "old"
     state.mkdir()
-    db = sqlite3.connect(str(state / "state.db"))
-    db.executescript("""
-        PRAGMA application_id=1936482673;
-        CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT, cmd TEXT,
-          cwd TEXT, weight REAL, max_cores REAL, target REAL,
-          max_iters INTEGER, max_time REAL, managed INTEGER, state TEXT,
-          pid INTEGER, pstart INTEGER, exit_status INTEGER, reason TEXT,
-          submitted REAL, started REAL, ended REAL, secret TEXT);
-        CREATE TABLE reports(job INTEGER, iter INTEGER, loss REAL,
-          cpu_s REAL, samples REAL, t REAL, PRIMARY KEY(job, iter))
-          WITHOUT ROWID;
-    """)
-    # Recent times: a job ended in 1970 would expire (--keep-days) at once.
-    now = time.time()
-    db.execute("INSERT INTO jobs VALUES (1, 'old', '[\"true\"]', '/', 1, "
-               "NULL, 0, 0, 0, 1, 'done', 0, 0, 0, NULL, ?, ?, ?, NULL)",
-               (now - 20, now - 20, now - 10))
-    db.commit()
-    db.close()
+    old_state_db(state, before="jobs.node")
     d = daemon_factory(state=state)
     j = d.job(1)
     assert j["name"] == "old" and j["state"] == "done"

@@ -5,14 +5,13 @@ is kept in state.db (a column added to older databases when opened) and
 reaches the core: with `--predictor slaq-fit` a job's curve is fitted with
 its class's family only."""
 
-import os
 import socket
 import sqlite3
 import time
 
 import pytest
 
-from conftest import SLAQ, TOY, wait_for
+from conftest import TOY, wait_for
 
 from slaq.client import Client
 

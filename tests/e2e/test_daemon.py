@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from conftest import SLAQ, TOY, wait_for
+from conftest import SLAQ, TOY, session, wait_for
 
 import slaq
 
@@ -147,27 +147,20 @@ def test_submit_of_missing_program_fails_clearly(slaqd):
     assert p.returncode == 2 and "--weight" in p.stderr
 
 
-def _raw(sock_path):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(5)
-    s.connect(sock_path)
-    return s, s.makefile("rb")
-
-
 def _send(s, f, data):
     s.sendall(data)
     return json.loads(f.readline())
 
 
 def test_malformed_input_gets_errors_never_a_crash(slaqd):
-    s, f = _raw(slaqd.sock)
+    s, f = session(slaqd.sock)
     assert _send(s, f, b"not json\n")["code"] == "bad_json"
     assert _send(s, f, b"[1,2]\n")["code"] == "bad_message"
     assert _send(s, f, b'{"no":"type"}\n')["code"] == "bad_message"
     assert _send(s, f, b'{"type":"report","iter":1,"loss":1}\n')["code"] \
         == "no_hello"
     assert _send(s, f, b'{"type":"frobnicate"}\n')["code"] == "unknown_type"
-    s2, f2 = _raw(slaqd.sock)
+    s2, f2 = session(slaqd.sock)
     assert _send(s2, f2, b'{"type":"hello","job":999}\n')["code"] \
         == "unknown_job"
     assert f2.readline() == b""  # and let go
@@ -194,7 +187,7 @@ def test_malformed_input_gets_errors_never_a_crash(slaqd):
     assert f.readline() == b""
     s.close()
     # Requests may be longer (a submit's environment), within 1 MiB.
-    s, f = _raw(slaqd.sock)
+    s, f = session(slaqd.sock)
     pad = "x" * (200 * 1024)
     assert _send(s, f, json.dumps({"type": "status", "pad": pad}).encode()
                  + b"\n")["ok"]
@@ -209,7 +202,7 @@ def test_malformed_input_gets_errors_never_a_crash(slaqd):
         pass
     s.close()
     # Half a line and a hang-up.
-    s, f = _raw(slaqd.sock)
+    s, f = session(slaqd.sock)
     s.sendall(b'{"type":"hel')
     s.close()
     st = slaqd.request({"type": "status"})
@@ -663,7 +656,7 @@ def test_throttled_comes_from_enforcement_not_reported_cpu(daemon_factory):
     # for a job that reports far more CPU time than it was given.
     d = daemon_factory("--policy", "fair", "--cores", "1",
                        "--enforce", "none")
-    s, f = _raw(d.sock)
+    s, f = session(d.sock)
     w = _send(s, f, b'{"type":"hello","name":"greedy"}\n')
     assert w["type"] == "welcome"
     jid = w["job"]

@@ -3,29 +3,16 @@ monitoring: /metrics (Prometheus text format, checked line by line and
 against the JSON API), /api/timeline, /api/jobs/ID/forecast and the page's
 own files. The page itself is tested in a real browser by tests/browser."""
 
-import json
 import re
 import urllib.error
 import urllib.request
 
 import pytest
 
-from conftest import TOY, wait_for
-
-# Straight to slaqd, whatever proxy the environment names.
-OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+from conftest import TOY, api, http_get, wait_for
 
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{([^}]*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-
-
-def get(d, path):
-    r = OPENER.open("http://127.0.0.1:%d%s" % (d.port, path), timeout=10)
-    return r.headers.get("Content-Type"), r.read().decode()
-
-
-def api(d, path):
-    return json.loads(get(d, path)[1])
 
 
 def parse_metrics(text):
@@ -63,7 +50,7 @@ def test_metrics_format_and_values(daemon_factory):
                          and d.job(i)["forecast_norm_error"] is not None
                          for i in ids), what="reports and a scored forecast")
     before = d.request({"type": "status"})
-    ctype, text = get(d, "/metrics")
+    ctype, text = http_get(d, "/metrics")
     after = d.request({"type": "status"})
     assert ctype.startswith("text/plain; version=0.0.4")
     m = parse_metrics(text)
@@ -91,7 +78,7 @@ def test_metrics_format_and_values(daemon_factory):
 
     d.cli("cancel", str(ids[0]))
     d.wait_state(ids[0], "cancelled")
-    m = parse_metrics(get(d, "/metrics")[1])
+    m = parse_metrics(http_get(d, "/metrics")[1])
     assert m[("slaq_jobs", (("state", "cancelled"),))] == 1
     assert m[("slaq_jobs", (("state", "running"),))] == 1
     assert not any(k[0] == "slaq_job_cores" and ("job", str(ids[0])) in k[1]
@@ -102,7 +89,7 @@ def test_metrics_escape_label_values(slaqd):
     jid = slaqd.submit(TOY, "--forever", "--iter-cpu", "0.002",
                        name='say "hi" \\ there')
     wait_for(lambda: slaqd.job(jid)["cores"] > 0, what="an allocation")
-    m = parse_metrics(get(slaqd, "/metrics")[1])
+    m = parse_metrics(http_get(slaqd, "/metrics")[1])
     assert any(k[0] == "slaq_job_cores" and
                ("name", 'say \\"hi\\" \\\\ there') in k[1] for k in m)
 
@@ -150,18 +137,18 @@ def test_timeline_and_forecast(slaqd):
     for path in ("/api/jobs/99/forecast", "/api/jobs/%d/nope" % a,
                  "/api/jobs/x/forecast"):
         with pytest.raises(urllib.error.HTTPError) as e:
-            get(slaqd, path)
+            http_get(slaqd, path)
         assert e.value.code == 404
 
 
 def test_dashboard_files(slaqd):
-    ctype, html = get(slaqd, "/")
+    ctype, html = http_get(slaqd, "/")
     assert ctype.startswith("text/html") and "<canvas" in html
-    assert get(slaqd, "/index.html")[1] == html
+    assert http_get(slaqd, "/index.html")[1] == html
     for path in re.findall(r'(?:src|href)="(/[^"]+)"', html):
-        ctype, body = get(slaqd, path)
+        ctype, body = http_get(slaqd, path)
         assert body, path
-    ctype, js = get(slaqd, "/chart.js")
+    ctype, js = http_get(slaqd, "/chart.js")
     assert ctype.startswith("text/javascript") and "Chart" in js
 
 
@@ -183,7 +170,7 @@ def test_timeline_thins_and_serves_increments(daemon_factory):
     assert len(inc["jobs"]["1"]["cores"]) == len(inc["t"])
     assert api(d, "/api/timeline?since=%r" % (inc["t"][-1] + 1e6))["t"] == []
     with pytest.raises(urllib.error.HTTPError) as e:
-        get(d, "/api/timeline?since=soon")
+        http_get(d, "/api/timeline?since=soon")
     assert e.value.code == 400
 
 

@@ -5,14 +5,12 @@ every one of them is in the database exactly once."""
 
 import json
 import os
-import socket
 import sqlite3
 import subprocess
-import urllib.request
 
 import pytest
 
-from conftest import wait_for
+from conftest import http_get, session, wait_for
 
 
 @pytest.fixture
@@ -54,10 +52,7 @@ def test_full_disk_loses_no_report_and_refuses_changes(daemon_factory,
                                                        small_disk):
     d = daemon_factory("--policy", "slaq", state=small_disk / "state")
     db = os.path.join(d.state, "state.db")
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(5)
-    s.connect(d.sock)
-    f = s.makefile("rb")
+    s, f = session(d.sock)
     s.sendall(b'{"type":"hello","name":"disk"}\n')
     jid = json.loads(f.readline())["job"]
     report = b'{"type":"report","iter":%d,"loss":%.6f,"cpu_s":0.01}\n'
@@ -70,8 +65,7 @@ def test_full_disk_loses_no_report_and_refuses_changes(daemon_factory,
     st = wait_for(lambda: (lambda r: r if not r["store_ok"] else None)(
         d.request({"type": "status"})), what="the store to fail")
     assert st["store_failures_total"] >= 1 and st["store_error"]
-    metrics = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % d.port,
-                                     timeout=5).read().decode()
+    metrics = http_get(d, "/metrics")[1]
     assert "slaq_store_ok 0" in metrics
     # State changes are refused, saying why; nothing changes.
     p = d.cli("submit", "--", "true", check=False)

@@ -10,7 +10,7 @@ import time
 import urllib.error
 import urllib.request
 
-from conftest import wait_for
+from conftest import session, wait_for
 
 
 def _get(d, path, host=None, timeout=5):
@@ -114,10 +114,7 @@ def test_trickled_headers_are_cut_off_after_the_total_deadline(slaqd):
 
 
 def test_history_is_served_in_pages(slaqd):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(5)
-    s.connect(slaqd.sock)
-    f = s.makefile("rb")
+    s, f = session(slaqd.sock)
     s.sendall(b'{"type":"hello","name":"pages"}\n')
     jid = json.loads(f.readline())["job"]
     s.sendall(b"".join(b'{"type":"report","iter":%d,"loss":%g}\n'

@@ -12,9 +12,8 @@ import os
 import socket
 import sqlite3
 import sys
-import time
 
-from conftest import BUILD, wait_for
+from conftest import BUILD, old_state_db, wait_for
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__)))), "python"))
@@ -111,21 +110,7 @@ def test_metric_survives_restart_and_old_database_migrates(tmp_path,
     # A database as slaqd wrote it before metrics: no metric columns.
     state = tmp_path / "old"
     state.mkdir()
-    db = sqlite3.connect(str(state / "state.db"))
-    db.executescript(
-        "CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT, cmd TEXT, "
-        "cwd TEXT, weight REAL, max_cores REAL, target REAL, max_iters "
-        "INTEGER, max_time REAL, managed INTEGER, state TEXT, pid INTEGER, "
-        "pstart INTEGER, exit_status INTEGER, reason TEXT, submitted REAL, "
-        "started REAL, ended REAL, secret TEXT);"
-        "CREATE TABLE reports(job INTEGER, iter INTEGER, loss REAL, cpu_s "
-        "REAL, samples REAL, t REAL, PRIMARY KEY(job, iter)) WITHOUT ROWID;"
-        "INSERT INTO jobs VALUES (1, 'old', '[\"true\"]', '/', 1, NULL, 0, "
-        "0, 0, 0, 'done', 0, 0, NULL, NULL, %f, %f, %f, NULL);"
-        "INSERT INTO reports VALUES (1, 0, 2.0, 0, 0, %f);"
-        % ((time.time(),) * 4))
-    db.commit()
-    db.close()
+    old_state_db(state, before="jobs.metric_name")
     d = daemon_factory(state=state)
     old = d.job(1)
     assert old["metric"] is None and old["metric_name"] is None

@@ -6,32 +6,14 @@ share the cores, each scheduled by its own metric."""
 
 import json
 import os
-import socket
 import sqlite3
 import subprocess
-import time
-import urllib.request
 
 import pytest
 
-from conftest import BUILD, TOY, wait_for
+from conftest import BUILD, TOY, api, old_state_db, session, wait_for
 
 AQP = os.path.join(BUILD, "bin", "slaq-aqp")
-OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def api(d, path):
-    r = OPENER.open("http://127.0.0.1:%d%s" % (d.port, path), timeout=10)
-    return json.loads(r.read().decode())
-
-
-def _raw(sock_path):
-    s = socket.socket(socket.AF_UNIX)
-    s.settimeout(5)
-    s.connect(sock_path)
-    return s, s.makefile("rb")
-
-
 def _send(s, f, msg):
     """Sends msg and returns slaqd's answer, skipping the allocation
     updates slaqd pushes to a job session every epoch."""
@@ -70,11 +52,11 @@ def holder():
 
 def _query_survives_kill9(d, pid):
     # a query that declared itself in its hello and has not reported yet
-    s2, f2 = _raw(d.sock)
+    s2, f2 = session(d.sock)
     w2 = _send(s2, f2, {"type": "hello", "name": "q2", "pid": pid,
                         "kind": "query"})
     # and one as slaq-aqp declares it: by its first report's estimates
-    s, f = _raw(d.sock)
+    s, f = session(d.sock)
     w = _send(s, f, {"type": "hello", "name": "q", "pid": pid, "ack": True})
     jid, secret = w["job"], w["secret"]
     _report(s, 1, [10.0, None], lower=[9, None], upper=[11, None])
@@ -97,7 +79,7 @@ def _query_survives_kill9(d, pid):
     assert e["points"][2]["lower"] == [10.1, 3.2]
     assert e["cells"] == 2 and e["progress"] == pytest.approx(0.75)
     # the query goes on where it was, checked as before
-    s, f = _raw(d.sock)
+    s, f = session(d.sock)
     w = _send(s, f, {"type": "hello", "job": jid, "secret": secret,
                      "pid": pid})
     assert w["type"] == "welcome" and w["next_iter"] == 4
@@ -132,27 +114,7 @@ def test_old_database_gains_query_columns(tmp_path, daemon_factory, holder):
     # no reports.estimates
     state = tmp_path / "old"
     state.mkdir()
-    db = sqlite3.connect(str(state / "state.db"))
-    db.executescript(
-        "CREATE TABLE jobs(id INTEGER PRIMARY KEY, name TEXT, cmd TEXT, "
-        "cwd TEXT, weight REAL, max_cores REAL, target REAL, max_iters "
-        "INTEGER, max_time REAL, managed INTEGER, state TEXT, pid INTEGER, "
-        "pstart INTEGER, exit_status INTEGER, reason TEXT, submitted REAL, "
-        "started REAL, ended REAL, secret TEXT, metric_name TEXT, "
-        "suspended INTEGER, continued_by INTEGER, resumed_from INTEGER, "
-        "sweep INTEGER, convergence TEXT, node TEXT, restartable INTEGER, "
-        "pin TEXT, launch TEXT);"
-        "CREATE TABLE reports(job INTEGER, iter INTEGER, loss REAL, cpu_s "
-        "REAL, samples REAL, t REAL, metric REAL, PRIMARY KEY(job, iter)) "
-        "WITHOUT ROWID;"
-        "INSERT INTO jobs(id, name, cmd, cwd, weight, target, max_iters, "
-        "max_time, managed, state, pid, pstart, submitted, started, ended) "
-        "VALUES (1, 'old', '[\"true\"]', '/', 1, 0, 0, 0, 0, 'done', 0, 0, "
-        "%f, %f, %f);"
-        "INSERT INTO reports(job, iter, loss, cpu_s, samples, t) VALUES "
-        "(1, 0, 2.0, 0, 0, %f);" % ((time.time(),) * 4))
-    db.commit()
-    db.close()
+    old_state_db(state, before="jobs.kind")
     d = daemon_factory("--policy", "relaqs", "--cores", "2", state=state)
     old = d.job(1)
     assert old["kind"] == "ml" and old["history"][0][:2] == [0, 2.0]
@@ -180,7 +142,7 @@ def test_query_min_cores_option(daemon_factory):
 
 def test_query_reports_are_checked(daemon_factory):
     d = daemon_factory("--policy", "relaqs", "--cores", "2")
-    s, f = _raw(d.sock)
+    s, f = session(d.sock)
     w = _send(s, f, {"type": "hello", "name": "q", "kind": "query"})
     assert w["type"] == "welcome"
     jid = w["job"]
@@ -212,7 +174,7 @@ def test_query_reports_are_checked(daemon_factory):
     # P_3: column 0 |10.25-10.5|/0.5 = 0.5, column 1 its first change, 1
     assert e["progress"] == pytest.approx(0.75)
     # a job that reported as an ML job cannot turn into a query
-    s2, f2 = _raw(d.sock)
+    s2, f2 = session(d.sock)
     w2 = _send(s2, f2, {"type": "hello", "name": "ml"})
     s2.sendall(b'{"type":"report","iter":0,"loss":1}\n')
     r = _send(s2, f2, {"type": "report", "iter": 1, "loss": 0.5,

@@ -10,10 +10,9 @@ import socket
 import sqlite3
 import subprocess
 import time
-import urllib.request
 
 
-from conftest import BUILD, SLAQD, free_port, wait_for
+from conftest import BUILD, SLAQD, api, free_port, http_get, wait_for
 
 CAP = 32 * 1024 * 1024  # SD_MAX_BUFFERED
 
@@ -53,8 +52,7 @@ def test_partial_lines_stay_under_the_buffer_cap(slaqd):
     if "asan" not in BUILD:
         assert grown < CAP + 16 * 1024 * 1024, "RSS grew by %d MiB" % (
             grown >> 20)
-    metrics = urllib.request.urlopen("http://127.0.0.1:%d/metrics"
-                                     % slaqd.port, timeout=5).read().decode()
+    metrics = http_get(slaqd, "/metrics")[1]
     assert "slaq_buffered_bytes_limit %d" % CAP in metrics
     assert "slaq_overload_drops_total" in metrics
     for s in socks:
@@ -178,9 +176,7 @@ def test_ls_lists_100000_jobs(daemon_factory, tmp_path):
     whole = json.loads(d.cli("ls", "--json").stdout)
     assert whole["ok"] is True and whole["next"] is None
     assert [j["id"] for j in whole["jobs"]] == list(range(1, 100001))
-    page = json.load(urllib.request.urlopen(
-        "http://127.0.0.1:%d/api/jobs?after=99990&limit=5" % d.port,
-        timeout=10))
+    page = api(d, "/api/jobs?after=99990&limit=5")
     assert [j["id"] for j in page["jobs"]] == [99991, 99992, 99993, 99994,
                                                99995]
     assert page["next"] == 99995

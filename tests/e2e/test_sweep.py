@@ -12,10 +12,8 @@ import json
 import os
 import signal
 import subprocess
-import time
-import urllib.request
 
-from conftest import BUILD, SLAQ, wait_for
+from conftest import BUILD, SLAQ, api, wait_for
 
 TRAIN = os.path.join(BUILD, "bin", "slaq-train")
 
@@ -94,8 +92,7 @@ def test_sweep_reaches_target_and_cleans_up(tmp_path, slaqd):
              ["jobs"], timeout=30, what="the sweep's jobs to end")
     ls = slaqd.cli("sweep", "ls").stdout
     assert "reached" in ls and "pop" in ls
-    http = json.load(urllib.request.urlopen(
-        "http://127.0.0.1:%d/api/sweeps/1" % slaqd.port))
+    http = api(slaqd, "/api/sweeps/1")
     assert http["sweep"]["state"] == "reached"
     assert len(http["sweep"]["config_list"]) == 4
 
