@@ -61,6 +61,20 @@ pop = [e for e in ev if e["policy"] == "pop" and e["ev"] == "epoch"]
 assert all(e["cls"] in ("promising", "opportunistic", "poor") for e in pop)
 assert all(e["cls"] != "promising" or e["p"] >= e["pstar"] for e in pop)
 ' "$TMP/tr.jsonl" "$TMP/r3.json"
+mkdir -p "$TMP/res" && cp "$TMP/r1.json" "$TMP/res/small-sim.json"
+check "sweep-targets.py: POP's ratios from the results" /usr/bin/python3 \
+  scripts/sweep-targets.py "$TMP/res" --json "$TMP/tg.json" >"$TMP/tg.txt"
+check "sweep-targets.py: the median ratio is POP's median over Bandit's" \
+  /usr/bin/python3 -c '
+import json, math, statistics, sys
+r = json.load(open(sys.argv[1]))["policies"]
+t = json.load(open(sys.argv[2]))["small"]
+med = lambda p: statistics.median(math.inf if isinstance(x["time_to_target"], str)
+                                  else x["time_to_target"] for x in r[p])
+assert len(t) == 3, t  # no Optuna results: three targets
+assert "bandit" in t[0]["target"] and abs(t[0]["ratio"] - med("pop") / med("bandit")) < 1e-9
+assert t[0]["met"] == (t[0]["ratio"] <= 0.62)
+' "$TMP/r1.json" "$TMP/tg.json"
 check_exit "trace order out of range" 2 "$SLAQ" sim --sweep "$TR" --orders 4 \
   --trace "$TMP/tr2.jsonl" --trace-order 4
 
