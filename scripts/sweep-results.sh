@@ -1,20 +1,41 @@
 #!/bin/sh
-# sweep-results.sh BUILD [NAME...]: the figures of docs/sweeps.md. For each
-# recorded sweep in data/sweeps/ (or the NAMEs given): slaq's sweep policies
-# in the simulator over 25 configuration orders, Optuna's pruners on the
-# same traces and orders, both as recorded and without start-up times
-# (--start-scale 0), and the calibration and speed of the learning-curve
-# model. Writes docs/results/sweeps/NAME-*.{txt,json}.
+# sweep-results.sh BUILD [TRACES...]: the figures of docs/sweeps.md. TRACES
+# are sweep names (data/sweeps/NAME.jsonl), trace files (PATH/NAME.jsonl)
+# or directories (every *.jsonl in them); none: every sweep in
+# data/sweeps/. For each: slaq's sweep policies in the simulator over 25
+# configuration orders, Optuna's pruners on the same traces and orders,
+# both as recorded and without start-up times (--start-scale 0), and the
+# calibration and speed of the learning-curve model. Writes
+# $OUT/NAME-*.{txt,json} (OUT defaults to docs/results/sweeps; CALIB=0
+# skips the calibration) and POP's ratios to the targets in
+# $OUT/targets.{txt,json} (scripts/sweep-targets.py).
 set -eu
 build=${1:-build}
 [ $# -gt 0 ] && shift
-out=docs/results/sweeps
+out=${OUT:-docs/results/sweeps}
 slots=${SLOTS:-4}
 orders=${ORDERS:-25}
 mkdir -p "$out"
-names=${*:-$(ls data/sweeps/*.jsonl | xargs -n1 basename | sed 's/\.jsonl$//')}
-for name in $names; do
-    trace=data/sweeps/$name.jsonl
+[ $# -gt 0 ] || set -- data/sweeps
+traces=
+names=
+for t in "$@"; do
+    if [ -d "$t" ]; then
+        for f in "$t"/*.jsonl; do
+            [ -f "$f" ] || { echo "sweep-results: no *.jsonl in $t" >&2; exit 2; }
+            traces="$traces $f"
+        done
+    elif [ -f "$t" ]; then
+        traces="$traces $t"
+    elif [ -f "data/sweeps/$t.jsonl" ]; then
+        traces="$traces data/sweeps/$t.jsonl"
+    else
+        echo "sweep-results: $t: not a trace file, a directory or a sweep in data/sweeps/" >&2
+        exit 2
+    fi
+done
+for trace in $traces; do
+    name=$(basename "$trace" .jsonl)
     for scale in 1 0; do
         sfx=$([ "$scale" = 1 ] && echo "" || echo "-nostart")
         echo "== $name: slaq sim --sweep ($slots slots, $orders orders, start-up x$scale)" >&2
@@ -32,8 +53,14 @@ for name in $names; do
             --json "$out/$name-optuna$sfx.json" >"$out/$name-optuna$sfx.txt"
         cat "$out/$name-optuna$sfx.txt"
     done
+    names="$names $name"
+    [ "${CALIB:-1}" = 0 ] && continue
     echo "== $name: calibration and speed of the curve model" >&2
     "$build/bin/slaq" sim --sweep "$trace" --calib --json "$out/$name-calib.json" \
         >"$out/$name-calib.txt"
     cat "$out/$name-calib.txt"
 done
+echo "== POP against the targets" >&2
+# shellcheck disable=SC2086
+/usr/bin/python3 scripts/sweep-targets.py "$out" $names --json "$out/targets.json" \
+    | tee "$out/targets.txt"

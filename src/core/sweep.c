@@ -152,7 +152,9 @@ size_t slaq_sweep_count(const slaq_sweep *s)
 }
 
 /* getIdleJob: the idle configuration with the highest priority label, or
- * else the one that has waited longest (FIFO; new ones in their order). */
+ * else the one that has waited longest (FIFO; new ones in their order,
+ * and with fresh_in_turn, one at a time: when a fresh configuration
+ * leaves the queue the next one joins it at the back). */
 size_t slaq_sweep_next(slaq_sweep *s, double now)
 {
     (void)now;
@@ -171,8 +173,16 @@ size_t slaq_sweep_next(slaq_sweep *s, double now)
             (cp == bp && (!cp || c->prio == b->prio) && c->seq < b->seq))
             pick = i;
     }
-    if (pick != (size_t)-1)
-        s->cfg[pick].state = SLAQ_CFG_RUNNING;
+    if (pick == (size_t)-1)
+        return pick;
+    if (s->fresh_in_turn && s->cfg[pick].state == SLAQ_CFG_NEW)
+        for (size_t j = 0; j < s->n; j++)
+            if (j != pick && s->cfg[j].state == SLAQ_CFG_NEW &&
+                s->cfg[j].seq >= SW_SEQ_UNQUEUED) {
+                s->cfg[j].seq = s->seq++;
+                break;
+            }
+    s->cfg[pick].state = SLAQ_CFG_RUNNING;
     return pick;
 }
 

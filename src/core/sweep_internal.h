@@ -39,7 +39,15 @@ struct slaq_sweep {
     double threshold, s_promising; /* POP's last p* and S_promising */
     slaq_lcurve *lc;    /* the curve model (POP, earlyterm) */
     void *priv;         /* the policy's own state */
+    /* 1: fresh configurations join the idle queue's FIFO one at a time
+     * (the next one when the previous one leaves it), so suspended
+     * configurations and fresh ones take turns in one round robin (POP);
+     * 0: every fresh configuration is ahead of every suspended one. */
+    int fresh_in_turn;
 };
+
+/* seq of a fresh configuration not yet in the idle queue (fresh_in_turn). */
+#define SW_SEQ_UNQUEUED (UINT64_MAX >> 1)
 
 struct slaq_sweep_policy {
     const char *name;

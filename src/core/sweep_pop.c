@@ -22,7 +22,11 @@
  *      p_i, so the idle queue gives them the next free slot in order of p.
  *   6. A promising configuration keeps its slot; an opportunistic one is
  *      suspended so the next idle one runs (round robin, b epochs a turn),
- *      unless nothing else is waiting.
+ *      unless nothing else is waiting. The round robin is the idle queue's
+ *      FIFO, which fresh configurations join one at a time (the next when
+ *      the previous one starts): a suspended configuration's next turn
+ *      comes after those already waiting and one fresh configuration, not
+ *      after every configuration the sweep has yet to start.
  */
 #include <math.h>
 #include <stdio.h>
@@ -51,6 +55,14 @@ static int pop_init(slaq_sweep *s, char *err, size_t errlen)
         return SLAQ_ENOMEM;
     }
     s->priv = P;
+    /* The opportunistic pool is one round robin (§7.2: "equally shared
+     * between opportunistic configurations"): a suspended configuration
+     * waits for the others already waiting, not for every configuration
+     * the sweep has not started yet. Fresh configurations join it one at
+     * a time; the first is in the queue from the start. */
+    s->fresh_in_turn = 1;
+    for (size_t i = 1; i < s->n; i++)
+        s->cfg[i].seq = SW_SEQ_UNQUEUED + i;
     return 0;
 }
 

@@ -51,6 +51,10 @@ static void sw_usage(FILE *f)
         "                       1; 0: processes that start with data loaded)\n"
         "  --orders-out FILE    write the orders (JSON) for other harnesses\n"
         "  --json FILE          write every run's result as JSON\n"
+        "  --trace FILE         write every decision as JSON lines: starts,\n"
+        "                       resumes, suspensions, kills and each\n"
+        "                       evaluation's p, ERT, class and threshold\n"
+        "  --trace-order K      trace only order K (default: every order)\n"
         "  --calib              instead: calibration (reliability, Brier) and\n"
         "                       speed of the curve model on held-out traces\n"
         "  -h, --help           this help\n"
@@ -354,13 +358,15 @@ int cmd_sim_sweep(int argc, char **argv)
         {"start-scale", required_argument, NULL, 'A'},
         {"orders-out", required_argument, NULL, 'O'},
         {"json", required_argument, NULL, 'j'},
+        {"trace", required_argument, NULL, 'r'},
+        {"trace-order", required_argument, NULL, 'q'},
         {"calib", no_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *path = NULL, *policies = "pop,bandit,earlyterm,default,hyperband";
-    const char *orders_out = NULL, *json = NULL;
-    long slots = 4, norders = 25, seed = 1, top = 4, b = 0;
+    const char *orders_out = NULL, *json = NULL, *trace = NULL;
+    long slots = 4, norders = 25, seed = 1, top = 4, b = 0, trace_order = -1;
     double target = NAN, kill = NAN, tmax = 0, inflate = 0, temper = 0;
     double suspend_s = 0.01, resume_s = 0.01, start_scale = 1;
     int calib = 0, c;
@@ -369,8 +375,8 @@ int cmd_sim_sweep(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         double v = 0;
         long l = 0;
-        if (c != 'w' && c != 'p' && c != 'O' && c != 'j' && c != 'c' && c != 'h' &&
-            c != '?') {
+        if (c != 'w' && c != 'p' && c != 'O' && c != 'j' && c != 'r' &&
+            c != 'c' && c != 'h' && c != '?') {
             v = strtod(optarg, &end);
             if (end == optarg || *end || !isfinite(v)) {
                 const char *name = "?";
@@ -400,6 +406,8 @@ int cmd_sim_sweep(int argc, char **argv)
         case 'A': start_scale = v; break;
         case 'O': orders_out = optarg; break;
         case 'j': json = optarg; break;
+        case 'r': trace = optarg; break;
+        case 'q': trace_order = l; break;
         case 'c': calib = 1; break;
         case 'h': sw_usage(stdout); return 0;
         default: sw_usage(stderr); return EXIT_USAGE;
@@ -413,9 +421,11 @@ int cmd_sim_sweep(int argc, char **argv)
     }
     if (slots < 1 || slots > 100000 || norders < 1 || norders > 100000 ||
         top < 1 || b < 0 || inflate < 0 || temper < 0 || suspend_s < 0 || resume_s < 0 ||
-        tmax < 0 || seed < 0 || start_scale < 0) {
+        tmax < 0 || seed < 0 || start_scale < 0 || trace_order < -1 ||
+        trace_order >= norders) {
         cli_error("sim", "--slots, --orders and --target-top must be >= 1; "
-                         "--b, --inflate, --temper, --t-max, --seed and the costs >= 0");
+                         "--b, --inflate, --temper, --t-max, --seed and the costs >= 0; "
+                         "--trace-order in 0..orders-1");
         return EXIT_USAGE;
     }
     char err[512];
@@ -426,9 +436,16 @@ int cmd_sim_sweep(int argc, char **argv)
     }
     if (isnan(target))
         target = sw_target_top(&set, (int)top);
-    FILE *js = NULL;
+    FILE *js = NULL, *trf = NULL;
     if (json && !(js = fopen(json, "w"))) {
         cli_error("sim", "%s: cannot open for writing", json);
+        sweeps_free(&set);
+        return EXIT_RUNTIME;
+    }
+    if (trace && !(trf = fopen(trace, "w"))) {
+        cli_error("sim", "%s: cannot open for writing", trace);
+        if (js)
+            fclose(js);
         sweeps_free(&set);
         return EXIT_RUNTIME;
     }
@@ -436,6 +453,8 @@ int cmd_sim_sweep(int argc, char **argv)
         int rc = sw_calib(&set, b ? (int)b : 10, 1, target, js);
         if (js)
             fclose(js);
+        if (trf)
+            fclose(trf);
         sweeps_free(&set);
         return rc;
     }
@@ -515,6 +534,8 @@ int cmd_sim_sweep(int argc, char **argv)
             fprintf(js, "%s\"%s\":[", p ? "," : "", names[p]);
         for (long k = 0; k < norders; k++) {
             sweep_sim_result r;
+            cfg.trace = trf && (trace_order < 0 || trace_order == k) ? trf : NULL;
+            cfg.trace_order = (int)k;
             if (sweep_sim_run(&set, orders[k], set.n, &cfg, &r, err, sizeof err) < 0) {
                 cli_error("sim", "%s", err);
                 rc = EXIT_USAGE;
@@ -554,6 +575,10 @@ int cmd_sim_sweep(int argc, char **argv)
 out:
     if (js)
         fclose(js);
+    if (trf && fclose(trf) != 0 && rc == 0) {
+        cli_error("sim", "%s: write failed", trace);
+        rc = EXIT_RUNTIME;
+    }
     for (long k = 0; orders && k < norders; k++)
         free(orders[k]);
     free(orders);

@@ -41,6 +41,8 @@ sweep-traces: $(SLAQ_TRAIN)
 	@/usr/bin/python3 scripts/sweep-traces.py --train $(SLAQ_TRAIN) \
 	    --out data/sweeps --subsample 1 --tag full --seed $(or $(SEED),12)
 
+# TRACES=DIR|FILE... replays other traces (e.g. a directory of them), OUT=DIR
+# writes elsewhere than docs/results/sweeps.
 sweep-results: deps
 	@$(MAKE) --no-print-directory build
-	@scripts/sweep-results.sh $(BUILD)
+	@$(if $(OUT),OUT=$(OUT) )scripts/sweep-results.sh $(BUILD) $(TRACES)

@@ -23,6 +23,60 @@ struct slot {
     int busy_only;  /* 1: the event only frees the slot (after a suspend) */
 };
 
+static const char *const act_name[] = {"continue", "suspend", "kill"};
+static const char *const cls_name[] = {"unknown", "promising", "opportunistic",
+                                       "poor"};
+
+static void tr_num(FILE *f, const char *key, double v)
+{
+    if (isfinite(v))
+        fprintf(f, ",\"%s\":%.6g", key, v);
+    else
+        fprintf(f, ",\"%s\":null", key);
+}
+
+static void tr_head(const sweep_sim_config *cfg, double now, const char *ev,
+                    int id)
+{
+    fprintf(cfg->trace, "{\"policy\":\"%s\",\"order\":%d,\"t\":%.6f,"
+                        "\"ev\":\"%s\",\"id\":%d",
+            cfg->policy, cfg->trace_order, now, ev, id);
+}
+
+/* An epoch's verdict, with the policy's view of every active
+ * configuration (POP's promising set and the count of opportunistic ones). */
+static void tr_epoch(const sweep_sim_config *cfg, const slaq_sweep *s,
+                     const sweep_set *set, const size_t *order, size_t n,
+                     double now, size_t c, int e, double y, int a)
+{
+    FILE *f = cfg->trace;
+    slaq_sweep_info in;
+    slaq_sweep_get(s, c, &in);
+    double sp, th = slaq_sweep_threshold(s, &sp);
+    tr_head(cfg, now, "epoch", set->v[order[c]].id);
+    fprintf(f, ",\"epoch\":%d,\"metric\":%.6g,\"action\":\"%s\",\"cls\":\"%s\"",
+            e, y, act_name[a], cls_name[in.cls]);
+    tr_num(f, "p", in.p);
+    tr_num(f, "ert", in.ert);
+    tr_num(f, "pstar", th);
+    tr_num(f, "s_promising", sp);
+    fprintf(f, ",\"promising\":[");
+    int first = 1, opp = 0;
+    for (size_t j = 0; j < n; j++) {
+        slaq_sweep_info o;
+        slaq_sweep_get(s, j, &o);
+        if (o.state != SLAQ_CFG_RUNNING && o.state != SLAQ_CFG_SUSPENDED)
+            continue;
+        if (o.cls == SLAQ_CLASS_PROMISING) {
+            fprintf(f, "%s%d", first ? "" : ",", set->v[order[j]].id);
+            first = 0;
+        } else if (o.cls == SLAQ_CLASS_OPPORTUNISTIC) {
+            opp++;
+        }
+    }
+    fprintf(f, "],\"opportunistic\":%d}\n", opp);
+}
+
 static uint64_t splitmix(uint64_t *x)
 {
     uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
@@ -56,13 +110,18 @@ int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
     size_t S = cfg->prm.slots;
     struct slot *sl = calloc(S, sizeof *sl);
     int *done = calloc(n ? n : 1, sizeof *done); /* epochs finished */
-    if (!sl || !done) {
+    double *seen = calloc(n ? n : 1, sizeof *seen); /* last traced p */
+    if (!sl || !done || !seen) {
         snprintf(err, errlen, "out of memory");
         free(sl);
         free(done);
+        free(seen);
         slaq_sweep_free(s);
         return -1;
     }
+    for (size_t i = 0; i < n; i++)
+        seen[i] = NAN;
+    double seen_th = NAN;
     double sign = cfg->prm.maximize ? 1 : -1, target = sign * cfg->prm.y_target;
     *res = (sweep_sim_result){.time_to_target = INFINITY, .winner = -1};
     for (size_t k = 0; k < S; k++)
@@ -88,6 +147,10 @@ int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
             if (sign * y >= target) {
                 res->time_to_target = now;
                 res->winner = (int)order[c];
+                if (cfg->trace) {
+                    tr_head(cfg, now, "target", tr->id);
+                    fprintf(cfg->trace, ",\"epoch\":%d,\"metric\":%.6g}\n", e, y);
+                }
                 break;
             }
             int a = slaq_sweep_report(s, c, e, y, tr->epoch_s[e - 1], now);
@@ -95,6 +158,17 @@ int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
                 snprintf(err, errlen, "the policy refused epoch %d of "
                                       "configuration %zu", e, c);
                 goto fail;
+            }
+            if (cfg->trace) {
+                slaq_sweep_info in;
+                slaq_sweep_get(s, c, &in);
+                double th = slaq_sweep_threshold(s, NULL);
+                int same_p = in.p == seen[c] || (isnan(in.p) && isnan(seen[c]));
+                int same_th = th == seen_th || (isnan(th) && isnan(seen_th));
+                if (a != SLAQ_SWEEP_CONTINUE || !same_p || !same_th)
+                    tr_epoch(cfg, s, set, order, n, now, c, e, y, a);
+                seen[c] = in.p;
+                seen_th = th;
             }
             if ((size_t)e >= tr->n) {
                 slaq_sweep_ended(s, c, now);
@@ -128,6 +202,10 @@ int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
         const sweep_trace *tr = &set->v[order[c]];
         x->cfg = c;
         x->busy_only = 0;
+        if (cfg->trace) {
+            tr_head(cfg, now, done[c] ? "resume" : "start", tr->id);
+            fprintf(cfg->trace, ",\"epoch\":%d}\n", done[c]);
+        }
         if (done[c] == 0) {
             res->started++;
             x->t = now + cfg->start_scale * tr->start_s + tr->epoch_s[0];
@@ -138,11 +216,13 @@ int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
     }
     free(sl);
     free(done);
+    free(seen);
     slaq_sweep_free(s);
     return 0;
 fail:
     free(sl);
     free(done);
+    free(seen);
     slaq_sweep_free(s);
     return -1;
 }

@@ -7,6 +7,7 @@
 #define SLAQ_SWEEP_SIM_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "io/sweeps.h"
 #include "slaq/sweep.h"
@@ -17,6 +18,8 @@ typedef struct sweep_sim_config {
     double suspend_s;       /* a slot is busy this long after a suspend */
     double resume_s;        /* and this long before a resumed epoch */
     double start_scale;     /* multiplies each trace's start-up time (1) */
+    FILE *trace;            /* optional: one JSON line per decision */
+    int trace_order;        /* the order number written in those lines */
 } sweep_sim_config;
 
 typedef struct sweep_sim_result {
@@ -36,6 +39,18 @@ typedef struct sweep_sim_result {
 int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
                   const sweep_sim_config *cfg, sweep_sim_result *res,
                   char *err, size_t errlen);
+
+/*
+ * With cfg->trace set, sweep_sim_run writes one JSON line per event:
+ *   {"policy","order","t","ev":"start"|"resume","id"}          a slot takes it
+ *   {"policy","order","t","ev":"epoch","id","epoch","metric","action",
+ *    "cls","p","ert","pstar","s_promising","promising":[ids],
+ *    "opportunistic":N}                                           an epoch's verdict
+ *   {"policy","order","t","ev":"target","id","epoch","metric"}   the end
+ * (id is the trace's configuration id; "epoch" lines with action
+ * "continue" are written only where the policy evaluated: at a change of
+ * p, class or threshold.)
+ */
 
 /* Fills order with permutation number k (k = 0: the recorded order) of
  * 0..n-1, from seed; the same (n, seed, k) always gives the same order. */

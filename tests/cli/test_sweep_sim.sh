@@ -36,6 +36,48 @@ assert len(o) == 4 and all(sorted(x) == list(range(16)) for x in o)
 assert o[0] == list(range(16)) and o[1] != o[0]
 ' "$TMP/orders.json"
 
+check_exit "trace of one order" 0 "$SLAQ" sim --sweep "$TR" --slots 2 --orders 4 \
+  --kill-threshold 0.15 --target 0.83 --policy pop,bandit,default \
+  --trace "$TMP/tr.jsonl" --trace-order 1 --json "$TMP/r3.json"
+check "the trace agrees with the results: resumes, suspensions, kills, epochs" \
+  /usr/bin/python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+r = json.load(open(sys.argv[2]))["policies"]
+assert ev and all(e["order"] == 1 for e in ev)
+for pol in ("pop", "bandit", "default"):
+    mine = [e for e in ev if e["policy"] == pol]
+    res = r[pol][1]
+    count = lambda f: sum(1 for e in mine if f(e))
+    assert count(lambda e: e["ev"] == "resume") == res["resumes"], pol
+    assert count(lambda e: e.get("action") == "suspend") == res["suspends"], pol
+    assert count(lambda e: e.get("action") == "kill") == res["kills"], pol
+    tgt = [e for e in mine if e["ev"] == "target"]
+    assert len(tgt) == (res["time_to_target"] != "inf"), pol
+    if tgt:
+        assert tgt[0]["id"] == res["winner"], pol
+        assert abs(tgt[0]["t"] - res["time_to_target"]) < 1e-3, pol
+pop = [e for e in ev if e["policy"] == "pop" and e["ev"] == "epoch"]
+assert all(e["cls"] in ("promising", "opportunistic", "poor") for e in pop)
+assert all(e["cls"] != "promising" or e["p"] >= e["pstar"] for e in pop)
+' "$TMP/tr.jsonl" "$TMP/r3.json"
+mkdir -p "$TMP/res" && cp "$TMP/r1.json" "$TMP/res/small-sim.json"
+check "sweep-targets.py: POP's ratios from the results" /usr/bin/python3 \
+  scripts/sweep-targets.py "$TMP/res" --json "$TMP/tg.json" >"$TMP/tg.txt"
+check "sweep-targets.py: the median ratio is POP's median over Bandit's" \
+  /usr/bin/python3 -c '
+import json, math, statistics, sys
+r = json.load(open(sys.argv[1]))["policies"]
+t = json.load(open(sys.argv[2]))["small"]
+med = lambda p: statistics.median(math.inf if isinstance(x["time_to_target"], str)
+                                  else x["time_to_target"] for x in r[p])
+assert len(t) == 3, t  # no Optuna results: three targets
+assert "bandit" in t[0]["target"] and abs(t[0]["ratio"] - med("pop") / med("bandit")) < 1e-9
+assert t[0]["met"] == (t[0]["ratio"] <= 0.62)
+' "$TMP/r1.json" "$TMP/tg.json"
+check_exit "trace order out of range" 2 "$SLAQ" sim --sweep "$TR" --orders 4 \
+  --trace "$TMP/tr2.jsonl" --trace-order 4
+
 printf '{"sweep":"x","epochs":5}\n{"id":0,"epoch_s":[1,1],"metric":[0.1,"a"]}\n' >"$TMP/bad.jsonl"
 check_exit "bad trace: usage error" 2 "$SLAQ" sim --sweep "$TMP/bad.jsonl"
 check_grep "bad trace: names line and field" 'bad.jsonl:2: field "metric"' "$TMP/err"

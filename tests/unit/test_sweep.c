@@ -281,23 +281,23 @@ static void test_pop_classifies_and_orders_the_idle_queue(void **st)
 }
 
 /* A suspended configuration that the threshold later labels promising
- * takes the next free slot before fresh configurations. */
+ * takes the next free slot before a fresh configuration that has waited
+ * longer in the queue. */
 static void test_pop_resumes_promising_before_fresh_ones(void **st)
 {
     (void)st;
-    slaq_sweep *s = mk("pop", 2, 120, 0.80, 5);
+    slaq_sweep *s = mk("pop", 3, 120, 0.80, 5);
     double fast[120], slow[120], slower[120];
     fill_rise(fast, 120, 0.90, 0.9);
     fill_rise(slow, 120, 0.85, 0.5);
     fill_rise(slower, 120, 0.84, 0.5);
-    assert_int_equal(slaq_sweep_next(s, 0), 0);
-    assert_int_equal(slaq_sweep_next(s, 0), 1);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(slaq_sweep_next(s, 0), i); /* 3 joins the queue */
     assert_int_equal(feed(s, 0, 0, 10, fast), SLAQ_SWEEP_CONTINUE);
+    /* 1 is opportunistic beside the fast one: suspended, behind 3. */
     assert_int_equal(feed(s, 1, 0, 10, slow), SLAQ_SWEEP_SUSPEND);
-    /* The fast one ends; configuration 2 takes the free slot. */
+    /* The fast one ends; 2's evaluation makes 1 the most likely. */
     assert_int_equal(slaq_sweep_ended(s, 0, 10), SLAQ_OK);
-    assert_int_equal(slaq_sweep_next(s, 10), 2);
-    assert_int_equal(slaq_sweep_next(s, 10), 3);
     slaq_sweep_info in1, in2;
     int a = feed(s, 2, 0, 10, slower);
     slaq_sweep_get(s, 1, &in1);
@@ -306,9 +306,61 @@ static void test_pop_resumes_promising_before_fresh_ones(void **st)
     assert_int_equal(in1.cls, SLAQ_CLASS_PROMISING);
     assert_int_equal(in1.state, SLAQ_CFG_SUSPENDED);
     assert_int_equal(a, SLAQ_SWEEP_SUSPEND);
-    /* Fresh configuration 4 has waited since the start; 1 still goes first. */
+    /* Fresh 3 has waited longer; 1 still goes first. */
     assert_int_equal(slaq_sweep_next(s, 20), 1);
-    assert_int_equal(slaq_sweep_next(s, 20), 4);
+    assert_int_equal(slaq_sweep_next(s, 20), 3);
+    slaq_sweep_free(s);
+}
+
+/*
+ * POP's opportunistic round robin: an opportunistic configuration
+ * suspended at its boundary gets its next turn after the configurations
+ * already waiting and the one fresh configuration in the queue, not after
+ * every configuration the sweep has yet to start (with 100 configurations
+ * and 4 slots that was a full pass over the sweep: on the logreg traces
+ * without start-up the eventual winner, opportunistic at epoch 10 and
+ * promising at epoch 20, waited for all 100 first turns).
+ */
+static void test_pop_round_robin_resumes_before_every_fresh_one_started(void **st)
+{
+    (void)st;
+    slaq_sweep *s = mk("pop", 2, 120, 0.80, 8);
+    double fast[120], slow[120];
+    fill_rise(fast, 120, 0.90, 0.9);
+    fill_rise(slow, 120, 0.85, 0.5);
+    assert_int_equal(slaq_sweep_next(s, 0), 0);
+    assert_int_equal(slaq_sweep_next(s, 0), 1);
+    assert_int_equal(feed(s, 0, 0, 10, fast), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 1, 0, 10, slow), SLAQ_SWEEP_SUSPEND);
+    /* Fresh 2 joined the queue before 1 was suspended: it goes first. */
+    assert_int_equal(slaq_sweep_next(s, 10), 2);
+    assert_int_equal(feed(s, 2, 0, 10, slow), SLAQ_SWEEP_SUSPEND);
+    slaq_sweep_info in;
+    slaq_sweep_get(s, 1, &in);
+    assert_int_equal(in.cls, SLAQ_CLASS_OPPORTUNISTIC);
+    /* Now 1's turn, ahead of fresh 3..7, then fresh 3 (which joined when
+     * 2 started), then 2. */
+    assert_int_equal(slaq_sweep_next(s, 20), 1);
+    assert_int_not_equal(feed(s, 1, 10, 20, slow), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(slaq_sweep_next(s, 30), 3);
+    assert_int_equal(feed(s, 3, 0, 10, slow), SLAQ_SWEEP_SUSPEND);
+    assert_int_equal(slaq_sweep_next(s, 40), 2);
+    slaq_sweep_free(s);
+}
+
+/* Policies that never suspend still start configurations in order. */
+static void test_default_starts_in_the_generator_order(void **st)
+{
+    (void)st;
+    slaq_sweep *s = mk("default", 3, 10, 0.99, 5);
+    for (size_t i = 0; i < 5; i++) {
+        assert_int_equal(slaq_sweep_next(s, 0), i);
+        double y[10];
+        fill_flat(y, 10, 0.5);
+        feed(s, i, 0, 10, y);
+        slaq_sweep_ended(s, i, 10);
+    }
+    assert_int_equal(slaq_sweep_next(s, 10), (size_t)-1);
     slaq_sweep_free(s);
 }
 
@@ -374,6 +426,8 @@ int main(void)
         cmocka_unit_test(test_pop_keeps_the_demo_sweeps_climbing_configuration),
         cmocka_unit_test(test_pop_classifies_and_orders_the_idle_queue),
         cmocka_unit_test(test_pop_resumes_promising_before_fresh_ones),
+        cmocka_unit_test(test_pop_round_robin_resumes_before_every_fresh_one_started),
+        cmocka_unit_test(test_default_starts_in_the_generator_order),
         cmocka_unit_test(test_sh_promotes_the_top_third_of_each_rung),
         cmocka_unit_test(test_hyperband_spreads_configurations_over_brackets),
     };

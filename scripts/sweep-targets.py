@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""sweep-targets.py: POP against the issue's targets, from the results that
+scripts/sweep-results.sh wrote (NAME-sim[-nostart].json and
+NAME-optuna[-nostart].json in a results directory).
+
+Targets (docs/sweeps.md, "Against the targets"): POP's median time to
+target <= 0.62x Bandit's and <= 0.46x EarlyTerm's, its spread over the
+orders (max - min) <= 0.5x Bandit's, and its median <= 0.8x the best
+Optuna pruner's. An order that never reached the target counts as
+infinitely late, as in the simulator's own table.
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import sys
+
+TARGETS = (("median", "bandit", 0.62), ("median", "earlyterm", 0.46),
+           ("spread", "bandit", 0.5), ("median", "optuna", 0.8))
+
+
+def times(runs):
+    t = []
+    for r in runs:
+        v = r["time_to_target"]
+        t.append(math.inf if isinstance(v, str) else float(v))
+    return sorted(t)
+
+
+def median(t):
+    n = len(t)
+    if n == 0:
+        return math.nan
+    pos = 0.5 * (n - 1)
+    i = int(pos)
+    if i + 1 >= n or pos == i:
+        return t[i]
+    if math.isinf(t[i]) or math.isinf(t[i + 1]):
+        return math.inf
+    return t[i] + (pos - i) * (t[i + 1] - t[i])
+
+
+def spread(t):
+    return math.inf if math.isinf(t[-1]) else t[-1] - t[0]
+
+
+def ratio(a, b):
+    if math.isinf(a) and math.isinf(b):
+        return math.nan
+    if math.isinf(b):
+        return 0.0
+    return a / b if b > 0 else math.inf
+
+
+def one(sim_path, opt_path):
+    sim = json.load(open(sim_path))["policies"]
+    stat = {p: (median(times(r)), spread(times(r))) for p, r in sim.items()}
+    best = None
+    if opt_path and os.path.exists(opt_path):
+        opt = json.load(open(opt_path))["pruners"]
+        for name, runs in opt.items():
+            m = median(times(runs))
+            if best is None or m < best[1]:
+                best = (name, m)
+    out = []
+    for what, other, limit in TARGETS:
+        mine = stat["pop"][0 if what == "median" else 1]
+        if other == "optuna":
+            if best is None:
+                continue
+            theirs, label = best[1], "best Optuna pruner (%s)" % best[0]
+        else:
+            if other not in stat:
+                continue
+            theirs = stat[other][0 if what == "median" else 1]
+            label = other
+        r = ratio(mine, theirs)
+        out.append({"target": "POP %s <= %.2fx %s's" % (what, limit, label),
+                    "pop": mine, "other": theirs, "ratio": r,
+                    "met": bool(r <= limit)})
+    return stat, out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dir", help="results directory (docs/results/sweeps)")
+    ap.add_argument("names", nargs="*", help="sweeps (default: every NAME-sim.json)")
+    ap.add_argument("--json", help="also write the ratios as JSON")
+    a = ap.parse_args()
+    names = a.names or sorted(os.path.basename(p)[:-len("-sim.json")]
+                              for p in glob.glob(os.path.join(a.dir, "*-sim.json")))
+    if not names:
+        sys.exit("sweep-targets: no NAME-sim.json in %s" % a.dir)
+    report = {}
+    for name in names:
+        for sfx, label in (("", "as recorded"), ("-nostart", "no start-up")):
+            sim = os.path.join(a.dir, "%s-sim%s.json" % (name, sfx))
+            if not os.path.exists(sim):
+                continue
+            stat, rows = one(sim, os.path.join(a.dir, "%s-optuna%s.json" % (name, sfx)))
+            print("%s, %s: medians %s" % (name, label, ", ".join(
+                "%s %.2f" % (p, m) for p, (m, _) in stat.items())))
+            for r in rows:
+                print("  %-48s %8.2f vs %8.2f = %5.2fx  %s" % (
+                    r["target"], r["pop"], r["other"], r["ratio"],
+                    "met" if r["met"] else "missed"))
+            report["%s%s" % (name, sfx)] = rows
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(report, f, indent=1, default=str)
+
+
+if __name__ == "__main__":
+    main()
