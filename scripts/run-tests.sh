@@ -11,9 +11,18 @@
 # is obvious from its tail.
 set -uo pipefail
 
+usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; }
 unit_only=0
-if [[ "${1:-}" == --unit-only ]]; then unit_only=1; shift; fi
+case "${1:-}" in
+  -h|--help) usage; exit 0 ;;
+  --unit-only) unit_only=1; shift ;;
+  -*) echo "run-tests.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+esac
 build=${1:-build}
+if [[ ! -d "$build/tests" ]]; then
+  echo "run-tests.sh: '$build' is not a build directory (no $build/tests; run make first)" >&2
+  exit 2
+fi
 
 total=0 passed=0 failed=0 skipped=0 suites=0
 failed_suites=()

@@ -1,5 +1,6 @@
 # test_make_vars.sh — the Makefile passes its variables on: make demo
 # HTTP=ADDR:PORT gives the demo that address; make install honours PREFIX.
+# The test runner answers --help and refuses what is not a build directory.
 . "$(dirname "$0")/lib.sh"
 
 make -n --no-print-directory BUILD="$SLAQ_BUILD" demo HTTP=127.0.0.1:7444 \
@@ -13,4 +14,12 @@ make -n --no-print-directory BUILD="$SLAQ_BUILD" PREFIX=/opt/slaq DESTDIR=/x \
   install >"$TMP/inst" 2>&1
 check_grep "make install PREFIX=/opt/slaq installs into DESTDIR/opt/slaq/bin" \
   "/x/opt/slaq/bin" "$TMP/inst"
+scripts/run-tests.sh --help >"$TMP/rt" 2>&1
+check "run-tests.sh --help exits 0" test $? -eq 0
+check_grep "run-tests.sh --help prints its usage" "^Usage: scripts/run-tests.sh" "$TMP/rt"
+check "run-tests.sh --help runs no suite" \
+  bash -c "! grep -q 'suites,' '$TMP/rt'"
+scripts/run-tests.sh "$TMP/no-such-build" >"$TMP/rt2" 2>&1
+check "run-tests.sh on a missing build directory exits 2" test $? -eq 2
+check_grep "and says it is not a build directory" "not a build directory" "$TMP/rt2"
 finish
