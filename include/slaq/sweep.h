@@ -15,8 +15,9 @@
  *                 An ensemble of eleven parametric curve families (Domhan,
  *                 Springenberg and Hutter, IJCAI'15), each fitted by least
  *                 squares, with a Laplace (Gaussian) posterior around its
- *                 fit, the families weighted equally (or by BIC). See
- *                 docs/sweeps.md.
+ *                 fit, the families weighted by a tempered BIC, and a
+ *                 "stopped" hypothesis for curves that have levelled off.
+ *                 See docs/sweeps.md.
  *
  *   slaq_sweep    a policy over N configurations and S slots. The caller
  *                 (slaqd's `slaq sweep`, or the simulator) owns the clock

@@ -22,6 +22,21 @@
  *      by exp(-BIC/2), an approximation of their marginal likelihood; the
  *      probability is the mixture's tail:
  *      P = sum_k w_k Q((target - mu_k(m)) / s_k(m)).
+ *   5. Beyond the last epoch, a twelfth hypothesis: the curve has stopped
+ *      and stays at its last value (prior stop_prior). Every family is a
+ *      smooth approach to an asymptote, so a curve that stops dead (an
+ *      optimiser that converged, a network that starts to overfit) would
+ *      otherwise always be expected to rise. The evidence is the stall:
+ *      k epochs in which the best value so far rose by at most stall_tol.
+ *      If the curve followed family k, which rises by slope_k an epoch at
+ *      the last epoch, rises of about `jump` (the stall tolerance, or the
+ *      curve's own epoch-to-epoch jitter if larger) come at a rate of
+ *      slope_k / jump, and k epochs without one have likelihood
+ *      exp(-k slope_k / jump); the stopped curve explains them with
+ *      likelihood 1. So a family that expects the curve to be flat by now
+ *      loses nothing, one that expects it to keep climbing loses its share.
+ *      P = [(1-pi) sum_k w_k a_k P_k + pi [y_n >= target]]
+ *          / [(1-pi) sum_k w_k a_k + pi].
  *
  * Whether this is as well calibrated as the MCMC posterior is an empirical
  * question: `slaq sim --sweep TRACES --calib` measures reliability and Brier score
