@@ -399,24 +399,22 @@ static void lc_fit_family(slaq_lcurve *lc, int f, struct lc_fit *fit)
     fit->ok = true;
 }
 
-static int lc_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The curve's own jitter: the median change between consecutive epochs
- * over the last half of the points (0 for a curve that has stopped dead,
- * about the noise for a noisy one). Uses lc->r as scratch. */
-static double lc_jitter(slaq_lcurve *lc)
+/* The curve's own jump size: the mean of the nonzero changes between
+ * consecutive epochs over the last half of the points (about the noise
+ * for a noisy curve; the typical rise of a best-so-far curve, which moves
+ * in jumps and is flat in between). 0 for a curve that has not moved. */
+static double lc_jitter(const slaq_lcurve *lc)
 {
     size_t from = lc->n / 2, k = 0;
-    for (size_t i = from > 0 ? from : 1; i < lc->n; i++)
-        lc->r[k++] = fabs(lc->y[i] - lc->y[i - 1]);
-    if (k == 0)
-        return 0;
-    qsort(lc->r, k, sizeof *lc->r, lc_cmp);
-    return k % 2 ? lc->r[k / 2] : 0.5 * (lc->r[k / 2 - 1] + lc->r[k / 2]);
+    double sum = 0;
+    for (size_t i = from > 0 ? from : 1; i < lc->n; i++) {
+        double d = fabs(lc->y[i] - lc->y[i - 1]);
+        if (d > 0) {
+            sum += d;
+            k++;
+        }
+    }
+    return k ? sum / (double)k : 0;
 }
 
 int slaq_lcurve_fit(slaq_lcurve *lc, const double *y, size_t n)

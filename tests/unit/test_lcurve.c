@@ -301,6 +301,26 @@ static void test_a_slow_steady_curve_is_not_taken_for_stopped(void **st)
     slaq_lcurve_free(lo);
 }
 
+/* A short curve that climbs in jumps (slaqd's e2e sweep: logreg, 6
+ * epochs, best so far 0.62 0.70 0.70 0.735 0.735 0.735, target 0.75 by
+ * epoch 12): two flat epochs between jumps of 0.035 are no evidence that
+ * it stopped. With the jump size taken as the median change (0 here: most
+ * epochs of a best-so-far curve are flat) the stall looked overwhelming
+ * and P was 1e-12, so POP killed every configuration. */
+static void test_a_jumpy_short_curve_is_not_taken_for_stopped(void **st)
+{
+    (void)st;
+    const double raw[6] = {0.62, 0.70, 0.68, 0.735, 0.6767, 0.7267};
+    double run[6];
+    best_so_far(raw, run, 6);
+    slaq_lcurve_opts o = {0};
+    slaq_lcurve_bound_metric(&o, "val_accuracy", 1);
+    slaq_lcurve *lc = slaq_lcurve_new(&o);
+    assert_int_equal(slaq_lcurve_fit(lc, run, 6), SLAQ_OK);
+    assert_true(slaq_lcurve_prob(lc, 12, 0.75) > 0.1);
+    slaq_lcurve_free(lc);
+}
+
 static void test_the_stop_options_are_checked(void **st)
 {
     (void)st;
@@ -330,6 +350,7 @@ int main(void)
         cmocka_unit_test(test_the_bound_and_the_temperature),
         cmocka_unit_test(test_a_curve_that_stopped_is_not_expected_to_rise),
         cmocka_unit_test(test_a_slow_steady_curve_is_not_taken_for_stopped),
+        cmocka_unit_test(test_a_jumpy_short_curve_is_not_taken_for_stopped),
         cmocka_unit_test(test_the_stop_options_are_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
