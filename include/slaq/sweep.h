@@ -15,8 +15,9 @@
  *                 An ensemble of eleven parametric curve families (Domhan,
  *                 Springenberg and Hutter, IJCAI'15), each fitted by least
  *                 squares, with a Laplace (Gaussian) posterior around its
- *                 fit, the families weighted equally (or by BIC). See
- *                 docs/sweeps.md.
+ *                 fit, the families weighted by a tempered BIC, and a
+ *                 "stopped" hypothesis for curves that have levelled off.
+ *                 See docs/sweeps.md.
  *
  *   slaq_sweep    a policy over N configurations and S slots. The caller
  *                 (slaqd's `slaq sweep`, or the simulator) owns the clock
@@ -88,16 +89,33 @@ typedef struct slaq_lcurve_opts {
      * Domhan et al.'s prior rejects such curves. */
     int has_upper;
     double upper;
+    /* Evidence that the curve has stopped (docs/sweeps.md, "A curve that
+     * has levelled off"). Beside the families, the model holds a
+     * "stopped" hypothesis: the curve stays at its last value. Its prior
+     * probability is stop_prior; each family's probability of still
+     * rising is discounted by exp(-k * slope_k / stall_tol), k the epochs
+     * since the curve last rose by more than stall_tol and slope_k the
+     * family's own slope at the last epoch: a family that expects the
+     * curve to keep rising is contradicted by a long stall, one that
+     * expects it to be flat is not. Applies to predictions beyond the last
+     * epoch. stall_tol is in the metric's units; 0 selects the defaults
+     * (SLAQ_LCURVE_STOP_PRIOR_DEFAULT, SLAQ_LCURVE_STALL_TOL_DEFAULT);
+     * no_stall = 1 leaves the hypothesis out (the model before it). */
+    double stop_prior;
+    double stall_tol;
+    int no_stall;
 } slaq_lcurve_opts;
 
 #define SLAQ_LCURVE_INFLATE_DEFAULT 2.0
 #define SLAQ_LCURVE_TEMPER_DEFAULT 16.0
+#define SLAQ_LCURVE_STOP_PRIOR_DEFAULT 0.1
+#define SLAQ_LCURVE_STALL_TOL_DEFAULT 0.00025
 
 typedef struct slaq_lcurve slaq_lcurve;
 
 /* A reusable model. opts may be NULL for the defaults. NULL when out of
  * memory or an option is out of range (inflate < 0, sigma_min < 0,
- * temper < 0). */
+ * temper < 0, stop_prior outside [0, 1), stall_tol < 0). */
 slaq_lcurve *slaq_lcurve_new(const slaq_lcurve_opts *opts);
 void slaq_lcurve_free(slaq_lcurve *lc);
 

@@ -22,6 +22,21 @@
  *      by exp(-BIC/2), an approximation of their marginal likelihood; the
  *      probability is the mixture's tail:
  *      P = sum_k w_k Q((target - mu_k(m)) / s_k(m)).
+ *   5. Beyond the last epoch, a twelfth hypothesis: the curve has stopped
+ *      and stays at its last value (prior stop_prior). Every family is a
+ *      smooth approach to an asymptote, so a curve that stops dead (an
+ *      optimiser that converged, a network that starts to overfit) would
+ *      otherwise always be expected to rise. The evidence is the stall:
+ *      k epochs in which the best value so far rose by at most stall_tol.
+ *      If the curve followed family k, which rises by slope_k an epoch at
+ *      the last epoch, rises of about `jump` (the stall tolerance, or the
+ *      curve's own epoch-to-epoch jitter if larger) come at a rate of
+ *      slope_k / jump, and k epochs without one have likelihood
+ *      exp(-k slope_k / jump); the stopped curve explains them with
+ *      likelihood 1. So a family that expects the curve to be flat by now
+ *      loses nothing, one that expects it to keep climbing loses its share.
+ *      P = [(1-pi) sum_k w_k a_k P_k + pi [y_n >= target]]
+ *          / [(1-pi) sum_k w_k a_k + pi].
  *
  * Whether this is as well calibrated as the MCMC posterior is an empirical
  * question: `slaq sim --sweep TRACES --calib` measures reliability and Brier score
@@ -124,6 +139,7 @@ struct lc_fit {
     double t[LC_MAXP];
     double cov[LC_MAXP * LC_MAXP]; /* Laplace covariance of t */
     double s2;                      /* observation noise variance */
+    double rv;                      /* residual variance, unfloored */
     double w;                       /* ensemble weight */
 };
 
@@ -131,6 +147,8 @@ struct slaq_lcurve {
     slaq_lcurve_opts o;
     size_t cap, n;
     double *x, *y;
+    double stall; /* epochs since the curve last rose by > stall_tol */
+    double jump;  /* typical rise of the best so far: max(tol, jitter) */
     double *J, *r; /* n x np Jacobian and residuals, scratch */
     bool fitted;
     struct lc_fit fit[SLAQ_LCURVE_FAMILIES];
@@ -147,8 +165,13 @@ slaq_lcurve *slaq_lcurve_new(const slaq_lcurve_opts *opts)
     if (opts)
         o = *opts;
     if (!(o.inflate >= 0) || !(o.sigma_min >= 0) || !(o.temper >= 0) ||
-        (o.has_upper && !isfinite(o.upper)))
+        (o.has_upper && !isfinite(o.upper)) || !(o.stop_prior >= 0) ||
+        !(o.stop_prior < 1) || !(o.stall_tol >= 0))
         return NULL;
+    if (o.stop_prior == 0)
+        o.stop_prior = SLAQ_LCURVE_STOP_PRIOR_DEFAULT;
+    if (o.stall_tol == 0)
+        o.stall_tol = SLAQ_LCURVE_STALL_TOL_DEFAULT;
     if (o.temper == 0)
         o.temper = o.bic_weights ? 1 : SLAQ_LCURVE_TEMPER_DEFAULT;
     if (o.inflate == 0)
@@ -369,10 +392,29 @@ static void lc_fit_family(slaq_lcurve *lc, int f, struct lc_fit *fit)
     }
     memcpy(fit->t, t, sizeof t);
     fit->s2 = s2;
+    fit->rv = rss / dof;
     /* BIC with the residual sum floored at the noise the model assumes. */
     double rss_eff = fmax(rss, n * lc->o.sigma_min * lc->o.sigma_min);
     fit->w = n * log(rss_eff / n) + p * log(n);
     fit->ok = true;
+}
+
+/* The curve's own jump size: the mean of the nonzero changes between
+ * consecutive epochs over the last half of the points (about the noise
+ * for a noisy curve; the typical rise of a best-so-far curve, which moves
+ * in jumps and is flat in between). 0 for a curve that has not moved. */
+static double lc_jitter(const slaq_lcurve *lc)
+{
+    size_t from = lc->n / 2, k = 0;
+    double sum = 0;
+    for (size_t i = from > 0 ? from : 1; i < lc->n; i++) {
+        double d = fabs(lc->y[i] - lc->y[i - 1]);
+        if (d > 0) {
+            sum += d;
+            k++;
+        }
+    }
+    return k ? sum / (double)k : 0;
 }
 
 int slaq_lcurve_fit(slaq_lcurve *lc, const double *y, size_t n)
@@ -409,6 +451,22 @@ int slaq_lcurve_fit(slaq_lcurve *lc, const double *y, size_t n)
         }
     if (lc->n < 3)
         return SLAQ_ENODATA;
+    /* The stall: how many epochs back the best value so far was already
+     * within stall_tol of the best at the last epoch (the best-so-far
+     * curve rose by at most stall_tol since then). */
+    lc->jump = fmax(lc->o.stall_tol, lc_jitter(lc));
+    double top = -INFINITY;
+    for (size_t i = 0; i < lc->n; i++)
+        top = fmax(top, lc->y[i]);
+    double run = -INFINITY;
+    lc->stall = 0;
+    for (size_t i = 0; i < lc->n; i++) {
+        run = fmax(run, lc->y[i]);
+        if (run >= top - lc->o.stall_tol) {
+            lc->stall = lc->x[lc->n - 1] - lc->x[i];
+            break;
+        }
+    }
     double best = INFINITY;
     for (int f = 0; f < SLAQ_LCURVE_FAMILIES; f++) {
         lc->fit[f].ok = false;
@@ -462,19 +520,51 @@ static bool lc_above(const slaq_lcurve *lc, double mu)
     return lc->o.has_upper && mu > lc->o.upper;
 }
 
+/* Beyond the last epoch, family f's share of "the curve still rises":
+ * the likelihood of the stall seen so far if the curve followed f, which
+ * rises by slope_f an epoch at the last epoch: exp(-stall * slope_f / tol).
+ * 1 for predictions inside the observed epochs or without the stopped
+ * hypothesis. */
+static double lc_alive(const slaq_lcurve *lc, int f, double m)
+{
+    double xn = lc->x[lc->n - 1];
+    if (lc->o.no_stall || !(m > xn) || lc->stall <= 0)
+        return 1;
+    const struct lc_family *fam = &lc_families[f];
+    double slope = fam->f(xn, lc->fit[f].t) - fam->f(xn - 1, lc->fit[f].t);
+    if (!isfinite(slope) || slope <= 0)
+        return 1;
+    return exp(-lc->stall * slope / lc->jump);
+}
+
+/* Prior weight of the stopped hypothesis at m (0 when not in play). */
+static double lc_stop_prior(const slaq_lcurve *lc, double m)
+{
+    return lc->o.no_stall || !(m > lc->x[lc->n - 1]) ? 0 : lc->o.stop_prior;
+}
+
 static double lc_prob(const slaq_lcurve *lc, double m, double target,
                       bool bound)
 {
-    double p = 0, wsum = 0;
+    double p = 0, wsum = 0, alive = 0;
     for (int f = 0; f < SLAQ_LCURVE_FAMILIES; f++) {
         double mu, sd;
         if (!lc->fit[f].ok || lc->fit[f].w < 1e-6 ||
             !lc_family_at(lc, f, m, &mu, &sd) || (bound && lc_above(lc, mu)))
             continue;
-        p += lc->fit[f].w * gsl_cdf_ugaussian_Q((target - mu) / sd);
-        wsum += lc->fit[f].w;
+        double w = lc->fit[f].w, a = lc_alive(lc, f, m);
+        p += w * a * gsl_cdf_ugaussian_Q((target - mu) / sd);
+        alive += w * a;
+        wsum += w;
     }
-    return wsum > 0 ? p / wsum : NAN;
+    if (!(wsum > 0))
+        return NAN;
+    /* Posterior over "rising as family f" and "stopped at the last value":
+     * prior (1 - pi) w_f / wsum and pi, likelihoods of the stall a_f and 1. */
+    double pi = lc_stop_prior(lc, m);
+    double stopped = lc->y[lc->n - 1] >= target ? 1 : 0;
+    return ((1 - pi) * p / wsum + pi * stopped) /
+           ((1 - pi) * alive / wsum + pi);
 }
 
 double slaq_lcurve_prob(const slaq_lcurve *lc, double m, double target)
@@ -493,21 +583,26 @@ int slaq_lcurve_predict(const slaq_lcurve *lc, double m, double *mean,
         return SLAQ_ENODATA;
     if (!(m >= 1))
         return SLAQ_EINVAL;
-    double s1 = 0, s2 = 0, wsum = 0;
+    double s1 = 0, s2 = 0, wsum = 0, alive = 0;
     for (int f = 0; f < SLAQ_LCURVE_FAMILIES; f++) {
         double mu, s;
         if (!lc->fit[f].ok || lc->fit[f].w < 1e-6 ||
             !lc_family_at(lc, f, m, &mu, &s))
             continue;
-        double w = lc->fit[f].w;
-        s1 += w * mu;
-        s2 += w * (s * s + mu * mu);
+        double w = lc->fit[f].w, a = lc_alive(lc, f, m);
+        s1 += w * a * mu;
+        s2 += w * a * (s * s + mu * mu);
+        alive += w * a;
         wsum += w;
     }
     if (!(wsum > 0))
         return SLAQ_ENODATA;
-    s1 /= wsum;
-    s2 /= wsum;
+    /* The same posterior as slaq_lcurve_prob: the stopped hypothesis is a
+     * point at the last value. */
+    double pi = lc_stop_prior(lc, m), yl = lc->y[lc->n - 1];
+    double z = (1 - pi) * alive / wsum + pi;
+    s1 = ((1 - pi) * s1 / wsum + pi * yl) / z;
+    s2 = ((1 - pi) * s2 / wsum + pi * yl * yl) / z;
     if (mean)
         *mean = s1;
     if (sd)

@@ -44,6 +44,11 @@ static void sw_usage(FILE *f)
         "  --inflate X          curve model's parameter-uncertainty factor\n"
         "  --temper T           curve model's weight temperature (default 16;\n"
         "                       1 = BIC weights, 1e9 = equal weights)\n"
+        "  --stop-prior X       curve model's prior that a curve has stopped\n"
+        "                       (default 0.1)\n"
+        "  --stall-tol X        a rise of at most X counts as a stall (default\n"
+        "                       0.00025, the metric's units)\n"
+        "  --no-stall           curve model without the stopped hypothesis\n"
         "  --suspend-cost S     seconds a slot stays busy after a suspend\n"
         "                       (default 0.01: SIGSTOP on the same node)\n"
         "  --resume-cost S      seconds before a resumed epoch starts (0.01)\n"
@@ -57,6 +62,9 @@ static void sw_usage(FILE *f)
         "  --trace-order K      trace only order K (default: every order)\n"
         "  --calib              instead: calibration (reliability, Brier) and\n"
         "                       speed of the curve model on held-out traces\n"
+        "  --calib-dump FILE    instead: the library default's predictions on\n"
+        "                       both halves, one CSV line each (id, n, level,\n"
+        "                       p, outcome, ...), and each half's Brier score\n"
         "  -h, --help           this help\n"
         "\n"
         "See docs/sweeps.md.\n");
@@ -127,6 +135,18 @@ static double calib_ece(const struct calib_acc *a)
     return e;
 }
 
+/* Per-evaluation times: thread CPU and wall milliseconds. */
+struct calib_speed {
+    double *cpu, *wall;
+    size_t n, cap;
+};
+
+static double calib_ms(const struct timespec *a, const struct timespec *b)
+{
+    return (double)(b->tv_sec - a->tv_sec) * 1e3 +
+           (double)(b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
 /*
  * For every configuration of one half (id % 2 == half) and every
  * evaluation point n = b, 2b, ... before its last epoch: fit the curve to
@@ -136,7 +156,7 @@ static double calib_ece(const struct calib_acc *a)
 static int calib_half(const sweep_set *set, int half,
                       const slaq_lcurve_opts *o, int b, int best,
                       const double *levels, int nl, struct calib_acc *acc,
-                      double *ms, size_t *nms, size_t cap)
+                      struct calib_speed *sp, FILE *dump)
 {
     slaq_lcurve *lc = slaq_lcurve_new(o);
     double *y = malloc((size_t)set->epochs * sizeof *y);
@@ -159,23 +179,37 @@ static int calib_half(const sweep_set *set, int half,
         double final = y[t->n - 1];
         for (int n = b; n < set->epochs && (size_t)n <= t->n; n += b) {
             /* CPU time of this thread: the cost of the model itself, not
-             * of whatever else the machine runs. */
-            struct timespec a0, a1;
+             * of whatever else the machine runs (wall time beside it). What
+             * POP does at an evaluation: one fit, then P(y(n+m) >= target)
+             * for every remaining epoch m; here also the levels at the end. */
+            struct timespec a0, a1, w0, w1;
+            clock_gettime(CLOCK_MONOTONIC, &w0);
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a0);
             if (slaq_lcurve_fit(lc, y, (size_t)n) < 0)
                 continue;
-            double P[16];
+            double P[16], sink = 0;
             for (int l = 0; l < nl; l++)
                 P[l] = slaq_lcurve_prob(lc, set->epochs, sign * levels[l]);
+            if (sp)
+                for (int m = n + 1; m <= set->epochs; m++)
+                    sink += slaq_lcurve_prob(lc, m, sign * levels[nl - 1]);
             clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a1);
-            if (ms && *nms < cap)
-                ms[(*nms)++] = (double)(a1.tv_sec - a0.tv_sec) * 1e3 +
-                               (double)(a1.tv_nsec - a0.tv_nsec) / 1e6;
+            clock_gettime(CLOCK_MONOTONIC, &w1);
+            if (sp && sp->n < sp->cap && !isnan(sink)) {
+                sp->cpu[sp->n] = calib_ms(&a0, &a1);
+                sp->wall[sp->n++] = calib_ms(&w0, &w1);
+            }
             /* With the best-so-far curve (POP's question: will it get
              * there?), a level already reached is no longer a question. */
             for (int l = 0; l < nl; l++)
-                if (isfinite(P[l]) && !(best && y[n - 1] >= sign * levels[l]))
+                if (isfinite(P[l]) && !(best && y[n - 1] >= sign * levels[l])) {
                     calib_add(acc, P[l], final >= sign * levels[l]);
+                    if (dump)
+                        fprintf(dump, "%d,%d,%d,%.6f,%.6f,%d,%zu,%.6f,%.6f\n",
+                                t->id, n, l, sign * levels[l], P[l],
+                                final >= sign * levels[l], t->n, y[n - 1],
+                                final);
+                }
         }
     }
     slaq_lcurve_free(lc);
@@ -216,8 +250,42 @@ static const char *calib_temper_name(double t, char *buf, size_t len)
     return buf;
 }
 
+/* The library default on both halves, one line per scored prediction
+ * (CSV) for finding where the Brier score's mass comes from; no grid. */
+static int calib_dump(const sweep_set *set, int b, int best,
+                      const double *levels, int nl, const char *path,
+                      const slaq_lcurve_opts *model)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        cli_error("sim", "%s: cannot open for writing", path);
+        return EXIT_RUNTIME;
+    }
+    fprintf(f, "id,n,level_index,level,p,outcome,epochs,y_n,y_final\n");
+    slaq_lcurve_opts base = *model;
+    slaq_lcurve_bound_metric(&base, set->metric_name, set->maximize);
+    for (int half = 0; half < 2; half++) {
+        struct calib_acc a = {0};
+        if (calib_half(set, half, &base, b, best, levels, nl, &a, NULL, f) < 0) {
+            fclose(f);
+            return EXIT_RUNTIME;
+        }
+        double rate = 0;
+        for (int k = 0; k < 10; k++)
+            rate += a.bin_o[k];
+        rate /= a.n;
+        printf("%s ids: library default Brier %.4f, ECE %.4f, %.0f "
+               "predictions; base rate %.3f: Brier %.4f\n",
+               half ? "odd" : "even", a.brier / a.n, calib_ece(&a), a.n, rate,
+               rate * (1 - rate));
+    }
+    fclose(f);
+    printf("predictions written to %s\n", path);
+    return 0;
+}
+
 static int sw_calib(const sweep_set *set, int b, int best, double target,
-                    FILE *js)
+                    FILE *js, const char *dump, const slaq_lcurve_opts *model)
 {
     /* Levels: the target and quantiles of the final metric, so that both
      * likely and unlikely events are scored. */
@@ -234,14 +302,21 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
         levels[nl++] = sw_quant(fin, set->n, qs[q]);
     levels[nl++] = target;
     free(fin);
+    if (dump)
+        return calib_dump(set, b, best, levels, nl, dump, model);
 
     /* The family weights' temperature (1 = BIC, inf = equal) and the
      * parameter-uncertainty factor, chosen on the even half. */
     const double tgrid[] = {1, 4, 8, 16, 64, INFINITY};
     const double igrid[] = {0.5, 2, 8, 32};
     size_t nt = sizeof tgrid / sizeof *tgrid, ni = sizeof igrid / sizeof *igrid;
-    slaq_lcurve_opts base = {0};
+    slaq_lcurve_opts base = {.stop_prior = model->stop_prior,
+                             .stall_tol = model->stall_tol,
+                             .no_stall = model->no_stall};
     slaq_lcurve_bound_metric(&base, set->metric_name, set->maximize);
+    /* The model without the stopped hypothesis, for comparison. */
+    slaq_lcurve_opts nostall = base;
+    nostall.no_stall = 1;
     double bestb = INFINITY;
     slaq_lcurve_opts chosen = base;
     char tb[32];
@@ -264,8 +339,7 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
             slaq_lcurve_opts o = base;
             o.temper = tgrid[t];
             o.inflate = igrid[g];
-            if (calib_half(set, 0, &o, b, best, levels, nl, &a, NULL, NULL,
-                           0) < 0)
+            if (calib_half(set, 0, &o, b, best, levels, nl, &a, NULL, NULL) < 0)
                 return EXIT_RUNTIME;
             double br = a.n ? a.brier / a.n : NAN;
             printf("  %-7s %7.2f  %.4f  %.4f  %.0f\n",
@@ -276,14 +350,19 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
                 chosen = o;
             }
         }
-    size_t cap = set->n * (size_t)(set->epochs / b + 1), nms = 0;
-    double *ms = malloc(cap * sizeof *ms);
-    struct calib_acc test = {0}, plain = {0};
-    if (!ms || calib_half(set, 1, &chosen, b, best, levels, nl, &test, NULL,
-                          NULL, 0) < 0 ||
-        calib_half(set, 1, &base, b, best, levels, nl, &plain, ms, &nms,
-                   cap) < 0) {
-        free(ms);
+    size_t cap = set->n * (size_t)(set->epochs / b + 1);
+    struct calib_speed sp = {malloc(cap * sizeof(double)),
+                             malloc(cap * sizeof(double)), 0, cap};
+    struct calib_acc test = {0}, plain = {0}, flat = {0};
+    if (!sp.cpu || !sp.wall ||
+        calib_half(set, 1, &chosen, b, best, levels, nl, &test, NULL,
+                   NULL) < 0 ||
+        calib_half(set, 1, &nostall, b, best, levels, nl, &flat, NULL,
+                   NULL) < 0 ||
+        calib_half(set, 1, &base, b, best, levels, nl, &plain, &sp,
+                   NULL) < 0) {
+        free(sp.cpu);
+        free(sp.wall);
         return EXIT_RUNTIME;
     }
     /* Base rate: the Brier score of always predicting the outcomes' mean. */
@@ -293,33 +372,44 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
     rate /= test.n;
     double brier_base = rate * (1 - rate);
     printf("\nheld-out odd half:\n"
-           "  library default (T=%g, inflate %.2f): Brier %.4f, ECE %.4f, "
-           "%.0f predictions\n",
+           "  library default (T=%g, inflate %.2f, %s): Brier %.4f, "
+           "ECE %.4f, %.0f predictions\n",
            (double)SLAQ_LCURVE_TEMPER_DEFAULT,
-           (double)SLAQ_LCURVE_INFLATE_DEFAULT, plain.brier / plain.n,
+           (double)SLAQ_LCURVE_INFLATE_DEFAULT,
+           base.no_stall ? "no stopped hypothesis" : "stopped hypothesis",
+           plain.brier / plain.n,
            calib_ece(&plain), plain.n);
     printf("  chosen on the even half (%s, inflate %.2f): Brier %.4f, "
            "ECE %.4f\n",
            calib_temper_name(chosen.temper, tb, sizeof tb), chosen.inflate,
            test.brier / test.n, calib_ece(&test));
+    printf("  without the stopped hypothesis (--no-stall): Brier %.4f, "
+           "ECE %.4f\n", flat.brier / flat.n, calib_ece(&flat));
     printf("  always the base rate %.3f: Brier %.4f\n", rate, brier_base);
     printf("library default, ");
     calib_bins(&plain);
     printf("chosen, ");
     calib_bins(&test);
-    qsort(ms, nms, sizeof *ms, sw_cmp);
-    printf("speed (CPU time, library default): fit + %d probabilities per "
-           "configuration per evaluation: median %.2f ms, p95 %.2f ms, max "
-           "%.2f ms over %zu evaluations\n",
+    double *ms = sp.cpu;
+    size_t nms = sp.n;
+    qsort(sp.cpu, sp.n, sizeof *sp.cpu, sw_cmp);
+    qsort(sp.wall, sp.n, sizeof *sp.wall, sw_cmp);
+    printf("speed (library default; per configuration per evaluation: one fit "
+           "and P(y(n+m) >= target) for every remaining epoch m, plus %d "
+           "levels): CPU median %.2f ms, p95 %.2f ms, max %.2f ms; wall "
+           "median %.2f ms, max %.2f ms; over %zu evaluations\n",
            nl, sw_quant(ms, nms, 0.5), sw_quant(ms, nms, 0.95),
-           nms ? ms[nms - 1] : NAN, nms);
+           nms ? ms[nms - 1] : NAN, sw_quant(sp.wall, nms, 0.5),
+           nms ? sp.wall[nms - 1] : NAN, nms);
     if (js) {
         fprintf(js, "{\"sweep\":\"%s\",\"curve\":\"%s\",\"bounded\":%d,"
                     "\"default\":{\"temper\":%g,\"inflate\":%g,"
-                    "\"brier\":%.6f,\"ece\":%.6f,\"n\":%.0f,\"bins\":",
+                    "\"stall\":%d,\"brier\":%.6f,\"ece\":%.6f,\"n\":%.0f,"
+                    "\"bins\":",
                 set->name, best ? "best" : "raw", base.has_upper,
                 (double)SLAQ_LCURVE_TEMPER_DEFAULT,
-                (double)SLAQ_LCURVE_INFLATE_DEFAULT, plain.brier / plain.n,
+                (double)SLAQ_LCURVE_INFLATE_DEFAULT, !base.no_stall,
+                plain.brier / plain.n,
                 calib_ece(&plain), plain.n);
         calib_bins_json(js, &plain);
         fprintf(js, "},\"chosen\":{\"temper\":%g,\"inflate\":%g,"
@@ -327,12 +417,17 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
                 isinf(chosen.temper) ? -1 : chosen.temper, chosen.inflate,
                 test.brier / test.n, calib_ece(&test), test.n);
         calib_bins_json(js, &test);
+        fprintf(js, "},\"no_stall\":{\"brier\":%.6f,\"ece\":%.6f,"
+                    "\"n\":%.0f,\"bins\":",
+                flat.brier / flat.n, calib_ece(&flat), flat.n);
+        calib_bins_json(js, &flat);
         fprintf(js, "},\"base_rate\":%.6f,\"brier_base_rate\":%.6f,"
                     "\"ms_median\":%.3f,\"ms_p95\":%.3f,\"ms_max\":%.3f}\n",
                 rate, brier_base, sw_quant(ms, nms, 0.5),
                 sw_quant(ms, nms, 0.95), nms ? ms[nms - 1] : NAN);
     }
-    free(ms);
+    free(sp.cpu);
+    free(sp.wall);
     return 0;
 }
 
@@ -353,6 +448,9 @@ int cmd_sim_sweep(int argc, char **argv)
         {"b", required_argument, NULL, 'b'},
         {"inflate", required_argument, NULL, 'i'},
         {"temper", required_argument, NULL, 'M'},
+        {"stop-prior", required_argument, NULL, 'P'},
+        {"stall-tol", required_argument, NULL, 'L'},
+        {"no-stall", no_argument, NULL, 'N'},
         {"suspend-cost", required_argument, NULL, 'S'},
         {"resume-cost", required_argument, NULL, 'R'},
         {"start-scale", required_argument, NULL, 'A'},
@@ -361,13 +459,16 @@ int cmd_sim_sweep(int argc, char **argv)
         {"trace", required_argument, NULL, 'r'},
         {"trace-order", required_argument, NULL, 'q'},
         {"calib", no_argument, NULL, 'c'},
+        {"calib-dump", required_argument, NULL, 'D'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *path = NULL, *policies = "pop,bandit,earlyterm,default,hyperband";
-    const char *orders_out = NULL, *json = NULL, *trace = NULL;
+    const char *orders_out = NULL, *json = NULL, *trace = NULL, *dump = NULL;
     long slots = 4, norders = 25, seed = 1, top = 4, b = 0, trace_order = -1;
     double target = NAN, kill = NAN, tmax = 0, inflate = 0, temper = 0;
+    double stop_prior = 0, stall_tol = 0;
+    int no_stall = 0;
     double suspend_s = 0.01, resume_s = 0.01, start_scale = 1;
     int calib = 0, c;
     char *end;
@@ -375,8 +476,8 @@ int cmd_sim_sweep(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         double v = 0;
         long l = 0;
-        if (c != 'w' && c != 'p' && c != 'O' && c != 'j' && c != 'r' &&
-            c != 'c' && c != 'h' && c != '?') {
+        if (c != 'w' && c != 'p' && c != 'O' && c != 'j' && c != 'r' && c != 'c' &&
+            c != 'D' && c != 'N' && c != 'h' && c != '?') {
             v = strtod(optarg, &end);
             if (end == optarg || *end || !isfinite(v)) {
                 const char *name = "?";
@@ -401,6 +502,9 @@ int cmd_sim_sweep(int argc, char **argv)
         case 'b': b = l; break;
         case 'i': inflate = v; break;
         case 'M': temper = v; break;
+        case 'P': stop_prior = v; break;
+        case 'L': stall_tol = v; break;
+        case 'N': no_stall = 1; break;
         case 'S': suspend_s = v; break;
         case 'R': resume_s = v; break;
         case 'A': start_scale = v; break;
@@ -409,6 +513,7 @@ int cmd_sim_sweep(int argc, char **argv)
         case 'r': trace = optarg; break;
         case 'q': trace_order = l; break;
         case 'c': calib = 1; break;
+        case 'D': calib = 1; dump = optarg; break;
         case 'h': sw_usage(stdout); return 0;
         default: sw_usage(stderr); return EXIT_USAGE;
         }
@@ -421,11 +526,12 @@ int cmd_sim_sweep(int argc, char **argv)
     }
     if (slots < 1 || slots > 100000 || norders < 1 || norders > 100000 ||
         top < 1 || b < 0 || inflate < 0 || temper < 0 || suspend_s < 0 || resume_s < 0 ||
+        stop_prior < 0 || stop_prior >= 1 || stall_tol < 0 ||
         tmax < 0 || seed < 0 || start_scale < 0 || trace_order < -1 ||
         trace_order >= norders) {
         cli_error("sim", "--slots, --orders and --target-top must be >= 1; "
-                         "--b, --inflate, --temper, --t-max, --seed and the costs >= 0; "
-                         "--trace-order in 0..orders-1");
+                         "--b, --inflate, --temper, --stall-tol, --t-max, --seed and the "
+                         "costs >= 0; --stop-prior in [0, 1); --trace-order in 0..orders-1");
         return EXIT_USAGE;
     }
     char err[512];
@@ -450,7 +556,10 @@ int cmd_sim_sweep(int argc, char **argv)
         return EXIT_RUNTIME;
     }
     if (calib) {
-        int rc = sw_calib(&set, b ? (int)b : 10, 1, target, js);
+        slaq_lcurve_opts model = {.inflate = inflate, .temper = temper,
+                                  .stop_prior = stop_prior,
+                                  .stall_tol = stall_tol, .no_stall = no_stall};
+        int rc = sw_calib(&set, b ? (int)b : 10, 1, target, js, dump, &model);
         if (js)
             fclose(js);
         if (trf)
@@ -528,6 +637,9 @@ int cmd_sim_sweep(int argc, char **argv)
         cfg.prm.b = (int)b;
         cfg.prm.lcurve.inflate = inflate;
         cfg.prm.lcurve.temper = temper;
+        cfg.prm.lcurve.stop_prior = stop_prior;
+        cfg.prm.lcurve.stall_tol = stall_tol;
+        cfg.prm.lcurve.no_stall = no_stall;
         slaq_lcurve_bound_metric(&cfg.prm.lcurve, set.metric_name, set.maximize);
         long reached = 0, epochs = 0, kills = 0, susp = 0;
         if (js)

@@ -94,9 +94,28 @@ for k in ("default", "chosen"):
     assert sum(b[2] for b in m["bins"]) == m["n"], k
     assert all(0 <= b[0] <= 1 and 0 <= b[1] <= 1 for b in m["bins"]), k
 assert c["default"]["temper"] == 16 and c["default"]["inflate"] == 2
+assert c["default"]["stall"] == 1 and 0 <= c["no_stall"]["brier"] <= 1
 assert abs(c["brier_base_rate"] - c["base_rate"] * (1 - c["base_rate"])) < 1e-6
 assert c["ms_median"] > 0 and c["bounded"] == 1
 ' "$TMP/cal.json"
+
+check_exit "calibration dump runs" 0 "$SLAQ" sim --sweep "$TR" --calib-dump "$TMP/dump.csv"
+check "calibration dump: one scored prediction a line, each half's Brier score" /usr/bin/python3 -c '
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert rows and all(0 <= float(r["p"]) <= 1 and r["outcome"] in "01" for r in rows)
+assert {int(r["id"]) % 2 for r in rows} == {0, 1}
+assert all(float(r["y_n"]) < float(r["level"]) for r in rows)
+out = open(sys.argv[2]).read()
+assert "even ids: library default Brier" in out and "odd ids" in out, out
+' "$TMP/dump.csv" "$TMP/out"
+"$SLAQ" sim --sweep "$TR" --calib-dump "$TMP/d1.csv" >/dev/null
+"$SLAQ" sim --sweep "$TR" --calib-dump "$TMP/d2.csv" --no-stall >/dev/null
+check "--no-stall changes the predictions" /usr/bin/python3 -c '
+import sys
+assert open(sys.argv[1]).read() != open(sys.argv[2]).read()
+' "$TMP/d1.csv" "$TMP/d2.csv"
+check_exit "a stop prior of 1 is refused" 2 "$SLAQ" sim --sweep "$TR" --calib --stop-prior 1
 
 if /usr/bin/python3 -c 'import optuna' 2>/dev/null; then
   "$SLAQ" sim --sweep "$TR" --slots 2 --orders 3 --target 0.83 --policy sh,default \

@@ -91,7 +91,9 @@ static void test_constant_curve_has_the_noise_as_its_posterior(void **st)
     double y[N], s = 0.02, pat[4] = {1, -1, -1, 1}, mean = 0.6;
     for (int i = 0; i < N; i++)
         y[i] = mean + s * pat[i % 4];
-    slaq_lcurve_opts o = {.families = 1u << 0, .inflate = 1};
+    /* The family's own posterior: without the stopped hypothesis (which
+     * would put weight on the last value, mean + s). */
+    slaq_lcurve_opts o = {.families = 1u << 0, .inflate = 1, .no_stall = 1};
     slaq_lcurve *lc = slaq_lcurve_new(&o);
     assert_string_equal(slaq_lcurve_family_name(0), "pow3");
     assert_int_equal(slaq_lcurve_fit(lc, y, N), SLAQ_OK);
@@ -222,6 +224,118 @@ static void test_the_bound_and_the_temperature(void **st)
     assert_null(slaq_lcurve_new(&nanup));
 }
 
+/*
+ * Configuration 70 of the recorded mlpc sweep (data/sweeps/mlpc.jsonl, an
+ * even id): validation accuracy over its first 60 epochs. L-BFGS has
+ * converged: the best so far, 0.8417, was reached at epoch 43 and is never
+ * passed in the 120 epochs. Every family extrapolates a slow rise from the
+ * climb, and without the stopped hypothesis the model gave
+ * P(best by epoch 120 >= 0.8426) = 0.93.
+ */
+static const double mlpc70[60] = {
+    0.3861, 0.5402, 0.6053, 0.6497, 0.6774, 0.7165, 0.7288, 0.7406, 0.7689,
+    0.7730, 0.7813, 0.7835, 0.7874, 0.7876, 0.7955, 0.7993, 0.8020, 0.8065,
+    0.8120, 0.8129, 0.8162, 0.8177, 0.8218, 0.8228, 0.8259, 0.8294, 0.8303,
+    0.8309, 0.8318, 0.8328, 0.8341, 0.8355, 0.8362, 0.8373, 0.8357, 0.8380,
+    0.8387, 0.8384, 0.8381, 0.8377, 0.8408, 0.8415, 0.8417, 0.8359, 0.8380,
+    0.8380, 0.8380, 0.8386, 0.8360, 0.8388, 0.8400, 0.8411, 0.8406, 0.8359,
+    0.8383, 0.8378, 0.8380, 0.8374, 0.8353, 0.8367};
+
+static void test_a_curve_that_stopped_is_not_expected_to_rise(void **st)
+{
+    (void)st;
+    double run[60];
+    best_so_far(mlpc70, run, 60);
+    slaq_lcurve_opts o = {0}, old = {.no_stall = 1};
+    slaq_lcurve_bound_metric(&o, "accuracy", 1);
+    slaq_lcurve_bound_metric(&old, "accuracy", 1);
+    slaq_lcurve *lc = slaq_lcurve_new(&o), *lo = slaq_lcurve_new(&old);
+    assert_int_equal(slaq_lcurve_fit(lc, run, 60), SLAQ_OK);
+    assert_int_equal(slaq_lcurve_fit(lo, run, 60), SLAQ_OK);
+    /* 17 epochs without a rise: the curve has stopped. */
+    assert_true(slaq_lcurve_prob(lc, 120, 0.8426) < 0.2);
+    assert_true(slaq_lcurve_prob(lo, 120, 0.8426) > 0.5);
+    /* What it has reached stays reached, and the predicted mean stays near
+     * the plateau rather than at the families' extrapolation. */
+    assert_true(slaq_lcurve_prob(lc, 120, 0.84) > 0.95);
+    double mu, mo;
+    assert_int_equal(slaq_lcurve_predict(lc, 120, &mu, NULL), SLAQ_OK);
+    assert_int_equal(slaq_lcurve_predict(lo, 120, &mo, NULL), SLAQ_OK);
+    assert_true(fabs(mu - 0.8417) < fabs(mo - 0.8417));
+    assert_true(fabs(mu - 0.8417) < 0.003);
+    /* Inside the observed epochs the families alone answer. */
+    assert_true(fabs(slaq_lcurve_prob(lc, 50, 0.84) -
+                     slaq_lcurve_prob(lo, 50, 0.84)) < 1e-12);
+
+    /* The same curve 17 epochs earlier, still climbing (last rise at
+     * epoch 43): the stall evidence is absent, the families decide. */
+    assert_int_equal(slaq_lcurve_fit(lc, run, 43), SLAQ_OK);
+    assert_int_equal(slaq_lcurve_fit(lo, run, 43), SLAQ_OK);
+    double p = slaq_lcurve_prob(lc, 120, 0.8426);
+    double q = slaq_lcurve_prob(lo, 120, 0.8426);
+    assert_true(p > 0.8 * q);
+    slaq_lcurve_free(lc);
+    slaq_lcurve_free(lo);
+}
+
+/* A curve that keeps creeping up by less than the tolerance an epoch, as
+ * a slow learner does: the families expect that slope themselves, so the
+ * stall it shows is no evidence against them. */
+static void test_a_slow_steady_curve_is_not_taken_for_stopped(void **st)
+{
+    (void)st;
+    double y[80];
+    for (int i = 0; i < 80; i++)
+        y[i] = 0.5 + 0.05 * log(i + 1.0);
+    slaq_lcurve *lc = slaq_lcurve_new(NULL);
+    slaq_lcurve_opts old = {.no_stall = 1};
+    slaq_lcurve *lo = slaq_lcurve_new(&old);
+    assert_int_equal(slaq_lcurve_fit(lc, y, 80), SLAQ_OK);
+    assert_int_equal(slaq_lcurve_fit(lo, y, 80), SLAQ_OK);
+    double target = 0.5 + 0.05 * log(120.0) - 0.002;
+    double p = slaq_lcurve_prob(lc, 120, target);
+    double q = slaq_lcurve_prob(lo, 120, target);
+    assert_true(q > 0.5);
+    assert_true(p > 0.85 * q);
+    slaq_lcurve_free(lc);
+    slaq_lcurve_free(lo);
+}
+
+/* A short curve that climbs in jumps (slaqd's e2e sweep: logreg, 6
+ * epochs, best so far 0.62 0.70 0.70 0.735 0.735 0.735, target 0.75 by
+ * epoch 12): two flat epochs between jumps of 0.035 are no evidence that
+ * it stopped. With the jump size taken as the median change (0 here: most
+ * epochs of a best-so-far curve are flat) the stall looked overwhelming
+ * and P was 1e-12, so POP killed every configuration. */
+static void test_a_jumpy_short_curve_is_not_taken_for_stopped(void **st)
+{
+    (void)st;
+    const double raw[6] = {0.62, 0.70, 0.68, 0.735, 0.6767, 0.7267};
+    double run[6];
+    best_so_far(raw, run, 6);
+    slaq_lcurve_opts o = {0};
+    slaq_lcurve_bound_metric(&o, "val_accuracy", 1);
+    slaq_lcurve *lc = slaq_lcurve_new(&o);
+    assert_int_equal(slaq_lcurve_fit(lc, run, 6), SLAQ_OK);
+    assert_true(slaq_lcurve_prob(lc, 12, 0.75) > 0.1);
+    slaq_lcurve_free(lc);
+}
+
+static void test_the_stop_options_are_checked(void **st)
+{
+    (void)st;
+    slaq_lcurve_opts one = {.stop_prior = 1}, neg = {.stop_prior = -0.1};
+    slaq_lcurve_opts tol = {.stall_tol = -1}, nan_tol = {.stall_tol = NAN};
+    assert_null(slaq_lcurve_new(&one));
+    assert_null(slaq_lcurve_new(&neg));
+    assert_null(slaq_lcurve_new(&tol));
+    assert_null(slaq_lcurve_new(&nan_tol));
+    slaq_lcurve_opts ok = {.stop_prior = 0.5, .stall_tol = 0.01};
+    slaq_lcurve *lc = slaq_lcurve_new(&ok);
+    assert_non_null(lc);
+    slaq_lcurve_free(lc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +348,10 @@ int main(void)
         cmocka_unit_test(test_weights_sum_to_one_and_short_curves_are_refused),
         cmocka_unit_test(test_a_climbing_curve_keeps_a_fair_chance),
         cmocka_unit_test(test_the_bound_and_the_temperature),
+        cmocka_unit_test(test_a_curve_that_stopped_is_not_expected_to_rise),
+        cmocka_unit_test(test_a_slow_steady_curve_is_not_taken_for_stopped),
+        cmocka_unit_test(test_a_jumpy_short_curve_is_not_taken_for_stopped),
+        cmocka_unit_test(test_the_stop_options_are_checked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
