@@ -73,6 +73,23 @@ def _default_cores():
     return float(os.cpu_count() or 1)
 
 
+
+def _cells(name, values):
+    """A report's estimate or bound cells: finite floats or None."""
+    out = []
+    for k, v in enumerate(values):
+        if v is None:
+            out.append(None)
+            continue
+        v = float(v)
+        if not math.isfinite(v):
+            raise ValueError("%s[%d] must be a finite number or None, got %r"
+                             % (name, k, v))
+        out.append(v)
+    if not out:
+        raise ValueError("%s must have at least one cell" % name)
+    return out
+
 class Client:
     """A connection from one training job to slaqd.
 
@@ -158,12 +175,18 @@ class Client:
 
     # ------------------------------------------------------------ public
 
-    def report(self, iteration, loss, cpu_s=None, samples=0.0, metric=None):
+    def report(self, iteration, loss, cpu_s=None, samples=0.0, metric=None,
+               estimates=None, lower=None, upper=None):
         """Reports the state after ``iteration`` (strictly increasing).
 
         metric: the job's quality metric after this iteration (validation
         accuracy, RMSE...; name it with ``set_metric_name``), or None when
         not measured at this iteration.
+        estimates: for an approximate query (docs/relaqs.md), the current
+        estimate of every result cell, in a fixed order, None for a cell
+        with no value yet; a first report with estimates makes the job a
+        query, and every later one must carry as many. lower, upper: the
+        cells' error bounds, each as long as estimates (or None).
         cpu_s: CPU-seconds used since the previous report; by default the
         process's own CPU time since then (all threads). Returns True when
         the report was queued (kept until slaqd confirms it, and sent again
@@ -190,6 +213,17 @@ class Client:
             if not math.isfinite(metric):
                 raise ValueError("metric must be a finite number, got %r"
                                  % metric)
+        cells = {}
+        for name, v in (("estimates", estimates), ("lower", lower),
+                        ("upper", upper)):
+            if v is not None:
+                cells[name] = _cells(name, v)
+        if cells and "estimates" not in cells:
+            raise ValueError("lower and upper need estimates")
+        for name in ("lower", "upper"):
+            if name in cells and len(cells[name]) != len(cells["estimates"]):
+                raise ValueError("%s has %d cells, estimates %d" % (
+                    name, len(cells[name]), len(cells["estimates"])))
         self.poll()
         if (self._sock is None and self._acks is not True) or \
                 len(self._unacked) >= _MAX_UNACKED:
@@ -199,6 +233,7 @@ class Client:
                "cpu_s": cpu_s, "samples": samples}
         if metric is not None:
             msg["metric"] = metric
+        msg.update(cells)
         line = json.dumps(msg, separators=(",", ":"))
         self._unacked.append((int(iteration), line))
         self._pump()

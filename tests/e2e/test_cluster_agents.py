@@ -21,7 +21,7 @@ from slaq.control import request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CKPT_JOB = [sys.executable, os.path.join(HERE, "ckpt_job.py")]
-CKPT_QUERY = [sys.executable, os.path.join(HERE, "ckpt_query.py"), "1000"]
+CKPT_QUERY = [sys.executable, os.path.join(HERE, "ckpt_job.py"), "--query", "1000"]
 # Under valgrind agents answer slowly: 3 epochs of 0.2 s is too short a
 # silence to call a node down.
 EPOCH = 1.0 if os.environ.get("SLAQ_VALGRIND") else 0.2

@@ -13,6 +13,8 @@ import pytest
 
 from conftest import BUILD, TOY, api, old_state_db, session, wait_for
 
+from slaq.client import Client
+
 AQP = os.path.join(BUILD, "bin", "slaq-aqp")
 def _send(s, f, msg):
     """Sends msg and returns slaqd's answer, skipping the allocation
@@ -132,6 +134,32 @@ def test_old_database_gains_query_columns(tmp_path, daemon_factory, holder):
     assert kind == "query"
     assert json.loads(vec) == {"estimates": [10.5, 3.0], "lower": [10, 2],
                                "upper": [11, 4]}
+
+
+def test_python_client_reports_a_query(daemon_factory):
+    """Client.report(estimates=..., lower=..., upper=...) makes the job a
+    query and its cells reach /api/jobs/ID/estimates; bad cells are refused
+    in the client, naming the argument."""
+    d = daemon_factory()
+    c = Client(socket_path=d.sock, name="py-query")
+    with pytest.raises(ValueError, match="lower and upper need estimates"):
+        c.report(1, 0.5, lower=[1.0])
+    with pytest.raises(ValueError, match="upper has 1 cells, estimates 2"):
+        c.report(1, 0.5, estimates=[1.0, 2.0], upper=[1.0])
+    with pytest.raises(ValueError, match=r"estimates\[1\] must be a finite"):
+        c.report(1, 0.5, estimates=[1.0, float("nan")])
+    assert c.report(1, 0.5, cpu_s=0.01, estimates=[10.0, None],
+                    lower=[9.0, None], upper=[11.0, None])
+    assert c.report(2, 0.5, cpu_s=0.01, estimates=[10.5, 3.0],
+                    lower=[10.0, 2.0], upper=[11.0, 4.0])
+    jid = wait_for(lambda: [j["id"] for j in d.jobs()
+                            if j["name"] == "py-query"], what="attach")[0]
+    e = wait_for(lambda: (lambda e: e if len(e["points"]) == 2 else None)(
+        api(d, "/api/jobs/%d/estimates" % jid)), what="two mini-batches")
+    assert d.job(jid)["kind"] == "query"
+    assert e["cells"] == 2
+    assert e["points"][1]["lower"] == [10.0, 2.0]
+    c.close()
 
 
 def test_query_min_cores_option(daemon_factory):

@@ -243,6 +243,21 @@ static void test_pop_keeps_the_demo_sweeps_climbing_configuration(void **st)
     slaq_sweep_free(s);
 }
 
+/* POP with 2 slots and n configurations: 0 rises fast to 0.90 and keeps
+ * its slot, 1 rises slowly to 0.85 and is suspended at its first
+ * boundary (epoch 10); their curves are left in fast and slow. */
+static slaq_sweep *pop_fast_and_slow(size_t n, double *fast, double *slow)
+{
+    slaq_sweep *s = mk("pop", 2, 120, 0.80, n);
+    fill_rise(fast, 120, 0.90, 0.9);
+    fill_rise(slow, 120, 0.85, 0.5);
+    assert_int_equal(slaq_sweep_next(s, 0), 0);
+    assert_int_equal(slaq_sweep_next(s, 0), 1);
+    assert_int_equal(feed(s, 0, 0, 10, fast), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 1, 0, 10, slow), SLAQ_SWEEP_SUSPEND);
+    return s;
+}
+
 /*
  * POP's classes: a configuration heading well past the target is
  * promising (keeps its slot; labelled with p), a slower one is
@@ -253,14 +268,8 @@ static void test_pop_keeps_the_demo_sweeps_climbing_configuration(void **st)
 static void test_pop_classifies_and_orders_the_idle_queue(void **st)
 {
     (void)st;
-    slaq_sweep *s = mk("pop", 2, 120, 0.80, 5);
     double fast[120], slow[120];
-    fill_rise(fast, 120, 0.90, 0.9);
-    fill_rise(slow, 120, 0.85, 0.5);
-    assert_int_equal(slaq_sweep_next(s, 0), 0);
-    assert_int_equal(slaq_sweep_next(s, 0), 1);
-    assert_int_equal(feed(s, 0, 0, 10, fast), SLAQ_SWEEP_CONTINUE);
-    assert_int_equal(feed(s, 1, 0, 10, slow), SLAQ_SWEEP_SUSPEND);
+    slaq_sweep *s = pop_fast_and_slow(5, fast, slow);
     slaq_sweep_info a, b;
     slaq_sweep_get(s, 0, &a);
     slaq_sweep_get(s, 1, &b);
@@ -324,14 +333,8 @@ static void test_pop_resumes_promising_before_fresh_ones(void **st)
 static void test_pop_round_robin_resumes_before_every_fresh_one_started(void **st)
 {
     (void)st;
-    slaq_sweep *s = mk("pop", 2, 120, 0.80, 8);
     double fast[120], slow[120];
-    fill_rise(fast, 120, 0.90, 0.9);
-    fill_rise(slow, 120, 0.85, 0.5);
-    assert_int_equal(slaq_sweep_next(s, 0), 0);
-    assert_int_equal(slaq_sweep_next(s, 0), 1);
-    assert_int_equal(feed(s, 0, 0, 10, fast), SLAQ_SWEEP_CONTINUE);
-    assert_int_equal(feed(s, 1, 0, 10, slow), SLAQ_SWEEP_SUSPEND);
+    slaq_sweep *s = pop_fast_and_slow(8, fast, slow);
     /* Fresh 2 joined the queue before 1 was suspended: it goes first. */
     assert_int_equal(slaq_sweep_next(s, 10), 2);
     assert_int_equal(feed(s, 2, 0, 10, slow), SLAQ_SWEEP_SUSPEND);
