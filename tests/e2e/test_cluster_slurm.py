@@ -274,9 +274,17 @@ def test_cluster_up_jobs_faults_down(slurm):
         assert after[i]["state"] == j["state"], (i, j, after[i])
         assert after[i]["node"] == j["node"]
     running = [i for i, j in after.items() if j["state"] == "running"]
-    wait_for(lambda: all(jobs()[i]["iter"] > after[i]["iter"]
-                         for i in running), timeout=30,
-             what="reports after the controller restart")
+    def stalled():
+        now = jobs()
+        return ["job %d: iter %d -> %d, %s on %s, %.2f cores" % (
+            i, after[i]["iter"], now[i]["iter"], now[i]["state"],
+            now[i]["node"], now[i]["cores"] or 0) for i in running
+            if now[i]["iter"] <= after[i]["iter"]]
+    try:
+        wait_for(lambda: not stalled(), timeout=60,
+                 what="reports after the controller restart")
+    except AssertionError as e:
+        raise AssertionError("%s: %s" % (e, "; ".join(stalled()))) from None
 
     pids = allocation_procs(cdir)
     assert len(pids) >= 3 + 11  # agents, jobs (one was lost), controller
