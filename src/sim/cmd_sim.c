@@ -150,7 +150,6 @@ static void rm_tree(const char *path)
     nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* Moves the finished staging directory to dir, replacing what was there. */
 /* Creates a new, empty directory beside `path`, named PATH.TAG. plus a
  * unique suffix, into buf: the six X's below are mkdtemp(3)'s template,
  * which it replaces with that suffix. -1 with errno set on failure. */
@@ -164,6 +163,7 @@ static int sibling_dir(char *buf, size_t size, const char *path,
     return mkdtemp(buf) ? 0 : -1;
 }
 
+/* Moves the finished staging directory to dir, replacing what was there. */
 static int commit_dir(const char *staging, const char *dir)
 {
     struct stat sb;

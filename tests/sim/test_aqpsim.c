@@ -37,6 +37,19 @@ static void load(aqp_trace_set *ts)
     assert_true(ts->n >= 4);
 }
 
+/* The simulator's defaults with these cores, epoch (0: the default) and
+ * cost scale. */
+static aqpsim_config config(int cores, double epoch_s, double cpu_scale)
+{
+    aqpsim_config c;
+    aqpsim_config_init(&c);
+    c.cores = cores;
+    if (epoch_s > 0)
+        c.epoch_s = epoch_s;
+    c.cpu_scale = cpu_scale;
+    return c;
+}
+
 static void test_alone(void **state)
 {
     (void)state;
@@ -47,11 +60,8 @@ static void test_alone(void **state)
     for (size_t i = 0; i < q.t->B; i++)
         work += q.t->cpu_s[i];
     for (int pol = 0; pol < 2; pol++) {
-        aqpsim_config c;
-        aqpsim_config_init(&c);
+        aqpsim_config c = config(4, 0, 1000);
         c.policy = pol ? SLAQ_POLICY_FAIR : SLAQ_POLICY_RELAQS;
-        c.cores = 4;
-        c.cpu_scale = 1000;
         aqpsim_qres r;
         char err[256];
         assert_int_equal(aqpsim_run(&q, 1, &c, &r, err, sizeof err), 0);
@@ -119,12 +129,8 @@ static void test_newcomer_served_sooner(void **state)
     }
     double t50[2];
     for (int pol = 0; pol < 2; pol++) {
-        aqpsim_config c;
-        aqpsim_config_init(&c);
+        aqpsim_config c = config(8, 2, 10000);
         c.policy = pol ? SLAQ_POLICY_FAIR : SLAQ_POLICY_RELAQS;
-        c.cores = 8;
-        c.epoch_s = 2;
-        c.cpu_scale = 10000;
         aqpsim_qres r[4];
         char err[256];
         assert_int_equal(aqpsim_run(q, 4, &c, r, err, sizeof err), 0);
@@ -146,11 +152,7 @@ static void test_fair_share_ends_at_first_batch(void **state)
     load(&ts);
     aqpsim_query q[2] = {{.t = &ts.v[0], .arrival = 0},
                          {.t = &ts.v[2], .arrival = 100}};
-    aqpsim_config c;
-    aqpsim_config_init(&c);
-    c.cores = 8;
-    c.epoch_s = 60;
-    c.cpu_scale = 1000;
+    aqpsim_config c = config(8, 60, 1000);
     aqpsim_qres r[2];
     char err[256];
     assert_int_equal(aqpsim_run(q, 2, &c, r, err, sizeof err), 0);
