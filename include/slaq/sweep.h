@@ -30,7 +30,9 @@
  *                   slaq_sweep_ended(s, i, now)    i ended by itself (ran
  *                       all its epochs, or failed).
  *
- *                 Policies: "pop" (HyperDrive's POP), "default" (every
+ *                 Policies: "pop" (HyperDrive's POP), "pop-keep" (POP
+ *                 keeping a promising configuration's slot while it
+ *                 still rises on course for the target), "default" (every
  *                 configuration to its end), "bandit" (TuPAQ's action
  *                 elimination), "earlyterm" (Domhan's predictive
  *                 termination), "sh" (asynchronous successive halving) and

@@ -30,7 +30,7 @@ static void usage(FILE *f)
         "       slaq sweep cancel [OPTIONS] ID\n\n"
         "Runs a hyperparameter sweep under slaqd: the configurations of "
         "SPEC.json's\nsearch space, as jobs on its slots, under a sweep "
-        "policy (pop, default,\nbandit, earlyterm, sh, hyperband) that "
+        "policy (pop, pop-keep,\ndefault, bandit, earlyterm, sh, hyperband) that "
         "suspends, resumes and kills them\nfrom their learning curves. "
         "docs/sweep-cli.md describes the spec:\n\n"
         "  {\"name\": \"mlp\", \"command\": \"slaq-train mlpc --lr {lr} "

@@ -16,12 +16,13 @@
 #include "core/sweep_internal.h"
 
 static const struct slaq_sweep_policy *const sw_table[] = {
-    &sw_policy_pop,       &sw_policy_default, &sw_policy_bandit,
-    &sw_policy_earlyterm, &sw_policy_sh,      &sw_policy_hyperband,
+    &sw_policy_pop,       &sw_policy_pop_keep, &sw_policy_default,
+    &sw_policy_bandit,    &sw_policy_earlyterm, &sw_policy_sh,
+    &sw_policy_hyperband,
 };
 
 const char *const slaq_sweep_policies[] = {
-    "pop", "default", "bandit", "earlyterm", "sh", "hyperband", NULL,
+    "pop", "pop-keep", "default", "bandit", "earlyterm", "sh", "hyperband", NULL,
 };
 
 void slaq_sweep_params_init(slaq_sweep_params *p, size_t slots, int max_epochs)
@@ -49,8 +50,8 @@ slaq_sweep *slaq_sweep_new(const char *policy, const slaq_sweep_params *p,
         if (!strcmp(sw_table[i]->name, policy))
             pol = sw_table[i];
     if (!pol) {
-        sw_fail(err, errlen, "unknown sweep policy '%s' (expected pop, default, "
-                             "bandit, earlyterm, sh or hyperband)",
+        sw_fail(err, errlen, "unknown sweep policy '%s' (expected pop, pop-keep, "
+                             "default, bandit, earlyterm, sh or hyperband)",
                 policy ? policy : "(null)");
         return NULL;
     }
@@ -66,8 +67,10 @@ slaq_sweep *slaq_sweep_new(const char *policy, const slaq_sweep_params *p,
     else if (p->p_kill < 0 || p->p_kill >= 1 || p->eps < 0 || p->delta < 0 ||
              p->delta >= 1)
         bad = "p_kill and delta must be in [0, 1) and eps >= 0";
-    else if (!strcmp(pol->name, "pop") && !(p->t_max > 0))
-        bad = "pop needs t_max > 0 (the time budget)";
+    if (!bad && pol->needs_t_max && !(p->t_max > 0)) {
+        sw_fail(err, errlen, "%s needs t_max > 0 (the time budget)", pol->name);
+        return NULL;
+    }
     if (bad) {
         sw_fail(err, errlen, "%s", bad);
         return NULL;
@@ -109,7 +112,7 @@ slaq_sweep *slaq_sweep_new(const char *policy, const slaq_sweep_params *p,
         c->p = c->ert = c->prio = NAN;
         c->seq = s->seq++;
     }
-    if (!strcmp(pol->name, "pop") || !strcmp(pol->name, "earlyterm")) {
+    if (pol->model) {
         s->lc = slaq_lcurve_new(&s->prm.lcurve);
         if (!s->lc) {
             sw_fail(err, errlen, "%s", "lcurve options out of range or out of memory");

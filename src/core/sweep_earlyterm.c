@@ -26,5 +26,6 @@ static slaq_sweep_action et_on_epoch(slaq_sweep *s, size_t i, double now)
 const struct slaq_sweep_policy sw_policy_earlyterm = {
     .name = "earlyterm",
     .default_b = 30,
+    .model = 1,
     .on_epoch = et_on_epoch,
 };

@@ -23,6 +23,7 @@ struct sw_cfg {
     double prio;        /* idle-queue priority: higher first; NaN = FIFO */
     uint64_t seq;       /* FIFO position in the idle queue */
     int bracket;        /* hyperband's bracket of this configuration */
+    int held;           /* pop-keep: holds a dedicated slot */
 };
 
 struct slaq_sweep_policy;
@@ -52,6 +53,8 @@ struct slaq_sweep {
 struct slaq_sweep_policy {
     const char *name;
     int default_b;
+    int model;       /* 1: uses the learning-curve model (s->lc) */
+    int needs_t_max; /* 1: needs the time budget t_max > 0 */
     /* Optional: set up s->priv; 0 or a negative SLAQ_E* code. */
     int (*init)(slaq_sweep *s, char *err, size_t errlen);
     void (*destroy)(slaq_sweep *s);
@@ -60,7 +63,14 @@ struct slaq_sweep_policy {
 };
 
 extern const struct slaq_sweep_policy sw_policy_default, sw_policy_pop,
-    sw_policy_bandit, sw_policy_earlyterm, sw_policy_sh, sw_policy_hyperband;
+    sw_policy_pop_keep, sw_policy_bandit, sw_policy_earlyterm, sw_policy_sh,
+    sw_policy_hyperband;
+
+/* POP's steps, shared by pop and pop-keep (sweep_pop.c). */
+int sw_pop_init(slaq_sweep *s, char *err, size_t errlen);
+void sw_pop_destroy(slaq_sweep *s);
+double sw_pop_horizon(const slaq_sweep *s, const struct sw_cfg *c, double now);
+slaq_sweep_action sw_pop_judge(slaq_sweep *s, struct sw_cfg *c, double now);
 
 /* Helpers shared by the policies (sweep.c). */
 int sw_boundary(const slaq_sweep *s, const struct sw_cfg *c);

@@ -39,7 +39,7 @@ struct pop {
     double *run;  /* scratch: a configuration's best-so-far curve */
 };
 
-static int pop_init(slaq_sweep *s, char *err, size_t errlen)
+int sw_pop_init(slaq_sweep *s, char *err, size_t errlen)
 {
     struct pop *P = calloc(1, sizeof *P);
     if (P) {
@@ -66,12 +66,25 @@ static int pop_init(slaq_sweep *s, char *err, size_t errlen)
     return 0;
 }
 
-static void pop_destroy(slaq_sweep *s)
+void sw_pop_destroy(slaq_sweep *s)
 {
     struct pop *P = s->priv;
     if (P)
         free(P->ps), free(P->run);
     free(P);
+}
+
+/* M: the future epochs step 2 looks at, (T_max - T_pass) / Epoch_i and
+ * no more than configuration c has left (0 when the budget is spent). */
+double sw_pop_horizon(const slaq_sweep *s, const struct sw_cfg *c, double now)
+{
+    double left = s->prm.t_max - now, ep = sw_epoch_mean(c);
+    if (!(left > 0) || !(ep > 0))
+        return 0;
+    double M = floor(left / ep);
+    if (M > s->prm.max_epochs - c->epochs)
+        M = s->prm.max_epochs - c->epochs;
+    return M;
 }
 
 /* Step 2: p_i and ERT_i of configuration c at time now. */
@@ -94,9 +107,7 @@ static void pop_estimate(slaq_sweep *s, struct sw_cfg *c, double now)
         c->p = c->ert = NAN;
         return;
     }
-    double M = floor(left / ep);
-    if (M > s->prm.max_epochs - c->epochs)
-        M = s->prm.max_epochs - c->epochs;
+    double M = sw_pop_horizon(s, c, now);
     double P = 0, x = 0;
     for (int m = 1; m <= (int)M; m++) {
         double Pm = slaq_lcurve_prob(s->lc, c->epochs + m, s->target);
@@ -159,11 +170,10 @@ static void pop_classify(slaq_sweep *s)
     }
 }
 
-static slaq_sweep_action pop_on_epoch(slaq_sweep *s, size_t i, double now)
+/* Steps 1-5 for configuration c at its boundary: KILL (poor), or
+ * CONTINUE with every active configuration classified. */
+slaq_sweep_action sw_pop_judge(slaq_sweep *s, struct sw_cfg *c, double now)
 {
-    struct sw_cfg *c = &s->cfg[i];
-    if (!sw_boundary(s, c))
-        return SLAQ_SWEEP_CONTINUE;
     if (!isnan(s->kill) && !(c->best > s->kill)) {
         c->cls = SLAQ_CLASS_POOR;
         return SLAQ_SWEEP_KILL;
@@ -177,6 +187,17 @@ static slaq_sweep_action pop_on_epoch(slaq_sweep *s, size_t i, double now)
         return SLAQ_SWEEP_KILL;
     }
     pop_classify(s);
+    return SLAQ_SWEEP_CONTINUE;
+}
+
+static slaq_sweep_action pop_on_epoch(slaq_sweep *s, size_t i, double now)
+{
+    struct sw_cfg *c = &s->cfg[i];
+    if (!sw_boundary(s, c))
+        return SLAQ_SWEEP_CONTINUE;
+    if (sw_pop_judge(s, c, now) == SLAQ_SWEEP_KILL)
+        return SLAQ_SWEEP_KILL;
+    /* Step 6. */
     if (c->cls == SLAQ_CLASS_PROMISING || sw_waiting(s) == 0)
         return SLAQ_SWEEP_CONTINUE;
     return SLAQ_SWEEP_SUSPEND;
@@ -185,7 +206,9 @@ static slaq_sweep_action pop_on_epoch(slaq_sweep *s, size_t i, double now)
 const struct slaq_sweep_policy sw_policy_pop = {
     .name = "pop",
     .default_b = 10,
-    .init = pop_init,
-    .destroy = pop_destroy,
+    .model = 1,
+    .needs_t_max = 1,
+    .init = sw_pop_init,
+    .destroy = sw_pop_destroy,
     .on_epoch = pop_on_epoch,
 };

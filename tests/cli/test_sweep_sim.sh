@@ -20,6 +20,15 @@ check "same orders, same results" cmp -s "$TMP/r1.json" "$TMP/r2.json"
 for p in pop bandit earlyterm default sh hyperband; do
   check_grep "table has $p" "^$p " "$TMP/out"
 done
+check_grep "help names pop-keep" "pop-keep" "$TMP/help"
+"$SLAQ" sim --sweep "$TR" --slots 2 --orders 4 --kill-threshold 0.15 \
+  --target 0.83 --policy pop,pop-keep --json "$TMP/keep.json" >"$TMP/keep"
+check_grep "table has pop-keep" "^pop-keep " "$TMP/keep"
+check "pop-keep reaches the target in every order" /usr/bin/python3 -c '
+import json, sys
+runs = json.load(open(sys.argv[1]))["policies"]["pop-keep"]
+assert len(runs) == 4 and all(x["time_to_target"] != "inf" for x in runs), runs
+' "$TMP/keep.json"
 check "results are JSON; default reaches the target in every order" \
   /usr/bin/python3 -c '
 import json, sys

@@ -246,9 +246,10 @@ static void test_pop_keeps_the_demo_sweeps_climbing_configuration(void **st)
 /* POP with 2 slots and n configurations: 0 rises fast to 0.90 and keeps
  * its slot, 1 rises slowly to 0.85 and is suspended at its first
  * boundary (epoch 10); their curves are left in fast and slow. */
-static slaq_sweep *pop_fast_and_slow(size_t n, double *fast, double *slow)
+static slaq_sweep *pop_fast_and_slow(const char *pol, size_t n, double *fast,
+                                     double *slow)
 {
-    slaq_sweep *s = mk("pop", 2, 120, 0.80, n);
+    slaq_sweep *s = mk(pol, 2, 120, 0.80, n);
     fill_rise(fast, 120, 0.90, 0.9);
     fill_rise(slow, 120, 0.85, 0.5);
     assert_int_equal(slaq_sweep_next(s, 0), 0);
@@ -269,7 +270,7 @@ static void test_pop_classifies_and_orders_the_idle_queue(void **st)
 {
     (void)st;
     double fast[120], slow[120];
-    slaq_sweep *s = pop_fast_and_slow(5, fast, slow);
+    slaq_sweep *s = pop_fast_and_slow("pop", 5, fast, slow);
     slaq_sweep_info a, b;
     slaq_sweep_get(s, 0, &a);
     slaq_sweep_get(s, 1, &b);
@@ -334,7 +335,7 @@ static void test_pop_round_robin_resumes_before_every_fresh_one_started(void **s
 {
     (void)st;
     double fast[120], slow[120];
-    slaq_sweep *s = pop_fast_and_slow(8, fast, slow);
+    slaq_sweep *s = pop_fast_and_slow("pop", 8, fast, slow);
     /* Fresh 2 joined the queue before 1 was suspended: it goes first. */
     assert_int_equal(slaq_sweep_next(s, 10), 2);
     assert_int_equal(feed(s, 2, 0, 10, slow), SLAQ_SWEEP_SUSPEND);
@@ -348,6 +349,106 @@ static void test_pop_round_robin_resumes_before_every_fresh_one_started(void **s
     assert_int_equal(slaq_sweep_next(s, 30), 3);
     assert_int_equal(feed(s, 3, 0, 10, slow), SLAQ_SWEEP_SUSPEND);
     assert_int_equal(slaq_sweep_next(s, 40), 2);
+    slaq_sweep_free(s);
+}
+
+/*
+ * pop and pop-keep, 2 slots, 4 configurations, target 0.80: configuration
+ * 0 (curve a) is alone at its first boundary, so promising; then 1 rises
+ * fast to 0.90 (p near 1) and sets p* above 0's p. Returns the action at
+ * 0's boundary at epoch 20 and leaves 0's state in in.
+ */
+static int keep_scenario(const char *pol, const double *a, slaq_sweep **out,
+                         slaq_sweep_info *in)
+{
+    double fast[120];
+    fill_rise(fast, 120, 0.90, 0.9);
+    slaq_sweep *s = mk(pol, 2, 120, 0.80, 4);
+    assert_int_equal(slaq_sweep_next(s, 0), 0);
+    assert_int_equal(slaq_sweep_next(s, 0), 1);
+    assert_int_equal(feed(s, 0, 0, 10, a), SLAQ_SWEEP_CONTINUE);
+    slaq_sweep_get(s, 0, in);
+    assert_int_equal(in->cls, SLAQ_CLASS_PROMISING);
+    assert_int_equal(feed(s, 1, 0, 10, fast), SLAQ_SWEEP_CONTINUE);
+    int act = feed(s, 0, 10, 20, a);
+    slaq_sweep_get(s, 0, in);
+    *out = s;
+    return act;
+}
+
+/*
+ * pop-keep: a configuration that was promising and is still rising on
+ * course for the target (0.55 + 0.0025 per epoch: 0.80 at epoch 101 of
+ * 120) keeps its slot when its p falls below p*, at epoch 20 and again at
+ * 30, labelled promising; pop suspends it at epoch 20.
+ */
+static void test_pop_keep_keeps_a_rising_configuration_pop_suspends(void **st)
+{
+    (void)st;
+    double a[120];
+    for (int i = 0; i < 120; i++)
+        a[i] = 0.55 + 0.0025 * i;
+    slaq_sweep *s;
+    slaq_sweep_info in;
+    assert_int_equal(keep_scenario("pop", a, &s, &in), SLAQ_SWEEP_SUSPEND);
+    assert_int_equal(in.cls, SLAQ_CLASS_OPPORTUNISTIC);
+    slaq_sweep_free(s);
+
+    assert_int_equal(keep_scenario("pop-keep", a, &s, &in), SLAQ_SWEEP_CONTINUE);
+    double th = slaq_sweep_threshold(s, NULL);
+    assert_true(in.p < th); /* below p*, kept by the rule alone */
+    assert_int_equal(in.cls, SLAQ_CLASS_PROMISING);
+    assert_int_equal(in.state, SLAQ_CFG_RUNNING);
+    assert_int_equal(feed(s, 0, 20, 30, a), SLAQ_SWEEP_CONTINUE);
+    slaq_sweep_get(s, 0, &in);
+    assert_true(in.p < slaq_sweep_threshold(s, NULL));
+    assert_int_equal(in.cls, SLAQ_CLASS_PROMISING);
+    /* Another configuration's boundary does not relabel it. */
+    double fast[120];
+    fill_rise(fast, 120, 0.90, 0.9);
+    assert_int_equal(feed(s, 1, 10, 20, fast), SLAQ_SWEEP_CONTINUE);
+    slaq_sweep_get(s, 0, &in);
+    assert_int_equal(in.cls, SLAQ_CLASS_PROMISING);
+    slaq_sweep_free(s);
+}
+
+/*
+ * pop-keep gives the slot back once the curve stalls: the same start,
+ * then a jump to 0.79 at epoch 20 (promising) and flat after it; at epoch
+ * 30 its best has not risen for b epochs and its p is below p*, so it is
+ * suspended as under pop.
+ */
+static void test_pop_keep_suspends_a_stalled_configuration(void **st)
+{
+    (void)st;
+    double a[120];
+    for (int i = 0; i < 120; i++)
+        a[i] = i < 19 ? 0.55 + 0.0025 * i : 0.79;
+    for (int k = 0; k < 2; k++) {
+        slaq_sweep *s;
+        slaq_sweep_info in;
+        assert_int_equal(keep_scenario(k ? "pop-keep" : "pop", a, &s, &in),
+                         SLAQ_SWEEP_CONTINUE);
+        assert_int_equal(in.cls, SLAQ_CLASS_PROMISING);
+        assert_int_equal(feed(s, 0, 20, 30, a), SLAQ_SWEEP_SUSPEND);
+        slaq_sweep_get(s, 0, &in);
+        assert_true(in.p >= 0.05 && in.p < slaq_sweep_threshold(s, NULL));
+        assert_int_equal(in.cls, SLAQ_CLASS_OPPORTUNISTIC);
+        slaq_sweep_free(s);
+    }
+}
+
+/* pop-keep keeps only configurations that were promising: one that rises
+ * but was opportunistic at its first boundary is suspended as under pop. */
+static void test_pop_keep_suspends_one_never_promising(void **st)
+{
+    (void)st;
+    double fast[120], slow[120];
+    slaq_sweep *s = pop_fast_and_slow("pop-keep", 5, fast, slow);
+    slaq_sweep_info in;
+    slaq_sweep_get(s, 1, &in);
+    assert_int_equal(in.cls, SLAQ_CLASS_OPPORTUNISTIC);
+    assert_int_equal(in.state, SLAQ_CFG_SUSPENDED);
     slaq_sweep_free(s);
 }
 
@@ -430,6 +531,9 @@ int main(void)
         cmocka_unit_test(test_pop_classifies_and_orders_the_idle_queue),
         cmocka_unit_test(test_pop_resumes_promising_before_fresh_ones),
         cmocka_unit_test(test_pop_round_robin_resumes_before_every_fresh_one_started),
+        cmocka_unit_test(test_pop_keep_keeps_a_rising_configuration_pop_suspends),
+        cmocka_unit_test(test_pop_keep_suspends_a_stalled_configuration),
+        cmocka_unit_test(test_pop_keep_suspends_one_never_promising),
         cmocka_unit_test(test_default_starts_in_the_generator_order),
         cmocka_unit_test(test_sh_promotes_the_top_third_of_each_rung),
         cmocka_unit_test(test_hyperband_spreads_configurations_over_brackets),
