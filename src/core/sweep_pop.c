@@ -27,6 +27,9 @@
  *      the previous one starts): a suspended configuration's next turn
  *      comes after those already waiting and one fresh configuration, not
  *      after every configuration the sweep has yet to start.
+ *
+ * Steps 1-5 are sw_pop_judge, shared with pop-keep (sweep_pop_keep.c),
+ * which differs only in step 6.
  */
 #include <math.h>
 #include <stdio.h>

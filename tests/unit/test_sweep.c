@@ -59,8 +59,11 @@ static void test_new_rejects_bad_parameters_with_a_reason(void **st)
     p.y_target = 0.8;
     assert_null(slaq_sweep_new("pop", &p, 3, err, sizeof err));
     assert_non_null(strstr(err, "t_max"));
+    assert_null(slaq_sweep_new("pop-keep", &p, 3, err, sizeof err));
+    assert_non_null(strstr(err, "pop-keep needs t_max"));
     assert_null(slaq_sweep_new("nope", &p, 3, err, sizeof err));
     assert_non_null(strstr(err, "unknown sweep policy 'nope'"));
+    assert_non_null(strstr(err, "pop-keep"));
     p.slots = 0;
     assert_null(slaq_sweep_new("default", &p, 3, err, sizeof err));
     assert_non_null(strstr(err, "slots"));
