@@ -25,7 +25,9 @@ static void sw_usage(FILE *f)
         "Replays a recorded sweep (data/sweeps/*.jsonl, from make sweep-traces)\n"
         "in virtual time under sweep policies, over several configuration\n"
         "orders, and reports each policy's time to target: the first moment any\n"
-        "configuration's metric reaches it.\n"
+        "configuration's metric reaches it. The last line is the bound no\n"
+        "policy can beat: the earliest time one configuration, run alone from\n"
+        "t = 0, reaches the target.\n"
         "\n"
         "  --slots S            concurrent configurations (default 4)\n"
         "  --policy LIST        comma-separated, of pop, default, bandit,\n"
@@ -621,11 +623,21 @@ int cmd_sim_sweep(int argc, char **argv)
     printf("%-10s %7s %9s %9s %9s %9s %9s %8s %6s %6s\n", "policy", "reached",
            "median_s", "mean_s", "min_s", "max_s", "spread_s", "epochs",
            "kills", "susp");
-    if (js)
+    int bound_id, bound_epoch;
+    double bound = sweep_sim_bound(&set, target, set.maximize, start_scale,
+                                   &bound_id, &bound_epoch);
+    if (js) {
         fprintf(js, "{\"sweep\":\"%s\",\"target\":%.6f,\"slots\":%ld,"
                     "\"t_max\":%.3f,\"suspend_s\":%g,\"resume_s\":%g,"
-                    "\"start_scale\":%g,\"policies\":{",
+                    "\"start_scale\":%g,",
                 set.name, target, slots, tmax, suspend_s, resume_s, start_scale);
+        if (isfinite(bound))
+            fprintf(js, "\"bound\":{\"time_s\":%.3f,\"id\":%d,\"epoch\":%d},",
+                    bound, bound_id, bound_epoch);
+        else
+            fprintf(js, "\"bound\":null,");
+        fprintf(js, "\"policies\":{");
+    }
     for (int p = 0; p < np; p++) {
         sweep_sim_config cfg = {.policy = names[p], .suspend_s = suspend_s,
                                 .resume_s = resume_s, .start_scale = start_scale};
@@ -681,6 +693,12 @@ int cmd_sim_sweep(int argc, char **argv)
                (double)epochs / (double)norders, (double)kills / (double)norders,
                (double)susp / (double)norders);
     }
+    if (isfinite(bound))
+        printf("bound: no policy reaches the target before %.2f s "
+               "(configuration %d alone from t = 0, to epoch %d)\n",
+               bound, bound_id, bound_epoch);
+    else
+        printf("bound: no configuration reaches the target\n");
     if (js)
         fprintf(js, "}}\n");
     rc = 0;

@@ -100,6 +100,29 @@ void sweep_sim_order(size_t *order, size_t n, unsigned long seed, int k)
     }
 }
 
+double sweep_sim_bound(const sweep_set *set, double target, int maximize,
+                       double start_scale, int *id, int *epoch)
+{
+    double best = INFINITY, sign = maximize ? 1 : -1;
+    *id = *epoch = -1;
+    for (size_t i = 0; i < set->n; i++) {
+        const sweep_trace *tr = &set->v[i];
+        double t = start_scale * tr->start_s;
+        for (size_t e = 0; e < tr->n && t < best; e++) {
+            t += tr->epoch_s[e];
+            if (sign * tr->metric[e] >= sign * target) {
+                if (t < best) {
+                    best = t;
+                    *id = tr->id;
+                    *epoch = (int)e + 1;
+                }
+                break;
+            }
+        }
+    }
+    return best;
+}
+
 int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
                   const sweep_sim_config *cfg, sweep_sim_result *res,
                   char *err, size_t errlen)

@@ -52,6 +52,19 @@ int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
  * p, class or threshold.)
  */
 
+/*
+ * The lower bound on any policy's time to target: the earliest time at
+ * which some configuration, started alone at t = 0 and never suspended,
+ * reaches the target (start_scale times its start-up, then its epochs up
+ * to the first one at or beyond the target). No policy, on any number of
+ * slots and in any order, can be faster, since a configuration's epochs
+ * cannot overlap and suspensions only add time. Returns INFINITY (and id
+ * and epoch -1) when no configuration reaches the target; otherwise id is
+ * that configuration's trace id and epoch the epoch that reaches it.
+ */
+double sweep_sim_bound(const sweep_set *set, double target, int maximize,
+                       double start_scale, int *id, int *epoch);
+
 /* Fills order with permutation number k (k = 0: the recorded order) of
  * 0..n-1, from seed; the same (n, seed, k) always gives the same order. */
 void sweep_sim_order(size_t *order, size_t n, unsigned long seed, int k);

@@ -68,13 +68,51 @@ check "sweep-targets.py: the median ratio is POP's median over Bandit's" \
   /usr/bin/python3 -c '
 import json, math, statistics, sys
 r = json.load(open(sys.argv[1]))["policies"]
-t = json.load(open(sys.argv[2]))["small"]
+t = json.load(open(sys.argv[2]))["small"]["targets"]
 med = lambda p: statistics.median(math.inf if isinstance(x["time_to_target"], str)
                                   else x["time_to_target"] for x in r[p])
 assert len(t) == 3, t  # no Optuna results: three targets
 assert "bandit" in t[0]["target"] and abs(t[0]["ratio"] - med("pop") / med("bandit")) < 1e-9
 assert t[0]["met"] == (t[0]["ratio"] <= 0.62)
+assert abs(t[0]["needs"] - 0.62 * med("bandit")) < 1e-9 and "needs" not in t[2]
 ' "$TMP/r1.json" "$TMP/tg.json"
+check "the bound: the earliest any configuration alone reaches the target, \
+and no policy in any order beats it" /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+best = None
+for line in open(sys.argv[2]).read().splitlines()[1:]:
+    c = json.loads(line)
+    t = c.get("start_s", 0)
+    for e, (s, m) in enumerate(zip(c["epoch_s"], c["metric"])):
+        t += s
+        if m is not None and m >= 0.83:
+            if best is None or t < best[0]:
+                best = (t, c["id"], e + 1)
+            break
+b = r["bound"]
+assert best and abs(b["time_s"] - best[0]) < 2e-3 and (b["id"], b["epoch"]) == best[1:], (b, best)
+assert b["time_s"] > 0.5, b  # the start-up is counted
+for pol, runs in r["policies"].items():
+    for x in runs:
+        if x["time_to_target"] != "inf":
+            assert x["time_to_target"] >= b["time_s"] - 1e-3, (pol, x)
+' "$TMP/r1.json" "$TR"
+check_grep "the table ends with the bound" "^bound: no policy reaches the target before" "$TMP/out"
+/usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["bound"]["time_s"] = 1e6
+json.dump(r, open(sys.argv[2], "w"))
+' "$TMP/r1.json" "$TMP/res/high-sim.json"
+/usr/bin/python3 scripts/sweep-targets.py "$TMP/res" high --json "$TMP/tg2.json" >"$TMP/tg2.txt"
+check "sweep-targets.py: a median target below the bound is marked impossible" \
+  /usr/bin/python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["high"]["targets"]
+assert [x.get("possible") for x in t] == [False, False, None], t
+' "$TMP/tg2.json"
+check_grep "sweep-targets.py says no policy can" "below the bound: no policy can" "$TMP/tg2.txt"
 check_exit "trace order out of range" 2 "$SLAQ" sim --sweep "$TR" --orders 4 \
   --trace "$TMP/tr2.jsonl" --trace-order 4
 
