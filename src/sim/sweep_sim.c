@@ -100,26 +100,70 @@ void sweep_sim_order(size_t *order, size_t n, unsigned long seed, int k)
     }
 }
 
-double sweep_sim_bound(const sweep_set *set, double target, int maximize,
+/* Configuration tr's time alone to the target from its start (its
+ * start-up and epochs), and the epoch that reaches it; INFINITY if none. */
+static double sw_alone(const sweep_trace *tr, double sign, double target,
+                       double start_scale, int *epoch)
+{
+    double t = start_scale * tr->start_s;
+    for (size_t e = 0; e < tr->n; e++) {
+        t += tr->epoch_s[e];
+        if (sign * tr->metric[e] >= sign * target) {
+            *epoch = (int)e + 1;
+            return t;
+        }
+    }
+    return INFINITY;
+}
+
+static int sw_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double sweep_sim_bound(const sweep_set *set, const size_t *order, size_t n,
+                       size_t slots, double target, int maximize,
                        double start_scale, int *id, int *epoch)
 {
     double best = INFINITY, sign = maximize ? 1 : -1;
     *id = *epoch = -1;
-    for (size_t i = 0; i < set->n; i++) {
-        const sweep_trace *tr = &set->v[i];
-        double t = start_scale * tr->start_s;
-        for (size_t e = 0; e < tr->n && t < best; e++) {
-            t += tr->epoch_s[e];
-            if (sign * tr->metric[e] >= sign * target) {
-                if (t < best) {
-                    best = t;
-                    *id = tr->id;
-                    *epoch = (int)e + 1;
-                }
-                break;
+    if (!order) {
+        for (size_t i = 0; i < set->n; i++) {
+            int e = -1;
+            double t = sw_alone(&set->v[i], sign, target, start_scale, &e);
+            if (t < best) {
+                best = t;
+                *id = set->v[i].id;
+                *epoch = e;
             }
         }
+        return best;
     }
+    /* first[0..j-1]: the first slot occupancy (start-up and first epoch) of
+     * the configurations before j, kept sorted. */
+    double *first = malloc((n ? n : 1) * sizeof *first);
+    if (!first)
+        return -1;
+    for (size_t j = 0; j < n; j++) {
+        const sweep_trace *tr = &set->v[order[j]];
+        int e = -1;
+        double alone = sw_alone(tr, sign, target, start_scale, &e);
+        if (isfinite(alone)) {
+            double used = 0;
+            for (size_t k = 0; k + slots < j + 1; k++)
+                used += first[k];
+            double t = used / (double)slots + alone;
+            if (t < best) {
+                best = t;
+                *id = tr->id;
+                *epoch = e;
+            }
+        }
+        first[j] = start_scale * tr->start_s + (tr->n ? tr->epoch_s[0] : 0);
+        qsort(first, j + 1, sizeof *first, sw_cmp_double);
+    }
+    free(first);
     return best;
 }
 
