@@ -15,10 +15,10 @@ check_exit "sim --sweep runs six policies" 0 "$SLAQ" sim --sweep "$TR" \
   --orders-out "$TMP/orders.json" --json "$TMP/r1.json"
 "$SLAQ" sim --sweep "$TR" --slots 2 --orders 4 --kill-threshold 0.15 \
   --target 0.83 --policy pop,bandit,earlyterm,default,sh,hyperband \
-  --json "$TMP/r2.json" >"$TMP/out"
+  --json "$TMP/r2.json" >"$TMP/table"
 check "same orders, same results" cmp -s "$TMP/r1.json" "$TMP/r2.json"
 for p in pop bandit earlyterm default sh hyperband; do
-  check_grep "table has $p" "^$p " "$TMP/out"
+  check_grep "table has $p" "^$p " "$TMP/table"
 done
 check "results are JSON; default reaches the target in every order" \
   /usr/bin/python3 -c '
@@ -61,6 +61,28 @@ pop = [e for e in ev if e["policy"] == "pop" and e["ev"] == "epoch"]
 assert all(e["cls"] in ("promising", "opportunistic", "poor") for e in pop)
 assert all(e["cls"] != "promising" or e["p"] >= e["pstar"] for e in pop)
 ' "$TMP/tr.jsonl" "$TMP/r3.json"
+check "sweep-trace-summary.py: where the time to target goes" /usr/bin/python3 \
+  scripts/sweep-trace-summary.py "$TR" "$TMP/tr.jsonl" >"$TMP/ts.txt"
+check "sweep-trace-summary.py: Default's winner never waits; POP's time is \
+its start, its time alone and its waiting" /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[2]))["policies"]
+rows = {l.split()[0]: l.split() for l in open(sys.argv[1]).read().splitlines()[1:]}
+for pol in ("default", "pop", "bandit"):
+    if r[pol][1]["time_to_target"] == "inf":
+        assert pol not in rows, rows
+        continue
+    _, n, t, started, alone, waited, susp, share = rows[pol]
+    assert n == "1" and abs(float(t) - r[pol][1]["time_to_target"]) < 0.01, rows[pol]
+    assert abs(float(started) + float(alone) + float(waited) - float(t)) < 0.03, rows[pol]
+    assert float(alone) > 0.5, rows[pol]  # the start-up is counted
+d = rows["default"]
+assert float(d[5]) == 0 and float(d[6]) == 0, d
+' "$TMP/ts.txt" "$TMP/r3.json"
+printf '{"sweep":"x","epochs":2}\n{"id":99,"start_s":1,"epoch_s":[1,1],"metric":[0.1,0.2]}\n' >"$TMP/one.jsonl"
+check_exit "sweep-trace-summary.py: a trace of another sweep is an error" 1 \
+  /usr/bin/python3 scripts/sweep-trace-summary.py "$TMP/one.jsonl" "$TMP/tr.jsonl"
+check_grep "and says which configuration is missing" "not in .*one.jsonl" "$TMP/err"
 mkdir -p "$TMP/res" && cp "$TMP/r1.json" "$TMP/res/small-sim.json"
 check "sweep-targets.py: POP's ratios from the results" /usr/bin/python3 \
   scripts/sweep-targets.py "$TMP/res" --json "$TMP/tg.json" >"$TMP/tg.txt"
@@ -110,8 +132,8 @@ for k, o in enumerate(orders):
         assert x == "inf" or x >= b["orders"][k] - 1e-3, (pol, k, x, b["orders"][k])
 assert max(b["orders"]) > b["time_s"] + 1e-3, b  # the order matters
 ' "$TMP/r1.json" "$TR" "$TMP/orders.json"
-check_grep "the table has the bound row" "^bound  *4/4 " "$TMP/out"
-check_grep "and says what it bounds" "^bound: in each order, no policy that starts" "$TMP/out"
+check_grep "the table has the bound row" "^bound  *4/4 " "$TMP/table"
+check_grep "and says what it bounds" "^bound: in each order, no policy that starts" "$TMP/table"
 /usr/bin/python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
