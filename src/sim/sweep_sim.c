@@ -116,12 +116,6 @@ static double sw_alone(const sweep_trace *tr, double sign, double target,
     return INFINITY;
 }
 
-static int sw_cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 double sweep_sim_bound(const sweep_set *set, const size_t *order, size_t n,
                        size_t slots, double target, int maximize,
                        double start_scale, int *id, int *epoch)
@@ -140,30 +134,41 @@ double sweep_sim_bound(const sweep_set *set, const size_t *order, size_t n,
         }
         return best;
     }
-    /* first[0..j-1]: the first slot occupancy (start-up and first epoch) of
-     * the configurations before j, kept sorted. */
-    double *first = malloc((n ? n : 1) * sizeof *first);
-    if (!first)
+    /* Over the configurations before j: the sum of their first slot
+     * occupancies (start-up and first epoch), and the S - 1 largest of
+     * them (top[0..ntop-1], ascending, summing to intop). The j - S + 1
+     * smallest sum to the total less those. */
+    size_t keep = slots - 1, ntop = 0;
+    double *top = malloc((keep ? keep : 1) * sizeof *top), total = 0, intop = 0;
+    if (!top)
         return -1;
     for (size_t j = 0; j < n; j++) {
         const sweep_trace *tr = &set->v[order[j]];
         int e = -1;
-        double alone = sw_alone(tr, sign, target, start_scale, &e);
-        if (isfinite(alone)) {
-            double used = 0;
-            for (size_t k = 0; k + slots < j + 1; k++)
-                used += first[k];
-            double t = used / (double)slots + alone;
-            if (t < best) {
-                best = t;
-                *id = tr->id;
-                *epoch = e;
-            }
+        double t = (total - intop) / (double)slots +
+                   sw_alone(tr, sign, target, start_scale, &e);
+        if (t < best) {
+            best = t;
+            *id = tr->id;
+            *epoch = e;
         }
-        first[j] = start_scale * tr->start_s + (tr->n ? tr->epoch_s[0] : 0);
-        qsort(first, j + 1, sizeof *first, sw_cmp_double);
+        double x = start_scale * tr->start_s + (tr->n ? tr->epoch_s[0] : 0);
+        total += x;
+        if (keep == 0 || (ntop == keep && !(x > top[0])))
+            continue;
+        size_t at; /* x in its place; the smallest drops out when full */
+        if (ntop == keep) {
+            intop -= top[0];
+            for (at = 0; at + 1 < ntop && top[at + 1] < x; at++)
+                top[at] = top[at + 1];
+        } else {
+            for (at = ntop++; at > 0 && top[at - 1] > x; at--)
+                top[at] = top[at - 1];
+        }
+        top[at] = x;
+        intop += x;
     }
-    free(first);
+    free(top);
     return best;
 }
 
