@@ -100,6 +100,78 @@ void sweep_sim_order(size_t *order, size_t n, unsigned long seed, int k)
     }
 }
 
+/* Configuration tr's time alone to the target from its start (its
+ * start-up and epochs), and the epoch that reaches it; INFINITY if none. */
+static double sw_alone(const sweep_trace *tr, double sign, double target,
+                       double start_scale, int *epoch)
+{
+    double t = start_scale * tr->start_s;
+    for (size_t e = 0; e < tr->n; e++) {
+        t += tr->epoch_s[e];
+        if (sign * tr->metric[e] >= sign * target) {
+            *epoch = (int)e + 1;
+            return t;
+        }
+    }
+    return INFINITY;
+}
+
+double sweep_sim_bound(const sweep_set *set, const size_t *order, size_t n,
+                       size_t slots, double target, int maximize,
+                       double start_scale, int *id, int *epoch)
+{
+    double best = INFINITY, sign = maximize ? 1 : -1;
+    *id = *epoch = -1;
+    if (!order) {
+        for (size_t i = 0; i < set->n; i++) {
+            int e = -1;
+            double t = sw_alone(&set->v[i], sign, target, start_scale, &e);
+            if (t < best) {
+                best = t;
+                *id = set->v[i].id;
+                *epoch = e;
+            }
+        }
+        return best;
+    }
+    /* Over the configurations before j: the sum of their first slot
+     * occupancies (start-up and first epoch), and the S - 1 largest of
+     * them (top[0..ntop-1], ascending, summing to intop). The j - S + 1
+     * smallest sum to the total less those. */
+    size_t keep = slots - 1, ntop = 0;
+    double *top = malloc((keep ? keep : 1) * sizeof *top), total = 0, intop = 0;
+    if (!top)
+        return -1;
+    for (size_t j = 0; j < n; j++) {
+        const sweep_trace *tr = &set->v[order[j]];
+        int e = -1;
+        double t = (total - intop) / (double)slots +
+                   sw_alone(tr, sign, target, start_scale, &e);
+        if (t < best) {
+            best = t;
+            *id = tr->id;
+            *epoch = e;
+        }
+        double x = start_scale * tr->start_s + (tr->n ? tr->epoch_s[0] : 0);
+        total += x;
+        if (keep == 0 || (ntop == keep && !(x > top[0])))
+            continue;
+        size_t at; /* x in its place; the smallest drops out when full */
+        if (ntop == keep) {
+            intop -= top[0];
+            for (at = 0; at + 1 < ntop && top[at + 1] < x; at++)
+                top[at] = top[at + 1];
+        } else {
+            for (at = ntop++; at > 0 && top[at - 1] > x; at--)
+                top[at] = top[at - 1];
+        }
+        top[at] = x;
+        intop += x;
+    }
+    free(top);
+    return best;
+}
+
 int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
                   const sweep_sim_config *cfg, sweep_sim_result *res,
                   char *err, size_t errlen)

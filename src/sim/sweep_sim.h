@@ -52,6 +52,34 @@ int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
  * p, class or threshold.)
  */
 
+/*
+ * Lower bounds on a policy's time to target, from the traces alone.
+ *
+ * With order NULL, the bound for any policy: the earliest time at which
+ * some configuration, started alone at t = 0 and never suspended, reaches
+ * the target (start_scale times its start-up, then its epochs up to the
+ * first one at or beyond the target). A configuration's epochs cannot
+ * overlap and suspensions only add time, so no policy on any number of
+ * slots is faster.
+ *
+ * With order (the sweep's configuration j is trace order[j], n of them),
+ * the bound in that order for a policy that starts fresh configurations in
+ * the order given and decides only at epoch ends, as every slaq policy and
+ * the Optuna harness do: when configuration j starts, at most S - 1 of the
+ * j before it still hold a slot, so the others have each used a slot for
+ * at least their start-up and first epoch, and S slots have given at least
+ * the j - S + 1 smallest of those; configuration j cannot start before
+ * that sum / S, nor reach the target before then plus its own time alone.
+ *
+ * Returns INFINITY (id and epoch -1) when no configuration reaches the
+ * target; otherwise id is the trace id of the configuration that gives the
+ * bound and epoch the epoch at which it reaches the target. -1 with order
+ * set and out of memory.
+ */
+double sweep_sim_bound(const sweep_set *set, const size_t *order, size_t n,
+                       size_t slots, double target, int maximize,
+                       double start_scale, int *id, int *epoch);
+
 /* Fills order with permutation number k (k = 0: the recorded order) of
  * 0..n-1, from seed; the same (n, seed, k) always gives the same order. */
 void sweep_sim_order(size_t *order, size_t n, unsigned long seed, int k);

@@ -15,10 +15,10 @@ check_exit "sim --sweep runs six policies" 0 "$SLAQ" sim --sweep "$TR" \
   --orders-out "$TMP/orders.json" --json "$TMP/r1.json"
 "$SLAQ" sim --sweep "$TR" --slots 2 --orders 4 --kill-threshold 0.15 \
   --target 0.83 --policy pop,bandit,earlyterm,default,sh,hyperband \
-  --json "$TMP/r2.json" >"$TMP/out"
+  --json "$TMP/r2.json" >"$TMP/table"
 check "same orders, same results" cmp -s "$TMP/r1.json" "$TMP/r2.json"
 for p in pop bandit earlyterm default sh hyperband; do
-  check_grep "table has $p" "^$p " "$TMP/out"
+  check_grep "table has $p" "^$p " "$TMP/table"
 done
 check_grep "help names pop-keep" "pop-keep" "$TMP/help"
 "$SLAQ" sim --sweep "$TR" --slots 2 --orders 4 --kill-threshold 0.15 \
@@ -70,6 +70,28 @@ pop = [e for e in ev if e["policy"] == "pop" and e["ev"] == "epoch"]
 assert all(e["cls"] in ("promising", "opportunistic", "poor") for e in pop)
 assert all(e["cls"] != "promising" or e["p"] >= e["pstar"] for e in pop)
 ' "$TMP/tr.jsonl" "$TMP/r3.json"
+check "sweep-trace-summary.py: where the time to target goes" /usr/bin/python3 \
+  scripts/sweep-trace-summary.py "$TR" "$TMP/tr.jsonl" >"$TMP/ts.txt"
+check "sweep-trace-summary.py: Default's winner never waits; POP's time is \
+its start, its time alone and its waiting" /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[2]))["policies"]
+rows = {l.split()[0]: l.split() for l in open(sys.argv[1]).read().splitlines()[1:]}
+for pol in ("default", "pop", "bandit"):
+    if r[pol][1]["time_to_target"] == "inf":
+        assert pol not in rows, rows
+        continue
+    _, n, t, started, alone, waited, susp, share = rows[pol]
+    assert n == "1" and abs(float(t) - r[pol][1]["time_to_target"]) < 0.01, rows[pol]
+    assert abs(float(started) + float(alone) + float(waited) - float(t)) < 0.03, rows[pol]
+    assert float(alone) > 0.5, rows[pol]  # the start-up is counted
+d = rows["default"]
+assert float(d[5]) == 0 and float(d[6]) == 0, d
+' "$TMP/ts.txt" "$TMP/r3.json"
+printf '{"sweep":"x","epochs":2}\n{"id":99,"start_s":1,"epoch_s":[1,1],"metric":[0.1,0.2]}\n' >"$TMP/one.jsonl"
+check_exit "sweep-trace-summary.py: a trace of another sweep is an error" 1 \
+  /usr/bin/python3 scripts/sweep-trace-summary.py "$TMP/one.jsonl" "$TMP/tr.jsonl"
+check_grep "and says which configuration is missing" "not in .*one.jsonl" "$TMP/err"
 mkdir -p "$TMP/res" && cp "$TMP/r1.json" "$TMP/res/small-sim.json"
 check "sweep-targets.py: POP's ratios from the results" /usr/bin/python3 \
   scripts/sweep-targets.py "$TMP/res" --json "$TMP/tg.json" >"$TMP/tg.txt"
@@ -77,13 +99,64 @@ check "sweep-targets.py: the median ratio is POP's median over Bandit's" \
   /usr/bin/python3 -c '
 import json, math, statistics, sys
 r = json.load(open(sys.argv[1]))["policies"]
-t = json.load(open(sys.argv[2]))["small"]
+t = json.load(open(sys.argv[2]))["small"]["targets"]
 med = lambda p: statistics.median(math.inf if isinstance(x["time_to_target"], str)
                                   else x["time_to_target"] for x in r[p])
 assert len(t) == 3, t  # no Optuna results: three targets
 assert "bandit" in t[0]["target"] and abs(t[0]["ratio"] - med("pop") / med("bandit")) < 1e-9
 assert t[0]["met"] == (t[0]["ratio"] <= 0.62)
+assert abs(t[0]["needs"] - 0.62 * med("bandit")) < 1e-9 and "needs" not in t[2]
 ' "$TMP/r1.json" "$TMP/tg.json"
+check "the bounds: recomputed from the traces; no policy beats the bound of its order" \
+  /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+orders = json.load(open(sys.argv[3]))["orders"]
+cfg = {}
+for line in open(sys.argv[2]).read().splitlines()[1:]:
+    c = json.loads(line)
+    t, alone = c.get("start_s", 0), None
+    for e, (s, m) in enumerate(zip(c["epoch_s"], c["metric"])):
+        t += s
+        if m is not None and m >= 0.83:
+            alone = (t, e + 1)
+            break
+    cfg[c["id"]] = (c["start_s"] + c["epoch_s"][0], alone)
+best = min((a[0], i, a[1]) for i, (_, a) in cfg.items() if a)
+b = r["bound"]
+assert abs(b["time_s"] - best[0]) < 2e-3 and (b["id"], b["epoch"]) == best[1:], (b, best)
+assert b["time_s"] > 0.5, b  # the start-up is counted
+S = r["slots"]
+for k, o in enumerate(orders):
+    want, first = float("inf"), []
+    for j, i in enumerate(o):
+        if cfg[i][1]:
+            used = sum(sorted(first)[:max(0, j - S + 1)])
+            want = min(want, used / S + cfg[i][1][0])
+        first.append(cfg[i][0])
+    assert abs(b["orders"][k] - want) < 2e-3, (k, b["orders"][k], want)
+    assert b["orders"][k] >= b["time_s"] - 1e-3
+    for pol, runs in r["policies"].items():
+        x = runs[k]["time_to_target"]
+        assert x == "inf" or x >= b["orders"][k] - 1e-3, (pol, k, x, b["orders"][k])
+assert max(b["orders"]) > b["time_s"] + 1e-3, b  # the order matters
+' "$TMP/r1.json" "$TR" "$TMP/orders.json"
+check_grep "the table has the bound row" "^bound  *4/4 " "$TMP/table"
+check_grep "and says what it bounds" "^bound: in each order, no policy that starts" "$TMP/table"
+/usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+r["bound"]["orders"] = [1e6] * len(r["bound"]["orders"])
+json.dump(r, open(sys.argv[2], "w"))
+' "$TMP/r1.json" "$TMP/res/high-sim.json"
+/usr/bin/python3 scripts/sweep-targets.py "$TMP/res" high --json "$TMP/tg2.json" >"$TMP/tg2.txt"
+check "sweep-targets.py: a median target below the bound is marked impossible" \
+  /usr/bin/python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["high"]["targets"]
+assert [x.get("possible") for x in t] == [False, False, None], t
+' "$TMP/tg2.json"
+check_grep "sweep-targets.py says no policy can" "below the bound: no policy can" "$TMP/tg2.txt"
 check_exit "trace order out of range" 2 "$SLAQ" sim --sweep "$TR" --orders 4 \
   --trace "$TMP/tr2.jsonl" --trace-order 4
 
