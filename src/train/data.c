@@ -448,10 +448,16 @@ int train_data_friedman1(size_t n, unsigned seed, struct train_data *out,
         snprintf(err, errlen, "friedman1: need at least one row");
         return -1;
     }
+    out->x = calloc(n, 10 * sizeof(double));
+    out->y = calloc(n, sizeof(double));
+    if (!out->x || !out->y) {
+        snprintf(err, errlen, "friedman1: out of memory for %zu rows of 10 "
+                 "features", n);
+        train_data_free(out);
+        return -1;
+    }
     out->n = n;
     out->d = 10;
-    out->x = train_xcalloc(n * 10, sizeof(double));
-    out->y = train_xcalloc(n, sizeof(double));
     for (size_t i = 0; i < n; i++) {
         double *x = out->x + i * 10;
         for (int j = 0; j < 10; j++)
@@ -753,7 +759,17 @@ int train_data_split(struct train_data *tr, double fraction, unsigned seed,
         return -1;
     }
     uint64_t s = 0x5a11da7eULL + seed;
-    char *pick = train_xcalloc(tr->n, 1);
+    char *pick = calloc(tr->n, 1);
+    val->x = calloc(nv, tr->d * sizeof *val->x);
+    val->y = calloc(nv, sizeof *val->y);
+    if (!pick || !val->x || !val->y) {
+        snprintf(err, errlen, "--validation %g: out of memory for %zu rows of "
+                 "%zu features", fraction, nv, tr->d);
+        free(pick);
+        train_data_free(val);
+        return -1;
+    }
+    double *vx = val->x, *vy = val->y;
     for (size_t got = 0; got < nv;) { /* rejection: nv < n */
         size_t i = (size_t)(train_rand_uniform(&s) * (double)tr->n);
         if (i < tr->n && !pick[i]) {
@@ -763,8 +779,8 @@ int train_data_split(struct train_data *tr, double fraction, unsigned seed,
     }
     *val = *tr;
     val->n = nv;
-    val->x = train_xcalloc(nv * tr->d, sizeof *val->x);
-    val->y = train_xcalloc(nv, sizeof *val->y);
+    val->x = vx;
+    val->y = vy;
     size_t a = 0, b = 0;
     for (size_t i = 0; i < tr->n; i++) {
         if (pick[i]) {
