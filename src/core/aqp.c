@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "util.h"
 
 /* ------------------------------------------------------- progress metric */
 
@@ -61,11 +62,9 @@ int slaq_progress_add(slaq_progress *p, const double *x, size_t n)
         p->k = n;
     }
     if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 64;
-        double *v = realloc(p->p, cap * sizeof *v);
-        if (!v)
+        size_t cap = grow_cap(p->cap, p->n + 1, 64);
+        if (!cap || GROW_ARRAY(p->p, cap))
             return SLAQ_ENOMEM;
-        p->p = v;
         p->cap = cap;
     }
     double sum = 0;
@@ -379,14 +378,8 @@ int slaq_query_add(slaq_query *q, uint64_t batch, const double *x, size_t n,
     if (!(cpu_s >= 0) || !isfinite(cpu_s))
         return SLAQ_EINVAL;
     if (q->prog->n == q->cap) {
-        size_t cap = q->cap ? 2 * q->cap : 64;
-        double *v = realloc(q->cost, cap * sizeof *v);
-        if (v)
-            q->cost = v;
-        double *u = realloc(q->num, cap * sizeof *u);
-        if (u)
-            q->num = u;
-        if (!v || !u)
+        size_t cap = grow_cap(q->cap, q->prog->n + 1, 64);
+        if (!cap || GROW_ARRAY(q->cost, cap) || GROW_ARRAY(q->num, cap))
             return SLAQ_ENOMEM;
         q->cap = cap;
     }
@@ -534,7 +527,8 @@ int slaq_eval_query(const slaq_query_opts *opts, const double *est,
         return opts ? SLAQ_EINVAL : SLAQ_ENOMEM;
     /* P of the whole recording, to compare predictions with. */
     slaq_progress *all = slaq_progress_new();
-    double *err = malloc((B + 1) * sizeof *err);
+    double *err = B < SIZE_MAX / sizeof *err ? calloc(B + 1, sizeof *err)
+                                              : NULL;
     int rc = all && err ? SLAQ_OK : SLAQ_ENOMEM;
     for (size_t i = 1; i <= B && !rc; i++)
         rc = slaq_progress_add(all, est + (i - 1) * K, K);

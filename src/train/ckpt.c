@@ -132,26 +132,6 @@ int train_ckpt_save(struct train_job *job, char *err, size_t errlen)
     return 0;
 }
 
-/* Grows the job's per-iteration arrays to hold iterations 0..iters. */
-static void ckpt_reserve(struct train_job *job, int iters)
-{
-    size_t want = (size_t)iters + 2;
-    if (want <= job->cap)
-        return;
-    size_t cap = job->cap ? job->cap : 64;
-    while (cap < want)
-        cap *= 2;
-    job->loss = realloc(job->loss, cap * sizeof *job->loss);
-    job->iter_cpu = realloc(job->iter_cpu, cap * sizeof *job->iter_cpu);
-    job->epoch_metric = realloc(job->epoch_metric,
-                                cap * sizeof *job->epoch_metric);
-    if (!job->loss || !job->iter_cpu || !job->epoch_metric) {
-        fprintf(stderr, "slaq-train: out of memory\n");
-        exit(1);
-    }
-    job->cap = cap;
-}
-
 int train_ckpt_load(struct train_job *job, const char *path, char *err,
                     size_t errlen)
 {
@@ -200,7 +180,11 @@ int train_ckpt_load(struct train_job *job, const char *path, char *err,
                  (int)h.iters);
         goto out;
     }
-    ckpt_reserve(job, h.iters);
+    if (train_job_reserve(job, (size_t)h.iters + 2) < 0) {
+        snprintf(err, errlen, "--resume %s: out of memory for the history "
+                 "of %d iterations", path, (int)h.iters);
+        goto out;
+    }
     size_t n = (size_t)h.iters;
     double tot[4];
     struct ckpt_io io = {.f = f};

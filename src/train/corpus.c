@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "train/train.h"
 
 static const char *const corpus_stop[] = {
@@ -53,10 +54,17 @@ static uint64_t corpus_hash(const char *s, size_t len)
     return h;
 }
 
-static void dict_grow(struct dict *d)
+/* Doubles the table. -1 when memory runs out, with the table as it was
+ * (arrays that did grow only have room to spare). */
+static int dict_grow(struct dict *d)
 {
-    size_t cap = d->cap ? d->cap * 2 : 1 << 14;
-    size_t *slot = train_xcalloc(cap, sizeof *slot);
+    size_t cap = grow_cap(d->cap, d->cap + 1, 1 << 14);
+    size_t *slot = cap ? calloc(cap, sizeof *slot) : NULL;
+    if (!slot || GROW_ARRAY(d->word, cap) < 0 || GROW_ARRAY(d->df, cap) < 0 ||
+        GROW_ARRAY(d->last_doc, cap) < 0) {
+        free(slot);
+        return -1;
+    }
     for (size_t i = 0; i < d->cap; i++) {
         if (!d->slot[i])
             continue;
@@ -69,20 +77,15 @@ static void dict_grow(struct dict *d)
     free(d->slot);
     d->slot = slot;
     d->cap = cap;
-    d->word = realloc(d->word, cap * sizeof *d->word);
-    d->df = realloc(d->df, cap * sizeof *d->df);
-    d->last_doc = realloc(d->last_doc, cap * sizeof *d->last_doc);
-    if (!d->word || !d->df || !d->last_doc) {
-        fprintf(stderr, "slaq-train: out of memory\n");
-        exit(1);
-    }
+    return 0;
 }
 
-/* Returns the id of word s[0..len), adding it if new. */
+/* Returns the id of word s[0..len), adding it if new; (size_t)-1 when
+ * memory runs out. */
 static size_t dict_id(struct dict *d, const char *s, size_t len)
 {
-    if (2 * (d->n + 1) > d->cap)
-        dict_grow(d);
+    if (2 * (d->n + 1) > d->cap && dict_grow(d) < 0)
+        return (size_t)-1;
     size_t h = corpus_hash(s, len) & (d->cap - 1);
     while (d->slot[h]) {
         const char *w = d->word[d->slot[h] - 1];
@@ -90,7 +93,9 @@ static size_t dict_id(struct dict *d, const char *s, size_t len)
             return d->slot[h] - 1;
         h = (h + 1) & (d->cap - 1);
     }
-    char *w = train_xcalloc(len + 1, 1);
+    char *w = calloc(len + 1, 1);
+    if (!w)
+        return (size_t)-1;
     memcpy(w, s, len);
     d->word[d->n] = w;
     d->df[d->n] = 0;
@@ -117,11 +122,15 @@ struct docs {
     size_t nseen, seencap;
 };
 
-static bool docs_seen(struct docs *ds, uint64_t h)
+/* 1 when a document with text hash h was seen before, 0 (and h recorded)
+ * when not, -1 when the table cannot grow. */
+static int docs_seen(struct docs *ds, uint64_t h)
 {
     if (2 * (ds->nseen + 1) > ds->seencap) {
-        size_t cap = ds->seencap ? ds->seencap * 2 : 1 << 14;
-        uint64_t *t = train_xcalloc(cap, sizeof *t);
+        size_t cap = grow_cap(ds->seencap, ds->seencap + 1, 1 << 14);
+        uint64_t *t = cap ? calloc(cap, sizeof *t) : NULL;
+        if (!t)
+            return -1;
         for (size_t i = 0; i < ds->seencap; i++)
             if (ds->seen[i]) {
                 size_t j = ds->seen[i] & (cap - 1);
@@ -137,12 +146,12 @@ static bool docs_seen(struct docs *ds, uint64_t h)
     size_t j = h & (ds->seencap - 1);
     while (ds->seen[j]) {
         if (ds->seen[j] == h)
-            return true;
+            return 1;
         j = (j + 1) & (ds->seencap - 1);
     }
     ds->seen[j] = h;
     ds->nseen++;
-    return false;
+    return 0;
 }
 
 static bool corpus_is_stop(const char *w, size_t len)
@@ -153,18 +162,19 @@ static bool corpus_is_stop(const char *w, size_t len)
     return false;
 }
 
-/* Adds one document's text. */
-static void docs_add(struct docs *ds, struct dict *d, const char *text, size_t len)
+/* Adds one document's text. -1 when memory runs out (the load fails). */
+static int docs_add(struct docs *ds, struct dict *d, const char *text, size_t len)
 {
-    if (len == 0 || docs_seen(ds, corpus_hash(text, len)))
-        return;
+    if (len == 0)
+        return 0;
+    int seen = docs_seen(ds, corpus_hash(text, len));
+    if (seen)
+        return seen < 0 ? -1 : 0;
     if (ds->n + 2 > ds->cap) {
-        ds->cap = ds->cap ? ds->cap * 2 : 4096;
-        ds->off = realloc(ds->off, ds->cap * sizeof *ds->off);
-        if (!ds->off) {
-            fprintf(stderr, "slaq-train: out of memory\n");
-            exit(1);
-        }
+        size_t cap = grow_cap(ds->cap, ds->n + 2, 4096);
+        if (!cap || GROW_ARRAY(ds->off, cap) < 0)
+            return -1;
+        ds->cap = cap;
     }
     if (ds->n == 0)
         ds->off[0] = 0;
@@ -183,38 +193,44 @@ static void docs_add(struct docs *ds, struct dict *d, const char *text, size_t l
         if (wl < 3 || wl > sizeof w || corpus_is_stop(w, wl))
             continue;
         size_t id = dict_id(d, w, wl);
+        if (id == (size_t)-1)
+            return -1;
         if (d->last_doc[id] != ds->n) {
             d->last_doc[id] = ds->n;
             d->df[id]++;
         }
         if (ds->ntok == ds->tokcap) {
-            ds->tokcap = ds->tokcap ? ds->tokcap * 2 : 1 << 16;
-            ds->tok = realloc(ds->tok, ds->tokcap * sizeof *ds->tok);
-            if (!ds->tok) {
-                fprintf(stderr, "slaq-train: out of memory\n");
-                exit(1);
-            }
+            size_t cap = grow_cap(ds->tokcap, ds->ntok + 1, 1 << 16);
+            if (!cap || GROW_ARRAY(ds->tok, cap) < 0)
+                return -1;
+            ds->tokcap = cap;
         }
         ds->tok[ds->ntok++] = id;
     }
     ds->off[++ds->n] = ds->ntok;
+    return 0;
 }
 
 /* Reads documents from a control-format stream: one per stanza, the text
  * of its Description field (summary and any long description) and its Tag
  * field (debtags such as "use::editing, works-with::text"). Debian's package
  * lists carry only the one-line summary of most packages; the tags roughly
- * double what each document says about its package. */
-static void read_control(FILE *f, struct docs *ds, struct dict *d)
+ * double what each document says about its package. -1 when memory runs
+ * out. */
+static int read_control(FILE *f, struct docs *ds, struct dict *d)
 {
     char *line = NULL, *doc = NULL;
     size_t cap = 0, dlen = 0, dcap = 0;
     ssize_t len;
     bool in_field = false;
+    int rc = 0;
     for (;;) {
         len = getline(&line, &cap, f);
         if (len <= 0 || line[0] == '\n') {
-            docs_add(ds, d, doc, dlen);
+            if (docs_add(ds, d, doc, dlen) < 0) {
+                rc = -1;
+                break;
+            }
             dlen = 0;
             in_field = false;
             if (len < 0)
@@ -235,28 +251,32 @@ static void read_control(FILE *f, struct docs *ds, struct dict *d)
             continue;
         size_t tl = strlen(text);
         if (dlen + tl + 1 > dcap) {
-            dcap = (dlen + tl + 1) * 2;
-            doc = realloc(doc, dcap);
-            if (!doc) {
-                fprintf(stderr, "slaq-train: out of memory\n");
-                exit(1);
+            size_t c = (dlen + tl + 1) * 2;
+            if (GROW_ARRAY(doc, c) < 0) {
+                rc = -1;
+                break;
             }
+            dcap = c;
         }
         memcpy(doc + dlen, text, tl);
         dlen += tl;
     }
     free(line);
     free(doc);
+    return rc;
 }
 
-static void read_lines(FILE *f, struct docs *ds, struct dict *d)
+/* One document per line. -1 when memory runs out. */
+static int read_lines(FILE *f, struct docs *ds, struct dict *d)
 {
     char *line = NULL;
     size_t cap = 0;
     ssize_t len;
-    while ((len = getline(&line, &cap, f)) >= 0)
-        docs_add(ds, d, line, (size_t)len);
+    int rc = 0;
+    while (rc == 0 && (len = getline(&line, &cap, f)) >= 0)
+        rc = docs_add(ds, d, line, (size_t)len);
     free(line);
+    return rc;
 }
 
 static const struct dict *sort_dict;
@@ -274,25 +294,23 @@ static int cmp_int(const void *a, const void *b)
     return *(const int *)a - *(const int *)b;
 }
 
-static void corpus_add_doc(struct train_corpus *c, const int *ids, size_t n,
-                           size_t *cap)
+/* Appends a document (its sorted vocabulary ids) as (word, count) runs.
+ * -1 when memory runs out, with c as it was. */
+static int corpus_add_doc(struct train_corpus *c, const int *ids, size_t n,
+                          size_t *cap)
 {
     if (c->n_docs + 2 > *cap) {
-        *cap = *cap ? *cap * 2 : 1024;
-        c->off = realloc(c->off, *cap * sizeof *c->off);
-        if (!c->off) {
-            fprintf(stderr, "slaq-train: out of memory\n");
-            exit(1);
-        }
+        size_t nc = grow_cap(*cap, c->n_docs + 2, 1024);
+        if (!nc || GROW_ARRAY(c->off, nc) < 0)
+            return -1;
+        *cap = nc;
         c->off[0] = c->n_docs ? c->off[0] : 0;
     }
     size_t o = c->off[c->n_docs];
-    c->word = realloc(c->word, (o + n) * sizeof *c->word);
-    c->cnt = realloc(c->cnt, (o + n) * sizeof *c->cnt);
-    if (!c->word || !c->cnt) {
-        fprintf(stderr, "slaq-train: out of memory\n");
-        exit(1);
-    }
+    /* Sized exactly (n is an upper bound on the runs): no spare capacity
+     * to track. */
+    if (GROW_ARRAY(c->word, o + n) < 0 || GROW_ARRAY(c->cnt, o + n) < 0)
+        return -1;
     for (size_t i = 0; i < n;) {
         size_t j = i;
         while (j < n && ids[j] == ids[i])
@@ -303,6 +321,7 @@ static void corpus_add_doc(struct train_corpus *c, const int *ids, size_t n,
         i = j;
     }
     c->off[++c->n_docs] = o;
+    return 0;
 }
 
 int train_corpus_load(const char *path, const char *format, size_t vocab_cap,
@@ -334,15 +353,18 @@ int train_corpus_load(const char *path, const char *format, size_t vocab_cap,
             return -1;
         }
     }
-    if (lines)
-        read_lines(f, &ds, &d);
-    else
-        read_control(f, &ds, &d);
+    const char *src = path ? path : "apt-cache dumpavail";
+    int rd = lines ? read_lines(f, &ds, &d) : read_control(f, &ds, &d);
     if (path)
         fclose(f);
-    else if (pclose(f) != 0 && ds.n == 0) {
+    else if (pclose(f) != 0 && ds.n == 0 && rd == 0) {
         snprintf(err, errlen, "apt-cache dumpavail failed (is this Debian, with "
                               "package lists from apt-get update?)");
+        goto out;
+    }
+    if (rd < 0) {
+        snprintf(err, errlen, "%s: out of memory reading document %zu (%zu "
+                 "words, %zu tokens so far)", src, ds.n + 1, d.n, ds.ntok);
         goto out;
     }
 
@@ -358,11 +380,12 @@ int train_corpus_load(const char *path, const char *format, size_t vocab_cap,
     for (size_t i = 0; i < d.n; i++)
         map[i] = -1;
     train->vocab = train_xcalloc(nv ? nv : 1, sizeof *train->vocab);
-    for (size_t v = 0; v < nv; v++) {
-        map[order[v]] = (int)v;
-        train->vocab[v] = strdup(d.word[order[v]]);
-    }
     train->n_vocab = heldout->n_vocab = nv;
+    bool oom = false;
+    for (size_t v = 0; v < nv && !oom; v++) {
+        map[order[v]] = (int)v;
+        oom = !(train->vocab[v] = strdup(d.word[order[v]]));
+    }
     free(order);
 
     /* Documents, evenly spaced if there are more than max_docs. */
@@ -370,16 +393,15 @@ int train_corpus_load(const char *path, const char *format, size_t vocab_cap,
     size_t tcap = 0, hcap = 0, kept = 0;
     int *ids = NULL;
     size_t idcap = 0;
-    for (size_t j = 0; j < keep; j++) {
+    for (size_t j = 0; j < keep && !oom; j++) {
         size_t doc = keep == ds.n ? j : (size_t)((double)j * (double)ds.n / (double)keep);
         size_t n = 0, len = ds.off[doc + 1] - ds.off[doc];
         if (len > idcap) {
-            idcap = len * 2;
-            ids = realloc(ids, idcap * sizeof *ids);
-            if (!ids) {
-                fprintf(stderr, "slaq-train: out of memory\n");
-                exit(1);
+            if (GROW_ARRAY(ids, len * 2) < 0) {
+                oom = true;
+                break;
             }
+            idcap = len * 2;
         }
         for (size_t t = ds.off[doc]; t < ds.off[doc + 1]; t++)
             if (map[ds.tok[t]] >= 0)
@@ -388,16 +410,21 @@ int train_corpus_load(const char *path, const char *format, size_t vocab_cap,
             continue;
         qsort(ids, n, sizeof *ids, cmp_int);
         if (kept++ % 10 == 9)
-            corpus_add_doc(heldout, ids, n, &hcap);
+            oom = corpus_add_doc(heldout, ids, n, &hcap) < 0;
         else
-            corpus_add_doc(train, ids, n, &tcap);
+            oom = corpus_add_doc(train, ids, n, &tcap) < 0;
     }
     free(ids);
     free(map);
+    if (oom) {
+        snprintf(err, errlen, "%s: out of memory building the corpus of %zu "
+                 "documents (%zu words in the vocabulary)", src, keep, nv);
+        goto out;
+    }
     if (train->n_docs < 2) {
         snprintf(err, errlen, "%s: only %zu documents with 5 or more vocabulary "
                               "words; LDA needs more text",
-                 path ? path : "apt-cache dumpavail", train->n_docs);
+                 src, train->n_docs);
         goto out;
     }
     rc = 0;

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "core/util.h"
 #include "train/train.h"
 
 /* Where Debian's dataset-fashion-mnist package puts the files. */
@@ -120,15 +121,20 @@ int train_data_read_idx(const char *images, const char *labels,
                  images, di[0], di[1], di[2]);
         goto err;
     }
-    buf = train_xcalloc(out->n * out->d, 1);
+    buf = malloc(out->n * out->d);
+    out->x = calloc(out->n * out->d, sizeof(double));
+    out->y = calloc(out->n, sizeof(double));
+    if (!buf || !out->x || !out->y) {
+        snprintf(err, errlen, "%s: out of memory for %zu images of %zu pixels",
+                 images, out->n, out->d);
+        goto err;
+    }
     if (idx_read(gi, images, &oi, buf, out->n * out->d, "pixels", err, errlen) < 0)
         goto err;
-    out->x = train_xcalloc(out->n * out->d, sizeof(double));
     for (size_t i = 0; i < out->n * out->d; i++)
         out->x[i] = buf[i] / 255.0;
     if (idx_read(gl, labels, &ol, buf, out->n, "labels", err, errlen) < 0)
         goto err;
-    out->y = train_xcalloc(out->n, sizeof(double));
     int maxc = 0;
     for (size_t i = 0; i < out->n; i++) {
         out->y[i] = buf[i];
@@ -158,21 +164,22 @@ struct rows {
     size_t n, d, cap;
 };
 
-static void rows_add(struct rows *r, const double *feat, size_t d, double label)
+/* Appends one row (d <= r->d features, the rest zero). -1 when the arrays
+ * cannot grow, with the rows read so far kept. */
+static int rows_add(struct rows *r, const double *feat, size_t d, double label)
 {
     if (r->n == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 1024;
-        r->x = realloc(r->x, r->cap * r->d * sizeof(double));
-        r->y = realloc(r->y, r->cap * sizeof(double));
-        if (!r->x || !r->y) {
-            fprintf(stderr, "slaq-train: out of memory\n");
-            exit(1);
-        }
+        size_t cap = grow_cap(r->cap, r->n + 1, 1024);
+        if (!cap || (r->d && cap > SIZE_MAX / r->d) ||
+            GROW_ARRAY(r->x, cap * r->d) < 0 || GROW_ARRAY(r->y, cap) < 0)
+            return -1;
+        r->cap = cap;
     }
     memcpy(r->x + r->n * r->d, feat, d * sizeof(double));
     for (size_t j = d; j < r->d; j++)
         r->x[r->n * r->d + j] = 0;
     r->y[r->n++] = label;
+    return 0;
 }
 
 /* Parses a finite number from s (up to `end`); NaN and infinities are
@@ -213,11 +220,11 @@ int train_data_read_libsvm(const char *path, size_t min_d,
         if (*p == '\0' || *p == '#')
             continue;
         if (nrows + 1 >= rcap) {
-            rcap = rcap ? rcap * 2 : 1024;
-            rstart = realloc(rstart, rcap * sizeof *rstart);
-            lab = realloc(lab, rcap * sizeof *lab);
-            if (!rstart || !lab)
+            /* Room for this row and the end mark rstart[nrows]. */
+            size_t c = grow_cap(rcap, nrows + 2, 1024);
+            if (!c || GROW_ARRAY(rstart, c) < 0 || GROW_ARRAY(lab, c) < 0)
                 goto oom;
+            rcap = c;
         }
         double v;
         size_t used = parse_finite(p, &v);
@@ -267,11 +274,10 @@ int train_data_read_libsvm(const char *path, size_t min_d,
             }
             p += used;
             if (nent == entcap) {
-                entcap = entcap ? entcap * 2 : 4096;
-                ridx = realloc(ridx, entcap * sizeof *ridx);
-                rval = realloc(rval, entcap * sizeof *rval);
-                if (!ridx || !rval)
+                size_t c = grow_cap(entcap, nent + 1, 4096);
+                if (!c || GROW_ARRAY(ridx, c) < 0 || GROW_ARRAY(rval, c) < 0)
                     goto oom;
+                entcap = c;
             }
             ridx[nent] = (size_t)ix - 1;
             rval[nent++] = v;
@@ -290,10 +296,18 @@ int train_data_read_libsvm(const char *path, size_t min_d,
         goto err;
     }
     rstart[nrows] = nent;
+    if (d <= SIZE_MAX / sizeof(double)) {
+        out->x = calloc(nrows, (d ? d : 1) * sizeof(double));
+        out->y = calloc(nrows, sizeof(double));
+    }
+    if (!out->x || !out->y) {
+        snprintf(err, errlen, "%s: out of memory for %zu rows of %zu features",
+                 path, nrows, d);
+        train_data_free(out);
+        goto err;
+    }
     out->n = nrows;
     out->d = d;
-    out->x = train_xcalloc(nrows * d, sizeof(double));
-    out->y = train_xcalloc(nrows, sizeof(double));
     for (size_t i = 0; i < nrows; i++) {
         out->y[i] = lab[i];
         for (size_t e = rstart[i]; e < rstart[i + 1]; e++)
@@ -307,7 +321,8 @@ int train_data_read_libsvm(const char *path, size_t min_d,
     fclose(f);
     return 0;
 oom:
-    snprintf(err, errlen, "%s: out of memory at line %zu", path, lineno);
+    snprintf(err, errlen, "%s: out of memory at line %zu (%zu rows read)",
+             path, lineno, nrows);
 err:
     free(ridx);
     free(rval);
@@ -363,7 +378,9 @@ int train_data_read_csv(const char *path, int label_col, struct train_data *out,
                          path, lineno, label_col + 1, ncol);
                 goto err;
             }
-            vals = train_xcalloc(ncol, sizeof(double));
+            vals = calloc(ncol, sizeof(double));
+            if (!vals)
+                goto oom;
             r.d = ncol - 1;
             if (!used && lineno == 1)
                 continue; /* a header line */
@@ -393,7 +410,8 @@ int train_data_read_csv(const char *path, int label_col, struct train_data *out,
         size_t lc = label_col < 0 ? ncol - 1 : (size_t)label_col;
         double label = vals[lc];
         memmove(vals + lc, vals + lc + 1, (ncol - 1 - lc) * sizeof(double));
-        rows_add(&r, vals, ncol - 1, label);
+        if (rows_add(&r, vals, ncol - 1, label) < 0)
+            goto oom;
     }
     if (r.n == 0) {
         snprintf(err, errlen, "%s: no data rows", path);
@@ -407,6 +425,9 @@ int train_data_read_csv(const char *path, int label_col, struct train_data *out,
     free(line);
     fclose(f);
     return 0;
+oom:
+    snprintf(err, errlen, "%s: out of memory at line %zu (%zu rows read)",
+             path, lineno, r.n);
 err:
     free(r.x);
     free(r.y);
@@ -427,10 +448,16 @@ int train_data_friedman1(size_t n, unsigned seed, struct train_data *out,
         snprintf(err, errlen, "friedman1: need at least one row");
         return -1;
     }
+    out->x = calloc(n, 10 * sizeof(double));
+    out->y = calloc(n, sizeof(double));
+    if (!out->x || !out->y) {
+        snprintf(err, errlen, "friedman1: out of memory for %zu rows of 10 "
+                 "features", n);
+        train_data_free(out);
+        return -1;
+    }
     out->n = n;
     out->d = 10;
-    out->x = train_xcalloc(n * 10, sizeof(double));
-    out->y = train_xcalloc(n, sizeof(double));
     for (size_t i = 0; i < n; i++) {
         double *x = out->x + i * 10;
         for (int j = 0; j < 10; j++)
@@ -732,7 +759,17 @@ int train_data_split(struct train_data *tr, double fraction, unsigned seed,
         return -1;
     }
     uint64_t s = 0x5a11da7eULL + seed;
-    char *pick = train_xcalloc(tr->n, 1);
+    char *pick = calloc(tr->n, 1);
+    val->x = calloc(nv, tr->d * sizeof *val->x);
+    val->y = calloc(nv, sizeof *val->y);
+    if (!pick || !val->x || !val->y) {
+        snprintf(err, errlen, "--validation %g: out of memory for %zu rows of "
+                 "%zu features", fraction, nv, tr->d);
+        free(pick);
+        train_data_free(val);
+        return -1;
+    }
+    double *vx = val->x, *vy = val->y;
     for (size_t got = 0; got < nv;) { /* rejection: nv < n */
         size_t i = (size_t)(train_rand_uniform(&s) * (double)tr->n);
         if (i < tr->n && !pick[i]) {
@@ -742,8 +779,8 @@ int train_data_split(struct train_data *tr, double fraction, unsigned seed,
     }
     *val = *tr;
     val->n = nv;
-    val->x = train_xcalloc(nv * tr->d, sizeof *val->x);
-    val->y = train_xcalloc(nv, sizeof *val->y);
+    val->x = vx;
+    val->y = vy;
     size_t a = 0, b = 0;
     for (size_t i = 0; i < tr->n; i++) {
         if (pick[i]) {

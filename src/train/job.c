@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/util.h"
 #include "train/train.h"
 
 double train_cpu_seconds(void)
@@ -43,21 +44,32 @@ static void job_read_allocation(struct train_job *job)
     job->n_workers = n;
 }
 
-static void job_push_loss(struct train_job *job, double loss)
+int train_job_reserve(struct train_job *job, size_t n)
 {
-    if ((size_t)job->iters + 1 >= job->cap) {
-        job->cap = job->cap ? job->cap * 2 : 64;
-        job->loss = realloc(job->loss, job->cap * sizeof *job->loss);
-        job->iter_cpu = realloc(job->iter_cpu, job->cap * sizeof *job->iter_cpu);
-        job->epoch_metric = realloc(job->epoch_metric,
-                                    job->cap * sizeof *job->epoch_metric);
-        if (!job->loss || !job->iter_cpu || !job->epoch_metric) {
-            fprintf(stderr, "slaq-train: out of memory\n");
-            exit(1);
-        }
+    size_t cap = grow_cap(job->cap, n, 64);
+    if (cap == job->cap)
+        return 0;
+    /* Each array keeps its contents whether or not the others grow; the
+     * capacity counts only once all three hold it. */
+    if (!cap || GROW_ARRAY(job->loss, cap) < 0 ||
+        GROW_ARRAY(job->iter_cpu, cap) < 0 ||
+        GROW_ARRAY(job->epoch_metric, cap) < 0)
+        return -1;
+    job->cap = cap;
+    return 0;
+}
+
+/* Stores loss[iters] and makes room for the next iteration's. -1 when that
+ * room cannot be had; loss[iters] is stored whenever it fits (always after
+ * the first: every earlier call left room for one more). */
+static int job_push_loss(struct train_job *job, double loss)
+{
+    int rc = train_job_reserve(job, (size_t)job->iters + 2);
+    if ((size_t)job->iters < job->cap) {
+        job->loss[job->iters] = loss;
+        job->epoch_metric[job->iters] = NAN;
     }
-    job->loss[job->iters] = loss;
-    job->epoch_metric[job->iters] = NAN;
+    return rc;
 }
 
 /* The per-iteration metric: the algorithm's evaluation on the validation
@@ -99,7 +111,10 @@ static double job_eval(struct train_job *job)
 int train_job_start(struct train_job *job, double loss0)
 {
     job->iters = 0;
-    job_push_loss(job, loss0);
+    if (job_push_loss(job, loss0) < 0) {
+        job->out_of_memory = true;
+        return -1;
+    }
     double m = job_eval(job);
     if (!job->quiet) {
         printf("iter=0 loss=%.10g workers=%d", loss0, job->n_workers);
@@ -138,7 +153,8 @@ bool train_job_iterate(struct train_job *job, double loss)
 
     job->iter_cpu[job->iters] = dcpu;
     job->iters++;
-    job_push_loss(job, loss);
+    if (job_push_loss(job, loss) < 0)
+        job->out_of_memory = true;
     job->cpu_total += dcpu;
     job->wall_total += dwall;
 
@@ -166,7 +182,9 @@ bool train_job_iterate(struct train_job *job, double loss)
     if (drop > job->best_drop)
         job->best_drop = drop;
 
-    if (!isfinite(loss))
+    if (job->out_of_memory)
+        job->stop_reason = "out-of-memory";
+    else if (!isfinite(loss))
         job->stop_reason = "diverged";
     else if (train_sched_should_stop(job->sched))
         job->stop_reason = "slaq";
@@ -302,8 +320,9 @@ int train_job_run(struct train_job *job, char *err, size_t len)
         if (train_ckpt_load(job, job->resume_path, err, len) < 0)
             return 2;
         train_job_resume(job);
-    } else {
-        train_job_start(job, loss0);
+    } else if (train_job_start(job, loss0) < 0) {
+        snprintf(err, len, "out of memory for the loss history");
+        return 1;
     }
     if (job->algo->run) {
         if (job->algo->run(job, err, len) < 0)
@@ -316,6 +335,11 @@ int train_job_run(struct train_job *job, char *err, size_t len)
             if (train_job_iterate(job, loss))
                 break;
         }
+    }
+    if (job->out_of_memory) {
+        snprintf(err, len, "out of memory growing the loss history after "
+                 "iteration %d (%zu iterations held)", job->iters, job->cap);
+        return 1;
     }
     return job->algo->evaluate(job, err, len) < 0 ? 1 : 0;
 }

@@ -253,6 +253,7 @@ struct train_job {
     double cpu_mark, wall_mark;
     double cpu_total, wall_total, samples_total;
     const char *stop_reason;
+    bool out_of_memory;     /* the history could not grow: the run fails */
     bool quiet;
 
     /* The metric measured every eval_every iterations (0: never) on the
@@ -318,9 +319,15 @@ struct train_algo {
 /* Records that one iteration finished with `loss`: measures its CPU time
  * (every thread of the process), prints the progress line, reports to slaq,
  * reads the next allocation into job->n_workers. Returns true when the job
- * must stop (slaq said so, --iters reached, --target-reduction met, or the
- * loss is not finite). */
+ * must stop (slaq said so, --iters reached, --target-reduction met, the
+ * loss is not finite, or the loss history cannot grow: job->out_of_memory,
+ * which train_job_run reports as a failure). */
 bool train_job_iterate(struct train_job *job, double loss);
+
+/* Grows loss, iter_cpu and epoch_metric (one capacity, job->cap) to hold
+ * n entries each, doubling from 64. 0 on success; -1 when memory runs out,
+ * with every array's contents and job->cap as they were. */
+int train_job_reserve(struct train_job *job, size_t n);
 
 /* Splits `rows` rows (or documents) into min(want, rows) partitions and
  * repeats them for job->scale (whole copies, then a prefix for the
@@ -334,7 +341,8 @@ void train_job_partition(struct train_job *job, size_t rows, size_t want);
  * algo->destroy. */
 int train_job_run(struct train_job *job, char *err, size_t len);
 
-/* Begins the clock for the first iteration; prints the iteration-0 line. */
+/* Begins the clock for the first iteration; prints the iteration-0 line.
+ * -1 (job->out_of_memory set) when the loss history cannot be allocated. */
 int train_job_start(struct train_job *job, double loss0);
 /* The same for a run restored from a checkpoint (job->iters done). */
 void train_job_resume(struct train_job *job);
