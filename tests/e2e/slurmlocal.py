@@ -95,6 +95,17 @@ class SlurmLocal:
         return p
 
     def down(self):
+        keep = os.environ.get("SLAQ_SLURM_KEEP")
+        if keep and os.path.isdir(self.dir):
+            # The cluster's files (logs, state) for a look afterwards; a
+            # file still being written may be missing from the copy.
+            try:
+                shutil.copytree(self.dir, os.path.join(keep, os.path.basename(
+                    os.path.dirname(self.dir))), symlinks=True,
+                    ignore=shutil.ignore_patterns("*.sock", "*.socket"),
+                    ignore_dangling_symlinks=True)
+            except (OSError, shutil.Error) as e:
+                print("slurmlocal: SLAQ_SLURM_KEEP: %s" % e)
         p = self.script("down")
         shutil.rmtree(os.path.dirname(self.dir), ignore_errors=True)
         return p
