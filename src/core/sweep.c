@@ -16,13 +16,14 @@
 #include "core/sweep_internal.h"
 
 static const struct slaq_sweep_policy *const sw_table[] = {
-    &sw_policy_pop,       &sw_policy_pop_keep, &sw_policy_default,
-    &sw_policy_bandit,    &sw_policy_earlyterm, &sw_policy_sh,
-    &sw_policy_hyperband,
+    &sw_policy_pop,      &sw_policy_pop_keep,  &sw_policy_pop_early,
+    &sw_policy_default,  &sw_policy_bandit,    &sw_policy_earlyterm,
+    &sw_policy_sh,       &sw_policy_hyperband,
 };
 
 const char *const slaq_sweep_policies[] = {
-    "pop", "pop-keep", "default", "bandit", "earlyterm", "sh", "hyperband", NULL,
+    "pop", "pop-keep", "pop-early", "default", "bandit", "earlyterm",
+    "sh",  "hyperband", NULL,
 };
 
 void slaq_sweep_params_init(slaq_sweep_params *p, size_t slots, int max_epochs)
@@ -51,7 +52,7 @@ slaq_sweep *slaq_sweep_new(const char *policy, const slaq_sweep_params *p,
             pol = sw_table[i];
     if (!pol) {
         sw_fail(err, errlen, "unknown sweep policy '%s' (expected pop, pop-keep, "
-                             "default, bandit, earlyterm, sh or hyperband)",
+                             "pop-early, default, bandit, earlyterm, sh or hyperband)",
                 policy ? policy : "(null)");
         return NULL;
     }

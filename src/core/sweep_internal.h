@@ -63,10 +63,10 @@ struct slaq_sweep_policy {
 };
 
 extern const struct slaq_sweep_policy sw_policy_default, sw_policy_pop,
-    sw_policy_pop_keep, sw_policy_bandit, sw_policy_earlyterm, sw_policy_sh,
-    sw_policy_hyperband;
+    sw_policy_pop_keep, sw_policy_pop_early, sw_policy_bandit,
+    sw_policy_earlyterm, sw_policy_sh, sw_policy_hyperband;
 
-/* POP's steps, shared by pop and pop-keep (sweep_pop.c). */
+/* POP's steps, shared by pop, pop-keep and pop-early (sweep_pop.c). */
 int sw_pop_init(slaq_sweep *s, char *err, size_t errlen);
 void sw_pop_destroy(slaq_sweep *s);
 double sw_pop_horizon(const slaq_sweep *s, const struct sw_cfg *c, double now);

@@ -26,6 +26,16 @@
  * configuration that has stalled below the target still loses its slot.
  * The thesis (§7.2) gives the promising pool "dedicated slots for
  * exploitation"; this rule is a hysteresis on leaving that pool.
+ *
+ * pop-early is pop-keep with one earlier check: at epoch b1 = floor(0.4 b)
+ * of a configuration's own training (epoch 4 for b = 10), before its first
+ * boundary, POP's kill rules (steps 1-3: below the kill threshold, or
+ * p < p_kill) apply; a configuration they spare runs on to epoch b and is
+ * never suspended at b1, and the boundaries stay at b, 2b, ... So what the
+ * model already rates poor, or what has not passed the kill threshold, gives
+ * its slot back after b1 epochs instead of b, and a slow starter that is
+ * not poor loses nothing. b1 was chosen on the tuning traces only
+ * (docs/sweeps.md, "pop-early").
  */
 #include <math.h>
 
@@ -62,18 +72,10 @@ static int on_course(const slaq_sweep *s, const struct sw_cfg *c, double now)
     return rise > 0 && c->best + KEEP_SLACK * M * rise / b >= s->target;
 }
 
-static slaq_sweep_action keep_on_epoch(slaq_sweep *s, size_t i, double now)
+/* sw_pop_judge classified every active configuration by p* alone: the
+ * ones that hold a slot are promising whatever their p. */
+static void mark_held(slaq_sweep *s)
 {
-    struct sw_cfg *c = &s->cfg[i];
-    if (!sw_boundary(s, c))
-        return SLAQ_SWEEP_CONTINUE;
-    int held = c->held;
-    c->held = 0;
-    if (sw_pop_judge(s, c, now) == SLAQ_SWEEP_KILL)
-        return SLAQ_SWEEP_KILL;
-    c->held = c->cls == SLAQ_CLASS_PROMISING || (held && on_course(s, c, now));
-    /* sw_pop_judge classified every active configuration by p* alone: the
-     * ones that hold a slot are promising whatever their p. */
     for (size_t j = 0; j < s->n; j++) {
         struct sw_cfg *d = &s->cfg[j];
         if (d->held && d->state == SLAQ_CFG_RUNNING &&
@@ -82,9 +84,51 @@ static slaq_sweep_action keep_on_epoch(slaq_sweep *s, size_t i, double now)
             d->prio = isnan(d->p) ? 0 : d->p;
         }
     }
+}
+
+/* pop-early's first check: the epoch floor(EARLY_FRACTION b) of a
+ * configuration's own training (0: none), before its first boundary b. */
+#define EARLY_FRACTION 0.4
+
+static int early_check(const slaq_sweep *s, const struct sw_cfg *c)
+{
+    int b1 = (int)floor(EARLY_FRACTION * s->prm.b);
+    return b1 > 0 && c->epochs == b1 && c->epochs < s->prm.max_epochs;
+}
+
+static slaq_sweep_action keep_step(slaq_sweep *s, size_t i, double now, int early)
+{
+    struct sw_cfg *c = &s->cfg[i];
+    if (early && early_check(s, c)) {
+        /* POP's kill rules only (steps 1-3): poor or below the kill
+         * threshold dies now; anything else runs on to its boundary b,
+         * never suspended here. */
+        if (sw_pop_judge(s, c, now) == SLAQ_SWEEP_KILL)
+            return SLAQ_SWEEP_KILL;
+        mark_held(s);
+        return SLAQ_SWEEP_CONTINUE;
+    }
+    if (!sw_boundary(s, c))
+        return SLAQ_SWEEP_CONTINUE;
+    int held = c->held;
+    c->held = 0;
+    if (sw_pop_judge(s, c, now) == SLAQ_SWEEP_KILL)
+        return SLAQ_SWEEP_KILL;
+    c->held = c->cls == SLAQ_CLASS_PROMISING || (held && on_course(s, c, now));
+    mark_held(s);
     if (c->held || sw_waiting(s) == 0)
         return SLAQ_SWEEP_CONTINUE;
     return SLAQ_SWEEP_SUSPEND;
+}
+
+static slaq_sweep_action keep_on_epoch(slaq_sweep *s, size_t i, double now)
+{
+    return keep_step(s, i, now, 0);
+}
+
+static slaq_sweep_action keep_early_on_epoch(slaq_sweep *s, size_t i, double now)
+{
+    return keep_step(s, i, now, 1);
 }
 
 const struct slaq_sweep_policy sw_policy_pop_keep = {
@@ -95,4 +139,14 @@ const struct slaq_sweep_policy sw_policy_pop_keep = {
     .init = sw_pop_init,
     .destroy = sw_pop_destroy,
     .on_epoch = keep_on_epoch,
+};
+
+const struct slaq_sweep_policy sw_policy_pop_early = {
+    .name = "pop-early",
+    .default_b = 10,
+    .model = 1,
+    .needs_t_max = 1,
+    .init = sw_pop_init,
+    .destroy = sw_pop_destroy,
+    .on_epoch = keep_early_on_epoch,
 };
