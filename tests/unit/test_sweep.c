@@ -455,6 +455,84 @@ static void test_pop_keep_suspends_one_never_promising(void **st)
     slaq_sweep_free(s);
 }
 
+/* pop-early: at epoch floor(0.4 b) (4 for b = 10, 8 for b = 20) POP's kill
+ * rules apply: below the kill threshold, or p < 0.05. pop-keep waits for
+ * epoch b. */
+static slaq_sweep *mk_killing(const char *pol, int b)
+{
+    slaq_sweep_params p;
+    slaq_sweep_params_init(&p, 2, 120);
+    p.y_target = 0.85;
+    p.t_max = 1000;
+    p.kill_threshold = 0.15;
+    p.b = b;
+    char err[100];
+    slaq_sweep *s = slaq_sweep_new(pol, &p, 3, err, sizeof err);
+    assert_non_null(s);
+    assert_int_equal(slaq_sweep_next(s, 0), 0);
+    assert_int_equal(slaq_sweep_next(s, 0), 1);
+    return s;
+}
+
+static void test_pop_early_kills_poor_ones_at_its_first_check(void **st)
+{
+    (void)st;
+    double dead[120], low[120];
+    fill_flat(dead, 120, 0.10);
+    fill_flat(low, 120, 0.40);
+    slaq_sweep_info in;
+    slaq_sweep *s = mk_killing("pop-early", 0);
+    assert_int_equal(feed(s, 0, 0, 3, dead), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 0, 3, 4, dead), SLAQ_SWEEP_KILL);
+    slaq_sweep_get(s, 0, &in);
+    assert_int_equal(in.epochs, 4);
+    assert_int_equal(in.cls, SLAQ_CLASS_POOR);
+    assert_int_equal(feed(s, 1, 0, 3, low), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 1, 3, 4, low), SLAQ_SWEEP_KILL);
+    slaq_sweep_get(s, 1, &in);
+    assert_true(in.p < 0.05);
+    slaq_sweep_free(s);
+    /* b = 20: the first check is at epoch 8. */
+    s = mk_killing("pop-early", 20);
+    assert_int_equal(feed(s, 0, 0, 7, dead), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 0, 7, 8, dead), SLAQ_SWEEP_KILL);
+    slaq_sweep_free(s);
+    /* pop-keep runs both to epoch 10. */
+    s = mk_killing("pop-keep", 0);
+    assert_int_equal(feed(s, 0, 0, 9, dead), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 1, 0, 9, low), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 0, 9, 10, dead), SLAQ_SWEEP_KILL);
+    assert_int_equal(feed(s, 1, 9, 10, low), SLAQ_SWEEP_KILL);
+    slaq_sweep_free(s);
+}
+
+/* pop-early's first check only kills: a slow starter that is not poor
+ * keeps its slot through it, although others wait, and is suspended (as
+ * opportunistic) at its boundary b = 10, as under pop-keep. */
+static void test_pop_early_spares_a_slow_starter_until_its_boundary(void **st)
+{
+    (void)st;
+    double fast[120], slow[120];
+    slaq_sweep *s = mk("pop-early", 2, 120, 0.80, 5);
+    fill_rise(fast, 120, 0.90, 0.9);
+    fill_rise(slow, 120, 0.85, 0.5);
+    assert_int_equal(slaq_sweep_next(s, 0), 0);
+    assert_int_equal(slaq_sweep_next(s, 0), 1);
+    assert_int_equal(feed(s, 0, 0, 4, fast), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 1, 0, 4, slow), SLAQ_SWEEP_CONTINUE);
+    slaq_sweep_info in;
+    slaq_sweep_get(s, 1, &in);
+    assert_int_equal(in.state, SLAQ_CFG_RUNNING);
+    assert_true(in.p >= 0.05); /* judged at epoch 4, and spared */
+    assert_int_equal(in.cls, SLAQ_CLASS_OPPORTUNISTIC);
+    assert_int_equal(feed(s, 0, 4, 10, fast), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 1, 4, 9, slow), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 1, 9, 10, slow), SLAQ_SWEEP_SUSPEND);
+    slaq_sweep_get(s, 1, &in);
+    assert_int_equal(in.cls, SLAQ_CLASS_OPPORTUNISTIC);
+    slaq_sweep_free(s);
+}
+
 /* Policies that never suspend still start configurations in order. */
 static void test_default_starts_in_the_generator_order(void **st)
 {
@@ -537,6 +615,8 @@ int main(void)
         cmocka_unit_test(test_pop_keep_keeps_a_rising_configuration_pop_suspends),
         cmocka_unit_test(test_pop_keep_suspends_a_stalled_configuration),
         cmocka_unit_test(test_pop_keep_suspends_one_never_promising),
+        cmocka_unit_test(test_pop_early_kills_poor_ones_at_its_first_check),
+        cmocka_unit_test(test_pop_early_spares_a_slow_starter_until_its_boundary),
         cmocka_unit_test(test_default_starts_in_the_generator_order),
         cmocka_unit_test(test_sh_promotes_the_top_third_of_each_rung),
         cmocka_unit_test(test_hyperband_spreads_configurations_over_brackets),
