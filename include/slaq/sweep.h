@@ -32,7 +32,10 @@
  *
  *                 Policies: "pop" (HyperDrive's POP), "pop-keep" (POP
  *                 keeping a promising configuration's slot while it
- *                 still rises on course for the target), "default" (every
+ *                 still rises on course for the target), "pop-early"
+ *                 (pop-keep, with POP's kill rules applied once more
+ *                 at epoch floor(0.4 b), before the first boundary),
+ *                 "default" (every
  *                 configuration to its end), "bandit" (TuPAQ's action
  *                 elimination), "earlyterm" (Domhan's predictive
  *                 termination), "sh" (asynchronous successive halving) and

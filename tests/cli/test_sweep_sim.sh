@@ -21,13 +21,16 @@ for p in pop bandit earlyterm default sh hyperband; do
   check_grep "table has $p" "^$p " "$TMP/table"
 done
 check_grep "help names pop-keep" "pop-keep" "$TMP/help"
+check_grep "help names pop-early" "pop-early" "$TMP/help"
 "$SLAQ" sim --sweep "$TR" --slots 2 --orders 4 --kill-threshold 0.15 \
-  --target 0.83 --policy pop,pop-keep --json "$TMP/keep.json" >"$TMP/keep"
+  --target 0.83 --policy pop,pop-keep,pop-early --json "$TMP/keep.json" >"$TMP/keep"
 check_grep "table has pop-keep" "^pop-keep " "$TMP/keep"
-check "pop-keep reaches the target in every order" /usr/bin/python3 -c '
+check_grep "table has pop-early" "^pop-early " "$TMP/keep"
+check "pop-keep and pop-early reach the target in every order" /usr/bin/python3 -c '
 import json, sys
-runs = json.load(open(sys.argv[1]))["policies"]["pop-keep"]
-assert len(runs) == 4 and all(x["time_to_target"] != "inf" for x in runs), runs
+for pol in ("pop-keep", "pop-early"):
+    runs = json.load(open(sys.argv[1]))["policies"][pol]
+    assert len(runs) == 4 and all(x["time_to_target"] != "inf" for x in runs), (pol, runs)
 ' "$TMP/keep.json"
 check "results are JSON; default reaches the target in every order" \
   /usr/bin/python3 -c '
