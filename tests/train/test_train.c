@@ -15,6 +15,8 @@
 #include <zlib.h>
 
 #include <cmocka.h>
+
+#include "testutil.h"
 #include <jansson.h>
 
 #include "train/train.h"
@@ -646,15 +648,13 @@ static void record_is_one_curve_line(void **state)
 static int setup_dir(void **state)
 {
     (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return test_dir_make(tmpdir);
 }
 
 static int remove_dir(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return test_dir_remove(tmpdir);
 }
 
 int main(void)

@@ -21,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "train/train.h"
 
 void *__real_realloc(void *p, size_t n);
@@ -234,15 +236,13 @@ static void reserve_failure_keeps_history(void **state)
 static int setup_dir(void **state)
 {
     (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return test_dir_make(tmpdir);
 }
 
 static int remove_dir(void **state)
 {
     (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return test_dir_remove(tmpdir);
 }
 
 int main(void)
