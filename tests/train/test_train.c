@@ -645,17 +645,7 @@ static void record_is_one_curve_line(void **state)
     train_data_free(&d);
 }
 
-static int setup_dir(void **state)
-{
-    (void)state;
-    return test_dir_make(tmpdir);
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    return test_dir_remove(tmpdir);
-}
+TEST_DIR_GROUP(tmpdir)
 
 int main(void)
 {

@@ -233,17 +233,7 @@ static void reserve_failure_keeps_history(void **state)
     free(job.epoch_metric);
 }
 
-static int setup_dir(void **state)
-{
-    (void)state;
-    return test_dir_make(tmpdir);
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    return test_dir_remove(tmpdir);
-}
+TEST_DIR_GROUP(tmpdir)
 
 int main(void)
 {

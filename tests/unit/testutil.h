@@ -63,4 +63,19 @@ static inline int test_dir_remove(const char *dir)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* Defines the group setup and teardown `setup_dir` and `remove_dir` over
+ * the file's template DIR (a `static char DIR[]`), for
+ * cmocka_run_group_tests(tests, setup_dir, remove_dir). */
+#define TEST_DIR_GROUP(dir)                                                   \
+    static int setup_dir(void **state)                                        \
+    {                                                                         \
+        (void)state;                                                          \
+        return test_dir_make(dir);                                            \
+    }                                                                         \
+    static int remove_dir(void **state)                                       \
+    {                                                                         \
+        (void)state;                                                          \
+        return test_dir_remove(dir);                                          \
+    }
+
 #endif
