@@ -237,6 +237,12 @@ static void sweep_end(sd_daemon *d, sd_sweep *w, const char *state,
         sd_job *j = cfg_job(d, w, i);
         if (j && SD_ACTIVE(j->state))
             job_cancel(d, j, 1);
+        /* Its job is stopped with the sweep: the configuration ended
+         * (not running or suspended in a sweep that is over). */
+        slaq_sweep_info in;
+        if (w->pol && slaq_sweep_get(w->pol, i, &in) == 0 &&
+            (in.state == SLAQ_CFG_RUNNING || in.state == SLAQ_CFG_SUSPENDED))
+            slaq_sweep_ended(w->pol, i, sd_now() - w->created);
     }
     snprintf(w->state, sizeof w->state, "%s", state);
     if (note) {

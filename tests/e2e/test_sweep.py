@@ -92,6 +92,11 @@ def test_sweep_reaches_target_and_cleans_up(tmp_path, slaqd):
              ["jobs"], timeout=30, what="the sweep's jobs to end")
     ls = slaqd.cli("sweep", "ls").stdout
     assert "reached" in ls and "pop" in ls
+    # The sweep is over: no configuration is left running or suspended.
+    w = slaqd.request({"type": "sweep_show", "sweep": 1})["sweep"]
+    assert w["counts"]["running"] == w["counts"]["suspended"] == 0, w["counts"]
+    assert w["config_list"][w["reached_config"]]["state"] == "ended"
+    assert {c["state"] for c in w["config_list"]} <= {"new", "killed", "ended"}
     http = api(slaqd, "/api/sweeps/1")
     assert http["sweep"]["state"] == "reached"
     assert len(http["sweep"]["config_list"]) == 4
@@ -124,5 +129,6 @@ def test_sweep_survives_restart_and_cancels(tmp_path, daemon_factory):
     assert "cancelled" in out
     wait_for(lambda: not d2.request({"type": "ls", "active": True})["jobs"],
              timeout=30, what="jobs to end")
+    assert show(d2)["counts"]["running"] == 0  # ended with the sweep
     again = d2.request({"type": "sweep_cancel", "sweep": sid})
     assert not again["ok"] and again["code"] == "not_active"

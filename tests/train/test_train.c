@@ -15,6 +15,8 @@
 #include <zlib.h>
 
 #include <cmocka.h>
+
+#include "testutil.h"
 #include <jansson.h>
 
 #include "train/train.h"
@@ -643,19 +645,7 @@ static void record_is_one_curve_line(void **state)
     train_data_free(&d);
 }
 
-static int setup_dir(void **state)
-{
-    (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+TEST_DIR_GROUP(tmpdir)
 
 int main(void)
 {

@@ -21,6 +21,8 @@
 
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "train/train.h"
 
 void *__real_realloc(void *p, size_t n);
@@ -231,19 +233,7 @@ static void reserve_failure_keeps_history(void **state)
     free(job.epoch_metric);
 }
 
-static int setup_dir(void **state)
-{
-    (void)state;
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+TEST_DIR_GROUP(tmpdir)
 
 int main(void)
 {

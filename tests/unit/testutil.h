@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -43,5 +44,38 @@ static inline const char *test_write_file(const char *name, const char *text)
     fclose(f);
     return path;
 }
+
+/*
+ * A scratch directory for a group of tests: test_dir_make() in the group's
+ * setup creates it from a mkdtemp(3) template ("/tmp/NAME-XXXXXX", which
+ * it fills in), test_dir_remove() in its teardown removes it and all in it.
+ * Each returns 0, or -1 (cmocka then fails the group).
+ */
+static inline int test_dir_make(char *template_path)
+{
+    return mkdtemp(template_path) ? 0 : -1;
+}
+
+static inline int test_dir_remove(const char *dir)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Defines the group setup and teardown `setup_dir` and `remove_dir` over
+ * the file's template DIR (a `static char DIR[]`), for
+ * cmocka_run_group_tests(tests, setup_dir, remove_dir). */
+#define TEST_DIR_GROUP(dir)                                                   \
+    static int setup_dir(void **state)                                        \
+    {                                                                         \
+        (void)state;                                                          \
+        return test_dir_make(dir);                                            \
+    }                                                                         \
+    static int remove_dir(void **state)                                       \
+    {                                                                         \
+        (void)state;                                                          \
+        return test_dir_remove(dir);                                          \
+    }
 
 #endif
