@@ -41,7 +41,7 @@ for trace in $traces; do
         echo "== $name: slaq sim --sweep ($slots slots, $orders orders, start-up x$scale)" >&2
         "$build/bin/slaq" sim --sweep "$trace" --slots "$slots" --orders "$orders" \
             --kill-threshold 0.15 --start-scale "$scale" \
-            --policy pop,pop-keep,bandit,earlyterm,default,sh,hyperband \
+            --policy pop,pop-keep,pop-early,bandit,earlyterm,default,sh,hyperband \
             --orders-out "$out/$name-orders.json" --json "$out/$name-sim$sfx.json" \
             >"$out/$name-sim$sfx.txt"
         cat "$out/$name-sim$sfx.txt"

@@ -8,8 +8,9 @@ target <= 0.62x Bandit's and <= 0.46x EarlyTerm's, its spread over the
 orders (max - min) <= 0.5x Bandit's, and its median <= 0.8x the best
 Optuna pruner's. An order that never reached the target counts as
 infinitely late, as in the simulator's own table. When the results
-have the policy pop-keep (POP keeping a rising configuration's slot),
-its ratios follow POP's.
+have the policies pop-keep (POP keeping a rising configuration's slot)
+and pop-early (pop-keep with an early kill check), their ratios follow
+POP's.
 
 Each median target is also checked against the simulator's bound: in
 each order, the earliest time a policy that starts configurations in that
@@ -24,9 +25,9 @@ import math
 import os
 import sys
 
-# The thesis's POP, and POP keeping a rising configuration's slot
-# (docs/sweeps.md, "pop-keep") when the results have it.
-POPS = ("pop", "pop-keep")
+# The thesis's POP, and its two variants (docs/sweeps.md, "pop-keep" and
+# "pop-early") when the results have them.
+POPS = ("pop", "pop-keep", "pop-early")
 TARGETS = (("median", "bandit", 0.62), ("median", "earlyterm", 0.46),
            ("spread", "bandit", 0.5), ("median", "optuna", 0.8))
 
