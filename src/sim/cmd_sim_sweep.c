@@ -91,7 +91,15 @@ static double sw_quant(const double *sorted, size_t n, double q)
     size_t i = (size_t)floor(pos);
     if (i + 1 >= n || pos == (double)i)
         return sorted[i < n ? i : n - 1];
+    if (isinf(sorted[i + 1])) /* an unreached order: infinitely late */
+        return INFINITY;
     return sorted[i] + (pos - (double)i) * (sorted[i + 1] - sorted[i]);
+}
+
+/* max - min of sorted times; infinite when the last never reached. */
+static double sw_spread(const double *sorted, size_t n)
+{
+    return isinf(sorted[n - 1]) ? INFINITY : sorted[n - 1] - sorted[0];
 }
 
 /* The K-th best configuration's best metric (oriented by direction). */
@@ -711,7 +719,7 @@ int cmd_sim_sweep(int argc, char **argv)
             mean += times[k] / (double)norders;
         printf("%-10s %4ld/%-3ld %9.2f %9.2f %9.2f %9.2f %9.2f %8.0f %6.1f %6.1f\n",
                names[p], reached, norders, sw_quant(times, (size_t)norders, 0.5),
-               mean, times[0], times[norders - 1], times[norders - 1] - times[0],
+               mean, times[0], times[norders - 1], sw_spread(times, (size_t)norders),
                (double)epochs / (double)norders, (double)kills / (double)norders,
                (double)susp / (double)norders);
     }
@@ -724,7 +732,7 @@ int cmd_sim_sweep(int argc, char **argv)
         printf("%-10s %4ld/%-3ld %9.2f %9.2f %9.2f %9.2f %9.2f %8s %6s %6s\n",
                "bound", norders, norders, sw_quant(bounds, (size_t)norders, 0.5),
                mean, bounds[0], bounds[norders - 1],
-               bounds[norders - 1] - bounds[0], "-", "-", "-");
+               sw_spread(bounds, (size_t)norders), "-", "-", "-");
         printf("bound: in each order, no policy that starts configurations in "
                "that order reaches the target sooner (the row above); in any "
                "order, none before %.2f s (configuration %d alone from t = 0, "

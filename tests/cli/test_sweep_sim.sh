@@ -160,6 +160,9 @@ t = json.load(open(sys.argv[1]))["high"]["targets"]
 assert [x.get("possible") for x in t] == [False, False, None], t
 ' "$TMP/tg2.json"
 check_grep "sweep-targets.py says no policy can" "below the bound: no policy can" "$TMP/tg2.txt"
+"$SLAQ" sim --sweep "$TR" --slots 1 --orders 2 --target 0.99 --policy default >"$TMP/never"
+check_grep "a target never reached: median and spread are inf, not nan" \
+  "^default +0/2 +inf +inf +inf +inf +inf " "$TMP/never"
 check_exit "trace order out of range" 2 "$SLAQ" sim --sweep "$TR" --orders 4 \
   --trace "$TMP/tr2.jsonl" --trace-order 4
 
