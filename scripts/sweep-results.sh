@@ -4,7 +4,9 @@
 # or directories (every *.jsonl in them); none: every sweep in
 # data/sweeps/. For each: slaq's sweep policies in the simulator over 25
 # configuration orders, Optuna's pruners on the same traces and orders,
-# both as recorded and without start-up times (--start-scale 0), and the
+# both as recorded and without start-up times (--start-scale 0), the
+# POP policies and EarlyTerm again with a perfect curve model
+# (POLICY+oracle: what a better model could give them), and the
 # calibration and speed of the learning-curve model. Writes
 # $OUT/NAME-*.{txt,json} (OUT defaults to docs/results/sweeps; CALIB=0
 # skips the calibration) and POP's ratios to the targets in
@@ -41,7 +43,7 @@ for trace in $traces; do
         echo "== $name: slaq sim --sweep ($slots slots, $orders orders, start-up x$scale)" >&2
         "$build/bin/slaq" sim --sweep "$trace" --slots "$slots" --orders "$orders" \
             --kill-threshold 0.15 --start-scale "$scale" \
-            --policy pop,pop-keep,pop-early,bandit,earlyterm,default,sh,hyperband \
+            --policy pop,pop-keep,pop-early,bandit,earlyterm,default,sh,hyperband,pop+oracle,pop-keep+oracle,pop-early+oracle,earlyterm+oracle \
             --orders-out "$out/$name-orders.json" --json "$out/$name-sim$sfx.json" \
             >"$out/$name-sim$sfx.txt"
         cat "$out/$name-sim$sfx.txt"

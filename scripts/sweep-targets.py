@@ -10,7 +10,9 @@ Optuna pruner's. An order that never reached the target counts as
 infinitely late, as in the simulator's own table. When the results
 have the policies pop-keep (POP keeping a rising configuration's slot)
 and pop-early (pop-keep with an early kill check), their ratios follow
-POP's.
+POP's; and when they have POLICY+oracle rows (the policy with its curve
+model replaced by the traces' truth), theirs follow: what the policy's
+rules would give with a perfect model.
 
 Each median target is also checked against the simulator's bound: in
 each order, the earliest time a policy that starts configurations in that
@@ -28,6 +30,10 @@ import sys
 # The thesis's POP, and its two variants (docs/sweeps.md, "pop-keep" and
 # "pop-early") when the results have them.
 POPS = ("pop", "pop-keep", "pop-early")
+# The same policies with a perfect curve model (slaq sim's POLICY+oracle
+# rows): what a better model could give them, reported beside, not instead.
+ORACLE = "+oracle"
+POPS = POPS + tuple(p + ORACLE for p in POPS)
 TARGETS = (("median", "bandit", 0.62), ("median", "earlyterm", 0.46),
            ("spread", "bandit", 0.5), ("median", "optuna", 0.8))
 

@@ -194,6 +194,17 @@ typedef struct slaq_sweep_params {
     int eta;              /* sh/hyperband: reduction factor (0 = 3) */
     int min_epochs;       /* sh/hyperband: first rung (0 = 1) */
     slaq_lcurve_opts lcurve; /* POP and earlyterm's curve model */
+    /* Analysis only, NULL in real sweeps. When set, the policies that use
+     * the curve model (pop, pop-keep, pop-early, earlyterm) ask it instead:
+     * oracle(oracle_ctx, i, m) is the metric configuration i will report
+     * at epoch m (1-based, as reported; NaN past its last epoch), as a
+     * recorded trace knows it. Their probabilities become 1 or 0: perfect
+     * foresight, which separates what a better curve model could gain
+     * from what the policy's own rules cost (slaq sim --sweep's
+     * POLICY+oracle rows). slaq_sweep_new refuses it for a policy without
+     * a model. */
+    double (*oracle)(void *oracle_ctx, size_t i, int m);
+    void *oracle_ctx;
 } slaq_sweep_params;
 
 /* Fills p with the defaults for `slots` and `max_epochs` (maximize = 1,

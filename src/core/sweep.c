@@ -68,6 +68,11 @@ slaq_sweep *slaq_sweep_new(const char *policy, const slaq_sweep_params *p,
     else if (p->p_kill < 0 || p->p_kill >= 1 || p->eps < 0 || p->delta < 0 ||
              p->delta >= 1)
         bad = "p_kill and delta must be in [0, 1) and eps >= 0";
+    if (!bad && p->oracle && !pol->model) {
+        sw_fail(err, errlen, "%s has no curve model for an oracle to replace",
+                pol->name);
+        return NULL;
+    }
     if (!bad && pol->needs_t_max && !(p->t_max > 0)) {
         sw_fail(err, errlen, "%s needs t_max > 0 (the time budget)", pol->name);
         return NULL;
@@ -275,4 +280,29 @@ size_t sw_waiting(const slaq_sweep *s)
 double sw_epoch_mean(const struct sw_cfg *c)
 {
     return c->epochs ? c->epoch_sum / c->epochs : NAN;
+}
+
+int sw_model_fit(slaq_sweep *s, const struct sw_cfg *c, const double *y,
+                 int n, int best)
+{
+    if (!s->prm.oracle)
+        return slaq_lcurve_fit(s->lc, y, (size_t)n);
+    s->oracle_i = (size_t)(c - s->cfg);
+    s->oracle_best = best;
+    return 0;
+}
+
+double sw_model_prob(const slaq_sweep *s, double m, double level)
+{
+    if (!s->prm.oracle)
+        return slaq_lcurve_prob(s->lc, m, level);
+    double sign = s->prm.maximize ? 1 : -1, v = -INFINITY;
+    for (int e = 1; e <= (int)m; e++) {
+        double y = s->prm.oracle(s->prm.oracle_ctx, s->oracle_i, e);
+        if (isnan(y))
+            break;
+        y *= sign;
+        v = s->oracle_best ? fmax(v, y) : y;
+    }
+    return v >= level ? 1 : 0;
 }

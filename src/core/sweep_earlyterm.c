@@ -17,9 +17,9 @@ static slaq_sweep_action et_on_epoch(slaq_sweep *s, size_t i, double now)
     struct sw_cfg *c = &s->cfg[i];
     if (!sw_boundary(s, c))
         return SLAQ_SWEEP_CONTINUE;
-    if (slaq_lcurve_fit(s->lc, c->y, (size_t)c->epochs) < 0)
+    if (sw_model_fit(s, c, c->y, c->epochs, 0) < 0)
         return SLAQ_SWEEP_CONTINUE;
-    c->p = slaq_lcurve_prob(s->lc, s->prm.max_epochs, s->gbest);
+    c->p = sw_model_prob(s, s->prm.max_epochs, s->gbest);
     return c->p < s->prm.delta ? SLAQ_SWEEP_KILL : SLAQ_SWEEP_CONTINUE;
 }
 

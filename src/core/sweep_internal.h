@@ -39,6 +39,10 @@ struct slaq_sweep {
     double gbest;       /* best oriented metric of any configuration */
     double threshold, s_promising; /* POP's last p* and S_promising */
     slaq_lcurve *lc;    /* the curve model (POP, earlyterm) */
+    /* With prm.oracle: the configuration and curve of the last
+     * sw_model_fit, which sw_model_prob answers for. */
+    size_t oracle_i;
+    int oracle_best;
     void *priv;         /* the policy's own state */
     /* 1: fresh configurations join the idle queue's FIFO one at a time
      * (the next one when the previous one leaves it), so suspended
@@ -76,5 +80,16 @@ slaq_sweep_action sw_pop_judge(slaq_sweep *s, struct sw_cfg *c, double now);
 int sw_boundary(const slaq_sweep *s, const struct sw_cfg *c);
 size_t sw_waiting(const slaq_sweep *s);
 double sw_epoch_mean(const struct sw_cfg *c);
+
+/* The curve model, or the oracle in its place (prm.oracle). sw_model_fit
+ * fits configuration c's curve y[0..n-1] (oriented; best = 1 when it is
+ * the best-so-far curve): 0, or a negative SLAQ_E* code when it cannot be
+ * fitted. sw_model_prob is then P(y(m) >= level) for the absolute epoch m
+ * (level oriented); with the oracle, 1 or 0 from the configuration's true
+ * curve (its best up to m, or its value at m or at its last epoch before
+ * m). */
+int sw_model_fit(slaq_sweep *s, const struct sw_cfg *c, const double *y,
+                 int n, int best);
+double sw_model_prob(const slaq_sweep *s, double m, double level);
 
 #endif

@@ -106,14 +106,14 @@ static void pop_estimate(slaq_sweep *s, struct sw_cfg *c, double now)
     struct pop *Pp = s->priv;
     for (int e = 0; e < c->epochs; e++)
         Pp->run[e] = e ? fmax(Pp->run[e - 1], c->y[e]) : c->y[e];
-    if (slaq_lcurve_fit(s->lc, Pp->run, (size_t)c->epochs) < 0) {
+    if (sw_model_fit(s, c, Pp->run, c->epochs, 1) < 0) {
         c->p = c->ert = NAN;
         return;
     }
     double M = sw_pop_horizon(s, c, now);
     double P = 0, x = 0;
     for (int m = 1; m <= (int)M; m++) {
-        double Pm = slaq_lcurve_prob(s->lc, c->epochs + m, s->target);
+        double Pm = sw_model_prob(s, c->epochs + m, s->target);
         if (!(Pm > P))
             continue;
         x += m * (Pm - P);

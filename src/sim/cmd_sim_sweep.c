@@ -15,7 +15,7 @@
 #include "cli/cli.h"
 #include "sim/sweep_sim.h"
 
-#define SW_MAX_POLICIES 8
+#define SW_MAX_POLICIES 32
 
 static void sw_usage(FILE *f)
 {
@@ -36,7 +36,11 @@ static void sw_usage(FILE *f)
         "                       (pop-keep: POP keeping a promising\n"
         "                       configuration's slot while it rises on course\n"
         "                       for the target; pop-early: pop-keep that also\n"
-        "                       applies POP's kill rules at epoch 0.4 b)\n"
+        "                       applies POP's kill rules at epoch 0.4 b);\n"
+        "                       a name + \"+oracle\" (pop+oracle) runs a policy\n"
+        "                       that uses the curve model (the POPs and\n"
+        "                       earlyterm) with the traces' true future in\n"
+        "                       its place: what a perfect model would give\n"
         "                       (default pop,bandit,earlyterm,default,hyperband)\n"
         "  --orders N           configuration orders, the first the recorded one\n"
         "                       (default 25)\n"
@@ -596,9 +600,20 @@ int cmd_sim_sweep(int argc, char **argv)
     char *list = strdup(policies), *save = NULL;
     const char *names[SW_MAX_POLICIES];
     int np = 0;
-    for (char *t = strtok_r(list, ",", &save); t && np < SW_MAX_POLICIES;
-         t = strtok_r(NULL, ",", &save))
+    for (char *t = list ? strtok_r(list, ",", &save) : NULL; t;
+         t = strtok_r(NULL, ",", &save)) {
+        if (np == SW_MAX_POLICIES) {
+            cli_error("sim", "--policy: at most %d policies", SW_MAX_POLICIES);
+            free(list);
+            sweeps_free(&set);
+            if (js)
+                fclose(js);
+            if (trf)
+                fclose(trf);
+            return EXIT_USAGE;
+        }
         names[np++] = t;
+    }
     size_t *order = malloc(set.n * sizeof *order);
     size_t **orders = calloc((size_t)norders, sizeof *orders);
     double *times = malloc((size_t)norders * sizeof *times);
@@ -628,13 +643,37 @@ int cmd_sim_sweep(int argc, char **argv)
         fprintf(f, "]}\n");
         fclose(f);
     }
+    /* Every policy shares the parameters; each name is checked before
+     * any runs. */
+    sweep_sim_config cfg = {.suspend_s = suspend_s, .resume_s = resume_s,
+                            .start_scale = start_scale};
+    slaq_sweep_params_init(&cfg.prm, (size_t)slots, set.epochs);
+    cfg.prm.y_target = target;
+    cfg.prm.maximize = set.maximize;
+    cfg.prm.t_max = tmax;
+    cfg.prm.kill_threshold = kill;
+    cfg.prm.b = (int)b;
+    cfg.prm.lcurve.inflate = inflate;
+    cfg.prm.lcurve.temper = temper;
+    cfg.prm.lcurve.stop_prior = stop_prior;
+    cfg.prm.lcurve.stall_tol = stall_tol;
+    cfg.prm.lcurve.no_stall = no_stall;
+    slaq_lcurve_bound_metric(&cfg.prm.lcurve, set.metric_name, set.maximize);
+    for (int p = 0; p < np; p++) {
+        cfg.policy = names[p];
+        if (sweep_sim_check(&cfg, set.n, err, sizeof err) < 0) {
+            cli_error("sim", "--policy: %s", err);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+    }
     printf("sweep %s: %zu configurations, %d epochs, %ld slots, target %s %s "
            "%.4f, T_max %.1f s, suspend %.2f s, resume %.2f s, start-up x%g, "
            "%ld orders\n",
            set.name, set.n, set.epochs, slots, set.metric_name,
            set.maximize ? ">=" : "<=", target, tmax, suspend_s, resume_s,
            start_scale, norders);
-    printf("%-10s %7s %9s %9s %9s %9s %9s %8s %6s %6s\n", "policy", "reached",
+    printf("%-16s %7s %9s %9s %9s %9s %9s %8s %6s %6s\n", "policy", "reached",
            "median_s", "mean_s", "min_s", "max_s", "spread_s", "epochs",
            "kills", "susp");
     /* The bounds: any policy's, and each order's for in-order policies. */
@@ -669,20 +708,7 @@ int cmd_sim_sweep(int argc, char **argv)
         fprintf(js, "\"policies\":{");
     }
     for (int p = 0; p < np; p++) {
-        sweep_sim_config cfg = {.policy = names[p], .suspend_s = suspend_s,
-                                .resume_s = resume_s, .start_scale = start_scale};
-        slaq_sweep_params_init(&cfg.prm, (size_t)slots, set.epochs);
-        cfg.prm.y_target = target;
-        cfg.prm.maximize = set.maximize;
-        cfg.prm.t_max = tmax;
-        cfg.prm.kill_threshold = kill;
-        cfg.prm.b = (int)b;
-        cfg.prm.lcurve.inflate = inflate;
-        cfg.prm.lcurve.temper = temper;
-        cfg.prm.lcurve.stop_prior = stop_prior;
-        cfg.prm.lcurve.stall_tol = stall_tol;
-        cfg.prm.lcurve.no_stall = no_stall;
-        slaq_lcurve_bound_metric(&cfg.prm.lcurve, set.metric_name, set.maximize);
+        cfg.policy = names[p];
         long reached = 0, epochs = 0, kills = 0, susp = 0;
         if (js)
             fprintf(js, "%s\"%s\":[", p ? "," : "", names[p]);
@@ -717,7 +743,7 @@ int cmd_sim_sweep(int argc, char **argv)
         double mean = 0;
         for (long k = 0; k < norders; k++)
             mean += times[k] / (double)norders;
-        printf("%-10s %4ld/%-3ld %9.2f %9.2f %9.2f %9.2f %9.2f %8.0f %6.1f %6.1f\n",
+        printf("%-16s %4ld/%-3ld %9.2f %9.2f %9.2f %9.2f %9.2f %8.0f %6.1f %6.1f\n",
                names[p], reached, norders, sw_quant(times, (size_t)norders, 0.5),
                mean, times[0], times[norders - 1], sw_spread(times, (size_t)norders),
                (double)epochs / (double)norders, (double)kills / (double)norders,
@@ -729,7 +755,7 @@ int cmd_sim_sweep(int argc, char **argv)
         double mean = 0;
         for (long k = 0; k < norders; k++)
             mean += bounds[k] / (double)norders;
-        printf("%-10s %4ld/%-3ld %9.2f %9.2f %9.2f %9.2f %9.2f %8s %6s %6s\n",
+        printf("%-16s %4ld/%-3ld %9.2f %9.2f %9.2f %9.2f %9.2f %8s %6s %6s\n",
                "bound", norders, norders, sw_quant(bounds, (size_t)norders, 0.5),
                mean, bounds[0], bounds[norders - 1],
                sw_spread(bounds, (size_t)norders), "-", "-", "-");

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sim/sweep_sim.h"
 
@@ -172,11 +173,60 @@ double sweep_sim_bound(const sweep_set *set, const size_t *order, size_t n,
     return best;
 }
 
+/* The oracle of a POLICY+oracle run: the metric the sweep's configuration
+ * i reports at epoch m, from its trace. */
+struct sim_oracle {
+    const sweep_set *set;
+    const size_t *order;
+};
+
+static double sim_oracle_metric(void *ctx, size_t i, int m)
+{
+    const struct sim_oracle *o = ctx;
+    const sweep_trace *tr = &o->set->v[o->order[i]];
+    return m >= 1 && (size_t)m <= tr->n ? tr->metric[m - 1] : NAN;
+}
+
+/* The sweep of cfg->policy, a policy name or one with the suffix
+ * SWEEP_SIM_ORACLE (its curve model replaced by the traces' truth, read
+ * through o); NULL with a message in err. */
+static slaq_sweep *sim_sweep_new(const sweep_sim_config *cfg, size_t n,
+                                 struct sim_oracle *o, char *err, size_t errlen)
+{
+    char name[64];
+    slaq_sweep_params prm = cfg->prm;
+    const char *plus = strchr(cfg->policy, '+');
+    size_t len = plus ? (size_t)(plus - cfg->policy) : strlen(cfg->policy);
+    if (len >= sizeof name ||
+        (plus && strcmp(plus, SWEEP_SIM_ORACLE) != 0)) {
+        snprintf(err, errlen, "policy '%s': expected a policy name, with "
+                 "at most the suffix %s", cfg->policy, SWEEP_SIM_ORACLE);
+        return NULL;
+    }
+    memcpy(name, cfg->policy, len);
+    name[len] = '\0';
+    if (plus) {
+        prm.oracle = sim_oracle_metric;
+        prm.oracle_ctx = o;
+    }
+    return slaq_sweep_new(name, &prm, n, err, errlen);
+}
+
+int sweep_sim_check(const sweep_sim_config *cfg, size_t n, char *err,
+                    size_t errlen)
+{
+    struct sim_oracle o = {NULL, NULL};
+    slaq_sweep *s = sim_sweep_new(cfg, n, &o, err, errlen);
+    slaq_sweep_free(s);
+    return s ? 0 : -1;
+}
+
 int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
                   const sweep_sim_config *cfg, sweep_sim_result *res,
                   char *err, size_t errlen)
 {
-    slaq_sweep *s = slaq_sweep_new(cfg->policy, &cfg->prm, n, err, errlen);
+    struct sim_oracle oracle = {set, order};
+    slaq_sweep *s = sim_sweep_new(cfg, n, &oracle, err, errlen);
     if (!s)
         return -1;
     size_t S = cfg->prm.slots;

@@ -30,15 +30,26 @@ typedef struct sweep_sim_result {
     long suspends, resumes, kills, started;
 } sweep_sim_result;
 
+/* A policy name with this suffix ("pop+oracle") runs the policy with its
+ * curve model replaced by the traces' truth (slaq_sweep_params.oracle):
+ * what the policy's rules would give with a perfect model. */
+#define SWEEP_SIM_ORACLE "+oracle"
+
 /*
  * Replays the traces in the order order[0..n-1] (trace indices; the
  * sweep's configuration j is trace order[j]) with cfg. Stops at the first
  * epoch whose metric reaches the target. Returns 0, or -1 with a message
- * in err (the policy rejected its parameters).
+ * in err (the policy rejected its parameters, or a suffix other than
+ * SWEEP_SIM_ORACLE).
  */
 int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
                   const sweep_sim_config *cfg, sweep_sim_result *res,
                   char *err, size_t errlen);
+
+/* Whether sweep_sim_run would accept cfg's policy name and parameters for
+ * n configurations: 0, or -1 with the reason in err. */
+int sweep_sim_check(const sweep_sim_config *cfg, size_t n, char *err,
+                    size_t errlen);
 
 /*
  * With cfg->trace set, sweep_sim_run writes one JSON line per event:

@@ -32,6 +32,42 @@ for pol in ("pop-keep", "pop-early"):
     runs = json.load(open(sys.argv[1]))["policies"][pol]
     assert len(runs) == 4 and all(x["time_to_target"] != "inf" for x in runs), (pol, runs)
 ' "$TMP/keep.json"
+# POLICY+oracle: the policy with its curve model replaced by the truth.
+"$SLAQ" sim --sweep "$TR" --slots 2 --orders 4 --kill-threshold 0.15 \
+  --target 0.83 --policy pop,pop+oracle,earlyterm+oracle --json "$TMP/or.json" \
+  --trace "$TMP/or.trace" >"$TMP/or"
+check_grep "table has pop+oracle" "^pop\+oracle +4/4 " "$TMP/or"
+check "with the oracle, p is 0 or 1, POP kills only what never reaches the target, and no run beats its bound" \
+  /usr/bin/python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+reach = {}
+for line in open(sys.argv[3]).read().splitlines()[1:]:
+    c = json.loads(line)
+    reach[c["id"]] = any(m is not None and m >= 0.83 for m in c["metric"])
+ev = [json.loads(l) for l in open(sys.argv[2])]
+orc = [e for e in ev if e["policy"] == "pop+oracle" and e["ev"] == "epoch"]
+assert orc and all(e["p"] in (0, 1) for e in orc if e.get("p") is not None), orc[:3]
+kills = [e for e in orc if e["action"] == "kill" and e["metric"] > 0.15]
+assert kills and not any(reach[e["id"]] for e in kills), kills
+# knowing the future, it trains far fewer epochs than with the model
+ep = {p: sum(x["epochs"] for x in r["policies"][p]) for p in ("pop", "pop+oracle")}
+assert ep["pop+oracle"] < 0.7 * ep["pop"], ep
+for pol in ("pop+oracle", "earlyterm+oracle"):
+    for k, x in enumerate(r["policies"][pol]):
+        assert x["time_to_target"] != "inf" and x["time_to_target"] >= r["bound"]["orders"][k] - 1e-3
+' "$TMP/or.json" "$TMP/or.trace" "$TR"
+check_exit "an oracle for a policy without a curve model: usage error" 2 \
+  "$SLAQ" sim --sweep "$TR" --orders 1 --policy pop,bandit+oracle
+check_grep "which says why, before any policy runs" \
+  "^slaq sim: --policy: bandit has no curve model for an oracle to replace" "$TMP/err"
+check "and prints no table" test ! -s "$TMP/out"
+check_exit "an unknown suffix: usage error" 2 \
+  "$SLAQ" sim --sweep "$TR" --orders 1 --policy pop+foo
+check_grep "naming the suffix it takes" "expected a policy name, with at most the suffix \+oracle" "$TMP/err"
+check_exit "an unknown policy: usage error before the table" 2 \
+  "$SLAQ" sim --sweep "$TR" --orders 1 --policy pop,nope
+check "and prints no table" test ! -s "$TMP/out"
 check "results are JSON; default reaches the target in every order" \
   /usr/bin/python3 -c '
 import json, sys

@@ -534,6 +534,135 @@ static void test_pop_early_spares_a_slow_starter_until_its_boundary(void **st)
 }
 
 /* Policies that never suspend still start configurations in order. */
+/* The oracle of the next test: the true curves of its configurations,
+ * 120 epochs each, reported as 1 - y when `loss`. */
+struct truth {
+    const double *y[2];
+    int loss;
+};
+
+static double truth_at(void *ctx, size_t i, int m)
+{
+    const struct truth *t = ctx;
+    if (i >= 2 || m < 1 || m > 120)
+        return NAN;
+    return t->loss ? 1 - t->y[i][m - 1] : t->y[i][m - 1];
+}
+
+/*
+ * With an oracle, POP decides from the true future instead of the curve
+ * model: at epoch 10 a late bloomer, flat at 0.2 until it jumps to 0.85
+ * at epoch 70, has p = 1 and ERT = 60 epochs, and a fast starter that
+ * levels off at 0.78 below the 0.80 target is poor and killed, where the
+ * model says the opposite. The same on the loss 1 - y (maximize = 0).
+ */
+static void test_oracle_replaces_the_curve_model(void **st)
+{
+    (void)st;
+    double late[120], fast[120];
+    for (int i = 0; i < 120; i++)
+        late[i] = i + 1 < 70 ? 0.2 + 0.002 * (i % 2) : 0.85;
+    fill_rise(fast, 120, 0.78, 0.9);
+    for (int loss = 0; loss <= 1; loss++) {
+        struct truth t = {{late, fast}, loss};
+        double lt[120], ft[120];
+        for (int i = 0; i < 120; i++) {
+            lt[i] = loss ? 1 - late[i] : late[i];
+            ft[i] = loss ? 1 - fast[i] : fast[i];
+        }
+        for (int oracle = 0; oracle <= 1; oracle++) {
+            slaq_sweep_params p;
+            slaq_sweep_params_init(&p, 2, 120);
+            p.y_target = loss ? 0.2 : 0.8;
+            p.maximize = !loss;
+            p.t_max = 1000;
+            if (oracle) {
+                p.oracle = truth_at;
+                p.oracle_ctx = &t;
+            }
+            char err[200];
+            slaq_sweep *s = slaq_sweep_new("pop", &p, 2, err, sizeof err);
+            assert_non_null(s);
+            assert_int_equal(slaq_sweep_next(s, 0), 0);
+            assert_int_equal(slaq_sweep_next(s, 0), 1);
+            int a0 = feed(s, 0, 0, 10, lt), a1 = feed(s, 1, 0, 10, ft);
+            slaq_sweep_info in0, in1;
+            slaq_sweep_get(s, 0, &in0);
+            slaq_sweep_get(s, 1, &in1);
+            if (oracle) {
+                assert_int_equal(a0, SLAQ_SWEEP_CONTINUE);
+                assert_true(in0.p == 1);
+                assert_true(fabs(in0.ert - 60) < 1e-9);
+                assert_int_equal(in0.cls, SLAQ_CLASS_PROMISING);
+                assert_int_equal(a1, SLAQ_SWEEP_KILL);
+                assert_true(in1.p == 0);
+            } else {
+                assert_int_equal(a0, SLAQ_SWEEP_KILL);
+                assert_int_equal(a1, SLAQ_SWEEP_CONTINUE);
+                assert_true(in1.p > 0.05);
+            }
+            slaq_sweep_free(s);
+        }
+    }
+    /* Only a policy with a curve model takes an oracle. */
+    struct truth t = {{late, fast}, 0};
+    slaq_sweep_params p;
+    slaq_sweep_params_init(&p, 2, 120);
+    p.y_target = 0.8;
+    p.oracle = truth_at;
+    p.oracle_ctx = &t;
+    char err[200] = "";
+    assert_null(slaq_sweep_new("bandit", &p, 2, err, sizeof err));
+    assert_non_null(strstr(err, "bandit has no curve model"));
+}
+
+/* EarlyTerm with an oracle kills exactly what ends below the best so far
+ * (Domhan's criterion with a perfect prediction of the last epoch, the
+ * raw curve's, not its best). */
+static void test_earlyterm_oracle_kills_what_ends_below_the_best(void **st)
+{
+    (void)st;
+    double lead[120], lag[120], peak[120];
+    fill_rise(lead, 120, 0.9, 0.9);
+    for (int i = 0; i < 120; i++) {
+        lag[i] = i < 30 ? 0.3 : 0.95; /* below the best at 30, above at 120 */
+        peak[i] = i < 30 ? 0.3 : i < 60 ? 0.95 : 0.5; /* above, then below */
+    }
+    for (int oracle = 0; oracle <= 1; oracle++) {
+        struct truth t = {{lead, lag}, 0};
+        slaq_sweep_params p;
+        slaq_sweep_params_init(&p, 2, 120);
+        p.y_target = 0.99;
+        if (oracle) {
+            p.oracle = truth_at;
+            p.oracle_ctx = &t;
+        }
+        char err[200];
+        slaq_sweep *s = slaq_sweep_new("earlyterm", &p, 2, err, sizeof err);
+        assert_non_null(s);
+        slaq_sweep_next(s, 0);
+        slaq_sweep_next(s, 0);
+        assert_int_equal(feed(s, 0, 0, 30, lead), SLAQ_SWEEP_CONTINUE);
+        assert_int_equal(feed(s, 1, 0, 30, lag),
+                         oracle ? SLAQ_SWEEP_CONTINUE : SLAQ_SWEEP_KILL);
+        slaq_sweep_free(s);
+    }
+    struct truth t = {{lead, peak}, 0};
+    slaq_sweep_params p;
+    slaq_sweep_params_init(&p, 2, 120);
+    p.y_target = 0.99;
+    p.oracle = truth_at;
+    p.oracle_ctx = &t;
+    char err[200];
+    slaq_sweep *s = slaq_sweep_new("earlyterm", &p, 2, err, sizeof err);
+    assert_non_null(s);
+    slaq_sweep_next(s, 0);
+    slaq_sweep_next(s, 0);
+    assert_int_equal(feed(s, 0, 0, 30, lead), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 1, 0, 30, peak), SLAQ_SWEEP_KILL);
+    slaq_sweep_free(s);
+}
+
 static void test_default_starts_in_the_generator_order(void **st)
 {
     (void)st;
@@ -617,6 +746,8 @@ int main(void)
         cmocka_unit_test(test_pop_keep_suspends_one_never_promising),
         cmocka_unit_test(test_pop_early_kills_poor_ones_at_its_first_check),
         cmocka_unit_test(test_pop_early_spares_a_slow_starter_until_its_boundary),
+        cmocka_unit_test(test_oracle_replaces_the_curve_model),
+        cmocka_unit_test(test_earlyterm_oracle_kills_what_ends_below_the_best),
         cmocka_unit_test(test_default_starts_in_the_generator_order),
         cmocka_unit_test(test_sh_promotes_the_top_third_of_each_rung),
         cmocka_unit_test(test_hyperband_spreads_configurations_over_brackets),
