@@ -73,7 +73,7 @@ typedef struct slaq_lcurve_opts {
     double inflate;
     /* Smallest noise standard deviation assumed for an observation (the
      * metric's own jitter: 1-2% accuracy between identical runs); 0 selects
-     * the default 0.005. */
+     * the default SLAQ_LCURVE_SIGMA_MIN_DEFAULT (0.005). */
     double sigma_min;
     /* Bitmask of families to use (bit f = family f); 0 = all. */
     unsigned families;
@@ -112,6 +112,7 @@ typedef struct slaq_lcurve_opts {
 } slaq_lcurve_opts;
 
 #define SLAQ_LCURVE_INFLATE_DEFAULT 2.0
+#define SLAQ_LCURVE_SIGMA_MIN_DEFAULT 0.005
 #define SLAQ_LCURVE_TEMPER_DEFAULT 16.0
 #define SLAQ_LCURVE_STOP_PRIOR_DEFAULT 0.1
 #define SLAQ_LCURVE_STALL_TOL_DEFAULT 0.00025

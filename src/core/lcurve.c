@@ -52,7 +52,6 @@
 
 #define LC_MAXP 4           /* parameters of the largest family */
 #define LC_ITERS 60         /* Levenberg-Marquardt iterations per family */
-#define LC_SIGMA_MIN 0.005
 #define LC_PRIOR_SD 10.0    /* ridge prior on the unconstrained parameters */
 
 typedef double (*lc_fn)(double x, const double *t);
@@ -177,7 +176,7 @@ slaq_lcurve *slaq_lcurve_new(const slaq_lcurve_opts *opts)
     if (o.inflate == 0)
         o.inflate = SLAQ_LCURVE_INFLATE_DEFAULT;
     if (o.sigma_min == 0)
-        o.sigma_min = LC_SIGMA_MIN;
+        o.sigma_min = SLAQ_LCURVE_SIGMA_MIN_DEFAULT;
     if (o.families == 0)
         o.families = (1u << SLAQ_LCURVE_FAMILIES) - 1;
     slaq_lcurve *lc = calloc(1, sizeof *lc);

@@ -71,8 +71,10 @@ static void sw_usage(FILE *f)
         "                       resumes, suspensions, kills and each\n"
         "                       evaluation's p, ERT, class and threshold\n"
         "  --trace-order K      trace only order K (default: every order)\n"
-        "  --calib              instead: calibration (reliability, Brier) and\n"
-        "                       speed of the curve model on held-out traces\n"
+        "  --calib              instead: calibration (reliability, Brier),\n"
+        "                       discrimination at the target (AUC at epochs\n"
+        "                       b..4b, against the best so far) and speed\n"
+        "                       of the curve model on held-out traces\n"
         "  --calib-dump FILE    instead: the library default's predictions on\n"
         "                       both halves, one CSV line each (id, n, level,\n"
         "                       p, outcome, ...), and each half's Brier score\n"
@@ -303,6 +305,83 @@ static int calib_dump(const sweep_set *set, int b, int best,
     return 0;
 }
 
+/* The chance that a configuration that reaches `target` scores above one
+ * that does not (ties count half): the area under the ROC curve of the
+ * score, 0.5 for a score that tells nothing. NaN without both kinds. */
+static double calib_auc(const double *score, const int *hit, size_t n)
+{
+    double above = 0, pairs = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n && hit[i]; j++)
+            if (!hit[j]) {
+                above += score[i] > score[j] ? 1 : score[i] == score[j] ? 0.5 : 0;
+                pairs++;
+            }
+    return pairs > 0 ? above / pairs : NAN;
+}
+
+#define CALIB_DISC_POINTS 4
+
+struct calib_disc {
+    int n, reach, total;
+    double auc_model, auc_best;
+};
+
+/*
+ * Discrimination at the target, at the first CALIB_DISC_POINTS evaluation
+ * points n = b, 2b, ...: over every configuration that has run n epochs
+ * and not yet reached the target, how well the model's P(reaching the
+ * target by the last epoch) ranks those that will reach it above those
+ * that will not, against the plain ranking by the best metric so far.
+ * Calibration (Brier, reliability) scores every prediction; this is the
+ * question POP asks at its first boundaries: which of these to run.
+ */
+static int calib_discrimination(const sweep_set *set, int b,
+                                const slaq_lcurve_opts *o, double target,
+                                struct calib_disc *out)
+{
+    slaq_lcurve *lc = slaq_lcurve_new(o);
+    double *y = malloc((size_t)set->epochs * sizeof *y);
+    double *pm = malloc(set->n * sizeof *pm), *pb = malloc(set->n * sizeof *pb);
+    int *hit = malloc(set->n * sizeof *hit);
+    int rc = -1;
+    if (!lc || !y || !pm || !pb || !hit)
+        goto done;
+    double sign = set->maximize ? 1 : -1;
+    for (int k = 0; k < CALIB_DISC_POINTS; k++) {
+        int n = b * (k + 1);
+        size_t m = 0;
+        for (size_t i = 0; i < set->n && n < set->epochs; i++) {
+            const sweep_trace *t = &set->v[i];
+            if (t->n < (size_t)n)
+                continue;
+            for (size_t e = 0; e < t->n; e++)
+                y[e] = e ? fmax(sign * t->metric[e], y[e - 1]) : sign * t->metric[e];
+            if (y[n - 1] >= sign * target || slaq_lcurve_fit(lc, y, (size_t)n) < 0)
+                continue;
+            double p = slaq_lcurve_prob(lc, set->epochs, sign * target);
+            if (!isfinite(p))
+                continue;
+            pm[m] = p;
+            pb[m] = y[n - 1];
+            hit[m++] = y[t->n - 1] >= sign * target;
+        }
+        out[k] = (struct calib_disc){.n = n, .total = (int)m};
+        for (size_t i = 0; i < m; i++)
+            out[k].reach += hit[i];
+        out[k].auc_model = calib_auc(pm, hit, m);
+        out[k].auc_best = calib_auc(pb, hit, m);
+    }
+    rc = 0;
+done:
+    slaq_lcurve_free(lc);
+    free(y);
+    free(pm);
+    free(pb);
+    free(hit);
+    return rc;
+}
+
 static int sw_calib(const sweep_set *set, int b, int best, double target,
                     FILE *js, const char *dump, const slaq_lcurve_opts *model)
 {
@@ -409,6 +488,37 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
     calib_bins(&plain);
     printf("chosen, ");
     calib_bins(&test);
+    struct calib_disc disc[CALIB_DISC_POINTS];
+    slaq_lcurve_opts given = base; /* the library default, or as given */
+    given.temper = model->temper;
+    given.inflate = model->inflate;
+    if (calib_discrimination(set, b, &given, target, disc) < 0) {
+        free(sp.cpu);
+        free(sp.wall);
+        return EXIT_RUNTIME;
+    }
+    printf("discrimination at the target %.4f (the model as given: library "
+           "default unless --temper/--inflate/--stop-prior; every "
+           "configuration not yet there; AUC: the chance that one that will "
+           "reach it ranks above one that will not, 0.5 = no information):\n"
+           "  epoch  reach  total  model_p  best_so_far\n", target);
+    for (int k = 0; k < CALIB_DISC_POINTS; k++)
+        printf("  %5d  %5d  %5d  %7.3f  %11.3f\n", disc[k].n, disc[k].reach,
+               disc[k].total, disc[k].auc_model, disc[k].auc_best);
+    /* How many miss the target by less than the metric's noise: for them,
+     * reaching it or not is decided within the noise the model assumes. */
+    int reach = 0, near = 0;
+    double noise = SLAQ_LCURVE_SIGMA_MIN_DEFAULT;
+    for (size_t i = 0; i < set->n; i++) {
+        double top = -INFINITY, sign = set->maximize ? 1 : -1;
+        for (size_t e = 0; e < set->v[i].n; e++)
+            top = fmax(top, sign * set->v[i].metric[e]);
+        reach += top >= sign * target;
+        near += top < sign * target && top >= sign * target - noise;
+    }
+    printf("near the target: %d configurations reach it, %d more end less "
+           "than %g (the model's noise floor) short of it\n", reach, near,
+           noise);
     double *ms = sp.cpu;
     size_t nms = sp.n;
     qsort(sp.cpu, sp.n, sizeof *sp.cpu, sw_cmp);
@@ -440,7 +550,19 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
                     "\"n\":%.0f,\"bins\":",
                 flat.brier / flat.n, calib_ece(&flat), flat.n);
         calib_bins_json(js, &flat);
-        fprintf(js, "},\"base_rate\":%.6f,\"brier_base_rate\":%.6f,"
+        fprintf(js, "},\"discrimination\":[");
+        for (int k = 0; k < CALIB_DISC_POINTS; k++) {
+            fprintf(js, "%s{\"epoch\":%d,\"reach\":%d,\"total\":%d,",
+                    k ? "," : "", disc[k].n, disc[k].reach, disc[k].total);
+            if (isfinite(disc[k].auc_model) && isfinite(disc[k].auc_best))
+                fprintf(js, "\"auc_model\":%.6f,\"auc_best\":%.6f}",
+                        disc[k].auc_model, disc[k].auc_best);
+            else
+                fprintf(js, "\"auc_model\":null,\"auc_best\":null}");
+        }
+        fprintf(js, "],\"near_target\":{\"reach\":%d,\"within_noise\":%d,"
+                    "\"noise\":%g}", reach, near, noise);
+        fprintf(js, ",\"base_rate\":%.6f,\"brier_base_rate\":%.6f,"
                     "\"ms_median\":%.3f,\"ms_p95\":%.3f,\"ms_max\":%.3f}\n",
                 rate, brier_base, sw_quant(ms, nms, 0.5),
                 sw_quant(ms, nms, 0.95), nms ? ms[nms - 1] : NAN);

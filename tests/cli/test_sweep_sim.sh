@@ -223,6 +223,34 @@ assert abs(c["brier_base_rate"] - c["base_rate"] * (1 - c["base_rate"])) < 1e-6
 assert c["ms_median"] > 0 and c["bounded"] == 1
 ' "$TMP/cal.json"
 
+check "discrimination: the best-so-far AUC and the near-target counts, recomputed from the traces" \
+  /usr/bin/python3 -c '
+import json, sys
+c = json.load(open(sys.argv[1]))
+t = c["target"] if "target" in c else None
+cfg = []
+for line in open(sys.argv[2]).read().splitlines()[1:]:
+    m = [x for x in json.loads(line)["metric"] if x is not None]
+    cfg.append([max(m[:i + 1]) for i in range(len(m))])
+tops = sorted((r[-1] for r in cfg), reverse=True)
+target = tops[3]  # --target-top 4, the default
+d = c["discrimination"]
+assert [x["epoch"] for x in d] == [10, 20, 30, 40], d
+def auc(pos, neg):
+    return sum((p > q) + 0.5 * (p == q) for p in pos for q in neg) / len(pos) / len(neg)
+for x in d:
+    n = x["epoch"]
+    rows = [(r[n - 1], r[-1] >= target) for r in cfg if len(r) >= n and r[n - 1] < target]
+    pos = [v for v, h in rows if h]
+    neg = [v for v, h in rows if not h]
+    assert x["total"] == len(rows) and x["reach"] == len(pos), (x, len(rows), len(pos))
+    if pos and neg:
+        assert abs(x["auc_best"] - auc(pos, neg)) < 1e-6, (x, auc(pos, neg))
+        assert 0 <= x["auc_model"] <= 1
+nt = c["near_target"]
+assert nt["reach"] == sum(v >= target for v in tops), nt
+assert nt["within_noise"] == sum(target - nt["noise"] <= v < target for v in tops), nt
+' "$TMP/cal.json" "$TR"
 check_exit "calibration dump runs" 0 "$SLAQ" sim --sweep "$TR" --calib-dump "$TMP/dump.csv"
 check "calibration dump: one scored prediction a line, each half's Brier score" /usr/bin/python3 -c '
 import csv, sys
