@@ -549,6 +549,29 @@ static double truth_at(void *ctx, size_t i, int m)
     return t->loss ? 1 - t->y[i][m - 1] : t->y[i][m - 1];
 }
 
+/* A sweep of two configurations, 120 epochs, 2 slots, t_max 1000, under
+ * policy pol, with the oracle t (NULL: the curve model); both started
+ * when it is made. NULL with the reason in err. */
+static slaq_sweep *mk_truth(const char *pol, double target, int maximize,
+                            struct truth *t, char *err, size_t errlen)
+{
+    slaq_sweep_params p;
+    slaq_sweep_params_init(&p, 2, 120);
+    p.y_target = target;
+    p.maximize = maximize;
+    p.t_max = 1000;
+    if (t) {
+        p.oracle = truth_at;
+        p.oracle_ctx = t;
+    }
+    slaq_sweep *s = slaq_sweep_new(pol, &p, 2, err, errlen);
+    if (s) {
+        assert_int_equal(slaq_sweep_next(s, 0), 0);
+        assert_int_equal(slaq_sweep_next(s, 0), 1);
+    }
+    return s;
+}
+
 /*
  * With an oracle, POP decides from the true future instead of the curve
  * model: at epoch 10 a late bloomer, flat at 0.2 until it jumps to 0.85
@@ -571,20 +594,10 @@ static void test_oracle_replaces_the_curve_model(void **st)
             ft[i] = loss ? 1 - fast[i] : fast[i];
         }
         for (int oracle = 0; oracle <= 1; oracle++) {
-            slaq_sweep_params p;
-            slaq_sweep_params_init(&p, 2, 120);
-            p.y_target = loss ? 0.2 : 0.8;
-            p.maximize = !loss;
-            p.t_max = 1000;
-            if (oracle) {
-                p.oracle = truth_at;
-                p.oracle_ctx = &t;
-            }
             char err[200];
-            slaq_sweep *s = slaq_sweep_new("pop", &p, 2, err, sizeof err);
+            slaq_sweep *s = mk_truth("pop", loss ? 0.2 : 0.8, !loss,
+                                     oracle ? &t : NULL, err, sizeof err);
             assert_non_null(s);
-            assert_int_equal(slaq_sweep_next(s, 0), 0);
-            assert_int_equal(slaq_sweep_next(s, 0), 1);
             int a0 = feed(s, 0, 0, 10, lt), a1 = feed(s, 1, 0, 10, ft);
             slaq_sweep_info in0, in1;
             slaq_sweep_get(s, 0, &in0);
@@ -606,13 +619,8 @@ static void test_oracle_replaces_the_curve_model(void **st)
     }
     /* Only a policy with a curve model takes an oracle. */
     struct truth t = {{late, fast}, 0};
-    slaq_sweep_params p;
-    slaq_sweep_params_init(&p, 2, 120);
-    p.y_target = 0.8;
-    p.oracle = truth_at;
-    p.oracle_ctx = &t;
     char err[200] = "";
-    assert_null(slaq_sweep_new("bandit", &p, 2, err, sizeof err));
+    assert_null(mk_truth("bandit", 0.8, 1, &t, err, sizeof err));
     assert_non_null(strstr(err, "bandit has no curve model"));
 }
 
@@ -628,36 +636,20 @@ static void test_earlyterm_oracle_kills_what_ends_below_the_best(void **st)
         lag[i] = i < 30 ? 0.3 : 0.95; /* below the best at 30, above at 120 */
         peak[i] = i < 30 ? 0.3 : i < 60 ? 0.95 : 0.5; /* above, then below */
     }
+    char err[200];
     for (int oracle = 0; oracle <= 1; oracle++) {
         struct truth t = {{lead, lag}, 0};
-        slaq_sweep_params p;
-        slaq_sweep_params_init(&p, 2, 120);
-        p.y_target = 0.99;
-        if (oracle) {
-            p.oracle = truth_at;
-            p.oracle_ctx = &t;
-        }
-        char err[200];
-        slaq_sweep *s = slaq_sweep_new("earlyterm", &p, 2, err, sizeof err);
+        slaq_sweep *s = mk_truth("earlyterm", 0.99, 1, oracle ? &t : NULL,
+                                 err, sizeof err);
         assert_non_null(s);
-        slaq_sweep_next(s, 0);
-        slaq_sweep_next(s, 0);
         assert_int_equal(feed(s, 0, 0, 30, lead), SLAQ_SWEEP_CONTINUE);
         assert_int_equal(feed(s, 1, 0, 30, lag),
                          oracle ? SLAQ_SWEEP_CONTINUE : SLAQ_SWEEP_KILL);
         slaq_sweep_free(s);
     }
     struct truth t = {{lead, peak}, 0};
-    slaq_sweep_params p;
-    slaq_sweep_params_init(&p, 2, 120);
-    p.y_target = 0.99;
-    p.oracle = truth_at;
-    p.oracle_ctx = &t;
-    char err[200];
-    slaq_sweep *s = slaq_sweep_new("earlyterm", &p, 2, err, sizeof err);
+    slaq_sweep *s = mk_truth("earlyterm", 0.99, 1, &t, err, sizeof err);
     assert_non_null(s);
-    slaq_sweep_next(s, 0);
-    slaq_sweep_next(s, 0);
     assert_int_equal(feed(s, 0, 0, 30, lead), SLAQ_SWEEP_CONTINUE);
     assert_int_equal(feed(s, 1, 0, 30, peak), SLAQ_SWEEP_KILL);
     slaq_sweep_free(s);
