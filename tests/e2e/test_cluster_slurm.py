@@ -96,9 +96,9 @@ def check_shares(jobs, enforce, windows=4, seconds=6.0):
     (averaged over a window of a few epochs), node by node. A node's jobs
     together never use more than 110 % of what they were allocated (the
     agent's cgroup binds). In a window where every node got the cores it
-    was allocated, each job's use is within 10 % of its allocation (plus
-    the two clock ticks by which /proc's CPU time can be off at the
-    window's ends). A
+    was allocated (at least 90 % of it), each job's use is within 10 % of
+    its allocation scaled by what its node got (plus the two clock ticks
+    by which /proc's CPU time can be off at the window's ends). A
     busy shared machine can hold the nodes below their cores: then the
     comparison says nothing about slaq, and None is returned with the
     reason, after `windows` tries; otherwise the notes of the window that
@@ -131,9 +131,13 @@ def check_shares(jobs, enforce, windows=4, seconds=6.0):
             room = room and u >= 0.90 * a
             window.append("node %s used %.3f of %.3f cores" % (node, u, a))
             tick = 2.0 / os.sysconf("SC_CLK_TCK") / took
-            off += ["job %d used %.3f cores with %.3f allocated" %
-                    (i, used[i], want[i]) for i in mine
-                    if abs(used[i] - want[i]) > 0.10 * want[i] + tick]
+            # The node's shortfall (it got u of a) falls on all its jobs
+            # alike: each should get its allocation times u / a.
+            got = u / a if a > 0 else 1.0
+            off += ["job %d used %.3f cores with %.3f allocated (%.3f of "
+                    "the node's %.0f%%)" % (i, used[i], want[i], want[i] * got,
+                                            100 * got) for i in mine
+                    if abs(used[i] - want[i] * got) > 0.10 * want[i] * got + tick]
         if room:
             assert not off, "%s (%s): %s" % ("; ".join(window), enforce,
                                              "; ".join(off))
