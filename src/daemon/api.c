@@ -125,8 +125,6 @@ static json_t *api_status(sd_daemon *d)
     json_object_set_new(r, "accept_pauses_total",
                         json_integer((json_int_t)d->accept_pauses));
     json_object_set_new(r, "epoch", json_integer((json_int_t)d->epoch_no));
-    json_object_set_new(r, "early_epochs_total",
-                        json_integer((json_int_t)d->early_epochs));
     json_object_set_new(r, "epoch_ms_last", json_real(d->epoch_ms_last));
     json_object_set_new(r, "epoch_ms_max", json_real(d->epoch_ms_max));
     json_object_set_new(r, "core_ms_last", json_real(d->core_ms_last));

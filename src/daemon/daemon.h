@@ -327,10 +327,6 @@ struct sd_daemon {
     sd_config cfg;
     int epfd;
     sd_handler sig_h, epoch_h, tick_h, listen_h, tcp_h, http_h;
-    /* 1 after an early division (jobs came or went: slaq_sched_due())
-     * failed: none is tried again before the next timed epoch. */
-    int early_hold;
-    uint64_t early_epochs; /* divisions between timed epochs, in total */
     slaq_sched *sched;
     sd_job **jobs;        /* jobs[id - 1] */
     size_t njobs, capjobs;
@@ -527,9 +523,7 @@ void job_cancel(sd_daemon *d, sd_job *j, int now);
 void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
                 sd_state state_if_unknown, const char *why);
 void job_reap_children(sd_daemon *d);
-/* Divides the cores (one scheduling epoch); 0, or the core's SLAQ_E*
- * code when it could not (logged). */
-int job_epoch(sd_daemon *d);
+void job_epoch(sd_daemon *d);
 void job_tick(sd_daemon *d);
 void job_free_all(sd_daemon *d);
 void job_free_one(sd_job *j);

@@ -326,9 +326,6 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
              (double)d->accept_pauses);
     prom_head(f, "slaq_epochs_total", "counter", "Scheduling epochs run.");
     fprintf(f, "slaq_epochs_total %llu\n", (unsigned long long)d->epoch_no);
-    prom_one(f, "slaq_early_epochs_total", "counter",
-             "Epochs run before their time because jobs came or went.",
-             (double)d->early_epochs);
     prom_head(f, "slaq_epoch_interval_seconds", "gauge",
               "The scheduling epoch T.");
     fprintf(f, "slaq_epoch_interval_seconds %.17g\n", c->epoch_s);

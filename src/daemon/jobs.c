@@ -878,7 +878,7 @@ void job_apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
     }
 }
 
-int job_epoch(sd_daemon *d)
+void job_epoch(sd_daemon *d)
 {
     double t0 = sd_mono(), c0 = sd_thread_cpu(), now = sd_now();
     d->epoch_no++;
@@ -887,7 +887,7 @@ int job_epoch(sd_daemon *d)
         /* A node agent: the controller divides the cores (agent.c). */
         for (size_t i = n; i-- > 0;)
             enf_epoch(d, slaq_job_user(slaq_sched_job(d->sched, i)));
-        return 0;
+        return;
     }
     /* Thread CPU time at the end of each part: the forecast check, the
      * core, applying allocations, the nodes' messages, the timeline. */
@@ -907,7 +907,7 @@ int job_epoch(sd_daemon *d)
         if (rc) {
             sd_log(d, 0, "epoch %llu: %s", (unsigned long long)d->epoch_no,
                    slaq_strerror(rc));
-            return rc;
+            return;
         }
     }
     /* Stopping jobs may leave the scheduler below, so walk a snapshot. */
@@ -962,7 +962,6 @@ int job_epoch(sd_daemon *d)
         d->core_cpu_ms_sum += d->core_cpu_ms_last;
         d->busy_epochs++;
     }
-    return 0;
 }
 
 /* An adopted process is not our child: poll that it still exists. */

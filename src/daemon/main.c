@@ -702,36 +702,7 @@ static void on_epoch(sd_daemon *d, sd_handler *h, uint32_t events)
 {
     (void)events;
     drain_timer(h->fd);
-    d->early_hold = 0;
     job_epoch(d);
-}
-
-/* Starts a periodic timer's period over from now. */
-static int timer_set(int fd, double period)
-{
-    struct itimerspec it;
-    it.it_interval.tv_sec = (time_t)period;
-    it.it_interval.tv_nsec = (long)((period - (double)(time_t)period) * 1e9);
-    it.it_value = it.it_interval;
-    return timerfd_settime(fd, 0, &it, NULL);
-}
-
-/* A job came or went, or a query finished its first mini-batch (the core's
- * slaq_sched_due()): divide the cores now instead of at the next epoch, up
- * to --epoch seconds later, and start the epoch over from here. A node
- * agent leaves this to its controller. */
-static void early_epoch(sd_daemon *d)
-{
-    if (d->cfg.agent || d->early_hold || slaq_sched_count(d->sched) == 0 ||
-        !slaq_sched_due(d->sched))
-        return;
-    if (job_epoch(d) != 0) {
-        d->early_hold = 1;
-        return;
-    }
-    d->early_epochs++;
-    if (timer_set(d->epoch_h.fd, d->cfg.epoch_s) < 0)
-        sd_log(d, 0, "timerfd: %s", strerror(errno));
 }
 
 static void on_tick(sd_daemon *d, sd_handler *h, uint32_t events)
@@ -740,7 +711,6 @@ static void on_tick(sd_daemon *d, sd_handler *h, uint32_t events)
     drain_timer(h->fd);
     job_tick(d);
     sweep_tick(d);
-    early_epoch(d);
     if (d->cfg.agent)
         agent_tick(d);
     conn_tick(d);
@@ -762,8 +732,12 @@ static int timer_open(sd_daemon *d, sd_handler *h, double period,
     h->fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     if (h->fd < 0)
         return -1;
+    struct itimerspec it;
+    it.it_interval.tv_sec = (time_t)period;
+    it.it_interval.tv_nsec = (long)((period - (double)(time_t)period) * 1e9);
+    it.it_value = it.it_interval;
     h->fn = fn;
-    if (timer_set(h->fd, period) < 0 ||
+    if (timerfd_settime(h->fd, 0, &it, NULL) < 0 ||
         sd_epoll_add(d, h, EPOLLIN) < 0)
         return -1;
     return 0;

@@ -167,7 +167,8 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
         }
         /* The cores are divided again at every epoch and whenever the
          * core says so (arrivals, departures, a query's first
-         * mini-batch): slaq_sched_due(), as slaqd asks it. */
+         * mini-batch): slaq_sched_due(). slaqd divides on its timer
+         * only (docs/relaqs.md). */
         int decide = slaq_sched_due(s);
         if (t >= next_epoch - AQ_EPS) {
             decide = 1;

@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from conftest import SLAQ, TOY, http_get, session, wait_for
+from conftest import SLAQ, TOY, session, wait_for
 
 import slaq
 
@@ -50,27 +50,6 @@ def test_fair_policy_splits_cores_and_allocation_reaches_jobs(daemon_factory):
     # It left with a goodbye: done, and its share goes back.
     d.wait_state(c.job_id, "done")
     wait_for(lambda: abs(d.job(a)["cores"] - 1) < 1e-6, what="share back")
-
-
-def test_cores_are_divided_again_as_soon_as_a_job_comes_or_goes(daemon_factory):
-    # A 30 s epoch: every division the test sees within 5 s is an early
-    # one, made because a job started or ended.
-    d = daemon_factory("--policy", "fair", "--cores", "2", "--epoch", "30")
-    t0 = time.monotonic()
-    a = d.submit(TOY, "--forever", "--iter-cpu", "0.002")
-    wait_for(lambda: abs(d.job(a)["cores"] - 2) < 1e-6, timeout=5,
-             what="the first job's 2 cores")
-    b = d.submit(TOY, "--forever", "--iter-cpu", "0.002")
-    wait_for(lambda: abs(d.job(a)["cores"] - 1) < 1e-6 and
-             abs(d.job(b)["cores"] - 1) < 1e-6, timeout=5, what="1 core each")
-    d.request({"type": "cancel", "job": b, "now": True})
-    wait_for(lambda: abs(d.job(a)["cores"] - 2) < 1e-6, timeout=5,
-             what="the cores back after the second job ended")
-    assert time.monotonic() - t0 < 25  # none of this waited for the timer
-    st = d.request({"type": "status"})
-    assert st["early_epochs_total"] >= 3 and st["epoch"] >= 3, st
-    metrics = http_get(d, "/metrics")[1]
-    assert "slaq_early_epochs_total %d" % st["early_epochs_total"] in metrics
 
 
 def test_weights_and_max_cores_shape_fair_shares(daemon_factory):
