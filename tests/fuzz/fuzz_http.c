@@ -84,15 +84,33 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 64 * 1024)
         return 0;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET,
                              .sin_port = htons((uint16_t)D.http_port)};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-        /* Not slaqd's fault: said on stdout (libFuzzer may have closed
+    /* A connect to the loopback port has failed at once under this
+     * rate (once, in a CI run that did not record errno; at thousands of
+     * connections a second slaqd's side of each closed one waits in
+     * TIME_WAIT). A server that stopped listening fails every try: try
+     * again with a fresh socket for up to a second, letting MHD run, and
+     * say why if it still fails. */
+    int fd = -1, tries = 0;
+    for (; tries < 50; tries++) {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0)
+            break;
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+        errno = e;
+        http_run(&D);
+        poll(NULL, 0, 20);
+    }
+    if (fd < 0) {
+        /* Not an input's fault: said on stdout (libFuzzer may have closed
          * stderr), then stop. */
-        printf("fuzz_http: cannot connect to slaqd's port: %s\n",
-               strerror(errno));
+        printf("fuzz_http: cannot connect to slaqd's port after %d tries: "
+               "%s\n", tries, strerror(errno));
         fflush(stdout);
         abort();
     }

@@ -48,7 +48,7 @@ for h in protocol http; do
       cp "$f" "$SLAQ_BUILD/fuzz/$h-$(basename "$f")"
       echo "#   input kept as $SLAQ_BUILD/fuzz/$h-$(basename "$f")"
     done
-    grep -E "ERROR|SUMMARY|runtime error|#[0-9]+ 0x" "$TMP/fuzz.log" | head -n 20 | sed 's/^/#   /'
+    grep -E "ERROR|SUMMARY|runtime error|#[0-9]+ 0x|^fuzz_" "$TMP/fuzz.log" | head -n 20 | sed 's/^/#   /'
   fi
 done
 finish
