@@ -322,9 +322,20 @@ static double calib_auc(const double *score, const int *hit, size_t n)
 
 #define CALIB_DISC_POINTS 4
 
+static int int_cmp(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+#define CALIB_DISC_RANKS 8
+
 struct calib_disc {
     int n, reach, total;
     double auc_model, auc_best;
+    /* Where the first CALIB_DISC_RANKS that will reach the target rank
+     * among the total by their best so far (1 = the highest), ascending. */
+    int rank[CALIB_DISC_RANKS], nrank;
 };
 
 /*
@@ -371,6 +382,15 @@ static int calib_discrimination(const sweep_set *set, int b,
             out[k].reach += hit[i];
         out[k].auc_model = calib_auc(pm, hit, m);
         out[k].auc_best = calib_auc(pb, hit, m);
+        for (size_t i = 0; i < m && out[k].nrank < CALIB_DISC_RANKS; i++) {
+            if (!hit[i])
+                continue;
+            int r = 1;
+            for (size_t j = 0; j < m; j++)
+                r += pb[j] > pb[i];
+            out[k].rank[out[k].nrank++] = r;
+        }
+        qsort(out[k].rank, (size_t)out[k].nrank, sizeof *out[k].rank, int_cmp);
     }
     rc = 0;
 done:
@@ -498,13 +518,19 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
         return EXIT_RUNTIME;
     }
     printf("discrimination at the target %.4f (the model as given: library "
-           "default unless --temper/--inflate/--stop-prior; every "
+           "default unless model options are given; every "
            "configuration not yet there; AUC: the chance that one that will "
-           "reach it ranks above one that will not, 0.5 = no information):\n"
-           "  epoch  reach  total  model_p  best_so_far\n", target);
-    for (int k = 0; k < CALIB_DISC_POINTS; k++)
-        printf("  %5d  %5d  %5d  %7.3f  %11.3f\n", disc[k].n, disc[k].reach,
+           "reach it ranks above one that will not, 0.5 = no information; "
+           "ranks: where those that will reach it stand by their best so "
+           "far):\n"
+           "  epoch  reach  total  model_p  best_so_far  ranks\n", target);
+    for (int k = 0; k < CALIB_DISC_POINTS; k++) {
+        printf("  %5d  %5d  %5d  %7.3f  %11.3f ", disc[k].n, disc[k].reach,
                disc[k].total, disc[k].auc_model, disc[k].auc_best);
+        for (int r = 0; r < disc[k].nrank; r++)
+            printf(" %d", disc[k].rank[r]);
+        printf("\n");
+    }
     /* How many miss the target by less than the metric's noise: for them,
      * reaching it or not is decided within the noise the model assumes. */
     int reach = 0, near = 0;
@@ -552,8 +578,12 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
         calib_bins_json(js, &flat);
         fprintf(js, "},\"discrimination\":[");
         for (int k = 0; k < CALIB_DISC_POINTS; k++) {
-            fprintf(js, "%s{\"epoch\":%d,\"reach\":%d,\"total\":%d,",
+            fprintf(js, "%s{\"epoch\":%d,\"reach\":%d,\"total\":%d,"
+                        "\"ranks\":[",
                     k ? "," : "", disc[k].n, disc[k].reach, disc[k].total);
+            for (int r = 0; r < disc[k].nrank; r++)
+                fprintf(js, "%s%d", r ? "," : "", disc[k].rank[r]);
+            fprintf(js, "],");
             if (isfinite(disc[k].auc_model) && isfinite(disc[k].auc_best))
                 fprintf(js, "\"auc_model\":%.6f,\"auc_best\":%.6f}",
                         disc[k].auc_model, disc[k].auc_best);

@@ -244,6 +244,8 @@ for x in d:
     pos = [v for v, h in rows if h]
     neg = [v for v, h in rows if not h]
     assert x["total"] == len(rows) and x["reach"] == len(pos), (x, len(rows), len(pos))
+    ranks = sorted(1 + sum(w > v for w, _ in rows) for v in pos)
+    assert x["ranks"] == ranks[:8], (x, ranks)
     if pos and neg:
         assert abs(x["auc_best"] - auc(pos, neg)) < 1e-6, (x, auc(pos, neg))
         assert 0 <= x["auc_model"] <= 1
