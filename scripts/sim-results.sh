@@ -13,13 +13,21 @@
 #   docs/results/runs/ia{4,10}-seed{1..5}.json   summary.json of each run
 #   docs/results/scale/        4,000 jobs on 16,000 cores (Fig. 10c): the
 #                              summary, fig10c-sched.svg, the wall time
+#   docs/results/heldout/ia{4,10}-seed{1..5}.json   the same runs on the
+#                              held-out curves (HELDOUT, by default
+#                              data/curves/slaq-train.jsonl: recorded from
+#                              slaq-train and never used to choose a
+#                              default), each run with its mean t90 per
+#                              algorithm
 #   docs/results/targets.txt   the table printed at the end
-# Environment: CURVES (curve file), SEEDS, SCALE=0 to skip the scale run.
+# Environment: CURVES (curve file), HELDOUT (held-out curve file; empty to
+# skip), SEEDS, SCALE=0 to skip the scale run.
 set -euo pipefail
 
 build=${1:-build}
 slaq="$build/bin/slaq"
 curves=${CURVES:-tests/data/curves-dev.jsonl}
+heldout=${HELDOUT-data/curves/slaq-train.jsonl}
 seeds=${SEEDS:-1 2 3 4 5}
 out=docs/results
 # Every result lists the baseline, slaq with each predictor and the
@@ -28,8 +36,8 @@ runs=fair,slaq:strawman,slaq:slaq-fit,slaq:auto,oracle-greedy
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-gen() { # gen SEED MEAN_IA JOBS -> workload on stdout
-  "$slaq" workload gen --curves "$curves" --jobs "$3" \
+gen() { # gen SEED MEAN_IA JOBS [CURVES] -> workload on stdout
+  "$slaq" workload gen --curves "${4:-$curves}" --jobs "$3" \
     --mean-interarrival "$2" --work 2000:20000 --max-cores 64 --iters 100 \
     --seed "$1"
 }
@@ -44,6 +52,32 @@ for ia in 4 10; do
     cp "$tmp/run/summary.json" "$out/runs/ia$ia-seed$seed.json"
   done
 done
+
+if [[ -n $heldout ]]; then
+  mkdir -p "$out/heldout"
+  for ia in 4 10; do
+    for seed in $seeds; do
+      gen "$seed" "$ia" 160 "$heldout" >"$tmp/wl.jsonl"
+      echo "== held out ($heldout): mean inter-arrival $ia s, seed $seed" >&2
+      "$slaq" sim --workload "$tmp/wl.jsonl" --cores 640 --epoch 2 --unit 1 \
+        --compare "$runs" --out "$tmp/run" --no-plots --quiet
+      python3 - "$tmp/run" "$out/heldout/ia$ia-seed$seed.json" <<'PY'
+import csv, json, sys
+run, dst = sys.argv[1:]
+runs = json.load(open(f"{run}/summary.json"))
+for r in runs:
+    by = {}
+    for row in csv.DictReader(open(f"{run}/{r['policy']}/jobs.csv")):
+        by.setdefault(row["algorithm"], []).append(float(row["t90_s"]))
+    r["t90_mean_s_by_algorithm"] = {a: round(sum(v) / len(v), 3)
+                                    for a, v in sorted(by.items())}
+with open(dst, "w") as f:
+    json.dump(runs, f, indent=1)
+    f.write("\n")
+PY
+    done
+  done
+fi
 
 echo "== standard report (seed 1, 4 s, sweep)" >&2
 first=${seeds%% *}
@@ -65,9 +99,9 @@ if [[ ${SCALE:-1} != 0 ]]; then
     "$start" "$end" >"$out/scale/wall_s.txt"
 fi
 
-python3 - "$out" "$seeds" <<'EOF' | tee "$out/targets.txt"
+python3 - "$out" "$seeds" "$heldout" <<'EOF' | tee "$out/targets.txt"
 import json, os, sys
-out, seeds = sys.argv[1], sys.argv[2].split()
+out, seeds, heldout = sys.argv[1], sys.argv[2].split(), sys.argv[3]
 # The default predictor is what `slaq` means in the headline.
 DEFAULT = "auto"
 print("slaq sim: target numbers (scripts/sim-results.sh)")
@@ -81,16 +115,16 @@ print("columns: mean t90 (s) of fair, slaq with each predictor (straw = "
 names = ["fair", "slaq-strawman", "slaq-slaq-fit", "slaq-auto",
          "oracle-greedy"]
 heads = ["fair", "straw", "fit", "auto", "oracle-g"]
-for ia, goal in ((4, 44), (10, 23)):
-    print(f"mean inter-arrival {ia} s (target: slaq cuts t90 by >= {goal}% "
-          f"vs fair" + (", avg loss by >= 1.73x" if ia == 4 else "") + ")")
+def table(runs_dir, ia, heading):
+    """One inter-arrival's table: every seed's run and their mean."""
+    print(heading)
     print(f"{'seed':>5} " + " ".join(f"{h:>8}" for h in heads) +
           f" {'cut':>7} {'loss fair':>9} {'loss slaq':>9} {'factor':>7}"
           f"  best slaq")
     cols = []
     for seed in seeds:
         runs = {r["policy"]: r for r in
-                json.load(open(f"{out}/runs/ia{ia}-seed{seed}.json"))}
+                json.load(open(f"{runs_dir}/ia{ia}-seed{seed}.json"))}
         t = [runs[n]["t90_mean_s"] for n in names]
         f, s = runs["fair"], runs["slaq-" + DEFAULT]
         cut = 100 * (1 - s["t90_mean_s"] / f["t90_mean_s"])
@@ -107,6 +141,37 @@ for ia, goal in ((4, 44), (10, 23)):
     print(f"{'mean':>5} " + " ".join(f"{v:8.1f}" for v in m[:5]) +
           f" {m[5]:6.1f}% {m[6]:9.4f} {m[7]:9.4f} {m[8]:6.2f}x")
     print()
+
+
+for ia, goal in ((4, 44), (10, 23)):
+    table(f"{out}/runs", ia,
+          f"mean inter-arrival {ia} s (target: slaq cuts t90 by >= {goal}% "
+          f"vs fair" + (", avg loss by >= 1.73x" if ia == 4 else "") + ")")
+
+if heldout:
+    print(f"held out: the same workload from {heldout}, curves recorded "
+          "from slaq-train\nthat no default was chosen on "
+          "(docs/results/heldout/)\n")
+    for ia in (4, 10):
+        table(f"{out}/heldout", ia, f"held out, mean inter-arrival {ia} s" +
+              (" (guard: slaq's mean t90 below fair's)" if ia == 4 else ""))
+    # Where the time goes: mean t90 per algorithm, averaged over seeds.
+    show = ["fair", "slaq-" + DEFAULT, "oracle-greedy"]
+    for ia in (4, 10):
+        acc = {}
+        for seed in seeds:
+            for r in json.load(open(f"{out}/heldout/ia{ia}-seed{seed}.json")):
+                if r["policy"] in show:
+                    for a, v in r["t90_mean_s_by_algorithm"].items():
+                        acc.setdefault(a, {}).setdefault(r["policy"], []).append(v)
+        print(f"held out, mean inter-arrival {ia} s: mean t90 (s) by "
+              "algorithm, averaged over seeds")
+        print(f"{'algorithm':>10} " + " ".join(f"{h:>13}" for h in show))
+        for a in sorted(acc):
+            print(f"{a:>10} " + " ".join(
+                f"{sum(acc[a][p]) / len(acc[a][p]):13.1f}" for p in show))
+        print()
+
 if os.path.exists(f"{out}/scale/summary.json"):
     s = json.load(open(f"{out}/scale/summary.json"))[0]
     wall = open(f"{out}/scale/wall_s.txt").read().strip()
