@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "slaq/client.h"
+#include "slaq/version.h"
 
 static double cpu_now(clockid_t id)
 {
@@ -40,10 +41,22 @@ static void *burn(void *arg)
     return NULL;
 }
 
-static void usage(void)
+static void usage(FILE *f)
 {
-    fprintf(stderr, "usage: slaq-toy-job [--iters N] [--iter-cpu SECONDS] "
-                    "[--rate R] [--crash-at K] [--forever]\n");
+    fprintf(f, "usage: slaq-toy-job [--iters N] [--iter-cpu SECONDS] "
+               "[--rate R] [--crash-at K] [--forever]\n\n"
+               "A toy training job for slaqd: each iteration burns SECONDS "
+               "of CPU (default\n0.02) over the threads slaq advises and "
+               "reports the loss 1/(R k + 1) + 0.1\n(R default 0.1) through "
+               "the C client.\n\n"
+               "  --iters N         iterations to run (default 100)\n"
+               "  --iter-cpu S      CPU-seconds per iteration (default 0.02)\n"
+               "  --rate R          how fast the loss falls (default 0.1)\n"
+               "  --forever         run until stopped\n"
+               "  --crash-at K      exit 3 at iteration K without "
+               "a goodbye, like a crash\n"
+               "  -h, --help        this text\n"
+               "  -V, --version     the version\n");
 }
 
 int main(int argc, char **argv)
@@ -63,8 +76,14 @@ int main(int argc, char **argv)
             crash_at = atol(argv[++i]);
         else if (!strcmp(a, "--forever"))
             forever = 1;
-        else {
-            usage();
+        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version") || !strcmp(a, "-V")) {
+            printf("slaq-toy-job %s\n", SLAQ_VERSION);
+            return 0;
+        } else {
+            usage(stderr);
             return 2;
         }
     }

@@ -188,9 +188,9 @@ submit_pid=$!
 if [ "$top" = 1 ]; then
     # Not through slaq(): $! must be the top process itself.
     if [ -t 1 ]; then
-        "$bin/slaq" top --state-dir "$state" -n 1 &
+        "$bin/slaq" top --state-dir "$state" -d 1 &
     else                      # plain blocks, readable in a CI log
-        "$bin/slaq" top --state-dir "$state" -n 10 &
+        "$bin/slaq" top --state-dir "$state" -d 10 &
     fi
     top_pid=$!
 fi

@@ -19,12 +19,19 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: slaq top [OPTIONS]\n\n"
-               "Live view of slaqd's active jobs: normalised loss (1 at "
-               "start, 0 at the\npredicted end), cores, iterations per "
-               "second, and sparklines of recent\nlosses and allocations.\n\n"
-               "  --once            print one view and exit\n"
-               "  -n, --interval S  seconds between refreshes (default 1)\n"
-               "  --all             include finished jobs\n" RPC_HELP);
+               "Live view of slaqd's active jobs, one row each.\n\n"
+               "Columns: ID, NAME, STATE; LOSS~ the normalised loss (1 at "
+               "the start, 0 at\nthe predicted end); CORES the allocation; "
+               "ITER the last reported\niteration; IT/S iterations per second "
+               "lately; then sparklines of the last\n16 losses and the last "
+               "16 allocations (scaled to the machine's cores).\n\n"
+               "  --once             print one view and exit (as -n 1)\n"
+               "  -d, --delay S      seconds between refreshes (default 1; "
+               "at least 0.05)\n"
+               "  -n, --iterations N refresh N times, then exit (default: "
+               "until stopped)\n"
+               "  --interval S       the same as --delay (older spelling)\n"
+               "  --all              include finished jobs\n" RPC_HELP);
 }
 
 /* Pads s with spaces to `cols` terminal columns. A sparkline's block
@@ -120,23 +127,38 @@ int cmd_top(int argc, char **argv)
     enum { O_ONCE = 1, O_ALL };
     static const struct option opts[] = {
         {"once", no_argument, 0, O_ONCE}, {"all", no_argument, 0, O_ALL},
-        {"interval", required_argument, 0, 'n'},
+        {"delay", required_argument, 0, 'd'},
+        {"interval", required_argument, 0, 'd'},
+        {"iterations", required_argument, 0, 'n'},
         {"help", no_argument, 0, 'h'}, RPC_LONG_OPTS, {0, 0, 0, 0}};
     rpc_opts ro;
     rpc_opts_init(&ro);
     int o, once = 0, all = 0;
     double interval = 1;
-    while ((o = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
+    long iterations = 0; /* 0: until stopped */
+    while ((o = getopt_long(argc, argv, "d:n:h", opts, NULL)) != -1) {
         if (rpc_opt(&ro, o, optarg))
             continue;
         switch (o) {
         case O_ONCE: once = 1; break;
         case O_ALL: all = 1; break;
-        case 'n': {
+        case 'd': {
             char *end;
             interval = strtod(optarg, &end);
-            if (end == optarg || *end || !(interval >= 0.05)) {
-                cli_error("top", "--interval wants seconds >= 0.05, got '%s'",
+            if (end == optarg || *end || !(interval >= 0.05) ||
+                interval > 86400) {
+                cli_error("top", "--delay wants seconds in [0.05, 86400], "
+                          "got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        }
+        case 'n': {
+            char *end;
+            iterations = strtol(optarg, &end, 10);
+            if (end == optarg || *end || iterations < 1) {
+                cli_error("top", "--iterations wants a whole number >= 1, "
+                          "got '%s' (the delay between refreshes is -d)",
                           optarg);
                 return EXIT_USAGE;
             }
@@ -151,10 +173,12 @@ int cmd_top(int argc, char **argv)
         cli_error("top", "unexpected argument '%s'", argv[optind]);
         return EXIT_USAGE;
     }
-    int tty = isatty(STDOUT_FILENO) && !once;
-    for (;;) {
+    if (once)
+        iterations = 1;
+    int tty = isatty(STDOUT_FILENO) && iterations != 1;
+    for (long i = 1;; i++) {
         int rc = draw(&ro, all, tty);
-        if (rc || once)
+        if (rc || i == iterations)
             return rc;
         usleep((useconds_t)(interval * 1e6));
     }

@@ -413,12 +413,17 @@ def test_cli_views(slaqd):
     assert "cores" in slaqd.cli("status").stdout
     assert json.loads(slaqd.cli("ls", "--json").stdout)["jobs"][0]["id"] == jid
     # top without --once on a pipe prints plain blocks, one per refresh.
-    p = subprocess.Popen([SLAQ, "top", "-n", "0.2", "--socket", slaqd.sock],
+    p = subprocess.Popen([SLAQ, "top", "-d", "0.2", "--socket", slaqd.sock],
                          stdout=subprocess.PIPE, text=True)
     time.sleep(1)
     p.terminate()
     out = p.communicate()[0]
     assert out.count("viewme") >= 2 and "\033[" not in out
+    # -n N refreshes N times and exits (procps top's -n); -d is the delay.
+    r = slaqd.cli("top", "-d", "0.05", "-n", "3")
+    assert r.stdout.count("viewme") == 3
+    r = slaqd.cli("top", "-n", "0.2", check=False)
+    assert r.returncode == 2 and "--iterations" in r.stderr
     # logs -f ends when the job does.
     f = subprocess.Popen([SLAQ, "logs", "-f", str(jid), "--socket",
                           slaqd.sock], stdout=subprocess.PIPE, text=True)
