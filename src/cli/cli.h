@@ -31,6 +31,7 @@ int cmd_workload(int argc, char **argv); /* src/sim/cmd_workload.c */
 int cmd_submit(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_history(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_suspend(int argc, char **argv);
 int cmd_resume(int argc, char **argv);

@@ -23,6 +23,7 @@ static const cli_command commands[] = {
     {"submit", cmd_submit, "start a job under slaqd; prints its id"},
     {"ls", cmd_ls, "list slaqd's jobs"},
     {"show", cmd_show, "one job: history, allocations, prediction"},
+    {"history", cmd_history, "every report of a job (--csv, --json)"},
     {"cancel", cmd_cancel, "ask a job to stop, then end it"},
     {"suspend", cmd_suspend, "pause a job (SIGSTOP, or --checkpoint)"},
     {"resume", cmd_resume, "continue a suspended job"},

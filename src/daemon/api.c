@@ -192,6 +192,38 @@ static int64_t opt_count(json_t *req, const char *key, int64_t dflt)
                ? json_integer_value(v) : -1;
 }
 
+/* One page of a job's reports, in iteration order: those after iteration
+ * "after" (absent or null: from iteration 0), at most "limit" (at most
+ * SD_HISTORY_PAGE), and "next", the "after" of the next page (null on the
+ * last). Each row is [iter, loss, cpu_s, samples, t, metric]. */
+static json_t *api_history(sd_daemon *d, json_t *req)
+{
+    json_t *reply;
+    sd_job *j = req_job(d, req, &reply);
+    if (!j)
+        return reply;
+    int64_t after = opt_count(req, "after", -1);
+    int64_t limit = opt_count(req, "limit", SD_HISTORY_PAGE);
+    json_t *a = json_object_get(req, "after");
+    if ((a && !json_is_null(a) && after < 0) || limit < 1)
+        return api_error("bad_request", "fields \"after\" (an iteration; "
+                         "absent: from the start) and \"limit\" (a count "
+                         ">= 1) must be whole numbers");
+    if (limit > SD_HISTORY_PAGE)
+        limit = SD_HISTORY_PAGE;
+    int64_t next;
+    json_t *rows = store_reports_page(d->store, j->id, after, (size_t)limit,
+                                      &next);
+    reply = ok();
+    json_object_set_new(reply, "job", json_integer((json_int_t)j->id));
+    json_object_set_new(reply, "columns", json_pack(
+        "[s,s,s,s,s,s]", "iter", "loss", "cpu_s", "samples", "t", "metric"));
+    json_object_set_new(reply, "rows", rows);
+    json_object_set_new(reply, "next", next >= 0 ? json_integer(next)
+                                                 : json_null());
+    return reply;
+}
+
 /* One page of the job table: the jobs with ids after `after`, at most
  * `limit` (at most SD_LS_PAGE), and "next", the `after` of the next page
  * (null on the last), so that a reply stays far below the output cap. */
@@ -321,6 +353,8 @@ json_t *api_handle(sd_daemon *d, json_t *req)
     }
     if (!strncmp(type, "sweep", 5))
         return api_sweep(d, type, req);
+    if (!strcmp(type, "history"))
+        return api_history(d, req);
     if (!strcmp(type, "show") || !strcmp(type, "cancel") ||
         !strcmp(type, "logs")) {
         if (!(j = req_job(d, req, &reply)))

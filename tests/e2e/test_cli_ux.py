@@ -1,6 +1,8 @@
 """What the slaq commands print for a user: the dashboard URL in `slaq
 status`, and `slaq show` / `slaq top` on jobs in every state."""
 
+import json
+
 from conftest import TOY, wait_for
 
 from slaq.client import Client
@@ -111,3 +113,35 @@ def test_top_columns_stay_put_with_short_sparklines(slaqd):
     for row in rows:
         assert row[col - 1] == " " and row[col] in blocks, \
             "cores sparkline not at column %d:\n%s\n%s" % (col, head, row)
+
+
+def test_history_exports_every_report_in_pages(slaqd):
+    """`slaq history` prints every report in iteration order, across pages
+    of slaqd's replies, as a table, CSV and JSON; `slaq show` thins the
+    same history to at most 500 rows."""
+    n = 1234
+    jid = slaqd.submit(TOY, "--iters", str(n), "--iter-cpu", "0.0002",
+                       name="long")
+    slaqd.wait_state(jid, "done", timeout=60)
+    csv = slaqd.cli("history", str(jid), "--csv", "--page", "100").stdout
+    lines = csv.splitlines()
+    assert lines[0] == "iter,loss,cpu_s,samples,t,metric"
+    iters = [int(line.split(",")[0]) for line in lines[1:]]
+    assert iters == list(range(0, n + 1)), (iters[:5], iters[-5:])
+    # the loss of iteration k is the toy job's 1/(0.1 k + 1) + 0.1
+    last = lines[-1].split(",")
+    assert abs(float(last[1]) - (1 / (0.1 * n + 1) + 0.1)) < 1e-9
+    assert last[5] == ""  # no metric reported
+    doc = json.loads(slaqd.cli("history", str(jid), "--json").stdout)
+    assert doc["job"] == jid and doc["columns"][:2] == ["iter", "loss"]
+    assert [r[0] for r in doc["rows"]] == list(range(0, n + 1))
+    table = slaqd.cli("history", str(jid)).stdout.splitlines()
+    assert table[0].split() == ["ITER", "LOSS", "CPU_S", "SAMPLES", "T",
+                                "METRIC"]
+    assert len(table) == n + 2
+    shown = slaqd.cli("show", str(jid), "--json").stdout
+    assert len(json.loads(shown)["history"]) <= 500
+    bad = slaqd.cli("history", "999", check=False)
+    assert bad.returncode != 0 and "999" in bad.stderr
+    bad = slaqd.cli("history", str(jid), "--csv", "--json", check=False)
+    assert bad.returncode == 2
