@@ -8,7 +8,10 @@
 #
 #   make            build libraries and programs (installs missing packages)
 #   make test       build and run every test; ends with the runner's summary
-#   make demo       the main job on embedded defaults (HTTP=ADDR:PORT)
+#   make demo       the main job on embedded defaults: the demo batch under
+#                   fair and slaq at once, side by side (HTTP=ADDR:PORT)
+#   make demo-one   the demo batch under one policy with slaq top
+#                   (POLICY=slaq|fair|slaq-maxmin, HTTP=ADDR:PORT)
 #   make demo-compare  the demo batch under fair and slaq, and simulated
 #   make demo-aqp   12 approximate queries under relaqs and fair (SF=, HTTP=)
 #   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
@@ -54,7 +57,7 @@ include $(sort $(wildcard src/*/module.mk)) tests/module.mk bench/module.mk
 PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_PKGS) 2>/dev/null)
 CPPFLAGS  += $(PC_CFLAGS)
 
-.PHONY: all deps build test test-unit check-asan demo demo-compare demo-aqp bench-suspend demo-sweep clean help
+.PHONY: all deps build test test-unit check-asan demo demo-one demo-compare demo-aqp bench-suspend demo-sweep clean help
 # Keep objects that only pattern rules mention (test objects).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -79,7 +82,11 @@ test-unit: build
 # free port when that one is taken).
 demo: deps
 	@$(MAKE) --no-print-directory build
-	@scripts/demo.sh $(if $(HTTP),--http $(HTTP)) $(BUILD)
+	@scripts/demo-pair.sh $(if $(HTTP),--http $(HTTP)) $(BUILD)
+
+demo-one: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/demo.sh $(if $(POLICY),--policy $(POLICY)) $(if $(HTTP),--http $(HTTP)) $(BUILD)
 
 # REPS=3 repeats the pair of runs and summarises the ratios.
 demo-compare: deps
@@ -128,7 +135,7 @@ clean:
 	rm -rf build build-asan
 
 help:
-	@sed -n '3,19p' Makefile
+	@sed -n '3,/^$$/s/^# \{0,1\}//p' Makefile
 
 # make install, uninstall, man, deb: dist/install.mk.
 include dist/install.mk

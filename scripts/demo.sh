@@ -15,8 +15,11 @@
 #     --state-dir DIR  default ./var/demo/POLICY (emptied first)
 #     --http ADDR:PORT default 127.0.0.1:7070
 #     --enforce MODE   slaqd's --enforce (default auto)
-#     --size S         full (default, about 90 s of jobs on 2 cores) or tiny
-#                      (seconds; what the test suite runs)
+#     --size S         full (default, about 90 s of jobs on 2 cores), half
+#                      (the same eight jobs at about half the CPU-seconds:
+#                      what `make demo` runs on each half of the machine)
+#                      or tiny (seconds; what the test suite runs)
+#     --cores N        slaqd's --cores (default: all online CPUs)
 #     --no-top         no live view (progress lines only)
 #     --quiet          only the summary
 #     --json FILE      also write the run's summary as JSON (and the
@@ -24,7 +27,7 @@
 set -euo pipefail
 
 policy=slaq state= http=127.0.0.1:7070 enforce=auto size=full top=1
-quiet=0 json= build=build
+quiet=0 json= build=build cores=
 while [ $# -gt 0 ]; do
     case $1 in
     --policy) policy=$2; shift 2 ;;
@@ -32,10 +35,11 @@ while [ $# -gt 0 ]; do
     --http) http=$2; shift 2 ;;
     --enforce) enforce=$2; shift 2 ;;
     --size) size=$2; shift 2 ;;
+    --cores) cores=$2; shift 2 ;;
     --no-top) top=0; shift ;;
     --quiet) quiet=1; top=0; shift ;;
     --json) json=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0"; exit 0 ;;
     -*) echo "demo.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) build=$1; shift ;;
     esac
@@ -44,8 +48,11 @@ case $policy in slaq|fair|slaq-maxmin) ;; *)
     echo "demo.sh: --policy: expected slaq, fair or slaq-maxmin, got '$policy'" >&2
     exit 2 ;;
 esac
-case $size in full|tiny) ;; *)
-    echo "demo.sh: --size: expected full or tiny, got '$size'" >&2; exit 2 ;;
+case $size in full|half|tiny) ;; *)
+    echo "demo.sh: --size: expected full, half or tiny, got '$size'" >&2; exit 2 ;;
+esac
+case $cores in ''|[0-9]*) ;; *)
+    echo "demo.sh: --cores: expected a number of cores, got '$cores'" >&2; exit 2 ;;
 esac
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -77,6 +84,20 @@ if [ "$size" = full ]; then
         "gbt     35  gbt --iters 15"
     )
     budget=540      # seconds before the demo gives up on the batch
+elif [ "$size" = half ]; then
+    # The same algorithms and arrivals at about half the CPU-seconds
+    # (half the rows, or half the replication), for one core.
+    jobs=(
+        "logreg   0  logreg --scale 3 --subsample 0.5 --iters 100"
+        "kmeans   5  kmeans --scale 2 --iters 40"
+        "svm     10  svm --scale 3 --subsample 0.5 --iters 80"
+        "mlpc    15  mlpc --subsample 0.5 --iters 60"
+        "lda     20  lda --iters 30"
+        "gbtreg  25  gbtreg --scale 2 --iters 80"
+        "linreg  30  linreg --scale 6 --iters 50"
+        "gbt     35  gbt --subsample 0.5 --iters 15"
+    )
+    budget=400
 else
     jobs=(
         "logreg   0  logreg --subsample 0.05 --iters 15"
@@ -136,7 +157,8 @@ trap 'echo; echo "demo.sh: interrupted; stopping slaqd and its jobs" >&2; exit 1
 # cores leave slaq nothing to decide once two jobs run).
 start_daemon() {
     "$bin/slaqd" --state-dir "$state" --http "$1" --policy "$policy" \
-        --unit 0.1 --enforce "$enforce" >>"$state/slaqd.log" 2>&1 &
+        --unit 0.1 --enforce "$enforce" ${cores:+--cores "$cores"} \
+        >>"$state/slaqd.log" 2>&1 &
     daemon_pid=$!
     for _ in $(seq 100); do
         grep -q "ready:" "$state/slaqd.log" 2>/dev/null && return 0

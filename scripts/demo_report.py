@@ -376,9 +376,14 @@ def cmd_compare(a):
                  "use OUT/POLICY/summary.json)" % path)
         runs.append((name, s, os.path.join(os.path.dirname(path),
                                            "timeline.csv")))
+    if a.ratio and len(runs) != 2:
+        fail("compare --ratio: expected two runs, got %d" % len(runs))
     w = max(12, max(len(n) for n, _, _ in runs) + 2)
     head = "%-34s" % "" + "".join("%*s" % (w, n) for n, _, _ in runs)
+    if a.ratio:
+        head += "%*s" % (w, "%s/%s" % (runs[1][0], runs[0][0]))
     print(head)
+    table = {}
 
     def row(label, get, spec):
         vals = []
@@ -387,8 +392,16 @@ def cmd_compare(a):
                 vals.append(get(s))
             except (KeyError, TypeError):
                 vals.append(None)
-        print("%-34s" % label + "".join("%*s" % (w, fmt(v, spec))
-                                         for v in vals))
+        line = "%-34s" % label + "".join("%*s" % (w, fmt(v, spec))
+                                         for v in vals)
+        ratio = None
+        if a.ratio and None not in vals and vals[0] > 0:
+            ratio = vals[1] / vals[0]
+        if a.ratio:
+            line += "%*s" % (w, fmt(ratio, "%.2fx"))
+        print(line)
+        table[label] = {"values": dict(zip((n for n, _, _ in runs), vals)),
+                        "ratio": ratio}
     for x in REDUCTIONS:
         row("mean time to %d%% reduction (s)" % x,
             lambda s, x=x: s["time_to_reduction_mean_s"][str(x)], "%.1f")
@@ -397,6 +410,10 @@ def cmd_compare(a):
         row("share of cores, %s loss" % g,
             lambda s, g=g: s["share_by_loss_group"][g], "%.2f")
     row("makespan (s)", lambda s: s["makespan_s"], "%.1f")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(table, f, indent=1)
+            f.write("\n")
     if a.plot:
         plot(a.plot, [(n, t) for n, _, t in runs if os.path.exists(t)])
 
@@ -449,6 +466,9 @@ def main():
     t.add_argument("sim_dir")
     c = sub.add_parser("compare")
     c.add_argument("--plot", help="SVG of average normalised loss over time")
+    c.add_argument("--ratio", action="store_true",
+                   help="with two runs, a column of the second over the first")
+    c.add_argument("--json", help="also write the table as JSON")
     c.add_argument("runs", nargs="+")
     a = ap.parse_args()
     {"summary": cmd_summary, "workload": cmd_workload,

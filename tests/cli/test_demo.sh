@@ -78,6 +78,44 @@ check_grep "demo-vs-sim.sh: gap with allocated cost" "^sim \(allocated cost\)" "
 check_exit "demo-vs-sim.sh: a directory without runs is an error" 1 \
   scripts/demo-vs-sim.sh "$TMP/none" "$SLAQ_BUILD"
 
+# make demo's side-by-side run (scripts/demo-pair.sh): both policies on
+# the same tiny batch, each slaqd pinned to its own half of the CPUs.
+PAIR="$TMP/demo-pair"
+timeout 180 scripts/demo-pair.sh --size tiny --out "$PAIR" --http 127.0.0.1:0 \
+  --json "$PAIR.json" "$SLAQ_BUILD" >"$TMP/pair.out" 2>"$TMP/pair.err"
+rc=$?
+check "demo-pair.sh tiny batch exits 0" test "$rc" -eq 0
+[ "$rc" -eq 0 ] || sed 's/^/#   /' "$TMP/pair.err" "$TMP/pair.out" | tail -n 8
+if [ "$(nproc)" -ge 2 ]; then
+  check_grep "demo-pair.sh: both at once, each on its half" \
+    "under fair \(CPUs [0-9,]+\) and slaq \(CPUs [0-9,]+\), at the same time" "$TMP/pair.out"
+fi
+check_grep "demo-pair.sh: a table per policy" "^== fair \(state " "$TMP/pair.out"
+check_grep "demo-pair.sh: the side-by-side header has the ratio" \
+  "^ +fair +slaq +slaq/fair$" "$TMP/pair.out"
+check_grep "demo-pair.sh: t90 side by side with its ratio" \
+  "^mean time to 90% reduction \(s\) +[0-9.]+ +[0-9.]+ +[0-9.]+x$" "$TMP/pair.out"
+check_grep "demo-pair.sh: the closing ratio" \
+  "^slaq reached 90% of each job's loss reduction in [0-9.]+x fair's mean time" "$TMP/pair.out"
+check "demo-pair.sh: the ratio is slaq's t90 over fair's, from both runs' summaries" \
+  python3 - "$PAIR" "$PAIR.json" <<'PY'
+import json, sys
+d, table = sys.argv[1], json.load(open(sys.argv[2]))
+f = json.load(open(d + "/fair/summary.json"))
+s = json.load(open(d + "/slaq/summary.json"))
+assert f["policy"] == "fair" and s["policy"] == "slaq"
+assert f["jobs"] == s["jobs"] == 5
+# the same batch: the same final loss for every job under both policies
+for a, b in zip(f["per_job"], s["per_job"]):
+    assert a["name"] == b["name"] and a["iters"] == b["iters"]
+    assert abs(a["final_loss"] - b["final_loss"]) <= 1e-9 * abs(a["final_loss"])
+row = table["mean time to 90% reduction (s)"]
+assert abs(row["ratio"] - s["t90_mean_s"] / f["t90_mean_s"]) < 1e-9
+PY
+check "demo-pair.sh: no slaqd or job left running" \
+  bash -c "! pgrep -f -- '[s]laq(d|-train) .*$PAIR' >/dev/null"
+check_exit "demo-pair.sh: a bad size is bad usage" 2 scripts/demo-pair.sh --size big
+
 check_exit "demo_report: missing state is an error naming the file" 1 \
   python3 "$REPORT" summary "$TMP/none"
 check_grep "demo_report: the error names state.db" "state.db: no such file" "$TMP/err"
