@@ -34,6 +34,7 @@ SOMAJOR    := 0
 # example job (the load generator and test programs stay in the build tree).
 INSTALL_PROGRAMS := $(SLAQ_CMD) $(SLAQD) $(SLAQ_TRAIN) $(SLAQ_AQP) $(TOY_JOB)
 INSTALL_HEADERS  := $(sort $(wildcard include/slaq/*.h))
+EXAMPLE_FILES    := $(sort $(shell find examples -type f ! -name '*.o' 2>/dev/null))
 MAN_STAMP        := $(BUILD)/man/.stamp
 GEN_PATHS        := $(BUILD)/gen/paths.h
 
@@ -48,10 +49,18 @@ $(BUILD)/obj/src/daemon/main.o: CPPFLAGS += -I$(BUILD)/gen
 .PHONY: FORCE
 FORCE:
 
-$(MAN_STAMP): $(SLAQ_CMD) $(SLAQD) $(SLAQ_TRAIN) $(SLAQ_AQP) scripts/man.sh $(wildcard dist/man/*.h2m)
+# The pages name the documentation's directory, so they are made again
+# when DOCDIR changes.
+GEN_DOCDIR := $(BUILD)/gen/docdir
+$(GEN_DOCDIR): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(DOCDIR)' >$@.tmp
+	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+$(MAN_STAMP): $(SLAQ_CMD) $(SLAQD) $(SLAQ_TRAIN) $(SLAQ_AQP) $(TOY_JOB) scripts/man.sh $(wildcard dist/man/*.h2m) $(GEN_DOCDIR)
 	@echo "  MAN   $(BUILD)/man"
 	@rm -rf $(BUILD)/man
-	@scripts/man.sh $(BUILD) $(BUILD)/man
+	@SLAQ_DOCDIR='$(DOCDIR)' scripts/man.sh $(BUILD) $(BUILD)/man
 	@touch $@
 
 .PHONY: man install uninstall
@@ -95,7 +104,13 @@ install: $(INSTALL_PROGRAMS) $(LIBSLAQ_A) $(LIBSLAQ_SO) $(LIBCLIENT_A) $(LIBCLIE
 	$(INSTALL) -d $(DESTDIR)$(SYSCONFDIR)/slaq
 	test -e $(DESTDIR)$(SYSCONFDIR)/slaq/slaqd.conf || \
 	    $(INSTALL) -m 644 dist/slaqd.conf $(DESTDIR)$(SYSCONFDIR)/slaq/slaqd.conf
-	$(call inst,dist/slaqd.conf examples/toy_job.c examples/pytorch_job.py,$(DOCDIR)/examples,644)
+	@# every example (a C job, a PyTorch job, sweep specifications) and the
+	@# configuration file, as the docs' quick starts use them
+	for f in $(EXAMPLE_FILES); do \
+	    $(INSTALL) -d $(DESTDIR)$(DOCDIR)/$$(dirname $$f) && \
+	    $(INSTALL) -m 644 $$f $(DESTDIR)$(DOCDIR)/$$(dirname $$f)/ || exit 1; \
+	done
+	$(call inst,dist/slaqd.conf,$(DOCDIR)/examples,644)
 	$(call inst,README.md docs/*.md,$(DOCDIR),644)
 
 # Removes what install put there (the configuration only if unchanged).
@@ -114,15 +129,20 @@ uninstall:
 	    rm -f $(DESTDIR)$(SYSCONFDIR)/slaq/slaqd.conf || true
 	rmdir $(DESTDIR)$(SYSCONFDIR)/slaq 2>/dev/null || true
 
-# make deb: the Debian package, build/slaq_VERSION_ARCH.deb. A separate
-# build (DEB_BUILD) compiled for PREFIX=/usr is staged with make install
-# and wrapped by scripts/deb.sh (dpkg-deb, dpkg-shlibdeps).
-DEB_BUILD ?= $(BUILD)/deb
+# make deb: the Debian packages (scripts/deb.sh: slaq, libslaq0,
+# libslaq-dev, python3-slaq, slaq-doc) in $(BUILD). The same build is
+# staged with make install for PREFIX=/usr and the multiarch library
+# directory; only slaqd's main.o, which holds the install paths, and the
+# manual pages are made again for it.
+DEB_STAGE ?= $(BUILD)/deb-stage
+DEB_MULTIARCH = $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
 .PHONY: deb
 deb: deps
-	@rm -rf $(DEB_BUILD)/root && mkdir -p $(DEB_BUILD)
-	@$(MAKE) --no-print-directory BUILD=$(DEB_BUILD)/build PREFIX=/usr \
-	    SYSCONFDIR=/etc UNITDIR=/lib/systemd/system \
-	    DESTDIR=$(abspath $(DEB_BUILD)/root) install >$(DEB_BUILD).log 2>&1 || \
-	    { tail -n 30 $(DEB_BUILD).log; exit 1; }
-	@scripts/deb.sh $(DEB_BUILD)/root $(BUILD)
+	@rm -rf $(DEB_STAGE) && mkdir -p $(DEB_STAGE)
+	@$(MAKE) --no-print-directory PREFIX=/usr SYSCONFDIR=/etc \
+	    UNITDIR=/lib/systemd/system LIBDIR=/usr/lib/$(DEB_MULTIARCH) \
+	    DOCDIR=/usr/share/doc/slaq-doc \
+	    DESTDIR=$(abspath $(DEB_STAGE)) install >$(DEB_STAGE).log 2>&1 || \
+	    { tail -n 30 $(DEB_STAGE).log; exit 1; }
+	@rm -f $(BUILD)/slaq_*.deb $(BUILD)/libslaq*.deb $(BUILD)/python3-slaq_*.deb $(BUILD)/slaq-doc_*.deb
+	@scripts/deb.sh $(DEB_STAGE) $(BUILD)

@@ -7,14 +7,15 @@
 # subcommand's) --help and --version, plus the extra sections in
 # dist/man/NAME.h2m when that file exists. Writes OUT_DIR/man1/slaq.1,
 # OUT_DIR/man1/slaq-COMMAND.1 for every subcommand, slaq-train.1,
-# slaq-aqp.1 and
-# OUT_DIR/man8/slaqd.8.
+# slaq-aqp.1, slaq-toy-job.1 and OUT_DIR/man8/slaqd.8. SLAQ_DOCDIR (default
+# /usr/share/doc/slaq) is where the pages say the full documentation is.
 set -euo pipefail
 
 build=${1:?usage: man.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: man.sh BUILD_DIR OUT_DIR}
 bin=$(cd "$build/bin" && pwd)
 src=$(cd "$(dirname "$0")/.." && pwd)
+docdir=${SLAQ_DOCDIR:-/usr/share/doc/slaq}
 command -v help2man >/dev/null || {
   echo "man.sh: help2man is missing (make deps installs it)" >&2; exit 1; }
 
@@ -44,7 +45,7 @@ page() {
       slaqd) echo "slaq(1), slaq-status(1), slaq-submit(1), slaq-train(1)." ;;
       *) echo "slaq(1), slaqd(8)." ;;
     esac
-    echo "The full documentation is in /usr/share/doc/slaq (docs/ in the source tree)."
+    echo "The full documentation is in $docdir (docs/ in the source tree)."
   } >"$wrap/$name.see"
   help2man --no-info --section "$section" --name "$summary" \
     --include "$wrap/$name.see" "${inc[@]}" \
@@ -67,4 +68,6 @@ page slaq-train 1 "train one model on real data, as a job slaq schedules" \
   "$bin/slaq-train" --help
 page slaq-aqp 1 "approximate TPC-H queries by online aggregation, as jobs slaq schedules" \
   "$bin/slaq-aqp" --help
+page slaq-toy-job 1 "a toy training job that reports to slaqd" \
+  "$bin/slaq-toy-job" --help
 page slaqd 8 "the slaq scheduler daemon" "$bin/slaqd" --help

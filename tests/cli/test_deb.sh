@@ -1,18 +1,41 @@
-# test_deb.sh — `make deb` builds a Debian package that holds everything
-# `make install` does, and, when this runs as root with apt and slaq is not
-# already installed, the package installs with `apt-get install ./slaq_*.deb`,
-# its slaqd reads /etc/slaq/slaqd.conf, runs a job that the slaq command
+# test_deb.sh — `make deb` builds slaq's Debian packages from the build
+# (slaq, libslaq0, libslaq-dev, python3-slaq, slaq-doc), lintian finds no
+# errors in them, together they hold everything `make install` does; and,
+# when this runs as root with apt and slaq is not already installed, they
+# install with `apt-get install ./*.deb`: a C program builds against
+# libslaq-client with pkg-config, /usr/bin/python3 imports the client,
+# slaqd reads /etc/slaq/slaqd.conf and runs a job that the slaq command
 # (finding the service's socket itself) submits and watches, and
 # `apt-get purge` removes it all. SLAQ_TEST_DEB_INSTALL=0 skips the install.
 . "$(dirname "$0")/lib.sh"
 
 want=$(sed -n 's/^#define SLAQ_VERSION "\(.*\)"$/\1/p' include/slaq/version.h)
 arch=$(dpkg --print-architecture)
-DEB="$SLAQ_BUILD/slaq_${want}_${arch}.deb"
-rm -f "$DEB"
+ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+PKGS=(slaq libslaq0 libslaq-dev python3-slaq slaq-doc)
+deb_of() {  # deb_of PKG: its file in the build
+  case $1 in python3-slaq|slaq-doc) echo "$SLAQ_BUILD/${1}_${want}_all.deb" ;;
+  *) echo "$SLAQ_BUILD/${1}_${want}_${arch}.deb" ;; esac
+}
+for p in "${PKGS[@]}"; do rm -f "$(deb_of "$p")"; done
 check "make deb" make --no-print-directory BUILD="$SLAQ_BUILD" deb \
   >"$TMP/deb.log" 2>&1 || sed 's/^/#   /' "$TMP/deb.log" | tail -n 20
-check "the package is $DEB" test -s "$DEB"
+DEBS=()
+for p in "${PKGS[@]}"; do
+  check "the package $(deb_of "$p")" test -s "$(deb_of "$p")"
+  DEBS+=("$(deb_of "$p")")
+done
+DEB=$(deb_of slaq)
+
+if command -v lintian >/dev/null; then
+  lintian --fail-on error "${DEBS[@]}" >"$TMP/lintian" 2>&1
+  check "lintian finds no errors in the five packages" test $? -eq 0 ||
+    grep '^E:' "$TMP/lintian" | head -n 10 | sed 's/^/#   /'
+  check "lintian finds no warnings either" \
+    bash -c "! grep -q '^W:' '$TMP/lintian'" || grep '^W:' "$TMP/lintian" | head -n 5 | sed 's/^/#   /'
+else
+  ok "lintian # SKIP not installed (make deps installs it)"
+fi
 
 dpkg-deb -I "$DEB" >"$TMP/info" 2>&1
 check_grep "Package: slaq" "^ Package: slaq$" "$TMP/info"
@@ -20,20 +43,41 @@ check_grep "Version: $want" "^ Version: $want$" "$TMP/info"
 check_grep "Depends on the shared libraries (libgsl, libmicrohttpd)" \
   "^ Depends: .*libgsl.*libmicrohttpd" "$TMP/info"
 check_grep "Depends on libjs-chart.js (the dashboard)" "libjs-chart\.js" "$TMP/info"
-dpkg-deb -c "$DEB" | awk '{print $6}' >"$TMP/files"
-for f in ./usr/bin/slaq ./usr/bin/slaqd ./usr/bin/slaq-train \
-         ./usr/lib/libslaq-client.so.$want ./usr/lib/pkgconfig/slaq-client.pc \
-         ./usr/include/slaq/client.h ./usr/share/man/man8/slaqd.8 \
-         ./usr/share/man/man1/slaq-submit.1 ./lib/systemd/system/slaqd.service \
-         ./usr/lib/python3/dist-packages/slaq/client.py ./etc/slaq/slaqd.conf \
-         ./usr/share/doc/slaq/copyright; do
-  check_grep "package holds ${f#.}" "^${f//./\\.}$" "$TMP/files"
+dpkg-deb -I "$(deb_of libslaq-dev)" >"$TMP/dev-info" 2>&1
+check_grep "libslaq-dev depends on libslaq0 and what a static link needs" \
+  "^ Depends: libslaq0 \(= $want\), libgsl-dev, libjansson-dev$" "$TMP/dev-info"
+dpkg-deb --ctrl-tarfile "$(deb_of libslaq0)" | tar -xO ./triggers >"$TMP/triggers" 2>/dev/null
+check_grep "libslaq0 triggers ldconfig" "^activate-noawait ldconfig$" "$TMP/triggers"
+
+# where_is PKG FILE: FILE is in PKG's package.
+where_is() {
+  dpkg-deb -c "$(deb_of "$1")" | awk '{print $6}' >"$TMP/files"
+  check_grep "$1 holds ${2#.}" "^${2//./\\.}$" "$TMP/files"
+}
+for f in ./usr/bin/slaq ./usr/bin/slaqd ./usr/bin/slaq-train ./usr/bin/slaq-toy-job \
+         ./usr/share/man/man8/slaqd.8.gz ./usr/share/man/man1/slaq-submit.1.gz \
+         ./usr/share/man/man1/slaq-toy-job.1.gz ./lib/systemd/system/slaqd.service \
+         ./etc/slaq/slaqd.conf ./usr/share/doc/slaq/copyright; do
+  where_is slaq "$f"
+done
+where_is libslaq0 "./usr/lib/$ma/libslaq-client.so.$want"
+where_is libslaq0 "./usr/lib/$ma/libslaq.so.$want"
+for f in ./usr/include/slaq/client.h "./usr/lib/$ma/pkgconfig/slaq-client.pc" \
+         "./usr/lib/$ma/libslaq-client.a"; do
+  where_is libslaq-dev "$f"
+done
+where_is python3-slaq ./usr/lib/python3/dist-packages/slaq/client.py
+for f in ./usr/share/doc/slaq-doc/examples/sweeps/logreg-demo.json \
+         ./usr/share/doc/slaq-doc/examples/toy_job.c ./usr/share/doc/slaq-doc/sweep-cli.md; do
+  where_is slaq-doc "$f"
 done
 dpkg-deb --ctrl-tarfile "$DEB" | tar -xO ./conffiles >"$TMP/conffiles" 2>/dev/null
 check_grep "/etc/slaq/slaqd.conf is a conffile" "^/etc/slaq/slaqd\.conf$" "$TMP/conffiles"
+dpkg-deb -x "$DEB" "$TMP/x"
+check "the manual pages name the packaged documentation's directory" \
+  bash -c "zcat '$TMP/x/usr/share/man/man1/slaq.1.gz' | grep -q 'usr/share/doc/slaq-doc'"
 
 # The unpacked programs run (the Debian build is configured for /usr).
-dpkg-deb -x "$DEB" "$TMP/x"
 check "unpacked slaq --version" test "$("$TMP/x/usr/bin/slaq" --version)" = "slaq $want"
 check "unpacked slaqd --version" test "$("$TMP/x/usr/bin/slaqd" --version)" = "slaqd $want"
 
@@ -54,19 +98,39 @@ dpkg-query -W -f='${db:Status-Status}' slaq 2>/dev/null | grep -q '^installed' &
 slaqd_pid=""
 cleanup() {
   [[ -n "$slaqd_pid" ]] && kill "$slaqd_pid" 2>/dev/null && wait "$slaqd_pid" 2>/dev/null
-  apt-get -o DPkg::Lock::Timeout=900 purge -y -q slaq >/dev/null 2>&1
+  apt-get -o DPkg::Lock::Timeout=900 purge -y -q "${PKGS[@]}" >/dev/null 2>&1
   rm -rf "$TMP"
 }
 trap cleanup EXIT
 
-apt-get -o DPkg::Lock::Timeout=900 install -y -q "$(realpath "$DEB")" \
+apt-get -o DPkg::Lock::Timeout=900 install -y -q $(for d in "${DEBS[@]}"; do realpath "$d"; done) \
   >"$TMP/apt.log" 2>&1
-check "apt-get install ./$(basename "$DEB")" test $? -eq 0 ||
+check "apt-get install the five packages" test $? -eq 0 ||
   tail -n 10 "$TMP/apt.log" | sed 's/^/#   /'
 check "slaq --version from /usr/bin" test "$(/usr/bin/slaq --version)" = "slaq $want"
 check "man slaqd is installed" bash -c "man -w slaqd >/dev/null"
 check "/usr/bin/python3 imports slaq" \
   env -u PYTHONPATH /usr/bin/python3 -c 'import slaq; assert slaq.__file__.startswith("/usr/lib/python3/dist-packages/")'
+# A job of one's own in C, built against the installed client library.
+cat >"$TMP/job.c" <<'C'
+#include <slaq/client.h>
+#include <stdio.h>
+int main(void)
+{
+    slaq_client *c = slaq_client_open();
+    if (!c)
+        return 1;
+    printf("cores %.2f\n", slaq_client_cores(c));
+    slaq_client_close(c);
+    return 0;
+}
+C
+check "a C job builds with pkg-config --cflags --libs slaq-client" \
+  bash -c "cc -o '$TMP/job' '$TMP/job.c' \$(pkg-config --cflags --libs slaq-client)"
+check "... and runs against libslaq-client.so.0 (no slaqd: the default share)" \
+  bash -c "env -u SLAQ_SOCKET -u SLAQ_JOB_ID '$TMP/job' | grep -q '^cores [0-9]' && ldd '$TMP/job' | grep -qE 'libslaq-client.so.0 => (/usr)?/lib/$ma/'"
+check "... and with the static library and pkg-config --static's flags" \
+  bash -c "cc -o '$TMP/job-static' '$TMP/job.c' \$(pkg-config --cflags slaq-client) /usr/lib/$ma/libslaq-client.a \$(pkg-config --static --libs slaq-client | sed 's/-lslaq-client//') && ! ldd '$TMP/job-static' | grep -q libslaq-client"
 
 # The installed slaqd, as the service runs it but without systemd: it
 # reads /etc/slaq/slaqd.conf by itself (state /var/lib/slaq, socket
@@ -98,8 +162,8 @@ check "slaqd exits 0 on SIGTERM" test $? -eq 0
 slaqd_pid=""
 cd - >/dev/null
 
-apt-get -o DPkg::Lock::Timeout=900 purge -y -q slaq >"$TMP/purge.log" 2>&1
-check "apt-get purge slaq" test $? -eq 0
+apt-get -o DPkg::Lock::Timeout=900 purge -y -q "${PKGS[@]}" >"$TMP/purge.log" 2>&1
+check "apt-get purge the five packages" test $? -eq 0
 check "purge removes /usr/bin/slaqd" test ! -e /usr/bin/slaqd
 check "purge removes /etc/slaq/slaqd.conf" test ! -e /etc/slaq/slaqd.conf
 check "purge removes /var/lib/slaq" test ! -e /var/lib/slaq
