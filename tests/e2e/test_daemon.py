@@ -254,6 +254,32 @@ def _cpu_seconds(pid):
 BUSY = [sys.executable, "-c", "while True: pass"]
 
 
+def _rates(pids, window, measure=None):
+    """CPU rates (cores) of pids over `window` seconds, and the rate of a
+    reference busy loop outside slaqd over the same window, at most 1: the
+    part of a core one runnable process got meanwhile. On a quiet machine
+    it is 1; with other work beside the test it falls, and what slaqd's
+    jobs get falls with it: slaqd's group of jobs weighs against other
+    work like as many processes as the cores it manages (enforce.c), and a
+    job held by signals runs as a plain process while it runs. So a job's
+    lower bound is its allocation times the reference: as strict as an
+    absolute bound on a quiet machine, and still true on a busy one."""
+    measure = measure or _cpu_seconds
+    ref = subprocess.Popen(BUSY)
+    try:
+        time.sleep(0.2)
+        c0 = [measure(p) for p in pids]
+        r0, t0 = _cpu_seconds(ref.pid), time.monotonic()
+        time.sleep(window)
+        dt = time.monotonic() - t0
+        rates = [(measure(p) - c) / dt for p, c in zip(pids, c0)]
+        ref_rate = min(1.0, (_cpu_seconds(ref.pid) - r0) / dt)
+    finally:
+        ref.kill()
+        ref.wait()
+    return rates, ref_rate
+
+
 @pytest.mark.parametrize("share", ["weight", "quota"])
 def test_busy_jobs_get_their_allocation(daemon_factory, share):
     # Two busy jobs divide the 0.6 cores slaqd manages: by weights within
@@ -273,24 +299,24 @@ def test_busy_jobs_get_their_allocation(daemon_factory, share):
     best = [0.0] * len(ids)
     # A quota caps each job; weights cap only the group of all jobs (0.6)
     # and divide it by weight on average, so one job may briefly take
-    # what the other leaves (over 3 s, 0.27 and 0.33 were seen).
+    # what the other leaves (over 3 s, 0.27 and 0.33 were seen). The
+    # lower bound scales with what the machine gave any process meanwhile
+    # (_rates()).
     low = 0.90 if share == "quota" else 0.80
     for _ in range(3):
-        c0, t0 = [_cpu_seconds(p) for p in pids], time.monotonic()
-        time.sleep(3)
-        rates = [(_cpu_seconds(p) - c) / (time.monotonic() - t0)
-                 for p, c in zip(pids, c0)]
+        rates, ref = _rates(pids, 3)
         if share == "quota":
             for k, rate in enumerate(rates):
                 assert rate <= 0.3 * 1.10, \
                     "job %d used %.3f cores with 0.3 allocated" % (ids[k], rate)
         assert sum(rates) <= 0.6 * 1.10, \
             "the jobs used %.3f cores together with 0.6 managed" % sum(rates)
-        best = [max(b, r) for b, r in zip(best, rates)]
-        if all(r >= 0.3 * low for r in best):
+        best = [max(b, r / (0.3 * ref)) for b, r in zip(best, rates)]
+        if all(r >= low for r in best):
             break
-    assert all(r >= 0.3 * low for r in best), \
-        "jobs used %s cores with 0.3 allocated" % best
+    assert all(r >= low for r in best), \
+        "jobs used %s of 0.3 allocated x %.3f (the part of a core a process " \
+        "got meanwhile)" % (best, ref)
 
 
 def _cgroup_value(pid, v2_name, v1_name):
@@ -325,15 +351,16 @@ def test_weights_give_an_idle_share_to_the_busy_job(daemon_factory):
     time.sleep(0.5)
     best = 0.0
     for _ in range(3):
-        c0, t0 = _cpu_seconds(pid), time.monotonic()
-        time.sleep(2)
-        rate = (_cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+        (rate,), ref = _rates([pid], 2)
         assert rate <= 0.6 * 1.10, "the busy job used %.3f of 0.6 cores" % rate
-        best = max(best, rate)
-        if best >= 0.6 * 0.85:
+        # With only its own share (0.3) the job could not pass half of
+        # 0.6 x ref; it must get clearly more.
+        best = max(best, rate / (0.6 * ref))
+        if best >= 0.85:
             break
-    assert best >= 0.6 * 0.85, \
-        "the busy job used %.3f cores; the idle job's share was lost" % best
+    assert best >= 0.85, \
+        "the busy job used %.2f of 0.6 x %.3f (the part of a core a process " \
+        "got meanwhile); the idle job's share was lost" % (best, ref)
     for i in (busy, idle):
         d.cli("cancel", str(i))
 
@@ -366,10 +393,11 @@ def test_signal_duty_cycle_limits_busy_job(daemon_factory):
     wait_for(lambda: abs(d.job(jid)["cores"] - 0.5) < 1e-6, what="alloc")
     time.sleep(0.5)
     pgid = d.job(jid)["pid"]
-    c0, t0 = _group_cpu_seconds(pgid), time.monotonic()
-    time.sleep(3)
-    rate = (_group_cpu_seconds(pgid) - c0) / (time.monotonic() - t0)
-    assert rate == pytest.approx(0.5, rel=0.25)
+    (rate,), ref = _rates([pgid], 3, measure=_group_cpu_seconds)
+    assert rate <= 0.5 * 1.25, "the job used %.3f of 0.5 cores" % rate
+    assert rate >= 0.75 * 0.5 * ref, \
+        "the job used %.3f cores of 0.5 x %.3f (the part of a core a " \
+        "process got meanwhile)" % (rate, ref)
     d.cli("cancel", str(jid))
     d.wait_state(jid, "cancelled")
 
