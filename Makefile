@@ -80,8 +80,13 @@ test-unit: build
 
 # HTTP=ADDR:PORT puts the dashboard there (default 127.0.0.1:7070, or a
 # free port when that one is taken).
+# The demo builds quietly (the compiler's lines go to a log, shown only
+# when the build fails), so that its own output is what a user reads.
 demo: deps
-	@$(MAKE) --no-print-directory build
+	@echo "== building slaq (log: $(BUILD)/demo-build.log)"
+	@mkdir -p $(BUILD)
+	@$(MAKE) --no-print-directory build >$(BUILD)/demo-build.log 2>&1 || \
+	    { tail -n 30 $(BUILD)/demo-build.log; exit 1; }
 	@scripts/demo-pair.sh $(if $(HTTP),--http $(HTTP)) $(BUILD)
 
 demo-one: deps
