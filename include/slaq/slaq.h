@@ -231,18 +231,22 @@ double slaq_forecast_end(const slaq_forecast *f, double k);
 /*
  * An algorithm's convergence class, as a job may declare it (SLAQ §4.2.2):
  * sublinear (gradient descent, K-Means, ...) follows the rational family,
- * linear and superlinear (L-BFGS, Newton, ...) the exponential one.
+ * linear and superlinear (L-BFGS, Newton, ...) the exponential one. A
+ * non-convex job (a neural network trained with SGD) is predicted as an
+ * undeclared one, both families tried; its class is kept so that what a
+ * job declared is what slaqd shows.
  */
 typedef enum slaq_convergence {
-    SLAQ_CONV_UNKNOWN = 0, /* not declared (or non-convex) */
+    SLAQ_CONV_UNKNOWN = 0, /* not declared */
     SLAQ_CONV_SUBLINEAR,
     SLAQ_CONV_LINEAR,      /* linear or superlinear */
+    SLAQ_CONV_NONCONVEX,   /* declared non-convex: predicted as UNKNOWN */
 } slaq_convergence;
 
-/* Parses "sublinear"; "linear" or "superlinear"; "nonconvex", "unknown" or
+/* Parses "sublinear"; "linear" or "superlinear"; "nonconvex"; "unknown" or
  * "" (UNKNOWN). SLAQ_EINVAL otherwise. */
 int slaq_convergence_parse(const char *name, slaq_convergence *out);
-/* "sublinear", "linear" or "unknown". */
+/* "sublinear", "linear", "nonconvex" or "unknown". */
 const char *slaq_convergence_name(slaq_convergence c);
 
 typedef struct slaq_predictor_opts {

@@ -81,7 +81,9 @@ int slaq_convergence_parse(const char *name, slaq_convergence *out)
         *out = SLAQ_CONV_SUBLINEAR;
     else if (!strcmp(name, "linear") || !strcmp(name, "superlinear"))
         *out = SLAQ_CONV_LINEAR;
-    else if (!*name || !strcmp(name, "nonconvex") || !strcmp(name, "unknown"))
+    else if (!strcmp(name, "nonconvex"))
+        *out = SLAQ_CONV_NONCONVEX;
+    else if (!*name || !strcmp(name, "unknown"))
         *out = SLAQ_CONV_UNKNOWN;
     else
         return SLAQ_EINVAL;
@@ -90,9 +92,10 @@ int slaq_convergence_parse(const char *name, slaq_convergence *out)
 
 const char *slaq_convergence_name(slaq_convergence c)
 {
-    return c == SLAQ_CONV_SUBLINEAR ? "sublinear"
-           : c == SLAQ_CONV_LINEAR  ? "linear"
-                                    : "unknown";
+    return c == SLAQ_CONV_SUBLINEAR   ? "sublinear"
+           : c == SLAQ_CONV_LINEAR    ? "linear"
+           : c == SLAQ_CONV_NONCONVEX ? "nonconvex"
+                                      : "unknown";
 }
 
 int slaq_policy_parse(const char *name, slaq_policy_kind *out)

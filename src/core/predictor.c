@@ -35,7 +35,7 @@ slaq_predictor *slaq_predictor_new(slaq_predictor_kind kind,
     }
     if (!(opts->lambda > 0 && opts->lambda <= 1) ||
         (unsigned)kind > SLAQ_PRED_ORACLE ||
-        (unsigned)opts->convergence > SLAQ_CONV_LINEAR)
+        (unsigned)opts->convergence > SLAQ_CONV_NONCONVEX)
         return NULL;
     slaq_predictor *p = calloc(1, sizeof *p);
     if (!p)

@@ -366,7 +366,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     if (!(o->weight > 0) || !(o->max_cores > 0) || !isfinite(t) ||
         (o->truth && o->truth_len == 0) || !(o->iter_cpu_s >= 0) ||
         !isfinite(o->iter_cpu_s) ||
-        (unsigned)o->convergence > SLAQ_CONV_LINEAR ||
+        (unsigned)o->convergence > SLAQ_CONV_NONCONVEX ||
         (unsigned)o->kind > SLAQ_JOB_EXACT ||
 
         (o->node != SLAQ_NODE_ANY &&
@@ -915,7 +915,7 @@ void slaq_job_set_max_cores(slaq_job *j, double max_cores)
 
 int slaq_job_set_convergence(slaq_job *j, slaq_convergence c)
 {
-    if ((unsigned)c > SLAQ_CONV_LINEAR)
+    if ((unsigned)c > SLAQ_CONV_NONCONVEX)
         return SLAQ_EINVAL;
     if (c == j->convergence)
         return SLAQ_OK;

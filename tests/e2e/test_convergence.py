@@ -108,6 +108,21 @@ def test_hello_and_info_declare_the_class(daemon_factory):
         c.set_convergence("fast")
     c.close()
 
+    # Declared non-convex (a network trained with SGD): kept as declared,
+    # in the job and in state.db, not shown as "unknown".
+    n = Client(socket_path=d.sock, name="attached-nn", convergence="nonconvex")
+    n.report(0, 1.0, cpu_s=0.01)
+    jobs = wait_for(lambda: [j for j in d.jobs()
+                             if j["name"] == "attached-nn"], what="attach")
+    wait_for(lambda: d.job(jobs[0]["id"])["convergence"] == "nonconvex",
+             what="the hello's nonconvex class")
+    n.close()
+    sub = d.submit(TOY, "--iters", "3", "--iter-cpu", "0.001",
+                   convergence="nonconvex")
+    assert d.job(sub)["convergence"] == "nonconvex"
+    assert "  convergence nonconvex (declared)\n" in \
+        d.cli("show", str(sub)).stdout
+
     # A bad class in a hello: an error, and the session goes on.
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(5)

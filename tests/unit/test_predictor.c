@@ -333,8 +333,47 @@ static void test_declared_class_picks_the_family(void **state)
     assert_int_equal(slaq_convergence_parse("superlinear", &cv), SLAQ_OK);
     assert_int_equal(cv, SLAQ_CONV_LINEAR);
     assert_int_equal(slaq_convergence_parse("nonconvex", &cv), SLAQ_OK);
+    assert_int_equal(cv, SLAQ_CONV_NONCONVEX);
+    assert_string_equal(slaq_convergence_name(cv), "nonconvex");
+    assert_int_equal(slaq_convergence_parse("", &cv), SLAQ_OK);
     assert_int_equal(cv, SLAQ_CONV_UNKNOWN);
     assert_int_equal(slaq_convergence_parse("fast", &cv), SLAQ_EINVAL);
+}
+
+/* A job declared non-convex keeps its class, and is predicted exactly as
+ * an undeclared one: both families tried, the same forecast. */
+static void test_nonconvex_is_predicted_as_undeclared(void **state)
+{
+    (void)state;
+    for (int kind = SLAQ_PRED_SLAQ_FIT; kind <= SLAQ_PRED_AUTO; kind++) {
+        slaq_predictor_opts o[2];
+        slaq_predictor *p[2];
+        slaq_history *h = slaq_history_new(0);
+        for (int i = 0; i < 2; i++) {
+            slaq_predictor_opts_init(&o[i]);
+            o[i].convergence = i ? SLAQ_CONV_NONCONVEX : SLAQ_CONV_UNKNOWN;
+            p[i] = slaq_predictor_new((slaq_predictor_kind)kind, &o[i]);
+            assert_non_null(p[i]);
+        }
+        for (int k = 0; k < 40; k++) {
+            /* a noisy, non-monotone curve, as SGD on a network gives */
+            double noise = 0.03 * sin(1.7 * k);
+            slaq_report r = {(uint64_t)k, expo(k) + noise, 1, 1, k};
+            assert_int_equal(slaq_history_add(h, &r), SLAQ_OK);
+            if (k >= 5)
+                for (int i = 0; i < 2; i++)
+                    assert_int_equal(slaq_predictor_fit(p[i], h), SLAQ_OK);
+        }
+        const slaq_forecast *a = slaq_predictor_forecast(p[0]);
+        const slaq_forecast *b = slaq_predictor_forecast(p[1]);
+        assert_int_equal(a->model, b->model);
+        for (int k = 40; k <= 1000; k *= 5)
+            assert_true(slaq_predictor_loss(p[0], k) ==
+                        slaq_predictor_loss(p[1], k));
+        for (int i = 0; i < 2; i++)
+            slaq_predictor_free(p[i]);
+        slaq_history_free(h);
+    }
 }
 
 int main(void)
@@ -343,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_slaq_fit_recovers_rational_curve),
         cmocka_unit_test(test_slaq_fit_recovers_exponential_curve),
         cmocka_unit_test(test_auto_recovers_both_curves),
+        cmocka_unit_test(test_nonconvex_is_predicted_as_undeclared),
         cmocka_unit_test(test_strawman_repeats_last_change),
         cmocka_unit_test(test_oracle_knows_the_truth),
         cmocka_unit_test(test_new_job_is_assumed_at_its_steepest),
