@@ -26,6 +26,9 @@ static const char usage_text[] =
     "error) and the mean |P_i - E_i| over i >= 2,\nE_i the true error: per "
     "column |X_i - truth| over its largest in the run,\naveraged over the "
     "columns (docs/relaqs.md, \"True error\").\n\n"
+    "Columns: B the query's mini-batches; pred@H the mean |predicted P - "
+    "P| H\nmini-batches ahead, in % of P's range; |P-E| the mean |P_i - "
+    "E_i|, in %.\n\n"
     "  --horizons LIST   mini-batches ahead, comma-separated (1,5; at most "
     "8)\n"
     "  --window N        fit the N most recent P values (default 0: all)\n"
@@ -221,6 +224,10 @@ int cmd_predict_eval_aqp(int argc, char **argv)
                        total.pred[h].norm_sum / total.pred[h].n : NAN);
             printf("  %6.2f%%\n", total.metric_n ? 100 *
                    total.metric_err_sum / total.metric_n : NAN);
+            printf("\nB: mini-batches; pred@H: mean |predicted - actual| "
+                   "progress metric P, H mini-batches\nahead (P in [0, 1]); "
+                   "|P-E|: mean |P - true error| per mini-batch "
+                   "(--help)\n");
         }
     }
     aqp_traces_free(&ts);
