@@ -22,6 +22,8 @@
  *   slaq_tokens     the token bucket that turns an allocation into CPU time
  *   slaq_sched      all of the above for a set of jobs; slaq_sched_epoch()
  *                   is the one call slaqd and the simulator make each epoch.
+ *   settings.h      the table of slaq_sched_config's user settings: names,
+ *                   ranges, defaults, help; parsed and printed by name.
  *
  * Errors are negative integers (SLAQ_E*); slaq_strerror() names them.
  * Full documentation: docs/libslaq.md.
@@ -729,6 +731,9 @@ typedef struct slaq_sched_config {
                                       default SLAQ_DEFAULT_MAX_FITS */
 } slaq_sched_config;
 
+/* The defaults: for the fields a user sets, those of the settings table
+ * (slaq/settings.h, which also parses and prints them by name); for the
+ * rest, the ones documented above. */
 void slaq_sched_config_init(slaq_sched_config *c);
 
 typedef struct slaq_sched slaq_sched;

@@ -118,11 +118,11 @@ def test_slaqd_conf_in_the_working_directory(tmp_path):
 
 @pytest.mark.parametrize("text,line,what", [
     ("epoch = 1\nbogus = 3\n", 2, "unknown key 'bogus'"),
-    ("# comment\n\nepoch = soon\n", 3, "epoch wants a positive number, "
+    ("# comment\n\nepoch = soon\n", 3, "epoch: expected a positive number, "
      "got 'soon'"),
     ("policy = fast\n", 1, "unknown policy 'fast'"),
     ("enforce = magic\n", 1, "unknown mode 'magic'"),
-    ("cores = -2\n", 1, "cores wants a positive number"),
+    ("cores = -2\n", 1, "cores: expected a positive number"),
     ("verbose = lots\n", 1, "expected 0, 1 or 2"),
     ("policy = fair\npolicy = slaq\n", 2, "already set on line 1"),
     ("policy fair\n", 1, "expected 'key = value'"),
