@@ -412,8 +412,10 @@ int slaq_batchcost_fit(const double *i, const double *cpu_s, size_t n,
 double slaq_batchcost_eval(const slaq_batchcost *c, double i);
 
 /* A query's scheduling state: its progress metric, curve and cost line. */
+#define SLAQ_DEFAULT_QUERY_WINDOW 12
 typedef struct slaq_query_opts {
-    size_t window;       /* recent P values fitted (0: all); default 0 */
+    size_t window;       /* recent P values fitted (0: all); default
+                            SLAQ_DEFAULT_QUERY_WINDOW */
     size_t cost_window;  /* recent mini-batches in the cost line; 10 */
     unsigned min_points; /* P values before the curve is fitted (>= 2;
                             fewer: the prior); default 3 */

@@ -156,7 +156,8 @@ static const slaq_setting settings[] = {
              "has reported its first mini-batch (0: the allocator's "
              "minimum share; docs/relaqs.md)."},
     {.name = "query-window", .type = SLAQ_SETTING_SIZE,
-     .offset = AT(query.window, size_t), .min = 0, .max = 1e9, .dflt = 0,
+     .offset = AT(query.window, size_t), .min = 0, .max = 1e9,
+     .dflt = SLAQ_DEFAULT_QUERY_WINDOW,
      .arg = "N", .unit = "values",
      .help = "The recent progress values an approximate query's progress "
              "curve is fitted to (0: all of them)."},
