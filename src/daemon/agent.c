@@ -98,8 +98,8 @@ static void send_register(sd_daemon *d)
     }
     up_send(d, json_pack("{s:s, s:s, s:s, s:f, s:s, s:o}", "type",
                          "register", "token", d->cfg.agent_token, "node",
-                         d->cfg.node_name, "cores", d->cfg.sched.cores, "enforce",
-                         enf_mode_name(d->enf.mode), "jobs", jobs));
+                         d->cfg.node_name, "cores", d->cfg.sched.cores,
+                         "enforce", enf_mode_name(d->enf.mode), "jobs", jobs));
 }
 
 static void try_connect(sd_daemon *d)

@@ -635,7 +635,8 @@ json_t *cluster_nodes_json(sd_daemon *d)
             used += slaq_job_alloc(slaq_sched_job(d->sched, i));
         json_array_append_new(arr, json_pack(
             "{s:s, s:f, s:f, s:I, s:s, s:n, s:f, s:s}", "name", host,
-            "cores", d->cfg.sched.cores, "allocated", used, "jobs", (json_int_t)n,
+            "cores", d->cfg.sched.cores, "allocated", used,
+            "jobs", (json_int_t)n,
             "state", "up", "last_heartbeat", "heartbeat_age_s", 0.0,
             "enforce", enf_mode_name(d->enf.mode)));
         return arr;

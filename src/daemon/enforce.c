@@ -258,7 +258,8 @@ static int try_cgroup(sd_daemon *d, int v2, char *why, size_t whylen)
     char val[64];
     if (d->cfg.sched.cores < online)
         fmt(val, sizeof val, v2 ? "%lu %u" : "%lu",
-            (unsigned long)(d->cfg.sched.cores * ENF_PERIOD_US), ENF_PERIOD_US);
+            (unsigned long)(d->cfg.sched.cores * ENF_PERIOD_US),
+            ENF_PERIOD_US);
     else
         fmt(val, sizeof val, v2 ? "max %u" : "-1", ENF_PERIOD_US);
     int rc = 0;

@@ -222,8 +222,8 @@ int bench_cluster(int argc, char **argv)
                wl.n, cfg.nodes, per_node, slaq_placement_name(placement),
                policy, r.nepochs, most, wall_s, cpu_s, sum_cpu / 1e3, pw.med,
                pw.p99, pw.max, pu.med, pu.p99, pu.max, pf.med, pf.p99,
-               pf.max, pa.med, pa.p99, pa.max, cfg.sched.max_fits, fits, pn.med,
-               pn.p99, pn.max, deferred, backlog_max);
+               pf.max, pa.med, pa.p99, pa.max, cfg.sched.max_fits, fits,
+               pn.med, pn.p99, pn.max, deferred, backlog_max);
     } else {
         printf("bench cluster: %zu jobs on %zu nodes x %g cores (%s, %s "
                "placement)\n", wl.n, cfg.nodes, per_node, policy,
@@ -237,8 +237,8 @@ int bench_cluster(int argc, char **argv)
         printf("  refit  %10.3f %9.3f %9.3f\n", pf.med, pf.p99, pf.max);
         printf("  alloc  %10.3f %9.3f %9.3f\n", pa.med, pa.p99, pa.max);
         printf("refits   %10.1f %9.0f %9.0f   (%.0f in all; at most %zu "
-               "an epoch%s)\n", pn.med, pn.p99, pn.max, fits, cfg.sched.max_fits,
-               cfg.sched.max_fits ? "" : ": no bound");
+               "an epoch%s)\n", pn.med, pn.p99, pn.max, fits,
+               cfg.sched.max_fits, cfg.sched.max_fits ? "" : ": no bound");
         printf("refits left for the next epoch: in %zu of %zu epochs, at "
                "most %zu jobs\n", deferred, r.nepochs, backlog_max);
         printf("epoch CPU p99: %.1f ms (target <= 50 ms single-threaded: "
