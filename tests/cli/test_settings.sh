@@ -5,22 +5,30 @@
 . "$(dirname "$0")/lib.sh"
 SLAQD="$SLAQ_BUILD/bin/slaqd"
 
-# A valid value, not the default, of each setting. The list must cover the
-# table: a setting added to it must be added here (checked below).
-declare -A val=(
-  [policy]=slaq-maxmin [predictor]=strawman [cores]=6 [unit]=0.5
-  [epoch]=3 [normalise]=max-delta [startup-reports]=2 [hysteresis]=0.5
-  [damping]=0.25 [horizon]=4 [horizon-iters]=2 [max-fits]=50
-  [default-iter-cpu]=2 [placement]=gain [query-min-cores]=0.5
-  [query-window]=8
-)
-
-# The table's settings, as slaq replay --help lists them.
-"$SLAQ" replay --help | sed -n '/^Scheduler settings/,/^$/p' |
-  sed -n 's/^  --\([a-z-]*\) .*/\1/p' >"$TMP/names"
+# The table's settings as slaq replay --help lists them, one per line:
+# NAME, a tab, its help (where the help says what it takes).
+"$SLAQ" replay --help | sed -n '/^Scheduler settings/,/^$/p' | awk '
+  /^  --/ { if (name) print name "\t" text; name = substr($1, 3); text = "" }
+  { text = text " " $0 }
+  END { if (name) print name "\t" text }' | tr -s ' ' >"$TMP/rows"
+cut -f1 "$TMP/rows" >"$TMP/names"
 check "the help lists the table's settings" test "$(wc -l <"$TMP/names")" -ge 16
+
+# A value each setting takes, from what its help says it takes: the last
+# of an enum's values, the middle of a range, 3 for a positive number.
+declare -A val=()
+while IFS=$'\t' read -r n t; do
+  if [[ $t =~ One\ of\ ([^\;]*)\; ]]; then
+    val[$n]=${BASH_REMATCH[1]##* }
+  elif [[ $t =~ Takes\ a\ (whole\ )?number\ from\ ([0-9.]+)\ to\ ([0-9.]+) ]]; then
+    val[$n]=$(awk -v a="${BASH_REMATCH[2]}" -v b="${BASH_REMATCH[3]}" \
+      -v w="${BASH_REMATCH[1]}" 'BEGIN { m = (a + b) / 2; print w ? int(m) : m }')
+  elif [[ $t =~ Takes\ a\ positive\ number ]]; then
+    val[$n]=3
+  fi
+done <"$TMP/rows"
 missing=$(while read -r n; do [[ -n ${val[$n]:-} ]] || echo "$n"; done <"$TMP/names")
-check "this test has a value for every setting ($missing)" test -z "$missing"
+check "every setting's help says what it takes ($missing)" test -z "$missing"
 for fe in "$SLAQD --help" "$SLAQ sim --help" "$SLAQ sim --aqp x --help"; do
   $fe | sed -n '/^Scheduler settings/,/^$/p' | sed -n 's/^  --\([a-z-]*\) .*/\1/p' \
     >"$TMP/fe"
@@ -41,17 +49,19 @@ done <"$TMP/names"
   --mean-interarrival 3 --work 100:200 --iters 10 --seed 1 >"$TMP/wl.jsonl"
 check_exit "slaq sim takes every setting" 0 "$SLAQ" sim --workload \
   "$TMP/wl.jsonl" "${args[@]}" --out "$TMP/sim" --quiet --no-plots
-check_grep "... and runs with them" '"epoch_s": 3, "unit": 0.5' \
+check_grep "... and runs with them" \
+  "\"cores\": 3, \"epoch_s\": 3, \"unit\": 3, \"default_iter_cpu_s\": 3," \
   "$TMP/sim/summary.json"
-check_grep "... the policy too" '"core_policy": "slaq-maxmin"' \
+check_grep "... the policy too" "\"core_policy\": \"${val[policy]}\"" \
   "$TMP/sim/summary.json"
 
 # slaq sim --aqp
 check_exit "slaq sim --aqp takes every setting" 0 "$SLAQ" sim --aqp \
   tests/data/aqp-traces.jsonl --seeds 1 --queries 3 "${args[@]}"
-check_grep "... and runs with them" "6 cores, epoch 3 s, cpu scale 70000, min cores 0.5" \
+check_grep "... and runs with them" \
+  "3 cores, epoch 3 s, cpu scale 70000, min cores ${val[query-min-cores]}\$" \
   "$TMP/out"
-check_grep "... --policy P runs P alone" "^slaq-maxmin " "$TMP/out"
+check_grep "... --policy P runs P alone" "^${val[policy]} " "$TMP/out"
 check_exit "... its old names still work" 0 "$SLAQ" sim --aqp \
   tests/data/aqp-traces.jsonl --seeds 1 --queries 3 --min-cores 0.75 \
   --window 6 --horizon-batches 2
