@@ -1,7 +1,8 @@
 # test_settings.sh — every front end of the core (slaqd and its
 # configuration file, slaq sim, slaq sim --aqp, slaq replay) takes every
 # scheduler setting of the core's table (slaq/settings.h), under the same
-# name, and refuses a value out of range with the same message.
+# name, and refuses a value out of range with the same message (as do
+# slaq bench sched and slaq bench cluster).
 . "$(dirname "$0")/lib.sh"
 SLAQD="$SLAQ_BUILD/bin/slaqd"
 
@@ -105,6 +106,12 @@ bad() { # bad OPTION VALUE MESSAGE
   check_exit "slaq replay --$o $v: refused" 2 "$SLAQ" replay --state-dir \
     "$TMP/empty" --cores 2 "--$o" "$v"
   check_grep "... slaq replay: --$m" "^slaq replay: --$m\$" "$TMP/err"
+  check_exit "slaq bench sched --$o $v: refused" 2 "$SLAQ" bench sched \
+    "--$o" "$v"
+  check_grep "... slaq bench: --$m" "^slaq bench: --$m\$" "$TMP/err"
+  check_exit "slaq bench cluster --$o $v: refused" 2 "$SLAQ" bench cluster \
+    --workload "$TMP/wl.jsonl" --nodes 2 --cores-per-node 2 "--$o" "$v"
+  check_grep "... slaq bench cluster: --$m" "^slaq bench: --$m\$" "$TMP/err"
 }
 bad hysteresis 2000 "hysteresis: expected a number from 0 to 1000, got '2000'"
 bad horizon-iters 1e6 "horizon-iters: expected a number from 0 to 1000, got '1e6'"
