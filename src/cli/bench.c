@@ -112,20 +112,15 @@ static int bench_parse(int argc, char **argv, bench_args *o)
     };
     enum { NOWN = sizeof own / sizeof *own };
     struct option opts[NOWN + SETOPT_MAX + 1];
-    memcpy(opts, own, sizeof own);
-    opts[NOWN + setopt_options(opts + NOWN, NULL)] =
-        (struct option){0, 0, 0, 0};
+    setopt_build(opts, own, NOWN, NULL);
     *o = (bench_args){.jobs = 4000, .hist = 50, .epochs = 20, .seed = 1};
     bench_defaults(&o->cfg);
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        char err[512];
-        int bad = 0, set = setopt_apply(&o->cfg, c, optarg, err, sizeof err);
-        if (set < 0) {
-            cli_error("bench", "--%s", err);
+        int bad = 0, set = cli_setting("bench", &o->cfg, c, optarg);
+        if (set < 0)
             return EXIT_USAGE;
-        }
         if (set == 0)
             continue;
         switch (c) {

@@ -482,9 +482,7 @@ static int parse_opts(int argc, char **argv, rp_opts *o, const char **dir)
     };
     enum { NOWN = sizeof own / sizeof *own };
     struct option opts[NOWN + SETOPT_MAX + 1];
-    memcpy(opts, own, sizeof own);
-    opts[NOWN + setopt_options(opts + NOWN, NULL)] =
-        (struct option){0, 0, 0, 0};
+    setopt_build(opts, own, NOWN, NULL);
     /* slaqd's settings: the table's defaults; cores has none (the run's
      * must be given) and the unit follows from the cores, as in slaqd. */
     slaq_sched_config_init(&o->sc);
@@ -494,12 +492,9 @@ static int parse_opts(int argc, char **argv, rp_opts *o, const char **dir)
     double v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        char err[512];
-        int set = setopt_apply(&o->sc, c, optarg, err, sizeof err);
-        if (set < 0) {
-            cli_error("replay", "--%s", err);
+        int set = cli_setting("replay", &o->sc, c, optarg);
+        if (set < 0)
             return -1;
-        }
         if (set == 0) {
             cores_given |= !strcmp(setopt_row(c)->name, "cores");
             unit_given |= !strcmp(setopt_row(c)->name, "unit");

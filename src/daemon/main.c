@@ -227,7 +227,7 @@ enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_ENFORCE, O_GRACE,
        O_NODENAME, O_ENDJOBS };
 
 /* slaqd's own options; the scheduler's settings follow them in long_opts
- * (opts_build). */
+ * (setopt_build, at the start of parse_args). */
 static const struct option own_opts[] = {
     {"config", required_argument, 0, O_CONFIG},
     {"state-dir", required_argument, 0, O_STATE},
@@ -258,12 +258,6 @@ static const struct option own_opts[] = {
 #define OWN_OPTS (sizeof own_opts / sizeof *own_opts)
 static struct option long_opts[OWN_OPTS + SETOPT_MAX + 1];
 
-static void opts_build(void)
-{
-    memcpy(long_opts, own_opts, sizeof own_opts);
-    size_t n = OWN_OPTS + setopt_options(long_opts + OWN_OPTS, NULL);
-    long_opts[n] = (struct option){0, 0, 0, 0};
-}
 
 /* Options a configuration file cannot set. */
 static const int file_refused[] = {O_CONFIG, 'h', 'V', 0};
@@ -531,7 +525,7 @@ static int parse_args(sd_config *c, int argc, char **argv,
     c->keep_jobs = 10000;
     c->keep_days = 30;
     sd_args a = {.c = c};
-    opts_build();
+    setopt_build(long_opts, own_opts, OWN_OPTS, NULL);
     *config_text = NULL;
     *config_path = NULL;
 

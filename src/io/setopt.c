@@ -26,6 +26,15 @@ size_t setopt_options(struct option *out, const char *const *skip)
     return n;
 }
 
+size_t setopt_build(struct option *out, const struct option *own,
+                    size_t nown, const char *const *skip)
+{
+    memcpy(out, own, nown * sizeof *own);
+    size_t n = nown + setopt_options(out + nown, skip);
+    out[n] = (struct option){0, 0, 0, 0};
+    return n;
+}
+
 int setopt_code(const char *name)
 {
     size_t rows = slaq_setting_count();

@@ -3,8 +3,9 @@
  * options and --help text, shared by slaqd and the slaq command.
  *
  * A front end puts its own options first in its getopt_long array, then
- * setopt_options() appends one option per table row, each taking a value
- * and coded SETOPT_BASE + its row; its option loop hands every code to
+ * setopt_options() (or setopt_build(), which does the whole array)
+ * appends one option per table row, each taking a value and coded
+ * SETOPT_BASE + its row; its option loop hands every code to
  * setopt_apply(), which sets the row's field of the front end's
  * slaq_sched_config. setopt_help() prints the rows' --help lines, with the
  * defaults the front end starts from. So a setting added to the table is
@@ -31,6 +32,15 @@
  * the caller terminates the array.
  */
 size_t setopt_options(struct option *out, const char *const *skip);
+
+/*
+ * The whole getopt_long array of a front end: its own nown options, then
+ * setopt_options(skip), then the terminating entry, into out, which has
+ * room for nown + SETOPT_MAX + 1 entries. Returns the count before the
+ * terminator.
+ */
+size_t setopt_build(struct option *out, const struct option *own,
+                    size_t nown, const char *const *skip);
 
 /* The getopt code of the row `name` (for a front end's aliases), or -1. */
 int setopt_code(const char *name);

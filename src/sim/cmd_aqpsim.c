@@ -135,12 +135,10 @@ static int as_parse(int argc, char **argv, as_args *o)
     };
     enum { NOWN = sizeof own / sizeof *own };
     struct option opts[NOWN + SETOPT_MAX + 1];
-    memcpy(opts, own, sizeof own);
+    setopt_build(opts, own, NOWN, NULL);
     opts[NOWN - 3].val = setopt_code("query-min-cores");
     opts[NOWN - 2].val = setopt_code("query-window");
     opts[NOWN - 1].val = setopt_code("horizon-iters");
-    opts[NOWN + setopt_options(opts + NOWN, NULL)] =
-        (struct option){0, 0, 0, 0};
     int policies_given = 0, policy_given = 0;
     memset(o, 0, sizeof *o);
     o->nq = 12;
@@ -157,12 +155,9 @@ static int as_parse(int argc, char **argv, as_args *o)
     double v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        char err[512];
-        int set = setopt_apply(&o->cfg.sched, c, optarg, err, sizeof err);
-        if (set < 0) {
-            cli_error(cmd, "--%s", err);
+        int set = cli_setting(cmd, &o->cfg.sched, c, optarg);
+        if (set < 0)
             return EXIT_USAGE;
-        }
         if (set == 0) {
             policy_given |= !strcmp(setopt_row(c)->name, "policy");
             continue;

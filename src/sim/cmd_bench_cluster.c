@@ -86,9 +86,7 @@ int bench_cluster(int argc, char **argv)
     };
     enum { NOWN = sizeof own / sizeof *own };
     struct option opts[NOWN + SETOPT_MAX + 1];
-    memcpy(opts, own, sizeof own);
-    opts[NOWN + setopt_options(opts + NOWN, bench_own)] =
-        (struct option){0, 0, 0, 0};
+    setopt_build(opts, own, NOWN, bench_own);
     const char *workload = NULL, *policy = "slaq";
     double nodes = 0, per_node = 0;
     int json = 0, c;
@@ -96,12 +94,9 @@ int bench_cluster(int argc, char **argv)
     sim_config_init(&cfg);
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        char err[512];
-        int set = setopt_apply(&cfg.sched, c, optarg, err, sizeof err);
-        if (set < 0) {
-            cli_error("bench", "--%s", err);
+        int set = cli_setting("bench", &cfg.sched, c, optarg);
+        if (set < 0)
             return EXIT_USAGE;
-        }
         if (set == 0)
             continue;
         switch (c) {

@@ -356,9 +356,7 @@ static int sim_parse(int argc, char **argv, sim_opts *o)
     };
     enum { NOWN = sizeof own / sizeof *own };
     struct option opts[NOWN + SETOPT_MAX + 1];
-    memcpy(opts, own, sizeof own);
-    opts[NOWN + setopt_options(opts + NOWN, sim_own)] =
-        (struct option){0, 0, 0, 0};
+    setopt_build(opts, own, NOWN, sim_own);
     const char *policy = "slaq", *compare = NULL;
     int c, cores_given = 0;
     double nodes = 0, per_node = 0;
@@ -370,12 +368,9 @@ static int sim_parse(int argc, char **argv, sim_opts *o)
     o->plots = 1;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        char err[512];
-        int set = setopt_apply(&base.sched, c, optarg, err, sizeof err);
-        if (set < 0) {
-            cli_error("sim", "--%s", err);
+        int set = cli_setting("sim", &base.sched, c, optarg);
+        if (set < 0)
             return -1;
-        }
         if (set == 0) {
             cores_given |= !strcmp(setopt_row(c)->name, "cores");
             continue;
