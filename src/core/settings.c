@@ -97,7 +97,7 @@ static const slaq_setting settings[] = {
      .dflt = SLAQ_NORM_SPAN, .arg = "N",
      .help = "The unit of the loss reduction slaq maximises: a job's "
              "predicted total reduction (span) or its largest step so far "
-             "(max-delta, SLAQ 4.1)."},
+             "(max-delta, the paper's)."},
     {.name = "startup-reports", .type = SLAQ_SETTING_UINT,
      .offset = AT(startup_reports, unsigned), .min = 0, .max = 1000,
      .dflt = SLAQ_DEFAULT_STARTUP_REPORTS, .arg = "K", .unit = "reports",
