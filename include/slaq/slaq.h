@@ -22,6 +22,8 @@
  *   slaq_tokens     the token bucket that turns an allocation into CPU time
  *   slaq_sched      all of the above for a set of jobs; slaq_sched_epoch()
  *                   is the one call slaqd and the simulator make each epoch.
+ *   settings.h      the table of slaq_sched_config's user settings: names,
+ *                   ranges, defaults, help; parsed and printed by name.
  *
  * Errors are negative integers (SLAQ_E*); slaq_strerror() names them.
  * Full documentation: docs/libslaq.md.
@@ -414,8 +416,10 @@ int slaq_batchcost_fit(const double *i, const double *cpu_s, size_t n,
 double slaq_batchcost_eval(const slaq_batchcost *c, double i);
 
 /* A query's scheduling state: its progress metric, curve and cost line. */
+#define SLAQ_DEFAULT_QUERY_WINDOW 12
 typedef struct slaq_query_opts {
-    size_t window;       /* recent P values fitted (0: all); default 0 */
+    size_t window;       /* recent P values fitted (0: all); default
+                            SLAQ_DEFAULT_QUERY_WINDOW */
     size_t cost_window;  /* recent mini-batches in the cost line; 10 */
     unsigned min_points; /* P values before the curve is fitted (>= 2;
                             fewer: the prior); default 3 */
@@ -733,6 +737,9 @@ typedef struct slaq_sched_config {
                                       default SLAQ_DEFAULT_MAX_FITS */
 } slaq_sched_config;
 
+/* The defaults: for the fields a user sets, those of the settings table
+ * (slaq/settings.h, which also parses and prints them by name); for the
+ * rest, the ones documented above. */
 void slaq_sched_config_init(slaq_sched_config *c);
 
 typedef struct slaq_sched slaq_sched;

@@ -9,6 +9,7 @@
  * allocation are timed separately (slaq_sched_refit, slaq_sched_allocate:
  * together exactly slaq_sched_epoch) with CLOCK_MONOTONIC.
  */
+#include <assert.h>
 #include <getopt.h>
 #include <gsl/gsl_rng.h>
 #include <jansson.h>
@@ -19,29 +20,46 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "io/setopt.h"
 #include "io/stats.h"
 #include "slaq/slaq.h"
 
-static const char usage_text[] =
-    "usage: slaq bench sched --jobs N --cores C [--history H] [--epochs E]\n"
-    "                        [--policy P] [--predictor P] [--unit U]\n"
-    "                        [--seed S] [--json]\n\n"
-    "Times the scheduling core: N synthetic jobs with H iterations of\n"
-    "history each share C cores; every epoch each job reports once more, is\n"
-    "refitted, and the cores are re-divided. Prints the median and 99th\n"
-    "percentile, in milliseconds, of the refit, the allocation and the whole\n"
-    "epoch.\n\n"
-    "  --jobs N        jobs (4000)          --cores C      cores (16000)\n"
-    "  --history H     iterations each (50) --epochs E     measured (20)\n"
-    "  --policy P      slaq (default), fair, slaq-maxmin\n"
-    "  --predictor P   auto (default), slaq-fit, strawman\n"
-    "  --unit U        allocation unit in cores (1)\n"
-    "  --seed S        random seed (1)\n"
-    "  --json          print {\"fit_ms\": {\"median\": x, \"p99\": y},\n"
-    "                  \"alloc_ms\": {...}, \"epoch_ms\": {...}}\n\n"
-    "       slaq bench cluster --workload FILE --nodes N --cores-per-node C\n"
-    "Replays a workload in the simulator on N nodes and times its epochs\n"
-    "(slaq bench cluster --help).\n";
+/* The settings the synthetic benchmark starts from: the core's, on
+ * 16,000 cores. */
+static void bench_defaults(slaq_sched_config *cfg)
+{
+    slaq_sched_config_init(cfg);
+    int rc = slaq_sched_config_set(cfg, "cores", "16000", NULL, 0);
+    assert(rc == SLAQ_OK);
+    (void)rc;
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage: slaq bench sched [--jobs N] [--history H] [--epochs E] "
+          "[--seed S]\n"
+          "                        [SETTINGS] [--json]\n\n"
+          "Times the scheduling core: N synthetic jobs with H iterations of\n"
+          "history each share the cores; every epoch each job reports once "
+          "more, is\nrefitted, and the cores are re-divided. Prints the "
+          "median and 99th\npercentile, in milliseconds, of the refit, the "
+          "allocation and the whole\nepoch.\n\n"
+          "  --jobs N        jobs (4000)          --history H  iterations "
+          "each (50)\n"
+          "  --epochs E      measured (20)        --seed S     random seed "
+          "(1)\n"
+          "  --json          print {\"fit_ms\": {\"median\": x, \"p99\": "
+          "y},\n"
+          "                  \"alloc_ms\": {...}, \"epoch_ms\": {...}}\n\n"
+          "Scheduler settings (docs/libslaq.md; the same as slaqd's):\n", f);
+    slaq_sched_config dflt;
+    bench_defaults(&dflt);
+    setopt_help(f, 18, &dflt, NULL, NULL);
+    fputs("\n       slaq bench cluster --workload FILE --nodes N "
+          "--cores-per-node C\n"
+          "Replays a workload in the simulator on N nodes and times its "
+          "epochs\n(slaq bench cluster --help).\n", f);
+}
 
 typedef struct bench_job {
     int family;       /* 0: 1/(a k^2 + b k + c) + d, 1: A mu^k + c */
@@ -70,7 +88,7 @@ static void stats(double *v, int n, double *med, double *p99)
 
 /* What `slaq bench sched` was asked for. */
 typedef struct bench_args {
-    double jobs, cores, hist, epochs, unit, seed;
+    double jobs, hist, epochs, seed;
     int json;
     slaq_sched_config cfg;
 } bench_args;
@@ -84,52 +102,38 @@ typedef struct bench_times {
 /* Parses the command line. Returns -1 to go on, else the exit status. */
 static int bench_parse(int argc, char **argv, bench_args *o)
 {
-    static const struct option opts[] = {
+    static const struct option own[] = {
         {"jobs", required_argument, 0, 'n'},
-        {"cores", required_argument, 0, 'c'},
         {"history", required_argument, 0, 'H'},
         {"epochs", required_argument, 0, 'e'},
-        {"policy", required_argument, 0, 'P'},
-        {"predictor", required_argument, 0, 'p'},
-        {"unit", required_argument, 0, 'u'},
         {"seed", required_argument, 0, 's'},
         {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    *o = (bench_args){.jobs = 4000, .cores = 16000, .hist = 50,
-                      .epochs = 20, .unit = 1, .seed = 1};
-    slaq_sched_config_init(&o->cfg);
+    };
+    enum { NOWN = sizeof own / sizeof *own };
+    struct option opts[NOWN + SETOPT_MAX + 1];
+    setopt_build(opts, own, NOWN, NULL);
+    *o = (bench_args){.jobs = 4000, .hist = 50, .epochs = 20, .seed = 1};
+    bench_defaults(&o->cfg);
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int bad = 0;
+        int bad = 0, set = cli_setting("bench", &o->cfg, c, optarg);
+        if (set < 0)
+            return EXIT_USAGE;
+        if (set == 0)
+            continue;
         switch (c) {
         case 'n': bad = cli_parse_positive("bench", "--jobs", optarg, &o->jobs); break;
-        case 'c': bad = cli_parse_positive("bench", "--cores", optarg, &o->cores); break;
         case 'H': bad = cli_parse_positive("bench", "--history", optarg, &o->hist); break;
         case 'e': bad = cli_parse_positive("bench", "--epochs", optarg, &o->epochs); break;
-        case 'u': bad = cli_parse_positive("bench", "--unit", optarg, &o->unit); break;
         case 's': bad = cli_parse_positive("bench", "--seed", optarg, &o->seed); break;
-        case 'P':
-            if (slaq_policy_parse(optarg, &o->cfg.policy)) {
-                cli_error("bench", "--policy: unknown policy '%s'", optarg);
-                bad = 1;
-            }
-            break;
-        case 'p':
-            if (slaq_predictor_parse(optarg, &o->cfg.predictor) ||
-                o->cfg.predictor == SLAQ_PRED_ORACLE) {
-                cli_error("bench", "--predictor: expected auto, slaq-fit or "
-                                   "strawman, got '%s'", optarg);
-                bad = 1;
-            }
-            break;
         case 'j': o->json = 1; break;
-        case 'h': fputs(usage_text, stdout); return 0;
+        case 'h': usage(stdout); return 0;
         default: bad = 1;
         }
         if (bad) {
-            fputs(usage_text, stderr);
+            usage(stderr);
             return EXIT_USAGE;
         }
     }
@@ -137,9 +141,6 @@ static int bench_parse(int argc, char **argv, bench_args *o)
         cli_error("bench", "unexpected argument '%s'", argv[optind]);
         return EXIT_USAGE;
     }
-    o->cfg.cores = o->cores;
-    o->cfg.unit = o->unit;
-    o->cfg.epoch_s = 1;
     return -1;
 }
 
@@ -228,7 +229,7 @@ static void bench_print(const bench_args *o, bench_times *tm)
                               "fit_ms", "median", fm, "p99", fp, "alloc_ms",
                               "median", am, "p99", ap, "epoch_ms", "median",
                               em, "p99", ep, "jobs", (json_int_t)o->jobs,
-                              "cores", o->cores, "history",
+                              "cores", o->cfg.cores, "history",
                               (json_int_t)o->hist, "policy",
                               slaq_policy_name(o->cfg.policy), "predictor",
                               slaq_predictor_name(o->cfg.predictor));
@@ -266,7 +267,7 @@ static int bench_sched(int argc, char **argv)
     if (!o.json)
         fprintf(stderr, "bench: %zu jobs, %.0f cores, history %.0f, "
                         "%d epochs (%s, %s)\n",
-                n, o.cores, o.hist, tm.n, slaq_policy_name(o.cfg.policy),
+                n, o.cfg.cores, o.hist, tm.n, slaq_policy_name(o.cfg.policy),
                 slaq_predictor_name(o.cfg.predictor));
     if (bench_populate(&o, s, bj, n, r) ||
         bench_measure(s, bj, n, r, !o.json && isatty(STDERR_FILENO), &tm))
@@ -291,10 +292,10 @@ int cmd_bench(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "cluster"))
         return bench_cluster(argc - 1, argv + 1);
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        fputs(usage_text, stdout);
+        usage(stdout);
         return 0;
     }
     cli_error("bench", "expected a benchmark name: sched or cluster");
-    fputs(usage_text, stderr);
+    usage(stderr);
     return EXIT_USAGE;
 }

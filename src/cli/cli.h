@@ -59,6 +59,14 @@ int cli_parse_positive(const char *cmd, const char *opt, const char *s,
 int cli_parse_nonneg(const char *cmd, const char *opt, const char *s,
                      double *out);
 
+/* A scheduler setting's option (io/setopt.h) for a slaq subcommand:
+ * applies option `code` with its value to cfg. Returns 1 when the code is
+ * not a setting's, 0 when set, -1 after printing "slaq CMD: --NAME: ..."
+ * (the core's message) when the value is refused. */
+struct slaq_sched_config;
+int cli_setting(const char *cmd, struct slaq_sched_config *cfg, int code,
+                const char *value);
+
 /* Parses a comma-separated list of positive finite numbers into out (at
  * most max); returns the count, or -1 on a malformed list. */
 int cli_parse_list(const char *s, double *out, int max);

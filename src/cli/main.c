@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "io/setopt.h"
 #include "slaq/version.h"
 
 static const cli_command commands[] = {
@@ -80,6 +81,16 @@ int cli_parse_positive(const char *cmd, const char *opt, const char *s,
                        double *out)
 {
     return parse_bounded(cmd, opt, s, 0, 0, out);
+}
+
+int cli_setting(const char *cmd, slaq_sched_config *cfg, int code,
+                const char *value)
+{
+    char err[512];
+    int set = setopt_apply(cfg, code, value, err, sizeof err);
+    if (set < 0)
+        cli_error(cmd, "--%s", err);
+    return set;
 }
 
 int cli_parse_nonneg(const char *cmd, const char *opt, const char *s,

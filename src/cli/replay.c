@@ -28,7 +28,15 @@
 
 #include "core/util.h"
 #include "cli/cli.h"
+#include "io/setopt.h"
 #include "slaq/slaq.h"
+
+/* slaqd's defaults that depend on another setting. */
+static const char *replay_default_text(const char *name)
+{
+    return !strcmp(name, "cores") ? "none: required"
+         : !strcmp(name, "unit")  ? "cores / 20, at most 1" : NULL;
+}
 
 static void usage(FILE *f)
 {
@@ -37,22 +45,17 @@ static void usage(FILE *f)
         "Runs the last slaqd run recorded in DIR/state.db again through\n"
         "slaq's scheduling core and checks every job's allocation after\n"
         "every epoch against the one slaqd recorded. Give the settings the\n"
-        "run had (slaqd's options of the same names and defaults):\n\n"
+        "run had (slaqd's options of the same names and defaults; --policy\n"
+        "is the one at the start: later changes are recorded):\n\n"
         "  --state-dir DIR       slaqd's state directory (holding state.db)\n"
-        "  --cores N             cores slaqd divided (required)\n"
-        "  --unit U              allocation unit (default: cores/20, at most 1)\n"
-        "  --epoch SECONDS       the epoch (default 1)\n"
-        "  --policy NAME         slaq | fair | slaq-maxmin at the start\n"
-        "                        (default slaq; later changes are recorded)\n"
-        "  --predictor K         auto | slaq-fit | strawman (default auto)\n"
-        "  --normalise N         span | max-delta (default span)\n"
-        "  --startup-reports K   (default 3)\n"
-        "  --hysteresis H        (default 1)\n"
-        "  --damping D           (default 0.5)\n"
-        "  --horizon-iters N     (default 0)\n"
         "  --tolerance X         cores two allocations may differ by (1e-6)\n"
         "  --show N              list at most N differences (default 10)\n"
         "  --help                this text\n\n"
+        "Scheduler settings (docs/libslaq.md; the same as slaqd's):\n");
+    slaq_sched_config dflt;
+    slaq_sched_config_init(&dflt);
+    setopt_help(f, 24, &dflt, NULL, replay_default_text);
+    fprintf(f, "\n"
         "Epochs in which no allocation changed are not recorded; their time\n"
         "is interpolated, and differences there are counted apart. Exit\n"
         "status: 0 every allocation equal, 1 differences (listed), 2 bad\n"
@@ -470,97 +473,35 @@ static int replay(rp_run *run, const rp_opts *o, rp_tally *tl)
 
 static int parse_opts(int argc, char **argv, rp_opts *o, const char **dir)
 {
-    enum { O_DIR = 1, O_CORES, O_UNIT, O_EPOCH, O_POLICY, O_PRED, O_NORM,
-           O_STARTUP, O_HYST, O_DAMP, O_HITERS, O_TOL, O_SHOW };
-    static const struct option opts[] = {
+    enum { O_DIR = 1, O_TOL, O_SHOW };
+    static const struct option own[] = {
         {"state-dir", required_argument, 0, O_DIR},
-        {"cores", required_argument, 0, O_CORES},
-        {"unit", required_argument, 0, O_UNIT},
-        {"epoch", required_argument, 0, O_EPOCH},
-        {"policy", required_argument, 0, O_POLICY},
-        {"predictor", required_argument, 0, O_PRED},
-        {"normalise", required_argument, 0, O_NORM},
-        {"startup-reports", required_argument, 0, O_STARTUP},
-        {"hysteresis", required_argument, 0, O_HYST},
-        {"damping", required_argument, 0, O_DAMP},
-        {"horizon-iters", required_argument, 0, O_HITERS},
         {"tolerance", required_argument, 0, O_TOL},
         {"show", required_argument, 0, O_SHOW},
         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
     };
+    enum { NOWN = sizeof own / sizeof *own };
+    struct option opts[NOWN + SETOPT_MAX + 1];
+    setopt_build(opts, own, NOWN, NULL);
+    /* slaqd's settings: the table's defaults; cores has none (the run's
+     * must be given) and the unit follows from the cores, as in slaqd. */
     slaq_sched_config_init(&o->sc);
-    o->sc.epoch_s = 1;
-    o->sc.unit = 0;
-    o->sc.cores = 0;
     o->tolerance = 1e-6;
     o->show = 10;
-    double startup = o->sc.startup_reports, v;
-    int c;
+    int c, cores_given = 0, unit_given = 0;
+    double v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int set = cli_setting("replay", &o->sc, c, optarg);
+        if (set < 0)
+            return -1;
+        if (set == 0) {
+            cores_given |= !strcmp(setopt_row(c)->name, "cores");
+            unit_given |= !strcmp(setopt_row(c)->name, "unit");
+            continue;
+        }
         switch (c) {
         case O_DIR: *dir = optarg; break;
-        case O_CORES:
-            if (cli_parse_positive("replay", "--cores", optarg, &o->sc.cores))
-                return -1;
-            break;
-        case O_UNIT:
-            if (cli_parse_positive("replay", "--unit", optarg, &o->sc.unit))
-                return -1;
-            break;
-        case O_EPOCH:
-            if (cli_parse_positive("replay", "--epoch", optarg,
-                                   &o->sc.epoch_s))
-                return -1;
-            break;
-        case O_POLICY:
-            if (slaq_policy_parse(optarg, &o->sc.policy) != SLAQ_OK) {
-                cli_error("replay", "--policy: expected slaq, fair or "
-                          "slaq-maxmin, got '%s'", optarg);
-                return -1;
-            }
-            break;
-        case O_PRED:
-            if (slaq_predictor_parse(optarg, &o->sc.predictor) != SLAQ_OK ||
-                o->sc.predictor == SLAQ_PRED_ORACLE) {
-                cli_error("replay", "--predictor: expected auto, slaq-fit or "
-                          "strawman, got '%s'", optarg);
-                return -1;
-            }
-            break;
-        case O_NORM:
-            if (slaq_norm_parse(optarg, &o->sc.normalise) != SLAQ_OK) {
-                cli_error("replay", "--normalise: expected span or "
-                          "max-delta, got '%s'", optarg);
-                return -1;
-            }
-            break;
-        case O_STARTUP:
-            if (cli_parse_nonneg("replay", "--startup-reports", optarg,
-                                 &startup))
-                return -1;
-            break;
-        case O_HYST:
-            if (cli_parse_nonneg("replay", "--hysteresis", optarg,
-                                 &o->sc.hysteresis))
-                return -1;
-            break;
-        case O_DAMP:
-            if (cli_parse_nonneg("replay", "--damping", optarg, &v))
-                return -1;
-            if (v >= 1) {
-                cli_error("replay", "--damping: expected a number in [0, 1), "
-                          "got '%s'", optarg);
-                return -1;
-            }
-            o->sc.damping = v;
-            break;
-        case O_HITERS:
-            if (cli_parse_nonneg("replay", "--horizon-iters", optarg,
-                                 &o->sc.horizon_iters))
-                return -1;
-            break;
         case O_TOL:
             if (cli_parse_nonneg("replay", "--tolerance", optarg,
                                  &o->tolerance))
@@ -575,20 +516,14 @@ static int parse_opts(int argc, char **argv, rp_opts *o, const char **dir)
         default: usage(stderr); return -1;
         }
     }
-    if (optind < argc || !*dir || !(o->sc.cores > 0)) {
+    if (optind < argc || !*dir || !cores_given) {
         cli_error("replay", optind < argc ? "unexpected argument '%s'"
                   : "--state-dir and --cores are required%s",
                   optind < argc ? argv[optind] : "");
         usage(stderr);
         return -1;
     }
-    if (startup != floor(startup) || startup > 1000) {
-        cli_error("replay", "--startup-reports: expected a whole number up "
-                  "to 1000");
-        return -1;
-    }
-    o->sc.startup_reports = (unsigned)startup;
-    if (!(o->sc.unit > 0))  /* slaqd's default */
+    if (!unit_given)  /* slaqd's default */
         o->sc.unit = fmin(1.0, o->sc.cores / 20);
     return 0;
 }

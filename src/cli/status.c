@@ -6,12 +6,35 @@
 
 #include "cli/cli.h"
 #include "cli/daemon_rpc.h"
+#include "slaq/settings.h"
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: slaq status [OPTIONS]\n\n"
                "Prints slaqd's configuration and counters; exits 1 if it is "
                "not running.\n\n" RPC_HELP);
+}
+
+/* The scheduler's settings as slaqd reports them, NAME=VALUE in the
+ * table's order (the spelling of slaqd's options and configuration file),
+ * wrapped; a setting this slaq knows and slaqd does not report is left
+ * out. */
+static void print_settings(json_t *set)
+{
+    if (!json_is_object(set))
+        return;
+    int at = printf("settings    ");
+    for (size_t i = 0; i < slaq_setting_count(); i++) {
+        const char *name = slaq_setting_at(i)->name;
+        const char *v = json_string_value(json_object_get(set, name));
+        if (!v)
+            continue;
+        int len = (int)(strlen(name) + 1 + strlen(v));
+        if (at > 12 && at + 1 + len > 79)
+            at = printf("\n            ");
+        at += printf(" %s=%s", name, v);
+    }
+    printf("\n");
 }
 
 int cmd_status(int argc, char **argv)
@@ -52,6 +75,7 @@ int cmd_status(int argc, char **argv)
     printf("epochs       %lld, last %.3f ms, slowest %.3f ms\n",
            (long long)json_integer_value(json_object_get(r, "epoch")),
            rpc_num(r, "epoch_ms_last"), rpc_num(r, "epoch_ms_max"));
+    print_settings(json_object_get(r, "settings"));
     long long port = json_integer_value(json_object_get(r, "http_port"));
     const char *host = json_string_value(json_object_get(r, "http_addr"));
     if (!host || !*host || !strcmp(host, "0.0.0.0"))

@@ -302,7 +302,7 @@ struct slaq_query {
 
 void slaq_query_opts_init(slaq_query_opts *o)
 {
-    o->window = 12;
+    o->window = SLAQ_DEFAULT_QUERY_WINDOW;
     o->cost_window = 10;
     o->min_points = 3;
 }

@@ -108,32 +108,6 @@ struct slaq_sched {
     double last_cap;     /* the capacity divided last time */
 };
 
-void slaq_sched_config_init(slaq_sched_config *c)
-{
-    c->policy = SLAQ_POLICY_SLAQ;
-    c->predictor = SLAQ_PRED_AUTO; /* see docs/predictors.md */
-    c->cores = 1;
-    c->unit = 1;
-    c->epoch_s = 1;
-    c->reserved = 0;
-    c->nonml_jobs = 0;
-    c->window = SLAQ_DEFAULT_WINDOW;
-    c->default_iter_cpu_s = SLAQ_DEFAULT_ITER_CPU_S;
-    slaq_predictor_opts_init(&c->pred);
-    c->normalise = SLAQ_NORM_SPAN;
-    c->startup_reports = SLAQ_DEFAULT_STARTUP_REPORTS;
-    c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
-    c->horizon_s = 0;
-    c->horizon_iters = 0;
-    c->damping = SLAQ_DEFAULT_DAMPING;
-    slaq_query_opts_init(&c->query);
-    c->query_min_cores = 0;
-    c->nodes = 1;
-    c->placement = SLAQ_PLACE_LEAST_LOADED;
-    c->queue = 0;
-    c->max_fits = SLAQ_DEFAULT_MAX_FITS;
-}
-
 void slaq_job_opts_init(slaq_job_opts *o)
 {
     o->weight = 1;

@@ -98,8 +98,8 @@ static void send_register(sd_daemon *d)
     }
     up_send(d, json_pack("{s:s, s:s, s:s, s:f, s:s, s:o}", "type",
                          "register", "token", d->cfg.agent_token, "node",
-                         d->cfg.node_name, "cores", d->cfg.cores, "enforce",
-                         enf_mode_name(d->enf.mode), "jobs", jobs));
+                         d->cfg.node_name, "cores", d->cfg.sched.cores,
+                         "enforce", enf_mode_name(d->enf.mode), "jobs", jobs));
 }
 
 static void try_connect(sd_daemon *d)
@@ -136,7 +136,7 @@ int agent_start(sd_daemon *d)
         return -1;
     }
     sd_log(d, 0, "agent for node %s (%g cores): joining %s", d->cfg.node_name,
-           d->cfg.cores, d->cfg.join);
+           d->cfg.sched.cores, d->cfg.join);
     try_connect(d);
     return 0;
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "slaq/settings.h"
 
 json_t *api_error(const char *code, const char *fmt, ...)
 {
@@ -57,6 +58,21 @@ static sd_job *req_job(sd_daemon *d, json_t *req, json_t **reply)
     return j;
 }
 
+/* Every scheduler setting (slaq/settings.h) by its name, as the text its
+ * option and the configuration file take: what `slaq status` prints. The
+ * fields above it are the older, typed copies of some, kept for clients. */
+static json_t *api_settings(const slaq_sched_config *sc)
+{
+    json_t *o = json_object();
+    for (size_t i = 0; i < slaq_setting_count(); i++) {
+        const char *name = slaq_setting_at(i)->name;
+        char v[64];
+        slaq_sched_config_get(sc, name, v, sizeof v);
+        json_object_set_new(o, name, json_string(v));
+    }
+    return o;
+}
+
 static json_t *api_status(sd_daemon *d)
 {
     size_t active = slaq_sched_count(d->sched), total = 0;
@@ -84,6 +100,7 @@ static json_t *api_status(sd_daemon *d)
     json_object_set_new(r, "damping", json_real(sc->damping));
     json_object_set_new(r, "horizon_iters", json_real(sc->horizon_iters));
     json_object_set_new(r, "query_min_cores", json_real(sc->query_min_cores));
+    json_object_set_new(r, "settings", api_settings(sc));
     json_object_set_new(r, "enforce_detail", json_string(d->enf.detail));
     json_object_set_new(r, "cgroup", d->enf.cg_base ? json_string(d->enf.cg_base)
                                                     : json_null());

@@ -325,7 +325,7 @@ static void node_down(sd_daemon *d, int idx, const char *why)
 void cluster_epoch(sd_daemon *d)
 {
     double mono = sd_mono();
-    double silent = SD_NODE_SILENT_EPOCHS * d->cfg.epoch_s;
+    double silent = SD_NODE_SILENT_EPOCHS * d->cfg.sched.epoch_s;
     /* Silent for 3 epochs of this controller (not only 3 epochs' time: a
      * controller that was itself too busy to read must not blame them). */
     for (size_t i = 0; i < d->nnodes; i++)
@@ -482,7 +482,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
     }
     free(have);
     send_msg(d, c, json_pack("{s:s, s:s, s:f, s:f, s:o}", "type", "welcome",
-                             "node", name, "epoch_s", d->cfg.epoch_s,
+                             "node", name, "epoch_s", d->cfg.sched.epoch_s,
                              "grace_s", d->cfg.grace_s, "jobs", mine));
     store_event(d->store, sd_now(), 0, "node_up", name);
     nodes_file(d);
@@ -635,7 +635,8 @@ json_t *cluster_nodes_json(sd_daemon *d)
             used += slaq_job_alloc(slaq_sched_job(d->sched, i));
         json_array_append_new(arr, json_pack(
             "{s:s, s:f, s:f, s:I, s:s, s:n, s:f, s:s}", "name", host,
-            "cores", d->cfg.cores, "allocated", used, "jobs", (json_int_t)n,
+            "cores", d->cfg.sched.cores, "allocated", used,
+            "jobs", (json_int_t)n,
             "state", "up", "last_heartbeat", "heartbeat_age_s", 0.0,
             "enforce", enf_mode_name(d->enf.mode)));
         return arr;

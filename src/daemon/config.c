@@ -16,7 +16,7 @@
 #include "daemon/config.h"
 
 #define CONFIG_MAX_BYTES (1024 * 1024)
-#define CONFIG_MAX_KEYS 64
+#define CONFIG_MAX_KEYS 128
 
 /* Reads the whole file into a new NUL-terminated buffer. */
 static char *slurp(const char *path)

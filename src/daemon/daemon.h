@@ -86,20 +86,13 @@ typedef struct sd_config {
     size_t n_allow_uids;     /* (besides root and slaqd's own user) */
     const char *http_hosts[16]; /* --http-allow-host: more Host values */
     size_t n_http_hosts;
-    double epoch_s;
-    double cores;
-    double unit;             /* allocation unit (slaq, slaq-maxmin) */
+    /* The scheduler's settings (slaq/settings.h: --policy, --cores,
+     * --epoch, ...), as the options and the file gave them; sched.unit
+     * is cores / 20, at most 1, unless given. */
+    slaq_sched_config sched;
     double grace_s;          /* stop request -> SIGTERM -> SIGKILL */
-    slaq_policy_kind policy;
-    slaq_predictor_kind predictor; /* --predictor */
     sd_enforce_mode enforce;
     int share_quota;         /* --share quota: a hard cap at the share */
-    double startup_reports;  /* --startup-reports */
-    double hysteresis;       /* --hysteresis */
-    double query_min_cores;  /* --query-min-cores (docs/relaqs.md) */
-    double horizon_iters;    /* --horizon-iters */
-    double damping;          /* --damping */
-    slaq_norm_kind normalise; /* --normalise */
     int init;                /* --init: an empty state.db may be set up */
     double keep_jobs;        /* finished jobs kept (oldest go first) */
     double keep_days;        /* ... and for at most this long (0: no limit) */
@@ -111,8 +104,7 @@ typedef struct sd_config {
     const char *join;        /* --join HOST:PORT: its controller */
     const char *node_name;   /* --node-name (default $SLURMD_NODENAME or
                                 the host name) */
-    int end_jobs_at_exit;
-    slaq_placement placement; /* --placement (a controller) */    /* --end-jobs-at-exit: an agent in a Slurm
+    int end_jobs_at_exit;    /* --end-jobs-at-exit: an agent in a Slurm
                                 allocation takes its jobs along */
 } sd_config;
 

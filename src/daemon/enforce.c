@@ -256,9 +256,10 @@ static int try_cgroup(sd_daemon *d, int v2, char *why, size_t whylen)
      * weights divide --cores, not the whole machine. */
     double online = (double)sysconf(_SC_NPROCESSORS_ONLN);
     char val[64];
-    if (d->cfg.cores < online)
+    if (d->cfg.sched.cores < online)
         fmt(val, sizeof val, v2 ? "%lu %u" : "%lu",
-            (unsigned long)(d->cfg.cores * ENF_PERIOD_US), ENF_PERIOD_US);
+            (unsigned long)(d->cfg.sched.cores * ENF_PERIOD_US),
+            ENF_PERIOD_US);
     else
         fmt(val, sizeof val, v2 ? "max %u" : "-1", ENF_PERIOD_US);
     int rc = 0;
@@ -274,10 +275,10 @@ static int try_cgroup(sd_daemon *d, int v2, char *why, size_t whylen)
      * many busy processes as the cores slaqd manages (a process's weight
      * is 100, or 1024 shares), not like one. */
     fmt(path, sizeof path, v2 ? "%s/cpu.weight" : "%s/cpu.shares", base);
-    fmt(val, sizeof val, "%lu", enf_weight(v2, d->cfg.cores));
+    fmt(val, sizeof val, "%lu", enf_weight(v2, d->cfg.sched.cores));
     if (rc < 0 || write_file(path, val) < 0) {
         fmt(why, whylen, "cannot limit %s to %g cores: %s", base,
-            d->cfg.cores, strerror(errno));
+            d->cfg.sched.cores, strerror(errno));
         rmdir(base);
         return -1;
     }
@@ -396,7 +397,7 @@ void enf_apply(sd_daemon *d, sd_job *j, double cores)
     int v2 = e->mode == SD_ENF_CGROUP2;
     /* The quota: the share itself, or only the job's cap, or none. */
     double cap = d->cfg.share_quota ? cores : j->max_cores;
-    int capped = cap < d->cfg.cores;
+    int capped = cap < d->cfg.sched.cores;
     char path[4300], val[64];
     unsigned long quota = (unsigned long)(cap * e->period_us);
     if (quota < 1000) /* the kernel's minimum quota is 1 ms */

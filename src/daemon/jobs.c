@@ -162,7 +162,7 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c)
 {
     json_t *m = json_pack("{s:s, s:I, s:s, s:f, s:f, s:I}", "type", "welcome",
                           "job", (json_int_t)j->id, "name", j->name,
-                          "cores", j->alloc, "epoch_s", d->cfg.epoch_s,
+                          "cores", j->alloc, "epoch_s", d->cfg.sched.epoch_s,
                           "last_iter", (json_int_t)j->last_iter);
     /* The first iteration slaqd will take: a client resends from there
      * (last_iter cannot tell "iteration 0" from "none yet"). */

@@ -30,6 +30,7 @@
 
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "io/setopt.h"
 #include "paths.h" /* SLAQ_BINDIR, SLAQ_SYSCONFDIR: BUILD/gen, from make */
 #include "slaq/version.h"
 
@@ -115,6 +116,16 @@ void sd_epoll_del(sd_daemon *d, sd_handler *h)
     epoll_ctl(d->epfd, EPOLL_CTL_DEL, h->fd, NULL);
 }
 
+/* slaqd's defaults that depend on the machine or on another setting. */
+static const char *default_text(const char *name)
+{
+    if (!strcmp(name, "cores"))
+        return "all online CPUs";
+    if (!strcmp(name, "unit"))
+        return "cores / 20, at most 1";
+    return NULL;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -140,34 +151,10 @@ static void usage(FILE *f)
         "  --allow-uid UID     may submit, cancel and set the policy over\n"
         "                      the socket (besides root and slaqd's user;\n"
         "                      repeatable)\n"
-        "  --epoch SECONDS     scheduling epoch (default 1)\n"
-        "  --policy NAME       slaq | fair | slaq-maxmin | relaqs (default slaq)\n"
-        "  --predictor K       auto | slaq-fit | strawman (default auto);\n"
-        "                      slaq-fit fits a job's declared convergence\n"
-        "                      class's curve family (slaq submit\n"
-        "                      --convergence)\n"
-        "  --cores N           cores to manage (default: all online CPUs)\n"
-        "  --unit U            allocation unit in cores (default: cores/20,\n"
-        "                      at most 1)\n"
         "  --enforce MODE      auto | cgroup2 | cgroup1 | signal | none\n"
         "  --share HOW         weight: cgroup CPU weights proportional to\n"
         "                      the allocation, idle cycles go to the others\n"
         "                      (default); quota: a hard CPU quota at it\n"
-        "  --normalise N       the objective's loss unit: span (a job's\n"
-        "                      predicted total reduction; default) or\n"
-        "                      max-delta (its largest step, the paper's)\n"
-        "  --startup-reports K iterations a job reports before it is\n"
-        "                      predicted; until then at least a fair share\n"
-        "                      (default 3)\n"
-        "  --hysteresis H      extra weight of a job's cores from the last\n"
-        "                      epoch (default 1; 0 for none)\n"
-        "  --damping D         move a share only part of the way to the\n"
-        "                      policy's new one: D x old + (1 - D) x new\n"
-        "                      (default 0.5; 0 for none)\n"
-        "  --horizon-iters N   judge a job's gain over at least N of its\n"
-        "                      iterations (default 0: one epoch)\n"
-        "  --query-min-cores M relaqs: cores a query keeps after its first\n"
-        "                      mini-batch (default 0: the minimum share)\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
         "  --keep-jobs N       finished jobs kept (default 10000); the\n"
         "                      oldest are removed, history and logs too\n"
@@ -175,13 +162,14 @@ static void usage(FILE *f)
         "                      30; 0: no age limit)\n"
         "  --init              set up an existing empty state.db (slaqd\n"
         "                      refuses an empty or foreign database file)\n"
-        "\nCluster (docs/cluster.md):\n"
+        "  -v, --verbose       log every connection and allocation change\n"
+        "  -V, --version       print slaqd's version and exit\n"
+        "  -h, --help          this help\n"
+        "\nCluster (docs/cluster.md; --placement below):\n"
         "  --agents ADDR:PORT  be a controller: node agents join here and\n"
         "                      run the jobs (needs an agent token)\n"
         "  --agent-token-file FILE  the agent token (or SLAQ_AGENT_TOKEN):\n"
         "                      grants agent rights only\n"
-        "  --placement P       where a controller puts a new job:\n"
-        "                      least-loaded (default) or gain\n"
         "  --agent             be a node agent: run the jobs a controller\n"
         "                      places here (needs --join and the agent token;\n"
         "                      --http defaults to off)\n"
@@ -192,10 +180,12 @@ static void usage(FILE *f)
         "                      kernel ends them if it is killed (in a Slurm\n"
         "                      allocation; by default they keep running and\n"
         "                      a restarted agent re-adopts them)\n"
-        "\n"
-        "  -v, --verbose       log every connection and allocation change\n"
-        "  -V, --version       print slaqd's version and exit\n"
-        "  -h, --help          this help\n");
+        "\nScheduler settings (docs/libslaq.md; the same in slaq sim and "
+        "slaq replay):\n");
+    slaq_sched_config dflt;
+    slaq_sched_config_init(&dflt);
+    setopt_help(f, 22, &dflt, NULL, default_text);
+    fprintf(f, "  (slaqd's --epoch is at least 0.01 s and at most 3600 s.)\n");
 }
 
 static int parse_pos(const char *where, const char *s, double *out)
@@ -231,52 +221,43 @@ static char *read_token(const char *where, const char *path)
     return strdup(buf);
 }
 
-enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
-       O_POLICY, O_CORES, O_UNIT, O_ENFORCE, O_GRACE, O_CONFIG, O_SHARE,
-       O_NORM, O_STARTUP, O_HYST, O_DAMP, O_HITERS, O_INIT, O_JOBTOKEN,
-       O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS, O_HTTPHOST, O_PREDICTOR,
-       O_AGENTS, O_AGENTTOK, O_AGENT, O_JOIN, O_NODENAME, O_ENDJOBS,
-       O_PLACEMENT, O_QMIN };
+enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_ENFORCE, O_GRACE,
+       O_CONFIG, O_SHARE, O_INIT, O_JOBTOKEN, O_ALLOWUID, O_KEEPJOBS,
+       O_KEEPDAYS, O_HTTPHOST, O_AGENTS, O_AGENTTOK, O_AGENT, O_JOIN,
+       O_NODENAME, O_ENDJOBS };
 
-static const struct option long_opts[] = {
+/* slaqd's own options; the scheduler's settings follow them in long_opts
+ * (setopt_build, at the start of parse_args). */
+static const struct option own_opts[] = {
     {"config", required_argument, 0, O_CONFIG},
     {"state-dir", required_argument, 0, O_STATE},
     {"socket", required_argument, 0, O_SOCKET},
     {"http", required_argument, 0, O_HTTP},
     {"tcp", required_argument, 0, O_TCP},
     {"token-file", required_argument, 0, O_TOKEN},
-    {"epoch", required_argument, 0, O_EPOCH},
-    {"policy", required_argument, 0, O_POLICY},
-    {"cores", required_argument, 0, O_CORES},
-    {"unit", required_argument, 0, O_UNIT},
     {"enforce", required_argument, 0, O_ENFORCE},
     {"grace", required_argument, 0, O_GRACE},
     {"share", required_argument, 0, O_SHARE},
-    {"normalise", required_argument, 0, O_NORM},
-    {"startup-reports", required_argument, 0, O_STARTUP},
-    {"hysteresis", required_argument, 0, O_HYST},
-    {"damping", required_argument, 0, O_DAMP},
-    {"horizon-iters", required_argument, 0, O_HITERS},
-    {"query-min-cores", required_argument, 0, O_QMIN},
     {"init", no_argument, 0, O_INIT},
     {"job-token-file", required_argument, 0, O_JOBTOKEN},
     {"allow-uid", required_argument, 0, O_ALLOWUID},
     {"keep-jobs", required_argument, 0, O_KEEPJOBS},
     {"keep-days", required_argument, 0, O_KEEPDAYS},
     {"http-allow-host", required_argument, 0, O_HTTPHOST},
-    {"predictor", required_argument, 0, O_PREDICTOR},
     {"agents", required_argument, 0, O_AGENTS},
     {"agent-token-file", required_argument, 0, O_AGENTTOK},
     {"agent", no_argument, 0, O_AGENT},
     {"join", required_argument, 0, O_JOIN},
     {"node-name", required_argument, 0, O_NODENAME},
     {"end-jobs-at-exit", no_argument, 0, O_ENDJOBS},
-    {"placement", required_argument, 0, O_PLACEMENT},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
-    {0, 0, 0, 0},
 };
+
+#define OWN_OPTS (sizeof own_opts / sizeof *own_opts)
+static struct option long_opts[OWN_OPTS + SETOPT_MAX + 1];
+
 
 /* Options a configuration file cannot set. */
 static const int file_refused[] = {O_CONFIG, 'h', 'V', 0};
@@ -286,22 +267,21 @@ typedef struct sd_args {
     sd_config *c;
     const char *socket, *token_file, *job_token_file, *agent_token_file;
     int http_set;
+    int unit_set;           /* --unit was given */
     char token_where[4200]; /* where token_file was set, for its errors */
     char job_token_where[4200];
 } sd_args;
 
-/* A number in [0, max] (below max with `below`; whole with `whole`) for
- * one of the core's real-job settings. */
+/* A number in [0, max] (whole with `whole`): --keep-jobs, --keep-days. */
 static int parse_bounded(const char *where, const char *s, double max,
-                         int below, int whole, double *out)
+                         int whole, double *out)
 {
     char *end;
     double v = strtod(s, &end);
     if (end == s || *end || !(v >= 0) || v > max ||
-        (below && v == max) || (whole && v != floor(v))) {
-        fprintf(stderr, "slaqd: %s wants a %s from 0 to %g%s, got '%s'\n",
-                where, whole ? "whole number" : "number", max,
-                below ? " (excluded)" : "", s);
+        (whole && v != floor(v))) {
+        fprintf(stderr, "slaqd: %s wants a %s from 0 to %g, got '%s'\n",
+                where, whole ? "whole number" : "number", max, s);
         return -1;
     }
     *out = v;
@@ -318,18 +298,26 @@ static int apply_opt(void *ctx, int code, const char *value,
 {
     sd_args *a = ctx;
     sd_config *c = a->c;
+    char err[512];
+    int set = setopt_apply(&c->sched, code, value, err, sizeof err);
+    if (set < 0) {
+        /* where ends with the setting's name, which err starts with:
+         * "--" or "FILE:LINE: " before it */
+        size_t len = strlen(where), name = strlen(setopt_row(code)->name);
+        fprintf(stderr, "slaqd: %.*s%s\n", (int)(len >= name ? len - name
+                                                               : 0),
+                where, err);
+        return -1;
+    }
+    if (set == 0) {
+        a->unit_set |= !strcmp(setopt_row(code)->name, "unit");
+        return 0;
+    }
     switch (code) {
     case O_STATE: c->state_dir = value; return 0;
     case O_SOCKET: a->socket = value; return 0;
     case O_HTTP: c->http = value; a->http_set = 1; return 0;
     case O_AGENTS: c->agents = value; return 0;
-    case O_PLACEMENT:
-        if (slaq_placement_parse(value, &c->placement)) {
-            fprintf(stderr, "slaqd: %s: expected least-loaded or gain, got "
-                    "'%s'\n", where, value);
-            return -1;
-        }
-        return 0;
     case O_AGENTTOK: a->agent_token_file = value; return 0;
     case O_JOIN: c->join = value; return 0;
     case O_NODENAME:
@@ -354,25 +342,7 @@ static int apply_opt(void *ctx, int code, const char *value,
         a->token_file = value;
         snprintf(a->token_where, sizeof a->token_where, "%s", where);
         return 0;
-    case O_EPOCH: return parse_pos(where, value, &c->epoch_s);
-    case O_CORES: return parse_pos(where, value, &c->cores);
-    case O_UNIT: return parse_pos(where, value, &c->unit);
     case O_GRACE: return parse_pos(where, value, &c->grace_s);
-    case O_PREDICTOR:
-        if (slaq_predictor_parse(value, &c->predictor) ||
-            c->predictor == SLAQ_PRED_ORACLE) {
-            fprintf(stderr, "slaqd: %s: unknown predictor '%s' (expected "
-                            "auto, slaq-fit or strawman)\n", where, value);
-            return -1;
-        }
-        return 0;
-    case O_POLICY:
-        if (slaq_policy_parse(value, &c->policy)) {
-            fprintf(stderr, "slaqd: %s: unknown policy '%s' (expected slaq, "
-                            "fair or slaq-maxmin)\n", where, value);
-            return -1;
-        }
-        return 0;
     case O_ENFORCE:
         if (enf_mode_parse(value, &c->enforce)) {
             fprintf(stderr, "slaqd: %s: unknown mode '%s' (expected auto, "
@@ -388,21 +358,6 @@ static int apply_opt(void *ctx, int code, const char *value,
         }
         c->share_quota = !strcmp(value, "quota");
         return 0;
-    case O_NORM:
-        if (slaq_norm_parse(value, &c->normalise)) {
-            fprintf(stderr, "slaqd: %s: expected span or max-delta, got "
-                    "'%s'\n", where, value);
-            return -1;
-        }
-        return 0;
-    case O_STARTUP:
-        return parse_bounded(where, value, 1000, 0, 1, &c->startup_reports);
-    case O_HYST: return parse_bounded(where, value, 1000, 0, 0, &c->hysteresis);
-    case O_DAMP: return parse_bounded(where, value, 1, 1, 0, &c->damping);
-    case O_HITERS:
-        return parse_bounded(where, value, 1000, 0, 0, &c->horizon_iters);
-    case O_QMIN:
-        return parse_bounded(where, value, 1e6, 0, 0, &c->query_min_cores);
     case O_INIT:
         if (value && strcmp(value, "1") && strcmp(value, "yes")) {
             fprintf(stderr, "slaqd: %s: expected yes, got '%s'\n", where,
@@ -425,9 +380,9 @@ static int apply_opt(void *ctx, int code, const char *value,
         c->http_hosts[c->n_http_hosts++] = value;
         return 0;
     case O_KEEPJOBS:
-        return parse_bounded(where, value, 1e9, 0, 1, &c->keep_jobs);
+        return parse_bounded(where, value, 1e9, 1, &c->keep_jobs);
     case O_KEEPDAYS:
-        return parse_bounded(where, value, 1e9, 0, 0, &c->keep_days);
+        return parse_bounded(where, value, 1e9, 0, &c->keep_days);
     case O_ALLOWUID: {
         char *end;
         long v = strtol(value, &end, 10);
@@ -561,19 +516,16 @@ static int parse_args(sd_config *c, int argc, char **argv,
 {
     c->state_dir = "./var";
     c->http = "127.0.0.1:7070";
-    c->epoch_s = 1;
-    c->cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
-    c->unit = 0; /* chosen from --cores once it is known */
+    /* The scheduler's settings start at the table's defaults, but for
+     * the cores (this machine's) and the unit (from the cores, below). */
+    slaq_sched_config_init(&c->sched);
+    c->sched.cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
     c->grace_s = 10;
-    c->policy = SLAQ_POLICY_SLAQ;
-    c->predictor = SLAQ_PRED_AUTO;
     c->enforce = SD_ENF_AUTO;
-    c->startup_reports = SLAQ_DEFAULT_STARTUP_REPORTS;
-    c->hysteresis = SLAQ_DEFAULT_HYSTERESIS;
-    c->damping = SLAQ_DEFAULT_DAMPING;
     c->keep_jobs = 10000;
     c->keep_days = 30;
     sd_args a = {.c = c};
+    setopt_build(long_opts, own_opts, OWN_OPTS, NULL);
     *config_text = NULL;
     *config_path = NULL;
 
@@ -624,23 +576,28 @@ static int parse_args(sd_config *c, int argc, char **argv,
         fprintf(stderr, "slaqd: unexpected argument '%s'\n", argv[optind]);
         return 2;
     }
-    if (c->epoch_s < 0.01 || c->epoch_s > 3600) {
+    slaq_sched_config *sc = &c->sched;
+    if (sc->epoch_s < 0.01 || sc->epoch_s > 3600) {
         fprintf(stderr, "slaqd: --epoch must be between 0.01 and 3600 s\n");
         return 2;
     }
+    /* Default unit: a twentieth of the cores, at most one core. With
+     * whole cores on a small machine every job would sit at its minimum
+     * share and slaq could not differ from fair. */
+    if (!a.unit_set)
+        sc->unit = fmin(1.0, sc->cores / 20);
     /* The allocator hands out cores in units, one at a time: bound its
      * work per epoch (a --cores 1e308 or --unit 1e-9 would never end). */
-    double unit = c->unit > 0 ? c->unit : fmin(1.0, c->cores / 20);
-    if (c->cores / unit > SD_MAX_UNITS) {
+    if (sc->cores / sc->unit > SD_MAX_UNITS) {
         fprintf(stderr, "slaqd: --cores %g in units of %g makes %.3g "
                 "allocation units per epoch; at most %d are allowed (raise "
-                "--unit or lower --cores)\n", c->cores, unit,
-                c->cores / unit, SD_MAX_UNITS);
+                "--unit or lower --cores)\n", sc->cores, sc->unit,
+                sc->cores / sc->unit, SD_MAX_UNITS);
         return 2;
     }
-    if (c->unit > c->cores) {
+    if (sc->unit > sc->cores) {
         fprintf(stderr, "slaqd: --unit %g is more than the %g cores "
-                "managed\n", c->unit, c->cores);
+                "managed\n", sc->unit, sc->cores);
         return 2;
     }
     if (a.socket)
@@ -842,36 +799,20 @@ static int setup(sd_daemon *d)
 
     store_set_rewrite(d->store, rewrite_jobs, d);
 
-    slaq_sched_config sc;
-    slaq_sched_config_init(&sc);
-    sc.policy = d->cfg.policy;
-    sc.predictor = d->cfg.predictor;
-    sc.cores = d->cfg.cores;
-    /* Default unit: a twentieth of the cores, at most one core. With
-     * whole cores on a small machine every job would sit at its minimum
-     * share and slaq could not differ from fair. */
-    sc.unit = d->cfg.unit > 0 ? d->cfg.unit : fmin(1.0, d->cfg.cores / 20);
-    sc.epoch_s = d->cfg.epoch_s;
-    sc.startup_reports = (unsigned)d->cfg.startup_reports;
-    sc.hysteresis = d->cfg.hysteresis;
-    sc.query_min_cores = d->cfg.query_min_cores;
-    sc.horizon_iters = d->cfg.horizon_iters;
-    sc.damping = d->cfg.damping;
-    sc.normalise = d->cfg.normalise;
+    slaq_sched_config sc = d->cfg.sched;
     if (d->cfg.agents) {
         /* A controller: the agents' nodes, each as it registers (the
          * core's node 0 waits, with no cores, for the first); jobs that
          * fit on no node wait in order. */
         sc.nodes = 1;
         sc.queue = 1;
-        sc.placement = d->cfg.placement;
     }
     d->sched = slaq_sched_new(&sc);
     if (d->sched && d->cfg.agents)
         slaq_sched_set_node_cores(d->sched, 0, 0);
     if (!d->sched) {
         sd_log(d, 0, "cannot create the scheduler (cores %g, epoch %g s)",
-               d->cfg.cores, d->cfg.epoch_s);
+               sc.cores, sc.epoch_s);
         return -1;
     }
 
@@ -903,7 +844,7 @@ static int setup(sd_daemon *d)
         if (d->http_h.fd >= 0 && sd_epoll_add(d, &d->http_h, EPOLLIN) < 0)
             return -1;
     }
-    if (timer_open(d, &d->epoch_h, d->cfg.epoch_s, on_epoch) < 0 ||
+    if (timer_open(d, &d->epoch_h, d->cfg.sched.epoch_s, on_epoch) < 0 ||
         timer_open(d, &d->tick_h, SD_TICK_S, on_tick) < 0) {
         sd_log(d, 0, "timerfd: %s", strerror(errno));
         return -1;
@@ -972,9 +913,9 @@ int main(int argc, char **argv)
     if (config_path)
         sd_log(d, 0, "configuration: %s", config_path);
     sd_log(d, 0, "ready: pid %d, %g cores in units of %g, policy %s, "
-                 "epoch %g s, socket %s, http %s", (int)getpid(), d->cfg.cores,
-           slaq_sched_get_config(d->sched)->unit,
-           slaq_policy_name(d->cfg.policy), d->cfg.epoch_s,
+                 "epoch %g s, socket %s, http %s", (int)getpid(),
+           d->cfg.sched.cores, d->cfg.sched.unit,
+           slaq_policy_name(d->cfg.sched.policy), d->cfg.sched.epoch_s,
            d->cfg.socket_path, http);
     run(d);
     if (d->cfg.agent && d->cfg.end_jobs_at_exit)

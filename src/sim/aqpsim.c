@@ -1,26 +1,29 @@
 /*
  * aqpsim.c — the simulator of approximate queries (see aqpsim.h).
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sim/aqpsim.h"
+#include "slaq/settings.h"
 
 void aqpsim_config_init(aqpsim_config *c)
 {
-    c->policy = SLAQ_POLICY_RELAQS;
-    c->cores = 16;
-    c->epoch_s = 5;
+    static const char *const own[][2] = {
+        {"policy", "relaqs"}, {"cores", "16"}, {"epoch", "5"},
+        {"query-min-cores", "1"}, {"damping", "0"}, {"hysteresis", "0"},
+    };
+    slaq_sched_config_init(&c->sched);
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++) {
+        int rc = slaq_sched_config_set(&c->sched, own[i][0], own[i][1],
+                                       NULL, 0);
+        assert(rc == SLAQ_OK);
+        (void)rc;
+    }
     c->cpu_scale = 1;
-    c->min_cores = 1;
-    c->damping = 0;
-    c->hysteresis = 0;
-    c->horizon_batches = 0;
-    slaq_query_opts qo;
-    slaq_query_opts_init(&qo);
-    c->window = qo.window;
 }
 
 /* A query while it is in the simulation. */
@@ -55,22 +58,13 @@ void aqpsim_results_free(aqpsim_qres *res, size_t n)
 int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
                aqpsim_qres *res, char *err, size_t errlen)
 {
-    if (!(cfg->cores > 0) || !(cfg->epoch_s > 0) || !(cfg->cpu_scale > 0)) {
+    if (!(cfg->sched.cores > 0) || !(cfg->sched.epoch_s > 0) ||
+        !(cfg->cpu_scale > 0)) {
         snprintf(err, errlen, "cores, epoch and cpu scale must be positive");
         return -1;
     }
     memset(res, 0, n * sizeof *res);
-    slaq_sched_config sc;
-    slaq_sched_config_init(&sc);
-    sc.policy = cfg->policy;
-    sc.cores = cfg->cores;
-    sc.epoch_s = cfg->epoch_s;
-    sc.damping = cfg->damping;
-    sc.hysteresis = cfg->hysteresis;
-    sc.query_min_cores = cfg->min_cores;
-    sc.query.window = cfg->window;
-    sc.horizon_iters = cfg->horizon_batches;
-    slaq_sched *s = slaq_sched_new(&sc);
+    slaq_sched *s = slaq_sched_new(&cfg->sched);
     aq *a = calloc(n ? n : 1, sizeof *a);
     if (!s || !a) {
         slaq_sched_free(s);
@@ -172,7 +166,7 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
         int decide = slaq_sched_due(s);
         if (t >= next_epoch - AQ_EPS) {
             decide = 1;
-            next_epoch += cfg->epoch_s;
+            next_epoch += cfg->sched.epoch_s;
         }
         if (decide && slaq_sched_count(s) > 0) {
             int rc = slaq_sched_epoch(s, t);

@@ -20,19 +20,17 @@
 #include "slaq/slaq.h"
 
 typedef struct aqpsim_config {
-    slaq_policy_kind policy;  /* fair or relaqs (any policy works) */
-    double cores;             /* > 0 */
-    double epoch_s;           /* > 0 */
+    /* The core's settings (slaq/settings.h), as given to slaq_sched_new():
+     * sched.policy is fair or relaqs (any policy works), sched.query_min_cores
+     * relaqs's minimum allocation of a query, sched.query.window its
+     * progress curve's window, sched.horizon_iters counts mini-batches. */
+    slaq_sched_config sched;
     double cpu_scale;         /* > 0: multiplies every mini-batch's CPU */
-    double min_cores;         /* relaqs: minimum allocation per query */
-    double damping;           /* slaq_sched_config.damping */
-    double hysteresis;        /* slaq_sched_config.hysteresis */
-    size_t window;            /* slaq_query_opts.window */
-    double horizon_batches;   /* slaq_sched_config.horizon_iters */
 } aqpsim_config;
 
-/* fair... no: relaqs, 16 cores, epoch 5 s, scale 1, min 1, no damping or
- * hysteresis, the core's window. */
+/* The core's defaults but for the simulator's own (ReLAQS's evaluation):
+ * relaqs, 16 cores, epoch 5 s, min 1 core per query, no damping or
+ * hysteresis; scale 1. */
 void aqpsim_config_init(aqpsim_config *c);
 
 typedef struct aqpsim_query {

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "io/setopt.h"
 #include "sim/aqpsim.h"
 
 #define AS_MAX_POL 4
@@ -18,8 +19,9 @@
 /* the reduction grid: 0.0% .. 100.0% in steps of 0.1% */
 #define AS_NGRID 1001
 
-static const char usage_text[] =
-    "usage: slaq sim --aqp TRACES.jsonl [options]\n\n"
+static void usage(FILE *f)
+{
+    fputs("usage: slaq sim --aqp TRACES.jsonl [options]\n\n"
     "Replays approximate queries recorded by `make aqp-traces` (docs/aqp.md)"
     "\nin virtual time through slaq's scheduling core: each workload draws "
     "--queries\nof them with Poisson arrivals and runs them under each "
@@ -30,23 +32,14 @@ static const char usage_text[] =
     "  --queries N            queries per workload (default 12)\n"
     "  --mean-interarrival S  mean seconds between arrivals (default 120)\n"
     "  --seeds LIST           workloads, e.g. 1-10 or 3,5 (default 1-10)\n"
-    "  --policies LIST        default relaqs,fair (any slaq policy names)\n"
-    "  --cores C              cluster cores (default 16)\n"
-    "  --epoch T              scheduling epoch in seconds (default 5)\n"
+    "  --policies LIST        default relaqs,fair (any slaq policy names);\n"
+    "                         --policy P runs P alone\n"
     "  --cpu-scale X          multiplies every mini-batch's recorded CPU "
     "seconds\n"
     "                         (default 70000: the traces' milliseconds become"
     "\n                         queries of minutes; 12 of them at 120 s take "
     "about\n                         an hour under fair, as the thesis's "
     "workload)\n"
-    "  --min-cores M          relaqs: minimum cores of a query after its "
-    "first\n                         mini-batch (default 1)\n"
-    "  --damping D, --hysteresis H   the core's settings (default 0, 0)\n"
-    "  --window N             P values the progress curve fits (default: "
-    "the core's)\n"
-    "  --horizon-batches N    judge a query's gain over N of its mini-batches"
-    " at its\n                         fair share when that is longer than "
-    "an epoch (0)\n"
     "  --sweep LIST           also run at these mean inter-arrival times, "
     "e.g.\n                         10,40,120,160 (sweep.csv)\n"
     "  --reach first|stay     a reduction counts when first reached after a "
@@ -55,7 +48,16 @@ static const char usage_text[] =
     "  --out DIR              write DIR/reduction.csv, DIR/sweep.csv, "
     "DIR/queries.csv\n"
     "  -h, --help             this text\n\n"
-    "Exit status: 0 ok, 1 failure, 2 bad usage or input.\n";
+    "Scheduler settings (docs/libslaq.md; the same as slaqd's, with the "
+    "query\nsimulator's defaults):\n", f);
+    aqpsim_config dflt;
+    aqpsim_config_init(&dflt);
+    setopt_help(f, 25, &dflt.sched, NULL, NULL);
+    fputs("\n  --min-cores M, --window N, --horizon-batches N: the old names "
+          "of\n  --query-min-cores, --query-window and --horizon-iters "
+          "(deprecated).\n\n"
+          "Exit status: 0 ok, 1 failure, 2 bad usage or input.\n", f);
+}
 
 typedef struct as_args {
     const char *path, *out;
@@ -115,25 +117,29 @@ static int parse_policies(const char *s, as_args *o)
 
 static int as_parse(int argc, char **argv, as_args *o)
 {
-    static const struct option opts[] = {
+    static const struct option own[] = {
         {"aqp", required_argument, 0, 'a'},
         {"queries", required_argument, 0, 'n'},
         {"mean-interarrival", required_argument, 0, 'i'},
         {"seeds", required_argument, 0, 's'},
         {"policies", required_argument, 0, 'p'},
-        {"cores", required_argument, 0, 'c'},
-        {"epoch", required_argument, 0, 'e'},
         {"cpu-scale", required_argument, 0, 'x'},
-        {"min-cores", required_argument, 0, 'm'},
-        {"damping", required_argument, 0, 'd'},
-        {"hysteresis", required_argument, 0, 'y'},
-        {"window", required_argument, 0, 'w'},
         {"sweep", required_argument, 0, 'S'},
         {"out", required_argument, 0, 'o'},
         {"reach", required_argument, 0, 'r'},
-        {"horizon-batches", required_argument, 0, 'B'},
         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+        /* the old names of three settings (deprecated), as aliases */
+        {"min-cores", required_argument, 0, 0},
+        {"window", required_argument, 0, 0},
+        {"horizon-batches", required_argument, 0, 0},
+    };
+    enum { NOWN = sizeof own / sizeof *own };
+    struct option opts[NOWN + SETOPT_MAX + 1];
+    setopt_build(opts, own, NOWN, NULL);
+    opts[NOWN - 3].val = setopt_code("query-min-cores");
+    opts[NOWN - 2].val = setopt_code("query-window");
+    opts[NOWN - 1].val = setopt_code("horizon-iters");
+    int policies_given = 0, policy_given = 0;
     memset(o, 0, sizeof *o);
     o->nq = 12;
     o->ia = 120;
@@ -149,6 +155,13 @@ static int as_parse(int argc, char **argv, as_args *o)
     double v;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int set = cli_setting(cmd, &o->cfg.sched, c, optarg);
+        if (set < 0)
+            return EXIT_USAGE;
+        if (set == 0) {
+            policy_given |= !strcmp(setopt_row(c)->name, "policy");
+            continue;
+        }
         switch (c) {
         case 'a':
             o->path = optarg;
@@ -172,48 +185,17 @@ static int as_parse(int argc, char **argv, as_args *o)
             }
             break;
         case 'p':
+            policies_given = 1;
             if (parse_policies(optarg, o)) {
                 cli_error(cmd, "--policies: expected up to %d of fair, slaq, "
                           "slaq-maxmin, relaqs, got '%s'", AS_MAX_POL, optarg);
                 return EXIT_USAGE;
             }
             break;
-        case 'c':
-            if (cli_parse_positive(cmd, "--cores", optarg, &o->cfg.cores))
-                return EXIT_USAGE;
-            break;
-        case 'e':
-            if (cli_parse_positive(cmd, "--epoch", optarg, &o->cfg.epoch_s))
-                return EXIT_USAGE;
-            break;
         case 'x':
             if (cli_parse_positive(cmd, "--cpu-scale", optarg,
                                    &o->cfg.cpu_scale))
                 return EXIT_USAGE;
-            break;
-        case 'm':
-            if (cli_parse_nonneg(cmd, "--min-cores", optarg,
-                                 &o->cfg.min_cores))
-                return EXIT_USAGE;
-            break;
-        case 'd':
-            if (cli_parse_nonneg(cmd, "--damping", optarg, &o->cfg.damping))
-                return EXIT_USAGE;
-            if (o->cfg.damping >= 1) {
-                cli_error(cmd, "--damping: expected a number in [0, 1), got "
-                          "'%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'y':
-            if (cli_parse_nonneg(cmd, "--hysteresis", optarg,
-                                 &o->cfg.hysteresis))
-                return EXIT_USAGE;
-            break;
-        case 'w':
-            if (cli_parse_nonneg(cmd, "--window", optarg, &v))
-                return EXIT_USAGE;
-            o->cfg.window = (size_t)v;
             break;
         case 'S':
             o->nsweep = cli_parse_list(optarg, o->sweep, AS_MAX_SWEEP);
@@ -227,11 +209,6 @@ static int as_parse(int argc, char **argv, as_args *o)
         case 'o':
             o->out = optarg;
             break;
-        case 'B':
-            if (cli_parse_nonneg(cmd, "--horizon-batches", optarg,
-                                 &o->cfg.horizon_batches))
-                return EXIT_USAGE;
-            break;
         case 'r':
             if (strcmp(optarg, "first") && strcmp(optarg, "stay")) {
                 cli_error(cmd, "--reach: expected first or stay, got '%s'",
@@ -241,12 +218,20 @@ static int as_parse(int argc, char **argv, as_args *o)
             o->stay = !strcmp(optarg, "stay");
             break;
         case 'h':
-            fputs(usage_text, stdout);
+            usage(stdout);
             return 0;
         default:
-            fputs(usage_text, stderr);
+            usage(stderr);
             return EXIT_USAGE;
         }
+    }
+    if (policy_given) {
+        if (policies_given) {
+            cli_error(cmd, "--policy and --policies exclude each other");
+            return EXIT_USAGE;
+        }
+        o->pol[0] = o->cfg.sched.policy;
+        o->npol = 1;
     }
     if (!o->path || optind != argc) {
         cli_error(cmd, "expected --aqp TRACES.jsonl and no other arguments "
@@ -277,11 +262,11 @@ static int as_run_all(const as_args *o, const aqp_trace_set *ts, double ia,
         aqpsim_workload(ts, o->nq, ia, o->seeds[si], qs);
         for (size_t p = 0; p < o->npol; p++) {
             aqpsim_config c = o->cfg;
-            c.policy = o->pol[p];
+            c.sched.policy = o->pol[p];
             char err[256];
             if (aqpsim_run(qs, o->nq, &c, res, err, sizeof err)) {
                 cli_error("sim --aqp", "seed %u, %s: %s", o->seeds[si],
-                          slaq_policy_name(c.policy), err);
+                          slaq_policy_name(c.sched.policy), err);
                 free(qs);
                 free(res);
                 return EXIT_RUNTIME;
@@ -292,7 +277,8 @@ static int as_run_all(const as_args *o, const aqp_trace_set *ts, double ia,
                 if (qf)
                     fprintf(qf, "%g,%u,%s,%zu,%s,%.3f,%.3f,%.3f,%.3f,%.3f,"
                             "%.3f\n",
-                            ia, o->seeds[si], slaq_policy_name(c.policy), q,
+                            ia, o->seeds[si], slaq_policy_name(c.sched.policy),
+                            q,
                             qs[q].t->name, res[q].arrival,
                             aqpsim_time_to(&res[q], 0.7, o->stay),
                             aqpsim_time_to(&res[q], 0.9, o->stay),
@@ -378,7 +364,8 @@ int cmd_sim_aqp(int argc, char **argv)
     enum { NSHOW = sizeof show / sizeof *show };
     printf("%zu queries, mean inter-arrival %g s, %zu workloads, %g cores, "
            "epoch %g s, cpu scale %g, min cores %g\n", o.nq, o.ia, o.nseeds,
-           o.cfg.cores, o.cfg.epoch_s, o.cfg.cpu_scale, o.cfg.min_cores);
+           o.cfg.sched.cores, o.cfg.sched.epoch_s, o.cfg.cpu_scale,
+           o.cfg.sched.query_min_cores);
     printf("mean seconds to X%% error reduction:\n%-10s", "policy");
     for (int k = 0; k < NSHOW; k++)
         printf(" %7.1f%%", show[k] / 10.0);

@@ -14,27 +14,36 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "io/setopt.h"
 #include "io/stats.h"
 #include "sim/sim.h"
 
-static const char usage_text[] =
-    "usage: slaq bench cluster --workload FILE --nodes N --cores-per-node C\n"
-    "                          [--placement P] [--policy P] [--epoch T]\n"
-    "                          [--max-fits N] [--json]\n\n"
-    "Replays the workload in the simulator on N nodes of C cores (as slaq "
-    "sim\n--nodes does) and prints the run's wall time and the median, 99th\n"
-    "percentile and maximum of its scheduling epochs, in wall and CPU\n"
-    "milliseconds. `make bench-cluster` runs it at 1,000 nodes x 64 cores\n"
-    "with 50,000 jobs (docs/cluster.md).\n\n"
-    "  --workload FILE   jobs to replay (slaq workload gen)\n"
-    "  --nodes N         nodes                --cores-per-node C  their cores\n"
-    "  --placement P     least-loaded (default) or gain\n"
-    "  --policy P        slaq (default), fair, slaq-maxmin, "
-    "oracle-greedy\n"
-    "  --epoch T         epoch in seconds (2)\n"
-    "  --max-fits N      refits per epoch at most, oldest reports first "
-    "(the\n                    core's default, 1000; 0: no bound)\n"
-    "  --json            print one JSON object\n";
+/* The settings table's rows this command sets itself: the run's policy
+ * (as slaq sim's --policy) and the cores (--nodes x --cores-per-node). */
+static const char *const bench_own[] = {"policy", "cores", NULL};
+
+static void usage(FILE *f)
+{
+    fputs("usage: slaq bench cluster --workload FILE --nodes N "
+          "--cores-per-node C\n"
+          "                          [--policy P] [SETTINGS] [--json]\n\n"
+          "Replays the workload in the simulator on N nodes of C cores (as "
+          "slaq sim\n--nodes does) and prints the run's wall time and the "
+          "median, 99th\npercentile and maximum of its scheduling epochs, "
+          "in wall and CPU\nmilliseconds. `make bench-cluster` runs it at "
+          "1,000 nodes x 64 cores\nwith 50,000 jobs (docs/cluster.md).\n\n"
+          "  --workload FILE   jobs to replay (slaq workload gen)\n"
+          "  --nodes N         nodes                --cores-per-node C  "
+          "their cores\n"
+          "  --policy P        slaq (default), fair, slaq-maxmin, relaqs, "
+          "oracle-greedy\n"
+          "  --json            print one JSON object\n\n"
+          "Scheduler settings (docs/libslaq.md; the same as slaq sim's):\n",
+          f);
+    sim_config dflt;
+    sim_config_init(&dflt);
+    setopt_help(f, 20, &dflt.sched, bench_own, NULL);
+}
 
 typedef struct pct {
     double med, p99, max;
@@ -67,25 +76,29 @@ static void bench_progress(void *arg, double done, double total)
 
 int bench_cluster(int argc, char **argv)
 {
-    static const struct option opts[] = {
+    static const struct option own[] = {
         {"workload", required_argument, 0, 'w'},
         {"nodes", required_argument, 0, 'n'},
         {"cores-per-node", required_argument, 0, 'c'},
-        {"placement", required_argument, 0, 'l'},
         {"policy", required_argument, 0, 'p'},
-        {"epoch", required_argument, 0, 'e'},
-        {"max-fits", required_argument, 0, 'f'},
         {"json", no_argument, 0, 'j'},
         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
     };
+    enum { NOWN = sizeof own / sizeof *own };
+    struct option opts[NOWN + SETOPT_MAX + 1];
+    setopt_build(opts, own, NOWN, bench_own);
     const char *workload = NULL, *policy = "slaq";
-    double nodes = 0, per_node = 0, epoch = 2;
+    double nodes = 0, per_node = 0;
     int json = 0, c;
-    double max_fits = -1;
-    slaq_placement placement = SLAQ_PLACE_LEAST_LOADED;
+    sim_config cfg;
+    sim_config_init(&cfg);
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int set = cli_setting("bench", &cfg.sched, c, optarg);
+        if (set < 0)
+            return EXIT_USAGE;
+        if (set == 0)
+            continue;
         switch (c) {
         case 'w': workload = optarg; break;
         case 'p': policy = optarg; break;
@@ -99,30 +112,8 @@ int bench_cluster(int argc, char **argv)
                                    &per_node))
                 return EXIT_USAGE;
             break;
-        case 'e':
-            if (cli_parse_positive("bench", "--epoch", optarg, &epoch))
-                return EXIT_USAGE;
-            break;
-        case 'f': {
-            char *end;
-            max_fits = strtod(optarg, &end);
-            if (*optarg == '\0' || *end || !(max_fits >= 0) ||
-                max_fits != (double)(size_t)max_fits) {
-                cli_error("bench", "--max-fits: expected a whole number >= "
-                          "0, got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        }
-        case 'l':
-            if (slaq_placement_parse(optarg, &placement) != SLAQ_OK) {
-                cli_error("bench", "--placement: expected least-loaded or "
-                          "gain, got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'h': fputs(usage_text, stdout); return 0;
-        default: fputs(usage_text, stderr); return EXIT_USAGE;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return EXIT_USAGE;
         }
     }
     if (optind < argc || !workload || !(nodes > 0) || !(per_node > 0) ||
@@ -131,22 +122,16 @@ int bench_cluster(int argc, char **argv)
                   : "--workload, --nodes (a whole number) and "
                   "--cores-per-node are required%s",
                   optind < argc ? argv[optind] : "");
-        fputs(usage_text, stderr);
+        usage(stderr);
         return EXIT_USAGE;
     }
-    sim_config cfg;
-    sim_config_init(&cfg);
-    if (sim_parse_run(policy, SLAQ_PRED_AUTO, &cfg)) {
+    if (sim_parse_run(policy, cfg.sched.predictor, &cfg)) {
         cli_error("bench", "--policy: expected slaq, fair, slaq-maxmin or "
                   "oracle-greedy, got '%s'", policy);
         return EXIT_USAGE;
     }
     cfg.nodes = (size_t)nodes;
-    cfg.cores = nodes * per_node;
-    cfg.placement = placement;
-    cfg.epoch_s = epoch;
-    if (max_fits >= 0)
-        cfg.max_fits = (size_t)max_fits;
+    cfg.sched.cores = nodes * per_node;
     double last = stats_now_ms();
     if (!json) {
         cfg.progress = bench_progress;
@@ -219,15 +204,15 @@ int bench_cluster(int argc, char **argv)
                "\"fits_per_epoch\": {\"median\": %.1f, \"p99\": %.0f, "
                "\"max\": %.0f}, \"epochs_with_backlog\": %zu, "
                "\"backlog_max\": %zu}\n",
-               wl.n, cfg.nodes, per_node, slaq_placement_name(placement),
-               policy, r.nepochs, most, wall_s, cpu_s, sum_cpu / 1e3, pw.med,
+               wl.n, cfg.nodes, per_node,
+               slaq_placement_name(cfg.sched.placement), policy, r.nepochs, most, wall_s, cpu_s, sum_cpu / 1e3, pw.med,
                pw.p99, pw.max, pu.med, pu.p99, pu.max, pf.med, pf.p99,
-               pf.max, pa.med, pa.p99, pa.max, cfg.max_fits, fits, pn.med,
-               pn.p99, pn.max, deferred, backlog_max);
+               pf.max, pa.med, pa.p99, pa.max, cfg.sched.max_fits, fits,
+               pn.med, pn.p99, pn.max, deferred, backlog_max);
     } else {
         printf("bench cluster: %zu jobs on %zu nodes x %g cores (%s, %s "
                "placement)\n", wl.n, cfg.nodes, per_node, policy,
-               slaq_placement_name(placement));
+               slaq_placement_name(cfg.sched.placement));
         printf("run: %.1f s wall, %.1f s CPU (%.1f s of it in %zu epochs); "
                "at most %zu jobs at once\n", wall_s, cpu_s, sum_cpu / 1e3,
                r.nepochs, most);
@@ -237,8 +222,8 @@ int bench_cluster(int argc, char **argv)
         printf("  refit  %10.3f %9.3f %9.3f\n", pf.med, pf.p99, pf.max);
         printf("  alloc  %10.3f %9.3f %9.3f\n", pa.med, pa.p99, pa.max);
         printf("refits   %10.1f %9.0f %9.0f   (%.0f in all; at most %zu "
-               "an epoch%s)\n", pn.med, pn.p99, pn.max, fits, cfg.max_fits,
-               cfg.max_fits ? "" : ": no bound");
+               "an epoch%s)\n", pn.med, pn.p99, pn.max, fits,
+               cfg.sched.max_fits, cfg.sched.max_fits ? "" : ": no bound");
         printf("refits left for the next epoch: in %zu of %zu epochs, at "
                "most %zu jobs\n", deferred, r.nepochs, backlog_max);
         printf("epoch CPU p99: %.1f ms (target <= 50 ms single-threaded: "

@@ -19,12 +19,22 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "io/setopt.h"
 #include "sim/report.h"
 #include "sim/sim.h"
 #include "sim/sweep_sim.h"
 
 #define MAX_RUNS 16
 #define MAX_SWEEP 32
+
+/* The settings table's rows that are sim options of their own: --policy
+ * takes a run (POLICY[:PREDICTOR], oracle-greedy). */
+static const char *const sim_own[] = {"policy", NULL};
+
+static const char *sim_default_text(const char *name)
+{
+    return !strcmp(name, "cores") ? "none: required, or --nodes" : NULL;
+}
 
 static void usage(FILE *f)
 {
@@ -37,26 +47,17 @@ static void usage(FILE *f)
         "through\nslaq's scheduling core and reports quality and "
         "completion metrics.\n\n"
         "  --workload FILE   jobs to replay ('-' for stdin)\n"
-        "  --cores C         cluster size in cores (one machine)\n"
-        "  --nodes N         N nodes instead (docs/cluster.md): every job runs "
-        "on one,\n"
-        "                    a job that fits nowhere waits in a FIFO queue\n"
+        "  --nodes N         N nodes instead of --cores (docs/cluster.md): "
+        "every job\n"
+        "                    runs on one, a job that fits nowhere waits in a "
+        "FIFO queue\n"
         "  --cores-per-node C\n"
         "                    cores of each node (with --nodes)\n"
-        "  --placement P     where a new job goes: least-loaded (default) or "
-        "gain\n"
-        "  --epoch T         scheduling epoch in seconds (default 2)\n"
-        "  --unit U          allocation unit in cores (default 1)\n"
-        "  --policy P        fair, slaq, slaq-maxmin or oracle-greedy "
-        "(default slaq);\n"
-        "                    oracle-greedy is slaq's greedy handed the true "
-        "curves\n"
+        "  --policy P        fair, slaq, slaq-maxmin, relaqs or oracle-greedy "
+        "(default\n"
+        "                    slaq); oracle-greedy is slaq's greedy handed the "
+        "true curves\n"
         "                    and costs: a reference, not an upper bound\n"
-        "  --predictor K     auto, slaq-fit or strawman (default auto)\n"
-        "  --default-iter-cpu S\n"
-        "                    the core's CPU-seconds per iteration for a job "
-        "that has\n"
-        "                    not reported yet (default: the core's, 1)\n"
         "  --compare LIST    several policies side by side, e.g.\n"
         "                    fair,slaq:strawman,slaq:slaq-fit,slaq:auto,"
         "oracle-greedy;\n"
@@ -67,19 +68,6 @@ static void usage(FILE *f)
         "rescaled to\n"
         "                    these mean inter-arrival times (s), e.g. "
         "2,4,6,8,10,15\n"
-        "  --normalise N     the objective's loss unit: span (the job's predicted\n"
-        "                    total reduction, default) or max-delta (its largest\n"
-        "                    step so far, the paper's)\n"
-        "  --startup-reports K\n"
-        "                    iterations a job reports before it is predicted; until\n"
-        "                    then it gets its fair share (default 3)\n"
-        "  --hysteresis H    extra weight of a job's cores from the previous epoch\n"
-        "                    (default 1; 0 for none)\n"
-        "  --damping D       move a share only part of the way to the policy's\n"
-        "                    new one, D x old + (1 - D) x new (default 0.5)\n"
-        "  --horizon-iters N judge a job's gain over N of its iterations (0)\n"
-        "  --max-fits N      refits per epoch at most, oldest reports first\n"
-        "                    (default 1000; 0: no bound)\n"
         "  --undeclared      jobs do not tell the core how many iterations they run\n"
         "  --out DIR         output directory (replaced as a whole)\n"
         "  --aqp TRACES      approximate queries instead (slaq sim --aqp "
@@ -87,6 +75,11 @@ static void usage(FILE *f)
         "  --no-plots        skip gnuplot (CSV, JSON and HTML only)\n"
         "  --quiet           no progress bar, and no summary at the end\n"
         "  --help            this text\n\n"
+        "Scheduler settings (docs/libslaq.md; the same as slaqd's):\n");
+    sim_config dflt;
+    sim_config_init(&dflt);
+    setopt_help(f, 20, &dflt.sched, sim_own, sim_default_text);
+    fprintf(f, "\n"
         "Outputs: DIR/summary.json (one object per policy), DIR/POLICY/"
         "{summary.json,\ntimeline.csv,jobs.csv}, DIR/reduction.csv, "
         "DIR/sweep.csv, DIR/*.svg,\nDIR/report.html. Exit status: 0 ok, "
@@ -219,8 +212,9 @@ typedef struct run {
     sim_summary sum;
 } run;
 
-/* Splits the --compare list (or the single --policy) into runs. */
-static int parse_runs(const char *list, slaq_predictor_kind pred, run *runs,
+/* Splits the --compare list (or the single --policy) into runs, each
+ * with the settings of base. */
+static int parse_runs(const char *list, const sim_config *base, run *runs,
                       int *nruns)
 {
     char buf[1024];
@@ -234,8 +228,8 @@ static int parse_runs(const char *list, slaq_predictor_kind pred, run *runs,
             return -1;
         }
         run *r = &runs[*nruns];
-        sim_config_init(&r->cfg);
-        if (sim_parse_run(tok, pred, &r->cfg)) {
+        r->cfg = *base;
+        if (sim_parse_run(tok, base->sched.predictor, &r->cfg)) {
             cli_error("sim", "unknown policy '%s' (expected fair, slaq, "
                       "slaq-maxmin or oracle-greedy, optionally "
                       "POLICY:PREDICTOR with auto, slaq-fit or strawman)",
@@ -332,49 +326,6 @@ static int simulate(const wl_workload *wl, sim_config *cfg, progress *p,
     return 0;
 }
 
-/*
- * The core's real-job settings on the command line (slaq_sched_config;
- * the same names as slaqd's options): each a number >= 0 up to a bound.
- */
-static int parse_core_opt(int c, const char *arg, slaq_sched_config *core,
-                          double *startup)
-{
-    static const struct {
-        int c;
-        const char *name;
-        double max;
-        int whole, below; /* a whole number; strictly below max */
-    } t[] = {
-        {'S', "--startup-reports", 1000, 1, 0},
-        {'D', "--damping", 1, 0, 1},
-        {'I', "--horizon-iters", 1000, 0, 0},
-        {'Z', "--horizon", 3600, 0, 0},
-        {'H', "--hysteresis", 1000, 0, 0},
-        {'F', "--max-fits", 1e9, 1, 0},
-    };
-    double max_fits = (double)core->max_fits;
-    double *dst[] = {startup, &core->damping, &core->horizon_iters,
-                     &core->horizon_s, &core->hysteresis, &max_fits};
-    for (size_t i = 0; i < sizeof t / sizeof *t; i++) {
-        if (t[i].c != c)
-            continue;
-        double v;
-        if (cli_parse_nonneg("sim", t[i].name, arg, &v))
-            return -1;
-        if (v > t[i].max || (t[i].below && v == t[i].max) ||
-            (t[i].whole && v != floor(v))) {
-            cli_error("sim", "%s: expected a %s from 0 to %g%s, got '%s'",
-                      t[i].name, t[i].whole ? "whole number" : "number",
-                      t[i].max, t[i].below ? " (excluded)" : "", arg);
-            return -1;
-        }
-        *dst[i] = v;
-        core->max_fits = (size_t)max_fits;
-        return 0;
-    }
-    return -1;
-}
-
 /* ------------------------------------------------------------- parse */
 
 /* Everything the command line asked for, checked. */
@@ -390,74 +341,48 @@ typedef struct sim_opts {
  * after reporting a usage error. */
 static int sim_parse(int argc, char **argv, sim_opts *o)
 {
-    static const struct option opts[] = {
+    static const struct option own[] = {
         {"workload", required_argument, 0, 'w'},
-        {"cores", required_argument, 0, 'c'},
         {"nodes", required_argument, 0, 'M'},
         {"cores-per-node", required_argument, 0, 'P'},
-        {"placement", required_argument, 0, 'L'},
-        {"epoch", required_argument, 0, 'e'},
-        {"unit", required_argument, 0, 'u'},
         {"policy", required_argument, 0, 'p'},
-        {"predictor", required_argument, 0, 'k'},
         {"compare", required_argument, 0, 'C'},
         {"sweep-interarrival", required_argument, 0, 's'},
-        {"default-iter-cpu", required_argument, 0, 'd'},
-        {"normalise", required_argument, 0, 'N'},
-        {"startup-reports", required_argument, 0, 'S'},
-        {"hysteresis", required_argument, 0, 'H'},
-        {"horizon", required_argument, 0, 'Z'},
-        {"horizon-iters", required_argument, 0, 'I'},
-        {"damping", required_argument, 0, 'D'},
-        {"max-fits", required_argument, 0, 'F'},
         {"undeclared", no_argument, 0, 'U'},
         {"out", required_argument, 0, 'o'},
         {"no-plots", no_argument, 0, 'n'},
         {"quiet", no_argument, 0, 'q'},
         {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
     };
-    const char *policy = "slaq", *compare = NULL, *predictor = "auto";
-    double cores = 0, epoch = 2, unit = 1, iter_cpu = 0;
-    int declare = 1, c;
+    enum { NOWN = sizeof own / sizeof *own };
+    struct option opts[NOWN + SETOPT_MAX + 1];
+    setopt_build(opts, own, NOWN, sim_own);
+    const char *policy = "slaq", *compare = NULL;
+    int c, cores_given = 0;
     double nodes = 0, per_node = 0;
-    slaq_placement placement = SLAQ_PLACE_LEAST_LOADED;
-    slaq_sched_config core;
-    slaq_sched_config_init(&core);
-    double startup = core.startup_reports;
+    /* Every run starts from these settings; --policy or --compare then
+     * picks each run's policy and predictor. */
+    sim_config base;
+    sim_config_init(&base);
     memset(o, 0, sizeof *o);
     o->plots = 1;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int set = cli_setting("sim", &base.sched, c, optarg);
+        if (set < 0)
+            return -1;
+        if (set == 0) {
+            cores_given |= !strcmp(setopt_row(c)->name, "cores");
+            continue;
+        }
         switch (c) {
         case 'w': o->workload = optarg; break;
         case 'o': o->out = optarg; break;
         case 'p': policy = optarg; break;
-        case 'k': predictor = optarg; break;
         case 'C': compare = optarg; break;
         case 'n': o->plots = 0; break;
-        case 'U': declare = 0; break;
-        case 'N':
-            if (slaq_norm_parse(optarg, &core.normalise) != SLAQ_OK) {
-                cli_error("sim", "--normalise: expected span or max-delta, "
-                          "got '%s'", optarg);
-                return -1;
-            }
-            break;
-        case 'S':
-        case 'D':
-        case 'I':
-        case 'Z':
-        case 'H':
-        case 'F':
-            if (parse_core_opt(c, optarg, &core, &startup))
-                return -1;
-            break;
+        case 'U': base.declare_iters = 0; break;
         case 'q': o->quiet = 1; break;
-        case 'c':
-            if (cli_parse_positive("sim", "--cores", optarg, &cores))
-                return -1;
-            break;
         case 'M':
             if (cli_parse_positive("sim", "--nodes", optarg, &nodes))
                 return -1;
@@ -470,25 +395,6 @@ static int sim_parse(int argc, char **argv, sim_opts *o)
         case 'P':
             if (cli_parse_positive("sim", "--cores-per-node", optarg,
                                    &per_node))
-                return -1;
-            break;
-        case 'L':
-            if (slaq_placement_parse(optarg, &placement) != SLAQ_OK) {
-                cli_error("sim", "--placement: expected least-loaded or "
-                          "gain, got '%s'", optarg);
-                return -1;
-            }
-            break;
-        case 'e':
-            if (cli_parse_positive("sim", "--epoch", optarg, &epoch))
-                return -1;
-            break;
-        case 'u':
-            if (cli_parse_positive("sim", "--unit", optarg, &unit))
-                return -1;
-            break;
-        case 'd':
-            if (cli_parse_positive("sim", "--default-iter-cpu", optarg, &iter_cpu))
                 return -1;
             break;
         case 's':
@@ -507,15 +413,18 @@ static int sim_parse(int argc, char **argv, sim_opts *o)
         cli_error("sim", "--nodes and --cores-per-node go together");
         return -1;
     }
+    double *cores = &base.sched.cores;
     if (nodes > 0) {
-        if (cores > 0 && fabs(cores - nodes * per_node) > 1e-9 * cores) {
+        if (cores_given && fabs(*cores - nodes * per_node) > 1e-9 * *cores) {
             cli_error("sim", "--cores %g is not --nodes x --cores-per-node "
-                      "(%g); give one or the other", cores, nodes * per_node);
+                      "(%g); give one or the other", *cores, nodes * per_node);
             return -1;
         }
-        cores = nodes * per_node;
+        *cores = nodes * per_node;
+        base.nodes = (size_t)nodes;
     }
-    if (optind < argc || !o->workload || !o->out || !(cores > 0)) {
+    if (optind < argc || !o->workload || !o->out ||
+        !(cores_given || nodes > 0)) {
         cli_error("sim", optind < argc ? "unexpected argument '%s'"
                   : "--workload, --cores (or --nodes and --cores-per-node) "
                   "and --out are required%s",
@@ -523,34 +432,7 @@ static int sim_parse(int argc, char **argv, sim_opts *o)
         usage(stderr);
         return -1;
     }
-    slaq_predictor_kind pred;
-    if (slaq_predictor_parse(predictor, &pred) != SLAQ_OK ||
-        pred == SLAQ_PRED_ORACLE) {
-        cli_error("sim", "--predictor: expected auto, slaq-fit or strawman, "
-                  "got '%s' (use --policy oracle-greedy for the oracle)",
-                  predictor);
-        return -1;
-    }
-    if (parse_runs(compare ? compare : policy, pred, o->runs, &o->nruns))
-        return -1;
-    for (int i = 0; i < o->nruns; i++) {
-        sim_config *cfg = &o->runs[i].cfg;
-        cfg->cores = cores;
-        cfg->epoch_s = epoch;
-        cfg->unit = unit;
-        cfg->default_iter_cpu_s = iter_cpu;
-        cfg->normalise = core.normalise;
-        cfg->startup_reports = (unsigned)startup;
-        cfg->hysteresis = core.hysteresis;
-        cfg->horizon_s = core.horizon_s;
-        cfg->horizon_iters = core.horizon_iters;
-        cfg->damping = core.damping;
-        cfg->max_fits = core.max_fits;
-        cfg->declare_iters = declare;
-        cfg->nodes = (size_t)nodes;
-        cfg->placement = placement;
-    }
-    return 0;
+    return parse_runs(compare ? compare : policy, &base, o->runs, &o->nruns);
 }
 
 /* ----------------------------------------------------------- compute */

@@ -17,10 +17,12 @@
  * measured here (the core reads no clock).
  */
 #include "sim/sim.h"
+#include "slaq/settings.h"
 
 #include "core/util.h"
 #include "io/stats.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -31,25 +33,15 @@ const int sim_x_pct[SIM_NX] = {50, 55, 60, 65, 70, 75, 80, 85, 90, 95, 99};
 
 void sim_config_init(sim_config *c)
 {
-    c->policy = SLAQ_POLICY_SLAQ;
-    c->predictor = SLAQ_PRED_AUTO;
-    c->cores = 1;
-    c->epoch_s = 2;
-    c->unit = 1;
-    c->default_iter_cpu_s = 0;
+    slaq_sched_config_init(&c->sched);
+    /* The simulator's one default of its own (docs/sim.md): the paper's
+     * evaluation divides the cores every 2 s. */
+    int rc = slaq_sched_config_set(&c->sched, "epoch", "2", NULL, 0);
+    assert(rc == SLAQ_OK);
+    (void)rc;
     c->arrival_scale = 1;
-    slaq_sched_config sc;
-    slaq_sched_config_init(&sc);
-    c->normalise = sc.normalise;
-    c->startup_reports = sc.startup_reports;
-    c->hysteresis = sc.hysteresis;
-    c->horizon_s = sc.horizon_s;
-    c->horizon_iters = sc.horizon_iters;
-    c->damping = sc.damping;
-    c->max_fits = sc.max_fits;
     c->declare_iters = 1;
     c->nodes = 0;
-    c->placement = SLAQ_PLACE_LEAST_LOADED;
     c->progress = NULL;
     c->progress_arg = NULL;
     c->on_report = NULL;
@@ -66,18 +58,19 @@ int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c)
         return -1;
     memcpy(pol, name, len);
     pol[len] = '\0';
-    c->predictor = dflt;
+    c->sched.predictor = dflt;
     if (!strcmp(pol, "oracle-greedy") || !strcmp(pol, "oracle")) {
         if (colon)
             return -1;
-        c->policy = SLAQ_POLICY_SLAQ;
-        c->predictor = SLAQ_PRED_ORACLE;
+        c->sched.policy = SLAQ_POLICY_SLAQ;
+        c->sched.predictor = SLAQ_PRED_ORACLE;
         return 0;
     }
-    if (slaq_policy_parse(pol, &c->policy) != SLAQ_OK)
+    if (slaq_policy_parse(pol, &c->sched.policy) != SLAQ_OK)
         return -1;
-    if (colon && (slaq_predictor_parse(colon + 1, &c->predictor) != SLAQ_OK ||
-                  c->predictor == SLAQ_PRED_ORACLE))
+    if (colon && (slaq_predictor_parse(colon + 1, &c->sched.predictor) !=
+                      SLAQ_OK ||
+                  c->sched.predictor == SLAQ_PRED_ORACLE))
         return -1;
     return 0;
 }
@@ -378,7 +371,7 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
      * its end of curve. */
     if (st->cfg->declare_iters)
         o.iters = j->w->nloss - 1;
-    if (st->cfg->predictor == SLAQ_PRED_ORACLE) {
+    if (st->cfg->sched.predictor == SLAQ_PRED_ORACLE) {
         o.truth = j->w->loss;
         o.truth_len = j->w->nloss;
         /* The oracle knows the job: its loss curve and its cost. */
@@ -453,28 +446,12 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
 {
     simstate st = {.cfg = cfg, .r = r};
     memset(r, 0, sizeof *r);
-    slaq_sched_config sc;
-    slaq_sched_config_init(&sc);
-    sc.policy = cfg->policy;
-    sc.predictor = cfg->predictor;
-    sc.cores = cfg->cores;
-    sc.epoch_s = cfg->epoch_s;
-    sc.unit = cfg->unit;
-    sc.normalise = cfg->normalise;
-    sc.startup_reports = cfg->startup_reports;
-    sc.hysteresis = cfg->hysteresis;
-    sc.horizon_s = cfg->horizon_s;
-    sc.horizon_iters = cfg->horizon_iters;
-    sc.damping = cfg->damping;
-    sc.max_fits = cfg->max_fits;
+    slaq_sched_config sc = cfg->sched;
     if (cfg->nodes > 0) {
         sc.nodes = cfg->nodes;
-        sc.cores = cfg->cores / (double)cfg->nodes;
-        sc.placement = cfg->placement;
+        sc.cores = cfg->sched.cores / (double)cfg->nodes;
         sc.queue = 1;
     }
-    if (cfg->default_iter_cpu_s > 0)
-        sc.default_iter_cpu_s = cfg->default_iter_cpu_s;
     size_t n = wl->n;
     st.s = slaq_sched_new(&sc);
     r->jobs = calloc(n, sizeof *r->jobs);
@@ -502,7 +479,7 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     for (size_t i = 0; i < n; i++)
         st.jobs[i].order = i;
 
-    const double T = cfg->epoch_s;
+    const double T = cfg->sched.epoch_s;
     size_t next_arr = 0;
     double e = 0; /* index of the next epoch boundary, e·T */
     double last_report = 0;
@@ -616,23 +593,22 @@ void sim_summarize(const sim_result *r, sim_summary *s)
 int sim_write_summary(FILE *f, const char *name, const sim_config *cfg,
                       const sim_summary *s)
 {
+    const slaq_sched_config *sc = &cfg->sched;
     int rc = 0;
     rc |= fprintf(f, "{\"policy\": \"%s\", \"core_policy\": \"%s\", "
                   "\"predictor\": \"%s\",\n",
-                  name, slaq_policy_name(cfg->policy),
-                  cfg->policy == SLAQ_POLICY_FAIR
-                      ? "none" : slaq_predictor_name(cfg->predictor)) < 0;
+                  name, slaq_policy_name(sc->policy),
+                  sc->policy == SLAQ_POLICY_FAIR
+                      ? "none" : slaq_predictor_name(sc->predictor)) < 0;
     rc |= fprintf(f, " \"cores\": %.6g, \"epoch_s\": %.6g, \"unit\": %.6g, "
                   "\"default_iter_cpu_s\": %.6g, \"jobs\": %zu,\n",
-                  cfg->cores, cfg->epoch_s, cfg->unit,
-                  cfg->default_iter_cpu_s > 0 ? cfg->default_iter_cpu_s
-                                              : SLAQ_DEFAULT_ITER_CPU_S,
+                  sc->cores, sc->epoch_s, sc->unit, sc->default_iter_cpu_s,
                   s->jobs) < 0;
     if (cfg->nodes > 0)
         rc |= fprintf(f, " \"nodes\": %zu, \"cores_per_node\": %.6g, "
                       "\"placement\": \"%s\",\n", cfg->nodes,
-                      cfg->cores / (double)cfg->nodes,
-                      slaq_placement_name(cfg->placement)) < 0;
+                      sc->cores / (double)cfg->nodes,
+                      slaq_placement_name(sc->placement)) < 0;
     rc |= fprintf(f, " \"avg_norm_loss\": %.6f, \"t90_mean_s\": %.3f, "
                   "\"t95_mean_s\": %.3f,\n", s->avg_norm_loss,
                   s->tx_mean[sim_x_index(90)],

@@ -36,36 +36,23 @@ extern const int sim_x_pct[SIM_NX]; /* 50, 55, ..., 95, 99 */
 enum { SIM_HIGH = 0, SIM_MEDIUM = 1, SIM_LOW = 2, SIM_NGROUPS = 3 };
 
 typedef struct sim_config {
-    slaq_policy_kind policy;
-    slaq_predictor_kind predictor;
-    double cores;   /* C > 0 */
-    double epoch_s; /* T > 0 */
-    double unit;    /* allocation unit > 0 */
-    /* The core's cost of an iteration before a job's first report
-     * (slaq_sched_config.default_iter_cpu_s); 0 keeps the core's. */
-    double default_iter_cpu_s;
+    /* The core's settings (slaq/settings.h), as given to slaq_sched_new()
+     * but for the nodes: sched.cores is the cluster's total. The oracle
+     * predictor (sim_parse_run's oracle-greedy) is handed the true
+     * curves and costs. */
+    slaq_sched_config sched;
     /* Arrivals are replayed at first + (arrival − first) × arrival_scale
      * (1: as recorded); --sweep-interarrival stretches one job mix to
      * several arrival rates this way. */
     double arrival_scale;
-    /* The core's real-job settings (slaq_sched_config): the objective's
-     * normalisation, start-up reports and hysteresis; and whether jobs
-     * declare their length (their iteration count) to the core. */
-    slaq_norm_kind normalise;
-    unsigned startup_reports;
-    double hysteresis;
-    double horizon_s;
-    double horizon_iters;
-    double damping;
+    /* Whether jobs declare their length (their iteration count) to the
+     * core. */
     int declare_iters;
-    /* Nodes (docs/cluster.md): 0 runs the single machine of `cores`
+    /* Nodes (docs/cluster.md): 0 runs the single machine of sched.cores
      * cores, as always; N >= 1 splits them into N nodes of cores / N
-     * each, new jobs placed by `placement`, and jobs that fit nowhere
-     * wait in the core's FIFO queue (slaq_sched_config.queue). */
+     * each, new jobs placed by sched.placement, and jobs that fit
+     * nowhere wait in the core's FIFO queue (slaq_sched_config.queue). */
     size_t nodes;
-    slaq_placement placement;
-    /* Refits per epoch at most (slaq_sched_config.max_fits; 0: none). */
-    size_t max_fits;
     /* Called now and then with iterations done so far and in total. */
     void (*progress)(void *arg, double done, double total);
     void *progress_arg;
@@ -79,11 +66,13 @@ typedef struct sim_config {
     void *trace_arg;
 } sim_config;
 
-/* A configuration with the defaults: slaq/auto, epoch 2 s, unit 1. */
+/* A configuration with the defaults: the core's (slaq/auto, unit 1, ...)
+ * but for an epoch of 2 s. */
 void sim_config_init(sim_config *c);
 
 /*
- * Parses a run name "POLICY[:PREDICTOR]" into c->policy and c->predictor:
+ * Parses a run name "POLICY[:PREDICTOR]" into c->sched.policy and
+ * c->sched.predictor:
  * POLICY is fair, slaq, slaq-maxmin or oracle-greedy (= slaq with the
  * oracle predictor: the same greedy handed the true curves and costs, a
  * reference and not an upper bound; "oracle" is accepted for it);

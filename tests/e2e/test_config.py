@@ -118,11 +118,11 @@ def test_slaqd_conf_in_the_working_directory(tmp_path):
 
 @pytest.mark.parametrize("text,line,what", [
     ("epoch = 1\nbogus = 3\n", 2, "unknown key 'bogus'"),
-    ("# comment\n\nepoch = soon\n", 3, "epoch wants a positive number, "
+    ("# comment\n\nepoch = soon\n", 3, "epoch: expected a positive number, "
      "got 'soon'"),
     ("policy = fast\n", 1, "unknown policy 'fast'"),
     ("enforce = magic\n", 1, "unknown mode 'magic'"),
-    ("cores = -2\n", 1, "cores wants a positive number"),
+    ("cores = -2\n", 1, "cores: expected a positive number"),
     ("verbose = lots\n", 1, "expected 0, 1 or 2"),
     ("policy = fair\npolicy = slaq\n", 2, "already set on line 1"),
     ("policy fair\n", 1, "expected 'key = value'"),
@@ -141,3 +141,34 @@ def test_missing_config_file_is_an_error(tmp_path):
                        capture_output=True, text=True, timeout=30)
     assert p.returncode == 2
     assert "none.conf: No such file" in p.stderr
+
+
+def test_status_shows_every_scheduler_setting(daemon_factory, tmp_path):
+    """slaqd's status reply carries every setting of the core's table by
+    its option name, as the text the option takes, and `slaq status`
+    prints them; a setting from the file and one from a flag both show."""
+    conf = write(tmp_path / "s.conf", "hysteresis = 0.25\nmax-fits = 7\n"
+                 "query-window = 24\nenforce = none\n")
+    d = daemon_factory("--config", conf, "--cores", "2", "--damping", "0.1",
+                       "--policy", "fair")
+    st = d.request({"type": "status"})
+    s = st["settings"]
+    assert s["hysteresis"] == "0.25" and s["max-fits"] == "7"
+    assert s["query-window"] == "24" and s["damping"] == "0.1"
+    assert s["policy"] == "fair" and s["cores"] == "2"
+    assert s["epoch"] == "0.2" and s["unit"] == "0.1"  # cores / 20
+    assert s["startup-reports"] == "3" and s["normalise"] == "span"
+    help_text = subprocess.run([SLAQD, "--help"], capture_output=True,
+                               text=True, timeout=30).stdout
+    names = [l.split()[0][2:] for l in
+             help_text.split("Scheduler settings")[1].splitlines()
+             if l.startswith("  --")]
+    assert sorted(names) == sorted(s)  # every setting of the table
+    # the older typed fields stay
+    assert st["hysteresis"] == 0.25 and st["damping"] == 0.1
+    out = d.cli("status").stdout
+    for name in names:
+        assert "%s=%s" % (name, s[name]) in out, name
+    # a policy changed at run time shows as the one in force
+    d.cli("policy", "slaq")
+    assert d.request({"type": "status"})["settings"]["policy"] == "slaq"

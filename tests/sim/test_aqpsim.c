@@ -43,9 +43,9 @@ static aqpsim_config config(int cores, double epoch_s, double cpu_scale)
 {
     aqpsim_config c;
     aqpsim_config_init(&c);
-    c.cores = cores;
+    c.sched.cores = cores;
     if (epoch_s > 0)
-        c.epoch_s = epoch_s;
+        c.sched.epoch_s = epoch_s;
     c.cpu_scale = cpu_scale;
     return c;
 }
@@ -61,7 +61,7 @@ static void test_alone(void **state)
         work += q.t->cpu_s[i];
     for (int pol = 0; pol < 2; pol++) {
         aqpsim_config c = config(4, 0, 1000);
-        c.policy = pol ? SLAQ_POLICY_FAIR : SLAQ_POLICY_RELAQS;
+        c.sched.policy = pol ? SLAQ_POLICY_FAIR : SLAQ_POLICY_RELAQS;
         aqpsim_qres r;
         char err[256];
         assert_int_equal(aqpsim_run(&q, 1, &c, &r, err, sizeof err), 0);
@@ -130,7 +130,7 @@ static void test_newcomer_served_sooner(void **state)
     double t50[2];
     for (int pol = 0; pol < 2; pol++) {
         aqpsim_config c = config(8, 2, 10000);
-        c.policy = pol ? SLAQ_POLICY_FAIR : SLAQ_POLICY_RELAQS;
+        c.sched.policy = pol ? SLAQ_POLICY_FAIR : SLAQ_POLICY_RELAQS;
         aqpsim_qres r[4];
         char err[256];
         assert_int_equal(aqpsim_run(q, 4, &c, r, err, sizeof err), 0);

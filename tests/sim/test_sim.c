@@ -69,7 +69,7 @@ static void run(const wl_workload *wl, const char *policy, double cores,
     char err[512];
     sim_config_init(&c);
     assert_int_equal(sim_parse_run(policy, SLAQ_PRED_AUTO, &c), 0);
-    c.cores = cores;
+    c.sched.cores = cores;
     if (sim_run(wl, &c, r, err, sizeof err))
         fail_msg("%s", err);
 }
@@ -375,8 +375,8 @@ static void test_arrival_scale(void **state)
     char err[256];
     sim_result r;
     sim_config_init(&c);
-    c.policy = SLAQ_POLICY_FAIR;
-    c.cores = 24;
+    c.sched.policy = SLAQ_POLICY_FAIR;
+    c.sched.cores = 24;
     c.arrival_scale = 10.0 / 3;
     assert_int_equal(sim_run(&wl, &c, &r, err, sizeof err), 0);
     assert_near(r.jobs[11].arrival, 110.0, 1e-9);
@@ -390,13 +390,13 @@ static void test_parse_run(void **state)
     sim_config c;
     sim_config_init(&c);
     assert_int_equal(sim_parse_run("oracle", SLAQ_PRED_AUTO, &c), 0);
-    assert_int_equal(c.policy, SLAQ_POLICY_SLAQ);
-    assert_int_equal(c.predictor, SLAQ_PRED_ORACLE);
+    assert_int_equal(c.sched.policy, SLAQ_POLICY_SLAQ);
+    assert_int_equal(c.sched.predictor, SLAQ_PRED_ORACLE);
     assert_int_equal(sim_parse_run("slaq:strawman", SLAQ_PRED_AUTO, &c), 0);
-    assert_int_equal(c.predictor, SLAQ_PRED_STRAWMAN);
+    assert_int_equal(c.sched.predictor, SLAQ_PRED_STRAWMAN);
     assert_int_equal(sim_parse_run("slaq-maxmin", SLAQ_PRED_SLAQ_FIT, &c), 0);
-    assert_int_equal(c.policy, SLAQ_POLICY_MAXMIN);
-    assert_int_equal(c.predictor, SLAQ_PRED_SLAQ_FIT);
+    assert_int_equal(c.sched.policy, SLAQ_POLICY_MAXMIN);
+    assert_int_equal(c.sched.predictor, SLAQ_PRED_SLAQ_FIT);
     assert_int_equal(sim_parse_run("fifo", SLAQ_PRED_AUTO, &c), -1);
     assert_int_equal(sim_parse_run("slaq:oracle", SLAQ_PRED_AUTO, &c), -1);
     assert_int_equal(sim_parse_run("oracle:auto", SLAQ_PRED_AUTO, &c), -1);
@@ -592,7 +592,7 @@ static void test_replay_gives_the_same_allocations(void **state)
         char err[512];
         sim_config_init(&c);
         assert_int_equal(sim_parse_run(runs[ri], SLAQ_PRED_AUTO, &c), 0);
-        c.cores = 6;
+        c.sched.cores = 6;
         c.on_report = tr_report;
         c.on_alloc = tr_alloc;
         c.trace_arg = &tr;
@@ -603,22 +603,22 @@ static void test_replay_gives_the_same_allocations(void **state)
 
         slaq_sched_config sc;
         slaq_sched_config_init(&sc);
-        sc.policy = c.policy;
-        sc.predictor = c.predictor;
-        sc.cores = c.cores;
-        sc.epoch_s = c.epoch_s;
-        sc.unit = c.unit;
-        sc.normalise = c.normalise;
-        sc.startup_reports = c.startup_reports;
-        sc.hysteresis = c.hysteresis;
-        sc.horizon_s = c.horizon_s;
-        sc.damping = c.damping;
+        sc.policy = c.sched.policy;
+        sc.predictor = c.sched.predictor;
+        sc.cores = c.sched.cores;
+        sc.epoch_s = c.sched.epoch_s;
+        sc.unit = c.sched.unit;
+        sc.normalise = c.sched.normalise;
+        sc.startup_reports = c.sched.startup_reports;
+        sc.hysteresis = c.sched.hysteresis;
+        sc.horizon_s = c.sched.horizon_s;
+        sc.damping = c.sched.damping;
         slaq_sched *s = slaq_sched_new(&sc);
         slaq_job *sj[16] = {0};
         size_t next = 0, checked = 0;
         for (size_t i = 0; i < tr.nal;) {
             double te = tr.al_t[i];
-            assert_near(fmod(te, c.epoch_s), 0, 0);
+            assert_near(fmod(te, c.sched.epoch_s), 0, 0);
             for (; next < tr.nrep && tr.rep[next].t <= te; next++) {
                 size_t jx = tr.rep_job[next];
                 const wl_job *w = &wl.jobs[jx];

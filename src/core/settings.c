@@ -1,0 +1,348 @@
+/*
+ * settings.c — the table of scheduler settings (include/slaq/settings.h).
+ *
+ * One row per user-settable field of slaq_sched_config. The row is the
+ * whole of a setting: slaq_sched_config_init() takes its default from it,
+ * slaq_sched_config_set() its parser, range and error message, and the
+ * front ends their option, configuration key and --help paragraph. To add
+ * a setting, add its field to slaq_sched_config and one row below.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slaq/settings.h"
+
+/* The offset of member m, which must be of type T: a row whose type does
+ * not match its field would not compile (a negative array size). */
+#define AT(m, T)                                                             \
+    (offsetof(slaq_sched_config, m) +                                        \
+     0 * sizeof(char[sizeof(((slaq_sched_config *)0)->m) == sizeof(T) ? 1  \
+                                                                      : -1]))
+
+/* Enum fields are read and written as ints. */
+typedef char enums_are_ints[sizeof(slaq_policy_kind) == sizeof(int) &&
+                            sizeof(slaq_predictor_kind) == sizeof(int) &&
+                            sizeof(slaq_norm_kind) == sizeof(int) &&
+                            sizeof(slaq_placement) == sizeof(int) ? 1 : -1];
+
+static const char *policy_name(int v)
+{
+    return slaq_policy_name((slaq_policy_kind)v);
+}
+
+static const char *predictor_name(int v)
+{
+    return slaq_predictor_name((slaq_predictor_kind)v);
+}
+
+static const char *norm_name(int v)
+{
+    return slaq_norm_name((slaq_norm_kind)v);
+}
+
+static const char *placement_name(int v)
+{
+    return slaq_placement_name((slaq_placement)v);
+}
+
+static const int policies[] = {SLAQ_POLICY_FAIR, SLAQ_POLICY_SLAQ,
+                               SLAQ_POLICY_MAXMIN, SLAQ_POLICY_RELAQS};
+/* The oracle needs every job's true curve: only a simulator has it, and
+ * it asks for it by name (slaq sim --policy oracle-greedy). */
+static const int predictors[] = {SLAQ_PRED_AUTO, SLAQ_PRED_SLAQ_FIT,
+                                 SLAQ_PRED_STRAWMAN};
+static const int norms[] = {SLAQ_NORM_SPAN, SLAQ_NORM_MAX_DELTA};
+static const int placements[] = {SLAQ_PLACE_LEAST_LOADED, SLAQ_PLACE_GAIN};
+
+#define VALUES(a, fn) .values = a, .nvalues = sizeof a / sizeof *a, \
+                      .value_name = fn
+
+static const slaq_setting settings[] = {
+    {.name = "policy", .type = SLAQ_SETTING_ENUM,
+     .offset = AT(policy, int), VALUES(policies, policy_name),
+     .dflt = SLAQ_POLICY_SLAQ, .arg = "NAME",
+     .help = "How the cores are divided: fair (weighted max-min fair "
+             "shares), slaq (to the jobs whose predicted normalised loss "
+             "falls most: SLAQ's Algorithm 1), slaq-maxmin (to the jobs "
+             "whose predicted normalised loss stays highest) or relaqs "
+             "(approximate queries and jobs weighed on one scale of "
+             "progress, docs/relaqs.md)."},
+    {.name = "predictor", .type = SLAQ_SETTING_ENUM,
+     .offset = AT(predictor, int), VALUES(predictors, predictor_name),
+     .dflt = SLAQ_PRED_AUTO, .arg = "K",
+     .help = "The loss-curve predictor (docs/predictors.md): auto (the "
+             "model chosen by held-out error), slaq-fit (the paper's "
+             "weighted fit; a job that declared its convergence class is "
+             "fitted with that class's family only) or strawman (the last "
+             "step repeated)."},
+    {.name = "cores", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(cores, double), .min = 0, .min_excluded = 1,
+     .max = INFINITY, .dflt = 1, .arg = "N", .unit = "cores",
+     .help = "Cores to divide among the jobs (may be fractional)."},
+    {.name = "unit", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(unit, double), .min = 0, .min_excluded = 1,
+     .max = INFINITY, .dflt = 1, .arg = "U", .unit = "cores",
+     .help = "The allocation unit of slaq and slaq-maxmin: every job first "
+             "gets min(U, cores / jobs), then U at a time goes to the job "
+             "that gains most."},
+    {.name = "epoch", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(epoch_s, double), .min = 0, .min_excluded = 1,
+     .max = INFINITY, .dflt = 1, .arg = "SECONDS", .unit = "s",
+     .help = "The scheduling epoch T: how often the cores are divided "
+             "again."},
+    {.name = "normalise", .type = SLAQ_SETTING_ENUM,
+     .offset = AT(normalise, int), VALUES(norms, norm_name),
+     .dflt = SLAQ_NORM_SPAN, .arg = "N",
+     .help = "The unit of the loss reduction slaq maximises: a job's "
+             "predicted total reduction (span) or its largest step so far "
+             "(max-delta, the paper's)."},
+    {.name = "startup-reports", .type = SLAQ_SETTING_UINT,
+     .offset = AT(startup_reports, unsigned), .min = 0, .max = 1000,
+     .dflt = SLAQ_DEFAULT_STARTUP_REPORTS, .arg = "K", .unit = "reports",
+     .help = "A job that has reported fewer finished iterations than K is "
+             "settling: it gets at least its fair share, whatever the "
+             "predictions say; one that has not reported at all gets "
+             "exactly its fair share."},
+    {.name = "hysteresis", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(hysteresis, double), .min = 0, .max = 1000,
+     .dflt = SLAQ_DEFAULT_HYSTERESIS, .arg = "H",
+     .help = "The cores a job held in the previous epoch count (1 + H) "
+             "times their predicted gain: allocations move only for a "
+             "clear gain, not for every wobble of a forecast (0: none)."},
+    {.name = "damping", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(damping, double), .min = 0, .max = 1, .max_excluded = 1,
+     .dflt = SLAQ_DEFAULT_DAMPING, .arg = "D",
+     .help = "With the same jobs as in the previous epoch, a job's new "
+             "share is D x its old one + (1 - D) x the policy's: a forecast "
+             "that jumps moves only part of the cores (0: none)."},
+    {.name = "horizon", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(horizon_s, double), .min = 0, .max = 3600, .dflt = 0,
+     .arg = "S", .unit = "s",
+     .help = "Predict the gains over this many seconds, at least one epoch "
+             "(0: one epoch, the paper's)."},
+    {.name = "horizon-iters", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(horizon_iters, double), .min = 0, .max = 1000,
+     .dflt = 0, .arg = "N", .unit = "iterations",
+     .help = "Judge a job's gain over at least N of its own iterations (a "
+             "query's: mini-batches) at its fair share, scaled back to one "
+             "epoch: over a fraction of an iteration every forecast is a "
+             "straight line (0: one epoch)."},
+    {.name = "max-fits", .type = SLAQ_SETTING_SIZE,
+     .offset = AT(max_fits, size_t), .min = 0, .max = 1e9,
+     .dflt = SLAQ_DEFAULT_MAX_FITS, .arg = "N", .unit = "fits",
+     .help = "Refits per epoch at most, the jobs that reported longest ago "
+             "first; the others keep their forecast until the next epoch "
+             "(0: no bound; docs/cluster.md, \"Scale\")."},
+    {.name = "default-iter-cpu", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(default_iter_cpu_s, double), .min = 0,
+     .min_excluded = 1, .max = INFINITY, .dflt = SLAQ_DEFAULT_ITER_CPU_S,
+     .arg = "S", .unit = "CPU-seconds",
+     .help = "The cost of one iteration of a job that has not reported "
+             "CPU time yet, when neither the job nor the jobs that have "
+             "reported tell better."},
+    {.name = "placement", .type = SLAQ_SETTING_ENUM,
+     .offset = AT(placement, int), VALUES(placements, placement_name),
+     .dflt = SLAQ_PLACE_LEAST_LOADED, .arg = "P",
+     .help = "Where a new job goes when there are several nodes: "
+             "least-loaded (where its fair share is largest) or gain (where "
+             "its predicted gain, less the gain it displaces, is largest; "
+             "docs/cluster.md)."},
+    {.name = "query-min-cores", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(query_min_cores, double), .min = 0, .max = 1e6,
+     .dflt = 0, .arg = "M", .unit = "cores",
+     .help = "Under relaqs, the cores an approximate query keeps once it "
+             "has reported its first mini-batch (0: the allocator's "
+             "minimum share; docs/relaqs.md)."},
+    {.name = "query-window", .type = SLAQ_SETTING_SIZE,
+     .offset = AT(query.window, size_t), .min = 0, .max = 1e9,
+     .dflt = SLAQ_DEFAULT_QUERY_WINDOW,
+     .arg = "N", .unit = "values",
+     .help = "The recent progress values an approximate query's progress "
+             "curve is fitted to (0: all of them)."},
+};
+
+#define NSETTINGS (sizeof settings / sizeof *settings)
+
+size_t slaq_setting_count(void)
+{
+    return NSETTINGS;
+}
+
+const slaq_setting *slaq_setting_at(size_t i)
+{
+    return i < NSETTINGS ? &settings[i] : NULL;
+}
+
+const slaq_setting *slaq_setting_find(const char *name)
+{
+    for (size_t i = 0; name && i < NSETTINGS; i++)
+        if (!strcmp(settings[i].name, name))
+            return &settings[i];
+    return NULL;
+}
+
+/* Writes v with as few digits as read back exactly (0.1, not
+ * 0.10000000000000001), whole numbers in full (1000, not 1e+03). */
+static int fmt_double(char *buf, size_t len, double v)
+{
+    if (v == floor(v) && fabs(v) < 1e15)
+        return snprintf(buf, len, "%.0f", v);
+    char tmp[32];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+        if (strtod(tmp, NULL) == v || prec == 17)
+            break;
+    }
+    return snprintf(buf, len, "%s", tmp);
+}
+
+int slaq_setting_expect(const slaq_setting *s, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    if (s->type == SLAQ_SETTING_ENUM) {
+        size_t n = 0;
+        for (size_t i = 0; i < s->nvalues; i++) {
+            const char *sep = i == 0 ? "" : i + 1 < s->nvalues ? ", "
+                                                                : " or ";
+            n += (size_t)snprintf(n < len ? buf + n : NULL,
+                                  n < len ? len - n : 0, "%s%s", sep,
+                                  s->value_name(s->values[i]));
+        }
+        return (int)n;
+    }
+    const char *what = s->type == SLAQ_SETTING_DOUBLE ? "number"
+                                                      : "whole number";
+    char lo[32], hi[32];
+    fmt_double(lo, sizeof lo, s->min);
+    fmt_double(hi, sizeof hi, s->max);
+    if (isinf(s->max)) {
+        if (s->min == 0 && s->min_excluded)
+            return snprintf(buf, len, "a positive %s", what);
+        return snprintf(buf, len, "a %s %s %s", what,
+                        s->min_excluded ? ">" : ">=", lo);
+    }
+    char note[48] = "";
+    if (s->min_excluded && s->max_excluded)
+        snprintf(note, sizeof note, " (both excluded)");
+    else if (s->min_excluded || s->max_excluded)
+        snprintf(note, sizeof note, " (%s excluded)",
+                 s->min_excluded ? lo : hi);
+    return snprintf(buf, len, "a %s from %s to %s%s", what, lo, hi, note);
+}
+
+/* Parses text into *out for row s; 0 or -1. */
+static int parse_value(const slaq_setting *s, const char *text, double *out)
+{
+    if (s->type == SLAQ_SETTING_ENUM) {
+        for (size_t i = 0; i < s->nvalues; i++)
+            if (!strcmp(text, s->value_name(s->values[i]))) {
+                *out = s->values[i];
+                return 0;
+            }
+        return -1;
+    }
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || *end || !isfinite(v) || !(v >= s->min) ||
+        (s->min_excluded && v == s->min) || v > s->max ||
+        (s->max_excluded && v == s->max) ||
+        (s->type != SLAQ_SETTING_DOUBLE && v != floor(v)))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Stores v into row s's field of cfg. */
+static void store(slaq_sched_config *cfg, const slaq_setting *s, double v)
+{
+    char *p = (char *)cfg + s->offset;
+    if (s->type == SLAQ_SETTING_DOUBLE) {
+        memcpy(p, &v, sizeof v);
+    } else if (s->type == SLAQ_SETTING_UINT) {
+        unsigned u = (unsigned)v;
+        memcpy(p, &u, sizeof u);
+    } else if (s->type == SLAQ_SETTING_SIZE) {
+        size_t z = (size_t)v;
+        memcpy(p, &z, sizeof z);
+    } else {
+        int e = (int)v;
+        memcpy(p, &e, sizeof e);
+    }
+}
+
+int slaq_sched_config_set(slaq_sched_config *cfg, const char *name,
+                          const char *value, char *err, size_t errlen)
+{
+    char dummy[1];
+    if (!err) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    const slaq_setting *s = slaq_setting_find(name);
+    if (!s) {
+        snprintf(err, errlen, "%s: no such setting", name ? name : "(null)");
+        return SLAQ_EINVAL;
+    }
+    double v;
+    if (value && parse_value(s, value, &v) == 0) {
+        store(cfg, s, v);
+        return SLAQ_OK;
+    }
+    char want[160];
+    slaq_setting_expect(s, want, sizeof want);
+    if (s->type == SLAQ_SETTING_ENUM)
+        snprintf(err, errlen, "%s: unknown %s '%s' (expected %s)", s->name,
+                 s->name, value ? value : "", want);
+    else
+        snprintf(err, errlen, "%s: expected %s, got '%s'", s->name, want,
+                 value ? value : "");
+    return SLAQ_EINVAL;
+}
+
+int slaq_sched_config_get(const slaq_sched_config *cfg, const char *name,
+                          char *buf, size_t len)
+{
+    const slaq_setting *s = slaq_setting_find(name);
+    if (len)
+        buf[0] = '\0';
+    if (!s)
+        return SLAQ_EINVAL;
+    const char *p = (const char *)cfg + s->offset;
+    if (s->type == SLAQ_SETTING_DOUBLE) {
+        double v;
+        memcpy(&v, p, sizeof v);
+        return fmt_double(buf, len, v);
+    }
+    if (s->type == SLAQ_SETTING_UINT) {
+        unsigned u;
+        memcpy(&u, p, sizeof u);
+        return snprintf(buf, len, "%u", u);
+    }
+    if (s->type == SLAQ_SETTING_SIZE) {
+        size_t z;
+        memcpy(&z, p, sizeof z);
+        return snprintf(buf, len, "%zu", z);
+    }
+    int e;
+    memcpy(&e, p, sizeof e);
+    return snprintf(buf, len, "%s", s->value_name(e));
+}
+
+void slaq_sched_config_init(slaq_sched_config *c)
+{
+    /* What no user sets directly: the drivers' own, and the defaults
+     * of the predictor's and the queries' options. */
+    c->reserved = 0;
+    c->nonml_jobs = 0;
+    c->window = SLAQ_DEFAULT_WINDOW;
+    slaq_predictor_opts_init(&c->pred);
+    slaq_query_opts_init(&c->query);
+    c->nodes = 1;
+    c->queue = 0;
+    /* Everything else: the table's defaults. */
+    for (size_t i = 0; i < NSETTINGS; i++)
+        store(c, &settings[i], settings[i].dflt);
+}
