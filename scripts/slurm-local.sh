@@ -14,7 +14,10 @@
 #           Processes are found by pid file and by the SLURM_CONF in their
 #           environment, never by name alone. Idempotent.
 #   status  prints what runs; exit 0 up, 1 partly up, 3 down.
-#   env     prints `export SLURM_CONF=...` (eval it before srun/sbatch).
+#   env     prints `export SLURM_CONF=...` (eval it before srun/sbatch) and
+#           `export SLAQ_AGENT_CORES=...`: each node's agent then manages
+#           its part of this machine, nproc / N cores, not every CPU the
+#           node claims (N nodes on one machine claim N times its CPUs).
 #
 # Everything (slurm.conf, munge key and socket, state, spool, logs, pid
 # files) lives in one directory; /etc/slurm, /etc/munge and /run/munge are
@@ -326,7 +329,10 @@ usage() { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 
 case ${1:-} in
   up|down|status) ;;
-  env) echo "export SLURM_CONF=$CONF"; exit 0 ;;
+  env)
+    echo "export SLURM_CONF=$CONF"
+    awk -v c="$(nproc)" -v n="$NODES" 'BEGIN { printf "export SLAQ_AGENT_CORES=%.2f\n", c / n }'
+    exit 0 ;;
   help|-h|--help) usage; exit 0 ;;
   *) usage >&2; exit 2 ;;
 esac

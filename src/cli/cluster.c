@@ -33,12 +33,16 @@ static void usage(FILE *f)
         "usage: slaq cluster up --slurm --nodes N [--time T] [OPTIONS]\n"
         "                       [-- SBATCH-OPTIONS...]\n"
         "       slaq cluster down [--dir DIR]\n"
-        "       slaq cluster status [--dir DIR]\n\n"
+        "       slaq cluster status [--dir DIR]\n"
+        "       slaq cluster env [--dir DIR]\n\n"
         "up: submits a Slurm allocation of N nodes whose batch script starts\n"
         "slaq's controller on the first node and one node agent per node\n"
         "(srun), waits until every agent has joined, and prints the\n"
         "controller's address. down: ends the allocation (scancel); the\n"
-        "agents end their jobs first. status: the allocation and its nodes.\n\n"
+        "agents end their jobs first. status: the allocation and its nodes.\n"
+        "env: the line that points the slaq command at the cluster's\n"
+        "controller, export SLAQ_SOCKET=DIR/slaq.sock (eval \"$(slaq cluster\n"
+        "env --dir DIR)\").\n\n"
         "  --slurm         use Slurm (the only backend)\n"
         "  --nodes N       nodes to allocate (sbatch -N)\n"
         "  --time T        the allocation's time limit (sbatch --time)\n"
@@ -50,8 +54,8 @@ static void usage(FILE *f)
         "Options after -- go to sbatch as they are (--partition, --account,\n"
         "--cpus-per-task ...). Environment passed to the batch script:\n"
         "SLAQ_CONTROLLER_HOST, SLAQ_AGENT_CORES, SLAQ_AGENT_ENFORCE (see\n"
-        "contrib/slurm/slaq-cluster.sbatch). Jobs: `slaq submit --socket\n"
-        "DIR/slaq.sock` on the controller's node.\n");
+        "contrib/slurm/slaq-cluster.sbatch). Jobs: `slaq submit` on the\n"
+        "controller's node, with SLAQ_SOCKET set as `env` prints it.\n");
 }
 
 /* Runs argv, its stdout into out (NUL-ended, truncated to len); returns
@@ -385,6 +389,24 @@ static int cluster_status(const char *dir)
     return live_state(st) ? 0 : 1;
 }
 
+/* The socket line of a cluster brought up in dir; 1 if there is none. */
+static int cluster_env(const char *dir)
+{
+    char path[4200], id[64];
+    snprintf(path, sizeof path, "%s/jobid", dir);
+    read_line(path, id, sizeof id);
+    char *abs = realpath(dir, NULL);
+    if (!*id || !abs) {
+        free(abs);
+        cli_error("cluster", "no cluster in %s (slaq cluster up --slurm "
+                  "--dir %s starts one)", dir, dir);
+        return 1;
+    }
+    printf("export SLAQ_SOCKET=%s/slaq.sock\n", abs);
+    free(abs);
+    return 0;
+}
+
 int cmd_cluster(int argc, char **argv)
 {
     enum { O_SLURM = 1, O_NODES, O_TIME, O_DIR, O_EPOCH, O_WAIT };
@@ -402,9 +424,10 @@ int cmd_cluster(int argc, char **argv)
         return argc < 2 ? EXIT_USAGE : 0;
     }
     const char *sub = argv[1];
-    if (strcmp(sub, "up") && strcmp(sub, "down") && strcmp(sub, "status")) {
-        cli_error("cluster", "unknown subcommand '%s' (expected up, down or "
-                  "status)", sub);
+    if (strcmp(sub, "up") && strcmp(sub, "down") && strcmp(sub, "status") &&
+        strcmp(sub, "env")) {
+        cli_error("cluster", "unknown subcommand '%s' (expected up, down, "
+                  "status or env)", sub);
         return EXIT_USAGE;
     }
     const char *dir = "slaq-cluster", *time_limit = NULL;
@@ -460,5 +483,7 @@ int cmd_cluster(int argc, char **argv)
         cli_error("cluster", "%s takes only --dir", sub);
         return EXIT_USAGE;
     }
+    if (!strcmp(sub, "env"))
+        return cluster_env(dir);
     return !strcmp(sub, "down") ? cluster_down(dir) : cluster_status(dir);
 }
