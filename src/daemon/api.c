@@ -171,10 +171,14 @@ static json_t *api_policy(sd_daemon *d, json_t *req)
     json_t *v = json_object_get(req, "name");
     if (v && !json_is_null(v)) {
         slaq_policy_kind k;
-        if (!json_is_string(v) || slaq_policy_parse(json_string_value(v), &k))
-            return api_error("bad_policy", "unknown policy \"%s\" (expected "
-                             "slaq, fair or slaq-maxmin)",
-                             json_is_string(v) ? json_string_value(v) : "?");
+        char names[256];
+        if (!json_is_string(v) ||
+            slaq_policy_parse(json_string_value(v), &k)) {
+            slaq_policy_list(names, sizeof names, ", ");
+            return api_error("bad_policy", "unknown policy \"%.64s\" "
+                             "(expected one of %s)", json_is_string(v)
+                             ? json_string_value(v) : "?", names);
+        }
         slaq_policy_kind was = slaq_sched_get_config(d->sched)->policy;
         store_event(d->store, sd_now(), 0, "policy", slaq_policy_name(k));
         if (store_flush(d->store) < 0)
