@@ -62,7 +62,7 @@ static json_t *api_status(sd_daemon *d)
 {
     const slaq_sched_config *c = slaq_sched_get_config(d->sched);
     json_t *r = ok();
-    counters_status(d, r);
+    counter_status(d, r);
     json_object_set_new(r, "pid", json_integer(getpid()));
     json_object_set_new(r, "started", json_real(d->started));
     json_object_set_new(r, "policy", json_string(slaq_policy_name(c->policy)));

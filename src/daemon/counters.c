@@ -8,8 +8,10 @@
  * field of sd_daemon or a function). Adding a counter is adding a row;
  * docs/metrics.md lists the rows, and tests/e2e/test_counters.py fails if
  * the list, `status` and /metrics disagree. A row may name only one
- * output: the timing breakdowns stay in `status` (slaq status prints
- * them), the forecast error is only a Prometheus gauge.
+ * output: the job counts, the connections and the epochs' timing
+ * breakdowns are in `status` alone (slaq status and the dashboard read
+ * them), the forecast error over all jobs only in /metrics. A counter
+ * names both.
  *
  * Per-job samples (labelled with the job) and slaq_jobs{state} are not
  * daemon-wide numbers and are written by http.c.
@@ -19,6 +21,31 @@
 
 #include "daemon/counters.h"
 #include "daemon/daemon.h"
+
+/* How a row's value is held: a field of sd_daemon (at `off`) or an
+ * accessor function (`get`). */
+typedef enum {
+    CTR_U64,    /* uint64_t field; an integer in status */
+    CTR_SIZE,   /* size_t field; an integer in status */
+    CTR_DOUBLE, /* double field; a number in status */
+    CTR_INT,    /* get(); an integer in status */
+    CTR_REAL,   /* get(); a number in status */
+    CTR_BOOL    /* get(), 0 or 1; true or false in status, 0 or 1 in
+                   /metrics */
+} counter_form;
+
+typedef struct counter_row {
+    const char *key;     /* in `status`; NULL: /metrics only */
+    const char *prom;    /* in /metrics; NULL: `status` only */
+    const char *type;    /* "counter" (only grows) or "gauge" */
+    const char *help;    /* /metrics' HELP line, and docs/metrics.md */
+    counter_form form;
+    size_t off;          /* offsetof(sd_daemon, field) (CTR_U64 ...) */
+    double (*get)(sd_daemon *d); /* the value (CTR_INT ...) */
+    double prom_per;     /* /metrics shows the status value divided by
+                            this (1e3: milliseconds in status, seconds in
+                            Prometheus' convention); 0 means 1 */
+} counter_row;
 
 /* ------------------------------------------------------------ accessors */
 
@@ -124,7 +151,7 @@ static double ctr_predictor_error(sd_daemon *d)
 #define FN(form, fn) form, 0, fn, 0
 #define MS_FIELD(name) CTR_DOUBLE, offsetof(sd_daemon, name), NULL, 1e3
 
-const sd_counter counters[] = {
+static const counter_row counters[] = {
     {"cores", "slaq_cores", "gauge", "Cores slaqd divides.",
      FN(CTR_REAL, ctr_cores)},
     {"jobs_active", NULL, "gauge",
@@ -232,16 +259,17 @@ const sd_counter counters[] = {
      "Reports the forecast error was measured on.", FIELD(CTR_U64, pe_n)},
 };
 
-const size_t counters_n = sizeof counters / sizeof *counters;
+#define NCOUNTERS (sizeof counters / sizeof *counters)
 
 /* ---------------------------------------------------------------- writers */
 
-static const void *field(const sd_daemon *d, const sd_counter *c)
+static const void *field(const sd_daemon *d, const counter_row *c)
 {
     return (const char *)d + c->off;
 }
 
-double counter_value(sd_daemon *d, const sd_counter *c)
+/* A row's value as a number, as status has it. */
+static double counter_value(sd_daemon *d, const counter_row *c)
 {
     switch (c->form) {
     case CTR_U64:
@@ -258,7 +286,7 @@ double counter_value(sd_daemon *d, const sd_counter *c)
     return c->get(d);
 }
 
-static json_t *counter_json(sd_daemon *d, const sd_counter *c)
+static json_t *counter_json(sd_daemon *d, const counter_row *c)
 {
     switch (c->form) {
     case CTR_U64:
@@ -276,18 +304,18 @@ static json_t *counter_json(sd_daemon *d, const sd_counter *c)
     return json_real(counter_value(d, c));
 }
 
-void counters_status(sd_daemon *d, json_t *r)
+void counter_status(sd_daemon *d, json_t *r)
 {
-    for (size_t i = 0; i < counters_n; i++)
+    for (size_t i = 0; i < NCOUNTERS; i++)
         if (counters[i].key)
             json_object_set_new(r, counters[i].key,
                                 counter_json(d, &counters[i]));
 }
 
-void counters_prometheus(sd_daemon *d, FILE *f)
+void counter_prometheus(sd_daemon *d, FILE *f)
 {
-    for (size_t i = 0; i < counters_n; i++) {
-        const sd_counter *c = &counters[i];
+    for (size_t i = 0; i < NCOUNTERS; i++) {
+        const counter_row *c = &counters[i];
         if (!c->prom)
             continue;
         double v = counter_value(d, c);

@@ -278,7 +278,7 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
             prom_job(f, "slaq_job_predictor_error", j,
                      trace_forecast_error(j));
     }
-    counters_prometheus(d, f);
+    counter_prometheus(d, f);
     if (fclose(f) != 0) {
         free(buf);
         return MHD_NO;
