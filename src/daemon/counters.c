@@ -155,7 +155,7 @@ static const counter_row counters[] = {
     {"cores", "slaq_cores", "gauge", "Cores slaqd divides.",
      FN(CTR_REAL, ctr_cores)},
     {"jobs_active", NULL, "gauge",
-     "Jobs the core schedules (running, waiting or suspended).",
+     "Jobs the core is scheduling (running, stopping or pending).",
      FN(CTR_INT, ctr_jobs_active)},
     {"jobs_total", NULL, "gauge", "Jobs in the job table, ended ones too.",
      FN(CTR_INT, ctr_jobs_total)},

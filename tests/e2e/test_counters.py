@@ -40,6 +40,34 @@ def doc_rows():
     return rows
 
 
+def source_rows():
+    """The rows of the table in src/daemon/counters.c, in the form of
+    doc_rows(). Every line of the table that opens a row must parse."""
+    with open(os.path.join(ROOT, "src", "daemon", "counters.c")) as f:
+        src = f.read()
+    start = src.index("static const counter_row counters[] = {")
+    table = src[start:src.index("\n};\n", start)]
+    opened = len(re.findall(r"^    \{", table, re.M))
+    found = re.findall(
+        r'^    \{(NULL|"\w+"),\s*(NULL|"\w+"),\s*"(\w+)",\s*'
+        r'((?:"(?:[^"\\]|\\.)*"\s*)+),\s*(FIELD|FN|MS_FIELD)\(', table, re.M)
+    assert len(found) == opened > 20, (len(found), opened)
+    rows = []
+    for key, prom, kind, help_, how in found:
+        text = "".join(re.findall(r'"((?:[^"\\]|\\.)*)"', help_))
+        rows.append({"key": None if key == "NULL" else key.strip('"'),
+                     "prom": None if prom == "NULL" else prom.strip('"'),
+                     "ms": how == "MS_FIELD", "type": kind,
+                     "help": text.replace('\\"', '"')})
+    return rows
+
+
+def test_doc_lists_the_table_row_for_row():
+    """docs/metrics.md's table is src/daemon/counters.c's, in its order,
+    the meaning of a status-only row included."""
+    assert doc_rows() == source_rows()
+
+
 def help_and_type(text):
     """{name: (HELP text, TYPE)} of a /metrics page."""
     helps, types = {}, {}
