@@ -453,8 +453,8 @@ static int write_html(const report_input *in, char *err, size_t errlen)
                       "<td>%.1f</td><td>%.1f</td><td>%.1f</td><td>%.1f</td>"
                       "<td>%.2f / %.2f / %.2f</td><td>%.3f / %.3f / %.3f"
                       "</td><td>%zu</td></tr>\n",
-                      slaq_policy_uses_forecasts(run->cfg->policy)
-                          ? slaq_predictor_name(run->cfg->predictor) : "none",
+                      run->cfg->policy == SLAQ_POLICY_FAIR
+                          ? "none" : slaq_predictor_name(run->cfg->predictor),
                       s->jobs, s->avg_norm_loss, s->tx_mean[i90],
                       s->tx_mean[i95], s->jct_mean, s->makespan,
                       s->share[SIM_HIGH], s->share[SIM_MEDIUM],

@@ -620,8 +620,8 @@ int sim_write_summary(FILE *f, const char *name, const sim_config *cfg,
     rc |= fprintf(f, "{\"policy\": \"%s\", \"core_policy\": \"%s\", "
                   "\"predictor\": \"%s\",\n",
                   name, slaq_policy_name(cfg->policy),
-                  slaq_policy_uses_forecasts(cfg->policy)
-                      ? slaq_predictor_name(cfg->predictor) : "none") < 0;
+                  cfg->policy == SLAQ_POLICY_FAIR
+                      ? "none" : slaq_predictor_name(cfg->predictor)) < 0;
     rc |= fprintf(f, " \"cores\": %.6g, \"epoch_s\": %.6g, \"unit\": %.6g, "
                   "\"default_iter_cpu_s\": %.6g, \"jobs\": %zu,\n",
                   cfg->cores, cfg->epoch_s, cfg->unit,
