@@ -7,8 +7,9 @@
 # --unit-only, the command-line tests tests/cli/*.sh (TAP-style "ok"/"not ok"
 # lines, see tests/cli/lib.sh), the bounded fuzzing run tests/fuzz/*.sh and
 # any other end-to-end suites. Each suite's
-# own output is shown; the last line is the runner's total, so a failing run
-# is obvious from its tail.
+# own output is shown; then each suite's wall time, one line per suite,
+# slowest first; the last line is the runner's total, so a failing run is
+# obvious from its tail.
 set -uo pipefail
 
 usage() { sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; }
@@ -26,6 +27,14 @@ fi
 
 total=0 passed=0 failed=0 skipped=0 suites=0
 failed_suites=()
+times=()  # "MILLISECONDS<tab>SUITE", one per suite run
+
+# The wall clock in nanoseconds (an integer: no locale's decimal comma).
+clock_ns() { date +%s%N; }
+suite_start() { t0=$(clock_ns); }
+suite_done() {  # $1 = the suite's name, as its "== " line gives it
+  times+=("$(( ($(clock_ns) - t0) / 1000000 ))	$1")
+}
 
 count_cmocka() {  # $1 = output file; adds to totals from cmocka's summary
   local run pass
@@ -62,8 +71,10 @@ trap 'rm -f "$out"' EXIT
 for t in $(find "$build/tests" -type f -name 'test_*' -perm -u+x 2>/dev/null | sort); do
   suites=$((suites + 1))
   echo "== $t"
+  suite_start
   "$t" 2>&1 | tee "$out"
   rc=${PIPESTATUS[0]}
+  suite_done "$t"
   count_cmocka "$out"
   if [[ $rc -ne 0 ]]; then
     failed_suites+=("$t")
@@ -76,8 +87,10 @@ if [[ $unit_only -eq 0 ]]; then
   for t in $(ls tests/cli/test_*.sh tests/train/test_*.sh tests/fuzz/test_*.sh 2>/dev/null | sort); do
     suites=$((suites + 1))
     echo "== $t"
+    suite_start
     SLAQ_BUILD="$build" bash "$t" 2>&1 | tee "$out"
     rc=${PIPESTATUS[0]}
+    suite_done "$t"
     count_tap "$out"
     [[ $rc -eq 0 ]] || failed_suites+=("$t")
   done
@@ -87,8 +100,10 @@ if [[ $unit_only -eq 0 ]]; then
     $py -c 'import pytest' 2>/dev/null || py=/usr/bin/python3
     suites=$((suites + 1))
     echo "== tests/e2e (pytest)"
+    suite_start
     SLAQ_BUILD="$build" $py -m pytest -q -rs -p no:cacheprovider tests/e2e 2>&1 | tee "$out"
     rc=${PIPESTATUS[0]}
+    suite_done "tests/e2e (pytest)"
     count_pytest "$out"
     [[ $rc -eq 0 ]] || failed_suites+=("tests/e2e")
   fi
@@ -97,6 +112,7 @@ if [[ $unit_only -eq 0 ]]; then
   for t in $(ls tests/browser/test_*.mjs 2>/dev/null | sort); do
     suites=$((suites + 1))
     echo "== $t"
+    suite_start
     if [[ -d tests/browser/node_modules ]] && command -v node >/dev/null; then
       SLAQ_BUILD="$build" node "$t" 2>&1 | tee "$out"
       rc=${PIPESTATUS[0]}
@@ -104,12 +120,20 @@ if [[ $unit_only -eq 0 ]]; then
       echo "not ok 1 - tests/browser needs node and tests/browser/node_modules (run make deps)" | tee "$out"
       rc=1
     fi
+    suite_done "$t"
     count_tap "$out"
     [[ $rc -eq 0 ]] || failed_suites+=("$t")
   done
 fi
 
 echo
+if [[ ${#times[@]} -gt 0 ]]; then
+  echo "wall time per suite, slowest first:"
+  printf '%s\n' "${times[@]}" | sort -t $'\t' -k1,1nr |
+    while IFS=$'\t' read -r ms name; do
+      printf '%8d.%02d s  %s\n' $((ms / 1000)) $((ms % 1000 / 10)) "$name"
+    done
+fi
 skipped_note=""
 [[ $skipped -eq 0 ]] || skipped_note=", $skipped skipped"
 if [[ ${#failed_suites[@]} -eq 0 && $failed -eq 0 && $suites -gt 0 ]]; then

@@ -511,6 +511,10 @@ int slaq_eval_query(const slaq_query_opts *opts, const double *est,
 
 /* ---------------------------------------------------------------- policies */
 
+/*
+ * The share policies. A kind is an index into libslaq's table of policies
+ * (src/core/policy.c), 0 to slaq_policy_count() - 1; these are its rows.
+ */
 typedef enum slaq_policy_kind {
     SLAQ_POLICY_FAIR,   /* weighted max-min fair shares of cores */
     SLAQ_POLICY_SLAQ,   /* maximise total normalised loss reduction */
@@ -520,9 +524,31 @@ typedef enum slaq_policy_kind {
                            exact jobs served their fair share first */
 } slaq_policy_kind;
 
-/* Parses "fair", "slaq", "slaq-maxmin", "relaqs"; SLAQ_EINVAL otherwise. */
+/* The number of share policies: every kind below it is one. */
+size_t slaq_policy_count(void);
+
+/* Parses a policy's name ("fair", "slaq", "slaq-maxmin", "relaqs");
+ * SLAQ_EINVAL for any other. */
 int slaq_policy_parse(const char *name, slaq_policy_kind *out);
+
+/* The policy's name; "?" for a kind that is none. */
 const char *slaq_policy_name(slaq_policy_kind kind);
+
+/* What the policy divides the cores by, in one line for help texts
+ * ("weighted fair shares of the cores"); NULL for a kind that is none. */
+const char *slaq_policy_summary(slaq_policy_kind kind);
+
+/* 1 if the policy divides by the jobs' forecasts (its slaq_pjob need fc,
+ * and a predictor matters), 0 if by weight alone (fair) or not a policy. */
+int slaq_policy_uses_forecasts(slaq_policy_kind kind);
+
+/*
+ * Writes every policy's name, in kind order, separated by `sep`, into
+ * buf (at most len bytes with the terminating NUL, as snprintf): for the
+ * "expected ..." of an error message. Returns the length of the whole
+ * list, which is >= len when it was cut, or -1.
+ */
+int slaq_policy_list(char *buf, size_t len, const char *sep);
 
 /* One job as a policy sees it. */
 typedef struct slaq_pjob {

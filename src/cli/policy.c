@@ -1,18 +1,23 @@
 /*
- * policy.c — `slaq policy [NAME]`: show or change slaqd's allocation
- * policy (slaq, fair, slaq-maxmin); a change applies from the next epoch.
+ * policy.c — `slaq policy [NAME]`: show or change slaqd's share policy
+ * (libslaq's table of them: slaq_policy_count); a change applies from the
+ * next epoch.
  */
 #include <getopt.h>
 
 #include "cli/cli.h"
 #include "cli/daemon_rpc.h"
+#include "slaq/slaq.h"
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: slaq policy [OPTIONS] [NAME]\n\n"
-               "Prints slaqd's policy, or sets it to NAME: slaq (largest "
-               "predicted loss\nreduction), fair (weighted fair shares) or "
-               "slaq-maxmin (lowest worst loss).\n\n" RPC_HELP);
+               "Prints slaqd's share policy, or sets it to NAME, one "
+               "of:\n\n");
+    for (size_t k = 0; k < slaq_policy_count(); k++)
+        fprintf(f, "  %-12s %s\n", slaq_policy_name((slaq_policy_kind)k),
+                slaq_policy_summary((slaq_policy_kind)k));
+    fputs("\n" RPC_HELP, f);
 }
 
 int cmd_policy(int argc, char **argv)

@@ -1,5 +1,6 @@
 /*
- * error.c — names for libslaq's error codes and its enumerations.
+ * error.c — names for libslaq's error codes and its enumerations (the
+ * share policies' are their table's, policy.c).
  */
 #include <string.h>
 
@@ -22,13 +23,6 @@ static const char *const pred_names[] = {
     [SLAQ_PRED_SLAQ_FIT] = "slaq-fit",
     [SLAQ_PRED_AUTO] = "auto",
     [SLAQ_PRED_ORACLE] = "oracle",
-};
-
-static const char *const policy_names[] = {
-    [SLAQ_POLICY_FAIR] = "fair",
-    [SLAQ_POLICY_SLAQ] = "slaq",
-    [SLAQ_POLICY_MAXMIN] = "slaq-maxmin",
-    [SLAQ_POLICY_RELAQS] = "relaqs",
 };
 
 static const char *const job_kind_names[] = {
@@ -96,16 +90,6 @@ const char *slaq_convergence_name(slaq_convergence c)
            : c == SLAQ_CONV_LINEAR    ? "linear"
            : c == SLAQ_CONV_NONCONVEX ? "nonconvex"
                                       : "unknown";
-}
-
-int slaq_policy_parse(const char *name, slaq_policy_kind *out)
-{
-    NAME_PARSE(policy_names, slaq_policy_kind, name, out);
-}
-
-const char *slaq_policy_name(slaq_policy_kind kind)
-{
-    return NAME_OF(policy_names, kind);
 }
 
 int slaq_norm_parse(const char *name, slaq_norm_kind *out)

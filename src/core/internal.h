@@ -131,4 +131,29 @@ void clu_pend_drop_front(clu_state *c, size_t k);
  * on `node` beyond the guaranteed shares, 0 if none (policy.c). */
 double alloc_node_price(const slaq_alloc_ws *ws, size_t node);
 
+/*
+ * A share policy: one row of policy.c's table, found by its
+ * slaq_policy_kind. `divide` fills alloc[0..n) from the nodes' capacities
+ * (the workspace already holds room for n jobs and nnodes nodes) and sets
+ * each node's price; the greedy allocator ranks a job's next unit by `key`
+ * (lcur and lnext: its predicted loss after the epoch at a and at a +
+ * unit cores).
+ */
+typedef struct alloc_policy alloc_policy;
+struct alloc_policy {
+    const char *name;    /* as slaq_policy_parse reads it */
+    const char *summary; /* what it divides by, in a line (help texts) */
+    int forecasts;       /* 1: divides by the jobs' forecasts (slaq_pjob.fc
+                            required; the scheduler gives exact jobs their
+                            floors and damps its changes); 0: by weight */
+    void (*divide)(const alloc_policy *p, const slaq_pjob *jobs, size_t n,
+                   const size_t *node, const double *capacity, size_t nnodes,
+                   double unit, slaq_alloc_ws *ws, double *alloc);
+    double (*key)(const slaq_pjob *j, double lcur, double lnext, double a,
+                  double unit);
+};
+
+/* The policy of `kind`, or NULL if there is none (policy.c). */
+const alloc_policy *alloc_policy_of(slaq_policy_kind kind);
+
 #endif

@@ -1,20 +1,29 @@
 /*
- * policy.c — dividing cores among jobs: fair shares, SLAQ's Algorithm 1,
- * and SLAQ's max-min variant.
+ * policy.c — the share policies, the ways of dividing cores among jobs:
+ * fair shares, SLAQ's Algorithm 1, its max-min variant and ReLAQS.
  *
- * All three are pure functions of (jobs with forecasts, the node each job
- * is on, each node's capacity, unit); the scheduler (sched.c), the
- * simulator and the benchmarks call slaq_allocate_nodes() (or
- * slaq_allocate(), its one-node case) and nothing else. The quality
- * policies share one greedy loop over a binary max-heap of all jobs of all
- * nodes keyed on what one more unit would buy; only the key differs. A unit
- * goes to the top job whose node still has room; a job whose node is full
- * leaves the heap. Scratch arrays live in a slaq_alloc_ws that grows to the
- * largest job and node counts seen and is then reused, so a warmed-up epoch
- * does not allocate.
+ * Each policy is one row of the table `policies` below: its name, what it
+ * does in a line, whether it divides by the jobs' forecasts, and its
+ * allocator (and, for the greedy ones, the key a unit goes by). Parsing,
+ * names, the list printed in help texts and the checks of a kind all come
+ * from that table, so a new policy is its functions and its row; its
+ * slaq_policy_kind is its index.
+ *
+ * All are pure functions of (jobs with forecasts, the node each job is
+ * on, each node's capacity, unit); the scheduler (sched.c), the simulator
+ * and the benchmarks call slaq_allocate_nodes() (or slaq_allocate(), its
+ * one-node case) and nothing else. The quality policies share one greedy
+ * loop over a binary max-heap of all jobs of all nodes keyed on what one
+ * more unit would buy; only the key differs. A unit goes to the top job
+ * whose node still has room; a job whose node is full leaves the heap.
+ * Scratch arrays live in a slaq_alloc_ws that grows to the largest job
+ * and node counts seen and is then reused, so a warmed-up epoch does not
+ * allocate.
  */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 #include "internal.h"
@@ -189,10 +198,13 @@ static void fair_sort(fair_item *v, size_t n)
  * settles every capped job and the rest of each node share what is left
  * there in proportion to weight.
  */
-static void alloc_fair(const slaq_pjob *jobs, size_t n, const size_t *node,
-                       const double *capacity, size_t nnodes,
-                       slaq_alloc_ws *ws, double *alloc)
+static void alloc_fair(const alloc_policy *p, const slaq_pjob *jobs,
+                       size_t n, const size_t *node, const double *capacity,
+                       size_t nnodes, double unit, slaq_alloc_ws *ws,
+                       double *alloc)
 {
+    (void)p;
+    (void)unit;
     double *wsum = ws->want, *left = ws->left;
     for (size_t v = 0; v < nnodes; v++) {
         wsum[v] = 0;
@@ -213,6 +225,8 @@ static void alloc_fair(const slaq_pjob *jobs, size_t n, const size_t *node,
         left[v] -= share;
         wsum[v] -= jobs[i].weight;
     }
+    for (size_t v = 0; v < nnodes; v++)
+        ws->price[v] = 0;
 }
 
 /* ------------------------------------------------- quality policies */
@@ -224,16 +238,6 @@ static double loss_after(const slaq_pjob *j, double a)
     return slaq_forecast_loss(j->fc, j->k + j->iters_per_core * cores);
 }
 
-/* Max-min's key: the job's weighted, normalised predicted loss. */
-static double maxmin_key(const slaq_pjob *j, double loss)
-{
-    const slaq_forecast *f = j->fc;
-    double span = f->first_loss - f->final_loss;
-    if (!(span > 0))
-        span = f->norm;
-    return j->weight * (loss - f->final_loss) / span;
-}
-
 /* The loss units of one unit of progress for job j. */
 static double job_norm(const slaq_pjob *j)
 {
@@ -241,29 +245,45 @@ static double job_norm(const slaq_pjob *j)
 }
 
 /*
- * Re-keys job i in the heap at allocation alloc[i]: what its next unit
- * buys; an unproven job's guess of a forecast ranks below every real
- * one. A unit the job held in the previous epoch weighs (1 + stay) more,
- * so that noise in the forecasts does not move cores back and forth.
+ * slaq's key: what the unit from `a` to a + unit cores buys job j, its
+ * weighted, normalised predicted loss reduction (lcur to lnext). A unit
+ * the job held in the previous epoch weighs (1 + stay) more, so that
+ * noise in the forecasts does not move cores back and forth.
  */
-static void greedy_key(int maxmin, const slaq_pjob *j, size_t i,
-                       const double *alloc, double unit, slaq_alloc_ws *ws)
+static double gain_key(const slaq_pjob *j, double lcur, double lnext,
+                       double a, double unit)
 {
-    if (j->unproven) {
-        ws->key[i] = -INFINITY;
-        return;
-    }
-    if (maxmin) {
-        ws->key[i] = maxmin_key(j, ws->lcur[i]);
-        return;
-    }
-    double gain = j->weight * (ws->lcur[i] - ws->lnext[i]) / job_norm(j);
+    double gain = j->weight * (lcur - lnext) / job_norm(j);
     /* A NaN gain (a forecast gone wrong) must not win every comparison. */
     if (gain != gain)
         gain = -INFINITY;
-    if (j->stay > 0 && alloc[i] + unit * 1e-9 < j->prev_alloc)
+    if (j->stay > 0 && a + unit * 1e-9 < j->prev_alloc)
         gain *= gain > 0 ? 1 + j->stay : 1 / (1 + j->stay);
-    ws->key[i] = gain;
+    return gain;
+}
+
+/* Max-min's key: the job's weighted, normalised predicted loss. */
+static double maxmin_key(const slaq_pjob *j, double lcur, double lnext,
+                         double a, double unit)
+{
+    (void)lnext;
+    (void)a;
+    (void)unit;
+    const slaq_forecast *f = j->fc;
+    double span = f->first_loss - f->final_loss;
+    if (!(span > 0))
+        span = f->norm;
+    return j->weight * (lcur - f->final_loss) / span;
+}
+
+/* Re-keys job i in the heap at allocation alloc[i] by the policy's key;
+ * an unproven job's guess of a forecast ranks below every real one. */
+static void greedy_key(const alloc_policy *p, const slaq_pjob *j, size_t i,
+                       const double *alloc, double unit, slaq_alloc_ws *ws)
+{
+    ws->key[i] = j->unproven ? -INFINITY
+                             : p->key(j, ws->lcur[i], ws->lnext[i], alloc[i],
+                                      unit);
 }
 
 /*
@@ -333,7 +353,7 @@ static void greedy_floor(const slaq_pjob *jobs, size_t n, const size_t *node,
  *
  * The guaranteed share (greedy_floor) lets more jobs than units all run.
  * When less than a unit is left on a node its top job gets the rest.
- * Beyond the paper: per-job guaranteed shares and hysteresis (greedy_key).
+ * Beyond the paper: per-job guaranteed shares and hysteresis (gain_key).
  * ws->price[v] records the smallest key of a unit handed out on node v
  * (0 if none): what a job placed there later has to outbid.
  */
@@ -361,8 +381,8 @@ static void node_sift_down(slaq_alloc_ws *ws, size_t n, size_t pos)
     h[pos] = item;
 }
 
-static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
-                         const size_t *node, const double *capacity,
+static void alloc_greedy(const alloc_policy *p, const slaq_pjob *jobs,
+                         size_t n, const size_t *node, const double *capacity,
                          size_t nnodes, double unit, slaq_alloc_ws *ws,
                          double *alloc)
 {
@@ -385,7 +405,7 @@ static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
             continue;
         ws->lcur[i] = loss_after(j, alloc[i]);
         ws->lnext[i] = loss_after(j, alloc[i] + unit);
-        greedy_key(maxmin, j, i, alloc, unit, ws);
+        greedy_key(p, j, i, alloc, unit, ws);
         hn[node ? node[i] : 0]++;
     }
     size_t pos = 0;
@@ -434,7 +454,7 @@ static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
             ws->lcur[i] = step == unit ? ws->lnext[i]
                                        : loss_after(j, alloc[i]);
             ws->lnext[i] = loss_after(j, alloc[i] + unit);
-            greedy_key(maxmin, j, i, alloc, unit, ws);
+            greedy_key(p, j, i, alloc, unit, ws);
             heap_sift_down(h, hn[v], ws->key, 0);
         }
         if (drop) /* the node is full, or all its jobs are capped */
@@ -446,12 +466,90 @@ static void alloc_greedy(int maxmin, const slaq_pjob *jobs, size_t n,
             ws->price[v] = 0;
 }
 
+/* -------------------------------------------------------------- table */
+
+/* The share policies, indexed by slaq_policy_kind. */
+static const alloc_policy policies[] = {
+    [SLAQ_POLICY_FAIR] = {
+        "fair", "weighted fair shares of the cores",
+        0, alloc_fair, NULL},
+    [SLAQ_POLICY_SLAQ] = {
+        "slaq", "the most predicted loss reduction (SLAQ's Algorithm 1)",
+        1, alloc_greedy, gain_key},
+    [SLAQ_POLICY_MAXMIN] = {
+        "slaq-maxmin", "the lowest worst predicted loss",
+        1, alloc_greedy, maxmin_key},
+    [SLAQ_POLICY_RELAQS] = {
+        "relaqs", "ReLAQS: slaq's greedy on queries' progress too",
+        1, alloc_greedy, gain_key},
+};
+
+#define NPOLICIES (sizeof policies / sizeof *policies)
+
+const alloc_policy *alloc_policy_of(slaq_policy_kind kind)
+{
+    return (unsigned)kind < NPOLICIES && policies[kind].name
+               ? &policies[kind] : NULL;
+}
+
+size_t slaq_policy_count(void)
+{
+    return NPOLICIES;
+}
+
+int slaq_policy_parse(const char *name, slaq_policy_kind *out)
+{
+    for (size_t i = 0; name && i < NPOLICIES; i++)
+        if (policies[i].name && !strcmp(name, policies[i].name)) {
+            *out = (slaq_policy_kind)i;
+            return SLAQ_OK;
+        }
+    return SLAQ_EINVAL;
+}
+
+const char *slaq_policy_name(slaq_policy_kind kind)
+{
+    const alloc_policy *p = alloc_policy_of(kind);
+    return p ? p->name : "?";
+}
+
+const char *slaq_policy_summary(slaq_policy_kind kind)
+{
+    const alloc_policy *p = alloc_policy_of(kind);
+    return p ? p->summary : NULL;
+}
+
+int slaq_policy_uses_forecasts(slaq_policy_kind kind)
+{
+    const alloc_policy *p = alloc_policy_of(kind);
+    return p && p->forecasts;
+}
+
+int slaq_policy_list(char *buf, size_t len, const char *sep)
+{
+    size_t used = 0;
+    for (size_t i = 0; i < NPOLICIES; i++) {
+        if (!policies[i].name)
+            continue;
+        int w = snprintf(used < len ? buf + used : NULL,
+                         used < len ? len - used : 0, "%s%s",
+                         used ? sep : "", policies[i].name);
+        if (w < 0)
+            return -1;
+        used += (size_t)w;
+    }
+    return (int)used;
+}
+
+/* ------------------------------------------------------------ allocate */
+
 int slaq_allocate_nodes(slaq_policy_kind policy, const slaq_pjob *jobs,
                         size_t n, const size_t *node, const double *capacity,
                         size_t nnodes, double unit, slaq_alloc_ws *ws,
                         double *alloc)
 {
-    if (nnodes == 0 || !(unit > 0) || (unsigned)policy > SLAQ_POLICY_RELAQS)
+    const alloc_policy *p = alloc_policy_of(policy);
+    if (nnodes == 0 || !(unit > 0) || !p)
         return SLAQ_EINVAL;
     for (size_t v = 0; v < nnodes; v++)
         if (!(capacity[v] >= 0) || !isfinite(capacity[v]))
@@ -466,7 +564,7 @@ int slaq_allocate_nodes(slaq_policy_kind policy, const slaq_pjob *jobs,
             !(j->prev_alloc >= 0) || !isfinite(j->prev_alloc) ||
             (node && node[i] >= nnodes))
             return SLAQ_EINVAL;
-        if (policy != SLAQ_POLICY_FAIR && (!j->fc || !(j->fc->norm > 0)))
+        if (p->forecasts && (!j->fc || !(j->fc->norm > 0)))
             return SLAQ_EINVAL;
     }
     if (ws_reserve_nodes(ws, nnodes) != SLAQ_OK)
@@ -478,14 +576,7 @@ int slaq_allocate_nodes(slaq_policy_kind policy, const slaq_pjob *jobs,
     }
     if (ws_reserve(ws, n) != SLAQ_OK)
         return SLAQ_ENOMEM;
-    if (policy == SLAQ_POLICY_FAIR) {
-        alloc_fair(jobs, n, node, capacity, nnodes, ws, alloc);
-        for (size_t v = 0; v < nnodes; v++)
-            ws->price[v] = 0;
-    } else {
-        alloc_greedy(policy == SLAQ_POLICY_MAXMIN, jobs, n, node, capacity,
-                     nnodes, unit, ws, alloc);
-    }
+    p->divide(p, jobs, n, node, capacity, nnodes, unit, ws, alloc);
     return SLAQ_OK;
 }
 

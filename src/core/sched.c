@@ -126,7 +126,7 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
 {
     if (!(cfg->cores > 0) || !(cfg->unit > 0) || !(cfg->epoch_s > 0) ||
         !(cfg->reserved >= 0) || cfg->window == 1 ||
-        (unsigned)cfg->policy > SLAQ_POLICY_RELAQS ||
+        !alloc_policy_of(cfg->policy) ||
         cfg->query.min_points < 2 || !(cfg->query_min_cores >= 0) ||
         !isfinite(cfg->query_min_cores) ||
         (unsigned)cfg->predictor > SLAQ_PRED_ORACLE ||
@@ -180,7 +180,7 @@ void slaq_sched_free(slaq_sched *s)
 
 void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy)
 {
-    if ((unsigned)policy <= SLAQ_POLICY_RELAQS) {
+    if (alloc_policy_of(policy)) {
         s->cfg.policy = policy;
         s->changed = 1;
     }
@@ -714,6 +714,9 @@ static double job_gain_on(void *arg, double cores)
 int slaq_sched_allocate(slaq_sched *s, double now)
 {
     const slaq_sched_config *c = &s->cfg;
+    /* A policy that divides by forecasts gives exact jobs their fair
+     * share as a floor, and is damped; fair shares need neither. */
+    int forecasts = alloc_policy_of(c->policy)->forecasts;
     sched_start_pending(s);
     size_t nn = s->clu.n;
     if (sched_reserve_nodes(s, nn + 1) != SLAQ_OK)
@@ -782,7 +785,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         pj->stay = c->hysteresis;
         if (j->kind == SLAQ_JOB_QUERY)
             sched_query_pjob(s, j, pj, now, cpu, cap, wsum, horizon);
-        else if (j->kind == SLAQ_JOB_EXACT && c->policy != SLAQ_POLICY_FAIR)
+        else if (j->kind == SLAQ_JOB_EXACT && forecasts)
             sched_exact_pjob(j, pj, cap, wsum);
     }
     int err = slaq_allocate_nodes(c->policy, s->pjobs, s->n, s->node_of,
@@ -793,7 +796,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
      * part of the way from the old allocation to the new one. Both are
      * feasible (within caps, above floors, summing to the capacity), so
      * their mix is too. */
-    if (c->damping > 0 && c->policy != SLAQ_POLICY_FAIR && !s->changed &&
+    if (c->damping > 0 && forecasts && !s->changed &&
         total_cap == s->last_cap)
         for (size_t i = 0; i < s->n; i++)
             s->alloc[i] = c->damping * s->jobs[i]->alloc +

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/counters.h"
 #include "daemon/daemon.h"
 #include "slaq/settings.h"
 
@@ -75,19 +76,14 @@ static json_t *api_settings(const slaq_sched_config *sc)
 
 static json_t *api_status(sd_daemon *d)
 {
-    size_t active = slaq_sched_count(d->sched), total = 0;
-    for (size_t i = 0; i < d->njobs; i++)
-        total += d->jobs[i] != NULL;
     const slaq_sched_config *c = slaq_sched_get_config(d->sched);
     json_t *r = ok();
+    counter_status(d, r);
     json_object_set_new(r, "pid", json_integer(getpid()));
-    json_object_set_new(r, "uptime_s", json_real(sd_now() - d->started));
     json_object_set_new(r, "started", json_real(d->started));
-    json_object_set_new(r, "cores", json_real(c->cores));
     json_object_set_new(r, "policy", json_string(slaq_policy_name(c->policy)));
     json_object_set_new(r, "predictor",
                         json_string(slaq_predictor_name(c->predictor)));
-    json_object_set_new(r, "epoch_s", json_real(c->epoch_s));
     json_object_set_new(r, "enforce", json_string(enf_mode_name(d->enf.mode)));
     json_object_set_new(r, "share", json_string(d->cfg.share_quota ? "quota"
                                                                    : "weight"));
@@ -104,60 +100,8 @@ static json_t *api_status(sd_daemon *d)
     json_object_set_new(r, "enforce_detail", json_string(d->enf.detail));
     json_object_set_new(r, "cgroup", d->enf.cg_base ? json_string(d->enf.cg_base)
                                                     : json_null());
-    json_object_set_new(r, "jobs_active", json_integer((json_int_t)active));
-    json_object_set_new(r, "jobs_total", json_integer((json_int_t)total));
-    json_object_set_new(r, "connections", json_integer((json_int_t)d->nconns));
-    json_object_set_new(r, "reports_total",
-                        json_integer((json_int_t)d->reports_total));
-    json_object_set_new(r, "errors_total",
-                        json_integer((json_int_t)d->errors_total));
-    json_object_set_new(r, "auth_failures_total",
-                        json_integer((json_int_t)d->auth_failures_total));
-    json_object_set_new(r, "store_ok",
-                        json_boolean(!store_failing(d->store)));
     json_object_set_new(r, "store_error", store_failing(d->store)
                         ? json_string(store_error(d->store)) : json_null());
-    json_object_set_new(r, "store_failures_total",
-                        json_integer((json_int_t)store_failures(d->store)));
-    json_object_set_new(r, "reports_pending",
-                        json_integer((json_int_t)store_pending(d->store)));
-    json_object_set_new(r, "reports_lost_total",
-                        json_integer((json_int_t)store_lost(d->store)));
-    json_object_set_new(r, "reports_duplicate_total",
-                        json_integer((json_int_t)d->reports_duplicate));
-    json_object_set_new(r, "acks_sent_total",
-                        json_integer((json_int_t)d->acks_sent));
-    json_object_set_new(r, "http_header_timeouts_total",
-                        json_integer((json_int_t)d->http_header_timeouts));
-    json_object_set_new(r, "buffered_bytes",
-                        json_integer((json_int_t)d->buffered));
-    json_object_set_new(r, "buffered_bytes_max",
-                        json_integer((json_int_t)d->buffered_max));
-    json_object_set_new(r, "buffered_bytes_limit",
-                        json_integer(SD_MAX_BUFFERED));
-    json_object_set_new(r, "overload_drops_total",
-                        json_integer((json_int_t)d->overload_drops));
-    json_object_set_new(r, "idle_closed_total",
-                        json_integer((json_int_t)d->idle_closed));
-    json_object_set_new(r, "accept_pauses_total",
-                        json_integer((json_int_t)d->accept_pauses));
-    json_object_set_new(r, "epoch", json_integer((json_int_t)d->epoch_no));
-    json_object_set_new(r, "epoch_ms_last", json_real(d->epoch_ms_last));
-    json_object_set_new(r, "epoch_ms_max", json_real(d->epoch_ms_max));
-    json_object_set_new(r, "core_ms_last", json_real(d->core_ms_last));
-    json_object_set_new(r, "core_ms_max", json_real(d->core_ms_max));
-    json_object_set_new(r, "apply_ms_max", json_real(d->apply_ms_max));
-    double busy = d->busy_epochs ? (double)d->busy_epochs : 1;
-    json_object_set_new(r, "epoch_ms_mean", json_real(d->epoch_ms_sum / busy));
-    json_object_set_new(r, "core_ms_mean", json_real(d->core_ms_sum / busy));
-    json_object_set_new(r, "epoch_cpu_ms_last",
-                        json_real(d->epoch_cpu_ms_last));
-    json_object_set_new(r, "core_cpu_ms_last",
-                        json_real(d->core_cpu_ms_last));
-    json_object_set_new(r, "epoch_cpu_ms_mean",
-                        json_real(d->epoch_cpu_ms_sum / busy));
-    json_object_set_new(r, "core_cpu_ms_mean",
-                        json_real(d->core_cpu_ms_sum / busy));
     /* The last epochs, oldest first: [epoch, ms, CPU ms, core ms, core
      * CPU ms, jobs, reports_total at its end, wall-clock time at its
      * end, [CPU ms of: forecast check, core, applying, nodes' messages,
@@ -178,10 +122,6 @@ static json_t *api_status(sd_daemon *d)
             (double)er->part_cpu_ms[4]));
     }
     json_object_set_new(r, "recent_epochs", recent);
-    double used = 0;
-    for (size_t i = 0; i < active; i++)
-        used += slaq_job_alloc(slaq_sched_job(d->sched, i));
-    json_object_set_new(r, "cores_allocated", json_real(used));
     json_object_set_new(r, "state_dir", json_string(d->cfg.state_dir));
     json_object_set_new(r, "socket", json_string(d->cfg.socket_path));
     json_object_set_new(r, "http_port", json_integer(d->http_port));
@@ -280,10 +220,14 @@ static json_t *api_policy(sd_daemon *d, json_t *req)
     json_t *v = json_object_get(req, "name");
     if (v && !json_is_null(v)) {
         slaq_policy_kind k;
-        if (!json_is_string(v) || slaq_policy_parse(json_string_value(v), &k))
-            return api_error("bad_policy", "unknown policy \"%s\" (expected "
-                             "slaq, fair or slaq-maxmin)",
-                             json_is_string(v) ? json_string_value(v) : "?");
+        char names[256];
+        if (!json_is_string(v) ||
+            slaq_policy_parse(json_string_value(v), &k)) {
+            slaq_policy_list(names, sizeof names, ", ");
+            return api_error("bad_policy", "unknown policy \"%.64s\" "
+                             "(expected one of %s)", json_is_string(v)
+                             ? json_string_value(v) : "?", names);
+        }
         slaq_policy_kind was = slaq_sched_get_config(d->sched)->policy;
         store_event(d->store, sd_now(), 0, "policy", slaq_policy_name(k));
         if (store_flush(d->store) < 0)

@@ -17,6 +17,7 @@
  *   store.c    SQLite persistence                           store_
  *   http.c     the HTTP API and the dashboard (libmicrohttpd) http_
  *   trace.c    timeline, forecast and predictor-error views trace_
+ *   counters.c the counters status and /metrics show (counters.h) counter_
  */
 #ifndef SLAQ_DAEMON_H
 #define SLAQ_DAEMON_H

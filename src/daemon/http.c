@@ -40,6 +40,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "daemon/counters.h"
 #include "daemon/daemon.h"
 
 /*
@@ -227,14 +228,6 @@ static void prom_head(FILE *f, const char *name, const char *type,
     fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* One daemon-wide gauge or counter with its HELP and TYPE lines. */
-static void prom_one(FILE *f, const char *name, const char *type,
-                     const char *help, double v)
-{
-    prom_head(f, name, type, help);
-    fprintf(f, "%s %.17g\n", name, v);
-}
-
 /* One gauge or counter per job: NAME{job="ID",name="NAME"} VALUE. */
 static void prom_job(FILE *f, const char *name, const sd_job *j, double v)
 {
@@ -260,8 +253,6 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
     for (int st = SD_RUNNING; st <= SD_PENDING; st++)
         fprintf(f, "slaq_jobs{state=\"%s\"} %zu\n",
                 sd_state_name((sd_state)st), count[st]);
-    prom_head(f, "slaq_cores", "gauge", "Cores slaqd divides.");
-    fprintf(f, "slaq_cores %.17g\n", c->cores);
     prom_head(f, "slaq_policy_info", "gauge", "The policy in force (1).");
     fprintf(f, "slaq_policy_info{policy=\"%s\"} 1\n",
             slaq_policy_name(c->policy));
@@ -278,76 +269,6 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
         const sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         prom_job(f, "slaq_job_reports_total", j, (double)j->nreports);
     }
-    prom_one(f, "slaq_reports_total", "counter",
-             "Iteration reports accepted since slaqd started.",
-             (double)d->reports_total);
-    prom_one(f, "slaq_report_errors_total", "counter",
-             "Messages refused since slaqd started.",
-             (double)d->errors_total);
-    prom_one(f, "slaq_auth_failures_total", "counter",
-             "Wrong or missing tokens and job secrets since slaqd started.",
-             (double)d->auth_failures_total);
-    prom_one(f, "slaq_store_ok", "gauge",
-             "1 while the database takes writes, 0 while commits fail.",
-             (double)!store_failing(d->store));
-    prom_one(f, "slaq_store_failures_total", "counter",
-             "Failed database writes and commits since slaqd started.",
-             (double)store_failures(d->store));
-    prom_one(f, "slaq_reports_pending", "gauge",
-             "Reports accepted but not yet committed (kept in memory).",
-             (double)store_pending(d->store));
-    prom_one(f, "slaq_reports_lost_total", "counter",
-             "Reports dropped: more than the memory holds while writes "
-             "failed.",
-             (double)store_lost(d->store));
-    prom_one(f, "slaq_reports_duplicate_total", "counter",
-             "Resent reports slaqd already had, dropped (acknowledged "
-             "sessions).", (double)d->reports_duplicate);
-    prom_one(f, "slaq_acks_sent_total", "counter",
-             "Acknowledgements of committed reports sent to jobs.",
-             (double)d->acks_sent);
-    prom_one(f, "slaq_http_header_timeouts_total", "counter",
-             "HTTP connections closed: a request's headers not whole "
-             "within 10 s.", (double)d->http_header_timeouts);
-    prom_one(f, "slaq_buffered_bytes", "gauge",
-             "Bytes held in all connections' input and output buffers.",
-             (double)d->buffered);
-    prom_one(f, "slaq_buffered_bytes_limit", "gauge",
-             "The cap on slaq_buffered_bytes.",
-             (double)SD_MAX_BUFFERED);
-    prom_one(f, "slaq_overload_drops_total", "counter",
-             "Connections closed because the buffers would pass the cap.",
-             (double)d->overload_drops);
-    prom_one(f, "slaq_idle_closed_total", "counter",
-             "Connections closed for sending no message in time.",
-             (double)d->idle_closed);
-    prom_one(f, "slaq_accept_pauses_total", "counter",
-             "Times slaqd stopped accepting, out of descriptors.",
-             (double)d->accept_pauses);
-    prom_head(f, "slaq_epochs_total", "counter", "Scheduling epochs run.");
-    fprintf(f, "slaq_epochs_total %llu\n", (unsigned long long)d->epoch_no);
-    prom_head(f, "slaq_epoch_interval_seconds", "gauge",
-              "The scheduling epoch T.");
-    fprintf(f, "slaq_epoch_interval_seconds %.17g\n", c->epoch_s);
-    prom_head(f, "slaq_epoch_duration_seconds", "gauge",
-              "Time slaqd spent in the last epoch (core and applying).");
-    fprintf(f, "slaq_epoch_duration_seconds %.17g\n", d->epoch_ms_last / 1e3);
-    prom_head(f, "slaq_epoch_duration_seconds_max", "gauge",
-              "Longest epoch since slaqd started.");
-    fprintf(f, "slaq_epoch_duration_seconds_max %.17g\n",
-            d->epoch_ms_max / 1e3);
-    prom_head(f, "slaq_epoch_core_seconds", "gauge",
-              "Time the core's slaq_sched_epoch took in the last epoch.");
-    fprintf(f, "slaq_epoch_core_seconds %.17g\n", d->core_ms_last / 1e3);
-    prom_head(f, "slaq_predictor_error", "gauge",
-              "Mean absolute error of forecasts one epoch ahead, over every "
-              "report of the jobs slaqd holds, in units of each job's loss "
-              "range L(0) - min L.");
-    double pe_all = trace_forecast_error_all(d);
-    fprintf(f, "slaq_predictor_error %.17g\n", isnan(pe_all) ? 0.0 : pe_all);
-    prom_one(f, "slaq_predictor_errors_total", "counter",
-             "Reports the forecast error was measured on.",
-             (double)d->pe_n);
     prom_head(f, "slaq_job_predictor_error", "gauge",
               "Per active job: mean absolute error of its forecasts one "
               "epoch ahead, in units of its loss range.");
@@ -357,6 +278,7 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
             prom_job(f, "slaq_job_predictor_error", j,
                      trace_forecast_error(j));
     }
+    counter_prometheus(d, f);
     if (fclose(f) != 0) {
         free(buf);
         return MHD_NO;

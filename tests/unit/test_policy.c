@@ -2,7 +2,8 @@
  * test_policy.c — the allocator: Algorithm 1 equals a brute-force optimum
  * on small concave instances; capacity, caps, minimum shares and weights
  * hold on random instances; max-min serves the worst job; fair shares are
- * water-filled; equal inputs give equal outputs.
+ * water-filled; equal inputs give equal outputs; the table of policies
+ * names, lists and bounds every kind.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -366,6 +367,134 @@ static void test_capacity_left_for_ml(void **state)
     assert_near(slaq_capacity_for_ml(10, 20, 0, 2), 0, 0);
 }
 
+/* The table of share policies: every kind below slaq_policy_count() has a
+ * name that parses back to it and a summary; no other kind has either. */
+static void test_policy_names_parse_back_to_their_kinds(void **state)
+{
+    (void)state;
+    size_t n = slaq_policy_count();
+    assert_int_equal(n, 4);
+    for (size_t k = 0; k < n; k++) {
+        const char *name = slaq_policy_name((slaq_policy_kind)k);
+        slaq_policy_kind back = (slaq_policy_kind)99;
+        assert_string_not_equal(name, "?");
+        assert_int_equal(slaq_policy_parse(name, &back), SLAQ_OK);
+        assert_int_equal(back, k);
+        assert_non_null(slaq_policy_summary((slaq_policy_kind)k));
+        assert_true(strlen(slaq_policy_summary((slaq_policy_kind)k)) > 0);
+    }
+    assert_string_equal(slaq_policy_name(SLAQ_POLICY_FAIR), "fair");
+    assert_string_equal(slaq_policy_name(SLAQ_POLICY_SLAQ), "slaq");
+    assert_string_equal(slaq_policy_name(SLAQ_POLICY_MAXMIN), "slaq-maxmin");
+    assert_string_equal(slaq_policy_name(SLAQ_POLICY_RELAQS), "relaqs");
+    assert_string_equal(slaq_policy_name((slaq_policy_kind)n), "?");
+    assert_string_equal(slaq_policy_name((slaq_policy_kind)-1), "?");
+    assert_null(slaq_policy_summary((slaq_policy_kind)n));
+    slaq_policy_kind k = SLAQ_POLICY_SLAQ;
+    assert_int_equal(slaq_policy_parse("Fair", &k), SLAQ_EINVAL);
+    assert_int_equal(slaq_policy_parse("", &k), SLAQ_EINVAL);
+    assert_int_equal(slaq_policy_parse("?", &k), SLAQ_EINVAL);
+    assert_int_equal(slaq_policy_parse(NULL, &k), SLAQ_EINVAL);
+    assert_int_equal(k, SLAQ_POLICY_SLAQ);
+    /* fair alone divides without forecasts */
+    assert_false(slaq_policy_uses_forecasts(SLAQ_POLICY_FAIR));
+    assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_SLAQ));
+    assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_MAXMIN));
+    assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_RELAQS));
+    assert_false(slaq_policy_uses_forecasts((slaq_policy_kind)n));
+}
+
+/* The list for error messages: every name once, in kind order; a short
+ * buffer gets a terminated prefix and the whole length, as snprintf. */
+static void test_policy_list_names_every_policy(void **state)
+{
+    (void)state;
+    const char *all = "fair, slaq, slaq-maxmin, relaqs";
+    char buf[64], small[8];
+    assert_int_equal(slaq_policy_list(buf, sizeof buf, ", "),
+                     (int)strlen(all));
+    assert_string_equal(buf, all);
+    assert_int_equal(slaq_policy_list(small, sizeof small, ", "),
+                     (int)strlen(all));
+    assert_string_equal(small, "fair, s");
+    assert_int_equal(slaq_policy_list(NULL, 0, "|"),
+                     (int)strlen("fair|slaq|slaq-maxmin|relaqs"));
+    assert_int_equal(slaq_policy_list(buf, sizeof buf, " or "),
+                     (int)strlen("fair or slaq or slaq-maxmin or relaqs"));
+}
+
+/* Every policy of the table divides the whole capacity of a random
+ * instance among its jobs; one past the table is refused by the
+ * allocator, the scheduler's constructor and slaq_sched_set_policy. */
+static void test_every_policy_divides_and_no_other_kind(void **state)
+{
+    (void)state;
+    enum { N = 40 };
+    static slaq_forecast fc[N];
+    static slaq_pjob j[N];
+    double a[N], cap = 25;
+    srand(21);
+    for (int i = 0; i < N; i++) {
+        random_forecast(&fc[i]);
+        j[i] = pjob(&fc[i], 2, 1 + urand(), 0.5 + urand(), 4);
+    }
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    size_t n = slaq_policy_count();
+    for (size_t k = 0; k < n; k++) {
+        assert_int_equal(slaq_allocate((slaq_policy_kind)k, j, N, cap, 1, ws,
+                                       a), SLAQ_OK);
+        double sum = 0;
+        for (int i = 0; i < N; i++) {
+            assert_true(a[i] >= 0 && a[i] <= 4 + 1e-12);
+            sum += a[i];
+        }
+        assert_near(sum, cap, 1e-9);
+    }
+    assert_int_equal(slaq_allocate((slaq_policy_kind)n, j, N, cap, 1, ws, a),
+                     SLAQ_EINVAL);
+    slaq_alloc_ws_free(ws);
+
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 8;
+    c.policy = (slaq_policy_kind)n;
+    assert_null(slaq_sched_new(&c));
+    c.policy = SLAQ_POLICY_RELAQS;
+    slaq_sched *s = slaq_sched_new(&c);
+    assert_non_null(s);
+    slaq_sched_set_policy(s, (slaq_policy_kind)n);
+    assert_int_equal(slaq_sched_get_config(s)->policy, SLAQ_POLICY_RELAQS);
+    slaq_sched_set_policy(s, SLAQ_POLICY_FAIR);
+    assert_int_equal(slaq_sched_get_config(s)->policy, SLAQ_POLICY_FAIR);
+    slaq_sched_free(s);
+}
+
+/* relaqs and slaq share the greedy and its key: the allocator gives them
+ * the same cores, bit for bit (the scheduler, not the allocator, treats
+ * queries and exact jobs). */
+static void test_relaqs_allocates_as_slaq(void **state)
+{
+    (void)state;
+    enum { N = 200 };
+    static slaq_forecast fc[N];
+    static slaq_pjob j[N];
+    static double a[N], b[N];
+    srand(5);
+    for (int i = 0; i < N; i++) {
+        random_forecast(&fc[i]);
+        j[i] = pjob(&fc[i], 1, 0.5 + urand(), 0.5 + urand(), 8);
+        j[i].prev_alloc = 2 * urand();
+        j[i].stay = 0.5;
+    }
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, N, 300, 1, ws, a),
+                     SLAQ_OK);
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_RELAQS, j, N, 300, 1, ws, b),
+                     SLAQ_OK);
+    assert_memory_equal(a, b, sizeof a);
+    slaq_alloc_ws_free(ws);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -380,6 +509,10 @@ int main(void)
         cmocka_unit_test(test_same_input_same_output),
         cmocka_unit_test(test_bad_arguments_are_refused),
         cmocka_unit_test(test_capacity_left_for_ml),
+        cmocka_unit_test(test_policy_names_parse_back_to_their_kinds),
+        cmocka_unit_test(test_policy_list_names_every_policy),
+        cmocka_unit_test(test_every_policy_divides_and_no_other_kind),
+        cmocka_unit_test(test_relaqs_allocates_as_slaq),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
