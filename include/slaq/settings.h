@@ -46,14 +46,22 @@ typedef struct slaq_setting {
     double min, max;
     int min_excluded, max_excluded;
     double dflt;            /* the default (an enum's: the value) */
-    /* Enums: the values a user may choose, and their names. */
+    /* Enums: the values a user may choose, and their names; or, where
+     * another table of libslaq owns the values (the share policies),
+     * `count` gives them as 0 .. count() - 1 and `values` is NULL. Read
+     * them with slaq_setting_nvalues() and slaq_setting_value(). */
     const int *values;
     size_t nvalues;
+    size_t (*count)(void);
     const char *(*value_name)(int value);
     const char *arg;        /* the value's placeholder in --help: "H" */
     const char *unit;       /* a number's unit ("s", "cores"), or NULL */
     const char *help;       /* one paragraph: what the setting does */
 } slaq_setting;
+
+/* An enum setting's number of values, and its i-th value. */
+size_t slaq_setting_nvalues(const slaq_setting *s);
+int slaq_setting_value(const slaq_setting *s, size_t i);
 
 /* The table: slaq_setting_count() rows, in the order --help lists them. */
 size_t slaq_setting_count(void);

@@ -47,8 +47,6 @@ static const char *placement_name(int v)
     return slaq_placement_name((slaq_placement)v);
 }
 
-static const int policies[] = {SLAQ_POLICY_FAIR, SLAQ_POLICY_SLAQ,
-                               SLAQ_POLICY_MAXMIN, SLAQ_POLICY_RELAQS};
 /* The oracle needs every job's true curve: only a simulator has it, and
  * it asks for it by name (slaq sim --policy oracle-greedy). */
 static const int predictors[] = {SLAQ_PRED_AUTO, SLAQ_PRED_SLAQ_FIT,
@@ -61,14 +59,12 @@ static const int placements[] = {SLAQ_PLACE_LEAST_LOADED, SLAQ_PLACE_GAIN};
 
 static const slaq_setting settings[] = {
     {.name = "policy", .type = SLAQ_SETTING_ENUM,
-     .offset = AT(policy, int), VALUES(policies, policy_name),
-     .dflt = SLAQ_POLICY_SLAQ, .arg = "NAME",
-     .help = "How the cores are divided: fair (weighted max-min fair "
-             "shares), slaq (to the jobs whose predicted normalised loss "
-             "falls most: SLAQ's Algorithm 1), slaq-maxmin (to the jobs "
-             "whose predicted normalised loss stays highest) or relaqs "
-             "(approximate queries and jobs weighed on one scale of "
-             "progress, docs/relaqs.md)."},
+     .offset = AT(policy, int), .count = slaq_policy_count,
+     .value_name = policy_name, .dflt = SLAQ_POLICY_SLAQ, .arg = "NAME",
+     .help = "How the cores are divided among the jobs: by weight alone, "
+             "or by what each job's predicted loss (or a query's "
+             "progress) gains from them; `slaq policy --help` describes "
+             "each policy."},
     {.name = "predictor", .type = SLAQ_SETTING_ENUM,
      .offset = AT(predictor, int), VALUES(predictors, predictor_name),
      .dflt = SLAQ_PRED_AUTO, .arg = "K",
@@ -198,18 +194,28 @@ static int fmt_double(char *buf, size_t len, double v)
     return snprintf(buf, len, "%s", tmp);
 }
 
+size_t slaq_setting_nvalues(const slaq_setting *s)
+{
+    return s->count ? s->count() : s->nvalues;
+}
+
+int slaq_setting_value(const slaq_setting *s, size_t i)
+{
+    return s->values ? s->values[i] : (int)i;
+}
+
 int slaq_setting_expect(const slaq_setting *s, char *buf, size_t len)
 {
     if (len)
         buf[0] = '\0';
     if (s->type == SLAQ_SETTING_ENUM) {
         size_t n = 0;
-        for (size_t i = 0; i < s->nvalues; i++) {
-            const char *sep = i == 0 ? "" : i + 1 < s->nvalues ? ", "
-                                                                : " or ";
+        size_t nv = slaq_setting_nvalues(s);
+        for (size_t i = 0; i < nv; i++) {
+            const char *sep = i == 0 ? "" : i + 1 < nv ? ", " : " or ";
             n += (size_t)snprintf(n < len ? buf + n : NULL,
                                   n < len ? len - n : 0, "%s%s", sep,
-                                  s->value_name(s->values[i]));
+                                  s->value_name(slaq_setting_value(s, i)));
         }
         return (int)n;
     }
@@ -237,9 +243,9 @@ int slaq_setting_expect(const slaq_setting *s, char *buf, size_t len)
 static int parse_value(const slaq_setting *s, const char *text, double *out)
 {
     if (s->type == SLAQ_SETTING_ENUM) {
-        for (size_t i = 0; i < s->nvalues; i++)
-            if (!strcmp(text, s->value_name(s->values[i]))) {
-                *out = s->values[i];
+        for (size_t i = 0; i < slaq_setting_nvalues(s); i++)
+            if (!strcmp(text, s->value_name(slaq_setting_value(s, i)))) {
+                *out = slaq_setting_value(s, i);
                 return 0;
             }
         return -1;

@@ -86,7 +86,7 @@ static void test_every_row_is_described(void **state)
             assert_true(slaq_setting_at(k)->offset != s->offset);
         }
         if (s->type == SLAQ_SETTING_ENUM) {
-            assert_true(s->nvalues >= 2 && s->value_name);
+            assert_true(slaq_setting_nvalues(s) >= 2 && s->value_name);
         } else {
             assert_true(s->min <= s->dflt && s->dflt <= s->max);
             assert_false(s->min_excluded && s->dflt == s->min);
@@ -100,7 +100,8 @@ static void test_every_row_is_described(void **state)
 static void inside(const slaq_setting *s, char *buf, size_t len)
 {
     if (s->type == SLAQ_SETTING_ENUM) {
-        snprintf(buf, len, "%s", s->value_name(s->values[s->nvalues - 1]));
+        snprintf(buf, len, "%s", s->value_name(slaq_setting_value(
+                                     s, slaq_setting_nvalues(s) - 1)));
         return;
     }
     double v = isinf(s->max) ? s->min + 2.5 : (s->min + s->max) / 2 + 0.1;
