@@ -67,6 +67,10 @@ for block in "$TMP/blocks"/*; do
     echo "export PATH='$bin':\$PATH"
     echo 'daemons=()'
     echo 'stop_daemons() {'
+    # A block that stopped half-way leaves no cluster up behind it.
+    echo "  [ -s slaq-cluster/jobid ] && '$bin/slaq' cluster down >/dev/null 2>&1 || true"
+    grep -q slurm-local.sh "$block" &&
+      echo "  '$root/scripts/slurm-local.sh' down >/dev/null 2>&1 || true"
     echo '  for p in "${daemons[@]}"; do'
     echo "    for id in \$('$bin/slaq' ls --json 2>/dev/null | python3 -c 'import json,sys; print(\" \".join(str(j[\"id\"]) for j in json.load(sys.stdin)[\"jobs\"] if j[\"state\"] in (\"running\",\"stopping\")))' 2>/dev/null); do"
     echo "      '$bin/slaq' cancel --now \"\$id\" >/dev/null 2>&1 || true"
