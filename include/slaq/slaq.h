@@ -804,8 +804,11 @@ enum { SLAQ_JOB_ML = 0, SLAQ_JOB_QUERY = 1, SLAQ_JOB_EXACT = 2 };
 int slaq_job_kind_parse(const char *name, int *out);
 const char *slaq_job_kind_name(int kind);
 
+/* Two different words, so two different values: a job's pin "any node"
+ * (slaq_job_opts.node) and a job's place "waiting for a node"
+ * (slaq_job_node()). Every real node is >= 0. */
 #define SLAQ_NODE_ANY (-1)
-#define SLAQ_NODE_PENDING (-1)
+#define SLAQ_NODE_PENDING (-2)
 
 void slaq_job_opts_init(slaq_job_opts *o);
 

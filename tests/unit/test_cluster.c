@@ -343,6 +343,8 @@ static void test_pending_queue_is_fifo(void **state)
     assert_int_equal(slaq_job_node(j[0]), 0);
     assert_int_equal(slaq_job_node(j[1]), 0);
     assert_int_equal(slaq_job_node(j[2]), SLAQ_NODE_PENDING);
+    /* waiting is not a pin: the two words have different values */
+    assert_int_not_equal(slaq_job_node(j[2]), SLAQ_NODE_ANY);
     assert_int_equal(slaq_sched_pending(s), 2);
     assert_ptr_equal(slaq_sched_pending_job(s, 0), j[2]);
     assert_ptr_equal(slaq_sched_pending_job(s, 1), j[3]);
