@@ -86,7 +86,10 @@ int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
  * yet"). slaqd measures a query's progress from the change of
  * `estimates` between reports; `loss` is still required and is what a
  * slaqd that does not know vectors uses. n at most SLAQ_CLIENT_MAX_VECTOR
- * (else -1, errno EINVAL). Never blocks.
+ * (else -1, errno EINVAL). Never blocks. Kept and sent again after a
+ * reconnection with its vectors, as slaq_client_report()'s reports are;
+ * besides the count, the vectors waiting for confirmation are bounded
+ * (64 MiB of their text): past that a report is dropped (returns 1).
  */
 #define SLAQ_CLIENT_MAX_VECTOR 512
 int slaq_client_report_vector(slaq_client *c, uint64_t iter, double loss,

@@ -44,11 +44,15 @@
 #define CL_MAX_LINE (64 * 1024)
 #define CL_RETRY_S 1.0
 #define CL_MAX_UNACKED 65536      /* reports kept until slaqd confirms */
+#define CL_MAX_VEC_BYTES (64u << 20) /* vector text kept for resending */
 
 typedef struct cl_rep {
     uint64_t iter;
     double loss, cpu_s, samples;
     double metric;               /* NaN: none at this iteration */
+    char *vec;                   /* a query's ",\"estimates\":[..]..."
+                                    text (owned), or NULL */
+    size_t vec_len;
 } cl_rep;
 
 struct slaq_client {
@@ -87,6 +91,8 @@ struct slaq_client {
                              or not (0); -1 before any welcome: kept */
     int have_acked;
     uint64_t acked;       /* the last iteration acknowledged */
+    size_t vec_bytes;     /* the ring's vector text, at most
+                             CL_MAX_VEC_BYTES */
 };
 
 extern char *program_invocation_short_name;
@@ -162,29 +168,51 @@ static void ring_pop(slaq_client *c, size_t n)
 {
     if (n > c->ring_n)
         n = c->ring_n;
+    for (size_t i = 0; i < n; i++) {
+        cl_rep *r = ring_at(c, i);
+        c->vec_bytes -= r->vec_len;
+        free(r->vec);
+        r->vec = NULL;
+        r->vec_len = 0;
+    }
     c->ring_head = c->ring_cap ? (c->ring_head + n) % c->ring_cap : 0;
     c->ring_n -= n;
     c->ring_sent = c->ring_sent > n ? c->ring_sent - n : 0;
 }
 
 /* Queues the ring's reports not yet on this connection (after the hello,
- * oldest first), as far as the output buffer takes them. */
+ * oldest first), as far as the output buffer takes them. A query's report
+ * goes with its vectors, whether it is sent the first time or again. */
 static void ring_pump(slaq_client *c)
 {
     if (c->fd < 0)
         return;
-    char line[256];
+    char head[256];
     while (c->ring_sent < c->ring_n) {
         const cl_rep *r = ring_at(c, c->ring_sent);
-        int n = snprintf(line, sizeof line, "{\"type\":\"report\",\"iter\":"
+        int n = snprintf(head, sizeof head, "{\"type\":\"report\",\"iter\":"
                          "%llu,\"loss\":%.17g,\"cpu_s\":%.17g,\"samples\":"
                          "%.17g", (unsigned long long)r->iter, r->loss,
                          r->cpu_s, r->samples);
         if (!isnan(r->metric))
-            n += snprintf(line + n, sizeof line - (size_t)n,
+            n += snprintf(head + n, sizeof head - (size_t)n,
                           ",\"metric\":%.17g", r->metric);
-        n += snprintf(line + n, sizeof line - (size_t)n, "}");
-        if (cl_queue(c, line, (size_t)n) < 0)
+        int rc;
+        if (r->vec) {
+            size_t len = (size_t)n + r->vec_len + 1;
+            char *line = malloc(len + 1);
+            if (!line)
+                break; /* tried again at the next call */
+            memcpy(line, head, (size_t)n);
+            memcpy(line + n, r->vec, r->vec_len);
+            line[len - 1] = '}';
+            rc = cl_queue(c, line, len);
+            free(line);
+        } else {
+            n += snprintf(head + n, sizeof head - (size_t)n, "}");
+            rc = cl_queue(c, head, (size_t)n);
+        }
+        if (rc < 0)
             break;
         c->ring_sent++;
     }
@@ -478,7 +506,7 @@ int slaq_client_report_metric(slaq_client *c, uint64_t iter, double loss,
     slaq_client_poll(c);
     /* Offline, a report is kept only for a slaqd known to acknowledge
      * (it will be sent after the reconnection); else it is dropped. */
-    cl_rep r = {iter, loss, cpu_s, samples, metric};
+    cl_rep r = {iter, loss, cpu_s, samples, metric, NULL, 0};
     if ((c->fd < 0 && c->acks != 1) || ring_push(c, &r) < 0) {
         c->dropped++;
         return 1;
@@ -514,37 +542,35 @@ int slaq_client_report_vector(slaq_client *c, uint64_t iter, double loss,
         return -1;
     }
     slaq_client_poll(c);
-    if (c->fd < 0) {
+    /* Kept for resending like any report (offline: only for a slaqd known
+     * to acknowledge), its vectors as text: ",\"estimates\":[...]...". */
+    if (c->fd < 0 && c->acks != 1) {
         c->dropped++;
         return 1;
     }
     /* 24 bytes hold any %.17g number or null and its comma. */
-    size_t len = 256 + 3 * (n * 25 + 16);
-    char *line = malloc(len);
-    if (!line) {
+    size_t len = 64 + 3 * (n * 25 + 16);
+    char *vec = malloc(len);
+    if (!vec) {
         c->dropped++;
         return 1;
     }
-    size_t at = (size_t)snprintf(line, len, "{\"type\":\"report\","
-                                 "\"iter\":%llu,\"loss\":%.17g,"
-                                 "\"cpu_s\":%.17g,\"samples\":%.17g",
-                                 (unsigned long long)iter, loss, cpu_s,
-                                 samples);
-    at = put_array(line, len, at, "estimates", estimates, n);
+    size_t at = put_array(vec, len, 0, "estimates", estimates, n);
     if (lower)
-        at = put_array(line, len, at, "lower", lower, n);
+        at = put_array(vec, len, at, "lower", lower, n);
     if (upper)
-        at = put_array(line, len, at, "upper", upper, n);
-    at += (size_t)snprintf(line + at, at < len ? len - at : 0, "}");
-    int rc = 0;
-    if (at >= len || cl_queue(c, line, at) < 0) {
+        at = put_array(vec, len, at, "upper", upper, n);
+    cl_rep r = {iter, loss, cpu_s, samples, NAN, vec, at};
+    if (at >= len || c->vec_bytes + at > CL_MAX_VEC_BYTES ||
+        ring_push(c, &r) < 0) {
+        free(vec);
         c->dropped++;
-        rc = 1;
+        return 1;
     }
-    free(line);
-    if (!rc)
-        cl_write(c);
-    return rc;
+    c->vec_bytes += at;
+    ring_pump(c);
+    cl_write(c);
+    return 0;
 }
 
 int slaq_client_set_metric_name(slaq_client *c, const char *name)
@@ -717,6 +743,7 @@ void slaq_client_close_timeout(slaq_client *c, int timeout_ms)
     free(c->metric_name);
     free(c->stop_reason);
     free(c->wbuf);
+    ring_pop(c, c->ring_n); /* frees the vectors still kept */
     free(c->ring);
     free(c);
 }

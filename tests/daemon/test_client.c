@@ -426,6 +426,59 @@ static void test_unacked_reports_are_resent_after_reconnecting(void **state)
     assert_string_equal(line, "{\"type\":\"bye\"}");
 }
 
+/* A query's reports carry vectors: unconfirmed ones, and those made while
+ * slaqd is away, are sent again after the reconnection with their
+ * estimates and bounds, not dropped (a query's progress froze at the
+ * mini-batch before the gap). */
+static void test_vector_reports_are_resent_after_reconnecting(void **state)
+{
+    fake *f = *state;
+    char line[8192];
+    const double e[2] = {1.5, 2.5}, lo[2] = {1, 2}, hi[2] = {2, 3};
+    slaq_client *c = slaq_client_connect(f->path, 9, NULL);
+    f->cfd = accept(f->lfd, NULL, NULL);
+    slaq_client_poll(c);
+    fake_line(f, line, sizeof line); /* hello */
+    fake_send(f, "{\"type\":\"welcome\",\"job\":9,\"cores\":1,"
+                 "\"next_iter\":0,\"ack\":true}\n");
+    POLL_UNTIL(c, slaq_client_connected(c));
+    assert_int_equal(slaq_client_report_vector(c, 1, 0.5, 0.1, 10, 2, e, lo,
+                                               hi), 0);
+    fake_line(f, line, sizeof line);
+    assert_non_null(strstr(line, "\"iter\":1,"));
+    assert_non_null(strstr(line, "\"estimates\":[1.5,2.5]"));
+    close(f->cfd); /* slaqd dies before it confirms iteration 1 */
+    f->cfd = -1;
+    POLL_UNTIL(c, !slaq_client_connected(c));
+    /* made while slaqd is away: kept too */
+    assert_int_equal(slaq_client_report_vector(c, 2, 0.25, 0.1, 10, 2, e,
+                                               NULL, NULL), 0);
+    assert_int_equal(slaq_client_unacked(c), 2);
+    assert_int_equal(slaq_client_dropped(c), 0);
+    for (int i = 0; i < 1500; i++) {
+        slaq_client_poll(c);
+        usleep(1000);
+    }
+    f->cfd = accept(f->lfd, NULL, NULL);
+    fake_line(f, line, sizeof line);
+    assert_non_null(strstr(line, "\"job\":9"));
+    fake_line(f, line, sizeof line);
+    assert_non_null(strstr(line, "\"iter\":1,"));
+    assert_non_null(strstr(line, "\"estimates\":[1.5,2.5],\"lower\":[1,2],"
+                            "\"upper\":[2,3]}"));
+    fake_line(f, line, sizeof line);
+    assert_non_null(strstr(line, "\"iter\":2,"));
+    assert_non_null(strstr(line, "\"estimates\":[1.5,2.5]}"));
+    fake_send(f, "{\"type\":\"welcome\",\"job\":9,\"cores\":1,"
+                 "\"next_iter\":1,\"ack\":true}\n");
+    POLL_UNTIL(c, slaq_client_connected(c));
+    fake_send(f, "{\"type\":\"ack\",\"iter\":2}\n");
+    POLL_UNTIL(c, slaq_client_unacked(c) == 0);
+    slaq_client_close(c);
+    fake_line(f, line, sizeof line);
+    assert_string_equal(line, "{\"type\":\"bye\"}");
+}
+
 /* A slaqd that does not acknowledge (no "ack" in its welcome): reports
  * are forgotten once written, and dropped while offline, as before. */
 static void test_without_acks_reports_are_not_kept(void **state)
@@ -507,6 +560,9 @@ int main(void)
             fake_teardown),
         cmocka_unit_test_setup_teardown(
             test_unacked_reports_are_resent_after_reconnecting, fake_setup,
+            fake_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_vector_reports_are_resent_after_reconnecting, fake_setup,
             fake_teardown),
         cmocka_unit_test_setup_teardown(test_without_acks_reports_are_not_kept,
                                         fake_setup, fake_teardown),
