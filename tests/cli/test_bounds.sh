@@ -72,6 +72,21 @@ check "sim: nothing written to --out" test ! -e "$TMP/o"
 check_exit "sim: just inside the caps runs" 0 "$SLAQ" sim --workload "$WL" \
   --nodes 4 --cores-per-node 8 --epoch 0.05 --out "$TMP/ok" --quiet
 
+# slaq sim --aqp: the same kind of values, refused the same way.
+AQ=tests/data/aqp-traces.jsonl
+refused "sim --aqp: --epoch 1e-9" "epochs of --epoch 1e-09 s, more than the cap of 1000000 epochs" \
+  sim --aqp "$AQ" --seeds 1 --epoch 1e-9
+refused "sim --aqp: --cpu-scale 1e300" "\\(--cpu-scale 1e\\+300\\).*cap of 1000000 epochs" \
+  sim --aqp "$AQ" --seeds 1 --cpu-scale 1e300
+refused "sim --aqp: --cores 1e-300" "on --cores 1e-300 take at least" \
+  sim --aqp "$AQ" --seeds 1 --cores 1e-300
+refused "sim --aqp: --mean-interarrival 1e300" "the last arrival at 8.1.*e\\+300 s" \
+  sim --aqp "$AQ" --seeds 1 --mean-interarrival 1e300
+refused "sim --aqp: --queries 1e300" "--queries: more than the cap of 1000 queries" \
+  sim --aqp "$AQ" --seeds 1 --queries 1e300
+check_exit "sim --aqp: inside the caps runs" 0 "$SLAQ" sim --aqp "$AQ" \
+  --seeds 1 --queries 4 --epoch 1
+
 # A grid of 2 x 1000 points is 1,000,000 configurations.
 grid() {
   python3 - "$@" <<'PY'
