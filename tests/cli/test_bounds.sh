@@ -72,6 +72,14 @@ check "sim: nothing written to --out" test ! -e "$TMP/o"
 check_exit "sim: just inside the caps runs" 0 "$SLAQ" sim --workload "$WL" \
   --nodes 4 --cores-per-node 8 --epoch 0.05 --out "$TMP/ok" --quiet
 
+# slaq workload gen writes only what the reader takes.
+refused "workload gen: --jobs 1e15" "--jobs: 1e\\+15 is beyond the workload format's cap of 1e\\+06" \
+  workload gen --curves tests/data/sim-curves.jsonl --jobs 1e15
+refused "workload gen: --mean-interarrival 1e308" "--mean-interarrival x \\(--jobs - 1\\)" \
+  workload gen --curves tests/data/sim-curves.jsonl --jobs 4 \
+  --mean-interarrival 1e308
+check "workload gen: nothing written" test ! -s "$TMP/out"
+
 # slaq sim --aqp: the same kind of values, refused the same way.
 AQ=tests/data/aqp-traces.jsonl
 refused "sim --aqp: --epoch 1e-9" "epochs of --epoch 1e-09 s, more than the cap of 1000000 epochs" \
