@@ -326,13 +326,13 @@ static uint64_t get_u64(const unsigned char *p)
 }
 
 /* Writes the old entries not yet committed as settled, and the held
- * reports, over the ledger's preallocated blocks. */
+ * reports, over the ledger's preallocated blocks (the header and the
+ * entries only: what lies beyond its count is not read). */
 static void ledger_write(sd_store *s)
 {
     static unsigned char buf[LEDGER_SIZE];
     if (s->ledger_fd < 0)
         return;
-    memset(buf, 0, sizeof buf);
     memcpy(buf, LEDGER_MAGIC, 8);
     size_t n = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -347,7 +347,8 @@ static void ledger_write(sd_store *s)
         }
     }
     put_u64(buf + 8, n);
-    if (pwrite(s->ledger_fd, buf, sizeof buf, 0) == (ssize_t)sizeof buf) {
+    size_t len = 16 + 32 * n;
+    if (pwrite(s->ledger_fd, buf, len, 0) == (ssize_t)len) {
         s->ledger_dirty = 0;
         s->ledger_held = s->nagg > 0;
     }
