@@ -699,6 +699,19 @@ static json_t *sweep_json(sd_daemon *d, sd_sweep *w, int detail)
                 counts[in.state < 5 ? in.state : 0]++;
             continue;
         }
+        if (!detail && stored) { /* ended: the states it was left in */
+            sqlite3_bind_int64(stored, 1, w->id);
+            sqlite3_bind_int64(stored, 2, (sqlite3_int64)i);
+            const unsigned char *sn = sqlite3_step(stored) == SQLITE_ROW
+                                          ? sqlite3_column_text(stored, 0)
+                                          : NULL;
+            for (int k = 0; k < 5; k++)
+                if (!strcmp(sn ? (const char *)sn : "new",
+                            state_name((slaq_sweep_state)k)))
+                    counts[k]++;
+            sqlite3_reset(stored);
+            continue;
+        }
         json_t *c = json_object();
         json_object_set_new(c, "index", json_integer((json_int_t)i));
         json_object_set_new(c, "params", json_incref(w->c[i].params));
