@@ -55,7 +55,7 @@ char *text_escape(char *out, size_t cap, const char *s)
     size_t o = 0;
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
-        char esc[8];
+        char esc[16];
         uint32_t cp = 0;
         size_t n = utf8_next(p, &cp), len;
         const char *piece;
