@@ -991,10 +991,10 @@ out:
     http_stop(d);
     if (d->store)
         store_flush(d->store);
+    enf_shutdown(d); /* looks at the jobs: before they are freed */
     sweep_free_all(d);
     job_free_all(d);
     trace_free(d);
-    enf_shutdown(d);
     store_close(d->store);
     slaq_sched_free(d->sched);
     conn_unlink_unix(d, d->cfg.socket_path);
