@@ -12,7 +12,7 @@ import sqlite3
 import subprocess
 import time
 
-from conftest import SLAQ, wait_for
+from conftest import SLAQ, session, wait_for
 
 
 def grid(nparams, points, epochs=10):
@@ -48,6 +48,28 @@ def test_grid_over_the_cap_is_refused_by_slaqd(slaqd):
     assert rss_kb(slaqd.proc.pid) < 100 * 1024
     assert slaqd.request({"type": "sweep_ls"})["sweeps"] == []
     assert slaqd.cli("ls").returncode == 0
+
+
+def test_sigterm_after_a_grid_over_the_cap(tmp_path, daemon_factory):
+    """The issue's case: a 2 x 1000 grid sent straight to slaqd (no check
+    by the slaq command) and SIGTERM 0.2 s later. slaqd refuses the grid
+    at once and so exits within a second (it used to expand 1,000,000
+    configurations, grow past a gigabyte and not see the signal)."""
+    d = daemon_factory(state=tmp_path / "s")
+    s, f = session(d.sock)
+    s.sendall(json.dumps({"type": "sweep_submit", "spec": grid(2, 1000),
+                          "cwd": "/"}).encode() + b"\n")
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    d.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = d.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        rc = None
+        d.kill9()
+    took = time.monotonic() - t0
+    s.close()
+    assert rc == 0 and took < 1.0, (rc, took)
 
 
 def test_sigterm_while_taking_in_the_largest_sweep(tmp_path, daemon_factory):
