@@ -140,3 +140,38 @@ def test_reports_lost_in_a_crash_on_a_full_disk_are_counted(daemon_factory,
     d3 = daemon_factory(state=d.state)
     assert d3.request({"type": "status"})["reports_lost_total"] == 607
     assert d3.cli("show", str(jid)).stdout.count("were lost when") == 1
+
+
+def test_reports_a_live_client_sends_again_are_not_counted_lost(
+        daemon_factory, small_disk):
+    """The same crash, but the job lives on: its client keeps what was not
+    acknowledged and sends it again to the next slaqd, so nothing is lost
+    and nothing is counted lost when the job ends."""
+    import slaq
+    d = daemon_factory("--enforce", "none", state=small_disk / "state")
+    db = os.path.join(d.state, "state.db")
+    c = slaq.Client(socket_path=d.sock, job_id=0, name="resends")
+    wait_for(lambda: c.poll() or c.connected, what="the client to connect")
+    for k in range(100):
+        assert c.report(k, 1.0 / (k + 1), cpu_s=0.0)
+    wait_for(lambda: c.poll() or c.acked == 99, what="100 acknowledged")
+    jid = c.job_id
+    _fill(small_disk / "filler")
+    for k in range(100, 400):
+        assert c.report(k, 1.0 / (k + 1), cpu_s=0.0)
+    wait_for(lambda: c.poll() or d.job(jid)["reports"] == 400,
+             what="all accepted")
+    wait_for(lambda: not d.request({"type": "status"})["store_ok"],
+             what="the store to fail")
+    time.sleep(0.2)
+    d.kill9()
+    os.unlink(small_disk / "filler")
+    assert _count(db, jid)[0] == 100
+    d.start()
+    wait_for(lambda: c.poll() or (c.connected and c.acked == 399),
+             timeout=15, what="the reports sent again and acknowledged")
+    c.close()
+    wait_for(lambda: d.job(jid)["state"] != "running", what="the job's end")
+    assert _count(db, jid) == (400, 400)
+    assert d.request({"type": "status"})["reports_lost_total"] == 0
+    assert "were lost when" not in d.cli("show", str(jid)).stdout
