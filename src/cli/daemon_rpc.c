@@ -17,6 +17,7 @@
 
 #include "cli/cli.h"
 #include "cli/daemon_rpc.h"
+#include "io/text.h"
 
 #define RPC_TIMEOUT_MS 10000
 
@@ -158,24 +159,9 @@ const char *rpc_safe(const char *s)
 {
     static char bufs[4][4096];
     static unsigned next;
-    char *out = bufs[next++ % 4];
-    size_t o = 0, cap = sizeof bufs[0];
     if (!s)
         return "-";
-    for (size_t i = 0; s[i] && o + 8 < cap; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c < 0x20 || c == 0x7f) {
-            o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
-        } else if (c == 0xc2 && (unsigned char)s[i + 1] >= 0x80 &&
-                   (unsigned char)s[i + 1] < 0xa0) {
-            o += (size_t)snprintf(out + o, cap - o, "\\x%02x",
-                                  (unsigned char)s[++i]);
-        } else {
-            out[o++] = (char)c;
-        }
-    }
-    out[o] = 0;
-    return out;
+    return text_escape(bufs[next++ % 4], sizeof bufs[0], s);
 }
 
 double rpc_num(json_t *obj, const char *key)

@@ -91,9 +91,10 @@ void rpc_print_json(json_t *v);
 void rpc_sparkline(char *out, size_t len, json_t *arr, double lo, double hi);
 
 /*
- * s with every control character (C0, DEL, C1) written as \xNN, so that a
- * job's name or command cannot move the cursor or rewrite the terminal
- * (NULL prints as "-"). Returns one of a few rotating static buffers:
+ * s escaped by text_escape (src/io/text.h): control characters (C0, DEL,
+ * C1) and malformed UTF-8 as \xNN, bidirectional controls such as U+202E
+ * as \uXXXX, so that a job's name or command can neither move the cursor,
+ * rewrite the terminal nor show itself reversed (NULL prints as "-"). Returns one of a few rotating static buffers:
  * valid until a few more calls, enough for one printf.
  */
 const char *rpc_safe(const char *s);

@@ -168,10 +168,15 @@ void clu_detach(clu_state *c, size_t v, const clu_job *job, double alloc)
     nd->jobs--;
     nd->weight -= job->weight;
     nd->minsum -= job->minsh;
+    /* Its cores leave the node's total now, not at the next epoch: a
+     * scheduler with no jobs left runs no epoch, and the node would show
+     * the cores of a job that is gone. */
+    nd->alloc = nd->alloc > alloc ? nd->alloc - alloc : 0;
     if (nd->jobs == 0) {
         /* no rounding left behind */
         nd->weight = 0;
         nd->minsum = 0;
+        nd->alloc = 0;
     }
     nd->free += alloc;
     if (nd->free > nd->cores)

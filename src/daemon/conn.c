@@ -271,22 +271,46 @@ static void auth_succeeded(sd_daemon *d, const sd_conn *c)
  * Out of descriptors (or memory): the pending connection cannot be taken,
  * and a level-triggered listener would wake the loop at once, forever. So
  * the listeners leave the epoll set until a connection closes (or, for
- * descriptors freed elsewhere, the next second); logged once per pause.
+ * descriptors freed elsewhere, the next second).
+ *
+ * Logged once per episode: a busy client population at the limit takes a
+ * freed descriptor at once and pauses again, hundreds of times a second.
+ * The episode ends when no pause has come for SD_ACCEPT_QUIET_S; its end
+ * is logged with the count (accept_episode_end).
  */
+#define SD_ACCEPT_QUIET_S 5.0
+
 static void accept_pause(sd_daemon *d, int err)
 {
     if (d->accept_paused)
         return;
     d->accept_paused = 1;
     d->accept_pauses++;
+    d->accept_last = sd_mono();
     sd_epoll_del(d, &d->listen_h);
     if (d->cfg.tcp)
         sd_epoll_del(d, &d->tcp_h);
-    if (!d->accept_logged)
+    if (!d->accept_logged) {
         sd_log(d, 0, "accept: %s: not accepting connections until a "
-               "descriptor is free (%zu open connections; logged once until "
-               "one is accepted again)", strerror(err), d->nconns);
-    d->accept_logged = 1;
+               "descriptor is free (%zu open connections; logged once, with "
+               "a count when it has not happened for %g s)", strerror(err),
+               d->nconns, SD_ACCEPT_QUIET_S);
+        d->accept_logged = 1;
+        d->accept_episode = d->accept_pauses - 1;
+    }
+}
+
+/* The end of an episode of pauses, logged with its count. */
+static void accept_episode_end(sd_daemon *d, double now)
+{
+    if (!d->accept_logged || d->accept_paused ||
+        now - d->accept_last < SD_ACCEPT_QUIET_S)
+        return;
+    sd_log(d, 0, "accepting connections again: out of descriptors %llu "
+           "times in that episode (%zu open connections)",
+           (unsigned long long)(d->accept_pauses - d->accept_episode),
+           d->nconns);
+    d->accept_logged = 0;
 }
 
 static void accept_resume(sd_daemon *d)
@@ -312,11 +336,6 @@ void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events)
                      errno != ECONNABORTED)
                 sd_log(d, 0, "accept: %s", strerror(errno));
             return;
-        }
-        if (d->accept_logged) {
-            sd_log(d, 0, "accepting connections again (%zu open)",
-                   d->nconns);
-            d->accept_logged = 0;
         }
         sd_conn *c = conn_add(d, fd, h == &d->tcp_h || h == &d->agents_h);
         if (c)
@@ -1027,6 +1046,7 @@ void conn_tick(sd_daemon *d)
         return;
     d->idle_sweep = now;
     accept_resume(d); /* a descriptor may have been freed elsewhere */
+    accept_episode_end(d, now);
     for (sd_conn *c = d->conns, *next; c; c = next) {
         next = c->next;
         if (!c->spoke && !c->closing &&

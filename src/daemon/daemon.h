@@ -374,8 +374,10 @@ struct sd_daemon {
     uint64_t overload_drops; /* connections closed: buffers over the cap */
     uint64_t idle_closed; /* connections closed: no message in time */
     int accept_paused;    /* out of descriptors: listeners taken out */
-    int accept_logged;    /* ... and said so, until an accept succeeds */
+    int accept_logged;    /* ... and said so: an episode is under way */
     uint64_t accept_pauses;
+    uint64_t accept_episode; /* accept_pauses when the episode began */
+    double accept_last;   /* monotonic time of the episode's last pause */
     double idle_sweep;    /* monotonic time of the last idle sweep */
     double expire_last;   /* monotonic time of the last expiry sweep */
     uint64_t jobs_expired;

@@ -56,10 +56,51 @@ typedef struct http_conn {
     int fd;
     double since;         /* monotonic: opened or previous request done */
     int headers_done;     /* the current request's headers arrived */
+    uint32_t addr;        /* the client's IPv4 address */
 } http_conn;
+
+/*
+ * Room for the next client. libmicrohttpd refuses a connection beyond its
+ * per-address or total limit, so on one machine (every client 127.0.0.1) a
+ * slowloris holding SD_HTTP_PER_IP connections would lock the dashboard
+ * out for as long as it trickles. So before those limits are reached, a
+ * new connection shuts down the oldest connection of its address (or of
+ * all, near the total) that is waiting for a request's headers: a slow or
+ * idle one. A client whose request is whole is never taken; one that
+ * keeps its connection idle opens another.
+ */
+#define SD_HTTP_ROOM_PER_IP (SD_HTTP_PER_IP / 2)
+#define SD_HTTP_ROOM_TOTAL (SD_HTTP_MAX_CONNS - SD_HTTP_PER_IP)
 
 static http_conn *http_conns; /* one slaqd per process */
 static double http_sweep_last;
+
+/* Shuts down the oldest connection waiting for headers, of address
+ * `addr` when it holds SD_HTTP_ROOM_PER_IP or more, or of any address when
+ * SD_HTTP_ROOM_TOTAL or more are open (see SD_HTTP_ROOM_PER_IP). */
+static void make_room(uint32_t addr)
+{
+    size_t mine = 0, all = 0;
+    http_conn *old_mine = NULL, *old_all = NULL;
+    for (http_conn *h = http_conns; h; h = h->next) {
+        if (h->fd < 0)
+            continue; /* already shut down */
+        all++;
+        mine += h->addr == addr;
+        if (h->headers_done)
+            continue;
+        if (!old_all || h->since < old_all->since)
+            old_all = h;
+        if (h->addr == addr && (!old_mine || h->since < old_mine->since))
+            old_mine = h;
+    }
+    http_conn *victim = mine + 1 > SD_HTTP_ROOM_PER_IP ? old_mine
+                        : all + 1 > SD_HTTP_ROOM_TOTAL ? old_all : NULL;
+    if (victim) {
+        shutdown(victim->fd, SHUT_RDWR);
+        victim->fd = -1; /* libmicrohttpd closes it and says so */
+    }
+}
 
 static void on_connection(void *cls, struct MHD_Connection *con,
                           void **socket_context,
@@ -76,6 +117,12 @@ static void on_connection(void *cls, struct MHD_Connection *con,
         }
         h->fd = ci->connect_fd;
         h->since = sd_mono();
+        const union MHD_ConnectionInfo *ai =
+            MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        if (ai && ai->client_addr && ai->client_addr->sa_family == AF_INET)
+            h->addr = ((const struct sockaddr_in *)(const void *)
+                       ai->client_addr)->sin_addr.s_addr;
+        make_room(h->addr);
         h->next = http_conns;
         if (http_conns)
             http_conns->prev = h;

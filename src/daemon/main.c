@@ -31,6 +31,7 @@
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "io/setopt.h"
+#include "io/text.h"
 #include "paths.h" /* SLAQ_BINDIR, SLAQ_SYSCONFDIR: BUILD/gen, from make */
 #include "slaq/version.h"
 
@@ -65,12 +66,16 @@ void sd_log(const sd_daemon *d, int level, const char *fmt, ...)
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    /* Names, commands and strings from jobs and agents end up in the
+     * message: escaped, so that the log stays one line per message and
+     * shows what was sent (text_escape). */
+    char msg[4096], safe[4 * sizeof msg];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s slaqd: ", stamp);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "%s slaqd: %s\n", stamp,
+            text_escape(safe, sizeof safe, msg));
 }
 
 int sd_ratelog_ok(sd_ratelog *r, uint64_t *held)
@@ -929,10 +934,10 @@ out:
     http_stop(d);
     if (d->store)
         store_flush(d->store);
+    enf_shutdown(d); /* looks at the jobs: before they are freed */
     sweep_free_all(d);
     job_free_all(d);
     trace_free(d);
-    enf_shutdown(d);
     store_close(d->store);
     slaq_sched_free(d->sched);
     conn_unlink_unix(d, d->cfg.socket_path);

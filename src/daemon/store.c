@@ -14,12 +14,14 @@
  * a commit succeeds (store_flush).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "daemon/daemon.h"
 
@@ -86,6 +88,18 @@ struct sd_store {
                      char *vec; /* owned; NULL: not a query's */ } *pend;
     size_t npend, cappend;
     uint64_t lost;
+    /* The ledger (see ledger_write): per job, the reports held in memory
+     * (agg, mirroring pend), and those a previous slaqd held when it
+     * stopped (old), lost unless found in the database. */
+    int ledger_fd;        /* -1: no ledger */
+    struct lost_ent { int64_t job; uint64_t n; int64_t first, last;
+                      int settled; } *agg, *old;
+    size_t nagg, capagg, nold;
+    int ledger_dirty;     /* the file differs from memory */
+    int ledger_held;      /* the file lists held reports (agg) */
+    uint64_t lost_base;   /* reports_lost of the meta table at open */
+    uint64_t lost_settled;/* old reports found lost in this run */
+    uint64_t lost_saved;  /* lost + lost_settled last committed */
     int retrying;         /* inside the rewrite after a failure */
     void (*rewrite)(void *);  /* puts every job again after a failure */
     void *rewrite_arg;
@@ -145,6 +159,9 @@ static int check_owner(sqlite3 *db, const char *path, int init, char *err,
     return -1;
 }
 
+static void ledger_open(sd_store *s, const char *path);
+static void ledger_settle(sd_store *s, int64_t job);
+
 sd_store *store_open(const char *path, int init, char *err, size_t errlen)
 {
     sd_store *s = calloc(1, sizeof *s);
@@ -152,6 +169,7 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    s->ledger_fd = -1;
     char *msg = NULL;
     struct stat st;
     int fresh = stat(path, &st) < 0 && errno == ENOENT;
@@ -225,6 +243,19 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
             snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
             goto fail;
         }
+    sqlite3_int64 lost = query_int(s->db, "SELECT value FROM meta WHERE key "
+                                          "= 'reports_lost'");
+    s->lost_base = lost > 0 ? (uint64_t)lost : 0;
+    ledger_open(s, path);
+    /* Jobs of the ledger that have ended already are settled now. */
+    for (size_t i = 0; i < s->nold; i++) {
+        char q[128];
+        snprintf(q, sizeof q, "SELECT count(*) FROM jobs WHERE id = %lld AND "
+                 "state IN ('running', 'stopping', 'pending')",
+                 (long long)s->old[i].job);
+        if (query_int(s->db, q) == 0)
+            ledger_settle(s, s->old[i].job);
+    }
     return s;
 fail:
     sqlite3_free(msg);
@@ -232,15 +263,211 @@ fail:
     return NULL;
 }
 
+/* ------------------------------------------------------------- ledger */
+
+/*
+ * Reports held in memory while the database refuses writes (disk full)
+ * are gone if slaqd is then killed, and with them any trace of how many
+ * there were: the database is what cannot be written. So while writes
+ * fail, slaqd keeps a ledger of them per job — job, count, first and last
+ * iteration — in a small file next to the database, written in place
+ * into blocks allocated when slaqd started (a full disk does not refuse
+ * that). The next slaqd reads it: once a job listed there has ended, the
+ * reports of its listed iterations missing from the database are counted
+ * in reports_lost_total (kept in the meta table) and told in an event of
+ * the job ("lost", shown by slaq show). A job that is still running may
+ * send them again first (its client resends what was not acknowledged).
+ */
+#define LEDGER_SIZE 65536
+#define LEDGER_MAGIC "SLAQLOST"
+#define LEDGER_MAX ((LEDGER_SIZE - 16) / 32)
+
+static struct lost_ent *ent_find(struct lost_ent *v, size_t n, int64_t job)
+{
+    for (size_t i = n; i-- > 0;) /* the latest job is likeliest */
+        if (v[i].job == job)
+            return &v[i];
+    return NULL;
+}
+
+/* Counts one more report of `job` (iteration iter) in the aggregate. */
+static void agg_add(sd_store *s, int64_t job, int64_t iter)
+{
+    struct lost_ent *e = ent_find(s->agg, s->nagg, job);
+    if (!e) {
+        if (s->nagg == s->capagg) {
+            size_t cap = s->capagg ? s->capagg * 2 : 16;
+            struct lost_ent *v = realloc(s->agg, cap * sizeof *v);
+            if (!v)
+                return; /* not counted: memory is out anyway */
+            s->agg = v;
+            s->capagg = cap;
+        }
+        e = &s->agg[s->nagg++];
+        *e = (struct lost_ent){job, 0, iter, iter, 0};
+    }
+    e->n++;
+    e->last = iter;
+    s->ledger_dirty |= s->failing;
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* Writes the old entries not yet committed as settled, and the held
+ * reports, over the ledger's preallocated blocks (the header and the
+ * entries only: what lies beyond its count is not read). */
+static void ledger_write(sd_store *s)
+{
+    static unsigned char buf[LEDGER_SIZE];
+    if (s->ledger_fd < 0)
+        return;
+    memcpy(buf, LEDGER_MAGIC, 8);
+    size_t n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        struct lost_ent *v = pass ? s->agg : s->old;
+        size_t nv = pass ? s->nagg : s->nold;
+        for (size_t i = 0; i < nv && n < LEDGER_MAX; i++) {
+            unsigned char *p = buf + 16 + 32 * n++;
+            put_u64(p, (uint64_t)v[i].job);
+            put_u64(p + 8, v[i].n);
+            put_u64(p + 16, (uint64_t)v[i].first);
+            put_u64(p + 24, (uint64_t)v[i].last);
+        }
+    }
+    put_u64(buf + 8, n);
+    size_t len = 16 + 32 * n;
+    if (pwrite(s->ledger_fd, buf, len, 0) == (ssize_t)len) {
+        s->ledger_dirty = 0;
+        s->ledger_held = s->nagg > 0;
+    }
+}
+
+/* Opens the ledger next to the database at `path`, reads what a previous
+ * slaqd left in it, and makes sure its blocks are allocated. Without a
+ * ledger (it cannot be created) slaqd runs as before. */
+static void ledger_open(sd_store *s, const char *path)
+{
+    char lp[4200];
+    static unsigned char buf[LEDGER_SIZE];
+    snprintf(lp, sizeof lp, "%s-lost", path);
+    s->ledger_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (s->ledger_fd < 0)
+        return;
+    ssize_t got = pread(s->ledger_fd, buf, sizeof buf, 0);
+    if (got == (ssize_t)sizeof buf && !memcmp(buf, LEDGER_MAGIC, 8)) {
+        uint64_t n = get_u64(buf + 8);
+        n = n > LEDGER_MAX ? LEDGER_MAX : n;
+        s->old = calloc(n ? n : 1, sizeof *s->old);
+        for (uint64_t i = 0; s->old && i < n; i++) {
+            const unsigned char *p = buf + 16 + 32 * i;
+            s->old[s->nold++] = (struct lost_ent){
+                (int64_t)get_u64(p), get_u64(p + 8),
+                (int64_t)get_u64(p + 16), (int64_t)get_u64(p + 24), 0};
+        }
+        return; /* full size already: its blocks are there */
+    }
+    memset(buf, 0, sizeof buf);
+    memcpy(buf, LEDGER_MAGIC, 8);
+    if (pwrite(s->ledger_fd, buf, sizeof buf, 0) != (ssize_t)sizeof buf ||
+        fsync(s->ledger_fd) < 0) {
+        close(s->ledger_fd);
+        s->ledger_fd = -1;
+    }
+}
+
+/* The event of a settled entry that lost reports. */
+static void settled_event(sd_store *s, const struct lost_ent *e)
+{
+    if (e->n == 0)
+        return;
+    char detail[256];
+    snprintf(detail, sizeof detail, "%llu reports accepted while the "
+             "database could not be written (iterations %lld to %lld) were "
+             "lost when slaqd stopped", (unsigned long long)e->n,
+             (long long)e->first, (long long)e->last);
+    store_event(s, sd_now(), e->job, "lost", detail);
+}
+
+/* The old entry of job `job`, if any, is settled: its iterations missing
+ * from the database are lost, counted and told in an event. Committed
+ * with the next commit; dropped from the ledger after it. */
+static void ledger_settle(sd_store *s, int64_t job)
+{
+    struct lost_ent *e = ent_find(s->old, s->nold, job);
+    if (!e || e->settled)
+        return;
+    sqlite3_stmt *st;
+    sqlite3_int64 have = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT count(*) FROM reports WHERE job = "
+                           "? AND iter BETWEEN ? AND ?", -1, &st, NULL)
+        != SQLITE_OK)
+        return;
+    sqlite3_bind_int64(st, 1, job);
+    sqlite3_bind_int64(st, 2, e->first);
+    sqlite3_bind_int64(st, 3, e->last);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        have = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    e->settled = 1;
+    e->n = e->n > (uint64_t)have ? e->n - (uint64_t)have : 0;
+    s->lost_settled += e->n;
+    settled_event(s, e);
+}
+
+/* The events of settled entries, written again after a rollback. */
+static void ledger_events(sd_store *s)
+{
+    for (size_t i = 0; i < s->nold; i++)
+        if (s->old[i].settled)
+            settled_event(s, &s->old[i]);
+}
+
+/* After a commit: settled entries are in the database now. */
+static void ledger_committed(sd_store *s)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < s->nold; i++)
+        if (!s->old[i].settled)
+            s->old[k++] = s->old[i];
+    if (k != s->nold)
+        s->ledger_dirty = 1;
+    s->nold = k;
+    if (s->ledger_dirty)
+        ledger_write(s);
+}
+
 /* Forgets the oldest n kept reports (committed, or lost to the cap). */
 static void drop_pending(sd_store *s, size_t n)
 {
     if (n == 0)
         return;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(s->pend[i].vec);
+        struct lost_ent *e = n < s->npend
+            ? ent_find(s->agg, s->nagg, s->pend[i].job) : NULL;
+        if (e && e->n > 0) { /* lost to the cap: counted in s->lost */
+            e->n--;
+            e->first = (int64_t)s->pend[i].r.iter + 1;
+        }
+    }
     memmove(s->pend, s->pend + n, (s->npend - n) * sizeof *s->pend);
     s->npend -= n;
+    if (s->npend == 0) {
+        s->ledger_dirty |= s->ledger_held;
+        s->nagg = 0;
+    }
 }
 
 void store_close(sd_store *s)
@@ -252,6 +479,10 @@ void store_close(sd_store *s)
         sqlite3_finalize(s->st[i]);
     drop_pending(s, s->npend);
     free(s->pend);
+    free(s->agg);
+    free(s->old);
+    if (s->ledger_fd >= 0)
+        close(s->ledger_fd);
     sqlite3_close(s->db);
     free(s);
 }
@@ -317,6 +548,8 @@ int store_flush(sd_store *s)
         return 0;
     if (s->failing) {
         double now = sd_mono();
+        if (s->ledger_dirty)
+            ledger_write(s);
         if (now < s->retry_at)
             return -1;
         s->retry_at = now + 1;
@@ -328,15 +561,25 @@ int store_flush(sd_store *s)
         s->retrying = 1;
         if (s->rewrite)
             s->rewrite(s->rewrite_arg);
+        ledger_events(s);
         s->retrying = 0;
         for (size_t i = 0; i < s->npend && !s->broken; i++)
             insert_report(s, s->pend[i].job, &s->pend[i].r,
                           s->pend[i].metric, s->pend[i].vec);
     }
+    uint64_t lost = s->lost + s->lost_settled;
+    if (lost != s->lost_saved) {
+        sqlite3_stmt *st = s->st[ST_SET_META];
+        begin(s);
+        sqlite3_bind_text(st, 1, "reports_lost", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (sqlite3_int64)(s->lost_base + lost));
+        step(s, st);
+    }
     if (!s->in_txn)
         return 0;
     if (!s->broken && step(s, s->st[ST_COMMIT]) == 0) {
         s->in_txn = 0;
+        s->lost_saved = lost;
         if (s->failing)
             sd_log(NULL, 0, "store: writing works again; %zu reports kept in "
                    "memory are now in the database (%llu failures, %llu "
@@ -345,6 +588,7 @@ int store_flush(sd_store *s)
                    (unsigned long long)s->lost);
         s->failing = 0;
         drop_pending(s, s->npend);
+        ledger_committed(s);
         return 0;
     }
     if (!sqlite3_get_autocommit(s->db))
@@ -358,13 +602,18 @@ int store_flush(sd_store *s)
     if (!s->failing)
         s->retry_at = sd_mono() + 1;
     s->failing = 1;
+    s->ledger_dirty = 1;
+    ledger_write(s);
     return -1;
 }
 
 int store_failing(const sd_store *s) { return s && s->failing; }
 const char *store_error(const sd_store *s) { return s->error; }
 uint64_t store_failures(const sd_store *s) { return s->failures; }
-uint64_t store_lost(const sd_store *s) { return s->lost; }
+uint64_t store_lost(const sd_store *s)
+{
+    return s->lost_base + s->lost + s->lost_settled;
+}
 size_t store_pending(const sd_store *s) { return s->npend; }
 
 static void bind_real(sqlite3_stmt *st, int i, double v)
@@ -409,6 +658,7 @@ void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
         char *copy = vec ? strdup(vec) : NULL;
         s->pend[s->npend++] = (struct pending){job, *r, metric, copy};
         vec = copy ? copy : vec;
+        agg_add(s, job, (int64_t)r->iter);
     }
     if (s->failing)
         return; /* written with the others at the next retry */
@@ -449,6 +699,8 @@ void store_event(sd_store *s, double t, int64_t job, const char *kind,
 
 void store_put_job(sd_store *s, const sd_job *j)
 {
+    if (!SD_ACTIVE(j->state))
+        ledger_settle(s, j->id);
     if (s->failing && !s->retrying)
         return; /* memory holds it; rewritten on recovery */
     sqlite3_stmt *st = s->st[ST_JOB];

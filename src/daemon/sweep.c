@@ -20,6 +20,7 @@
  * The policy's clock is seconds since the sweep was created.
  */
 #include <math.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -148,26 +149,69 @@ static void put_sweep(sd_daemon *d, sd_sweep *w)
     free(spec);
 }
 
-static void put_config(sd_daemon *d, sd_sweep *w, size_t i)
+/* Binds configuration i of w to `st`, an INSERT OR REPLACE of every
+ * column of sweep_configs (have: the policy knows it) or an UPDATE of its
+ * jobs, and runs it. */
+static void config_row(sd_daemon *d, sqlite3_stmt *st, int have,
+                       sd_sweep *w, size_t i)
 {
     slaq_sweep_info in = {0};
-    int have = w->pol && slaq_sweep_get(w->pol, i, &in) == 0;
-    char *params = json_dumps(w->c[i].params, JSON_COMPACT);
-    char *cmd = json_dumps(w->c[i].cmd, JSON_COMPACT);
-    char *jobs = json_dumps(w->c[i].jobs, JSON_COMPACT);
     if (have)
-        exec_bound(d, "INSERT OR REPLACE INTO sweep_configs(sweep, idx, "
-                   "params, cmd, jobs, state, class, p, epochs, best) VALUES "
-                   "(?,?,?,?,?,?,?,?,?,?)", "iisssssdid",
-                   w->id, (int64_t)i, params, cmd, jobs,
-                   state_name(in.state), class_name(in.cls), in.p,
-                   (int64_t)in.epochs, in.best);
-    else
-        exec_bound(d, "UPDATE sweep_configs SET jobs = ? WHERE sweep = ? AND "
-                   "idx = ?", "sii", jobs, w->id, (int64_t)i);
+        slaq_sweep_get(w->pol, i, &in);
+    char *params = have ? json_dumps(w->c[i].params, JSON_COMPACT) : NULL;
+    char *cmd = have ? json_dumps(w->c[i].cmd, JSON_COMPACT) : NULL;
+    char *jobs = json_dumps(w->c[i].jobs, JSON_COMPACT);
+    if (have) {
+        sqlite3_bind_int64(st, 1, w->id);
+        sqlite3_bind_int64(st, 2, (int64_t)i);
+        sqlite3_bind_text(st, 3, params, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 4, cmd, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 5, jobs, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(st, 6, state_name(in.state), -1, SQLITE_STATIC);
+        if (class_name(in.cls))
+            sqlite3_bind_text(st, 7, class_name(in.cls), -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, 7);
+        bind_num(st, 8, in.p);
+        sqlite3_bind_int64(st, 9, in.epochs);
+        bind_num(st, 10, in.best);
+    } else {
+        sqlite3_bind_text(st, 1, jobs, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(st, 2, w->id);
+        sqlite3_bind_int64(st, 3, (int64_t)i);
+    }
+    if (sqlite3_step(st) != SQLITE_DONE)
+        sd_log(d, 0, "sweeps: %s", sqlite3_errmsg(store_db(d->store)));
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
     free(params);
     free(cmd);
     free(jobs);
+}
+
+/* Writes configurations [from, to) of w, with one prepared statement. */
+static void put_configs(sd_daemon *d, sd_sweep *w, size_t from, size_t to)
+{
+    int have = w->pol != NULL;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db(d), have
+                           ? "INSERT OR REPLACE INTO sweep_configs(sweep, "
+                             "idx, params, cmd, jobs, state, class, p, "
+                             "epochs, best) VALUES (?,?,?,?,?,?,?,?,?,?)"
+                           : "UPDATE sweep_configs SET jobs = ? WHERE "
+                             "sweep = ? AND idx = ?", -1, &st, NULL)
+        != SQLITE_OK) {
+        sd_log(d, 0, "sweeps: %s", sqlite3_errmsg(store_db(d->store)));
+        return;
+    }
+    for (size_t i = from; i < to; i++)
+        config_row(d, st, have, w, i);
+    sqlite3_finalize(st);
+}
+
+static void put_config(sd_daemon *d, sd_sweep *w, size_t i)
+{
+    put_configs(d, w, i, i + 1);
 }
 
 static void log_call(sd_daemon *d, sd_sweep *w, double t, const char *kind,
@@ -250,8 +294,7 @@ static void sweep_end(sd_daemon *d, sd_sweep *w, const char *state,
         w->note = strdup(note);
     }
     w->ended = sd_now();
-    for (size_t i = 0; i < w->n; i++)
-        put_config(d, w, i);
+    put_configs(d, w, 0, w->n);
     slaq_sweep_free(w->pol);
     w->pol = NULL;
     put_sweep(d, w);
@@ -649,6 +692,26 @@ static json_t *sweep_json(sd_daemon *d, sd_sweep *w, int detail)
                        -1, &curve, NULL);
     for (size_t i = 0; i < w->n; i++) {
         slaq_sweep_info in = {0};
+        if (!detail && w->pol) {
+            /* The summary only counts states: no object per
+             * configuration (a sweep may have 10,000). */
+            if (slaq_sweep_get(w->pol, i, &in) == 0)
+                counts[in.state < 5 ? in.state : 0]++;
+            continue;
+        }
+        if (!detail && stored) { /* ended: the states it was left in */
+            sqlite3_bind_int64(stored, 1, w->id);
+            sqlite3_bind_int64(stored, 2, (sqlite3_int64)i);
+            const unsigned char *sn = sqlite3_step(stored) == SQLITE_ROW
+                                          ? sqlite3_column_text(stored, 0)
+                                          : NULL;
+            for (int k = 0; k < 5; k++)
+                if (!strcmp(sn ? (const char *)sn : "new",
+                            state_name((slaq_sweep_state)k)))
+                    counts[k]++;
+            sqlite3_reset(stored);
+            continue;
+        }
         json_t *c = json_object();
         json_object_set_new(c, "index", json_integer((json_int_t)i));
         json_object_set_new(c, "params", json_incref(w->c[i].params));
@@ -753,6 +816,18 @@ static sd_sweep *req_sweep(sd_daemon *d, json_t *req, json_t **reply)
     return w;
 }
 
+/* True when SIGTERM, SIGINT or SIGHUP waits in the signalfd (they are
+ * blocked, so they stay pending until the event loop reads them): long
+ * work checks it to give the loop its turn. */
+static int term_pending(void)
+{
+    sigset_t set;
+    if (sigpending(&set) < 0)
+        return 0;
+    return sigismember(&set, SIGTERM) == 1 || sigismember(&set, SIGINT) == 1
+           || sigismember(&set, SIGHUP) == 1;
+}
+
 json_t *api_sweep(sd_daemon *d, const char *type, json_t *req)
 {
     json_t *reply = NULL;
@@ -770,8 +845,19 @@ json_t *api_sweep(sd_daemon *d, const char *type, json_t *req)
         w->id = last + 1;
         w->created = sd_now();
         put_sweep(d, w);
-        for (size_t i = 0; i < w->n; i++)
-            put_config(d, w, i);
+        /* In steps, so that a SIGTERM meanwhile is not kept waiting for
+         * the whole sweep: the submission is then undone. */
+        for (size_t i = 0; i < w->n; i += 500) {
+            if (term_pending()) {
+                exec_bound(d, "DELETE FROM sweep_configs WHERE sweep = ?",
+                           "i", w->id);
+                exec_bound(d, "DELETE FROM sweeps WHERE id = ?", "i", w->id);
+                sweep_free(w);
+                return api_error("shutting_down", "slaqd is shutting down; "
+                                 "the sweep was not started");
+            }
+            put_configs(d, w, i, w->n - i < 500 ? w->n : i + 500);
+        }
         if (store_flush(d->store) < 0) {
             sweep_free(w);
             return api_error("store_failed", "slaqd cannot write its "

@@ -145,6 +145,31 @@ static int check_placeholders(const sweep_spec *s, const char *arg,
     return 0;
 }
 
+/* The values a grid takes of parameter p: every choice; generator.points
+ * of a numeric parameter, fewer for a short integer range. */
+static int grid_count(const sweep_spec *s, const sweep_param *p)
+{
+    if (p->kind == SP_CHOICE)
+        return (int)json_array_size(p->values);
+    if (p->kind == SP_INTEGER && p->hi - p->lo + 1 < s->grid_points)
+        return (int)(p->hi - p->lo + 1);
+    return s->grid_points;
+}
+
+/* The grid's size, the product of grid_count over the parameters;
+ * SIZE_MAX when it would overflow. */
+static size_t grid_size(const sweep_spec *s)
+{
+    size_t total = 1;
+    for (size_t i = 0; i < s->nparams; i++) {
+        size_t k = (size_t)grid_count(s, &s->params[i]);
+        if (k && total > SIZE_MAX / k)
+            return SIZE_MAX;
+        total *= k;
+    }
+    return total;
+}
+
 int sweep_spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
 {
     memset(s, 0, sizeof *s);
@@ -249,9 +274,30 @@ int sweep_spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
     if (!json_is_object(gen))
         json_decref(g);
 
-    if (int_field(spec, "configs", !s->grid, 0, 1, 100000, &n, err, len) < 0)
+    if (int_field(spec, "configs", !s->grid, 0, 1, SWEEP_MAX_CONFIGS, &n,
+                  err, len) < 0)
         return -1;
     s->configs = (size_t)n;
+    if (s->grid && !s->configs) {
+        size_t total = grid_size(s);
+        if (total > SWEEP_MAX_CONFIGS) {
+            char sizes[256] = "";
+            size_t o = 0;
+            for (size_t k = 0; k < s->nparams && o < sizeof sizes - 1; k++)
+                o += (size_t)snprintf(sizes + o, sizeof sizes - o, "%s%d",
+                                      k ? " x " : "",
+                                      grid_count(s, &s->params[k]));
+            if (total == SIZE_MAX)
+                return fail(err, len, "generator: the grid of %s points is "
+                            "more than the cap of %d configurations; lower "
+                            "generator.points or give \"configs\"", sizes,
+                            SWEEP_MAX_CONFIGS);
+            return fail(err, len, "generator: the grid of %s = %zu points "
+                        "is more than the cap of %d configurations; lower "
+                        "generator.points or give \"configs\"", sizes,
+                        total, SWEEP_MAX_CONFIGS);
+        }
+    }
 
     v = json_object_get(spec, "metric");
     if (!json_is_string(v) || !*json_string_value(v))
@@ -268,6 +314,12 @@ int sweep_spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
         int_field(spec, "slots", 1, 0, 1, 1024, &slots, err, len) < 0 ||
         int_field(spec, "b", 0, 0, 0, 1000000, &b, err, len) < 0)
         return -1;
+    size_t ncfg = s->configs ? s->configs : grid_size(s);
+    if ((double)ncfg * (double)epochs > SWEEP_MAX_CONFIG_EPOCHS)
+        return fail(err, len, "epochs: %zu configurations x %ld epochs is "
+                    "more than the cap of %d configuration-epochs; lower "
+                    "epochs or configs", ncfg, epochs,
+                    SWEEP_MAX_CONFIG_EPOCHS);
     slaq_sweep_params_init(&s->p, (size_t)slots, (int)epochs);
     s->p.b = (int)b;
     s->p.maximize = dir ? !strcmp(dir, "max")
@@ -427,17 +479,10 @@ json_t *sweep_spec_configs(const sweep_spec *s, char *err, size_t len)
 {
     json_t *out = json_array();
     uint64_t st = s->seed * 0x2545f4914f6cdd1dULL + 1;
-    size_t total = 1;
+    size_t total = s->grid ? grid_size(s) : 0;
     int *counts = calloc(s->nparams, sizeof *counts);
-    for (size_t i = 0; i < s->nparams; i++) {
-        const sweep_param *p = &s->params[i];
-        counts[i] = p->kind == SP_CHOICE ? (int)json_array_size(p->values)
-                    : p->kind == SP_INTEGER && p->hi - p->lo + 1 <
-                                                   s->grid_points
-                    ? (int)(p->hi - p->lo + 1) : s->grid_points;
-        if (s->grid && total < 1000000)
-            total *= (size_t)counts[i];
-    }
+    for (size_t i = 0; i < s->nparams; i++)
+        counts[i] = grid_count(s, &s->params[i]);
     size_t n = s->grid ? (s->configs && s->configs < total ? s->configs
                                                            : total)
                        : s->configs;

@@ -15,6 +15,13 @@
 
 #include "slaq/sweep.h"
 
+/* The most configurations a sweep may have: `configs`, and a grid's size
+ * when `configs` is not given (docs/sweep-cli.md). */
+#define SWEEP_MAX_CONFIGS 10000
+/* The most configurations × epochs: the policy keeps every configuration's
+ * curve, `epochs` values each (80 MB at the cap). */
+#define SWEEP_MAX_CONFIG_EPOCHS 10000000
+
 typedef enum { SP_UNIFORM, SP_LOG_UNIFORM, SP_INTEGER, SP_CHOICE } sp_kind;
 
 typedef struct sweep_param {
@@ -44,7 +51,10 @@ typedef struct sweep_spec {
 
 /* Parses and checks a spec. On error returns -1 with err naming the field
  * and what was expected ("space.lr.low: expected a number > 0 for a
- * log-uniform parameter"). The spec is not kept (out owns copies). */
+ * log-uniform parameter"). A grid whose size (computed without overflow)
+ * exceeds SWEEP_MAX_CONFIGS is refused here when `configs` does not cut
+ * it, before any configuration is made. The spec is not kept (out owns
+ * copies). */
 int sweep_spec_parse(json_t *spec, sweep_spec *out, char *err, size_t errlen);
 void sweep_spec_free(sweep_spec *s);
 

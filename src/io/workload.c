@@ -39,13 +39,16 @@ void wl_free(wl_workload *wl)
 /*
  * Reads an optional number field into *out (left alone when absent).
  * Returns 0, or -1 with a message when the field is present but not a
- * finite number accepted by `positive` (> 0) or else (>= 0).
+ * finite number in [lo, hi] (lo excluded when `open_lo`).
  */
 static int get_number(json_t *obj, const char *field, int required,
-                      int positive, double *out, char *err, size_t errlen)
+                      double lo, int open_lo, double hi, double *out,
+                      char *err, size_t errlen)
 {
     json_t *v = json_object_get(obj, field);
-    const char *want = positive ? "a positive number" : "a number >= 0";
+    char want[96];
+    snprintf(want, sizeof want, "a number %s %g and <= %g",
+             open_lo ? ">" : ">=", lo, hi);
     if (!v) {
         if (!required)
             return 0;
@@ -53,8 +56,12 @@ static int get_number(json_t *obj, const char *field, int required,
         return -1;
     }
     double x = json_is_number(v) ? json_number_value(v) : NAN;
-    if (!isfinite(x) || (positive ? !(x > 0) : !(x >= 0))) {
-        util_errf(err, errlen, "field '%s': expected %s", field, want);
+    if (!isfinite(x) || (open_lo ? !(x > lo) : !(x >= lo)) || !(x <= hi)) {
+        if (isfinite(x))
+            util_errf(err, errlen, "field '%s': expected %s, got %g", field,
+                      want, x);
+        else
+            util_errf(err, errlen, "field '%s': expected %s", field, want);
         return -1;
     }
     *out = x;
@@ -91,6 +98,11 @@ static int get_loss(json_t *obj, wl_job *j, char *err, size_t errlen)
                   "(the loss before the first iteration and after each)");
         return -1;
     }
+    if (json_array_size(v) - 1 > WL_MAX_ITERS) {
+        util_errf(err, errlen, "field 'loss': %zu iterations, more than the "
+                  "cap of %d", json_array_size(v) - 1, WL_MAX_ITERS);
+        return -1;
+    }
     j->nloss = json_array_size(v);
     j->loss = malloc(j->nloss * sizeof *j->loss);
     if (!j->loss) {
@@ -117,10 +129,14 @@ static int parse_job(json_t *obj, wl_job *j, char *err, size_t errlen)
     j->max_cores = INFINITY;
     j->weight = 1;
     if (get_string(obj, "id", 1, &j->id, err, errlen) ||
-        get_number(obj, "arrival_s", 1, 0, &j->arrival_s, err, errlen) ||
-        get_number(obj, "iter_cpu_s", 1, 1, &j->iter_cpu_s, err, errlen) ||
-        get_number(obj, "max_cores", 0, 1, &j->max_cores, err, errlen) ||
-        get_number(obj, "weight", 0, 1, &j->weight, err, errlen) ||
+        get_number(obj, "arrival_s", 1, 0, 0, WL_MAX_SECONDS, &j->arrival_s,
+                   err, errlen) ||
+        get_number(obj, "iter_cpu_s", 1, 0, 1, WL_MAX_SECONDS,
+                   &j->iter_cpu_s, err, errlen) ||
+        get_number(obj, "max_cores", 0, WL_MIN_CORES, 0, WL_MAX_CORES,
+                   &j->max_cores, err, errlen) ||
+        get_number(obj, "weight", 0, WL_MIN_WEIGHT, 0, WL_MAX_WEIGHT,
+                   &j->weight, err, errlen) ||
         get_string(obj, "algorithm", 0, &j->algorithm, err, errlen) ||
         get_string(obj, "curve", 0, &j->curve, err, errlen) ||
         get_string(obj, "convergence", 0, &j->convergence, err, errlen) ||
@@ -179,6 +195,11 @@ typedef struct wl_load {
 static int job_line(json_t *obj, int line, void *ctx, char *msg, size_t len)
 {
     wl_load *st = ctx;
+    if (st->wl->n >= WL_MAX_JOBS) {
+        util_errf(msg, len, "more than %d jobs, the cap of a workload",
+                  WL_MAX_JOBS);
+        return -1;
+    }
     wl_job *j = jsonl_push(&st->wl->jobs, st->wl->n, &st->cap, sizeof *j, 64);
     if (!j) {
         util_errf(msg, len, "out of memory");

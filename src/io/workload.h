@@ -34,6 +34,20 @@ typedef struct wl_job {
     size_t line;       /* line of the file it came from (1-based) */
 } wl_job;
 
+/*
+ * The format's caps (docs/sim.md). A value beyond them is refused with the
+ * line and field, before anything is allocated for it: no workload can make
+ * the reader, or a replay of it, grow without bound. 1e9 seconds is about 32
+ * years; a simulator run has caps of its own on top (sim_config_check).
+ */
+#define WL_MAX_JOBS 1000000      /* lines (jobs) in one workload */
+#define WL_MAX_ITERS 10000000    /* len(loss) − 1 of one job */
+#define WL_MAX_SECONDS 1e9       /* arrival_s and iter_cpu_s at most */
+#define WL_MIN_CORES 1e-3        /* max_cores at least */
+#define WL_MAX_CORES 1e9         /* max_cores at most */
+#define WL_MIN_WEIGHT 1e-6       /* weight in [WL_MIN_WEIGHT, WL_MAX_WEIGHT] */
+#define WL_MAX_WEIGHT 1e6
+
 typedef struct wl_workload {
     wl_job *jobs;
     size_t n;

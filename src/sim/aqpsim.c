@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "sim/aqpsim.h"
+#include "sim/sim.h"
 #include "slaq/settings.h"
 
 void aqpsim_config_init(aqpsim_config *c)
@@ -55,14 +56,53 @@ void aqpsim_results_free(aqpsim_qres *res, size_t n)
 /* Ties on the clock: events this close count as simultaneous. */
 #define AQ_EPS 1e-9
 
+int aqpsim_config_check(const aqpsim_config *cfg, const aqpsim_query *qs,
+                        size_t n, char *err, size_t errlen)
+{
+    if (!(cfg->sched.cores > 0) || !(cfg->sched.epoch_s > 0) || !(cfg->cpu_scale > 0) ||
+        !isfinite(cfg->sched.cores) || !isfinite(cfg->sched.epoch_s) ||
+        !isfinite(cfg->cpu_scale)) {
+        snprintf(err, errlen, "--cores, --epoch and --cpu-scale must be "
+                 "finite numbers > 0");
+        return -1;
+    }
+    if (cfg->sched.cores > SIM_MAX_UNITS) {
+        snprintf(err, errlen, "--cores %g: more than the cap of %d cores",
+                 cfg->sched.cores, SIM_MAX_UNITS);
+        return -1;
+    }
+    if (n > AQPSIM_MAX_QUERIES) {
+        snprintf(err, errlen, "--queries: more than the cap of %d queries",
+                 AQPSIM_MAX_QUERIES);
+        return -1;
+    }
+    if (!qs)
+        return 0;
+    double last = 0, work = 0;
+    for (size_t i = 0; i < n; i++) {
+        last = fmax(last, qs[i].arrival);
+        for (size_t b = 0; b < qs[i].t->B; b++)
+            work += qs[i].t->cpu_s[b] * cfg->cpu_scale;
+    }
+    double span = last + work / cfg->sched.cores, epochs = span / cfg->sched.epoch_s;
+    if (!(epochs <= SIM_MAX_EPOCHS)) {
+        snprintf(err, errlen, "the last arrival at %g s (--mean-interarrival, "
+                 "--sweep)"
+                 " and %g CPU-seconds of mini-batches (--cpu-scale %g) on "
+                 "--cores %g take at least %g s, %g epochs of --epoch %g s, "
+                 "more than the cap of %d epochs", last, work,
+                 cfg->cpu_scale, cfg->sched.cores, span, epochs, cfg->sched.epoch_s,
+                 SIM_MAX_EPOCHS);
+        return -1;
+    }
+    return 0;
+}
+
 int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
                aqpsim_qres *res, char *err, size_t errlen)
 {
-    if (!(cfg->sched.cores > 0) || !(cfg->sched.epoch_s > 0) ||
-        !(cfg->cpu_scale > 0)) {
-        snprintf(err, errlen, "cores, epoch and cpu scale must be positive");
+    if (aqpsim_config_check(cfg, qs, n, err, errlen))
         return -1;
-    }
     memset(res, 0, n * sizeof *res);
     slaq_sched *s = slaq_sched_new(&cfg->sched);
     aq *a = calloc(n ? n : 1, sizeof *a);
@@ -90,8 +130,14 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
     }
 
     double t = 0, next_epoch = 0;
-    size_t left = n;
+    size_t left = n, epochs = 0;
     while (left > 0) {
+        if (epochs > SIM_MAX_EPOCHS) {
+            snprintf(err, errlen, "the run reached the cap of %d epochs at "
+                     "t=%.3f s with %zu queries unfinished", SIM_MAX_EPOCHS,
+                     t, left);
+            goto fail;
+        }
         /* the next event */
         double tn = next_epoch;
         for (size_t i = 0; i < n; i++) {
@@ -167,6 +213,7 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
         if (t >= next_epoch - AQ_EPS) {
             decide = 1;
             next_epoch += cfg->sched.epoch_s;
+            epochs++;
         }
         if (decide && slaq_sched_count(s) > 0) {
             int rc = slaq_sched_epoch(s, t);

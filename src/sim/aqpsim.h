@@ -47,6 +47,22 @@ typedef struct aqpsim_qres {
     double *red;      /* B true error reductions, 1 − E_i (1 at the last) */
 } aqpsim_qres;
 
+/* The most queries of one run: each event looks at every query. */
+#define AQPSIM_MAX_QUERIES 1000
+
+/*
+ * Checks that the n queries (qs; NULL checks only the configuration and
+ * n) can be simulated in bounded time and memory: cores, epoch and cpu
+ * scale finite and > 0, cores at most SIM_MAX_UNITS (units of one core),
+ * n at most AQPSIM_MAX_QUERIES, and the epochs the run passes through —
+ * at least (the last arrival + every mini-batch's CPU-seconds on all the
+ * cores) / epoch, since every epoch boundary is an event — at most
+ * SIM_MAX_EPOCHS (sim.h). Returns 0, or -1 with a message naming the
+ * option, the value and the cap. aqpsim_run calls it.
+ */
+int aqpsim_config_check(const aqpsim_config *cfg, const aqpsim_query *qs,
+                        size_t n, char *err, size_t errlen);
+
 /*
  * Runs the n queries (any order of arrivals). res receives n results
  * (free with aqpsim_results_free). Returns 0, or -1 with a message.

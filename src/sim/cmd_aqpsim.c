@@ -169,7 +169,10 @@ static int as_parse(int argc, char **argv, as_args *o)
         case 'n':
             if (cli_parse_positive(cmd, "--queries", optarg, &v))
                 return EXIT_USAGE;
-            o->nq = (size_t)v;
+            /* beyond the cap (refused by aqpsim_config_check) as cap+1,
+             * not a conversion of a value no size_t holds */
+            o->nq = v > AQPSIM_MAX_QUERIES ? AQPSIM_MAX_QUERIES + 1
+                                           : (size_t)v;
             break;
         case 'i':
             if (cli_parse_positive(cmd, "--mean-interarrival", optarg,
@@ -329,11 +332,31 @@ int cmd_sim_aqp(int argc, char **argv)
     if (rc >= 0)
         return rc;
     aqp_trace_set ts;
-    char err[512];
+    char err[512] = "";
     if (aqp_traces_load(o.path, &ts, err, sizeof err)) {
         cli_error("sim --aqp", "%s", err);
         return EXIT_USAGE;
     }
+    /* Every run must end in bounded time: refused before any output
+     * (aqpsim_config_check), each workload as it will be drawn. */
+    aqpsim_query *qs = aqpsim_config_check(&o.cfg, NULL, o.nq, err,
+                                           sizeof err) ? NULL
+                       : malloc((o.nq ? o.nq : 1) * sizeof *qs);
+    for (int k = -1; qs && k < o.nsweep; k++)
+        for (size_t si = 0; qs && si < o.nseeds; si++) {
+            aqpsim_workload(&ts, o.nq, k < 0 ? o.ia : o.sweep[k],
+                            o.seeds[si], qs);
+            if (aqpsim_config_check(&o.cfg, qs, o.nq, err, sizeof err)) {
+                free(qs);
+                qs = NULL;
+            }
+        }
+    if (!qs) {
+        cli_error("sim --aqp", "%s", err[0] ? err : "out of memory");
+        aqp_traces_free(&ts);
+        return err[0] ? EXIT_USAGE : EXIT_RUNTIME;
+    }
+    free(qs);
     size_t fair = o.npol;
     for (size_t p = 0; p < o.npol; p++)
         if (o.pol[p] == SLAQ_POLICY_FAIR)

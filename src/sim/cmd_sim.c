@@ -556,6 +556,22 @@ int cmd_sim(int argc, char **argv)
         return EXIT_USAGE;
     }
 
+    /* Refused before anything is written: every run, and every rescaled
+     * run of the sweep, must end in bounded time (sim_config_check). */
+    double mean_ia = o->nsweep ? sim_mean_interarrival(&wl) : 0;
+    for (int s = -1; s < o->nsweep; s++)
+        for (int i = 0; i < o->nruns; i++) {
+            sim_config cfg = o->runs[i].cfg;
+            if (s >= 0)
+                cfg.arrival_scale = o->sweep[s] / mean_ia;
+            if (sim_config_check(&cfg, &wl, err, sizeof err)) {
+                cli_error("sim", "%s: %s", o->workload, err);
+                wl_free(&wl);
+                free(o);
+                return EXIT_USAGE;
+            }
+        }
+
     int rc = EXIT_RUNTIME;
     char stage[PATH_MAX] = "";
     sim_summary *swept = calloc((size_t)(o->nsweep * o->nruns) + 1,

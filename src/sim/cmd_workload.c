@@ -120,6 +120,13 @@ static int generate(const curve_set *cs, size_t jobs, double mean_ia,
     for (size_t i = 0; i < jobs && !rc; i++) {
         if (i > 0)
             t += gsl_ran_exponential(rng, mean_ia);
+        if (t > WL_MAX_SECONDS) {
+            cli_error("workload", "job j%zu would arrive at %g s, beyond "
+                      "the format's cap of %g s: lower --mean-interarrival",
+                      i + 1, t, WL_MAX_SECONDS);
+            gsl_rng_free(rng);
+            return EXIT_USAGE;
+        }
         const curve *c = &cs->v[gsl_rng_uniform_int(rng, cs->n)];
         double work = exp(log(work_lo) +
                           gsl_rng_uniform(rng) * log(work_hi / work_lo));
@@ -197,6 +204,32 @@ static int cmd_gen(int argc, char **argv)
         seed > 4294967295.0) {
         cli_error("workload", "--jobs, --iters and --seed take whole "
                   "numbers (seed < 2^32)");
+        return EXIT_USAGE;
+    }
+    /* What it writes, the reader must take (the format's caps,
+     * io/workload.h). */
+    const char *bad = NULL;
+    double val = 0, cap = 0;
+    for (int k = 0; k < nweights && !bad; k++)
+        if (weights[k] < WL_MIN_WEIGHT || weights[k] > WL_MAX_WEIGHT)
+            bad = "--weights", val = weights[k], cap = weights[k] > 1
+                ? WL_MAX_WEIGHT : WL_MIN_WEIGHT;
+    if (jobs > WL_MAX_JOBS)
+        bad = "--jobs", val = jobs, cap = WL_MAX_JOBS;
+    else if (iters > WL_MAX_ITERS)
+        bad = "--iters", val = iters, cap = WL_MAX_ITERS;
+    else if (hi > WL_MAX_SECONDS)
+        bad = "--work", val = hi, cap = WL_MAX_SECONDS;
+    else if (mean_ia * (jobs - 1) > WL_MAX_SECONDS)
+        bad = "--mean-interarrival x (--jobs - 1)",
+        val = mean_ia * (jobs - 1), cap = WL_MAX_SECONDS;
+    else if (max_cores < WL_MIN_CORES || max_cores > WL_MAX_CORES)
+        bad = "--max-cores", val = max_cores,
+        cap = max_cores < 1 ? WL_MIN_CORES : WL_MAX_CORES;
+    if (bad) {
+        cli_error("workload", "%s: %g is beyond the workload format's %s of "
+                  "%g (docs/sim.md)", bad, val,
+                  val < cap ? "minimum" : "cap", cap);
         return EXIT_USAGE;
     }
     curve_set cs;

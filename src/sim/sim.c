@@ -49,6 +49,80 @@ void sim_config_init(sim_config *c)
     c->trace_arg = NULL;
 }
 
+int sim_config_check(const sim_config *c, const wl_workload *wl, char *err,
+                     size_t errlen)
+{
+    if (!(c->sched.cores > 0) || !isfinite(c->sched.cores) || !(c->sched.unit > 0) ||
+        !isfinite(c->sched.unit) || !(c->sched.epoch_s > 0) || !isfinite(c->sched.epoch_s) ||
+        !(c->arrival_scale > 0) || !isfinite(c->arrival_scale)) {
+        util_errf(err, errlen, "--cores, --epoch and --unit must be finite "
+                  "numbers > 0");
+        return -1;
+    }
+    if (c->nodes > SIM_MAX_NODES) {
+        util_errf(err, errlen, "--nodes %zu: more than the cap of %d nodes",
+                  c->nodes, SIM_MAX_NODES);
+        return -1;
+    }
+    if (c->sched.cores / c->sched.unit > SIM_MAX_UNITS) {
+        util_errf(err, errlen, "--cores %g / --unit %g is %g units to divide "
+                  "every epoch, more than the cap of %d; use a larger "
+                  "--unit", c->sched.cores, c->sched.unit, c->sched.cores / c->sched.unit,
+                  SIM_MAX_UNITS);
+        return -1;
+    }
+    const double per_node = c->nodes ? c->sched.cores / (double)c->nodes
+                                     : c->sched.cores;
+    const char *per_name = c->nodes ? "a node's cores" : "--cores";
+    const double T = c->sched.epoch_s;
+    double first = INFINITY, work = 0, longest = 0;
+    size_t lj = 0, late = 0;
+    for (size_t i = 0; i < wl->n; i++)
+        first = fmin(first, wl->jobs[i].arrival_s);
+    for (size_t i = 0; i < wl->n; i++) {
+        const wl_job *j = &wl->jobs[i];
+        double w = (double)(j->nloss - 1) * j->iter_cpu_s;
+        double t = w / fmin(j->max_cores, per_node);
+        work += w;
+        if (t > longest || i == 0) {
+            longest = t;
+            lj = i;
+        }
+        if (j->arrival_s > wl->jobs[late].arrival_s)
+            late = i;
+    }
+    if (wl->n == 0)
+        return 0;
+    double last = first + (wl->jobs[late].arrival_s - first) *
+                          c->arrival_scale;
+    if (last / T > SIM_MAX_BOUNDARY) {
+        util_errf(err, errlen, "job %s (line %zu): arrival_s %g is epoch "
+                  "boundary %g of --epoch %g s, beyond the cap of %g",
+                  wl->jobs[late].id, wl->jobs[late].line, last, last / T, T,
+                  SIM_MAX_BOUNDARY);
+        return -1;
+    }
+    const wl_job *j = &wl->jobs[lj];
+    if (longest / T > SIM_MAX_EPOCHS) {
+        double maxc = fmin(j->max_cores, per_node);
+        util_errf(err, errlen, "job %s (line %zu): %zu iterations of "
+                  "iter_cpu_s %g on at most %g cores (%s) take at least %g "
+                  "s, %g epochs of --epoch %g s, more than the cap of %d "
+                  "epochs", j->id, j->line, j->nloss - 1, j->iter_cpu_s,
+                  maxc, j->max_cores <= per_node ? "max_cores" : per_name,
+                  longest, longest / T, T, SIM_MAX_EPOCHS);
+        return -1;
+    }
+    if (work / c->sched.cores / T > SIM_MAX_EPOCHS) {
+        util_errf(err, errlen, "the workload's %g CPU-seconds on --cores %g "
+                  "take at least %g s, %g epochs of --epoch %g s, more than "
+                  "the cap of %d epochs", work, c->sched.cores, work / c->sched.cores,
+                  work / c->sched.cores / T, T, SIM_MAX_EPOCHS);
+        return -1;
+    }
+    return 0;
+}
+
 int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c)
 {
     char pol[64];
@@ -446,6 +520,8 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
 {
     simstate st = {.cfg = cfg, .r = r};
     memset(r, 0, sizeof *r);
+    if (sim_config_check(cfg, wl, err, errlen))
+        return -1;
     slaq_sched_config sc = cfg->sched;
     if (cfg->nodes > 0) {
         sc.nodes = cfg->nodes;
@@ -506,6 +582,13 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
         while (e * T <= t)
             e++;
         if (st.nactive > 0 && boundary) {
+            if (r->nepochs >= SIM_MAX_EPOCHS) {
+                util_errf(err, errlen, "the run reached the cap of %d epoch "
+                          "decisions at t=%.6f s with %zu jobs still active "
+                          "(jobs the configuration cannot finish?)",
+                          SIM_MAX_EPOCHS, t, st.nactive);
+                goto err;
+            }
             if (decide(&st, t, err, errlen))
                 goto err;
             if (sample(&st, t, err, errlen))

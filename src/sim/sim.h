@@ -71,6 +71,30 @@ typedef struct sim_config {
 void sim_config_init(sim_config *c);
 
 /*
+ * The caps of one run (docs/sim.md, "Bounds"): with them a run's time and
+ * memory are bounded whatever the options and the workload say. An epoch
+ * decision costs O(jobs + nodes + cores/unit) and keeps two records, so
+ * SIM_MAX_EPOCHS decisions hold at most about 100 MB.
+ */
+#define SIM_MAX_EPOCHS 1000000 /* epoch decisions of one run */
+#define SIM_MAX_UNITS 100000   /* cores / unit: units divided per epoch */
+#define SIM_MAX_NODES 10000    /* nodes */
+#define SIM_MAX_BOUNDARY 1e15  /* last arrival / epoch (exact in a double) */
+
+/*
+ * Checks that the configuration can replay the workload in bounded time and
+ * memory: cores, epoch and unit finite and > 0; cores / unit at most
+ * SIM_MAX_UNITS; at most SIM_MAX_NODES nodes; the last arrival at most
+ * SIM_MAX_BOUNDARY epochs; and a lower bound on the epochs the run needs
+ * (the longest job alone on min(max_cores, a node's cores), the whole
+ * work on all the cores) at most SIM_MAX_EPOCHS. Returns 0, or -1 with a
+ * message naming the option or the job's line and field, the value and the
+ * cap. sim_run calls it; callers may call it first to refuse early.
+ */
+int sim_config_check(const sim_config *c, const wl_workload *wl, char *err,
+                     size_t errlen);
+
+/*
  * Parses a run name "POLICY[:PREDICTOR]" into c->sched.policy and
  * c->sched.predictor:
  * POLICY is fair, slaq, slaq-maxmin or oracle-greedy (= slaq with the
@@ -120,7 +144,9 @@ typedef struct sim_result {
 
 /*
  * Runs the workload under the configuration. Returns 0 with r filled (free
- * it with sim_result_free), or -1 with a message in err and r empty.
+ * it with sim_result_free), or -1 with a message in err and r empty: the
+ * configuration refused by sim_config_check, or the run reaching
+ * SIM_MAX_EPOCHS decisions (a policy that leaves a job without cores).
  */
 int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
             char *err, size_t errlen);

@@ -95,6 +95,10 @@ static double job_eval(struct train_job *job)
     snprintf(name, sizeof name, "%s", job->metric_name);
     job->metric_name[0] = 0;
     job->eval_s += train_wall_seconds() - t0;
+    job->metric_bad = rc == 0 && name[0] && isnan(m);
+    if (job->metric_bad)
+        snprintf(job->diverged, sizeof job->diverged, "the metric %s is nan "
+                 "at iteration %d", name, job->iters);
     if (isnan(m))
         return NAN;
     if (!job->epoch_metric_name[0]) {
@@ -106,6 +110,23 @@ static double job_eval(struct train_job *job)
     }
     job->epoch_metric[job->iters] = m;
     return m;
+}
+
+/* True when the loss, or the metric measured at this iteration (m; NaN
+ * when none was), is not finite; job->diverged then says which. A metric
+ * measured NaN is told apart from one not measured by job->metric_bad
+ * (job_eval, which also fills job->diverged for it). */
+static bool job_diverged(struct train_job *job, double loss, double m)
+{
+    if (!isfinite(loss))
+        snprintf(job->diverged, sizeof job->diverged, "the loss is %g at "
+                 "iteration %d", loss, job->iters);
+    else if (!isnan(m) && !isfinite(m))
+        snprintf(job->diverged, sizeof job->diverged, "the metric %s is %g "
+                 "at iteration %d", job->epoch_metric_name, m, job->iters);
+    else
+        return job->metric_bad;
+    return true;
 }
 
 int train_job_start(struct train_job *job, double loss0)
@@ -184,7 +205,7 @@ bool train_job_iterate(struct train_job *job, double loss)
 
     if (job->out_of_memory)
         job->stop_reason = "out-of-memory";
-    else if (!isfinite(loss))
+    else if (job_diverged(job, loss, m))
         job->stop_reason = "diverged";
     else if (train_sched_should_stop(job->sched))
         job->stop_reason = "slaq";
@@ -324,6 +345,12 @@ int train_job_run(struct train_job *job, char *err, size_t len)
         snprintf(err, len, "out of memory for the loss history");
         return 1;
     }
+    if (job_diverged(job, job->loss[job->iters],
+                     job->epoch_metric[job->iters])) {
+        /* Nothing to train from: the model is not finite already. */
+        job->stop_reason = "diverged";
+        return 0;
+    }
     if (job->algo->run) {
         if (job->algo->run(job, err, len) < 0)
             return 1;
@@ -341,5 +368,17 @@ int train_job_run(struct train_job *job, char *err, size_t len)
                  "iteration %d (%zu iterations held)", job->iters, job->cap);
         return 1;
     }
-    return job->algo->evaluate(job, err, len) < 0 ? 1 : 0;
+    if (job->algo->evaluate(job, err, len) < 0)
+        return 1;
+    /* L-BFGS ends "converged" when it can make no more progress, which
+     * is also what a loss that is not finite looks like to it. */
+    if (!isfinite(job->loss[job->iters])) {
+        job_diverged(job, job->loss[job->iters], NAN);
+        job->stop_reason = "diverged";
+    } else if (job->metric_name[0] && !isfinite(job->metric)) {
+        snprintf(job->diverged, sizeof job->diverged, "the metric %s is %g "
+                 "at the end", job->metric_name, job->metric);
+        job->stop_reason = "diverged";
+    }
+    return 0;
 }

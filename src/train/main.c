@@ -368,8 +368,8 @@ int main(int argc, char **argv)
     }
     rc = strcmp(job.stop_reason ? job.stop_reason : "", "diverged") ? 0 : 1;
     if (rc)
-        fprintf(stderr, "slaq-train: %s: the loss is no longer finite; try a "
-                        "smaller --lr\n", job.name);
+        fprintf(stderr, "slaq-train: %s: diverged: %s; try a smaller --lr, "
+                "or scale the data\n", job.name, job.diverged);
     goto out;
 err:
     fprintf(stderr, "slaq-train: %s\n", err);

@@ -254,6 +254,10 @@ struct train_job {
     double cpu_total, wall_total, samples_total;
     const char *stop_reason;
     bool out_of_memory;     /* the history could not grow: the run fails */
+    /* Why the run diverged (stop_reason "diverged"): the loss or the
+     * metric that stopped being finite, its value and iteration. */
+    char diverged[96];
+    bool metric_bad;        /* the last measured metric was NaN */
     bool quiet;
 
     /* The metric measured every eval_every iterations (0: never) on the
@@ -320,8 +324,9 @@ struct train_algo {
  * (every thread of the process), prints the progress line, reports to slaq,
  * reads the next allocation into job->n_workers. Returns true when the job
  * must stop (slaq said so, --iters reached, --target-reduction met, the
- * loss is not finite, or the loss history cannot grow: job->out_of_memory,
- * which train_job_run reports as a failure). */
+ * loss or the measured metric is not finite: stop_reason "diverged" with
+ * job->diverged saying which, or the loss history cannot grow:
+ * job->out_of_memory, which train_job_run reports as a failure). */
 bool train_job_iterate(struct train_job *job, double loss);
 
 /* Grows loss, iter_cpu and epoch_metric (one capacity, job->cap) to hold
@@ -336,8 +341,11 @@ void train_job_partition(struct train_job *job, size_t rows, size_t want);
 
 /* Runs the job: the algorithm's init, its iterations until the driver
  * stops them, and its evaluation. Needs data, partitions, sched and
- * max_iters set. Returns 0, 1 (runtime failure) or 2 (the data cannot make
- * this model), with err filled. The caller frees job->state through
+ * max_iters set. A loss or metric that is not finite — from the start, at
+ * any iteration, or in the final evaluation — ends the run with
+ * stop_reason "diverged" (never "converged"), still a return of 0: the
+ * caller prints the done line and exits 1. Returns 0, 1 (runtime failure)
+ * or 2 (the data cannot make this model), with err filled. The caller frees job->state through
  * algo->destroy. */
 int train_job_run(struct train_job *job, char *err, size_t len);
 

@@ -6,6 +6,7 @@ import json
 import socket
 import sqlite3
 import statistics
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -165,3 +166,56 @@ def test_a_long_history_costs_little_per_request(daemon_factory, tmp_path):
     steps = [b[0] - a[0] for a, b in zip(hist, hist[1:])]
     assert max(steps) <= 2 * 250000 / 499  # evenly spread
     assert statistics.median(times) < 0.025, times
+
+
+def test_slowloris_from_the_same_address_leaves_the_dashboard_usable(slaqd):
+    """Every client of a single machine is 127.0.0.1: a slowloris there,
+    keeping 40 connections open (opening another as soon as one is shut)
+    and trickling their headers, must not lock the dashboard out for the
+    other clients of that address."""
+    stop = threading.Event()
+    held = []
+
+    def attacker():
+        while not stop.is_set():
+            for s in list(held):
+                try:
+                    s.sendall(b"a")
+                except OSError:
+                    held.remove(s)
+                    s.close()
+            while len(held) < 40 and not stop.is_set():
+                s = socket.socket()
+                s.settimeout(2)
+                try:
+                    s.connect(("127.0.0.1", slaqd.port))
+                    s.sendall(b"GET /api/jobs HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                              b"X-a: ")
+                    held.append(s)
+                except OSError:
+                    s.close()
+                    break
+            stop.wait(0.2)
+
+    t = threading.Thread(target=attacker)
+    t.start()
+    try:
+        wait_for(lambda: len(held) >= 40, what="the attacker's connections")
+        ok, tries = 0, 0
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            tries += 1
+            t0 = time.monotonic()
+            try:
+                status, body = _get(slaqd, "/api/status", timeout=3)
+                ok += status == 200 and body["ok"] and \
+                    time.monotonic() - t0 < 2
+            except OSError:
+                pass
+            time.sleep(0.2)
+        assert ok == tries, "%d of %d requests answered" % (ok, tries)
+    finally:
+        stop.set()
+        t.join()
+        for s in held:
+            s.close()

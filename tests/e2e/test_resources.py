@@ -146,6 +146,61 @@ def test_out_of_descriptors_does_not_spin(tmp_path):
         log.close()
 
 
+def test_out_of_descriptors_is_logged_once_per_episode(tmp_path):
+    """Clients at the descriptor limit that come and go: each freed
+    descriptor is taken at once and accepting pauses again, hundreds of
+    times; the log says so once, and once more with the count when no
+    pause has come for 5 s."""
+    state = tmp_path / "s"
+    log = open(tmp_path / "slaqd.log", "w")
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+    p = subprocess.Popen([SLAQD, "--state-dir", str(state), "--http",
+                          "127.0.0.1:%d" % free_port()], stdout=log,
+                         stderr=log, preexec_fn=limit)
+    sock = str(state / "slaq.sock")
+    try:
+        wait_for(lambda: os.path.exists(sock), what="the socket")
+        clients = []
+        for _ in range(100):
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(5)
+            s.connect(sock)
+            clients.append(s)
+        end = time.monotonic() + 3
+        cycles = 0
+        while time.monotonic() < end:
+            clients.pop(0).close()
+            s = socket.socket(socket.AF_UNIX)
+            s.settimeout(5)
+            s.connect(sock)
+            clients.append(s)
+            cycles += 1
+            time.sleep(0.005)
+        text = open(tmp_path / "slaqd.log").read()
+        assert text.count("Too many open files") == 1, text[-2000:]
+        assert "accepting connections again" not in text
+        for s in clients:
+            s.close()
+        st = wait_for(lambda: "accepting connections again" in open(
+            tmp_path / "slaqd.log").read(), timeout=15, what="the count")
+        text = open(tmp_path / "slaqd.log").read()
+        assert st and text.count("accepting connections again") == 1
+        s = _unix(sock)
+        s.sendall(b'{"type":"status"}\n')
+        pauses = json.loads(s.makefile("rb").readline())[
+            "accept_pauses_total"]
+        s.close()
+        assert pauses >= 10, (pauses, cycles)
+        assert "out of descriptors %d times" % pauses in text, text[-1000:]
+    finally:
+        p.terminate()
+        assert p.wait(timeout=30) == 0
+        log.close()
+
+
 def _fill_finished_jobs(state, n):
     """Adds n finished jobs straight to a stopped slaqd's database."""
     con = sqlite3.connect(str(state / "state.db"))

@@ -471,6 +471,22 @@ static void test_reader_errors(void **state)
     snprintf(buf, sizeof buf, "%s%s", ok, ok);
     wl_bad(buf, "bad.jsonl:2", "id", "line 1", NULL);
     wl_bad("\n\n", "no jobs", NULL);
+    /* The format's caps, each with the value that was refused. */
+    wl_bad("{\"id\":\"a\",\"arrival_s\":1e308,\"iter_cpu_s\":1,"
+           "\"loss\":[1,0]}", "bad.jsonl:1", "arrival_s", "<= 1e+09",
+           "got 1e+308", NULL);
+    wl_bad("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":1e308,"
+           "\"loss\":[1,0]}", "bad.jsonl:1", "iter_cpu_s", "<= 1e+09", NULL);
+    wl_bad("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":1,"
+           "\"max_cores\":1e-300,\"loss\":[1,0]}", "max_cores",
+           ">= 0.001", "got 1e-300", NULL);
+    wl_bad("{\"id\":\"a\",\"arrival_s\":0,\"iter_cpu_s\":1,"
+           "\"weight\":1e300,\"loss\":[1,0]}", "weight", "<= 1e+06", NULL);
+    wl_workload wl;
+    wl_from("{\"id\":\"a\",\"arrival_s\":1e9,\"iter_cpu_s\":1e9,"
+            "\"max_cores\":0.001,\"weight\":1e-6,\"loss\":[1,0]}", &wl);
+    assert_int_equal(wl.n, 1);
+    wl_free(&wl);
 }
 
 /* Four geometric curves; with `declare`, most declare themselves
@@ -564,6 +580,74 @@ static void tr_alloc(void *arg, double when, size_t job, double cores)
  * for an allocation at the same epoch times, gives the same allocation to
  * every job at every epoch — and those times are all epoch boundaries.
  */
+/* Expects sim_config_check to refuse c on wl with every given fragment in
+ * its message, and sim_run to refuse it the same way. */
+static void check_refused(const sim_config *c, const wl_workload *wl, ...)
+{
+    char err[512] = "", err2[512] = "";
+    sim_result r;
+    assert_int_equal(sim_config_check(c, wl, err, sizeof err), -1);
+    assert_int_equal(sim_run(wl, c, &r, err2, sizeof err2), -1);
+    assert_string_equal(err, err2);
+    assert_null(r.jobs);
+    va_list ap;
+    va_start(ap, wl);
+    for (const char *frag; (frag = va_arg(ap, const char *));)
+        if (!strstr(err, frag))
+            fail_msg("error '%s' does not mention '%s'", err, frag);
+    va_end(ap);
+}
+
+/* Options and workloads that would run without bound are refused before
+ * the run, naming the option or the job and the cap; values just inside
+ * the caps are accepted. */
+static void test_config_check_caps(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    char err[512];
+    wl_from("{\"id\": \"a\", \"arrival_s\": 0, \"iter_cpu_s\": 2, "
+            "\"loss\": [1, 0.5, 0.25]}\n"
+            "{\"id\": \"b\", \"arrival_s\": 10, \"iter_cpu_s\": 1e9, "
+            "\"max_cores\": 0.001, \"loss\": [1, 0.5]}\n", &wl);
+    sim_config c;
+    sim_config_init(&c);
+    c.sched.cores = 4;
+    /* Job b alone needs 1e12 s: 5e11 epochs of 2 s. */
+    check_refused(&c, &wl, "job b (line 2)", "max_cores", "1000000 epochs",
+                  NULL);
+    wl.jobs[1].max_cores = INFINITY;
+    wl.jobs[1].iter_cpu_s = 4e6; /* 1e6 s on 4 cores: 5e5 epochs */
+    assert_int_equal(sim_config_check(&c, &wl, err, sizeof err), 0);
+    c.sched.epoch_s = 0.5; /* 2e6 epochs */
+    check_refused(&c, &wl, "job b (line 2)", "--cores", "--epoch 0.5", NULL);
+    c.sched.epoch_s = 2;
+    wl.jobs[1].iter_cpu_s = 1;
+    c.sched.unit = 1e-12;
+    check_refused(&c, &wl, "--unit 1e-12", "cap of 100000", NULL);
+    c.sched.unit = 4.0 / SIM_MAX_UNITS;
+    assert_int_equal(sim_config_check(&c, &wl, err, sizeof err), 0);
+    c.sched.unit = 1;
+    c.nodes = SIM_MAX_NODES + 1;
+    c.sched.cores = (double)c.nodes;
+    check_refused(&c, &wl, "--nodes 10001", "cap of 10000", NULL);
+    c.nodes = 4;
+    c.sched.cores = 1e-300;
+    check_refused(&c, &wl, "a node's cores", NULL);
+    c.nodes = 0;
+    c.sched.cores = 4;
+    c.sched.epoch_s = 1e-9; /* arrival 10 s is boundary 1e10: fine, but the
+                         jobs' work is 1e9 epochs */
+    check_refused(&c, &wl, "epochs of --epoch 1e-09", NULL);
+    wl.jobs[1].arrival_s = 1e9;
+    wl.jobs[0].iter_cpu_s = wl.jobs[1].iter_cpu_s = 1e-12;
+    c.sched.epoch_s = 1e-7; /* boundary 1e16 */
+    check_refused(&c, &wl, "job b (line 2)", "arrival_s 1e+09", NULL);
+    c.sched.epoch_s = NAN;
+    check_refused(&c, &wl, "--epoch", NULL);
+    wl_free(&wl);
+}
+
 static void test_replay_gives_the_same_allocations(void **state)
 {
     (void)state;
@@ -679,6 +763,7 @@ int main(void)
         cmocka_unit_test(test_reader_accepts_format),
         cmocka_unit_test(test_reader_errors),
         cmocka_unit_test(test_replay_gives_the_same_allocations),
+        cmocka_unit_test(test_config_check_caps),
         cmocka_unit_test(test_declared_convergence_reaches_the_core),
     };
     return cmocka_run_group_tests_name("sim", tests, NULL, NULL);

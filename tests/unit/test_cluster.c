@@ -535,6 +535,35 @@ static void test_refit_bound_above_demand_changes_nothing(void **state)
     assert_true(differ > 0);
 }
 
+/* A node's allocated cores leave with its jobs at once, not at the next
+ * epoch: with no job left the scheduler runs no epoch (slaqd calls none),
+ * and `slaq nodes` showed 1.00 cores allocated on an empty node. */
+static void test_node_alloc_leaves_with_its_jobs(void **state)
+{
+    (void)state;
+    slaq_sched *s = cluster(2, 4, SLAQ_PLACE_LEAST_LOADED, 0);
+    slaq_job *a = add(s, 1, 0), *b = add(s, 1, 0);
+    slaq_job *c = add(s, 1, SLAQ_NODE_ANY);
+    assert_int_equal(slaq_job_node(c), 1);
+    assert_int_equal(slaq_sched_epoch(s, 0), SLAQ_OK);
+    assert_near(slaq_sched_node_alloc(s, 0), 4, 1e-9);
+    assert_near(slaq_sched_node_alloc(s, 1), 4, 1e-9);
+    double left = slaq_job_alloc(b);
+    slaq_sched_remove(s, a);
+    assert_near(slaq_sched_node_alloc(s, 0), left, 1e-9);
+    slaq_sched_remove(s, b);
+    assert_true(slaq_sched_node_alloc(s, 0) == 0);
+    assert_int_equal(slaq_sched_node_jobs(s, 0), 0);
+    /* moved to the other node: its cores leave node 1 with it */
+    assert_int_equal(slaq_sched_set_node_cores(s, 1, 0), SLAQ_OK);
+    assert_int_equal(slaq_sched_replace(s, c), SLAQ_OK);
+    assert_int_equal(slaq_job_node(c), 0);
+    assert_true(slaq_sched_node_alloc(s, 1) == 0);
+    slaq_sched_remove(s, c);
+    assert_true(slaq_sched_node_alloc(s, 0) == 0);
+    slaq_sched_free(s);
+}
+
 static void test_placement_names(void **state)
 {
     (void)state;
@@ -568,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_cached_gain_and_norm_follow_their_inputs),
         cmocka_unit_test(test_refits_are_bounded_oldest_first),
         cmocka_unit_test(test_refit_bound_above_demand_changes_nothing),
+        cmocka_unit_test(test_node_alloc_leaves_with_its_jobs),
         cmocka_unit_test(test_placement_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,125 @@
+# test_bounds.sh — inputs that used to hang or eat memory are refused at
+# once with the field, the value and the cap: `slaq sim` workload values and
+# options, and `slaq sweep --dry-run` on a grid larger than the
+# configuration cap.
+. "$(dirname "$0")/lib.sh"
+
+WL="$TMP/wl.jsonl"
+"$SLAQ" workload gen --curves tests/data/sim-curves.jsonl --jobs 24 \
+  --mean-interarrival 3 --work 200:2000 --max-cores 16 --iters 30 \
+  --seed 7 >"$WL"
+
+# with_field NAME FIELD VALUE: $TMP/NAME.jsonl, $WL with FIELD of line 3
+# set to VALUE.
+with_field() {
+  python3 - "$WL" "$TMP/$1.jsonl" "$2" "$3" <<'PY'
+import json, sys
+src, dst, field, value = sys.argv[1:]
+jobs = [json.loads(l) for l in open(src)]
+jobs[2][field] = float(value)
+open(dst, "w").write("".join(json.dumps(j) + "\n" for j in jobs))
+PY
+}
+
+# refused DESC PATTERN ARGS...: slaq ARGS exits 2 within a second (killed
+# after 5), with PATTERN on stderr, and less than 200 MB of memory.
+refused() {
+  local d=$1 pat=$2; shift 2
+  local t0; t0=$(date +%s%N)
+  check_exit "$d: exit 2" 2 /usr/bin/time -f "%M" -o "$TMP/rss" \
+    timeout 5 "$SLAQ" "$@"
+  check "$d: within a second" test $(( ($(date +%s%N) - t0) / 1000000 )) \
+    -lt 1000
+  check_grep "$d: says why" "$pat" "$TMP/err"
+  check "$d: bounded memory" test "$(tail -n 1 "$TMP/rss")" -lt 200000
+}
+
+with_field iter iter_cpu_s 1e308
+refused "sim: iter_cpu_s 1e308" \
+  "iter.jsonl:3: field 'iter_cpu_s': expected a number > 0 and <= 1e\\+09, got 1e\\+308" \
+  sim --workload "$TMP/iter.jsonl" --cores 32 --out "$TMP/o" --quiet
+with_field maxc max_cores 1e-300
+refused "sim: max_cores 1e-300" \
+  "maxc.jsonl:3: field 'max_cores': expected a number >= 0.001 .*got 1e-300" \
+  sim --workload "$TMP/maxc.jsonl" --cores 32 --out "$TMP/o" --quiet
+with_field arr arrival_s 1e308
+refused "sim: arrival_s 1e308" \
+  "arr.jsonl:3: field 'arrival_s': expected a number >= 0 and <= 1e\\+09" \
+  sim --workload "$TMP/arr.jsonl" --cores 32 --out "$TMP/o" --quiet
+# Within the format's caps, but 1e9 CPU-seconds on 0.001 cores is 10^12 s.
+python3 - "$WL" "$TMP/slow.jsonl" <<'PY'
+import json, sys
+jobs = [json.loads(l) for l in open(sys.argv[1])]
+jobs[2].update(iter_cpu_s=1e9, max_cores=0.001)
+open(sys.argv[2], "w").write("".join(json.dumps(j) + "\n" for j in jobs))
+PY
+refused "sim: a job that needs 10^12 s" \
+  "job j3 \\(line 3\\): .* iterations of iter_cpu_s 1e\\+09 on at most 0.001 cores \\(max_cores\\).*cap of 1000000 epochs" \
+  sim --workload "$TMP/slow.jsonl" --cores 32 --out "$TMP/o" --quiet
+refused "sim: --unit 1e-12" "--unit 1e-12 is 3.2e\\+13 units .*cap of 100000" \
+  sim --workload "$WL" --cores 32 --unit 1e-12 --out "$TMP/o" --quiet
+refused "sim: --cores 1e-300" "on at most 1e-300 cores \\(--cores\\)" \
+  sim --workload "$WL" --cores 1e-300 --out "$TMP/o" --quiet
+refused "sim: --epoch 1e-9" "epochs of --epoch 1e-09 s, more than the cap of 1000000 epochs" \
+  sim --workload "$WL" --cores 32 --epoch 1e-9 --out "$TMP/o" --quiet
+refused "sim: --nodes 1000000" "--nodes 1000000: more than the cap of 10000 nodes" \
+  sim --workload "$WL" --nodes 1000000 --cores-per-node 1 --out "$TMP/o" \
+  --quiet
+refused "sim: --nodes 20000 of 0.01 cores" "--nodes 20000" \
+  sim --workload "$WL" --nodes 20000 --cores-per-node 0.01 --out "$TMP/o" \
+  --quiet
+check "sim: nothing written to --out" test ! -e "$TMP/o"
+check_exit "sim: just inside the caps runs" 0 "$SLAQ" sim --workload "$WL" \
+  --nodes 4 --cores-per-node 8 --epoch 0.05 --out "$TMP/ok" --quiet
+
+# slaq workload gen writes only what the reader takes.
+refused "workload gen: --jobs 1e15" "--jobs: 1e\\+15 is beyond the workload format's cap of 1e\\+06" \
+  workload gen --curves tests/data/sim-curves.jsonl --jobs 1e15
+refused "workload gen: --mean-interarrival 1e308" "--mean-interarrival x \\(--jobs - 1\\)" \
+  workload gen --curves tests/data/sim-curves.jsonl --jobs 4 \
+  --mean-interarrival 1e308
+check "workload gen: nothing written" test ! -s "$TMP/out"
+
+# slaq sim --aqp: the same kind of values, refused the same way.
+AQ=tests/data/aqp-traces.jsonl
+refused "sim --aqp: --epoch 1e-9" "epochs of --epoch 1e-09 s, more than the cap of 1000000 epochs" \
+  sim --aqp "$AQ" --seeds 1 --epoch 1e-9
+refused "sim --aqp: --cpu-scale 1e300" "\\(--cpu-scale 1e\\+300\\).*cap of 1000000 epochs" \
+  sim --aqp "$AQ" --seeds 1 --cpu-scale 1e300
+refused "sim --aqp: --cores 1e-300" "on --cores 1e-300 take at least" \
+  sim --aqp "$AQ" --seeds 1 --cores 1e-300
+refused "sim --aqp: --mean-interarrival 1e300" "the last arrival at 8.1.*e\\+300 s" \
+  sim --aqp "$AQ" --seeds 1 --mean-interarrival 1e300
+refused "sim --aqp: --queries 1e300" "--queries: more than the cap of 1000 queries" \
+  sim --aqp "$AQ" --seeds 1 --queries 1e300
+check_exit "sim --aqp: inside the caps runs" 0 "$SLAQ" sim --aqp "$AQ" \
+  --seeds 1 --queries 4 --epoch 1
+
+# A grid of 2 x 1000 points is 1,000,000 configurations.
+grid() {
+  python3 - "$@" <<'PY'
+import json, sys
+n, points = int(sys.argv[1]), int(sys.argv[2])
+names = ["p%d" % i for i in range(n)]
+print(json.dumps({
+    "name": "g", "command": "true " + " ".join("{%s}" % p for p in names),
+    "space": {p: {"type": "uniform", "low": 0, "high": 1} for p in names},
+    "generator": {"type": "grid", "points": points}, "metric": "loss",
+    "y_target": 0.1, "epochs": 10, "slots": 2}))
+PY
+}
+grid 2 1000 >"$TMP/g2.json"
+refused "sweep --dry-run: 2 x 1000 grid" \
+  "g2.json: generator: the grid of 1000 x 1000 = 1000000 points is more than the cap of 10000 configurations" \
+  sweep --dry-run "$TMP/g2.json"
+grid 8 1000 >"$TMP/g8.json"
+refused "sweep --dry-run: 8 x 1000 grid" \
+  "g8.json: generator: the grid of 1000 x 1000 x 1000 x 1000 x 1000 x 1000 x 1000 x 1000 points is more than the cap" \
+  sweep --dry-run "$TMP/g8.json"
+grid 2 100 >"$TMP/g100.json"
+check_exit "sweep --dry-run: 100 x 100 grid, at the cap" 0 \
+  "$SLAQ" sweep --dry-run "$TMP/g100.json"
+check_grep "sweep --dry-run: 10000 configurations listed" \
+  "^g: 10000 configurations" "$TMP/out"
+
+finish
