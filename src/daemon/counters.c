@@ -186,7 +186,9 @@ static const counter_row counters[] = {
      "Reports accepted but not yet committed (kept in memory).",
      FN(CTR_INT, ctr_store_pending)},
     {"reports_lost_total", "slaq_reports_lost_total", "counter",
-     "Reports dropped: more than the memory holds while writes failed.",
+     "Reports dropped: more than the memory holds while writes failed, "
+     "or held in memory when slaqd died while writes failed (counted by "
+     "the next slaqd); kept across restarts.",
      FN(CTR_INT, ctr_store_lost)},
     {"reports_duplicate_total", "slaq_reports_duplicate_total", "counter",
      "Resent reports slaqd already had, dropped (acknowledged sessions).",
