@@ -176,7 +176,9 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
         json_decref(req);
         return NULL;
     }
-    sd_job *k = job_submit(d, req, err, errlen);
+    sd_user owner; /* the continuation runs as the suspended job did */
+    user_from_uid(d, j->uid, 0, &owner);
+    sd_job *k = job_submit(d, req, &owner, err, errlen);
     json_decref(req);
     if (!k) {
         rename(to, from);
