@@ -49,7 +49,7 @@ static void print_jobs(json_t *jobs, int nodes)
         user = user ? rpc_safe(user) : "-";
         if (nodes) {
             const char *n = json_string_value(json_object_get(j, "node"));
-            printf("%-5lld %-8.8s %-18.18s %-10s %-10.10s %6.2f %8lld %10s "
+            printf("%-5lld %-10.10s %-18.18s %-10s %-10.10s %6.2f %8lld %10s "
                    "%6s  %s\n",
                    (long long)json_integer_value(json_object_get(j, "id")),
                    user, rpc_safe(json_string_value(json_object_get(j, "name"))),
@@ -59,7 +59,7 @@ static void print_jobs(json_t *jobs, int nodes)
                    losss, reds, reason ? rpc_safe(reason) : "");
             continue;
         }
-        printf("%-5lld %-8.8s %-18.18s %-10s %6.2f %8lld %10s %6s  %s\n",
+        printf("%-5lld %-10.10s %-18.18s %-10s %6.2f %8lld %10s %6s  %s\n",
                (long long)json_integer_value(json_object_get(j, "id")),
                user, rpc_safe(json_string_value(json_object_get(j, "name"))),
                json_string_value(json_object_get(j, "state")),
@@ -123,11 +123,11 @@ int cmd_ls(int argc, char **argv)
             if (!header++) {
                 nodes = on_nodes(json_object_get(r, "jobs"));
                 if (nodes)
-                    printf("%-5s %-8s %-18s %-10s %-10s %6s %8s %10s %6s  "
+                    printf("%-5s %-10s %-18s %-10s %-10s %6s %8s %10s %6s  "
                            "%s\n", "ID", "USER", "NAME", "STATE", "NODE", "CORES", "ITER",
                            "LOSS", "REDUC", "NOTE");
                 else
-                    printf("%-5s %-8s %-18s %-10s %6s %8s %10s %6s  %s\n",
+                    printf("%-5s %-10s %-18s %-10s %6s %8s %10s %6s  %s\n",
                            "ID", "USER", "NAME", "STATE", "CORES", "ITER", "LOSS",
                            "REDUC", "NOTE");
             }

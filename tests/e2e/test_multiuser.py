@@ -1,0 +1,352 @@
+"""slaqd as a multi-user service (docs/slaqd.md, "Users"; docs/security.md).
+
+Two (and three) ordinary users are created for the test, with homes, and
+removed at its end. slaqd runs as root with a socket group all of them are
+in; each user runs the slaq command as themselves (setpriv, keeping root's
+environment, so that what the job gets comes from slaqd, not from the
+caller). Checked: each may submit, each sees every job, each may cancel
+only their own ("permission denied" for the other's), a job's processes
+run with its submitter's uid, gid, groups and HOME, root and a member of
+the admin group may cancel any, and a slaqd run as an ordinary user runs
+that user's jobs and refuses others'.
+"""
+
+import json
+import os
+import pwd
+import grp
+import secrets
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+
+import pytest
+
+from conftest import SLAQ, SLAQD, wait_for
+
+pytestmark = pytest.mark.skipif(
+    os.geteuid() != 0 or not all(shutil.which(t) for t in (
+        "useradd", "userdel", "groupadd", "groupdel", "setpriv")),
+    reason="creates users and groups and runs slaqd as root: needs root and "
+           "useradd, userdel, groupadd, groupdel and setpriv")
+
+
+def _run(*cmd):
+    subprocess.run(cmd, check=True, capture_output=True, timeout=60)
+
+
+@pytest.fixture
+def open_dir():
+    """A directory every user may enter, with a copy of the slaq command
+    (the build directory may sit under one they cannot)."""
+    path = tempfile.mkdtemp(prefix="slaq-mu-", dir="/tmp")
+    os.chmod(path, 0o755)
+    shutil.copy(SLAQ, os.path.join(path, "slaq"))
+    os.chmod(os.path.join(path, "slaq"), 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+class People:
+    """Groups and users made for one test: sock (the socket's group),
+    adm (the admin group), extra (one more group of alice's); users alice
+    (sock, extra), bob (sock) and carol (sock, adm)."""
+
+    def __init__(self):
+        tag = secrets.token_hex(3)
+        self.groups = {k: "slg%s%s" % (k[0], tag)
+                       for k in ("sock", "adm", "extra")}
+        self.users = {"alice": "slua%s" % tag, "bob": "slub%s" % tag,
+                      "carol": "sluc%s" % tag}
+        self.made_groups, self.made_users = [], []
+        try:
+            self._make()
+        except BaseException:
+            self.remove()
+            raise
+
+    def _make(self):
+        for g in self.groups.values():
+            _run("groupadd", g)
+            self.made_groups.append(g)
+        member = {"alice": ("sock", "extra"), "bob": ("sock",),
+                  "carol": ("sock", "adm")}
+        for who, name in self.users.items():
+            _run("useradd", "-m", "-s", "/bin/sh", "-G",
+                 ",".join(self.groups[g] for g in member[who]), name)
+            self.made_users.append(name)
+            os.chmod(self.pw(who).pw_dir, 0o700)
+
+    def pw(self, who):
+        return pwd.getpwnam(self.users[who])
+
+    def gid(self, group):
+        return grp.getgrnam(self.groups[group]).gr_gid
+
+    def remove(self):
+        for name in self.made_users:
+            subprocess.run(["userdel", "-r", "-f", name], capture_output=True,
+                           timeout=60)
+        for g in self.made_groups:
+            subprocess.run(["groupdel", g], capture_output=True, timeout=60)
+
+
+@pytest.fixture
+def people():
+    p = People()
+    try:
+        yield p
+    finally:
+        p.remove()
+
+
+def as_user(people, who, *argv, cwd=None, env=None):
+    """Runs argv as user `who` (uid, primary group, their supplementary
+    groups) with root's environment plus env, in cwd (their home)."""
+    pw = people.pw(who)
+    e = dict(os.environ)
+    e.pop("SLAQ_SOCKET", None)
+    e.update({"HOME": "/root", "USER": "root", "LOGNAME": "root"})
+    e.update(env or {})
+    return subprocess.run(
+        ["setpriv", "--reuid=%d" % pw.pw_uid, "--regid=%d" % pw.pw_gid,
+         "--init-groups", "--"] + list(argv),
+        cwd=cwd or pw.pw_dir, env=e, capture_output=True, text=True,
+        timeout=60)
+
+
+def slaq_as(people, who, open_dir, sock, *args, cwd=None):
+    return as_user(people, who, os.path.join(open_dir, "slaq"), args[0],
+                   "--socket", sock, *args[1:], cwd=cwd)
+
+
+def proc_status(pid):
+    """/proc/PID/status as {field: value}."""
+    out = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            out[k] = v.split()
+    return out
+
+
+def proc_env(pid):
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        return dict(e.decode().split("=", 1) for e in f.read().split(b"\0")
+                    if b"=" in e)
+
+
+def test_two_users_share_slaqd_each_acting_on_their_own_jobs(
+        people, open_dir, daemon_factory):
+    sock = os.path.join(open_dir, "slaq.sock")
+    d = daemon_factory("--socket", sock, "--socket-group",
+                       people.groups["sock"], "--admin-group",
+                       people.groups["adm"], state=os.path.join(open_dir,
+                                                                "state"))
+    st = os.stat(sock)
+    assert stat.S_IMODE(st.st_mode) == 0o660
+    assert st.st_gid == people.gid("sock")
+    assert "jobs run as the users who submit them" in d.read_log()
+
+    def slaq(who, *args, **kw):
+        return slaq_as(people, who, open_dir, sock, *args, **kw)
+
+    # Each submits; the job is theirs.
+    jobs = {}
+    for who in ("alice", "bob"):
+        p = slaq(who, "submit", "--name", "sleep-" + who, "--", "sleep",
+                 "300")
+        assert p.returncode == 0, p.stderr
+        jobs[who] = int(p.stdout)
+    for who, jid in jobs.items():
+        j = d.job(jid)
+        assert j["state"] == "running", j
+        assert (j["user"], j["uid"]) == (people.users[who],
+                                         people.pw(who).pw_uid)
+
+    # Their processes run as them: uid, gid, groups, HOME and the rest
+    # from passwd, whatever the submitting environment said.
+    for who, jid in jobs.items():
+        pw = people.pw(who)
+        pid = d.job(jid)["pid"]
+        s = proc_status(pid)
+        assert s["Uid"] == [str(pw.pw_uid)] * 4, s["Uid"]
+        assert s["Gid"] == [str(pw.pw_gid)] * 4, s["Gid"]
+        groups = {int(g) for g in s["Groups"]}
+        want = {people.gid("sock"), pw.pw_gid} | (
+            {people.gid("extra")} if who == "alice" else set())
+        assert groups == want, (who, groups, want)
+        env = proc_env(pid)
+        assert env["HOME"] == pw.pw_dir and env["USER"] == pw.pw_name
+        assert env["LOGNAME"] == pw.pw_name and env["SHELL"] == "/bin/sh"
+        assert os.readlink("/proc/%d/cwd" % pid) == pw.pw_dir
+    # The cgroup, and so the quota, stays slaqd's.
+    cg = d.request({"type": "status"})["cgroup"]
+    if cg:
+        for name in ("cpu.max", "cpu.weight", "cgroup.procs"):
+            f = os.path.join(cg, "job-%d" % jobs["alice"], name)
+            if os.path.exists(f):
+                assert os.stat(f).st_uid == 0, f
+
+    # Both see every job, with its user.
+    for who in ("alice", "bob"):
+        p = slaq(who, "ls")
+        assert p.returncode == 0, p.stderr
+        lines = p.stdout.splitlines()
+        assert lines[0].split()[:3] == ["ID", "USER", "NAME"]
+        rows = {int(l.split()[0]): l.split()[1] for l in lines[1:]}
+        assert rows == {jobs["alice"]: people.users["alice"][:10],
+                        jobs["bob"]: people.users["bob"][:10]}
+        js = json.loads(slaq(who, "ls", "--json").stdout)["jobs"]
+        assert sorted(j["user"] for j in js) == sorted(
+            people.users[w] for w in ("alice", "bob"))
+        show = slaq(who, "show", str(jobs["alice"])).stdout
+        assert "user        %s (uid %d)" % (
+            people.users["alice"], people.pw("alice").pw_uid) in show
+
+    # Bob may not cancel, suspend or read the logs of Alice's job.
+    for args in (["cancel"], ["suspend"], ["logs"]):
+        p = slaq("bob", *(args + [str(jobs["alice"])]))
+        assert p.returncode != 0, (args, p.stdout)
+        assert "permission denied" in p.stderr, p.stderr
+        assert "job %d belongs to %s" % (jobs["alice"],
+                                         people.users["alice"]) in p.stderr
+    assert d.job(jobs["alice"])["state"] == "running"
+    assert d.job(jobs["alice"])["suspended"] is None
+    # ... nor set the policy.
+    p = slaq("bob", "policy", "fair")
+    assert p.returncode != 0 and "permission denied" in p.stderr, p.stderr
+    assert d.request({"type": "policy"})["policy"] == "slaq"
+
+    # Alice may cancel hers.
+    p = slaq("alice", "cancel", "--now", str(jobs["alice"]))
+    assert p.returncode == 0, p.stderr
+    d.wait_state(jobs["alice"], "cancelled")
+
+    # Carol (the admin group) may cancel Bob's and set the policy.
+    p = slaq("carol", "cancel", "--now", str(jobs["bob"]))
+    assert p.returncode == 0, p.stderr
+    d.wait_state(jobs["bob"], "cancelled")
+    p = slaq("carol", "policy", "fair")
+    assert p.returncode == 0, p.stderr
+    assert d.request({"type": "policy"})["policy"] == "fair"
+
+    # Root may cancel anyone's.
+    p = slaq("bob", "submit", "--", "sleep", "300")
+    assert p.returncode == 0, p.stderr
+    jb = int(p.stdout)
+    assert d.request({"type": "cancel", "job": jb, "now": True})["ok"]
+    d.wait_state(jb, "cancelled")
+
+    # A user reads their own job's logs (written as them); not another's.
+    p = slaq("alice", "submit", "--", "sh", "-c", "echo out-$(id -un)")
+    assert p.returncode == 0, p.stderr
+    ja = int(p.stdout)
+    d.wait_state(ja, "done")
+    p = slaq("alice", "logs", str(ja))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "out-" + people.users["alice"]
+    p = slaq("bob", "logs", str(ja))
+    assert p.returncode != 0 and "permission denied" in p.stderr
+    logdir = d.job(ja)["log_dir"]
+    st = os.stat(os.path.join(logdir, "stdout.log"))
+    assert st.st_uid == people.pw("alice").pw_uid
+    assert st.st_gid == people.gid("adm")  # administrators may read them
+    assert os.stat(logdir).st_uid == people.pw("alice").pw_uid
+
+    # A working directory the submitter cannot enter is refused, clearly.
+    p = slaq("alice", "submit", "--cwd", people.pw("bob").pw_dir, "--",
+             "true")
+    assert p.returncode != 0
+    assert "permission denied" in p.stderr.lower(), p.stderr
+    assert people.pw("bob").pw_dir in p.stderr
+    assert "as user " + people.users["alice"] in p.stderr
+
+
+def test_a_job_of_an_allowed_uid_runs_as_that_user_not_root(
+        people, open_dir, daemon_factory):
+    """--allow-uid used to let a user run code as root: their jobs ran
+    as slaqd's user. Now the job runs as them (only options main had)."""
+    sock = os.path.join(open_dir, "a.sock")
+    uid = people.pw("bob").pw_uid
+    d = daemon_factory("--socket", sock, "--allow-uid", str(uid),
+                       state=os.path.join(open_dir, "state"))
+    os.chmod(sock, 0o666)  # an operator opening the socket, as before
+    p = slaq_as(people, "bob", open_dir, sock, "submit", "--", "sleep", "300")
+    assert p.returncode == 0, p.stderr
+    pid = d.job(int(p.stdout))["pid"]
+    s = proc_status(pid)
+    assert s["Uid"] == [str(uid)] * 4, "the job runs as uid %s" % s["Uid"]
+    assert s["Gid"] == [str(people.pw("bob").pw_gid)] * 4
+
+
+def test_slaqd_as_an_ordinary_user_runs_only_that_users_jobs(
+        people, open_dir):
+    """Not root: alice's own slaqd runs her jobs and says at start what it
+    cannot do; bob (who reaches its socket) may look but not submit."""
+    alice = people.pw("alice")
+    state = os.path.join(open_dir, "astate")
+    os.mkdir(state)
+    os.chown(state, alice.pw_uid, alice.pw_gid)
+    sock = os.path.join(state, "slaq.sock")
+    os.chmod(state, 0o755)
+    log = open(os.path.join(open_dir, "alice-slaqd.log"), "w")
+    binary = os.path.join(open_dir, "slaqd")
+    shutil.copy(SLAQD, binary)
+    os.chmod(binary, 0o755)
+    pids = []
+    proc = subprocess.Popen(
+        ["setpriv", "--reuid=%d" % alice.pw_uid, "--regid=%d" % alice.pw_gid,
+         "--init-groups", "--", binary, "--state-dir", state, "--http", "off",
+         "--epoch", "0.2", "--grace", "1", "--enforce", "auto",
+         "--socket-group", people.groups["sock"]],
+        cwd=alice.pw_dir, stdout=log, stderr=log)
+    try:
+        def up():
+            assert proc.poll() is None, open(log.name).read()
+            return os.path.exists(sock)
+        wait_for(up, timeout=30, what="alice's slaqd")
+
+        def slaq(who, *args):
+            return slaq_as(people, who, open_dir, sock, *args)
+        wait_for(lambda: slaq("alice", "status").returncode == 0,
+                 what="alice's slaqd to answer")
+        text = open(log.name).read()
+        assert "not root: it runs only %s's jobs" % alice.pw_name in text
+        assert "submits are refused" in text
+        p = slaq("alice", "submit", "--", "sleep", "300")
+        assert p.returncode == 0, p.stderr
+        jid = int(p.stdout)
+        js = json.loads(slaq("alice", "show", "--json", str(jid)).stdout)
+        pid = js["pid"]
+        pids.append(pid)
+        assert proc_status(pid)["Uid"] == [str(alice.pw_uid)] * 4
+        p = slaq("bob", "submit", "--", "sleep", "300")
+        assert p.returncode != 0
+        assert "permission denied" in p.stderr and "not root" in p.stderr
+        assert p.stderr.count("\n") <= 2, p.stderr
+        # Bob still sees the jobs, and may not cancel alice's.
+        p = slaq("bob", "ls")
+        assert p.returncode == 0 and people.users["alice"][:10] in p.stdout
+        p = slaq("bob", "cancel", str(jid))
+        assert p.returncode != 0 and "permission denied" in p.stderr
+        p = slaq("alice", "cancel", "--now", str(jid))
+        assert p.returncode == 0, p.stderr
+        wait_for(lambda: json.loads(slaq("alice", "show", "--json", str(jid))
+                                    .stdout)["state"] == "cancelled",
+                 what="alice's job to be cancelled")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+        for pid in pids:  # a job left by a failed check
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
