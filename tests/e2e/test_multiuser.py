@@ -24,9 +24,9 @@ import tempfile
 
 import pytest
 
-from conftest import SLAQ, SLAQD, wait_for
+from conftest import SLAQ, SLAQD, old_state_db, wait_for
 
-pytestmark = pytest.mark.skipif(
+needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or not all(shutil.which(t) for t in (
         "useradd", "userdel", "groupadd", "groupdel", "setpriv")),
     reason="creates users and groups and runs slaqd as root: needs root and "
@@ -138,6 +138,7 @@ def proc_env(pid):
                     if b"=" in e)
 
 
+@needs_root
 def test_two_users_share_slaqd_each_acting_on_their_own_jobs(
         people, open_dir, daemon_factory):
     sock = os.path.join(open_dir, "slaq.sock")
@@ -265,6 +266,7 @@ def test_two_users_share_slaqd_each_acting_on_their_own_jobs(
     assert "as user " + people.users["alice"] in p.stderr
 
 
+@needs_root
 def test_a_job_of_an_allowed_uid_runs_as_that_user_not_root(
         people, open_dir, daemon_factory):
     """--allow-uid used to let a user run code as root: their jobs ran
@@ -282,6 +284,7 @@ def test_a_job_of_an_allowed_uid_runs_as_that_user_not_root(
     assert s["Gid"] == [str(people.pw("bob").pw_gid)] * 4
 
 
+@needs_root
 def test_slaqd_as_an_ordinary_user_runs_only_that_users_jobs(
         people, open_dir):
     """Not root: alice's own slaqd runs her jobs and says at start what it
@@ -350,3 +353,21 @@ def test_slaqd_as_an_ordinary_user_runs_only_that_users_jobs(
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def test_jobs_of_an_older_database_belong_to_slaqds_user(daemon_factory,
+                                                         tmp_path):
+    """A state.db from before jobs had owners: its jobs ran as slaqd's
+    user, and are shown (and kept) as that user's."""
+    state = tmp_path / "old"
+    state.mkdir()
+    old_state_db(state, before="jobs.uid")
+    d = daemon_factory(state=state)
+    me = pwd.getpwuid(os.geteuid())
+    j = d.job(1)
+    assert (j["user"], j["uid"]) == (me.pw_name, me.pw_uid)
+    assert d.cli("ls").stdout.splitlines()[1].split()[:3] == [
+        "1", me.pw_name[:10], "old"]
+    jid = d.submit("true")
+    d.wait_state(jid, "done")
+    assert d.job(jid)["user"] == me.pw_name
