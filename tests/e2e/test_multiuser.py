@@ -24,7 +24,7 @@ import tempfile
 
 import pytest
 
-from conftest import SLAQ, SLAQD, old_state_db, wait_for
+from conftest import SLAQ, SLAQD, free_port, old_state_db, wait_for
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or not all(shutil.which(t) for t in (
@@ -371,3 +371,46 @@ def test_jobs_of_an_older_database_belong_to_slaqds_user(daemon_factory,
     jid = d.submit("true")
     d.wait_state(jid, "done")
     assert d.job(jid)["user"] == me.pw_name
+
+
+@needs_root
+def test_an_agent_runs_a_job_as_the_user_who_submitted_it(
+        people, open_dir, daemon_factory):
+    """A controller passes the submitter in its start message; the agent
+    (root) starts the job as that user; the owner rules hold on the
+    controller."""
+    token = os.path.join(open_dir, "agent.token")
+    with open(token, "w") as f:
+        f.write("agent-secret-token-1\n")
+    os.chmod(token, 0o600)
+    port = free_port()
+    sock = os.path.join(open_dir, "ctl.sock")
+    ctl = daemon_factory("--agents", "127.0.0.1:%d" % port,
+                         "--agent-token-file", token, "--socket", sock,
+                         "--socket-group", people.groups["sock"],
+                         state=os.path.join(open_dir, "ctl"))
+    agent = daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
+                           "--agent-token-file", token, "--node-name", "n1",
+                           "--cores", "2", "--enforce", "signal",
+                           state=os.path.join(open_dir, "agent"))
+    wait_for(lambda: [n["state"] for n in ctl.request(
+        {"type": "nodes"})["nodes"]] == ["up"], what="the agent to join")
+    p = slaq_as(people, "alice", open_dir, sock, "submit", "--", "sleep",
+                "300")
+    assert p.returncode == 0, p.stderr
+    jid = int(p.stdout)
+    ctl.wait_state(jid, "running")
+    alice = people.pw("alice")
+    on_agent = wait_for(lambda: (lambda r: r["job"] if r["ok"] and
+                                 r["job"]["pid"] else None)(
+        agent.request({"type": "show", "job": jid})), what="the agent's job")
+    assert (on_agent["user"], on_agent["uid"]) == (alice.pw_name,
+                                                   alice.pw_uid)
+    s = proc_status(on_agent["pid"])
+    assert s["Uid"] == [str(alice.pw_uid)] * 4, s["Uid"]
+    assert proc_env(on_agent["pid"])["HOME"] == alice.pw_dir
+    p = slaq_as(people, "bob", open_dir, sock, "cancel", str(jid))
+    assert p.returncode != 0 and "permission denied" in p.stderr, p.stderr
+    p = slaq_as(people, "alice", open_dir, sock, "cancel", "--now", str(jid))
+    assert p.returncode == 0, p.stderr
+    ctl.wait_state(jid, "cancelled")
