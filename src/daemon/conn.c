@@ -170,7 +170,7 @@ int conn_listen_at(sd_daemon *d, const char *addr, sd_handler *h,
  * refused for that user (api.c, users.c). Over TCP nothing is allowed
  * until a token is shown (on_message).
  */
-static void conn_identify(sd_daemon *d, sd_conn *c)
+static void conn_identify(sd_conn *c)
 {
     if (c->tcp) {
         int one = 1;
@@ -180,6 +180,9 @@ static void conn_identify(sd_daemon *d, sd_conn *c)
         if (getpeername(c->h.fd, (struct sockaddr *)&sa, &len) < 0 ||
             !inet_ntop(AF_INET, &sa.sin_addr, c->peer, sizeof c->peer))
             snprintf(c->peer, sizeof c->peer, "unknown address");
+        c->who.reader = 1; /* nobody until a token says (on_message) */
+        c->who.uid = (uid_t)-1;
+        c->who_known = 1;
         return;
     }
     struct ucred cred;
@@ -188,13 +191,27 @@ static void conn_identify(sd_daemon *d, sd_conn *c)
     c->may_read = 1;
     if (getsockopt(c->h.fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
         c->may_control = 1;
-        user_from_uid(d, cred.uid, cred.gid, &c->who);
+        c->who.uid = cred.uid; /* the rest on first use: conn_who */
+        c->who.gid = cred.gid;
         snprintf(c->peer, sizeof c->peer, "uid %u", (unsigned)cred.uid);
     } else { /* never on Linux: then it may only read */
         c->who.reader = 1;
         c->who.uid = (uid_t)-1;
+        c->who_known = 1;
         snprintf(c->peer, sizeof c->peer, "uid ?");
     }
+}
+
+/* The peer's user, its name and rights looked up (passwd, the group
+ * database) only when a request needs them: a job's session, the most
+ * common connection, never waits for a directory service. */
+static const sd_user *conn_who(sd_daemon *d, sd_conn *c)
+{
+    if (!c->who_known) {
+        user_from_uid(d, c->who.uid, c->who.gid, &c->who);
+        c->who_known = 1;
+    }
+    return &c->who;
 }
 
 /* ------------------------------------------------- failed authentication */
@@ -334,7 +351,7 @@ sd_conn *conn_add(sd_daemon *d, int fd, int tcp)
     c->tcp = tcp;
     c->node = -1;
     c->opened = sd_mono();
-    conn_identify(d, c);
+    conn_identify(c);
     if (sd_epoll_add(d, &c->h, EPOLLIN) < 0) {
         close(fd);
         free(c);
@@ -719,7 +736,7 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
             send_error(d, c, "bad_name", "%s", err);
             return;
         }
-        j = job_attach(d, name, pid, &c->who);
+        j = job_attach(d, name, pid, conn_who(d, c));
         if (!j) {
             send_error(d, c, "no_memory", "cannot create a job");
             return;
@@ -803,12 +820,14 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
              * holder acts as slaqd's own user (docs/security.md). */
             c->authed = c->may_control = c->may_read = 1;
             user_self(d, &c->who);
+            c->who_known = 1;
         } else if (tok && d->cfg.job_token &&
                    sd_secret_equal(tok, d->cfg.job_token)) {
             c->authed = 1; /* job sessions only; attached jobs are slaqd's
                               user's, whom the token's owner vouches for */
             user_self(d, &c->who);
             c->who.admin = 0;
+            c->who_known = 1;
         } else {
             auth_failed(d, c, tok ? "a wrong token" : "no token");
             send_error(d, c, "unauthorized", "the first message on a TCP "
@@ -866,7 +885,7 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
         conn_send(d, c, reply);
         json_decref(reply);
     } else {
-        json_t *reply = api_handle_as(d, msg, &c->who);
+        json_t *reply = api_handle_as(d, msg, conn_who(d, c));
         if (reply) {
             json_t *id = json_object_get(msg, "id");
             if (id)

@@ -263,6 +263,7 @@ typedef struct sd_conn {
     char peer[48];        /* "uid N" or the IP address, for rate limits */
     sd_user who;          /* who it is (Unix: the kernel's word; TCP: the
                              control token's holder, slaqd's own user) */
+    int who_known;        /* who's name and rights are looked up */
     int spoke;            /* a whole message has arrived */
     double opened;        /* monotonic */
     char *rbuf;
