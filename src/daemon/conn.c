@@ -94,9 +94,16 @@ int conn_listen_unix(sd_daemon *d, const char *path)
     /* With --socket-group the group's members may connect (and are told
      * apart by the kernel); else only slaqd's user and root. */
     mode_t mode = d->cfg.socket_group ? 0660 : 0600;
-    if (rc < 0 || (d->cfg.socket_group &&
-                   chown(path, (uid_t)-1, d->cfg.socket_gid) < 0) ||
-        chmod(path, mode) < 0 || lstat(path, &st) < 0 ||
+    if (rc == 0 && d->cfg.socket_group &&
+        chown(path, (uid_t)-1, d->cfg.socket_gid) < 0) {
+        sd_log(d, 0, "socket %s: cannot give it to --socket-group %s: %s "
+               "(slaqd must be root or a member of the group)", path,
+               d->cfg.socket_group, strerror(errno));
+        unlink(path);
+        close(fd);
+        return -1;
+    }
+    if (rc < 0 || chmod(path, mode) < 0 || lstat(path, &st) < 0 ||
         listen(fd, 4096) < 0)
         goto err;
     d->sock_dev = st.st_dev;
