@@ -414,3 +414,42 @@ def test_an_agent_runs_a_job_as_the_user_who_submitted_it(
     p = slaq_as(people, "alice", open_dir, sock, "cancel", "--now", str(jid))
     assert p.returncode == 0, p.stderr
     ctl.wait_state(jid, "cancelled")
+
+
+@needs_root
+def test_a_sweep_runs_as_its_submitter_and_is_theirs_to_cancel(
+        people, open_dir, daemon_factory):
+    sock = os.path.join(open_dir, "slaq.sock")
+    d = daemon_factory("--socket", sock, "--socket-group",
+                       people.groups["sock"],
+                       state=os.path.join(open_dir, "state"))
+    spec = {"name": "mu", "command": "sleep 300 {lr}",
+            "space": {"lr": {"type": "log-uniform", "low": 0.0001,
+                             "high": 0.001}},
+            "generator": {"type": "random", "seed": 3}, "configs": 2,
+            "metric": "val_accuracy", "direction": "max", "y_target": 0.75,
+            "t_max": 600, "epochs": 12, "b": 3, "slots": 2, "policy": "pop"}
+    path = os.path.join(open_dir, "spec.json")
+    with open(path, "w") as f:
+        json.dump(spec, f)
+    os.chmod(path, 0o644)
+    p = slaq_as(people, "alice", open_dir, sock, "sweep", path)
+    assert p.returncode == 0, p.stderr
+    w = d.request({"type": "sweep_show", "sweep": 1})["sweep"]
+    assert w["user"] == people.users["alice"]
+    jobs = wait_for(lambda: [j for j in d.jobs() if j["sweep"] == 1 and
+                             j["pid"]], what="the sweep's jobs")
+    alice = people.pw("alice")
+    for j in jobs:
+        assert j["user"] == alice.pw_name
+        assert proc_status(j["pid"])["Uid"] == [str(alice.pw_uid)] * 4
+    p = slaq_as(people, "bob", open_dir, sock, "sweep", "cancel", "1")
+    assert p.returncode != 0, p.stdout
+    assert "permission denied: sweep 1 belongs to %s" % alice.pw_name in \
+        p.stderr, p.stderr
+    assert d.request({"type": "sweep_show", "sweep": 1})["sweep"][
+        "state"] == "running"
+    p = slaq_as(people, "alice", open_dir, sock, "sweep", "cancel", "1")
+    assert p.returncode == 0, p.stderr
+    assert d.request({"type": "sweep_show", "sweep": 1})["sweep"][
+        "state"] == "cancelled"
