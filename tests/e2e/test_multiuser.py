@@ -18,6 +18,7 @@ import grp
 import secrets
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import tempfile
@@ -453,3 +454,55 @@ def test_a_sweep_runs_as_its_submitter_and_is_theirs_to_cancel(
     assert p.returncode == 0, p.stderr
     assert d.request({"type": "sweep_show", "sweep": 1})["sweep"][
         "state"] == "cancelled"
+
+
+@needs_root
+def test_an_agent_refuses_a_uid_that_names_another_user_on_its_node(
+        people, open_dir, daemon_factory):
+    """The test plays the controller: a start whose uid is alice's here but
+    whose user is someone else is refused (the nodes' users differ); with
+    the right name the job runs as alice."""
+    token = os.path.join(open_dir, "agent.token")
+    with open(token, "w") as f:
+        f.write("agent-secret-token-1\n")
+    lsn = socket.socket()
+    lsn.bind(("127.0.0.1", 0))
+    lsn.listen(1)
+    lsn.settimeout(30)
+    agent = daemon_factory("--agent", "--join", "127.0.0.1:%d" %
+                           lsn.getsockname()[1], "--agent-token-file", token,
+                           "--node-name", "n1", "--enforce", "signal",
+                           state=os.path.join(open_dir, "agent"))
+    conn, _ = lsn.accept()
+    conn.settimeout(30)
+    lines = conn.makefile("rb")
+
+    def until(kind):
+        while True:
+            m = json.loads(lines.readline())
+            if m["type"] == kind or m["type"] in ("started",
+                                                  "start_failed"):
+                return m
+    assert until("register")["node"] == "n1"
+    conn.sendall(json.dumps({"type": "welcome", "node": "n1", "epoch_s": 0.2,
+                             "grace_s": 1, "jobs": {}}).encode() + b"\n")
+    alice = people.pw("alice")
+    start = {"type": "start", "job": 1, "secret": "ab" * 32, "name": "x",
+             "cmd": ["sleep", "300"], "cwd": alice.pw_dir,
+             "uid": alice.pw_uid, "user": people.users["bob"]}
+    conn.sendall(json.dumps(start).encode() + b"\n")
+    m = until("start_failed")
+    assert m["type"] == "start_failed", m
+    assert "uid %d is %s on this node but %s on the controller" % (
+        alice.pw_uid, alice.pw_name, people.users["bob"]) in m["message"]
+    start.update(job=2, user=alice.pw_name)
+    conn.sendall(json.dumps(start).encode() + b"\n")
+    m = until("started")
+    assert m["type"] == "started", m
+    try:
+        assert proc_status(m["pid"])["Uid"] == [str(alice.pw_uid)] * 4
+        assert agent.job(2)["user"] == alice.pw_name
+    finally:
+        os.killpg(m["pid"], signal.SIGKILL)
+        conn.close()
+        lsn.close()
