@@ -506,3 +506,27 @@ def test_an_agent_refuses_a_uid_that_names_another_user_on_its_node(
         os.killpg(m["pid"], signal.SIGKILL)
         conn.close()
         lsn.close()
+
+
+@needs_root
+def test_owners_survive_a_restart_of_slaqd(people, open_dir,
+                                           daemon_factory):
+    sock = os.path.join(open_dir, "slaq.sock")
+    state = os.path.join(open_dir, "state")
+    args = ("--socket", sock, "--socket-group", people.groups["sock"])
+    d = daemon_factory(*args, state=state)
+    p = slaq_as(people, "alice", open_dir, sock, "submit", "--", "sleep",
+                "300")
+    assert p.returncode == 0, p.stderr
+    jid = int(p.stdout)
+    pid = d.job(jid)["pid"]
+    d.kill9()
+    d = daemon_factory(*args, state=state)
+    j = d.job(jid)
+    assert (j["state"], j["pid"], j["user"]) == (
+        "running", pid, people.users["alice"])
+    p = slaq_as(people, "bob", open_dir, sock, "cancel", str(jid))
+    assert p.returncode != 0 and "permission denied" in p.stderr, p.stderr
+    p = slaq_as(people, "alice", open_dir, sock, "cancel", "--now", str(jid))
+    assert p.returncode == 0, p.stderr
+    d.wait_state(jid, "cancelled")
