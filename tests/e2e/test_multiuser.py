@@ -252,6 +252,9 @@ def test_two_users_share_slaqd_each_acting_on_their_own_jobs(
     assert p.stdout.strip() == "out-" + people.users["alice"]
     p = slaq("bob", "logs", str(ja))
     assert p.returncode != 0 and "permission denied" in p.stderr
+    p = slaq("carol", "logs", str(ja))  # the admin group reads them
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "out-" + people.users["alice"]
     logdir = d.job(ja)["log_dir"]
     st = os.stat(os.path.join(logdir, "stdout.log"))
     assert st.st_uid == people.pw("alice").pw_uid
