@@ -367,16 +367,18 @@ static void child_exec(sd_daemon *d, sd_job *j, char **argv, char **envp,
     signal(SIGPIPE, SIG_DFL);
     umask(d->job_umask);
     setsid();
-    /* An agent in a Slurm allocation takes its jobs along even when it is
-     * killed outright: the kernel ends the job with it. */
-    if (d->cfg.end_jobs_at_exit &&
-        (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1))
-        goto fail;
     e[0] = STEP_CGROUP;
     if (enf_child_join(&d->enf, j->id) < 0)
         goto fail;
     e[0] = STEP_USER;
     if (user_runas_become(ra) < 0)
+        goto fail;
+    /* An agent in a Slurm allocation takes its jobs along even when it is
+     * killed outright: the kernel ends the job with it. Set after the
+     * change of user, which clears it. */
+    e[0] = STEP_EXEC;
+    if (d->cfg.end_jobs_at_exit &&
+        (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1))
         goto fail;
     e[0] = STEP_LOGS;
     char path[4200];

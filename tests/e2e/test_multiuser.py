@@ -475,6 +475,7 @@ def test_an_agent_refuses_a_uid_that_names_another_user_on_its_node(
     agent = daemon_factory("--agent", "--join", "127.0.0.1:%d" %
                            lsn.getsockname()[1], "--agent-token-file", token,
                            "--node-name", "n1", "--enforce", "signal",
+                           "--end-jobs-at-exit",
                            state=os.path.join(open_dir, "agent"))
     conn, _ = lsn.accept()
     conn.settimeout(30)
@@ -505,8 +506,18 @@ def test_an_agent_refuses_a_uid_that_names_another_user_on_its_node(
     try:
         assert proc_status(m["pid"])["Uid"] == [str(alice.pw_uid)] * 4
         assert agent.job(2)["user"] == alice.pw_name
+        # --end-jobs-at-exit holds for a job run as another user too: the
+        # kernel ends it with its agent (the change of user clears the
+        # parent-death signal; slaqd sets it after).
+        agent.kill9()
+        wait_for(lambda: not os.path.exists("/proc/%d" % m["pid"]) or
+                 proc_status(m["pid"])["State"][0] == "Z", timeout=10,
+                 what="the job to end with its agent")
     finally:
-        os.killpg(m["pid"], signal.SIGKILL)
+        try:
+            os.killpg(m["pid"], signal.SIGKILL)
+        except OSError:
+            pass
         conn.close()
         lsn.close()
 
