@@ -204,6 +204,10 @@ def test_two_users_share_slaqd_each_acting_on_their_own_jobs(
         js = json.loads(slaq(who, "ls", "--json").stdout)["jobs"]
         assert sorted(j["user"] for j in js) == sorted(
             people.users[w] for w in ("alice", "bob"))
+        top = slaq(who, "top", "--once").stdout.splitlines()
+        assert top[1].split()[:3] == ["ID", "USER", "NAME"]
+        assert sorted(l.split()[1] for l in top[2:] if l.strip()) == sorted(
+            people.users[w][:10] for w in ("alice", "bob"))
         show = slaq(who, "show", str(jobs["alice"])).stdout
         assert "user        %s (uid %d)" % (
             people.users["alice"], people.pw("alice").pw_uid) in show
