@@ -258,7 +258,9 @@ typedef struct sd_conn {
     sd_conn_kind kind;
     int tcp;              /* came in over TCP: needs the token first */
     int authed;           /* TCP: a token was shown (Unix: always) */
-    int may_control;      /* submit, cancel, policy (docs/security.md) */
+    int may_control;      /* may make changing requests at all (not a
+                             TCP job token); each is then allowed or
+                             refused for `who` (users.c) */
     int may_read;         /* status, ls, show, logs */
     char peer[48];        /* "uid N" or the IP address, for rate limits */
     sd_user who;          /* who it is (Unix: the kernel's word; TCP: the
