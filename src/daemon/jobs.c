@@ -346,6 +346,13 @@ static void strv_free(char **v)
     free(v);
 }
 
+/* 1 if job logs are shared with --admin-group (slaqd is root and has
+ * one): log directories 02750 in that group, log files 0640. */
+static int logs_shared(const sd_daemon *d)
+{
+    return d->cfg.admin_group && user_can_switch();
+}
+
 /* What the child failed at (reported to the parent with the errno). */
 enum { STEP_EXEC, STEP_CGROUP, STEP_USER, STEP_LOGS, STEP_CWD };
 
@@ -361,6 +368,7 @@ static void child_exec(sd_daemon *d, sd_job *j, char **argv, char **envp,
                        const char *dir, const sd_runas *ra, int errfd)
 {
     int e[2] = {STEP_EXEC, 0};
+    mode_t logmode = logs_shared(d) ? 0640 : 0600; /* while slaqd's user */
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -382,7 +390,6 @@ static void child_exec(sd_daemon *d, sd_job *j, char **argv, char **envp,
         goto fail;
     e[0] = STEP_LOGS;
     char path[4200];
-    mode_t logmode = ra->switch_user && d->cfg.admin_group ? 0640 : 0600;
     int in = open("/dev/null", O_RDONLY);
     snprintf(path, sizeof path, "%s/stdout.log", dir);
     int out = open(path, O_WRONLY | O_CREAT | O_APPEND, logmode);
@@ -407,10 +414,10 @@ fail:
 }
 
 /*
- * The job's log directory STATE/jobs/ID: slaqd's (0700) for its own
- * user's jobs; for another user's, that user's (0700), or with
- * --admin-group 02750 in that group, so that administrators may read the
- * logs too. The job creates its log files in it as itself (child_exec).
+ * The job's log directory STATE/jobs/ID, mode 0700: slaqd's for its own
+ * user's jobs, the owner's for another user's; with logs_shared, 02750 in
+ * the admin group, so that administrators may read the logs too. The job
+ * creates its log files in it as itself (child_exec).
  */
 static int log_dir_make(sd_daemon *d, const char *dir, const sd_runas *ra,
                         char *err, size_t errlen)
@@ -419,16 +426,18 @@ static int log_dir_make(sd_daemon *d, const char *dir, const sd_runas *ra,
         snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
         return -1;
     }
-    if (!ra->switch_user)
+    int shared = logs_shared(d);
+    if (!ra->switch_user && !shared)
         return 0;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    gid_t g = d->cfg.admin_group ? d->cfg.admin_gid : ra->gid;
-    int rc = fd < 0 ? -1 : fchown(fd, ra->uid, g);
+    uid_t u = ra->switch_user ? ra->uid : geteuid();
+    gid_t g = shared ? d->cfg.admin_gid : ra->gid;
+    int rc = fd < 0 ? -1 : fchown(fd, u, g);
     if (rc == 0)
-        rc = fchmod(fd, d->cfg.admin_group ? 02750 : 0700);
+        rc = fchmod(fd, shared ? 02750 : 0700);
     if (rc < 0)
-        snprintf(err, errlen, "cannot give %s to user %s: %s", dir, ra->name,
-                 strerror(errno));
+        snprintf(err, errlen, "cannot give %s to user %s: %s", dir,
+                 ra->switch_user ? ra->name : "slaqd's", strerror(errno));
     if (fd >= 0)
         close(fd);
     return rc;

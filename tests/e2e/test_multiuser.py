@@ -259,6 +259,10 @@ def test_two_users_share_slaqd_each_acting_on_their_own_jobs(
     p = slaq("carol", "logs", str(ja))  # the admin group reads them
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() == "out-" + people.users["alice"]
+    jr = d.submit("sh", "-c", "echo out-$(id -un)")  # root's own job
+    d.wait_state(jr, "done")
+    p = slaq("carol", "logs", str(jr))
+    assert p.returncode == 0 and p.stdout.strip() == "out-root", p.stderr
     logdir = d.job(ja)["log_dir"]
     st = os.stat(os.path.join(logdir, "stdout.log"))
     assert st.st_uid == people.pw("alice").pw_uid
