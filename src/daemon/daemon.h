@@ -591,8 +591,14 @@ void store_begin(sd_store *s);
 
 /* Called by job_finish: a checkpoint-suspended job has exited. */
 void job_suspend_done(sd_daemon *d, sd_job *j);
-/* STATE/checkpoints/job-ID.ckpt, the file SLAQ_CHECKPOINT_DIR gives. */
-void sd_checkpoint_path(const sd_daemon *d, int64_t id, char *out,
+/* DIR/job-ID.ckpt, the file a job of user uid leaves in the
+ * SLAQ_CHECKPOINT_DIR slaqd gives it (DIR: job_checkpoint_dir). */
+void sd_checkpoint_path(const sd_daemon *d, uid_t uid, int64_t id, char *out,
+                        size_t len);
+/* jobs.c: the directory of the checkpoints of user uid's jobs:
+ * STATE/checkpoints for slaqd's own user, STATE/checkpoints/uid-N (that
+ * user's) for another. */
+void job_checkpoint_dir(const sd_daemon *d, uid_t uid, char *out,
                         size_t len);
 
 /* api.c: a request (a JSON object with "type") -> a reply object. */

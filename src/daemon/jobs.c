@@ -265,6 +265,44 @@ static int get_num(json_t *req, const char *key, double lo, double *out,
     return 0;
 }
 
+void job_checkpoint_dir(const sd_daemon *d, uid_t uid, char *out,
+                        size_t len)
+{
+    if (uid == geteuid())
+        snprintf(out, len, "%s/checkpoints", d->cfg.state_dir);
+    else
+        snprintf(out, len, "%s/checkpoints/uid-%u", d->cfg.state_dir,
+                 (unsigned)uid);
+}
+
+/*
+ * Makes the job's checkpoint directory (job_checkpoint_dir) if missing
+ * and fills dir with it: for another user's job, STATE/checkpoints/uid-N,
+ * that user's (0700) in slaqd's STATE/checkpoints (0711), so that a job
+ * writes its checkpoint as itself and no user can leave a checkpoint where
+ * another's job would resume from it. Best effort: a job that cannot
+ * write there leaves no checkpoint, and resuming it says so.
+ */
+static void checkpoint_dir_make(sd_daemon *d, const sd_runas *ra, char *dir,
+                                size_t len)
+{
+    snprintf(dir, len, "%s/checkpoints", d->cfg.state_dir);
+    mkdir(dir, 0700);
+    if (!ra->switch_user)
+        return;
+    struct stat st;
+    if (stat(dir, &st) == 0 && (st.st_mode & 0111) != 0111)
+        chmod(dir, (st.st_mode & 07777) | 0111);
+    job_checkpoint_dir(d, ra->uid, dir, len);
+    mkdir(dir, 0700);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || fchown(fd, ra->uid, ra->gid) < 0 || fchmod(fd, 0700) < 0)
+        sd_log(d, 0, "checkpoints of user %s: %s: %s", ra->name, dir,
+               strerror(errno));
+    if (fd >= 0)
+        close(fd);
+}
+
 /* 1 if environment entry e sets the variable `name`. */
 static int env_is(const char *e, const char *name)
 {
@@ -326,8 +364,7 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id,
      * unless the submitter chose a directory (shared between machines). */
     if (!have_ckdir) {
         char dir[4200];
-        snprintf(dir, sizeof dir, "%s/checkpoints", d->cfg.state_dir);
-        mkdir(dir, 0700);
+        checkpoint_dir_make(d, ra, dir, sizeof dir);
         char *adir = realpath(dir, NULL);
         if (asprintf(&out[k++], "SLAQ_CHECKPOINT_DIR=%s", adir ? adir : dir)
             < 0)
