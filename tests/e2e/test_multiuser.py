@@ -25,7 +25,7 @@ import tempfile
 
 import pytest
 
-from conftest import SLAQ, SLAQD, free_port, old_state_db, wait_for
+from conftest import BUILD, SLAQ, SLAQD, free_port, old_state_db, wait_for
 
 needs_root = pytest.mark.skipif(
     os.geteuid() != 0 or not all(shutil.which(t) for t in (
@@ -552,3 +552,49 @@ def test_owners_survive_a_restart_of_slaqd(people, open_dir,
     p = slaq_as(people, "alice", open_dir, sock, "cancel", "--now", str(jid))
     assert p.returncode == 0, p.stderr
     d.wait_state(jid, "cancelled")
+
+
+@needs_root
+def test_a_users_job_checkpoints_in_that_users_directory_and_resumes(
+        people, open_dir, daemon_factory):
+    """Checkpoint suspend and resume of a job run as alice: the checkpoint
+    is written as alice into her own directory under STATE/checkpoints
+    (not one every user could plant files in), and the resumed job runs
+    as alice too."""
+    sock = os.path.join(open_dir, "slaq.sock")
+    state = os.path.join(open_dir, "state")
+    d = daemon_factory("--socket", sock, "--socket-group",
+                       people.groups["sock"], state=state)
+    train = os.path.join(open_dir, "slaq-train")
+    shutil.copy(os.path.join(BUILD, "bin", "slaq-train"), train)
+    os.chmod(train, 0o755)
+    alice = people.pw("alice")
+
+    def slaq(who, *args):
+        return slaq_as(people, who, open_dir, sock, *args)
+    p = slaq("alice", "submit", "--", train, "linreg", "--iters", "1000000",
+             "--eval-every", "0")
+    assert p.returncode == 0, p.stderr
+    jid = int(p.stdout)
+    wait_for(lambda: d.job(jid)["iter"] >= 3, timeout=60,
+             what="3 iterations")
+    p = slaq("alice", "suspend", "--checkpoint", str(jid))
+    assert p.returncode == 0, p.stderr
+    job = d.wait_state(jid, "stopped", timeout=30)
+    assert job["suspended"] == "checkpoint"
+    assert job["checkpoint_bytes"] > 100, job
+    mine = os.path.join(state, "checkpoints", "uid-%d" % alice.pw_uid)
+    st = os.stat(mine)
+    assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (alice.pw_uid, 0o700)
+    ck = os.stat(os.path.join(mine, "job-%d.ckpt" % jid))
+    assert ck.st_uid == alice.pw_uid
+    p = slaq("bob", "resume", str(jid))
+    assert p.returncode != 0 and "permission denied" in p.stderr, p.stderr
+    p = slaq("alice", "resume", str(jid))
+    assert p.returncode == 0, p.stderr
+    new = d.job(jid)["continued_by"]
+    nj = wait_for(lambda: (lambda j: j if j["reports"] >= 1 else None)(
+        d.job(new)), timeout=60, what="the resumed job's reports")
+    assert nj["user"] == alice.pw_name and nj["resumed_from"] == jid
+    assert nj["history"][0][0] == job["iter"] + 1  # it went on from there
+    assert proc_status(nj["pid"])["Uid"] == [str(alice.pw_uid)] * 4
