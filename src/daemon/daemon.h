@@ -596,8 +596,8 @@ void job_suspend_done(sd_daemon *d, sd_job *j);
 void sd_checkpoint_path(const sd_daemon *d, uid_t uid, int64_t id, char *out,
                         size_t len);
 /* jobs.c: the directory of the checkpoints of user uid's jobs:
- * STATE/checkpoints for slaqd's own user, STATE/checkpoints/uid-N (that
- * user's) for another. */
+ * STATE/checkpoints for slaqd's own user, STATE/user-checkpoints/uid-N
+ * (that user's) for another. */
 void job_checkpoint_dir(const sd_daemon *d, uid_t uid, char *out,
                         size_t len);
 

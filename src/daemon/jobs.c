@@ -271,28 +271,29 @@ void job_checkpoint_dir(const sd_daemon *d, uid_t uid, char *out,
     if (uid == geteuid())
         snprintf(out, len, "%s/checkpoints", d->cfg.state_dir);
     else
-        snprintf(out, len, "%s/checkpoints/uid-%u", d->cfg.state_dir,
+        snprintf(out, len, "%s/user-checkpoints/uid-%u", d->cfg.state_dir,
                  (unsigned)uid);
 }
 
 /*
  * Makes the job's checkpoint directory (job_checkpoint_dir) if missing
- * and fills dir with it: for another user's job, STATE/checkpoints/uid-N,
- * that user's (0700) in slaqd's STATE/checkpoints (0711), so that a job
- * writes its checkpoint as itself and no user can leave a checkpoint where
- * another's job would resume from it. Best effort: a job that cannot
- * write there leaves no checkpoint, and resuming it says so.
+ * and fills dir with it: for another user's job,
+ * STATE/user-checkpoints/uid-N, that user's (0700) in a directory of
+ * slaqd's that others may only pass (0711; slaqd's own jobs' checkpoints
+ * stay in STATE/checkpoints, 0700), so that a job writes its checkpoint
+ * as itself and no user can leave a checkpoint where another's job would
+ * resume from it. Best effort: a job that cannot write there leaves no
+ * checkpoint, and resuming it says so.
  */
 static void checkpoint_dir_make(sd_daemon *d, const sd_runas *ra, char *dir,
                                 size_t len)
 {
-    snprintf(dir, len, "%s/checkpoints", d->cfg.state_dir);
-    mkdir(dir, 0700);
+    snprintf(dir, len, "%s/%scheckpoints", d->cfg.state_dir,
+             ra->switch_user ? "user-" : "");
+    mkdir(dir, ra->switch_user ? 0711 : 0700);
     if (!ra->switch_user)
         return;
-    struct stat st;
-    if (stat(dir, &st) == 0 && (st.st_mode & 0111) != 0111)
-        chmod(dir, (st.st_mode & 07777) | 0111);
+    chmod(dir, 0711); /* whatever slaqd's umask made of it */
     job_checkpoint_dir(d, ra->uid, dir, len);
     mkdir(dir, 0700);
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

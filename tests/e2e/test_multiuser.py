@@ -583,11 +583,17 @@ def test_a_users_job_checkpoints_in_that_users_directory_and_resumes(
     job = d.wait_state(jid, "stopped", timeout=30)
     assert job["suspended"] == "checkpoint"
     assert job["checkpoint_bytes"] > 100, job
-    mine = os.path.join(state, "checkpoints", "uid-%d" % alice.pw_uid)
+    mine = os.path.join(state, "user-checkpoints", "uid-%d" % alice.pw_uid)
     st = os.stat(mine)
     assert (st.st_uid, stat.S_IMODE(st.st_mode)) == (alice.pw_uid, 0o700)
     ck = os.stat(os.path.join(mine, "job-%d.ckpt" % jid))
     assert ck.st_uid == alice.pw_uid
+    # Others may pass through to their own directories, list nothing;
+    # slaqd's own jobs' checkpoints stay private.
+    assert stat.S_IMODE(os.stat(os.path.dirname(mine)).st_mode) == 0o711
+    d.wait_state(d.submit("true"), "done")  # a job of slaqd's own user
+    assert stat.S_IMODE(os.stat(os.path.join(state, "checkpoints"))
+                        .st_mode) == 0o700
     p = slaq("bob", "resume", str(jid))
     assert p.returncode != 0 and "permission denied" in p.stderr, p.stderr
     p = slaq("alice", "resume", str(jid))
