@@ -298,7 +298,7 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
     if (!strcmp(type, "policy")) {
         json_t *name = json_object_get(req, "name");
         if (name && !json_is_null(name) &&
-            (reply = user_may_admin(d, who, "set the policy")))
+            (reply = user_may_admin(who, "set the policy")))
             return reply;
         return api_policy(d, req);
     }
@@ -314,7 +314,7 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
     }
     if (!strcmp(type, "suspend") || !strcmp(type, "resume")) {
         if (!(j = req_job(d, req, &reply)) ||
-            (reply = user_may_act(d, who, j, type)))
+            (reply = user_may_act(who, j, type)))
             return reply;
         json_t *ck = json_object_get(req, "checkpoint");
         if (ck && !json_is_boolean(ck))
@@ -342,7 +342,7 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
             return reply;
         const char *verb = !strcmp(type, "cancel") ? "cancel"
                                                    : "read the logs of";
-        if (strcmp(type, "show") && (reply = user_may_act(d, who, j, verb)))
+        if (strcmp(type, "show") && (reply = user_may_act(who, j, verb)))
             return reply;
         if (!strcmp(type, "cancel")) {
             json_t *now = json_object_get(req, "now");

@@ -779,16 +779,14 @@ int user_can_switch(void);
 json_t *user_may_submit(const sd_daemon *d, const sd_user *who);
 /* Whether `who` may `verb` ("cancel", "suspend", ...) job j: NULL, or a
  * "permission_denied" error reply naming j's owner. */
-json_t *user_may_act(const sd_daemon *d, const sd_user *who, const sd_job *j,
-                     const char *verb);
+json_t *user_may_act(const sd_user *who, const sd_job *j, const char *verb);
 /* The same for anything else with an owner (`what`: "sweep 2"). */
-json_t *user_may_act_on(const sd_daemon *d, const sd_user *who,
-                        uid_t owner, const char *owner_name,
-                        const char *what, const char *verb);
+json_t *user_may_act_on(const sd_user *who, uid_t owner,
+                        const char *owner_name, const char *what,
+                        const char *verb);
 /* Whether `who` may make a daemon-wide change (`what`, e.g. "set the
  * policy"): NULL, or a "permission_denied" error reply. */
-json_t *user_may_admin(const sd_daemon *d, const sd_user *who,
-                       const char *what);
+json_t *user_may_admin(const sd_user *who, const char *what);
 /* Resolves a group name (or number) for --admin-group / --socket-group;
  * 0, or -1 after printing an error that starts with where. */
 int user_group_parse(const char *where, const char *name, gid_t *out);

@@ -846,7 +846,7 @@ json_t *api_sweep(sd_daemon *d, const char *type, json_t *req,
         if (!strcmp(type, "sweep_cancel")) {
             char what[32];
             snprintf(what, sizeof what, "sweep %lld", (long long)w->id);
-            if ((reply = user_may_act_on(d, who, w->uid, w->user, what,
+            if ((reply = user_may_act_on(who, w->uid, w->user, what,
                                          "cancel")))
                 return reply;
             if (strcmp(w->state, "running"))

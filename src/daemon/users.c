@@ -120,11 +120,10 @@ json_t *user_may_submit(const sd_daemon *d, const sd_user *who)
                      user_label(who, b, sizeof b), self.name);
 }
 
-json_t *user_may_act_on(const sd_daemon *d, const sd_user *who,
-                        uid_t owner, const char *owner_name,
-                        const char *what, const char *verb)
+json_t *user_may_act_on(const sd_user *who, uid_t owner,
+                        const char *owner_name, const char *what,
+                        const char *verb)
 {
-    (void)d;
     char a[96];
     if (who->reader)
         return api_error("permission_denied", "permission denied: the HTTP "
@@ -140,18 +139,15 @@ json_t *user_may_act_on(const sd_daemon *d, const sd_user *who,
                      verb);
 }
 
-json_t *user_may_act(const sd_daemon *d, const sd_user *who, const sd_job *j,
-                     const char *verb)
+json_t *user_may_act(const sd_user *who, const sd_job *j, const char *verb)
 {
     char what[32];
     snprintf(what, sizeof what, "job %lld", (long long)j->id);
-    return user_may_act_on(d, who, j->uid, j->user, what, verb);
+    return user_may_act_on(who, j->uid, j->user, what, verb);
 }
 
-json_t *user_may_admin(const sd_daemon *d, const sd_user *who,
-                       const char *what)
+json_t *user_may_admin(const sd_user *who, const char *what)
 {
-    (void)d;
     char a[96];
     if (who->reader)
         return api_error("permission_denied", "permission denied: the HTTP "
