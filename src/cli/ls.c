@@ -11,9 +11,10 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: slaq ls [OPTIONS]\n\n"
-               "Lists slaqd's jobs: id, name, state, cores, iteration, last "
-               "loss, predicted\nloss reduction so far, and why a job "
-               "ended.\nWith --json: one reply object, its \"jobs\" array "
+               "Lists slaqd's jobs: id, owner (USER: the user it runs as), "
+               "name, state,\ncores, iteration, last loss, predicted loss "
+               "reduction so far, and why a\njob ended. Every user who "
+               "reaches slaqd sees every job.\nWith --json: one reply object, its \"jobs\" array "
                "holding every job\n(slaqd's pages joined).\n\n"
                "  -a, --active      only running and stopping jobs\n"
                RPC_HELP);
@@ -44,21 +45,23 @@ static void print_jobs(json_t *jobs, int nodes)
         if (!isnan(loss))
             snprintf(losss, sizeof losss, "%.4g", loss);
         const char *reason = json_string_value(json_object_get(j, "reason"));
+        const char *user = json_string_value(json_object_get(j, "user"));
+        user = user ? rpc_safe(user) : "-";
         if (nodes) {
             const char *n = json_string_value(json_object_get(j, "node"));
-            printf("%-5lld %-18.18s %-10s %-10.10s %6.2f %8lld %10s %6s  "
-                   "%s\n",
+            printf("%-5lld %-10.10s %-18.18s %-10s %-10.10s %6.2f %8lld %10s "
+                   "%6s  %s\n",
                    (long long)json_integer_value(json_object_get(j, "id")),
-                   rpc_safe(json_string_value(json_object_get(j, "name"))),
+                   user, rpc_safe(json_string_value(json_object_get(j, "name"))),
                    json_string_value(json_object_get(j, "state")),
                    n ? rpc_safe(n) : "-", rpc_num(j, "cores"),
                    (long long)json_integer_value(json_object_get(j, "iter")),
                    losss, reds, reason ? rpc_safe(reason) : "");
             continue;
         }
-        printf("%-5lld %-18.18s %-10s %6.2f %8lld %10s %6s  %s\n",
+        printf("%-5lld %-10.10s %-18.18s %-10s %6.2f %8lld %10s %6s  %s\n",
                (long long)json_integer_value(json_object_get(j, "id")),
-               rpc_safe(json_string_value(json_object_get(j, "name"))),
+               user, rpc_safe(json_string_value(json_object_get(j, "name"))),
                json_string_value(json_object_get(j, "state")),
                rpc_num(j, "cores"),
                (long long)json_integer_value(json_object_get(j, "iter")),
@@ -120,12 +123,12 @@ int cmd_ls(int argc, char **argv)
             if (!header++) {
                 nodes = on_nodes(json_object_get(r, "jobs"));
                 if (nodes)
-                    printf("%-5s %-18s %-10s %-10s %6s %8s %10s %6s  %s\n",
-                           "ID", "NAME", "STATE", "NODE", "CORES", "ITER",
+                    printf("%-5s %-10s %-18s %-10s %-10s %6s %8s %10s %6s  "
+                           "%s\n", "ID", "USER", "NAME", "STATE", "NODE", "CORES", "ITER",
                            "LOSS", "REDUC", "NOTE");
                 else
-                    printf("%-5s %-18s %-10s %6s %8s %10s %6s  %s\n", "ID",
-                           "NAME", "STATE", "CORES", "ITER", "LOSS",
+                    printf("%-5s %-10s %-18s %-10s %6s %8s %10s %6s  %s\n",
+                           "ID", "USER", "NAME", "STATE", "CORES", "ITER", "LOSS",
                            "REDUC", "NOTE");
             }
             print_jobs(json_object_get(r, "jobs"), nodes);

@@ -101,6 +101,10 @@ static void print_job(json_t *j)
     printf("  state       %s%s%s\n", json_string_value(json_object_get(j,
                                                                     "state")),
            reason ? " — " : "", reason ? rpc_safe(reason) : "");
+    const char *user = json_string_value(json_object_get(j, "user"));
+    if (user)
+        printf("  user        %s (uid %lld)\n", rpc_safe(user),
+               (long long)json_integer_value(json_object_get(j, "uid")));
     char *cmd = json_dumps(json_object_get(j, "cmd"), JSON_COMPACT);
     printf("  command     %s\n", cmd ? rpc_safe(cmd) : "?");
     free(cmd);

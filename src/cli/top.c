@@ -19,8 +19,8 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: slaq top [OPTIONS]\n\n"
-               "Live view of slaqd's active jobs, one row each.\n\n"
-               "Columns: ID, NAME, STATE; LOSS~ the normalised loss (1 at "
+               "Live view of slaqd's active jobs, everyone's, one row each.\n\n"
+               "Columns: ID, USER (the user a job runs as), NAME, STATE; LOSS~ the normalised loss (1 at "
                "the start, 0 at\nthe predicted end); CORES the allocation; "
                "ITER the last reported\niteration; IT/S iterations per second "
                "lately; then sparklines of the last\n16 losses and the last "
@@ -79,8 +79,8 @@ static int draw(const rpc_opts *ro, int all, int tty)
            (long long)json_integer_value(json_object_get(st, "epoch")),
            rpc_num(st, "epoch_ms_last"),
            (long long)json_integer_value(json_object_get(st, "reports_total")));
-    printf("%-5s %-16s %-9s %6s %6s %8s %7s  %-16s  %s\n", "ID", "NAME",
-           "STATE", "LOSS~", "CORES", "ITER", "IT/S", "LOSS (recent)",
+    printf("%-5s %-10s %-16s %-9s %6s %6s %8s %7s  %-16s  %s\n", "ID",
+           "USER", "NAME", "STATE", "LOSS~", "CORES", "ITER", "IT/S", "LOSS (recent)",
            "CORES (recent)");
     size_t i;
     json_t *j;
@@ -105,8 +105,9 @@ static int draw(const rpc_opts *ro, int all, int tty)
         if (!isnan(nloss))
             snprintf(norm, sizeof norm, "%.3f", nloss);
         double ips = rpc_num(j, "iters_per_s");
-        printf("%-5lld %-16.16s %-9s %6s %6.2f %8lld %7.2f  %s  %s\n",
-               (long long)json_integer_value(json_object_get(j, "id")),
+        printf("%-5lld %-10.10s %-16.16s %-9s %6s %6.2f %8lld %7.2f  %s  "
+               "%s\n", (long long)json_integer_value(json_object_get(j, "id")),
+               rpc_safe(json_string_value(json_object_get(j, "user"))),
                rpc_safe(json_string_value(json_object_get(j, "name"))),
                json_string_value(json_object_get(j, "state")), norm,
                rpc_num(j, "cores"),

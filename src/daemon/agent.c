@@ -296,8 +296,26 @@ static void on_start(sd_daemon *d, json_t *msg)
         store_delete_job(d->store, old->id);
         job_free_one(old);
     }
-    sd_job *j = job_submit_as(d, msg, json_integer_value(id), secret, err,
-                              sizeof err);
+    /* The controller vouches for the submitter (the agent token is its
+     * credential); without "uid" (an older controller), slaqd's own. */
+    sd_user owner;
+    json_t *uid = json_object_get(msg, "uid");
+    const char *user = json_string_value(json_object_get(msg, "user"));
+    if (json_is_integer(uid) && json_integer_value(uid) >= 0 &&
+        json_integer_value(uid) <= 0x7fffffff)
+        user_from_uid(d, (uid_t)json_integer_value(uid), 0, &owner);
+    else
+        user_self(d, &owner);
+    sd_job *j = NULL;
+    /* A uid that names someone else here would run the job as the wrong
+     * person: the nodes must share their users (as Slurm's must). */
+    if (user && strcmp(user, owner.name))
+        snprintf(err, sizeof err, "uid %u is %s on this node but %s on the "
+                 "controller: the nodes' users must match",
+                 (unsigned)owner.uid, owner.name, user);
+    else
+        j = job_submit_as(d, msg, json_integer_value(id), secret, &owner,
+                          err, sizeof err);
     if (!j) {
         sd_log(d, 0, "job %lld: cannot start: %s",
                (long long)json_integer_value(id), err);

@@ -257,6 +257,13 @@ int api_needs_control(json_t *req)
 
 json_t *api_handle(sd_daemon *d, json_t *req)
 {
+    sd_user reader = {.reader = 1, .name = "http"};
+    reader.uid = (uid_t)-1;
+    return api_handle_as(d, req, &reader);
+}
+
+json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
+{
     const char *type = json_string_value(json_object_get(req, "type"));
     json_t *reply = NULL;
     sd_job *j;
@@ -281,10 +288,17 @@ json_t *api_handle(sd_daemon *d, json_t *req)
     }
     if (!strcmp(type, "ls"))
         return api_ls(d, req);
-    if (!strcmp(type, "policy"))
+    if (!strcmp(type, "policy")) {
+        json_t *name = json_object_get(req, "name");
+        if (name && !json_is_null(name) &&
+            (reply = user_may_admin(who, "set the policy")))
+            return reply;
         return api_policy(d, req);
+    }
     if (!strcmp(type, "submit")) {
-        j = job_submit(d, req, err, sizeof err);
+        if ((reply = user_may_submit(d, who)))
+            return reply;
+        j = job_submit(d, req, who, err, sizeof err);
         if (!j)
             return api_error("submit_failed", "%s", err);
         reply = ok();
@@ -292,7 +306,8 @@ json_t *api_handle(sd_daemon *d, json_t *req)
         return reply;
     }
     if (!strcmp(type, "suspend") || !strcmp(type, "resume")) {
-        if (!(j = req_job(d, req, &reply)))
+        if (!(j = req_job(d, req, &reply)) ||
+            (reply = user_may_act(who, j, type)))
             return reply;
         json_t *ck = json_object_get(req, "checkpoint");
         if (ck && !json_is_boolean(ck))
@@ -313,12 +328,16 @@ json_t *api_handle(sd_daemon *d, json_t *req)
         return reply;
     }
     if (!strncmp(type, "sweep", 5))
-        return api_sweep(d, type, req);
+        return api_sweep(d, type, req, who);
     if (!strcmp(type, "history"))
         return api_history(d, req);
     if (!strcmp(type, "show") || !strcmp(type, "cancel") ||
         !strcmp(type, "logs")) {
         if (!(j = req_job(d, req, &reply)))
+            return reply;
+        const char *verb = !strcmp(type, "cancel") ? "cancel"
+                                                   : "read the logs of";
+        if (strcmp(type, "show") && (reply = user_may_act(who, j, verb)))
             return reply;
         if (!strcmp(type, "cancel")) {
             json_t *now = json_object_get(req, "now");

@@ -150,9 +150,11 @@ static void send_start(sd_daemon *d, sd_job *j)
 static json_t *launch_msg(sd_daemon *d, sd_job *j, json_t *env)
 {
     json_t *cmd = json_loads(j->cmd, 0, NULL);
-    json_t *m = json_pack("{s:s, s:I, s:s, s:o, s:s}", "type", "start",
-                          "job", (json_int_t)j->id, "name", j->name, "cmd",
-                          cmd ? cmd : json_array(), "cwd", j->cwd);
+    /* "uid" and "user": the submitter, whom the agent runs it as. */
+    json_t *m = json_pack("{s:s, s:I, s:s, s:o, s:s, s:I, s:s}", "type",
+                          "start", "job", (json_int_t)j->id, "name", j->name,
+                          "cmd", cmd ? cmd : json_array(), "cwd", j->cwd,
+                          "uid", (json_int_t)j->uid, "user", j->user);
     if (!m)
         return NULL;
     json_t *e = env ? json_deep_copy(env) : NULL;

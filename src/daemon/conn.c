@@ -91,7 +91,19 @@ int conn_listen_unix(sd_daemon *d, const char *path)
     int rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
     umask(old);
     struct stat st;
-    if (rc < 0 || chmod(path, 0600) < 0 || lstat(path, &st) < 0 ||
+    /* With --socket-group the group's members may connect (and are told
+     * apart by the kernel); else only slaqd's user and root. */
+    mode_t mode = d->cfg.socket_group ? 0660 : 0600;
+    if (rc == 0 && d->cfg.socket_group &&
+        chown(path, (uid_t)-1, d->cfg.socket_gid) < 0) {
+        sd_log(d, 0, "socket %s: cannot give it to --socket-group %s: %s "
+               "(slaqd must be root or a member of the group)", path,
+               d->cfg.socket_group, strerror(errno));
+        unlink(path);
+        close(fd);
+        return -1;
+    }
+    if (rc < 0 || chmod(path, mode) < 0 || lstat(path, &st) < 0 ||
         listen(fd, 4096) < 0)
         goto err;
     d->sock_dev = st.st_dev;
@@ -158,24 +170,14 @@ int conn_listen_at(sd_daemon *d, const char *addr, sd_handler *h,
     return sd_epoll_add(d, h, EPOLLIN);
 }
 
-/* Is uid allowed the control requests on the Unix socket? */
-static int uid_may_control(const sd_daemon *d, uid_t uid)
-{
-    if (uid == 0 || uid == geteuid())
-        return 1;
-    for (size_t i = 0; i < d->cfg.n_allow_uids; i++)
-        if (d->cfg.allow_uids[i] == uid)
-            return 1;
-    return 0;
-}
-
 /*
  * What a new connection may do before it says anything. On the Unix
  * socket the kernel tells who the peer is (SO_PEERCRED): every peer may
- * read and run a job session, the allowed users may also control. Over
- * TCP nothing is allowed until a token is shown (on_message).
+ * read, run job sessions and make requests, each request being allowed or
+ * refused for that user (api.c, users.c). Over TCP nothing is allowed
+ * until a token is shown (on_message).
  */
-static void conn_identify(sd_daemon *d, sd_conn *c)
+static void conn_identify(sd_conn *c)
 {
     if (c->tcp) {
         int one = 1;
@@ -185,6 +187,9 @@ static void conn_identify(sd_daemon *d, sd_conn *c)
         if (getpeername(c->h.fd, (struct sockaddr *)&sa, &len) < 0 ||
             !inet_ntop(AF_INET, &sa.sin_addr, c->peer, sizeof c->peer))
             snprintf(c->peer, sizeof c->peer, "unknown address");
+        c->who.reader = 1; /* nobody until a token says (on_message) */
+        c->who.uid = (uid_t)-1;
+        c->who_known = 1;
         return;
     }
     struct ucred cred;
@@ -192,11 +197,28 @@ static void conn_identify(sd_daemon *d, sd_conn *c)
     c->authed = 1;
     c->may_read = 1;
     if (getsockopt(c->h.fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
-        c->may_control = uid_may_control(d, cred.uid);
+        c->may_control = 1;
+        c->who.uid = cred.uid; /* the rest on first use: conn_who */
+        c->who.gid = cred.gid;
         snprintf(c->peer, sizeof c->peer, "uid %u", (unsigned)cred.uid);
-    } else {
+    } else { /* never on Linux: then it may only read */
+        c->who.reader = 1;
+        c->who.uid = (uid_t)-1;
+        c->who_known = 1;
         snprintf(c->peer, sizeof c->peer, "uid ?");
     }
+}
+
+/* The peer's user, its name and rights looked up (passwd, the group
+ * database) only when a request needs them: a job's session, the most
+ * common connection, never waits for a directory service. */
+static const sd_user *conn_who(sd_daemon *d, sd_conn *c)
+{
+    if (!c->who_known) {
+        user_from_uid(d, c->who.uid, c->who.gid, &c->who);
+        c->who_known = 1;
+    }
+    return &c->who;
 }
 
 /* ------------------------------------------------- failed authentication */
@@ -355,7 +377,7 @@ sd_conn *conn_add(sd_daemon *d, int fd, int tcp)
     c->tcp = tcp;
     c->node = -1;
     c->opened = sd_mono();
-    conn_identify(d, c);
+    conn_identify(c);
     if (sd_epoll_add(d, &c->h, EPOLLIN) < 0) {
         close(fd);
         free(c);
@@ -740,7 +762,7 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
             send_error(d, c, "bad_name", "%s", err);
             return;
         }
-        j = job_attach(d, name, pid);
+        j = job_attach(d, name, pid, conn_who(d, c));
         if (!j) {
             send_error(d, c, "no_memory", "cannot create a job");
             return;
@@ -820,10 +842,18 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
             send_error(d, c, "rate_limited", "too many failed attempts from "
                        "%s; try again in %.1f s", c->peer, wait);
         } else if (tok && sd_secret_equal(tok, d->cfg.token)) {
+            /* The control token is an administrator's credential: its
+             * holder acts as slaqd's own user (docs/security.md). */
             c->authed = c->may_control = c->may_read = 1;
+            user_self(d, &c->who);
+            c->who_known = 1;
         } else if (tok && d->cfg.job_token &&
                    sd_secret_equal(tok, d->cfg.job_token)) {
-            c->authed = 1; /* job sessions only */
+            c->authed = 1; /* job sessions only; attached jobs are slaqd's
+                              user's, whom the token's owner vouches for */
+            user_self(d, &c->who);
+            c->who.admin = 0;
+            c->who_known = 1;
         } else {
             auth_failed(d, c, tok ? "a wrong token" : "no token");
             send_error(d, c, "unauthorized", "the first message on a TCP "
@@ -870,10 +900,10 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
         send_error(d, c, "unknown_type", "unknown message type \"%.64s\" in a"
                    " job session", type);
     } else if (!c->may_read || (!c->may_control && api_needs_control(msg))) {
-        json_t *reply = api_error("forbidden", "%s may not make \"%.64s\" "
-            "requests (%s)", c->peer, type, c->tcp ? "the job token grants "
-            "job sessions only" : "only root, slaqd's user and --allow-uid "
-            "users may submit, cancel or set the policy");
+        json_t *reply = api_error("forbidden", "permission denied: %s may "
+            "not make \"%.64s\" requests (%s)", c->peer, type, c->tcp
+            ? "the job token grants job sessions only"
+            : "slaqd could not tell who it is");
         json_t *id = json_object_get(msg, "id");
         if (id)
             json_object_set(reply, "id", id);
@@ -881,7 +911,7 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
         conn_send(d, c, reply);
         json_decref(reply);
     } else {
-        json_t *reply = api_handle(d, msg);
+        json_t *reply = api_handle_as(d, msg, conn_who(d, c));
         if (reply) {
             json_t *id = json_object_get(msg, "id");
             if (id)

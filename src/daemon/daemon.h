@@ -18,6 +18,8 @@
  *   http.c     the HTTP API and the dashboard (libmicrohttpd) http_
  *   trace.c    timeline, forecast and predictor-error views trace_
  *   counters.c the counters status and /metrics show (counters.h) counter_
+ *   users.c    who a peer is, running a job as its owner,   user_
+ *              and who may act on which job
  */
 #ifndef SLAQ_DAEMON_H
 #define SLAQ_DAEMON_H
@@ -83,8 +85,12 @@ typedef struct sd_config {
     const char *tcp;         /* "ADDR:PORT" or NULL (off) */
     char *token;             /* TCP control token: every right */
     char *job_token;         /* TCP job token: job sessions only */
-    uid_t allow_uids[SD_MAX_ALLOW_UIDS]; /* may control over the socket */
+    uid_t allow_uids[SD_MAX_ALLOW_UIDS]; /* --allow-uid: administrators */
     size_t n_allow_uids;     /* (besides root and slaqd's own user) */
+    const char *admin_group; /* --admin-group: its members administer */
+    gid_t admin_gid;
+    const char *socket_group; /* --socket-group: the socket is 0660 and */
+    gid_t socket_gid;         /* this group's (NULL: 0600, slaqd's own) */
     const char *http_hosts[16]; /* --http-allow-host: more Host values */
     size_t n_http_hosts;
     /* The scheduler's settings (slaq/settings.h: --policy, --cores,
@@ -135,8 +141,22 @@ struct sd_conn;
 /* A suspended job (suspend.c). */
 enum { SD_SUSP_NONE = 0, SD_SUSP_SIGNAL = 1, SD_SUSP_CHECKPOINT = 2 };
 
+/*
+ * A user as slaqd sees one (users.c): the peer of a connection, decided by
+ * the kernel (SO_PEERCRED) on the Unix socket, or the owner of a job.
+ */
+typedef struct sd_user {
+    uid_t uid;
+    gid_t gid;            /* primary group (passwd; the peer's if unknown) */
+    char name[64];        /* passwd name, or the uid in digits */
+    int admin;            /* may act on every job and on slaqd itself */
+    int reader;           /* the HTTP API: reads only, acts on nothing */
+} sd_user;
+
 typedef struct sd_job {
     int64_t id;
+    uid_t uid;            /* its owner: the user who submitted it, whose */
+    char *user;           /* uid (and name) it runs as */
     char *name;
     char *cmd;            /* JSON array of strings, as stored */
     char *cwd;
@@ -231,9 +251,14 @@ typedef struct sd_conn {
     sd_conn_kind kind;
     int tcp;              /* came in over TCP: needs the token first */
     int authed;           /* TCP: a token was shown (Unix: always) */
-    int may_control;      /* submit, cancel, policy (docs/security.md) */
+    int may_control;      /* may make changing requests at all (not a
+                             TCP job token); each is then allowed or
+                             refused for `who` (users.c) */
     int may_read;         /* status, ls, show, logs */
     char peer[48];        /* "uid N" or the IP address, for rate limits */
+    sd_user who;          /* who it is (Unix: the kernel's word; TCP: the
+                             control token's holder, slaqd's own user) */
+    int who_known;        /* who's name and rights are looked up */
     int spoke;            /* a whole message has arrived */
     double opened;        /* monotonic */
     char *rbuf;
@@ -464,10 +489,15 @@ int job_declare_convergence(sd_daemon *d, sd_job *j, slaq_convergence c);
 sd_job *job_get(sd_daemon *d, int64_t id);
 /* Creates a job record (not yet started); NULL when out of memory. */
 sd_job *job_new(sd_daemon *d, int64_t id);
-/* Starts a managed job from a submit request; on failure fills err. */
-sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen);
-/* Creates an attached (cooperative) job for a client's hello. */
-sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid);
+/* Starts a managed job from a submit request, run as `owner` (whom the
+ * caller vouches for: never a field of the request); on failure fills
+ * err. */
+sd_job *job_submit(sd_daemon *d, json_t *req, const sd_user *owner,
+                   char *err, size_t errlen);
+/* Creates an attached (cooperative) job for a client's hello, owned by
+ * the connection's user. */
+sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid,
+                   const sd_user *owner);
 /* Enters the scheduler (state must be active). */
 int job_schedule(sd_daemon *d, sd_job *j);
 /* Gives job j's (new) scheduler entry its stored reports: a query's
@@ -542,7 +572,8 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen);
 /* sweep.c: the sweep_* control requests (docs/sweep-cli.md), the runtime
  * (sweep_tick every tick), reading sweeps back at start, and the HTTP
  * views (/api/sweeps, /api/sweeps/ID: NULL for an unknown id). */
-json_t *api_sweep(sd_daemon *d, const char *type, json_t *req);
+json_t *api_sweep(sd_daemon *d, const char *type, json_t *req,
+                  const sd_user *who);
 void sweep_tick(sd_daemon *d);
 int sweep_restore(sd_daemon *d);
 void sweep_free_all(sd_daemon *d);
@@ -555,14 +586,24 @@ void store_begin(sd_store *s);
 
 /* Called by job_finish: a checkpoint-suspended job has exited. */
 void job_suspend_done(sd_daemon *d, sd_job *j);
-/* STATE/checkpoints/job-ID.ckpt, the file SLAQ_CHECKPOINT_DIR gives. */
-void sd_checkpoint_path(const sd_daemon *d, int64_t id, char *out,
+/* DIR/job-ID.ckpt, the file a job of user uid leaves in the
+ * SLAQ_CHECKPOINT_DIR slaqd gives it (DIR: job_checkpoint_dir). */
+void sd_checkpoint_path(const sd_daemon *d, uid_t uid, int64_t id, char *out,
+                        size_t len);
+/* jobs.c: the directory of the checkpoints of user uid's jobs:
+ * STATE/checkpoints for slaqd's own user, STATE/user-checkpoints/uid-N
+ * (that user's) for another. */
+void job_checkpoint_dir(const sd_daemon *d, uid_t uid, char *out,
                         size_t len);
 
 /* api.c: a request (a JSON object with "type") -> a reply object. */
 /* 1 if the request changes state (submit, cancel, setting the policy):
  * only peers with the control credential may make it. */
 int api_needs_control(json_t *req);
+/* A request from `who`; the per-user rules (docs/security.md) are
+ * checked here. api_handle is the HTTP API's: a reader that may act on
+ * nothing. */
+json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who);
 json_t *api_handle(sd_daemon *d, json_t *req);
 json_t *api_error(const char *code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -712,10 +753,58 @@ void agent_end_jobs(sd_daemon *d);
 sd_conn *conn_add(sd_daemon *d, int fd, int tcp);
 /* jobs.c: applies an allocation to a job (enforcement, store, its client) */
 void job_apply_alloc(sd_daemon *d, sd_job *j, double cores, double now);
-/* jobs.c: starts a job from a request; with id > 0 (an agent starting the
- * controller's job) under that id and secret. */
+/* jobs.c: starts a job from a request as `owner`; with id > 0 (an agent
+ * starting the controller's job) under that id and secret. */
 sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
-                      const char *secret, char *err, size_t errlen);
+                      const char *secret, const sd_user *owner, char *err,
+                      size_t errlen);
+
+/* users.c */
+/* The user with this uid as slaqd names it: passwd's name and primary
+ * group (the uid in digits and `gid` when passwd has no entry), and
+ * whether it administers slaqd (root, slaqd's own user, --allow-uid, or a
+ * member of --admin-group). */
+void user_from_uid(const sd_daemon *d, uid_t uid, gid_t gid, sd_user *out);
+/* slaqd's own user (what the TCP control token acts as). */
+void user_self(const sd_daemon *d, sd_user *out);
+/* 1 if slaqd may start jobs as users other than its own (it is root). */
+int user_can_switch(void);
+/* Whether `who` may submit a job (run code as itself): NULL, or an error
+ * reply ("permission_denied") saying why not. */
+json_t *user_may_submit(const sd_daemon *d, const sd_user *who);
+/* Whether `who` may `verb` ("cancel", "suspend", ...) job j: NULL, or a
+ * "permission_denied" error reply naming j's owner. */
+json_t *user_may_act(const sd_user *who, const sd_job *j, const char *verb);
+/* The same for anything else with an owner (`what`: "sweep 2"). */
+json_t *user_may_act_on(const sd_user *who, uid_t owner,
+                        const char *owner_name, const char *what,
+                        const char *verb);
+/* Whether `who` may make a daemon-wide change (`what`, e.g. "set the
+ * policy"): NULL, or a "permission_denied" error reply. */
+json_t *user_may_admin(const sd_user *who, const char *what);
+/* Resolves a group name (or number) for --admin-group / --socket-group;
+ * 0, or -1 after printing an error that starts with where. */
+int user_group_parse(const char *where, const char *name, gid_t *out);
+
+/* Everything the child needs to become a job's owner, looked up before
+ * fork (getpwuid and getgrouplist are not safe after it). */
+typedef struct sd_runas {
+    int switch_user;      /* 0: the job runs as slaqd's own user */
+    uid_t uid;
+    gid_t gid;
+    gid_t *groups;        /* supplementary groups (initgroups' list) */
+    int ngroups;
+    char *home, *shell, *name;
+} sd_runas;
+/* Fills r for running a job of `uid` (named `user`): 0, or -1 with err
+ * ("user alice (uid 1001) has no passwd entry on this machine", "slaqd
+ * runs as bob, not root: ..."). */
+int user_runas_prepare(const sd_daemon *d, uid_t uid, const char *user,
+                       sd_runas *r, char *err, size_t errlen);
+/* In the child, after fork: becomes r's user (groups, gid, uid); 0 or -1
+ * with errno. */
+int user_runas_become(const sd_runas *r);
+void user_runas_free(sd_runas *r);
 
 /* The dashboard's files, embedded at build time (web/, scripts/embed-web.sh). */
 typedef struct sd_asset {

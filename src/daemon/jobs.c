@@ -102,6 +102,7 @@ static void job_free(sd_job *j)
 {
     aqpd_free(j);
     json_decref(j->launch);
+    free(j->user);
     free(j->name);
     free(j->cmd);
     free(j->cwd);
@@ -264,11 +265,60 @@ static int get_num(json_t *req, const char *key, double lo, double *out,
     return 0;
 }
 
-/* Builds the child's environment: the submitter's (or slaqd's), without
- * any SLAQ_SOCKET / SLAQ_JOB_ID / SLAQ_JOB_SECRET, plus ours. */
-static char **child_env(sd_daemon *d, json_t *env, int64_t id,
-                        const char *secret)
+void job_checkpoint_dir(const sd_daemon *d, uid_t uid, char *out,
+                        size_t len)
 {
+    if (uid == geteuid())
+        snprintf(out, len, "%s/checkpoints", d->cfg.state_dir);
+    else
+        snprintf(out, len, "%s/user-checkpoints/uid-%u", d->cfg.state_dir,
+                 (unsigned)uid);
+}
+
+/*
+ * Makes the job's checkpoint directory (job_checkpoint_dir) if missing
+ * and fills dir with it: for another user's job,
+ * STATE/user-checkpoints/uid-N, that user's (0700) in a directory of
+ * slaqd's that others may only pass (0711; slaqd's own jobs' checkpoints
+ * stay in STATE/checkpoints, 0700), so that a job writes its checkpoint
+ * as itself and no user can leave a checkpoint where another's job would
+ * resume from it. Best effort: a job that cannot write there leaves no
+ * checkpoint, and resuming it says so.
+ */
+static void checkpoint_dir_make(sd_daemon *d, const sd_runas *ra, char *dir,
+                                size_t len)
+{
+    snprintf(dir, len, "%s/%scheckpoints", d->cfg.state_dir,
+             ra->switch_user ? "user-" : "");
+    mkdir(dir, ra->switch_user ? 0711 : 0700);
+    if (!ra->switch_user)
+        return;
+    chmod(dir, 0711); /* whatever slaqd's umask made of it */
+    job_checkpoint_dir(d, ra->uid, dir, len);
+    mkdir(dir, 0700);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || fchown(fd, ra->uid, ra->gid) < 0 || fchmod(fd, 0700) < 0)
+        sd_log(d, 0, "checkpoints of user %s: %s: %s", ra->name, dir,
+               strerror(errno));
+    if (fd >= 0)
+        close(fd);
+}
+
+/* 1 if environment entry e sets the variable `name`. */
+static int env_is(const char *e, const char *name)
+{
+    size_t n = strlen(name);
+    return !strncmp(e, name, n) && e[n] == '=';
+}
+
+/* Builds the child's environment: the submitter's (or slaqd's), without
+ * any SLAQ_SOCKET / SLAQ_JOB_ID / SLAQ_JOB_SECRET, plus ours; for a job
+ * run as another user than slaqd's, HOME, USER, LOGNAME and SHELL from
+ * that user's passwd entry. */
+static char **child_env(sd_daemon *d, json_t *env, int64_t id,
+                        const char *secret, const sd_runas *ra)
+{
+    static const char *const ident[] = {"HOME", "USER", "LOGNAME", "SHELL"};
     size_t n = 0;
     char **src = environ;
     if (env)
@@ -276,7 +326,7 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id,
     else
         while (src[n])
             n++;
-    char **out = calloc(n + 5, sizeof *out);
+    char **out = calloc(n + 9, sizeof *out);
     if (!out)
         return NULL;
     size_t k = 0;
@@ -290,7 +340,17 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id,
             !strncmp(e, "SLAQ_JOB_ID=", 12) ||
             !strncmp(e, "SLAQ_JOB_SECRET=", 16))
             continue;
-        out[k++] = strdup(e);
+        int mine = 0;
+        for (size_t v = 0; ra->switch_user && v < 4; v++)
+            mine |= env_is(e, ident[v]);
+        if (!mine)
+            out[k++] = strdup(e);
+    }
+    if (ra->switch_user) {
+        const char *val[] = {ra->home, ra->name, ra->name, ra->shell};
+        for (size_t v = 0; v < 4; v++)
+            if (asprintf(&out[k++], "%s=%s", ident[v], val[v]) < 0)
+                out[k - 1] = NULL;
     }
     char *abs = realpath(d->cfg.socket_path, NULL);
     if (asprintf(&out[k++], "SLAQ_SOCKET=%s",
@@ -305,8 +365,7 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id,
      * unless the submitter chose a directory (shared between machines). */
     if (!have_ckdir) {
         char dir[4200];
-        snprintf(dir, sizeof dir, "%s/checkpoints", d->cfg.state_dir);
-        mkdir(dir, 0700);
+        checkpoint_dir_make(d, ra, dir, sizeof dir);
         char *adir = realpath(dir, NULL);
         if (asprintf(&out[k++], "SLAQ_CHECKPOINT_DIR=%s", adir ? adir : dir)
             < 0)
@@ -325,54 +384,145 @@ static void strv_free(char **v)
     free(v);
 }
 
-/* In the child: never returns. Reports a failure's errno on errfd. */
-static void child_exec(sd_daemon *d, sd_job *j, char **argv, char **envp,
-                       const char *dir, int errfd)
+/* 1 if job logs are shared with --admin-group (slaqd is root and has
+ * one): log directories 02750 in that group, log files 0640. */
+static int logs_shared(const sd_daemon *d)
 {
-    int e = 0;
+    return d->cfg.admin_group && user_can_switch();
+}
+
+/* What the child failed at (reported to the parent with the errno). */
+enum { STEP_EXEC, STEP_CGROUP, STEP_USER, STEP_LOGS, STEP_CWD };
+
+/*
+ * In the child: never returns. Joins the job's cgroup while still slaqd's
+ * user (root may write cgroup.procs; the job could not), becomes the job's
+ * owner, then opens its logs and enters its directory as that user — so a
+ * directory the user may not enter is refused, and a symbolic link put in
+ * the log directory opens nothing the user could not. Reports the failed
+ * step and its errno on errfd.
+ */
+static void child_exec(sd_daemon *d, sd_job *j, char **argv, char **envp,
+                       const char *dir, const sd_runas *ra, int errfd)
+{
+    int e[2] = {STEP_EXEC, 0};
+    mode_t logmode = logs_shared(d) ? 0640 : 0600; /* while slaqd's user */
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     signal(SIGPIPE, SIG_DFL);
     umask(d->job_umask);
     setsid();
+    e[0] = STEP_CGROUP;
+    if (enf_child_join(&d->enf, j->id) < 0)
+        goto fail;
+    e[0] = STEP_USER;
+    if (user_runas_become(ra) < 0)
+        goto fail;
     /* An agent in a Slurm allocation takes its jobs along even when it is
-     * killed outright: the kernel ends the job with it. */
+     * killed outright: the kernel ends the job with it. Set after the
+     * change of user, which clears it. */
+    e[0] = STEP_EXEC;
     if (d->cfg.end_jobs_at_exit &&
         (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1))
         goto fail;
-    if (enf_child_join(&d->enf, j->id) < 0)
-        goto fail;
+    e[0] = STEP_LOGS;
     char path[4200];
     int in = open("/dev/null", O_RDONLY);
     snprintf(path, sizeof path, "%s/stdout.log", dir);
-    int out = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    int out = open(path, O_WRONLY | O_CREAT | O_APPEND, logmode);
     snprintf(path, sizeof path, "%s/stderr.log", dir);
-    int errf = open(path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    int errf = open(path, O_WRONLY | O_CREAT | O_APPEND, logmode);
     if (in < 0 || out < 0 || errf < 0 || dup2(in, 0) < 0 ||
         dup2(out, 1) < 0 || dup2(errf, 2) < 0)
         goto fail;
+    e[0] = STEP_CWD;
     if (chdir(j->cwd) < 0)
         goto fail;
+    e[0] = STEP_EXEC;
     if (errfd > 3)
         close_range(3, (unsigned)errfd - 1, 0);
     close_range((unsigned)errfd + 1, ~0U, 0);
     execvpe(argv[0], argv, envp);
 fail:
-    e = errno;
-    if (write(errfd, &e, sizeof e) < 0)
+    e[1] = errno;
+    if (write(errfd, e, sizeof e) < 0)
         _exit(126);
     _exit(127);
 }
 
-sd_job *job_submit(sd_daemon *d, json_t *req, char *err, size_t errlen)
+/*
+ * The job's log directory STATE/jobs/ID, mode 0700: slaqd's for its own
+ * user's jobs, the owner's for another user's; with logs_shared, 02750 in
+ * the admin group, so that administrators may read the logs too. The job
+ * creates its log files in it as itself (child_exec).
+ */
+static int log_dir_make(sd_daemon *d, const char *dir, const sd_runas *ra,
+                        char *err, size_t errlen)
 {
-    return job_submit_as(d, req, 0, NULL, err, errlen);
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    int shared = logs_shared(d);
+    if (!ra->switch_user && !shared)
+        return 0;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    uid_t u = ra->switch_user ? ra->uid : geteuid();
+    gid_t g = shared ? d->cfg.admin_gid : ra->gid;
+    int rc = fd < 0 ? -1 : fchown(fd, u, g);
+    if (rc == 0)
+        rc = fchmod(fd, shared ? 02750 : 0700);
+    if (rc < 0)
+        snprintf(err, errlen, "cannot give %s to user %s: %s", dir,
+                 ra->switch_user ? ra->name : "slaqd's", strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
+/* Why the child could not start the job (the step it reported). */
+static void child_failed(const sd_job *j, const sd_runas *ra, const char *arg0,
+                         const int e[2], char *err, size_t errlen)
+{
+    const char *who = ra->switch_user ? ra->name : NULL;
+    switch (e[0]) {
+    case STEP_CGROUP:
+        snprintf(err, errlen, "cannot join the job's cgroup: %s",
+                 strerror(e[1]));
+        break;
+    case STEP_USER:
+        snprintf(err, errlen, "cannot become user %s: %s", who ? who : "?",
+                 strerror(e[1]));
+        break;
+    case STEP_LOGS:
+        snprintf(err, errlen, "cannot open the job's log files%s%s: %s",
+                 who ? " as user " : "", who ? who : "", strerror(e[1]));
+        break;
+    case STEP_CWD:
+        snprintf(err, errlen, "%sworking directory %s: %s%s%s",
+                 e[1] == EACCES ? "permission denied: " : "", j->cwd,
+                 strerror(e[1]), who ? " (as user " : "", who ? who : "");
+        if (who)
+            snprintf(err + strlen(err), errlen - strlen(err), ")");
+        break;
+    default:
+        snprintf(err, errlen, "cannot run %s%s%s: %s", arg0,
+                 who ? " as user " : "", who ? who : "", strerror(e[1]));
+    }
+}
+
+sd_job *job_submit(sd_daemon *d, json_t *req, const sd_user *owner,
+                   char *err, size_t errlen)
+{
+    return job_submit_as(d, req, 0, NULL, owner, err, errlen);
 }
 
 sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
-                      const char *secret, char *err, size_t errlen)
+                      const char *secret, const sd_user *owner, char *err,
+                      size_t errlen)
 {
+    sd_runas ra = {0};
     json_t *cmd = json_object_get(req, "cmd");
     json_t *env = json_object_get(req, "env");
     const char *cwd = json_string_value(json_object_get(req, "cwd"));
@@ -450,6 +600,9 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
     j = job_new(d, id > 0 ? id : (int64_t)d->njobs + 1);
     if (!j)
         goto nomem;
+    j->uid = owner->uid;
+    if (!(j->user = strdup(owner->name)))
+        goto nomem;
     const char *arg0 = json_string_value(json_array_get(cmd, 0));
     const char *base = strrchr(arg0, '/');
     j->name = strdup(name ? name : base ? base + 1 : arg0);
@@ -488,7 +641,9 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
         free(argv);
         return j;
     }
-    envp = child_env(d, env, j->id, j->secret);
+    if (user_runas_prepare(d, j->uid, j->user, &ra, err, errlen) < 0)
+        goto fail;
+    envp = child_env(d, env, j->id, j->secret, &ra);
     if (!j->name || !j->cmd || !argv || !envp)
         goto nomem;
     for (size_t i = 0; i < argc; i++)
@@ -497,10 +652,8 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/jobs/%lld", d->cfg.state_dir,
              (long long)j->id);
-    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+    if (log_dir_make(d, dir, &ra, err, errlen) < 0)
         goto fail;
-    }
     if (enf_prepare(d, j) < 0) {
         snprintf(err, errlen, "cannot prepare the CPU quota: %s",
                  strerror(errno));
@@ -512,20 +665,19 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
     if (pid < 0)
         goto fail_errno;
     if (pid == 0)
-        child_exec(d, j, argv, envp, dir, pfd[1]);
+        child_exec(d, j, argv, envp, dir, &ra, pfd[1]);
     close(pfd[1]);
     pfd[1] = -1;
-    int child_errno = 0;
+    int child_err[2] = {0, 0};
     ssize_t n;
-    while ((n = read(pfd[0], &child_errno, sizeof child_errno)) < 0 &&
+    while ((n = read(pfd[0], child_err, sizeof child_err)) < 0 &&
            errno == EINTR)
         ;
     close(pfd[0]);
     pfd[0] = -1;
     if (n > 0) {
         waitpid(pid, NULL, 0);
-        snprintf(err, errlen, "cannot run %s: %s", arg0,
-                 strerror(child_errno));
+        child_failed(j, &ra, arg0, child_err, err, errlen);
         goto fail;
     }
     j->pid = pid;
@@ -534,6 +686,7 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
     j->state = SD_RUNNING;
     free(argv);
     strv_free(envp);
+    user_runas_free(&ra);
     argv = NULL;
     envp = NULL;
     if (job_schedule(d, j) < 0)
@@ -554,8 +707,8 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
         j->pid = 0;
         goto fail;
     }
-    sd_log(d, 0, "job %lld (%s): started, pid %d", (long long)j->id, j->name,
-           (int)pid);
+    sd_log(d, 0, "job %lld (%s): started, pid %d, user %s", (long long)j->id,
+           j->name, (int)pid, j->user);
     return j;
 
 fail_errno:
@@ -570,6 +723,7 @@ fail:
         close(pfd[1]);
     free(argv);
     strv_free(envp);
+    user_runas_free(&ra);
     if (j) { /* the id is not used: forget it */
         enf_release(d, j);
         d->jobs[j->id - 1] = NULL;
@@ -580,11 +734,14 @@ fail:
     return NULL;
 }
 
-sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid)
+sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid,
+                   const sd_user *owner)
 {
     sd_job *j = job_new(d, (int64_t)d->njobs + 1);
     if (!j)
         return NULL;
+    j->uid = owner->uid;
+    j->user = strdup(owner->name);
     j->name = strdup(name);
     j->cmd = strdup("[]");
     j->cwd = strdup("");
@@ -592,7 +749,7 @@ sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid)
     j->pstart = pid > 0 ? enf_proc_start(pid) : 0;
     j->submitted = j->started = sd_now();
     j->state = SD_RUNNING;
-    if (!j->name || !j->cmd || !j->cwd || new_secret(j) < 0 ||
+    if (!j->user || !j->name || !j->cmd || !j->cwd || new_secret(j) < 0 ||
         job_schedule(d, j) < 0) {
         d->jobs[j->id - 1] = NULL;
         d->njobs--;
@@ -1188,6 +1345,8 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_t *o = json_object();
     json_t *cmd = json_loads(j->cmd, 0, NULL);
     json_object_set_new(o, "id", json_integer(j->id));
+    json_object_set_new(o, "user", json_string(j->user ? j->user : "?"));
+    json_object_set_new(o, "uid", json_integer((json_int_t)j->uid));
     json_object_set_new(o, "name", json_string(j->name));
     json_object_set_new(o, "state", json_string(sd_state_name(j->state)));
     json_object_set_new(o, "managed", json_boolean(j->managed));

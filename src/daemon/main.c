@@ -150,12 +150,19 @@ static void usage(FILE *f)
         "                      [::1] with the port; repeatable)\n"
         "  --tcp ADDR:PORT     TCP listener for remote jobs (off by default;\n"
         "                      needs --token-file or SLAQ_TOKEN)\n"
-        "  --token-file FILE   TCP control token (every right: submit,\n"
-        "                      cancel, policy, jobs)\n"
+        "  --token-file FILE   TCP control token (every right, as slaqd's\n"
+        "                      own user: an administrator's credential)\n"
         "  --job-token-file FILE  TCP job token (job sessions only)\n"
-        "  --allow-uid UID     may submit, cancel and set the policy over\n"
-        "                      the socket (besides root and slaqd's user;\n"
-        "                      repeatable)\n"
+        "  --socket-group NAME\n"
+        "                      the socket is mode 0660 in group NAME, so its\n"
+        "                      members may connect (default: 0600, slaqd's\n"
+        "                      user and root only); jobs run as the users\n"
+        "                      who submit them when slaqd is root\n"
+        "  --admin-group NAME  its members may act on every job and set the\n"
+        "                      policy (besides root and slaqd's user); others\n"
+        "                      act on their own jobs only\n"
+        "  --allow-uid UID     one administrator by user id, like a member of\n"
+        "                      --admin-group (repeatable)\n"
         "  --enforce MODE      auto | cgroup2 | cgroup1 | signal | none\n"
         "  --share HOW         weight: cgroup CPU weights proportional to\n"
         "                      the allocation, idle cycles go to the others\n"
@@ -231,7 +238,7 @@ static char *read_token(const char *where, const char *path)
 enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_ENFORCE, O_GRACE,
        O_CONFIG, O_SHARE, O_INIT, O_JOBTOKEN, O_ALLOWUID, O_KEEPJOBS,
        O_KEEPDAYS, O_HTTPHOST, O_AGENTS, O_AGENTTOK, O_AGENT, O_JOIN,
-       O_NODENAME, O_ENDJOBS };
+       O_NODENAME, O_ENDJOBS, O_ADMINGROUP, O_SOCKGROUP };
 
 /* slaqd's own options; the scheduler's settings follow them in long_opts
  * (setopt_build, at the start of parse_args). */
@@ -248,6 +255,8 @@ static const struct option own_opts[] = {
     {"init", no_argument, 0, O_INIT},
     {"job-token-file", required_argument, 0, O_JOBTOKEN},
     {"allow-uid", required_argument, 0, O_ALLOWUID},
+    {"admin-group", required_argument, 0, O_ADMINGROUP},
+    {"socket-group", required_argument, 0, O_SOCKGROUP},
     {"keep-jobs", required_argument, 0, O_KEEPJOBS},
     {"keep-days", required_argument, 0, O_KEEPDAYS},
     {"http-allow-host", required_argument, 0, O_HTTPHOST},
@@ -402,6 +411,12 @@ static int apply_opt(void *ctx, int code, const char *value,
         c->allow_uids[c->n_allow_uids++] = (uid_t)v;
         return 0;
     }
+    case O_ADMINGROUP:
+        c->admin_group = value;
+        return user_group_parse(where, value, &c->admin_gid);
+    case O_SOCKGROUP:
+        c->socket_group = value;
+        return user_group_parse(where, value, &c->socket_gid);
     case 'v':
         if (!value) {
             c->verbose++;
@@ -721,6 +736,18 @@ static int state_dir_take(const char *dir, int *lockfd)
         fprintf(stderr, "slaqd: cannot create %s: %s\n", path, strerror(errno));
         return -1;
     }
+    /* Run as root, slaqd starts jobs as their submitters, who read their
+     * logs in STATE/jobs/ID (theirs, users.c): they may pass through STATE
+     * and STATE/jobs, but list and read nothing else there. */
+    const char *const pass[] = {dir, path};
+    for (int i = 0; geteuid() == 0 && i < 2; i++) {
+        struct stat st;
+        if (stat(pass[i], &st) == 0 && (st.st_mode & 0111) != 0111 &&
+            chmod(pass[i], (st.st_mode & 07777) | 0111) < 0) {
+            fprintf(stderr, "slaqd: %s: %s\n", pass[i], strerror(errno));
+            return -1;
+        }
+    }
     snprintf(path, sizeof path, "%s/slaqd.lock", dir);
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
@@ -768,6 +795,39 @@ static void rewrite_jobs(void *arg)
         if (d->jobs[i])
             store_put_job(d->store, d->jobs[i]);
     store_set_last_id(d->store, (int64_t)d->njobs);
+}
+
+/* At start: as whom jobs run, who reaches the socket, who administers,
+ * and what this slaqd cannot do for other users (docs/slaqd.md, Users). */
+static void log_users(sd_daemon *d)
+{
+    sd_user self;
+    user_self(d, &self);
+    char reach[160], admins[160] = "";
+    if (d->cfg.socket_group)
+        snprintf(reach, sizeof reach, "the socket is mode 0660, group %s",
+                 d->cfg.socket_group);
+    else
+        snprintf(reach, sizeof reach, "the socket is mode 0600: only %s "
+                 "reaches it", self.uid == 0 ? "root" : "slaqd's user and "
+                 "root");
+    if (d->cfg.admin_group)
+        snprintf(admins, sizeof admins, ", group %s", d->cfg.admin_group);
+    if (d->cfg.n_allow_uids)
+        snprintf(admins + strlen(admins), sizeof admins - strlen(admins),
+                 ", %zu --allow-uid user%s", d->cfg.n_allow_uids,
+                 d->cfg.n_allow_uids > 1 ? "s" : "");
+    if (user_can_switch()) {
+        sd_log(d, 0, "users: jobs run as the users who submit them; %s; "
+               "administrators: root%s", reach, admins);
+        return;
+    }
+    sd_log(d, 0, "users: slaqd runs as %s (uid %u), not root: it runs only "
+           "%s's jobs; other users who reach the socket may list jobs and "
+           "attach their own, but their submits are refused%s; %s; "
+           "administrators: %s%s", self.name, (unsigned)self.uid, self.name,
+           d->enf.mode == SD_ENF_SIGNAL ? "; no writable cgroup, so shares "
+           "are enforced with signals" : "", reach, self.name, admins);
 }
 
 static int setup(sd_daemon *d)
@@ -856,6 +916,7 @@ static int setup(sd_daemon *d)
         sd_log(d, 0, "timerfd: %s", strerror(errno));
         return -1;
     }
+    log_users(d);
     store_event(d->store, sd_now(), 0, "start", d->enf.detail);
     store_flush(d->store);
     return 0;

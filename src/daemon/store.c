@@ -40,8 +40,8 @@ static const char *const sql_text[ST_N] = {
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
     "reason, submitted, started, ended, secret, convergence, metric_name, "
     "suspended, continued_by, resumed_from, sweep, node, restartable, pin, "
-    "launch, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "launch, kind, uid, user) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
     "DELETE FROM allocs WHERE job = ?",
@@ -60,7 +60,7 @@ static const char schema[] =
     " submitted REAL, started REAL, ended REAL, secret TEXT, "
     " metric_name TEXT, suspended INTEGER, continued_by INTEGER, "
     " resumed_from INTEGER, sweep INTEGER, node TEXT, restartable INTEGER, "
-    " pin TEXT, launch TEXT, kind TEXT);"
+    " pin TEXT, launch TEXT, kind TEXT, uid INTEGER, user TEXT);"
     "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
     " cpu_s REAL, samples REAL, t REAL, metric REAL, estimates TEXT,"
     " PRIMARY KEY(job, iter))"
@@ -212,6 +212,10 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
          * (NULL: an ML job) and each mini-batch's estimates and bounds */
         {"jobs", "kind", "TEXT"},
         {"reports", "estimates", "TEXT"},
+        /* the job's owner, whose uid it runs as (NULL: a job of an older
+         * slaqd, which ran as slaqd's own user: store_each_job) */
+        {"jobs", "uid", "INTEGER"},
+        {"jobs", "user", "TEXT"},
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         char q[256];
@@ -744,6 +748,8 @@ void store_put_job(sd_store *s, const sd_job *j)
     bind_text(st, 29, launch);
     bind_text(st, 30, j->kind != SLAQ_JOB_ML ? slaq_job_kind_name(j->kind)
                                              : NULL);
+    sqlite3_bind_int64(st, 31, (sqlite3_int64)j->uid);
+    bind_text(st, 32, j->user);
     step(s, st);
     free(launch);
 }
@@ -767,10 +773,12 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             "(SELECT r.iter FROM reports r WHERE r.job = jobs.id AND "
             "r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
             "suspended, continued_by, resumed_from, sweep, "
-            "node, restartable, pin, launch, kind "
+            "node, restartable, pin, launch, kind, uid, user "
             "FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
+    sd_user self;
+    user_self(d, &self);
     while ((step_rc = sqlite3_step(st)) == SQLITE_ROW) {
         sd_job *j = job_new(d, sqlite3_column_int64(st, 0));
         if (!j) {
@@ -826,6 +834,16 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
         const char *kind = (const char *)sqlite3_column_text(st, 32);
         if (!kind || slaq_job_kind_parse(kind, &j->kind) != SLAQ_OK)
             j->kind = SLAQ_JOB_ML;
+        if (sqlite3_column_type(st, 33) != SQLITE_NULL) {
+            sd_user u;
+            j->uid = (uid_t)sqlite3_column_int64(st, 33);
+            user_from_uid(d, j->uid, 0, &u);
+            j->user = sqlite3_column_type(st, 34) != SQLITE_NULL
+                          ? col_strdup(st, 34) : strdup(u.name);
+        } else { /* an older slaqd's job: it ran as slaqd's user */
+            j->uid = self.uid;
+            j->user = strdup(self.name);
+        }
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;
@@ -841,7 +859,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             }
             j->nreports = (uint64_t)sqlite3_column_int64(st, 18);
         }
-        if (!j->name || !j->cmd || !j->cwd || fn(d, j) < 0) {
+        if (!j->name || !j->cmd || !j->cwd || !j->user || fn(d, j) < 0) {
             rc = -1;
             break;
         }

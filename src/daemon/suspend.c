@@ -49,11 +49,12 @@ static char proc_state(pid_t pid)
     return p && p[1] == ' ' ? p[2] : 0;
 }
 
-void sd_checkpoint_path(const sd_daemon *d, int64_t id, char *out,
+void sd_checkpoint_path(const sd_daemon *d, uid_t uid, int64_t id, char *out,
                         size_t len)
 {
-    snprintf(out, len, "%s/checkpoints/job-%lld.ckpt", d->cfg.state_dir,
-             (long long)id);
+    char dir[4096];
+    job_checkpoint_dir(d, uid, dir, sizeof dir);
+    snprintf(out, len, "%s/job-%lld.ckpt", dir, (long long)id);
 }
 
 int job_suspend(sd_daemon *d, sd_job *j, int checkpoint, double *latency_ms,
@@ -119,7 +120,7 @@ void job_suspend_done(sd_daemon *d, sd_job *j)
     j->suspend_ms = (sd_mono() - j->suspend_t) * 1e3;
     char path[4200], detail[96];
     struct stat st;
-    sd_checkpoint_path(d, j->id, path, sizeof path);
+    sd_checkpoint_path(d, j->uid, j->id, path, sizeof path);
     long long size = stat(path, &st) == 0 ? (long long)st.st_size : -1;
     j->checkpoint_bytes = size;
     snprintf(detail, sizeof detail, "checkpoint %.3f ms, %lld bytes",
@@ -151,8 +152,8 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
     }
     char from[4200], to[4200];
     int64_t next = (int64_t)d->njobs + 1; /* job_submit's id */
-    sd_checkpoint_path(d, j->id, from, sizeof from);
-    sd_checkpoint_path(d, next, to, sizeof to);
+    sd_checkpoint_path(d, j->uid, j->id, from, sizeof from);
+    sd_checkpoint_path(d, j->uid, next, to, sizeof to);
     if (access(from, R_OK) < 0) {
         snprintf(err, errlen, "job %lld left no checkpoint (%s: %s); its "
                  "program may not write one (slaq-train does, for logreg, "
@@ -176,7 +177,9 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
         json_decref(req);
         return NULL;
     }
-    sd_job *k = job_submit(d, req, err, errlen);
+    sd_user owner; /* the continuation runs as the suspended job did */
+    user_from_uid(d, j->uid, 0, &owner);
+    sd_job *k = job_submit(d, req, &owner, err, errlen);
     json_decref(req);
     if (!k) {
         rename(to, from);

@@ -43,6 +43,8 @@ typedef struct sd_sweep {
     json_t *spec_json;
     sweep_spec spec;
     char *cwd;
+    uid_t uid;             /* its owner: its jobs run as this user */
+    char *user;
     slaq_sweep *pol;       /* NULL once ended */
     size_t n;
     struct sw_rt_cfg *c;
@@ -142,10 +144,10 @@ static void put_sweep(sd_daemon *d, sd_sweep *w)
     char *spec = json_dumps(w->spec_json, JSON_COMPACT);
     exec_bound(d, "INSERT OR REPLACE INTO sweeps(id, name, spec, cwd, state, "
                "note, created, ended, reached, reached_config, best, "
-               "best_config) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", "isssssdddidi",
-               w->id, w->spec.name, spec, w->cwd, w->state, w->note,
-               w->created, w->ended, w->reached, w->reached_cfg, w->best,
-               w->best_cfg);
+               "best_config, uid, user) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+               "isssssdddidiis", w->id, w->spec.name, spec, w->cwd, w->state,
+               w->note, w->created, w->ended, w->reached, w->reached_cfg,
+               w->best, w->best_cfg, (int64_t)w->uid, w->user);
     free(spec);
 }
 
@@ -237,6 +239,7 @@ static void sweep_free(sd_sweep *w)
     sweep_spec_free(&w->spec);
     json_decref(w->spec_json);
     free(w->cwd);
+    free(w->user);
     free(w->note);
     free(w);
 }
@@ -378,7 +381,9 @@ static int start_config(sd_daemon *d, sd_sweep *w, size_t i)
         snprintf(name, sizeof name, "%s-%zu", w->spec.name, i);
         json_t *req = json_pack("{s:O, s:s, s:s}", "cmd", c->cmd, "cwd",
                                 w->cwd, "name", name);
-        j = job_submit(d, req, err, sizeof err);
+        sd_user owner;
+        user_from_uid(d, w->uid, 0, &owner);
+        j = job_submit(d, req, &owner, err, sizeof err);
         json_decref(req);
         if (!j) {
             char note[640];
@@ -545,11 +550,37 @@ int sweep_restore(sd_daemon *d)
         sqlite3_free(msg);
         return -1;
     }
+    /* An older slaqd's sweeps table gains the owner (NULL: slaqd's own
+     * user, as whom its jobs ran). */
+    static const char *const owner_cols[] = {"uid INTEGER", "user TEXT"};
+    for (int i = 0; i < 2; i++) {
+        char q[128];
+        snprintf(q, sizeof q, "ALTER TABLE sweeps ADD COLUMN %s",
+                 owner_cols[i]);
+        sqlite3_stmt *t;
+        char probe[128];
+        snprintf(probe, sizeof probe, "SELECT count(*) FROM "
+                 "pragma_table_info('sweeps') WHERE name = '%.*s'",
+                 (int)strcspn(owner_cols[i], " "), owner_cols[i]);
+        int have = 0;
+        if (sqlite3_prepare_v2(store_db(d->store), probe, -1, &t, NULL) ==
+            SQLITE_OK) {
+            have = sqlite3_step(t) == SQLITE_ROW && sqlite3_column_int(t, 0);
+            sqlite3_finalize(t);
+        }
+        if (!have && sqlite3_exec(store_db(d->store), q, NULL, NULL, &msg)) {
+            sd_log(d, 0, "sweeps: %s", msg ? msg : "?");
+            sqlite3_free(msg);
+            return -1;
+        }
+    }
+    sd_user self;
+    user_self(d, &self);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(store_db(d->store), "SELECT id, spec, cwd, state, "
                            "note, created, ended, reached, reached_config, "
-                           "best, best_config FROM sweeps ORDER BY id", -1,
-                           &st, NULL) != SQLITE_OK)
+                           "best, best_config, uid, user FROM sweeps ORDER "
+                           "BY id", -1, &st, NULL) != SQLITE_OK)
         return -1;
     while (sqlite3_step(st) == SQLITE_ROW) {
         char err[512];
@@ -578,6 +609,11 @@ int sweep_restore(sd_daemon *d)
         w->best = sqlite3_column_type(st, 9) == SQLITE_NULL
                       ? NAN : sqlite3_column_double(st, 9);
         w->best_cfg = sqlite3_column_int64(st, 10);
+        w->uid = sqlite3_column_type(st, 11) == SQLITE_NULL
+                     ? self.uid : (uid_t)sqlite3_column_int64(st, 11);
+        w->user = strdup(sqlite3_column_type(st, 12) == SQLITE_NULL
+                             ? self.name
+                             : (const char *)sqlite3_column_text(st, 12));
         /* Jobs of each configuration. */
         sqlite3_stmt *q;
         if (sqlite3_prepare_v2(store_db(d->store), "SELECT idx, jobs FROM "
@@ -650,6 +686,7 @@ static json_t *sweep_json(sd_daemon *d, sd_sweep *w, int detail)
     double now = sd_now();
     json_object_set_new(o, "id", json_integer(w->id));
     json_object_set_new(o, "name", json_string(w->spec.name));
+    json_object_set_new(o, "user", json_string(w->user ? w->user : "?"));
     json_object_set_new(o, "state", json_string(w->state));
     json_object_set_new(o, "note", w->note ? json_string(w->note)
                                            : json_null());
@@ -828,12 +865,15 @@ static int term_pending(void)
            || sigismember(&set, SIGHUP) == 1;
 }
 
-json_t *api_sweep(sd_daemon *d, const char *type, json_t *req)
+json_t *api_sweep(sd_daemon *d, const char *type, json_t *req,
+                  const sd_user *who)
 {
     json_t *reply = NULL;
     sd_sweep *w;
     if (!strcmp(type, "sweep_submit")) {
         char err[512];
+        if ((reply = user_may_submit(d, who)))
+            return reply;
         const char *cwd = json_string_value(json_object_get(req, "cwd"));
         w = sweep_build(json_object_get(req, "spec"), cwd, err, sizeof err);
         if (!w)
@@ -844,6 +884,11 @@ json_t *api_sweep(sd_daemon *d, const char *type, json_t *req)
                 last = x->id;
         w->id = last + 1;
         w->created = sd_now();
+        w->uid = who->uid;
+        if (!(w->user = strdup(who->name))) {
+            sweep_free(w);
+            return api_error("no_memory", "out of memory");
+        }
         put_sweep(d, w);
         /* In steps, so that a SIGTERM meanwhile is not kept waiting for
          * the whole sweep: the submission is then undone. */
@@ -885,6 +930,11 @@ json_t *api_sweep(sd_daemon *d, const char *type, json_t *req)
         if (!(w = req_sweep(d, req, &reply)))
             return reply;
         if (!strcmp(type, "sweep_cancel")) {
+            char what[32];
+            snprintf(what, sizeof what, "sweep %lld", (long long)w->id);
+            if ((reply = user_may_act_on(who, w->uid, w->user, what,
+                                         "cancel")))
+                return reply;
             if (strcmp(w->state, "running"))
                 return api_error("not_active", "sweep %lld is already %s",
                                  (long long)w->id, w->state);

@@ -187,26 +187,43 @@ def _as_user(uid, sock, reqs):
     return json.loads(p.stdout)
 
 
-def test_control_over_the_socket_needs_an_allowed_uid(daemon_factory,
-                                                      open_socket_dir):
+def test_acting_on_others_jobs_over_the_socket_needs_an_administrator(
+        open_socket_dir, daemon_factory):
+    """Any user who reaches the socket may look; only a job's owner and
+    the administrators (here --allow-uid) may act on it or set the
+    policy. Submitting as another user: tests/e2e/test_multiuser.py."""
     if os.geteuid() != 0:
         pytest.skip("needs root to act as another user")
     nobody = 65534
     sock = os.path.join(open_socket_dir, "a.sock")
     d = daemon_factory("--socket", sock)
     os.chmod(sock, 0o666)  # an operator opening the socket to others
+    jid = d.submit("sleep", "300")
     replies = _as_user(nobody, sock, [
-        {"type": "submit", "cmd": ["true"]}, {"type": "cancel", "job": 1},
-        {"type": "policy", "name": "fair"}, {"type": "policy"},
-        {"type": "ls"}, {"type": "status"}])
-    assert [r.get("code") for r in replies[:3]] == ["forbidden"] * 3, replies
-    assert "uid 65534" in replies[0]["message"]
-    assert all(r["ok"] for r in replies[3:]), replies
-    assert d.jobs() == [] and replies[3]["policy"] == "slaq"
+        {"type": "cancel", "job": jid}, {"type": "suspend", "job": jid},
+        {"type": "logs", "job": jid}, {"type": "policy", "name": "fair"},
+        {"type": "policy"}, {"type": "ls"}, {"type": "status"},
+        {"type": "show", "job": jid}])
+    assert [r.get("code") for r in replies[:4]] == \
+        ["permission_denied"] * 4, replies
+    assert "permission denied: job %d belongs to root" % jid in \
+        replies[0]["message"]
+    assert "65534" in replies[0]["message"]
+    assert all(r["ok"] for r in replies[4:]), replies
+    assert replies[4]["policy"] == "slaq"
+    assert [j["user"] for j in replies[5]["jobs"]] == ["root"]
+    assert d.job(jid)["state"] == "running"
+    assert d.job(jid)["suspended"] is None
+    assert d.request({"type": "cancel", "job": jid, "now": True})["ok"]
+    d.wait_state(jid, "cancelled")
     d.stop()
-    # --allow-uid grants it.
+    # --allow-uid makes that user an administrator.
     sock2 = os.path.join(open_socket_dir, "b.sock")
-    daemon_factory("--socket", sock2, "--allow-uid", str(nobody))
+    d2 = daemon_factory("--socket", sock2, "--allow-uid", str(nobody))
     os.chmod(sock2, 0o666)
-    r = _as_user(nobody, sock2, [{"type": "policy", "name": "fair"}])[0]
-    assert r["ok"] and r["policy"] == "fair"
+    jid = d2.submit("sleep", "300")
+    r = _as_user(nobody, sock2, [{"type": "policy", "name": "fair"},
+                                 {"type": "cancel", "job": jid}])
+    assert r[0]["ok"] and r[0]["policy"] == "fair", r
+    assert r[1]["ok"], r
+    d2.wait_state(jid, "cancelled")

@@ -45,8 +45,10 @@ static void cleanup(void)
 /* Two attached jobs with a few reports, straight into the daemon. */
 static void add_jobs(void)
 {
+    sd_user me;
+    user_self(&D, &me);
     for (int n = 0; n < 2; n++) {
-        sd_job *j = job_attach(&D, n ? "second" : "first", 0);
+        sd_job *j = job_attach(&D, n ? "second" : "first", 0, &me);
         if (!j)
             abort();
         for (int k = 0; k < 40; k++) {
