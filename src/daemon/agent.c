@@ -91,10 +91,12 @@ static void send_register(sd_daemon *d)
     json_t *jobs = json_array();
     for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        json_array_append_new(jobs, json_pack(
-            "{s:I, s:i, s:s, s:I}", "job", (json_int_t)j->id, "pid",
-            (int)j->pid, "state", sd_state_name(j->state), "last_iter",
-            (json_int_t)j->last_iter));
+        json_t *e = json_pack("{s:I, s:s, s:I}", "job", (json_int_t)j->id,
+                              "state", sd_state_name(j->state), "last_iter",
+                              (json_int_t)j->last_iter);
+        if (e && j->pid > 0) /* an attached job may not have said its own */
+            json_object_set_new(e, "pid", json_integer(j->pid));
+        json_array_append_new(jobs, e);
     }
     up_send(d, json_pack("{s:s, s:s, s:s, s:f, s:s, s:o}", "type",
                          "register", "token", d->cfg.agent_token, "node",
@@ -219,6 +221,9 @@ static void send_exit(sd_daemon *d, const sd_job *j)
                           sd_state_name(j->state), "reason", j->reason);
     if (m && j->have_status)
         json_object_set_new(m, "status", json_integer(j->exit_status));
+    if (m && j->suspended == SD_SUSP_CHECKPOINT && j->checkpoint_bytes >= 0)
+        json_object_set_new(m, "checkpoint_bytes",
+                            json_integer(j->checkpoint_bytes));
     up_send(d, m);
 }
 
@@ -275,6 +280,45 @@ static void on_welcome(sd_daemon *d, json_t *msg)
            d->up_epoch_s);
 }
 
+/* A start with "resume_from": that job's checkpoint, left on this node
+ * by a checkpoint suspend, becomes the new job's (slaq-train reads
+ * $SLAQ_CHECKPOINT_DIR/job-$SLAQ_JOB_ID.ckpt). The directory is the
+ * start's SLAQ_CHECKPOINT_DIR, else this agent's STATE/checkpoints, as
+ * its jobs are given (jobs.c). 0, or -1 with err filled. */
+static int take_checkpoint(sd_daemon *d, json_t *msg, int64_t id, char *err,
+                           size_t errlen)
+{
+    json_t *rf = json_object_get(msg, "resume_from");
+    if (!rf)
+        return 0;
+    if (!json_is_integer(rf) || json_integer_value(rf) < 1) {
+        snprintf(err, errlen, "field \"resume_from\" must be a job id");
+        return -1;
+    }
+    char dir[4096], from[4200], to[4200];
+    snprintf(dir, sizeof dir, "%s/checkpoints", d->cfg.state_dir);
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(msg, "env"), i, e) {
+        const char *kv = json_string_value(e);
+        if (kv && !strncmp(kv, "SLAQ_CHECKPOINT_DIR=", 20))
+            snprintf(dir, sizeof dir, "%s", kv + 20);
+    }
+    snprintf(from, sizeof from, "%s/job-%lld.ckpt", dir,
+             (long long)json_integer_value(rf));
+    snprintf(to, sizeof to, "%s/job-%lld.ckpt", dir, (long long)id);
+    if (rename(from, to) == 0)
+        return 0;
+    int e0 = errno;
+    if (e0 == ENOENT && access(to, R_OK) == 0)
+        return 0; /* taken at an earlier start of this job */
+    snprintf(err, errlen, "job %lld left no checkpoint on node %s (%.300s: "
+             "%s)",
+             (long long)json_integer_value(rf), d->cfg.node_name, from,
+             strerror(e0));
+    return -1;
+}
+
 static void on_start(sd_daemon *d, json_t *msg)
 {
     char err[512];
@@ -296,8 +340,10 @@ static void on_start(sd_daemon *d, json_t *msg)
         store_delete_job(d->store, old->id);
         job_free_one(old);
     }
-    sd_job *j = job_submit_as(d, msg, json_integer_value(id), secret, err,
-                              sizeof err);
+    sd_job *j = take_checkpoint(d, msg, json_integer_value(id), err,
+                                sizeof err) < 0
+                    ? NULL : job_submit_as(d, msg, json_integer_value(id),
+                                           secret, err, sizeof err);
     if (!j) {
         sd_log(d, 0, "job %lld: cannot start: %s",
                (long long)json_integer_value(id), err);
@@ -346,6 +392,11 @@ static void on_stop(sd_daemon *d, json_t *msg)
     if (!reason)
         reason = "stopped";
     int now = json_is_true(json_object_get(msg, "now"));
+    double ms;
+    char err[256];
+    if (!strcmp(reason, "suspend") && !now &&
+        job_suspend(d, j, 1, &ms, err, sizeof err) == 0)
+        return; /* stopping; it leaves its checkpoint here */
     if (!strcmp(reason, "cancelled")) {
         job_cancel(d, j, now);
     } else {
@@ -353,6 +404,42 @@ static void on_stop(sd_daemon *d, json_t *msg)
         if (now) /* lost or unknown to the controller: ended at once */
             job_cancel(d, j, 1);
     }
+}
+
+/* The controller's "suspend" or "resume" of one of this node's jobs:
+ * carried out here, on the process group this agent started, and
+ * answered with an op_result (none for seq 0: the controller gave up
+ * waiting and undoes a suspend it may not have seen done). Only signal
+ * suspends come this way; a checkpoint suspend is a stop (on_stop). */
+static void on_op(sd_daemon *d, json_t *msg, int kind)
+{
+    json_t *id = json_object_get(msg, "job");
+    json_t *seq = json_object_get(msg, "seq");
+    sd_job *j = json_is_integer(id) ? job_get(d, json_integer_value(id))
+                                    : NULL;
+    char err[512] = "";
+    double ms = NAN;
+    int ok = 0;
+    if (!j)
+        snprintf(err, sizeof err, "no job %lld on this node",
+                 (long long)json_integer_value(id));
+    else if (kind == SD_OP_SUSPEND)
+        ok = job_suspend(d, j, 0, &ms, err, sizeof err) == 0;
+    else if (j->suspended != SD_SUSP_SIGNAL)
+        snprintf(err, sizeof err, "job %lld is not suspended here",
+                 (long long)j->id);
+    else
+        ok = job_resume(d, j, err, sizeof err) != NULL;
+    if (!json_is_integer(seq) || json_integer_value(seq) == 0)
+        return;
+    json_t *m = json_pack("{s:s, s:O, s:O, s:s, s:b}", "type", "op_result",
+                          "job", id, "seq", seq, "op", kind == SD_OP_SUSPEND
+                          ? "suspend" : "resume", "ok", ok);
+    if (m && ok && !isnan(ms))
+        json_object_set_new(m, "latency_ms", json_real(ms));
+    if (m && !ok)
+        json_object_set_new(m, "message", json_string(err));
+    up_send(d, m);
 }
 
 void agent_message(sd_daemon *d, sd_conn *c, json_t *msg)
@@ -365,6 +452,10 @@ void agent_message(sd_daemon *d, sd_conn *c, json_t *msg)
         on_start(d, msg);
     else if (!strcmp(type, "stop"))
         on_stop(d, msg);
+    else if (!strcmp(type, "suspend"))
+        on_op(d, msg, SD_OP_SUSPEND);
+    else if (!strcmp(type, "resume"))
+        on_op(d, msg, SD_OP_RESUME);
     else if (!strcmp(type, "welcome"))
         on_welcome(d, msg);
     else if (!strcmp(type, "error"))

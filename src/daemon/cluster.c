@@ -181,6 +181,8 @@ static json_t *launch_msg(sd_daemon *d, sd_job *j, json_t *env)
     }
     if (e)
         json_object_set_new(m, "env", e);
+    if (j->resumed_from) /* its agent renames that job's checkpoint first */
+        json_object_set_new(m, "resume_from", json_integer(j->resumed_from));
     return m;
 }
 
@@ -403,6 +405,26 @@ static sd_job *node_job(sd_daemon *d, sd_conn *c, json_t *msg)
     return j;
 }
 
+/* A pid an agent reports for a job: a process the agent started itself,
+ * so never 0 (its own group), 1 (init; -1 would be every process) or
+ * negative, nor beyond the kernel's limit. 0, or -1 with why filled. The
+ * controller signals no pid (suspend.c); the pid is shown, and a bad one
+ * says the agent is not to be believed. */
+static int pid_check(json_t *v, char *why, size_t len)
+{
+    if (!json_is_integer(v)) {
+        snprintf(why, len, "\"pid\" must be an integer");
+        return -1;
+    }
+    json_int_t p = json_integer_value(v);
+    if (p < 2 || p > SD_PID_MAX) {
+        snprintf(why, len, "pid %lld is not a process an agent starts (2 to "
+                 "%d)", (long long)p, SD_PID_MAX);
+        return -1;
+    }
+    return 0;
+}
+
 /* Re-adopts the jobs a (re)registering agent runs, and tells it which
  * jobs this controller counts as its and how far their reports reached. */
 static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
@@ -419,6 +441,22 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                  "array)");
         c->closing = 1;
         return;
+    }
+    /* Every pid it reports is checked before anything is taken from it. */
+    for (size_t i = 0; i < json_array_size(jobs); i++) {
+        json_t *e = json_array_get(jobs, i);
+        json_t *pid = json_object_get(e, "pid");
+        char why[128], m[256];
+        if (pid && pid_check(pid, why, sizeof why) < 0) {
+            snprintf(m, sizeof m, "register refused: job %lld: %s",
+                     (long long)json_integer_value(json_object_get(e, "job")),
+                     why);
+            sd_log(d, 0, "agent connection from %s (node %.63s): %s",
+                   c->peer, name, m);
+            send_err(d, c, "bad_register", m);
+            c->closing = 1;
+            return;
+        }
     }
     int idx = node_find(d, name, 1);
     if (idx < 0) {
@@ -457,8 +495,11 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         have[i] = json_is_integer(id) ? json_integer_value(id) : 0;
         sd_job *j = have[i] > 0 ? job_get(d, have[i]) : NULL;
         if (j && SD_REMOTE(j) && j->node == idx && SD_ACTIVE(j->state)) {
-            if (json_is_integer(pid))
+            if (json_is_integer(pid)) {
                 j->pid = (pid_t)json_integer_value(pid);
+                free(j->pid_refused);
+                j->pid_refused = NULL;
+            }
         } else if (have[i] > 0) {
             /* Ended here meanwhile (its node was down): end it there. */
             send_msg(d, c, json_pack("{s:s, s:I, s:s, s:b}", "type", "stop",
@@ -499,6 +540,9 @@ static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)
     json_t *st = json_object_get(msg, "status");
     const char *state = json_string_value(json_object_get(msg, "state"));
     const char *why = json_string_value(json_object_get(msg, "reason"));
+    json_t *bytes = json_object_get(msg, "checkpoint_bytes");
+    if (json_is_integer(bytes) && json_integer_value(bytes) >= 0)
+        j->checkpoint_bytes = json_integer_value(bytes);
     sd_state s = SD_LOST;
     if (state)
         sd_state_parse(state, &s);
@@ -571,11 +615,27 @@ void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
             job_declare(d, c, j, msg, 1);
     } else if (!strcmp(type, "started")) {
         sd_job *j = node_job(d, c, msg);
-        json_t *pid = json_object_get(msg, "pid");
-        if (j && json_is_integer(pid)) {
-            j->pid = (pid_t)json_integer_value(pid);
-            store_put_job(d->store, j);
+        char why[128], m[256];
+        if (!j)
+            return;
+        if (pid_check(json_object_get(msg, "pid"), why, sizeof why) < 0) {
+            snprintf(m, sizeof m, "started refused for job %lld: %s",
+                     (long long)j->id, why);
+            sd_log(d, 0, "node %s: %s", n->name, m);
+            send_err(d, c, "bad_pid", m);
+            free(j->pid_refused);
+            j->pid_refused = strdup(why);
+            j->pid = 0;
+            return;
         }
+        j->pid = (pid_t)json_integer_value(json_object_get(msg, "pid"));
+        free(j->pid_refused);
+        j->pid_refused = NULL;
+        store_put_job(d->store, j);
+    } else if (!strcmp(type, "op_result")) {
+        sd_job *j = node_job(d, c, msg);
+        if (j)
+            job_op_result(d, j, msg);
     } else if (!strcmp(type, "start_failed")) {
         sd_job *j = node_job(d, c, msg);
         const char *why = json_string_value(json_object_get(msg, "message"));

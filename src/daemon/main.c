@@ -710,6 +710,7 @@ static void on_tick(sd_daemon *d, sd_handler *h, uint32_t events)
     (void)events;
     drain_timer(h->fd);
     job_tick(d);
+    op_tick(d);
     sweep_tick(d);
     if (d->cfg.agent)
         agent_tick(d);
@@ -987,6 +988,7 @@ out:
     if (d->store)
         store_flush(d->store);
     sweep_free_all(d);
+    op_free_all(d);
     job_free_all(d);
     trace_free(d);
     enf_shutdown(d);

@@ -373,6 +373,40 @@ static int start_config(sd_daemon *d, sd_sweep *w, size_t i)
     return 0;
 }
 
+/* Configuration i's job could not be suspended: it ends (its job is
+ * cancelled and the policy told), since the policy already counts it
+ * suspended and would start another in its slot while it runs on. */
+static void suspend_failed(sd_daemon *d, sd_sweep *w, size_t i, sd_job *j,
+                           const char *why)
+{
+    double now = sd_now() - w->created;
+    sd_log(d, 0, "sweep %lld: configuration %zu (job %lld) could not be "
+           "suspended (%s): it ends", (long long)w->id, i, (long long)j->id,
+           why);
+    if (SD_ACTIVE(j->state))
+        job_cancel(d, j, 1);
+    slaq_sweep_info in;
+    if (slaq_sweep_get(w->pol, i, &in) == 0 &&
+        in.state == SLAQ_CFG_SUSPENDED) {
+        slaq_sweep_ended(w->pol, i, now);
+        log_call(d, w, now, "ended", i, 0, NAN, NAN);
+    }
+    put_config(d, w, i);
+    store_flush(d->store);
+}
+
+void sweep_suspend_result(sd_daemon *d, sd_job *j, int ok, const char *err)
+{
+    sd_sweep *w = sweep_get(d, j->sweep);
+    if (ok || !w || !w->pol)
+        return;
+    for (size_t i = 0; i < w->n; i++)
+        if (cfg_job(d, w, i) == j) {
+            suspend_failed(d, w, i, j, err ? err : "failed");
+            return;
+        }
+}
+
 static void sweep_step(sd_daemon *d, sd_sweep *w)
 {
     double now = sd_now() - w->created;
@@ -380,10 +414,12 @@ static void sweep_step(sd_daemon *d, sd_sweep *w)
     for (size_t i = 0; i < w->n && w->pol; i++) {
         slaq_sweep_info in;
         slaq_sweep_get(w->pol, i, &in);
-        if (in.state != SLAQ_CFG_RUNNING)
-            continue;
         sd_job *j = cfg_job(d, w, i);
-        if (!j)
+        /* Its suspension is with its agent: it runs until the answer. */
+        if (in.state == SLAQ_CFG_SUSPENDED && j &&
+            j->op_wait == SD_OP_SUSPEND)
+            running++;
+        if (in.state != SLAQ_CFG_RUNNING || !j)
             continue;
         int a = feed(d, w, i, j, now);
         if (!w->pol)
@@ -392,10 +428,12 @@ static void sweep_step(sd_daemon *d, sd_sweep *w)
             double ms;
             char err[512];
             log_call(d, w, now, "suspend", i, 0, NAN, NAN);
-            if (job_suspend(d, j, w->spec.checkpoint, &ms, err,
-                            sizeof err) < 0)
-                sd_log(d, 0, "sweep %lld: configuration %zu: %s",
-                       (long long)w->id, i, err);
+            int rc = job_suspend(d, j, w->spec.checkpoint, &ms, err,
+                                 sizeof err);
+            if (rc < 0)
+                suspend_failed(d, w, i, j, err);
+            else if (rc == 1)
+                running++; /* until its agent answers */
         } else if (a == SLAQ_SWEEP_KILL) {
             log_call(d, w, now, "kill", i, 0, NAN, NAN);
             if (SD_ACTIVE(j->state))
