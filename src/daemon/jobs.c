@@ -441,8 +441,9 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
         return NULL;
     }
     /* A resume from a checkpoint an agent keeps (suspend.c): only a
-     * controller's, and only of a job that left one. */
-    json_t *rf = json_object_get(req, "resume_from");
+     * controller's, and only of a job that left one (an agent's start
+     * carries it too: agent.c took the checkpoint already). */
+    json_t *rf = d->cfg.agent ? NULL : json_object_get(req, "resume_from");
     sd_job *from = json_is_integer(rf) ? job_get(d, json_integer_value(rf))
                                        : NULL;
     if (rf && (!d->cfg.agents || !from || !SD_REMOTE(from) ||
