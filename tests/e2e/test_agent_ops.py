@@ -277,3 +277,81 @@ def test_checkpoint_resume_runs_where_the_checkpoint_is(cluster):
     assert nj["node"] == "n2" and nj["resumed_from"] == jid
     assert nj["history"][0][0] == saved + 1
     assert not os.path.exists(os.path.join(ck, "job-%d.ckpt" % jid))
+
+
+def rise(top, rate, n=120):
+    return [top - (top - 0.1) * (i + 1) ** -rate for i in range(n)]
+
+
+def test_sweep_whose_suspension_fails_never_runs_more_than_its_slots(
+        cluster, tmp_path):
+    """POP suspends configuration 1 (slower) at its first boundary; its
+    agent answers that it could not: the configuration ends (its job is
+    cancelled) rather than running on beside the one started in its slot.
+    The fake agent reports the jobs' curves and counts how many it was
+    told to run at once."""
+    ctl, _, port, token = start_ctl(cluster, nodes=())
+    # A pid no process has: the old controller's kill() of it failed, and
+    # it only logged that.
+    fake = FakeAgent(port, token, "sw", pid=4194000,
+                     answer={"ok": False, "message": "cannot stop it"})
+    wait_for(lambda: any(n["name"] == "sw" and n["state"] == "up"
+                         for n in nodes_of(ctl)), what="sw to join")
+    curves = {0: rise(0.90, 0.9), 1: rise(0.85, 0.5), 2: rise(0.90, 0.9)}
+    spec = {"name": "t", "command": "/bin/true --lr {lr} --epochs {epochs}",
+            "space": {"lr": {"type": "log-uniform", "low": 0.001,
+                             "high": 1}},
+            "generator": {"type": "random", "seed": 3}, "configs": 3,
+            "metric": "val_accuracy", "direction": "max", "y_target": 0.80,
+            "t_max": 60, "epochs": 120, "b": 10, "slots": 2,
+            "policy": "pop"}
+    r = ctl.request({"type": "sweep_submit", "spec": spec,
+                     "cwd": str(tmp_path)})
+    assert r["ok"], r
+    sid = r["sweep"]["id"] if isinstance(r.get("sweep"), dict) \
+        else r["sweep"]
+    running, epoch, most = {}, {}, 0  # job -> its config, its epoch
+    seen = 0
+    deadline = time.monotonic() + 40
+    try:
+        while time.monotonic() < deadline:
+            for m in fake.got[seen:]:
+                seen += 1
+                if m["type"] == "start":
+                    running[m["job"]] = int(m["name"].rsplit("-", 1)[1])
+                    epoch[m["job"]] = 0
+                elif m["type"] == "stop" and m["job"] in running:
+                    del running[m["job"]]
+                    fake.send({"type": "exit", "job": m["job"],
+                               "state": "cancelled", "reason": m["reason"]})
+            most = max(most, len(running))
+            for j, cfg in list(running.items()):
+                e = epoch[j] = epoch[j] + 1
+                if e <= 40:
+                    fake.send({"type": "report", "job": j, "iter": e,
+                               "loss": 1.0 / e, "cpu_s": 0.01,
+                               "samples": 10,
+                               "metric": curves[cfg][e - 1]})
+            if ctl.request({"type": "sweep_show", "sweep": sid})[
+                    "sweep"]["state"] != "running":
+                break
+            time.sleep(0.05)
+        assert most <= 2, "%d configurations ran at once" % most
+        sent = fake.of_type("suspend")
+        assert sent, "POP suspended nothing: %s" % fake.got[-5:]
+        w = ctl.request({"type": "sweep_show", "sweep": sid})["sweep"]
+        cfg1 = [c for c in w["config_list"] if c["index"] == 1][0]
+        assert cfg1["state"] == "ended", cfg1
+        # Its slot went to configuration 2, with 1 already told to stop.
+        assert 2 in [int(m["name"].rsplit("-", 1)[1])
+                     for m in fake.of_type("start")]
+        assert ctl.job(sent[0]["job"])["state"] == "cancelled"
+        assert "could not be suspended" in ctl.read_log()
+    finally:
+        ctl.request({"type": "sweep_cancel", "sweep": sid})
+        for m in fake.got:
+            if m["type"] == "start":
+                fake.send({"type": "exit", "job": m["job"],
+                           "state": "cancelled", "reason": "test over"})
+        time.sleep(0.3)
+        fake._close()
