@@ -205,6 +205,23 @@ static void start_on(sd_daemon *d, sd_job *j, int node, const char *what)
            d->nodes[node].name);
 }
 
+/* Whether job j, pinned to a node, has waited for it in vain: its node
+ * has been down for --pin-wait. Fills why. */
+static int pin_expired(sd_daemon *d, const sd_job *j, char *why,
+                       size_t len)
+{
+    int i = j->pin ? node_find(d, j->pin, 0) : -1;
+    if (i < 0 || d->nodes[i].up || !(d->cfg.pin_wait_s > 0))
+        return 0;
+    double down = sd_mono() - d->nodes[i].down_since;
+    if (down < d->cfg.pin_wait_s)
+        return 0;
+    snprintf(why, len, "it is pinned to node %s (--node), which has been "
+             "down for %.0f s (--pin-wait %g)", j->pin, down,
+             d->cfg.pin_wait_s);
+    return 1;
+}
+
 int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                    size_t errlen)
 {
@@ -213,6 +230,8 @@ int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                  "nodes lists them)", j->pin);
         return -1;
     }
+    if (pin_expired(d, j, err, errlen))
+        return -1;
     j->launch = launch_msg(d, j, env);
     if (!j->launch) {
         snprintf(err, errlen, "out of memory");
@@ -296,6 +315,7 @@ static void node_down(sd_daemon *d, int idx, const char *why)
 {
     sd_node *n = &d->nodes[idx];
     n->up = 0;
+    n->down_since = sd_mono();
     slaq_sched_set_node_cores(d->sched, (size_t)idx, 0);
     sd_log(d, 0, "node %s: down (%s)", n->name, why);
     store_event(d->store, sd_now(), 0, "node_down", n->name);
@@ -334,6 +354,15 @@ void cluster_epoch(sd_daemon *d)
         if (d->nodes[i].up && mono - d->nodes[i].last_seen > silent &&
             d->epoch_no - d->nodes[i].seen_epoch > SD_NODE_SILENT_EPOCHS)
             node_down(d, (int)i, "its agent was silent for 3 epochs");
+    /* Jobs waiting for a node that has been down too long fail (they hold
+     * up no other job meanwhile: the core passes them by). */
+    for (size_t i = slaq_sched_pending(d->sched); i-- > 0;) {
+        sd_job *j = slaq_job_user(slaq_sched_pending_job(d->sched, i));
+        char why[256];
+        if (SD_REMOTE(j) && j->node < 0 && pin_expired(d, j, why,
+                                                       sizeof why))
+            job_finish(d, j, 0, 0, SD_FAILED, why);
+    }
     /* Jobs the core took from the pending queue this epoch. */
     size_t n = slaq_sched_count(d->sched);
     for (size_t i = 0; i < n; i++) {
@@ -480,6 +509,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
     slaq_sched_set_node_cores(d->sched, (size_t)idx, n->cores);
     snprintf(n->enforce, sizeof n->enforce, "%s", enf ? enf : "?");
     n->up = 1;
+    n->down_since = 0;
     n->joined = sd_now();
     n->last_seen = sd_mono();
     n->last_seen_wall = sd_now();

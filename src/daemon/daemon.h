@@ -112,7 +112,9 @@ typedef struct sd_config {
     const char *node_name;   /* --node-name (default $SLURMD_NODENAME or
                                 the host name) */
     int end_jobs_at_exit;
-    slaq_placement placement; /* --placement (a controller) */    /* --end-jobs-at-exit: an agent in a Slurm
+    slaq_placement placement; /* --placement (a controller) */
+    double pin_wait_s;       /* --pin-wait: a job pinned to a node that
+                                has been down this long fails (0: never) */    /* --end-jobs-at-exit: an agent in a Slurm
                                 allocation takes its jobs along */
 } sd_config;
 
@@ -273,6 +275,7 @@ typedef struct sd_conn {
 
 #define SD_MAX_NODES 4096
 #define SD_NODE_SILENT_EPOCHS 3   /* heartbeats missed before a node is down */
+#define SD_PIN_WAIT_S 300.0       /* --pin-wait's default */
 
 typedef struct sd_node {
     char name[64];
@@ -284,6 +287,7 @@ typedef struct sd_node {
     uint64_t seen_epoch;  /* the controller's epoch at its last message */
     double joined;        /* wall clock of its (last) register */
     int up;               /* 0: down (silent too long, or never back) */
+    double down_since;    /* monotonic: when it went down (up: 0) */
     uint64_t reports;     /* relayed reports received */
 } sd_node;
 

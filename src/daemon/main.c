@@ -182,6 +182,9 @@ static void usage(FILE *f)
         "                      grants agent rights only\n"
         "  --placement P       where a controller puts a new job:\n"
         "                      least-loaded (default) or gain\n"
+        "  --pin-wait SECONDS  a job pinned to a node (--node) fails once\n"
+        "                      that node has been down this long (default\n"
+        "                      300; 0: it waits for its node forever)\n"
         "  --agent             be a node agent: run the jobs a controller\n"
         "                      places here (needs --join and the agent token;\n"
         "                      --http defaults to off)\n"
@@ -236,7 +239,7 @@ enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_EPOCH,
        O_NORM, O_STARTUP, O_HYST, O_DAMP, O_HITERS, O_INIT, O_JOBTOKEN,
        O_ALLOWUID, O_KEEPJOBS, O_KEEPDAYS, O_HTTPHOST, O_PREDICTOR,
        O_AGENTS, O_AGENTTOK, O_AGENT, O_JOIN, O_NODENAME, O_ENDJOBS,
-       O_PLACEMENT, O_QMIN };
+       O_PLACEMENT, O_QMIN, O_PINWAIT };
 
 static const struct option long_opts[] = {
     {"config", required_argument, 0, O_CONFIG},
@@ -272,6 +275,7 @@ static const struct option long_opts[] = {
     {"node-name", required_argument, 0, O_NODENAME},
     {"end-jobs-at-exit", no_argument, 0, O_ENDJOBS},
     {"placement", required_argument, 0, O_PLACEMENT},
+    {"pin-wait", required_argument, 0, O_PINWAIT},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -428,6 +432,8 @@ static int apply_opt(void *ctx, int code, const char *value,
         return parse_bounded(where, value, 1e9, 0, 1, &c->keep_jobs);
     case O_KEEPDAYS:
         return parse_bounded(where, value, 1e9, 0, 0, &c->keep_days);
+    case O_PINWAIT:
+        return parse_bounded(where, value, 1e9, 0, 0, &c->pin_wait_s);
     case O_ALLOWUID: {
         char *end;
         long v = strtol(value, &end, 10);
@@ -573,6 +579,7 @@ static int parse_args(sd_config *c, int argc, char **argv,
     c->damping = SLAQ_DEFAULT_DAMPING;
     c->keep_jobs = 10000;
     c->keep_days = 30;
+    c->pin_wait_s = SD_PIN_WAIT_S;
     sd_args a = {.c = c};
     *config_text = NULL;
     *config_path = NULL;
