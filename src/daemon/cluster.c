@@ -578,6 +578,16 @@ static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)
         sd_state_parse(state, &s);
     if (SD_ACTIVE(s))
         s = SD_LOST;
+    /* Its node lost it (an agent that restarted without it, or ended
+     * with its allocation): started again if it may be, as when the whole
+     * node is lost. */
+    if (s == SD_LOST && !json_is_integer(st)) {
+        char reason[256];
+        snprintf(reason, sizeof reason, "node %s lost it (%s)",
+                 d->nodes[j->node].name, why ? why : "no reason given");
+        job_node_lost(d, j, reason);
+        return;
+    }
     job_finish(d, j, json_is_integer(st), (int)json_integer_value(st), s,
                why);
 }
