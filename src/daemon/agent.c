@@ -33,6 +33,10 @@
 #include "daemon/daemon.h"
 
 #define AGENT_RETRY_S 0.5
+/* Every message about a job carries the generation this agent runs
+ * (cluster.c fences the others); 1 for a job recorded before there were
+ * generations. */
+#define JOB_GEN(j) ((j)->gen ? (j)->gen : 1u)
 
 static void up_send(sd_daemon *d, json_t *m)
 {
@@ -91,9 +95,11 @@ static void send_register(sd_daemon *d)
     json_t *jobs = json_array();
     for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        json_t *e = json_pack("{s:I, s:s, s:I}", "job", (json_int_t)j->id,
-                              "state", sd_state_name(j->state), "last_iter",
-                              (json_int_t)j->last_iter);
+        json_t *e = json_pack("{s:I, s:s, s:I, s:I}", "job",
+                              (json_int_t)j->id, "state",
+                              sd_state_name(j->state), "last_iter",
+                              (json_int_t)j->last_iter, "gen",
+                              (json_int_t)JOB_GEN(j));
         if (e && j->pid > 0) /* an attached job may not have said its own */
             json_object_set_new(e, "pid", json_integer(j->pid));
         json_array_append_new(jobs, e);
@@ -156,13 +162,19 @@ void agent_conn_closed(sd_daemon *d, sd_conn *c)
 
 /* ------------------------------------------------------------- relaying */
 
-static void send_report(sd_daemon *d, int64_t id, const slaq_report *r)
+static json_t *job_msg(const char *type, const sd_job *j)
 {
-    char line[256];
+    return json_pack("{s:s, s:I, s:I}", "type", type, "job",
+                     (json_int_t)j->id, "gen", (json_int_t)JOB_GEN(j));
+}
+
+static void send_report(sd_daemon *d, const sd_job *j, const slaq_report *r)
+{
+    char line[288];
     int n = snprintf(line, sizeof line, "{\"type\":\"report\",\"job\":%lld,"
-                     "\"iter\":%llu,\"loss\":%.17g,\"cpu_s\":%.17g,"
-                     "\"samples\":%.17g}", (long long)id,
-                     (unsigned long long)r->iter, r->loss, r->cpu_s,
+                     "\"gen\":%u,\"iter\":%llu,\"loss\":%.17g,"
+                     "\"cpu_s\":%.17g,\"samples\":%.17g}", (long long)j->id,
+                     JOB_GEN(j), (unsigned long long)r->iter, r->loss, r->cpu_s,
                      r->samples);
     if (d->up && n > 0 && (size_t)n < sizeof line)
         conn_send_line(d, d->up, line, (size_t)n);
@@ -180,8 +192,10 @@ void agent_relay(sd_daemon *d, sd_job *j, json_t *msg)
              * it, with its job id (the text line below is the common,
              * faster case) */
             json_t *m = json_copy(msg);
-            if (m)
+            if (m) {
                 json_object_set_new(m, "job", json_integer(j->id));
+                json_object_set_new(m, "gen", json_integer(JOB_GEN(j)));
+            }
             up_send(d, m);
             return;
         }
@@ -192,14 +206,13 @@ void agent_relay(sd_daemon *d, sd_job *j, json_t *msg)
             .cpu_s = json_number_value(json_object_get(msg, "cpu_s")),
             .samples = json_number_value(json_object_get(msg, "samples")),
         };
-        send_report(d, j->id, &r);
+        send_report(d, j, &r);
         return;
     }
     /* hello or info: what the job declared of itself, as one info */
     static const char *const said[] = {"iters", "convergence",
                                        "metric_name", "kind"};
-    json_t *info = json_pack("{s:s, s:I}", "type", "info", "job",
-                             (json_int_t)j->id);
+    json_t *info = job_msg("info", j);
     int any = 0;
     for (size_t i = 0; info && i < sizeof said / sizeof *said; i++) {
         json_t *v = json_object_get(msg, said[i]);
@@ -216,9 +229,12 @@ void agent_relay(sd_daemon *d, sd_job *j, json_t *msg)
 
 static void send_exit(sd_daemon *d, const sd_job *j)
 {
-    json_t *m = json_pack("{s:s, s:I, s:s, s:s?}", "type", "exit", "job",
-                          (json_int_t)j->id, "state",
-                          sd_state_name(j->state), "reason", j->reason);
+    json_t *m = job_msg("exit", j);
+    if (m)
+        json_object_set_new(m, "state", json_string(sd_state_name(
+                                            j->state)));
+    if (m && j->reason)
+        json_object_set_new(m, "reason", json_string(j->reason));
     if (m && j->have_status)
         json_object_set_new(m, "status", json_integer(j->exit_status));
     if (m && j->suspended == SD_SUSP_CHECKPOINT && j->checkpoint_bytes >= 0)
@@ -235,7 +251,7 @@ void agent_job_ended(sd_daemon *d, sd_job *j)
 
 typedef struct replay_ctx {
     sd_daemon *d;
-    int64_t id;
+    const sd_job *j;
     int64_t after;
 } replay_ctx;
 
@@ -243,7 +259,7 @@ static int replay_one(void *arg, const slaq_report *r)
 {
     replay_ctx *x = arg;
     if ((int64_t)r->iter > x->after)
-        send_report(x->d, x->id, r);
+        send_report(x->d, x->j, r);
     return 0;
 }
 
@@ -263,14 +279,18 @@ static void on_welcome(sd_daemon *d, json_t *msg)
         int64_t id = strtoll(key, NULL, 10);
         sd_job *j = job_get(d, id);
         if (!j) { /* started before this agent's state was lost */
-            up_send(d, json_pack("{s:s, s:I, s:s, s:s}", "type", "exit",
-                                 "job", (json_int_t)id, "state", "lost",
-                                 "reason", "its node's agent does not know "
-                                 "it (state directory lost)"));
+            json_t *g = json_object_get(json_object_get(msg, "gens"), key);
+            up_send(d, json_pack("{s:s, s:I, s:I, s:s, s:s}", "type", "exit",
+                                 "job", (json_int_t)id, "gen",
+                                 json_is_integer(g) ? json_integer_value(g)
+                                                    : 1,
+                                 "state", "lost", "reason", "its node's "
+                                 "agent does not know it (state directory "
+                                 "lost)"));
             continue;
         }
-        replay_ctx x = {d, id, json_is_integer(v) ? json_integer_value(v)
-                                                  : -1};
+        replay_ctx x = {d, j, json_is_integer(v) ? json_integer_value(v)
+                                                 : -1};
         if (x.after < (int64_t)j->last_iter || !j->nreports)
             store_each_report(d->store, id, replay_one, &x);
         if (!SD_ACTIVE(j->state))
@@ -319,20 +339,71 @@ static int take_checkpoint(sd_daemon *d, json_t *msg, int64_t id, char *err,
     return -1;
 }
 
+/* Ends an earlier generation of a job at once (SIGKILL to its group: it
+ * writes nothing more, not even a checkpoint on its way out) and waits up
+ * to 2 s for it to be gone. 0, or -1 if it is still there. */
+static int end_earlier(sd_daemon *d, sd_job *old, unsigned gen)
+{
+    char why[96];
+    snprintf(why, sizeof why, "replaced by generation %u of the job", gen);
+    sd_log(d, 0, "job %lld: generation %u runs here: %s", (long long)old->id,
+           old->gen, why);
+    int st = 0, have = 0;
+    if (old->pid > 0) {
+        kill(-old->pid, SIGKILL);
+        kill(old->pid, SIGKILL);
+        double until = sd_mono() + 2;
+        for (;;) {
+            pid_t r = waitpid(old->pid, &st, WNOHANG);
+            if (r == old->pid) {
+                have = 1;
+                break;
+            }
+            if (r < 0 && kill(old->pid, 0) < 0) /* adopted, and gone */
+                break;
+            if (sd_mono() > until)
+                return -1;
+            usleep(10000);
+        }
+    }
+    job_finish(d, old, have, st, SD_LOST, why);
+    return 0;
+}
+
 static void on_start(sd_daemon *d, json_t *msg)
 {
     char err[512];
     json_t *id = json_object_get(msg, "job");
+    json_t *g = json_object_get(msg, "gen");
     const char *secret = json_string_value(json_object_get(msg, "secret"));
+    unsigned gen = json_is_integer(g) && json_integer_value(g) > 0 &&
+                   json_integer_value(g) <= UINT32_MAX
+                       ? (unsigned)json_integer_value(g) : 1;
     if (!json_is_integer(id) || json_integer_value(id) < 1 || !secret ||
-        strlen(secret) != SD_SECRET_LEN) {
-        sd_log(d, 0, "a start without a job id and secret: ignored");
+        strlen(secret) != SD_SECRET_LEN || (g && !json_is_integer(g))) {
+        sd_log(d, 0, "a start without a job id, secret or generation: "
+               "ignored");
         return;
     }
     sd_job *old = job_get(d, json_integer_value(id));
-    if (old && SD_ACTIVE(old->state)) {
-        up_send(d, json_pack("{s:s, s:I, s:i}", "type", "started", "job",
-                             (json_int_t)old->id, "pid", (int)old->pid));
+    if (old && SD_ACTIVE(old->state) && old->gen > gen) {
+        sd_log(d, 0, "job %lld: a start of generation %u, older than the "
+               "one running here (%u): ignored", (long long)old->id, gen,
+               old->gen);
+        return;
+    }
+    if (old && SD_ACTIVE(old->state) && old->gen == gen) {
+        json_t *m = job_msg("started", old);
+        json_object_set_new(m, "pid", json_integer(old->pid));
+        up_send(d, m);
+        return;
+    }
+    if (old && SD_ACTIVE(old->state) && end_earlier(d, old, gen) < 0) {
+        snprintf(err, sizeof err, "generation %u of job %lld does not exit "
+                 "(SIGKILL sent)", old->gen, (long long)old->id);
+        up_send(d, json_pack("{s:s, s:I, s:I, s:s}", "type", "start_failed",
+                             "job", (json_int_t)old->id, "gen",
+                             (json_int_t)gen, "message", err));
         return;
     }
     if (old) { /* an earlier run of a job started again here */
@@ -347,12 +418,16 @@ static void on_start(sd_daemon *d, json_t *msg)
     if (!j) {
         sd_log(d, 0, "job %lld: cannot start: %s",
                (long long)json_integer_value(id), err);
-        up_send(d, json_pack("{s:s, s:I, s:s}", "type", "start_failed", "job",
-                             json_integer_value(id), "message", err));
+        up_send(d, json_pack("{s:s, s:I, s:I, s:s}", "type", "start_failed",
+                             "job", json_integer_value(id), "gen",
+                             (json_int_t)gen, "message", err));
         return;
     }
-    up_send(d, json_pack("{s:s, s:I, s:i}", "type", "started", "job",
-                         (json_int_t)j->id, "pid", (int)j->pid));
+    j->gen = gen;
+    store_put_job(d->store, j);
+    json_t *m = job_msg("started", j);
+    json_object_set_new(m, "pid", json_integer(j->pid));
+    up_send(d, m);
 }
 
 /* The controller sends the allocations that changed (and now and then
@@ -435,6 +510,8 @@ static void on_op(sd_daemon *d, json_t *msg, int kind)
     json_t *m = json_pack("{s:s, s:O, s:O, s:s, s:b}", "type", "op_result",
                           "job", id, "seq", seq, "op", kind == SD_OP_SUSPEND
                           ? "suspend" : "resume", "ok", ok);
+    if (m && j)
+        json_object_set_new(m, "gen", json_integer(JOB_GEN(j)));
     if (m && ok && !isnan(ms))
         json_object_set_new(m, "latency_ms", json_real(ms));
     if (m && !ok)

@@ -147,7 +147,7 @@ static void send_start(sd_daemon *d, sd_job *j)
 }
 
 /* The start message: what the agent's job_submit_as needs. */
-static json_t *launch_msg(sd_daemon *d, sd_job *j, json_t *env)
+static json_t *launch_msg(sd_job *j, json_t *env)
 {
     json_t *cmd = json_loads(j->cmd, 0, NULL);
     json_t *m = json_pack("{s:s, s:I, s:s, s:o, s:s}", "type", "start",
@@ -156,34 +156,90 @@ static json_t *launch_msg(sd_daemon *d, sd_job *j, json_t *env)
     if (!m)
         return NULL;
     json_t *e = env ? json_deep_copy(env) : NULL;
-    if (j->restartable) {
-        /* Its checkpoints go where every node can read them again. */
-        char dir[4200], *abs = realpath(d->cfg.state_dir, NULL);
-        snprintf(dir, sizeof dir, "%s/checkpoints",
-                 abs ? abs : d->cfg.state_dir);
-        mkdir(dir, 0700);
-        snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/%lld",
-                 (long long)j->id);
-        mkdir(dir, 0700);
-        free(abs);
-        char *kv = NULL;
-        if (asprintf(&kv, "SLAQ_CHECKPOINT_DIR=%s", dir) >= 0) {
-            if (!e) { /* without the submitter's, the agent's own */
-                extern char **environ;
-                e = json_array();
-                for (char **p = environ; *p; p++)
-                    if (strncmp(*p, "SLAQ_CHECKPOINT_DIR=", 20))
-                        json_array_append_new(e, json_string(*p));
-            }
-            json_array_append_new(e, json_string(kv));
-            free(kv);
-        }
+    if (j->restartable && !e) {
+        /* Its SLAQ_CHECKPOINT_DIR is set (job_fence): without the
+         * submitter's environment, this slaqd's, which the agent's own
+         * would otherwise be. */
+        extern char **environ;
+        e = json_array();
+        for (char **p = environ; *p; p++)
+            json_array_append_new(e, json_string(*p));
     }
     if (e)
         json_object_set_new(m, "env", e);
     if (j->resumed_from) /* its agent renames that job's checkpoint first */
         json_object_set_new(m, "resume_from", json_integer(j->resumed_from));
     return m;
+}
+
+/* ------------------------------------------------------------- fencing */
+
+/*
+ * Begins job j's next generation (the first at its start, one more each
+ * time it is started again after its node was lost). From then on only
+ * messages of that generation count (node_job): an earlier instance that
+ * still runs on a node that comes back can neither report nor end the
+ * job. A restartable job's checkpoints are fenced too: each generation's
+ * SLAQ_CHECKPOINT_DIR is STATE/checkpoints/ID/gen-G, and the new one is
+ * the earlier one's directory, renamed. The rename is atomic and is the
+ * fence: the new generation starts from the last checkpoint the earlier
+ * one completed (written to a temporary file and renamed in, as
+ * slaq-train does), and whatever the earlier one writes afterwards goes
+ * to a directory that no longer exists (its writes fail), never over the
+ * new one's checkpoint.
+ */
+static void job_fence(sd_daemon *d, sd_job *j)
+{
+    j->gen++;
+    json_object_set_new(j->launch, "gen", json_integer(j->gen));
+    if (!j->restartable)
+        return;
+    char base[4200], from[4300], to[4300];
+    char *abs = realpath(d->cfg.state_dir, NULL);
+    snprintf(base, sizeof base, "%s/checkpoints", abs ? abs
+                                                      : d->cfg.state_dir);
+    free(abs);
+    mkdir(base, 0700);
+    snprintf(base + strlen(base), sizeof base - strlen(base), "/%lld",
+             (long long)j->id);
+    mkdir(base, 0700);
+    snprintf(from, sizeof from, "%s/gen-%u", base, j->gen - 1);
+    snprintf(to, sizeof to, "%s/gen-%u", base, j->gen);
+    if (j->gen > 1 && rename(from, to) < 0 && errno != ENOENT)
+        sd_log(d, 0, "job %lld: cannot move %s to %s: %s", (long long)j->id,
+               from, to, strerror(errno));
+    if (mkdir(to, 0700) < 0 && errno != EEXIST)
+        sd_log(d, 0, "job %lld: cannot create %s: %s", (long long)j->id, to,
+               strerror(errno));
+    json_t *env = json_object_get(j->launch, "env");
+    for (size_t i = json_array_size(env); i-- > 0;) {
+        const char *kv = json_string_value(json_array_get(env, i));
+        if (kv && !strncmp(kv, "SLAQ_CHECKPOINT_DIR=", 20))
+            json_array_remove(env, i);
+    }
+    char *kv = NULL;
+    if (env && asprintf(&kv, "SLAQ_CHECKPOINT_DIR=%s", to) >= 0) {
+        json_array_append_new(env, json_string(kv));
+        free(kv);
+    }
+    if (j->gen > 1) {
+        char detail[32];
+        snprintf(detail, sizeof detail, "generation %u", j->gen);
+        store_event(d->store, sd_now(), j->id, "fence", detail);
+    }
+}
+
+/* The generation an agent's message about a job speaks for: its "gen", or
+ * 1 without one (a first start); 0 if it is not a positive integer. */
+static unsigned msg_gen(json_t *msg)
+{
+    json_t *g = json_object_get(msg, "gen");
+    if (!g)
+        return 1;
+    if (!json_is_integer(g) || json_integer_value(g) < 1 ||
+        json_integer_value(g) > UINT32_MAX)
+        return 0;
+    return (unsigned)json_integer_value(g);
 }
 
 /* Starts j on the node the core placed it on. */
@@ -232,11 +288,13 @@ int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
     }
     if (pin_expired(d, j, err, errlen))
         return -1;
-    j->launch = launch_msg(d, j, env);
+    j->launch = launch_msg(j, env);
     if (!j->launch) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    j->gen = 0;
+    job_fence(d, j);
     j->remote = 1;
     j->node = -1;
     j->state = SD_PENDING;
@@ -298,6 +356,7 @@ static void job_node_lost(sd_daemon *d, sd_job *j, const char *why)
     j->sj = NULL;
     j->node = -1;
     j->restarts++;
+    job_fence(d, j); /* before anything starts it again */
     j->state = SD_PENDING;
     j->alloc = 0;
     if (job_schedule(d, j) < 0) {
@@ -431,6 +490,16 @@ static sd_job *node_job(sd_daemon *d, sd_conn *c, json_t *msg)
                                    : NULL;
     if (!j || !SD_REMOTE(j) || j->node != c->node || !SD_ACTIVE(j->state))
         return NULL;
+    unsigned g = msg_gen(msg);
+    if (j->gen && g != j->gen) { /* 0: recorded before generations */
+        uint64_t held;
+        if (sd_ratelog_ok(&d->reject_log, &held))
+            sd_log(d, 0, "node %s, job %lld: a \"%.32s\" of generation %u "
+                   "ignored (generation %u runs now)", d->nodes[c->node].name,
+                   (long long)j->id, json_string_value(json_object_get(
+                       msg, "type")), g, j->gen);
+        return NULL;
+    }
     return j;
 }
 
@@ -524,7 +593,15 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         json_t *pid = json_object_get(e, "pid");
         have[i] = json_is_integer(id) ? json_integer_value(id) : 0;
         sd_job *j = have[i] > 0 ? job_get(d, have[i]) : NULL;
-        if (j && SD_REMOTE(j) && j->node == idx && SD_ACTIVE(j->state)) {
+        int current = j && (!j->gen || msg_gen(e) == j->gen);
+        if (j && SD_REMOTE(j) && j->node == idx && SD_ACTIVE(j->state) &&
+            !current) {
+            /* An earlier generation of a job now placed here again: the
+             * start makes the agent replace it (its start was sent while
+             * the node was away, or not yet). */
+            have[i] = -have[i];
+        } else if (j && SD_REMOTE(j) && j->node == idx &&
+                   SD_ACTIVE(j->state)) {
             if (json_is_integer(pid)) {
                 j->pid = (pid_t)json_integer_value(pid);
                 free(j->pid_refused);
@@ -540,7 +617,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                                            j->state), "now", 1));
         }
     }
-    json_t *mine = json_object();
+    json_t *mine = json_object(), *gens = json_object();
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         if (!SD_REMOTE(j) || j->node != idx)
@@ -550,11 +627,23 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         snprintf(key, sizeof key, "%lld", (long long)j->id);
         json_object_set_new(mine, key, json_integer(
             j->nreports ? (json_int_t)j->last_iter : -1));
+        if (j->gen)
+            json_object_set_new(gens, key, json_integer(j->gen));
+    }
+    send_msg(d, c, json_pack("{s:s, s:s, s:f, s:f, s:o, s:o}", "type",
+                             "welcome", "node", name, "epoch_s",
+                             d->cfg.epoch_s, "grace_s", d->cfg.grace_s,
+                             "jobs", mine, "gens", gens));
+    for (size_t i = 0; have && i < na; i++) {
+        sd_job *j = have[i] < 0 ? job_get(d, -have[i]) : NULL;
+        if (j && j->launch) {
+            sd_log(d, 0, "node %s: job %lld runs there as an earlier "
+                   "generation; generation %u is started in its place",
+                   name, (long long)j->id, j->gen);
+            send_start(d, j);
+        }
     }
     free(have);
-    send_msg(d, c, json_pack("{s:s, s:s, s:f, s:f, s:o}", "type", "welcome",
-                             "node", name, "epoch_s", d->cfg.epoch_s,
-                             "grace_s", d->cfg.grace_s, "jobs", mine));
     store_event(d->store, sd_now(), 0, "node_up", name);
     nodes_file(d);
     sd_log(d, 0, "node %s: %s (%g cores, enforcement %s, %zu jobs running "
@@ -709,6 +798,7 @@ void cluster_conn_closed(sd_daemon *d, sd_conn *c)
 int cluster_restore_job(sd_daemon *d, sd_job *j, const char *node)
 {
     j->remote = 1;
+    j->restarts = j->gen > 1 ? j->gen - 1 : 0;
     if (!node || j->state == SD_PENDING) { /* placed again by the core */
         j->node = -1;
         j->state = SD_PENDING;

@@ -229,6 +229,11 @@ typedef struct sd_job {
     json_t *launch;       /* the start message sent to its agent (a restart
                              sends it again); NULL when not remote */
     unsigned restarts;    /* times started again after its node was lost */
+    unsigned gen;         /* cluster: which start of the job is current
+                             (controller: from 1, one more at each start
+                             again elsewhere; agent: the one it runs).
+                             Only that generation may report, end it or
+                             write its checkpoints (cluster.c) */
     int op_wait;          /* controller: a suspend or resume sent to its
                              agent awaits the answer (SD_OP_*, 0: none) */
     char *pid_refused;    /* controller: why the pid its agent reported

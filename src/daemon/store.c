@@ -38,8 +38,8 @@ static const char *const sql_text[ST_N] = {
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
     "reason, submitted, started, ended, secret, convergence, metric_name, "
     "suspended, continued_by, resumed_from, sweep, node, restartable, pin, "
-    "launch, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "launch, kind, gen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
     "DELETE FROM allocs WHERE job = ?",
@@ -58,7 +58,7 @@ static const char schema[] =
     " submitted REAL, started REAL, ended REAL, secret TEXT, "
     " metric_name TEXT, suspended INTEGER, continued_by INTEGER, "
     " resumed_from INTEGER, sweep INTEGER, node TEXT, restartable INTEGER, "
-    " pin TEXT, launch TEXT, kind TEXT);"
+    " pin TEXT, launch TEXT, kind TEXT, gen INTEGER);"
     "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
     " cpu_s REAL, samples REAL, t REAL, metric REAL, estimates TEXT,"
     " PRIMARY KEY(job, iter))"
@@ -194,6 +194,8 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
          * (NULL: an ML job) and each mini-batch's estimates and bounds */
         {"jobs", "kind", "TEXT"},
         {"reports", "estimates", "TEXT"},
+        /* a cluster job's generation: which start of it is current */
+        {"jobs", "gen", "INTEGER"},
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         char q[256];
@@ -492,6 +494,7 @@ void store_put_job(sd_store *s, const sd_job *j)
     bind_text(st, 29, launch);
     bind_text(st, 30, j->kind != SLAQ_JOB_ML ? slaq_job_kind_name(j->kind)
                                              : NULL);
+    sqlite3_bind_int64(st, 31, j->gen);
     step(s, st);
     free(launch);
 }
@@ -515,7 +518,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             "(SELECT r.iter FROM reports r WHERE r.job = jobs.id AND "
             "r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
             "suspended, continued_by, resumed_from, sweep, "
-            "node, restartable, pin, launch, kind "
+            "node, restartable, pin, launch, kind, gen "
             "FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
@@ -574,6 +577,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
         const char *kind = (const char *)sqlite3_column_text(st, 32);
         if (!kind || slaq_job_kind_parse(kind, &j->kind) != SLAQ_OK)
             j->kind = SLAQ_JOB_ML;
+        j->gen = (unsigned)sqlite3_column_int64(st, 33);
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;

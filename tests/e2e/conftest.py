@@ -97,6 +97,7 @@ STORE_ADDED = (
     ("jobs", "node", "TEXT"), ("jobs", "restartable", "INTEGER"),
     ("jobs", "pin", "TEXT"), ("jobs", "launch", "TEXT"),
     ("jobs", "kind", "TEXT"), ("reports", "estimates", "TEXT"),
+    ("jobs", "gen", "INTEGER"),
 )
 
 
