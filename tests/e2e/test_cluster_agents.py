@@ -308,7 +308,7 @@ class FakeAgent:
     """A node agent played by the test: registers a node, answers every
     message with a heartbeat (from a thread, so the node stays up), and
     relays the reports it is told to, as the generation of the job it was
-    started as (docs/protocol.md, "Generations")."""
+    started as (docs/protocol.md, "start")."""
 
     def __init__(self, port, name):
         self.s = socket.create_connection(("127.0.0.1", port), timeout=10)

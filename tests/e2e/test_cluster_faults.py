@@ -8,7 +8,7 @@ Fenced restarts: each start of a job is a generation; when a restartable
 job starts again after its node was lost, an instance of the earlier
 generation that still runs there (the node was only cut off) can neither
 report nor write the checkpoint the new one reads (docs/cluster-runtime.md,
-"Generations")."""
+"Generations (fenced restarts)")."""
 
 import os
 import signal
