@@ -1,8 +1,8 @@
 """Faults of a node's agent, seen from the controller.
 
-An agent that dies and comes back (as the Slurm batch script now starts it
-again) with its jobs gone (--end-jobs-at-exit: the kernel ended them) has
-its restartable jobs started again, not recorded as lost.
+An agent that dies and comes back (started again by hand or by a
+supervisor) with its jobs gone (--end-jobs-at-exit: the kernel ended them)
+has its restartable jobs started again, not recorded as lost.
 
 Fenced restarts: each start of a job is a generation; when a restartable
 job starts again after its node was lost, an instance of the earlier
