@@ -354,7 +354,11 @@ static int start_config(sd_daemon *d, sd_sweep *w, size_t i)
             return 1; /* still writing its checkpoint: next tick */
         /* Reports it made while being stopped belong to this epoch run. */
         feed(d, w, i, old, sd_now() - w->created);
-        j = job_resume(d, old, err, sizeof err);
+        /* Its agent has not answered the suspend yet: the answer resumes
+         * it (sweep_suspend_result). */
+        j = old->op_wait == SD_OP_SUSPEND ? old
+                                          : job_resume(d, old, err,
+                                                       sizeof err);
         if (!j) {
             char note[640];
             snprintf(note, sizeof note, "configuration %zu: %s", i, err);
@@ -398,13 +402,23 @@ static void suspend_failed(sd_daemon *d, sd_sweep *w, size_t i, sd_job *j,
 void sweep_suspend_result(sd_daemon *d, sd_job *j, int ok, const char *err)
 {
     sd_sweep *w = sweep_get(d, j->sweep);
-    if (ok || !w || !w->pol)
+    if (!w || !w->pol)
         return;
-    for (size_t i = 0; i < w->n; i++)
-        if (cfg_job(d, w, i) == j) {
+    for (size_t i = 0; i < w->n; i++) {
+        if (cfg_job(d, w, i) != j)
+            continue;
+        slaq_sweep_info in;
+        char e2[256];
+        /* The policy may have given it a slot again meanwhile: then it
+         * should run, whatever the answer. */
+        int wanted = slaq_sweep_get(w->pol, i, &in) == 0 &&
+                     in.state == SLAQ_CFG_RUNNING;
+        if (!ok && !wanted)
             suspend_failed(d, w, i, j, err ? err : "failed");
-            return;
-        }
+        else if (ok && wanted && !job_resume(d, j, e2, sizeof e2))
+            suspend_failed(d, w, i, j, e2);
+        return;
+    }
 }
 
 static void sweep_step(sd_daemon *d, sd_sweep *w)
