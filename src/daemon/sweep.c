@@ -35,6 +35,8 @@ struct sw_rt_cfg {
     int seen;              /* last epoch given to the policy */
     double last_t;         /* wall time of that report (or of the start) */
     int started;
+    int susp_wait;         /* its job's agent has not answered the
+                              suspend this sweep asked for */
 };
 
 typedef struct sd_sweep {
@@ -356,9 +358,7 @@ static int start_config(sd_daemon *d, sd_sweep *w, size_t i)
         feed(d, w, i, old, sd_now() - w->created);
         /* Its agent has not answered the suspend yet: the answer resumes
          * it (sweep_suspend_result). */
-        j = old->op_wait == SD_OP_SUSPEND ? old
-                                          : job_resume(d, old, err,
-                                                       sizeof err);
+        j = c->susp_wait ? old : job_resume(d, old, err, sizeof err);
         if (!j) {
             char note[640];
             snprintf(note, sizeof note, "configuration %zu: %s", i, err);
@@ -405,8 +405,9 @@ void sweep_suspend_result(sd_daemon *d, sd_job *j, int ok, const char *err)
     if (!w || !w->pol)
         return;
     for (size_t i = 0; i < w->n; i++) {
-        if (cfg_job(d, w, i) != j)
-            continue;
+        if (cfg_job(d, w, i) != j || !w->c[i].susp_wait)
+            continue; /* a user's own suspend of a sweep's job */
+        w->c[i].susp_wait = 0;
         slaq_sweep_info in;
         char e2[256];
         /* The policy may have given it a slot again meanwhile: then it
@@ -430,8 +431,7 @@ static void sweep_step(sd_daemon *d, sd_sweep *w)
         slaq_sweep_get(w->pol, i, &in);
         sd_job *j = cfg_job(d, w, i);
         /* Its suspension is with its agent: it runs until the answer. */
-        if (in.state == SLAQ_CFG_SUSPENDED && j &&
-            j->op_wait == SD_OP_SUSPEND)
+        if (in.state == SLAQ_CFG_SUSPENDED && w->c[i].susp_wait)
             running++;
         if (in.state != SLAQ_CFG_RUNNING || !j)
             continue;
@@ -444,10 +444,12 @@ static void sweep_step(sd_daemon *d, sd_sweep *w)
             log_call(d, w, now, "suspend", i, 0, NAN, NAN);
             int rc = job_suspend(d, j, w->spec.checkpoint, &ms, err,
                                  sizeof err);
-            if (rc < 0)
+            if (rc < 0) {
                 suspend_failed(d, w, i, j, err);
-            else if (rc == 1)
+            } else if (rc == 1) {
+                w->c[i].susp_wait = 1;
                 running++; /* until its agent answers */
+            }
         } else if (a == SLAQ_SWEEP_KILL) {
             log_call(d, w, now, "kill", i, 0, NAN, NAN);
             if (SD_ACTIVE(j->state))

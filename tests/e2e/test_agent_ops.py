@@ -304,7 +304,7 @@ def test_sweep_whose_suspension_fails_never_runs_more_than_its_slots(
             "generator": {"type": "random", "seed": 3}, "configs": 3,
             "metric": "val_accuracy", "direction": "max", "y_target": 0.80,
             "t_max": 60, "epochs": 120, "b": 10, "slots": 2,
-            "policy": "pop"}
+            "policy": "pop", "stop_at_target": False}
     r = ctl.request({"type": "sweep_submit", "spec": spec,
                      "cwd": str(tmp_path)})
     assert r["ok"], r
@@ -332,9 +332,10 @@ def test_sweep_whose_suspension_fails_never_runs_more_than_its_slots(
                                "loss": 1.0 / e, "cpu_s": 0.01,
                                "samples": 10,
                                "metric": curves[cfg][e - 1]})
-            if ctl.request({"type": "sweep_show", "sweep": sid})[
-                    "sweep"]["state"] != "running":
-                break
+            if 2 in running.values() and epoch[[j for j, c in
+                                                running.items()
+                                                if c == 2][0]] >= 5:
+                break  # configuration 2 runs in 1's slot
             time.sleep(0.05)
         assert most <= 2, "%d configurations ran at once" % most
         sent = fake.of_type("suspend")
@@ -343,8 +344,9 @@ def test_sweep_whose_suspension_fails_never_runs_more_than_its_slots(
         cfg1 = [c for c in w["config_list"] if c["index"] == 1][0]
         assert cfg1["state"] == "ended", cfg1
         # Its slot went to configuration 2, with 1 already told to stop.
-        assert 2 in [int(m["name"].rsplit("-", 1)[1])
-                     for m in fake.of_type("start")]
+        wait_for(lambda: 2 in [int(m["name"].rsplit("-", 1)[1])
+                               for m in fake.of_type("start")],
+                 what="configuration 2's start")
         assert ctl.job(sent[0]["job"])["state"] == "cancelled"
         assert "could not be suspended" in ctl.read_log()
     finally:
