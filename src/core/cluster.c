@@ -7,9 +7,10 @@
  * node, decides where a new job goes (least-loaded or gain, see
  * slaq_placement in slaq.h), keeps the queue, and the nodes its waiting
  * jobs hold (clu_hold: a job waits only behind jobs that wait for the same
- * nodes, so one that cannot start holds up no other). The allocation itself is one greedy pass over all jobs of
- * all nodes, slaq_allocate_nodes() in policy.c; a single machine is the
- * one-node case of both.
+ * nodes, so one that cannot start holds up no other). The allocation
+ * itself is one greedy pass over all jobs of all nodes,
+ * slaq_allocate_nodes() in policy.c; a single machine is the one-node
+ * case of both.
  *
  * A node's bookkeeping is updated as jobs arrive and leave, so a placement
  * costs one look at every node (O(nodes)) and nothing per job.

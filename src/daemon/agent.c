@@ -174,8 +174,8 @@ static void send_report(sd_daemon *d, const sd_job *j, const slaq_report *r)
     int n = snprintf(line, sizeof line, "{\"type\":\"report\",\"job\":%lld,"
                      "\"gen\":%u,\"iter\":%llu,\"loss\":%.17g,"
                      "\"cpu_s\":%.17g,\"samples\":%.17g}", (long long)j->id,
-                     JOB_GEN(j), (unsigned long long)r->iter, r->loss, r->cpu_s,
-                     r->samples);
+                     JOB_GEN(j), (unsigned long long)r->iter, r->loss,
+                     r->cpu_s, r->samples);
     if (d->up && n > 0 && (size_t)n < sizeof line)
         conn_send_line(d, d->up, line, (size_t)n);
 }

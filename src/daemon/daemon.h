@@ -111,11 +111,11 @@ typedef struct sd_config {
     const char *join;        /* --join HOST:PORT: its controller */
     const char *node_name;   /* --node-name (default $SLURMD_NODENAME or
                                 the host name) */
-    int end_jobs_at_exit;
+    int end_jobs_at_exit;    /* --end-jobs-at-exit: an agent in a Slurm
+                                allocation takes its jobs along */
     slaq_placement placement; /* --placement (a controller) */
     double pin_wait_s;       /* --pin-wait: a job pinned to a node that
-                                has been down this long fails (0: never) */    /* --end-jobs-at-exit: an agent in a Slurm
-                                allocation takes its jobs along */
+                                has been down this long fails (0: never) */
 } sd_config;
 
 /* ------------------------------------------------------------------ jobs */
