@@ -357,3 +357,20 @@ def test_sweep_whose_suspension_fails_never_runs_more_than_its_slots(
                            "state": "cancelled", "reason": "test over"})
         time.sleep(0.3)
         fake._close()
+
+
+def test_checkpoint_resume_without_checkpoint_fails_saying_where(cluster):
+    ctl, agents, _, _ = start_ctl(cluster)
+    jid = ctl.submit(TOY, "--forever", "--iter-cpu", "0.01", node="n1")
+    wait_for(lambda: ctl.job(jid)["iter"] >= 3, timeout=30,
+             what="3 reports")
+    ctl.cli("suspend", "--checkpoint", str(jid))
+    job = ctl.wait_state(jid, "stopped", timeout=30)
+    assert job["suspended"] == "checkpoint"
+    r = ctl.request({"type": "resume", "job": jid})
+    assert r["ok"], r
+    new = ctl.wait_state(r["job"]["id"], "failed", timeout=15)
+    assert "job %d left no checkpoint on node n1" % jid in new["reason"]
+    # the controller's own state directory was never looked at
+    assert not os.path.exists(os.path.join(ctl.state, "checkpoints",
+                                           "job-%d.ckpt" % jid))
