@@ -753,7 +753,9 @@ typedef struct slaq_sched_config {
                                       minimum shares, min(unit,
                                       max_cores) each, past its cores;
                                       a job that fits nowhere waits in a
-                                      FIFO pending queue. 0 (default):
+                                      pending queue, served in arrival
+                                      order (slaq_sched_add_node). 0
+                                      (default):
                                       nodes are never full, as a single
                                       machine always was */
     size_t max_fits;               /* refits per epoch at most: the jobs
@@ -846,8 +848,11 @@ slaq_job *slaq_sched_job(const slaq_sched *s, size_t i); /* order may change
  * config.nodes at slaq_sched_new(), then one per slaq_sched_add_node().
  * Nodes are never removed; a node with 0 cores (down, or drained) takes no
  * new jobs and gives its jobs no cores. Every epoch first starts pending
- * jobs, in arrival order, while the first of them fits on a node; the
- * rest keep waiting in order.
+ * jobs, in arrival order, each that fits on a node that no job ahead of it
+ * waits for; the rest keep waiting in order. A waiting job waits for the
+ * nodes it could run on once they have room (its pin, or any node) that
+ * are up and large enough for its minimum share: a job pinned to a node
+ * that is down or too small holds up no job behind it.
  */
 size_t slaq_sched_node_count(const slaq_sched *s);
 /* Adds a node of `cores` (>= 0) cores; returns its index, or SLAQ_EINVAL

@@ -21,7 +21,10 @@ static void usage_suspend(FILE *f)
                "                    $SLAQ_CHECKPOINT_DIR (slaq-train does); "
                "`slaq resume ID`\n"
                "                    starts it again from the checkpoint as a "
-               "new job\n" RPC_HELP);
+               "new job\n\n"
+               "On a cluster controller the job's node agent suspends it and "
+               "slaq waits for\nits answer (at most 5 s); a refusal is "
+               "printed and the exit status is 1.\n" RPC_HELP);
 }
 
 static void usage_resume(FILE *f)
@@ -30,7 +33,9 @@ static void usage_resume(FILE *f)
                "Resumes suspended job ID: SIGCONT, or, for a job suspended "
                "with\n--checkpoint (once it has exited), its command again "
                "as a new job that\ncontinues from the checkpoint. Prints the "
-               "id of the job that runs.\n\n" RPC_HELP);
+               "id of the job that runs.\nOn a cluster controller the job's "
+               "node agent resumes it (a checkpoint resume\nstarts on the "
+               "node that keeps the checkpoint).\n\n" RPC_HELP);
 }
 
 int cmd_suspend(int argc, char **argv)

@@ -2,12 +2,15 @@
  * cluster.c — nodes, placement of new jobs, and the pending queue.
  *
  * A scheduler (sched.c) runs on one or more nodes, each with its cores;
- * every job is on one node, or waits in a FIFO pending queue. This file
- * keeps what placement needs to know about each node, decides where a new
- * job goes (least-loaded or gain, see slaq_placement in slaq.h) and keeps
- * the queue. The allocation itself is one greedy pass over all jobs of
- * all nodes, slaq_allocate_nodes() in policy.c; a single machine is the
- * one-node case of both.
+ * every job is on one node, or waits in a pending queue served in
+ * arrival order. This file keeps what placement needs to know about each
+ * node, decides where a new job goes (least-loaded or gain, see
+ * slaq_placement in slaq.h), keeps the queue, and the nodes its waiting
+ * jobs hold (clu_hold: a job waits only behind jobs that wait for the same
+ * nodes, so one that cannot start holds up no other). The allocation
+ * itself is one greedy pass over all jobs of all nodes,
+ * slaq_allocate_nodes() in policy.c; a single machine is the one-node
+ * case of both.
  *
  * A node's bookkeeping is updated as jobs arrive and leave, so a placement
  * costs one look at every node (O(nodes)) and nothing per job.
@@ -46,6 +49,7 @@ const char *slaq_placement_name(slaq_placement kind)
 int clu_init(clu_state *c, size_t nodes, double cores)
 {
     memset(c, 0, sizeof *c);
+    c->hold_minsh = INFINITY;
     for (size_t v = 0; v < nodes; v++)
         if (clu_add_node(c, cores) < 0) {
             clu_free(c);
@@ -97,6 +101,41 @@ static int node_fits(const clu_node *nd, const slaq_sched_config *cfg,
     return nd->minsum + minsh <= cap * (1 + 1e-12);
 }
 
+/* Whether a job that waits could ever run on node nd: it is up and has
+ * cores enough for the job's minimum share alone. */
+static int node_could_take(const clu_node *nd, const slaq_sched_config *cfg,
+                           double minsh)
+{
+    double cap = node_ml_cores(nd, cfg);
+    return cap > 0 && (!cfg->queue || minsh <= cap * (1 + 1e-12));
+}
+
+/* Whether an earlier waiting job keeps node nd (clu_hold). */
+static int node_held(const clu_state *c, const clu_node *nd,
+                     const slaq_sched_config *cfg)
+{
+    return nd->held || (c->hold_minsh < INFINITY &&
+                        node_could_take(nd, cfg, c->hold_minsh));
+}
+
+void clu_hold(clu_state *c, const slaq_sched_config *cfg, const clu_job *job)
+{
+    if (job->pin < 0) {
+        if (job->minsh < c->hold_minsh)
+            c->hold_minsh = job->minsh;
+    } else if ((size_t)job->pin < c->n &&
+               node_could_take(&c->node[job->pin], cfg, job->minsh)) {
+        c->node[job->pin].held = 1;
+    }
+}
+
+void clu_hold_clear(clu_state *c, const clu_job *job)
+{
+    c->hold_minsh = INFINITY;
+    if (job && job->pin >= 0 && (size_t)job->pin < c->n)
+        c->node[job->pin].held = 0;
+}
+
 /*
  * Where a job goes: returns a node index, or -1 when it fits nowhere.
  * The job's share on node v is its fair share there, d = cores × w /
@@ -121,7 +160,7 @@ long clu_choose(const clu_state *c, const slaq_sched_config *cfg,
     }
     for (size_t v = lo; v < hi; v++) {
         const clu_node *nd = &c->node[v];
-        if (!node_fits(nd, cfg, job->minsh))
+        if (!node_fits(nd, cfg, job->minsh) || node_held(c, nd, cfg))
             continue;
         double cap = node_ml_cores(nd, cfg);
         double d = cap * job->weight / (nd->weight + job->weight);
@@ -211,10 +250,4 @@ void clu_pend_remove(clu_state *c, const slaq_job *j)
             c->npend--;
             return;
         }
-}
-
-void clu_pend_drop_front(clu_state *c, size_t k)
-{
-    memmove(c->pend, c->pend + k, (c->npend - k) * sizeof *c->pend);
-    c->npend -= k;
 }

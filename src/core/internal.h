@@ -93,6 +93,7 @@ typedef struct clu_node {
     double price;   /* the cheapest unit handed out here last epoch */
     double alloc;   /* cores its jobs were given at the last epoch */
     size_t jobs;
+    int held;       /* kept for a waiting job pinned here (clu_hold) */
 } clu_node;
 
 typedef struct clu_state {
@@ -100,6 +101,11 @@ typedef struct clu_state {
     size_t n, cap;
     slaq_job **pend;  /* the pending queue, oldest first */
     size_t npend, pcap;
+    /* While the queue is walked: the nodes its earlier jobs keep for
+     * themselves (clu_hold). hold_minsh: the smallest minimum share of a
+     * waiting job free to go anywhere, which keeps every node it could
+     * run on (INFINITY: none). */
+    double hold_minsh;
 } clu_state;
 
 /* What placement needs to know about a job. */
@@ -125,7 +131,13 @@ void clu_detach(clu_state *c, size_t v, const clu_job *job, double alloc);
 int clu_pend_reserve(clu_state *c, size_t n);
 int clu_pend_push(clu_state *c, slaq_job *j);
 void clu_pend_remove(clu_state *c, const slaq_job *j);
-void clu_pend_drop_front(clu_state *c, size_t k);
+/* A job that waits keeps for itself the nodes it could run on once they
+ * have room: its pin, or every node, if the node has cores enough for its
+ * minimum share at all. A node down (0 cores), or too small ever to take
+ * it, is kept for nobody: a job that cannot start there holds up no job
+ * behind it. clu_choose places no later job on a kept node. */
+void clu_hold(clu_state *c, const slaq_sched_config *cfg, const clu_job *job);
+void clu_hold_clear(clu_state *c, const clu_job *job);
 
 /* The key of the cheapest unit the last greedy allocation in ws handed out
  * on `node` beyond the guaranteed shares, 0 if none (policy.c). */

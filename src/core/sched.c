@@ -299,7 +299,8 @@ static long job_place(slaq_sched *s, slaq_job *j)
     return v;
 }
 
-/* Places job j, or queues it behind the jobs already waiting. */
+/* Places job j, or queues it behind the jobs already waiting (it may
+ * start at the next epoch, on a node none of them keeps). */
 static void job_place_or_queue(slaq_sched *s, slaq_job *j)
 {
     j->node = -1;
@@ -320,14 +321,36 @@ static void job_unplace(slaq_sched *s, slaq_job *j)
     s->changed = 1;
 }
 
-/* Starts pending jobs in order while the first of them fits. */
+/*
+ * Starts the pending jobs that fit, in queue order. A job that does not
+ * fit keeps its place, and keeps the nodes it could run on once they have
+ * room from the jobs behind it (clu_hold): first come, first served where
+ * jobs compete for the same nodes, and no head-of-line blocking where
+ * they do not: a job waiting for a node that is down, or pinned to a node
+ * that is full, holds up no job that can run elsewhere. A job free to go
+ * anywhere that waits keeps every node that could take any job no smaller
+ * than it, so those behind it are not tried. O(pending) plus O(nodes) per
+ * job tried.
+ */
 static void sched_start_pending(slaq_sched *s)
 {
-    size_t k = 0;
-    while (k < s->clu.npend && job_place(s, s->clu.pend[k]) >= 0)
-        k++;
-    if (k)
-        clu_pend_drop_front(&s->clu, k);
+    clu_state *c = &s->clu;
+    size_t keep = 0, n = c->npend;
+    for (size_t k = 0; k < n; k++) {
+        slaq_job *j = c->pend[k];
+        clu_job cj = job_clu(s, j);
+        if ((cj.pin >= 0 || cj.minsh < c->hold_minsh) &&
+            job_place(s, j) >= 0)
+            continue;
+        clu_hold(c, &s->cfg, &cj);
+        c->pend[keep++] = j;
+    }
+    c->npend = keep;
+    for (size_t k = 0; k < keep; k++) {
+        clu_job cj = job_clu(s, c->pend[k]);
+        clu_hold_clear(c, &cj);
+    }
+    clu_hold_clear(c, NULL);
 }
 
 slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)

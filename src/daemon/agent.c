@@ -33,6 +33,10 @@
 #include "daemon/daemon.h"
 
 #define AGENT_RETRY_S 0.5
+/* Every message about a job carries the generation this agent runs
+ * (cluster.c fences the others); 1 for a job recorded before there were
+ * generations. */
+#define JOB_GEN(j) ((j)->gen ? (j)->gen : 1u)
 
 static void up_send(sd_daemon *d, json_t *m)
 {
@@ -91,10 +95,14 @@ static void send_register(sd_daemon *d)
     json_t *jobs = json_array();
     for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        json_array_append_new(jobs, json_pack(
-            "{s:I, s:i, s:s, s:I}", "job", (json_int_t)j->id, "pid",
-            (int)j->pid, "state", sd_state_name(j->state), "last_iter",
-            (json_int_t)j->last_iter));
+        json_t *e = json_pack("{s:I, s:s, s:I, s:I}", "job",
+                              (json_int_t)j->id, "state",
+                              sd_state_name(j->state), "last_iter",
+                              (json_int_t)j->last_iter, "gen",
+                              (json_int_t)JOB_GEN(j));
+        if (e && j->pid > 0) /* an attached job may not have said its own */
+            json_object_set_new(e, "pid", json_integer(j->pid));
+        json_array_append_new(jobs, e);
     }
     up_send(d, json_pack("{s:s, s:s, s:s, s:f, s:s, s:o}", "type",
                          "register", "token", d->cfg.agent_token, "node",
@@ -154,14 +162,20 @@ void agent_conn_closed(sd_daemon *d, sd_conn *c)
 
 /* ------------------------------------------------------------- relaying */
 
-static void send_report(sd_daemon *d, int64_t id, const slaq_report *r)
+static json_t *job_msg(const char *type, const sd_job *j)
 {
-    char line[256];
+    return json_pack("{s:s, s:I, s:I}", "type", type, "job",
+                     (json_int_t)j->id, "gen", (json_int_t)JOB_GEN(j));
+}
+
+static void send_report(sd_daemon *d, const sd_job *j, const slaq_report *r)
+{
+    char line[288];
     int n = snprintf(line, sizeof line, "{\"type\":\"report\",\"job\":%lld,"
-                     "\"iter\":%llu,\"loss\":%.17g,\"cpu_s\":%.17g,"
-                     "\"samples\":%.17g}", (long long)id,
-                     (unsigned long long)r->iter, r->loss, r->cpu_s,
-                     r->samples);
+                     "\"gen\":%u,\"iter\":%llu,\"loss\":%.17g,"
+                     "\"cpu_s\":%.17g,\"samples\":%.17g}", (long long)j->id,
+                     JOB_GEN(j), (unsigned long long)r->iter, r->loss,
+                     r->cpu_s, r->samples);
     if (d->up && n > 0 && (size_t)n < sizeof line)
         conn_send_line(d, d->up, line, (size_t)n);
 }
@@ -178,8 +192,10 @@ void agent_relay(sd_daemon *d, sd_job *j, json_t *msg)
              * it, with its job id (the text line below is the common,
              * faster case) */
             json_t *m = json_copy(msg);
-            if (m)
+            if (m) {
                 json_object_set_new(m, "job", json_integer(j->id));
+                json_object_set_new(m, "gen", json_integer(JOB_GEN(j)));
+            }
             up_send(d, m);
             return;
         }
@@ -190,14 +206,13 @@ void agent_relay(sd_daemon *d, sd_job *j, json_t *msg)
             .cpu_s = json_number_value(json_object_get(msg, "cpu_s")),
             .samples = json_number_value(json_object_get(msg, "samples")),
         };
-        send_report(d, j->id, &r);
+        send_report(d, j, &r);
         return;
     }
     /* hello or info: what the job declared of itself, as one info */
     static const char *const said[] = {"iters", "convergence",
                                        "metric_name", "kind"};
-    json_t *info = json_pack("{s:s, s:I}", "type", "info", "job",
-                             (json_int_t)j->id);
+    json_t *info = job_msg("info", j);
     int any = 0;
     for (size_t i = 0; info && i < sizeof said / sizeof *said; i++) {
         json_t *v = json_object_get(msg, said[i]);
@@ -214,11 +229,17 @@ void agent_relay(sd_daemon *d, sd_job *j, json_t *msg)
 
 static void send_exit(sd_daemon *d, const sd_job *j)
 {
-    json_t *m = json_pack("{s:s, s:I, s:s, s:s?}", "type", "exit", "job",
-                          (json_int_t)j->id, "state",
-                          sd_state_name(j->state), "reason", j->reason);
+    json_t *m = job_msg("exit", j);
+    if (m)
+        json_object_set_new(m, "state", json_string(sd_state_name(
+                                            j->state)));
+    if (m && j->reason)
+        json_object_set_new(m, "reason", json_string(j->reason));
     if (m && j->have_status)
         json_object_set_new(m, "status", json_integer(j->exit_status));
+    if (m && j->suspended == SD_SUSP_CHECKPOINT && j->checkpoint_bytes >= 0)
+        json_object_set_new(m, "checkpoint_bytes",
+                            json_integer(j->checkpoint_bytes));
     up_send(d, m);
 }
 
@@ -230,7 +251,7 @@ void agent_job_ended(sd_daemon *d, sd_job *j)
 
 typedef struct replay_ctx {
     sd_daemon *d;
-    int64_t id;
+    const sd_job *j;
     int64_t after;
 } replay_ctx;
 
@@ -238,7 +259,7 @@ static int replay_one(void *arg, const slaq_report *r)
 {
     replay_ctx *x = arg;
     if ((int64_t)r->iter > x->after)
-        send_report(x->d, x->id, r);
+        send_report(x->d, x->j, r);
     return 0;
 }
 
@@ -258,14 +279,18 @@ static void on_welcome(sd_daemon *d, json_t *msg)
         int64_t id = strtoll(key, NULL, 10);
         sd_job *j = job_get(d, id);
         if (!j) { /* started before this agent's state was lost */
-            up_send(d, json_pack("{s:s, s:I, s:s, s:s}", "type", "exit",
-                                 "job", (json_int_t)id, "state", "lost",
-                                 "reason", "its node's agent does not know "
-                                 "it (state directory lost)"));
+            json_t *g = json_object_get(json_object_get(msg, "gens"), key);
+            up_send(d, json_pack("{s:s, s:I, s:I, s:s, s:s}", "type", "exit",
+                                 "job", (json_int_t)id, "gen",
+                                 json_is_integer(g) ? json_integer_value(g)
+                                                    : 1,
+                                 "state", "lost", "reason", "its node's "
+                                 "agent does not know it (state directory "
+                                 "lost)"));
             continue;
         }
-        replay_ctx x = {d, id, json_is_integer(v) ? json_integer_value(v)
-                                                  : -1};
+        replay_ctx x = {d, j, json_is_integer(v) ? json_integer_value(v)
+                                                 : -1};
         if (x.after < (int64_t)j->last_iter || !j->nreports)
             store_each_report(d->store, id, replay_one, &x);
         if (!SD_ACTIVE(j->state))
@@ -275,20 +300,110 @@ static void on_welcome(sd_daemon *d, json_t *msg)
            d->up_epoch_s);
 }
 
+/* A start with "resume_from": that job's checkpoint, left on this node
+ * by a checkpoint suspend, becomes the new job's (slaq-train reads
+ * $SLAQ_CHECKPOINT_DIR/job-$SLAQ_JOB_ID.ckpt). The directory is the
+ * start's SLAQ_CHECKPOINT_DIR, else this agent's STATE/checkpoints, as
+ * its jobs are given (jobs.c). 0, or -1 with err filled. */
+static int take_checkpoint(sd_daemon *d, json_t *msg, int64_t id, char *err,
+                           size_t errlen)
+{
+    json_t *rf = json_object_get(msg, "resume_from");
+    if (!rf)
+        return 0;
+    if (!json_is_integer(rf) || json_integer_value(rf) < 1) {
+        snprintf(err, errlen, "field \"resume_from\" must be a job id");
+        return -1;
+    }
+    char dir[4096], from[4200], to[4200];
+    snprintf(dir, sizeof dir, "%s/checkpoints", d->cfg.state_dir);
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(msg, "env"), i, e) {
+        const char *kv = json_string_value(e);
+        if (kv && !strncmp(kv, "SLAQ_CHECKPOINT_DIR=", 20))
+            snprintf(dir, sizeof dir, "%s", kv + 20);
+    }
+    snprintf(from, sizeof from, "%s/job-%lld.ckpt", dir,
+             (long long)json_integer_value(rf));
+    snprintf(to, sizeof to, "%s/job-%lld.ckpt", dir, (long long)id);
+    if (rename(from, to) == 0)
+        return 0;
+    int e0 = errno;
+    if (e0 == ENOENT && access(to, R_OK) == 0)
+        return 0; /* taken at an earlier start of this job */
+    snprintf(err, errlen, "job %lld left no checkpoint on node %s (%.300s: "
+             "%s)",
+             (long long)json_integer_value(rf), d->cfg.node_name, from,
+             strerror(e0));
+    return -1;
+}
+
+/* Ends an earlier generation of a job at once (SIGKILL to its group: it
+ * writes nothing more, not even a checkpoint on its way out) and waits up
+ * to 2 s for it to be gone. 0, or -1 if it is still there. */
+static int end_earlier(sd_daemon *d, sd_job *old, unsigned gen)
+{
+    char why[96];
+    snprintf(why, sizeof why, "replaced by generation %u of the job", gen);
+    sd_log(d, 0, "job %lld: generation %u runs here: %s", (long long)old->id,
+           old->gen, why);
+    int st = 0, have = 0;
+    if (old->pid > 0) {
+        kill(-old->pid, SIGKILL);
+        kill(old->pid, SIGKILL);
+        double until = sd_mono() + 2;
+        for (;;) {
+            pid_t r = waitpid(old->pid, &st, WNOHANG);
+            if (r == old->pid) {
+                have = 1;
+                break;
+            }
+            if (r < 0 && kill(old->pid, 0) < 0) /* adopted, and gone */
+                break;
+            if (sd_mono() > until)
+                return -1;
+            usleep(10000);
+        }
+    }
+    job_finish(d, old, have, st, SD_LOST, why);
+    return 0;
+}
+
 static void on_start(sd_daemon *d, json_t *msg)
 {
     char err[512];
     json_t *id = json_object_get(msg, "job");
+    json_t *g = json_object_get(msg, "gen");
     const char *secret = json_string_value(json_object_get(msg, "secret"));
+    unsigned gen = json_is_integer(g) && json_integer_value(g) > 0 &&
+                   json_integer_value(g) <= UINT32_MAX
+                       ? (unsigned)json_integer_value(g) : 1;
     if (!json_is_integer(id) || json_integer_value(id) < 1 || !secret ||
-        strlen(secret) != SD_SECRET_LEN) {
-        sd_log(d, 0, "a start without a job id and secret: ignored");
+        strlen(secret) != SD_SECRET_LEN || (g && !json_is_integer(g))) {
+        sd_log(d, 0, "a start without a job id, secret or generation: "
+               "ignored");
         return;
     }
     sd_job *old = job_get(d, json_integer_value(id));
-    if (old && SD_ACTIVE(old->state)) {
-        up_send(d, json_pack("{s:s, s:I, s:i}", "type", "started", "job",
-                             (json_int_t)old->id, "pid", (int)old->pid));
+    if (old && SD_ACTIVE(old->state) && old->gen > gen) {
+        sd_log(d, 0, "job %lld: a start of generation %u, older than the "
+               "one running here (%u): ignored", (long long)old->id, gen,
+               old->gen);
+        return;
+    }
+    if (old && SD_ACTIVE(old->state) && old->gen == gen) {
+        json_t *m = job_msg("started", old);
+        json_object_set_new(m, "pid", json_integer(old->pid));
+        up_send(d, m);
+        return;
+    }
+    if (old && SD_ACTIVE(old->state) && end_earlier(d, old, gen) < 0) {
+        snprintf(err, sizeof err, "generation %u of job %lld does not exit "
+                 "(SIGKILL sent)", old->gen, (long long)old->id);
+        up_send(d, json_pack("{s:s, s:I, s:I, s:s}", "type", "start_failed",
+                             "job", (json_int_t)old->id, "gen",
+                             (json_int_t)gen, "message", err));
         return;
     }
     if (old) { /* an earlier run of a job started again here */
@@ -313,18 +428,23 @@ static void on_start(sd_daemon *d, json_t *msg)
         snprintf(err, sizeof err, "uid %u is %s on this node but %s on the "
                  "controller: the nodes' users must match",
                  (unsigned)owner.uid, owner.name, user);
-    else
+    else if (take_checkpoint(d, msg, json_integer_value(id), err,
+                             sizeof err) == 0)
         j = job_submit_as(d, msg, json_integer_value(id), secret, &owner,
                           err, sizeof err);
     if (!j) {
         sd_log(d, 0, "job %lld: cannot start: %s",
                (long long)json_integer_value(id), err);
-        up_send(d, json_pack("{s:s, s:I, s:s}", "type", "start_failed", "job",
-                             json_integer_value(id), "message", err));
+        up_send(d, json_pack("{s:s, s:I, s:I, s:s}", "type", "start_failed",
+                             "job", json_integer_value(id), "gen",
+                             (json_int_t)gen, "message", err));
         return;
     }
-    up_send(d, json_pack("{s:s, s:I, s:i}", "type", "started", "job",
-                         (json_int_t)j->id, "pid", (int)j->pid));
+    j->gen = gen;
+    store_put_job(d->store, j);
+    json_t *m = job_msg("started", j);
+    json_object_set_new(m, "pid", json_integer(j->pid));
+    up_send(d, m);
 }
 
 /* The controller sends the allocations that changed (and now and then
@@ -364,6 +484,11 @@ static void on_stop(sd_daemon *d, json_t *msg)
     if (!reason)
         reason = "stopped";
     int now = json_is_true(json_object_get(msg, "now"));
+    double ms;
+    char err[256];
+    if (!strcmp(reason, "suspend") && !now &&
+        job_suspend(d, j, 1, &ms, err, sizeof err) == 0)
+        return; /* stopping; it leaves its checkpoint here */
     if (!strcmp(reason, "cancelled")) {
         job_cancel(d, j, now);
     } else {
@@ -371,6 +496,44 @@ static void on_stop(sd_daemon *d, json_t *msg)
         if (now) /* lost or unknown to the controller: ended at once */
             job_cancel(d, j, 1);
     }
+}
+
+/* The controller's "suspend" or "resume" of one of this node's jobs:
+ * carried out here, on the process group this agent started, and
+ * answered with an op_result (none for seq 0: the controller gave up
+ * waiting and undoes a suspend it may not have seen done). Only signal
+ * suspends come this way; a checkpoint suspend is a stop (on_stop). */
+static void on_op(sd_daemon *d, json_t *msg, int kind)
+{
+    json_t *id = json_object_get(msg, "job");
+    json_t *seq = json_object_get(msg, "seq");
+    sd_job *j = json_is_integer(id) ? job_get(d, json_integer_value(id))
+                                    : NULL;
+    char err[512] = "";
+    double ms = NAN;
+    int ok = 0;
+    if (!j)
+        snprintf(err, sizeof err, "no job %lld on this node",
+                 (long long)json_integer_value(id));
+    else if (kind == SD_OP_SUSPEND)
+        ok = job_suspend(d, j, 0, &ms, err, sizeof err) == 0;
+    else if (j->suspended != SD_SUSP_SIGNAL)
+        snprintf(err, sizeof err, "job %lld is not suspended here",
+                 (long long)j->id);
+    else
+        ok = job_resume(d, j, err, sizeof err) != NULL;
+    if (!json_is_integer(seq) || json_integer_value(seq) == 0)
+        return;
+    json_t *m = json_pack("{s:s, s:O, s:O, s:s, s:b}", "type", "op_result",
+                          "job", id, "seq", seq, "op", kind == SD_OP_SUSPEND
+                          ? "suspend" : "resume", "ok", ok);
+    if (m && j)
+        json_object_set_new(m, "gen", json_integer(JOB_GEN(j)));
+    if (m && ok && !isnan(ms))
+        json_object_set_new(m, "latency_ms", json_real(ms));
+    if (m && !ok)
+        json_object_set_new(m, "message", json_string(err));
+    up_send(d, m);
 }
 
 void agent_message(sd_daemon *d, sd_conn *c, json_t *msg)
@@ -383,6 +546,10 @@ void agent_message(sd_daemon *d, sd_conn *c, json_t *msg)
         on_start(d, msg);
     else if (!strcmp(type, "stop"))
         on_stop(d, msg);
+    else if (!strcmp(type, "suspend"))
+        on_op(d, msg, SD_OP_SUSPEND);
+    else if (!strcmp(type, "resume"))
+        on_op(d, msg, SD_OP_RESUME);
     else if (!strcmp(type, "welcome"))
         on_welcome(d, msg);
     else if (!strcmp(type, "error"))

@@ -315,13 +315,21 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
                              "true or false");
         double ms = NAN;
         sd_job *k = j;
+        int rc = 0;
         if (!strcmp(type, "suspend")) {
-            if (job_suspend(d, j, json_is_true(ck), &ms, err, sizeof err) < 0)
+            rc = job_suspend(d, j, json_is_true(ck), &ms, err, sizeof err);
+            if (rc < 0)
                 return api_error("not_suspendable", "%s", err);
         } else if (!(k = job_resume(d, j, err, sizeof err))) {
             return api_error("not_resumable", "%s", err);
         }
+        /* Sent to the job's agent: answered when it answers. */
+        if ((rc == 1 || (k == j && j->op_wait == SD_OP_RESUME)) &&
+            op_park(d, j, req))
+            return NULL;
         reply = ok();
+        if (j->op_wait)
+            json_object_set_new(reply, "pending", json_true());
         json_object_set_new(reply, "job", job_json(d, k, 0));
         if (!isnan(ms))
             json_object_set_new(reply, "latency_ms", json_real(ms));

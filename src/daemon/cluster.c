@@ -147,7 +147,7 @@ static void send_start(sd_daemon *d, sd_job *j)
 }
 
 /* The start message: what the agent's job_submit_as needs. */
-static json_t *launch_msg(sd_daemon *d, sd_job *j, json_t *env)
+static json_t *launch_msg(sd_job *j, json_t *env)
 {
     json_t *cmd = json_loads(j->cmd, 0, NULL);
     /* "uid" and "user": the submitter, whom the agent runs it as. */
@@ -158,32 +158,90 @@ static json_t *launch_msg(sd_daemon *d, sd_job *j, json_t *env)
     if (!m)
         return NULL;
     json_t *e = env ? json_deep_copy(env) : NULL;
-    if (j->restartable) {
-        /* Its checkpoints go where every node can read them again. */
-        char dir[4200], *abs = realpath(d->cfg.state_dir, NULL);
-        snprintf(dir, sizeof dir, "%s/checkpoints",
-                 abs ? abs : d->cfg.state_dir);
-        mkdir(dir, 0700);
-        snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/%lld",
-                 (long long)j->id);
-        mkdir(dir, 0700);
-        free(abs);
-        char *kv = NULL;
-        if (asprintf(&kv, "SLAQ_CHECKPOINT_DIR=%s", dir) >= 0) {
-            if (!e) { /* without the submitter's, the agent's own */
-                extern char **environ;
-                e = json_array();
-                for (char **p = environ; *p; p++)
-                    if (strncmp(*p, "SLAQ_CHECKPOINT_DIR=", 20))
-                        json_array_append_new(e, json_string(*p));
-            }
-            json_array_append_new(e, json_string(kv));
-            free(kv);
-        }
+    if (j->restartable && !e) {
+        /* Its SLAQ_CHECKPOINT_DIR is set (job_fence): without the
+         * submitter's environment, this slaqd's, which the agent's own
+         * would otherwise be. */
+        extern char **environ;
+        e = json_array();
+        for (char **p = environ; *p; p++)
+            json_array_append_new(e, json_string(*p));
     }
     if (e)
         json_object_set_new(m, "env", e);
+    if (j->resumed_from) /* its agent renames that job's checkpoint first */
+        json_object_set_new(m, "resume_from", json_integer(j->resumed_from));
     return m;
+}
+
+/* ------------------------------------------------------------- fencing */
+
+/*
+ * Begins job j's next generation (the first at its start, one more each
+ * time it is started again after its node was lost). From then on only
+ * messages of that generation count (node_job): an earlier instance that
+ * still runs on a node that comes back can neither report nor end the
+ * job. A restartable job's checkpoints are fenced too: each generation's
+ * SLAQ_CHECKPOINT_DIR is STATE/checkpoints/ID/gen-G, and the new one is
+ * the earlier one's directory, renamed. The rename is atomic and is the
+ * fence: the new generation starts from the last checkpoint the earlier
+ * one completed (written to a temporary file and renamed in, as
+ * slaq-train does), and whatever the earlier one writes afterwards goes
+ * to a directory that no longer exists (its writes fail), never over the
+ * new one's checkpoint.
+ */
+static void job_fence(sd_daemon *d, sd_job *j)
+{
+    j->gen++;
+    json_object_set_new(j->launch, "gen", json_integer(j->gen));
+    if (!j->restartable)
+        return;
+    char base[4200], from[4300], to[4300];
+    char *abs = realpath(d->cfg.state_dir, NULL);
+    snprintf(base, sizeof base, "%s/checkpoints", abs ? abs
+                                                      : d->cfg.state_dir);
+    free(abs);
+    mkdir(base, 0700);
+    snprintf(base + strlen(base), sizeof base - strlen(base), "/%lld",
+             (long long)j->id);
+    mkdir(base, 0700);
+    snprintf(from, sizeof from, "%s/gen-%u", base, j->gen - 1);
+    snprintf(to, sizeof to, "%s/gen-%u", base, j->gen);
+    if (j->gen > 1 && rename(from, to) < 0 && errno != ENOENT)
+        sd_log(d, 0, "job %lld: cannot move %s to %s: %s", (long long)j->id,
+               from, to, strerror(errno));
+    if (mkdir(to, 0700) < 0 && errno != EEXIST)
+        sd_log(d, 0, "job %lld: cannot create %s: %s", (long long)j->id, to,
+               strerror(errno));
+    json_t *env = json_object_get(j->launch, "env");
+    for (size_t i = json_array_size(env); i-- > 0;) {
+        const char *kv = json_string_value(json_array_get(env, i));
+        if (kv && !strncmp(kv, "SLAQ_CHECKPOINT_DIR=", 20))
+            json_array_remove(env, i);
+    }
+    char *kv = NULL;
+    if (env && asprintf(&kv, "SLAQ_CHECKPOINT_DIR=%s", to) >= 0) {
+        json_array_append_new(env, json_string(kv));
+        free(kv);
+    }
+    if (j->gen > 1) {
+        char detail[32];
+        snprintf(detail, sizeof detail, "generation %u", j->gen);
+        store_event(d->store, sd_now(), j->id, "fence", detail);
+    }
+}
+
+/* The generation an agent's message about a job speaks for: its "gen", or
+ * 1 without one (a first start); 0 if it is not a positive integer. */
+static unsigned msg_gen(json_t *msg)
+{
+    json_t *g = json_object_get(msg, "gen");
+    if (!g)
+        return 1;
+    if (!json_is_integer(g) || json_integer_value(g) < 1 ||
+        json_integer_value(g) > UINT32_MAX)
+        return 0;
+    return (unsigned)json_integer_value(g);
 }
 
 /* Starts j on the node the core placed it on. */
@@ -205,6 +263,23 @@ static void start_on(sd_daemon *d, sd_job *j, int node, const char *what)
            d->nodes[node].name);
 }
 
+/* Whether job j, pinned to a node, has waited for it in vain: its node
+ * has been down for --pin-wait. Fills why. */
+static int pin_expired(sd_daemon *d, const sd_job *j, char *why,
+                       size_t len)
+{
+    int i = j->pin ? node_find(d, j->pin, 0) : -1;
+    if (i < 0 || d->nodes[i].up || !(d->cfg.pin_wait_s > 0))
+        return 0;
+    double down = sd_mono() - d->nodes[i].down_since;
+    if (down < d->cfg.pin_wait_s)
+        return 0;
+    snprintf(why, len, "it is pinned to node %s (--node), which has been "
+             "down for %.0f s (--pin-wait %g)", j->pin, down,
+             d->cfg.pin_wait_s);
+    return 1;
+}
+
 int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                    size_t errlen)
 {
@@ -213,11 +288,15 @@ int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                  "nodes lists them)", j->pin);
         return -1;
     }
-    j->launch = launch_msg(d, j, env);
+    if (pin_expired(d, j, err, errlen))
+        return -1;
+    j->launch = launch_msg(j, env);
     if (!j->launch) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    j->gen = 0;
+    job_fence(d, j);
     j->remote = 1;
     j->node = -1;
     j->state = SD_PENDING;
@@ -279,6 +358,7 @@ static void job_node_lost(sd_daemon *d, sd_job *j, const char *why)
     j->sj = NULL;
     j->node = -1;
     j->restarts++;
+    job_fence(d, j); /* before anything starts it again */
     j->state = SD_PENDING;
     j->alloc = 0;
     if (job_schedule(d, j) < 0) {
@@ -296,6 +376,7 @@ static void node_down(sd_daemon *d, int idx, const char *why)
 {
     sd_node *n = &d->nodes[idx];
     n->up = 0;
+    n->down_since = sd_mono();
     slaq_sched_set_node_cores(d->sched, (size_t)idx, 0);
     sd_log(d, 0, "node %s: down (%s)", n->name, why);
     store_event(d->store, sd_now(), 0, "node_down", n->name);
@@ -334,6 +415,15 @@ void cluster_epoch(sd_daemon *d)
         if (d->nodes[i].up && mono - d->nodes[i].last_seen > silent &&
             d->epoch_no - d->nodes[i].seen_epoch > SD_NODE_SILENT_EPOCHS)
             node_down(d, (int)i, "its agent was silent for 3 epochs");
+    /* Jobs waiting for a node that has been down too long fail (they hold
+     * up no other job meanwhile: the core passes them by). */
+    for (size_t i = slaq_sched_pending(d->sched); i-- > 0;) {
+        sd_job *j = slaq_job_user(slaq_sched_pending_job(d->sched, i));
+        char why[256];
+        if (SD_REMOTE(j) && j->node < 0 && pin_expired(d, j, why,
+                                                       sizeof why))
+            job_finish(d, j, 0, 0, SD_FAILED, why);
+    }
     /* Jobs the core took from the pending queue this epoch. */
     size_t n = slaq_sched_count(d->sched);
     for (size_t i = 0; i < n; i++) {
@@ -402,7 +492,37 @@ static sd_job *node_job(sd_daemon *d, sd_conn *c, json_t *msg)
                                    : NULL;
     if (!j || !SD_REMOTE(j) || j->node != c->node || !SD_ACTIVE(j->state))
         return NULL;
+    unsigned g = msg_gen(msg);
+    if (j->gen && g != j->gen) { /* 0: recorded before generations */
+        uint64_t held;
+        if (sd_ratelog_ok(&d->reject_log, &held))
+            sd_log(d, 0, "node %s, job %lld: a \"%.32s\" of generation %u "
+                   "ignored (generation %u runs now)", d->nodes[c->node].name,
+                   (long long)j->id, json_string_value(json_object_get(
+                       msg, "type")), g, j->gen);
+        return NULL;
+    }
     return j;
+}
+
+/* A pid an agent reports for a job: a process the agent started itself,
+ * so never 0 (its own group), 1 (init; -1 would be every process) or
+ * negative, nor beyond the kernel's limit. 0, or -1 with why filled. The
+ * controller signals no pid (suspend.c); the pid is shown, and a bad one
+ * says the agent is not to be believed. */
+static int pid_check(json_t *v, char *why, size_t len)
+{
+    if (!json_is_integer(v)) {
+        snprintf(why, len, "\"pid\" must be an integer");
+        return -1;
+    }
+    json_int_t p = json_integer_value(v);
+    if (p < 2 || p > SD_PID_MAX) {
+        snprintf(why, len, "pid %lld is not a process an agent starts (2 to "
+                 "%d)", (long long)p, SD_PID_MAX);
+        return -1;
+    }
+    return 0;
 }
 
 /* Re-adopts the jobs a (re)registering agent runs, and tells it which
@@ -421,6 +541,22 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                  "array)");
         c->closing = 1;
         return;
+    }
+    /* Every pid it reports is checked before anything is taken from it. */
+    for (size_t i = 0; i < json_array_size(jobs); i++) {
+        json_t *e = json_array_get(jobs, i);
+        json_t *pid = json_object_get(e, "pid");
+        char why[128], m[256];
+        if (pid && pid_check(pid, why, sizeof why) < 0) {
+            snprintf(m, sizeof m, "register refused: job %lld: %s",
+                     (long long)json_integer_value(json_object_get(e, "job")),
+                     why);
+            sd_log(d, 0, "agent connection from %s (node %.63s): %s",
+                   c->peer, name, m);
+            send_err(d, c, "bad_register", m);
+            c->closing = 1;
+            return;
+        }
     }
     int idx = node_find(d, name, 1);
     if (idx < 0) {
@@ -444,6 +580,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
     slaq_sched_set_node_cores(d->sched, (size_t)idx, n->cores);
     snprintf(n->enforce, sizeof n->enforce, "%s", enf ? enf : "?");
     n->up = 1;
+    n->down_since = 0;
     n->joined = sd_now();
     n->last_seen = sd_mono();
     n->last_seen_wall = sd_now();
@@ -458,9 +595,20 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         json_t *pid = json_object_get(e, "pid");
         have[i] = json_is_integer(id) ? json_integer_value(id) : 0;
         sd_job *j = have[i] > 0 ? job_get(d, have[i]) : NULL;
-        if (j && SD_REMOTE(j) && j->node == idx && SD_ACTIVE(j->state)) {
-            if (json_is_integer(pid))
+        int current = j && (!j->gen || msg_gen(e) == j->gen);
+        if (j && SD_REMOTE(j) && j->node == idx && SD_ACTIVE(j->state) &&
+            !current) {
+            /* An earlier generation of a job now placed here again: the
+             * start makes the agent replace it (its start was sent while
+             * the node was away, or not yet). */
+            have[i] = -have[i];
+        } else if (j && SD_REMOTE(j) && j->node == idx &&
+                   SD_ACTIVE(j->state)) {
+            if (json_is_integer(pid)) {
                 j->pid = (pid_t)json_integer_value(pid);
+                free(j->pid_refused);
+                j->pid_refused = NULL;
+            }
         } else if (have[i] > 0) {
             /* Ended here meanwhile (its node was down): end it there. */
             send_msg(d, c, json_pack("{s:s, s:I, s:s, s:b}", "type", "stop",
@@ -471,7 +619,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                                            j->state), "now", 1));
         }
     }
-    json_t *mine = json_object();
+    json_t *mine = json_object(), *gens = json_object();
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         if (!SD_REMOTE(j) || j->node != idx)
@@ -481,11 +629,23 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         snprintf(key, sizeof key, "%lld", (long long)j->id);
         json_object_set_new(mine, key, json_integer(
             j->nreports ? (json_int_t)j->last_iter : -1));
+        if (j->gen)
+            json_object_set_new(gens, key, json_integer(j->gen));
+    }
+    send_msg(d, c, json_pack("{s:s, s:s, s:f, s:f, s:o, s:o}", "type",
+                             "welcome", "node", name, "epoch_s",
+                             d->cfg.sched.epoch_s, "grace_s", d->cfg.grace_s,
+                             "jobs", mine, "gens", gens));
+    for (size_t i = 0; have && i < na; i++) {
+        sd_job *j = have[i] < 0 ? job_get(d, -have[i]) : NULL;
+        if (j && j->launch) {
+            sd_log(d, 0, "node %s: job %lld runs there as an earlier "
+                   "generation; generation %u is started in its place",
+                   name, (long long)j->id, j->gen);
+            send_start(d, j);
+        }
     }
     free(have);
-    send_msg(d, c, json_pack("{s:s, s:s, s:f, s:f, s:o}", "type", "welcome",
-                             "node", name, "epoch_s", d->cfg.sched.epoch_s,
-                             "grace_s", d->cfg.grace_s, "jobs", mine));
     store_event(d->store, sd_now(), 0, "node_up", name);
     nodes_file(d);
     sd_log(d, 0, "node %s: %s (%g cores, enforcement %s, %zu jobs running "
@@ -501,11 +661,24 @@ static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)
     json_t *st = json_object_get(msg, "status");
     const char *state = json_string_value(json_object_get(msg, "state"));
     const char *why = json_string_value(json_object_get(msg, "reason"));
+    json_t *bytes = json_object_get(msg, "checkpoint_bytes");
+    if (json_is_integer(bytes) && json_integer_value(bytes) >= 0)
+        j->checkpoint_bytes = json_integer_value(bytes);
     sd_state s = SD_LOST;
     if (state)
         sd_state_parse(state, &s);
     if (SD_ACTIVE(s))
         s = SD_LOST;
+    /* Its node lost it (an agent that restarted without it, or ended
+     * with its allocation): started again if it may be, as when the whole
+     * node is lost. */
+    if (s == SD_LOST && !json_is_integer(st)) {
+        char reason[256];
+        snprintf(reason, sizeof reason, "node %s lost it (%s)",
+                 d->nodes[j->node].name, why ? why : "no reason given");
+        job_node_lost(d, j, reason);
+        return;
+    }
     job_finish(d, j, json_is_integer(st), (int)json_integer_value(st), s,
                why);
 }
@@ -573,11 +746,27 @@ void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
             job_declare(d, c, j, msg, 1);
     } else if (!strcmp(type, "started")) {
         sd_job *j = node_job(d, c, msg);
-        json_t *pid = json_object_get(msg, "pid");
-        if (j && json_is_integer(pid)) {
-            j->pid = (pid_t)json_integer_value(pid);
-            store_put_job(d->store, j);
+        char why[128], m[256];
+        if (!j)
+            return;
+        if (pid_check(json_object_get(msg, "pid"), why, sizeof why) < 0) {
+            snprintf(m, sizeof m, "started refused for job %lld: %s",
+                     (long long)j->id, why);
+            sd_log(d, 0, "node %s: %s", n->name, m);
+            send_err(d, c, "bad_pid", m);
+            free(j->pid_refused);
+            j->pid_refused = strdup(why);
+            j->pid = 0;
+            return;
         }
+        j->pid = (pid_t)json_integer_value(json_object_get(msg, "pid"));
+        free(j->pid_refused);
+        j->pid_refused = NULL;
+        store_put_job(d->store, j);
+    } else if (!strcmp(type, "op_result")) {
+        sd_job *j = node_job(d, c, msg);
+        if (j)
+            job_op_result(d, j, msg);
     } else if (!strcmp(type, "start_failed")) {
         sd_job *j = node_job(d, c, msg);
         const char *why = json_string_value(json_object_get(msg, "message"));
@@ -611,6 +800,7 @@ void cluster_conn_closed(sd_daemon *d, sd_conn *c)
 int cluster_restore_job(sd_daemon *d, sd_job *j, const char *node)
 {
     j->remote = 1;
+    j->restarts = j->gen > 1 ? j->gen - 1 : 0;
     if (!node || j->state == SD_PENDING) { /* placed again by the core */
         j->node = -1;
         j->state = SD_PENDING;

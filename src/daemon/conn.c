@@ -411,6 +411,7 @@ void conn_close(sd_daemon *d, sd_conn *c)
         cluster_conn_closed(d, c);
     if (c->upstream)
         agent_conn_closed(d, c);
+    op_conn_closed(d, c);
     sd_job *j = c->job;
     c->job = NULL;
     if (j && j->conn == c) {
@@ -911,7 +912,9 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
         conn_send(d, c, reply);
         json_decref(reply);
     } else {
+        d->req_conn = c;
         json_t *reply = api_handle_as(d, msg, conn_who(d, c));
+        d->req_conn = NULL;
         if (reply) {
             json_t *id = json_object_get(msg, "id");
             if (id)

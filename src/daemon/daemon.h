@@ -113,6 +113,9 @@ typedef struct sd_config {
                                 the host name) */
     int end_jobs_at_exit;    /* --end-jobs-at-exit: an agent in a Slurm
                                 allocation takes its jobs along */
+    slaq_placement placement; /* --placement (a controller) */
+    double pin_wait_s;       /* --pin-wait: a job pinned to a node that
+                                has been down this long fails (0: never) */
 } sd_config;
 
 /* ------------------------------------------------------------------ jobs */
@@ -140,6 +143,9 @@ struct sd_conn;
 
 /* A suspended job (suspend.c). */
 enum { SD_SUSP_NONE = 0, SD_SUSP_SIGNAL = 1, SD_SUSP_CHECKPOINT = 2 };
+/* An operation a controller asked a job's agent to carry out (suspend.c). */
+enum { SD_OP_NONE = 0, SD_OP_SUSPEND = 1, SD_OP_RESUME = 2 };
+#define SD_OP_TIMEOUT_S 5.0   /* an agent's answer to an operation */
 
 /*
  * A user as slaqd sees one (users.c): the peer of a connection, decided by
@@ -237,6 +243,15 @@ typedef struct sd_job {
     json_t *launch;       /* the start message sent to its agent (a restart
                              sends it again); NULL when not remote */
     unsigned restarts;    /* times started again after its node was lost */
+    unsigned gen;         /* cluster: which start of the job is current
+                             (controller: from 1, one more at each start
+                             again elsewhere; agent: the one it runs).
+                             Only that generation may report, end it or
+                             write its checkpoints (cluster.c) */
+    int op_wait;          /* controller: a suspend or resume sent to its
+                             agent awaits the answer (SD_OP_*, 0: none) */
+    char *pid_refused;    /* controller: why the pid its agent reported
+                             was refused (NULL: none was) */
 } sd_job;
 
 /* A job run by a node agent, seen from the controller. */
@@ -284,6 +299,7 @@ typedef struct sd_conn {
 
 #define SD_MAX_NODES 4096
 #define SD_NODE_SILENT_EPOCHS 3   /* heartbeats missed before a node is down */
+#define SD_PIN_WAIT_S 300.0       /* --pin-wait's default */
 
 typedef struct sd_node {
     char name[64];
@@ -295,6 +311,7 @@ typedef struct sd_node {
     uint64_t seen_epoch;  /* the controller's epoch at its last message */
     double joined;        /* wall clock of its (last) register */
     int up;               /* 0: down (silent too long, or never back) */
+    double down_since;    /* monotonic: when it went down (up: 0) */
     uint64_t reports;     /* relayed reports received */
 } sd_node;
 
@@ -420,6 +437,13 @@ struct sd_daemon {
     double up_beat;       /* monotonic: last heartbeat sent */
     double up_epoch_s;    /* the controller's epoch */
     int up_welcomed;
+    /* operations sent to agents awaiting their answers (suspend.c) */
+    void *ops;
+    uint64_t op_seq;
+    /* the control connection whose request api_handle is answering
+     * (conn.c sets it; NULL for HTTP): a request answered later by an
+     * agent is parked on it */
+    sd_conn *req_conn;
 };
 
 /* Wall-clock seconds (the scheduler's clock) and a monotonic clock. */
@@ -569,6 +593,21 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail);
 int job_suspend(sd_daemon *d, sd_job *j, int checkpoint, double *latency_ms,
                 char *err, size_t errlen);
 sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen);
+/* On a controller nothing is signalled for a job an agent runs: its
+ * signal suspend returns 1 (and its resume returns it with op_wait set):
+ * the request went to the agent, which answers with an op_result (handled
+ * by job_op_result). op_park makes the control request req, being answered
+ * on d->req_conn, wait for that answer (1), or says it cannot (0: no
+ * connection, the caller replies itself). */
+int op_park(sd_daemon *d, sd_job *j, json_t *req);
+/* An agent's op_result for job j (cluster.c checked j runs there). */
+void job_op_result(sd_daemon *d, sd_job *j, json_t *msg);
+/* Every tick: operations whose agent did not answer in SD_OP_TIMEOUT_S
+ * fail. */
+void op_tick(sd_daemon *d);
+/* A connection closed: requests parked on it are answered nowhere. */
+void op_conn_closed(sd_daemon *d, sd_conn *c);
+void op_free_all(sd_daemon *d);
 /* sweep.c: the sweep_* control requests (docs/sweep-cli.md), the runtime
  * (sweep_tick every tick), reading sweeps back at start, and the HTTP
  * views (/api/sweeps, /api/sweeps/ID: NULL for an unknown id). */
@@ -579,6 +618,10 @@ int sweep_restore(sd_daemon *d);
 void sweep_free_all(sd_daemon *d);
 json_t *sweep_http_list(sd_daemon *d);
 json_t *sweep_http_one(sd_daemon *d, int64_t id);
+/* A suspension of sweep job j that its agent answered: ok, or failed with
+ * err (the configuration then ends: never more than the sweep's slots
+ * run). */
+void sweep_suspend_result(sd_daemon *d, sd_job *j, int ok, const char *err);
 /* store.c: the open SQLite connection (sqlite3 *) for sweep.c's own
  * tables, and the store's transaction begun (committed by store_flush). */
 void *store_db(sd_store *s);
@@ -740,6 +783,9 @@ int cluster_restore_job(sd_daemon *d, sd_job *j, const char *node);
 /* agent.c: the node agent's side */
 int agent_start(sd_daemon *d);
 void agent_message(sd_daemon *d, sd_conn *c, json_t *msg);
+/* The largest process id any Linux kernel gives (PID_MAX_LIMIT): an
+ * agent's pid outside 2 .. SD_PID_MAX is refused (cluster.c). */
+#define SD_PID_MAX 4194304
 void agent_conn_closed(sd_daemon *d, sd_conn *c);
 void agent_tick(sd_daemon *d);
 /* Relays a job's accepted report (or info) to the controller. */

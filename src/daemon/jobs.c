@@ -110,6 +110,7 @@ static void job_free(sd_job *j)
     free(j->metric_name);
     free(j->pin);
     free(j->node_at);
+    free(j->pid_refused);
     free(j);
 }
 
@@ -589,6 +590,20 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
                  json_string_value(pin));
         return NULL;
     }
+    /* A resume from a checkpoint an agent keeps (suspend.c): only a
+     * controller's, and only of a job that left one (an agent's start
+     * carries it too: agent.c took the checkpoint already). */
+    json_t *rf = d->cfg.agent ? NULL : json_object_get(req, "resume_from");
+    sd_job *from = json_is_integer(rf) ? job_get(d, json_integer_value(rf))
+                                       : NULL;
+    if (rf && (!d->cfg.agents || !from || !SD_REMOTE(from) ||
+               from->suspended != SD_SUSP_CHECKPOINT ||
+               SD_ACTIVE(from->state))) {
+        snprintf(err, errlen, "field \"resume_from\" must be the id of a job "
+                 "a node agent ran that was suspended with a checkpoint and "
+                 "has exited");
+        return NULL;
+    }
     if (!cwd)
         cwd = ".";
 
@@ -624,6 +639,8 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
     j->restartable = json_is_true(restartable);
     if (json_is_string(pin) && !(j->pin = strdup(json_string_value(pin))))
         goto nomem;
+    if (from)
+        j->resumed_from = from->id;
     size_t argc = json_array_size(cmd);
     argv = calloc(argc + 1, sizeof *argv);
     if (secret) {
@@ -886,8 +903,10 @@ void job_stop(sd_daemon *d, sd_job *j, const char *reason)
         return;
     double now = sd_now();
     int was_stopping = j->state == SD_STOPPING;
-    if (j->suspended == SD_SUSP_SIGNAL) { /* it must hear the stop */
-        kill(-j->pid, SIGCONT);
+    if (j->suspended == SD_SUSP_SIGNAL) { /* it must hear the stop (a
+                                             remote job's agent sees to it) */
+        if (!SD_REMOTE(j))
+            kill(-j->pid, SIGCONT);
         j->suspended = SD_SUSP_NONE;
     }
     free(j->reason);

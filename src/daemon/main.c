@@ -184,6 +184,9 @@ static void usage(FILE *f)
         "                      run the jobs (needs an agent token)\n"
         "  --agent-token-file FILE  the agent token (or SLAQ_AGENT_TOKEN):\n"
         "                      grants agent rights only\n"
+        "  --pin-wait SECONDS  a job pinned to a node (--node) fails once\n"
+        "                      that node has been down this long (default\n"
+        "                      300; 0: it waits for its node forever)\n"
         "  --agent             be a node agent: run the jobs a controller\n"
         "                      places here (needs --join and the agent token;\n"
         "                      --http defaults to off)\n"
@@ -238,7 +241,8 @@ static char *read_token(const char *where, const char *path)
 enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_ENFORCE, O_GRACE,
        O_CONFIG, O_SHARE, O_INIT, O_JOBTOKEN, O_ALLOWUID, O_KEEPJOBS,
        O_KEEPDAYS, O_HTTPHOST, O_AGENTS, O_AGENTTOK, O_AGENT, O_JOIN,
-       O_NODENAME, O_ENDJOBS, O_ADMINGROUP, O_SOCKGROUP };
+       O_NODENAME, O_ENDJOBS, O_ADMINGROUP, O_SOCKGROUP,
+       O_PINWAIT };
 
 /* slaqd's own options; the scheduler's settings follow them in long_opts
  * (setopt_build, at the start of parse_args). */
@@ -266,6 +270,7 @@ static const struct option own_opts[] = {
     {"join", required_argument, 0, O_JOIN},
     {"node-name", required_argument, 0, O_NODENAME},
     {"end-jobs-at-exit", no_argument, 0, O_ENDJOBS},
+    {"pin-wait", required_argument, 0, O_PINWAIT},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -399,6 +404,8 @@ static int apply_opt(void *ctx, int code, const char *value,
         return parse_bounded(where, value, 1e9, 1, &c->keep_jobs);
     case O_KEEPDAYS:
         return parse_bounded(where, value, 1e9, 0, &c->keep_days);
+    case O_PINWAIT:
+        return parse_bounded(where, value, 1e9, 0, &c->pin_wait_s);
     case O_ALLOWUID: {
         char *end;
         long v = strtol(value, &end, 10);
@@ -546,6 +553,7 @@ static int parse_args(sd_config *c, int argc, char **argv,
     c->enforce = SD_ENF_AUTO;
     c->keep_jobs = 10000;
     c->keep_days = 30;
+    c->pin_wait_s = SD_PIN_WAIT_S;
     sd_args a = {.c = c};
     setopt_build(long_opts, own_opts, OWN_OPTS, NULL);
     *config_text = NULL;
@@ -689,6 +697,7 @@ static void on_tick(sd_daemon *d, sd_handler *h, uint32_t events)
     (void)events;
     drain_timer(h->fd);
     job_tick(d);
+    op_tick(d);
     sweep_tick(d);
     if (d->cfg.agent)
         agent_tick(d);
@@ -997,6 +1006,7 @@ out:
         store_flush(d->store);
     enf_shutdown(d); /* looks at the jobs: before they are freed */
     sweep_free_all(d);
+    op_free_all(d);
     job_free_all(d);
     trace_free(d);
     store_close(d->store);

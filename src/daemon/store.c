@@ -40,8 +40,8 @@ static const char *const sql_text[ST_N] = {
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
     "reason, submitted, started, ended, secret, convergence, metric_name, "
     "suspended, continued_by, resumed_from, sweep, node, restartable, pin, "
-    "launch, kind, uid, user) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "launch, kind, uid, user, gen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
     "DELETE FROM allocs WHERE job = ?",
@@ -60,7 +60,7 @@ static const char schema[] =
     " submitted REAL, started REAL, ended REAL, secret TEXT, "
     " metric_name TEXT, suspended INTEGER, continued_by INTEGER, "
     " resumed_from INTEGER, sweep INTEGER, node TEXT, restartable INTEGER, "
-    " pin TEXT, launch TEXT, kind TEXT, uid INTEGER, user TEXT);"
+    " pin TEXT, launch TEXT, kind TEXT, uid INTEGER, user TEXT, gen INTEGER);"
     "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
     " cpu_s REAL, samples REAL, t REAL, metric REAL, estimates TEXT,"
     " PRIMARY KEY(job, iter))"
@@ -216,6 +216,8 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
          * slaqd, which ran as slaqd's own user: store_each_job) */
         {"jobs", "uid", "INTEGER"},
         {"jobs", "user", "TEXT"},
+        /* a cluster job's generation: which start of it is current */
+        {"jobs", "gen", "INTEGER"},
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         char q[256];
@@ -750,6 +752,7 @@ void store_put_job(sd_store *s, const sd_job *j)
                                              : NULL);
     sqlite3_bind_int64(st, 31, (sqlite3_int64)j->uid);
     bind_text(st, 32, j->user);
+    sqlite3_bind_int64(st, 33, j->gen);
     step(s, st);
     free(launch);
 }
@@ -773,7 +776,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             "(SELECT r.iter FROM reports r WHERE r.job = jobs.id AND "
             "r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
             "suspended, continued_by, resumed_from, sweep, "
-            "node, restartable, pin, launch, kind, uid, user "
+            "node, restartable, pin, launch, kind, uid, user, gen "
             "FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
@@ -844,6 +847,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             j->uid = self.uid;
             j->user = strdup(self.name);
         }
+        j->gen = (unsigned)sqlite3_column_int64(st, 35);
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;

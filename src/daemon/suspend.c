@@ -19,6 +19,19 @@
  *               so the run continues where it was (on any machine sharing
  *               the directory). The latency is the time until the process
  *               has exited.
+ *
+ * On a controller a job runs under a node agent, on another machine and
+ * in a process table this slaqd cannot see: the pid the agent reported is
+ * a number in that table, and signalling it here would hit whatever
+ * process has that number on this machine. So nothing here signals such
+ * a job. A signal suspend or resume is a message to its agent ("suspend",
+ * "resume"; docs/protocol.md, "Agents"), which acts on the process group
+ * it started itself and answers with an "op_result"; the control request
+ * waits for that answer (at most SD_OP_TIMEOUT_S) and the sweep that
+ * asked learns it too. A checkpoint suspend is a stop (reason "suspend")
+ * the agent carries out; the checkpoint stays on the agent's machine, so
+ * its resume is started on the same node, whose agent renames the
+ * checkpoint to the new job's before it starts it.
  */
 #include <errno.h>
 #include <math.h>
@@ -57,6 +70,268 @@ void sd_checkpoint_path(const sd_daemon *d, uid_t uid, int64_t id, char *out,
     snprintf(out, len, "%s/job-%lld.ckpt", dir, (long long)id);
 }
 
+/* ------------------------------------------------- jobs on node agents */
+
+/* An operation sent to a job's agent, waiting for its op_result. */
+typedef struct sd_op {
+    uint64_t seq;
+    int64_t job;
+    int kind;             /* SD_OP_SUSPEND or SD_OP_RESUME */
+    double t0, deadline;  /* monotonic */
+    sd_conn *conn;        /* the control request waiting (NULL: none) */
+    json_t *id;           /* that request's "id", echoed in the answer */
+    struct sd_op *next;
+} sd_op;
+
+static const char *op_name(int kind)
+{
+    return kind == SD_OP_SUSPEND ? "suspend" : "resume";
+}
+
+static void op_unlink(sd_daemon *d, sd_op *op)
+{
+    for (sd_op **p = (sd_op **)&d->ops; *p; p = &(*p)->next)
+        if (*p == op) {
+            *p = op->next;
+            break;
+        }
+    json_decref(op->id);
+    free(op);
+}
+
+/* The node's agent connection of remote job j, or NULL with err filled. */
+static sd_conn *agent_of(sd_daemon *d, sd_job *j, const char *what,
+                         char *err, size_t errlen)
+{
+    if (j->node < 0 || (size_t)j->node >= d->nnodes) {
+        snprintf(err, errlen, "job %lld is waiting for a node; there is "
+                 "nothing to %s yet", (long long)j->id, what);
+        return NULL;
+    }
+    sd_node *n = &d->nodes[j->node];
+    if (!n->conn) {
+        snprintf(err, errlen, "job %lld runs on node %s, whose agent is not "
+                 "connected (%s): it cannot be asked to %s the job now",
+                 (long long)j->id, n->name, n->up ? "away" : "down", what);
+        return NULL;
+    }
+    if (j->pid <= 0) {
+        if (j->pid_refused)
+            snprintf(err, errlen, "job %lld: node %s's agent reported no "
+                     "usable process for it (%s), so slaqd does not %s it",
+                     (long long)j->id, n->name, j->pid_refused, what);
+        else
+            snprintf(err, errlen, "job %lld has not started on node %s yet "
+                     "(its agent has not said so); try again in a moment",
+                     (long long)j->id, n->name);
+        return NULL;
+    }
+    if (j->op_wait) {
+        snprintf(err, errlen, "job %lld: node %s has not answered the last "
+                 "%s yet", (long long)j->id, n->name, op_name(j->op_wait));
+        return NULL;
+    }
+    return n->conn;
+}
+
+/* Sends job j's agent a suspend or resume; 1, or -1 with err filled. */
+static int op_send(sd_daemon *d, sd_job *j, int kind, char *err,
+                   size_t errlen)
+{
+    sd_conn *c = agent_of(d, j, op_name(kind), err, errlen);
+    if (!c)
+        return -1;
+    sd_op *op = calloc(1, sizeof *op);
+    json_t *m = op ? json_pack("{s:s, s:I, s:I}", "type", op_name(kind),
+                               "job", (json_int_t)j->id, "seq",
+                               (json_int_t)(d->op_seq + 1)) : NULL;
+    if (!m) {
+        free(op);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    op->seq = ++d->op_seq;
+    op->job = j->id;
+    op->kind = kind;
+    op->t0 = sd_mono();
+    op->deadline = op->t0 + SD_OP_TIMEOUT_S;
+    op->next = d->ops;
+    d->ops = op;
+    j->op_wait = kind;
+    conn_send(d, c, m);
+    json_decref(m);
+    sd_log(d, 1, "job %lld: %s sent to node %s", (long long)j->id,
+           op_name(kind), d->nodes[j->node].name);
+    return 1;
+}
+
+static int remote_suspend(sd_daemon *d, sd_job *j, int checkpoint,
+                          char *err, size_t errlen)
+{
+    if (!checkpoint)
+        return op_send(d, j, SD_OP_SUSPEND, err, errlen);
+    /* The agent stops the job (its "stop", reason "suspend") and the job
+     * leaves its checkpoint there; the exit it relays ends it here. */
+    if (!agent_of(d, j, "suspend", err, errlen))
+        return -1;
+    j->suspended = SD_SUSP_CHECKPOINT;
+    j->suspend_t = sd_mono();
+    store_event(d->store, sd_now(), j->id, "suspend", "checkpoint");
+    job_stop(d, j, "suspend");
+    return 0;
+}
+
+int op_park(sd_daemon *d, sd_job *j, json_t *req)
+{
+    if (!d->req_conn)
+        return 0;
+    for (sd_op *op = d->ops; op; op = op->next)
+        if (op->job == j->id && !op->conn) {
+            op->conn = d->req_conn;
+            op->id = json_incref(json_object_get(req, "id"));
+            op->conn->kind = CONN_CONTROL;
+            return 1;
+        }
+    return 0;
+}
+
+/* Answers the control request parked on op, if any, with reply (taken). */
+static void op_answer(sd_daemon *d, sd_op *op, json_t *reply)
+{
+    if (op->conn && reply) {
+        if (op->id)
+            json_object_set(reply, "id", op->id);
+        if (json_is_false(json_object_get(reply, "ok")))
+            sd_log(d, 1, "request %s: %s", op_name(op->kind),
+                   json_string_value(json_object_get(reply, "message")));
+        conn_send(d, op->conn, reply);
+    }
+    json_decref(reply);
+}
+
+/* What an answered (or failed) operation does to job j, the job's own
+ * bookkeeping and its sweep's. */
+static void op_done(sd_daemon *d, sd_job *j, int kind, int ok,
+                    double latency_ms, const char *why)
+{
+    j->op_wait = SD_OP_NONE;
+    if (kind == SD_OP_SUSPEND && ok) {
+        j->suspended = SD_SUSP_SIGNAL;
+        j->suspend_ms = latency_ms;
+        if (j->sj)
+            slaq_job_set_max_cores(j->sj, SUSPENDED_CORES);
+        char detail[96];
+        snprintf(detail, sizeof detail, "signal %.3f ms on node %s",
+                 latency_ms, cluster_node_name(d, j));
+        store_put_job(d->store, j);
+        store_event(d->store, sd_now(), j->id, "suspend", detail);
+        store_flush(d->store);
+        sd_log(d, 0, "job %lld: suspended by node %s's agent (SIGSTOP, "
+               "%.3f ms)", (long long)j->id, cluster_node_name(d, j),
+               latency_ms);
+    } else if (kind == SD_OP_RESUME && ok) {
+        j->suspended = SD_SUSP_NONE;
+        if (j->sj)
+            slaq_job_set_max_cores(j->sj, j->max_cores);
+        store_put_job(d->store, j);
+        store_event(d->store, sd_now(), j->id, "resume", "signal");
+        store_flush(d->store);
+        sd_log(d, 0, "job %lld: resumed by node %s's agent (SIGCONT)",
+               (long long)j->id, cluster_node_name(d, j));
+    } else {
+        sd_log(d, 0, "job %lld: %s failed: %s", (long long)j->id,
+               op_name(kind), why);
+        store_event(d->store, sd_now(), j->id, kind == SD_OP_SUSPEND
+                    ? "suspend_failed" : "resume_failed", why);
+    }
+    if (kind == SD_OP_SUSPEND && j->sweep)
+        sweep_suspend_result(d, j, ok, why);
+}
+
+void job_op_result(sd_daemon *d, sd_job *j, json_t *msg)
+{
+    json_t *seq = json_object_get(msg, "seq");
+    json_t *ok = json_object_get(msg, "ok");
+    const char *why = json_string_value(json_object_get(msg, "message"));
+    json_t *lat = json_object_get(msg, "latency_ms");
+    sd_op *op = d->ops;
+    while (op && !(json_is_integer(seq) &&
+                   (uint64_t)json_integer_value(seq) == op->seq &&
+                   op->job == j->id))
+        op = op->next;
+    if (!op) { /* unasked, or answered after its deadline */
+        sd_log(d, 1, "job %lld: an op_result for no waiting operation "
+               "(seq %lld): ignored", (long long)j->id,
+               (long long)json_integer_value(seq));
+        return;
+    }
+    double ms = json_is_number(lat) && json_number_value(lat) >= 0
+                    ? json_number_value(lat) : (sd_mono() - op->t0) * 1e3;
+    char buf[400];
+    int good = json_is_true(ok);
+    if (!json_is_boolean(ok))
+        why = "its op_result has no \"ok\" (true or false)";
+    snprintf(buf, sizeof buf, "node %s: %.300s", cluster_node_name(d, j),
+             why ? why : "failed, without a reason");
+    op_done(d, j, op->kind, good, ms, buf);
+    json_t *reply;
+    if (good) {
+        reply = json_pack("{s:b, s:o}", "ok", 1, "job", job_json(d, j, 0));
+        if (op->kind == SD_OP_SUSPEND)
+            json_object_set_new(reply, "latency_ms", json_real(ms));
+    } else {
+        reply = api_error(op->kind == SD_OP_SUSPEND ? "not_suspendable"
+                          : "not_resumable", "job %lld: %s",
+                          (long long)j->id, buf);
+    }
+    op_answer(d, op, reply);
+    op_unlink(d, op);
+}
+
+void op_tick(sd_daemon *d)
+{
+    double now = sd_mono();
+    for (sd_op *op = d->ops, *next; op; op = next) {
+        next = op->next;
+        if (now < op->deadline)
+            continue;
+        sd_job *j = job_get(d, op->job);
+        char why[256];
+        snprintf(why, sizeof why, "node %s did not answer the %s within "
+                 "%g s", j ? cluster_node_name(d, j) : "?", op_name(op->kind),
+                 SD_OP_TIMEOUT_S);
+        if (j) {
+            op_done(d, j, op->kind, 0, NAN, why);
+            /* It may yet act on it: a suspend is undone, so that the job
+             * runs as this slaqd now counts it (seq 0: no answer). */
+            if (op->kind == SD_OP_SUSPEND && SD_REMOTE(j) && j->node >= 0 &&
+                d->nodes[j->node].conn) {
+                json_t *m = json_pack("{s:s, s:I, s:i}", "type", "resume",
+                                      "job", (json_int_t)j->id, "seq", 0);
+                conn_send(d, d->nodes[j->node].conn, m);
+                json_decref(m);
+            }
+        }
+        op_answer(d, op, api_error(op->kind == SD_OP_SUSPEND
+                                   ? "not_suspendable" : "not_resumable",
+                                   "job %lld: %s", (long long)op->job, why));
+        op_unlink(d, op);
+    }
+}
+
+void op_conn_closed(sd_daemon *d, sd_conn *c)
+{
+    for (sd_op *op = d->ops; op; op = op->next)
+        if (op->conn == c)
+            op->conn = NULL;
+}
+
+void op_free_all(sd_daemon *d)
+{
+    while (d->ops)
+        op_unlink(d, d->ops);
+}
+
 int job_suspend(sd_daemon *d, sd_job *j, int checkpoint, double *latency_ms,
                 char *err, size_t errlen)
 {
@@ -66,7 +341,7 @@ int job_suspend(sd_daemon *d, sd_job *j, int checkpoint, double *latency_ms,
                  "suspended", (long long)j->id, sd_state_name(j->state));
         return -1;
     }
-    if (!j->managed || j->pid <= 0) {
+    if (!j->managed || (j->pid <= 0 && !SD_REMOTE(j))) {
         snprintf(err, errlen, "job %lld was not started by slaqd (it "
                  "attached itself), so slaqd cannot suspend it",
                  (long long)j->id);
@@ -77,6 +352,8 @@ int job_suspend(sd_daemon *d, sd_job *j, int checkpoint, double *latency_ms,
                  (long long)j->id);
         return -1;
     }
+    if (SD_REMOTE(j))
+        return remote_suspend(d, j, checkpoint, err, errlen);
     double t0 = sd_mono();
     if (checkpoint) {
         j->suspended = SD_SUSP_CHECKPOINT;
@@ -121,7 +398,9 @@ void job_suspend_done(sd_daemon *d, sd_job *j)
     char path[4200], detail[96];
     struct stat st;
     sd_checkpoint_path(d, j->uid, j->id, path, sizeof path);
-    long long size = stat(path, &st) == 0 ? (long long)st.st_size : -1;
+    /* A remote job's is on its agent's machine: the size its exit said. */
+    long long size = SD_REMOTE(j) ? j->checkpoint_bytes
+                     : stat(path, &st) == 0 ? (long long)st.st_size : -1;
     j->checkpoint_bytes = size;
     snprintf(detail, sizeof detail, "checkpoint %.3f ms, %lld bytes",
              j->suspend_ms, size);
@@ -131,6 +410,9 @@ void job_suspend_done(sd_daemon *d, sd_job *j)
 
 sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
 {
+    if (j->suspended == SD_SUSP_SIGNAL && j->state == SD_RUNNING &&
+        SD_REMOTE(j))
+        return op_send(d, j, SD_OP_RESUME, err, errlen) < 0 ? NULL : j;
     if (j->suspended == SD_SUSP_SIGNAL && j->state == SD_RUNNING) {
         if (kill(-j->pid, SIGCONT) < 0)
             kill(j->pid, SIGCONT);
@@ -154,7 +436,11 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
     int64_t next = (int64_t)d->njobs + 1; /* job_submit's id */
     sd_checkpoint_path(d, j->uid, j->id, from, sizeof from);
     sd_checkpoint_path(d, j->uid, next, to, sizeof to);
-    if (access(from, R_OK) < 0) {
+    /* A job an agent ran left its checkpoint on that agent's machine:
+     * the new job goes there, and the agent renames the checkpoint before
+     * it starts it (or fails its start, saying why). */
+    int remote = SD_REMOTE(j) && j->node_at;
+    if (!remote && access(from, R_OK) < 0) {
         snprintf(err, errlen, "job %lld left no checkpoint (%s: %s); its "
                  "program may not write one (slaq-train does, for logreg, "
                  "svm, svmpoly, linreg, mlpc and kmeans)", (long long)j->id,
@@ -171,7 +457,10 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
     json_object_set_new(req, "target_reduction", json_real(j->target));
     json_object_set_new(req, "max_iters",
                         json_integer((json_int_t)j->max_iters));
-    if (rename(from, to) < 0) {
+    if (remote) {
+        json_object_set_new(req, "node", json_string(j->node_at));
+        json_object_set_new(req, "resume_from", json_integer(j->id));
+    } else if (rename(from, to) < 0) {
         snprintf(err, errlen, "cannot move the checkpoint %s to %s: %s",
                  from, to, strerror(errno));
         json_decref(req);
@@ -182,7 +471,8 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
     sd_job *k = job_submit(d, req, &owner, err, errlen);
     json_decref(req);
     if (!k) {
-        rename(to, from);
+        if (!remote)
+            rename(to, from);
         return NULL;
     }
     j->suspended = SD_SUSP_NONE;

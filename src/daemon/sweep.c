@@ -36,6 +36,8 @@ struct sw_rt_cfg {
     int seen;              /* last epoch given to the policy */
     double last_t;         /* wall time of that report (or of the start) */
     int started;
+    int susp_wait;         /* its job's agent has not answered the
+                              suspend this sweep asked for */
 };
 
 typedef struct sd_sweep {
@@ -402,7 +404,9 @@ static int start_config(sd_daemon *d, sd_sweep *w, size_t i)
             return 1; /* still writing its checkpoint: next tick */
         /* Reports it made while being stopped belong to this epoch run. */
         feed(d, w, i, old, sd_now() - w->created);
-        j = job_resume(d, old, err, sizeof err);
+        /* Its agent has not answered the suspend yet: the answer resumes
+         * it (sweep_suspend_result). */
+        j = c->susp_wait ? old : job_resume(d, old, err, sizeof err);
         if (!j) {
             char note[640];
             snprintf(note, sizeof note, "configuration %zu: %s", i, err);
@@ -421,6 +425,51 @@ static int start_config(sd_daemon *d, sd_sweep *w, size_t i)
     return 0;
 }
 
+/* Configuration i's job could not be suspended: it ends (its job is
+ * cancelled and the policy told), since the policy already counts it
+ * suspended and would start another in its slot while it runs on. */
+static void suspend_failed(sd_daemon *d, sd_sweep *w, size_t i, sd_job *j,
+                           const char *why)
+{
+    double now = sd_now() - w->created;
+    sd_log(d, 0, "sweep %lld: configuration %zu (job %lld) could not be "
+           "suspended (%s): it ends", (long long)w->id, i, (long long)j->id,
+           why);
+    if (SD_ACTIVE(j->state))
+        job_cancel(d, j, 1);
+    slaq_sweep_info in;
+    if (slaq_sweep_get(w->pol, i, &in) == 0 &&
+        in.state == SLAQ_CFG_SUSPENDED) {
+        slaq_sweep_ended(w->pol, i, now);
+        log_call(d, w, now, "ended", i, 0, NAN, NAN);
+    }
+    put_config(d, w, i);
+    store_flush(d->store);
+}
+
+void sweep_suspend_result(sd_daemon *d, sd_job *j, int ok, const char *err)
+{
+    sd_sweep *w = sweep_get(d, j->sweep);
+    if (!w || !w->pol)
+        return;
+    for (size_t i = 0; i < w->n; i++) {
+        if (cfg_job(d, w, i) != j || !w->c[i].susp_wait)
+            continue; /* a user's own suspend of a sweep's job */
+        w->c[i].susp_wait = 0;
+        slaq_sweep_info in;
+        char e2[256];
+        /* The policy may have given it a slot again meanwhile: then it
+         * should run, whatever the answer. */
+        int wanted = slaq_sweep_get(w->pol, i, &in) == 0 &&
+                     in.state == SLAQ_CFG_RUNNING;
+        if (!ok && !wanted)
+            suspend_failed(d, w, i, j, err ? err : "failed");
+        else if (ok && wanted && !job_resume(d, j, e2, sizeof e2))
+            suspend_failed(d, w, i, j, e2);
+        return;
+    }
+}
+
 static void sweep_step(sd_daemon *d, sd_sweep *w)
 {
     double now = sd_now() - w->created;
@@ -428,10 +477,11 @@ static void sweep_step(sd_daemon *d, sd_sweep *w)
     for (size_t i = 0; i < w->n && w->pol; i++) {
         slaq_sweep_info in;
         slaq_sweep_get(w->pol, i, &in);
-        if (in.state != SLAQ_CFG_RUNNING)
-            continue;
         sd_job *j = cfg_job(d, w, i);
-        if (!j)
+        /* Its suspension is with its agent: it runs until the answer. */
+        if (in.state == SLAQ_CFG_SUSPENDED && w->c[i].susp_wait)
+            running++;
+        if (in.state != SLAQ_CFG_RUNNING || !j)
             continue;
         int a = feed(d, w, i, j, now);
         if (!w->pol)
@@ -440,10 +490,14 @@ static void sweep_step(sd_daemon *d, sd_sweep *w)
             double ms;
             char err[512];
             log_call(d, w, now, "suspend", i, 0, NAN, NAN);
-            if (job_suspend(d, j, w->spec.checkpoint, &ms, err,
-                            sizeof err) < 0)
-                sd_log(d, 0, "sweep %lld: configuration %zu: %s",
-                       (long long)w->id, i, err);
+            int rc = job_suspend(d, j, w->spec.checkpoint, &ms, err,
+                                 sizeof err);
+            if (rc < 0) {
+                suspend_failed(d, w, i, j, err);
+            } else if (rc == 1) {
+                w->c[i].susp_wait = 1;
+                running++; /* until its agent answers */
+            }
         } else if (a == SLAQ_SWEEP_KILL) {
             log_call(d, w, now, "kill", i, 0, NAN, NAN);
             if (SD_ACTIVE(j->state))

@@ -19,15 +19,22 @@
  *                         samples_total, best_drop
  *   state                 state_doubles doubles, in the hook's order
  *   "SLAQEND1"            8 bytes: a file cut short is refused
- * The file is written to PATH.tmp and renamed over PATH, so a crash while
- * writing leaves the previous checkpoint intact.
+ * The file is written to PATH.tmp.PID and renamed over PATH, so a crash
+ * while writing leaves the previous checkpoint intact. The temporary name is
+ * this process's own: two runs of a job (an earlier one that did not know
+ * it was replaced, on a node that came back) never write into one file.
+ * A cluster controller fences such a run by renaming the directory away
+ * (docs/cluster-runtime.md): its rename then fails, and it writes nothing
+ * the new run reads.
  */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "train/train.h"
 
@@ -94,9 +101,13 @@ int train_ckpt_save(struct train_job *job, char *err, size_t errlen)
     double t0 = train_wall_seconds();
     char tmp[4200];
     struct ckpt_header h;
-    snprintf(tmp, sizeof tmp, "%s.tmp", job->ckpt_path);
-    FILE *f = fopen(tmp, "wb");
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", job->ckpt_path, (long)getpid());
+    unlink(tmp); /* left by an earlier process with this pid */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
+        if (fd >= 0)
+            close(fd);
         snprintf(err, errlen, "checkpoint %s: cannot create: %s", tmp,
                  strerror(errno));
         return -1;

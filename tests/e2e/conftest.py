@@ -98,6 +98,7 @@ STORE_ADDED = (
     ("jobs", "pin", "TEXT"), ("jobs", "launch", "TEXT"),
     ("jobs", "kind", "TEXT"), ("reports", "estimates", "TEXT"),
     ("jobs", "uid", "INTEGER"), ("jobs", "user", "TEXT"),
+    ("jobs", "gen", "INTEGER"),
 )
 
 

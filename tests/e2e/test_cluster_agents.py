@@ -284,8 +284,9 @@ def test_killed_agent_node_down_jobs_lost_or_resumed(cluster):
                                   ctl.job(ck)), timeout=5,
                      what="the restartable job on the other node")
     assert moved["restarts"] == 1
-    # It resumed from its checkpoint, not from the start ...
-    ckdir = os.path.join(ctl.state, "checkpoints", str(ck))
+    # It resumed from its checkpoint, not from the start (the first
+    # generation's directory became the second's) ...
+    ckdir = os.path.join(ctl.state, "checkpoints", str(ck), "gen-2")
     wait_for(lambda: len(open(os.path.join(ckdir, "starts")).read()
                          .split("\n")) >= 3, what="a second start")
     starts = open(os.path.join(ckdir, "starts")).read().split()
@@ -306,12 +307,14 @@ def estimates_of(d, job):
 class FakeAgent:
     """A node agent played by the test: registers a node, answers every
     message with a heartbeat (from a thread, so the node stays up), and
-    relays the reports it is told to."""
+    relays the reports it is told to, as the generation of the job it was
+    started as (docs/protocol.md, "start")."""
 
     def __init__(self, port, name):
         self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
         self.f = self.s.makefile("rb")
         self.starts = []
+        self.gens = {}
         self.lock = threading.Lock()
         self.send({"type": "register", "token": "agent-secret-token-1",
                    "node": name, "cores": 4, "enforce": "none", "jobs": []})
@@ -319,6 +322,8 @@ class FakeAgent:
         self.t.start()
 
     def send(self, msg):
+        if "job" in msg and "gen" not in msg:
+            msg = dict(msg, gen=self.gens.get(msg["job"], 1))
         with self.lock:
             self.s.sendall(json.dumps(msg).encode() + b"\n")
 
@@ -327,6 +332,7 @@ class FakeAgent:
             for line in self.f:
                 m = json.loads(line)
                 if m["type"] == "start":
+                    self.gens[m["job"]] = m.get("gen", 1)
                     self.starts.append(m["job"])
                 self.send({"type": "heartbeat"})
         except (OSError, ValueError):

@@ -213,7 +213,8 @@ def test_cluster_up_jobs_faults_down(slurm):
 
     def checkpointed(i):
         return os.path.exists(os.path.join(
-            cdir, "controller", "checkpoints", str(i), "job-%d.ckpt" % i)) \
+            cdir, "controller", "checkpoints", str(i), "gen-1",
+            "job-%d.ckpt" % i)) \
             and jobs()[i]["iter"] >= 4
     wait_for(lambda: all(checkpointed(i) for i in ck), timeout=120,
              what="the restartable jobs' checkpoints")

@@ -376,9 +376,11 @@ static void test_pending_queue_is_fifo(void **state)
     slaq_sched_free(s);
 }
 
-/* The first waiting job blocks the queue: strict FIFO, no backfilling.
- * A node added later starts waiting jobs at the next epoch. */
-static void test_pending_head_blocks_and_new_node_starts_it(void **state)
+/* A waiting job holds up only the jobs behind it that wait for the same
+ * nodes: b, pinned to full node 0, does not keep c from node 1's room
+ * (it did: the queue stopped at its head). A node added later starts
+ * waiting jobs at the next epoch. */
+static void test_pinned_job_waiting_does_not_block_others(void **state)
 {
     (void)state;
     slaq_sched *s = cluster(2, 1, SLAQ_PLACE_LEAST_LOADED, 1);
@@ -386,20 +388,100 @@ static void test_pending_head_blocks_and_new_node_starts_it(void **state)
     slaq_job *c = add(s, 1, SLAQ_NODE_ANY);
     assert_int_equal(slaq_job_node(a), 0);
     assert_int_equal(slaq_job_node(b), SLAQ_NODE_PENDING);
-    /* node 1 has room, but b (pinned to full node 0) came first */
+    /* queued behind b on arrival; started on node 1 at the epoch */
     assert_int_equal(slaq_job_node(c), SLAQ_NODE_PENDING);
     assert_int_equal(slaq_sched_epoch(s, 0), SLAQ_OK);
-    assert_int_equal(slaq_job_node(c), SLAQ_NODE_PENDING);
+    assert_int_equal(slaq_job_node(c), 1);
+    assert_int_equal(slaq_job_node(b), SLAQ_NODE_PENDING);
+    assert_int_equal(slaq_sched_pending(s), 1);
     /* a pin out of range is refused */
     slaq_job_opts o;
     slaq_job_opts_init(&o);
     o.node = 7;
     assert_null(slaq_sched_add(s, &o, 0));
-    assert_int_equal(slaq_sched_add_node(s, 3), 2);
+    /* b keeps node 0 for itself: d, free to go anywhere, waits behind it
+     * when a leaves, and takes the new node */
+    slaq_job *d = add(s, 1, SLAQ_NODE_ANY);
     slaq_sched_remove(s, a);
+    assert_int_equal(slaq_sched_add_node(s, 3), 2);
     assert_int_equal(slaq_sched_epoch(s, 1), SLAQ_OK);
     assert_int_equal(slaq_job_node(b), 0);
-    assert_int_equal(slaq_job_node(c), 2);
+    assert_int_equal(slaq_job_node(d), 2);
+    check_capacity(s);
+    slaq_sched_free(s);
+}
+
+/* A job pinned to a node that is down (0 cores) at the head of the queue
+ * holds up nobody: the jobs behind it start elsewhere, in order, and it
+ * starts when its node comes back. */
+static void test_job_pinned_to_down_node_holds_up_nobody(void **state)
+{
+    (void)state;
+    slaq_sched *s = cluster(2, 1, SLAQ_PLACE_LEAST_LOADED, 1);
+    assert_int_equal(slaq_sched_set_node_cores(s, 1, 0), SLAQ_OK);
+    slaq_job *p = add(s, 1, 1);
+    slaq_job *x = add(s, 1, SLAQ_NODE_ANY);
+    slaq_job *y = add(s, 1, SLAQ_NODE_ANY);
+    assert_int_equal(slaq_job_node(p), SLAQ_NODE_PENDING);
+    assert_int_equal(slaq_sched_epoch(s, 0), SLAQ_OK);
+    assert_int_equal(slaq_job_node(x), 0);
+    /* y waits for room behind x's, in order, still behind p */
+    assert_int_equal(slaq_job_node(y), SLAQ_NODE_PENDING);
+    assert_ptr_equal(slaq_sched_pending_job(s, 0), p);
+    assert_ptr_equal(slaq_sched_pending_job(s, 1), y);
+    assert_true(slaq_job_alloc(p) == 0);
+    slaq_sched_remove(s, x);
+    assert_int_equal(slaq_sched_epoch(s, 1), SLAQ_OK);
+    assert_int_equal(slaq_job_node(y), 0);
+    assert_int_equal(slaq_sched_pending(s), 1);
+    /* its node back: it starts there */
+    assert_int_equal(slaq_sched_set_node_cores(s, 1, 1), SLAQ_OK);
+    assert_int_equal(slaq_sched_epoch(s, 2), SLAQ_OK);
+    assert_int_equal(slaq_job_node(p), 1);
+    assert_int_equal(slaq_sched_pending(s), 0);
+    check_capacity(s);
+    slaq_sched_free(s);
+}
+
+/* A job pinned to a node too small ever to take its minimum share holds
+ * that node for nobody; a job free to go anywhere that waits keeps every
+ * node from smaller jobs behind it (first come, first served: a stream of
+ * small jobs cannot starve it). */
+static void test_unsatisfiable_pin_and_waiting_job_keep_their_order(
+    void **state)
+{
+    (void)state;
+    slaq_sched *s = cluster(2, 1, SLAQ_PLACE_LEAST_LOADED, 1);
+    assert_int_equal(slaq_sched_set_node_cores(s, 1, 0.5), SLAQ_OK);
+    add(s, 1, 0);                         /* node 0 full */
+    slaq_job *big = add(s, 1, 1);         /* min share 1 > 0.5: never */
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.max_cores = 0.5;                    /* min share 0.5 */
+    slaq_job *small = slaq_sched_add(s, &o, 0);
+    assert_non_null(small);
+    assert_int_equal(slaq_sched_epoch(s, 0), SLAQ_OK);
+    assert_int_equal(slaq_job_node(big), SLAQ_NODE_PENDING);
+    assert_int_equal(slaq_job_node(small), 1); /* past big, on its node */
+    check_capacity(s);
+    slaq_sched_free(s);
+
+    /* One node of 1 core holding a job of min share 0.5: w (min share 1)
+     * waits for it; tiny (0.5) behind w would fit, but waits its turn */
+    s = cluster(1, 1, SLAQ_PLACE_LEAST_LOADED, 1);
+    slaq_job *half = slaq_sched_add(s, &o, 0);
+    slaq_job *w = add(s, 1, SLAQ_NODE_ANY);
+    slaq_job *tiny = slaq_sched_add(s, &o, 0);
+    assert_non_null(half);
+    assert_non_null(tiny);
+    assert_int_equal(slaq_sched_epoch(s, 1), SLAQ_OK);
+    assert_int_equal(slaq_job_node(half), 0);
+    assert_int_equal(slaq_job_node(w), SLAQ_NODE_PENDING);
+    assert_int_equal(slaq_job_node(tiny), SLAQ_NODE_PENDING);
+    slaq_sched_remove(s, half);
+    assert_int_equal(slaq_sched_epoch(s, 2), SLAQ_OK);
+    assert_int_equal(slaq_job_node(w), 0);
+    assert_int_equal(slaq_job_node(tiny), SLAQ_NODE_PENDING);
     check_capacity(s);
     slaq_sched_free(s);
 }
@@ -592,7 +674,10 @@ int main(void)
         cmocka_unit_test(test_gain_places_where_least_gain_is_displaced),
         cmocka_unit_test(test_gain_replaces_job_with_history),
         cmocka_unit_test(test_pending_queue_is_fifo),
-        cmocka_unit_test(test_pending_head_blocks_and_new_node_starts_it),
+        cmocka_unit_test(test_pinned_job_waiting_does_not_block_others),
+        cmocka_unit_test(test_job_pinned_to_down_node_holds_up_nobody),
+        cmocka_unit_test(
+            test_unsatisfiable_pin_and_waiting_job_keep_their_order),
         cmocka_unit_test(test_without_queue_every_job_runs),
         cmocka_unit_test(test_cached_gain_and_norm_follow_their_inputs),
         cmocka_unit_test(test_refits_are_bounded_oldest_first),

@@ -1,0 +1,175 @@
+"""Faults of a node's agent, seen from the controller.
+
+An agent that dies and comes back (started again by hand or by a
+supervisor) with its jobs gone (--end-jobs-at-exit: the kernel ended them)
+has its restartable jobs started again, not recorded as lost.
+
+Fenced restarts: each start of a job is a generation; when a restartable
+job starts again after its node was lost, an instance of the earlier
+generation that still runs there (the node was only cut off) can neither
+report nor write the checkpoint the new one reads (docs/cluster-runtime.md,
+"Generations (fenced restarts)")."""
+
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from conftest import wait_for
+from test_cluster_agents import CKPT_JOB, EPOCH, cluster, nodes_of  # noqa: F401
+
+
+def test_agent_back_without_its_jobs_restarts_restartable_ones(
+        cluster, daemon_factory, tmp_path):
+    ctl, _ = cluster(nodes=())
+    m = cluster.made
+
+    def agent():
+        return daemon_factory("--agent", "--join", "127.0.0.1:%d" % m["port"],
+                              "--agent-token-file", str(m["token"]),
+                              "--node-name", "n1", "--cores", "2",
+                              "--enforce", "signal", "--end-jobs-at-exit",
+                              state=tmp_path / "agent-n1")
+
+    a = agent()
+    wait_for(lambda: [n["state"] for n in nodes_of(ctl)] == ["up"],
+             what="n1 to join")
+    ck = int(ctl.cli("submit", "--restartable", "--", *CKPT_JOB).stdout)
+    wait_for(lambda: ctl.job(ck)["iter"] >= 10, timeout=20,
+             what="10 reports")
+    pid = a.job(ck)["pid"]
+    a.kill9()
+    # The kernel ends its job with it (PR_SET_PDEATHSIG).
+    wait_for(lambda: not os.path.exists("/proc/%d" % pid) or
+             open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()[0]
+             == "Z", what="the job to end with its agent")
+    agent()  # back before its node is called down
+    j = wait_for(lambda: (lambda j: j if j.get("restarts") == 1 and
+                          j["state"] == "running" else None)(ctl.job(ck)),
+                 timeout=10, what="the job started again")
+    assert j["node"] == "n1"
+    assert "lost" not in [x["state"] for x in ctl.jobs()]
+    reached = j["iter"]
+    wait_for(lambda: ctl.job(ck)["iter"] > reached + 3, timeout=20,
+             what="its reports after the restart")
+    assert [n["state"] for n in nodes_of(ctl)] == ["up"]
+
+
+FENCE_JOB = [sys.executable, os.path.join(os.path.dirname(
+    os.path.abspath(__file__)), "fence_job.py")]
+
+
+def ckpt_of(pid):
+    """The checkpoint the job process pid reads and writes: "ITER PID"."""
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        env = dict(e.split(b"=", 1) for e in f.read().split(b"\0") if b"=" in e)
+    return os.path.join(env[b"SLAQ_CHECKPOINT_DIR"].decode(), "ckpt")
+
+
+def read_ckpt(path):
+    with open(path) as f:
+        it, pid = f.read().split()
+    return int(it), int(pid)
+
+
+def alive(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_old_generation_back_cannot_write_the_new_ones_checkpoint(cluster):
+    """The agent of the node running a restartable job stops (SIGSTOP: its
+    job runs on, unseen); the node goes down and the job starts again on
+    the other node, from its checkpoint. The first instance keeps saving
+    its checkpoint, and saves once more when its node comes back and it is
+    told to stop: none of that reaches the checkpoint the second instance
+    reads and writes, and nothing it sends counts."""
+    ctl, agents = cluster(nodes=("n1", "n2"))
+    ck = int(ctl.cli("submit", "--restartable", "--", *FENCE_JOB).stdout)
+    home = ctl.wait_state(ck, "running")["node"]
+    other = "n2" if home == "n1" else "n1"
+    wait_for(lambda: ctl.job(ck)["iter"] >= 10, timeout=20,
+             what="10 reports")
+    old = agents[home].job(ck)["pid"]
+    agents[home].proc.send_signal(signal.SIGSTOP)
+    try:
+        moved = wait_for(lambda: (lambda j: j if j["node"] == other and
+                                  j["state"] == "running" else None)(
+                                      ctl.job(ck)), timeout=10,
+                         what="the job started again on the other node")
+        assert moved["restarts"] == 1
+        new = wait_for(lambda: agents[other].job(ck)["pid"],
+                       what="the second instance's pid")
+        path = ckpt_of(new)
+        wait_for(lambda: read_ckpt(path)[1] == new, timeout=10,
+                 what="the second instance's first checkpoint")
+        assert alive(old)  # the first one runs on, unseen
+        t_end = time.monotonic() + 1.5
+        while time.monotonic() < t_end:
+            assert read_ckpt(path)[1] == new, "the first instance wrote it"
+            time.sleep(0.01)
+    finally:
+        agents[home].proc.send_signal(signal.SIGCONT)
+    # Its node back: the first instance is told to stop, saves on its way
+    # out, and ends; the job runs on where it was started again.
+    wait_for(lambda: not alive(old), timeout=15,
+             what="the first instance to end")
+    it, pid = read_ckpt(path)
+    assert pid == new
+    j = ctl.job(ck)
+    assert j["state"] == "running" and j["node"] == other
+    reached = j["iter"]
+    wait_for(lambda: ctl.job(ck)["iter"] > reached + 5, timeout=20,
+             what="the second instance's reports")
+    assert read_ckpt(path)[1] == new
+
+
+@pytest.mark.parametrize("linger", [0, 5])
+def test_old_node_back_runs_the_new_generation_not_the_old(cluster, linger):
+    """One node: its agent stops (SIGSTOP), the node goes down, the
+    restartable job waits; the node comes back with the job's first
+    instance still running there. That instance is ended, the second
+    generation starts there from the last checkpoint the first completed
+    before the fence, and only the second one's reports and checkpoints
+    count. With linger the first instance is still stopping when the second
+    generation's start arrives: the agent ends it at once (SIGKILL) and
+    starts the second (before, it answered the start with the first
+    one's pid, and the job ended with it)."""
+    ctl, agents = cluster(nodes=("n1",))
+    ck = int(ctl.cli("submit", "--restartable", "--", *FENCE_JOB,
+                     "--linger", str(linger)).stdout)
+    ctl.wait_state(ck, "running")
+    wait_for(lambda: ctl.job(ck)["iter"] >= 10, timeout=20,
+             what="10 reports")
+    old = agents["n1"].job(ck)["pid"]
+    agents["n1"].proc.send_signal(signal.SIGSTOP)
+    try:
+        wait_for(lambda: ctl.job(ck)["state"] == "pending", timeout=10,
+                 what="the job to wait for a node")
+        assert alive(old)
+        time.sleep(0.5)  # the first instance runs on, unseen
+    finally:
+        agents["n1"].proc.send_signal(signal.SIGCONT)
+    j = wait_for(lambda: (lambda j: j if j["state"] == "running" and
+                          j.get("restarts") == 1 else None)(ctl.job(ck)),
+                 timeout=10, what="the job running again")
+    new = wait_for(lambda: (lambda p: p if p and p != old else None)(
+        agents["n1"].job(ck)["pid"]), timeout=10,
+        what="a second instance on n1")
+    wait_for(lambda: not alive(old), timeout=10,
+             what="the first instance to end")
+    path = ckpt_of(new)
+    assert "gen-2" in path
+    wait_for(lambda: read_ckpt(path)[1] == new, timeout=10,
+             what="the second instance's checkpoint")
+    reached = ctl.job(ck)["iter"]
+    wait_for(lambda: ctl.job(ck)["iter"] > reached + 5, timeout=20,
+             what="the second instance's reports")
+    assert ctl.job(ck)["state"] == "running"
+    assert read_ckpt(path)[1] == new
+    assert j["node"] == "n1"
