@@ -11,6 +11,12 @@
  * jobs' connections on its own socket, and relays their reports, declared
  * lengths and exits upstream. It heartbeats twice an epoch.
  *
+ * Every connection opens with the agent link's handshake (link.h): the
+ * controller must prove first that it holds the agent token, and nothing
+ * else is said or taken until both have; then every line is sealed. A
+ * peer on the --join address that cannot prove it (a stale port taken by
+ * anyone, an old controller) gets no token, no register and no hearing.
+ *
  * When the link drops it reconnects every half second; on register it
  * lists its jobs, and the controller's welcome says which jobs it counts
  * as this node's and the last iteration it has of each: the agent then
@@ -96,10 +102,10 @@ static void send_register(sd_daemon *d)
             (int)j->pid, "state", sd_state_name(j->state), "last_iter",
             (json_int_t)j->last_iter));
     }
-    up_send(d, json_pack("{s:s, s:s, s:s, s:f, s:s, s:o}", "type",
-                         "register", "token", d->cfg.agent_token, "node",
-                         d->cfg.node_name, "cores", d->cfg.cores, "enforce",
-                         enf_mode_name(d->enf.mode), "jobs", jobs));
+    up_send(d, json_pack("{s:s, s:s, s:f, s:s, s:o}", "type", "register",
+                         "node", d->cfg.node_name, "cores", d->cfg.cores,
+                         "enforce", enf_mode_name(d->enf.mode), "jobs",
+                         jobs));
 }
 
 static void try_connect(sd_daemon *d)
@@ -119,8 +125,37 @@ static void try_connect(sd_daemon *d)
     c->upstream = 1;
     c->authed = 1;
     c->spoke = 1; /* the controller is never timed out as an idle peer */
+    snprintf(c->peer, sizeof c->peer, "%.47s", d->cfg.join);
+    c->link = calloc(1, sizeof *c->link);
+    char hello[LINK_MAX_HANDSHAKE];
+    int n = c->link ? link_hello(c->link, hello, sizeof hello) : -1;
+    if (n < 0) {
+        conn_close(d, c);
+        return;
+    }
     d->up = c;
     d->up_welcomed = 0;
+    conn_send_raw(d, c, hello, (size_t)n);
+}
+
+/* The controller's challenge: its proof checked, ours sent, then the
+ * register, the first sealed line. */
+void agent_handshake(sd_daemon *d, sd_conn *c, const char *line, size_t len)
+{
+    char proof[LINK_MAX_HANDSHAKE], err[300];
+    int n = link_on_challenge(c->link, d->link_key, line, len, proof,
+                              sizeof proof, err, sizeof err);
+    if (n < 0) {
+        uint64_t held;
+        d->auth_failures_total++;
+        if (sd_ratelog_ok(&d->auth_log, &held))
+            sd_log(d, 0, "controller %s: not trusted: %s; disconnected, "
+                   "nothing sent (%llu such not logged)", d->cfg.join, err,
+                   (unsigned long long)held);
+        conn_close(d, c);
+        return;
+    }
+    conn_send_raw(d, c, proof, (size_t)n);
     send_register(d);
 }
 
@@ -135,6 +170,8 @@ int agent_start(sd_daemon *d)
         sd_log(d, 0, "%s", err);
         return -1;
     }
+    if (sd_link_key(d) < 0)
+        return -1;
     sd_log(d, 0, "agent for node %s (%g cores): joining %s", d->cfg.node_name,
            d->cfg.cores, d->cfg.join);
     try_connect(d);

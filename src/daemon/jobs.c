@@ -265,9 +265,11 @@ static int get_num(json_t *req, const char *key, double lo, double *out,
 }
 
 /* Builds the child's environment: the submitter's (or slaqd's), without
- * any SLAQ_SOCKET / SLAQ_JOB_ID / SLAQ_JOB_SECRET, plus ours. */
+ * any SLAQ_SOCKET / SLAQ_JOB_ID / SLAQ_JOB_SECRET, plus ours; ckdir (a
+ * controller's start: its shared checkpoint directory) or else the state
+ * directory's is SLAQ_CHECKPOINT_DIR unless the environment names one. */
 static char **child_env(sd_daemon *d, json_t *env, int64_t id,
-                        const char *secret)
+                        const char *secret, const char *ckdir)
 {
     size_t n = 0;
     char **src = environ;
@@ -303,7 +305,10 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id,
         out[k - 1] = NULL;
     /* Where a job suspended with a checkpoint leaves it (suspend.c),
      * unless the submitter chose a directory (shared between machines). */
-    if (!have_ckdir) {
+    if (!have_ckdir && ckdir) {
+        if (asprintf(&out[k++], "SLAQ_CHECKPOINT_DIR=%s", ckdir) < 0)
+            out[k - 1] = NULL;
+    } else if (!have_ckdir) {
         char dir[4200];
         snprintf(dir, sizeof dir, "%s/checkpoints", d->cfg.state_dir);
         mkdir(dir, 0700);
@@ -488,7 +493,10 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
         free(argv);
         return j;
     }
-    envp = child_env(d, env, j->id, j->secret);
+    /* Only a controller's start (an agent's, with the job's secret) may
+     * name the checkpoint directory; a submit names it in its env. */
+    envp = child_env(d, env, j->id, j->secret, secret ? json_string_value(
+        json_object_get(req, "checkpoint_dir")) : NULL);
     if (!j->name || !j->cmd || !argv || !envp)
         goto nomem;
     for (size_t i = 0; i < argc; i++)

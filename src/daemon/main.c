@@ -98,6 +98,23 @@ int sd_secret_equal(const char *given, const char *expected)
     return diff == 0;
 }
 
+int sd_link_key(sd_daemon *d)
+{
+    if (!d->cfg.agent_token || link_key_derive(d->cfg.agent_token,
+                                               d->link_key) < 0) {
+        sd_log(d, 0, "cannot derive the agent link's key (out of memory, or "
+               "no random source)");
+        return -1;
+    }
+    /* Only the key is needed from now on. */
+    volatile char *p = d->cfg.agent_token;
+    while (*p)
+        *p++ = 0;
+    free(d->cfg.agent_token);
+    d->cfg.agent_token = NULL;
+    return 0;
+}
+
 int sd_epoll_add(sd_daemon *d, sd_handler *h, uint32_t events)
 {
     struct epoll_event ev = {.events = events, .data.ptr = h};
@@ -491,6 +508,9 @@ static int cluster_args(sd_config *c, sd_args *a)
         c->agent_token = read_token("--agent-token-file", a->agent_token_file);
     else if (env && strlen(env) >= 8)
         c->agent_token = strdup(env);
+    /* Not for the jobs: a job started without its submitter's environment
+     * gets this slaqd's. */
+    unsetenv("SLAQ_AGENT_TOKEN");
     if (!c->agent_token) {
         fprintf(stderr, "slaqd: %s needs an agent token of at least 8 "
                 "characters (--agent-token-file FILE or SLAQ_AGENT_TOKEN)\n",
