@@ -96,6 +96,10 @@ static json_t *api_status(sd_daemon *d)
                         json_integer((json_int_t)d->errors_total));
     json_object_set_new(r, "auth_failures_total",
                         json_integer((json_int_t)d->auth_failures_total));
+    json_object_set_new(r, "auth_limited_total",
+                        json_integer((json_int_t)d->auth_limited_total));
+    json_object_set_new(r, "agent_link_refused_total",
+                        json_integer((json_int_t)d->link_refused_total));
     json_object_set_new(r, "store_ok",
                         json_boolean(!store_failing(d->store)));
     json_object_set_new(r, "store_error", store_failing(d->store)

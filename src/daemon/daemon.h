@@ -61,9 +61,10 @@
  * (conn.c): per listening port, and all ports together. A check beyond
  * them is refused unchecked. */
 #define SD_AUTH_PORT_RATE 5.0         /* per second on one port ... */
-#define SD_AUTH_PORT_BURST 10.0       /* ... after a burst of this many */
+#define SD_AUTH_PORT_BURST 4.0        /* ... after a burst of this many:
+                                         at most 9 in any second */
 #define SD_AUTH_ALL_RATE 8.0          /* per second on all ports ... */
-#define SD_AUTH_ALL_BURST 16.0        /* ... after a burst of this many */
+#define SD_AUTH_ALL_BURST 8.0         /* ... after a burst of this many */
 #define SD_LOG_INTERVAL 10.0          /* rate-limited log lines: at most */
 #define SD_LOG_BURST 10               /* this many per interval per kind */
 

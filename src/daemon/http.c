@@ -287,6 +287,14 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
     prom_one(f, "slaq_auth_failures_total", "counter",
              "Wrong or missing tokens and job secrets since slaqd started.",
              (double)d->auth_failures_total);
+    prom_one(f, "slaq_auth_limited_total", "counter",
+             "Credentials refused unchecked by the failed-authentication "
+             "rate limits (per address, per port, overall).",
+             (double)d->auth_limited_total);
+    prom_one(f, "slaq_agent_link_refused_total", "counter",
+             "Agent-link lines that did not open (altered, replayed or out "
+             "of order): each closed its connection.",
+             (double)d->link_refused_total);
     prom_one(f, "slaq_store_ok", "gauge",
              "1 while the database takes writes, 0 while commits fail.",
              (double)!store_failing(d->store));
