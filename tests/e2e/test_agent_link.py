@@ -82,9 +82,14 @@ def test_fake_controller_gets_no_token_and_its_start_is_not_run(
                       + b"\n")
         try:
             c.sendall(json.dumps(marker_start(7, marker)).encode() + b"\n")
-            # Whatever else the agent says before it hangs up.
-            while True:
-                more = c.recv(65536)
+            # Whatever else the agent says before it hangs up (or for 2 s).
+            c.settimeout(0.5)
+            until = time.monotonic() + 2
+            while time.monotonic() < until:
+                try:
+                    more = c.recv(65536)
+                except (socket.timeout, TimeoutError):
+                    continue
                 if not more:
                     break
                 heard.append(more)
@@ -217,11 +222,11 @@ def test_altered_start_is_refused_and_not_run(daemon_factory, tmp_path,
              timeout=10, what="the agent through the relay")
     state["armed"] = True
     job = ctl.submit(TOY, "--forever", node="n1")
-    wait_for(lambda: "agent" in proxy.closed_by or
-             "controller" in proxy.closed_by, timeout=10,
-             what="the link to be dropped")
+    wait_for(lambda: proxy.closed_by or ALTERED_MARKER[0].exists(),
+             timeout=10, what="the link to be dropped")
     time.sleep(0.5)
-    assert not ALTERED_MARKER[0].exists(), ALTERED_MARKER[0].read_text()
+    assert not ALTERED_MARKER[0].exists(), \
+        "the altered start ran: " + ALTERED_MARKER[0].read_text()
     assert agent.jobs() == [], agent.jobs()
     assert "does not open" in agent.read_log()
     st = agent.request({"type": "status"})
@@ -356,8 +361,8 @@ def test_guesses_from_many_addresses_stay_under_the_port_rate(
                            "--token-file", str(ctl_token))
     seconds = 4.0
     results = {}
-    for name, guess, p in (("agent port", guess_agent_port, port),
-                           ("control port", guess_tcp_port, tcp)):
+    for name, guess, p in (("control port", guess_tcp_port, tcp),
+                           ("agent port", guess_agent_port, port)):
         times, refused, took = measure(guess, p, seconds)
         checked = len(times)
         peak = most_in_a_second(times)
@@ -366,7 +371,7 @@ def test_guesses_from_many_addresses_stay_under_the_port_rate(
               "(%.1f checked/s, at most %d in any second) from %d source "
               "addresses" % (name, checked, refused, took, checked / took,
                              peak, checked + refused))
-        assert refused > checked, "the limit was never reached"
+        assert refused > checked, "the limit was never reached: %s" % results
         assert checked <= 4 + 5 * took + 1, results
         assert peak <= 10, results
         # Both buckets refill while the next port is tried.
