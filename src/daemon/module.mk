@@ -37,6 +37,14 @@ $(AGENTGEN): $(call OBJ,bench/daemon/agentgen.c src/daemon/link.c)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs jansson libsodium 2>/dev/null)
 
+# tests/daemon/test_link.c: the agent link's handshake and sealing.
+LINK_TEST  := $(BUILD)/tests/test_link
+UNIT_TESTS += $(LINK_TEST)
+
+$(LINK_TEST): $(call OBJ,tests/daemon/test_link.c src/daemon/link.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs jansson libsodium 2>/dev/null) $(UNIT_LDLIBS)
+
 # make check-daemon: the end-to-end suite with slaqd under valgrind, then
 # against the ASan/UBSan build (a slaqd that does not exit cleanly fails it).
 PYTEST = $(shell python3 -c 'import pytest' 2>/dev/null && echo python3 || echo /usr/bin/python3) -m pytest -q -p no:cacheprovider
