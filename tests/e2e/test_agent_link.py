@@ -397,3 +397,64 @@ def test_guesses_from_many_addresses_stay_under_the_port_rate(
     st = ctl.request({"type": "status"})
     assert st["auth_limited_total"] > 0
     assert nodes_of(ctl) == {}
+
+
+def environ_of(pid):
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        return [e.decode() for e in f.read().split(b"\0") if e]
+
+
+def test_a_job_gets_its_submitters_environment_and_nothing_more(
+        daemon_factory, tmp_path, token_file, monkeypatch):
+    """What reaches a job on an agent is the environment its submitter
+    sent (with slaqd's SLAQ_* variables), never the controller's own; the
+    agent token given in SLAQ_AGENT_TOKEN reaches no job."""
+    port = free_port()
+    monkeypatch.setenv("CONTROLLER_ONLY", "the controller's own")
+    monkeypatch.setenv("SLAQ_AGENT_TOKEN", TOKEN)
+    ctl = daemon_factory("--agents", "127.0.0.1:%d" % port,
+                         state=tmp_path / "controller")
+    monkeypatch.delenv("CONTROLLER_ONLY")
+    agent = daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
+                           "--node-name", "n1", "--cores", "2",
+                           "--enforce", "signal",
+                           state=tmp_path / "agent-n1")
+    monkeypatch.delenv("SLAQ_AGENT_TOKEN")
+    wait_for(lambda: nodes_of(ctl).get("n1", {}).get("state") == "up",
+             timeout=10, what="the agent")
+    sleep = ["sleep", "60"]
+    submitted = ["PATH=/usr/bin:/bin", "ONLY_THIS=1"]
+    jobs = {}
+    # With an environment, restartable and not: exactly it, plus slaqd's.
+    for restartable in (False, True):
+        r = ctl.request({"type": "submit", "cmd": sleep, "cwd": "/",
+                         "name": "env", "env": submitted,
+                         "restartable": restartable})
+        assert r["ok"], r
+        jobs[restartable] = r["job"]
+    # Without one: the agent's environment, not the controller's.
+    r = ctl.request({"type": "submit", "cmd": sleep, "cwd": "/",
+                     "name": "noenv", "restartable": True})
+    assert r["ok"], r
+    bare = r["job"]
+    for j in list(jobs.values()) + [bare]:
+        wait_for(lambda: agent.request({"type": "show", "job": j})
+                 .get("job", {}).get("pid"), timeout=10,
+                 what="job %d on the agent" % j)
+    for restartable, j in jobs.items():
+        env = environ_of(agent.job(j)["pid"])
+        names = sorted(e.split("=", 1)[0] for e in env)
+        want = ["ONLY_THIS", "PATH", "SLAQ_CHECKPOINT_DIR", "SLAQ_JOB_ID",
+                "SLAQ_JOB_SECRET", "SLAQ_SOCKET"]
+        assert names == want, env
+        ck = [e for e in env if e.startswith("SLAQ_CHECKPOINT_DIR=")][0]
+        if restartable:  # the controller's shared directory
+            assert ck.endswith("controller/checkpoints/%d" % j), ck
+        else:
+            assert "agent-n1" in ck, ck
+    env = environ_of(agent.job(bare)["pid"])
+    assert not [e for e in env if e.startswith("CONTROLLER_ONLY=")], env
+    assert not [e for e in env if e.startswith("SLAQ_AGENT_TOKEN=")], env
+    assert not [e for e in env if TOKEN in e], env
+    assert [e for e in env if e.startswith("SLAQ_CHECKPOINT_DIR=") and
+            e.endswith("controller/checkpoints/%d" % bare)], env
