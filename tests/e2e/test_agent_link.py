@@ -1,8 +1,10 @@
 """The agent link under attack (docs/security.md, "The cluster"): a fake
 controller on an agent's --join address gets no token and runs nothing; an
 agent without the token, or one replaying a recorded connection, is
-refused; a line altered or replayed on the wire closes the link; and token
-guesses from many source addresses stay under the per-port rate."""
+refused; a line altered or replayed on the wire closes the link; token
+guesses from many source addresses stay under the per-port rate; and a job
+on an agent gets its submitter's environment, nothing of the
+controller's."""
 
 import json
 import os
@@ -14,7 +16,6 @@ import pytest
 
 from agentlink import AgentLink, Refused
 from conftest import TOY, free_port, wait_for
-from slaq.control import request
 
 TOKEN = "agent-secret-token-1"
 
@@ -283,6 +284,9 @@ def test_recorded_connection_replayed_does_not_join(
     assert replies[0]["type"] == "link_challenge"
     assert replies[1]["type"] == "error" and \
         replies[1]["code"] == "unauthorized", replies
+    assert ctl.request({"type": "status"})["auth_failures_total"] == 1
+    wait_for(lambda: list(nodes_of(ctl)) == ["n1"],
+             what="the real agent only")
     proxy.close()
 
 

@@ -8,7 +8,6 @@ restarted controller loses nothing."""
 import json
 import os
 import signal
-import socket
 import sys
 import threading
 import time
