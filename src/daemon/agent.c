@@ -150,7 +150,8 @@ void agent_handshake(sd_daemon *d, sd_conn *c, const char *line, size_t len)
         d->auth_failures_total++;
         if (sd_ratelog_ok(&d->auth_log, &held))
             sd_log(d, 0, "controller %s: not trusted: %s; disconnected, "
-                   "nothing sent (%llu such not logged)", d->cfg.join, err,
+                   "nothing but the hello sent (%llu such not logged)",
+                   d->cfg.join, err,
                    (unsigned long long)held);
         conn_close(d, c);
         return;
