@@ -1,7 +1,8 @@
 /*
  * agentgen.c — slaq-agentgen, a load generator that plays node agents
  * against a real slaqd controller (slaqd --agents): N agents connect over
- * TCP and register, M jobs per agent are submitted through the
+ * TCP, open the agent link (src/daemon/link.h: the handshake, then every
+ * line sealed, as slaqd --agent does) and register, M jobs per agent are submitted through the
  * controller's socket (it places them; each "start" is answered with
  * "started" and a made-up pid, nothing is run), and then every agent
  * relays reports for its jobs at a total rate, heartbeats, and reads the
@@ -28,7 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/link.h"
+
 typedef struct agent {
+    sd_link link;
+    long idx;
     int fd;
     char *out;
     size_t olen, ocap, ooff;
@@ -81,6 +86,48 @@ static int flush_out(agent *a)
 }
 
 static long started_total;
+static unsigned char link_key[LINK_KEY_BYTES];
+static double agent_cores;
+
+/* Queues one line: sealed once the link is open, as it is before (the
+ * hello). */
+static void send_line(agent *a, const char *s, size_t n)
+{
+    if (a->link.state != LINK_OPEN) {
+        queue(a, s, n);
+        queue(a, "\n", 1);
+        return;
+    }
+    char *sealed = malloc(LINK_SEALED_LEN(n) + 1);
+    if (!sealed)
+        die("out of memory");
+    size_t k = link_seal(&a->link, s, n, sealed);
+    if (!k)
+        die("out of memory");
+    queue(a, sealed, k);
+    queue(a, "\n", 1);
+    free(sealed);
+}
+
+/* The controller's challenge: our proof, then the register. */
+static void on_challenge(agent *a, const char *line, size_t n)
+{
+    char out[LINK_MAX_HANDSHAKE], err[300];
+    int k = link_on_challenge(&a->link, link_key, line, n, out, sizeof out,
+                              err, sizeof err);
+    if (k < 0) {
+        fprintf(stderr, "slaq-agentgen: agent %ld: controller: %s\n",
+                a->idx, err);
+        exit(1);
+    }
+    queue(a, out, (size_t)k); /* in clear: the handshake's last line */
+    queue(a, "\n", 1);
+    char buf[256];
+    k = snprintf(buf, sizeof buf, "{\"type\":\"register\",\"node\":"
+                 "\"gen-%ld\",\"cores\":%g,\"enforce\":\"none\","
+                 "\"jobs\":[]}", a->idx, agent_cores);
+    send_line(a, buf, (size_t)k);
+}
 
 static void on_line(agent *a, const char *line, size_t n)
 {
@@ -102,8 +149,8 @@ static void on_line(agent *a, const char *line, size_t n)
         started_total++;
         char buf[128];
         int k = snprintf(buf, sizeof buf, "{\"type\":\"started\",\"job\":%ld,"
-                         "\"pid\":%ld}\n", id, 100000 + id);
-        queue(a, buf, (size_t)k);
+                         "\"pid\":%ld}", id, 100000 + id);
+        send_line(a, buf, (size_t)k);
     } else if (type && !strcmp(type, "error")) {
         fprintf(stderr, "slaq-agentgen: controller: %.*s\n", (int)n, line);
     }
@@ -124,11 +171,25 @@ static int read_in(agent *a)
         char *nl;
         while ((nl = memchr(a->in + pos, '\n', a->ilen - pos))) {
             size_t n = (size_t)(nl - (a->in + pos));
-            /* allocations need no answer: skip their parse */
-            if (n > 0 && memcmp(a->in + pos, "{\"type\": \"allocs\"", 17) &&
-                memcmp(a->in + pos, "{\"type\":\"allocs\"", 16))
-                on_line(a, a->in + pos, n);
+            char *line = a->in + pos;
             pos += n + 1;
+            if (n == 0)
+                continue;
+            if (a->link.state != LINK_OPEN) {
+                on_challenge(a, line, n);
+                continue;
+            }
+            static char plain[sizeof a->in];
+            long k = link_open(&a->link, line, n, plain, sizeof plain);
+            if (k < 0) {
+                fprintf(stderr, "slaq-agentgen: agent %ld: a line from the "
+                        "controller does not open\n", a->idx);
+                exit(1);
+            }
+            /* allocations need no answer: skip their parse */
+            if (memcmp(plain, "{\"type\": \"allocs\"", 17) &&
+                memcmp(plain, "{\"type\":\"allocs\"", 16))
+                on_line(a, plain, (size_t)k);
         }
         memmove(a->in, a->in + pos, a->ilen - pos);
         a->ilen -= pos;
@@ -192,7 +253,7 @@ static void service(agent *ag, long n)
     if (now - last >= 0.1) {
         last = now;
         for (long i = 0; i < n; i++)
-            queue(&ag[i], "{\"type\":\"heartbeat\"}\n", 21);
+            send_line(&ag[i], "{\"type\":\"heartbeat\"}", 20);
     }
     pump(ag, n, 0);
 }
@@ -272,15 +333,20 @@ int main(int argc, char **argv)
     fclose(tf);
     token[strcspn(token, "\r\n")] = 0;
 
+    if (link_key_derive(token, link_key) < 0) {
+        fprintf(stderr, "slaq-agentgen: cannot derive the link key\n");
+        return 1;
+    }
+    agent_cores = cores;
     agent *ag = calloc((size_t)nagents, sizeof *ag);
     for (long i = 0; i < nagents; i++) {
         ag[i].fd = dial(join);
-        char buf[1024];
-        int k = snprintf(buf, sizeof buf, "{\"type\":\"register\",\"token\":"
-                         "\"%s\",\"node\":\"gen-%ld\",\"cores\":%g,"
-                         "\"enforce\":\"none\",\"jobs\":[]}\n", token, i,
-                         cores);
-        queue(&ag[i], buf, (size_t)k);
+        ag[i].idx = i;
+        char buf[LINK_MAX_HANDSHAKE];
+        int k = link_hello(&ag[i].link, buf, sizeof buf);
+        if (k < 0)
+            die("hello");
+        send_line(&ag[i], buf, (size_t)k);
     }
     for (double until = mono() + 10; mono() < until;) {
         pump(ag, nagents, 10);
@@ -311,7 +377,7 @@ int main(int argc, char **argv)
         for (long i = 0; i < nagents; i++) {
             agent *a = &ag[i];
             if (beat)
-                queue(a, "{\"type\":\"heartbeat\"}\n", 21);
+                send_line(a, "{\"type\":\"heartbeat\"}", 20);
             if (a->olen - a->ooff > (1 << 20))
                 continue; /* the controller is behind: wait for it */
             for (size_t k = 0; k < a->njobs && (double)sent < allowed; k++) {
@@ -319,9 +385,9 @@ int main(int argc, char **argv)
                 unsigned long long it = ++a->iter[k];
                 int n = snprintf(buf, sizeof buf, "{\"type\":\"report\","
                                  "\"job\":%ld,\"iter\":%llu,\"loss\":%.6g,"
-                                 "\"cpu_s\":0.01,\"samples\":100}\n",
+                                 "\"cpu_s\":0.01,\"samples\":100}",
                                  a->jobs[k], it, 1.0 / (double)it);
-                queue(a, buf, (size_t)n);
+                send_line(a, buf, (size_t)n);
                 sent++;
             }
         }

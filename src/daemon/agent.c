@@ -11,6 +11,12 @@
  * jobs' connections on its own socket, and relays their reports, declared
  * lengths and exits upstream. It heartbeats twice an epoch.
  *
+ * Every connection opens with the agent link's handshake (link.h): the
+ * controller must prove first that it holds the agent token, and nothing
+ * else is said or taken until both have; then every line is sealed. A
+ * peer on the --join address that cannot prove it (a stale port taken by
+ * anyone, an old controller) gets no token, no register and no hearing.
+ *
  * When the link drops it reconnects every half second; on register it
  * lists its jobs, and the controller's welcome says which jobs it counts
  * as this node's and the last iteration it has of each: the agent then
@@ -104,10 +110,10 @@ static void send_register(sd_daemon *d)
             json_object_set_new(e, "pid", json_integer(j->pid));
         json_array_append_new(jobs, e);
     }
-    up_send(d, json_pack("{s:s, s:s, s:s, s:f, s:s, s:o}", "type",
-                         "register", "token", d->cfg.agent_token, "node",
-                         d->cfg.node_name, "cores", d->cfg.sched.cores,
-                         "enforce", enf_mode_name(d->enf.mode), "jobs", jobs));
+    up_send(d, json_pack("{s:s, s:s, s:f, s:s, s:o}", "type", "register",
+                         "node", d->cfg.node_name, "cores", d->cfg.sched.cores,
+                         "enforce", enf_mode_name(d->enf.mode), "jobs",
+                         jobs));
 }
 
 static void try_connect(sd_daemon *d)
@@ -127,8 +133,38 @@ static void try_connect(sd_daemon *d)
     c->upstream = 1;
     c->authed = 1;
     c->spoke = 1; /* the controller is never timed out as an idle peer */
+    snprintf(c->peer, sizeof c->peer, "%.47s", d->cfg.join);
+    c->link = calloc(1, sizeof *c->link);
+    char hello[LINK_MAX_HANDSHAKE];
+    int n = c->link ? link_hello(c->link, hello, sizeof hello) : -1;
+    if (n < 0) {
+        conn_close(d, c);
+        return;
+    }
     d->up = c;
     d->up_welcomed = 0;
+    conn_send_raw(d, c, hello, (size_t)n);
+}
+
+/* The controller's challenge: its proof checked, ours sent, then the
+ * register, the first sealed line. */
+void agent_handshake(sd_daemon *d, sd_conn *c, const char *line, size_t len)
+{
+    char proof[LINK_MAX_HANDSHAKE], err[300];
+    int n = link_on_challenge(c->link, d->link_key, line, len, proof,
+                              sizeof proof, err, sizeof err);
+    if (n < 0) {
+        uint64_t held;
+        d->auth_failures_total++;
+        if (sd_ratelog_ok(&d->auth_log, &held))
+            sd_log(d, 0, "controller %s: not trusted: %s; disconnected, "
+                   "nothing but the hello sent (%llu such not logged)",
+                   d->cfg.join, err,
+                   (unsigned long long)held);
+        conn_close(d, c);
+        return;
+    }
+    conn_send_raw(d, c, proof, (size_t)n);
     send_register(d);
 }
 
@@ -143,6 +179,8 @@ int agent_start(sd_daemon *d)
         sd_log(d, 0, "%s", err);
         return -1;
     }
+    if (sd_link_key(d) < 0)
+        return -1;
     sd_log(d, 0, "agent for node %s (%g cores): joining %s", d->cfg.node_name,
            d->cfg.sched.cores, d->cfg.join);
     try_connect(d);
@@ -302,9 +340,10 @@ static void on_welcome(sd_daemon *d, json_t *msg)
 
 /* A start with "resume_from": that job's checkpoint, left on this node
  * by a checkpoint suspend, becomes the new job's (slaq-train reads
- * $SLAQ_CHECKPOINT_DIR/job-$SLAQ_JOB_ID.ckpt). The directory is the
- * start's SLAQ_CHECKPOINT_DIR, else this agent's STATE/checkpoints, as
- * its jobs are given (jobs.c). 0, or -1 with err filled. */
+ * $SLAQ_CHECKPOINT_DIR/job-$SLAQ_JOB_ID.ckpt). The directory is the one
+ * its jobs are given (jobs.c, child_env): the start's env's
+ * SLAQ_CHECKPOINT_DIR, else its "checkpoint_dir", else the owner's
+ * checkpoint directory on this agent. 0, or -1 with err filled. */
 static int take_checkpoint(sd_daemon *d, json_t *msg, int64_t id, char *err,
                            size_t errlen)
 {
@@ -316,7 +355,16 @@ static int take_checkpoint(sd_daemon *d, json_t *msg, int64_t id, char *err,
         return -1;
     }
     char dir[4096], from[4200], to[4200];
-    snprintf(dir, sizeof dir, "%s/checkpoints", d->cfg.state_dir);
+    const char *ck = json_string_value(json_object_get(msg,
+                                                       "checkpoint_dir"));
+    json_t *uid = json_object_get(msg, "uid");
+    if (ck)
+        snprintf(dir, sizeof dir, "%s", ck);
+    else
+        job_checkpoint_dir(d, json_is_integer(uid) &&
+                                  json_integer_value(uid) >= 0
+                              ? (uid_t)json_integer_value(uid) : geteuid(),
+                           dir, sizeof dir);
     size_t i;
     json_t *e;
     json_array_foreach(json_object_get(msg, "env"), i, e) {

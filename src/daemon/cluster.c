@@ -3,8 +3,9 @@
  * "Agents"; docs/cluster.md).
  *
  * With --agents ADDR:PORT, slaqd is a controller: node agents (slaqd
- * --agent, one per machine) connect there, show the agent token and
- * register their node. A submitted job is placed on a node and started by
+ * --agent, one per machine) connect there, prove with this side that both
+ * hold the agent token and open a sealed link (link.h), and register
+ * their node. A submitted job is placed on a node and started by
  * that node's agent; the agent relays its reports and its exit, and this
  * slaqd divides the cores every epoch as it always does, sending each node
  * the allocations of its jobs. A job run by an agent is "remote" here
@@ -32,6 +33,8 @@
 
 int cluster_listen(sd_daemon *d, const char *addr)
 {
+    if (sd_link_key(d) < 0)
+        return -1;
     if (conn_listen_at(d, addr, &d->agents_h, "--agents") < 0)
         return -1;
     /* With port 0 the kernel picks one: STATE/agents.port tells which
@@ -146,7 +149,11 @@ static void send_start(sd_daemon *d, sd_job *j)
     send_msg(d, n->conn, json_incref(j->launch));
 }
 
-/* The start message: what the agent's job_submit_as needs. */
+/* The start message: what the agent's job_submit_as needs. Its "env" is
+ * the submitter's environment exactly as submitted, or absent when none
+ * was (the agent's own then, as with a single slaqd); nothing of this
+ * slaqd's is added (docs/protocol.md, "start"). A restartable job's
+ * "checkpoint_dir" is set by job_fence. */
 static json_t *launch_msg(sd_job *j, json_t *env)
 {
     json_t *cmd = json_loads(j->cmd, 0, NULL);
@@ -157,18 +164,8 @@ static json_t *launch_msg(sd_job *j, json_t *env)
                           "uid", (json_int_t)j->uid, "user", j->user);
     if (!m)
         return NULL;
-    json_t *e = env ? json_deep_copy(env) : NULL;
-    if (j->restartable && !e) {
-        /* Its SLAQ_CHECKPOINT_DIR is set (job_fence): without the
-         * submitter's environment, this slaqd's, which the agent's own
-         * would otherwise be. */
-        extern char **environ;
-        e = json_array();
-        for (char **p = environ; *p; p++)
-            json_array_append_new(e, json_string(*p));
-    }
-    if (e)
-        json_object_set_new(m, "env", e);
+    if (env)
+        json_object_set_new(m, "env", json_deep_copy(env));
     if (j->resumed_from) /* its agent renames that job's checkpoint first */
         json_object_set_new(m, "resume_from", json_integer(j->resumed_from));
     return m;
@@ -213,17 +210,17 @@ static void job_fence(sd_daemon *d, sd_job *j)
     if (mkdir(to, 0700) < 0 && errno != EEXIST)
         sd_log(d, 0, "job %lld: cannot create %s: %s", (long long)j->id, to,
                strerror(errno));
+    /* The generation's directory is the job's SLAQ_CHECKPOINT_DIR on its
+     * agent ("checkpoint_dir"); one the submitter's environment names
+     * would let an old generation write where the new one reads, so it
+     * is taken out. */
     json_t *env = json_object_get(j->launch, "env");
     for (size_t i = json_array_size(env); i-- > 0;) {
         const char *kv = json_string_value(json_array_get(env, i));
         if (kv && !strncmp(kv, "SLAQ_CHECKPOINT_DIR=", 20))
             json_array_remove(env, i);
     }
-    char *kv = NULL;
-    if (env && asprintf(&kv, "SLAQ_CHECKPOINT_DIR=%s", to) >= 0) {
-        json_array_append_new(env, json_string(kv));
-        free(kv);
-    }
+    json_object_set_new(j->launch, "checkpoint_dir", json_string(to));
     if (j->gen > 1) {
         char detail[32];
         snprintf(detail, sizeof detail, "generation %u", j->gen);
@@ -683,22 +680,63 @@ static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)
                why);
 }
 
+/*
+ * The agent link's handshake on the controller's side (link.h): the
+ * agent's hello is answered with this side's nonce and proof; the agent's
+ * proof is a credential like a token, checked under conn.c's rate limits
+ * (per address, per port, overall) and counted when wrong.
+ */
+void cluster_handshake(sd_daemon *d, sd_conn *c, const char *line,
+                       size_t len)
+{
+    char out[LINK_MAX_HANDSHAKE], err[256], msg[400];
+    uint64_t held;
+    if (c->link->state == LINK_NEW) {
+        int n = link_on_hello(c->link, d->link_key, line, len, out,
+                              sizeof out, err, sizeof err);
+        if (n < 0) {
+            if (sd_ratelog_ok(&d->auth_log, &held))
+                sd_log(d, 0, "agent connection from %s: refused: %s (%llu "
+                       "not logged)", c->peer, err, (unsigned long long)held);
+            snprintf(msg, sizeof msg, "the agent port speaks the agent "
+                     "link (docs/protocol.md): %s", err);
+            conn_refuse(d, c, "bad_handshake", msg);
+            return;
+        }
+        conn_send_raw(d, c, out, (size_t)n);
+        return;
+    }
+    double wait = conn_auth_wait(d, c);
+    if (wait > 0) {
+        snprintf(msg, sizeof msg, "too many failed attempts; try again in "
+                 "%.1f s", wait);
+        conn_refuse(d, c, "rate_limited", msg);
+        return;
+    }
+    int rc = link_on_proof(c->link, d->link_key, line, len, err, sizeof err);
+    if (rc == -2) {
+        conn_auth_failed(d, c, "a wrong proof of the agent token");
+        conn_refuse(d, c, "unauthorized", "the agent link's proof does not "
+                    "match this controller's agent token");
+        return;
+    }
+    if (rc < 0) {
+        if (sd_ratelog_ok(&d->auth_log, &held))
+            sd_log(d, 0, "agent connection from %s: refused: %s (%llu not "
+                   "logged)", c->peer, err, (unsigned long long)held);
+        conn_refuse(d, c, "bad_handshake", err);
+        return;
+    }
+    conn_auth_succeeded(d, c);
+}
+
 void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
 {
     const char *type = json_string_value(json_object_get(msg, "type"));
-    if (!c->authed) {
-        const char *tok = json_string_value(json_object_get(msg, "token"));
-        if (!tok || !d->cfg.agent_token ||
-            !sd_secret_equal(tok, d->cfg.agent_token) ||
-            strcmp(type, "register")) {
-            d->auth_failures_total++;
-            uint64_t held;
-            if (sd_ratelog_ok(&d->auth_log, &held))
-                sd_log(d, 0, "agent connection from %s: %s", c->peer,
-                       !tok ? "no token" : strcmp(type, "register")
-                       ? "first message is not register" : "a wrong token");
-            send_err(d, c, "unauthorized", "the first message on the agent "
-                     "port must be \"register\" with the agent token");
+    if (!c->authed) { /* the link is open: the agent proved the token */
+        if (strcmp(type, "register")) {
+            send_err(d, c, "bad_message", "the first message on the agent "
+                     "link must be \"register\"");
             c->closing = 1;
             return;
         }

@@ -223,13 +223,16 @@ static const sd_user *conn_who(sd_daemon *d, sd_conn *c)
 
 /* ------------------------------------------------- failed authentication */
 
-/* The slot of peer's failures: its own, a free one, or the oldest. */
-static sd_authfail *authfail_slot(sd_daemon *d, const char *peer, int add)
+/* The slot of c's address's failures on c's port (a guesser on the
+ * control port does not lock the same address's agent out): its own, a
+ * free one, or the oldest. */
+static sd_authfail *authfail_slot(sd_daemon *d, const sd_conn *c, int add)
 {
+    const char *peer = c->peer;
     sd_authfail *oldest = &d->authfail[0];
     for (size_t i = 0; i < SD_AUTH_SLOTS; i++) {
         sd_authfail *a = &d->authfail[i];
-        if (a->peer[0] && !strcmp(a->peer, peer))
+        if (a->peer[0] && a->agent == c->agent && !strcmp(a->peer, peer))
             return a;
         if (a->seen < oldest->seen)
             oldest = a;
@@ -238,41 +241,88 @@ static sd_authfail *authfail_slot(sd_daemon *d, const char *peer, int add)
         return NULL;
     memset(oldest, 0, sizeof *oldest);
     snprintf(oldest->peer, sizeof oldest->peer, "%s", peer);
+    oldest->agent = c->agent;
     return oldest;
 }
 
-/* Seconds the peer must still wait before a credential of its is checked
- * again (0: none; always on the Unix socket). */
-static double auth_wait(sd_daemon *d, const sd_conn *c)
+/* Refills b (rate per second, at most burst) and returns the seconds
+ * until it holds one whole failure. */
+static double bucket_wait(sd_authrate *b, double rate, double burst,
+                          double now)
 {
-    if (!c->tcp)
-        return 0;
-    sd_authfail *a = authfail_slot(d, c->peer, 0);
-    double now = sd_mono();
-    return a && a->until > now ? a->until - now : 0;
+    if (b->last <= 0)
+        b->tokens = burst;
+    else if (now > b->last)
+        b->tokens = fmin(burst, b->tokens + (now - b->last) * rate);
+    b->last = now;
+    return b->tokens >= 1 ? 0 : (1 - b->tokens) / rate;
+}
+
+/* The bucket of the port c came in on. */
+static sd_authrate *port_bucket(sd_daemon *d, const sd_conn *c)
+{
+    return c->agent ? &d->auth_rate_agents : &d->auth_rate_tcp;
 }
 
 /*
- * A wrong token or job secret: the peer waits 0.1 s after its first
- * failure, twice as long after each further one in a row (at most
- * SD_AUTH_DELAY_MAX), and attempts in the meantime are refused without
- * being checked — so guessing runs at a few tries a minute, not thousands
- * a second. Logged at most once per SD_LOG_INTERVAL with the count.
+ * Seconds the peer must still wait before a credential of its is checked
+ * (0: now; always on the Unix socket). Three limits: its address's
+ * lock-out (below), its port's bucket and all ports' bucket. The buckets
+ * hold however many addresses a guesser rotates through (every 127.x.y.z
+ * is a local user's): SD_AUTH_PORT_RATE failed checks a second per port,
+ * SD_AUTH_ALL_RATE on all together. The price: while someone guesses at
+ * that rate, others' attempts on that port are refused too, until it
+ * stops (docs/security.md).
  */
-static void auth_failed(sd_daemon *d, sd_conn *c, const char *what)
+double conn_auth_wait(sd_daemon *d, const sd_conn *c)
+{
+    if (!c->tcp)
+        return 0;
+    sd_authfail *a = authfail_slot(d, c, 0);
+    double now = sd_mono();
+    double wait = a && a->until > now ? a->until - now : 0;
+    double w = bucket_wait(port_bucket(d, c), SD_AUTH_PORT_RATE,
+                           SD_AUTH_PORT_BURST, now);
+    if (w > wait)
+        wait = w;
+    w = bucket_wait(&d->auth_rate_all, SD_AUTH_ALL_RATE, SD_AUTH_ALL_BURST,
+                    now);
+    if (w > wait)
+        wait = w;
+    if (wait > 0)
+        d->auth_limited_total++;
+    return wait;
+}
+
+/*
+ * A wrong token, job secret or agent-link proof: the peer waits 0.1 s
+ * after its first failure, twice as long after each further one in a row
+ * (at most SD_AUTH_DELAY_MAX), and attempts in the meantime are refused
+ * without being checked — so guessing runs at a few tries a minute, not
+ * thousands a second; the failure is also charged to its port's and all
+ * ports' buckets (conn_auth_wait). Logged at most once per
+ * SD_LOG_INTERVAL with the count.
+ */
+void conn_auth_failed(sd_daemon *d, sd_conn *c, const char *what)
 {
     unsigned fails = 1;
     /* Over TCP only: on the Unix socket every peer of one user would
      * share the lock-out, so a failing one could keep the others' jobs
      * from reconnecting; a 256-bit job secret is not guessed anyway. */
     if (c->tcp) {
-        sd_authfail *a = authfail_slot(d, c->peer, 1);
+        sd_authfail *a = authfail_slot(d, c, 1);
         double now = sd_mono();
         fails = ++a->fails;
         a->seen = now;
         double delay = 0.1 * pow(2, fails > 20 ? 20 : fails - 1);
         a->until = now + (delay < SD_AUTH_DELAY_MAX ? delay
                                                     : SD_AUTH_DELAY_MAX);
+        bucket_wait(port_bucket(d, c), SD_AUTH_PORT_RATE, SD_AUTH_PORT_BURST,
+                    now);
+        port_bucket(d, c)->tokens -= 1;
+        bucket_wait(&d->auth_rate_all, SD_AUTH_ALL_RATE, SD_AUTH_ALL_BURST,
+                    now);
+        d->auth_rate_all.tokens -= 1;
     }
     d->auth_failures_total++;
     uint64_t held;
@@ -282,9 +332,9 @@ static void auth_failed(sd_daemon *d, sd_conn *c, const char *what)
                fails, (unsigned long long)held);
 }
 
-static void auth_succeeded(sd_daemon *d, const sd_conn *c)
+void conn_auth_succeeded(sd_daemon *d, const sd_conn *c)
 {
-    sd_authfail *a = c->tcp ? authfail_slot(d, c->peer, 0) : NULL;
+    sd_authfail *a = c->tcp ? authfail_slot(d, c, 0) : NULL;
     if (a)
         memset(a, 0, sizeof *a);
 }
@@ -360,8 +410,12 @@ void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events)
             return;
         }
         sd_conn *c = conn_add(d, fd, h == &d->tcp_h || h == &d->agents_h);
-        if (c)
-            c->agent = h == &d->agents_h;
+        if (c && h == &d->agents_h) {
+            c->agent = 1;
+            c->link = calloc(1, sizeof *c->link);
+            if (!c->link)
+                conn_close(d, c);
+        }
     }
 }
 
@@ -433,6 +487,9 @@ void conn_reap(sd_daemon *d)
         d->buffered -= c->rcap + c->wcap;
         free(c->rbuf);
         free(c->wbuf);
+        if (c->link)
+            link_wipe(c->link);
+        free(c->link);
         free(c);
     }
 }
@@ -509,6 +566,23 @@ static void overloaded(sd_daemon *d, sd_conn *c, const char *what)
 
 void conn_send_line(sd_daemon *d, sd_conn *c, const char *s, size_t len)
 {
+    if (!c->link) {
+        conn_send_raw(d, c, s, len);
+        return;
+    }
+    if (c->link->state != LINK_OPEN || c->h.fd < 0 || c->wdead)
+        return;
+    char *sealed = malloc(LINK_SEALED_LEN(len) + 1);
+    size_t n = sealed ? link_seal(c->link, s, len, sealed) : 0;
+    if (n)
+        conn_send_raw(d, c, sealed, n);
+    else /* a line skipped would desynchronise the link's count */
+        conn_close(d, c);
+    free(sealed);
+}
+
+void conn_send_raw(sd_daemon *d, sd_conn *c, const char *s, size_t len)
+{
     if (c->h.fd < 0 || c->wdead)
         return;
     size_t done = 0; /* bytes of the line and its newline already sent */
@@ -567,6 +641,21 @@ void conn_send(sd_daemon *d, sd_conn *c, json_t *msg)
         return;
     conn_send_line(d, c, s, strlen(s));
     free(s);
+}
+
+void conn_refuse(sd_daemon *d, sd_conn *c, const char *code,
+                 const char *msg)
+{
+    json_t *m = json_pack("{s:s, s:s, s:s}", "type", "error", "code", code,
+                          "message", msg);
+    char *s = m ? json_dumps(m, JSON_COMPACT) : NULL;
+    if (s)
+        conn_send_raw(d, c, s, strlen(s));
+    free(s);
+    json_decref(m);
+    c->closing = 1;
+    if (c->h.fd >= 0)
+        conn_flush(d, c);
 }
 
 /* Sends {"type":"error","code":..,"message":..} and logs it. */
@@ -701,18 +790,18 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
         if (j && j->secret[0]) { /* it must prove the job is its own */
             const char *sec = json_string_value(json_object_get(msg,
                                                                 "secret"));
-            double wait = auth_wait(d, c);
+            double wait = conn_auth_wait(d, c);
             int ok = 0;
             if (wait > 0) {
                 send_error(d, c, "rate_limited", "too many failed attempts "
                            "from %s; try again in %.1f s", c->peer, wait);
             } else if (!sec || !sd_secret_equal(sec, j->secret)) {
-                auth_failed(d, c, "a hello without the job's secret");
+                conn_auth_failed(d, c, "a hello without the job's secret");
                 send_error(d, c, "unauthorized", "job %lld is not this "
                            "connection's: its hello must carry the job's "
                            "secret (SLAQ_JOB_SECRET)", (long long)j->id);
             } else {
-                auth_succeeded(d, c);
+                conn_auth_succeeded(d, c);
                 ok = 1;
             }
             if (!ok) {
@@ -838,7 +927,7 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
     }
     if (c->tcp && !c->authed) {
         const char *tok = json_string_value(json_object_get(msg, "token"));
-        double wait = auth_wait(d, c);
+        double wait = conn_auth_wait(d, c);
         if (wait > 0) {
             send_error(d, c, "rate_limited", "too many failed attempts from "
                        "%s; try again in %.1f s", c->peer, wait);
@@ -856,7 +945,7 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
             c->who.admin = 0;
             c->who_known = 1;
         } else {
-            auth_failed(d, c, tok ? "a wrong token" : "no token");
+            conn_auth_failed(d, c, tok ? "a wrong token" : "no token");
             send_error(d, c, "unauthorized", "the first message on a TCP "
                        "connection must carry a valid \"token\"");
         }
@@ -865,7 +954,7 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
             conn_flush(d, c);
             goto out;
         }
-        auth_succeeded(d, c);
+        conn_auth_succeeded(d, c);
     }
     if (!strcmp(type, "report")) {
         if (c->kind != CONN_JOB)
@@ -931,13 +1020,51 @@ out:
     json_decref(msg);
 }
 
+/*
+ * A line on an agent link (link.h): a handshake line while the link is
+ * not open, else a sealed message, opened and handed to on_message. A
+ * line that does not open (altered, replayed, reordered, or not from the
+ * peer that proved the token) closes the connection: nothing after it
+ * could be trusted either.
+ */
+static void link_line(sd_daemon *d, sd_conn *c, char *line, size_t len)
+{
+    c->spoke = 1;
+    if (c->link->state != LINK_OPEN) {
+        if (c->agent)
+            cluster_handshake(d, c, line, len);
+        else
+            agent_handshake(d, c, line, len);
+        return;
+    }
+    /* The plaintext is parsed at once (on_message), before anything that
+     * could read another connection and come back here. */
+    static char plain[SD_MAX_REQUEST + 64];
+    long n = link_open(c->link, line, len, plain, sizeof plain);
+    if (n < 0) {
+        d->link_refused_total++;
+        uint64_t held;
+        if (sd_ratelog_ok(&d->auth_log, &held))
+            sd_log(d, 0, "agent link %s (%s): line %llu from the peer does "
+                   "not open (altered, replayed, out of order or not "
+                   "sealed); connection closed (%llu not logged)",
+                   c->upstream ? "to the controller" : "from an agent",
+                   c->peer, (unsigned long long)c->link->rxn + 1,
+                   (unsigned long long)held);
+        conn_close(d, c);
+        return;
+    }
+    on_message(d, c, plain, (size_t)n);
+}
+
 /* The longest line c may send: job sessions are held to less. */
 static size_t line_limit(const sd_conn *c)
 {
+    if (c->link) /* a start carries its environment, sealed */
+        return c->link->state == LINK_OPEN ? SD_MAX_SEALED
+                                           : LINK_MAX_HANDSHAKE;
     if (c->tcp && !c->authed)
         return SD_MAX_UNAUTH_LINE;
-    if (c->agent || c->upstream) /* starts carry their environment */
-        return SD_MAX_REQUEST;
     return c->kind == CONN_JOB || !c->may_control ? SD_MAX_LINE
                                                   : SD_MAX_REQUEST;
 }
@@ -959,8 +1086,12 @@ static size_t handle_lines(sd_daemon *d, sd_conn *c, char *buf, size_t len)
             conn_flush(d, c);
             return len;
         }
-        if (n > 0 && !(n == 1 && buf[pos] == '\r'))
-            on_message(d, c, buf + pos, n);
+        if (n > 0 && !(n == 1 && buf[pos] == '\r')) {
+            if (c->link)
+                link_line(d, c, buf + pos, n);
+            else
+                on_message(d, c, buf + pos, n);
+        }
         pos += n + 1;
     }
     return pos;
@@ -968,8 +1099,8 @@ static size_t handle_lines(sd_daemon *d, sd_conn *c, char *buf, size_t len)
 
 static void conn_read(sd_daemon *d, sd_conn *c)
 {
-    /* A partial line (up to SD_MAX_REQUEST) plus one read. */
-    static char buf[SD_MAX_REQUEST + 256 * 1024];
+    /* A partial line (up to SD_MAX_SEALED) plus one read. */
+    static char buf[SD_MAX_SEALED + 256 * 1024];
     for (;;) {
         size_t have = 0;
         if (c->rlen) { /* a partial line first */
@@ -1082,8 +1213,8 @@ void conn_tick(sd_daemon *d)
     accept_episode_end(d, now);
     for (sd_conn *c = d->conns, *next; c; c = next) {
         next = c->next;
-        if (!c->spoke && !c->closing &&
-            now - c->opened > SD_HELLO_TIMEOUT_S) {
+        if ((!c->spoke || (c->link && c->link->state != LINK_OPEN)) &&
+            !c->closing && now - c->opened > SD_HELLO_TIMEOUT_S) {
             d->idle_closed++;
             sd_log(d, 1, "connection %d (%s): no message in %g s; closed",
                    c->h.fd, c->peer, SD_HELLO_TIMEOUT_S);

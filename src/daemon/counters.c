@@ -174,8 +174,17 @@ static const counter_row counters[] = {
      "Messages refused since slaqd started.",
      FIELD(CTR_U64, errors_total)},
     {"auth_failures_total", "slaq_auth_failures_total", "counter",
-     "Wrong or missing tokens and job secrets since slaqd started.",
+     "Wrong or missing tokens, job secrets and agent-link proofs since "
+     "slaqd started.",
      FIELD(CTR_U64, auth_failures_total)},
+    {"auth_limited_total", "slaq_auth_limited_total", "counter",
+     "Credentials refused unchecked by the failed-authentication rate "
+     "limits (per address, per port, overall).",
+     FIELD(CTR_U64, auth_limited_total)},
+    {"agent_link_refused_total", "slaq_agent_link_refused_total", "counter",
+     "Agent-link lines that did not open (altered, replayed or out of "
+     "order): each closed its connection.",
+     FIELD(CTR_U64, link_refused_total)},
     {"store_ok", "slaq_store_ok", "gauge",
      "1 while the database takes writes, 0 while commits fail.",
      FN(CTR_BOOL, ctr_store_ok)},

@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "slaq/slaq.h"
+#include "daemon/link.h"
 
 #define SD_MAX_LINE (64 * 1024)       /* longest line in a job session */
 #define SD_MAX_REQUEST (1024 * 1024)  /* ... in others (a submit carries
@@ -36,6 +37,8 @@
 #define SD_MAX_WBUF (4 * 1024 * 1024) /* unread output before a drop */
 #define SD_MAX_BUFFERED (32 * 1024 * 1024) /* all connections' buffers */
 #define SD_MAX_UNAUTH_LINE 4096       /* a TCP peer's line before its token */
+#define SD_MAX_SEALED LINK_SEALED_LEN(SD_MAX_REQUEST) /* a sealed agent-link
+                                         line (link.h) */
 #define SD_HELLO_TIMEOUT_S 10.0       /* to send a first whole message */
 #define SD_LS_PAGE 1000               /* jobs in one ls reply at most */
 #define SD_STORE_PENDING (1 << 20)    /* reports kept while writes fail */
@@ -57,6 +60,14 @@
 #define SD_MAX_ALLOW_UIDS 32          /* --allow-uid entries */
 #define SD_AUTH_SLOTS 256             /* addresses with failed attempts kept */
 #define SD_AUTH_DELAY_MAX 30.0        /* longest lock-out after failures, s */
+/* Failed checks of a credential over TCP, whatever the source addresses
+ * (conn.c): per listening port, and all ports together. A check beyond
+ * them is refused unchecked. */
+#define SD_AUTH_PORT_RATE 5.0         /* per second on one port ... */
+#define SD_AUTH_PORT_BURST 4.0        /* ... after a burst of this many:
+                                         at most 9 in any second */
+#define SD_AUTH_ALL_RATE 8.0          /* per second on all ports ... */
+#define SD_AUTH_ALL_BURST 8.0         /* ... after a burst of this many */
 #define SD_LOG_INTERVAL 10.0          /* rate-limited log lines: at most */
 #define SD_LOG_BURST 10               /* this many per interval per kind */
 
@@ -292,6 +303,8 @@ typedef struct sd_conn {
     int agent;            /* came in on the --agents listener */
     int upstream;         /* an agent's link to its controller */
     int node;             /* agent connection: its node, -1 until register */
+    sd_link *link;        /* agent or upstream: the link's handshake and
+                             keys (link.h); NULL on other connections */
     struct sd_conn *prev, *next;
 } sd_conn;
 
@@ -350,9 +363,16 @@ typedef struct sd_ratelog {
     uint64_t held;        /* lines held back since the last one logged */
 } sd_ratelog;
 
+/* A token bucket of failed authentications (conn.c). */
+typedef struct sd_authrate {
+    double tokens;        /* checks that may still fail now */
+    double last;          /* monotonic time of the last refill, 0: never */
+} sd_authrate;
+
 /* Failed authentications from one peer (conn.c). */
 typedef struct sd_authfail {
     char peer[48];
+    int agent;            /* on the agent port (else the control port) */
     unsigned fails;       /* in a row */
     double until;         /* monotonic: attempts refused unchecked till then */
     double seen;          /* last failure, monotonic */
@@ -409,6 +429,9 @@ struct sd_daemon {
     double started;
     sd_authfail authfail[SD_AUTH_SLOTS];
     uint64_t auth_failures_total;
+    uint64_t auth_limited_total; /* attempts refused unchecked (rate) */
+    sd_authrate auth_rate_tcp, auth_rate_agents, auth_rate_all;
+    uint64_t link_refused_total; /* agent-link lines that did not open */
     sd_ratelog auth_log;
     sd_ratelog reject_log; /* rejected messages (errors_total counts all) */
     size_t buffered;      /* bytes held in all connections' buffers */
@@ -427,6 +450,8 @@ struct sd_daemon {
     ino_t sock_ino;       /* only that file is removed at exit */
     mode_t job_umask;     /* the umask slaqd was started with, for jobs */
     int quit;
+    /* cluster: the agent link's key, from the agent token (link.h) */
+    unsigned char link_key[LINK_KEY_BYTES];
     /* cluster: the controller's nodes and agent listener (cluster.c) */
     sd_handler agents_h;
     sd_node *nodes;
@@ -464,6 +489,10 @@ int sd_ratelog_ok(sd_ratelog *r, uint64_t *held);
  * does not depend on where they differ. */
 int sd_secret_equal(const char *given, const char *expected);
 
+/* Derives d->link_key from the agent token (link.h), then wipes and frees
+ * the token; 0, or -1 after logging why not. */
+int sd_link_key(sd_daemon *d);
+
 int sd_epoll_add(sd_daemon *d, sd_handler *h, uint32_t events);
 int sd_epoll_mod(sd_daemon *d, sd_handler *h, uint32_t events);
 void sd_epoll_del(sd_daemon *d, sd_handler *h);
@@ -482,8 +511,22 @@ int conn_listen_at(sd_daemon *d, const char *addr, sd_handler *h,
 void conn_accept(sd_daemon *d, sd_handler *h, uint32_t events);
 /* Queues one JSON message (a line) on c; steals nothing, c may close. */
 void conn_send(sd_daemon *d, sd_conn *c, json_t *msg);
-/* Queues one line (without its newline) on c. */
+/* Queues one line (without its newline) on c. On an agent link it is
+ * sealed, and dropped while the link is not open: nothing but the
+ * handshake is said in clear there. */
 void conn_send_line(sd_daemon *d, sd_conn *c, const char *s, size_t len);
+/* Queues one line on c as it is: the agent link's handshake. */
+void conn_send_raw(sd_daemon *d, sd_conn *c, const char *s, size_t len);
+/* Sends a plain {"type":"error"} line, then closes c once it is written:
+ * a peer refused before its link is open. */
+void conn_refuse(sd_daemon *d, sd_conn *c, const char *code,
+                 const char *msg);
+/* Failed authentication over TCP (rate limits, docs/security.md): the
+ * seconds c must wait before its credential may be checked (0: now; per
+ * address, per port and overall); a failed check counted and charged. */
+double conn_auth_wait(sd_daemon *d, const sd_conn *c);
+void conn_auth_failed(sd_daemon *d, sd_conn *c, const char *what);
+void conn_auth_succeeded(sd_daemon *d, const sd_conn *c);
 void conn_close(sd_daemon *d, sd_conn *c);
 /* Handles whatever input c has waiting now (a job that exited may have
  * written its last reports just before). */
@@ -762,8 +805,11 @@ double trace_eta90(const sd_job *j);
 
 /* cluster.c: the controller's side of the agent protocol */
 int cluster_listen(sd_daemon *d, const char *addr);
-/* A message on an agent connection (c->agent). */
+/* A message on an agent connection (c->agent), once its link is open. */
 void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg);
+/* A handshake line on an agent connection whose link is not open yet. */
+void cluster_handshake(sd_daemon *d, sd_conn *c, const char *line,
+                       size_t len);
 void cluster_conn_closed(sd_daemon *d, sd_conn *c);
 /* Starts a submitted job (fields filled, not yet forked) on a node;
  * 0, or -1 with err filled (the caller frees the job). */
@@ -786,6 +832,9 @@ void agent_message(sd_daemon *d, sd_conn *c, json_t *msg);
 /* The largest process id any Linux kernel gives (PID_MAX_LIMIT): an
  * agent's pid outside 2 .. SD_PID_MAX is refused (cluster.c). */
 #define SD_PID_MAX 4194304
+/* A handshake line from the controller before the link is open. */
+void agent_handshake(sd_daemon *d, sd_conn *c, const char *line,
+                     size_t len);
 void agent_conn_closed(sd_daemon *d, sd_conn *c);
 void agent_tick(sd_daemon *d);
 /* Relays a job's accepted report (or info) to the controller. */

@@ -315,9 +315,12 @@ static int env_is(const char *e, const char *name)
 /* Builds the child's environment: the submitter's (or slaqd's), without
  * any SLAQ_SOCKET / SLAQ_JOB_ID / SLAQ_JOB_SECRET, plus ours; for a job
  * run as another user than slaqd's, HOME, USER, LOGNAME and SHELL from
- * that user's passwd entry. */
+ * that user's passwd entry; ckdir (a controller's start: its shared
+ * checkpoint directory) or else the job's checkpoint directory here is
+ * SLAQ_CHECKPOINT_DIR unless the environment names one. */
 static char **child_env(sd_daemon *d, json_t *env, int64_t id,
-                        const char *secret, const sd_runas *ra)
+                        const char *secret, const sd_runas *ra,
+                        const char *ckdir)
 {
     static const char *const ident[] = {"HOME", "USER", "LOGNAME", "SHELL"};
     size_t n = 0;
@@ -364,7 +367,10 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id,
         out[k - 1] = NULL;
     /* Where a job suspended with a checkpoint leaves it (suspend.c),
      * unless the submitter chose a directory (shared between machines). */
-    if (!have_ckdir) {
+    if (!have_ckdir && ckdir) {
+        if (asprintf(&out[k++], "SLAQ_CHECKPOINT_DIR=%s", ckdir) < 0)
+            out[k - 1] = NULL;
+    } else if (!have_ckdir) {
         char dir[4200];
         checkpoint_dir_make(d, ra, dir, sizeof dir);
         char *adir = realpath(dir, NULL);
@@ -660,7 +666,10 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
     }
     if (user_runas_prepare(d, j->uid, j->user, &ra, err, errlen) < 0)
         goto fail;
-    envp = child_env(d, env, j->id, j->secret, &ra);
+    /* Only a controller's start (an agent's, with the job's secret) may
+     * name the checkpoint directory; a submit names it in its env. */
+    envp = child_env(d, env, j->id, j->secret, &ra, secret ?
+        json_string_value(json_object_get(req, "checkpoint_dir")) : NULL);
     if (!j->name || !j->cmd || !argv || !envp)
         goto nomem;
     for (size_t i = 0; i < argc; i++)

@@ -104,6 +104,23 @@ int sd_secret_equal(const char *given, const char *expected)
     return diff == 0;
 }
 
+int sd_link_key(sd_daemon *d)
+{
+    if (!d->cfg.agent_token || link_key_derive(d->cfg.agent_token,
+                                               d->link_key) < 0) {
+        sd_log(d, 0, "cannot derive the agent link's key (out of memory, or "
+               "no random source)");
+        return -1;
+    }
+    /* Only the key is needed from now on. */
+    volatile char *p = d->cfg.agent_token;
+    while (*p)
+        *p++ = 0;
+    free(d->cfg.agent_token);
+    d->cfg.agent_token = NULL;
+    return 0;
+}
+
 int sd_epoll_add(sd_daemon *d, sd_handler *h, uint32_t events)
 {
     struct epoll_event ev = {.events = events, .data.ptr = h};
@@ -183,7 +200,9 @@ static void usage(FILE *f)
         "  --agents ADDR:PORT  be a controller: node agents join here and\n"
         "                      run the jobs (needs an agent token)\n"
         "  --agent-token-file FILE  the agent token (or SLAQ_AGENT_TOKEN):\n"
-        "                      grants agent rights only\n"
+        "                      grants agent rights only; never sent: the\n"
+        "                      controller and each agent prove it to each\n"
+        "                      other, then seal every message\n"
         "  --pin-wait SECONDS  a job pinned to a node (--node) fails once\n"
         "                      that node has been down this long (default\n"
         "                      300; 0: it waits for its node forever)\n"
@@ -475,6 +494,9 @@ static int cluster_args(sd_config *c, sd_args *a)
         c->agent_token = read_token("--agent-token-file", a->agent_token_file);
     else if (env && strlen(env) >= 8)
         c->agent_token = strdup(env);
+    /* Not for the jobs: a job started without its submitter's environment
+     * gets this slaqd's. */
+    unsetenv("SLAQ_AGENT_TOKEN");
     if (!c->agent_token) {
         fprintf(stderr, "slaqd: %s needs an agent token of at least 8 "
                 "characters (--agent-token-file FILE or SLAQ_AGENT_TOKEN)\n",

@@ -6,8 +6,9 @@ WEB_FILES     := $(sort $(wildcard web/*.html web/*.js web/*.css web/*.svg))
 WEB_ASSETS_C  := $(BUILD)/gen/web_assets.c
 DAEMON_OBJS   := $(call OBJ,$(DAEMON_SRCS) $(WEB_ASSETS_C))
 SLAQD         := $(BUILD)/bin/slaqd
-DAEMON_LDLIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd sqlite3 jansson 2>/dev/null)
-PC_PKGS       += libmicrohttpd sqlite3
+# libsodium: the agent link's handshake and sealing (link.c).
+DAEMON_LDLIBS := $(shell $(PKG_CONFIG) --libs libmicrohttpd sqlite3 jansson libsodium 2>/dev/null)
+PC_PKGS       += libmicrohttpd sqlite3 libsodium
 PROGRAMS      += $(SLAQD)
 
 # libslaqio: the sweep spec reader (src/io/sweepspec.c), shared with slaq.
@@ -32,9 +33,17 @@ $(LOADGEN): $(call OBJ,bench/daemon/loadgen.c) $(LIBCLIENT_A)
 AGENTGEN := $(BUILD)/bin/slaq-agentgen
 PROGRAMS += $(AGENTGEN)
 
-$(AGENTGEN): $(call OBJ,bench/daemon/agentgen.c)
+$(AGENTGEN): $(call OBJ,bench/daemon/agentgen.c src/daemon/link.c)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs jansson libsodium 2>/dev/null)
+
+# tests/daemon/test_link.c: the agent link's handshake and sealing.
+LINK_TEST  := $(BUILD)/tests/test_link
+UNIT_TESTS += $(LINK_TEST)
+
+$(LINK_TEST): $(call OBJ,tests/daemon/test_link.c src/daemon/link.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(shell $(PKG_CONFIG) --libs jansson libsodium 2>/dev/null) $(UNIT_LDLIBS)
 
 # make check-daemon: the end-to-end suite with slaqd under valgrind, then
 # against the ASan/UBSan build (a slaqd that does not exit cleanly fails it).

@@ -20,6 +20,7 @@ import time
 
 import pytest
 
+from agentlink import AgentLink
 from conftest import BUILD, TOY, wait_for
 from test_cluster_agents import cluster, nodes_of  # noqa: F401 (fixture)
 
@@ -32,28 +33,14 @@ def proc_state(pid):
 
 
 def connect_as_agent(port, token, node, cores=2, jobs=()):
-    """Opens an agent connection to the controller at 127.0.0.1:port and
+    """Opens an agent connection to the controller at 127.0.0.1:port (the
+    agent link's handshake with the token: tests/e2e/agentlink.py) and
     registers `node` with `jobs` (the register's job entries). Returns
     (send(msg), recv() -> msg or None at EOF, close())."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=10)
-    rf = s.makefile("rb")
-
-    def send(msg):
-        s.sendall((json.dumps(msg) + "\n").encode())
-
-    def recv():
-        line = rf.readline()
-        return json.loads(line) if line else None
-
-    def close():
-        try:
-            s.close()
-        except OSError:
-            pass
-
-    send({"type": "register", "token": token, "node": node, "cores": cores,
-          "enforce": "signal", "jobs": list(jobs)})
-    return send, recv, close
+    link = AgentLink(port, token)
+    link.send({"type": "register", "node": node, "cores": cores,
+               "enforce": "signal", "jobs": list(jobs)})
+    return link.send, link.recv, link.close
 
 
 class FakeAgent:

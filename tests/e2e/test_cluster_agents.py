@@ -8,7 +8,6 @@ restarted controller loses nothing."""
 import json
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -16,6 +15,7 @@ import urllib.request
 
 import pytest
 
+from agentlink import AgentLink
 from conftest import TOY, free_port, old_state_db, wait_for
 from slaq.control import request
 
@@ -233,14 +233,15 @@ def test_agent_token_grants_agent_rights_only(cluster, tmp_path):
     ctl, _ = cluster(nodes=("n1",), extra=("--tcp", "127.0.0.1:%d" % tcp,
                                            "--token-file", str(ctl_token)))
     port = cluster.made["port"]
-    # Wrong token, or no register first: refused on the agent port.
+    # A clear-text register, or anything but the link's handshake: refused
+    # on the agent port (test_agent_link.py tries the wrong tokens).
     agent_port = ("127.0.0.1", port)
     r = request(agent_port, {"type": "register", "token": "wrong-token-000",
                              "node": "evil", "cores": 64, "jobs": []})
-    assert r["type"] == "error" and r["code"] == "unauthorized"
+    assert r["type"] == "error" and r["code"] == "bad_handshake"
     r = request(agent_port, {"type": "submit",
                              "token": "agent-secret-token-1", "cmd": ["true"]})
-    assert r["code"] == "unauthorized"
+    assert r["code"] == "bad_handshake"
     assert "evil" not in [n["name"] for n in nodes_of(ctl)]
     # The agent token does not open the control port.
     r = request(("127.0.0.1", tcp), {"type": "submit",
@@ -248,15 +249,15 @@ def test_agent_token_grants_agent_rights_only(cluster, tmp_path):
                                      "cmd": ["true"]})
     assert r.get("ok") is not True and r["code"] == "unauthorized"
     # ... nor does a control request ride on an agent's connection.
-    s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    s.sendall(json.dumps({"type": "register", "token":
-                          "agent-secret-token-1", "node": "n7", "cores": 1,
-                          "jobs": []}).encode() + b"\n")
-    f = s.makefile("rb")
-    assert json.loads(f.readline())["type"] == "welcome"
-    s.sendall(b'{"type":"submit","cmd":["true"]}\n')
-    assert json.loads(f.readline())["code"] == "unknown_type"
-    s.close()
+    link = AgentLink(port, "agent-secret-token-1")
+    link.send({"type": "register", "node": "n7", "cores": 1, "jobs": []})
+    assert link.recv()["type"] == "welcome"
+    link.send({"type": "submit", "cmd": ["true"]})
+    m = link.recv()
+    while m["type"] == "allocs":
+        m = link.recv()
+    assert m["code"] == "unknown_type"
+    link.close()
     assert [j for j in ctl.jobs()] == []
 
 
@@ -311,13 +312,12 @@ class FakeAgent:
     started as (docs/protocol.md, "start")."""
 
     def __init__(self, port, name):
-        self.s = socket.create_connection(("127.0.0.1", port), timeout=10)
-        self.f = self.s.makefile("rb")
+        self.link = AgentLink(port, "agent-secret-token-1")
         self.starts = []
         self.gens = {}
         self.lock = threading.Lock()
-        self.send({"type": "register", "token": "agent-secret-token-1",
-                   "node": name, "cores": 4, "enforce": "none", "jobs": []})
+        self.send({"type": "register", "node": name, "cores": 4,
+                   "enforce": "none", "jobs": []})
         self.t = threading.Thread(target=self._read, daemon=True)
         self.t.start()
 
@@ -325,12 +325,14 @@ class FakeAgent:
         if "job" in msg and "gen" not in msg:
             msg = dict(msg, gen=self.gens.get(msg["job"], 1))
         with self.lock:
-            self.s.sendall(json.dumps(msg).encode() + b"\n")
+            self.link.send(msg)
 
     def _read(self):
         try:
-            for line in self.f:
-                m = json.loads(line)
+            while True:
+                m = self.link.recv()
+                if m is None:
+                    break
                 if m["type"] == "start":
                     self.gens[m["job"]] = m.get("gen", 1)
                     self.starts.append(m["job"])
@@ -345,8 +347,7 @@ class FakeAgent:
                    "lower": [x - 1.0 / it], "upper": [x + 1.0 / it]})
 
     def close(self):
-        self.s.shutdown(socket.SHUT_RDWR)
-        self.s.close()
+        self.link.close()
 
 
 def test_lost_node_query_is_replayed_as_a_query(cluster):
@@ -511,19 +512,16 @@ def test_allocs_carry_changes_only_and_epochs_are_timed(cluster):
 
     def register(jobs):
         if conn:
-            conn["s"].close()
-        conn["s"] = socket.create_connection(("127.0.0.1", port), timeout=10)
-        conn["f"] = conn["s"].makefile("rb")
-        conn["s"].sendall(json.dumps({"type": "register", "token":
-                              "agent-secret-token-1", "node": "fake",
-                              "cores": 4, "enforce": "none",
-                              "jobs": jobs}).encode() + b"\n")
+            conn["l"].close()
+        conn["l"] = AgentLink(port, "agent-secret-token-1")
+        conn["l"].send({"type": "register", "node": "fake", "cores": 4,
+                        "enforce": "none", "jobs": jobs})
 
     def next_msg(kind):
         while True:
-            m = json.loads(conn["f"].readline())
+            m = conn["l"].recv()
             # A heartbeat for every message (allocs come every epoch).
-            conn["s"].sendall(b'{"type":"heartbeat"}\n')
+            conn["l"].send({"type": "heartbeat"})
             if m["type"] == kind:
                 return m
 
@@ -532,8 +530,7 @@ def test_allocs_carry_changes_only_and_epochs_are_timed(cluster):
     job = ctl.submit(TOY, "--forever", node="fake")
     start = next_msg("start")
     assert start["job"] == job
-    conn["s"].sendall(json.dumps({"type": "started", "job": job,
-                                  "pid": 999999}).encode() + b"\n")
+    conn["l"].send({"type": "started", "job": job, "pid": 999999})
     first = next_msg("allocs")
     while not first["jobs"]:  # an epoch before the start went out
         first = next_msg("allocs")
@@ -551,7 +548,7 @@ def test_allocs_carry_changes_only_and_epochs_are_timed(cluster):
     assert next_msg("welcome")["jobs"] == {str(job): -1}
     m = next_msg("allocs")
     assert m["jobs"] == [[job, first["jobs"][0][1]]], m
-    conn["s"].close()
+    conn["l"].close()
 
     st = ctl.request({"type": "status"})
     recent = st["recent_epochs"]

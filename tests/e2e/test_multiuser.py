@@ -25,6 +25,7 @@ import tempfile
 
 import pytest
 
+from agentlink import ControllerLink
 from conftest import BUILD, SLAQ, SLAQD, free_port, old_state_db, wait_for
 
 needs_root = pytest.mark.skipif(
@@ -487,28 +488,28 @@ def test_an_agent_refuses_a_uid_that_names_another_user_on_its_node(
                            state=os.path.join(open_dir, "agent"))
     conn, _ = lsn.accept()
     conn.settimeout(30)
-    lines = conn.makefile("rb")
+    link = ControllerLink(conn, "agent-secret-token-1")
 
     def until(kind):
         while True:
-            m = json.loads(lines.readline())
+            m = link.recv()
             if m["type"] == kind or m["type"] in ("started",
                                                   "start_failed"):
                 return m
     assert until("register")["node"] == "n1"
-    conn.sendall(json.dumps({"type": "welcome", "node": "n1", "epoch_s": 0.2,
-                             "grace_s": 1, "jobs": {}}).encode() + b"\n")
+    link.send({"type": "welcome", "node": "n1", "epoch_s": 0.2,
+               "grace_s": 1, "jobs": {}})
     alice = people.pw("alice")
     start = {"type": "start", "job": 1, "secret": "ab" * 32, "name": "x",
              "cmd": ["sleep", "300"], "cwd": alice.pw_dir,
              "uid": alice.pw_uid, "user": people.users["bob"]}
-    conn.sendall(json.dumps(start).encode() + b"\n")
+    link.send(start)
     m = until("start_failed")
     assert m["type"] == "start_failed", m
     assert "uid %d is %s on this node but %s on the controller" % (
         alice.pw_uid, alice.pw_name, people.users["bob"]) in m["message"]
     start.update(job=2, user=alice.pw_name)
-    conn.sendall(json.dumps(start).encode() + b"\n")
+    link.send(start)
     m = until("started")
     assert m["type"] == "started", m
     try:

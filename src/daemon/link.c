@@ -1,0 +1,275 @@
+/*
+ * link.c — the agent link's handshake and sealing (link.h; the protocol is
+ * docs/protocol.md, "The agent link"; why it is built so, docs/security.md).
+ *
+ * Why libsodium and not TLS: the link is one newline-delimited stream read
+ * by slaqd's single-threaded epoll loop; a handshake of three JSON lines
+ * and one AEAD call per line keep that loop's reading and writing as they
+ * are, and leave no certificate, cipher-suite or renegotiation setting to
+ * get wrong. The primitives are libsodium's (Argon2id, keyed BLAKE2b,
+ * IETF ChaCha20-Poly1305); nothing here is a cipher of its own.
+ */
+#include <jansson.h>
+#include <sodium.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/link.h"
+
+/* The protocol's version, in every label: keys and proofs of another
+ * version never match. */
+#define LINK_VERSION 1
+#define LABEL "slaq agent link 1: "
+#define AEAD_ABYTES crypto_aead_chacha20poly1305_ietf_ABYTES
+
+int link_key_derive(const char *token, unsigned char key[LINK_KEY_BYTES])
+{
+    /* A fixed salt: the token is the cluster's only secret, and both sides
+     * must derive the same key from it alone. */
+    static const unsigned char salt[crypto_pwhash_SALTBYTES] =
+        "slaq-agent-link";
+    if (sodium_init() < 0)
+        return -1;
+    return crypto_pwhash(key, LINK_KEY_BYTES, token, strlen(token), salt,
+                         crypto_pwhash_OPSLIMIT_INTERACTIVE,
+                         crypto_pwhash_MEMLIMIT_INTERACTIVE,
+                         crypto_pwhash_ALG_ARGON2ID13) == 0 ? 0 : -1;
+}
+
+/* keyed BLAKE2b-256 of LABEL what || na || nc: a proof or a key. */
+static void kdf(const unsigned char key[LINK_KEY_BYTES], const char *what,
+                const sd_link *l, unsigned char out[32])
+{
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, key, LINK_KEY_BYTES, 32);
+    crypto_generichash_update(&st, (const unsigned char *)LABEL,
+                              sizeof LABEL - 1);
+    crypto_generichash_update(&st, (const unsigned char *)what,
+                              strlen(what));
+    crypto_generichash_update(&st, l->na, sizeof l->na);
+    crypto_generichash_update(&st, l->nc, sizeof l->nc);
+    crypto_generichash_final(&st, out, 32);
+    sodium_memzero(&st, sizeof st);
+}
+
+/* Copies a peer's text for a log line: printable ASCII only, at most 120
+ * bytes, so that it carries no escape sequence into a terminal. */
+static void printable(char *dst, size_t cap, const char *s)
+{
+    size_t k = 0;
+    for (; s && *s && k + 1 < cap && k < 120; s++)
+        dst[k++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
+    dst[k] = 0;
+}
+
+/* Parses a handshake line of the given type; NULL with err filled if it is
+ * not one. An "error" from the peer is reported as what it said. */
+static json_t *parse(const char *line, size_t len, const char *type,
+                     char *err, size_t errlen)
+{
+    json_t *m = len <= LINK_MAX_HANDSHAKE ? json_loadb(line, len, 0, NULL)
+                                          : NULL;
+    const char *t = json_string_value(json_object_get(m, "type"));
+    if (t && !strcmp(t, type))
+        return m;
+    char a[128], b[128];
+    if (t && !strcmp(t, "error")) {
+        printable(a, sizeof a, json_string_value(json_object_get(m,
+                                                                 "code")));
+        printable(b, sizeof b, json_string_value(json_object_get(m,
+                                                                 "message")));
+        snprintf(err, errlen, "it refused the handshake: %s: %s", a, b);
+    } else if (t) {
+        printable(a, sizeof a, t);
+        snprintf(err, errlen, "it sent \"%s\" where \"%s\" was due (not "
+                 "slaqd's agent protocol version %d)", a, type,
+                 LINK_VERSION);
+    } else {
+        snprintf(err, errlen, "it sent a line that is not a %s message "
+                 "(not slaqd's agent protocol version %d)", type,
+                 LINK_VERSION);
+    }
+    json_decref(m);
+    return NULL;
+}
+
+/* The hex field name of m as n bytes; -1 with err filled if it is not. */
+static int hex_field(json_t *m, const char *name, unsigned char *bin,
+                     size_t n, char *err, size_t errlen)
+{
+    const char *s = json_string_value(json_object_get(m, name));
+    size_t got = 0;
+    if (!s || strlen(s) != 2 * n ||
+        sodium_hex2bin(bin, n, s, 2 * n, NULL, &got, NULL) != 0 || got != n) {
+        snprintf(err, errlen, "field \"%s\" must be %zu hex digits", name,
+                 2 * n);
+        return -1;
+    }
+    return 0;
+}
+
+static int put_line(char *out, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int put_line(char *out, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out, cap, fmt, ap);
+    va_end(ap);
+    return n > 0 && (size_t)n < cap ? n : -1;
+}
+
+/* Both directions' keys; the nonces are no longer needed after. */
+static void open_link(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
+                      int controller)
+{
+    unsigned char a2c[32], c2a[32];
+    kdf(key, "key agent to controller", l, a2c);
+    kdf(key, "key controller to agent", l, c2a);
+    memcpy(l->tx, controller ? c2a : a2c, 32);
+    memcpy(l->rx, controller ? a2c : c2a, 32);
+    sodium_memzero(a2c, sizeof a2c);
+    sodium_memzero(c2a, sizeof c2a);
+    l->txn = l->rxn = 0;
+    l->state = LINK_OPEN;
+}
+
+int link_hello(sd_link *l, char *out, size_t cap)
+{
+    char na[2 * LINK_NONCE_BYTES + 1];
+    randombytes_buf(l->na, sizeof l->na);
+    sodium_bin2hex(na, sizeof na, l->na, sizeof l->na);
+    l->state = LINK_HELLO_SENT;
+    return put_line(out, cap, "{\"type\":\"link_hello\",\"version\":%d,"
+                    "\"nonce\":\"%s\"}", LINK_VERSION, na);
+}
+
+int link_on_hello(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
+                  const char *line, size_t len, char *out, size_t cap,
+                  char *err, size_t errlen)
+{
+    json_t *m = parse(line, len, "link_hello", err, errlen);
+    if (!m)
+        return -1;
+    json_t *v = json_object_get(m, "version");
+    if (!json_is_integer(v) || json_integer_value(v) != LINK_VERSION) {
+        snprintf(err, errlen, "link_hello: field \"version\" must be %d",
+                 LINK_VERSION);
+        json_decref(m);
+        return -1;
+    }
+    int rc = hex_field(m, "nonce", l->na, sizeof l->na, err, errlen);
+    json_decref(m);
+    if (rc < 0)
+        return -1;
+    randombytes_buf(l->nc, sizeof l->nc);
+    unsigned char proof[32];
+    char nc[2 * LINK_NONCE_BYTES + 1], hp[65];
+    kdf(key, "proof of the controller", l, proof);
+    sodium_bin2hex(nc, sizeof nc, l->nc, sizeof l->nc);
+    sodium_bin2hex(hp, sizeof hp, proof, sizeof proof);
+    l->state = LINK_CHALLENGED;
+    return put_line(out, cap, "{\"type\":\"link_challenge\",\"nonce\":\"%s\","
+                    "\"proof\":\"%s\"}", nc, hp);
+}
+
+int link_on_challenge(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
+                      const char *line, size_t len, char *out, size_t cap,
+                      char *err, size_t errlen)
+{
+    unsigned char given[32], want[32];
+    json_t *m = parse(line, len, "link_challenge", err, errlen);
+    if (!m)
+        return -1;
+    int rc = hex_field(m, "nonce", l->nc, sizeof l->nc, err, errlen);
+    if (rc == 0)
+        rc = hex_field(m, "proof", given, sizeof given, err, errlen);
+    json_decref(m);
+    if (rc < 0)
+        return -1;
+    kdf(key, "proof of the controller", l, want);
+    if (sodium_memcmp(given, want, sizeof want) != 0) {
+        snprintf(err, errlen, "it did not prove it holds the agent token "
+                 "(a wrong token, or not the controller)");
+        return -1;
+    }
+    char hp[65];
+    kdf(key, "proof of the agent", l, want);
+    sodium_bin2hex(hp, sizeof hp, want, sizeof want);
+    open_link(l, key, 0);
+    return put_line(out, cap, "{\"type\":\"link_proof\",\"proof\":\"%s\"}",
+                    hp);
+}
+
+int link_on_proof(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
+                  const char *line, size_t len, char *err, size_t errlen)
+{
+    unsigned char given[32], want[32];
+    json_t *m = parse(line, len, "link_proof", err, errlen);
+    if (!m)
+        return -1;
+    int rc = hex_field(m, "proof", given, sizeof given, err, errlen);
+    json_decref(m);
+    if (rc < 0)
+        return -1;
+    kdf(key, "proof of the agent", l, want);
+    if (sodium_memcmp(given, want, sizeof want) != 0) {
+        snprintf(err, errlen, "a wrong proof of the agent token");
+        return -2;
+    }
+    open_link(l, key, 1);
+    return 0;
+}
+
+/* The nonce of the n-th line of a direction: n, little-endian. */
+static void line_nonce(uint64_t n,
+    unsigned char npub[crypto_aead_chacha20poly1305_ietf_NPUBBYTES])
+{
+    memset(npub, 0, crypto_aead_chacha20poly1305_ietf_NPUBBYTES);
+    for (int i = 0; i < 8; i++)
+        npub[i] = (unsigned char)(n >> (8 * i));
+}
+
+size_t link_seal(sd_link *l, const char *s, size_t len, char *out)
+{
+    unsigned char npub[crypto_aead_chacha20poly1305_ietf_NPUBBYTES];
+    unsigned char *c = malloc(len + AEAD_ABYTES);
+    if (!c)
+        return 0;
+    unsigned long long clen = 0;
+    line_nonce(l->txn++, npub);
+    crypto_aead_chacha20poly1305_ietf_encrypt(c, &clen,
+                                              (const unsigned char *)s, len,
+                                              NULL, 0, NULL, npub, l->tx);
+    sodium_bin2base64(out, LINK_SEALED_LEN(len) + 1, c, (size_t)clen,
+                      sodium_base64_VARIANT_ORIGINAL);
+    free(c);
+    return LINK_SEALED_LEN(len);
+}
+
+long link_open(sd_link *l, const char *line, size_t len, char *out,
+               size_t cap)
+{
+    unsigned char npub[crypto_aead_chacha20poly1305_ietf_NPUBBYTES];
+    size_t blen = 0;
+    if (l->state != LINK_OPEN ||
+        sodium_base642bin((unsigned char *)out, cap, line, len, NULL, &blen,
+                          NULL, sodium_base64_VARIANT_ORIGINAL) != 0 ||
+        blen < AEAD_ABYTES)
+        return -1;
+    unsigned long long mlen = 0;
+    line_nonce(l->rxn, npub);
+    if (crypto_aead_chacha20poly1305_ietf_decrypt(
+            (unsigned char *)out, &mlen, NULL, (const unsigned char *)out,
+            blen, NULL, 0, npub, l->rx) != 0)
+        return -1;
+    l->rxn++;
+    return (long)mlen;
+}
+
+void link_wipe(sd_link *l)
+{
+    sodium_memzero(l, sizeof *l);
+}

@@ -1,0 +1,96 @@
+/*
+ * link.h — the authenticated, encrypted agent link (docs/protocol.md,
+ * "The agent link"; docs/security.md, "The cluster").
+ *
+ * The controller and each node agent hold the agent token. From it both
+ * derive a key (Argon2id, so that a guess checked offline costs what it
+ * costs here). A connection opens with a handshake of three lines in
+ * clear, each side sending a fresh random nonce and proving it holds the
+ * key by a keyed hash (BLAKE2b) over both nonces and its role; neither
+ * sends the token or the key. Both then derive one key per direction, and
+ * every later line is sealed with ChaCha20-Poly1305 under that direction's
+ * key, its nonce the count of lines sent before it in that direction, and
+ * written in base64: a line altered, replayed, reordered or dropped fails
+ * to open, and the connection is closed.
+ *
+ * This file is the protocol and its cryptography only (libsodium): no
+ * sockets, no daemon state. slaqd (conn.c, agent.c, cluster.c) and
+ * slaq-agentgen use it.
+ */
+#ifndef SLAQ_DAEMON_LINK_H
+#define SLAQ_DAEMON_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LINK_KEY_BYTES 32
+#define LINK_NONCE_BYTES 32
+/* Bytes a sealed line of len plaintext bytes takes (base64, no newline). */
+#define LINK_SEALED_LEN(len) ((((len) + 16 + 2) / 3) * 4)
+/* The longest handshake line either side accepts. */
+#define LINK_MAX_HANDSHAKE 512
+
+typedef enum link_state {
+    LINK_NEW,        /* nothing sent yet */
+    LINK_HELLO_SENT, /* agent: hello sent, waits for the challenge */
+    LINK_CHALLENGED, /* controller: challenge sent, waits for the proof */
+    LINK_OPEN        /* both proved: every line is sealed */
+} link_state;
+
+typedef struct sd_link {
+    link_state state;
+    unsigned char na[LINK_NONCE_BYTES]; /* the agent's nonce */
+    unsigned char nc[LINK_NONCE_BYTES]; /* the controller's nonce */
+    unsigned char tx[32], rx[32];       /* this side's keys once open */
+    uint64_t txn, rxn;                  /* lines sealed / opened so far */
+} sd_link;
+
+/* Derives the link key from the agent token (Argon2id, 64 MiB and about
+ * 0.1 s), initialising libsodium first. Returns 0, or -1 when out of
+ * memory or libsodium cannot start (no random source). Call it before any
+ * other function here. */
+int link_key_derive(const char *token, unsigned char key[LINK_KEY_BYTES]);
+
+/*
+ * The handshake. Each function writes the line to send (without its
+ * newline, NUL-terminated) into out (at least LINK_MAX_HANDSHAKE bytes)
+ * and returns its length; or returns -1 with err filled with what was
+ * wrong, and the connection must be closed. A peer's line is any text:
+ * these functions parse and check it.
+ *
+ *   agent                          controller
+ *   link_hello        ──hello──▶   link_on_hello
+ *   link_on_challenge ◀─challenge─ (proves the controller)
+ *   (proves the agent)─proof──▶    link_on_proof   (returns 0: no reply)
+ *
+ * link_on_challenge and link_on_proof leave the link LINK_OPEN on success.
+ * link_on_proof returns -2 (err filled) when the proof was checked and
+ * wrong: a failed authentication, which the caller counts and limits; -1
+ * when the line was not a proof at all.
+ */
+int link_hello(sd_link *l, char *out, size_t cap);
+int link_on_hello(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
+                  const char *line, size_t len, char *out, size_t cap,
+                  char *err, size_t errlen);
+int link_on_challenge(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
+                      const char *line, size_t len, char *out, size_t cap,
+                      char *err, size_t errlen);
+int link_on_proof(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
+                  const char *line, size_t len, char *err, size_t errlen);
+
+/* Seals len bytes of s into out (LINK_SEALED_LEN(len) + 1 bytes, NUL-
+ * terminated); returns the sealed length, 0 when out of memory. The link
+ * must be open. */
+size_t link_seal(sd_link *l, const char *s, size_t len, char *out);
+
+/* Opens a sealed line into out (cap bytes; a line of len bytes needs at
+ * most len * 3 / 4): on success returns the plaintext's length; -1 if it
+ * is not the next line the peer sealed (not base64, altered, replayed,
+ * out of order or from another connection) or does not fit. */
+long link_open(sd_link *l, const char *line, size_t len, char *out,
+               size_t cap);
+
+/* Wipes the link's keys. */
+void link_wipe(sd_link *l);
+
+#endif

@@ -1,0 +1,233 @@
+"""The agent link (docs/protocol.md, "The agent link") as the tests speak
+it: an agent's side of the handshake and the sealed lines, written from
+the document with libsodium (through ctypes) and hashlib's BLAKE2b, so
+that a test can play an agent, or a controller, and tamper with what it
+sends."""
+
+import base64
+import ctypes
+import ctypes.util
+import functools
+import hashlib
+import hmac
+import json
+import os
+import socket
+import threading
+
+_sodium = ctypes.CDLL(ctypes.util.find_library("sodium") or "libsodium.so.23")
+if _sodium.sodium_init() < 0:
+    raise RuntimeError("libsodium cannot start")
+_sodium.crypto_pwhash_opslimit_interactive.restype = ctypes.c_size_t
+_sodium.crypto_pwhash_memlimit_interactive.restype = ctypes.c_size_t
+_sodium.crypto_pwhash.argtypes = [
+    ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_char_p, ctypes.c_ulonglong,
+    ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_size_t, ctypes.c_int]
+_AEAD = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_ulonglong),
+         ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_char_p,
+         ctypes.c_ulonglong, ctypes.c_char_p, ctypes.c_char_p,
+         ctypes.c_char_p]
+_sodium.crypto_aead_chacha20poly1305_ietf_encrypt.argtypes = _AEAD
+_sodium.crypto_aead_chacha20poly1305_ietf_decrypt.argtypes = [
+    ctypes.c_char_p, ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_char_p,
+    ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_char_p,
+    ctypes.c_ulonglong, ctypes.c_char_p, ctypes.c_char_p]
+
+LABEL = b"slaq agent link 1: "
+SALT = b"slaq-agent-link\0"
+
+
+@functools.lru_cache(maxsize=8)
+def derive_key(token):
+    """The link key of an agent token: Argon2id, libsodium's interactive
+    limits, the protocol's fixed salt."""
+    out = ctypes.create_string_buffer(32)
+    pw = token.encode()
+    rc = _sodium.crypto_pwhash(
+        out, 32, pw, len(pw), SALT,
+        _sodium.crypto_pwhash_opslimit_interactive(),
+        _sodium.crypto_pwhash_memlimit_interactive(),
+        _sodium.crypto_pwhash_alg_argon2id13())
+    assert rc == 0
+    return out.raw
+
+
+def kdf(key, what, na, nc):
+    """A proof or a key: keyed BLAKE2b-256 of the label, what and both
+    nonces."""
+    return hashlib.blake2b(LABEL + what.encode() + na + nc, digest_size=32,
+                           key=key).digest()
+
+
+def _nonce(n):
+    return n.to_bytes(8, "little") + b"\0" * 4
+
+
+def seal(key, n, plain):
+    """The n-th sealed line of a direction (base64, no newline)."""
+    out = ctypes.create_string_buffer(len(plain) + 16)
+    olen = ctypes.c_ulonglong(0)
+    _sodium.crypto_aead_chacha20poly1305_ietf_encrypt(
+        out, ctypes.byref(olen), plain, len(plain), None, 0, None,
+        _nonce(n), key)
+    return base64.b64encode(out.raw[:olen.value])
+
+
+def open_sealed(key, n, line):
+    """The plaintext of the n-th sealed line, or None if it does not open."""
+    try:
+        c = base64.b64decode(line, validate=True)
+    except ValueError:
+        return None
+    if len(c) < 16:
+        return None
+    out = ctypes.create_string_buffer(len(c))
+    olen = ctypes.c_ulonglong(0)
+    rc = _sodium.crypto_aead_chacha20poly1305_ietf_decrypt(
+        out, ctypes.byref(olen), None, c, len(c), None, 0, _nonce(n), key)
+    return out.raw[:olen.value] if rc == 0 else None
+
+
+class Refused(Exception):
+    """The controller refused the handshake (its plain error line), or did
+    not prove the token."""
+
+
+class AgentLink:
+    """An agent's connection to a controller's agent port: the handshake
+    with token, then send()/recv() of sealed JSON messages. With
+    check_controller=False the controller's proof is not checked (a fake
+    agent that does not know the token goes on to send its own proof)."""
+
+    def __init__(self, port, token, check_controller=True, timeout=10,
+                 source=None):
+        self.s = socket.create_connection(("127.0.0.1", port),
+                                          timeout=timeout,
+                                          source_address=source)
+        self.f = self.s.makefile("rb")
+        self.lock = threading.Lock()
+        key = derive_key(token)
+        na = os.urandom(32)
+        self.send_raw(json.dumps({"type": "link_hello", "version": 1,
+                                  "nonce": na.hex()}).encode())
+        ch = self._plain_line()
+        if ch.get("type") != "link_challenge":
+            raise Refused(ch)
+        nc = bytes.fromhex(ch["nonce"])
+        if check_controller and not hmac.compare_digest(
+                bytes.fromhex(ch["proof"]),
+                kdf(key, "proof of the controller", na, nc)):
+            raise Refused("the controller did not prove the token")
+        self.send_raw(json.dumps({"type": "link_proof", "proof": kdf(
+            key, "proof of the agent", na, nc).hex()}).encode())
+        self.tx = kdf(key, "key agent to controller", na, nc)
+        self.rx = kdf(key, "key controller to agent", na, nc)
+        self.txn = self.rxn = 0
+        self.sent = []  # every sealed line sent, for replays
+
+    def _plain_line(self):
+        line = self.f.readline()
+        if not line:
+            raise Refused("connection closed")
+        return json.loads(line)
+
+    def send_raw(self, line):
+        with self.lock:
+            self.s.sendall(line + b"\n")
+
+    def sealed(self, msg):
+        """The next sealed line for msg (counted as sent)."""
+        with self.lock:
+            line = seal(self.tx, self.txn, json.dumps(msg).encode())
+            self.txn += 1
+        self.sent.append(line)
+        return line
+
+    def send(self, msg):
+        self.send_raw(self.sealed(msg))
+
+    def recv(self):
+        """The next message: a sealed one opened, or a plain error line
+        (with "plain": True); None when the connection closed."""
+        line = self.f.readline()
+        if not line:
+            return None
+        line = line.strip()
+        if line.startswith(b"{"):
+            m = json.loads(line)
+            m["plain"] = True
+            return m
+        plain = open_sealed(self.rx, self.rxn, line)
+        if plain is None:
+            raise Refused("a line from the controller does not open")
+        self.rxn += 1
+        return json.loads(plain)
+
+    def closed_by_peer(self, timeout=5):
+        """True once the controller has closed the connection (what it
+        sent before is read and dropped)."""
+        self.s.settimeout(timeout)
+        try:
+            while self.s.recv(65536):
+                pass
+            return True
+        except (socket.timeout, TimeoutError):
+            return False
+        except OSError:
+            return True
+
+    def close(self):
+        try:
+            self.s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.s.close()
+
+
+class ControllerLink:
+    """A controller's side of one accepted agent connection (a socket from
+    accept()): the handshake with token, then send()/recv() of sealed JSON
+    messages, as AgentLink does for the agent's side. A test that plays
+    the controller to a real agent uses it."""
+
+    def __init__(self, conn, token):
+        self.s = conn
+        self.f = conn.makefile("rb")
+        self.lock = threading.Lock()
+        key = derive_key(token)
+        hello = json.loads(self.f.readline())
+        if hello.get("type") != "link_hello":
+            raise Refused(hello)
+        na = bytes.fromhex(hello["nonce"])
+        nc = os.urandom(32)
+        self.send_raw(json.dumps({"type": "link_challenge", "nonce": nc.hex(),
+                                  "proof": kdf(key, "proof of the controller",
+                                               na, nc).hex()}).encode())
+        proof = json.loads(self.f.readline())
+        if not hmac.compare_digest(bytes.fromhex(proof.get("proof", "")),
+                                   kdf(key, "proof of the agent", na, nc)):
+            raise Refused("the agent did not prove the token")
+        self.tx = kdf(key, "key controller to agent", na, nc)
+        self.rx = kdf(key, "key agent to controller", na, nc)
+        self.txn = self.rxn = 0
+
+    def send_raw(self, line):
+        with self.lock:
+            self.s.sendall(line + b"\n")
+
+    def send(self, msg):
+        with self.lock:
+            line = seal(self.tx, self.txn, json.dumps(msg).encode())
+            self.txn += 1
+            self.s.sendall(line + b"\n")
+
+    def recv(self):
+        """The next message from the agent, or None when it closed."""
+        line = self.f.readline()
+        if not line:
+            return None
+        plain = open_sealed(self.rx, self.rxn, line.strip())
+        if plain is None:
+            raise Refused("a line from the agent does not open")
+        self.rxn += 1
+        return json.loads(plain)
