@@ -33,11 +33,11 @@ static void fuzz_daemon_init(sd_daemon *d, char *dir, const char *who)
     sd_config *c = &d->cfg;
     c->state_dir = dir;
     c->http = "off";
-    c->epoch_s = 1;
-    c->cores = 2;
-    c->unit = 0.1;
+    slaq_sched_config_init(&c->sched);
+    c->sched.epoch_s = 1;
+    c->sched.cores = 2;
+    c->sched.unit = 0.1;
     c->grace_s = 1;
-    c->policy = SLAQ_POLICY_SLAQ;
     c->enforce = SD_ENF_NONE;
     c->keep_jobs = 20;
     c->verbose = 0;
@@ -45,13 +45,7 @@ static void fuzz_daemon_init(sd_daemon *d, char *dir, const char *who)
     d->started = sd_now();
     d->epfd = epoll_create1(EPOLL_CLOEXEC);
     d->store = store_open(":memory:", 1, err, sizeof err);
-    slaq_sched_config sc;
-    slaq_sched_config_init(&sc);
-    sc.policy = c->policy;
-    sc.cores = c->cores;
-    sc.unit = c->unit;
-    sc.epoch_s = c->epoch_s;
-    d->sched = slaq_sched_new(&sc);
+    d->sched = slaq_sched_new(&c->sched);
     if (d->epfd < 0 || !d->store || !d->sched ||
         enf_init(d, SD_ENF_NONE, err, sizeof err) < 0) {
         fprintf(stderr, "%s: cannot set up slaqd: %s\n", who, err);
