@@ -90,7 +90,7 @@ run() {
 
 # progress POLICY: "N submitted, K done, M past 90% (slaqd's estimate)".
 progress() {
-    "$bin/slaq" ls --json --state-dir "$out/$1/state" 2>/dev/null |
+    "$bin/slaq" ls --all --json --state-dir "$out/$1/state" 2>/dev/null |
         python3 -c '
 import json, sys
 try:

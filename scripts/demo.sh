@@ -225,7 +225,7 @@ while :; do
         wait "$submit_pid" || exit 1
         submit_pid=
     fi
-    info=$(slaq ls --json | python3 -c '
+    info=$(slaq ls --all --json | python3 -c '
 import json, sys
 jobs = json.load(sys.stdin)["jobs"]
 act = [j for j in jobs if j["state"] in ("running", "stopping")]
@@ -256,7 +256,7 @@ if [ -n "$json" ]; then
     report_args+=(--json "$json" --timeline "$(dirname "$json")/timeline.csv")
 fi
 python3 "$root/scripts/demo_report.py" "${report_args[@]}"
-failed=$(slaq ls --json | python3 -c 'import json,sys; print(" ".join("%s(%s)" % (j["name"], j["state"]) for j in json.load(sys.stdin)["jobs"] if j["state"] != "done"))')
+failed=$(slaq ls --all --json | python3 -c 'import json,sys; print(" ".join("%s(%s)" % (j["name"], j["state"]) for j in json.load(sys.stdin)["jobs"] if j["state"] != "done"))')
 say
 say "logs:  $state/jobs/ID/{stdout,stderr}.log (slaq logs --state-dir $state ID)"
 say "state: $state/state.db (SQLite; slaqd's log $state/slaqd.log)"

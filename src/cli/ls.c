@@ -1,5 +1,6 @@
 /*
- * ls.c — `slaq ls`: one line per job slaqd knows (running and finished).
+ * ls.c — `slaq ls`: one line per active job slaqd knows; with -a, per job
+ * (active and finished), as squeue and docker ps list.
  */
 #include <getopt.h>
 #include <math.h>
@@ -11,12 +12,18 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: slaq ls [OPTIONS]\n\n"
-               "Lists slaqd's jobs: id, owner (USER: the user it runs as), "
-               "name, state,\ncores, iteration, last loss, predicted loss "
-               "reduction so far, and why a\njob ended. Every user who "
-               "reaches slaqd sees every job.\nWith --json: one reply object, its \"jobs\" array "
-               "holding every job\n(slaqd's pages joined).\n\n"
-               "  -a, --active      only running and stopping jobs\n"
+               "Lists slaqd's active jobs (running and stopping); with -a, "
+               "every job.\nEvery user who reaches slaqd sees every job. "
+               "Columns: ID; USER the user\nit runs as; NAME; STATE; NODE "
+               "(on a controller) where it runs; CORES its\nallocation; ITER "
+               "its last reported iteration; LOSS its last loss (- for\na "
+               "query); REDUC its predicted loss reduction so far (a query's "
+               "progress);\nNOTE why it ended. With --json: one reply "
+               "object, its \"jobs\" array\nholding the jobs listed "
+               "(slaqd's pages joined).\n\n"
+               "  -a, --all         every job, finished ones too\n"
+               "  --active          only running and stopping jobs (the "
+               "default)\n"
                RPC_HELP);
 }
 
@@ -39,6 +46,11 @@ static void print_jobs(json_t *jobs, int nodes)
     json_t *j;
     json_array_foreach(jobs, i, j) {
         double red = rpc_num(j, "reduction"), loss = rpc_num(j, "loss");
+        json_t *q = json_object_get(j, "query");
+        if (q) { /* a query: no loss; its progress P is its reduction */
+            loss = NAN;
+            red = rpc_num(q, "progress");
+        }
         char reds[16] = "-", losss[24] = "-";
         if (!isnan(red))
             snprintf(reds, sizeof reds, "%.0f%%", red * 100);
@@ -71,17 +83,18 @@ static void print_jobs(json_t *jobs, int nodes)
 
 int cmd_ls(int argc, char **argv)
 {
+    enum { O_ACTIVE = 1 };
     static const struct option opts[] = {
-        {"active", no_argument, 0, 'a'}, {"help", no_argument, 0, 'h'},
-        RPC_LONG_OPTS, {0, 0, 0, 0}};
+        {"all", no_argument, 0, 'a'}, {"active", no_argument, 0, O_ACTIVE},
+        {"help", no_argument, 0, 'h'}, RPC_LONG_OPTS, {0, 0, 0, 0}};
     rpc_opts ro;
     rpc_opts_init(&ro);
-    int o, active = 0;
+    int o, active = 1;
     while ((o = getopt_long(argc, argv, "ah", opts, NULL)) != -1) {
         if (rpc_opt(&ro, o, optarg))
             continue;
-        if (o == 'a') {
-            active = 1;
+        if (o == 'a' || o == O_ACTIVE) {
+            active = o == O_ACTIVE;
             continue;
         }
         usage(o == 'h' ? stdout : stderr);

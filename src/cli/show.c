@@ -16,7 +16,9 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: slaq show [OPTIONS] ID\n\n"
                "Shows job ID: settings, state, prediction, loss history, "
-               "allocation\nover time and events.\n\n" RPC_HELP);
+               "allocation\nover time and events. For an approximate query: "
+               "its progress and the\nestimates of its last mini-batch with "
+               "their 95%% bounds instead of a loss.\n\n" RPC_HELP);
 }
 
 static void stamp(char *out, size_t len, double t)
@@ -91,6 +93,40 @@ static void reduction(json_t *j)
                loss);
 }
 
+/* A query's lines (ReLAQS, docs/relaqs.md): its progress and the
+ * estimates of its last mini-batch with their 95% bounds, in place of an
+ * ML job's loss, convergence and prediction. */
+static void print_query(json_t *q)
+{
+    double p = rpc_num(q, "progress");
+    json_t *batch = json_object_get(q, "batch");
+    if (isnan(p))
+        printf("  query       no mini-batch yet\n");
+    else
+        printf("  query       progress %.1f%% (the change of its estimates, "
+               "normalised)\n", 100 * p);
+    json_t *e = json_object_get(q, "estimates");
+    size_t n = json_array_size(e);
+    long long cells = json_integer_value(json_object_get(q, "cells"));
+    if (!n || !json_is_integer(batch))
+        return;
+    printf("  estimates   after mini-batch %lld, %lld cell%s%s:\n",
+           (long long)json_integer_value(batch), cells, cells == 1 ? "" : "s",
+           (long long)n < cells ? " (the first shown)" : "");
+    for (size_t i = 0; i < n; i++) {
+        double v = json_number_value(json_array_get(e, i));
+        json_t *lo = json_array_get(json_object_get(q, "lower"), i);
+        json_t *hi = json_array_get(json_object_get(q, "upper"), i);
+        if (!json_is_number(json_array_get(e, i)))
+            printf("    cell %zu    not known yet\n", i);
+        else if (json_is_number(lo) && json_is_number(hi))
+            printf("    cell %zu    %.6g  [%.6g, %.6g]\n", i, v,
+                   json_number_value(lo), json_number_value(hi));
+        else
+            printf("    cell %zu    %.6g\n", i, v);
+    }
+}
+
 static void print_job(json_t *j)
 {
     char buf[256];
@@ -126,8 +162,11 @@ static void print_job(json_t *j)
     printf("  weight      %g, max cores %s\n", rpc_num(j, "weight"), buf);
     stop_limits(buf, sizeof buf, j);
     printf("  stop at     %s\n", buf);
+    json_t *query = json_object_get(j, "query");
     const char *conv = json_string_value(json_object_get(j, "convergence"));
-    if (conv && strcmp(conv, "unknown"))
+    if (query)
+        ; /* a query has no convergence class */
+    else if (conv && strcmp(conv, "unknown"))
         printf("  convergence %s (declared)\n", conv);
     else
         printf("  convergence not declared\n");
@@ -141,7 +180,9 @@ static void print_job(json_t *j)
            (long long)json_integer_value(json_object_get(j, "iter")),
            (long long)json_integer_value(json_object_get(j, "reports")),
            rpc_num(j, "cpu_s"), buf);
-    if (isnan(rpc_num(j, "loss")))
+    if (query)
+        print_query(query);
+    else if (isnan(rpc_num(j, "loss")))
         printf("  loss        none reported yet\n");
     else
         printf("  loss        first %.6g, last %.6g\n",
@@ -154,8 +195,9 @@ static void print_job(json_t *j)
                                                              "metric_iter")));
     else if (mname)
         printf("  metric      %s, none reported yet\n", rpc_safe(mname));
-    reduction(j);
-    json_t *p = json_object_get(j, "prediction");
+    if (!query)
+        reduction(j);
+    json_t *p = query ? NULL : json_object_get(j, "prediction");
     if (p) {
         printf("  prediction  model %s, final loss %.6g, %.4g CPU-s per "
                "iteration\n", json_string_value(json_object_get(p, "model")),

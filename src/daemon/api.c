@@ -379,6 +379,8 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
                                 json_string(sd_state_name(j->state)));
             free(abs);
         } else {
+            if (j->kind == SLAQ_JOB_QUERY && !strcmp(type, "show"))
+                aqpd_load(d, j); /* a finished one's estimates, once */
             json_object_set_new(reply, "job",
                                 job_json(d, j, !strcmp(type, "show")));
         }

@@ -36,6 +36,8 @@ struct sd_vec {
     size_t len;
     unsigned stride;    /* keep every stride-th report once thinned */
     uint64_t seen;
+    vec_point last;     /* the latest mini-batch, whatever the thinning */
+    double progress;    /* the query's progress after it (NaN: unknown) */
 };
 
 void aqpd_free(sd_job *j)
@@ -116,6 +118,15 @@ static void remember(sd_job *j, const slaq_report *r, size_t n,
         j->vec->stride = 1;
     }
     struct sd_vec *v = j->vec;
+    v->last.iter = r->iter;
+    v->last.t = r->t;
+    for (size_t c = 0; c < VEC_CELLS; c++) {
+        v->last.est[c] = c < n ? e[c] : NAN;
+        v->last.lo[c] = c < n ? lo[c] : NAN;
+        v->last.hi[c] = c < n ? hi[c] : NAN;
+    }
+    const slaq_query *q = j->sj ? slaq_job_query(j->sj) : NULL;
+    v->progress = q ? slaq_query_last(q) : NAN;
     v->seen++;
     if ((v->seen - 1) % v->stride != 0)
         return;
@@ -258,6 +269,27 @@ void aqpd_load(sd_daemon *d, sd_job *j)
 static json_t *num(double v)
 {
     return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *aqpd_summary_json(const sd_job *j)
+{
+    const slaq_query *q = j->sj ? slaq_job_query(j->sj) : NULL;
+    const vec_point *p = j->vec && j->vec->seen ? &j->vec->last : NULL;
+    double progress = q ? slaq_query_last(q) : j->vec ? j->vec->progress
+                                                      : NAN;
+    size_t cells = j->vec ? (j->vec->n < VEC_CELLS ? j->vec->n : VEC_CELLS)
+                          : 0;
+    json_t *e = json_array(), *lo = json_array(), *hi = json_array();
+    for (size_t c = 0; p && c < cells; c++) {
+        json_array_append_new(e, num(p->est[c]));
+        json_array_append_new(lo, num(p->lo[c]));
+        json_array_append_new(hi, num(p->hi[c]));
+    }
+    return json_pack("{s:o, s:o, s:I, s:o, s:o, s:o}", "progress",
+                     num(progress), "batch",
+                     p ? json_integer((json_int_t)p->iter) : json_null(),
+                     "cells", (json_int_t)(j->vec ? j->vec->n : 0),
+                     "estimates", e, "lower", lo, "upper", hi);
 }
 
 json_t *aqpd_estimates_json(const sd_job *j)

@@ -594,6 +594,11 @@ int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
 /* {"job": ID, "kind": ..., "progress": P, "points": [{"iter", "t",
  * "est": [...], "lower": [...], "upper": [...]}...]} (first cells). */
 json_t *aqpd_estimates_json(const sd_job *j);
+/* A query's state for the job object: {"progress": P or null, "batch": the
+ * last mini-batch's iteration or null, "cells": n, "estimates", "lower",
+ * "upper": the last mini-batch's first cells (up to 4; null where not yet
+ * known)}; what slaq ls and slaq show print for a query. */
+json_t *aqpd_summary_json(const sd_job *j);
 /* The report's "estimates", "lower" and "upper" as one compact JSON
  * object, as the database keeps them (malloc'ed; NULL if out of memory). */
 char *aqpd_vec_json(json_t *msg);

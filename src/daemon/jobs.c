@@ -1402,6 +1402,8 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
                                  : json_null());
     json_object_set_new(o, "cores", json_real(j->alloc));
     json_object_set_new(o, "kind", json_string(slaq_job_kind_name(j->kind)));
+    if (j->kind == SLAQ_JOB_QUERY)
+        json_object_set_new(o, "query", aqpd_summary_json(j));
     json_object_set_new(o, "iter", json_integer((json_int_t)j->last_iter));
     json_object_set_new(o, "reports", json_integer((json_int_t)j->nreports));
     json_object_set_new(o, "loss", num_or_null(j->last_loss));

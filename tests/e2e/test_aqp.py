@@ -32,6 +32,18 @@ def test_query_job_reports_every_minibatch_and_ends_exact(slaqd, tmp_path):
     # its answer after the last mini-batch is the one-batch exact answer
     assert exact.strip() in log, (exact, log[-500:])
     assert "mini-batch 12/12" in log
+    # slaq show and slaq ls speak of a query as a query: its progress and
+    # its last mini-batch's estimates with bounds, no loss or convergence
+    q = slaqd.job(jid)["query"]
+    assert q["batch"] == 12 and q["cells"] >= 1 and q["progress"] is not None
+    out = slaqd.cli("show", str(jid)).stdout
+    assert "  query       progress " in out, out
+    assert "  estimates   after mini-batch 12," in out, out
+    assert "    cell 0    " in out, out
+    assert "convergence" not in out and "  loss        " not in out, out
+    row = [r for r in slaqd.cli("ls", "--all").stdout.splitlines()
+           if r.split()[0] == str(jid)][0]
+    assert " - " in row and "%" in row, row  # LOSS "-", REDUC its progress
 
 
 def test_cancelled_query_stops_between_minibatches(daemon_factory, tmp_path):

@@ -145,3 +145,28 @@ def test_history_exports_every_report_in_pages(slaqd):
     assert bad.returncode != 0 and "999" in bad.stderr
     bad = slaqd.cli("history", str(jid), "--csv", "--json", check=False)
     assert bad.returncode == 2
+
+
+def test_ls_lists_active_jobs_and_all_with_a(slaqd):
+    """slaq ls lists the active jobs, -a/--all every job (as squeue and
+    docker ps); --active, the default, is still taken."""
+    done = slaqd.submit(TOY, "--iters", "3", "--iter-cpu", "0.001",
+                        name="finished")
+    slaqd.wait_state(done, "done")
+    live = slaqd.submit(TOY, "--forever", "--iter-cpu", "0.002",
+                        name="running")
+    wait_for(lambda: slaqd.job(live)["state"] == "running", what="running")
+
+    def ids(*args):
+        out = slaqd.cli("ls", *args).stdout.splitlines()
+        assert out[0].split()[:2] == ["ID", "USER"], out
+        return [int(r.split()[0]) for r in out[1:]]
+    assert ids() == [live]
+    assert ids("--active") == [live]
+    assert ids("-a") == [done, live] and ids("--all") == [done, live]
+    got = json.loads(slaqd.cli("ls", "--json").stdout)["jobs"]
+    assert [j["id"] for j in got] == [live]
+    got = json.loads(slaqd.cli("ls", "-a", "--json").stdout)["jobs"]
+    assert [j["id"] for j in got] == [done, live]
+    assert "-a, --all" in slaqd.cli("ls", "--help").stdout
+    slaqd.cli("cancel", str(live))

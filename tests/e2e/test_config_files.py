@@ -173,7 +173,8 @@ def test_control_characters_in_names(slaqd, tmp_path):
     os.symlink(TOY, evil)
     jid = slaqd.submit(str(evil), "--iters", "5")
     slaqd.wait_state(jid, "done")
-    for args in (["ls"], ["show", str(jid)], ["top", "--once", "--all"]):
+    for args in (["ls", "--all"], ["show", str(jid)],
+                 ["top", "--once", "--all"]):
         out = slaqd.cli(*args).stdout
         assert "\x1b" not in out and "\x07" not in out, (args, out)
         assert "job\\x1b]0;owned" in out, (args, out)

@@ -379,7 +379,7 @@ def test_jobs_of_an_older_database_belong_to_slaqds_user(daemon_factory,
     me = pwd.getpwuid(os.geteuid())
     j = d.job(1)
     assert (j["user"], j["uid"]) == (me.pw_name, me.pw_uid)
-    assert d.cli("ls").stdout.splitlines()[1].split()[:3] == [
+    assert d.cli("ls", "--all").stdout.splitlines()[1].split()[:3] == [
         "1", me.pw_name[:10], "old"]
     jid = d.submit("true")
     d.wait_state(jid, "done")

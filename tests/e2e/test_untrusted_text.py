@@ -29,11 +29,11 @@ def test_names_are_escaped_in_the_cli_and_the_log(slaqd, tmp_path):
     jid2 = slaqd.submit(str(evil), "--iters", "3")
     slaqd.wait_state(jid, "done")
     slaqd.wait_state(jid2, "done")
-    for args in (["ls"], ["show", str(jid)], ["show", str(jid2)],
+    for args in (["ls", "--all"], ["show", str(jid)], ["show", str(jid2)],
                  ["top", "--once", "--all"]):
         out = slaqd.cli(*args).stdout
         assert_clean(out, args)
-    assert "invoice\\u202egnp.e" in slaqd.cli("ls").stdout  # 18 bytes
+    assert "invoice\\u202egnp.e" in slaqd.cli("ls", "-a").stdout  # 18 bytes
     assert "invoice\\u202egnp.exe" in slaqd.cli("show", str(jid)).stdout
     assert "job\\x1b]0;owned\\x07\\u2066x" in slaqd.cli("show",
                                                        str(jid2)).stdout
