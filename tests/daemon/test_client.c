@@ -72,6 +72,17 @@ static void fake_send(fake *f, const char *line)
     assert_int_equal(write(f->cfd, line, strlen(line)), (ssize_t)strlen(line));
 }
 
+/* Lets the client's retry delay (1 s) pass while polling it, then
+ * accepts its new connection, as a restarted slaqd would. */
+static void fake_reconnect(fake *f, slaq_client *c)
+{
+    for (int i = 0; i < 1500; i++) {
+        slaq_client_poll(c);
+        usleep(1000);
+    }
+    f->cfd = accept(f->lfd, NULL, NULL);
+}
+
 /* Polls the client until cond holds or a second has passed. */
 #define POLL_UNTIL(c, cond)                                                  \
     do {                                                                     \
@@ -333,11 +344,7 @@ static void test_lost_connection_goes_offline_keeping_allocation(void **state)
     assert_int_equal(slaq_client_report(c, 5, 1, 0, 0), 1); /* dropped */
     /* It comes back by itself within a second or so, as job 12 now (the
      * listen backlog takes the connection before accept()). */
-    for (int i = 0; i < 1500; i++) {
-        slaq_client_poll(c);
-        usleep(1000);
-    }
-    f->cfd = accept(f->lfd, NULL, NULL);
+    fake_reconnect(f, c);
     fake_line(f, line, sizeof line);
     assert_non_null(strstr(line, "\"job\":12"));
     slaq_client_close_timeout(c, 0);
@@ -401,11 +408,7 @@ static void test_unacked_reports_are_resent_after_reconnecting(void **state)
     assert_int_equal(slaq_client_report(c, 3, 0.25, 0, 0), 0); /* kept */
     assert_int_equal(slaq_client_unacked(c), 3);
     assert_int_equal(slaq_client_dropped(c), 0);
-    for (int i = 0; i < 1500; i++) {
-        slaq_client_poll(c);
-        usleep(1000);
-    }
-    f->cfd = accept(f->lfd, NULL, NULL);
+    fake_reconnect(f, c);
     fake_line(f, line, sizeof line);
     assert_non_null(strstr(line, "\"job\":5"));
     /* Every unconfirmed report, in order, right after the hello. */
@@ -455,11 +458,7 @@ static void test_vector_reports_are_resent_after_reconnecting(void **state)
                                                NULL, NULL), 0);
     assert_int_equal(slaq_client_unacked(c), 2);
     assert_int_equal(slaq_client_dropped(c), 0);
-    for (int i = 0; i < 1500; i++) {
-        slaq_client_poll(c);
-        usleep(1000);
-    }
-    f->cfd = accept(f->lfd, NULL, NULL);
+    fake_reconnect(f, c);
     fake_line(f, line, sizeof line);
     assert_non_null(strstr(line, "\"job\":9"));
     fake_line(f, line, sizeof line);

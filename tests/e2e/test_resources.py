@@ -103,7 +103,9 @@ def _cpu_s(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def test_out_of_descriptors_does_not_spin(tmp_path):
+def _slaqd_with_64_descriptors(tmp_path):
+    """A slaqd whose descriptor limit is 64, logging to tmp_path/slaqd.log:
+    (the process, its log file, its socket's path)."""
     state = tmp_path / "s"
     log = open(tmp_path / "slaqd.log", "w")
 
@@ -113,7 +115,11 @@ def test_out_of_descriptors_does_not_spin(tmp_path):
     p = subprocess.Popen([SLAQD, "--state-dir", str(state), "--http",
                           "127.0.0.1:%d" % free_port()], stdout=log,
                          stderr=log, preexec_fn=limit)
-    sock = str(state / "slaq.sock")
+    return p, log, str(state / "slaq.sock")
+
+
+def test_out_of_descriptors_does_not_spin(tmp_path):
+    p, log, sock = _slaqd_with_64_descriptors(tmp_path)
     try:
         wait_for(lambda: os.path.exists(sock), what="the socket")
         clients = []
@@ -151,16 +157,7 @@ def test_out_of_descriptors_is_logged_once_per_episode(tmp_path):
     descriptor is taken at once and accepting pauses again, hundreds of
     times; the log says so once, and once more with the count when no
     pause has come for 5 s."""
-    state = tmp_path / "s"
-    log = open(tmp_path / "slaqd.log", "w")
-
-    def limit():
-        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
-
-    p = subprocess.Popen([SLAQD, "--state-dir", str(state), "--http",
-                          "127.0.0.1:%d" % free_port()], stdout=log,
-                         stderr=log, preexec_fn=limit)
-    sock = str(state / "slaq.sock")
+    p, log, sock = _slaqd_with_64_descriptors(tmp_path)
     try:
         wait_for(lambda: os.path.exists(sock), what="the socket")
         clients = []
