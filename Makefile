@@ -10,6 +10,7 @@
 #   make test       build and run every test; ends with the runner's summary
 #   make demo       the main job on embedded defaults: the demo batch under
 #                   fair and slaq at once, side by side (HTTP=ADDR:PORT)
+#   make demo-doc   make demo, its output written into docs/demo.md
 #   make demo-one   the demo batch under one policy with slaq top
 #                   (POLICY=slaq|fair|slaq-maxmin, HTTP=ADDR:PORT)
 #   make demo-compare  the demo batch under fair and slaq, and simulated
@@ -57,7 +58,7 @@ include $(sort $(wildcard src/*/module.mk)) tests/module.mk bench/module.mk
 PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_PKGS) 2>/dev/null)
 CPPFLAGS  += $(PC_CFLAGS)
 
-.PHONY: all deps build test test-unit check-asan demo demo-one demo-compare demo-aqp bench-suspend demo-sweep clean help
+.PHONY: all deps build test test-unit check-asan demo demo-doc demo-one demo-compare demo-aqp bench-suspend demo-sweep clean help
 # Keep objects that only pattern rules mention (test objects).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -88,6 +89,13 @@ demo: deps
 	@$(MAKE) --no-print-directory build >$(BUILD)/demo-build.log 2>&1 || \
 	    { tail -n 30 $(BUILD)/demo-build.log; exit 1; }
 	@scripts/demo-pair.sh $(if $(HTTP),--http $(HTTP)) $(BUILD)
+
+# make demo, its output kept and put into docs/demo.md's sample.
+demo-doc: deps
+	@$(MAKE) --no-print-directory build >$(BUILD)/demo-build.log 2>&1 || \
+	    { tail -n 30 $(BUILD)/demo-build.log; exit 1; }
+	@scripts/demo-pair.sh --http 127.0.0.1:0 $(BUILD) | tee $(BUILD)/demo.out
+	@python3 scripts/demo_report.py doc docs/demo.md $(BUILD)/demo.out
 
 demo-one: deps
 	@$(MAKE) --no-print-directory build

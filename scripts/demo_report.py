@@ -418,6 +418,27 @@ def cmd_compare(a):
         plot(a.plot, [(n, t) for n, _, t in runs if os.path.exists(t)])
 
 
+DOC_BEGIN = "<!-- make demo's output (make demo-doc writes it) -->"
+DOC_END = "<!-- end of make demo's output -->"
+
+
+def cmd_doc(a):
+    """Puts a make demo run's output (a file holding what demo-pair.sh
+    printed) between the markers of a document, as a code block, so that
+    the sample in docs/demo.md is always one a run printed."""
+    out = open(a.output).read().rstrip("\n")
+    doc = open(a.doc).read()
+    if DOC_BEGIN not in doc or DOC_END not in doc:
+        fail("%s: the markers %s and %s are missing" % (a.doc, DOC_BEGIN,
+                                                        DOC_END))
+    head, rest = doc.split(DOC_BEGIN, 1)
+    _, tail = rest.split(DOC_END, 1)
+    with open(a.doc, "w") as f:
+        f.write(head + DOC_BEGIN + "\n\n```\n" + out + "\n```\n\n" +
+                DOC_END + tail)
+    print("%s: the demo's output from %s" % (a.doc, a.output))
+
+
 def plot(svg, series):
     if not series:
         return
@@ -469,10 +490,14 @@ def main():
     c.add_argument("--ratio", action="store_true",
                    help="with two runs, a column of the second over the first")
     c.add_argument("--json", help="also write the table as JSON")
+    o = sub.add_parser("doc")
+    o.add_argument("doc")
+    o.add_argument("output")
     c.add_argument("runs", nargs="+")
     a = ap.parse_args()
     {"summary": cmd_summary, "workload": cmd_workload,
-     "setup-times": cmd_setup_times, "compare": cmd_compare}[a.cmd](a)
+     "setup-times": cmd_setup_times, "compare": cmd_compare,
+     "doc": cmd_doc}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -115,6 +115,26 @@ PY
 check "demo-pair.sh: no slaqd or job left running" \
   bash -c "! pgrep -f -- '[s]laq(d|-train) .*$PAIR' >/dev/null"
 check_exit "demo-pair.sh: a bad size is bad usage" 2 scripts/demo-pair.sh --size big
+# make demo-doc: the run's output goes between docs/demo.md's markers.
+cp docs/demo.md "$TMP/demo.md"
+check_exit "demo_report doc puts the output into the document" 0 \
+  python3 "$REPORT" doc "$TMP/demo.md" "$TMP/pair.out"
+check "the document holds the run's closing line, once, between the markers" \
+  python3 - "$TMP/demo.md" "$TMP/pair.out" <<'PY'
+import sys
+doc, out = (open(p).read() for p in sys.argv[1:])
+last = out.strip().splitlines()[-1]
+begin = doc.index("<!-- make demo's output (make demo-doc writes it) -->")
+end = doc.index("<!-- end of make demo's output -->")
+assert doc.count(last) == 1 and begin < doc.index(last) < end
+PY
+check_exit "demo_report doc again replaces, not appends" 0 \
+  python3 "$REPORT" doc "$TMP/demo.md" "$TMP/pair.out"
+check "... the output is there once" \
+  test "$(grep -c "^slaq reached 90% of each job" "$TMP/demo.md")" -eq 1
+printf 'no markers\n' >"$TMP/nomark.md"
+check_exit "demo_report doc on a document without markers fails" 1 \
+  python3 "$REPORT" doc "$TMP/nomark.md" "$TMP/pair.out"
 
 check_exit "demo_report: missing state is an error naming the file" 1 \
   python3 "$REPORT" summary "$TMP/none"
