@@ -121,16 +121,18 @@ dashboards() {
 # wait_runs: a progress line every 10 s until every run has ended; fails
 # if any run failed.
 wait_runs() {
-    local t0 rc=0 p left
+    local t0 rc=0 p left next=10 now
     t0=$(date +%s)
     while :; do
         left=0
         for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && left=1; done
         [ "$left" = 0 ] && break
         sleep 1
-        if [ $(( ($(date +%s) - t0) % 10 )) = 0 ]; then
-            printf '   %4ss  fair: %-38s slaq: %s\n' "$(( $(date +%s) - t0 ))" \
+        now=$(( $(date +%s) - t0 ))
+        if [ "$now" -ge "$next" ]; then
+            printf '   %4ss  fair: %-38s slaq: %s\n' "$next" \
                 "$(progress fair)" "$(progress slaq)"
+            next=$(( next + 10 ))
         fi
     done
     for p in "${pids[@]}"; do wait "$p" || rc=1; done

@@ -85,17 +85,18 @@ if [ "$size" = full ]; then
     )
     budget=540      # seconds before the demo gives up on the batch
 elif [ "$size" = half ]; then
-    # The same algorithms and arrivals at about half the CPU-seconds
-    # (half the rows, or half the replication), for one core.
+    # The same algorithms, arrivals and iterations on less data (fewer
+    # rows, less replication), for one core: about two and a half
+    # minutes of jobs on one core of this kind of machine.
     jobs=(
-        "logreg   0  logreg --scale 3 --subsample 0.5 --iters 100"
-        "kmeans   5  kmeans --scale 2 --iters 40"
-        "svm     10  svm --scale 3 --subsample 0.5 --iters 80"
-        "mlpc    15  mlpc --subsample 0.5 --iters 60"
+        "logreg   0  logreg --scale 2 --subsample 0.5 --iters 100"
+        "kmeans   5  kmeans --iters 40"
+        "svm     10  svm --scale 2 --subsample 0.5 --iters 80"
+        "mlpc    15  mlpc --subsample 0.3 --iters 60"
         "lda     20  lda --iters 30"
         "gbtreg  25  gbtreg --scale 2 --iters 80"
         "linreg  30  linreg --scale 6 --iters 50"
-        "gbt     35  gbt --subsample 0.5 --iters 15"
+        "gbt     35  gbt --subsample 0.3 --iters 15"
     )
     budget=400
 else
