@@ -105,7 +105,10 @@ class AgentLink:
                                           timeout=timeout,
                                           source_address=source)
         self.f = self.s.makefile("rb")
-        self.lock = threading.Lock()
+        # Re-entrant: send() seals and writes under it, so that lines from
+        # two threads leave in the order of their counters (the controller
+        # closes the link on a line out of order).
+        self.lock = threading.RLock()
         key = derive_key(token)
         na = os.urandom(32)
         self.send_raw(json.dumps({"type": "link_hello", "version": 1,
@@ -144,7 +147,8 @@ class AgentLink:
         return line
 
     def send(self, msg):
-        self.send_raw(self.sealed(msg))
+        with self.lock:
+            self.send_raw(self.sealed(msg))
 
     def recv(self):
         """The next message: a sealed one opened, or a plain error line
