@@ -1,6 +1,6 @@
 /*
  * token.c — `slaq token [--save]`: the caller's credential for reaching
- * slaqd over TCP (`slaq --host`). slaqd issues it over its Unix socket, to
+ * slaqd over TCP (`--host`). slaqd issues it over its Unix socket, to
  * the user the kernel names there and to no one else (docs/security.md);
  * --save keeps it where `--host` looks for it.
  */
@@ -19,14 +19,14 @@ static void usage(FILE *f)
     fprintf(f, "usage: slaq token [--save] [OPTIONS]\n\n"
                "Prints your credential for slaqd's TCP port (slaqd --tcp): "
                "UID:HEX, issued by\nslaqd over its Unix socket to the user "
-               "the kernel says you are. With it,\n`slaq --host HOST:PORT` "
-               "acts as you, with your rights, from any machine.\nKeep it "
-               "secret: it is as good as your login to slaqd. slaqd's "
-               "administrator\nrevokes every credential by deleting "
+               "the kernel says you are. With it,\n`slaq COMMAND --host "
+               "HOST:PORT` acts as you, with your rights, from any\nmachine. "
+               "Keep it secret: it is as good as your login to slaqd. "
+               "slaqd's\nadministrator revokes every credential by deleting "
                "STATE/user-token.key.\n\n"
-               "  --save            write it to ~/" RPC_TOKEN_FILE " (mode "
-               "0600, directory 0700)\n                    instead of "
-               "printing it; --host reads it from there\n" RPC_HELP);
+               "  --save            write it to ~/" RPC_TOKEN_FILE " instead "
+               "of printing it\n                    (mode 0600, directory "
+               "0700); --host reads it from there\n" RPC_HELP);
 }
 
 /* Makes dir (mode 0700) if missing; 0, or -1 after printing why. */
