@@ -4,10 +4,20 @@
  * Each command makes one or a few requests over the Unix socket, blocking
  * with a timeout: a command is not a training loop. When nothing listens
  * on the socket the message says where it looked and how to start slaqd.
+ *
+ * With --host (or SLAQ_HOST) each request goes over TCP instead, one
+ * connection per request, and carries the user's credential ("user_token",
+ * docs/security.md) so that slaqd knows who asks without a kernel to tell.
+ * The command line beats the environment; on the command line --host and
+ * --socket/--state-dir name two different slaqds, so both is an error; in
+ * the environment SLAQ_HOST beats SLAQ_SOCKET.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +34,8 @@
 void rpc_opts_init(rpc_opts *o)
 {
     o->socket = NULL;
+    o->host = NULL;
+    o->local = 0;
     o->state_dir = NULL;
     o->json = 0;
 }
@@ -32,6 +44,7 @@ int rpc_opt(rpc_opts *o, int code, const char *arg)
 {
     switch (code) {
     case RPC_OPT_SOCKET: o->socket = arg; return 1;
+    case RPC_OPT_HOST: o->host = arg; return 1;
     case RPC_OPT_STATE: o->state_dir = arg; return 1;
     case RPC_OPT_JSON: o->json = 1; return 1;
     }
@@ -69,25 +82,124 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
+/* The TCP address to use (--host, else $SLAQ_HOST unless a socket or
+ * state directory was named), or NULL for the Unix socket. */
+static const char *tcp_host(const rpc_opts *o)
+{
+    const char *env = getenv("SLAQ_HOST");
+    if (o->host)
+        return o->host;
+    if (o->local || o->socket || o->state_dir || !env || !*env)
+        return NULL;
+    return env;
+}
+
+/* Reads the user's credential into out: $SLAQ_USER_TOKEN, else the first
+ * line of ~/.config/slaq/token. 0, or -1 after printing what to do. */
+static int user_token(const char *cmd, char *out, size_t len)
+{
+    const char *env = getenv("SLAQ_USER_TOKEN");
+    const char *home = getenv("HOME");
+    char path[4096];
+    if (env && *env) {
+        snprintf(out, len, "%s", env);
+        return 0;
+    }
+    snprintf(path, sizeof path, "%s/" RPC_TOKEN_FILE, home ? home : "");
+    FILE *f = home && *home ? fopen(path, "r") : NULL;
+    if (!f) {
+        cli_error(cmd, "no user credential: run `slaq token --save` on the "
+                  "controller's machine (or set SLAQ_USER_TOKEN); looked for "
+                  "%s: %s", path, home && *home ? strerror(errno)
+                                                : "HOME is not set");
+        return -1;
+    }
+    int got = fgets(out, (int)len, f) != NULL;
+    fclose(f);
+    out[got ? strcspn(out, "\r\n") : 0] = '\0';
+    if (!*out) {
+        cli_error(cmd, "no user credential: %s is empty; run `slaq token "
+                  "--save` on the controller's machine", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* A connected TCP socket to "HOST:PORT", or -1 after printing why. */
+static int tcp_connect(const char *cmd, const char *host)
+{
+    char name[256];
+    const char *colon = strrchr(host, ':');
+    if (!colon || colon == host || !colon[1] ||
+        (size_t)(colon - host) >= sizeof name) {
+        cli_error(cmd, "--host/SLAQ_HOST '%s': expected HOST:PORT (e.g. "
+                  "10.0.0.5:7071, the address given to slaqd --tcp)", host);
+        return -1;
+    }
+    memcpy(name, host, (size_t)(colon - host));
+    name[colon - host] = '\0';
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM}, *res = NULL;
+    int rc = getaddrinfo(name, colon + 1, &hints, &res);
+    if (rc) {
+        cli_error(cmd, "--host/SLAQ_HOST '%s': %s", host, gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1, err = 0;
+    for (struct addrinfo *a = res; a && fd < 0; a = a->ai_next) {
+        fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC,
+                    a->ai_protocol);
+        if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen) < 0) {
+            err = errno;
+            close(fd);
+            fd = -1;
+        }
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        cli_error(cmd, "slaqd is not reachable at %s: %s (is it run with "
+                  "--tcp %s?)", host, strerror(err), host);
+        return -1;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return fd;
+}
+
 json_t *rpc_call(const char *cmd, const rpc_opts *o, json_t *req)
 {
-    char path[4096];
-    socket_path(o, path, sizeof path);
+    char path[4096], tok[512];
+    const char *host = tcp_host(o);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     json_t *reply = NULL;
     char *line = NULL, *buf = NULL;
     int fd = -1;
-    if (strlen(path) >= sizeof sa.sun_path) {
-        cli_error(cmd, "socket path too long: %s", path);
+    if (o->host && (o->socket || o->state_dir)) {
+        cli_error(cmd, "--host names a slaqd over TCP, --%s a local one: "
+                  "give one of them", o->socket ? "socket" : "state-dir");
         goto out;
     }
-    strcpy(sa.sun_path, path);
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-        cli_error(cmd, "slaqd is not running (cannot connect to %s: %s); "
-                  "start it with 'slaqd', or point --socket / --state-dir / "
-                  "SLAQ_SOCKET at a running one", path, strerror(errno));
-        goto out;
+    if (host) {
+        snprintf(path, sizeof path, "%s", host);
+        if (user_token(cmd, tok, sizeof tok) < 0 ||
+            (fd = tcp_connect(cmd, host)) < 0)
+            goto out;
+        json_object_set_new(req, "user_token", json_string(tok));
+    } else {
+        socket_path(o, path, sizeof path);
+        if (strlen(path) >= sizeof sa.sun_path) {
+            cli_error(cmd, "socket path too long: %s", path);
+            goto out;
+        }
+        strcpy(sa.sun_path, path);
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+            cli_error(cmd, "slaqd is not running (cannot connect to %s: %s); "
+                      "start it with 'slaqd', or point --socket / --state-dir"
+                      " / --host / SLAQ_SOCKET at a running one", path,
+                      strerror(errno));
+            goto out;
+        }
     }
     line = json_dumps(req, JSON_COMPACT);
     if (!line || write_all(fd, line, strlen(line)) < 0 ||

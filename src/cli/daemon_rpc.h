@@ -17,9 +17,16 @@
  * there is no ./var/slaq.sock and neither --socket nor SLAQ_SOCKET. */
 #define RPC_SYSTEM_SOCKET "/run/slaq/slaq.sock"
 
+/* Where a user's TCP credential is kept (`slaq token --save`), under
+ * $HOME, when SLAQ_USER_TOKEN is not set. */
+#define RPC_TOKEN_FILE ".config/slaq/token"
+
 /* Options every daemon command takes. */
 typedef struct rpc_opts {
     const char *socket;    /* --socket, else $SLAQ_SOCKET, else STATE/slaq.sock */
+    const char *host;      /* --host HOST:PORT: slaqd over TCP (else
+                              $SLAQ_HOST when no --socket/--state-dir) */
+    int local;             /* the Unix socket even when SLAQ_HOST is set */
     const char *state_dir; /* --state-dir (default ./var) */
     int json;              /* --json: print slaqd's reply as JSON */
 } rpc_opts;
@@ -27,21 +34,33 @@ typedef struct rpc_opts {
 /* Long options shared by the daemon commands, to append to a command's
  * table; rpc_opt() handles their codes (>= RPC_OPT_BASE). */
 enum { RPC_OPT_BASE = 1000, RPC_OPT_SOCKET = RPC_OPT_BASE, RPC_OPT_STATE,
-       RPC_OPT_JSON };
+       RPC_OPT_JSON, RPC_OPT_HOST };
 #define RPC_LONG_OPTS                                                        \
     {"socket", required_argument, 0, RPC_OPT_SOCKET},                        \
+    {"host", required_argument, 0, RPC_OPT_HOST},                            \
     {"state-dir", required_argument, 0, RPC_OPT_STATE},                      \
     {"json", no_argument, 0, RPC_OPT_JSON}
-#define RPC_HELP                                                             \
+/* Where slaqd is: the part of RPC_HELP a command with its own --json
+ * text prints. */
+#define RPC_HELP_WHERE                                                       \
     "  --socket PATH     slaqd's socket (default $SLAQ_SOCKET, else\n"       \
     "                    ./var/slaq.sock, else the service's\n"             \
     "                    " RPC_SYSTEM_SOCKET ")\n"                          \
-    "  --state-dir DIR   slaqd's state directory (default ./var)\n"          \
+    "  --host HOST:PORT  slaqd over TCP (slaqd --tcp), as the user of the\n" \
+    "                    credential in $SLAQ_USER_TOKEN, else\n"            \
+    "                    ~/" RPC_TOKEN_FILE " (`slaq token --save`);\n"   \
+    "                    default $SLAQ_HOST when no --socket or\n"          \
+    "                    --state-dir is given\n"                           \
+    "  --state-dir DIR   slaqd's state directory (default ./var)\n"
+#define RPC_HELP                                                             \
+    RPC_HELP_WHERE                                                           \
     "  --json            print slaqd's reply as JSON\n"                      \
     "  -h, --help        this help\n"
 
 void rpc_opts_init(rpc_opts *o);
-/* Handles a shared option code; returns 1 if it was one, else 0. */
+/* Handles a shared option code; returns 1 if it was one, else 0.
+ * --host with --socket or --state-dir is refused when a request is made
+ * (rpc_call). */
 int rpc_opt(rpc_opts *o, int code, const char *arg);
 
 /*
@@ -64,8 +83,9 @@ int rpc_take_flag(int *argc, char **argv, const char *flag);
 
 /*
  * Sends req (stolen) to slaqd and returns its reply (a new reference), or
- * NULL after printing "slaq CMD: ..." when slaqd cannot be reached. An
- * {"ok":false} reply is returned as is.
+ * NULL after printing "slaq CMD: ..." when slaqd cannot be reached (or,
+ * over TCP, there is no user credential to show). An {"ok":false} reply
+ * is returned as is.
  */
 json_t *rpc_call(const char *cmd, const rpc_opts *o, json_t *req);
 

@@ -30,11 +30,7 @@ static void usage(FILE *f)
                "\"rows\"}, rows as arrays\n"
                "  --page N          reports asked of slaqd at a time "
                "(default 5000)\n"
-               "  --socket PATH     slaqd's socket (default $SLAQ_SOCKET, "
-               "else\n"
-               "                    ./var/slaq.sock, else the service's\n"
-               "                    " RPC_SYSTEM_SOCKET ")\n"
-               "  --state-dir DIR   slaqd's state directory (default ./var)\n"
+               RPC_HELP_WHERE
                "  -h, --help        this help\n");
 }
 

@@ -33,6 +33,7 @@ static const cli_command commands[] = {
     {"top", cmd_top, "live view of jobs, losses and cores"},
     {"policy", cmd_policy, "show or change slaqd's policy"},
     {"status", cmd_status, "is slaqd running, and its counters"},
+    {"token", cmd_token, "your credential for slaqd over TCP (--host)"},
     {"nodes", cmd_nodes, "the nodes of a slaqd controller (cluster)"},
     {"cluster", cmd_cluster, "a slaq cluster in a Slurm allocation (up, down)"},
 };

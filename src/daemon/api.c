@@ -288,6 +288,24 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
     }
     if (!strcmp(type, "ls"))
         return api_ls(d, req);
+    if (!strcmp(type, "user_token")) {
+        /* Only where the kernel says who asks, and only the asker's own:
+         * a credential is worth what the Unix socket's word is. */
+        char tok[128];
+        if (who->reader || !d->req_conn || d->req_conn->tcp)
+            return api_error("permission_denied", "permission denied: a "
+                             "user credential is issued only over slaqd's "
+                             "Unix socket, to the user the kernel names");
+        if (user_token_issue(d, who->uid, tok, sizeof tok, err,
+                             sizeof err) < 0)
+            return api_error("internal", "cannot issue a credential: %s",
+                             err);
+        reply = ok();
+        json_object_set_new(reply, "user_token", json_string(tok));
+        json_object_set_new(reply, "uid", json_integer(who->uid));
+        json_object_set_new(reply, "user", json_string(who->name));
+        return reply;
+    }
     if (!strcmp(type, "policy")) {
         json_t *name = json_object_get(req, "name");
         if (name && !json_is_null(name) &&

@@ -927,6 +927,9 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
     }
     if (c->tcp && !c->authed) {
         const char *tok = json_string_value(json_object_get(msg, "token"));
+        const char *cred = json_string_value(json_object_get(msg,
+                                                             "user_token"));
+        uid_t uid;
         double wait = conn_auth_wait(d, c);
         if (wait > 0) {
             send_error(d, c, "rate_limited", "too many failed attempts from "
@@ -944,10 +947,18 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
             user_self(d, &c->who);
             c->who.admin = 0;
             c->who_known = 1;
+        } else if (!tok && cred && user_token_check(d, cred, &uid) == 0) {
+            /* A user's credential: that user, with the rights the Unix
+             * socket would give them (users.c). */
+            c->authed = c->may_control = c->may_read = 1;
+            user_from_uid(d, uid, (gid_t)-1, &c->who);
+            c->who_known = 1;
         } else {
-            conn_auth_failed(d, c, tok ? "a wrong token" : "no token");
+            conn_auth_failed(d, c, tok ? "a wrong token" : cred
+                             ? "a wrong user credential" : "no token");
             send_error(d, c, "unauthorized", "the first message on a TCP "
-                       "connection must carry a valid \"token\"");
+                       "connection must carry a valid \"token\" or "
+                       "\"user_token\" (a user's credential: `slaq token`)");
         }
         if (!c->authed) {
             c->closing = 1;

@@ -882,6 +882,13 @@ json_t *user_may_act_on(const sd_user *who, uid_t owner,
 /* Whether `who` may make a daemon-wide change (`what`, e.g. "set the
  * policy"): NULL, or a "permission_denied" error reply. */
 json_t *user_may_admin(const sd_user *who, const char *what);
+/* The TCP credential of uid, "UID:HEX" (docs/security.md), into out;
+ * makes STATE/user-token.key on first use. 0, or -1 with err set. */
+int user_token_issue(const sd_daemon *d, uid_t uid, char *out, size_t len,
+                     char *err, size_t errlen);
+/* 0 and *uid if cred is a credential user_token_issue made under the
+ * current key (compared in constant time), else -1. */
+int user_token_check(const sd_daemon *d, const char *cred, uid_t *uid);
 /* Resolves a group name (or number) for --admin-group / --socket-group;
  * 0, or -1 after printing an error that starts with where. */
 int user_group_parse(const char *where, const char *name, gid_t *out);

@@ -15,9 +15,18 @@
  * ("administrators") may act on every job and change the policy. slaqd
  * started as an ordinary user can run only that user's jobs: others may
  * still look, and attach jobs of their own, but a submit is refused.
+ *
+ * Over TCP there is no kernel to ask, so a user shows a credential slaqd
+ * issued them over the Unix socket: "UID:HEX", HEX a keyed BLAKE2b hash of
+ * the uid under a random key that never leaves STATE/user-token.key. It
+ * names one user and proves nothing about any other; deleting the key
+ * revokes every credential at once (the next `slaq token` makes a new one).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
+#include <inttypes.h>
+#include <sodium.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,4 +251,110 @@ void user_runas_free(sd_runas *r)
     free(r->shell);
     free(r->name);
     memset(r, 0, sizeof *r);
+}
+
+#define USER_KEY_LEN 32
+
+/* Reads STATE/user-token.key into key; with create, makes it (0600,
+ * random) when it does not exist. 0, or -1 with err set. */
+static int user_key(const sd_daemon *d, int create,
+                    unsigned char key[USER_KEY_LEN], char *err, size_t errlen)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/user-token.key", d->cfg.state_dir);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT && create) {
+        if (sodium_init() < 0) {
+            snprintf(err, errlen, "libsodium failed to initialise");
+            return -1;
+        }
+        randombytes_buf(key, USER_KEY_LEN);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                  0600);
+        if (fd >= 0) {
+            ssize_t n = write(fd, key, USER_KEY_LEN);
+            int bad = n != USER_KEY_LEN || fsync(fd) < 0;
+            close(fd);
+            if (!bad)
+                return 0;
+            unlink(path);
+            snprintf(err, errlen, "cannot write %s: %s", path,
+                     n < 0 ? strerror(errno) : "short write");
+            return -1;
+        }
+        if (errno != EEXIST) {
+            snprintf(err, errlen, "cannot create %s: %s", path,
+                     strerror(errno));
+            return -1;
+        }
+        fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    }
+    if (fd < 0) {
+        snprintf(err, errlen, errno == ENOENT ? "no user credentials were "
+                 "issued yet (%s does not exist)" : "cannot open %s: %s",
+                 path, strerror(errno));
+        return -1;
+    }
+    ssize_t n = read(fd, key, USER_KEY_LEN);
+    close(fd);
+    if (n != USER_KEY_LEN) {
+        snprintf(err, errlen, "%s must hold %d bytes; delete it to make a "
+                 "new key (every user credential changes)", path,
+                 USER_KEY_LEN);
+        return -1;
+    }
+    return 0;
+}
+
+/* The hex part of uid's credential under key (2 * 32 digits + NUL). */
+static void user_mac(const unsigned char key[USER_KEY_LEN], uid_t uid,
+                     char hex[2 * USER_KEY_LEN + 1])
+{
+    char msg[64];
+    unsigned char mac[USER_KEY_LEN];
+    int n = snprintf(msg, sizeof msg, "slaq user credential uid=%u",
+                     (unsigned)uid);
+    crypto_generichash(mac, sizeof mac, (const unsigned char *)msg,
+                       (unsigned long long)n, key, USER_KEY_LEN);
+    sodium_bin2hex(hex, 2 * USER_KEY_LEN + 1, mac, sizeof mac);
+    sodium_memzero(mac, sizeof mac);
+}
+
+int user_token_issue(const sd_daemon *d, uid_t uid, char *out, size_t len,
+                     char *err, size_t errlen)
+{
+    unsigned char key[USER_KEY_LEN];
+    char hex[2 * USER_KEY_LEN + 1];
+    if (user_key(d, 1, key, err, errlen) < 0)
+        return -1;
+    user_mac(key, uid, hex);
+    snprintf(out, len, "%u:%s", (unsigned)uid, hex);
+    sodium_memzero(key, sizeof key);
+    sodium_memzero(hex, sizeof hex);
+    return 0;
+}
+
+int user_token_check(const sd_daemon *d, const char *cred, uid_t *uid)
+{
+    unsigned char key[USER_KEY_LEN];
+    char hex[2 * USER_KEY_LEN + 1], err[256];
+    const char *p = cred;
+    uintmax_t v = 0;
+    if (*p < '0' || *p > '9')
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        v = v * 10 + (uintmax_t)(*p - '0');
+        if (v >= (uid_t)-1)
+            return -1; /* no such uid; (uid_t)-1 is "nobody known" */
+    }
+    if (*p != ':' || user_key(d, 0, key, err, sizeof err) < 0)
+        return -1;
+    user_mac(key, (uid_t)v, hex);
+    int ok = sd_secret_equal(p + 1, hex);
+    sodium_memzero(key, sizeof key);
+    sodium_memzero(hex, sizeof hex);
+    if (!ok)
+        return -1;
+    *uid = (uid_t)v;
+    return 0;
 }
