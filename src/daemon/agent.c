@@ -293,11 +293,32 @@ typedef struct replay_ctx {
     int64_t after;
 } replay_ctx;
 
-static int replay_one(void *arg, const slaq_report *r)
+/* A stored report resent to the controller with everything the job sent:
+ * its metric and a query's estimates and bounds (est: their stored JSON
+ * object), else the controller's query would take the mini-batch as an
+ * ML report and refuse every one after it. */
+static int replay_one(void *arg, const slaq_report *r, const char *est,
+                      double metric)
 {
     replay_ctx *x = arg;
-    if ((int64_t)r->iter > x->after)
+    if ((int64_t)r->iter <= x->after)
+        return 0;
+    if (!est && isnan(metric)) {
         send_report(x->d, x->j, r);
+        return 0;
+    }
+    json_t *m = json_pack("{s:s, s:I, s:I, s:I, s:f, s:f, s:f}", "type",
+                          "report", "job", (json_int_t)x->j->id, "gen",
+                          (json_int_t)JOB_GEN(x->j), "iter",
+                          (json_int_t)r->iter, "loss", r->loss, "cpu_s",
+                          r->cpu_s, "samples", r->samples);
+    if (m && !isnan(metric))
+        json_object_set_new(m, "metric", json_real(metric));
+    json_t *v = est ? json_loads(est, 0, NULL) : NULL;
+    if (m && json_is_object(v))
+        json_object_update(m, v);
+    json_decref(v);
+    up_send(x->d, m);
     return 0;
 }
 
@@ -330,7 +351,7 @@ static void on_welcome(sd_daemon *d, json_t *msg)
         replay_ctx x = {d, j, json_is_integer(v) ? json_integer_value(v)
                                                  : -1};
         if (x.after < (int64_t)j->last_iter || !j->nreports)
-            store_each_report(d->store, id, replay_one, &x);
+            store_each_full_report(d->store, id, replay_one, &x);
         if (!SD_ACTIVE(j->state))
             send_exit(d, j);
     }

@@ -759,6 +759,11 @@ int store_each_report(sd_store *s, int64_t job,
 int store_each_query_report(sd_store *s, int64_t job,
                             int (*fn)(void *, const slaq_report *,
                                       const char *), void *arg);
+/* The same with its metric as well (NaN when it has none): everything a
+ * job's report carried, as an agent resends it. */
+int store_each_full_report(sd_store *s, int64_t job,
+                           int (*fn)(void *, const slaq_report *,
+                                     const char *, double), void *arg);
 /* History for `slaq show`: reports and allocations (at most `max`, evenly
  * spread over iterations or epochs, first and last kept; O(max log n)),
  * events (thinned). New references. */

@@ -874,14 +874,14 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
     return rc;
 }
 
-int store_each_query_report(sd_store *s, int64_t job,
-                            int (*fn)(void *, const slaq_report *,
-                                      const char *), void *arg)
+int store_each_full_report(sd_store *s, int64_t job,
+                           int (*fn)(void *, const slaq_report *,
+                                     const char *, double), void *arg)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT iter, loss, cpu_s, samples, t, "
-                           "estimates FROM reports WHERE job = ? ORDER BY "
-                           "iter", -1, &st, NULL))
+                           "estimates, metric FROM reports WHERE job = ? "
+                           "ORDER BY iter", -1, &st, NULL))
         return -1;
     sqlite3_bind_int64(st, 1, job);
     int rc = 0;
@@ -893,32 +893,45 @@ int store_each_query_report(sd_store *s, int64_t job,
             .samples = sqlite3_column_double(st, 3),
             .t = sqlite3_column_double(st, 4),
         };
-        if ((rc = fn(arg, &r, (const char *)sqlite3_column_text(st, 5))) < 0)
+        double metric = sqlite3_column_type(st, 6) == SQLITE_NULL
+                            ? NAN : sqlite3_column_double(st, 6);
+        if ((rc = fn(arg, &r, (const char *)sqlite3_column_text(st, 5),
+                     metric)) < 0)
             break;
     }
     sqlite3_finalize(st);
     return rc;
 }
 
-/* store_each_report's callback, handed the rows of store_each_query_report
- * without their estimates. */
+/* store_each_query_report's and store_each_report's callbacks, handed the
+ * rows of store_each_full_report without what they do not take. */
 struct report_fn {
     int (*fn)(void *, const slaq_report *);
+    int (*query_fn)(void *, const slaq_report *, const char *);
     void *arg;
 };
 
-static int without_estimates(void *p, const slaq_report *r, const char *est)
+static int part_of_row(void *p, const slaq_report *r, const char *est,
+                       double metric)
 {
-    (void)est;
+    (void)metric;
     const struct report_fn *f = p;
-    return f->fn(f->arg, r);
+    return f->query_fn ? f->query_fn(f->arg, r, est) : f->fn(f->arg, r);
+}
+
+int store_each_query_report(sd_store *s, int64_t job,
+                            int (*fn)(void *, const slaq_report *,
+                                      const char *), void *arg)
+{
+    struct report_fn f = {NULL, fn, arg};
+    return store_each_full_report(s, job, part_of_row, &f);
 }
 
 int store_each_report(sd_store *s, int64_t job,
                       int (*fn)(void *, const slaq_report *), void *arg)
 {
-    struct report_fn f = {fn, arg};
-    return store_each_query_report(s, job, without_estimates, &f);
+    struct report_fn f = {fn, NULL, arg};
+    return store_each_full_report(s, job, part_of_row, &f);
 }
 
 /* One row of a query as a JSON array of its first n columns. */
