@@ -170,7 +170,7 @@ static size_t grid_size(const sweep_spec *s)
     return total;
 }
 
-int sweep_spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
+static int spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
 {
     memset(s, 0, sizeof *s);
     const char *key;
@@ -358,6 +358,14 @@ int sweep_spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
         return fail(err, len, "policy %s: %s", s->policy, perr);
     slaq_sweep_free(pol);
     return 0;
+}
+
+int sweep_spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
+{
+    if (spec_parse(spec, s, err, len) == 0)
+        return 0;
+    sweep_spec_free(s); /* what was read before the error */
+    return -1;
 }
 
 void sweep_spec_free(sweep_spec *s)

@@ -54,7 +54,8 @@ typedef struct sweep_spec {
  * log-uniform parameter"). A grid whose size (computed without overflow)
  * exceeds SWEEP_MAX_CONFIGS is refused here when `configs` does not cut
  * it, before any configuration is made. The spec is not kept (out owns
- * copies). */
+ * copies). After an error out holds nothing (sweep_spec_free on it is
+ * harmless). */
 int sweep_spec_parse(json_t *spec, sweep_spec *out, char *err, size_t errlen);
 void sweep_spec_free(sweep_spec *s);
 

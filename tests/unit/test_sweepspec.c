@@ -95,6 +95,35 @@ static void test_grid_at_the_cap_or_cut_by_configs_is_accepted(void **state)
     assert_int_equal(accepted(grid_spec(8, 1000, 7, 10)), 7);
 }
 
+/* A spec refused half-way keeps nothing of what was read before the error
+ * (the fuzzer's first find: the name and the parameters leaked when a
+ * later parameter was bad). Under the sanitizer build a leak fails too. */
+static void test_a_refused_spec_keeps_nothing(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "{\"name\":\"g\",\"command\":\"x {a} {b}\",\"space\":{\"a\":"
+        "{\"|ype\":\"uniform\",\"low\":0,\"high\":1}},\"metric\":\"loss\","
+        "\"y_target\":0.1,\"epochs\":5,\"slots\":2}",
+        "{\"name\":\"g\",\"command\":[\"x\",3],\"space\":{\"a\":"
+        "{\"type\":\"choice\",\"values\":[1,2]}},\"metric\":\"loss\","
+        "\"y_target\":0.1,\"epochs\":5,\"slots\":2}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        json_t *spec = json_loads(bad[i], 0, NULL);
+        assert_non_null(spec);
+        sweep_spec s;
+        char err[256];
+        assert_int_equal(sweep_spec_parse(spec, &s, err, sizeof err), -1);
+        assert_null(s.name);
+        assert_null(s.params);
+        assert_int_equal(s.nparams, 0);
+        assert_null(s.command);
+        sweep_spec_free(&s); /* harmless after an error */
+        json_decref(spec);
+    }
+}
+
 static void test_configs_and_epochs_caps(void **state)
 {
     (void)state;
@@ -111,6 +140,7 @@ int main(void)
         cmocka_unit_test(test_grid_size_does_not_overflow),
         cmocka_unit_test(test_grid_at_the_cap_or_cut_by_configs_is_accepted),
         cmocka_unit_test(test_configs_and_epochs_caps),
+        cmocka_unit_test(test_a_refused_spec_keeps_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
