@@ -145,6 +145,7 @@ int cmd_ls(int argc, char **argv)
                            "REDUC", "NOTE");
             }
             print_jobs(json_object_get(r, "jobs"), nodes);
+            shown += json_array_size(json_object_get(r, "jobs"));
         }
         next = json_incref(json_object_get(r, "next"));
         json_decref(r);
@@ -153,5 +154,8 @@ int cmd_ls(int argc, char **argv)
     if (ro.json)
         fputs(shown ? "\n  ],\n  \"next\": null\n}\n"
                     : "],\n  \"next\": null\n}\n", stdout);
+    else if (!shown && active) /* on stderr: the table stays the table */
+        fputs("slaq ls: no active jobs (slaq ls -a lists finished ones "
+              "too)\n", stderr);
     return 0;
 }

@@ -153,6 +153,11 @@ def test_ls_lists_active_jobs_and_all_with_a(slaqd):
     done = slaqd.submit(TOY, "--iters", "3", "--iter-cpu", "0.001",
                         name="finished")
     slaqd.wait_state(done, "done")
+    # none active: the header, and on stderr where the others are
+    p = slaqd.cli("ls")
+    assert p.stdout.splitlines()[0].split()[0] == "ID" and \
+        len(p.stdout.splitlines()) == 1
+    assert "no active jobs (slaq ls -a lists finished ones too)" in p.stderr
     live = slaqd.submit(TOY, "--forever", "--iter-cpu", "0.002",
                         name="running")
     wait_for(lambda: slaqd.job(live)["state"] == "running", what="running")
