@@ -417,8 +417,8 @@ static int has_column(sqlite3 *db, const char *t, const char *c)
 
 /* Creates every table that is missing and adds the columns an older
  * slaqd's tables lack. */
-static int schema_apply(sqlite3 *db, const char *path, char *err,
-                        size_t errlen)
+static int schema_tables(sqlite3 *db, const char *path, char *err,
+                         size_t errlen)
 {
     for (size_t i = 0; i < sizeof schema / sizeof *schema; i++) {
         const st_table *t = &schema[i];
@@ -450,6 +450,24 @@ static int schema_apply(sqlite3 *db, const char *path, char *err,
     return 0;
 }
 
+/* schema_tables in one transaction: a database is changed wholly or not
+ * at all. */
+static int schema_apply(sqlite3 *db, const char *path, char *err,
+                        size_t errlen)
+{
+    sql_buf b = {.n = 0};
+    sql_add(&b, "BEGIN");
+    if (schema_exec(db, path, &b, err, errlen) < 0)
+        return -1;
+    int rc = schema_tables(db, path, err, errlen);
+    b = (sql_buf){.n = 0};
+    sql_add(&b, rc < 0 ? "ROLLBACK" : "COMMIT");
+    if (schema_exec(db, path, &b, rc < 0 ? NULL : err, rc < 0 ? 0 : errlen)
+        < 0)
+        rc = -1;
+    return rc;
+}
+
 /* The jobs row's INSERT (every column bound by name, :column) or its
  * SELECT (every column in job_cols' order, then what the reports say of
  * the job: nreports, last_metric, metric_iter). */
@@ -473,23 +491,24 @@ static void job_sql(sql_buf *b, int insert)
             "AS metric_iter FROM jobs ORDER BY id");
 }
 
-/* The field of job j that column c holds. */
+/* The field of job j that column c holds (JOB_VALUE: its value). */
 #define JOB_FIELD(j, c, type) ((type *)(void *)((char *)(j) + (c)->off))
+#define JOB_VALUE(j, c, type) \
+    (*(const type *)(const void *)((const char *)(j) + (c)->off))
 
 static void job_put_col(sqlite3_stmt *st, int i, const st_column *c,
                         const sd_job *j)
 {
-    sd_job *f = (sd_job *)j; /* read only: JOB_FIELD is not const */
     switch (c->field) {
-    case JF_REAL: sqlite3_bind_double(st, i, *JOB_FIELD(f, c, double)); break;
-    case JF_REAL_INF: bind_real(st, i, *JOB_FIELD(f, c, double)); break;
-    case JF_INT: sqlite3_bind_int(st, i, *JOB_FIELD(f, c, int)); break;
-    case JF_I64: sqlite3_bind_int64(st, i, *JOB_FIELD(f, c, int64_t)); break;
+    case JF_REAL: sqlite3_bind_double(st, i, JOB_VALUE(j, c, double)); break;
+    case JF_REAL_INF: bind_real(st, i, JOB_VALUE(j, c, double)); break;
+    case JF_INT: sqlite3_bind_int(st, i, JOB_VALUE(j, c, int)); break;
+    case JF_I64: sqlite3_bind_int64(st, i, JOB_VALUE(j, c, int64_t)); break;
     case JF_U64:
-        sqlite3_bind_int64(st, i, (sqlite3_int64)*JOB_FIELD(f, c, uint64_t));
+        sqlite3_bind_int64(st, i, (sqlite3_int64)JOB_VALUE(j, c, uint64_t));
         break;
     case JF_TEXT: case JF_TEXT_REQ:
-        bind_text(st, i, *JOB_FIELD(f, c, char *));
+        bind_text(st, i, JOB_VALUE(j, c, char *));
         break;
     case JF_FN: c->put(st, i, j); break;
     case JF_NONE: break;
