@@ -44,27 +44,31 @@ void store_run_close(store_run *r)
 
 const char *store_run_errmsg(store_run *r) { return sqlite3_errmsg(r->db); }
 
+/* The caller's callback of a walk, one of the reader's kinds. */
+typedef union any_fn {
+    int (*job)(void *, const store_run_job *);
+    int (*report)(void *, int64_t, const slaq_report *);
+    int (*event)(void *, double, const char *);
+    int (*alloc)(void *, int64_t, uint64_t, double, double);
+} any_fn;
+
 /* Steps st to its end through each(st, fn, arg), which returns nonzero to
  * stop; finalizes st. */
-static int walk(sqlite3_stmt *st, int (*each)(sqlite3_stmt *, void *,
-                                              void *),
-                void *fn, void *arg)
+static int walk(sqlite3_stmt *st, int (*each)(sqlite3_stmt *,
+                                              const any_fn *, void *),
+                any_fn fn, void *arg)
 {
     int rc = 0, step_rc = SQLITE_DONE;
     while (!rc && (step_rc = sqlite3_step(st)) == SQLITE_ROW)
-        rc = each(st, fn, arg);
+        rc = each(st, &fn, arg);
     if (!rc && step_rc != SQLITE_DONE)
         rc = -1;
     sqlite3_finalize(st);
     return rc;
 }
 
-typedef int (*job_fn)(void *, const store_run_job *);
-typedef int (*report_fn)(void *, int64_t, const slaq_report *);
-typedef int (*event_fn)(void *, double, const char *);
-typedef int (*alloc_fn)(void *, int64_t, uint64_t, double, double);
 
-static int each_job(sqlite3_stmt *st, void *fn, void *arg)
+static int each_job(sqlite3_stmt *st, const any_fn *fn, void *arg)
 {
     store_run_job j = {
         .id = sqlite3_column_int64(st, 0),
@@ -76,7 +80,7 @@ static int each_job(sqlite3_stmt *st, void *fn, void *arg)
         .ended = sqlite3_column_double(st, 5),
         .convergence = (const char *)sqlite3_column_text(st, 6),
     };
-    return ((job_fn)fn)(arg, &j);
+    return fn->job(arg, &j);
 }
 
 int store_run_jobs(store_run *r, double since,
@@ -99,10 +103,10 @@ int store_run_jobs(store_run *r, double since,
             NULL) != SQLITE_OK)
         return -1;
     sqlite3_bind_double(st, 1, since);
-    return walk(st, each_job, (void *)fn, arg);
+    return walk(st, each_job, (any_fn){.job = fn}, arg);
 }
 
-static int each_report(sqlite3_stmt *st, void *fn, void *arg)
+static int each_report(sqlite3_stmt *st, const any_fn *fn, void *arg)
 {
     slaq_report rep = {
         .iter = (uint64_t)sqlite3_column_int64(st, 1),
@@ -111,7 +115,7 @@ static int each_report(sqlite3_stmt *st, void *fn, void *arg)
         .samples = sqlite3_column_double(st, 4),
         .t = sqlite3_column_double(st, 5),
     };
-    return ((report_fn)fn)(arg, sqlite3_column_int64(st, 0), &rep);
+    return fn->report(arg, sqlite3_column_int64(st, 0), &rep);
 }
 
 int store_run_reports(store_run *r,
@@ -123,12 +127,12 @@ int store_run_reports(store_run *r,
                            "t FROM reports ORDER BY job, iter", -1, &st,
                            NULL) != SQLITE_OK)
         return -1;
-    return walk(st, each_report, (void *)fn, arg);
+    return walk(st, each_report, (any_fn){.report = fn}, arg);
 }
 
-static int each_event(sqlite3_stmt *st, void *fn, void *arg)
+static int each_event(sqlite3_stmt *st, const any_fn *fn, void *arg)
 {
-    return ((event_fn)fn)(arg, sqlite3_column_double(st, 0),
+    return fn->event(arg, sqlite3_column_double(st, 0),
                           (const char *)sqlite3_column_text(st, 1));
 }
 
@@ -146,12 +150,12 @@ int store_run_events(store_run *r, const char *kind, double since,
         return -1;
     sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
     sqlite3_bind_double(st, 2, since);
-    return walk(st, each_event, (void *)fn, arg);
+    return walk(st, each_event, (any_fn){.event = fn}, arg);
 }
 
-static int each_alloc(sqlite3_stmt *st, void *fn, void *arg)
+static int each_alloc(sqlite3_stmt *st, const any_fn *fn, void *arg)
 {
-    return ((alloc_fn)fn)(arg, sqlite3_column_int64(st, 0),
+    return fn->alloc(arg, sqlite3_column_int64(st, 0),
                           (uint64_t)sqlite3_column_int64(st, 1),
                           sqlite3_column_double(st, 2),
                           sqlite3_column_double(st, 3));
@@ -168,5 +172,5 @@ int store_run_allocs(store_run *r, double since,
         != SQLITE_OK)
         return -1;
     sqlite3_bind_double(st, 1, since);
-    return walk(st, each_alloc, (void *)fn, arg);
+    return walk(st, each_alloc, (any_fn){.alloc = fn}, arg);
 }

@@ -209,15 +209,22 @@ int store_get_sweep_config(sd_store *s, int64_t sweep, int64_t idx,
     return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* The caller's callback of a walk, one of the store's kinds. */
+typedef union any_fn {
+    int (*sweep)(void *, const store_sweep_row *);
+    int (*jobs)(void *, int64_t, const char *);
+    int (*call)(void *, const store_sweep_call *);
+} any_fn;
+
 /* Steps a query to its end, calling each(arg, st) on every row; stops
  * when that returns nonzero (returned). */
-static int walk(sqlite3_stmt *st, int (*each)(sqlite3_stmt *, void *,
-                                              void *),
-                void *fn, void *arg)
+static int walk(sqlite3_stmt *st, int (*each)(sqlite3_stmt *,
+                                              const any_fn *, void *),
+                any_fn fn, void *arg)
 {
     int rc = 0, step_rc = SQLITE_DONE;
     while (!rc && (step_rc = sqlite3_step(st)) == SQLITE_ROW)
-        rc = each(st, fn, arg);
+        rc = each(st, &fn, arg);
     if (!rc && step_rc != SQLITE_DONE)
         rc = -1;
     sqlite3_reset(st);
@@ -225,11 +232,8 @@ static int walk(sqlite3_stmt *st, int (*each)(sqlite3_stmt *, void *,
     return rc;
 }
 
-typedef int (*sweep_fn)(void *, const store_sweep_row *);
-typedef int (*jobs_fn)(void *, int64_t, const char *);
-typedef int (*call_fn)(void *, const store_sweep_call *);
 
-static int each_sweep(sqlite3_stmt *st, void *fn, void *arg)
+static int each_sweep(sqlite3_stmt *st, const any_fn *fn, void *arg)
 {
     store_sweep_row w = {
         .id = sqlite3_column_int64(st, 0),
@@ -245,15 +249,15 @@ static int each_sweep(sqlite3_stmt *st, void *fn, void *arg)
                    ? -1 : sqlite3_column_int64(st, 12),
         .user = col_str(st, 13),
     };
-    return ((sweep_fn)fn)(arg, &w);
+    return fn->sweep(arg, &w);
 }
 
-static int each_jobs(sqlite3_stmt *st, void *fn, void *arg)
+static int each_jobs(sqlite3_stmt *st, const any_fn *fn, void *arg)
 {
-    return ((jobs_fn)fn)(arg, sqlite3_column_int64(st, 0), col_str(st, 1));
+    return fn->jobs(arg, sqlite3_column_int64(st, 0), col_str(st, 1));
 }
 
-static int each_call(sqlite3_stmt *st, void *fn, void *arg)
+static int each_call(sqlite3_stmt *st, const any_fn *fn, void *arg)
 {
     store_sweep_call c = {
         .seq = sqlite3_column_int64(st, 0), .t = col_num(st, 1),
@@ -261,14 +265,14 @@ static int each_call(sqlite3_stmt *st, void *fn, void *arg)
         .epoch = sqlite3_column_int64(st, 4), .metric = col_num(st, 5),
         .epoch_s = col_num(st, 6),
     };
-    return ((call_fn)fn)(arg, &c);
+    return fn->call(arg, &c);
 }
 
 int store_each_sweep(sd_store *s, int (*fn)(void *, const store_sweep_row *),
                      void *arg)
 {
     sqlite3_stmt *st = sw(s, SW_EACH);
-    return st ? walk(st, each_sweep, (void *)fn, arg) : -1;
+    return st ? walk(st, each_sweep, (any_fn){.sweep = fn}, arg) : -1;
 }
 
 int store_each_sweep_jobs(sd_store *s, int64_t sweep,
@@ -279,7 +283,7 @@ int store_each_sweep_jobs(sd_store *s, int64_t sweep,
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, sweep);
-    return walk(st, each_jobs, (void *)fn, arg);
+    return walk(st, each_jobs, (any_fn){.jobs = fn}, arg);
 }
 
 int store_each_sweep_call(sd_store *s, int64_t sweep,
@@ -290,5 +294,5 @@ int store_each_sweep_call(sd_store *s, int64_t sweep,
     if (!st)
         return -1;
     sqlite3_bind_int64(st, 1, sweep);
-    return walk(st, each_call, (void *)fn, arg);
+    return walk(st, each_call, (any_fn){.call = fn}, arg);
 }
