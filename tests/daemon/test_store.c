@@ -684,6 +684,23 @@ static void test_docs_state_db_md_lists_every_table_and_column(void **st)
     free(db);
 }
 
+/* An in-memory database (the fuzzers' slaqd) leaves no ledger file named
+ * ":memory:-lost" in the working directory. */
+static void test_an_in_memory_store_leaves_no_file(void **st)
+{
+    (void)st;
+    char cwd[4096], err[256];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(dir), 0);
+    sd_store *s = store_open(":memory:", 1, err, sizeof err);
+    assert_non_null(s);
+    store_close(s);
+    int left = access(":memory:-lost", F_OK) == 0;
+    unlink(":memory:-lost");
+    assert_int_equal(chdir(cwd), 0);
+    assert_false(left);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -698,6 +715,7 @@ int main(void)
         T(test_values_start_after_the_last_seen_and_keep_iteration_0),
         T(test_a_recorded_run_reads_back_from_its_last_start),
         T(test_docs_state_db_md_lists_every_table_and_column),
+        T(test_an_in_memory_store_leaves_no_file),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
