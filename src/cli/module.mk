@@ -3,7 +3,9 @@
 CLI_SRCS := $(sort $(wildcard src/cli/*.c))
 SLAQ_CMD_OBJS += $(call OBJ,$(CLI_SRCS))
 SLAQ_CMD_LIBS = $(LIBSLAQIO_A) $(LIBSLAQ_A)
-# slaq replay reads slaqd's state.db
+# slaq replay reads slaqd's state.db through the store's reader (its only
+# owner: src/daemon/store.h)
+SLAQ_CMD_OBJS += $(call OBJ,src/daemon/store_run.c)
 SLAQ_CMD_LDLIBS := $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null)
 SLAQ_CMD := $(BUILD)/bin/slaq
 PROGRAMS += $(SLAQ_CMD)

@@ -22,12 +22,12 @@
  */
 #include <getopt.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/util.h"
 #include "cli/cli.h"
+#include "daemon/store.h"
 #include "io/setopt.h"
 #include "slaq/slaq.h"
 
@@ -122,63 +122,55 @@ static int find_job(const rp_run *run, int64_t id)
     return -1;
 }
 
-static int prepare(sqlite3 *db, const char *sql, sqlite3_stmt **st)
+/* A walk over state.db that failed: rc -2 is memory (a callback's),
+ * anything else the database's. */
+static int read_failed(store_run *db, const char *what, int rc)
 {
-    if (sqlite3_prepare_v2(db, sql, -1, st, NULL) != SQLITE_OK) {
-        cli_error("replay", "state.db: %s", sqlite3_errmsg(db));
-        return -1;
-    }
+    cli_error("replay", "state.db: reading %s: %s", what,
+              rc == -2 ? "out of memory" : store_run_errmsg(db));
+    return -1;
+}
+
+/* The latest of slaqd's "start" events: when the last run began. */
+static int latest_start(void *arg, double t, const char *detail)
+{
+    (void)detail;
+    rp_run *run = arg;
+    if (run->t0 == 0 || t > run->t0)
+        run->t0 = t;
+    return 0;
+}
+
+static int add_job(void *arg, const store_run_job *sj)
+{
+    rp_run *run = arg;
+    rp_job *nj = realloc(run->jobs, (run->njobs + 1) * sizeof *nj);
+    if (!nj)
+        return -2;
+    run->jobs = nj;
+    rp_job *j = &run->jobs[run->njobs++];
+    memset(j, 0, sizeof *j);
+    j->id = sj->id;
+    j->weight = sj->weight;
+    j->max_cores = sj->max_cores;
+    j->max_iters = sj->max_iters;
+    j->started = sj->started;
+    j->ended = sj->ended;
+    if (!sj->convergence ||
+        slaq_convergence_parse(sj->convergence, &j->conv) != SLAQ_OK)
+        j->conv = SLAQ_CONV_UNKNOWN;
     return 0;
 }
 
 /* The jobs that started in the last run (since the last "start" event). */
-static int load_jobs(sqlite3 *db, rp_run *run)
+static int load_jobs(store_run *db, rp_run *run)
 {
-    sqlite3_stmt *st;
-    if (prepare(db, "SELECT coalesce(max(t), 0) FROM events WHERE job IS NULL "
-                "AND kind = 'start'", &st))
-        return -1;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        run->t0 = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    int has_conv = 0;
-    if (prepare(db, "SELECT count(*) FROM pragma_table_info('jobs') WHERE "
-                "name = 'convergence'", &st))
-        return -1;
-    if (sqlite3_step(st) == SQLITE_ROW)
-        has_conv = sqlite3_column_int(st, 0) > 0;
-    sqlite3_finalize(st);
-    if (prepare(db, has_conv
-                ? "SELECT id, weight, max_cores, max_iters, started, ended, "
-                  "convergence FROM jobs WHERE started >= ? ORDER BY id"
-                : "SELECT id, weight, max_cores, max_iters, started, ended, "
-                  "NULL FROM jobs WHERE started >= ? ORDER BY id", &st))
-        return -1;
-    sqlite3_bind_double(st, 1, run->t0);
     int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        rp_job *nj = realloc(run->jobs, (run->njobs + 1) * sizeof *nj);
-        if (!nj)
-            break;
-        run->jobs = nj;
-        rp_job *j = &run->jobs[run->njobs++];
-        memset(j, 0, sizeof *j);
-        j->id = sqlite3_column_int64(st, 0);
-        j->weight = sqlite3_column_double(st, 1);
-        j->max_cores = sqlite3_column_type(st, 2) == SQLITE_NULL
-                           ? INFINITY : sqlite3_column_double(st, 2);
-        j->max_iters = (uint64_t)sqlite3_column_int64(st, 3);
-        j->started = sqlite3_column_double(st, 4);
-        j->ended = sqlite3_column_double(st, 5);
-        const char *cv = (const char *)sqlite3_column_text(st, 6);
-        if (!cv || slaq_convergence_parse(cv, &j->conv) != SLAQ_OK)
-            j->conv = SLAQ_CONV_UNKNOWN;
-    }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        cli_error("replay", "state.db: reading jobs: %s", sqlite3_errmsg(db));
-        return -1;
-    }
+    if ((rc = store_run_events(db, "start", -INFINITY, 1, latest_start,
+                               run)))
+        return read_failed(db, "events", rc);
+    if ((rc = store_run_jobs(db, run->t0, add_job, run)))
+        return read_failed(db, "jobs", rc);
     for (size_t i = 0; i < run->njobs; i++) {
         rp_event *e = ev_add(run);
         if (!e)
@@ -197,95 +189,89 @@ static int load_jobs(sqlite3 *db, rp_run *run)
     return 0;
 }
 
-static int load_reports(sqlite3 *db, rp_run *run)
+static int add_report(void *arg, int64_t job, const slaq_report *r)
 {
-    sqlite3_stmt *st;
-    if (prepare(db, "SELECT job, iter, loss, cpu_s, samples, t FROM reports "
-                "ORDER BY job, iter", &st))
-        return -1;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int j = find_job(run, sqlite3_column_int64(st, 0));
-        if (j < 0)
-            continue; /* a job of an earlier run */
-        rp_event *e = ev_add(run);
-        if (!e)
-            break;
-        e->kind = EV_REPORT;
-        e->job = (size_t)j;
-        e->r = (slaq_report){
-            .iter = (uint64_t)sqlite3_column_int64(st, 1),
-            .loss = sqlite3_column_double(st, 2),
-            .cpu_s = sqlite3_column_double(st, 3),
-            .samples = sqlite3_column_double(st, 4),
-            .t = sqlite3_column_double(st, 5),
-        };
-        e->t = e->r.t;
-        run->nreports++;
+    rp_run *run = arg;
+    int j = find_job(run, job);
+    if (j < 0)
+        return 0; /* a job of an earlier run */
+    rp_event *e = ev_add(run);
+    if (!e)
+        return -2;
+    e->kind = EV_REPORT;
+    e->job = (size_t)j;
+    e->r = *r;
+    e->t = r->t;
+    run->nreports++;
+    return 0;
+}
+
+static int add_policy(void *arg, double t, const char *name)
+{
+    rp_run *run = arg;
+    slaq_policy_kind k;
+    rp_event *e;
+    if (!name || slaq_policy_parse(name, &k) != SLAQ_OK || !(e = ev_add(run)))
+        return 0;
+    e->t = t;
+    e->kind = EV_POLICY;
+    e->policy = (int)k;
+    return 0;
+}
+
+static int load_reports(store_run *db, rp_run *run)
+{
+    int rc = store_run_reports(db, add_report, run);
+    if (rc)
+        return read_failed(db, "reports", rc);
+    store_run_events(db, "policy", run->t0, 1, add_policy, run);
+    return 0;
+}
+
+/* The epochs of the recorded allocation changes, with their times. */
+typedef struct rp_epochs {
+    rp_run *run;
+    uint64_t *ep;
+    double *et;
+    size_t ne, cap;
+} rp_epochs;
+
+static int add_alloc(void *arg, int64_t job, uint64_t k, double cores,
+                     double t)
+{
+    rp_epochs *x = arg;
+    int j = find_job(x->run, job);
+    if (j >= 0) {
+        rp_job *jb = &x->run->jobs[j];
+        rp_alloc *na = realloc(jb->allocs, (jb->nallocs + 1) * sizeof *na);
+        if (!na)
+            return -2;
+        jb->allocs = na;
+        jb->allocs[jb->nallocs++] = (rp_alloc){k, cores};
     }
-    sqlite3_finalize(st);
-    if (rc != SQLITE_DONE) {
-        cli_error("replay", "state.db: reading reports: %s",
-                  sqlite3_errmsg(db));
-        return -1;
+    if (x->ne && x->ep[x->ne - 1] == k)
+        return 0;
+    if (x->ne == x->cap) {
+        size_t nc = grow_cap(x->cap, x->ne + 1, 256);
+        if (!nc || GROW_ARRAY(x->ep, nc) || GROW_ARRAY(x->et, nc))
+            return -2;
+        x->cap = nc;
     }
-    if (prepare(db, "SELECT t, detail FROM events WHERE job IS NULL AND kind = "
-                "'policy' AND t >= ?", &st))
-        return -1;
-    sqlite3_bind_double(st, 1, run->t0);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        slaq_policy_kind k;
-        const char *name = (const char *)sqlite3_column_text(st, 1);
-        rp_event *e;
-        if (!name || slaq_policy_parse(name, &k) != SLAQ_OK ||
-            !(e = ev_add(run)))
-            continue;
-        e->t = sqlite3_column_double(st, 0);
-        e->kind = EV_POLICY;
-        e->policy = (int)k;
-    }
-    sqlite3_finalize(st);
+    x->ep[x->ne] = k;
+    x->et[x->ne++] = t;
     return 0;
 }
 
 /* Each job's recorded changes, and the epochs: recorded times where an
  * allocation changed, interpolated between them. */
-static int load_epochs(sqlite3 *db, rp_run *run, double epoch_s)
+static int load_epochs(store_run *db, rp_run *run, double epoch_s)
 {
-    sqlite3_stmt *st;
-    if (prepare(db, "SELECT job, epoch, cores, t FROM allocs WHERE t >= ? "
-                "ORDER BY epoch", &st))
-        return -1;
-    sqlite3_bind_double(st, 1, run->t0);
-    uint64_t *ep = NULL;
-    double *et = NULL;
-    size_t ne = 0, cap = 0;
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int j = find_job(run, sqlite3_column_int64(st, 0));
-        uint64_t k = (uint64_t)sqlite3_column_int64(st, 1);
-        double t = sqlite3_column_double(st, 3);
-        if (j >= 0) {
-            rp_job *jb = &run->jobs[j];
-            rp_alloc *na = realloc(jb->allocs, (jb->nallocs + 1) * sizeof *na);
-            if (!na)
-                break;
-            jb->allocs = na;
-            jb->allocs[jb->nallocs++] = (rp_alloc){k, sqlite3_column_double(st, 2)};
-        }
-        if (ne && ep[ne - 1] == k)
-            continue;
-        if (ne == cap) {
-            size_t nc = grow_cap(cap, ne + 1, 256);
-            if (!nc || GROW_ARRAY(ep, nc) || GROW_ARRAY(et, nc))
-                break;
-            cap = nc;
-        }
-        ep[ne] = k;
-        et[ne++] = t;
-    }
-    sqlite3_finalize(st);
-    int bad = rc != SQLITE_DONE;
+    rp_epochs x = {.run = run};
+    int rc = store_run_allocs(db, run->t0, add_alloc, &x);
+    uint64_t *ep = x.ep;
+    double *et = x.et;
+    size_t ne = x.ne;
+    int bad = rc != 0;
     for (size_t i = 0; !bad && ne && i < ne; i++) {
         uint64_t from = i ? ep[i - 1] + 1 : ep[0];
         for (uint64_t k = from; k <= ep[i] && !bad; k++) {
@@ -320,11 +306,8 @@ static int load_epochs(sqlite3 *db, rp_run *run, double epoch_s)
     }
     free(ep);
     free(et);
-    if (bad) {
-        cli_error("replay", "state.db: reading allocations: %s",
-                  rc != SQLITE_DONE ? sqlite3_errmsg(db) : "out of memory");
-        return -1;
-    }
+    if (bad)
+        return read_failed(db, "allocations", rc ? rc : -2);
     return 0;
 }
 
@@ -528,6 +511,14 @@ static int parse_opts(int argc, char **argv, rp_opts *o, const char **dir)
     return 0;
 }
 
+static int count_event(void *arg, double t, const char *detail)
+{
+    (void)t;
+    (void)detail;
+    ++*(size_t *)arg;
+    return 0;
+}
+
 int cmd_replay(int argc, char **argv)
 {
     rp_opts o;
@@ -537,11 +528,10 @@ int cmd_replay(int argc, char **argv)
         return prc > 0 ? 0 : EXIT_USAGE;
     char path[4096];
     snprintf(path, sizeof path, "%s/state.db", dir);
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        cli_error("replay", "%s: %s", path, db ? sqlite3_errmsg(db)
-                                               : "cannot open");
-        sqlite3_close(db);
+    char err[4200];
+    store_run *db = store_run_open(path, err, sizeof err);
+    if (!db) {
+        cli_error("replay", "%s", err);
         return EXIT_USAGE;
     }
     rp_run run = {0};
@@ -550,17 +540,13 @@ int cmd_replay(int argc, char **argv)
     if (load_jobs(db, &run) || load_reports(db, &run) ||
         load_epochs(db, &run, o.sc.epoch_s))
         goto done;
-    sqlite3_stmt *st;
-    if (!prepare(db, "SELECT count(*) FROM events WHERE kind = 'readopt' "
-                 "AND t >= ?", &st)) {
-        sqlite3_bind_double(st, 1, run.t0);
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0)
-            printf("note: %d job(s) of an earlier run were adopted when this "
-                   "run started; they are not replayed (their histories "
-                   "began before it), so the others' allocations may "
-                   "differ\n", sqlite3_column_int(st, 0));
-        sqlite3_finalize(st);
-    }
+    size_t readopted = 0;
+    if (store_run_events(db, "readopt", run.t0, 0, count_event,
+                         &readopted) == 0 && readopted > 0)
+        printf("note: %zu job(s) of an earlier run were adopted when this "
+               "run started; they are not replayed (their histories "
+               "began before it), so the others' allocations may "
+               "differ\n", readopted);
     if (run.njobs == 0) {
         cli_error("replay", "%s: no job started in its last run", path);
         goto done;
@@ -596,6 +582,6 @@ done:
         free(run.jobs[i].allocs);
     free(run.jobs);
     free(run.ev);
-    sqlite3_close(db);
+    store_run_close(db);
     return rc;
 }

@@ -14,7 +14,7 @@
  *   jobs.c     job table, child processes, stop, epoch      job_
  *   api.c      requests shared by the socket and HTTP       api_
  *   enforce.c  CPU quota backends                           enf_
- *   store.c    SQLite persistence                           store_
+ *   store*.c   state.db, its only reader and writer (store.h) store_
  *   http.c     the HTTP API and the dashboard (libmicrohttpd) http_
  *   trace.c    timeline, forecast and predictor-error views trace_
  *   counters.c the counters status and /metrics show (counters.h) counter_
@@ -30,6 +30,7 @@
 
 #include "slaq/slaq.h"
 #include "daemon/link.h"
+#include "daemon/store.h"
 
 #define SD_MAX_LINE (64 * 1024)       /* longest line in a job session */
 #define SD_MAX_REQUEST (1024 * 1024)  /* ... in others (a submit carries
@@ -353,8 +354,6 @@ typedef struct sd_frame {
 
 /* -------------------------------------------------------------- the state */
 
-typedef struct sd_store sd_store;
-
 /* At most SD_LOG_BURST log lines of a kind per SD_LOG_INTERVAL, with the
  * count of those held back. */
 typedef struct sd_ratelog {
@@ -670,10 +669,6 @@ json_t *sweep_http_one(sd_daemon *d, int64_t id);
  * err (the configuration then ends: never more than the sweep's slots
  * run). */
 void sweep_suspend_result(sd_daemon *d, sd_job *j, int ok, const char *err);
-/* store.c: the open SQLite connection (sqlite3 *) for sweep.c's own
- * tables, and the store's transaction begun (committed by store_flush). */
-void *store_db(sd_store *s);
-void store_begin(sd_store *s);
 
 /* Called by job_finish: a checkpoint-suspended job has exited. */
 void job_suspend_done(sd_daemon *d, sd_job *j);
@@ -720,67 +715,6 @@ const char *enf_mode_name(sd_enforce_mode m);
 int enf_mode_parse(const char *s, sd_enforce_mode *out);
 /* A process's start time (clock ticks since boot), 0 if it is gone or a
  * zombie: with the pid it identifies a process across pid reuse. */unsigned long long enf_proc_start(pid_t pid);
-
-/* store.c */
-/* Opens (creating if missing) slaqd's database at path, mode 0600. An
- * existing file that is empty or not a slaq database is refused unless
- * `init` (and then only an empty one, or an SQLite file without tables,
- * is set up): slaqd never writes into someone else's file. */
-sd_store *store_open(const char *path, int init, char *err, size_t errlen);
-void store_close(sd_store *s);
-/* Commits the open transaction; -1 when writing fails (see store.c). */
-int store_flush(sd_store *s);
-/* Called while retrying after a failure, inside the new transaction: puts
- * every job again (memory holds the truth while the disk refused it). */
-void store_set_rewrite(sd_store *s, void (*fn)(void *), void *arg);
-int store_failing(const sd_store *s);  /* the last commit failed */
-const char *store_error(const sd_store *s);
-uint64_t store_failures(const sd_store *s);
-uint64_t store_lost(const sd_store *s);  /* reports beyond the memory cap */
-size_t store_pending(const sd_store *s); /* reports not yet committed */
-void store_put_job(sd_store *s, const sd_job *j);
-/* `metric` NaN: the report carries none (stored as NULL). */
-void store_report(sd_store *s, int64_t job, const slaq_report *r,
-                  double metric);
-/* The same with a query's mini-batch: `vec` is the JSON object of its
- * "estimates", "lower" and "upper" (aqpd_vec_json), or NULL. */
-void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
-                      double metric, const char *vec);
-void store_alloc(sd_store *s, int64_t job, double t, double cores,
-                 uint64_t epoch);
-void store_event(sd_store *s, double t, int64_t job, const char *kind,
-                 const char *detail);
-/* Calls fn for each stored job, in id order. */
-int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d);
-/* Calls fn for each report of a job in iteration order. */
-int store_each_report(sd_store *s, int64_t job,
-                      int (*fn)(void *, const slaq_report *), void *arg);
-/* The same with each report's stored estimates (NULL when it has none). */
-int store_each_query_report(sd_store *s, int64_t job,
-                            int (*fn)(void *, const slaq_report *,
-                                      const char *), void *arg);
-/* The same with its metric as well (NaN when it has none): everything a
- * job's report carried, as an agent resends it. */
-int store_each_full_report(sd_store *s, int64_t job,
-                           int (*fn)(void *, const slaq_report *,
-                                     const char *, double), void *arg);
-/* History for `slaq show`: reports and allocations (at most `max`, evenly
- * spread over iterations or epochs, first and last kept; O(max log n)),
- * events (thinned). New references. */
-json_t *store_reports_json(sd_store *s, int64_t job, size_t max);
-json_t *store_allocs_json(sd_store *s, int64_t job, size_t max);
-json_t *store_events_json(sd_store *s, int64_t job, size_t max);
-/* One page of a job's reports: rows [iter, loss, cpu_s, samples, t] with
- * iter > after, at most limit, in iteration order, costing O(limit) (an
- * index range); *next is the last iter when more follow, else -1. */
-json_t *store_reports_page(sd_store *s, int64_t job, int64_t after,
-                           size_t limit, int64_t *next);
-const char *store_errmsg(sd_store *s);
-/* Deletes a job and its reports, allocations and events. */
-void store_delete_job(sd_store *s, int64_t job);
-/* The highest job id ever given (kept when that job expires), 0 if none. */
-int64_t store_last_id(sd_store *s);
-void store_set_last_id(sd_store *s, int64_t id);
 
 /* trace.c */
 /* Before slaq_sched_epoch: scores each job's forecast against the reports

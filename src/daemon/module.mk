@@ -54,3 +54,26 @@ check-daemon: deps
 	SLAQ_VALGRIND=1 $(PYTEST) tests/e2e
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 build
 	SLAQ_BUILD=build-asan $(PYTEST) tests/e2e
+
+# tests/daemon/test_store.c and test_enforce.c: the store on real SQLite
+# files and enforcement in a cgroup directory of a temporary directory,
+# linked with slaqd's own objects, its main() renamed (as for the
+# fuzzers), so that they run the code slaqd runs.
+DAEMON_UNIT    := store enforce
+UNIT_TESTS     += $(patsubst %,$(BUILD)/tests/test_%,$(DAEMON_UNIT))
+SLAQD_MAIN_OBJ := $(BUILD)/obj/tests/daemon/slaqd_main.o
+$(SLAQD_MAIN_OBJ): src/daemon/main.c $(BUILD)/gen/paths.h
+	@mkdir -p $(dir $@)
+	@echo "  CC    $< (main renamed)"
+	@$(CC) $(CPPFLAGS) -I$(BUILD)/gen $(CFLAGS) -Wno-missing-prototypes \
+	  -Dmain=slaqd_main -c -o $@ $<
+# test_store compares docs/state-db.md with the schema.
+$(BUILD)/obj/tests/daemon/test_store.o: CPPFLAGS += -DSTATE_DB_DOC='"$(CURDIR)/docs/state-db.md"'
+SLAQD_TEST_OBJS := $(SLAQD_MAIN_OBJ) \
+                   $(filter-out $(call OBJ,src/daemon/main.c),$(DAEMON_OBJS))
+$(patsubst %,$(BUILD)/tests/test_%,$(DAEMON_UNIT)): $(BUILD)/tests/test_%: \
+    $(BUILD)/obj/tests/daemon/test_%.o $(SLAQD_TEST_OBJS) \
+    $(BUILD)/lib/libslaqio.a $(LIBSLAQ_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(SLAQD_TEST_OBJS) $(LIBSLAQIO_A) $(LIBSLAQ_A) \
+	  $(DAEMON_LDLIBS) $(LIB_LDLIBS) $(UNIT_LDLIBS)

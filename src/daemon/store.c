@@ -1,6 +1,9 @@
 /*
- * store.c — slaqd's persistent state in SQLite: jobs, every iteration
- * report, allocation changes and events.
+ * store.c — slaqd's persistent state in SQLite: the schema of state.db
+ * (every table, in `schema` below, documented in docs/state-db.md), jobs,
+ * every iteration report, allocation changes and events. The sweeps'
+ * tables are written by store_sweep.c; slaq replay reads a run back with
+ * store_run.c; no other file speaks SQL to state.db (store.h).
  *
  * The database runs in WAL mode with synchronous=NORMAL: a committed
  * transaction survives a crash of slaqd (kill -9), though not necessarily
@@ -13,10 +16,12 @@
  * reports since the last good commit — is written again each second until
  * a commit succeeds (store_flush).
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <sqlite3.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +29,525 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "daemon/store_sql.h"
+
+/* ------------------------------------------------------------- schema */
+
+/* A job's row read back: what its columns need besides themselves. */
+typedef struct job_load {
+    sd_daemon *d;
+    sd_user self;         /* slaqd's user: the owner of an older job */
+    int uid_null;         /* the row has no uid (read before user) */
+} job_load;
+
+/* How a job's field is kept in its column: as the C type at `off` in
+ * sd_job says, or by the column's own put and get (JF_FN). */
+typedef enum {
+    JF_NONE,     /* not a job's column */
+    JF_REAL,     /* double */
+    JF_REAL_INF, /* double; NULL is INFINITY (no cap) */
+    JF_INT,      /* int */
+    JF_I64,      /* int64_t */
+    JF_U64,      /* uint64_t */
+    JF_TEXT,     /* char *, NULL is NULL */
+    JF_TEXT_REQ, /* char *, NULL read back as "" */
+    JF_FN,
+} job_field;
+
+/* One column of a table. The jobs table's columns also say which field
+ * of sd_job they hold: its INSERT binds them by name (:column) and its
+ * SELECT reads them in this order, so a new column is one row here. */
+typedef struct st_column {
+    const char *name, *type;
+    job_field field;
+    size_t off;
+    void (*put)(sqlite3_stmt *st, int i, const sd_job *j);
+    void (*get)(sqlite3_stmt *st, int i, sd_job *j, job_load *ld);
+} st_column;
+
+/* One table: its columns, what follows them in its CREATE TABLE (the
+ * primary key), and an index on it. */
+typedef struct st_table {
+    const char *name;
+    const st_column *cols;
+    size_t ncols;
+    const char *key;      /* "PRIMARY KEY(...)" */
+    int without_rowid;
+    const char *index;    /* "name ON table(cols)", or NULL */
+} st_table;
+
+static void bind_real(sqlite3_stmt *st, int i, double v)
+{
+    if (isfinite(v))
+        sqlite3_bind_double(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static char *col_strdup(sqlite3_stmt *st, int i)
+{
+    const unsigned char *t = sqlite3_column_text(st, i);
+    return strdup(t ? (const char *)t : "");
+}
+
+static int col_null(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL;
+}
+
+static void put_state(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    bind_text(st, i, sd_state_name(j->state));
+}
+
+static void get_state(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    const char *state = (const char *)sqlite3_column_text(st, i);
+    if (!state || sd_state_parse(state, &j->state))
+        j->state = SD_LOST;
+}
+
+static void put_pid(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    sqlite3_bind_int64(st, i, j->pid);
+}
+
+static void get_pid(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    j->pid = (pid_t)sqlite3_column_int64(st, i);
+}
+
+static void put_pstart(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    sqlite3_bind_int64(st, i, (sqlite3_int64)j->pstart);
+}
+
+static void get_pstart(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    j->pstart = (unsigned long long)sqlite3_column_int64(st, i);
+}
+
+static void put_status(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    if (j->have_status)
+        sqlite3_bind_int(st, i, j->exit_status);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void get_status(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    j->have_status = !col_null(st, i);
+    j->exit_status = sqlite3_column_int(st, i);
+}
+
+static void put_secret(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    bind_text(st, i, j->secret[0] ? j->secret : NULL);
+}
+
+static void get_secret(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    const unsigned char *sec = sqlite3_column_text(st, i);
+    if (sec)
+        snprintf(j->secret, sizeof j->secret, "%s", (const char *)sec);
+}
+
+/* An agent's job's start message, to start it (pending) or start it
+ * again (restartable) after a restart of the controller. */
+static void put_launch(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    char *launch = j->launch && SD_ACTIVE(j->state)
+                       ? json_dumps(j->launch, JSON_COMPACT) : NULL;
+    if (launch)
+        sqlite3_bind_text(st, i, launch, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(st, i);
+    free(launch);
+}
+
+static void get_launch(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    if (!col_null(st, i))
+        j->launch = json_loads((const char *)sqlite3_column_text(st, i), 0,
+                               NULL);
+}
+
+static void put_kind(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    bind_text(st, i, j->kind != SLAQ_JOB_ML ? slaq_job_kind_name(j->kind)
+                                            : NULL);
+}
+
+static void get_kind(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    const char *kind = (const char *)sqlite3_column_text(st, i);
+    if (!kind || slaq_job_kind_parse(kind, &j->kind) != SLAQ_OK)
+        j->kind = SLAQ_JOB_ML;
+}
+
+static void put_uid(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    sqlite3_bind_int64(st, i, (sqlite3_int64)j->uid);
+}
+
+/* NULL: a job of an older slaqd, which ran as slaqd's own user. */
+static void get_uid(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    ld->uid_null = col_null(st, i);
+    j->uid = ld->uid_null ? ld->self.uid
+                          : (uid_t)sqlite3_column_int64(st, i);
+}
+
+static void put_user(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    bind_text(st, i, j->user);
+}
+
+static void get_user(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    if (ld->uid_null) {
+        j->user = strdup(ld->self.name);
+    } else if (col_null(st, i)) {
+        sd_user u;
+        user_from_uid(ld->d, j->uid, 0, &u);
+        j->user = strdup(u.name);
+    } else {
+        j->user = col_strdup(st, i);
+    }
+}
+
+static void put_gen(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    sqlite3_bind_int64(st, i, j->gen);
+}
+
+static void get_gen(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    j->gen = (unsigned)sqlite3_column_int64(st, i);
+}
+
+static void put_conv(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    bind_text(st, i, j->convergence != SLAQ_CONV_UNKNOWN
+                         ? slaq_convergence_name(j->convergence) : NULL);
+}
+
+static void get_conv(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    const char *cv = (const char *)sqlite3_column_text(st, i);
+    if (!cv || slaq_convergence_parse(cv, &j->convergence) != SLAQ_OK)
+        j->convergence = SLAQ_CONV_UNKNOWN;
+}
+
+#define JF(name, type, field, member) \
+    {name, type, field, offsetof(sd_job, member), NULL, NULL}
+#define JFN(name, type, fn) \
+    {name, type, JF_FN, 0, put_##fn, get_##fn}
+#define COL(name, type) {name, type, JF_NONE, 0, NULL, NULL}
+
+/* The jobs table (docs/state-db.md). uid comes before user: a row
+ * without a uid is an older slaqd's, whose user is slaqd's own. */
+static const st_column job_cols[] = {
+    JF("id", "INTEGER", JF_I64, id),
+    JF("name", "TEXT", JF_TEXT_REQ, name),
+    JF("cmd", "TEXT", JF_TEXT_REQ, cmd),
+    JF("cwd", "TEXT", JF_TEXT_REQ, cwd),
+    JF("weight", "REAL", JF_REAL, weight),
+    JF("max_cores", "REAL", JF_REAL_INF, max_cores),
+    JF("target", "REAL", JF_REAL, target),
+    JF("max_iters", "INTEGER", JF_U64, max_iters),
+    JF("max_time", "REAL", JF_REAL, max_time),
+    JF("managed", "INTEGER", JF_INT, managed),
+    JFN("state", "TEXT", state),
+    JFN("pid", "INTEGER", pid),
+    JFN("pstart", "INTEGER", pstart),
+    JFN("exit_status", "INTEGER", status),
+    JF("reason", "TEXT", JF_TEXT, reason),
+    JF("submitted", "REAL", JF_REAL, submitted),
+    JF("started", "REAL", JF_REAL, started),
+    JF("ended", "REAL", JF_REAL, ended),
+    JFN("secret", "TEXT", secret),
+    JF("metric_name", "TEXT", JF_TEXT, metric_name),
+    JF("suspended", "INTEGER", JF_INT, suspended),
+    JF("continued_by", "INTEGER", JF_I64, continued_by),
+    JF("resumed_from", "INTEGER", JF_I64, resumed_from),
+    JF("sweep", "INTEGER", JF_I64, sweep),
+    JF("node", "TEXT", JF_TEXT, node_at),
+    JF("restartable", "INTEGER", JF_INT, restartable),
+    JF("pin", "TEXT", JF_TEXT, pin),
+    JFN("launch", "TEXT", launch),
+    JFN("kind", "TEXT", kind),
+    JFN("uid", "INTEGER", uid),
+    JFN("user", "TEXT", user),
+    JFN("gen", "INTEGER", gen),
+    JFN("convergence", "TEXT", conv),
+};
+#define NJOB_COLS (sizeof job_cols / sizeof *job_cols)
+
+static const st_column report_cols[] = {
+    COL("job", "INTEGER"), COL("iter", "INTEGER"), COL("loss", "REAL"),
+    COL("cpu_s", "REAL"), COL("samples", "REAL"), COL("t", "REAL"),
+    COL("metric", "REAL"), COL("estimates", "TEXT"),
+};
+static const st_column alloc_cols[] = {
+    COL("job", "INTEGER"), COL("t", "REAL"), COL("cores", "REAL"),
+    COL("epoch", "INTEGER"),
+};
+static const st_column event_cols[] = {
+    COL("t", "REAL"), COL("job", "INTEGER"), COL("kind", "TEXT"),
+    COL("detail", "TEXT"),
+};
+static const st_column meta_cols[] = {
+    COL("key", "TEXT"), COL("value", "INTEGER"),
+};
+static const st_column sweep_cols[] = {
+    COL("id", "INTEGER"), COL("name", "TEXT"), COL("spec", "TEXT"),
+    COL("cwd", "TEXT"), COL("state", "TEXT"), COL("note", "TEXT"),
+    COL("created", "REAL"), COL("ended", "REAL"), COL("reached", "REAL"),
+    COL("reached_config", "INTEGER"), COL("best", "REAL"),
+    COL("best_config", "INTEGER"), COL("uid", "INTEGER"),
+    COL("user", "TEXT"),
+};
+static const st_column sweep_config_cols[] = {
+    COL("sweep", "INTEGER"), COL("idx", "INTEGER"), COL("params", "TEXT"),
+    COL("cmd", "TEXT"), COL("jobs", "TEXT"), COL("state", "TEXT"),
+    COL("class", "TEXT"), COL("p", "REAL"), COL("epochs", "INTEGER"),
+    COL("best", "REAL"),
+};
+static const st_column sweep_log_cols[] = {
+    COL("sweep", "INTEGER"), COL("seq", "INTEGER"), COL("t", "REAL"),
+    COL("kind", "TEXT"), COL("cfg", "INTEGER"), COL("epoch", "INTEGER"),
+    COL("metric", "REAL"), COL("epoch_s", "REAL"),
+};
+
+#define TABLE(name, cols, key, norowid, index) \
+    {name, cols, sizeof cols / sizeof *cols, key, norowid, index}
+
+/*
+ * state.db's tables, the one place they are written down: store_open
+ * creates the missing ones and adds the columns an older slaqd's database
+ * lacks (ALTER TABLE ADD COLUMN: a column added here must allow NULL,
+ * which is what an older row reads). docs/state-db.md describes each;
+ * test_store checks the two agree.
+ */
+static const st_table schema[] = {
+    TABLE("jobs", job_cols, "PRIMARY KEY(id)", 0, NULL),
+    TABLE("reports", report_cols, "PRIMARY KEY(job, iter)", 1, NULL),
+    TABLE("allocs", alloc_cols, "PRIMARY KEY(job, epoch)", 1, NULL),
+    TABLE("events", event_cols, NULL, 0, "events_job ON events(job, t)"),
+    TABLE("meta", meta_cols, "PRIMARY KEY(key)", 0, NULL),
+    TABLE("sweeps", sweep_cols, "PRIMARY KEY(id)", 0, NULL),
+    TABLE("sweep_configs", sweep_config_cols, "PRIMARY KEY(sweep, idx)", 1,
+          NULL),
+    TABLE("sweep_log", sweep_log_cols, "PRIMARY KEY(sweep, seq)", 1, NULL),
+};
+
+/* A growing SQL text; `over` is set when it did not fit. */
+typedef struct sql_buf {
+    char s[2048];
+    size_t n;
+    int over;
+} sql_buf;
+
+static void sql_add(sql_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void sql_add(sql_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(b->s + b->n, sizeof b->s - b->n, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= sizeof b->s - b->n)
+        b->over = 1;
+    else
+        b->n += (size_t)k;
+}
+
+/* Runs one statement of the schema; 0, or -1 with err filled. */
+static int schema_exec(sqlite3 *db, const char *path, const sql_buf *b,
+                       char *err, size_t errlen)
+{
+    char *msg = NULL;
+    if (b->over) {
+        snprintf(err, errlen, "%s: a statement of the schema is too long",
+                 path);
+        return -1;
+    }
+    if (sqlite3_exec(db, b->s, NULL, NULL, &msg)) {
+        snprintf(err, errlen, "%s: %s", path, msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether table t of the open database has column c. */
+static int has_column(sqlite3 *db, const char *t, const char *c)
+{
+    sqlite3_stmt *st;
+    int have = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1) "
+                           "WHERE name = ?2", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, c, -1, SQLITE_STATIC);
+        have = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+    }
+    sqlite3_finalize(st);
+    return have;
+}
+
+/* Creates every table that is missing and adds the columns an older
+ * slaqd's tables lack. */
+static int schema_tables(sqlite3 *db, const char *path, char *err,
+                         size_t errlen)
+{
+    for (size_t i = 0; i < sizeof schema / sizeof *schema; i++) {
+        const st_table *t = &schema[i];
+        sql_buf b = {.n = 0};
+        sql_add(&b, "CREATE TABLE IF NOT EXISTS %s(", t->name);
+        for (size_t k = 0; k < t->ncols; k++)
+            sql_add(&b, "%s%s %s", k ? ", " : "", t->cols[k].name,
+                    t->cols[k].type);
+        sql_add(&b, "%s%s)%s", t->key ? ", " : "", t->key ? t->key : "",
+                t->without_rowid ? " WITHOUT ROWID" : "");
+        if (schema_exec(db, path, &b, err, errlen) < 0)
+            return -1;
+        for (size_t k = 0; k < t->ncols; k++) {
+            if (has_column(db, t->name, t->cols[k].name))
+                continue;
+            b = (sql_buf){.n = 0};
+            sql_add(&b, "ALTER TABLE %s ADD COLUMN %s %s", t->name,
+                    t->cols[k].name, t->cols[k].type);
+            if (schema_exec(db, path, &b, err, errlen) < 0)
+                return -1;
+        }
+        if (t->index) {
+            b = (sql_buf){.n = 0};
+            sql_add(&b, "CREATE INDEX IF NOT EXISTS %s", t->index);
+            if (schema_exec(db, path, &b, err, errlen) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* schema_tables in one transaction: a database is changed wholly or not
+ * at all. */
+static int schema_apply(sqlite3 *db, const char *path, char *err,
+                        size_t errlen)
+{
+    sql_buf b = {.n = 0};
+    sql_add(&b, "BEGIN");
+    if (schema_exec(db, path, &b, err, errlen) < 0)
+        return -1;
+    int rc = schema_tables(db, path, err, errlen);
+    b = (sql_buf){.n = 0};
+    sql_add(&b, rc < 0 ? "ROLLBACK" : "COMMIT");
+    if (schema_exec(db, path, &b, rc < 0 ? NULL : err, rc < 0 ? 0 : errlen)
+        < 0)
+        rc = -1;
+    return rc;
+}
+
+/* The jobs row's INSERT (every column bound by name, :column) or its
+ * SELECT (every column in job_cols' order, then what the reports say of
+ * the job: nreports, last_metric, metric_iter). */
+static void job_sql(sql_buf *b, int insert)
+{
+    sql_add(b, insert ? "INSERT OR REPLACE INTO jobs(" : "SELECT ");
+    for (size_t k = 0; k < NJOB_COLS; k++)
+        sql_add(b, "%s%s", k ? ", " : "", job_cols[k].name);
+    if (insert) {
+        sql_add(b, ") VALUES (");
+        for (size_t k = 0; k < NJOB_COLS; k++)
+            sql_add(b, "%s:%s", k ? ", " : "", job_cols[k].name);
+        sql_add(b, ")");
+        return;
+    }
+    sql_add(b, ", (SELECT count(*) FROM reports r WHERE r.job = jobs.id) "
+            "AS nreports, (SELECT r.metric FROM reports r WHERE r.job = "
+            "jobs.id AND r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1) "
+            "AS last_metric, (SELECT r.iter FROM reports r WHERE r.job = "
+            "jobs.id AND r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1) "
+            "AS metric_iter FROM jobs ORDER BY id");
+}
+
+/* The field of job j that column c holds (JOB_VALUE: its value). */
+#define JOB_FIELD(j, c, type) ((type *)(void *)((char *)(j) + (c)->off))
+#define JOB_VALUE(j, c, type) \
+    (*(const type *)(const void *)((const char *)(j) + (c)->off))
+
+static void job_put_col(sqlite3_stmt *st, int i, const st_column *c,
+                        const sd_job *j)
+{
+    switch (c->field) {
+    case JF_REAL: sqlite3_bind_double(st, i, JOB_VALUE(j, c, double)); break;
+    case JF_REAL_INF: bind_real(st, i, JOB_VALUE(j, c, double)); break;
+    case JF_INT: sqlite3_bind_int(st, i, JOB_VALUE(j, c, int)); break;
+    case JF_I64: sqlite3_bind_int64(st, i, JOB_VALUE(j, c, int64_t)); break;
+    case JF_U64:
+        sqlite3_bind_int64(st, i, (sqlite3_int64)JOB_VALUE(j, c, uint64_t));
+        break;
+    case JF_TEXT: case JF_TEXT_REQ:
+        bind_text(st, i, JOB_VALUE(j, c, char *));
+        break;
+    case JF_FN: c->put(st, i, j); break;
+    case JF_NONE: break;
+    }
+}
+
+static void job_get_col(sqlite3_stmt *st, int i, const st_column *c,
+                        sd_job *j, job_load *ld)
+{
+    switch (c->field) {
+    case JF_REAL: *JOB_FIELD(j, c, double) = sqlite3_column_double(st, i);
+        break;
+    case JF_REAL_INF:
+        *JOB_FIELD(j, c, double) = col_null(st, i)
+            ? INFINITY : sqlite3_column_double(st, i);
+        break;
+    case JF_INT: *JOB_FIELD(j, c, int) = sqlite3_column_int(st, i); break;
+    case JF_I64: *JOB_FIELD(j, c, int64_t) = sqlite3_column_int64(st, i);
+        break;
+    case JF_U64:
+        *JOB_FIELD(j, c, uint64_t) = (uint64_t)sqlite3_column_int64(st, i);
+        break;
+    case JF_TEXT:
+        if (!col_null(st, i))
+            *JOB_FIELD(j, c, char *) = col_strdup(st, i);
+        break;
+    case JF_TEXT_REQ: *JOB_FIELD(j, c, char *) = col_strdup(st, i); break;
+    case JF_FN: c->get(st, i, j, ld); break;
+    case JF_NONE: break;
+    }
+}
+
+/* ------------------------------------------------------------ the store */
 
 enum { ST_BEGIN, ST_COMMIT, ST_REPORT, ST_ALLOC, ST_EVENT, ST_JOB,
        ST_DEL_JOB, ST_DEL_REPORTS, ST_DEL_ALLOCS, ST_DEL_EVENTS, ST_SET_META,
-       ST_N };
+       ST_VALUE_LOSS, ST_VALUE_METRIC, ST_N };
 
+/* NULL: made by job_sql. */
 static const char *const sql_text[ST_N] = {
     "BEGIN",
     "COMMIT",
@@ -36,45 +555,28 @@ static const char *const sql_text[ST_N] = {
     "metric, estimates) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     "INSERT OR REPLACE INTO allocs(job, t, cores, epoch) VALUES (?, ?, ?, ?)",
     "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
-    "INSERT OR REPLACE INTO jobs(id, name, cmd, cwd, weight, max_cores, "
-    "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
-    "reason, submitted, started, ended, secret, convergence, metric_name, "
-    "suspended, continued_by, resumed_from, sweep, node, restartable, pin, "
-    "launch, kind, uid, user, gen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    NULL,
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
     "DELETE FROM allocs WHERE job = ?",
     "DELETE FROM events WHERE job = ?",
     "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+    "SELECT iter, loss, t FROM reports WHERE job = ?1 AND (iter > ?2 OR "
+    "iter = 0) ORDER BY iter",
+    "SELECT iter, metric, t FROM reports WHERE job = ?1 AND (iter > ?2 OR "
+    "iter = 0) AND (metric IS NOT NULL OR iter = 0) ORDER BY iter",
 };
 
-static const char schema[] =
+static const char pragmas[] =
     "PRAGMA journal_mode=WAL;"
     "PRAGMA synchronous=NORMAL;"
-    "PRAGMA application_id=1936482673;" /* STORE_APP_ID, "slaq" */
-    "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY, name TEXT, "
-    " cmd TEXT, cwd TEXT, weight REAL, max_cores REAL, target REAL, "
-    " max_iters INTEGER, max_time REAL, managed INTEGER, state TEXT, "
-    " pid INTEGER, pstart INTEGER, exit_status INTEGER, reason TEXT, "
-    " submitted REAL, started REAL, ended REAL, secret TEXT, "
-    " metric_name TEXT, suspended INTEGER, continued_by INTEGER, "
-    " resumed_from INTEGER, sweep INTEGER, node TEXT, restartable INTEGER, "
-    " pin TEXT, launch TEXT, kind TEXT, uid INTEGER, user TEXT, gen INTEGER);"
-    "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
-    " cpu_s REAL, samples REAL, t REAL, metric REAL, estimates TEXT,"
-    " PRIMARY KEY(job, iter))"
-    " WITHOUT ROWID;"
-    "CREATE TABLE IF NOT EXISTS allocs(job INTEGER, t REAL, cores REAL, "
-    " epoch INTEGER, PRIMARY KEY(job, epoch)) WITHOUT ROWID;"
-    "CREATE TABLE IF NOT EXISTS events(t REAL, job INTEGER, kind TEXT, "
-    " detail TEXT);"
-    "CREATE INDEX IF NOT EXISTS events_job ON events(job, t);"
-    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER);";
+    "PRAGMA application_id=1936482673;"; /* STORE_APP_ID, "slaq" */
 
 struct sd_store {
     sqlite3 *db;
     sqlite3_stmt *st[ST_N];
+    int job_param[NJOB_COLS]; /* job_cols[k]'s parameter in ST_JOB */
+    sqlite3_stmt *sw[STORE_SWEEP_STMTS]; /* store_sweep.c's */
     int in_txn;
     uint64_t failures;    /* failed statements and commits */
     int broken;           /* a write failed in the open transaction */
@@ -186,52 +688,13 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
     }
     if (check_owner(s->db, path, init || fresh, err, errlen) < 0)
         goto fail;
-    if (sqlite3_exec(s->db, schema, NULL, NULL, &msg)) {
+    if (sqlite3_exec(s->db, pragmas, NULL, NULL, &msg)) {
         snprintf(err, errlen, "%s: %s", path,
                  msg ? msg : sqlite3_errmsg(s->db));
         goto fail;
     }
-    /* A database from an older slaqd gains the columns added since:
-     * jobs' secrets, then metrics (jobs.metric_name, reports.metric). */
-    static const char *const added[][3] = {
-        {"jobs", "secret", "TEXT"},
-        {"jobs", "metric_name", "TEXT"},
-        {"reports", "metric", "REAL"},
-        {"jobs", "suspended", "INTEGER"},
-        {"jobs", "continued_by", "INTEGER"},
-        {"jobs", "resumed_from", "INTEGER"},
-        {"jobs", "sweep", "INTEGER"},
-        /* the declared convergence class (slaq submit --convergence) */
-        {"jobs", "convergence", "TEXT"},
-        /* the cluster's (docs/cluster.md) */
-        {"jobs", "node", "TEXT"},
-        {"jobs", "restartable", "INTEGER"},
-        {"jobs", "pin", "TEXT"},
-        {"jobs", "launch", "TEXT"},
-        /* approximate queries (docs/relaqs.md): the job's declared kind
-         * (NULL: an ML job) and each mini-batch's estimates and bounds */
-        {"jobs", "kind", "TEXT"},
-        {"reports", "estimates", "TEXT"},
-        /* the job's owner, whose uid it runs as (NULL: a job of an older
-         * slaqd, which ran as slaqd's own user: store_each_job) */
-        {"jobs", "uid", "INTEGER"},
-        {"jobs", "user", "TEXT"},
-        /* a cluster job's generation: which start of it is current */
-        {"jobs", "gen", "INTEGER"},
-    };
-    for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
-        char q[256];
-        snprintf(q, sizeof q, "SELECT count(*) FROM pragma_table_info('%s') "
-                 "WHERE name = '%s'", added[i][0], added[i][1]);
-        if (query_int(s->db, q) != 0)
-            continue;
-        snprintf(q, sizeof q, "ALTER TABLE %s ADD COLUMN %s %s", added[i][0],
-                 added[i][1], added[i][2]);
-        if (sqlite3_exec(s->db, q, NULL, NULL, &msg)) {
-            snprintf(err, errlen, "%s: %s", path, msg ? msg : "?");
-            goto fail;
-        }
-    }
+    if (schema_apply(s->db, path, err, errlen) < 0)
+        goto fail;
     /* Files an older slaqd created with a looser mode. */
     static const char *const suffix[] = {"", "-wal", "-shm"};
     for (int i = 0; i < 3; i++) {
@@ -243,12 +706,24 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
         }
     }
     sqlite3_busy_timeout(s->db, 2000);
+    sql_buf ins = {.n = 0};
+    job_sql(&ins, 1);
     for (int i = 0; i < ST_N; i++)
-        if (sqlite3_prepare_v3(s->db, sql_text[i], -1,
-                               SQLITE_PREPARE_PERSISTENT, &s->st[i], NULL)) {
-            snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
+        if (ins.over || sqlite3_prepare_v3(s->db, sql_text[i] ? sql_text[i]
+                                           : ins.s, -1,
+                                           SQLITE_PREPARE_PERSISTENT,
+                                           &s->st[i], NULL)) {
+            snprintf(err, errlen, "%s: %s", path, ins.over
+                     ? "the jobs row's INSERT is too long"
+                     : sqlite3_errmsg(s->db));
             goto fail;
         }
+    for (size_t k = 0; k < NJOB_COLS; k++) {
+        char name[64];
+        snprintf(name, sizeof name, ":%s", job_cols[k].name);
+        s->job_param[k] = sqlite3_bind_parameter_index(s->st[ST_JOB], name);
+        assert(s->job_param[k] > 0);
+    }
     sqlite3_int64 lost = query_int(s->db, "SELECT value FROM meta WHERE key "
                                           "= 'reports_lost'");
     s->lost_base = lost > 0 ? (uint64_t)lost : 0;
@@ -367,6 +842,13 @@ static void ledger_open(sd_store *s, const char *path)
 {
     char lp[4200];
     static unsigned char buf[LEDGER_SIZE];
+    if (!strcmp(path, ":memory:") || !strncmp(path, "file::memory:", 13)) {
+        /* An in-memory database (the fuzzers') keeps nothing on disk, so
+         * neither does its ledger: no file named ":memory:-lost" in the
+         * working directory. */
+        s->ledger_fd = -1;
+        return;
+    }
     snprintf(lp, sizeof lp, "%s-lost", path);
     s->ledger_fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (s->ledger_fd < 0)
@@ -483,6 +965,8 @@ void store_close(sd_store *s)
     store_flush(s);
     for (int i = 0; i < ST_N; i++)
         sqlite3_finalize(s->st[i]);
+    for (int i = 0; i < STORE_SWEEP_STMTS; i++)
+        sqlite3_finalize(s->sw[i]);
     drop_pending(s, s->npend);
     free(s->pend);
     free(s->agg);
@@ -516,9 +1000,6 @@ static void begin(sd_store *s)
     if (!s->in_txn && step(s, s->st[ST_BEGIN]) == 0)
         s->in_txn = 1;
 }
-
-static void bind_real(sqlite3_stmt *st, int i, double v);
-static void bind_text(sqlite3_stmt *st, int i, const char *v);
 
 static void insert_report(sd_store *s, int64_t job, const slaq_report *r,
                           double metric, const char *vec)
@@ -622,22 +1103,6 @@ uint64_t store_lost(const sd_store *s)
 }
 size_t store_pending(const sd_store *s) { return s->npend; }
 
-static void bind_real(sqlite3_stmt *st, int i, double v)
-{
-    if (isfinite(v))
-        sqlite3_bind_double(st, i, v);
-    else
-        sqlite3_bind_null(st, i);
-}
-
-static void bind_text(sqlite3_stmt *st, int i, const char *v)
-{
-    if (v)
-        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, i);
-}
-
 void store_report(sd_store *s, int64_t job, const slaq_report *r,
                   double metric)
 {
@@ -711,143 +1176,47 @@ void store_put_job(sd_store *s, const sd_job *j)
         return; /* memory holds it; rewritten on recovery */
     sqlite3_stmt *st = s->st[ST_JOB];
     begin(s);
-    sqlite3_bind_int64(st, 1, j->id);
-    bind_text(st, 2, j->name);
-    bind_text(st, 3, j->cmd);
-    bind_text(st, 4, j->cwd);
-    sqlite3_bind_double(st, 5, j->weight);
-    bind_real(st, 6, j->max_cores);
-    sqlite3_bind_double(st, 7, j->target);
-    sqlite3_bind_int64(st, 8, (sqlite3_int64)j->max_iters);
-    sqlite3_bind_double(st, 9, j->max_time);
-    sqlite3_bind_int(st, 10, j->managed);
-    bind_text(st, 11, sd_state_name(j->state));
-    sqlite3_bind_int64(st, 12, j->pid);
-    sqlite3_bind_int64(st, 13, (sqlite3_int64)j->pstart);
-    if (j->have_status)
-        sqlite3_bind_int(st, 14, j->exit_status);
-    else
-        sqlite3_bind_null(st, 14);
-    bind_text(st, 15, j->reason);
-    sqlite3_bind_double(st, 16, j->submitted);
-    sqlite3_bind_double(st, 17, j->started);
-    sqlite3_bind_double(st, 18, j->ended);
-    bind_text(st, 19, j->secret[0] ? j->secret : NULL);
-    bind_text(st, 20, j->convergence != SLAQ_CONV_UNKNOWN
-                          ? slaq_convergence_name(j->convergence) : NULL);
-    bind_text(st, 21, j->metric_name);
-    sqlite3_bind_int(st, 22, j->suspended);
-    sqlite3_bind_int64(st, 23, j->continued_by);
-    sqlite3_bind_int64(st, 24, j->resumed_from);
-    sqlite3_bind_int64(st, 25, j->sweep);
-    bind_text(st, 26, j->node_at);
-    sqlite3_bind_int(st, 27, j->restartable);
-    bind_text(st, 28, j->pin);
-    /* An agent's job's start message, to start it (pending) or start it
-     * again (restartable) after a restart of the controller. */
-    char *launch = j->launch && SD_ACTIVE(j->state)
-                       ? json_dumps(j->launch, JSON_COMPACT) : NULL;
-    bind_text(st, 29, launch);
-    bind_text(st, 30, j->kind != SLAQ_JOB_ML ? slaq_job_kind_name(j->kind)
-                                             : NULL);
-    sqlite3_bind_int64(st, 31, (sqlite3_int64)j->uid);
-    bind_text(st, 32, j->user);
-    sqlite3_bind_int64(st, 33, j->gen);
+    for (size_t k = 0; k < NJOB_COLS; k++)
+        job_put_col(st, s->job_param[k], &job_cols[k], j);
     step(s, st);
-    free(launch);
 }
 
-static char *col_strdup(sqlite3_stmt *st, int i)
+/* The index of the result column called `name`, or -1. */
+static int col_index(sqlite3_stmt *st, const char *name)
 {
-    const unsigned char *t = sqlite3_column_text(st, i);
-    return strdup(t ? (const char *)t : "");
+    for (int i = 0; i < sqlite3_column_count(st); i++)
+        if (!strcmp(sqlite3_column_name(st, i), name))
+            return i;
+    return -1;
 }
 
 int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT id, name, cmd, cwd, weight, "
-            "max_cores, target, max_iters, max_time, managed, state, pid, "
-            "pstart, exit_status, reason, submitted, started, ended, "
-            "(SELECT count(*) FROM reports r WHERE r.job = jobs.id), secret, "
-            "convergence, "
-            "metric_name, (SELECT r.metric FROM reports r WHERE r.job = "
-            "jobs.id AND r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
-            "(SELECT r.iter FROM reports r WHERE r.job = jobs.id AND "
-            "r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
-            "suspended, continued_by, resumed_from, sweep, "
-            "node, restartable, pin, launch, kind, uid, user, gen "
-            "FROM jobs ORDER BY id", -1, &st, NULL))
+    sql_buf sel = {.n = 0};
+    job_sql(&sel, 0);
+    if (sel.over || sqlite3_prepare_v2(s->db, sel.s, -1, &st, NULL))
         return -1;
+    int c_id = col_index(st, "id"), c_n = col_index(st, "nreports"),
+        c_metric = col_index(st, "last_metric"),
+        c_miter = col_index(st, "metric_iter");
+    assert(c_id >= 0 && c_n >= 0 && c_metric >= 0 && c_miter >= 0);
     int rc = 0, step_rc;
-    sd_user self;
-    user_self(d, &self);
+    job_load ld = {.d = d};
+    user_self(d, &ld.self);
     while ((step_rc = sqlite3_step(st)) == SQLITE_ROW) {
-        sd_job *j = job_new(d, sqlite3_column_int64(st, 0));
+        sd_job *j = job_new(d, sqlite3_column_int64(st, c_id));
         if (!j) {
             rc = -1;
             break;
         }
-        j->name = col_strdup(st, 1);
-        j->cmd = col_strdup(st, 2);
-        j->cwd = col_strdup(st, 3);
-        j->weight = sqlite3_column_double(st, 4);
-        j->max_cores = sqlite3_column_type(st, 5) == SQLITE_NULL
-                           ? INFINITY : sqlite3_column_double(st, 5);
-        j->target = sqlite3_column_double(st, 6);
-        j->max_iters = (uint64_t)sqlite3_column_int64(st, 7);
-        j->max_time = sqlite3_column_double(st, 8);
-        j->managed = sqlite3_column_int(st, 9);
-        const char *state = (const char *)sqlite3_column_text(st, 10);
-        if (!state || sd_state_parse(state, &j->state))
-            j->state = SD_LOST;
-        j->pid = (pid_t)sqlite3_column_int64(st, 11);
-        j->pstart = (unsigned long long)sqlite3_column_int64(st, 12);
-        j->have_status = sqlite3_column_type(st, 13) != SQLITE_NULL;
-        j->exit_status = sqlite3_column_int(st, 13);
-        if (sqlite3_column_type(st, 14) != SQLITE_NULL)
-            j->reason = col_strdup(st, 14);
-        j->submitted = sqlite3_column_double(st, 15);
-        j->started = sqlite3_column_double(st, 16);
-        j->ended = sqlite3_column_double(st, 17);
-        const unsigned char *sec = sqlite3_column_text(st, 19);
-        if (sec)
-            snprintf(j->secret, sizeof j->secret, "%s", (const char *)sec);
-        const char *cv = (const char *)sqlite3_column_text(st, 20);
-        if (!cv || slaq_convergence_parse(cv, &j->convergence) != SLAQ_OK)
-            j->convergence = SLAQ_CONV_UNKNOWN;
-        if (sqlite3_column_type(st, 21) != SQLITE_NULL)
-            j->metric_name = col_strdup(st, 21);
-        if (sqlite3_column_type(st, 22) != SQLITE_NULL) {
-            j->last_metric = sqlite3_column_double(st, 22);
-            j->metric_iter = (uint64_t)sqlite3_column_int64(st, 23);
+        ld.uid_null = 0;
+        for (size_t k = 0; k < NJOB_COLS; k++)
+            job_get_col(st, (int)k, &job_cols[k], j, &ld);
+        if (!col_null(st, c_metric)) {
+            j->last_metric = sqlite3_column_double(st, c_metric);
+            j->metric_iter = (uint64_t)sqlite3_column_int64(st, c_miter);
         }
-        j->suspended = sqlite3_column_int(st, 24);
-        j->continued_by = sqlite3_column_int64(st, 25);
-        j->resumed_from = sqlite3_column_int64(st, 26);
-        j->sweep = sqlite3_column_int64(st, 27);
-        if (sqlite3_column_type(st, 28) != SQLITE_NULL)
-            j->node_at = col_strdup(st, 28);
-        j->restartable = sqlite3_column_int(st, 29);
-        if (sqlite3_column_type(st, 30) != SQLITE_NULL)
-            j->pin = col_strdup(st, 30);
-        if (sqlite3_column_type(st, 31) != SQLITE_NULL)
-            j->launch = json_loads((const char *)sqlite3_column_text(st, 31),
-                                   0, NULL);
-        const char *kind = (const char *)sqlite3_column_text(st, 32);
-        if (!kind || slaq_job_kind_parse(kind, &j->kind) != SLAQ_OK)
-            j->kind = SLAQ_JOB_ML;
-        if (sqlite3_column_type(st, 33) != SQLITE_NULL) {
-            sd_user u;
-            j->uid = (uid_t)sqlite3_column_int64(st, 33);
-            user_from_uid(d, j->uid, 0, &u);
-            j->user = sqlite3_column_type(st, 34) != SQLITE_NULL
-                          ? col_strdup(st, 34) : strdup(u.name);
-        } else { /* an older slaqd's job: it ran as slaqd's user */
-            j->uid = self.uid;
-            j->user = strdup(self.name);
-        }
-        j->gen = (unsigned)sqlite3_column_int64(st, 35);
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;
@@ -861,7 +1230,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
                 }
                 sqlite3_finalize(q);
             }
-            j->nreports = (uint64_t)sqlite3_column_int64(st, 18);
+            j->nreports = (uint64_t)sqlite3_column_int64(st, c_n);
         }
         if (!j->name || !j->cmd || !j->cwd || !j->user || fn(d, j) < 0) {
             rc = -1;
@@ -1138,5 +1507,25 @@ void store_set_last_id(sd_store *s, int64_t id)
     step(s, st);
 }
 
-void *store_db(sd_store *s) { return s->db; }
+sqlite3 *store_sqlite(sd_store *s) { return s->db; }
 void store_begin(sd_store *s) { begin(s); }
+sqlite3_stmt **store_sweep_stmts(sd_store *s) { return s->sw; }
+
+int store_each_value(sd_store *s, int64_t job, int64_t after, int loss,
+                     int (*fn)(void *, int64_t iter, double value, double t),
+                     void *arg)
+{
+    sqlite3_stmt *st = s->st[loss ? ST_VALUE_LOSS : ST_VALUE_METRIC];
+    sqlite3_bind_int64(st, 1, job);
+    sqlite3_bind_int64(st, 2, after);
+    int rc = 0, step_rc;
+    while (!rc && (step_rc = sqlite3_step(st)) == SQLITE_ROW)
+        rc = fn(arg, sqlite3_column_int64(st, 0), col_null(st, 1)
+                ? NAN : sqlite3_column_double(st, 1),
+                sqlite3_column_double(st, 2));
+    if (!rc && step_rc != SQLITE_DONE)
+        rc = -1;
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc;
+}

@@ -11,9 +11,9 @@
  * job reports it (reports.metric, epoch = iteration), and suspends
  * (SIGSTOP, or checkpoint and exit: suspend.c), resumes and cancels jobs.
  *
- * State in SQLite: sweeps (the spec and the outcome), sweep_configs (the
- * generated configurations, their jobs and last known class), and
- * sweep_log, every call made to the policy with its clock. After a restart
+ * State in state.db (store_sweep.c): sweeps (the spec and the outcome),
+ * sweep_configs (the generated configurations, their jobs and last known
+ * class), and sweep_log, every call made to the policy with its clock. After a restart
  * the policy is rebuilt by replaying the log (it is deterministic), and
  * the sweep goes on with the jobs slaqd re-adopted.
  *
@@ -21,8 +21,6 @@
  */
 #include <math.h>
 #include <signal.h>
-#include <sqlite3.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,26 +58,9 @@ typedef struct sd_sweep {
     struct sd_sweep *next;
 } sd_sweep;
 
-static const char sweep_schema[] =
-    "CREATE TABLE IF NOT EXISTS sweeps(id INTEGER PRIMARY KEY, name TEXT, "
-    " spec TEXT, cwd TEXT, state TEXT, note TEXT, created REAL, ended REAL, "
-    " reached REAL, reached_config INTEGER, best REAL, best_config INTEGER);"
-    "CREATE TABLE IF NOT EXISTS sweep_configs(sweep INTEGER, idx INTEGER, "
-    " params TEXT, cmd TEXT, jobs TEXT, state TEXT, class TEXT, p REAL, "
-    " epochs INTEGER, best REAL, PRIMARY KEY(sweep, idx)) WITHOUT ROWID;"
-    "CREATE TABLE IF NOT EXISTS sweep_log(sweep INTEGER, seq INTEGER, "
-    " t REAL, kind TEXT, cfg INTEGER, epoch INTEGER, metric REAL, "
-    " epoch_s REAL, PRIMARY KEY(sweep, seq)) WITHOUT ROWID;";
-
 static sd_sweep **sweeps_head(sd_daemon *d)
 {
     return (sd_sweep **)&d->sweeps;
-}
-
-static sqlite3 *db(sd_daemon *d)
-{
-    store_begin(d->store);
-    return store_db(d->store);
 }
 
 static const char *state_name(slaq_sweep_state s)
@@ -105,112 +86,59 @@ static const char *class_name(slaq_sweep_class c)
     return NULL;
 }
 
-static void bind_num(sqlite3_stmt *st, int i, double v)
-{
-    if (isfinite(v))
-        sqlite3_bind_double(st, i, v);
-    else
-        sqlite3_bind_null(st, i);
-}
-
-static void exec_bound(sd_daemon *d, const char *sql, const char *types, ...)
-{
-    sqlite3_stmt *st;
-    va_list ap;
-    if (sqlite3_prepare_v2(db(d), sql, -1, &st, NULL) != SQLITE_OK) {
-        sd_log(d, 0, "sweeps: %s", sqlite3_errmsg(store_db(d->store)));
-        return;
-    }
-    va_start(ap, types);
-    for (int i = 0; types[i]; i++) {
-        if (types[i] == 'i')
-            sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
-        else if (types[i] == 'd')
-            bind_num(st, i + 1, va_arg(ap, double));
-        else {
-            const char *s = va_arg(ap, const char *);
-            if (s)
-                sqlite3_bind_text(st, i + 1, s, -1, SQLITE_TRANSIENT);
-            else
-                sqlite3_bind_null(st, i + 1);
-        }
-    }
-    va_end(ap);
-    if (sqlite3_step(st) != SQLITE_DONE)
-        sd_log(d, 0, "sweeps: %s", sqlite3_errmsg(store_db(d->store)));
-    sqlite3_finalize(st);
-}
-
 static void put_sweep(sd_daemon *d, sd_sweep *w)
 {
     char *spec = json_dumps(w->spec_json, JSON_COMPACT);
-    exec_bound(d, "INSERT OR REPLACE INTO sweeps(id, name, spec, cwd, state, "
-               "note, created, ended, reached, reached_config, best, "
-               "best_config, uid, user) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-               "isssssdddidiis", w->id, w->spec.name, spec, w->cwd, w->state,
-               w->note, w->created, w->ended, w->reached, w->reached_cfg,
-               w->best, w->best_cfg, (int64_t)w->uid, w->user);
+    store_sweep_row row = {
+        .id = w->id, .name = w->spec.name, .spec = spec, .cwd = w->cwd,
+        .state = w->state, .note = w->note, .created = w->created,
+        .ended = w->ended, .reached = w->reached,
+        .reached_config = w->reached_cfg, .best = w->best,
+        .best_config = w->best_cfg, .uid = (int64_t)w->uid, .user = w->user,
+    };
+    if (store_put_sweep(d->store, &row) < 0)
+        sd_log(d, 0, "sweeps: %s", store_errmsg(d->store));
     free(spec);
 }
 
-/* Binds configuration i of w to `st`, an INSERT OR REPLACE of every
- * column of sweep_configs (have: the policy knows it) or an UPDATE of its
- * jobs, and runs it. */
-static void config_row(sd_daemon *d, sqlite3_stmt *st, int have,
-                       sd_sweep *w, size_t i)
-{
-    slaq_sweep_info in = {0};
-    if (have)
-        slaq_sweep_get(w->pol, i, &in);
-    char *params = have ? json_dumps(w->c[i].params, JSON_COMPACT) : NULL;
-    char *cmd = have ? json_dumps(w->c[i].cmd, JSON_COMPACT) : NULL;
-    char *jobs = json_dumps(w->c[i].jobs, JSON_COMPACT);
-    if (have) {
-        sqlite3_bind_int64(st, 1, w->id);
-        sqlite3_bind_int64(st, 2, (int64_t)i);
-        sqlite3_bind_text(st, 3, params, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 4, cmd, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 5, jobs, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(st, 6, state_name(in.state), -1, SQLITE_STATIC);
-        if (class_name(in.cls))
-            sqlite3_bind_text(st, 7, class_name(in.cls), -1, SQLITE_STATIC);
-        else
-            sqlite3_bind_null(st, 7);
-        bind_num(st, 8, in.p);
-        sqlite3_bind_int64(st, 9, in.epochs);
-        bind_num(st, 10, in.best);
-    } else {
-        sqlite3_bind_text(st, 1, jobs, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_int64(st, 2, w->id);
-        sqlite3_bind_int64(st, 3, (int64_t)i);
-    }
-    if (sqlite3_step(st) != SQLITE_DONE)
-        sd_log(d, 0, "sweeps: %s", sqlite3_errmsg(store_db(d->store)));
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    free(params);
-    free(cmd);
-    free(jobs);
-}
-
-/* Writes configurations [from, to) of w, with one prepared statement. */
+/* Writes configurations [from, to) of w: every column while the policy
+ * knows them, else (the sweep ended) their jobs only. */
 static void put_configs(sd_daemon *d, sd_sweep *w, size_t from, size_t to)
 {
-    int have = w->pol != NULL;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db(d), have
-                           ? "INSERT OR REPLACE INTO sweep_configs(sweep, "
-                             "idx, params, cmd, jobs, state, class, p, "
-                             "epochs, best) VALUES (?,?,?,?,?,?,?,?,?,?)"
-                           : "UPDATE sweep_configs SET jobs = ? WHERE "
-                             "sweep = ? AND idx = ?", -1, &st, NULL)
-        != SQLITE_OK) {
-        sd_log(d, 0, "sweeps: %s", sqlite3_errmsg(store_db(d->store)));
-        return;
+    enum { CHUNK = 64 };
+    store_sweep_config c[CHUNK];
+    char *text[CHUNK][3];
+    int rc = 0;
+    for (size_t at = from; at < to; at += CHUNK) {
+        size_t n = to - at < CHUNK ? to - at : CHUNK;
+        for (size_t k = 0; k < n; k++) {
+            size_t i = at + k;
+            slaq_sweep_info in = {0};
+            text[k][2] = json_dumps(w->c[i].jobs, JSON_COMPACT);
+            if (!w->pol) {
+                text[k][0] = text[k][1] = NULL;
+                rc |= store_set_sweep_config_jobs(d->store, w->id,
+                                                  (int64_t)i, text[k][2]);
+                continue;
+            }
+            slaq_sweep_get(w->pol, i, &in);
+            text[k][0] = json_dumps(w->c[i].params, JSON_COMPACT);
+            text[k][1] = json_dumps(w->c[i].cmd, JSON_COMPACT);
+            c[k] = (store_sweep_config){
+                .sweep = w->id, .idx = (int64_t)i, .params = text[k][0],
+                .cmd = text[k][1], .jobs = text[k][2],
+                .state = state_name(in.state), .cls = class_name(in.cls),
+                .p = in.p, .epochs = in.epochs, .best = in.best,
+            };
+        }
+        if (w->pol)
+            rc |= store_put_sweep_configs(d->store, c, n);
+        for (size_t k = 0; k < n; k++)
+            for (int t = 0; t < 3; t++)
+                free(text[k][t]);
     }
-    for (size_t i = from; i < to; i++)
-        config_row(d, st, have, w, i);
-    sqlite3_finalize(st);
+    if (rc)
+        sd_log(d, 0, "sweeps: %s", store_errmsg(d->store));
 }
 
 static void put_config(sd_daemon *d, sd_sweep *w, size_t i)
@@ -221,10 +149,10 @@ static void put_config(sd_daemon *d, sd_sweep *w, size_t i)
 static void log_call(sd_daemon *d, sd_sweep *w, double t, const char *kind,
                      size_t cfg, int epoch, double metric, double epoch_s)
 {
-    exec_bound(d, "INSERT INTO sweep_log(sweep, seq, t, kind, cfg, epoch, "
-               "metric, epoch_s) VALUES (?,?,?,?,?,?,?,?)", "iidsiidd",
-               w->id, w->seq++, t, kind, (int64_t)cfg, (int64_t)epoch,
-               metric, epoch_s);
+    store_sweep_call c = {w->seq++, t, kind, (int64_t)cfg, epoch, metric,
+                          epoch_s};
+    if (store_sweep_call_add(d->store, w->id, &c) < 0)
+        sd_log(d, 0, "sweeps: %s", store_errmsg(d->store));
 }
 
 static void sweep_free(sd_sweep *w)
@@ -308,18 +236,60 @@ static void sweep_end(sd_daemon *d, sd_sweep *w, const char *state,
            state, note ? ": " : "", note ? note : "");
 }
 
+/* feed's walk over a job's values. */
+struct feed_walk {
+    sd_daemon *d;
+    sd_sweep *w;
+    size_t i;
+    double now;
+    int action;
+};
+
+/* One epoch's value of configuration i to the policy; nonzero stops. */
+static int feed_epoch(void *arg, int64_t iter, double m, double t)
+{
+    struct feed_walk *f = arg;
+    sd_sweep *w = f->w;
+    struct sw_rt_cfg *c = &w->c[f->i];
+    int epoch = (int)iter;
+    if (epoch == 0) {
+        /* The job's report before training: its first epoch is timed
+         * from here, not from its start (loading data is no epoch). */
+        if (c->seen == 0)
+            c->last_t = t;
+        return 0;
+    }
+    if (epoch > w->spec.p.max_epochs)
+        return 1;
+    double es = t - c->last_t;
+    if (!(es > 0))
+        es = 1e-3;
+    int rc = slaq_sweep_report(w->pol, f->i, epoch, m, es, f->now);
+    if (rc < 0)
+        return 1;
+    log_call(f->d, w, f->now, "report", f->i, epoch, m, es);
+    c->seen = epoch;
+    c->last_t = t;
+    f->action = rc;
+    if (!isfinite(w->best) || (w->spec.p.maximize ? m > w->best
+                                                  : m < w->best)) {
+        w->best = m;
+        w->best_cfg = (int64_t)f->i;
+    }
+    if (meets(w, m) && !(w->reached >= 0)) {
+        w->reached = f->now;
+        w->reached_cfg = (int64_t)f->i;
+        sd_log(f->d, 0, "sweep %lld: configuration %zu reached %s %g at "
+               "%.1f s", (long long)w->id, f->i, w->spec.metric, m, f->now);
+    }
+    return f->action != SLAQ_SWEEP_CONTINUE;
+}
+
 /* Gives the policy configuration i's new epochs from job j's reports.
  * Returns the action of the last (CONTINUE when none). */
 static int feed(sd_daemon *d, sd_sweep *w, size_t i, sd_job *j, double now)
 {
-    struct sw_rt_cfg *c = &w->c[i];
     int uses_loss = !strcmp(w->spec.metric, "loss");
-    sqlite3_stmt *st;
-    const char *sql = uses_loss
-        ? "SELECT iter, loss, t FROM reports WHERE job = ? AND (iter > ? "
-          "OR iter = 0) ORDER BY iter"
-        : "SELECT iter, metric, t FROM reports WHERE job = ? AND (iter > ? "
-          "OR iter = 0) AND (metric IS NOT NULL OR iter = 0) ORDER BY iter";
     if (!uses_loss && j->metric_name && strcmp(j->metric_name,
                                                w->spec.metric)) {
         char note[256];
@@ -329,49 +299,11 @@ static int feed(sd_daemon *d, sd_sweep *w, size_t i, sd_job *j, double now)
         sweep_end(d, w, "failed", note);
         return -1;
     }
-    if (sqlite3_prepare_v2(db(d), sql, -1, &st, NULL) != SQLITE_OK)
-        return SLAQ_SWEEP_CONTINUE;
-    sqlite3_bind_int64(st, 1, j->id);
-    sqlite3_bind_int64(st, 2, c->seen);
-    int action = SLAQ_SWEEP_CONTINUE;
-    while (action == SLAQ_SWEEP_CONTINUE && sqlite3_step(st) == SQLITE_ROW) {
-        int epoch = sqlite3_column_int(st, 0);
-        double m = sqlite3_column_double(st, 1), t = sqlite3_column_double(st,
-                                                                          2);
-        if (epoch == 0) {
-            /* The job's report before training: its first epoch is timed
-             * from here, not from its start (loading data is no epoch). */
-            if (c->seen == 0)
-                c->last_t = t;
-            continue;
-        }
-        if (epoch > w->spec.p.max_epochs)
-            break;
-        double es = t - c->last_t;
-        if (!(es > 0))
-            es = 1e-3;
-        int rc = slaq_sweep_report(w->pol, i, epoch, m, es, now);
-        if (rc < 0)
-            break;
-        log_call(d, w, now, "report", i, epoch, m, es);
-        c->seen = epoch;
-        c->last_t = t;
-        action = rc;
-        if (!isfinite(w->best) || (w->spec.p.maximize ? m > w->best
-                                                      : m < w->best)) {
-            w->best = m;
-            w->best_cfg = (int64_t)i;
-        }
-        if (meets(w, m) && !(w->reached >= 0)) {
-            w->reached = now;
-            w->reached_cfg = (int64_t)i;
-            sd_log(d, 0, "sweep %lld: configuration %zu reached %s %g at "
-                   "%.1f s", (long long)w->id, i, w->spec.metric, m, now);
-        }
-    }
-    sqlite3_finalize(st);
+    struct feed_walk f = {d, w, i, now, SLAQ_SWEEP_CONTINUE};
+    store_each_value(d->store, j->id, w->c[i].seen, uses_loss, feed_epoch,
+                     &f);
     put_config(d, w, i);
-    return action;
+    return f.action;
 }
 
 static int start_config(sd_daemon *d, sd_sweep *w, size_t i)
@@ -596,143 +528,124 @@ static void sweep_link(sd_daemon *d, sd_sweep *w)
     *p = w;
 }
 
-int sweep_restore(sd_daemon *d)
+/* Each configuration's jobs, read back. */
+static int restore_jobs(void *arg, int64_t idx, const char *text)
 {
-    char *msg = NULL;
-    if (sqlite3_exec(store_db(d->store), sweep_schema, NULL, NULL, &msg)) {
-        sd_log(d, 0, "sweeps: %s", msg ? msg : "?");
-        sqlite3_free(msg);
-        return -1;
+    sd_sweep *w = arg;
+    size_t i = (size_t)idx;
+    json_t *jobs = text ? json_loads(text, 0, NULL) : NULL;
+    if (idx >= 0 && i < w->n && json_is_array(jobs)) {
+        json_decref(w->c[i].jobs);
+        w->c[i].jobs = jobs;
+        w->c[i].started = json_array_size(jobs) > 0;
+    } else {
+        json_decref(jobs);
     }
-    /* An older slaqd's sweeps table gains the owner (NULL: slaqd's own
-     * user, as whom its jobs ran). */
-    static const char *const owner_cols[] = {"uid INTEGER", "user TEXT"};
-    for (int i = 0; i < 2; i++) {
-        char q[128];
-        snprintf(q, sizeof q, "ALTER TABLE sweeps ADD COLUMN %s",
-                 owner_cols[i]);
-        sqlite3_stmt *t;
-        char probe[128];
-        snprintf(probe, sizeof probe, "SELECT count(*) FROM "
-                 "pragma_table_info('sweeps') WHERE name = '%.*s'",
-                 (int)strcspn(owner_cols[i], " "), owner_cols[i]);
-        int have = 0;
-        if (sqlite3_prepare_v2(store_db(d->store), probe, -1, &t, NULL) ==
-            SQLITE_OK) {
-            have = sqlite3_step(t) == SQLITE_ROW && sqlite3_column_int(t, 0);
-            sqlite3_finalize(t);
-        }
-        if (!have && sqlite3_exec(store_db(d->store), q, NULL, NULL, &msg)) {
-            sd_log(d, 0, "sweeps: %s", msg ? msg : "?");
-            sqlite3_free(msg);
-            return -1;
-        }
+    return 0;
+}
+
+struct restore_walk {
+    sd_daemon *d;
+    sd_sweep *w;
+};
+
+/* One call of the policy's log made again. */
+static int restore_call(void *arg, const store_sweep_call *c)
+{
+    struct restore_walk *r = arg;
+    sd_sweep *w = r->w;
+    size_t i = (size_t)c->cfg;
+    w->seq = c->seq + 1;
+    if (c->cfg < 0 || i >= w->n || !c->kind)
+        return 0;
+    if (!strcmp(c->kind, "next")) {
+        size_t got = slaq_sweep_next(w->pol, c->t);
+        if (got != i)
+            sd_log(r->d, 0, "sweep %lld: replay chose %zu, the log %zu",
+                   (long long)w->id, got, i);
+    } else if (!strcmp(c->kind, "report")) {
+        slaq_sweep_report(w->pol, i, (int)c->epoch, c->metric, c->epoch_s,
+                          c->t);
+        w->c[i].seen = (int)c->epoch;
+    } else if (!strcmp(c->kind, "ended")) {
+        slaq_sweep_ended(w->pol, i, c->t);
+    }
+    return 0;
+}
+
+/* One sweep read back: its configurations' jobs and, while it runs, its
+ * policy as it was (every call again, in order). */
+static int restore_sweep(void *arg, const store_sweep_row *row)
+{
+    sd_daemon *d = arg;
+    char err[512];
+    json_t *spec = row->spec ? json_loads(row->spec, 0, NULL) : NULL;
+    sd_sweep *w = spec ? sweep_build(spec, row->cwd, err, sizeof err) : NULL;
+    json_decref(spec);
+    if (!w) {
+        sd_log(d, 0, "sweep %lld: cannot be read back: %s",
+               (long long)row->id, spec ? err : "bad spec");
+        return 0;
     }
     sd_user self;
     user_self(d, &self);
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(store_db(d->store), "SELECT id, spec, cwd, state, "
-                           "note, created, ended, reached, reached_config, "
-                           "best, best_config, uid, user FROM sweeps ORDER "
-                           "BY id", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        char err[512];
-        json_t *spec = json_loads((const char *)sqlite3_column_text(st, 1), 0,
-                                  NULL);
-        sd_sweep *w = spec ? sweep_build(spec, (const char *)
-                                         sqlite3_column_text(st, 2), err,
-                                         sizeof err) : NULL;
-        json_decref(spec);
-        if (!w) {
-            sd_log(d, 0, "sweep %lld: cannot be read back: %s",
-                   (long long)sqlite3_column_int64(st, 0),
-                   spec ? err : "bad spec");
-            continue;
-        }
-        w->id = sqlite3_column_int64(st, 0);
-        snprintf(w->state, sizeof w->state, "%s",
-                 (const char *)sqlite3_column_text(st, 3));
-        if (sqlite3_column_type(st, 4) != SQLITE_NULL)
-            w->note = strdup((const char *)sqlite3_column_text(st, 4));
-        w->created = sqlite3_column_double(st, 5);
-        w->ended = sqlite3_column_double(st, 6);
-        w->reached = sqlite3_column_type(st, 7) == SQLITE_NULL
-                         ? -1 : sqlite3_column_double(st, 7);
-        w->reached_cfg = sqlite3_column_int64(st, 8);
-        w->best = sqlite3_column_type(st, 9) == SQLITE_NULL
-                      ? NAN : sqlite3_column_double(st, 9);
-        w->best_cfg = sqlite3_column_int64(st, 10);
-        w->uid = sqlite3_column_type(st, 11) == SQLITE_NULL
-                     ? self.uid : (uid_t)sqlite3_column_int64(st, 11);
-        w->user = strdup(sqlite3_column_type(st, 12) == SQLITE_NULL
-                             ? self.name
-                             : (const char *)sqlite3_column_text(st, 12));
-        /* Jobs of each configuration. */
-        sqlite3_stmt *q;
-        if (sqlite3_prepare_v2(store_db(d->store), "SELECT idx, jobs FROM "
-                               "sweep_configs WHERE sweep = ?", -1, &q,
-                               NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(q, 1, w->id);
-            while (sqlite3_step(q) == SQLITE_ROW) {
-                size_t i = (size_t)sqlite3_column_int64(q, 0);
-                json_t *jobs = json_loads((const char *)
-                                          sqlite3_column_text(q, 1), 0, NULL);
-                if (i < w->n && json_is_array(jobs)) {
-                    json_decref(w->c[i].jobs);
-                    w->c[i].jobs = jobs;
-                    w->c[i].started = json_array_size(jobs) > 0;
-                } else {
-                    json_decref(jobs);
-                }
-            }
-            sqlite3_finalize(q);
-        }
-        /* The policy as it was: every call again, in order. */
-        if (!strcmp(w->state, "running") &&
-            sqlite3_prepare_v2(store_db(d->store), "SELECT seq, t, kind, "
-                               "cfg, epoch, metric, epoch_s FROM sweep_log "
-                               "WHERE sweep = ? ORDER BY seq", -1, &q,
-                               NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(q, 1, w->id);
-            while (sqlite3_step(q) == SQLITE_ROW) {
-                w->seq = sqlite3_column_int64(q, 0) + 1;
-                double t = sqlite3_column_double(q, 1);
-                const char *kind = (const char *)sqlite3_column_text(q, 2);
-                size_t i = (size_t)sqlite3_column_int64(q, 3);
-                if (i >= w->n || !kind)
-                    continue;
-                if (!strcmp(kind, "next")) {
-                    size_t got = slaq_sweep_next(w->pol, t);
-                    if (got != i)
-                        sd_log(d, 0, "sweep %lld: replay chose %zu, the log "
-                               "%zu", (long long)w->id, got, i);
-                } else if (!strcmp(kind, "report")) {
-                    slaq_sweep_report(w->pol, i, sqlite3_column_int(q, 4),
-                                      sqlite3_column_double(q, 5),
-                                      sqlite3_column_double(q, 6), t);
-                    w->c[i].seen = sqlite3_column_int(q, 4);
-                } else if (!strcmp(kind, "ended")) {
-                    slaq_sweep_ended(w->pol, i, t);
-                }
-            }
-            sqlite3_finalize(q);
-            for (size_t i = 0; i < w->n; i++)
-                w->c[i].last_t = sd_now();
-            sd_log(d, 0, "sweep %lld (%s): resumed after a restart (%lld "
-                   "policy calls replayed)", (long long)w->id, w->spec.name,
-                   (long long)w->seq);
-        } else {
-            slaq_sweep_free(w->pol);
-            w->pol = NULL;
-        }
-        sweep_link(d, w);
+    w->id = row->id;
+    snprintf(w->state, sizeof w->state, "%s", row->state ? row->state : "?");
+    if (row->note)
+        w->note = strdup(row->note);
+    w->created = isnan(row->created) ? 0 : row->created;
+    w->ended = isnan(row->ended) ? 0 : row->ended;
+    w->reached = isnan(row->reached) ? -1 : row->reached;
+    w->reached_cfg = row->reached_config;
+    w->best = row->best;
+    w->best_cfg = row->best_config;
+    /* An older slaqd's sweep has no owner: slaqd's own user, as whom its
+     * jobs ran. */
+    w->uid = row->uid < 0 ? self.uid : (uid_t)row->uid;
+    w->user = strdup(row->uid < 0 || !row->user ? self.name : row->user);
+    store_each_sweep_jobs(d->store, w->id, restore_jobs, w);
+    if (!strcmp(w->state, "running")) {
+        struct restore_walk r = {d, w};
+        store_each_sweep_call(d->store, w->id, restore_call, &r);
+        for (size_t i = 0; i < w->n; i++)
+            w->c[i].last_t = sd_now();
+        sd_log(d, 0, "sweep %lld (%s): resumed after a restart (%lld "
+               "policy calls replayed)", (long long)w->id, w->spec.name,
+               (long long)w->seq);
+    } else {
+        slaq_sweep_free(w->pol);
+        w->pol = NULL;
     }
-    sqlite3_finalize(st);
+    sweep_link(d, w);
+    return 0;
+}
+
+int sweep_restore(sd_daemon *d)
+{
+    if (store_each_sweep(d->store, restore_sweep, d) < 0) {
+        sd_log(d, 0, "sweeps: %s", store_errmsg(d->store));
+        return -1;
+    }
     return 0;
 }
 
 /* ------------------------------------------------------------ requests */
+
+/* sweep_json's curve of a configuration: [epoch, value, seconds since
+ * the sweep was created] per epoch from 1 on. */
+struct curve_walk {
+    json_t *pts;
+    double created;
+};
+
+static int curve_point(void *arg, int64_t iter, double v, double t)
+{
+    struct curve_walk *cw = arg;
+    if (iter >= 1)
+        json_array_append_new(cw->pts, json_pack("[i, f, f]", (int)iter, v,
+                                                 t - cw->created));
+    return 0;
+}
 
 static json_t *sweep_json(sd_daemon *d, sd_sweep *w, int detail)
 {
@@ -770,17 +683,7 @@ static json_t *sweep_json(sd_daemon *d, sd_sweep *w, int detail)
                                                       : json_null());
     size_t counts[5] = {0};
     json_t *cfgs = json_array();
-    sqlite3_stmt *stored = NULL, *curve = NULL;
-    sqlite3_prepare_v2(store_db(d->store), "SELECT state, class, p, epochs, "
-                       "best FROM sweep_configs WHERE sweep = ? AND idx = ?",
-                       -1, &stored, NULL);
-    sqlite3_prepare_v2(store_db(d->store), w->spec.metric && !strcmp(
-                           w->spec.metric, "loss")
-                       ? "SELECT iter, loss, t FROM reports WHERE job = ? AND "
-                         "iter >= 1 ORDER BY iter"
-                       : "SELECT iter, metric, t FROM reports WHERE job = ? "
-                         "AND iter >= 1 AND metric IS NOT NULL ORDER BY iter",
-                       -1, &curve, NULL);
+    int on_loss = w->spec.metric && !strcmp(w->spec.metric, "loss");
     for (size_t i = 0; i < w->n; i++) {
         slaq_sweep_info in = {0};
         if (!detail && w->pol) {
@@ -790,17 +693,16 @@ static json_t *sweep_json(sd_daemon *d, sd_sweep *w, int detail)
                 counts[in.state < 5 ? in.state : 0]++;
             continue;
         }
-        if (!detail && stored) { /* ended: the states it was left in */
-            sqlite3_bind_int64(stored, 1, w->id);
-            sqlite3_bind_int64(stored, 2, (sqlite3_int64)i);
-            const unsigned char *sn = sqlite3_step(stored) == SQLITE_ROW
-                                          ? sqlite3_column_text(stored, 0)
-                                          : NULL;
+        /* Without the policy (ended): the states it was left in. */
+        store_sweep_config sc;
+        int row = (!w->pol || slaq_sweep_get(w->pol, i, &in) != 0) &&
+                  store_get_sweep_config(d->store, w->id, (int64_t)i, &sc)
+                      == 1;
+        if (!detail) {
+            const char *sn = row && sc.state ? sc.state : "new";
             for (int k = 0; k < 5; k++)
-                if (!strcmp(sn ? (const char *)sn : "new",
-                            state_name((slaq_sweep_state)k)))
+                if (!strcmp(sn, state_name((slaq_sweep_state)k)))
                     counts[k]++;
-            sqlite3_reset(stored);
             continue;
         }
         json_t *c = json_object();
@@ -822,54 +724,34 @@ static json_t *sweep_json(sd_daemon *d, sd_sweep *w, int detail)
             json_object_set_new(c, "best", isfinite(in.best)
                                 ? json_real(in.best) : json_null());
             counts[in.state < 5 ? in.state : 0]++;
-        } else if (stored) {
-            sqlite3_bind_int64(stored, 1, w->id);
-            sqlite3_bind_int64(stored, 2, (sqlite3_int64)i);
-            int row = sqlite3_step(stored) == SQLITE_ROW;
-            const unsigned char *s0 = row ? sqlite3_column_text(stored, 0)
-                                          : NULL;
-            const unsigned char *s1 = row ? sqlite3_column_text(stored, 1)
-                                          : NULL;
-            const char *sn = s0 ? (const char *)s0 : "new";
+        } else {
+            const char *sn = row && sc.state ? sc.state : "new";
             json_object_set_new(c, "state", json_string(sn));
             for (int k = 0; k < 5; k++)
                 if (!strcmp(sn, state_name((slaq_sweep_state)k)))
                     counts[k]++;
-            json_object_set_new(c, "class", s1 ? json_string((const char *)s1)
-                                               : json_null());
-            json_object_set_new(c, "p", row && sqlite3_column_type(stored, 2)
-                                != SQLITE_NULL ? json_real(
-                                    sqlite3_column_double(stored, 2))
-                                : json_null());
+            json_object_set_new(c, "class", row && sc.cls
+                                ? json_string(sc.cls) : json_null());
+            json_object_set_new(c, "p", row && !isnan(sc.p)
+                                ? json_real(sc.p) : json_null());
             json_object_set_new(c, "epochs", json_integer(
-                row ? sqlite3_column_int(stored, 3) : 0));
-            json_object_set_new(c, "best", row && sqlite3_column_type(
-                stored, 4) != SQLITE_NULL ? json_real(sqlite3_column_double(
-                                                stored, 4)) : json_null());
-            sqlite3_reset(stored);
+                row ? (int)sc.epochs : 0));
+            json_object_set_new(c, "best", row && !isnan(sc.best)
+                                ? json_real(sc.best) : json_null());
         }
         if (detail) {
             json_object_set_new(c, "cmd", json_incref(w->c[i].cmd));
             json_t *pts = json_array();
             size_t k;
             json_t *jid;
-            json_array_foreach(w->c[i].jobs, k, jid) {
-                if (!curve)
-                    break;
-                sqlite3_bind_int64(curve, 1, json_integer_value(jid));
-                while (sqlite3_step(curve) == SQLITE_ROW)
-                    json_array_append_new(pts, json_pack(
-                        "[i, f, f]", sqlite3_column_int(curve, 0),
-                        sqlite3_column_double(curve, 1),
-                        sqlite3_column_double(curve, 2) - w->created));
-                sqlite3_reset(curve);
-            }
+            struct curve_walk cw = {pts, w->created};
+            json_array_foreach(w->c[i].jobs, k, jid)
+                store_each_value(d->store, json_integer_value(jid), 0,
+                                 on_loss, curve_point, &cw);
             json_object_set_new(c, "curve", pts);
         }
         json_array_append_new(cfgs, c);
     }
-    sqlite3_finalize(stored);
-    sqlite3_finalize(curve);
     json_t *cnt = json_pack("{s:I, s:I, s:I, s:I, s:I}", "new",
                             (json_int_t)counts[SLAQ_CFG_NEW], "running",
                             (json_int_t)counts[SLAQ_CFG_RUNNING], "suspended",
@@ -948,9 +830,8 @@ json_t *api_sweep(sd_daemon *d, const char *type, json_t *req,
          * the whole sweep: the submission is then undone. */
         for (size_t i = 0; i < w->n; i += 500) {
             if (term_pending()) {
-                exec_bound(d, "DELETE FROM sweep_configs WHERE sweep = ?",
-                           "i", w->id);
-                exec_bound(d, "DELETE FROM sweeps WHERE id = ?", "i", w->id);
+                if (store_delete_sweep(d->store, w->id) < 0)
+                    sd_log(d, 0, "sweeps: %s", store_errmsg(d->store));
                 sweep_free(w);
                 return api_error("shutting_down", "slaqd is shutting down; "
                                  "the sweep was not started");

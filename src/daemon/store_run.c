@@ -1,0 +1,176 @@
+/*
+ * store_run.c — a recorded slaqd run read back from state.db, read-only,
+ * for slaq replay (src/cli/replay.c): the jobs, their reports, the
+ * allocation changes and slaqd's events. It is linked into the slaq
+ * command as well as slaqd, and needs nothing of slaqd's but state.db.
+ *
+ * A database of an older slaqd lacks some columns (a job's convergence
+ * class): they read as NULL.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "daemon/store_sql.h"
+
+struct store_run {
+    sqlite3 *db;
+};
+
+store_run *store_run_open(const char *path, char *err, size_t errlen)
+{
+    store_run *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL)
+        != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", path, r->db ? sqlite3_errmsg(r->db)
+                                                     : "cannot open");
+        store_run_close(r);
+        return NULL;
+    }
+    return r;
+}
+
+void store_run_close(store_run *r)
+{
+    if (!r)
+        return;
+    sqlite3_close(r->db);
+    free(r);
+}
+
+const char *store_run_errmsg(store_run *r) { return sqlite3_errmsg(r->db); }
+
+/* The caller's callback of a walk, one of the reader's kinds. */
+typedef union any_fn {
+    int (*job)(void *, const store_run_job *);
+    int (*report)(void *, int64_t, const slaq_report *);
+    int (*event)(void *, double, const char *);
+    int (*alloc)(void *, int64_t, uint64_t, double, double);
+} any_fn;
+
+/* Steps st to its end through each(st, fn, arg), which returns nonzero to
+ * stop; finalizes st. */
+static int walk(sqlite3_stmt *st, int (*each)(sqlite3_stmt *,
+                                              const any_fn *, void *),
+                any_fn fn, void *arg)
+{
+    int rc = 0, step_rc = SQLITE_DONE;
+    while (!rc && (step_rc = sqlite3_step(st)) == SQLITE_ROW)
+        rc = each(st, &fn, arg);
+    if (!rc && step_rc != SQLITE_DONE)
+        rc = -1;
+    sqlite3_finalize(st);
+    return rc;
+}
+
+
+static int each_job(sqlite3_stmt *st, const any_fn *fn, void *arg)
+{
+    store_run_job j = {
+        .id = sqlite3_column_int64(st, 0),
+        .weight = sqlite3_column_double(st, 1),
+        .max_cores = sqlite3_column_type(st, 2) == SQLITE_NULL
+                         ? INFINITY : sqlite3_column_double(st, 2),
+        .max_iters = (uint64_t)sqlite3_column_int64(st, 3),
+        .started = sqlite3_column_double(st, 4),
+        .ended = sqlite3_column_double(st, 5),
+        .convergence = (const char *)sqlite3_column_text(st, 6),
+    };
+    return fn->job(arg, &j);
+}
+
+int store_run_jobs(store_run *r, double since,
+                   int (*fn)(void *, const store_run_job *), void *arg)
+{
+    sqlite3_stmt *st;
+    int has_conv = 0;
+    if (sqlite3_prepare_v2(r->db, "SELECT count(*) FROM "
+                           "pragma_table_info('jobs') WHERE name = "
+                           "'convergence'", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        has_conv = sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(r->db, has_conv
+            ? "SELECT id, weight, max_cores, max_iters, started, ended, "
+              "convergence FROM jobs WHERE started >= ? ORDER BY id"
+            : "SELECT id, weight, max_cores, max_iters, started, ended, "
+              "NULL FROM jobs WHERE started >= ? ORDER BY id", -1, &st,
+            NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_double(st, 1, since);
+    return walk(st, each_job, (any_fn){.job = fn}, arg);
+}
+
+static int each_report(sqlite3_stmt *st, const any_fn *fn, void *arg)
+{
+    slaq_report rep = {
+        .iter = (uint64_t)sqlite3_column_int64(st, 1),
+        .loss = sqlite3_column_double(st, 2),
+        .cpu_s = sqlite3_column_double(st, 3),
+        .samples = sqlite3_column_double(st, 4),
+        .t = sqlite3_column_double(st, 5),
+    };
+    return fn->report(arg, sqlite3_column_int64(st, 0), &rep);
+}
+
+int store_run_reports(store_run *r,
+                      int (*fn)(void *, int64_t job, const slaq_report *),
+                      void *arg)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db, "SELECT job, iter, loss, cpu_s, samples, "
+                           "t FROM reports ORDER BY job, iter", -1, &st,
+                           NULL) != SQLITE_OK)
+        return -1;
+    return walk(st, each_report, (any_fn){.report = fn}, arg);
+}
+
+static int each_event(sqlite3_stmt *st, const any_fn *fn, void *arg)
+{
+    return fn->event(arg, sqlite3_column_double(st, 0),
+                          (const char *)sqlite3_column_text(st, 1));
+}
+
+int store_run_events(store_run *r, const char *kind, double since,
+                     int slaqd_only,
+                     int (*fn)(void *, double t, const char *detail),
+                     void *arg)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db, slaqd_only
+            ? "SELECT t, detail FROM events WHERE job IS NULL AND kind = ?1 "
+              "AND t >= ?2"
+            : "SELECT t, detail FROM events WHERE kind = ?1 AND t >= ?2",
+            -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, kind, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 2, since);
+    return walk(st, each_event, (any_fn){.event = fn}, arg);
+}
+
+static int each_alloc(sqlite3_stmt *st, const any_fn *fn, void *arg)
+{
+    return fn->alloc(arg, sqlite3_column_int64(st, 0),
+                          (uint64_t)sqlite3_column_int64(st, 1),
+                          sqlite3_column_double(st, 2),
+                          sqlite3_column_double(st, 3));
+}
+
+int store_run_allocs(store_run *r, double since,
+                     int (*fn)(void *, int64_t job, uint64_t epoch,
+                               double cores, double t),
+                     void *arg)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db, "SELECT job, epoch, cores, t FROM allocs "
+                           "WHERE t >= ? ORDER BY epoch", -1, &st, NULL)
+        != SQLITE_OK)
+        return -1;
+    sqlite3_bind_double(st, 1, since);
+    return walk(st, each_alloc, (any_fn){.alloc = fn}, arg);
+}

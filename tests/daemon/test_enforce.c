@@ -1,0 +1,240 @@
+/*
+ * test_enforce.c — the arithmetic of enforcement (src/daemon/enforce.c),
+ * checked exactly in a cgroup directory made in a temporary directory: a
+ * share is a CPU weight proportional to the allocation and clamped to the
+ * kernel's range, a quota is written only where a job has a cap (or with
+ * --share quota) and never below the kernel's 1 ms, cgroup1 gets the same
+ * in its own files, and a job counts as throttled in an epoch only when
+ * the kernel's nr_throttled grew.
+ */
+#include <fcntl.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "daemon/daemon.h"
+
+static char base[64];
+
+/* The files a kernel's job-N group has, present and empty. */
+static const char *const cg_files[] = {
+    "cpu.weight", "cpu.max", "cpu.shares", "cpu.cfs_period_us",
+    "cpu.cfs_quota_us", "cpu.stat", "cgroup.procs",
+};
+#define NFILES (sizeof cg_files / sizeof *cg_files)
+
+static void put(int64_t id, const char *file, const char *text)
+{
+    char p[256];
+    snprintf(p, sizeof p, "%s/job-%lld/%s", base, (long long)id, file);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* What enforcement wrote into a file of job id's group ("" if nothing). */
+static const char *got(int64_t id, const char *file)
+{
+    static char buf[128];
+    char p[256];
+    snprintf(p, sizeof p, "%s/job-%lld/%s", base, (long long)id, file);
+    FILE *f = fopen(p, "r");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+/* The group's files emptied, as the kernel shows them before a write. */
+static void empty_files(int64_t id)
+{
+    for (size_t i = 0; i < NFILES; i++)
+        put(id, cg_files[i], "");
+}
+
+static int setup(void **state)
+{
+    snprintf(base, sizeof base, "/tmp/slaq-test-enforce-XXXXXX");
+    if (!mkdtemp(base))
+        return -1;
+    sd_daemon *d = calloc(1, sizeof *d);
+    d->enf.cg_base = base;
+    d->enf.period_us = 100000;
+    d->cfg.sched.cores = 8;
+    *state = d;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    sd_daemon *d = *state;
+    for (size_t id = 0; id < d->njobs; id++) {
+        char p[256];
+        for (size_t i = 0; i < NFILES; i++) {
+            snprintf(p, sizeof p, "%s/job-%zu/%s", base, id + 1, cg_files[i]);
+            unlink(p);
+        }
+        snprintf(p, sizeof p, "%s/job-%zu", base, id + 1);
+        rmdir(p);
+    }
+    job_free_all(d);
+    free(d);
+    return rmdir(base);
+}
+
+/* A managed job whose cgroup enf_prepare made. */
+static sd_job *job_in_group(sd_daemon *d, int64_t id)
+{
+    sd_job *j = job_new(d, id);
+    j->managed = 1;
+    j->state = SD_RUNNING;
+    assert_int_equal(enf_prepare(d, j), 0);
+    assert_true(j->cg_ready);
+    empty_files(id);
+    return j;
+}
+
+static void test_weights_are_proportional_and_clamped(void **state)
+{
+    (void)state;
+    assert_int_equal(enf_weight(1, 1), 100);
+    assert_int_equal(enf_weight(1, 2.5), 250);
+    assert_int_equal(enf_weight(1, 0.004), 1);      /* 0.4: at least 1 */
+    assert_int_equal(enf_weight(1, 0.016), 2);      /* rounded */
+    assert_int_equal(enf_weight(1, 1000), 10000);   /* at most 10000 */
+    assert_int_equal(enf_weight(0, 1), 1024);
+    assert_int_equal(enf_weight(0, 0.5), 512);
+    assert_int_equal(enf_weight(0, 0.001), 2);      /* at least 2 */
+    assert_int_equal(enf_weight(0, 300), 262144);   /* at most 262144 */
+}
+
+static void test_cgroup2_gets_a_weight_and_a_quota_only_at_a_cap(
+    void **state)
+{
+    sd_daemon *d = *state;
+    d->enf.mode = SD_ENF_CGROUP2;
+    sd_job *j = job_in_group(d, 1);
+    j->max_cores = INFINITY;
+    enf_apply(d, j, 2.5);
+    assert_string_equal(got(1, "cpu.weight"), "250");
+    assert_string_equal(got(1, "cpu.max"), "max 100000");
+    /* A cap of 1.5 cores: 150 ms of each 100 ms period, whatever the
+     * share. */
+    empty_files(1);
+    j->max_cores = 1.5;
+    enf_apply(d, j, 0.5);
+    assert_string_equal(got(1, "cpu.weight"), "50");
+    assert_string_equal(got(1, "cpu.max"), "150000 100000");
+    /* A cap at the machine's cores is no cap. */
+    empty_files(1);
+    j->max_cores = 8;
+    enf_apply(d, j, 0.5);
+    assert_string_equal(got(1, "cpu.max"), "max 100000");
+}
+
+static void test_share_quota_is_the_allocation_and_at_least_1_ms(
+    void **state)
+{
+    sd_daemon *d = *state;
+    d->enf.mode = SD_ENF_CGROUP2;
+    d->cfg.share_quota = 1;
+    sd_job *j = job_in_group(d, 1);
+    j->max_cores = INFINITY;
+    enf_apply(d, j, 2.25);
+    assert_string_equal(got(1, "cpu.max"), "225000 100000");
+    empty_files(1);
+    enf_apply(d, j, 0.004); /* 400 us: the kernel takes no less than 1 ms */
+    assert_string_equal(got(1, "cpu.max"), "1000 100000");
+}
+
+static void test_cgroup1_gets_shares_period_and_quota(void **state)
+{
+    sd_daemon *d = *state;
+    d->enf.mode = SD_ENF_CGROUP1;
+    sd_job *j = job_in_group(d, 1);
+    j->max_cores = INFINITY;
+    enf_apply(d, j, 2.5);
+    assert_string_equal(got(1, "cpu.shares"), "2560");
+    assert_string_equal(got(1, "cpu.cfs_period_us"), "100000");
+    assert_string_equal(got(1, "cpu.cfs_quota_us"), "-1");
+    assert_string_equal(got(1, "cpu.max"), ""); /* cgroup2's: untouched */
+    empty_files(1);
+    j->max_cores = 0.75;
+    enf_apply(d, j, 2.5);
+    assert_string_equal(got(1, "cpu.cfs_quota_us"), "75000");
+}
+
+static void test_attached_jobs_and_other_modes_write_nothing(void **state)
+{
+    sd_daemon *d = *state;
+    d->enf.mode = SD_ENF_CGROUP2;
+    sd_job *j = job_in_group(d, 1);
+    j->managed = 0; /* attached: not slaqd's to hold */
+    enf_apply(d, j, 2);
+    assert_string_equal(got(1, "cpu.weight"), "");
+    j->managed = 1;
+    d->enf.mode = SD_ENF_SIGNAL; /* enf_tick's token bucket, not files */
+    enf_apply(d, j, 2);
+    assert_string_equal(got(1, "cpu.weight"), "");
+}
+
+static void test_throttled_only_when_nr_throttled_grew(void **state)
+{
+    sd_daemon *d = *state;
+    d->enf.mode = SD_ENF_CGROUP2;
+    sd_job *j = job_in_group(d, 1);
+    put(1, "cpu.stat", "usage_usec 10\nnr_periods 9\nnr_throttled 5\n");
+    enf_epoch(d, j);
+    assert_int_equal(j->throttled, 1); /* 0 -> 5 */
+    enf_epoch(d, j);
+    assert_int_equal(j->throttled, 0); /* still 5 */
+    put(1, "cpu.stat", "usage_usec 20\nnr_periods 12\nnr_throttled 7\n");
+    enf_epoch(d, j);
+    assert_int_equal(j->throttled, 1);
+    assert_int_equal(j->cg_nr_throttled, 7);
+    /* Without the count the job is not called throttled. */
+    put(1, "cpu.stat", "usage_usec 30\n");
+    enf_epoch(d, j);
+    assert_int_equal(j->throttled, 0);
+}
+
+static void test_a_readopted_job_finds_its_group_again(void **state)
+{
+    sd_daemon *d = *state;
+    d->enf.mode = SD_ENF_CGROUP2;
+    job_in_group(d, 1);
+    sd_job *again = job_new(d, 2);
+    again->managed = 1;
+    again->state = SD_RUNNING;
+    assert_int_equal(enf_adopt(d, again), 0);
+    assert_false(again->cg_ready); /* no job-2 group */
+    sd_job *j = d->jobs[0];
+    j->cg_ready = 0;
+    assert_int_equal(enf_adopt(d, j), 0);
+    assert_true(j->cg_ready);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+        T(test_weights_are_proportional_and_clamped),
+        T(test_cgroup2_gets_a_weight_and_a_quota_only_at_a_cap),
+        T(test_share_quota_is_the_allocation_and_at_least_1_ms),
+        T(test_cgroup1_gets_shares_period_and_quota),
+        T(test_attached_jobs_and_other_modes_write_nothing),
+        T(test_throttled_only_when_nr_throttled_grew),
+        T(test_a_readopted_job_finds_its_group_again),
+#undef T
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
