@@ -270,6 +270,18 @@ import sys
 assert open(sys.argv[1]).read() != open(sys.argv[2]).read()
 ' "$TMP/d1.csv" "$TMP/d2.csv"
 check_exit "a stop prior of 1 is refused" 2 "$SLAQ" sim --sweep "$TR" --calib --stop-prior 1
+"$SLAQ" sim --sweep "$TR" --slots 2 --orders 8 --kill-threshold 0.15 --target 0.83 \
+  --policy pop --trace "$TMP/pool.jsonl" >/dev/null
+check "POP's promising pool holds S_promising slots, no more" /usr/bin/python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+ev = [e for e in ev if e["policy"] == "pop" and e["ev"] == "epoch" and e.get("s_promising", 0) > 0]
+assert len(ev) > 20, len(ev)
+for e in ev:
+    assert len(e["promising"]) <= max(1, min(2, int(e["s_promising"] + 0.5))), e
+' "$TMP/pool.jsonl"
+check_exit "a re-evaluation period that is not a number is refused" 2 \
+  "$SLAQ" sim --sweep "$TR" --policy pop --reeval soon
 
 if /usr/bin/python3 -c 'import optuna' 2>/dev/null; then
   "$SLAQ" sim --sweep "$TR" --slots 2 --orders 3 --target 0.83 --policy sh,default \
