@@ -299,6 +299,22 @@ for mine, theirs in (("sh", "sha"), ("default", "none")):
     b = [x["time_to_target"] for x in o[theirs]]
     assert all(abs(x - y) < 2e-3 for x, y in zip(a, b)), (mine, a, b)
 ' "$TMP/s3.json" "$TMP/opt.json"
+  check "optuna's pruners with a warm-up of POP's boundary" /usr/bin/python3 \
+    scripts/sweep-optuna.py --sweep "$TR" --orders "$TMP/o3.json" --slots 2 \
+    --target 0.83 --pruner sha,sha@10,median@10,hyperband@10 --json "$TMP/warm.json" >/dev/null
+  check "a warm-up of W epochs: no trial pruned before epoch W; without: some" \
+    /usr/bin/python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))["pruners"]
+at = {k: [e for r in v for e in r["pruned_at"]] for k, v in o.items()}
+assert all(len(at[k]) > 0 for k in at), at
+assert min(at["sha"]) < 10, at["sha"]
+for k in ("sha@10", "median@10", "hyperband@10"):
+    assert min(at[k]) >= 10, (k, at[k])
+' "$TMP/warm.json"
+  check_exit "a warm-up that is not a whole number of epochs is refused" 1 \
+    /usr/bin/python3 scripts/sweep-optuna.py --sweep "$TR" --orders "$TMP/o3.json" \
+    --slots 2 --target 0.83 --pruner median@ten
   # HyperbandPruner picks a trial's bracket from a hash of the study's name:
   # the harness names its studies, so two runs agree (with Optuna's random
   # default name they differed from run to run on these traces).
