@@ -18,6 +18,14 @@ Pruners (Optuna's own classes, Debian's python3-optuna):
                              reduction_factor=3)
   median     MedianPruner(n_startup_trials=5, n_warmup_steps=0)
   none       NopPruner (every configuration to its end)
+
+NAME@W is the same pruner with a warm-up of W epochs, no verdict before
+epoch W (sha@10: SuccessiveHalvingPruner(min_resource=10, ...), its
+first rung at epoch 10; hyperband@10: HyperbandPruner(min_resource=10,
+...); median@10: MedianPruner(n_startup_trials=5, n_warmup_steps=10)):
+with W = b = 10 Optuna's first verdict comes at POP's first boundary,
+the control that separates the pruners' rules from their first judging
+earlier than POP does.
 """
 import argparse
 import heapq
@@ -35,20 +43,29 @@ def load(path):
     return lines[0], {r["id"]: r for r in lines[1:]}
 
 
-def pruner(name, epochs):
+def pruner(spec, epochs):
+    name, _, warm = spec.partition("@")
+    try:
+        w = int(warm) if warm else 0
+    except ValueError:
+        w = -1
+    if w < 0 or (warm and w < 1) or w > epochs:
+        raise SystemExit("pruner %r: the warm-up after @ must be a whole number "
+                         "of epochs from 1 to %d" % (spec, epochs))
     if name == "sha":
-        return optuna.pruners.SuccessiveHalvingPruner(min_resource=1,
+        return optuna.pruners.SuccessiveHalvingPruner(min_resource=max(w, 1),
                                                       reduction_factor=3)
     if name == "hyperband":
-        return optuna.pruners.HyperbandPruner(min_resource=1,
+        return optuna.pruners.HyperbandPruner(min_resource=max(w, 1),
                                               max_resource=epochs,
                                               reduction_factor=3)
     if name == "median":
-        return optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=0)
-    if name == "none":
+        return optuna.pruners.MedianPruner(n_startup_trials=5, n_warmup_steps=w)
+    if name == "none" and not warm:
         return optuna.pruners.NopPruner()
-    raise SystemExit("unknown pruner %r (expected sha, hyperband, median, none)"
-                     % name)
+    raise SystemExit("unknown pruner %r (expected sha, hyperband, median, none; "
+                     "the first three may end in @W, a warm-up of W epochs)"
+                     % spec)
 
 
 def replay(head, traces, order, slots, target, name, start_scale):
@@ -65,7 +82,8 @@ def replay(head, traces, order, slots, target, name, start_scale):
     queue = list(order)
     events = []  # (time, seq, worker, trial, trace, epoch index)
     seq = 0
-    epochs_run = pruned = 0
+    epochs_run = 0
+    pruned = []  # the epoch at which each pruned trial was stopped
 
     def start(worker, now):
         nonlocal seq
@@ -91,7 +109,7 @@ def replay(head, traces, order, slots, target, name, start_scale):
             start(w, now)
         elif trial.should_prune():
             study.tell(trial, state=optuna.trial.TrialState.PRUNED)
-            pruned += 1
+            pruned.append(e + 1)
             start(w, now)
         else:
             heapq.heappush(events, (now + tr["epoch_s"][e + 1], seq, w, trial,
@@ -120,7 +138,7 @@ def main():
     print("optuna %s on %s: %d configurations, %d slots, target %.4f, %d orders"
           % (optuna.__version__, head["sweep"], len(traces), a.slots, a.target,
              len(orders)))
-    print("%-10s %7s %9s %9s %9s %9s %9s %8s %6s" % (
+    print("%-13s %7s %9s %9s %9s %9s %9s %8s %6s" % (
         "pruner", "reached", "median_s", "mean_s", "min_s", "max_s",
         "spread_s", "epochs", "pruned"))
     out = {"sweep": head["sweep"], "target": a.target, "slots": a.slots,
@@ -131,12 +149,13 @@ def main():
             t, win, ep, pr = replay(head, traces, order, a.slots, a.target,
                                     name, a.start_scale)
             runs.append({"order": k, "time_to_target": t if math.isfinite(t)
-                         else "inf", "winner": win, "epochs": ep, "pruned": pr})
+                         else "inf", "winner": win, "epochs": ep,
+                         "pruned": len(pr), "pruned_at": pr})
         ts = sorted(r["time_to_target"] if r["time_to_target"] != "inf"
                     else math.inf for r in runs)
         med = statistics.median(ts)
         mean = sum(ts) / len(ts)
-        print("%-10s %4d/%-3d %9.2f %9.2f %9.2f %9.2f %9.2f %8.0f %6.1f" % (
+        print("%-13s %4d/%-3d %9.2f %9.2f %9.2f %9.2f %9.2f %8.0f %6.1f" % (
             name, sum(math.isfinite(t) for t in ts), len(ts), med, mean, ts[0],
             ts[-1], ts[-1] - ts[0], sum(r["epochs"] for r in runs) / len(runs),
             sum(r["pruned"] for r in runs) / len(runs)))

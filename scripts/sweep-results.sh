@@ -3,7 +3,8 @@
 # are sweep names (data/sweeps/NAME.jsonl), trace files (PATH/NAME.jsonl)
 # or directories (every *.jsonl in them); none: every sweep in
 # data/sweeps/. For each: slaq's sweep policies in the simulator over 25
-# configuration orders, Optuna's pruners on the same traces and orders,
+# configuration orders, Optuna's pruners on the same traces and orders
+# (each also with a warm-up of POP's first boundary, NAME@10),
 # both as recorded and without start-up times (--start-scale 0), the
 # POP policies and EarlyTerm again with a perfect curve model
 # (POLICY+oracle: what a better model could give them), and the
@@ -51,7 +52,7 @@ for trace in $traces; do
         echo "== $name: Optuna's pruners (start-up x$scale)" >&2
         /usr/bin/python3 scripts/sweep-optuna.py --sweep "$trace" \
             --orders "$out/$name-orders.json" --slots "$slots" --target "$target" \
-            --start-scale "$scale" --pruner sha,hyperband,median \
+            --start-scale "$scale" --pruner sha,hyperband,median,sha@10,hyperband@10,median@10 \
             --json "$out/$name-optuna$sfx.json" >"$out/$name-optuna$sfx.txt"
         cat "$out/$name-optuna$sfx.txt"
     done

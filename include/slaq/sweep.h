@@ -190,6 +190,12 @@ typedef struct slaq_sweep_params {
                            * policy's default (POP/bandit 10, earlyterm 30) */
     int k;                /* POP: slots per promising configuration (1) */
     double p_kill;        /* POP: kill below this p (0 = 0.05) */
+    double reeval;        /* POP: at a configuration's boundary, every
+                           * other active configuration's p is estimated
+                           * again if this many seconds have passed since
+                           * the last time (0 = b epochs of the
+                           * configuration at its boundary; < 0 = never:
+                           * each p only at its own boundary) */
     double eps;           /* bandit: epsilon (0 = 0.5) */
     double delta;         /* earlyterm: delta (0 = 0.05) */
     int eta;              /* sh/hyperband: reduction factor (0 = 3) */

@@ -68,6 +68,8 @@ slaq_sweep *slaq_sweep_new(const char *policy, const slaq_sweep_params *p,
     else if (p->p_kill < 0 || p->p_kill >= 1 || p->eps < 0 || p->delta < 0 ||
              p->delta >= 1)
         bad = "p_kill and delta must be in [0, 1) and eps >= 0";
+    else if (isnan(p->reeval))
+        bad = "reeval must be a number (0: the default, < 0: never)";
     if (!bad && p->oracle && !pol->model) {
         sw_fail(err, errlen, "%s has no curve model for an oracle to replace",
                 pol->name);

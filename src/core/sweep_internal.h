@@ -20,6 +20,8 @@ struct sw_cfg {
     double best, last;  /* oriented; -INFINITY before any report */
     double epoch_sum;   /* seconds over all reported epochs */
     double p, ert;      /* the policy's estimates (NaN when none) */
+    int p_epochs;       /* POP: epochs when p was last estimated (0: never) */
+    double p_M;         /* POP: the horizon M of that estimate */
     double prio;        /* idle-queue priority: higher first; NaN = FIFO */
     uint64_t seq;       /* FIFO position in the idle queue */
     int bracket;        /* hyperband's bracket of this configuration */
@@ -74,6 +76,8 @@ extern const struct slaq_sweep_policy sw_policy_default, sw_policy_pop,
 int sw_pop_init(slaq_sweep *s, char *err, size_t errlen);
 void sw_pop_destroy(slaq_sweep *s);
 double sw_pop_horizon(const slaq_sweep *s, const struct sw_cfg *c, double now);
+/* The promising pool's size in configurations for S_promising slots. */
+size_t sw_pop_pool(double s_promising, size_t slots, int k);
 slaq_sweep_action sw_pop_judge(slaq_sweep *s, struct sw_cfg *c, double now);
 
 /* Helpers shared by the policies (sweep.c). */

@@ -37,9 +37,16 @@
 
 #include "core/sweep_internal.h"
 
+struct pop_rank {
+    double p;
+    size_t i;
+};
+
 struct pop {
     double *ps;   /* scratch: p of the active configurations */
     double *run;  /* scratch: a configuration's best-so-far curve */
+    struct pop_rank *rank; /* scratch: candidates for the promising pool */
+    double refreshed;      /* when every p was last re-evaluated */
 };
 
 int sw_pop_init(slaq_sweep *s, char *err, size_t errlen)
@@ -48,10 +55,12 @@ int sw_pop_init(slaq_sweep *s, char *err, size_t errlen)
     if (P) {
         P->ps = calloc(s->n ? s->n : 1, sizeof *P->ps);
         P->run = calloc((size_t)s->prm.max_epochs, sizeof *P->run);
+        P->rank = calloc(s->n ? s->n : 1, sizeof *P->rank);
+        P->refreshed = -INFINITY;
     }
-    if (!P || !P->ps || !P->run) {
+    if (!P || !P->ps || !P->run || !P->rank) {
         if (P)
-            free(P->ps), free(P->run);
+            free(P->ps), free(P->run), free(P->rank);
         free(P);
         if (err && errlen)
             snprintf(err, errlen, "out of memory");
@@ -73,7 +82,7 @@ void sw_pop_destroy(slaq_sweep *s)
 {
     struct pop *P = s->priv;
     if (P)
-        free(P->ps), free(P->run);
+        free(P->ps), free(P->run), free(P->rank);
     free(P);
 }
 
@@ -111,6 +120,8 @@ static void pop_estimate(slaq_sweep *s, struct sw_cfg *c, double now)
         return;
     }
     double M = sw_pop_horizon(s, c, now);
+    c->p_epochs = c->epochs;
+    c->p_M = M;
     double P = 0, x = 0;
     for (int m = 1; m <= (int)M; m++) {
         double Pm = sw_model_prob(s, c->epochs + m, s->target);
@@ -129,6 +140,30 @@ static int pop_cmp_desc(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x < y) - (x > y);
+}
+
+/* Orders candidates for the promising pool by p, highest first; ties by
+ * index (the earlier configuration first). */
+static int pop_cmp_rank(const void *a, const void *b)
+{
+    const struct pop_rank *x = a, *y = b;
+    if (x->p != y->p)
+        return (x->p < y->p) - (x->p > y->p);
+    return (x->i > y->i) - (x->i < y->i);
+}
+
+/* The number of configurations the promising pool holds: S_promising
+ * slots at k slots each, to the nearest whole configuration, at least one
+ * (the configuration that sets p* is promising) and no more than S/k. */
+size_t sw_pop_pool(double s_promising, size_t slots, int k)
+{
+    if (k < 1)
+        k = 1;
+    double n = floor(s_promising / k + 0.5);
+    double most = floor((double)slots / k);
+    if (n > most)
+        n = most;
+    return n < 1 ? 1 : (size_t)n;
 }
 
 /* Steps 4 and 5 over every active configuration. */
@@ -159,17 +194,52 @@ static void pop_classify(slaq_sweep *s)
     }
     s->threshold = pstar;
     s->s_promising = best;
+    /* The promising pool: the configurations at p >= p*, most likely
+     * first, as many as S_promising slots hold; the rest of them share
+     * the opportunistic pool's S - S_promising slots with the others. */
+    size_t pool = sw_pop_pool(best, s->prm.slots, s->prm.k), np = 0;
     for (size_t i = 0; i < s->n; i++) {
         struct sw_cfg *c = &s->cfg[i];
         if (c->state != SLAQ_CFG_RUNNING && c->state != SLAQ_CFG_SUSPENDED)
             continue;
-        if (!isnan(c->p) && c->p > 0 && c->p >= pstar) {
-            c->cls = SLAQ_CLASS_PROMISING;
-            c->prio = c->p;
-        } else {
-            c->cls = SLAQ_CLASS_OPPORTUNISTIC;
-            c->prio = NAN;
-        }
+        c->cls = SLAQ_CLASS_OPPORTUNISTIC;
+        c->prio = NAN;
+        if (!isnan(c->p) && c->p > 0 && c->p >= pstar)
+            P->rank[np++] = (struct pop_rank){c->p, i};
+    }
+    qsort(P->rank, np, sizeof *P->rank, pop_cmp_rank);
+    for (size_t j = 0; j < np && j < pool; j++) {
+        struct sw_cfg *c = &s->cfg[P->rank[j].i];
+        c->cls = SLAQ_CLASS_PROMISING;
+        c->prio = c->p;
+    }
+}
+
+/* The thesis evaluates p "periodically and online" for every active
+ * configuration, not only at each one's own boundary: at most once a
+ * period (prm.reeval seconds; 0: b epochs of configuration c, whose
+ * boundary this is; < 0: never), every other active configuration that
+ * was judged before gets p and ERT again if anything they depend on has
+ * changed: epochs reported since (a running one), or the horizon M (the
+ * time budget shrinks for a suspended one too). */
+static void pop_refresh(slaq_sweep *s, const struct sw_cfg *c, double now)
+{
+    struct pop *P = s->priv;
+    double period = s->prm.reeval;
+    if (period < 0)
+        return;
+    if (period == 0)
+        period = s->prm.b * sw_epoch_mean(c);
+    if (!(now - P->refreshed >= period))
+        return;
+    P->refreshed = now;
+    for (size_t i = 0; i < s->n; i++) {
+        struct sw_cfg *o = &s->cfg[i];
+        if (o == c || o->p_epochs == 0 ||
+            (o->state != SLAQ_CFG_RUNNING && o->state != SLAQ_CFG_SUSPENDED))
+            continue;
+        if (o->epochs != o->p_epochs || sw_pop_horizon(s, o, now) != o->p_M)
+            pop_estimate(s, o, now);
     }
 }
 
@@ -182,6 +252,7 @@ slaq_sweep_action sw_pop_judge(slaq_sweep *s, struct sw_cfg *c, double now)
         return SLAQ_SWEEP_KILL;
     }
     pop_estimate(s, c, now);
+    pop_refresh(s, c, now);
     if (!isnan(c->p) && c->p < s->prm.p_kill) {
         c->cls = SLAQ_CLASS_POOR;
         c->state = SLAQ_CFG_KILLED; /* not active for the threshold */

@@ -52,6 +52,12 @@ static void sw_usage(FILE *f)
         "  --t-max SECONDS      POP's time budget (default: the time Default\n"
         "                       needs for all of them: total work / slots)\n"
         "  --b N                evaluation boundary (default: each policy's)\n"
+        "  --reeval SECONDS     POP: at a boundary, every other active\n"
+        "                       configuration's p is estimated again when\n"
+        "                       this long has passed since the last time\n"
+        "                       (default 0: b epochs of the configuration at\n"
+        "                       its boundary; -1: never, each p only at its\n"
+        "                       own boundary)\n"
         "  --inflate X          curve model's parameter-uncertainty factor\n"
         "  --temper T           curve model's weight temperature (default 16;\n"
         "                       1 = BIC weights, 1e9 = equal weights)\n"
@@ -617,6 +623,7 @@ int cmd_sim_sweep(int argc, char **argv)
         {"kill-threshold", required_argument, NULL, 'k'},
         {"t-max", required_argument, NULL, 'T'},
         {"b", required_argument, NULL, 'b'},
+        {"reeval", required_argument, NULL, 'E'},
         {"inflate", required_argument, NULL, 'i'},
         {"temper", required_argument, NULL, 'M'},
         {"stop-prior", required_argument, NULL, 'P'},
@@ -638,7 +645,7 @@ int cmd_sim_sweep(int argc, char **argv)
     const char *orders_out = NULL, *json = NULL, *trace = NULL, *dump = NULL;
     long slots = 4, norders = 25, seed = 1, top = 4, b = 0, trace_order = -1;
     double target = NAN, kill = NAN, tmax = 0, inflate = 0, temper = 0;
-    double stop_prior = 0, stall_tol = 0;
+    double stop_prior = 0, stall_tol = 0, reeval = 0;
     int no_stall = 0;
     double suspend_s = 0.01, resume_s = 0.01, start_scale = 1;
     int calib = 0, c;
@@ -671,6 +678,7 @@ int cmd_sim_sweep(int argc, char **argv)
         case 'k': kill = v; break;
         case 'T': tmax = v; break;
         case 'b': b = l; break;
+        case 'E': reeval = v; break;
         case 'i': inflate = v; break;
         case 'M': temper = v; break;
         case 'P': stop_prior = v; break;
@@ -805,6 +813,7 @@ int cmd_sim_sweep(int argc, char **argv)
     cfg.prm.t_max = tmax;
     cfg.prm.kill_threshold = kill;
     cfg.prm.b = (int)b;
+    cfg.prm.reeval = reeval;
     cfg.prm.lcurve.inflate = inflate;
     cfg.prm.lcurve.temper = temper;
     cfg.prm.lcurve.stop_prior = stop_prior;

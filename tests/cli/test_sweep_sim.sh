@@ -270,6 +270,18 @@ import sys
 assert open(sys.argv[1]).read() != open(sys.argv[2]).read()
 ' "$TMP/d1.csv" "$TMP/d2.csv"
 check_exit "a stop prior of 1 is refused" 2 "$SLAQ" sim --sweep "$TR" --calib --stop-prior 1
+"$SLAQ" sim --sweep "$TR" --slots 2 --orders 8 --kill-threshold 0.15 --target 0.83 \
+  --policy pop --trace "$TMP/pool.jsonl" >/dev/null
+check "POP's promising pool holds S_promising slots, no more" /usr/bin/python3 -c '
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+ev = [e for e in ev if e["policy"] == "pop" and e["ev"] == "epoch" and e.get("s_promising", 0) > 0]
+assert len(ev) > 20, len(ev)
+for e in ev:
+    assert len(e["promising"]) <= max(1, min(2, int(e["s_promising"] + 0.5))), e
+' "$TMP/pool.jsonl"
+check_exit "a re-evaluation period that is not a number is refused" 2 \
+  "$SLAQ" sim --sweep "$TR" --policy pop --reeval soon
 
 if /usr/bin/python3 -c 'import optuna' 2>/dev/null; then
   "$SLAQ" sim --sweep "$TR" --slots 2 --orders 3 --target 0.83 --policy sh,default \
@@ -287,6 +299,22 @@ for mine, theirs in (("sh", "sha"), ("default", "none")):
     b = [x["time_to_target"] for x in o[theirs]]
     assert all(abs(x - y) < 2e-3 for x, y in zip(a, b)), (mine, a, b)
 ' "$TMP/s3.json" "$TMP/opt.json"
+  check "optuna's pruners with a warm-up of POP's boundary" /usr/bin/python3 \
+    scripts/sweep-optuna.py --sweep "$TR" --orders "$TMP/o3.json" --slots 2 \
+    --target 0.83 --pruner sha,sha@10,median@10,hyperband@10 --json "$TMP/warm.json" >/dev/null
+  check "a warm-up of W epochs: no trial pruned before epoch W; without: some" \
+    /usr/bin/python3 -c '
+import json, sys
+o = json.load(open(sys.argv[1]))["pruners"]
+at = {k: [e for r in v for e in r["pruned_at"]] for k, v in o.items()}
+assert all(len(at[k]) > 0 for k in at), at
+assert min(at["sha"]) < 10, at["sha"]
+for k in ("sha@10", "median@10", "hyperband@10"):
+    assert min(at[k]) >= 10, (k, at[k])
+' "$TMP/warm.json"
+  check_exit "a warm-up that is not a whole number of epochs is refused" 1 \
+    /usr/bin/python3 scripts/sweep-optuna.py --sweep "$TR" --orders "$TMP/o3.json" \
+    --slots 2 --target 0.83 --pruner median@ten
   # HyperbandPruner picks a trial's bracket from a hash of the study's name:
   # the harness names its studies, so two runs agree (with Optuna's random
   # default name they differed from run to run on these traces).

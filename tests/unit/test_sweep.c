@@ -366,7 +366,9 @@ static int keep_scenario(const char *pol, const double *a, slaq_sweep **out,
 {
     double fast[120];
     fill_rise(fast, 120, 0.90, 0.9);
-    slaq_sweep *s = mk(pol, 2, 120, 0.80, 4);
+    /* S = 3: at p_a ~ 0.56 and p_fast ~ 0.8, S_promising = min(2, 3 p_a)
+     * holds both in the promising pool (with S = 2 it holds one: 1.12). */
+    slaq_sweep *s = mk(pol, 3, 120, 0.80, 4);
     assert_int_equal(slaq_sweep_next(s, 0), 0);
     assert_int_equal(slaq_sweep_next(s, 0), 1);
     assert_int_equal(feed(s, 0, 0, 10, a), SLAQ_SWEEP_CONTINUE);
@@ -534,6 +536,131 @@ static void test_pop_early_spares_a_slow_starter_until_its_boundary(void **st)
 }
 
 /* Policies that never suspend still start configurations in order. */
+/* p of one configuration of curve y after `epochs` epochs (now = epoch),
+ * alone in a POP sweep with the given slots and target. */
+static double pop_p_alone(const double *y, int epochs, double target)
+{
+    slaq_sweep *s = mk("pop", 3, 120, target, 1);
+    assert_int_equal(slaq_sweep_next(s, 0), 0);
+    feed(s, 0, 0, epochs, y);
+    slaq_sweep_info in;
+    slaq_sweep_get(s, 0, &in);
+    slaq_sweep_free(s);
+    return in.p;
+}
+
+/*
+ * The promising pool holds S_promising slots (the thesis, §7.2): when more
+ * configurations pass p* than S_promising slots hold, the most likely ones
+ * are promising and the rest share the opportunistic pool. Three identical
+ * curves on 3 slots at p in [0.5, 5/6): N(p) = 3, S_effective = 3p, a pool
+ * of round(3p) = 2, so the third is opportunistic and gives its slot to
+ * the configuration waiting; every configuration at p >= p* used to be
+ * promising, and all three kept their slots.
+ */
+static void test_pop_promising_pool_holds_s_promising_slots(void **st)
+{
+    (void)st;
+    double y[120];
+    fill_rise(y, 120, 0.9, 0.5);
+    /* A target where one such curve has p in [0.55, 0.8] at epoch 10. */
+    double target = NAN;
+    for (double t = 0.70; t < 0.95 && isnan(target); t += 0.005) {
+        double p = pop_p_alone(y, 10, t);
+        if (p >= 0.55 && p <= 0.8)
+            target = t;
+    }
+    assert_false(isnan(target));
+    slaq_sweep *s = mk("pop", 3, 120, target, 4);
+    for (size_t i = 0; i < 3; i++)
+        assert_int_equal(slaq_sweep_next(s, 0), i);
+    assert_int_equal(feed(s, 0, 0, 10, y), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 1, 0, 10, y), SLAQ_SWEEP_CONTINUE);
+    assert_int_equal(feed(s, 2, 0, 10, y), SLAQ_SWEEP_SUSPEND);
+    double sp, th = slaq_sweep_threshold(s, &sp);
+    slaq_sweep_info in[3];
+    size_t promising = 0;
+    for (size_t i = 0; i < 3; i++) {
+        slaq_sweep_get(s, i, &in[i]);
+        assert_true(in[i].p >= th);
+        promising += in[i].cls == SLAQ_CLASS_PROMISING;
+    }
+    assert_true(fabs(sp - 3 * th) < 1e-12);
+    assert_int_equal(promising, 2);
+    assert_int_equal(in[2].cls, SLAQ_CLASS_OPPORTUNISTIC);
+    assert_int_equal(in[2].state, SLAQ_CFG_SUSPENDED);
+    /* The waiting configuration takes the opportunistic slot. */
+    assert_int_equal(slaq_sweep_next(s, 10), 3);
+    slaq_sweep_free(s);
+}
+
+/* Reports configuration i's epochs from+1..to at now = t0 + epoch. */
+static int feed_at(slaq_sweep *s, size_t i, int from, int to, const double *y,
+                   double t0)
+{
+    int a = 0;
+    for (int e = from + 1; e <= to; e++) {
+        a = slaq_sweep_report(s, i, e, y[e - 1], 1.0, t0 + e);
+        if (a != SLAQ_SWEEP_CONTINUE)
+            break;
+    }
+    return a;
+}
+
+/* p of configuration 0 (fast, running past its boundary) after another
+ * configuration's boundary, with POP's re-evaluation period reeval. */
+static double p_after_other_boundary(double reeval, double *p_at_own)
+{
+    slaq_sweep_params p;
+    slaq_sweep_params_init(&p, 2, 120);
+    p.y_target = 0.85;
+    p.t_max = 1000;
+    p.reeval = reeval;
+    char err[200];
+    slaq_sweep *s = slaq_sweep_new("pop", &p, 2, err, sizeof err);
+    assert_non_null(s);
+    double fast[120], slow[120];
+    fill_rise(fast, 120, 0.90, 0.9);
+    fill_rise(slow, 120, 0.88, 0.3);
+    assert_int_equal(slaq_sweep_next(s, 0), 0);
+    assert_int_equal(slaq_sweep_next(s, 0), 1);
+    assert_int_equal(feed_at(s, 0, 0, 10, fast, 0), SLAQ_SWEEP_CONTINUE);
+    slaq_sweep_info in;
+    slaq_sweep_get(s, 0, &in);
+    *p_at_own = in.p;
+    assert_int_equal(feed_at(s, 0, 10, 14, fast, 0), SLAQ_SWEEP_CONTINUE);
+    feed_at(s, 1, 0, 10, slow, 20);
+    slaq_sweep_get(s, 0, &in);
+    slaq_sweep_free(s);
+    return in.p;
+}
+
+/* The thesis evaluates p periodically for every active configuration:
+ * another configuration's boundary, a period after the last evaluation,
+ * estimates p again for a running one from the epochs it has reported
+ * since its own boundary; with reeval < 0 p stays that of its boundary. */
+static void test_pop_re_evaluates_every_active_configuration(void **st)
+{
+    (void)st;
+    double own, never = p_after_other_boundary(-1, &own);
+    assert_true(never == own);
+    double own2, periodic = p_after_other_boundary(0, &own2);
+    assert_true(own2 == own);
+    assert_true(periodic != own);
+    /* With a period longer than the time since, nothing is re-estimated. */
+    double own3, later = p_after_other_boundary(1000, &own3);
+    assert_true(later == own3);
+    /* A NaN period is refused. */
+    slaq_sweep_params p;
+    slaq_sweep_params_init(&p, 2, 120);
+    p.y_target = 0.85;
+    p.t_max = 1000;
+    p.reeval = NAN;
+    char err[200];
+    assert_null(slaq_sweep_new("pop", &p, 2, err, sizeof err));
+    assert_non_null(strstr(err, "reeval"));
+}
+
 /* The oracle of the next test: the true curves of its configurations,
  * 120 epochs each, reported as 1 - y when `loss`. */
 struct truth {
@@ -738,6 +865,8 @@ int main(void)
         cmocka_unit_test(test_pop_keep_suspends_one_never_promising),
         cmocka_unit_test(test_pop_early_kills_poor_ones_at_its_first_check),
         cmocka_unit_test(test_pop_early_spares_a_slow_starter_until_its_boundary),
+        cmocka_unit_test(test_pop_promising_pool_holds_s_promising_slots),
+        cmocka_unit_test(test_pop_re_evaluates_every_active_configuration),
         cmocka_unit_test(test_oracle_replaces_the_curve_model),
         cmocka_unit_test(test_earlyterm_oracle_kills_what_ends_below_the_best),
         cmocka_unit_test(test_default_starts_in_the_generator_order),
