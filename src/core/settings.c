@@ -131,6 +131,15 @@ static const slaq_setting settings[] = {
      .help = "Refits per epoch at most, the jobs that reported longest ago "
              "first; the others keep their forecast until the next epoch "
              "(0: no bound; docs/cluster.md, \"Scale\")."},
+    {.name = "starvation", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(starvation_s, double), .min = 0, .max = 1e9,
+     .dflt = SLAQ_DEFAULT_STARVATION_S, .arg = "ST", .unit = "s",
+     .help = "A pending job that jobs arriving after it have passed for ST "
+             "seconds goes to the head of the queue, and nothing passes it "
+             "any more: whatever order the queue is tried in, no job waits "
+             "behind later ones for longer than ST plus the time its "
+             "nodes take to free room (0: no bound; docs/cluster.md, "
+             "\"The pending queue\")."},
     {.name = "default-iter-cpu", .type = SLAQ_SETTING_DOUBLE,
      .offset = AT(default_iter_cpu_s, double), .min = 0,
      .min_excluded = 1, .max = INFINITY, .dflt = SLAQ_DEFAULT_ITER_CPU_S,
