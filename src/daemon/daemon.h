@@ -20,6 +20,7 @@
  *   counters.c the counters status and /metrics show (counters.h) counter_
  *   users.c    who a peer is, running a job as its owner,   user_
  *              and who may act on which job
+ *   array.c    task arrays: many short one-core tasks       array_
  */
 #ifndef SLAQ_DAEMON_H
 #define SLAQ_DAEMON_H
@@ -263,6 +264,9 @@ typedef struct sd_job {
                              agent awaits the answer (SD_OP_*, 0: none) */
     char *pid_refused;    /* controller: why the pid its agent reported
                              was refused (NULL: none was) */
+    int64_t array;        /* a task of this array (array.c), else 0: not
+                             in the scheduler, one core, never reports */
+    long array_index;     /* ... its index */
 } sd_job;
 
 /* A job run by a node agent, seen from the controller. */
@@ -327,6 +331,39 @@ typedef struct sd_node {
     double down_since;    /* monotonic: when it went down (up: 0) */
     uint64_t reports;     /* relayed reports received */
 } sd_node;
+
+/* ---------------------------------------------------------------- arrays */
+
+#define SD_MAX_ARRAY 100000       /* tasks in one array at most */
+#define SD_MAX_INDEX 1000000000L  /* the largest task index */
+
+/*
+ * A task array (array.c, docs/arrays.md): tasks first..last of one
+ * command, each a process on one core, at most max_running at once. A
+ * task becomes a job record (sd_job with .array set) when it starts, or
+ * when it is cancelled or fails before it could; an index without one is
+ * pending.
+ */
+typedef struct sd_array {
+    int64_t id;           /* in the jobs' id space: `slaq show ID` */
+    uid_t uid;            /* its owner, whom every task runs as */
+    char *user;
+    char *name;
+    char *cmd;            /* JSON array of strings; "{index}" in them is
+                             the task's index */
+    char *cwd;
+    char *env;            /* JSON array of "NAME=value" (NULL: slaqd's) */
+    long first, last;
+    unsigned max_running; /* K of --array A-B%K (0: no limit of its own) */
+    double estimate_s;    /* --task-estimate (0: none given) */
+    double submitted;
+    int cancelled;        /* its pending tasks were cancelled */
+    int64_t *task;        /* task[i - first]: index i's job id, 0: pending */
+    long next;            /* no index below it is pending */
+    unsigned running;     /* its tasks running now */
+    double dur_sum;       /* the durations of its tasks that exited 0 */
+    unsigned dur_n;
+} sd_array;
 
 /* ------------------------------------------------------------ enforcement */
 
@@ -465,6 +502,11 @@ struct sd_daemon {
     /* operations sent to agents awaiting their answers (suspend.c) */
     void *ops;
     uint64_t op_seq;
+    /* task arrays (array.c), by id */
+    sd_array **arrays;
+    size_t narrays, caparrays;
+    sd_job **tasks;       /* the tasks running on this machine */
+    size_t ntasks, captasks;
     /* the control connection whose request api_handle is answering
      * (conn.c sets it; NULL for HTTP): a request answered later by an
      * agent is parked on it */
@@ -545,7 +587,49 @@ void conn_send_acks(sd_daemon *d);
  * descriptors. */
 void conn_tick(sd_daemon *d);
 
+/* array.c */
+/* A submit with "array": records the array and starts what may start;
+ * NULL with err filled. */
+sd_array *array_submit(sd_daemon *d, json_t *req, const sd_user *owner,
+                       char *err, size_t errlen);
+sd_array *array_get(sd_daemon *d, int64_t id);
+/* Starts pending tasks while this machine has cores no ML job may use
+ * (docs/arrays.md, "Cores"): after a submit, a task's end, an epoch. */
+void array_dispatch(sd_daemon *d);
+/* job_finish's: a task ended (its array counts it, its core is free). */
+void array_task_ended(sd_daemon *d, sd_job *j);
+/* A task's pid has exited (job_reap_children): 1 if it was a task's. */
+int array_reap(sd_daemon *d, pid_t pid, int status);
+void array_tick(sd_daemon *d);
+/* The array as `ls` (detail 0) or `show` (1) shows it. */
+json_t *array_json(sd_daemon *d, const sd_array *a, int detail);
+/* Pending index `index` of a, as show lists a task that has no job. */
+json_t *array_pending_json(const sd_array *a, long index);
+/* Whether the array has pending or running tasks. */
+int array_active(sd_daemon *d, const sd_array *a);
+/* Cancels every task of a not yet ended (0), or only index (1 task);
+ * -1 with err filled. */
+int array_cancel(sd_daemon *d, sd_array *a, long index, int now, char *err,
+                 size_t errlen);
+/* "ID" or "ID_N" (a task of array ID): the array (and *index, -1 for the
+ * whole array), or NULL. */
+sd_array *array_parse_ref(sd_daemon *d, json_t *v, long *index);
+/* After the jobs are restored: the arrays, their tasks counted. */
+int array_restore(sd_daemon *d);
+void array_free_all(sd_daemon *d);
+
 /* jobs.c */
+/* Starts task `index` of array a as a process of its own; NULL with err
+ * filled. */
+sd_job *job_start_task(sd_daemon *d, sd_array *a, long index, char *err,
+                       size_t errlen);
+/* Takes id (> every id in use) for a record that is not a job (a task
+ * array's): 0, or -1. */
+int job_reserve_id(sd_daemon *d, int64_t id);
+/* Records a task that never ran (cancelled, or its start failed) as a
+ * finished job; NULL when out of memory. */
+sd_job *job_task_record(sd_daemon *d, sd_array *a, long index,
+                        sd_state state, const char *reason);
 /* A request's or hello's optional "convergence" field: 0 when absent
  * (out untouched), 1 with *out set, -1 with a message naming the field. */
 int job_convergence_get(json_t *msg, slaq_convergence *out, char *err,
@@ -622,6 +706,9 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
 void job_reap_children(sd_daemon *d);
 void job_epoch(sd_daemon *d);
 void job_tick(sd_daemon *d);
+/* One job's part of the tick: an adopted process gone, a stop's next
+ * signal due (a task's too: array_tick). */
+void job_watch(sd_daemon *d, sd_job *j, double mono);
 void job_free_all(sd_daemon *d);
 void job_free_one(sd_job *j);
 /* Removes finished jobs beyond --keep-jobs or older than --keep-days from
@@ -780,6 +867,10 @@ const char *store_errmsg(sd_store *s);
 void store_delete_job(sd_store *s, int64_t job);
 /* The highest job id ever given (kept when that job expires), 0 if none. */
 int64_t store_last_id(sd_store *s);
+void store_put_array(sd_store *s, const sd_array *a);
+/* Calls fn for every stored array, oldest first; fn takes the array. */
+int store_each_array(sd_store *s, int (*fn)(sd_daemon *, sd_array *),
+                     sd_daemon *d);
 void store_set_last_id(sd_store *s, int64_t id);
 
 /* trace.c */

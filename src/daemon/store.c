@@ -27,7 +27,7 @@
 
 enum { ST_BEGIN, ST_COMMIT, ST_REPORT, ST_ALLOC, ST_EVENT, ST_JOB,
        ST_DEL_JOB, ST_DEL_REPORTS, ST_DEL_ALLOCS, ST_DEL_EVENTS, ST_SET_META,
-       ST_N };
+       ST_ARRAY, ST_N };
 
 static const char *const sql_text[ST_N] = {
     "BEGIN",
@@ -40,13 +40,17 @@ static const char *const sql_text[ST_N] = {
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
     "reason, submitted, started, ended, secret, convergence, metric_name, "
     "suspended, continued_by, resumed_from, sweep, node, restartable, pin, "
-    "launch, kind, uid, user, gen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "launch, kind, uid, user, gen, array_id, array_index) VALUES (?, ?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?)",
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
     "DELETE FROM allocs WHERE job = ?",
     "DELETE FROM events WHERE job = ?",
     "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+    "INSERT OR REPLACE INTO arrays(id, name, uid, user, cmd, cwd, env, "
+    "first, last, max_running, estimate, submitted, cancelled) VALUES (?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 static const char schema[] =
@@ -60,7 +64,8 @@ static const char schema[] =
     " submitted REAL, started REAL, ended REAL, secret TEXT, "
     " metric_name TEXT, suspended INTEGER, continued_by INTEGER, "
     " resumed_from INTEGER, sweep INTEGER, node TEXT, restartable INTEGER, "
-    " pin TEXT, launch TEXT, kind TEXT, uid INTEGER, user TEXT, gen INTEGER);"
+    " pin TEXT, launch TEXT, kind TEXT, uid INTEGER, user TEXT, gen INTEGER,"
+    " array_id INTEGER, array_index INTEGER);"
     "CREATE TABLE IF NOT EXISTS reports(job INTEGER, iter INTEGER, loss REAL,"
     " cpu_s REAL, samples REAL, t REAL, metric REAL, estimates TEXT,"
     " PRIMARY KEY(job, iter))"
@@ -70,7 +75,12 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS events(t REAL, job INTEGER, kind TEXT, "
     " detail TEXT);"
     "CREATE INDEX IF NOT EXISTS events_job ON events(job, t);"
-    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER);";
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value INTEGER);"
+    /* task arrays (docs/arrays.md); their tasks are jobs with array_id */
+    "CREATE TABLE IF NOT EXISTS arrays(id INTEGER PRIMARY KEY, name TEXT, "
+    " uid INTEGER, user TEXT, cmd TEXT, cwd TEXT, env TEXT, first INTEGER, "
+    " last INTEGER, max_running INTEGER, estimate REAL, submitted REAL, "
+    " cancelled INTEGER);";
 
 struct sd_store {
     sqlite3 *db;
@@ -218,6 +228,9 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
         {"jobs", "user", "TEXT"},
         /* a cluster job's generation: which start of it is current */
         {"jobs", "gen", "INTEGER"},
+        /* a task of a task array (docs/arrays.md): the array, the index */
+        {"jobs", "array_id", "INTEGER"},
+        {"jobs", "array_index", "INTEGER"},
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         char q[256];
@@ -753,6 +766,13 @@ void store_put_job(sd_store *s, const sd_job *j)
     sqlite3_bind_int64(st, 31, (sqlite3_int64)j->uid);
     bind_text(st, 32, j->user);
     sqlite3_bind_int64(st, 33, j->gen);
+    if (j->array) {
+        sqlite3_bind_int64(st, 34, j->array);
+        sqlite3_bind_int64(st, 35, j->array_index);
+    } else {
+        sqlite3_bind_null(st, 34);
+        sqlite3_bind_null(st, 35);
+    }
     step(s, st);
     free(launch);
 }
@@ -776,8 +796,8 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             "(SELECT r.iter FROM reports r WHERE r.job = jobs.id AND "
             "r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
             "suspended, continued_by, resumed_from, sweep, "
-            "node, restartable, pin, launch, kind, uid, user, gen "
-            "FROM jobs ORDER BY id", -1, &st, NULL))
+            "node, restartable, pin, launch, kind, uid, user, gen, "
+            "array_id, array_index FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
     sd_user self;
@@ -848,6 +868,8 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             j->user = strdup(self.name);
         }
         j->gen = (unsigned)sqlite3_column_int64(st, 35);
+        j->array = sqlite3_column_int64(st, 36);
+        j->array_index = (long)sqlite3_column_int64(st, 37);
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;
@@ -1125,7 +1147,8 @@ int64_t store_last_id(sd_store *s)
     sqlite3_int64 v = query_int(s->db, "SELECT max(coalesce((SELECT value "
                                        "FROM meta WHERE key = 'last_id'), 0),"
                                        " coalesce((SELECT max(id) FROM jobs),"
-                                       " 0))");
+                                       " 0), coalesce((SELECT max(id) FROM "
+                                       "arrays), 0))");
     return v > 0 ? v : 0;
 }
 
@@ -1136,6 +1159,68 @@ void store_set_last_id(sd_store *s, int64_t id)
     sqlite3_bind_text(st, 1, "last_id", -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, id);
     step(s, st);
+}
+
+void store_put_array(sd_store *s, const sd_array *a)
+{
+    if (s->failing && !s->retrying)
+        return; /* memory holds it; rewritten on recovery */
+    sqlite3_stmt *st = s->st[ST_ARRAY];
+    begin(s);
+    sqlite3_bind_int64(st, 1, a->id);
+    bind_text(st, 2, a->name);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)a->uid);
+    bind_text(st, 4, a->user);
+    bind_text(st, 5, a->cmd);
+    bind_text(st, 6, a->cwd);
+    bind_text(st, 7, a->env);
+    sqlite3_bind_int64(st, 8, a->first);
+    sqlite3_bind_int64(st, 9, a->last);
+    sqlite3_bind_int64(st, 10, a->max_running);
+    sqlite3_bind_double(st, 11, a->estimate_s);
+    sqlite3_bind_double(st, 12, a->submitted);
+    sqlite3_bind_int(st, 13, a->cancelled);
+    step(s, st);
+}
+
+int store_each_array(sd_store *s, int (*fn)(sd_daemon *, sd_array *),
+                     sd_daemon *d)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT id, name, uid, user, cmd, cwd, "
+            "env, first, last, max_running, estimate, submitted, cancelled "
+            "FROM arrays ORDER BY id", -1, &st, NULL))
+        return -1;
+    int rc = 0, step_rc;
+    while ((step_rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sd_array *a = calloc(1, sizeof *a);
+        if (!a) {
+            rc = -1;
+            break;
+        }
+        a->id = sqlite3_column_int64(st, 0);
+        a->name = col_strdup(st, 1);
+        a->uid = (uid_t)sqlite3_column_int64(st, 2);
+        a->user = col_strdup(st, 3);
+        a->cmd = col_strdup(st, 4);
+        a->cwd = col_strdup(st, 5);
+        if (sqlite3_column_type(st, 6) != SQLITE_NULL)
+            a->env = col_strdup(st, 6);
+        a->first = (long)sqlite3_column_int64(st, 7);
+        a->last = (long)sqlite3_column_int64(st, 8);
+        a->max_running = (unsigned)sqlite3_column_int64(st, 9);
+        a->estimate_s = sqlite3_column_double(st, 10);
+        a->submitted = sqlite3_column_double(st, 11);
+        a->cancelled = sqlite3_column_int(st, 12);
+        if (fn(d, a) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    if (step_rc != SQLITE_DONE && step_rc != SQLITE_ROW)
+        rc = -1;
+    sqlite3_finalize(st);
+    return rc;
 }
 
 void *store_db(sd_store *s) { return s->db; }

@@ -1,0 +1,644 @@
+/*
+ * array.c — task arrays: many short tasks of one command, each a process
+ * on one core (docs/arrays.md).
+ *
+ * `slaq submit --array A-B[%K]` records one array; its tasks start as the
+ * machine has cores that no ML job may use, at most K of the array at
+ * once, and each is a job record (sd_job with .array) from its start on:
+ * its process, logs, exit status and cancel are a job's. An index without
+ * a record is pending (or cancelled, once the array is). Tasks are not in
+ * the scheduling core: ML jobs keep slaq's allocation, and tasks take what
+ * the ML jobs cannot use (each job at most its --max-cores), so that a
+ * task never holds an ML job's share for longer than the task runs: when
+ * an ML job arrives no task starts while it could use the cores, and the
+ * tasks that run end on their own (see "Cores" in docs/arrays.md).
+ *
+ * A task's end starts the next one at once, in the same turn of the loop
+ * (array_reap, then array_dispatch): no epoch passes between them.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "daemon/daemon.h"
+
+/* Tasks listed by `slaq show ARRAY` at most (the counts cover all). */
+#define ARRAY_SHOW_TASKS 5000
+
+static size_t array_len(const sd_array *a)
+{
+    return (size_t)(a->last - a->first + 1);
+}
+
+static void array_free(sd_array *a)
+{
+    if (!a)
+        return;
+    free(a->user);
+    free(a->name);
+    free(a->cmd);
+    free(a->cwd);
+    free(a->env);
+    free(a->task);
+    free(a);
+}
+
+void array_free_all(sd_daemon *d)
+{
+    for (size_t i = 0; i < d->narrays; i++)
+        array_free(d->arrays[i]);
+    free(d->arrays);
+    free(d->tasks);
+    d->arrays = NULL;
+    d->tasks = NULL;
+    d->narrays = d->caparrays = d->ntasks = d->captasks = 0;
+}
+
+/* Appends a (ids grow, so the list stays sorted); -1 out of memory. */
+static int array_add(sd_daemon *d, sd_array *a)
+{
+    if (d->narrays == d->caparrays) {
+        size_t cap = d->caparrays ? d->caparrays * 2 : 8;
+        sd_array **v = realloc(d->arrays, cap * sizeof *v);
+        if (!v)
+            return -1;
+        d->arrays = v;
+        d->caparrays = cap;
+    }
+    d->arrays[d->narrays++] = a;
+    return 0;
+}
+
+sd_array *array_get(sd_daemon *d, int64_t id)
+{
+    size_t lo = 0, hi = d->narrays;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->arrays[mid]->id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < d->narrays && d->arrays[lo]->id == id ? d->arrays[lo] : NULL;
+}
+
+static int task_add(sd_daemon *d, sd_job *j)
+{
+    if (d->ntasks == d->captasks) {
+        size_t cap = d->captasks ? d->captasks * 2 : 16;
+        sd_job **v = realloc(d->tasks, cap * sizeof *v);
+        if (!v)
+            return -1;
+        d->tasks = v;
+        d->captasks = cap;
+    }
+    d->tasks[d->ntasks++] = j;
+    return 0;
+}
+
+static void task_remove(sd_daemon *d, const sd_job *j)
+{
+    for (size_t i = 0; i < d->ntasks; i++)
+        if (d->tasks[i] == j) {
+            d->tasks[i] = d->tasks[--d->ntasks];
+            return;
+        }
+}
+
+/* ------------------------------------------------------------ the range */
+
+/*
+ * Parses --array's value, "A-B[%K]" or "A[%K]": indices A..B (0 <= A <=
+ * B <= SD_MAX_INDEX, at most SD_MAX_ARRAY of them), at most K running at
+ * once (K >= 1; 0 when not given). 0, or -1 with err naming what is wrong.
+ */
+static int parse_range(const char *s, long *first, long *last, unsigned *k,
+                       char *err, size_t errlen)
+{
+    const char *p = s;
+    char *end;
+    long a, b;
+    *k = 0;
+    if (*p < '0' || *p > '9')
+        goto bad;
+    a = strtol(p, &end, 10);
+    b = a;
+    p = end;
+    if (*p == '-') {
+        if (p[1] < '0' || p[1] > '9')
+            goto bad;
+        b = strtol(p + 1, &end, 10);
+        p = end;
+    }
+    if (*p == '%') {
+        if (p[1] < '1' || p[1] > '9')
+            goto bad;
+        long kv = strtol(p + 1, &end, 10);
+        if (*end || kv > 1000000)
+            goto bad;
+        *k = (unsigned)kv;
+        p = end;
+    }
+    if (*p)
+        goto bad;
+    if (a > SD_MAX_INDEX || b > SD_MAX_INDEX || b < a) {
+        snprintf(err, errlen, "field \"array\": %.40s: the indices must be "
+                 "from 0 to %ld, the first no larger than the last", s,
+                 SD_MAX_INDEX);
+        return -1;
+    }
+    if (b - a + 1 > SD_MAX_ARRAY) {
+        snprintf(err, errlen, "field \"array\": %.40s is %ld tasks; an "
+                 "array has at most %d", s, b - a + 1, SD_MAX_ARRAY);
+        return -1;
+    }
+    *first = a;
+    *last = b;
+    return 0;
+bad:
+    snprintf(err, errlen, "field \"array\" must be A-B or A-B%%K (indices "
+             "A to B, at most K running at once; K >= 1), got \"%.40s\"", s);
+    return -1;
+}
+
+/* -------------------------------------------------------------- submit */
+
+static int64_t take_id(sd_daemon *d)
+{
+    int64_t id = (int64_t)d->njobs + 1;
+    if (job_reserve_id(d, id) < 0)
+        return -1;
+    return id;
+}
+
+sd_array *array_submit(sd_daemon *d, json_t *req, const sd_user *owner,
+                       char *err, size_t errlen)
+{
+    json_t *cmd = json_object_get(req, "cmd");
+    json_t *env = json_object_get(req, "env");
+    const char *range = json_string_value(json_object_get(req, "array"));
+    const char *cwd = json_string_value(json_object_get(req, "cwd"));
+    const char *name = json_string_value(json_object_get(req, "name"));
+    json_t *est = json_object_get(req, "task_estimate");
+    long first, last;
+    unsigned k;
+    if (d->cfg.agents || d->cfg.agent) {
+        snprintf(err, errlen, "task arrays run on a slaqd that runs jobs on "
+                 "its own machine; a controller and its agents do not run "
+                 "them yet (docs/arrays.md)");
+        return NULL;
+    }
+    if (!range) {
+        snprintf(err, errlen, "field \"array\" must be a string A-B[%%K]");
+        return NULL;
+    }
+    if (parse_range(range, &first, &last, &k, err, errlen) < 0)
+        return NULL;
+    if (!json_is_array(cmd) || json_array_size(cmd) == 0) {
+        snprintf(err, errlen, "field \"cmd\" must be a non-empty array of "
+                              "strings");
+        return NULL;
+    }
+    for (size_t i = 0; i < json_array_size(cmd); i++)
+        if (!json_is_string(json_array_get(cmd, i))) {
+            snprintf(err, errlen, "cmd[%zu] must be a string", i);
+            return NULL;
+        }
+    if (env && !json_is_array(env)) {
+        snprintf(err, errlen, "field \"env\" must be an array of "
+                              "\"NAME=value\" strings");
+        return NULL;
+    }
+    if (est && (!json_is_number(est) || !(json_number_value(est) > 0) ||
+                json_number_value(est) > 1e9)) {
+        snprintf(err, errlen, "field \"task_estimate\" must be a number of "
+                 "seconds in (0, 1e9]");
+        return NULL;
+    }
+    if (name && job_name_check(name, err, errlen) < 0)
+        return NULL;
+    static const char *const job_only[] = {"weight", "max_cores",
+        "target_reduction", "max_iters", "max_time", "convergence", "node",
+        "restartable", "resume_from"};
+    for (size_t i = 0; i < sizeof job_only / sizeof *job_only; i++)
+        if (json_object_get(req, job_only[i])) {
+            snprintf(err, errlen, "field \"%s\" is an ML job's; a task of "
+                     "an array runs on one core until it exits",
+                     job_only[i]);
+            return NULL;
+        }
+    sd_array *a = calloc(1, sizeof *a);
+    if (!a)
+        goto nomem;
+    a->first = first;
+    a->last = last;
+    a->next = first;
+    a->max_running = k;
+    a->estimate_s = est ? json_number_value(est) : 0;
+    a->uid = owner->uid;
+    a->user = strdup(owner->name);
+    const char *arg0 = json_string_value(json_array_get(cmd, 0));
+    const char *base = strrchr(arg0, '/');
+    a->name = strdup(name ? name : base ? base + 1 : arg0);
+    a->cmd = json_dumps(cmd, JSON_COMPACT);
+    a->env = env ? json_dumps(env, JSON_COMPACT) : NULL;
+    a->cwd = realpath(cwd ? cwd : ".", NULL);
+    a->task = calloc(array_len(a), sizeof *a->task);
+    a->submitted = sd_now();
+    if (!a->cwd) {
+        snprintf(err, errlen, "working directory %s: %s", cwd ? cwd : ".",
+                 strerror(errno));
+        array_free(a);
+        return NULL;
+    }
+    if (!a->user || !a->name || !a->cmd || (env && !a->env) || !a->task)
+        goto nomem;
+    if ((a->id = take_id(d)) < 0 || array_add(d, a) < 0)
+        goto nomem;
+    store_put_array(d->store, a);
+    store_event(d->store, a->submitted, a->id, "array", range);
+    if (store_flush(d->store) < 0) {
+        snprintf(err, errlen, "slaqd cannot write its database (%s); the "
+                 "array was not submitted", store_error(d->store));
+        d->narrays--;
+        array_free(a);
+        return NULL;
+    }
+    sd_log(d, 0, "array %lld (%s): %zu tasks, %ld-%ld, at most %u at once, "
+           "user %s", (long long)a->id, a->name, array_len(a), first, last,
+           k, a->user);
+    array_dispatch(d);
+    return a;
+nomem:
+    snprintf(err, errlen, "out of memory");
+    array_free(a);
+    return NULL;
+}
+
+/* --------------------------------------------------------------- cores */
+
+/*
+ * The cores of this machine that tasks may take now: those no ML job may
+ * use (each at most its --max-cores; a job suspended with SIGSTOP none),
+ * less the tasks running. An ML job that could use every core leaves
+ * tasks none: while it runs no task starts.
+ */
+static double task_room(sd_daemon *d)
+{
+    double cores = d->cfg.sched.cores, ml = 0;
+    for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
+        const sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        if (j->suspended == SD_SUSP_SIGNAL)
+            continue;
+        double m = slaq_job_max_cores(j->sj);
+        ml += m < cores ? m : cores;
+        if (ml >= cores)
+            break;
+    }
+    if (ml > cores)
+        ml = cores;
+    return cores - ml - (double)d->ntasks;
+}
+
+/* The cores the core divides among ML jobs: the machine's less one per
+ * running task, but never less than one unit, so that an ML job that
+ * arrives while tasks fill the machine gets its unit at once and the
+ * rest as they end. */
+static void ml_capacity(sd_daemon *d)
+{
+    double unit = slaq_sched_get_config(d->sched)->unit;
+    double c = d->cfg.sched.cores - (double)d->ntasks;
+    slaq_sched_set_node_cores(d->sched, 0, c > unit ? c : unit);
+}
+
+/* The lowest pending index of a at or after a->next, or -1. */
+static long next_pending(sd_array *a)
+{
+    if (a->cancelled)
+        return -1;
+    while (a->next <= a->last && a->task[a->next - a->first])
+        a->next++;
+    return a->next <= a->last ? a->next : -1;
+}
+
+void array_dispatch(sd_daemon *d)
+{
+    if (d->cfg.agents || d->cfg.agent || !d->narrays)
+        return;
+    int started = 0;
+    /* Arrays in the order they were submitted: the first one's tasks
+     * first, up to its K, then the next's. */
+    for (size_t i = 0; i < d->narrays && task_room(d) >= 1 - 1e-9; i++) {
+        sd_array *a = d->arrays[i];
+        long idx;
+        while ((!a->max_running || a->running < a->max_running) &&
+               task_room(d) >= 1 - 1e-9 && (idx = next_pending(a)) >= 0) {
+            char err[512];
+            sd_job *j = job_start_task(d, a, idx, err, sizeof err);
+            if (!j) {
+                sd_log(d, 0, "array %lld: task %ld cannot start: %s",
+                       (long long)a->id, idx, err);
+                j = job_task_record(d, a, idx, SD_FAILED, err);
+                if (!j)
+                    return;
+                a->task[idx - a->first] = j->id;
+                continue;
+            }
+            a->task[idx - a->first] = j->id;
+            if (task_add(d, j) < 0) { /* not watched: stop it now */
+                job_cancel(d, j, 1);
+                return;
+            }
+            a->running++;
+            started = 1;
+            ml_capacity(d);
+        }
+    }
+    if (started)
+        store_flush(d->store);
+}
+
+/* ------------------------------------------------------------ task ends */
+
+static const sd_state count_states[] = {SD_PENDING, SD_RUNNING, SD_DONE,
+                                        SD_FAILED, SD_CANCELLED, SD_STOPPED,
+                                        SD_LOST};
+#define NCOUNT (sizeof count_states / sizeof *count_states)
+
+/* Each task's state: pending, or its record's (stopping counts as
+ * running). */
+static sd_state task_state(sd_daemon *d, const sd_array *a, size_t i)
+{
+    if (!a->task[i])
+        return a->cancelled ? SD_CANCELLED : SD_PENDING;
+    const sd_job *j = job_get(d, a->task[i]);
+    if (!j)
+        return SD_LOST;
+    return j->state == SD_STOPPING ? SD_RUNNING : j->state;
+}
+
+static void array_counts(sd_daemon *d, const sd_array *a, size_t *n)
+{
+    memset(n, 0, NCOUNT * sizeof *n);
+    for (size_t i = 0; i < array_len(a); i++) {
+        sd_state st = task_state(d, a, i);
+        for (size_t c = 0; c < NCOUNT; c++)
+            if (count_states[c] == st)
+                n[c]++;
+    }
+}
+
+int array_active(sd_daemon *d, const sd_array *a)
+{
+    size_t n[NCOUNT];
+    array_counts(d, a, n);
+    return n[0] + n[1] > 0;
+}
+
+void array_task_ended(sd_daemon *d, sd_job *j)
+{
+    sd_array *a = array_get(d, j->array);
+    size_t before = d->ntasks;
+    task_remove(d, j);
+    if (!a || d->ntasks == before)
+        return;
+    if (a->running)
+        a->running--;
+    if (j->state == SD_DONE && j->started > 0 && j->ended >= j->started) {
+        a->dur_sum += j->ended - j->started;
+        a->dur_n++;
+    }
+    ml_capacity(d);
+    if (!a->running && next_pending(a) < 0) {
+        size_t n[NCOUNT];
+        array_counts(d, a, n);
+        char detail[160];
+        snprintf(detail, sizeof detail, "%zu done, %zu failed, %zu cancelled",
+                 n[2], n[3], n[4] + n[5] + n[6]);
+        store_event(d->store, sd_now(), a->id, "array_end", detail);
+        sd_log(d, 0, "array %lld (%s): ended: %s", (long long)a->id, a->name,
+               detail);
+    }
+}
+
+int array_reap(sd_daemon *d, pid_t pid, int status)
+{
+    for (size_t i = 0; i < d->ntasks; i++) {
+        sd_job *j = d->tasks[i];
+        if (j->pid == pid && !j->adopted) {
+            job_finish(d, j, 1, status, SD_DONE, NULL);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void array_tick(sd_daemon *d)
+{
+    double mono = sd_mono();
+    for (size_t i = d->ntasks; i-- > 0;)
+        if (i < d->ntasks)
+            job_watch(d, d->tasks[i], mono);
+    array_dispatch(d);
+}
+
+/* -------------------------------------------------------------- cancel */
+
+int array_cancel(sd_daemon *d, sd_array *a, long index, int now, char *err,
+                 size_t errlen)
+{
+    if (index >= 0) {
+        int64_t id = a->task[index - a->first];
+        sd_job *j = id ? job_get(d, id) : NULL;
+        if (j && !SD_ACTIVE(j->state)) {
+            snprintf(err, errlen, "task %lld_%ld is already %s",
+                     (long long)a->id, index, sd_state_name(j->state));
+            return -1;
+        }
+        if (j) {
+            job_cancel(d, j, now);
+            return 0;
+        }
+        if (a->cancelled) {
+            snprintf(err, errlen, "task %lld_%ld is already cancelled",
+                     (long long)a->id, index);
+            return -1;
+        }
+        j = job_task_record(d, a, index, SD_CANCELLED, "cancelled");
+        if (!j) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        a->task[index - a->first] = j->id;
+        return 0;
+    }
+    if (!array_active(d, a)) {
+        snprintf(err, errlen, "array %lld has no task left to cancel",
+                 (long long)a->id);
+        return -1;
+    }
+    a->cancelled = 1;
+    store_put_array(d->store, a);
+    store_event(d->store, sd_now(), a->id, "stop", "cancelled");
+    for (size_t i = d->ntasks; i-- > 0;)
+        if (i < d->ntasks && d->tasks[i]->array == a->id)
+            job_cancel(d, d->tasks[i], now);
+    sd_log(d, 0, "array %lld (%s): cancelled", (long long)a->id, a->name);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- refs */
+
+sd_array *array_parse_ref(sd_daemon *d, json_t *v, long *index)
+{
+    *index = -1;
+    if (json_is_integer(v))
+        return array_get(d, json_integer_value(v));
+    const char *s = json_string_value(v);
+    if (!s || *s < '0' || *s > '9')
+        return NULL;
+    char *end;
+    long long id = strtoll(s, &end, 10);
+    if (*end == '_') {
+        const char *p = end + 1;
+        if (*p < '0' || *p > '9')
+            return NULL;
+        long idx = strtol(p, &end, 10);
+        if (*end)
+            return NULL;
+        sd_array *a = array_get(d, id);
+        if (!a || idx < a->first || idx > a->last)
+            return NULL;
+        *index = idx;
+        return a;
+    }
+    return *end ? NULL : array_get(d, id);
+}
+
+/* ---------------------------------------------------------------- json */
+
+json_t *array_pending_json(const sd_array *a, long index)
+{
+    char name[SD_MAX_NAME + 32];
+    snprintf(name, sizeof name, "%s[%ld]", a->name, index);
+    return json_pack("{s:I, s:I, s:s, s:s, s:s, s:I}", "array",
+                     (json_int_t)a->id, "index", (json_int_t)index, "name",
+                     name, "user", a->user, "state",
+                     a->cancelled ? "cancelled" : "pending", "id",
+                     (json_int_t)0);
+}
+
+json_t *array_json(sd_daemon *d, const sd_array *a, int detail)
+{
+    size_t n[NCOUNT];
+    array_counts(d, a, n);
+    json_t *counts = json_object();
+    for (size_t c = 0; c < NCOUNT; c++)
+        json_object_set_new(counts, sd_state_name(count_states[c]),
+                            json_integer((json_int_t)n[c]));
+    const char *state = n[1] ? "running" : n[0] ? "pending"
+                        : n[3] || n[6] ? "failed"
+                        : n[4] || n[5] ? "cancelled" : "done";
+    double est = a->dur_n ? a->dur_sum / a->dur_n : a->estimate_s;
+    json_t *o = json_pack("{s:I, s:s, s:s, s:I, s:s, s:s, s:o, s:s, s:f, "
+                          "s:I, s:s}",
+                          "id", (json_int_t)a->id, "kind", "array", "name",
+                          a->name, "uid", (json_int_t)a->uid, "user", a->user,
+                          "state", state, "counts", counts, "cwd", a->cwd,
+                          "submitted", a->submitted, "tasks",
+                          (json_int_t)array_len(a), "node", "local");
+    char range[64];
+    if (a->max_running)
+        snprintf(range, sizeof range, "%ld-%ld%%%u", a->first, a->last,
+                 a->max_running);
+    else
+        snprintf(range, sizeof range, "%ld-%ld", a->first, a->last);
+    json_object_set_new(o, "array", json_string(range));
+    json_object_set_new(o, "pid", json_integer(0)); /* none of its own */
+    json_object_set_new(o, "first", json_integer(a->first));
+    json_object_set_new(o, "last", json_integer(a->last));
+    json_object_set_new(o, "max_running", json_integer(a->max_running));
+    json_object_set_new(o, "cores", json_real((double)a->running));
+    json_object_set_new(o, "iter", json_integer((json_int_t)n[2]));
+    json_object_set_new(o, "task_estimate", est > 0 ? json_real(est)
+                                                    : json_null());
+    json_object_set_new(o, "task_estimate_given", a->estimate_s > 0
+                        ? json_real(a->estimate_s) : json_null());
+    json_object_set_new(o, "cmd", json_loads(a->cmd, 0, NULL));
+    if (!detail)
+        return o;
+    json_t *tasks = json_array();
+    size_t len = array_len(a), shown = 0;
+    for (size_t i = 0; i < len && shown < ARRAY_SHOW_TASKS; i++, shown++) {
+        long idx = a->first + (long)i;
+        const sd_job *j = a->task[i] ? job_get(d, a->task[i]) : NULL;
+        if (!j) {
+            json_array_append_new(tasks, array_pending_json(a, idx));
+            continue;
+        }
+        json_t *t = json_pack("{s:I, s:I, s:s, s:I}", "index",
+                              (json_int_t)idx, "id", (json_int_t)j->id,
+                              "state", sd_state_name(j->state), "pid",
+                              (json_int_t)j->pid);
+        json_object_set_new(t, "started", j->started > 0
+                            ? json_real(j->started) : json_null());
+        json_object_set_new(t, "ended", j->ended > 0 ? json_real(j->ended)
+                                                     : json_null());
+        if (j->have_status && WIFEXITED(j->exit_status))
+            json_object_set_new(t, "exit_code",
+                                json_integer(WEXITSTATUS(j->exit_status)));
+        else if (j->have_status)
+            json_object_set_new(t, "exit_signal",
+                                json_integer(WTERMSIG(j->exit_status)));
+        if (j->reason)
+            json_object_set_new(t, "reason", json_string(j->reason));
+        json_array_append_new(tasks, t);
+    }
+    json_object_set_new(o, "task_list", tasks);
+    json_object_set_new(o, "task_list_truncated", json_boolean(shown < len));
+    return o;
+}
+
+/* ------------------------------------------------------------- restore */
+
+static int restore_array(sd_daemon *d, sd_array *a)
+{
+    if (a->last < a->first || a->last - a->first >= SD_MAX_ARRAY ||
+        !(a->task = calloc(array_len(a), sizeof *a->task)) ||
+        array_add(d, a) < 0) {
+        array_free(a);
+        return -1;
+    }
+    a->next = a->first;
+    return 0;
+}
+
+int array_restore(sd_daemon *d)
+{
+    if (store_each_array(d->store, restore_array, d) < 0) {
+        sd_log(d, 0, "cannot restore task arrays: %s",
+               store_errmsg(d->store));
+        return -1;
+    }
+    for (size_t i = 0; i < d->njobs; i++) {
+        sd_job *j = d->jobs[i];
+        sd_array *a = j && j->array ? array_get(d, j->array) : NULL;
+        if (!a || j->array_index < a->first || j->array_index > a->last)
+            continue;
+        a->task[j->array_index - a->first] = j->id;
+        if (SD_ACTIVE(j->state)) {
+            if (task_add(d, j) < 0)
+                return -1;
+            a->running++;
+        } else if (j->state == SD_DONE && j->ended >= j->started &&
+                   j->started > 0) {
+            a->dur_sum += j->ended - j->started;
+            a->dur_n++;
+        }
+    }
+    if (d->narrays)
+        ml_capacity(d);
+    return 0;
+}
