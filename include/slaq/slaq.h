@@ -704,6 +704,7 @@ const char *slaq_placement_name(slaq_placement kind);
 #define SLAQ_DEFAULT_DAMPING 0.5
 #define SLAQ_DEFAULT_MAX_FITS 1000
 #define SLAQ_DEFAULT_STARVATION_S 300.0
+#define SLAQ_DEFAULT_QUEUE_BOUND 4
 
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
@@ -771,6 +772,11 @@ typedef struct slaq_sched_config {
                                       nothing passes it any more (0:
                                       never); default
                                       SLAQ_DEFAULT_STARVATION_S */
+    size_t queue_bound;            /* b: short tasks (task arrays) placed
+                                      in a node's queue beyond the ones
+                                      it runs; the rest wait in their
+                                      arrays. A fixed length for now;
+                                      default SLAQ_DEFAULT_QUEUE_BOUND */
 } slaq_sched_config;
 
 /* The defaults: for the fields a user sets, those of the settings table

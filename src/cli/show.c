@@ -19,9 +19,10 @@ static void usage(FILE *f)
                "allocation\nover time and events. For an approximate query: "
                "its progress and the\nestimates of its last mini-batch with "
                "their 95%% bounds instead of a loss.\nFor a task array: its "
-               "tasks' counts by state, then one line per task\n(index, "
-               "state, job id, exit status); ID_N (or the task's own job id)\n"
-               "shows task N of array ID.\n\n" RPC_HELP);
+               "tasks' counts by state, then one line per task:\nINDEX, "
+               "STATE, JOB the task's own job id, EXIT its exit status;\n"
+               "ID_N (or the task's job id) shows task N of array ID.\n\n"
+               RPC_HELP);
 }
 
 static void stamp(char *out, size_t len, double t)

@@ -140,6 +140,12 @@ static const slaq_setting settings[] = {
              "behind later ones for longer than ST plus the time its "
              "nodes take to free room (0: no bound; docs/cluster.md, "
              "\"The pending queue\")."},
+    {.name = "queue-bound", .type = SLAQ_SETTING_SIZE,
+     .offset = AT(queue_bound, size_t), .min = 0, .max = 1e6,
+     .dflt = SLAQ_DEFAULT_QUEUE_BOUND, .arg = "N", .unit = "tasks",
+     .help = "Tasks of task arrays placed in a node's queue beyond the "
+             "ones it runs, ready to start the moment a core frees; the "
+             "rest wait in their arrays (slaq queue; docs/arrays.md)."},
     {.name = "default-iter-cpu", .type = SLAQ_SETTING_DOUBLE,
      .offset = AT(default_iter_cpu_s, double), .min = 0,
      .min_excluded = 1, .max = INFINITY, .dflt = SLAQ_DEFAULT_ITER_CPU_S,

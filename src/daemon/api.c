@@ -342,6 +342,16 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
     }
     if (!strcmp(type, "ls"))
         return api_ls(d, req);
+    if (!strcmp(type, "queue")) {
+        if (d->cfg.agents || d->cfg.agent)
+            return api_error("not_here", "a controller's nodes keep no "
+                             "task queues yet: task arrays run on a slaqd "
+                             "that runs jobs on its own machine "
+                             "(docs/arrays.md)");
+        json_t *r = ok();
+        json_object_set_new(r, "nodes", array_queue_json(d));
+        return r;
+    }
     if (!strcmp(type, "user_token")) {
         /* Only where the kernel says who asks, and only the asker's own:
          * a credential is worth what the Unix socket's word is. */

@@ -601,6 +601,89 @@ json_t *array_json(sd_daemon *d, const sd_array *a, int detail)
     return o;
 }
 
+/* ---------------------------------------------------------------- queue */
+
+/* One task's time: the mean of the array's tasks that exited 0, else its
+ * --task-estimate, else NAN (not known). */
+static double task_estimate(const sd_array *a)
+{
+    return a->dur_n ? a->dur_sum / a->dur_n
+                    : a->estimate_s > 0 ? a->estimate_s : NAN;
+}
+
+/*
+ * The node's queue: the next queue_bound pending tasks, in the order they
+ * will start (arrays as submitted, each in index order: array_dispatch's
+ * order), each with its position, the wait before it starts (the
+ * estimates of the tasks queued ahead of it over the node's task cores)
+ * and why it has not started. The node's estimated wait is the sum of its
+ * queued tasks' estimates over its task cores (Yaq's queue wait); unknown
+ * (null) while a queued task has no estimate or the node has no core for
+ * tasks. A single slaqd is its own one node, "local".
+ */
+json_t *array_queue_json(sd_daemon *d)
+{
+    size_t bound = slaq_sched_get_config(d->sched)->queue_bound;
+    double room = task_room(d);
+    double slots = floor(room + (double)d->ntasks + 1e-9);
+    json_t *items = json_array();
+    double ahead = 0;
+    int known = 1;
+    size_t queued = 0, beyond = 0;
+    for (size_t i = 0; i < d->narrays; i++) {
+        sd_array *a = d->arrays[i];
+        if (next_pending(a) < 0)
+            continue;
+        double est = task_estimate(a);
+        for (long idx = a->next; idx <= a->last; idx++) {
+            if (a->task[idx - a->first])
+                continue;
+            if (queued == bound) {
+                beyond++;
+                continue;
+            }
+            char why[200];
+            if (slots < 1)
+                snprintf(why, sizeof why, "no core for tasks: ML jobs may "
+                         "use all %g cores", d->cfg.sched.cores);
+            else if (a->max_running && a->running >= a->max_running)
+                snprintf(why, sizeof why, "array %lld runs as many tasks "
+                         "as its %%%u allows", (long long)a->id,
+                         a->max_running);
+            else
+                snprintf(why, sizeof why, "%zu queued ahead of it, %zu "
+                         "running, on %g task cores", queued, d->ntasks,
+                         slots);
+            json_t *it = json_pack("{s:I, s:I, s:I, s:s, s:s}", "position",
+                                   (json_int_t)queued + 1, "array",
+                                   (json_int_t)a->id, "index",
+                                   (json_int_t)idx, "name", a->name,
+                                   "reason", why);
+            json_object_set_new(it, "estimate", isnan(est) ? json_null()
+                                                           : json_real(est));
+            json_object_set_new(it, "wait", known && slots >= 1
+                                ? json_real(ahead / slots) : json_null());
+            json_array_append_new(items, it);
+            if (isnan(est))
+                known = 0;
+            else
+                ahead += est;
+            queued++;
+        }
+    }
+    json_t *node = json_pack("{s:s, s:f, s:f, s:I, s:I, s:I, s:o}", "name",
+                             "local", "cores", d->cfg.sched.cores,
+                             "task_cores", slots > 0 ? slots : 0,
+                             "running", (json_int_t)d->ntasks, "bound",
+                             (json_int_t)bound, "beyond",
+                             (json_int_t)beyond, "queue", items);
+    json_object_set_new(node, "wait", known && slots >= 1
+                        ? json_real(ahead / slots) : json_null());
+    json_t *nodes = json_array();
+    json_array_append_new(nodes, node);
+    return nodes;
+}
+
 /* ------------------------------------------------------------- restore */
 
 static int restore_array(sd_daemon *d, sd_array *a)

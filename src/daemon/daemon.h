@@ -605,6 +605,8 @@ void array_tick(sd_daemon *d);
 json_t *array_json(sd_daemon *d, const sd_array *a, int detail);
 /* Pending index `index` of a, as show lists a task that has no job. */
 json_t *array_pending_json(const sd_array *a, long index);
+/* Each node's queue of tasks (docs/arrays.md, "Node queues"). */
+json_t *array_queue_json(sd_daemon *d);
 /* Whether the array has pending or running tasks. */
 int array_active(sd_daemon *d, const sd_array *a);
 /* Cancels every task of a not yet ended (0), or only index (1 task);

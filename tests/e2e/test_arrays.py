@@ -229,3 +229,28 @@ def test_array_survives_kill9_of_slaqd(daemon_factory, tmp_path):
     assert all(len(s) == 1 for s, _, _ in rec.values()), rec
     assert a["counts"]["done"] + a["counts"]["lost"] == 8, a
     assert a["array"] == "1-8%2"
+
+
+def test_queue_shows_positions_waits_and_reasons(daemon_factory):
+    d = daemon_factory("--cores", "2", "--queue-bound", "3")
+    ml = d.submit(TOY, "--forever", "--iter-cpu", "0.01")
+    aid = submit_array(d, "1-5", ["sleep", "5"], "--task-estimate", "2")
+    (node,) = d.request({"type": "queue"})["nodes"]
+    assert node["task_cores"] == 0 and node["running"] == 0
+    assert [(t["position"], t["index"]) for t in node["queue"]] == [
+        (1, 1), (2, 2), (3, 3)]
+    assert node["beyond"] == 2 and node["wait"] is None
+    assert "ML jobs may use all 2 cores" in node["queue"][0]["reason"]
+    d.cli("cancel", "--now", str(ml))
+    wait_for(lambda: d.request({"type": "queue"})["nodes"][0]["running"]
+             == 2, timeout=10, what="two tasks running")
+    (node,) = d.request({"type": "queue"})["nodes"]
+    # 3, 4 and 5 queued, 2 s each (as given) on 2 task cores
+    assert [t["index"] for t in node["queue"]] == [3, 4, 5]
+    assert node["wait"] == 3.0
+    assert [t["wait"] for t in node["queue"]] == [0.0, 1.0, 2.0]
+    assert node["queue"][1]["reason"] == ("1 queued ahead of it, 2 running, "
+                                          "on 2 task cores")
+    out = d.cli("queue").stdout
+    assert "estimated wait 3.0s" in out and "%d_4" % aid in out
+    d.cli("cancel", "--now", str(aid))
