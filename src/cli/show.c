@@ -177,7 +177,7 @@ static void print_array(json_t *a)
     json_array_foreach(json_object_get(a, "task_list"), i, t) {
         char ex[64] = "-";
         json_t *code = json_object_get(t, "exit_code");
-        json_t *sig = json_object_get(t, "exit_signal");
+        json_t *sig = json_object_get(t, "signal");
         if (json_is_integer(code))
             snprintf(ex, sizeof ex, "%lld", (long long)json_integer_value(
                                                  code));

@@ -590,7 +590,7 @@ json_t *array_json(sd_daemon *d, const sd_array *a, int detail)
             json_object_set_new(t, "exit_code",
                                 json_integer(WEXITSTATUS(j->exit_status)));
         else if (j->have_status)
-            json_object_set_new(t, "exit_signal",
+            json_object_set_new(t, "signal",
                                 json_integer(WTERMSIG(j->exit_status)));
         if (j->reason)
             json_object_set_new(t, "reason", json_string(j->reason));

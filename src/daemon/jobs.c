@@ -1534,12 +1534,6 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     if (j->array) { /* a task of a task array (array.c) */
         json_object_set_new(o, "array", json_integer(j->array));
         json_object_set_new(o, "index", json_integer(j->array_index));
-        if (j->have_status && WIFEXITED(j->exit_status))
-            json_object_set_new(o, "exit_code",
-                                json_integer(WEXITSTATUS(j->exit_status)));
-        else if (j->have_status)
-            json_object_set_new(o, "exit_signal",
-                                json_integer(WTERMSIG(j->exit_status)));
     }
     if (j->restarts)
         json_object_set_new(o, "restarts", json_integer(j->restarts));
