@@ -8,7 +8,9 @@ import os
 import subprocess
 import time
 
-from conftest import SLAQ, TOY, wait_for
+import json
+
+from conftest import SLAQ, TOY, old_state_db, session, wait_for
 
 # A task that records its start and end, its argument and its
 # environment's index, then exits with the status it is given.
@@ -254,3 +256,39 @@ def test_queue_shows_positions_waits_and_reasons(daemon_factory):
     out = d.cli("queue").stdout
     assert "estimated wait 3.0s" in out and "%d_4" % aid in out
     d.cli("cancel", "--now", str(aid))
+
+
+def test_an_older_state_db_takes_arrays(daemon_factory, tmp_path):
+    state = tmp_path / "st"
+    state.mkdir()
+    old_state_db(state, before="jobs.array_id")
+    d = daemon_factory("--cores", "2", "--init", state=state)
+    aid = submit_array(d, "1-3", ["true"])
+    assert aid == 2  # after the old database's job 1
+    wait_for(lambda: array(d, aid)["state"] == "done", timeout=15,
+             what="the array to end")
+    assert d.job(1)["name"] == "old"
+    assert [r["id"] for r in d.request({"type": "ls"})["jobs"]] == [1, 2]
+
+
+def test_a_task_cannot_report(slaqd, tmp_path):
+    # the task leaves its job id and secret where the test can read them
+    out = tmp_path / "ids"
+    aid = submit_array(slaqd, "1-1", ["sh", "-c", "echo $SLAQ_JOB_ID "
+                                      "$SLAQ_JOB_SECRET > %s; sleep 30"
+                                      % out])
+    wait_for(lambda: out.exists() and out.read_text().strip(), timeout=10,
+             what="the task to start")
+    jid, secret = out.read_text().split()
+    s, f = session(slaqd.sock)
+    s.sendall((json.dumps({"type": "hello", "job": int(jid),
+                           "secret": secret}) + "\n").encode())
+    reply = json.loads(f.readline())
+    assert reply["code"] == "not_a_job", reply
+    assert "task 1 of array %d" % aid in reply["message"]
+    assert f.readline() == b""  # closed
+    s.close()
+    assert array(slaqd, aid)["counts"]["running"] == 1
+    slaqd.cli("cancel", "--now", "%d_1" % aid)
+    wait_for(lambda: array(slaqd, aid)["state"] == "cancelled", timeout=10,
+             what="the task to be cancelled")
