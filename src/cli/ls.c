@@ -66,8 +66,10 @@ static void print_array(json_t *a, int nodes)
            user ? rpc_safe(user) : "-",
            rpc_safe(json_string_value(json_object_get(a, "name"))),
            json_string_value(json_object_get(a, "state")));
-    if (nodes)
-        printf("%-10.10s ", "local");
+    if (nodes) {
+        const char *node = json_string_value(json_object_get(a, "node"));
+        printf("%-10.10s ", node ? rpc_safe(node) : "-");
+    }
     printf("%6.2f %8lld %10s %6s  %s\n", rpc_num(a, "cores"), n[2] + n[3],
            "-", "-", note);
 }

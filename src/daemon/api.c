@@ -343,11 +343,9 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
     if (!strcmp(type, "ls"))
         return api_ls(d, req);
     if (!strcmp(type, "queue")) {
-        if (d->cfg.agents || d->cfg.agent)
-            return api_error("not_here", "a controller's nodes keep no "
-                             "task queues yet: task arrays run on a slaqd "
-                             "that runs jobs on its own machine "
-                             "(docs/arrays.md)");
+        if (d->cfg.agent)
+            return api_error("not_here", "this slaqd is a node agent: its "
+                             "controller shows every node's queue");
         json_t *r = ok();
         json_object_set_new(r, "nodes", array_queue_json(d));
         return r;

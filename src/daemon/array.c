@@ -15,6 +15,13 @@
  *
  * A task's end starts the next one at once, in the same turn of the loop
  * (array_reap, then array_dispatch): no epoch passes between them.
+ *
+ * On a controller the tasks go into its agents' queues instead: each node
+ * takes as many as it has cores for tasks plus --queue-bound, the node
+ * with the shortest estimated queue wait first, and its agent starts the
+ * next of its queue the moment one of its cores frees, without asking
+ * (agent.c, agent_start_queued); it tells the controller what started
+ * and what ended. A task is "pending" while it sits in a node's queue.
  */
 #include <errno.h>
 #include <math.h>
@@ -84,7 +91,7 @@ sd_array *array_get(sd_daemon *d, int64_t id)
     return lo < d->narrays && d->arrays[lo]->id == id ? d->arrays[lo] : NULL;
 }
 
-static int task_add(sd_daemon *d, sd_job *j)
+int array_task_add(sd_daemon *d, sd_job *j)
 {
     if (d->ntasks == d->captasks) {
         size_t cap = d->captasks ? d->captasks * 2 : 16;
@@ -184,10 +191,9 @@ sd_array *array_submit(sd_daemon *d, json_t *req, const sd_user *owner,
     json_t *est = json_object_get(req, "task_estimate");
     long first, last;
     unsigned k;
-    if (d->cfg.agents || d->cfg.agent) {
-        snprintf(err, errlen, "task arrays run on a slaqd that runs jobs on "
-                 "its own machine; a controller and its agents do not run "
-                 "them yet (docs/arrays.md)");
+    if (d->cfg.agent) {
+        snprintf(err, errlen, "this slaqd is a node agent: submit task "
+                 "arrays to its controller");
         return NULL;
     }
     if (!range) {
@@ -285,7 +291,7 @@ nomem:
  * less the tasks running. An ML job that could use every core leaves
  * tasks none: while it runs no task starts.
  */
-static double task_room(sd_daemon *d)
+double array_task_room(sd_daemon *d)
 {
     double cores = d->cfg.sched.cores, ml = 0;
     for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
@@ -308,6 +314,8 @@ static double task_room(sd_daemon *d)
  * rest as they end. */
 static void ml_capacity(sd_daemon *d)
 {
+    if (d->cfg.agents || d->cfg.agent)
+        return; /* a node's cores are the controller's to divide */
     double unit = slaq_sched_get_config(d->sched)->unit;
     double c = d->cfg.sched.cores - (double)d->ntasks;
     slaq_sched_set_node_cores(d->sched, 0, c > unit ? c : unit);
@@ -323,18 +331,112 @@ static long next_pending(sd_array *a)
     return a->next <= a->last ? a->next : -1;
 }
 
-void array_dispatch(sd_daemon *d)
+/* A controller: the cores of node v that tasks may use (those its ML
+ * jobs may not), and its tasks placed (queued or running), for every v. */
+static void node_loads(sd_daemon *d, double *task_cores, size_t *placed)
 {
-    if (d->cfg.agents || d->cfg.agent || !d->narrays)
+    for (size_t v = 0; v < d->nnodes; v++) {
+        task_cores[v] = d->nodes[v].cores;
+        placed[v] = 0;
+    }
+    for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
+        const sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        if (j->node < 0 || (size_t)j->node >= d->nnodes ||
+            j->suspended == SD_SUSP_SIGNAL)
+            continue;
+        double m = slaq_job_max_cores(j->sj);
+        task_cores[j->node] -= m < d->nodes[j->node].cores
+                                   ? m : d->nodes[j->node].cores;
+    }
+    for (size_t i = 0; i < d->ntasks; i++)
+        if (d->tasks[i]->node >= 0 && (size_t)d->tasks[i]->node < d->nnodes)
+            placed[d->tasks[i]->node]++;
+    for (size_t v = 0; v < d->nnodes; v++)
+        task_cores[v] = task_cores[v] > 0 ? floor(task_cores[v] + 1e-9) : 0;
+}
+
+/*
+ * A controller's placement: each pending task, in array_dispatch's order,
+ * goes to the node with room in its queue (its task cores plus the bound,
+ * less its tasks placed) whose estimated wait, placed / task cores, is
+ * the shortest (Yaq's placement by queue wait, every task the same
+ * length); one "enqueue" message per node.
+ */
+static void place_on_nodes(sd_daemon *d)
+{
+    size_t nn = d->nnodes, bound =
+        slaq_sched_get_config(d->sched)->queue_bound;
+    if (!nn)
         return;
-    int started = 0;
-    /* Arrays in the order they were submitted: the first one's tasks
-     * first, up to its K, then the next's. */
-    for (size_t i = 0; i < d->narrays && task_room(d) >= 1 - 1e-9; i++) {
+    double *tc = calloc(nn, sizeof *tc);
+    size_t *placed = calloc(nn, sizeof *placed);
+    json_t **batch = calloc(nn, sizeof *batch);
+    if (!tc || !placed || !batch)
+        goto out;
+    node_loads(d, tc, placed);
+    for (size_t i = 0; i < d->narrays; i++) {
         sd_array *a = d->arrays[i];
         long idx;
         while ((!a->max_running || a->running < a->max_running) &&
-               task_room(d) >= 1 - 1e-9 && (idx = next_pending(a)) >= 0) {
+               (idx = next_pending(a)) >= 0) {
+            long best = -1;
+            for (size_t v = 0; v < nn; v++) {
+                if (!cluster_node_ready(d, (int)v) || tc[v] < 1 ||
+                    placed[v] >= (size_t)tc[v] + bound)
+                    continue;
+                if (best < 0 || placed[v] / tc[v] < placed[best] / tc[best])
+                    best = (long)v;
+            }
+            if (best < 0)
+                goto send;
+            if (!batch[best] && !(batch[best] = json_array()))
+                goto send;
+            sd_job *j = cluster_place_task(d, a, idx, (int)best,
+                                           batch[best]);
+            if (!j || array_task_add(d, j) < 0)
+                goto send; /* out of memory: the next tick tries again */
+            a->task[idx - a->first] = j->id;
+            a->running++;
+            placed[best]++;
+            if (json_array_size(batch[best]) == SD_ENQUEUE_MAX) {
+                cluster_send_tasks(d, (int)best, batch[best]);
+                json_array_clear(batch[best]);
+            }
+        }
+    }
+send:
+    for (size_t v = 0; v < nn; v++)
+        if (batch[v] && json_array_size(batch[v]))
+            cluster_send_tasks(d, (int)v, batch[v]);
+    store_flush(d->store);
+out:
+    for (size_t v = 0; batch && v < nn; v++)
+        json_decref(batch[v]);
+    free(batch);
+    free(tc);
+    free(placed);
+}
+
+void array_dispatch(sd_daemon *d)
+{
+    if (d->cfg.agent) {
+        agent_start_queued(d);
+        return;
+    }
+    if (!d->narrays)
+        return;
+    if (d->cfg.agents) {
+        place_on_nodes(d);
+        return;
+    }
+    int started = 0;
+    /* Arrays in the order they were submitted: the first one's tasks
+     * first, up to its K, then the next's. */
+    for (size_t i = 0; i < d->narrays && array_task_room(d) >= 1 - 1e-9; i++) {
+        sd_array *a = d->arrays[i];
+        long idx;
+        while ((!a->max_running || a->running < a->max_running) &&
+               array_task_room(d) >= 1 - 1e-9 && (idx = next_pending(a)) >= 0) {
             char err[512];
             sd_job *j = job_start_task(d, a, idx, err, sizeof err);
             if (!j) {
@@ -347,7 +449,7 @@ void array_dispatch(sd_daemon *d)
                 continue;
             }
             a->task[idx - a->first] = j->id;
-            if (task_add(d, j) < 0) { /* not watched: stop it now */
+            if (array_task_add(d, j) < 0) { /* not watched: stop it now */
                 job_cancel(d, j, 1);
                 return;
             }
@@ -427,7 +529,7 @@ int array_reap(sd_daemon *d, pid_t pid, int status)
 {
     for (size_t i = 0; i < d->ntasks; i++) {
         sd_job *j = d->tasks[i];
-        if (j->pid == pid && !j->adopted) {
+        if (j->pid == pid && !j->adopted && !SD_REMOTE(j)) {
             job_finish(d, j, 1, status, SD_DONE, NULL);
             return 1;
         }
@@ -442,6 +544,62 @@ void array_tick(sd_daemon *d)
         if (i < d->ntasks)
             job_watch(d, d->tasks[i], mono);
     array_dispatch(d);
+}
+
+/* A controller: queued task j goes back to its array (its node lost its
+ * queue): its record is forgotten and its index is pending again. */
+static void task_requeue(sd_daemon *d, sd_job *j)
+{
+    sd_array *a = array_get(d, j->array);
+    task_remove(d, j);
+    if (a && j->array_index >= a->first && j->array_index <= a->last) {
+        a->task[j->array_index - a->first] = 0;
+        if (j->array_index < a->next)
+            a->next = j->array_index;
+        if (a->running)
+            a->running--;
+    }
+    store_delete_job(d->store, j->id);
+    d->jobs[j->id - 1] = NULL;
+    job_free_one(j);
+}
+
+void array_node_lost(sd_daemon *d, int idx, const char *why)
+{
+    for (size_t i = d->ntasks; i-- > 0;) {
+        if (i >= d->ntasks || d->tasks[i]->node != idx)
+            continue;
+        sd_job *j = d->tasks[i];
+        if (j->state == SD_PENDING)
+            task_requeue(d, j);
+        else
+            job_finish(d, j, 0, 0, SD_LOST, why);
+    }
+}
+
+void array_node_registered(sd_daemon *d, int idx, const int64_t *have,
+                           size_t n)
+{
+    for (size_t i = d->ntasks; i-- > 0;) {
+        if (i >= d->ntasks || d->tasks[i]->node != idx ||
+            d->tasks[i]->state != SD_PENDING)
+            continue;
+        sd_job *j = d->tasks[i];
+        size_t k = 0;
+        while (k < n && have[k] != j->id)
+            k++;
+        if (k < n)
+            array_task_running(d, j); /* it started while the link was down */
+        else
+            task_requeue(d, j);
+    }
+}
+
+void array_task_running(sd_daemon *d, sd_job *j)
+{
+    j->state = SD_RUNNING;
+    j->started = sd_now();
+    store_event(d->store, j->started, j->id, "start", d->nodes[j->node].name);
 }
 
 /* -------------------------------------------------------------- cancel */
@@ -548,7 +706,10 @@ json_t *array_json(sd_daemon *d, const sd_array *a, int detail)
                           a->name, "uid", (json_int_t)a->uid, "user", a->user,
                           "state", state, "counts", counts, "cwd", a->cwd,
                           "submitted", a->submitted, "tasks",
-                          (json_int_t)array_len(a), "node", "local");
+                          (json_int_t)array_len(a), "node", "");
+    /* its tasks run on this machine, or on the controller's nodes */
+    json_object_set_new(o, "node", d->cfg.agents ? json_null()
+                                                 : json_string("local"));
     char range[64];
     if (a->max_running)
         snprintf(range, sizeof range, "%ld-%ld%%%u", a->first, a->last,
@@ -621,10 +782,98 @@ static double task_estimate(const sd_array *a)
  * (null) while a queued task has no estimate or the node has no core for
  * tasks. A single slaqd is its own one node, "local".
  */
+/* A controller's view: each node's queue, the tasks its agent holds in
+ * the order they were placed (they start in that order). */
+static json_t *nodes_queue_json(sd_daemon *d)
+{
+    size_t nn = d->nnodes, bound =
+        slaq_sched_get_config(d->sched)->queue_bound;
+    json_t *nodes = json_array();
+    double *tc = calloc(nn ? nn : 1, sizeof *tc);
+    size_t *placed = calloc(nn ? nn : 1, sizeof *placed);
+    if (!tc || !placed) {
+        free(tc);
+        free(placed);
+        return nodes;
+    }
+    node_loads(d, tc, placed);
+    for (size_t v = 0; v < nn; v++) {
+        json_t *items = json_array();
+        size_t running = 0, queued = 0;
+        double ahead = 0;
+        int known = 1;
+        for (size_t i = 0; i < d->njobs; i++) { /* id order: placed order */
+            sd_job *j = d->jobs[i];
+            if (!j || !j->array || j->node != (int)v || !SD_ACTIVE(j->state))
+                continue;
+            if (j->state != SD_PENDING) {
+                running++;
+                continue;
+            }
+            sd_array *a = array_get(d, j->array);
+            double est = a ? task_estimate(a) : NAN;
+            char why[160];
+            if (!cluster_node_ready(d, (int)v))
+                snprintf(why, sizeof why, "node %s is away: its queue goes "
+                         "back to the arrays if it does not return",
+                         d->nodes[v].name);
+            else if (tc[v] < 1)
+                snprintf(why, sizeof why, "no core for tasks: ML jobs may "
+                         "use all %g cores of node %s", d->nodes[v].cores,
+                         d->nodes[v].name);
+            else
+                snprintf(why, sizeof why, "%zu queued ahead of it on node "
+                         "%s, %g task cores", queued, d->nodes[v].name,
+                         tc[v]);
+            json_t *it = json_pack("{s:I, s:I, s:I, s:s, s:s}", "position",
+                                   (json_int_t)queued + 1, "array",
+                                   (json_int_t)j->array, "index",
+                                   (json_int_t)j->array_index, "name",
+                                   j->name, "reason", why);
+            json_object_set_new(it, "estimate", isnan(est) ? json_null()
+                                                           : json_real(est));
+            json_object_set_new(it, "wait", known && tc[v] >= 1
+                                ? json_real(ahead / tc[v]) : json_null());
+            json_array_append_new(items, it);
+            if (isnan(est))
+                known = 0;
+            else
+                ahead += est;
+            queued++;
+        }
+        json_t *node = json_pack("{s:s, s:f, s:f, s:I, s:I, s:I, s:o}",
+                                 "name", d->nodes[v].name, "cores",
+                                 d->nodes[v].cores, "task_cores", tc[v],
+                                 "running", (json_int_t)running, "bound",
+                                 (json_int_t)bound, "beyond", (json_int_t)0,
+                                 "queue", items);
+        json_object_set_new(node, "wait", known && tc[v] >= 1
+                            ? json_real(ahead / tc[v]) : json_null());
+        json_array_append_new(nodes, node);
+    }
+    size_t pending = 0;
+    for (size_t i = 0; i < d->narrays; i++)
+        for (size_t k = 0; next_pending(d->arrays[i]) >= 0 &&
+                           k < array_len(d->arrays[i]); k++)
+            pending += !d->arrays[i]->task[k];
+    json_t *ctl = json_pack("{s:s, s:f, s:f, s:I, s:I, s:I, s:o, s:n}",
+                            "name", "(controller)", "cores", 0.0,
+                            "task_cores", 0.0, "running", (json_int_t)0,
+                            "bound", (json_int_t)0, "beyond",
+                            (json_int_t)pending, "queue", json_array(),
+                            "wait");
+    json_array_append_new(nodes, ctl);
+    free(tc);
+    free(placed);
+    return nodes;
+}
+
 json_t *array_queue_json(sd_daemon *d)
 {
+    if (d->cfg.agents)
+        return nodes_queue_json(d);
     size_t bound = slaq_sched_get_config(d->sched)->queue_bound;
-    double room = task_room(d);
+    double room = array_task_room(d);
     double slots = floor(room + (double)d->ntasks + 1e-9);
     json_t *items = json_array();
     double ahead = 0;
@@ -708,11 +957,16 @@ int array_restore(sd_daemon *d)
     for (size_t i = 0; i < d->njobs; i++) {
         sd_job *j = d->jobs[i];
         sd_array *a = j && j->array ? array_get(d, j->array) : NULL;
+        if (j && j->array && !a && SD_ACTIVE(j->state) && d->cfg.agent) {
+            if (array_task_add(d, j) < 0) /* an agent's: its array is */
+                return -1;                /* the controller's */
+            continue;
+        }
         if (!a || j->array_index < a->first || j->array_index > a->last)
             continue;
         a->task[j->array_index - a->first] = j->id;
         if (SD_ACTIVE(j->state)) {
-            if (task_add(d, j) < 0)
+            if (array_task_add(d, j) < 0)
                 return -1;
             a->running++;
         } else if (j->state == SD_DONE && j->ended >= j->started &&

@@ -335,6 +335,8 @@ typedef struct sd_node {
 /* ---------------------------------------------------------------- arrays */
 
 #define SD_MAX_ARRAY 100000       /* tasks in one array at most */
+#define SD_ENQUEUE_MAX 256        /* tasks in one "enqueue" message */
+#define SD_AGENT_QUEUE_MAX 4096   /* tasks an agent's queue holds at most */
 #define SD_MAX_INDEX 1000000000L  /* the largest task index */
 
 /*
@@ -505,7 +507,11 @@ struct sd_daemon {
     /* task arrays (array.c), by id */
     sd_array **arrays;
     size_t narrays, caparrays;
-    sd_job **tasks;       /* the tasks running on this machine */
+    sd_job **tasks;       /* the tasks running on this machine (a
+                             controller: placed on its nodes, queued or
+                             running) */
+    json_t *task_queue;   /* an agent: the tasks its controller queued
+                             here, not started yet (oldest first) */
     size_t ntasks, captasks;
     /* the control connection whose request api_handle is answering
      * (conn.c sets it; NULL for HTTP): a request answered later by an
@@ -605,6 +611,20 @@ void array_tick(sd_daemon *d);
 json_t *array_json(sd_daemon *d, const sd_array *a, int detail);
 /* Pending index `index` of a, as show lists a task that has no job. */
 json_t *array_pending_json(const sd_array *a, long index);
+/* A controller: node idx is down; its queued tasks go back to their
+ * arrays, its running ones are lost. */
+void array_node_lost(sd_daemon *d, int idx, const char *why);
+/* A controller: node idx (re)registered, running the jobs have[0..n)
+ * (ids; negative: an earlier generation). Its queued tasks that it runs
+ * now are running; the others go back to their arrays. */
+void array_node_registered(sd_daemon *d, int idx, const int64_t *have,
+                           size_t n);
+/* A controller: a queued task's agent started it. */
+void array_task_running(sd_daemon *d, sd_job *j);
+/* An agent: a task the controller queued here has started. */
+int array_task_add(sd_daemon *d, sd_job *j);
+/* The cores tasks may take on this machine now (agent or single slaqd). */
+double array_task_room(sd_daemon *d);
 /* Each node's queue of tasks (docs/arrays.md, "Node queues"). */
 json_t *array_queue_json(sd_daemon *d);
 /* Whether the array has pending or running tasks. */
@@ -621,6 +641,18 @@ int array_restore(sd_daemon *d);
 void array_free_all(sd_daemon *d);
 
 /* jobs.c */
+/* Task `index` of array a as a submit request: its command ({index}
+ * replaced), directory, name and environment (SLAQ_ARRAY_INDEX and
+ * SLAQ_ARRAY_ID added); NULL when out of memory. */
+json_t *job_task_req(const sd_array *a, long index);
+/* An agent's: starts a task the controller queued here (job id and
+ * secret given, as job_submit_as). */
+sd_job *job_submit_task_as(sd_daemon *d, json_t *req, int64_t id,
+                           const char *secret, const sd_user *owner,
+                           int64_t array, long index, char *err,
+                           size_t errlen);
+/* Fills j->secret with fresh random hex digits: 0, or -1. */
+int job_new_secret(sd_job *j);
 /* Starts task `index` of array a as a process of its own; NULL with err
  * filled. */
 sd_job *job_start_task(sd_daemon *d, sd_array *a, long index, char *err,
@@ -919,6 +951,15 @@ void cluster_conn_closed(sd_daemon *d, sd_conn *c);
 int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                    size_t errlen);
 void cluster_send_stop(sd_daemon *d, sd_job *j, int now);
+/* A controller: records task `index` of a as queued on `node` (state
+ * pending, a job id and secret of its own) and appends its start to
+ * batch; NULL when out of memory. */
+sd_job *cluster_place_task(sd_daemon *d, sd_array *a, long index, int node,
+                           json_t *batch);
+/* Sends node's agent the tasks of batch for its queue ("enqueue"). */
+void cluster_send_tasks(sd_daemon *d, int node, json_t *batch);
+/* Whether node is up with its agent connected. */
+int cluster_node_ready(const sd_daemon *d, int node);
 /* After each epoch: allocations to the agents, silent nodes marked down. */
 void cluster_epoch(sd_daemon *d);
 json_t *cluster_nodes_json(sd_daemon *d);
@@ -946,6 +987,8 @@ void agent_job_ended(sd_daemon *d, sd_job *j);
 /* At exit with --end-jobs-at-exit: SIGTERM to every job, SIGKILL to those
  * left after the grace period (at most 3 s: Slurm's KillWait may be 5). */
 void agent_end_jobs(sd_daemon *d);
+/* Starts the tasks of this agent's queue while it has cores for them. */
+void agent_start_queued(sd_daemon *d);
 
 /* conn.c: wraps a connected descriptor in a connection */
 sd_conn *conn_add(sd_daemon *d, int fd, int tcp);

@@ -186,7 +186,7 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c)
 
 /* A fresh secret for j from the kernel's random source; -1 if it has none
  * to give (then the job is not created). */
-static int new_secret(sd_job *j)
+int job_new_secret(sd_job *j)
 {
     unsigned char raw[SD_SECRET_LEN / 2];
     size_t got = 0;
@@ -521,20 +521,28 @@ static void child_failed(const sd_job *j, const sd_runas *ra, const char *arg0,
 
 static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
                          const char *secret, const sd_user *owner,
-                         const sd_array *task_of, long index, char *err,
+                         int64_t array, long index, char *err,
                          size_t errlen);
 
 sd_job *job_submit(sd_daemon *d, json_t *req, const sd_user *owner,
                    char *err, size_t errlen)
 {
-    return job_spawn(d, req, 0, NULL, owner, NULL, 0, err, errlen);
+    return job_spawn(d, req, 0, NULL, owner, 0, 0, err, errlen);
 }
 
 sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
                       const char *secret, const sd_user *owner, char *err,
                       size_t errlen)
 {
-    return job_spawn(d, req, id, secret, owner, NULL, 0, err, errlen);
+    return job_spawn(d, req, id, secret, owner, 0, 0, err, errlen);
+}
+
+sd_job *job_submit_task_as(sd_daemon *d, json_t *req, int64_t id,
+                           const char *secret, const sd_user *owner,
+                           int64_t array, long index, char *err,
+                           size_t errlen)
+{
+    return job_spawn(d, req, id, secret, owner, array, index, err, errlen);
 }
 
 /* A task's command: the array's, with every "{index}" in an argument
@@ -573,8 +581,7 @@ static json_t *task_cmd(const sd_array *a, long index)
     return out;
 }
 
-sd_job *job_start_task(sd_daemon *d, sd_array *a, long index, char *err,
-                       size_t errlen)
+json_t *job_task_req(const sd_array *a, long index)
 {
     char name[SD_MAX_NAME + 32], var[64];
     snprintf(name, sizeof name, "%.*s[%ld]", SD_MAX_NAME - 24, a->name,
@@ -596,15 +603,26 @@ sd_job *job_start_task(sd_daemon *d, sd_array *a, long index, char *err,
     if (!req || (a->env && !env)) {
         json_decref(req);
         json_decref(env);
-        snprintf(err, errlen, "out of memory");
         return NULL;
     }
     if (env)
         json_object_set_new(req, "env", env);
+    return req;
+}
+
+sd_job *job_start_task(sd_daemon *d, sd_array *a, long index, char *err,
+                       size_t errlen)
+{
+    json_t *req = job_task_req(a, index);
+    if (!req) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
     sd_user owner;
     user_from_uid(d, a->uid, 0, &owner);
     snprintf(owner.name, sizeof owner.name, "%s", a->user);
-    sd_job *j = job_spawn(d, req, 0, NULL, &owner, a, index, err, errlen);
+    sd_job *j = job_spawn(d, req, 0, NULL, &owner, a->id, index, err,
+                          errlen);
     json_decref(req);
     return j;
 }
@@ -645,7 +663,7 @@ sd_job *job_task_record(sd_daemon *d, sd_array *a, long index,
 
 static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
                          const char *secret, const sd_user *owner,
-                         const sd_array *task_of, long index, char *err,
+                         int64_t array, long index, char *err,
                          size_t errlen)
 {
     sd_runas ra = {0};
@@ -766,8 +784,8 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
         goto nomem;
     if (from)
         j->resumed_from = from->id;
-    if (task_of) {
-        j->array = task_of->id;
+    if (array) {
+        j->array = array;
         j->array_index = index;
         j->max_cores = 1;
     }
@@ -775,12 +793,12 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
     argv = calloc(argc + 1, sizeof *argv);
     if (secret) {
         snprintf(j->secret, sizeof j->secret, "%s", secret);
-    } else if (new_secret(j) < 0) {
+    } else if (job_new_secret(j) < 0) {
         snprintf(err, errlen, "no random bytes for the job's secret: %s",
                  strerror(errno));
         goto fail;
     }
-    if (d->cfg.agents && !task_of) { /* a controller: an agent runs it */
+    if (d->cfg.agents) { /* a controller: an agent runs it */
         if (!j->name || !j->cmd)
             goto nomem;
         if (cluster_launch(d, j, env, err, errlen) < 0)
@@ -839,7 +857,7 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
     user_runas_free(&ra);
     argv = NULL;
     envp = NULL;
-    if (task_of) { /* one core, outside the scheduler (array.c) */
+    if (array) { /* one core, outside the scheduler (array.c) */
         j->alloc = 1;
         enf_apply(d, j, 1);
     } else if (job_schedule(d, j) < 0) {
@@ -861,7 +879,7 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
         j->pid = 0;
         goto fail;
     }
-    sd_log(d, task_of ? 1 : 0, "job %lld (%s): started, pid %d, user %s",
+    sd_log(d, array ? 1 : 0, "job %lld (%s): started, pid %d, user %s",
            (long long)j->id, j->name, (int)pid, j->user);
     return j;
 
@@ -903,7 +921,7 @@ sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid,
     j->pstart = pid > 0 ? enf_proc_start(pid) : 0;
     j->submitted = j->started = sd_now();
     j->state = SD_RUNNING;
-    if (!j->user || !j->name || !j->cmd || !j->cwd || new_secret(j) < 0 ||
+    if (!j->user || !j->name || !j->cmd || !j->cwd || job_new_secret(j) < 0 ||
         job_schedule(d, j) < 0) {
         d->jobs[j->id - 1] = NULL;
         d->njobs--;
@@ -1423,10 +1441,14 @@ static int restore_one(sd_daemon *d, sd_job *j)
     if (!SD_ACTIVE(j->state))
         return 0;
     if ((j->node_at || j->launch) && d->cfg.agents) {
-        /* Its agent re-adopts it when it reconnects (cluster.c). */
+        /* Its agent re-adopts it when it reconnects (cluster.c); a task
+         * queued or running there is settled when its node registers
+         * again (array.c). */
         if (cluster_restore_job(d, j, j->node_at) < 0 ||
-            job_schedule(d, j) < 0)
+            (!j->array && job_schedule(d, j) < 0))
             return -1;
+        if (j->array)
+            return 0;
         job_replay_history(d, j, 1);
         if (j->node >= 0)
             sd_log(d, 0, "job %lld (%s): waiting for node %s to reconnect",

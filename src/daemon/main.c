@@ -882,6 +882,7 @@ static int setup(sd_daemon *d)
         setrlimit(RLIMIT_NOFILE, &rl);
     }
 
+    d->task_queue = json_array();
     d->epfd = epoll_create1(EPOLL_CLOEXEC);
     d->sig_h.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     d->sig_h.fn = on_signal;
@@ -1034,6 +1035,7 @@ out:
     op_free_all(d);
     job_free_all(d);
     array_free_all(d);
+    json_decref(d->task_queue);
     trace_free(d);
     store_close(d->store);
     slaq_sched_free(d->sched);
