@@ -676,7 +676,9 @@ static void on_enqueue(sd_daemon *d, json_t *msg)
                                      "start_failed", "job",
                                      json_object_get(t, "job"), "gen",
                                      json_object_get(t, "gen"), "message",
-                                     "the node's queue is full"));
+                                     n > SD_ENQUEUE_MAX
+                                     ? "an enqueue carries at most 256 tasks"
+                                     : "the node's queue is full (4096)"));
         }
         return;
     }

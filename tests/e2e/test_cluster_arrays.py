@@ -106,3 +106,79 @@ def test_tasks_go_to_the_nodes_ml_jobs_leave(cluster, tmp_path):
     (n1, n2, _) = ctl.request({"type": "queue"})["nodes"]
     assert n1["task_cores"] == 0 and n2["task_cores"] == 2
     assert ctl.job(ml)["state"] == "running"
+
+
+def test_an_agent_starts_its_queue_without_the_controller(daemon_factory,
+                                                          tmp_path):
+    """A fake controller (agentlink.ControllerLink) queues tasks at a real
+    agent of one core, then says nothing more: the agent starts each
+    queued task as the one before ends, and reports every start and exit.
+    Bad tasks and oversized batches are refused, each with a start_failed
+    naming what is wrong."""
+    import socket
+    from agentlink import ControllerLink
+    from conftest import free_port
+    token = tmp_path / "agent.token"
+    token.write_text("agent-secret-token-1\n")
+    port = free_port()
+    lsn = socket.socket()
+    lsn.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lsn.bind(("127.0.0.1", port))
+    lsn.listen(1)
+    daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
+                   "--agent-token-file", str(token), "--node-name", "n1",
+                   "--cores", "1", "--enforce", "signal",
+                   state=tmp_path / "agent")
+    conn, _ = lsn.accept()
+    conn.settimeout(30)
+    link = ControllerLink(conn, "agent-secret-token-1")
+    try:
+        assert link.recv()["type"] == "register"
+        link.send({"type": "welcome", "node": "n1", "epoch_s": 0.2,
+                   "grace_s": 1, "jobs": {}})
+
+        def task(job, idx, **kw):
+            t = {"job": job, "secret": "%064x" % job, "gen": 1, "array": 9,
+                 "index": idx, "name": "t[%d]" % idx,
+                 "cmd": ["sleep", "0.3"], "cwd": str(tmp_path)}
+            t.update(kw)
+            return t
+
+        def until(kinds):
+            while True:
+                m = link.recv()
+                assert m is not None
+                if m["type"] in kinds:
+                    return m
+
+        link.send({"type": "enqueue", "tasks": [
+            task(1, 0, secret="short"), task(2, 1, index=-1),
+            task(3, 2, cmd=[])]})
+        why = {}
+        for _ in range(3):
+            m = until(("start_failed",))
+            why[m["job"]] = m["message"]
+        assert '"secret" must be 64 hex digits' in why[1]
+        assert '"index" must be a task index' in why[2]
+        assert '"cmd" must be a non-empty array' in why[3]
+        big = [task(100 + i, i) for i in range(257)]
+        link.send({"type": "enqueue", "tasks": big})
+        refused = [until(("start_failed",)) for _ in range(257)]
+        assert all("at most 256 tasks" in m["message"] for m in refused)
+        # three good tasks on one core: one runs, two wait in the queue
+        t0 = time.monotonic()
+        link.send({"type": "enqueue", "tasks": [task(10, 0), task(11, 1),
+                                                task(12, 2)]})
+        seen = []
+        while len([m for m in seen if m["type"] == "exit"]) < 3:
+            m = until(("started", "exit", "start_failed"))
+            assert m["type"] != "start_failed", m
+            seen.append(m)
+        order = [(m["type"], m["job"]) for m in seen]
+        assert order == [("started", 10), ("exit", 10), ("started", 11),
+                         ("exit", 11), ("started", 12), ("exit", 12)], order
+        assert all(m.get("status") == 0 for m in seen if m["type"] == "exit")
+        assert time.monotonic() - t0 >= 0.9  # one at a time on one core
+    finally:
+        conn.close()
+        lsn.close()
