@@ -10,7 +10,7 @@ each at most: tasks take the rest), then the array: task i sleeps
 (1 + (7 i mod 5)) × SCALE seconds, 1 to 5 s at SCALE 1. The makespan is
 from the array's submit to its last task's end; the utilisation is the
 tasks' run time over the task cores (the nodes' cores less the ML jobs'
-max cores) × the makespan. The idle gap is, on each core, the time from a
+max cores, their mean over the run) × the makespan. The idle gap is, on each core, the time from a
 task's end to the next task's start there (averaged): what the node
 queues remove.
 
@@ -94,7 +94,7 @@ def run(build, args, bound, work):
         for i in range(args.jobs):
             r = req({"type": "submit", "cmd": [
                 train, "logreg", "--subsample", "0.05", "--iters",
-                "100000000", "--quiet", "--seed", str(i)],
+                "10000000", "--quiet", "--seed", str(i)],
                 "cwd": work, "env": env, "name": "train%d" % i,
                 "max_cores": 1})
             assert r["ok"], r
@@ -110,41 +110,49 @@ def run(build, args, bound, work):
                  "name": "tasks", "task_estimate": 3 * args.scale})
         assert r["ok"], r
         aid = r["array"]
-        # the task cores: each node's cores less its ML jobs' max cores
-        task_cores = sum(n["task_cores"] for n in
-                         req({"type": "queue"})["nodes"])
-        a = wait_for(lambda: (lambda x: x if x["state"] not in (
-            "running", "pending") else None)(
-                req({"type": "show", "job": aid})["array"]),
-            60 + args.tasks * 5 * args.scale, "the array to end")
+        # the task cores (each node's cores less its ML jobs' max cores),
+        # sampled while the array runs: their mean is the capacity
+        samples = []
+        deadline = time.monotonic() + 60 + args.tasks * 5 * args.scale
+        while True:
+            a = req({"type": "show", "job": aid})["array"]
+            if a["state"] not in ("running", "pending"):
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit("demo-queues: the array did not end")
+            samples.append(sum(n["task_cores"] for n in
+                               req({"type": "queue"})["nodes"]))
+            time.sleep(0.1)
+        task_cores = sum(samples) / len(samples) if samples else 0
         tasks = a["task_list"]
         runs = [(t["started"], t["ended"], req({"type": "show", "job":
                                                   t["id"]})["job"]["node"])
                 for t in tasks if t["state"] == "done"]
         makespan = max(e for _, e, _ in runs) - t0
         busy = sum(e - s for s, e, _ in runs)
-        ml_per_node = {}
-        for j in ml:
-            n = req({"type": "show", "job": j})["job"]["node"]
-            ml_per_node[n] = ml_per_node.get(n, 0) + 1
-        # idle gaps: per node, each start after the first k (k task cores
-        # there) follows an end; pair the sorted ends and starts
+        # idle gaps: per node, each start after the first k (the most
+        # tasks it ran at once) follows an end; pair sorted ends, starts
         gaps = []
         for n in NODES:
-            k = max(args.cores - ml_per_node.get(n, 0), 0)
-            starts = sorted(s for s, _, m in runs if m == n)
-            ends = sorted(e for _, e, m in runs if m == n)
+            mine = [(s, e) for s, e, m in runs if m == n]
+            k = max((sum(1 for s2, e2 in mine if s2 <= s < e2)
+                     for s, _ in mine), default=0)
+            starts = sorted(s for s, _ in mine)
+            ends = sorted(e for _, e in mine)
             for s, e in zip(starts[k:], ends):
                 gaps.append(max(s - e, 0))
         return {
             "bound": bound, "tasks": args.tasks, "done": a["counts"]["done"],
             "makespan_s": round(makespan, 3),
-            "task_cores": task_cores,
+            "task_cores": round(task_cores, 2),
             "utilisation": round(busy / (task_cores * makespan), 4)
             if task_cores else None,
             "mean_idle_gap_ms": round(1000 * sum(gaps) / len(gaps), 1)
             if gaps else None,
             "busy_s": round(busy, 2),
+            "ml_jobs": [(lambda j: {"state": j["state"], "node": j["node"],
+                                    "iter": j["iter"], "reason": j["reason"]})(
+                req({"type": "show", "job": j})["job"]) for j in ml],
         }
     finally:
         # the ML jobs end with the run (agents leave jobs running when
