@@ -123,9 +123,7 @@ demo-sweep: deps
 # makespan, utilisation, idle gap (docs/arrays.md, "Node queues").
 demo-queues: deps
 	@$(MAKE) --no-print-directory build
-	@scripts/demo-queues.py --tasks $(or $(TASKS),500) --jobs $(or $(JOBS),4) \
-	    --scale $(or $(SCALE),1) --bound $(or $(BOUND),4) \
-	    --out $(BUILD)/demo-queues.json $(BUILD)
+	@scripts/demo-queues.py --tasks $(or $(TASKS),500) --jobs $(or $(JOBS),4) --scale $(or $(SCALE),1) --bound $(or $(BOUND),4) --out $(BUILD)/demo-queues.json $(BUILD)
 
 # Suspend latency and checkpoint size of a real job under slaqd.
 bench-suspend: build
