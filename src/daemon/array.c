@@ -701,12 +701,12 @@ json_t *array_json(sd_daemon *d, const sd_array *a, int detail)
                         : n[4] || n[5] ? "cancelled" : "done";
     double est = a->dur_n ? a->dur_sum / a->dur_n : a->estimate_s;
     json_t *o = json_pack("{s:I, s:s, s:s, s:I, s:s, s:s, s:o, s:s, s:f, "
-                          "s:I, s:s}",
+                          "s:I}",
                           "id", (json_int_t)a->id, "kind", "array", "name",
                           a->name, "uid", (json_int_t)a->uid, "user", a->user,
                           "state", state, "counts", counts, "cwd", a->cwd,
                           "submitted", a->submitted, "tasks",
-                          (json_int_t)array_len(a), "node", "");
+                          (json_int_t)array_len(a));
     /* its tasks run on this machine, or on the controller's nodes */
     json_object_set_new(o, "node", d->cfg.agents ? json_null()
                                                  : json_string("local"));
