@@ -15,6 +15,7 @@
 #                   (POLICY=slaq|fair|slaq-maxmin, HTTP=ADDR:PORT)
 #   make demo-compare  the demo batch under fair and slaq, and simulated
 #   make demo-aqp   12 approximate queries under relaqs and fair (SF=, HTTP=)
+#   make demo-queues  a task array and ML jobs on 3 agents, node queues or not
 #   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
 #   make bench-cluster the core at 1,000 nodes x 64 cores, 50,000 jobs (sim)
 #   make check-asan run the unit tests under ASan + UBSan
@@ -58,7 +59,7 @@ include $(sort $(wildcard src/*/module.mk)) tests/module.mk bench/module.mk
 PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_PKGS) 2>/dev/null)
 CPPFLAGS  += $(PC_CFLAGS)
 
-.PHONY: all deps build test test-unit check-asan demo demo-doc demo-one demo-compare demo-aqp bench-suspend demo-sweep clean help
+.PHONY: all deps build test test-unit check-asan demo demo-doc demo-one demo-compare demo-aqp bench-suspend demo-sweep demo-queues clean help
 # Keep objects that only pattern rules mention (test objects).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -116,6 +117,13 @@ demo-aqp: deps
 demo-sweep: deps
 	@$(MAKE) --no-print-directory build
 	@scripts/demo-sweep.sh $(if $(HTTP),--http $(HTTP)) $(BUILD)
+
+# A task array (TASKS=500 of 1-5 s x SCALE) and JOBS=4 slaq-train jobs on a
+# controller and 3 agents here, with node queues (BOUND=4) and without:
+# makespan, utilisation, idle gap (docs/arrays.md, "Node queues").
+demo-queues: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/demo-queues.py --tasks $(or $(TASKS),500) --jobs $(or $(JOBS),4) --scale $(or $(SCALE),1) --bound $(or $(BOUND),4) --out $(BUILD)/demo-queues.json $(BUILD)
 
 # Suspend latency and checkpoint size of a real job under slaqd.
 bench-suspend: build

@@ -703,6 +703,8 @@ const char *slaq_placement_name(slaq_placement kind);
 #define SLAQ_DEFAULT_HYSTERESIS 1.0
 #define SLAQ_DEFAULT_DAMPING 0.5
 #define SLAQ_DEFAULT_MAX_FITS 1000
+#define SLAQ_DEFAULT_STARVATION_S 300.0
+#define SLAQ_DEFAULT_QUEUE_BOUND 4
 
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
@@ -763,6 +765,18 @@ typedef struct slaq_sched_config {
                                       the rest keep their forecast until
                                       the next epoch (0: no bound);
                                       default SLAQ_DEFAULT_MAX_FITS */
+    double starvation_s;           /* ST, Yaq's hard starvation threshold:
+                                      a pending job that jobs arriving
+                                      after it have passed for this long
+                                      goes to the head of the queue, and
+                                      nothing passes it any more (0:
+                                      never); default
+                                      SLAQ_DEFAULT_STARVATION_S */
+    size_t queue_bound;            /* b: short tasks (task arrays) placed
+                                      in a node's queue beyond the ones
+                                      it runs; the rest wait in their
+                                      arrays. A fixed length for now;
+                                      default SLAQ_DEFAULT_QUEUE_BOUND */
 } slaq_sched_config;
 
 /* The defaults: for the fields a user sets, those of the settings table
@@ -848,8 +862,9 @@ slaq_job *slaq_sched_job(const slaq_sched *s, size_t i); /* order may change
  * config.nodes at slaq_sched_new(), then one per slaq_sched_add_node().
  * Nodes are never removed; a node with 0 cores (down, or drained) takes no
  * new jobs and gives its jobs no cores. Every epoch first starts pending
- * jobs, in arrival order, each that fits on a node that no job ahead of it
- * waits for; the rest keep waiting in order. A waiting job waits for the
+ * jobs, in queue order (slaq_sched_set_pend_order: arrival order unless
+ * a driver says otherwise), each that fits on a node that no job ahead of
+ * it waits for; the rest keep waiting in order. A waiting job waits for the
  * nodes it could run on once they have room (its pin, or any node) that
  * are up and large enough for its minimum share: a job pinned to a node
  * that is down or too small holds up no job behind it.
@@ -866,6 +881,23 @@ double slaq_sched_node_cores(const slaq_sched *s, size_t node);
 size_t slaq_sched_node_jobs(const slaq_sched *s, size_t node);
 /* Cores the node's jobs were given at the last epoch. */
 double slaq_sched_node_alloc(const slaq_sched *s, size_t node);
+
+/*
+ * The order the pending queue is tried in at each epoch: cmp returns < 0
+ * when a should be tried before b, > 0 after, 0 for no preference (then
+ * arrival order). NULL (the default): arrival order. The scheduler's own
+ * rule comes first: a job that jobs arriving after it have passed for
+ * config.starvation_s seconds or more goes before every other job, the
+ * one passed longest first, and holds the nodes it could run on (see
+ * above) until it starts. cmp must be a strict weak order at each `now`;
+ * arg is passed through.
+ */
+typedef int (*slaq_pend_cmp)(const slaq_job *a, const slaq_job *b,
+                             double now, void *arg);
+void slaq_sched_set_pend_order(slaq_sched *s, slaq_pend_cmp cmp, void *arg);
+/* When jobs arriving after j first started while it waited: since then
+ * its wait counts towards config.starvation_s (NAN: never passed). */
+double slaq_job_passed_since(const slaq_job *j);
 
 /* Jobs waiting for room, and the i-th of them in queue order (NULL if
  * out of range). */

@@ -18,7 +18,9 @@ static void usage(FILE *f)
                "(on a controller) where it runs; CORES its\nallocation; ITER "
                "its last reported iteration; LOSS its last loss (- for\na "
                "query); REDUC its predicted loss reduction so far (a query's "
-               "progress);\nNOTE why it ended. With --json: one reply "
+               "progress);\nNOTE why it ended. A task array is one row: CORES its "
+               "running tasks, ITER\nits finished ones, NOTE its counts by "
+               "state (slaq show ID lists its\ntasks). With --json: one reply "
                "object, its \"jobs\" array\nholding the jobs listed "
                "(slaqd's pages joined).\n\n"
                "  -a, --all         every job, finished ones too\n"
@@ -40,11 +42,48 @@ static int on_nodes(json_t *jobs)
     return 0;
 }
 
+/* A task array's row: its counts in NOTE, its running tasks in CORES,
+ * its finished tasks in ITER (docs/arrays.md). */
+static void print_array(json_t *a, int nodes)
+{
+    json_t *c = json_object_get(a, "counts");
+    long long n[5];
+    static const char *const names[] = {"pending", "running", "done",
+                                        "failed", "cancelled"};
+    for (int k = 0; k < 5; k++)
+        n[k] = json_integer_value(json_object_get(c, names[k]));
+    /* lost: ended while slaqd was down, exit status unknown */
+    n[3] += json_integer_value(json_object_get(c, "lost"));
+    n[4] += json_integer_value(json_object_get(c, "stopped"));
+    char note[160];
+    snprintf(note, sizeof note, "array %s: %lld pending, %lld running, "
+             "%lld done, %lld failed, %lld cancelled",
+             rpc_safe(json_string_value(json_object_get(a, "array"))), n[0],
+             n[1], n[2], n[3], n[4]);
+    const char *user = json_string_value(json_object_get(a, "user"));
+    printf("%-5lld %-10.10s %-18.18s %-10s ",
+           (long long)json_integer_value(json_object_get(a, "id")),
+           user ? rpc_safe(user) : "-",
+           rpc_safe(json_string_value(json_object_get(a, "name"))),
+           json_string_value(json_object_get(a, "state")));
+    if (nodes) {
+        const char *node = json_string_value(json_object_get(a, "node"));
+        printf("%-10.10s ", node ? rpc_safe(node) : "-");
+    }
+    printf("%6.2f %8lld %10s %6s  %s\n", rpc_num(a, "cores"), n[2] + n[3],
+           "-", "-", note);
+}
+
 static void print_jobs(json_t *jobs, int nodes)
 {
     size_t i;
     json_t *j;
     json_array_foreach(jobs, i, j) {
+        const char *kind = json_string_value(json_object_get(j, "kind"));
+        if (kind && !strcmp(kind, "array")) {
+            print_array(j, nodes);
+            continue;
+        }
         double red = rpc_num(j, "reduction"), loss = rpc_num(j, "loss");
         json_t *q = json_object_get(j, "query");
         if (q) { /* a query: no loss; its progress P is its reduction */

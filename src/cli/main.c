@@ -35,6 +35,7 @@ static const cli_command commands[] = {
     {"status", cmd_status, "is slaqd running, and its counters"},
     {"token", cmd_token, "your credential for slaqd over TCP (--host)"},
     {"nodes", cmd_nodes, "the nodes of a slaqd controller (cluster)"},
+    {"queue", cmd_queue, "each node's queue of tasks (task arrays)"},
     {"cluster", cmd_cluster, "a slaq cluster in a Slurm allocation (up, down)"},
 };
 

@@ -18,7 +18,11 @@ static void usage(FILE *f)
                "Shows job ID: settings, state, prediction, loss history, "
                "allocation\nover time and events. For an approximate query: "
                "its progress and the\nestimates of its last mini-batch with "
-               "their 95%% bounds instead of a loss.\n\n" RPC_HELP);
+               "their 95%% bounds instead of a loss.\nFor a task array: its "
+               "tasks' counts by state, then one line per task:\nINDEX, "
+               "STATE, JOB the task's own job id, EXIT its exit status;\n"
+               "ID_N (or the task's job id) shows task N of array ID.\n\n"
+               RPC_HELP);
 }
 
 static void stamp(char *out, size_t len, double t)
@@ -127,6 +131,83 @@ static void print_query(json_t *q)
     }
 }
 
+/* A task array (docs/arrays.md): counts by state, then its tasks. */
+static void print_array(json_t *a)
+{
+    printf("array %lld: %s\n", (long long)json_integer_value(
+               json_object_get(a, "id")),
+           rpc_safe(json_string_value(json_object_get(a, "name"))));
+    printf("  state       %s\n", json_string_value(json_object_get(a,
+                                                                 "state")));
+    printf("  user        %s (uid %lld)\n",
+           rpc_safe(json_string_value(json_object_get(a, "user"))),
+           (long long)json_integer_value(json_object_get(a, "uid")));
+    char *cmd = json_dumps(json_object_get(a, "cmd"), JSON_COMPACT);
+    printf("  command     %s\n", cmd ? rpc_safe(cmd) : "?");
+    free(cmd);
+    printf("  directory   %s\n",
+           rpc_safe(json_string_value(json_object_get(a, "cwd"))));
+    long long k = json_integer_value(json_object_get(a, "max_running"));
+    printf("  tasks       %lld, indices %s", (long long)json_integer_value(
+               json_object_get(a, "tasks")),
+           rpc_safe(json_string_value(json_object_get(a, "array"))));
+    if (k)
+        printf(" (at most %lld at once)", k);
+    printf("\n");
+    json_t *c = json_object_get(a, "counts");
+    printf("  counts      %lld pending, %lld running, %lld done, %lld failed, "
+           "%lld cancelled, %lld lost\n",
+           (long long)json_integer_value(json_object_get(c, "pending")),
+           (long long)json_integer_value(json_object_get(c, "running")),
+           (long long)json_integer_value(json_object_get(c, "done")),
+           (long long)json_integer_value(json_object_get(c, "failed")),
+           (long long)(json_integer_value(json_object_get(c, "cancelled")) +
+                       json_integer_value(json_object_get(c, "stopped"))),
+           (long long)json_integer_value(json_object_get(c, "lost")));
+    double est = rpc_num(a, "task_estimate");
+    if (!isnan(est))
+        printf("  per task    %.3g s (%s)\n", est,
+               isnan(rpc_num(a, "task_estimate_given")) ||
+               json_integer_value(json_object_get(c, "done"))
+                   ? "mean of its tasks that exited 0, else as given"
+                   : "as given");
+    printf("  %-8s %-10s %8s  %s\n", "INDEX", "STATE", "JOB", "EXIT");
+    size_t i;
+    json_t *t;
+    json_array_foreach(json_object_get(a, "task_list"), i, t) {
+        char ex[64] = "-";
+        json_t *code = json_object_get(t, "exit_code");
+        json_t *sig = json_object_get(t, "signal");
+        if (json_is_integer(code))
+            snprintf(ex, sizeof ex, "%lld", (long long)json_integer_value(
+                                                 code));
+        else if (json_is_integer(sig))
+            snprintf(ex, sizeof ex, "signal %lld",
+                     (long long)json_integer_value(sig));
+        long long id = json_integer_value(json_object_get(t, "id"));
+        char ids[24] = "-";
+        if (id)
+            snprintf(ids, sizeof ids, "%lld", id);
+        printf("  %-8lld %-10s %8s  %s\n", (long long)json_integer_value(
+                   json_object_get(t, "index")),
+               json_string_value(json_object_get(t, "state")), ids, ex);
+    }
+    if (json_is_true(json_object_get(a, "task_list_truncated")))
+        printf("  (the first %zu tasks; slaq show ID_N shows any one)\n",
+               json_array_size(json_object_get(a, "task_list")));
+}
+
+/* A task of an array that has not run (pending, or cancelled). */
+static void print_unrun_task(json_t *t)
+{
+    printf("task %lld_%lld: %s\n", (long long)json_integer_value(
+               json_object_get(t, "array")),
+           (long long)json_integer_value(json_object_get(t, "index")),
+           rpc_safe(json_string_value(json_object_get(t, "name"))));
+    printf("  state       %s (not started)\n",
+           json_string_value(json_object_get(t, "state")));
+}
+
 static void print_job(json_t *j)
 {
     char buf[256];
@@ -141,6 +222,18 @@ static void print_job(json_t *j)
     if (user)
         printf("  user        %s (uid %lld)\n", rpc_safe(user),
                (long long)json_integer_value(json_object_get(j, "uid")));
+    json_t *arr = json_object_get(j, "array");
+    if (json_is_integer(arr)) {
+        json_t *code = json_object_get(j, "exit_code");
+        printf("  task        %lld_%lld: index %lld of array %lld",
+               (long long)json_integer_value(arr),
+               (long long)json_integer_value(json_object_get(j, "index")),
+               (long long)json_integer_value(json_object_get(j, "index")),
+               (long long)json_integer_value(arr));
+        if (json_is_integer(code))
+            printf(", exit status %lld", (long long)json_integer_value(code));
+        printf("\n");
+    }
     char *cmd = json_dumps(json_object_get(j, "cmd"), JSON_COMPACT);
     printf("  command     %s\n", cmd ? rpc_safe(cmd) : "?");
     free(cmd);
@@ -287,6 +380,13 @@ int cmd_show(int argc, char **argv)
         rc = rpc_fail("show", r);
     else if (ro.json)
         rpc_print_json(json_object_get(r, "job"));
+    else if (json_object_get(r, "array"))
+        print_array(json_object_get(r, "array"));
+    else if (json_is_integer(json_object_get(json_object_get(r, "job"),
+                                             "array")) &&
+             !json_integer_value(json_object_get(json_object_get(r, "job"),
+                                                 "id")))
+        print_unrun_task(json_object_get(r, "job"));
     else
         print_job(json_object_get(r, "job"));
     json_decref(r);

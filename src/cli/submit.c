@@ -3,12 +3,14 @@
  *
  * The command runs in slaqd's care with this shell's working directory and
  * environment (plus SLAQ_SOCKET and SLAQ_JOB_ID), its output going to log
- * files under slaqd's state directory. Prints the new job's id.
+ * files under slaqd's state directory. Prints the new job's id. With
+ * --array, a task array (docs/arrays.md): many short one-core tasks.
  */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -42,6 +44,16 @@ static void usage(FILE *f)
         "                           $SLAQ_CHECKPOINT_DIR and resumes from the\n"
         "                           last one: if its node is lost it is\n"
         "                           started again on another\n"
+        "  --array A-B[%%K]          a task array instead of a job: tasks A to\n"
+        "                           B of CMD, each a process on one core, at\n"
+        "                           most K at once; {index} in CMD's\n"
+        "                           arguments and $SLAQ_ARRAY_INDEX are the\n"
+        "                           task's index (docs/arrays.md)\n"
+        "  --task-estimate SECONDS  how long one task runs, about (refined\n"
+        "                           from the tasks that end)\n"
+        "  --wait                   return when the job (or every task of the\n"
+        "                           array) has ended: status 0 if it (each)\n"
+        "                           exited 0, else 1\n"
         RPC_HELP);
 }
 
@@ -81,10 +93,61 @@ static int name_ok(const char *s)
     return 1;
 }
 
+/* --wait: polls the job (or array) until it has ended; 0 if it (every
+ * task) exited 0, 1 otherwise or when slaqd cannot be asked. */
+static int wait_for(const rpc_opts *ro, long long id)
+{
+    char ids[24];
+    snprintf(ids, sizeof ids, "%lld", id);
+    for (;;) {
+        json_t *r = rpc_call("submit", ro, json_pack("{s:s, s:s}", "type",
+                                                     "show", "job", ids));
+        if (!r)
+            return EXIT_RUNTIME;
+        if (!json_is_true(json_object_get(r, "ok"))) {
+            rpc_fail("submit", r);
+            json_decref(r);
+            return EXIT_RUNTIME;
+        }
+        json_t *a = json_object_get(r, "array");
+        json_t *j = a ? a : json_object_get(r, "job");
+        const char *st = json_string_value(json_object_get(j, "state"));
+        if (!st)
+            st = "?";
+        int active = !strcmp(st, "running") || !strcmp(st, "pending") ||
+                     !strcmp(st, "stopping");
+        if (!active) {
+            int ok = !strcmp(st, "done");
+            if (a) {
+                json_t *c = json_object_get(a, "counts");
+                fprintf(stderr, "slaq submit: array %lld ended: %lld done, "
+                        "%lld failed or lost, %lld cancelled\n", id,
+                        (long long)json_integer_value(json_object_get(c,
+                                                                  "done")),
+                        (long long)(json_integer_value(json_object_get(
+                                        c, "failed")) +
+                                    json_integer_value(json_object_get(
+                                        c, "lost"))),
+                        (long long)(json_integer_value(json_object_get(
+                                        c, "cancelled")) +
+                                    json_integer_value(json_object_get(
+                                        c, "stopped"))));
+            } else {
+                fprintf(stderr, "slaq submit: job %lld ended: %s\n", id, st);
+            }
+            json_decref(r);
+            return ok ? 0 : EXIT_RUNTIME;
+        }
+        json_decref(r);
+        struct timespec ts = {0, 250 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 int cmd_submit(int argc, char **argv)
 {
     enum { O_NAME = 1, O_WEIGHT, O_MAXC, O_TARGET, O_ITERS, O_TIME, O_CWD,
-           O_CONV, O_NODE, O_RESTART };
+           O_CONV, O_NODE, O_RESTART, O_ARRAY, O_TASKEST, O_WAIT };
     static const struct option opts[] = {
         {"name", required_argument, 0, O_NAME},
         {"weight", required_argument, 0, O_WEIGHT},
@@ -96,6 +159,9 @@ int cmd_submit(int argc, char **argv)
         {"convergence", required_argument, 0, O_CONV},
         {"node", required_argument, 0, O_NODE},
         {"restartable", no_argument, 0, O_RESTART},
+        {"array", required_argument, 0, O_ARRAY},
+        {"task-estimate", required_argument, 0, O_TASKEST},
+        {"wait", no_argument, 0, O_WAIT},
         {"help", no_argument, 0, 'h'},
         RPC_LONG_OPTS,
         {0, 0, 0, 0},
@@ -105,7 +171,7 @@ int cmd_submit(int argc, char **argv)
     json_t *req = json_pack("{s:s}", "type", "submit");
     const char *cwd = NULL;
     double v;
-    int o;
+    int o, wait = 0;
     while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         if (rpc_opt(&ro, o, optarg))
             continue;
@@ -162,6 +228,14 @@ int cmd_submit(int argc, char **argv)
         case O_RESTART:
             json_object_set_new(req, "restartable", json_true());
             break;
+        case O_ARRAY: /* its form is slaqd's to check (one parser) */
+            json_object_set_new(req, "array", json_string(optarg));
+            break;
+        case O_TASKEST:
+            if (num_opt("--task-estimate", optarg, 1e-3, 1e9, &v)) goto bad;
+            json_object_set_new(req, "task_estimate", json_real(v));
+            break;
+        case O_WAIT: wait = 1; break;
         case 'h':
             usage(stdout);
             json_decref(req);
@@ -170,6 +244,11 @@ int cmd_submit(int argc, char **argv)
             usage(stderr);
             goto bad;
         }
+    }
+    if (json_object_get(req, "task_estimate") &&
+        !json_object_get(req, "array")) {
+        cli_error("submit", "--task-estimate is a task array's (--array)");
+        goto bad;
     }
     if (optind >= argc) {
         cli_error("submit", "no command given (slaq submit [OPTIONS] -- CMD "
@@ -192,10 +271,13 @@ int cmd_submit(int argc, char **argv)
     int st = rpc_exchange("submit", &ro, req, &reply);
     if (st >= 0)
         return st;
-    printf("%lld\n", (long long)json_integer_value(json_object_get(reply,
-                                                                    "job")));
+    long long id = json_integer_value(json_object_get(reply, "job"));
+    printf("%lld\n", id);
     json_decref(reply);
-    return 0;
+    if (!wait)
+        return 0;
+    fflush(stdout);
+    return wait_for(&ro, id);
 bad:
     json_decref(req);
     return EXIT_USAGE;

@@ -74,6 +74,9 @@ struct slaq_job {
     uint64_t end_iter[SCHED_END_FITS]; /* the iteration each was fitted at */
     uint64_t end_total;      /* history total when ends[] was last updated */
     long pin;                /* the node it is pinned to, or -1 */
+    double passed_since;     /* pending: when a job that arrived after it
+                                first started while it waited (NAN: not
+                                passed; the starvation clock) */
     slaq_convergence convergence; /* declared class (predictor option) */
     slaq_query *query;       /* a query's progress state, else NULL */
     slaq_forecast qfc;       /* a query's (or exact job's) forecast */
@@ -106,6 +109,8 @@ struct slaq_sched {
     size_t ndue;
     size_t last_fits;    /* refits the last slaq_sched_refit did */
     double last_cap;     /* the capacity divided last time */
+    slaq_pend_cmp pend_cmp; /* the pending queue's order (NULL: arrival) */
+    void *pend_arg;
 };
 
 void slaq_job_opts_init(slaq_job_opts *o)
@@ -304,6 +309,7 @@ static long job_place(slaq_sched *s, slaq_job *j)
 static void job_place_or_queue(slaq_sched *s, slaq_job *j)
 {
     j->node = -1;
+    j->passed_since = NAN;
     if (s->clu.npend > 0 || job_place(s, j) < 0)
         clu_pend_push(&s->clu, j); /* room reserved by sched_reserve */
 }
@@ -321,21 +327,72 @@ static void job_unplace(slaq_sched *s, slaq_job *j)
     s->changed = 1;
 }
 
+/* Whether waiting job j has been passed by later arrivals for ST. */
+static int job_starved(const slaq_sched *s, const slaq_job *j, double now)
+{
+    return s->cfg.starvation_s > 0 && j->passed_since == j->passed_since &&
+           now - j->passed_since >= s->cfg.starvation_s;
+}
+
 /*
- * Starts the pending jobs that fit, in queue order. A job that does not
- * fit keeps its place, and keeps the nodes it could run on once they have
- * room from the jobs behind it (clu_hold): first come, first served where
- * jobs compete for the same nodes, and no head-of-line blocking where
- * they do not: a job waiting for a node that is down, or pinned to a node
- * that is full, holds up no job that can run elsewhere. A job free to go
- * anywhere that waits keeps every node that could take any job no smaller
- * than it, so those behind it are not tried. O(pending) plus O(nodes) per
- * job tried.
+ * The order of the pending queue: whether job a is tried before job b at
+ * time now. This one function decides it. Starved jobs come first (Yaq's
+ * hard starvation threshold ST, the one passed longest first), then the
+ * driver's order (slaq_sched_set_pend_order: where a reordering such as
+ * Yaq's shortest-remaining-first plugs in), then arrival.
  */
-static void sched_start_pending(slaq_sched *s)
+static int pend_before(const slaq_sched *s, const slaq_job *a,
+                       const slaq_job *b, double now)
+{
+    int sa = job_starved(s, a, now), sb = job_starved(s, b, now);
+    if (sa != sb)
+        return sa;
+    if (sa && a->passed_since != b->passed_since)
+        return a->passed_since < b->passed_since;
+    if (!sa && s->pend_cmp) {
+        int c = s->pend_cmp(a, b, now, s->pend_arg);
+        if (c)
+            return c < 0;
+    }
+    return a->arrival < b->arrival;
+}
+
+/* Sorts the pending queue by pend_before, stably. An insertion sort: the
+ * queue is in order from the last epoch but for the jobs that arrived or
+ * starved since, so this is O(pending) in the common case (a driver
+ * order that reshuffles everything each epoch makes it quadratic). */
+static void pend_sort(slaq_sched *s, double now)
+{
+    slaq_job **p = s->clu.pend;
+    for (size_t k = 1; k < s->clu.npend; k++) {
+        slaq_job *j = p[k];
+        size_t i = k;
+        while (i > 0 && pend_before(s, j, p[i - 1], now)) {
+            p[i] = p[i - 1];
+            i--;
+        }
+        p[i] = j;
+    }
+}
+
+/*
+ * Starts the pending jobs that fit, in queue order (pend_before). A job
+ * that does not fit keeps its place, and keeps the nodes it could run on
+ * once they have room from the jobs behind it (clu_hold): first come,
+ * first served where jobs compete for the same nodes, and no head-of-line
+ * blocking where they do not: a job waiting for a node that is down, or
+ * pinned to a node that is full, holds up no job that can run elsewhere.
+ * A job free to go anywhere that waits keeps every node that could take
+ * any job no smaller than it, so those behind it are not tried. A job
+ * still waiting when one that arrived after it starts has been passed,
+ * and its starvation clock starts. O(pending) plus O(nodes) per job
+ * tried.
+ */
+static void sched_start_pending(slaq_sched *s, double now)
 {
     clu_state *c = &s->clu;
     size_t keep = 0, n = c->npend;
+    pend_sort(s, now);
     for (size_t k = 0; k < n; k++) {
         slaq_job *j = c->pend[k];
         clu_job cj = job_clu(s, j);
@@ -343,15 +400,40 @@ static void sched_start_pending(slaq_sched *s)
             job_place(s, j) >= 0)
             continue;
         clu_hold(c, &s->cfg, &cj);
-        c->pend[keep++] = j;
     }
-    c->npend = keep;
-    for (size_t k = 0; k < keep; k++) {
-        clu_job cj = job_clu(s, c->pend[k]);
+    /* The latest arrival among the jobs that started: every job still
+     * waiting that arrived before it has been passed. */
+    double latest = -INFINITY;
+    for (size_t k = 0; k < n; k++) {
+        slaq_job *j = c->pend[k];
+        if (j->node >= 0 && j->arrival > latest)
+            latest = j->arrival;
+    }
+    for (size_t k = 0; k < n; k++) {
+        slaq_job *j = c->pend[k];
+        if (j->node < 0 && latest > j->arrival &&
+            j->passed_since != j->passed_since)
+            j->passed_since = now;
+    }
+    for (size_t k = 0; k < n; k++) {
+        slaq_job *j = c->pend[k];
+        if (j->node >= 0)
+            continue;
+        c->pend[keep++] = j;
+        clu_job cj = job_clu(s, j);
         clu_hold_clear(c, &cj);
     }
+    c->npend = keep;
     clu_hold_clear(c, NULL);
 }
+
+void slaq_sched_set_pend_order(slaq_sched *s, slaq_pend_cmp cmp, void *arg)
+{
+    s->pend_cmp = cmp;
+    s->pend_arg = arg;
+}
+
+double slaq_job_passed_since(const slaq_job *j) { return j->passed_since; }
 
 slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
 {
@@ -740,7 +822,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     /* A policy that divides by forecasts gives exact jobs their fair
      * share as a floor, and is damped; fair shares need neither. */
     int forecasts = alloc_policy_of(c->policy)->forecasts;
-    sched_start_pending(s);
+    sched_start_pending(s, now);
     size_t nn = s->clu.n;
     if (sched_reserve_nodes(s, nn + 1) != SLAQ_OK)
         return SLAQ_ENOMEM;

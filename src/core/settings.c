@@ -131,6 +131,21 @@ static const slaq_setting settings[] = {
      .help = "Refits per epoch at most, the jobs that reported longest ago "
              "first; the others keep their forecast until the next epoch "
              "(0: no bound; docs/cluster.md, \"Scale\")."},
+    {.name = "starvation", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(starvation_s, double), .min = 0, .max = 1e9,
+     .dflt = SLAQ_DEFAULT_STARVATION_S, .arg = "ST", .unit = "s",
+     .help = "A pending job that jobs arriving after it have passed for ST "
+             "seconds goes to the head of the queue, and nothing passes it "
+             "any more: whatever order the queue is tried in, no job waits "
+             "behind later ones for longer than ST plus the time its "
+             "nodes take to free room (0: no bound; docs/cluster.md, "
+             "\"The pending queue\")."},
+    {.name = "queue-bound", .type = SLAQ_SETTING_SIZE,
+     .offset = AT(queue_bound, size_t), .min = 0, .max = 1e6,
+     .dflt = SLAQ_DEFAULT_QUEUE_BOUND, .arg = "N", .unit = "tasks",
+     .help = "Tasks of task arrays placed in a node's queue beyond the "
+             "ones it runs, ready to start the moment a core frees; the "
+             "rest wait in their arrays (slaq queue; docs/arrays.md)."},
     {.name = "default-iter-cpu", .type = SLAQ_SETTING_DOUBLE,
      .offset = AT(default_iter_cpu_s, double), .min = 0,
      .min_excluded = 1, .max = INFINITY, .dflt = SLAQ_DEFAULT_ITER_CPU_S,

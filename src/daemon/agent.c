@@ -99,8 +99,10 @@ static int dial(const char *join, char *err, size_t errlen)
 static void send_register(sd_daemon *d)
 {
     json_t *jobs = json_array();
-    for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
-        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+    size_t nml = slaq_sched_count(d->sched);
+    for (size_t i = 0; i < nml + d->ntasks; i++) { /* ML jobs, then tasks */
+        sd_job *j = i < nml ? slaq_job_user(slaq_sched_job(d->sched, i))
+                            : d->tasks[i - nml];
         json_t *e = json_pack("{s:I, s:s, s:I, s:I}", "job",
                               (json_int_t)j->id, "state",
                               sd_state_name(j->state), "last_iter",
@@ -194,6 +196,13 @@ void agent_conn_closed(sd_daemon *d, sd_conn *c)
     d->up = NULL;
     d->up_welcomed = 0;
     d->up_retry = sd_mono() + AGENT_RETRY_S;
+    /* The queued tasks are the controller's until they start: it places
+     * them again when this node registers (array.c), so none of them may
+     * start here meanwhile. */
+    if (json_array_size(d->task_queue))
+        sd_log(d, 0, "%zu queued tasks dropped with the link",
+               json_array_size(d->task_queue));
+    json_array_clear(d->task_queue);
     sd_log(d, 0, "controller %s: connection lost; reconnecting",
            d->cfg.join);
 }
@@ -548,10 +557,26 @@ static void on_stop(sd_daemon *d, json_t *msg)
     const char *reason = json_string_value(json_object_get(msg, "reason"));
     sd_job *j = json_is_integer(id) ? job_get(d, json_integer_value(id))
                                     : NULL;
-    if (!j || !SD_ACTIVE(j->state))
-        return;
     if (!reason)
         reason = "stopped";
+    if (!j && json_is_integer(id)) { /* a queued task: it never starts */
+        size_t i;
+        json_t *t;
+        json_array_foreach(d->task_queue, i, t) {
+            json_t *tid = json_object_get(t, "job");
+            if (json_integer_value(tid) != json_integer_value(id))
+                continue;
+            up_send(d, json_pack("{s:s, s:O, s:O, s:s, s:s}", "type", "exit",
+                                 "job", id, "gen", json_object_get(t, "gen"),
+                                 "state", strcmp(reason, "cancelled")
+                                 ? "stopped" : "cancelled", "reason",
+                                 reason));
+            json_array_remove(d->task_queue, i);
+            return;
+        }
+    }
+    if (!j || !SD_ACTIVE(j->state))
+        return;
     int now = json_is_true(json_object_get(msg, "now"));
     double ms;
     char err[256];
@@ -605,6 +630,131 @@ static void on_op(sd_daemon *d, json_t *msg, int kind)
     up_send(d, m);
 }
 
+/* ----------------------------------------------------------- node queue */
+
+/* Why task t of an enqueue cannot be queued, or NULL: the fields a start
+ * needs (job, secret, gen), the task's array and index, and a command. */
+static const char *task_bad(json_t *t)
+{
+    json_t *id = json_object_get(t, "job"), *g = json_object_get(t, "gen");
+    json_t *a = json_object_get(t, "array"), *x = json_object_get(t, "index");
+    json_t *cmd = json_object_get(t, "cmd");
+    const char *secret = json_string_value(json_object_get(t, "secret"));
+    if (!json_is_integer(id) || json_integer_value(id) < 1)
+        return "\"job\" must be a job id";
+    if (!secret || strlen(secret) != SD_SECRET_LEN)
+        return "\"secret\" must be 64 hex digits";
+    if (!json_is_integer(g) || json_integer_value(g) < 1 ||
+        json_integer_value(g) > UINT32_MAX)
+        return "\"gen\" must be a generation (1 to 2^32 - 1)";
+    if (!json_is_integer(a) || json_integer_value(a) < 1)
+        return "\"array\" must be an array's id";
+    if (!json_is_integer(x) || json_integer_value(x) < 0 ||
+        json_integer_value(x) > SD_MAX_INDEX)
+        return "\"index\" must be a task index (0 to 10^9)";
+    if (!json_is_array(cmd) || !json_array_size(cmd))
+        return "\"cmd\" must be a non-empty array of strings";
+    return NULL;
+}
+
+/* The controller's "enqueue": tasks for this node's queue, started here
+ * as cores free (agent_start_queued), each answered with "started" or
+ * "start_failed". A batch over SD_ENQUEUE_MAX, or one that would take the
+ * queue past SD_AGENT_QUEUE_MAX, is refused whole. */
+static void on_enqueue(sd_daemon *d, json_t *msg)
+{
+    json_t *tasks = json_object_get(msg, "tasks");
+    size_t n = json_array_size(tasks);
+    if (!json_is_array(tasks) || n > SD_ENQUEUE_MAX ||
+        json_array_size(d->task_queue) + n > SD_AGENT_QUEUE_MAX) {
+        sd_log(d, 0, "an enqueue of %zu tasks refused (at most %d at once, "
+               "%d queued)", n, SD_ENQUEUE_MAX, SD_AGENT_QUEUE_MAX);
+        for (size_t i = 0; i < n; i++) {
+            json_t *t = json_array_get(tasks, i);
+            if (!task_bad(t))
+                up_send(d, json_pack("{s:s, s:O, s:O, s:s}", "type",
+                                     "start_failed", "job",
+                                     json_object_get(t, "job"), "gen",
+                                     json_object_get(t, "gen"), "message",
+                                     n > SD_ENQUEUE_MAX
+                                     ? "an enqueue carries at most 256 tasks"
+                                     : "the node's queue is full (4096)"));
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *t = json_array_get(tasks, i);
+        const char *why = task_bad(t);
+        if (why) {
+            sd_log(d, 0, "a queued task refused: %s", why);
+            if (json_is_integer(json_object_get(t, "job")))
+                up_send(d, json_pack("{s:s, s:O, s:i, s:s}", "type",
+                                     "start_failed", "job",
+                                     json_object_get(t, "job"), "gen", 1,
+                                     "message", why));
+            continue;
+        }
+        json_array_append(d->task_queue, t);
+    }
+    agent_start_queued(d);
+}
+
+/* Starts queued task t; answers "started" or "start_failed". */
+static void start_task(sd_daemon *d, json_t *t)
+{
+    char err[512];
+    json_int_t id = json_integer_value(json_object_get(t, "job"));
+    json_int_t gen = json_integer_value(json_object_get(t, "gen"));
+    sd_job *j = NULL;
+    sd_user owner;
+    json_t *uid = json_object_get(t, "uid");
+    const char *user = json_string_value(json_object_get(t, "user"));
+    if (json_is_integer(uid) && json_integer_value(uid) >= 0 &&
+        json_integer_value(uid) <= 0x7fffffff)
+        user_from_uid(d, (uid_t)json_integer_value(uid), 0, &owner);
+    else
+        user_self(d, &owner);
+    if (job_get(d, id))
+        snprintf(err, sizeof err, "job %lld exists already on this node",
+                 (long long)id);
+    else if (user && strcmp(user, owner.name))
+        snprintf(err, sizeof err, "uid %u is %s on this node but %s on the "
+                 "controller: the nodes' users must match",
+                 (unsigned)owner.uid, owner.name, user);
+    else
+        j = job_submit_task_as(d, t, id, json_string_value(
+                                   json_object_get(t, "secret")), &owner,
+                               json_integer_value(json_object_get(t,
+                                                                  "array")),
+                               (long)json_integer_value(json_object_get(
+                                   t, "index")), err, sizeof err);
+    if (!j || array_task_add(d, j) < 0) {
+        if (j) {
+            job_cancel(d, j, 1);
+            snprintf(err, sizeof err, "out of memory");
+        }
+        up_send(d, json_pack("{s:s, s:I, s:I, s:s}", "type", "start_failed",
+                             "job", id, "gen", gen, "message", err));
+        return;
+    }
+    j->gen = (unsigned)gen;
+    store_put_job(d->store, j);
+    json_t *m = job_msg("started", j);
+    json_object_set_new(m, "pid", json_integer(j->pid));
+    up_send(d, m);
+}
+
+void agent_start_queued(sd_daemon *d)
+{
+    while (json_array_size(d->task_queue) && d->up &&
+           array_task_room(d) >= 1 - 1e-9) {
+        json_t *t = json_incref(json_array_get(d->task_queue, 0));
+        json_array_remove(d->task_queue, 0);
+        start_task(d, t);
+        json_decref(t);
+    }
+}
+
 void agent_message(sd_daemon *d, sd_conn *c, json_t *msg)
 {
     (void)c;
@@ -613,6 +763,8 @@ void agent_message(sd_daemon *d, sd_conn *c, json_t *msg)
         on_allocs(d, msg);
     else if (!strcmp(type, "start"))
         on_start(d, msg);
+    else if (!strcmp(type, "enqueue"))
+        on_enqueue(d, msg);
     else if (!strcmp(type, "stop"))
         on_stop(d, msg);
     else if (!strcmp(type, "suspend"))

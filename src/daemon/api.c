@@ -200,7 +200,18 @@ static json_t *api_ls(sd_daemon *d, json_t *req)
     size_t i = (uint64_t)after < d->njobs ? (size_t)after : d->njobs;
     for (; i < d->njobs; i++) {
         sd_job *j = d->jobs[i];
-        if (!j || (active_only && !SD_ACTIVE(j->state)))
+        /* A task array is one row, with its tasks' counts; its tasks are
+         * listed by show (docs/arrays.md). */
+        sd_array *a = j ? NULL : array_get(d, (int64_t)i + 1);
+        if (a && (!active_only || array_active(d, a))) {
+            if (n == limit)
+                break;
+            json_array_append_new(jobs, array_json(d, a, 0));
+            last = a->id;
+            n++;
+            continue;
+        }
+        if (!j || j->array || (active_only && !SD_ACTIVE(j->state)))
             continue;
         if (n == limit)
             break;
@@ -213,6 +224,49 @@ static json_t *api_ls(sd_daemon *d, json_t *req)
     json_object_set_new(r, "next", i < d->njobs ? json_integer(last)
                                                 : json_null());
     return r;
+}
+
+/* show, cancel or logs of task array a (index -1) or of its task index
+ * that has no job record yet (pending, or cancelled with the array). */
+static json_t *api_array(sd_daemon *d, sd_array *a, long index,
+                         const char *type, json_t *req, const sd_user *who)
+{
+    char err[256];
+    json_t *reply;
+    if (!strcmp(type, "logs") && index < 0)
+        return api_error("no_logs", "array %lld has no logs of its own; "
+                         "each task has its own (slaq logs %lld_N)",
+                         (long long)a->id, (long long)a->id);
+    if (!strcmp(type, "logs"))
+        return api_error("no_logs", "task %lld_%ld has not run: it has no "
+                         "logs", (long long)a->id, index);
+    if (!strcmp(type, "cancel")) {
+        json_t *now = json_object_get(req, "now");
+        if (now && !json_is_boolean(now))
+            return api_error("bad_request", "field \"now\" must be true or "
+                             "false");
+        if ((reply = user_may_act_on(who, a->uid, a->user, "this array",
+                                     "cancel")))
+            return reply;
+        if (array_cancel(d, a, index, json_is_true(now), err,
+                         sizeof err) < 0)
+            return api_error("not_active", "%s", err);
+        if (store_flush(d->store) < 0)
+            return api_error("store_failed", "the tasks are being stopped "
+                             "but slaqd cannot record it (%s)",
+                             store_error(d->store));
+    }
+    reply = ok();
+    if (index < 0) {
+        json_t *o = array_json(d, a, !strcmp(type, "show"));
+        json_object_set_new(reply, "array", json_incref(o));
+        json_object_set_new(reply, "job", o);
+    } else {
+        const sd_job *j = job_get(d, a->task[index - a->first]);
+        json_object_set_new(reply, "job", j ? job_json(d, j, 0)
+                                            : array_pending_json(a, index));
+    }
+    return reply;
 }
 
 static json_t *api_policy(sd_daemon *d, json_t *req)
@@ -288,6 +342,14 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
     }
     if (!strcmp(type, "ls"))
         return api_ls(d, req);
+    if (!strcmp(type, "queue")) {
+        if (d->cfg.agent)
+            return api_error("not_here", "this slaqd is a node agent: its "
+                             "controller shows every node's queue");
+        json_t *r = ok();
+        json_object_set_new(r, "nodes", array_queue_json(d));
+        return r;
+    }
     if (!strcmp(type, "user_token")) {
         /* Only where the kernel says who asks, and only the asker's own:
          * a credential is worth what the Unix socket's word is. */
@@ -316,6 +378,17 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
     if (!strcmp(type, "submit")) {
         if ((reply = user_may_submit(d, who)))
             return reply;
+        if (json_object_get(req, "array")) {
+            sd_array *a = array_submit(d, req, who, err, sizeof err);
+            if (!a)
+                return api_error("submit_failed", "%s", err);
+            reply = ok();
+            json_object_set_new(reply, "job", json_integer(a->id));
+            json_object_set_new(reply, "array", json_integer(a->id));
+            json_object_set_new(reply, "tasks", json_integer(a->last -
+                                                             a->first + 1));
+            return reply;
+        }
         j = job_submit(d, req, who, err, sizeof err);
         if (!j)
             return api_error("submit_failed", "%s", err);
@@ -327,6 +400,11 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
         if (!(j = req_job(d, req, &reply)) ||
             (reply = user_may_act(who, j, type)))
             return reply;
+        if (j->array)
+            return api_error("not_suspendable", "job %lld is task %ld of "
+                             "array %lld: a task runs to its end or is "
+                             "cancelled", (long long)j->id, j->array_index,
+                             (long long)j->array);
         json_t *ck = json_object_get(req, "checkpoint");
         if (ck && !json_is_boolean(ck))
             return api_error("bad_request", "field \"checkpoint\" must be "
@@ -359,7 +437,17 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
         return api_history(d, req);
     if (!strcmp(type, "show") || !strcmp(type, "cancel") ||
         !strcmp(type, "logs")) {
-        if (!(j = req_job(d, req, &reply)))
+        long index;
+        sd_array *a = array_parse_ref(d, json_object_get(req, "job"), &index);
+        j = a && index >= 0 ? job_get(d, a->task[index - a->first]) : NULL;
+        if (a && !j && (reply = api_array(d, a, index, type, req, who)))
+            return reply;
+        const char *ref = json_string_value(json_object_get(req, "job"));
+        if (!a && ref && strchr(ref, '_'))
+            return api_error("unknown_job", "no task %.40s (ID_N: index N "
+                             "of task array ID; slaq ls lists the arrays)",
+                             ref);
+        if (!j && !(j = req_job(d, req, &reply)))
             return reply;
         const char *verb = !strcmp(type, "cancel") ? "cancel"
                                                    : "read the logs of";

@@ -166,6 +166,8 @@ static json_t *launch_msg(sd_job *j, json_t *env)
         return NULL;
     if (env)
         json_object_set_new(m, "env", json_deep_copy(env));
+    if (isfinite(j->max_cores)) /* its agent leaves tasks the rest */
+        json_object_set_new(m, "max_cores", json_real(j->max_cores));
     if (j->resumed_from) /* its agent renames that job's checkpoint first */
         json_object_set_new(m, "resume_from", json_integer(j->resumed_from));
     return m;
@@ -326,6 +328,61 @@ undo:
     return -1;
 }
 
+/* ---------------------------------------------------------------- tasks */
+
+sd_job *cluster_place_task(sd_daemon *d, sd_array *a, long index, int node,
+                           json_t *batch)
+{
+    json_t *req = job_task_req(a, index);
+    sd_job *j = req ? job_new(d, (int64_t)d->njobs + 1) : NULL;
+    if (!j) {
+        json_decref(req);
+        return NULL;
+    }
+    j->uid = a->uid;
+    j->user = strdup(a->user);
+    j->name = strdup(json_string_value(json_object_get(req, "name")));
+    j->cmd = json_dumps(json_object_get(req, "cmd"), JSON_COMPACT);
+    j->cwd = strdup(a->cwd);
+    j->managed = 1;
+    j->max_cores = 1;
+    j->array = a->id;
+    j->array_index = index;
+    j->submitted = a->submitted;
+    j->remote = 1;
+    j->node = node;
+    j->node_at = strdup(d->nodes[node].name);
+    j->state = SD_PENDING; /* in the node's queue until "started" */
+    j->gen = 1;
+    j->launch = launch_msg(j, json_object_get(req, "env"));
+    json_decref(req);
+    if (!j->user || !j->name || !j->cmd || !j->cwd || !j->node_at ||
+        !j->launch || job_new_secret(j) < 0) {
+        d->jobs[j->id - 1] = NULL;
+        job_free_one(j);
+        return NULL;
+    }
+    json_object_set_new(j->launch, "gen", json_integer(1));
+    json_object_set_new(j->launch, "array", json_integer(a->id));
+    json_object_set_new(j->launch, "index", json_integer(index));
+    json_object_set_new(j->launch, "secret", json_string(j->secret));
+    json_array_append(batch, j->launch);
+    store_put_job(d->store, j);
+    store_event(d->store, sd_now(), j->id, "queued", d->nodes[node].name);
+    return j;
+}
+
+void cluster_send_tasks(sd_daemon *d, int node, json_t *batch)
+{
+    send_msg(d, d->nodes[node].conn, json_pack("{s:s, s:O}", "type",
+                                               "enqueue", "tasks", batch));
+}
+
+int cluster_node_ready(const sd_daemon *d, int node)
+{
+    return d->nodes[node].up && d->nodes[node].conn != NULL;
+}
+
 void cluster_send_stop(sd_daemon *d, sd_job *j, int now)
 {
     if (!SD_REMOTE(j))
@@ -395,6 +452,7 @@ static void node_down(sd_daemon *d, int idx, const char *why)
         if (j->node == idx && SD_REMOTE(j))
             job_node_lost(d, j, reason);
     }
+    array_node_lost(d, idx, reason);
     d->flush_hold--;
     store_flush(d->store);
     nodes_file(d);
@@ -616,7 +674,19 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                                            j->state), "now", 1));
         }
     }
+    /* Tasks: those it started meanwhile run; the rest of its queue went
+     * with its link, and go back to their arrays (array.c). */
+    array_node_registered(d, idx, have, have ? na : 0);
     json_t *mine = json_object(), *gens = json_object();
+    for (size_t i = 0; i < d->ntasks; i++) {
+        sd_job *j = d->tasks[i];
+        char key[32];
+        if (j->node != idx || j->state == SD_PENDING)
+            continue;
+        snprintf(key, sizeof key, "%lld", (long long)j->id);
+        json_object_set_new(mine, key, json_integer(-1));
+        json_object_set_new(gens, key, json_integer(j->gen ? j->gen : 1));
+    }
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         if (!SD_REMOTE(j) || j->node != idx)
@@ -800,6 +870,8 @@ void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
         j->pid = (pid_t)json_integer_value(json_object_get(msg, "pid"));
         free(j->pid_refused);
         j->pid_refused = NULL;
+        if (j->array && j->state == SD_PENDING) /* left its node's queue */
+            array_task_running(d, j);
         store_put_job(d->store, j);
     } else if (!strcmp(type, "op_result")) {
         sd_job *j = node_job(d, c, msg);
@@ -839,7 +911,8 @@ int cluster_restore_job(sd_daemon *d, sd_job *j, const char *node)
 {
     j->remote = 1;
     j->restarts = j->gen > 1 ? j->gen - 1 : 0;
-    if (!node || j->state == SD_PENDING) { /* placed again by the core */
+    if (!node || (j->state == SD_PENDING && !j->array)) { /* placed again
+                                                              by the core */
         j->node = -1;
         j->state = SD_PENDING;
         return 0;

@@ -821,6 +821,15 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
             conn_flush(d, c);
             return;
         }
+        if (j->array) { /* not in the scheduler: nothing to report to */
+            send_error(d, c, "not_a_job", "job %lld is task %ld of array "
+                       "%lld, which runs on one core and does not report "
+                       "(docs/arrays.md)", (long long)j->id, j->array_index,
+                       (long long)j->array);
+            c->closing = 1;
+            conn_flush(d, c);
+            return;
+        }
         if (!SD_ACTIVE(j->state)) {
             json_t *m = json_pack("{s:s, s:I, s:s}", "type", "stop", "job",
                                   (json_int_t)j->id, "reason",

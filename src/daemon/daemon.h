@@ -20,6 +20,7 @@
  *   counters.c the counters status and /metrics show (counters.h) counter_
  *   users.c    who a peer is, running a job as its owner,   user_
  *              and who may act on which job
+ *   array.c    task arrays: many short one-core tasks       array_
  */
 #ifndef SLAQ_DAEMON_H
 #define SLAQ_DAEMON_H
@@ -264,6 +265,9 @@ typedef struct sd_job {
                              agent awaits the answer (SD_OP_*, 0: none) */
     char *pid_refused;    /* controller: why the pid its agent reported
                              was refused (NULL: none was) */
+    int64_t array;        /* a task of this array (array.c), else 0: not
+                             in the scheduler, one core, never reports */
+    long array_index;     /* ... its index */
 } sd_job;
 
 /* A job run by a node agent, seen from the controller. */
@@ -328,6 +332,41 @@ typedef struct sd_node {
     double down_since;    /* monotonic: when it went down (up: 0) */
     uint64_t reports;     /* relayed reports received */
 } sd_node;
+
+/* ---------------------------------------------------------------- arrays */
+
+#define SD_MAX_ARRAY 100000       /* tasks in one array at most */
+#define SD_ENQUEUE_MAX 256        /* tasks in one "enqueue" message */
+#define SD_AGENT_QUEUE_MAX 4096   /* tasks an agent's queue holds at most */
+#define SD_MAX_INDEX 1000000000L  /* the largest task index */
+
+/*
+ * A task array (array.c, docs/arrays.md): tasks first..last of one
+ * command, each a process on one core, at most max_running at once. A
+ * task becomes a job record (sd_job with .array set) when it starts, or
+ * when it is cancelled or fails before it could; an index without one is
+ * pending.
+ */
+typedef struct sd_array {
+    int64_t id;           /* in the jobs' id space: `slaq show ID` */
+    uid_t uid;            /* its owner, whom every task runs as */
+    char *user;
+    char *name;
+    char *cmd;            /* JSON array of strings; "{index}" in them is
+                             the task's index */
+    char *cwd;
+    char *env;            /* JSON array of "NAME=value" (NULL: slaqd's) */
+    long first, last;
+    unsigned max_running; /* K of --array A-B%K (0: no limit of its own) */
+    double estimate_s;    /* --task-estimate (0: none given) */
+    double submitted;
+    int cancelled;        /* its pending tasks were cancelled */
+    int64_t *task;        /* task[i - first]: index i's job id, 0: pending */
+    long next;            /* no index below it is pending */
+    unsigned running;     /* its tasks running now */
+    double dur_sum;       /* the durations of its tasks that exited 0 */
+    unsigned dur_n;
+} sd_array;
 
 /* ------------------------------------------------------------ enforcement */
 
@@ -464,6 +503,15 @@ struct sd_daemon {
     /* operations sent to agents awaiting their answers (suspend.c) */
     void *ops;
     uint64_t op_seq;
+    /* task arrays (array.c), by id */
+    sd_array **arrays;
+    size_t narrays, caparrays;
+    sd_job **tasks;       /* the tasks running on this machine (a
+                             controller: placed on its nodes, queued or
+                             running) */
+    json_t *task_queue;   /* an agent: the tasks its controller queued
+                             here, not started yet (oldest first) */
+    size_t ntasks, captasks;
     /* the control connection whose request api_handle is answering
      * (conn.c sets it; NULL for HTTP): a request answered later by an
      * agent is parked on it */
@@ -544,7 +592,77 @@ void conn_send_acks(sd_daemon *d);
  * descriptors. */
 void conn_tick(sd_daemon *d);
 
+/* array.c */
+/* A submit with "array": records the array and starts what may start;
+ * NULL with err filled. */
+sd_array *array_submit(sd_daemon *d, json_t *req, const sd_user *owner,
+                       char *err, size_t errlen);
+sd_array *array_get(sd_daemon *d, int64_t id);
+/* Starts pending tasks while this machine has cores no ML job may use
+ * (docs/arrays.md, "Cores"): after a submit, a task's end, an epoch. */
+void array_dispatch(sd_daemon *d);
+/* job_finish's: a task ended (its array counts it, its core is free). */
+void array_task_ended(sd_daemon *d, sd_job *j);
+/* A task's pid has exited (job_reap_children): 1 if it was a task's. */
+int array_reap(sd_daemon *d, pid_t pid, int status);
+void array_tick(sd_daemon *d);
+/* The array as `ls` (detail 0) or `show` (1) shows it. */
+json_t *array_json(sd_daemon *d, const sd_array *a, int detail);
+/* Pending index `index` of a, as show lists a task that has no job. */
+json_t *array_pending_json(const sd_array *a, long index);
+/* A controller: node idx is down; its queued tasks go back to their
+ * arrays, its running ones are lost. */
+void array_node_lost(sd_daemon *d, int idx, const char *why);
+/* A controller: node idx (re)registered, running the jobs have[0..n)
+ * (ids; negative: an earlier generation). Its queued tasks that it runs
+ * now are running; the others go back to their arrays. */
+void array_node_registered(sd_daemon *d, int idx, const int64_t *have,
+                           size_t n);
+/* A controller: a queued task's agent started it. */
+void array_task_running(sd_daemon *d, sd_job *j);
+/* An agent: a task the controller queued here has started. */
+int array_task_add(sd_daemon *d, sd_job *j);
+/* The cores tasks may take on this machine now (agent or single slaqd). */
+double array_task_room(sd_daemon *d);
+/* Each node's queue of tasks (docs/arrays.md, "Node queues"). */
+json_t *array_queue_json(sd_daemon *d);
+/* Whether the array has pending or running tasks. */
+int array_active(sd_daemon *d, const sd_array *a);
+/* Cancels every task of a not yet ended (0), or only index (1 task);
+ * -1 with err filled. */
+int array_cancel(sd_daemon *d, sd_array *a, long index, int now, char *err,
+                 size_t errlen);
+/* "ID" or "ID_N" (a task of array ID): the array (and *index, -1 for the
+ * whole array), or NULL. */
+sd_array *array_parse_ref(sd_daemon *d, json_t *v, long *index);
+/* After the jobs are restored: the arrays, their tasks counted. */
+int array_restore(sd_daemon *d);
+void array_free_all(sd_daemon *d);
+
 /* jobs.c */
+/* Task `index` of array a as a submit request: its command ({index}
+ * replaced), directory, name and environment (SLAQ_ARRAY_INDEX and
+ * SLAQ_ARRAY_ID added); NULL when out of memory. */
+json_t *job_task_req(const sd_array *a, long index);
+/* An agent's: starts a task the controller queued here (job id and
+ * secret given, as job_submit_as). */
+sd_job *job_submit_task_as(sd_daemon *d, json_t *req, int64_t id,
+                           const char *secret, const sd_user *owner,
+                           int64_t array, long index, char *err,
+                           size_t errlen);
+/* Fills j->secret with fresh random hex digits: 0, or -1. */
+int job_new_secret(sd_job *j);
+/* Starts task `index` of array a as a process of its own; NULL with err
+ * filled. */
+sd_job *job_start_task(sd_daemon *d, sd_array *a, long index, char *err,
+                       size_t errlen);
+/* Takes id (> every id in use) for a record that is not a job (a task
+ * array's): 0, or -1. */
+int job_reserve_id(sd_daemon *d, int64_t id);
+/* Records a task that never ran (cancelled, or its start failed) as a
+ * finished job; NULL when out of memory. */
+sd_job *job_task_record(sd_daemon *d, sd_array *a, long index,
+                        sd_state state, const char *reason);
 /* A request's or hello's optional "convergence" field: 0 when absent
  * (out untouched), 1 with *out set, -1 with a message naming the field. */
 int job_convergence_get(json_t *msg, slaq_convergence *out, char *err,
@@ -621,6 +739,9 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
 void job_reap_children(sd_daemon *d);
 void job_epoch(sd_daemon *d);
 void job_tick(sd_daemon *d);
+/* One job's part of the tick: an adopted process gone, a stop's next
+ * signal due (a task's too: array_tick). */
+void job_watch(sd_daemon *d, sd_job *j, double mono);
 void job_free_all(sd_daemon *d);
 void job_free_one(sd_job *j);
 /* Removes finished jobs beyond --keep-jobs or older than --keep-days from
@@ -760,6 +881,15 @@ void cluster_conn_closed(sd_daemon *d, sd_conn *c);
 int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                    size_t errlen);
 void cluster_send_stop(sd_daemon *d, sd_job *j, int now);
+/* A controller: records task `index` of a as queued on `node` (state
+ * pending, a job id and secret of its own) and appends its start to
+ * batch; NULL when out of memory. */
+sd_job *cluster_place_task(sd_daemon *d, sd_array *a, long index, int node,
+                           json_t *batch);
+/* Sends node's agent the tasks of batch for its queue ("enqueue"). */
+void cluster_send_tasks(sd_daemon *d, int node, json_t *batch);
+/* Whether node is up with its agent connected. */
+int cluster_node_ready(const sd_daemon *d, int node);
 /* After each epoch: allocations to the agents, silent nodes marked down. */
 void cluster_epoch(sd_daemon *d);
 json_t *cluster_nodes_json(sd_daemon *d);
@@ -787,6 +917,8 @@ void agent_job_ended(sd_daemon *d, sd_job *j);
 /* At exit with --end-jobs-at-exit: SIGTERM to every job, SIGKILL to those
  * left after the grace period (at most 3 s: Slurm's KillWait may be 5). */
 void agent_end_jobs(sd_daemon *d);
+/* Starts the tasks of this agent's queue while it has cores for them. */
+void agent_start_queued(sd_daemon *d);
 
 /* conn.c: wraps a connected descriptor in a connection */
 sd_conn *conn_add(sd_daemon *d, int fd, int tcp);

@@ -186,7 +186,7 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c)
 
 /* A fresh secret for j from the kernel's random source; -1 if it has none
  * to give (then the job is not created). */
-static int new_secret(sd_job *j)
+int job_new_secret(sd_job *j)
 {
     unsigned char raw[SD_SECRET_LEN / 2];
     size_t got = 0;
@@ -519,15 +519,152 @@ static void child_failed(const sd_job *j, const sd_runas *ra, const char *arg0,
     }
 }
 
+static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
+                         const char *secret, const sd_user *owner,
+                         int64_t array, long index, char *err,
+                         size_t errlen);
+
 sd_job *job_submit(sd_daemon *d, json_t *req, const sd_user *owner,
                    char *err, size_t errlen)
 {
-    return job_submit_as(d, req, 0, NULL, owner, err, errlen);
+    return job_spawn(d, req, 0, NULL, owner, 0, 0, err, errlen);
 }
 
 sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
                       const char *secret, const sd_user *owner, char *err,
                       size_t errlen)
+{
+    return job_spawn(d, req, id, secret, owner, 0, 0, err, errlen);
+}
+
+sd_job *job_submit_task_as(sd_daemon *d, json_t *req, int64_t id,
+                           const char *secret, const sd_user *owner,
+                           int64_t array, long index, char *err,
+                           size_t errlen)
+{
+    return job_spawn(d, req, id, secret, owner, array, index, err, errlen);
+}
+
+/* A task's command: the array's, with every "{index}" in an argument
+ * replaced by the index. NULL when out of memory. */
+static json_t *task_cmd(const sd_array *a, long index)
+{
+    json_t *tmpl = json_loads(a->cmd, 0, NULL), *out = json_array();
+    char num[24];
+    snprintf(num, sizeof num, "%ld", index);
+    size_t i;
+    json_t *v;
+    json_array_foreach(tmpl, i, v) {
+        const char *arg = json_string_value(v);
+        size_t n = 0, len = strlen(arg ? arg : "");
+        for (const char *p = arg; p && (p = strstr(p, "{index}")); p += 7)
+            n++;
+        char *buf = malloc(len + n * strlen(num) + 1), *o = buf;
+        if (!buf) {
+            json_decref(out);
+            out = NULL;
+            break;
+        }
+        for (const char *p = arg; p && *p;) {
+            if (!strncmp(p, "{index}", 7)) {
+                o = stpcpy(o, num);
+                p += 7;
+            } else {
+                *o++ = *p++;
+            }
+        }
+        *o = 0;
+        json_array_append_new(out, json_string(buf));
+        free(buf);
+    }
+    json_decref(tmpl);
+    return out;
+}
+
+json_t *job_task_req(const sd_array *a, long index)
+{
+    char name[SD_MAX_NAME + 32], var[64];
+    snprintf(name, sizeof name, "%.*s[%ld]", SD_MAX_NAME - 24, a->name,
+             index);
+    json_t *env = a->env ? json_loads(a->env, 0, NULL) : NULL;
+    if (env) { /* the array's own, not an outer array's */
+        for (size_t i = json_array_size(env); i-- > 0;) {
+            const char *kv = json_string_value(json_array_get(env, i));
+            if (kv && !strncmp(kv, "SLAQ_ARRAY_", 11))
+                json_array_remove(env, i);
+        }
+        snprintf(var, sizeof var, "SLAQ_ARRAY_INDEX=%ld", index);
+        json_array_append_new(env, json_string(var));
+        snprintf(var, sizeof var, "SLAQ_ARRAY_ID=%lld", (long long)a->id);
+        json_array_append_new(env, json_string(var));
+    }
+    json_t *req = json_pack("{s:o, s:s, s:s}", "cmd", task_cmd(a, index),
+                            "cwd", a->cwd, "name", name);
+    if (!req || (a->env && !env)) {
+        json_decref(req);
+        json_decref(env);
+        return NULL;
+    }
+    if (env)
+        json_object_set_new(req, "env", env);
+    return req;
+}
+
+sd_job *job_start_task(sd_daemon *d, sd_array *a, long index, char *err,
+                       size_t errlen)
+{
+    json_t *req = job_task_req(a, index);
+    if (!req) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    sd_user owner;
+    user_from_uid(d, a->uid, 0, &owner);
+    snprintf(owner.name, sizeof owner.name, "%s", a->user);
+    sd_job *j = job_spawn(d, req, 0, NULL, &owner, a->id, index, err,
+                          errlen);
+    json_decref(req);
+    return j;
+}
+
+sd_job *job_task_record(sd_daemon *d, sd_array *a, long index,
+                        sd_state state, const char *reason)
+{
+    sd_job *j = job_new(d, (int64_t)d->njobs + 1);
+    if (!j)
+        return NULL;
+    char name[SD_MAX_NAME + 32];
+    snprintf(name, sizeof name, "%.*s[%ld]", SD_MAX_NAME - 24, a->name,
+             index);
+    j->uid = a->uid;
+    j->user = strdup(a->user);
+    j->name = strdup(name);
+    json_t *cmd = task_cmd(a, index);
+    j->cmd = cmd ? json_dumps(cmd, JSON_COMPACT) : NULL;
+    json_decref(cmd);
+    j->cwd = strdup(a->cwd);
+    j->reason = reason ? strdup(reason) : NULL;
+    j->managed = 1;
+    j->max_cores = 1;
+    j->array = a->id;
+    j->array_index = index;
+    j->state = state;
+    j->submitted = a->submitted;
+    j->ended = sd_now();
+    if (!j->user || !j->name || !j->cmd || !j->cwd) {
+        d->jobs[j->id - 1] = NULL;
+        job_free(j);
+        return NULL;
+    }
+    store_put_job(d->store, j);
+    store_event(d->store, j->ended, j->id, sd_state_name(state), reason);
+    return j;
+}
+
+static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
+                         const char *secret, const sd_user *owner,
+                         int64_t array, long index, char *err,
+                         size_t errlen)
 {
     sd_runas ra = {0};
     json_t *cmd = json_object_get(req, "cmd");
@@ -647,11 +784,16 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
         goto nomem;
     if (from)
         j->resumed_from = from->id;
+    if (array) {
+        j->array = array;
+        j->array_index = index;
+        j->max_cores = 1;
+    }
     size_t argc = json_array_size(cmd);
     argv = calloc(argc + 1, sizeof *argv);
     if (secret) {
         snprintf(j->secret, sizeof j->secret, "%s", secret);
-    } else if (new_secret(j) < 0) {
+    } else if (job_new_secret(j) < 0) {
         snprintf(err, errlen, "no random bytes for the job's secret: %s",
                  strerror(errno));
         goto fail;
@@ -715,9 +857,13 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
     user_runas_free(&ra);
     argv = NULL;
     envp = NULL;
-    if (job_schedule(d, j) < 0)
+    if (array) { /* one core, outside the scheduler (array.c) */
+        j->alloc = 1;
+        enf_apply(d, j, 1);
+    } else if (job_schedule(d, j) < 0) {
         sd_log(d, 0, "job %lld: out of memory entering the scheduler",
                (long long)j->id);
+    }
     store_put_job(d->store, j);
     store_event(d->store, j->started, j->id, "start", j->cmd);
     if (store_flush(d->store) < 0) {
@@ -733,8 +879,8 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
         j->pid = 0;
         goto fail;
     }
-    sd_log(d, 0, "job %lld (%s): started, pid %d, user %s", (long long)j->id,
-           j->name, (int)pid, j->user);
+    sd_log(d, array ? 1 : 0, "job %lld (%s): started, pid %d, user %s",
+           (long long)j->id, j->name, (int)pid, j->user);
     return j;
 
 fail_errno:
@@ -775,7 +921,7 @@ sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid,
     j->pstart = pid > 0 ? enf_proc_start(pid) : 0;
     j->submitted = j->started = sd_now();
     j->state = SD_RUNNING;
-    if (!j->user || !j->name || !j->cmd || !j->cwd || new_secret(j) < 0 ||
+    if (!j->user || !j->name || !j->cmd || !j->cwd || job_new_secret(j) < 0 ||
         job_schedule(d, j) < 0) {
         d->jobs[j->id - 1] = NULL;
         d->njobs--;
@@ -1018,8 +1164,10 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
         store_flush(d->store);
     if (d->cfg.agent)
         agent_job_ended(d, j);
-    sd_log(d, 0, "job %lld (%s): %s, %s", (long long)j->id, j->name,
-           sd_state_name(st), detail);
+    sd_log(d, j->array ? 1 : 0, "job %lld (%s): %s, %s", (long long)j->id,
+           j->name, sd_state_name(st), detail);
+    if (j->array)
+        array_task_ended(d, j);
 }
 
 void job_reap_children(sd_daemon *d)
@@ -1027,6 +1175,8 @@ void job_reap_children(sd_daemon *d)
     int status;
     pid_t pid;
     while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+        if (array_reap(d, pid, status))
+            continue;
         for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
             sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
             if (j->managed && j->pid == pid && !SD_REMOTE(j)) {
@@ -1155,33 +1305,37 @@ static int adopted_alive(const sd_job *j)
     return kill(j->pid, 0) == 0 && enf_proc_start(j->pid) == j->pstart;
 }
 
+void job_watch(sd_daemon *d, sd_job *j, double mono)
+{
+    if (SD_REMOTE(j))
+        return; /* its agent watches it */
+    if (j->adopted && !adopted_alive(j)) {
+        job_finish(d, j, 0, 0, SD_DONE, "exited while slaqd was not its "
+                                        "parent; exit status unknown");
+        return;
+    }
+    if (j->state != SD_STOPPING || mono < j->stop_deadline)
+        return;
+    if (!j->managed) {
+        job_finish(d, j, 0, 0, SD_STOPPED, NULL);
+    } else if (!j->term_sent) {
+        signal_job(d, j, SIGTERM);
+        j->term_sent = 1;
+        j->stop_deadline = mono + d->cfg.grace_s;
+    } else {
+        signal_job(d, j, SIGKILL);
+        j->stop_deadline = mono + d->cfg.grace_s;
+    }
+}
+
 void job_tick(sd_daemon *d)
 {
     double mono = sd_mono();
     double dt = d->tick_last > 0 ? mono - d->tick_last : SD_TICK_S;
     d->tick_last = mono;
-    for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
-        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (SD_REMOTE(j))
-            continue; /* its agent watches it */
-        if (j->adopted && !adopted_alive(j)) {
-            job_finish(d, j, 0, 0, SD_DONE, "exited while slaqd was not its "
-                                            "parent; exit status unknown");
-            continue;
-        }
-        if (j->state != SD_STOPPING || mono < j->stop_deadline)
-            continue;
-        if (!j->managed) {
-            job_finish(d, j, 0, 0, SD_STOPPED, NULL);
-        } else if (!j->term_sent) {
-            signal_job(d, j, SIGTERM);
-            j->term_sent = 1;
-            j->stop_deadline = mono + d->cfg.grace_s;
-        } else {
-            signal_job(d, j, SIGKILL);
-            j->stop_deadline = mono + d->cfg.grace_s;
-        }
-    }
+    for (size_t i = slaq_sched_count(d->sched); i-- > 0;)
+        job_watch(d, slaq_job_user(slaq_sched_job(d->sched, i)), mono);
+    array_tick(d);
     enf_tick(d, dt);
     job_expire(d);
 }
@@ -1219,7 +1373,9 @@ void job_expire(sd_daemon *d)
      * (each job's reports are deleted with it). */
     for (size_t i = 0; i < d->njobs && batch < 2000; i++) {
         sd_job *j = d->jobs[i];
-        if (!j || SD_ACTIVE(j->state) || j->conn)
+        /* A task stays while its array does: its row is its index's
+         * state (array.c). */
+        if (!j || SD_ACTIVE(j->state) || j->conn || j->array)
             continue;
         if ((double)finished <= d->cfg.keep_jobs &&
             !(j->ended > 0 && j->ended < cutoff))
@@ -1285,10 +1441,14 @@ static int restore_one(sd_daemon *d, sd_job *j)
     if (!SD_ACTIVE(j->state))
         return 0;
     if ((j->node_at || j->launch) && d->cfg.agents) {
-        /* Its agent re-adopts it when it reconnects (cluster.c). */
+        /* Its agent re-adopts it when it reconnects (cluster.c); a task
+         * queued or running there is settled when its node registers
+         * again (array.c). */
         if (cluster_restore_job(d, j, j->node_at) < 0 ||
-            job_schedule(d, j) < 0)
+            (!j->array && job_schedule(d, j) < 0))
             return -1;
+        if (j->array)
+            return 0;
         job_replay_history(d, j, 1);
         if (j->node >= 0)
             sd_log(d, 0, "job %lld (%s): waiting for node %s to reconnect",
@@ -1310,11 +1470,15 @@ static int restore_one(sd_daemon *d, sd_job *j)
                j->name, (int)j->pid);
         return 0;
     }
-    if (job_schedule(d, j) < 0)
-        return -1;
-    if (j->suspended == SD_SUSP_SIGNAL) /* still SIGSTOPped: no cores */
-        slaq_job_set_max_cores(j->sj, 1e-6);
-    job_replay_history(d, j, 1);
+    if (j->array) { /* a task: one core, outside the scheduler */
+        j->alloc = 1;
+    } else {
+        if (job_schedule(d, j) < 0)
+            return -1;
+        if (j->suspended == SD_SUSP_SIGNAL) /* still SIGSTOPped: no cores */
+            slaq_job_set_max_cores(j->sj, 1e-6);
+        job_replay_history(d, j, 1);
+    }
     j->adopted = 1;
     if (j->managed)
         enf_adopt(d, j);
@@ -1336,6 +1500,11 @@ static int reserve_ids(sd_daemon *d, int64_t last)
         return -1;
     d->njobs = (size_t)last;
     return 0;
+}
+
+int job_reserve_id(sd_daemon *d, int64_t id)
+{
+    return id < 1 || (uint64_t)id <= d->njobs ? -1 : reserve_ids(d, id);
 }
 
 int job_restore(sd_daemon *d)
@@ -1384,6 +1553,10 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
                         : j->node_at ? json_string(j->node_at)
                                      : json_null());
     json_object_set_new(o, "restartable", json_boolean(j->restartable));
+    if (j->array) { /* a task of a task array (array.c) */
+        json_object_set_new(o, "array", json_integer(j->array));
+        json_object_set_new(o, "index", json_integer(j->array_index));
+    }
     if (j->restarts)
         json_object_set_new(o, "restarts", json_integer(j->restarts));
     json_object_set_new(o, "pid", json_integer(j->pid));

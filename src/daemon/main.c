@@ -691,6 +691,7 @@ static void on_signal(sd_daemon *d, sd_handler *h, uint32_t events)
     while (read(h->fd, &si, sizeof si) == (ssize_t)sizeof si) {
         if (si.ssi_signo == SIGCHLD) {
             job_reap_children(d);
+            array_dispatch(d); /* a task's core, taken again at once */
         } else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT ||
                    si.ssi_signo == SIGHUP) {
             sd_log(d, 0, "signal %u: shutting down (jobs keep running and "
@@ -825,6 +826,8 @@ static void rewrite_jobs(void *arg)
     for (size_t i = 0; i < d->njobs; i++)
         if (d->jobs[i])
             store_put_job(d->store, d->jobs[i]);
+    for (size_t i = 0; i < d->narrays; i++)
+        store_put_array(d->store, d->arrays[i]);
     store_set_last_id(d->store, (int64_t)d->njobs);
 }
 
@@ -879,6 +882,7 @@ static int setup(sd_daemon *d)
         setrlimit(RLIMIT_NOFILE, &rl);
     }
 
+    d->task_queue = json_array();
     d->epfd = epoll_create1(EPOLL_CLOEXEC);
     d->sig_h.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
     d->sig_h.fn = on_signal;
@@ -921,7 +925,7 @@ static int setup(sd_daemon *d)
     sd_log(d, 0, "enforcement: %s (%s)", enf_mode_name(d->enf.mode),
            d->enf.detail);
 
-    if (job_restore(d) < 0 || sweep_restore(d) < 0)
+    if (job_restore(d) < 0 || array_restore(d) < 0 || sweep_restore(d) < 0)
         return -1;
 
     if (socket_dir_make(d->cfg.socket_path) < 0 ||
@@ -1030,6 +1034,8 @@ out:
     sweep_free_all(d);
     op_free_all(d);
     job_free_all(d);
+    array_free_all(d);
+    json_decref(d->task_queue);
     trace_free(d);
     store_close(d->store);
     slaq_sched_free(d->sched);

@@ -243,6 +243,36 @@ static void get_gen(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
     j->gen = (unsigned)sqlite3_column_int64(st, i);
 }
 
+/* A task of a task array (docs/arrays.md): its array and index; NULL for
+ * every other job (and in an older slaqd's rows). */
+static void put_array_id(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    if (j->array)
+        sqlite3_bind_int64(st, i, j->array);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void get_array_id(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    j->array = col_null(st, i) ? 0 : sqlite3_column_int64(st, i);
+}
+
+static void put_array_index(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    if (j->array)
+        sqlite3_bind_int64(st, i, j->array_index);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static void get_array_index(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    j->array_index = col_null(st, i) ? 0 : (long)sqlite3_column_int64(st, i);
+}
+
 static void put_conv(sqlite3_stmt *st, int i, const sd_job *j)
 {
     bind_text(st, i, j->convergence != SLAQ_CONV_UNKNOWN
@@ -299,6 +329,8 @@ static const st_column job_cols[] = {
     JFN("user", "TEXT", user),
     JFN("gen", "INTEGER", gen),
     JFN("convergence", "TEXT", conv),
+    JFN("array_id", "INTEGER", array_id),
+    JFN("array_index", "INTEGER", array_index),
 };
 #define NJOB_COLS (sizeof job_cols / sizeof *job_cols)
 
@@ -317,6 +349,13 @@ static const st_column event_cols[] = {
 };
 static const st_column meta_cols[] = {
     COL("key", "TEXT"), COL("value", "INTEGER"),
+};
+static const st_column array_cols[] = {
+    COL("id", "INTEGER"), COL("name", "TEXT"), COL("uid", "INTEGER"),
+    COL("user", "TEXT"), COL("cmd", "TEXT"), COL("cwd", "TEXT"),
+    COL("env", "TEXT"), COL("first", "INTEGER"), COL("last", "INTEGER"),
+    COL("max_running", "INTEGER"), COL("estimate", "REAL"),
+    COL("submitted", "REAL"), COL("cancelled", "INTEGER"),
 };
 static const st_column sweep_cols[] = {
     COL("id", "INTEGER"), COL("name", "TEXT"), COL("spec", "TEXT"),
@@ -354,6 +393,7 @@ static const st_table schema[] = {
     TABLE("allocs", alloc_cols, "PRIMARY KEY(job, epoch)", 1, NULL),
     TABLE("events", event_cols, NULL, 0, "events_job ON events(job, t)"),
     TABLE("meta", meta_cols, "PRIMARY KEY(key)", 0, NULL),
+    TABLE("arrays", array_cols, "PRIMARY KEY(id)", 0, NULL),
     TABLE("sweeps", sweep_cols, "PRIMARY KEY(id)", 0, NULL),
     TABLE("sweep_configs", sweep_config_cols, "PRIMARY KEY(sweep, idx)", 1,
           NULL),
@@ -545,7 +585,7 @@ static void job_get_col(sqlite3_stmt *st, int i, const st_column *c,
 
 enum { ST_BEGIN, ST_COMMIT, ST_REPORT, ST_ALLOC, ST_EVENT, ST_JOB,
        ST_DEL_JOB, ST_DEL_REPORTS, ST_DEL_ALLOCS, ST_DEL_EVENTS, ST_SET_META,
-       ST_VALUE_LOSS, ST_VALUE_METRIC, ST_N };
+       ST_VALUE_LOSS, ST_VALUE_METRIC, ST_ARRAY, ST_N };
 
 /* NULL: made by job_sql. */
 static const char *const sql_text[ST_N] = {
@@ -565,6 +605,9 @@ static const char *const sql_text[ST_N] = {
     "iter = 0) ORDER BY iter",
     "SELECT iter, metric, t FROM reports WHERE job = ?1 AND (iter > ?2 OR "
     "iter = 0) AND (metric IS NOT NULL OR iter = 0) ORDER BY iter",
+    "INSERT OR REPLACE INTO arrays(id, name, uid, user, cmd, cwd, env, "
+    "first, last, max_running, estimate, submitted, cancelled) VALUES (?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 static const char pragmas[] =
@@ -1494,7 +1537,8 @@ int64_t store_last_id(sd_store *s)
     sqlite3_int64 v = query_int(s->db, "SELECT max(coalesce((SELECT value "
                                        "FROM meta WHERE key = 'last_id'), 0),"
                                        " coalesce((SELECT max(id) FROM jobs),"
-                                       " 0))");
+                                       " 0), coalesce((SELECT max(id) FROM "
+                                       "arrays), 0))");
     return v > 0 ? v : 0;
 }
 
@@ -1505,6 +1549,68 @@ void store_set_last_id(sd_store *s, int64_t id)
     sqlite3_bind_text(st, 1, "last_id", -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, id);
     step(s, st);
+}
+
+void store_put_array(sd_store *s, const sd_array *a)
+{
+    if (s->failing && !s->retrying)
+        return; /* memory holds it; rewritten on recovery */
+    sqlite3_stmt *st = s->st[ST_ARRAY];
+    begin(s);
+    sqlite3_bind_int64(st, 1, a->id);
+    bind_text(st, 2, a->name);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)a->uid);
+    bind_text(st, 4, a->user);
+    bind_text(st, 5, a->cmd);
+    bind_text(st, 6, a->cwd);
+    bind_text(st, 7, a->env);
+    sqlite3_bind_int64(st, 8, a->first);
+    sqlite3_bind_int64(st, 9, a->last);
+    sqlite3_bind_int64(st, 10, a->max_running);
+    sqlite3_bind_double(st, 11, a->estimate_s);
+    sqlite3_bind_double(st, 12, a->submitted);
+    sqlite3_bind_int(st, 13, a->cancelled);
+    step(s, st);
+}
+
+int store_each_array(sd_store *s, int (*fn)(sd_daemon *, sd_array *),
+                     sd_daemon *d)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT id, name, uid, user, cmd, cwd, "
+            "env, first, last, max_running, estimate, submitted, cancelled "
+            "FROM arrays ORDER BY id", -1, &st, NULL))
+        return -1;
+    int rc = 0, step_rc;
+    while ((step_rc = sqlite3_step(st)) == SQLITE_ROW) {
+        sd_array *a = calloc(1, sizeof *a);
+        if (!a) {
+            rc = -1;
+            break;
+        }
+        a->id = sqlite3_column_int64(st, 0);
+        a->name = col_strdup(st, 1);
+        a->uid = (uid_t)sqlite3_column_int64(st, 2);
+        a->user = col_strdup(st, 3);
+        a->cmd = col_strdup(st, 4);
+        a->cwd = col_strdup(st, 5);
+        if (sqlite3_column_type(st, 6) != SQLITE_NULL)
+            a->env = col_strdup(st, 6);
+        a->first = (long)sqlite3_column_int64(st, 7);
+        a->last = (long)sqlite3_column_int64(st, 8);
+        a->max_running = (unsigned)sqlite3_column_int64(st, 9);
+        a->estimate_s = sqlite3_column_double(st, 10);
+        a->submitted = sqlite3_column_double(st, 11);
+        a->cancelled = sqlite3_column_int(st, 12);
+        if (fn(d, a) < 0) {
+            rc = -1;
+            break;
+        }
+    }
+    if (step_rc != SQLITE_DONE && step_rc != SQLITE_ROW)
+        rc = -1;
+    sqlite3_finalize(st);
+    return rc;
 }
 
 sqlite3 *store_sqlite(sd_store *s) { return s->db; }

@@ -27,6 +27,7 @@
 typedef struct sd_store sd_store;
 typedef struct sd_job sd_job;
 typedef struct sd_daemon sd_daemon;
+typedef struct sd_array sd_array;
 
 /* ---------------------------------------------------------- store.c */
 
@@ -97,6 +98,11 @@ void store_delete_job(sd_store *s, int64_t job);
 /* The highest job id ever given (kept when that job expires), 0 if none. */
 int64_t store_last_id(sd_store *s);
 void store_set_last_id(sd_store *s, int64_t id);
+/* A task array's row (the arrays table), written again whole. */
+void store_put_array(sd_store *s, const sd_array *a);
+/* Calls fn for every stored array, oldest first; fn takes the array. */
+int store_each_array(sd_store *s, int (*fn)(sd_daemon *, sd_array *),
+                     sd_daemon *d);
 
 /* ---------------------------------------------------- store_sweep.c */
 

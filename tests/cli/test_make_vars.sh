@@ -15,6 +15,10 @@ make -n --no-print-directory BUILD="$SLAQ_BUILD" demo-one POLICY=fair \
   HTTP=127.0.0.1:7445 >"$TMP/demo1" 2>&1
 check_grep "make demo-one POLICY=fair HTTP=... runs demo.sh with both" \
   "scripts/demo\.sh --policy fair --http 127\.0\.0\.1:7445 $SLAQ_BUILD" "$TMP/demo1"
+make -n --no-print-directory BUILD="$SLAQ_BUILD" demo-queues TASKS=20 JOBS=1 \
+  SCALE=0.1 BOUND=2 >"$TMP/dq" 2>&1
+check_grep "make demo-queues TASKS= JOBS= SCALE= BOUND= reach the script" \
+  "scripts/demo-queues\.py --tasks 20 --jobs 1 --scale 0\.1 --bound 2" "$TMP/dq"
 make -n --no-print-directory BUILD="$SLAQ_BUILD" PREFIX=/opt/slaq DESTDIR=/x \
   install >"$TMP/inst" 2>&1
 check_grep "make install PREFIX=/opt/slaq installs into DESTDIR/opt/slaq/bin" \

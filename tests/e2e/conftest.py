@@ -98,7 +98,8 @@ STORE_ADDED = (
     ("jobs", "pin", "TEXT"), ("jobs", "launch", "TEXT"),
     ("jobs", "kind", "TEXT"), ("reports", "estimates", "TEXT"),
     ("jobs", "uid", "INTEGER"), ("jobs", "user", "TEXT"),
-    ("jobs", "gen", "INTEGER"),
+    ("jobs", "gen", "INTEGER"), ("jobs", "array_id", "INTEGER"),
+    ("jobs", "array_index", "INTEGER"),
 )
 
 

@@ -6,6 +6,7 @@
  * one-node answers are compared bit for bit with hashes recorded from the
  * single-machine allocator before nodes existed (alloc_golden.h).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -328,6 +329,93 @@ static void test_gain_replaces_job_with_history(void **state)
         check_capacity(s);
         slaq_sched_free(s);
     }
+}
+
+static slaq_job *add_at(slaq_sched *s, double t)
+{
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    slaq_job *j = slaq_sched_add(s, &o, t);
+    assert_non_null(j);
+    return j;
+}
+
+/* A driver's order for the tests: the latest arrival first (the opposite
+ * of the scheduler's own), the order that starves the most. */
+static int latest_first(const slaq_job *a, const slaq_job *b, double now,
+                        void *arg)
+{
+    (void)now;
+    int *calls = arg;
+    (*calls)++;
+    double x = slaq_job_arrival(a), y = slaq_job_arrival(b);
+    return x > y ? -1 : x < y ? 1 : 0;
+}
+
+/* The driver's order decides which waiting job starts: with latest-first,
+ * c, which arrived after b, takes the room a leaves, and b has been
+ * passed from then on. */
+static void test_pending_order_is_the_drivers(void **state)
+{
+    (void)state;
+    slaq_sched *s = cluster(1, 1, SLAQ_PLACE_LEAST_LOADED, 1);
+    int calls = 0;
+    slaq_sched_set_pend_order(s, latest_first, &calls);
+    slaq_job *a = add_at(s, 0), *b = add_at(s, 1), *c = add_at(s, 2);
+    assert_int_equal(slaq_job_node(a), 0);
+    assert_int_equal(slaq_sched_epoch(s, 2.5), SLAQ_OK);
+    assert_true(calls > 0);
+    assert_true(isnan(slaq_job_passed_since(b)));
+    slaq_sched_remove(s, a);
+    assert_int_equal(slaq_sched_epoch(s, 3), SLAQ_OK);
+    assert_int_equal(slaq_job_node(c), 0);
+    assert_int_equal(slaq_job_node(b), SLAQ_NODE_PENDING);
+    assert_near(slaq_job_passed_since(b), 3, 0);
+    slaq_sched_free(s);
+}
+
+/* Yaq's hard starvation threshold: under an order that always prefers
+ * the latest arrival, b would wait for ever behind the jobs that keep
+ * coming (it does with ST = 0); with ST = 5 it is passed from t = 2.5
+ * and starts at the first epoch 5 s later, ahead of the newer jobs. */
+static double starved_start(double st)
+{
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 1;
+    c.queue = 1;
+    c.predictor = SLAQ_PRED_STRAWMAN;
+    c.starvation_s = st;
+    slaq_sched *s = slaq_sched_new(&c);
+    assert_non_null(s);
+    int calls = 0;
+    slaq_sched_set_pend_order(s, latest_first, &calls);
+    slaq_job *run = add_at(s, 0), *b = add_at(s, 1);
+    double started = NAN;
+    for (int t = 2; t < 60 && isnan(started); t++) {
+        add_at(s, t);
+        slaq_sched_remove(s, run);
+        assert_int_equal(slaq_sched_epoch(s, t + 0.5), SLAQ_OK);
+        run = NULL;
+        for (size_t i = 0; i < slaq_sched_count(s); i++)
+            if (slaq_job_node(slaq_sched_job(s, i)) == 0)
+                run = slaq_sched_job(s, i);
+        assert_non_null(run);
+        if (run == b)
+            started = t + 0.5;
+        else
+            assert_true(slaq_job_arrival(run) == t);
+    }
+    slaq_sched_free(s);
+    return started;
+}
+
+static void test_starvation_bounds_how_long_later_jobs_pass(void **state)
+{
+    (void)state;
+    assert_true(isnan(starved_start(0)));
+    assert_near(starved_start(5), 7.5, 0);
+    assert_near(starved_start(20), 22.5, 0);
 }
 
 /* One node of 2 cores, unit 1: two jobs fit, the rest wait in arrival
@@ -674,6 +762,8 @@ int main(void)
         cmocka_unit_test(test_gain_places_where_least_gain_is_displaced),
         cmocka_unit_test(test_gain_replaces_job_with_history),
         cmocka_unit_test(test_pending_queue_is_fifo),
+        cmocka_unit_test(test_pending_order_is_the_drivers),
+        cmocka_unit_test(test_starvation_bounds_how_long_later_jobs_pass),
         cmocka_unit_test(test_pinned_job_waiting_does_not_block_others),
         cmocka_unit_test(test_job_pinned_to_down_node_holds_up_nobody),
         cmocka_unit_test(

@@ -1,0 +1,184 @@
+"""Task arrays on a controller (docs/arrays.md, "Node queues"): the
+controller places tasks into its agents' bounded queues, each agent starts
+its next queued task the moment a core frees (no round trip), and tells the
+controller what started and what ended; a node lost gives its queued tasks
+back to their arrays."""
+
+import os
+import time
+
+from conftest import TOY, wait_for
+from test_arrays import array, records, submit_array, task_cmd
+from test_cluster_agents import cluster, nodes_of  # noqa: F401 (fixture)
+
+
+def test_agents_run_an_arrays_tasks_from_their_queues(cluster, tmp_path):
+    ctl, agents = cluster(nodes=("n1", "n2"), extra=("--queue-bound", "2"))
+    out = tmp_path / "out"
+    out.mkdir()
+    aid = submit_array(ctl, "1-16", task_cmd(out, "0.4"),
+                       "--task-estimate", "0.4")
+    # 2 nodes of 2 cores: each holds 2 running and 2 queued, no more
+    def placed():
+        (n1, n2, ctlrow) = ctl.request({"type": "queue"})["nodes"]
+        return n1, n2, ctlrow
+    wait_for(lambda: all(n["running"] == 2 for n in placed()[:2]),
+             timeout=10, what="both nodes running two tasks")
+    n1, n2, rest = placed()
+    for n in (n1, n2):
+        assert n["running"] + len(n["queue"]) <= 4, n
+        assert n["task_cores"] == 2
+    assert rest["beyond"] >= 16 - 8 - array(ctl, aid)["counts"]["done"]
+    wait_for(lambda: array(ctl, aid)["state"] not in ("running", "pending"),
+             timeout=60, what="the array to end")
+    a = array(ctl, aid)
+    assert a["counts"]["done"] == 16, a
+    rec = records(out)
+    assert sorted(rec) == list(range(1, 17))
+    assert all(len(s) == 1 for s, _, _ in rec.values())
+    # every task ran on one of the agents, and both took some
+    nodes = {ctl.job(t["id"])["node"] for t in a["task_list"]}
+    assert nodes == {"n1", "n2"}, nodes
+    # an agent's next task starts when a core frees, not an epoch later:
+    # on each node, the gap between one task's end and the next one's
+    # start is far below the controller's epoch (1 s here)
+    by_node = {}
+    for t in a["task_list"]:
+        by_node.setdefault(ctl.job(t["id"])["node"], []).append(
+            rec[t["index"]])
+    for node, runs in by_node.items():
+        ends = sorted(e[0] for _, e, _ in runs)
+        starts = sorted(s[0] for s, _, _ in runs)
+        # the third task on a node starts right after the first ends
+        gap = starts[2] - ends[0]
+        assert gap < 0.3, (node, gap)
+
+
+def test_a_lost_node_gives_its_queued_tasks_back(cluster, tmp_path):
+    ctl, agents = cluster(nodes=("n1", "n2"), extra=("--queue-bound", "3"))
+    out = tmp_path / "out"
+    out.mkdir()
+    aid = submit_array(ctl, "1-10", task_cmd(out, "2"))
+    wait_for(lambda: array(ctl, aid)["counts"]["running"] == 4, timeout=10,
+             what="four tasks running")
+    agents["n2"].kill9()
+    wait_for(lambda: [n["state"] for n in nodes_of(ctl)
+                      if n["name"] == "n2"] == ["down"], timeout=15,
+             what="n2 to be down")
+    wait_for(lambda: array(ctl, aid)["state"] not in ("running", "pending"),
+             timeout=60, what="the array to end on n1")
+    a = array(ctl, aid)
+    # n2's two running tasks were lost with it; its queued ones ran on n1
+    assert a["counts"]["lost"] == 2, a
+    assert a["counts"]["done"] == 8, a
+    for t in a["task_list"]:
+        if t["state"] == "done":
+            assert ctl.job(t["id"])["node"] == "n1"
+
+
+def test_cancel_reaches_tasks_in_an_agents_queue(cluster, tmp_path):
+    ctl, agents = cluster(nodes=("n1",), extra=("--queue-bound", "4"))
+    aid = submit_array(ctl, "1-8", ["sleep", "30"])
+    wait_for(lambda: array(ctl, aid)["counts"]["running"] == 2, timeout=10,
+             what="two tasks running")
+    (n1, _) = ctl.request({"type": "queue"})["nodes"]
+    assert [t["index"] for t in n1["queue"]] == [3, 4, 5, 6]
+    ctl.cli("cancel", "%d_4" % aid)
+    wait_for(lambda: ctl.request({"type": "show", "job": "%d_4" % aid})[
+        "job"]["state"] == "cancelled", timeout=10, what="4 cancelled")
+    ctl.cli("cancel", "--now", str(aid))
+    wait_for(lambda: array(ctl, aid)["counts"]["running"] == 0 and
+             array(ctl, aid)["counts"]["pending"] == 0, timeout=15,
+             what="every task to end")
+    assert array(ctl, aid)["counts"]["cancelled"] == 8
+    assert not agents["n1"].request({"type": "ls", "active": True})["jobs"]
+
+
+def test_tasks_go_to_the_nodes_ml_jobs_leave(cluster, tmp_path):
+    ctl, agents = cluster(nodes=("n1", "n2"), extra=("--queue-bound", "1"))
+    ml = ctl.submit(TOY, "--forever", "--iter-cpu", "0.01", node="n1")
+    ctl.wait_state(ml, "running")
+    aid = submit_array(ctl, "1-6%3", ["sleep", "0.3"])
+    wait_for(lambda: array(ctl, aid)["state"] == "done", timeout=30,
+             what="the array to end")
+    a = array(ctl, aid)
+    assert {ctl.job(t["id"])["node"] for t in a["task_list"]} == {"n2"}
+    (n1, n2, _) = ctl.request({"type": "queue"})["nodes"]
+    assert n1["task_cores"] == 0 and n2["task_cores"] == 2
+    assert ctl.job(ml)["state"] == "running"
+
+
+def test_an_agent_starts_its_queue_without_the_controller(daemon_factory,
+                                                          tmp_path):
+    """A fake controller (agentlink.ControllerLink) queues tasks at a real
+    agent of one core, then says nothing more: the agent starts each
+    queued task as the one before ends, and reports every start and exit.
+    Bad tasks and oversized batches are refused, each with a start_failed
+    naming what is wrong."""
+    import socket
+    from agentlink import ControllerLink
+    from conftest import free_port
+    token = tmp_path / "agent.token"
+    token.write_text("agent-secret-token-1\n")
+    port = free_port()
+    lsn = socket.socket()
+    lsn.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lsn.bind(("127.0.0.1", port))
+    lsn.listen(1)
+    daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
+                   "--agent-token-file", str(token), "--node-name", "n1",
+                   "--cores", "1", "--enforce", "signal",
+                   state=tmp_path / "agent")
+    conn, _ = lsn.accept()
+    conn.settimeout(30)
+    link = ControllerLink(conn, "agent-secret-token-1")
+    try:
+        assert link.recv()["type"] == "register"
+        link.send({"type": "welcome", "node": "n1", "epoch_s": 0.2,
+                   "grace_s": 1, "jobs": {}})
+
+        def task(job, idx, **kw):
+            t = {"job": job, "secret": "%064x" % job, "gen": 1, "array": 9,
+                 "index": idx, "name": "t[%d]" % idx,
+                 "cmd": ["sleep", "0.3"], "cwd": str(tmp_path)}
+            t.update(kw)
+            return t
+
+        def until(kinds):
+            while True:
+                m = link.recv()
+                assert m is not None
+                if m["type"] in kinds:
+                    return m
+
+        link.send({"type": "enqueue", "tasks": [
+            task(1, 0, secret="short"), task(2, 1, index=-1),
+            task(3, 2, cmd=[])]})
+        why = {}
+        for _ in range(3):
+            m = until(("start_failed",))
+            why[m["job"]] = m["message"]
+        assert '"secret" must be 64 hex digits' in why[1]
+        assert '"index" must be a task index' in why[2]
+        assert '"cmd" must be a non-empty array' in why[3]
+        big = [task(100 + i, i) for i in range(257)]
+        link.send({"type": "enqueue", "tasks": big})
+        refused = [until(("start_failed",)) for _ in range(257)]
+        assert all("at most 256 tasks" in m["message"] for m in refused)
+        # three good tasks on one core: one runs, two wait in the queue
+        t0 = time.monotonic()
+        link.send({"type": "enqueue", "tasks": [task(10, 0), task(11, 1),
+                                                task(12, 2)]})
+        seen = []
+        while len([m for m in seen if m["type"] == "exit"]) < 3:
+            m = until(("started", "exit", "start_failed"))
+            assert m["type"] != "start_failed", m
+            seen.append(m)
+        order = [(m["type"], m["job"]) for m in seen]
+        assert order == [("started", 10), ("exit", 10), ("started", 11),
+                         ("exit", 11), ("started", 12), ("exit", 12)], order
+        assert all(m.get("status") == 0 for m in seen if m["type"] == "exit")
+        assert time.monotonic() - t0 >= 0.9  # one at a time on one core
+    finally:
+        conn.close()
+        lsn.close()
