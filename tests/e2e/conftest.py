@@ -290,6 +290,38 @@ def daemon_factory(tmp_path):
             "slaqd exited with %s:\n%s" % (rc, d.read_log()[-4000:])
 
 
+def _jobs_of(prefix):
+    """PIDs of the processes whose SLAQ_SOCKET lies under prefix: the jobs
+    of the slaqds and agents a test started there."""
+    want = b"SLAQ_SOCKET=" + os.fsencode(prefix)
+    pids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % name, "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if any(v.startswith(want) for v in env.split(b"\0")):
+            pids.append(int(name))
+    return pids
+
+
+@pytest.fixture(autouse=True)
+def reap_jobs(tmp_path):
+    """After every test, kills what its slaqds left running: the jobs of a
+    slaqd or agent that was killed with -9 and not started again keep
+    running by design (a slaqd started again adopts them), and nothing
+    else would stop them."""
+    yield
+    for pid in _jobs_of(tmp_path):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
 @pytest.fixture
 def slaqd(daemon_factory):
     return daemon_factory()
