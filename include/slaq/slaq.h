@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "slaq/queue.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -763,6 +765,13 @@ typedef struct slaq_sched_config {
                                       the rest keep their forecast until
                                       the next epoch (0: no bound);
                                       default SLAQ_DEFAULT_MAX_FITS */
+    /* Queues when the cluster is full (slaq/queue.h, docs/queues.md): */
+    slaq_queue_bound queue_bound;  /* a node queue's bound; default auto */
+    double queue_util;             /* in (0, 1): the utilisation an auto
+                                      bound is sized for; default 0.95 */
+    slaq_qorder queue_order;       /* default SLAQ_QORDER_FIFO */
+    slaq_starvation starvation;    /* default ST = 10 s, no ST_R */
+    slaq_qload queue_load;         /* default SLAQ_QLOAD_WAIT */
 } slaq_sched_config;
 
 /* The defaults: for the fields a user sets, those of the settings table
