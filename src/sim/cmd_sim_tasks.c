@@ -65,11 +65,13 @@ static void usage(FILE *f, const slaq_sched_config *dflt,
         "  --slots-per-node S\n"
         "                    slots of each node (default 10)\n"
         "  --slots TOTAL     nodes enough for TOTAL slots\n"
-        "  --target-util U   nodes such that the trace's work over its "
-        "arrival span\n"
-        "                    is U of the slots (offered load; the measured "
-        "utilisation\n"
-        "                    is printed beside it)\n"
+        "  --target-util U   nodes such that the work arriving in the load "
+        "window is U\n"
+        "                    of the slots over it (the offered load; the "
+        "measured\n"
+        "                    utilisation is the util column; above 1 the "
+        "cluster is\n"
+        "                    overloaded while jobs arrive)\n"
         "  --heartbeat TAU   seconds between a node's heartbeats (default "
         "3)\n"
         "  --probe-ratio D   sparrow, yaq-d: nodes probed per task "
@@ -90,8 +92,11 @@ static void usage(FILE *f, const slaq_sched_config *dflt,
         "values\n");
     setopt_help(f, 20, dflt, skip, NULL);
     fprintf(f,
-        "\nColumns: util is busy slot-seconds over the slots from the "
-        "first arrival\nto the last; jct p50/mean/p90/p99 are job "
+        "\nThe load window runs from the arrival of the job at the 1st "
+        "percentile to\nthe last arrival. Columns: util is busy "
+        "slot-seconds in the load window\nover the slots; prop2 the "
+        "utilisation Proposition 2 gives for the bound\n(exponential tasks "
+        "of the mean estimate, a saturated cluster); jct p50/mean/p90/p99 are job "
         "completion times (arrival to\nlast task's end), s; short p50/p90 "
         "the short jobs'; wait the mean\ntask's time from its job's "
         "arrival to its start; qdelay mean/sd/p50/max\na task's time in "
@@ -233,9 +238,9 @@ int cmd_sim_tasks(int argc, char **argv)
         case 'u':
             if (cli_parse_positive("sim", "--target-util", optarg, &target))
                 return EXIT_USAGE;
-            if (target > 1) {
+            if (target > 2) {
                 cli_error("sim", "--target-util: expected a number in (0, "
-                          "1], got '%s'", optarg);
+                          "2], got '%s'", optarg);
                 return EXIT_USAGE;
             }
             break;
@@ -325,15 +330,15 @@ int cmd_sim_tasks(int argc, char **argv)
         cli_error("sim", "%s", err);
         return EXIT_RUNTIME;
     }
-    double work = tsim_total_work(&w);
-    double arr_span = w.arrival[w.njobs - 1] - w.arrival[0];
+    double offered = tsim_offered(&w), wa, wb;
+    tsim_window(&w, &wa, &wb);
     if (target > 0) {
-        if (!(arr_span > 0)) {
+        if (isnan(offered)) {
             cli_error("sim", "--target-util: the jobs all arrive at once");
             tt_free(&w);
             return EXIT_USAGE;
         }
-        double n = ceil(work / (arr_span * target * tc.slots));
+        double n = ceil(offered / (target * tc.slots));
         tc.nodes = n < 1 ? 1 : n > TSIM_MAX_NODES ? TSIM_MAX_NODES
                                                   : (size_t)n;
     }
@@ -351,14 +356,13 @@ int cmd_sim_tasks(int argc, char **argv)
     tc.short_cutoff = cutoff;
     double slots = (double)tc.nodes * tc.slots;
     printf("# %s: %zu jobs, %zu tasks, mean estimate %.4g s; %zu nodes x "
-           "%u slots; offered load %.3f over the %.0f s of arrivals; short "
-           "jobs: estimate <= %.4g s; heartbeat %g s\n",
+           "%u slots; offered load %.3f over the load window %.0f-%.0f s; "
+           "short jobs: estimate <= %.4g s; heartbeat %g s\n",
            trace ? trace : wlname, w.njobs, w.ntasks, tsim_mean_estimate(&w),
-           tc.nodes, tc.slots, arr_span > 0 ? work / (slots * arr_span) : NAN,
-           arr_span, cutoff, tc.heartbeat);
+           tc.nodes, tc.slots, offered / slots, wa, wb, cutoff, tc.heartbeat);
     const char *sep = tsv ? "\t" : " | ";
     static const char *const cols[] = {
-        "scheduler", "order", "bound", "util", "jct p50", "jct mean",
+        "scheduler", "order", "bound", "util", "prop2", "jct p50", "jct mean",
         "jct p90", "jct p99", "short p50", "short p90", "wait", "qdelay mean",
         "qdelay sd", "qdelay p50", "qdelay max", "jobs/min", "wall"};
     size_t ncols = sizeof cols / sizeof *cols;
@@ -399,7 +403,16 @@ int cmd_sim_tasks(int argc, char **argv)
             snprintf(bound, sizeof bound, "%zu", r.qlen);
         printf("%s%s%s%s%s%s", tsv ? "" : "| ", tsim_sched_name(c.sched),
                sep, slaq_qorder_name(c.order), sep, bound);
-        double vals[] = {r.util, r.jct_p50, r.jct_mean, r.jct_p90, r.jct_p99,
+        /* Proposition 2's utilisation for this bound, were the tasks
+         * exponential of the workload's mean estimate and the cluster
+         * saturated */
+        double prop2 = r.qlen == SLAQ_QBOUND_MAX || c.sched == TSIM_SPARROW ||
+                               c.sched == TSIM_FIFO
+                           ? NAN
+                           : slaq_qbound_util(c.slots,
+                                              1 / tsim_mean_estimate(&w),
+                                              c.heartbeat, r.qlen);
+        double vals[] = {r.util, prop2, r.jct_p50, r.jct_mean, r.jct_p90, r.jct_p99,
                          r.short_p50, r.short_p90, r.wait_mean,
                          r.qdelay_mean, r.qdelay_sd, r.qdelay_p50,
                          r.qdelay_max, r.throughput, wall};

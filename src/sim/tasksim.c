@@ -75,12 +75,24 @@ double tsim_mean_estimate(const tt_workload *w)
     return w->ntasks ? s / (double)w->ntasks : 0;
 }
 
-double tsim_total_work(const tt_workload *w)
+void tsim_window(const tt_workload *w, double *from, double *to)
 {
-    double s = 0;
-    for (size_t t = 0; t < w->ntasks; t++)
-        s += w->dur[t];
-    return s;
+    size_t k = (size_t)(0.01 * (double)(w->njobs - 1));
+    *from = w->arrival[k] - w->arrival[0];
+    *to = w->arrival[w->njobs - 1] - w->arrival[0];
+}
+
+double tsim_offered(const tt_workload *w)
+{
+    double a, b, work = 0;
+    tsim_window(w, &a, &b);
+    if (!(b > a))
+        return NAN;
+    for (size_t j = 0; j < w->njobs; j++)
+        if (w->arrival[j] - w->arrival[0] >= a)
+            for (size_t t = w->first[j]; t < w->first[j + 1]; t++)
+                work += w->dur[t];
+    return work / (b - a);
 }
 
 void tsim_result_free(tsim_result *r)
@@ -606,14 +618,19 @@ static int summarise(tsim *s, tsim_result *r)
     r->short_p50 = ns ? stats_quantile(tmp, ns, 0.5) : NAN;
     r->short_p90 = ns ? stats_quantile(tmp, ns, 0.9) : NAN;
     /* waits: from the job's arrival; in node queues: from dispatch */
-    double t1 = w->arrival[nj - 1] - s->t0;
-    if (!(t1 > 0))
+    double t0, t1;
+    tsim_window(w, &t0, &t1);
+    if (!(t1 > t0)) {
+        t0 = 0;
         t1 = last;
+    }
     double busy = 0;
     for (size_t j = 0; j < nj; j++)
         for (size_t t = w->first[j]; t < w->first[j + 1]; t++) {
             tmp[t] = s->start[t] - (w->arrival[j] - s->t0);
             double a = s->start[t], b = a + w->dur[t];
+            if (a < t0)
+                a = t0;
             if (b > t1)
                 b = t1;
             if (b > a)
@@ -634,7 +651,7 @@ static int summarise(tsim *s, tsim_result *r)
     r->qdelay_sd = sqrt(sq / (double)nt);
     r->qdelay_p50 = stats_quantile(tmp, nt, 0.5);
     double slots = (double)s->c->nodes * s->c->slots;
-    r->util = t1 > 0 ? busy / (slots * t1) : NAN;
+    r->util = t1 > t0 ? busy / (slots * (t1 - t0)) : NAN;
     r->makespan = last;
     r->throughput = last > 0 ? (double)nj / last * 60 : NAN;
     free(tmp);

@@ -86,7 +86,7 @@ typedef struct tsim_result {
     double qdelay_mean, qdelay_sd, qdelay_p50, qdelay_max;
                                  /* a task's wait in a node queue */
     double util;                 /* busy slot-seconds over slots x the
-                                    arrival span (first to last arrival) */
+                                    load window (tsim_window) */
     double throughput;           /* jobs per minute: jobs / makespan */
     double makespan;             /* first arrival to last completion */
     double *jct;                 /* per job, owned */
@@ -101,10 +101,22 @@ int tsim_run(const tt_workload *w, const tsim_config *c, tsim_result *r,
              char *err, size_t errlen);
 void tsim_result_free(tsim_result *r);
 
+/*
+ * The load window, in seconds from the first arrival: from the arrival of
+ * the job at the 1st percentile to the last arrival, so that a handful of
+ * jobs long before the rest (the Google subset has 16 jobs in its first
+ * 60,000 s and 9,984 in its last 33,500) do not stretch it. Utilisation
+ * is measured over it, and its jobs' work over it is the offered load
+ * (tsim_offered). A window of one instant is the whole run instead.
+ */
+void tsim_window(const tt_workload *w, double *from, double *to);
+/* The work of the jobs arriving in the window over its length: the
+ * offered load on one slot (NaN for a window of one instant). */
+double tsim_offered(const tt_workload *w);
+
 /* The workload's mean task estimate, weighted by tasks (what an auto
- * bound is sized from), and its total work in slot-seconds. */
+ * bound is sized from). */
 double tsim_mean_estimate(const tt_workload *w);
-double tsim_total_work(const tt_workload *w);
 
 /*
  * The thesis's synthetic workloads, by name: "sec:X" (every task X
