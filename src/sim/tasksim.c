@@ -139,8 +139,10 @@ typedef struct tsim {
     size_t nev, evcap;
     /* tasks */
     double *start, *disp;
+    size_t *job;          /* each task's job */
     /* jobs */
     size_t *next;         /* next task to place */
+    double *backoff;      /* yaq-d: seconds to its job's next sampling */
     size_t *unfinished;
     double *done;
     /* central queue: jobs with tasks to place, in arrival order */
@@ -210,16 +212,7 @@ static event ev_pop(tsim *s)
 
 static size_t job_of(const tsim *s, size_t task)
 {
-    /* first[] is sorted: binary search for the job holding task */
-    size_t lo = 0, hi = s->w->njobs;
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (s->w->first[mid] <= task)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return lo;
+    return s->job[task];
 }
 
 /* A waiting item for the order: a task at a node (enqueued when it was
@@ -494,9 +487,18 @@ static int sample_place(tsim *s, size_t j)
         if (dispatch(s, task, s->sample[i]))
             return -1;
     }
-    if (s->next[j] < s->w->first[j + 1])
-        return ev_push(s, s->now + c->heartbeat, EV_RETRY, j, 0);
-    return 0;
+    if (s->next[j] == s->w->first[j + 1])
+        return 0;
+    /* Tasks that fit nowhere wait at their job, which samples again: a
+     * heartbeat later if some of its tasks were placed this time, else
+     * twice as long as the last wait, up to 16 heartbeats (a job of long
+     * tasks on a full cluster would otherwise sample every node every
+     * few seconds for hours). */
+    if (s->w->first[j + 1] - s->next[j] < left)
+        s->backoff[j] = c->heartbeat;
+    else if (s->backoff[j] < 16 * c->heartbeat)
+        s->backoff[j] = s->backoff[j] ? 2 * s->backoff[j] : c->heartbeat;
+    return ev_push(s, s->now + s->backoff[j], EV_RETRY, j, 0);
 }
 
 static int on_finish(tsim *s, size_t task, size_t v)
@@ -669,7 +671,9 @@ static void tsim_free(tsim *s)
     free(s->heap);
     free(s->start);
     free(s->disp);
+    free(s->job);
     free(s->next);
+    free(s->backoff);
     free(s->unfinished);
     free(s->done);
     free(s->pend);
@@ -703,7 +707,9 @@ int tsim_run(const tt_workload *w, const tsim_config *c, tsim_result *r,
     s.nodes = calloc(N, sizeof *s.nodes);
     s.start = calloc(nt, sizeof *s.start);
     s.disp = calloc(nt, sizeof *s.disp);
+    s.job = malloc(nt * sizeof *s.job);
     s.next = malloc(nj * sizeof *s.next);
+    s.backoff = calloc(nj, sizeof *s.backoff);
     s.unfinished = malloc(nj * sizeof *s.unfinished);
     s.done = calloc(nj, sizeof *s.done);
     s.pend = malloc(nj * sizeof *s.pend);
@@ -713,7 +719,8 @@ int tsim_run(const tt_workload *w, const tsim_config *c, tsim_result *r,
     s.wrun = malloc(c->slots * sizeof *s.wrun);
     s.wscratch = malloc(c->slots * sizeof *s.wscratch);
     r->jct = malloc(nj * sizeof *r->jct);
-    if (!s.nodes || !s.start || !s.disp || !s.next || !s.unfinished ||
+    if (!s.nodes || !s.start || !s.disp || !s.job || !s.next || !s.backoff ||
+        !s.unfinished ||
         !s.done || !s.pend || !s.view || !s.sample || !s.perm || !s.wrun ||
         !s.wscratch || !r->jct)
         goto nomem;
@@ -729,6 +736,8 @@ int tsim_run(const tt_workload *w, const tsim_config *c, tsim_result *r,
     for (size_t j = 0; j < nj; j++) {
         s.next[j] = w->first[j];
         s.unfinished[j] = w->first[j + 1] - w->first[j];
+        for (size_t t = w->first[j]; t < w->first[j + 1]; t++)
+            s.job[t] = j;
         if (ev_push(&s, w->arrival[j] - s.t0, EV_ARRIVE, j, 0))
             goto nomem;
     }

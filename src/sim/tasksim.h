@@ -20,7 +20,8 @@
  *   yaq-d    distributed; each job samples like sparrow, probes answer
  *            with the node's current queue wait, tasks go by Algorithm 1
  *            into bounded queues; a task that fits nowhere waits at its
- *            job and samples again tau seconds later
+ *            job, which samples again tau seconds later (backing off to
+ *            16 tau while nothing fits)
  *
  * Each task's estimate is its job's mean_task_duration (a stage average,
  * as the thesis gives Yaq). Events are exact times; ties go in the order
