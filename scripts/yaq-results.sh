@@ -27,7 +27,7 @@ CHOSEN_STARVATION=off
 # The traces' offered loads: measured utilisation 80-95% under every
 # scheduler (traces.md prints it).
 GOOGLE_LOAD=1.1
-YAHOO_LOAD=0.95
+YAHOO_LOAD=0.85
 
 sim() { "$SLAQ" sim "$@"; }
 

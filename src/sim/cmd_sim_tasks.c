@@ -8,6 +8,7 @@
  * yaq-c:srjf overrides queue-order for that run alone, so that one
  * command compares orders on one workload.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -89,7 +90,11 @@ static void usage(FILE *f, const slaq_sched_config *dflt,
         "                    so the longest 10%% are long, as in Hawk)\n"
         "  --seed N          random seed (default 1)\n"
         "  --format md|tsv   a markdown table (default) or tab-separated "
-        "values\n");
+        "values\n"
+        "  --jobs-out FILE   every job's completion time in every run, as "
+        "CSV:\n"
+        "                    scheduler,order,job,arrival_s,tasks,estimate_s,"
+        "jct_s\n");
     setopt_help(f, 20, dflt, skip, NULL);
     fprintf(f,
         "\nThe load window runs from the arrival of the job at the 1st "
@@ -176,11 +181,12 @@ int cmd_sim_tasks(int argc, char **argv)
         {"short-cutoff", required_argument, 0, 'c'},
         {"seed", required_argument, 0, 'e'},
         {"format", required_argument, 0, 'F'},
+        {"jobs-out", required_argument, 0, 'J'},
         {"help", no_argument, 0, 'h'},
     };
     struct option opts[sizeof own / sizeof *own + SETOPT_MAX + 1];
     setopt_build(opts, own, sizeof own / sizeof *own, skip);
-    const char *trace = NULL, *wlname = NULL;
+    const char *trace = NULL, *wlname = NULL, *jobs_out = NULL;
     double load = 0.9, span = 1800, slots_total = 0, target = 0;
     double cutoff = NAN, v;
     int nodes_given = 0, tsv = 0;
@@ -286,6 +292,7 @@ int cmd_sim_tasks(int argc, char **argv)
             }
             tsv = !strcmp(optarg, "tsv");
             break;
+        case 'J': jobs_out = optarg; break;
         case 'h': {
             slaq_sched_config d;
             slaq_sched_config_init(&d);
@@ -317,6 +324,15 @@ int cmd_sim_tasks(int argc, char **argv)
     tc.util = cfg.queue_util;
     tc.starvation = cfg.starvation;
     tc.load = cfg.queue_load;
+    FILE *jf = NULL;
+    if (jobs_out) {
+        jf = fopen(jobs_out, "w");
+        if (!jf) {
+            cli_error("sim", "--jobs-out %s: %s", jobs_out, strerror(errno));
+            return EXIT_RUNTIME;
+        }
+        fprintf(jf, "scheduler,order,job,arrival_s,tasks,estimate_s,jct_s\n");
+    }
     tt_workload w;
     char err[512];
     int rc;
@@ -328,6 +344,8 @@ int cmd_sim_tasks(int argc, char **argv)
     }
     if (rc) {
         cli_error("sim", "%s", err);
+        if (jf)
+            fclose(jf);
         return EXIT_RUNTIME;
     }
     double offered = tsim_offered(&w), wa, wb;
@@ -336,6 +354,8 @@ int cmd_sim_tasks(int argc, char **argv)
         if (isnan(offered)) {
             cli_error("sim", "--target-util: the jobs all arrive at once");
             tt_free(&w);
+            if (jf)
+                fclose(jf);
             return EXIT_USAGE;
         }
         double n = ceil(offered / (target * tc.slots));
@@ -347,6 +367,8 @@ int cmd_sim_tasks(int argc, char **argv)
         if (!e) {
             cli_error("sim", "out of memory");
             tt_free(&w);
+            if (jf)
+                fclose(jf);
             return EXIT_RUNTIME;
         }
         memcpy(e, w.est, w.njobs * sizeof *e);
@@ -420,8 +442,17 @@ int cmd_sim_tasks(int argc, char **argv)
             print_num(vals[k], sep);
         printf("%s\n", tsv ? "" : " |");
         fflush(stdout);
+        for (size_t j = 0; jf && j < r.njobs; j++)
+            fprintf(jf, "%s,%s,%zu,%.17g,%zu,%.17g,%.17g\n",
+                    tsim_sched_name(c.sched), slaq_qorder_name(c.order), j + 1,
+                    w.arrival[j] - w.arrival[0], w.first[j + 1] - w.first[j],
+                    w.est[j], r.jct[j]);
         tsim_result_free(&r);
     }
     tt_free(&w);
+    if (jf && fclose(jf)) {
+        cli_error("sim", "--jobs-out %s: %s", jobs_out, strerror(errno));
+        status = EXIT_RUNTIME;
+    }
     return status;
 }
