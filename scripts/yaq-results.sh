@@ -17,13 +17,9 @@ OUT=${OUT:-docs/results/yaq}
 TRACES=${TRACES:-../shared/data/traces/tasks}
 mkdir -p "$OUT"
 
-# The parameters chosen on the synthetic workloads (choice.md): the
-# queue bound, order and starvation thresholds Yaq-c and Yaq-d run with on
-# the traces. Chosen from choice.md's tables, by median JCT on
-# mixed-5-50, and not changed after the traces were run.
-CHOSEN_BOUND=auto
-CHOSEN_ORDER=srjf
-CHOSEN_STARVATION=off
+# The parameters Yaq-c and Yaq-d run with on the traces are chosen on the
+# synthetic workloads, by choice.md's rule, before the traces are run; the
+# traces are run once with them.
 # The traces' offered loads: measured utilisation 80-95% under every
 # scheduler (traces.md prints it).
 GOOGLE_LOAD=1.1
@@ -221,26 +217,34 @@ trap 'rm -rf "$tmp"' EXIT
 {
     echo "# Choosing Yaq's parameters on the synthetic workloads"
     echo
-    echo "Mixed-5-50 at an offered load of 1.2, SRJF and every bound; then"
-    echo "the starvation thresholds with the bound chosen. The traces run"
-    echo "with the row of best median JCT for Yaq-c (scripts/yaq-results.sh"
-    echo "sets CHOSEN_BOUND, CHOSEN_ORDER and CHOSEN_STARVATION from these"
-    echo "tables; the traces were run once with them)."
+    echo "Mixed-5-50 (the synthetic workload whose jobs differ, as the"
+    echo "traces' do) at an offered load of 1.2: every order that reorders,"
+    echo "every bound, no starvation threshold and one of 60 s. The rule:"
+    echo "the row with the lowest sum of Yaq-c's and Yaq-d's median JCT."
+    echo "The traces run once with it (traces.md)."
     echo
-    echo "| queue-bound | starvation | yaq-c p50 | yaq-c p90 | yaq-d p50 | yaq-d p90 |"
-    echo "|---|---|---|---|---|---|"
-    for qb in 2 4 6 10 auto mwt:10 mwt:30; do
-        for st in off 60; do
-            sim --tasks-workload mixed-5-50 --load 1.2 --queue-bound $qb \
-                --starvation $st --scheduler yaq-c:srjf,yaq-d:srjf \
-                --format tsv > "$tmp/c.tsv"
-            awk -F'\t' -v qb=$qb -v st=$st 'NR == 3 { c50 = $6; c90 = $8 } NR == 4 { printf "| %s | %s | %s | %s | %s | %s |\n", qb, st, c50, c90, $6, $8 }' "$tmp/c.tsv"
+    echo "| queue-order | queue-bound | starvation | yaq-c p50 | yaq-c p90 | yaq-d p50 | yaq-d p90 | sum of p50 |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for order in srjf lrtf stf; do
+        for qb in 2 4 6 10 auto mwt:10 mwt:30; do
+            for st in off 60; do
+                sim --tasks-workload mixed-5-50 --load 1.2 --queue-bound $qb \
+                    --starvation $st --scheduler yaq-c:$order,yaq-d:$order \
+                    --format tsv > "$tmp/c.tsv"
+                awk -F'\t' -v o=$order -v qb=$qb -v st=$st 'NR == 3 { c50 = $6; c90 = $8 } NR == 4 { printf "| %s | %s | %s | %s | %s | %s | %s | %.4g |\n", o, qb, st, c50, c90, $6, $8, c50 + $6 }' "$tmp/c.tsv"
+            done
         done
-    done
+    done | tee "$tmp/choice.rows"
+    read -r CHOSEN_ORDER CHOSEN_BOUND CHOSEN_STARVATION < <(awk -F' [|] ' '
+        { sum = $8 + 0; if (best == "" || sum < best) { best = sum; row = $1 " " $2 " " $3 } }
+        END { sub(/^[|] /, "", row); print row }' "$tmp/choice.rows")
     echo
-    echo "Chosen: queue-bound $CHOSEN_BOUND, queue-order $CHOSEN_ORDER,"
+    echo "Chosen: queue-order $CHOSEN_ORDER, queue-bound $CHOSEN_BOUND,"
     echo "starvation $CHOSEN_STARVATION."
+    echo "$CHOSEN_ORDER $CHOSEN_BOUND $CHOSEN_STARVATION" > "$tmp/chosen"
 } > "$OUT/choice.md"
+read -r CHOSEN_ORDER CHOSEN_BOUND CHOSEN_STARVATION < "$tmp/chosen"
+echo "yaq-results: chosen on mixed-5-50: $CHOSEN_ORDER, bound $CHOSEN_BOUND, starvation $CHOSEN_STARVATION"
 
 # -------------------------------------------------------------- traces
 trace_table() {
@@ -262,7 +266,8 @@ trace_table() {
             printf "- Yaq-c median JCT: %s s against YARN-like %s s: %.2fx (target >= 1.7x)\n", p50["yaq-c:" o], p50["yarn:fifo"], p50["yarn:fifo"] / p50["yaq-c:" o]
             printf "- Yaq-d median JCT: %s s against Sparrow-like %s s: %.2fx (target >= 2x)\n", p50["yaq-d:" o], p50["sparrow:fifo"], p50["sparrow:fifo"] / p50["yaq-d:" o]
             printf "- short jobs p90 under Yaq-d: %s s against Sparrow-like %s s: %.0f%% lower (target >= 50%%)\n", s90["yaq-d:" o], s90["sparrow:fifo"], 100 * (1 - s90["yaq-d:" o] / s90["sparrow:fifo"])
-        }' "$tmp/$name.tsv"
+            printf "- no scheduler's median JCT is below %s s (every job as long as its longest task): the most YARN-like can be bettered by is %.2fx, Sparrow-like %.2fx\n", floor, p50["yarn:fifo"] / floor, p50["sparrow:fifo"] / floor
+        }' floor="$(sed -n 's/.*median JCT without any wait \([0-9.]*\) s.*/\1/p' "$tmp/$name.tsv")" "$tmp/$name.tsv"
 }
 
 if [ -r "$TRACES/google-2011-sub.tr" ] && [ -r "$TRACES/yahoo-sub1.tr" ]; then
@@ -270,8 +275,9 @@ if [ -r "$TRACES/google-2011-sub.tr" ] && [ -r "$TRACES/yahoo-sub1.tr" ]; then
         echo "# The public traces"
         echo
         echo "Every scheduler once on each trace, with the parameters chosen"
-        echo "on the synthetic workloads (queue-bound $CHOSEN_BOUND,"
-        echo "starvation $CHOSEN_STARVATION; choice.md), nodes of 10 slots,"
+        echo "on the synthetic workloads (queue-order $CHOSEN_ORDER for the"
+        echo "targets, queue-bound $CHOSEN_BOUND, starvation"
+        echo "$CHOSEN_STARVATION; choice.md), nodes of 10 slots,"
         echo "as many as give the offered load; short jobs are those whose"
         echo "mean task duration is at most the 90th percentile of the"
         echo "trace's (the longest 10% of jobs are long, as in Hawk). wall:"
