@@ -41,7 +41,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: slaq sim --workload FILE --cores C --out DIR [options]\n"
-        "       slaq sim --sweep TRACES [options]   (see slaq sim --sweep - --help)\n\n"
+        "       slaq sim --sweep TRACES [options]   (see slaq sim --sweep - --help)\n"
+        "       slaq sim --tasks FILE [options]     (see slaq sim --tasks - --help)\n\n"
         "       slaq sim --workload FILE --nodes N --cores-per-node C "
         "--out DIR [options]\n\n"
         "Replays a workload (JSON Lines, see docs/sim.md) in virtual time "
