@@ -266,7 +266,7 @@ trace_table() {
             printf "- Yaq-c median JCT: %s s against YARN-like %s s: %.2fx (target >= 1.7x)\n", p50["yaq-c:" o], p50["yarn:fifo"], p50["yarn:fifo"] / p50["yaq-c:" o]
             printf "- Yaq-d median JCT: %s s against Sparrow-like %s s: %.2fx (target >= 2x)\n", p50["yaq-d:" o], p50["sparrow:fifo"], p50["sparrow:fifo"] / p50["yaq-d:" o]
             printf "- short jobs p90 under Yaq-d: %s s against Sparrow-like %s s: %.0f%% lower (target >= 50%%)\n", s90["yaq-d:" o], s90["sparrow:fifo"], 100 * (1 - s90["yaq-d:" o] / s90["sparrow:fifo"])
-            printf "- no scheduler's median JCT is below %s s (every job as long as its longest task): the most YARN-like can be bettered by is %.2fx, Sparrow-like %.2fx\n", floor, p50["yarn:fifo"] / floor, p50["sparrow:fifo"] / floor
+            printf "- no median JCT can be below %s s (every job as long as its longest task): the most YARN-like can be bettered by is %.2fx, Sparrow-like %.2fx\n", floor, p50["yarn:fifo"] / floor, p50["sparrow:fifo"] / floor
         }' floor="$(sed -n 's/.*median JCT without any wait \([0-9.]*\) s.*/\1/p' "$tmp/$name.tsv")" "$tmp/$name.tsv"
 }
 
@@ -280,8 +280,9 @@ if [ -r "$TRACES/google-2011-sub.tr" ] && [ -r "$TRACES/yahoo-sub1.tr" ]; then
         echo "$CHOSEN_STARVATION; choice.md), nodes of 10 slots,"
         echo "as many as give the offered load; short jobs are those whose"
         echo "mean task duration is at most the 90th percentile of the"
-        echo "trace's (the longest 10% of jobs are long, as in Hawk). wall:"
-        echo "the scheduler's CPU seconds for the run."
+        echo "trace's (the longest 10% of jobs are long, as in Hawk). cpu"
+        echo "and wall: the run's CPU and elapsed seconds (on a machine"
+        echo "shared with other builds, wall is the less steady)."
         trace_table google "$TRACES/google-2011-sub.tr" $GOOGLE_LOAD
         trace_table yahoo "$TRACES/yahoo-sub1.tr" $YAHOO_LOAD
         echo

@@ -99,7 +99,7 @@ check_grep "... names the setting" "queue-bound: expected auto, a whole number o
 check_exit "an unknown workload" 1 sim --tasks-workload gridmax
 check_grep "... lists the workloads" "expected sec:X, exp:M, mixed-5-50" "$TMP/err"
 
-# Deterministic for a seed (but for the wall column).
+# Deterministic for a seed (but for the cpu and wall columns).
 for i in 1 2; do
   sim --tasks-workload mixed-5-50 --span 300 --nodes 20 --format tsv \
     --seed 3 | cut -f1-17 >"$TMP/det$i.tsv"
@@ -127,7 +127,7 @@ if [[ -r $TRACES/yahoo-sub1.tr && -r $TRACES/google-2011-sub.tr ]]; then
   cp "$TMP/out" "$TMP/google.tsv"
   check_grep "google: 10,000 jobs, 312,558 tasks" \
     "10000 jobs, 312558 tasks" "$TMP/google.tsv"
-  check "google: the scheduler's time under 60 s" awk -F'\t' \
+  check "google: the run's CPU time under 60 s" awk -F'\t' \
     'NR == 3 { exit !($18 < 60) }' "$TMP/google.tsv"
 else
   ok "# SKIP no public traces in $TRACES"
