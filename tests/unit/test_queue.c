@@ -327,6 +327,16 @@ static void test_starved_items_go_first_by_earliest_job(void **state)
     assert_false(slaq_qitem_starved(&small, 16, &st));
     assert_true(slaq_qorder_cmp(SLAQ_QORDER_SRJF, &big, &small, 16, &st)
                 > 0);
+    /* starved beats not starved, whatever the key and the job's arrival:
+     * x, of a later job with more work left, has waited 25 s; y 5 s */
+    slaq_qitem x = {.job_arrival = 10, .enqueued = 0, .dur_est = 2,
+                    .job_work = 500, .job_tasks = 50};
+    slaq_qitem y = {.job_arrival = 1, .enqueued = 20, .dur_est = 2,
+                    .job_work = 10, .job_tasks = 1};
+    for (int o = SLAQ_QORDER_SRJF; o <= SLAQ_QORDER_STF; o++) {
+        assert_true(slaq_qorder_cmp(o, &x, &y, 25, &st) > 0);
+        assert_true(slaq_qorder_cmp(o, &y, &x, 25, &st) < 0);
+    }
     /* both starved: the earlier job, whatever the order's key */
     assert_true(slaq_qorder_cmp(SLAQ_QORDER_SRJF, &big, &small, 100, &st)
                 > 0);
