@@ -101,13 +101,14 @@ static void usage(FILE *f, const slaq_sched_config *dflt,
         "percentile to\nthe last arrival. Columns: util is busy "
         "slot-seconds in the load window\nover the slots; prop2 the "
         "utilisation Proposition 2 gives for the bound\n(exponential tasks "
-        "of the mean estimate, a saturated cluster); jct p50/mean/p90/p99 are job "
-        "completion times (arrival to\nlast task's end), s; short p50/p90 "
-        "the short jobs'; wait the mean\ntask's time from its job's "
-        "arrival to its start; qdelay mean/sd/p50/max\na task's time in "
-        "a node queue; jobs/min the throughput over the\nmakespan; cpu and "
-        "wall the run's CPU and elapsed time, s (the\nsimulator's own: "
-        "the scheduler's decisions and the events between them).\n\n"
+        "of the mean estimate, a saturated cluster); jct\n"
+        "p50/mean/p90/p99 are job completion times (arrival to last task's "
+        "end), s;\nshort p50/p90 the short jobs'; wait the mean task's time "
+        "from its job's\narrival to its start; qdelay mean/sd/p50/max a "
+        "task's time in a node queue;\njobs/min the throughput over the "
+        "makespan; cpu and wall the run's CPU and\nelapsed time, s (the "
+        "simulator's own: the scheduler's decisions and the\nevents "
+        "between them).\n\n"
         "Exit status: 0 ok, 1 a bad trace or a failed run, 2 bad usage.\n");
 }
 
@@ -452,8 +453,8 @@ int cmd_sim_tasks(int argc, char **argv)
                            : slaq_qbound_util(c.slots,
                                               1 / tsim_mean_estimate(&w),
                                               c.heartbeat, r.qlen);
-        double vals[] = {r.util, prop2, r.jct_p50, r.jct_mean, r.jct_p90, r.jct_p99,
-                         r.short_p50, r.short_p90, r.wait_mean,
+        double vals[] = {r.util, prop2, r.jct_p50, r.jct_mean, r.jct_p90,
+                         r.jct_p99, r.short_p50, r.short_p90, r.wait_mean,
                          r.qdelay_mean, r.qdelay_sd, r.qdelay_p50,
                          r.qdelay_max, r.throughput, cpu, wall};
         for (size_t k = 0; k < sizeof vals / sizeof *vals; k++)

@@ -135,7 +135,8 @@ static void test_prop2_matches_the_thesis_and_a_simulation(void **state)
         double u = slaq_qbound_util(cases[i].r, cases[i].mu, cases[i].tau,
                                     cases[i].b);
         double sim = simulate_node(cases[i].r, cases[i].mu, cases[i].tau,
-                                   cases[i].b, 40000, 0x9e3779b97f4a7c15ULL + i);
+                                   cases[i].b, 40000,
+                                   0x9e3779b97f4a7c15ULL + i);
         if (fabs(u - sim) > 0.01 * sim)
             fail_msg("r %u mu %g b %zu: Proposition 2 %.4f, simulated %.4f",
                      cases[i].r, cases[i].mu, cases[i].b, u, sim);
