@@ -3,8 +3,10 @@
  *
  * A line of the Google subset holds up to 4,950 durations, so lines are
  * read whole with getline and split in place; every field is checked
- * before it is stored, and a job's tasks are counted against the caps
- * before its durations are copied.
+ * before it is stored, a job's tasks are counted against the caps before
+ * its durations are read, and the array of a line's durations grows as
+ * they come (a line that claims a million tasks and has none costs
+ * nothing).
  */
 #include <errno.h>
 #include <math.h>
@@ -142,13 +144,14 @@ int tt_read_stream(FILE *f, const char *name, tt_workload *out, char *err,
                       "trace", name, lineno, TT_MAX_TASKS);
             goto fail;
         }
-        if (nt > dcap) {
-            size_t c = grow_cap(dcap, nt, 64);
-            if (!c || GROW_ARRAY(dur, c))
-                goto nomem;
-            dcap = c;
-        }
         for (size_t i = 0; i < nt; i++) {
+            /* grown as durations come, not to what field 2 claims */
+            if (i == dcap) {
+                size_t c = grow_cap(dcap, i + 1, 64);
+                if (!c || GROW_ARRAY(dur, c))
+                    goto nomem;
+                dcap = c;
+            }
             fld = next_field(&p);
             if (!fld) {
                 util_errf(err, errlen, "%s line %zu: number_of_tasks is "
