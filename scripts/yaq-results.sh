@@ -239,6 +239,9 @@ trap 'rm -rf "$tmp"' EXIT
         { sum = $8 + 0; if (best == "" || sum < best) { best = sum; row = $1 " " $2 " " $3 } }
         END { sub(/^[|] /, "", row); print row }' "$tmp/choice.rows")
     echo
+    echo "Each row: \`slaq sim --tasks-workload mixed-5-50 --load 1.2"
+    echo "--queue-bound B --starvation ST --scheduler yaq-c:O,yaq-d:O\`."
+    echo
     echo "Chosen: queue-order $CHOSEN_ORDER, queue-bound $CHOSEN_BOUND,"
     echo "starvation $CHOSEN_STARVATION."
     echo "$CHOSEN_ORDER $CHOSEN_BOUND $CHOSEN_STARVATION" > "$tmp/chosen"
