@@ -25,7 +25,8 @@ FUZZ_FLAGS   := $(CSTD) -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZERS      := $(BUILD)/fuzz/fuzz_protocol $(BUILD)/fuzz/fuzz_http
 # The file readers' harnesses need only libslaqio and libslaq.
-READER_FUZZERS := $(BUILD)/fuzz/fuzz_spec $(BUILD)/fuzz/fuzz_workload
+READER_FUZZERS := $(BUILD)/fuzz/fuzz_spec $(BUILD)/fuzz/fuzz_workload \
+                  $(BUILD)/fuzz/fuzz_tasktrace
 .PHONY: fuzz
 fuzz: $(FUZZERS) $(READER_FUZZERS)
 

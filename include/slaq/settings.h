@@ -35,6 +35,8 @@ typedef enum slaq_setting_type {
     SLAQ_SETTING_UINT,   /* an unsigned: a whole number in [min, max] */
     SLAQ_SETTING_SIZE,   /* a size_t: a whole number in [min, max] */
     SLAQ_SETTING_ENUM,   /* an enum field, given by the name of a value */
+    SLAQ_SETTING_SPEC,   /* a field with a syntax of its own ("mwt:30"),
+                            read and written by the row's functions */
 } slaq_setting_type;
 
 typedef struct slaq_setting {
@@ -54,6 +56,13 @@ typedef struct slaq_setting {
     size_t nvalues;
     size_t (*count)(void);
     const char *(*value_name)(int value);
+    /* Specs: the reader (SLAQ_OK, or SLAQ_EINVAL leaving the field as it
+     * was) and writer (as snprintf) of the field, the default as text,
+     * and what it takes in words ("auto, a whole number or mwt:SECONDS"). */
+    int (*parse)(const char *text, void *field);
+    int (*format)(const void *field, char *buf, size_t len);
+    const char *dflt_text;
+    const char *expect;
     const char *arg;        /* the value's placeholder in --help: "H" */
     const char *unit;       /* a number's unit ("s", "cores"), or NULL */
     const char *help;       /* one paragraph: what the setting does */

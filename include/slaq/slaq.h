@@ -34,6 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "slaq/queue.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -703,8 +705,6 @@ const char *slaq_placement_name(slaq_placement kind);
 #define SLAQ_DEFAULT_HYSTERESIS 1.0
 #define SLAQ_DEFAULT_DAMPING 0.5
 #define SLAQ_DEFAULT_MAX_FITS 1000
-#define SLAQ_DEFAULT_STARVATION_S 300.0
-#define SLAQ_DEFAULT_QUEUE_BOUND 4
 
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
@@ -765,18 +765,13 @@ typedef struct slaq_sched_config {
                                       the rest keep their forecast until
                                       the next epoch (0: no bound);
                                       default SLAQ_DEFAULT_MAX_FITS */
-    double starvation_s;           /* ST, Yaq's hard starvation threshold:
-                                      a pending job that jobs arriving
-                                      after it have passed for this long
-                                      goes to the head of the queue, and
-                                      nothing passes it any more (0:
-                                      never); default
-                                      SLAQ_DEFAULT_STARVATION_S */
-    size_t queue_bound;            /* b: short tasks (task arrays) placed
-                                      in a node's queue beyond the ones
-                                      it runs; the rest wait in their
-                                      arrays. A fixed length for now;
-                                      default SLAQ_DEFAULT_QUEUE_BOUND */
+    /* Queues when the cluster is full (slaq/queue.h, docs/queues.md): */
+    slaq_queue_bound queue_bound;  /* a node queue's bound; default auto */
+    double queue_util;             /* in (0, 1): the utilisation an auto
+                                      bound is sized for; default 0.95 */
+    slaq_qorder queue_order;       /* default SLAQ_QORDER_FIFO */
+    slaq_starvation starvation;    /* default ST = 10 s, no ST_R */
+    slaq_qload queue_load;         /* default SLAQ_QLOAD_WAIT */
 } slaq_sched_config;
 
 /* The defaults: for the fields a user sets, those of the settings table
@@ -887,7 +882,7 @@ double slaq_sched_node_alloc(const slaq_sched *s, size_t node);
  * when a should be tried before b, > 0 after, 0 for no preference (then
  * arrival order). NULL (the default): arrival order. The scheduler's own
  * rule comes first: a job that jobs arriving after it have passed for
- * config.starvation_s seconds or more goes before every other job, the
+ * config.starvation.st seconds or more goes before every other job, the
  * one passed longest first, and holds the nodes it could run on (see
  * above) until it starts. cmp must be a strict weak order at each `now`;
  * arg is passed through.
@@ -896,7 +891,7 @@ typedef int (*slaq_pend_cmp)(const slaq_job *a, const slaq_job *b,
                              double now, void *arg);
 void slaq_sched_set_pend_order(slaq_sched *s, slaq_pend_cmp cmp, void *arg);
 /* When jobs arriving after j first started while it waited: since then
- * its wait counts towards config.starvation_s (NAN: never passed). */
+ * its wait counts towards config.starvation.st (NAN: never passed). */
 double slaq_job_passed_since(const slaq_job *j);
 
 /* Jobs waiting for room, and the i-th of them in queue order (NULL if

@@ -330,8 +330,8 @@ static void job_unplace(slaq_sched *s, slaq_job *j)
 /* Whether waiting job j has been passed by later arrivals for ST. */
 static int job_starved(const slaq_sched *s, const slaq_job *j, double now)
 {
-    return s->cfg.starvation_s > 0 && j->passed_since == j->passed_since &&
-           now - j->passed_since >= s->cfg.starvation_s;
+    return j->passed_since == j->passed_since &&
+           now - j->passed_since >= s->cfg.starvation.st;
 }
 
 /*

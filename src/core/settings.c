@@ -7,12 +7,14 @@
  * front ends their option, configuration key and --help paragraph. To add
  * a setting, add its field to slaq_sched_config and one row below.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "slaq/settings.h"
+#include "util.h"
 
 /* The offset of member m, which must be of type T: a row whose type does
  * not match its field would not compile (a negative array size). */
@@ -25,7 +27,9 @@
 typedef char enums_are_ints[sizeof(slaq_policy_kind) == sizeof(int) &&
                             sizeof(slaq_predictor_kind) == sizeof(int) &&
                             sizeof(slaq_norm_kind) == sizeof(int) &&
-                            sizeof(slaq_placement) == sizeof(int) ? 1 : -1];
+                            sizeof(slaq_placement) == sizeof(int) &&
+                            sizeof(slaq_qorder) == sizeof(int) &&
+                            sizeof(slaq_qload) == sizeof(int) ? 1 : -1];
 
 static const char *policy_name(int v)
 {
@@ -47,12 +51,43 @@ static const char *placement_name(int v)
     return slaq_placement_name((slaq_placement)v);
 }
 
+static const char *qorder_name(int v)
+{
+    return slaq_qorder_name((slaq_qorder)v);
+}
+
+static const char *qload_name(int v)
+{
+    return slaq_qload_name((slaq_qload)v);
+}
+
+static int qbound_parse(const char *text, void *field)
+{
+    return slaq_queue_bound_parse(text, field);
+}
+
+static int qbound_format(const void *field, char *buf, size_t len)
+{
+    return slaq_queue_bound_format(field, buf, len);
+}
+
+static int starvation_parse(const char *text, void *field)
+{
+    return slaq_starvation_parse(text, field);
+}
+
+static int starvation_format(const void *field, char *buf, size_t len)
+{
+    return slaq_starvation_format(field, buf, len);
+}
+
 /* The oracle needs every job's true curve: only a simulator has it, and
  * it asks for it by name (slaq sim --policy oracle-greedy). */
 static const int predictors[] = {SLAQ_PRED_AUTO, SLAQ_PRED_SLAQ_FIT,
                                  SLAQ_PRED_STRAWMAN};
 static const int norms[] = {SLAQ_NORM_SPAN, SLAQ_NORM_MAX_DELTA};
 static const int placements[] = {SLAQ_PLACE_LEAST_LOADED, SLAQ_PLACE_GAIN};
+static const int qloads[] = {SLAQ_QLOAD_WAIT, SLAQ_QLOAD_LENGTH};
 
 #define VALUES(a, fn) .values = a, .nvalues = sizeof a / sizeof *a, \
                       .value_name = fn
@@ -131,21 +166,6 @@ static const slaq_setting settings[] = {
      .help = "Refits per epoch at most, the jobs that reported longest ago "
              "first; the others keep their forecast until the next epoch "
              "(0: no bound; docs/cluster.md, \"Scale\")."},
-    {.name = "starvation", .type = SLAQ_SETTING_DOUBLE,
-     .offset = AT(starvation_s, double), .min = 0, .max = 1e9,
-     .dflt = SLAQ_DEFAULT_STARVATION_S, .arg = "ST", .unit = "s",
-     .help = "A pending job that jobs arriving after it have passed for ST "
-             "seconds goes to the head of the queue, and nothing passes it "
-             "any more: whatever order the queue is tried in, no job waits "
-             "behind later ones for longer than ST plus the time its "
-             "nodes take to free room (0: no bound; docs/cluster.md, "
-             "\"The pending queue\")."},
-    {.name = "queue-bound", .type = SLAQ_SETTING_SIZE,
-     .offset = AT(queue_bound, size_t), .min = 0, .max = 1e6,
-     .dflt = SLAQ_DEFAULT_QUEUE_BOUND, .arg = "N", .unit = "tasks",
-     .help = "Tasks of task arrays placed in a node's queue beyond the "
-             "ones it runs, ready to start the moment a core frees; the "
-             "rest wait in their arrays (slaq queue; docs/arrays.md)."},
     {.name = "default-iter-cpu", .type = SLAQ_SETTING_DOUBLE,
      .offset = AT(default_iter_cpu_s, double), .min = 0,
      .min_excluded = 1, .max = INFINITY, .dflt = SLAQ_DEFAULT_ITER_CPU_S,
@@ -172,6 +192,43 @@ static const slaq_setting settings[] = {
      .arg = "N", .unit = "values",
      .help = "The recent progress values an approximate query's progress "
              "curve is fitted to (0: all of them)."},
+    {.name = "queue-bound", .type = SLAQ_SETTING_SPEC,
+     .offset = AT(queue_bound, slaq_queue_bound), .parse = qbound_parse,
+     .format = qbound_format, .dflt_text = "auto", .arg = "B",
+     .expect = "auto, a whole number of tasks or mwt:SECONDS",
+     .help = "How many tasks may wait in a node's queue when every slot is "
+             "busy: auto (the shortest queue that keeps the node's slots "
+             "busy between heartbeats in a queue-util fraction of them, "
+             "from the tasks' mean duration; Yaq's Eq. 3.2), a fixed "
+             "length, or mwt:SECONDS (as many as keep the node's estimated "
+             "queue wait under SECONDS; docs/queues.md)."},
+    {.name = "queue-util", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(queue_util, double), .min = 0, .max = 1,
+     .min_excluded = 1, .max_excluded = 1, .dflt = 0.95, .arg = "U",
+     .help = "The utilisation a queue-bound of auto is sized for: the "
+             "fraction of heartbeat intervals in which no slot may go "
+             "idle for want of a queued task."},
+    {.name = "queue-order", .type = SLAQ_SETTING_ENUM,
+     .offset = AT(queue_order, int), .count = slaq_qorder_count,
+     .value_name = qorder_name, .dflt = SLAQ_QORDER_FIFO, .arg = "O",
+     .help = "The order in which queued work starts: fifo, srjf (the job "
+             "with the least remaining work first), lrtf (the fewest "
+             "remaining tasks), stf (the shortest task) or ejf (the "
+             "earliest job; docs/queues.md)."},
+    {.name = "starvation", .type = SLAQ_SETTING_SPEC,
+     .offset = AT(starvation, slaq_starvation), .parse = starvation_parse,
+     .format = starvation_format, .dflt_text = "10", .arg = "ST[,ST_R]",
+     .expect = "off, ST or ST,ST_R (positive numbers or inf)",
+     .help = "Under srjf, lrtf and stf, an item that has waited longer "
+             "than ST seconds, or ST_R times its own estimated duration, "
+             "has starved: it goes before every item that has not, the "
+             "earliest job first."},
+    {.name = "queue-load", .type = SLAQ_SETTING_ENUM,
+     .offset = AT(queue_load, int), VALUES(qloads, qload_name),
+     .dflt = SLAQ_QLOAD_WAIT, .arg = "L",
+     .help = "When no node has a free slot, a task queues at the node "
+             "with the shortest estimated queue wait (wait) or the fewest "
+             "queued tasks (length)."},
 };
 
 #define NSETTINGS (sizeof settings / sizeof *settings)
@@ -194,21 +251,6 @@ const slaq_setting *slaq_setting_find(const char *name)
     return NULL;
 }
 
-/* Writes v with as few digits as read back exactly (0.1, not
- * 0.10000000000000001), whole numbers in full (1000, not 1e+03). */
-static int fmt_double(char *buf, size_t len, double v)
-{
-    if (v == floor(v) && fabs(v) < 1e15)
-        return snprintf(buf, len, "%.0f", v);
-    char tmp[32];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
-        if (strtod(tmp, NULL) == v || prec == 17)
-            break;
-    }
-    return snprintf(buf, len, "%s", tmp);
-}
-
 size_t slaq_setting_nvalues(const slaq_setting *s)
 {
     return s->count ? s->count() : s->nvalues;
@@ -223,6 +265,8 @@ int slaq_setting_expect(const slaq_setting *s, char *buf, size_t len)
 {
     if (len)
         buf[0] = '\0';
+    if (s->type == SLAQ_SETTING_SPEC)
+        return snprintf(buf, len, "%s", s->expect);
     if (s->type == SLAQ_SETTING_ENUM) {
         size_t n = 0;
         size_t nv = slaq_setting_nvalues(s);
@@ -237,8 +281,8 @@ int slaq_setting_expect(const slaq_setting *s, char *buf, size_t len)
     const char *what = s->type == SLAQ_SETTING_DOUBLE ? "number"
                                                       : "whole number";
     char lo[32], hi[32];
-    fmt_double(lo, sizeof lo, s->min);
-    fmt_double(hi, sizeof hi, s->max);
+    util_fmt_double(lo, sizeof lo, s->min);
+    util_fmt_double(hi, sizeof hi, s->max);
     if (isinf(s->max)) {
         if (s->min == 0 && s->min_excluded)
             return snprintf(buf, len, "a positive %s", what);
@@ -308,7 +352,10 @@ int slaq_sched_config_set(slaq_sched_config *cfg, const char *name,
         return SLAQ_EINVAL;
     }
     double v;
-    if (value && parse_value(s, value, &v) == 0) {
+    if (s->type == SLAQ_SETTING_SPEC) {
+        if (value && s->parse(value, (char *)cfg + s->offset) == SLAQ_OK)
+            return SLAQ_OK;
+    } else if (value && parse_value(s, value, &v) == 0) {
         store(cfg, s, v);
         return SLAQ_OK;
     }
@@ -332,10 +379,12 @@ int slaq_sched_config_get(const slaq_sched_config *cfg, const char *name,
     if (!s)
         return SLAQ_EINVAL;
     const char *p = (const char *)cfg + s->offset;
+    if (s->type == SLAQ_SETTING_SPEC)
+        return s->format(p, buf, len);
     if (s->type == SLAQ_SETTING_DOUBLE) {
         double v;
         memcpy(&v, p, sizeof v);
-        return fmt_double(buf, len, v);
+        return util_fmt_double(buf, len, v);
     }
     if (s->type == SLAQ_SETTING_UINT) {
         unsigned u;
@@ -364,6 +413,14 @@ void slaq_sched_config_init(slaq_sched_config *c)
     c->nodes = 1;
     c->queue = 0;
     /* Everything else: the table's defaults. */
-    for (size_t i = 0; i < NSETTINGS; i++)
-        store(c, &settings[i], settings[i].dflt);
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        if (settings[i].type == SLAQ_SETTING_SPEC) {
+            int ok = settings[i].parse(settings[i].dflt_text,
+                                       (char *)c + settings[i].offset);
+            assert(ok == SLAQ_OK);
+            (void)ok;
+        } else {
+            store(c, &settings[i], settings[i].dflt);
+        }
+    }
 }

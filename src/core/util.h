@@ -1,7 +1,7 @@
 /*
  * util.h — small helpers that every part of the tree shares: growing an
- * array by doubling its capacity, and formatting an error message into a
- * caller's buffer.
+ * array by doubling its capacity, formatting an error message into a
+ * caller's buffer, and writing a number so that it reads back exactly.
  *
  * The scheduler, the allocator's workspace and the readers keep arrays
  * that grow as jobs, nodes or lines come. They all grow the same way: the
@@ -15,6 +15,7 @@
 #ifndef SLAQ_CORE_UTIL_H
 #define SLAQ_CORE_UTIL_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -86,6 +87,24 @@ static inline void util_errf(char *err, size_t errlen, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(err, errlen, fmt, ap);
     va_end(ap);
+}
+
+/*
+ * Writes v with as few digits as read back exactly by strtod (0.1, not
+ * 0.10000000000000001), whole numbers in full (1000, not 1e+03), infinity
+ * as "inf". Returns the length needed, as snprintf.
+ */
+static inline int util_fmt_double(char *buf, size_t len, double v)
+{
+    if (v == floor(v) && fabs(v) < 1e15)
+        return snprintf(buf, len, "%.0f", v);
+    char tmp[32];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+        if (strtod(tmp, NULL) == v || prec == 17)
+            break;
+    }
+    return snprintf(buf, len, "%s", tmp);
 }
 
 #endif

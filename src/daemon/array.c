@@ -355,6 +355,49 @@ static void node_loads(sd_daemon *d, double *task_cores, size_t *placed)
         task_cores[v] = task_cores[v] > 0 ? floor(task_cores[v] + 1e-9) : 0;
 }
 
+static double task_estimate(const sd_array *a);
+
+/* The mean estimated duration of the pending tasks' arrays (NaN when no
+ * array with a pending task has an estimate yet). */
+static double pending_mean_estimate(sd_daemon *d)
+{
+    double sum = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < d->narrays; i++) {
+        double e = task_estimate(d->arrays[i]);
+        if (next_pending(d->arrays[i]) >= 0 && e > 0) {
+            sum += e;
+            n++;
+        }
+    }
+    return n ? sum / (double)n : NAN;
+}
+
+/*
+ * How many tasks may wait in the queue of a node with `cores` cores for
+ * tasks (the setting queue-bound, slaq/queue.h): a fixed length; auto,
+ * Yaq's Eq. 3.2 for the queue-util target with the pending tasks' mean
+ * estimate and one epoch between placements (one queued task per core
+ * while no estimate is known); or mwt:S, as many tasks as keep the
+ * node's estimated wait (their estimates over its task cores) under S
+ * seconds. At most SD_AGENT_QUEUE_MAX.
+ */
+static size_t queue_bound(sd_daemon *d, double cores)
+{
+    const slaq_sched_config *c = slaq_sched_get_config(d->sched);
+    unsigned r = cores >= 1 ? (unsigned)cores : 1;
+    double mean = pending_mean_estimate(d);
+    size_t b;
+    if (c->queue_bound.kind == SLAQ_QBOUND_MWT)
+        b = mean > 0 ? (size_t)floor(c->queue_bound.value * r / mean) : r;
+    else if (c->queue_bound.kind == SLAQ_QBOUND_AUTO && !(mean > 0))
+        b = r;
+    else
+        b = slaq_queue_bound_length(&c->queue_bound, r, mean,
+                                    d->cfg.sched.epoch_s, c->queue_util);
+    return b > SD_AGENT_QUEUE_MAX ? SD_AGENT_QUEUE_MAX : b;
+}
+
 /*
  * A controller's placement: each pending task, in array_dispatch's order,
  * goes to the node with room in its queue (its task cores plus the bound,
@@ -364,8 +407,7 @@ static void node_loads(sd_daemon *d, double *task_cores, size_t *placed)
  */
 static void place_on_nodes(sd_daemon *d)
 {
-    size_t nn = d->nnodes, bound =
-        slaq_sched_get_config(d->sched)->queue_bound;
+    size_t nn = d->nnodes;
     if (!nn)
         return;
     double *tc = calloc(nn, sizeof *tc);
@@ -382,7 +424,7 @@ static void place_on_nodes(sd_daemon *d)
             long best = -1;
             for (size_t v = 0; v < nn; v++) {
                 if (!cluster_node_ready(d, (int)v) || tc[v] < 1 ||
-                    placed[v] >= (size_t)tc[v] + bound)
+                    placed[v] >= (size_t)tc[v] + queue_bound(d, tc[v]))
                     continue;
                 if (best < 0 || placed[v] / tc[v] < placed[best] / tc[best])
                     best = (long)v;
@@ -786,8 +828,7 @@ static double task_estimate(const sd_array *a)
  * the order they were placed (they start in that order). */
 static json_t *nodes_queue_json(sd_daemon *d)
 {
-    size_t nn = d->nnodes, bound =
-        slaq_sched_get_config(d->sched)->queue_bound;
+    size_t nn = d->nnodes;
     json_t *nodes = json_array();
     double *tc = calloc(nn ? nn : 1, sizeof *tc);
     size_t *placed = calloc(nn ? nn : 1, sizeof *placed);
@@ -845,7 +886,8 @@ static json_t *nodes_queue_json(sd_daemon *d)
                                  "name", d->nodes[v].name, "cores",
                                  d->nodes[v].cores, "task_cores", tc[v],
                                  "running", (json_int_t)running, "bound",
-                                 (json_int_t)bound, "beyond", (json_int_t)0,
+                                 (json_int_t)queue_bound(d, tc[v]),
+                                 "beyond", (json_int_t)0,
                                  "queue", items);
         json_object_set_new(node, "wait", known && tc[v] >= 1
                             ? json_real(ahead / tc[v]) : json_null());
@@ -872,9 +914,9 @@ json_t *array_queue_json(sd_daemon *d)
 {
     if (d->cfg.agents)
         return nodes_queue_json(d);
-    size_t bound = slaq_sched_get_config(d->sched)->queue_bound;
     double room = array_task_room(d);
     double slots = floor(room + (double)d->ntasks + 1e-9);
+    size_t bound = queue_bound(d, slots);
     json_t *items = json_array();
     double ahead = 0;
     int known = 1;

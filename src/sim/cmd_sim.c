@@ -23,6 +23,7 @@
 #include "sim/report.h"
 #include "sim/sim.h"
 #include "sim/sweep_sim.h"
+#include "sim/tasksim.h"
 
 #define MAX_RUNS 16
 #define MAX_SWEEP 32
@@ -40,7 +41,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: slaq sim --workload FILE --cores C --out DIR [options]\n"
-        "       slaq sim --sweep TRACES [options]   (see slaq sim --sweep - --help)\n\n"
+        "       slaq sim --sweep TRACES [options]   (see slaq sim --sweep - --help)\n"
+        "       slaq sim --tasks FILE [options]     (see slaq sim --tasks - --help)\n\n"
         "       slaq sim --workload FILE --nodes N --cores-per-node C "
         "--out DIR [options]\n\n"
         "Replays a workload (JSON Lines, see docs/sim.md) in virtual time "
@@ -530,6 +532,10 @@ int cmd_sim(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--sweep") || !strncmp(argv[i], "--sweep=", 8))
             return cmd_sim_sweep(argc, argv);
+    /* Jobs of short tasks are their own simulator (cmd_sim_tasks.c). */
+    for (int i = 1; i < argc; i++)
+        if (!strncmp(argv[i], "--tasks", 7))
+            return cmd_sim_tasks(argc, argv);
     sim_opts *o = malloc(sizeof *o);
     if (!o) {
         cli_error("sim", "out of memory");

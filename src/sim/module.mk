@@ -27,6 +27,14 @@ results:
 	@$(MAKE) --no-print-directory all
 	@scripts/sim-results.sh $(BUILD)
 
+# make yaq-results: Yaq's queue management in the task-level simulator, on
+# the thesis's synthetic workloads and the public traces of
+# ../shared/data/traces/tasks (docs/results/yaq/, docs/queues.md).
+.PHONY: yaq-results
+yaq-results:
+	@$(MAKE) --no-print-directory build
+	@scripts/yaq-results.sh $(BUILD)
+
 # make sweep-traces: record the sweeps of data/sweeps/ with real slaq-train
 # runs: mlpc and logreg on a tenth of the training rows (20-40 minutes for
 # both), then the same configurations on all the rows, where training

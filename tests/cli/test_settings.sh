@@ -16,7 +16,8 @@ cut -f1 "$TMP/rows" >"$TMP/names"
 check "the help lists the table's settings" test "$(wc -l <"$TMP/names")" -ge 16
 
 # A value each setting takes, from what its help says it takes: the last
-# of an enum's values, the middle of a range, 3 for a positive number.
+# of an enum's values, the middle of a range, 3 for a positive number, the
+# first word of a syntax of its own ("Takes auto, a whole number ...").
 declare -A val=()
 while IFS=$'\t' read -r n t; do
   if [[ $t =~ One\ of\ ([^\;]*)\; ]]; then
@@ -26,6 +27,8 @@ while IFS=$'\t' read -r n t; do
       -v w="${BASH_REMATCH[1]}" 'BEGIN { m = (a + b) / 2; print w ? int(m) : m }')
   elif [[ $t =~ Takes\ a\ positive\ number ]]; then
     val[$n]=3
+  elif [[ $t =~ Takes\ ([a-z]+),\  ]]; then
+    val[$n]=${BASH_REMATCH[1]}  # a value of its own syntax: the first named
   fi
 done <"$TMP/rows"
 missing=$(while read -r n; do [[ -n ${val[$n]:-} ]] || echo "$n"; done <"$TMP/names")

@@ -385,7 +385,7 @@ static double starved_start(double st)
     c.cores = 1;
     c.queue = 1;
     c.predictor = SLAQ_PRED_STRAWMAN;
-    c.starvation_s = st;
+    c.starvation.st = st > 0 ? st : INFINITY; /* 0: no threshold */
     slaq_sched *s = slaq_sched_new(&c);
     assert_non_null(s);
     int calls = 0;

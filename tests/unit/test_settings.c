@@ -26,9 +26,24 @@ static double field(const slaq_sched_config *cfg, const slaq_setting *s)
     case SLAQ_SETTING_UINT: memcpy(&u, p, sizeof u); return u;
     case SLAQ_SETTING_SIZE: memcpy(&z, p, sizeof z); return (double)z;
     case SLAQ_SETTING_ENUM: memcpy(&e, p, sizeof e); return e;
+    case SLAQ_SETTING_SPEC: break;
     }
-    fail_msg("row %s has no type", s->name);
+    fail_msg("row %s has no number", s->name);
     return NAN;
+}
+
+/* A spec row's value other than its default, as text. */
+static const char *spec_sample(const slaq_setting *s)
+{
+    static const char *const samples[][2] = {
+        {"queue-bound", "mwt:2.5"},
+        {"starvation", "1.5,3"},
+    };
+    for (size_t i = 0; i < sizeof samples / sizeof *samples; i++)
+        if (!strcmp(samples[i][0], s->name))
+            return samples[i][1];
+    fail_msg("spec row %s has no sample in test_settings.c", s->name);
+    return NULL;
 }
 
 static void test_init_gives_every_rows_default(void **state)
@@ -40,6 +55,12 @@ static void test_init_gives_every_rows_default(void **state)
     assert_true(slaq_setting_count() >= 16);
     for (size_t i = 0; i < slaq_setting_count(); i++) {
         const slaq_setting *s = slaq_setting_at(i);
+        if (s->type == SLAQ_SETTING_SPEC) {
+            char got[64];
+            slaq_sched_config_get(&c, s->name, got, sizeof got);
+            assert_string_equal(got, s->dflt_text);
+            continue;
+        }
         if (field(&c, s) != s->dflt)
             fail_msg("%s: init gives %.17g, the table %.17g", s->name,
                      field(&c, s), s->dflt);
@@ -65,6 +86,11 @@ static void test_init_gives_every_rows_default(void **state)
     assert_int_equal(c.placement, SLAQ_PLACE_LEAST_LOADED);
     assert_int_equal(c.queue, 0);
     assert_int_equal(c.max_fits, SLAQ_DEFAULT_MAX_FITS);
+    assert_int_equal(c.queue_bound.kind, SLAQ_QBOUND_AUTO);
+    assert_true(c.queue_util == 0.95);
+    assert_int_equal(c.queue_order, SLAQ_QORDER_FIFO);
+    assert_true(c.starvation.st == 10 && isinf(c.starvation.st_r));
+    assert_int_equal(c.queue_load, SLAQ_QLOAD_WAIT);
     slaq_sched *s = slaq_sched_new(&c);
     assert_non_null(s);
     slaq_sched_free(s);
@@ -87,6 +113,8 @@ static void test_every_row_is_described(void **state)
         }
         if (s->type == SLAQ_SETTING_ENUM) {
             assert_true(slaq_setting_nvalues(s) >= 2 && s->value_name);
+        } else if (s->type == SLAQ_SETTING_SPEC) {
+            assert_true(s->parse && s->format && s->dflt_text && s->expect);
         } else {
             assert_true(s->min <= s->dflt && s->dflt <= s->max);
             assert_false(s->min_excluded && s->dflt == s->min);
@@ -99,6 +127,10 @@ static void test_every_row_is_described(void **state)
 /* A value inside row s's range, as text. */
 static void inside(const slaq_setting *s, char *buf, size_t len)
 {
+    if (s->type == SLAQ_SETTING_SPEC) {
+        snprintf(buf, len, "%s", spec_sample(s));
+        return;
+    }
     if (s->type == SLAQ_SETTING_ENUM) {
         snprintf(buf, len, "%s", s->value_name(slaq_setting_value(
                                      s, slaq_setting_nvalues(s) - 1)));
@@ -128,6 +160,12 @@ static void test_set_and_get_round_trip(void **state)
         inside(s, text, sizeof text);
         if (slaq_sched_config_set(&c, s->name, text, err, sizeof err))
             fail_msg("%s = %s refused: %s", s->name, text, err);
+        if (s->type == SLAQ_SETTING_SPEC) {
+            assert_memory_not_equal(&c, &d, sizeof c);
+            slaq_sched_config_get(&c, s->name, got, sizeof got);
+            assert_string_equal(got, text);
+            continue;
+        }
         double v = field(&c, s);
         assert_true(v != s->dflt);
         slaq_sched_config_get(&c, s->name, got, sizeof got);
@@ -205,12 +243,32 @@ static void test_bad_values_name_the_setting(void **state)
     refused("normalise", "SPAN", "normalise: ", "span or max-delta", NULL);
     refused("placement", "", "placement: ", "least-loaded or gain", NULL);
     refused("speed", "3", "speed: no such setting", NULL);
+    refused("queue-bound", "mwt:0", "queue-bound: expected auto, a whole "
+            "number of tasks or mwt:SECONDS, got 'mwt:0'", NULL);
+    refused("queue-bound", "2.5", "queue-bound: ", "got '2.5'", NULL);
+    refused("queue-bound", "-1", "queue-bound: ", NULL);
+    refused("queue-bound", "mwt:", "queue-bound: ", NULL);
+    refused("starvation", "0", "starvation: expected off, ST or ST,ST_R",
+            "got '0'", NULL);
+    refused("starvation", "10,", "starvation: ", NULL);
+    refused("starvation", "10,x", "starvation: ", NULL);
+    refused("starvation", ",3", "starvation: ", NULL);
+    refused("queue-order", "sjf", "queue-order: unknown queue-order 'sjf' "
+            "(expected fifo, srjf, lrtf, stf or ejf)", NULL);
+    refused("queue-util", "1", "queue-util: ", NULL);
     /* every numeric row refuses text, and a value beyond each bound */
     for (size_t i = 0; i < slaq_setting_count(); i++) {
         const slaq_setting *s = slaq_setting_at(i);
         char v[64];
         if (s->type == SLAQ_SETTING_ENUM) {
             refused(s->name, "abc", s->name, "'abc'", "(expected ", NULL);
+            continue;
+        }
+        if (s->type == SLAQ_SETTING_SPEC) {
+            refused(s->name, "abc", s->name, "expected ", s->expect,
+                    "got 'abc'", NULL);
+            refused(s->name, "", s->name, NULL);
+            refused(s->name, NULL, s->name, NULL);
             continue;
         }
         refused(s->name, "abc", s->name, "got 'abc'", NULL);
