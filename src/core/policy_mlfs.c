@@ -1,0 +1,99 @@
+/*
+ * policy_mlfs.c — MLF-H's priority (MLFS, CoNEXT'20, §3.3.1, Eq. 2-6):
+ * the key of the `mlfs-h` and `mlfs` share policies (policy.c's table),
+ * and the dependency recursion of Eq. 3 and 5. include/slaq/deadline.h
+ * states the formula and how slaq normalises the paper's mixed units.
+ */
+#include <math.h>
+
+#include "slaq/deadline.h"
+#include "internal.h"
+
+/* The recent loss reduction δl_{I−1} / Σ δl, in [0, 1]; 1 before the
+ * second iteration (an empty sum: a new job is at its steepest). */
+static double recent_drop(const slaq_pjob *j)
+{
+    if (j->iter < 2 || !(j->total_drop > 0))
+        return 1;
+    double r = j->last_drop / j->total_drop;
+    return r > 1 ? 1 : r > 0 ? r : 0;
+}
+
+static double urgency(const slaq_pjob *j)
+{
+    return j->urgency >= SLAQ_URGENCY_MIN ? j->urgency : SLAQ_URGENCY_MIN;
+}
+
+/* Eq. 4's three raw terms: 1/(d − t), 1/r, w. */
+static double deadline_term(const slaq_pjob *j, double eps)
+{
+    if (!isfinite(j->deadline))
+        return 0;
+    double left = j->deadline - j->now;
+    return 1 / (left > eps ? left : eps);
+}
+
+static double remaining_term(const slaq_pjob *j, double eps)
+{
+    return 1 / (j->remaining_s > eps ? j->remaining_s : eps);
+}
+
+static double safe_div(double x, double max)
+{
+    return max > 0 ? x / max : 0;
+}
+
+void slaq_mlfs_priority(const slaq_pjob *jobs, size_t n,
+                        const slaq_prio_params *pp, double *key)
+{
+    double eps = pp->eps_s;
+    double mL = 0, mI = 0, mD = 0, mDl = 0, mR = 0, mW = 0;
+    for (size_t i = 0; i < n; i++) {
+        const slaq_pjob *j = &jobs[i];
+        mL = fmax(mL, urgency(j));
+        mI = fmax(mI, 1 / fmax(j->iter, 1));
+        mDl = fmax(mDl, recent_drop(j));
+        mD = fmax(mD, deadline_term(j, eps));
+        mR = fmax(mR, remaining_term(j, eps));
+        mW = fmax(mW, j->waited);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const slaq_pjob *j = &jobs[i];
+        /* Eq. 2, summed over the job's workers (S = 1/k each). */
+        double L = pp->use_urgency ? safe_div(urgency(j), mL) : 1;
+        double pml = L * safe_div(1 / fmax(j->iter, 1), mI) *
+                     safe_div(recent_drop(j), mDl);
+        /* Eq. 4. */
+        double pc = (pp->use_deadline
+                         ? pp->g_d * safe_div(deadline_term(j, eps), mD)
+                         : 0) +
+                    pp->g_r * safe_div(remaining_term(j, eps), mR) +
+                    pp->g_w * safe_div(j->waited, mW);
+        /* Eq. 6. */
+        key[i] = pp->alpha * pml + (1 - pp->alpha) * pc;
+    }
+}
+
+void mlfs_keys(const slaq_pjob *jobs, size_t n, const slaq_prio_params *pp,
+               double *key)
+{
+    slaq_mlfs_priority(jobs, n, pp, key);
+}
+
+int slaq_mlfs_dag(const double *base, const size_t *off, const size_t *child,
+                  size_t ntasks, double gamma, double *out)
+{
+    if (!(gamma >= 0 && gamma <= 1))
+        return SLAQ_EINVAL;
+    for (size_t k = 0; k < ntasks; k++)
+        for (size_t c = off[k]; c < off[k + 1]; c++)
+            if (child[c] <= k || child[c] >= ntasks)
+                return SLAQ_EINVAL;
+    for (size_t k = ntasks; k-- > 0;) {
+        double sum = 0;
+        for (size_t c = off[k]; c < off[k + 1]; c++)
+            sum += out[child[c]];
+        out[k] = base[k] + gamma * sum;
+    }
+    return SLAQ_OK;
+}
