@@ -166,6 +166,8 @@ struct alloc_policy {
     /* The priority policies (alloc_prio): each job's key, larger first. */
     void (*keys)(const slaq_pjob *jobs, size_t n, const slaq_prio_params *pp,
                  double *key);
+    int sticky;  /* a job keeps the cores it held (prev_alloc) before
+                    the keys divide the rest: preemption only by moves */
     int moves;   /* places on the ideal virtual host and moves jobs */
     int control; /* MLF-C: stops jobs that met their accuracy */
 };

@@ -25,13 +25,16 @@ int slaq_node_overloaded(const slaq_node_use *v, double h_r)
 static int host_ok(const slaq_node_use *v, double nc, double nm, double h_r,
                    int strict)
 {
-    if (!(v->cores > 0) || !(v->mem > 0) || slaq_node_overloaded(v, h_r))
-        return 0;
-    if ((v->use_mem + nm) / v->mem > h_r)
+    if (!(v->cores > 0) || !(v->mem > 0))
         return 0;
     /* An empty node takes any job that fits in it at all: a job larger
      * than h_r of a node would otherwise never run. */
-    if (strict && (v->use_cores + nc) / v->cores > h_r && v->use_cores > 0)
+    int empty = !(v->use_cores > 0) && !(v->use_mem > 0);
+    if (empty)
+        return nm <= v->mem;
+    if ((v->use_mem + nm) / v->mem > h_r)
+        return 0;
+    if (strict && (v->use_cores + nc) / v->cores > h_r)
         return 0;
     return 1;
 }

@@ -477,10 +477,14 @@ static void alloc_greedy(const alloc_policy *p, const slaq_pjob *jobs,
 /*
  * The priority policies' division: jobs in the order of their keys
  * (larger first, ties to the lower index), each given up to its
- * max_cores of what is left on its node. It is preemptive — a job of a
- * higher key takes the cores of a lower one at the next epoch — and
- * work-conserving: a node's cores go unused only when all its jobs are
- * at their max_cores. The heap of all jobs is popped once per job.
+ * max_cores of what is left on its node. edf and tiresias are
+ * preemptive — a job of a higher key takes the cores of a lower one at
+ * the next epoch; a sticky policy (MLF-H, whose queue feeds free
+ * servers and which preempts only by moving a job, §3.3.3) first gives
+ * every job back the cores it held (prev_alloc), in key order, and then
+ * divides what is left by key. Both are work-conserving: a node's cores
+ * go unused only when all its jobs are at their max_cores. The heap of
+ * all jobs is popped once per job and pass.
  */
 static void alloc_prio(const alloc_policy *p, const slaq_pjob *jobs,
                        size_t n, const size_t *node, const double *capacity,
@@ -494,15 +498,23 @@ static void alloc_prio(const alloc_policy *p, const slaq_pjob *jobs,
         ws->price[v] = 0;
     }
     for (size_t i = 0; i < n; i++)
-        ws->heap[i] = i;
-    heap_build(ws->heap, n, ws->key);
-    for (size_t h = n; h > 0; h--) {
-        size_t i = ws->heap[0], v = node ? node[i] : 0;
-        double a = fmin(jobs[i].max_cores, ws->left[v]);
-        alloc[i] = a > 0 ? a : 0;
-        ws->left[v] -= alloc[i];
-        ws->heap[0] = ws->heap[h - 1];
-        heap_sift_down(ws->heap, h - 1, ws->key, 0);
+        alloc[i] = 0;
+    for (int pass = p->sticky ? 0 : 1; pass < 2; pass++) {
+        for (size_t i = 0; i < n; i++)
+            ws->heap[i] = i;
+        heap_build(ws->heap, n, ws->key);
+        for (size_t h = n; h > 0; h--) {
+            size_t i = ws->heap[0], v = node ? node[i] : 0;
+            double want = pass ? jobs[i].max_cores
+                               : fmin(jobs[i].prev_alloc, jobs[i].max_cores);
+            double a = fmin(want - alloc[i], ws->left[v]);
+            if (a > 0) {
+                alloc[i] += a;
+                ws->left[v] -= a;
+            }
+            ws->heap[0] = ws->heap[h - 1];
+            heap_sift_down(ws->heap, h - 1, ws->key, 0);
+        }
     }
 }
 
@@ -565,16 +577,16 @@ static const alloc_policy policies[] = {
         1, alloc_greedy, gain_key},
     [SLAQ_POLICY_EDF] = {
         "edf", "earliest deadline first",
-        0, alloc_prio, NULL, edf_keys, 0, 0},
+        0, alloc_prio, NULL, edf_keys, 0, 0, 0},
     [SLAQ_POLICY_TIRESIAS] = {
         "tiresias", "Tiresias: least attained service (cores x time)",
-        0, alloc_prio, NULL, tiresias_keys, 0, 0},
+        0, alloc_prio, NULL, tiresias_keys, 0, 0, 0},
     [SLAQ_POLICY_MLFS_H] = {
         "mlfs-h", "MLFS's priority of deadline, urgency and progress",
-        0, alloc_prio, NULL, mlfs_keys, 1, 0},
+        0, alloc_prio, NULL, mlfs_keys, 1, 1, 0},
     [SLAQ_POLICY_MLFS] = {
         "mlfs", "mlfs-h, and stops jobs whose accuracy is met when busy",
-        0, alloc_prio, NULL, mlfs_keys, 1, 1},
+        0, alloc_prio, NULL, mlfs_keys, 1, 1, 1},
 };
 
 #define NPOLICIES (sizeof policies / sizeof *policies)

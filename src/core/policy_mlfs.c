@@ -24,12 +24,18 @@ static double urgency(const slaq_pjob *j)
     return j->urgency >= SLAQ_URGENCY_MIN ? j->urgency : SLAQ_URGENCY_MIN;
 }
 
-/* Eq. 4's three raw terms: 1/(d − t), 1/r, w. */
+/* Eq. 4's three raw terms: 1/(d − t), 1/r, w. A deadline the job can
+ * no longer meet (d − t < r: it would have to run faster than on all its
+ * cores) weighs nothing: it cannot be helped, and a term that grows as
+ * it passes would put the lost jobs ahead of those that can still make
+ * theirs. */
 static double deadline_term(const slaq_pjob *j, double eps)
 {
     if (!isfinite(j->deadline))
         return 0;
     double left = j->deadline - j->now;
+    if (left < j->remaining_s)
+        return 0;
     return 1 / (left > eps ? left : eps);
 }
 
@@ -43,19 +49,46 @@ static double safe_div(double x, double max)
     return max > 0 ? x / max : 0;
 }
 
+/* The range of the positive values of a term over the jobs. */
+typedef struct range {
+    double lo, hi;
+} range;
+
+static void range_add(range *r, double x)
+{
+    if (x > 0) {
+        r->lo = fmin(r->lo, x);
+        r->hi = fmax(r->hi, x);
+    }
+}
+
+/* x's place in the range on a logarithmic scale, in [0, 1]: 1 at the
+ * largest value, 0 at the smallest and for 0 (no term). The time terms
+ * span minutes to days; divided by their largest value, all but the few
+ * most extreme jobs would be near 0 and the weights would mean nothing. */
+static double log_place(const range *r, double x)
+{
+    if (!(x > 0))
+        return 0;
+    if (!(r->hi > r->lo))
+        return 1;
+    return log(x / r->lo) / log(r->hi / r->lo);
+}
+
 void slaq_mlfs_priority(const slaq_pjob *jobs, size_t n,
                         const slaq_prio_params *pp, double *key)
 {
     double eps = pp->eps_s;
-    double mL = 0, mI = 0, mD = 0, mDl = 0, mR = 0, mW = 0;
+    double mL = 0, mI = 0, mDl = 0;
+    range rD = {INFINITY, 0}, rR = {INFINITY, 0}, rW = {INFINITY, 0};
     for (size_t i = 0; i < n; i++) {
         const slaq_pjob *j = &jobs[i];
         mL = fmax(mL, urgency(j));
         mI = fmax(mI, 1 / fmax(j->iter, 1));
         mDl = fmax(mDl, recent_drop(j));
-        mD = fmax(mD, deadline_term(j, eps));
-        mR = fmax(mR, remaining_term(j, eps));
-        mW = fmax(mW, j->waited);
+        range_add(&rD, deadline_term(j, eps));
+        range_add(&rR, remaining_term(j, eps));
+        range_add(&rW, j->waited + eps);
     }
     for (size_t i = 0; i < n; i++) {
         const slaq_pjob *j = &jobs[i];
@@ -65,10 +98,10 @@ void slaq_mlfs_priority(const slaq_pjob *jobs, size_t n,
                      safe_div(recent_drop(j), mDl);
         /* Eq. 4. */
         double pc = (pp->use_deadline
-                         ? pp->g_d * safe_div(deadline_term(j, eps), mD)
+                         ? pp->g_d * log_place(&rD, deadline_term(j, eps))
                          : 0) +
-                    pp->g_r * safe_div(remaining_term(j, eps), mR) +
-                    pp->g_w * safe_div(j->waited, mW);
+                    pp->g_r * log_place(&rR, remaining_term(j, eps)) +
+                    pp->g_w * log_place(&rW, j->waited + eps);
         /* Eq. 6. */
         key[i] = pp->alpha * pml + (1 - pp->alpha) * pc;
     }
