@@ -32,7 +32,9 @@ void dl_workload_free(dl_workload *w)
 void dl_result_free(dl_result *r)
 {
     free(r->jct);
+    free(r->completion);
     r->jct = NULL;
+    r->completion = NULL;
 }
 
 void dl_config_init(dl_config *c)
@@ -81,7 +83,9 @@ static void draw_extras(gsl_rng *rng, const size_t *idx, size_t m,
 static int by_arrival(const void *a, const void *b)
 {
     const dl_job *x = a, *y = b;
-    return (x->arrival > y->arrival) - (x->arrival < y->arrival);
+    if (x->arrival != y->arrival)
+        return (x->arrival > y->arrival) - (x->arrival < y->arrival);
+    return (x->line > y->line) - (x->line < y->line);
 }
 
 int dl_generate(size_t n, double load, double deadline_scale,
@@ -693,7 +697,8 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
         r->sched_us = sched_us / (double)rounds;
         r->util = given / ((double)rounds * (double)nn * c->cl.cores);
         r->jct = malloc(n * sizeof *r->jct);
-        if (!r->jct) {
+        r->completion = malloc(n * sizeof *r->completion);
+        if (!r->jct || !r->completion) {
             util_errf(err, errlen, "out of memory");
             rc = -1;
         }
@@ -705,6 +710,7 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
             const dl_state *s = &e.st[i];
             const dl_job *j = &w->jobs[i];
             r->jct[i] = s->completion - j->arrival;
+            r->completion[i] = s->completion;
             jsum += r->jct[i];
             wsum += s->waited;
             asum += s->at_deadline;

@@ -127,6 +127,7 @@ typedef struct dl_result {
                                reached by the deadline (or at the end) */
     double jct_pct[DL_NPCT];
     double *jct;          /* jobs values, sorted (for the CDF); owned */
+    double *completion;   /* per job, in workload order; owned */
     size_t moves;
     double move_s, move_gb;
     size_t stopped;       /* jobs MLF-C stopped */
