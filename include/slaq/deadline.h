@@ -84,13 +84,15 @@ int slaq_node_overloaded(const slaq_node_use *v, double h_r);
  * traffic with tasks already on a node and the degradation a move
  * causes, are the same on every node for a data-parallel job whose
  * workers run together (no tasks of it are on any node yet; a move
- * costs the same wherever it goes) and so drop out. Cores may be
- * oversubscribed: the jobs of a node share its cores by the policy, and
- * a node pushed over h_r is what moves relieve. strict != 0 asks also
- * that the node stays underloaded in cores after taking the job (moves
- * use it, so that a moved job does not overload its new node and move
- * back). Returns the node, or -1 if no candidate exists. Ties go to the
- * lower index.
+ * costs the same wherever it goes) and so drop out. strict != 0 asks
+ * also that the node stays underloaded in cores after taking the job
+ * (the paper's "will not be overloaded by hosting the task"; the
+ * simulator places and moves with it: a job waits in the queue, where
+ * any node that frees cores can take it, rather than on a full node);
+ * strict == 0 lets cores be oversubscribed, the jobs of a node sharing
+ * them by the policy. An empty node takes any job whose memory fits it
+ * at all, or a job larger than h_r of a node would never run. Returns
+ * the node, or -1 if no candidate exists. Ties go to the lower index.
  */
 long slaq_mlfs_host(const slaq_node_use *nodes, size_t nn, double need_cores,
                     double need_mem, double h_r, long except, int strict);

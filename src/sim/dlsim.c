@@ -592,7 +592,7 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
             if (s->state != J_PENDING)
                 continue;
             long v = moves ? slaq_mlfs_host(e.nodes, nn, j->size, j->mem,
-                                            c->h_r, -1, 0)
+                                            c->h_r, -1, 1)
                            : most_free(e.nodes, nn, j->mem);
             if (v < 0)
                 continue;

@@ -9,8 +9,8 @@
  * of epoch_s seconds, and every decision of a round is the core's:
  *
  *   pending order  slaq_policy_keys(policy)     (every policy)
- *   placement      slaq_mlfs_host (policies that move), else the node
- *                  with the most free memory that fits the job
+ *   placement      slaq_mlfs_host, strict (policies that move), else
+ *                  the node with the most free memory that fits the job
  *   moves          slaq_mlfs_moves              (mlfs-h, mlfs)
  *   stops          slaq_mlfs_overloaded + slaq_mlfs_stop (mlfs)
  *   cores          slaq_allocate_nodes(policy)  (every policy; the call
