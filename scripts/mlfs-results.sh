@@ -5,7 +5,7 @@
 #
 # Usage: scripts/mlfs-results.sh [BUILD_DIR]      (or: make mlfs-results)
 #
-# Writes
+# Writes (summary.csv and jct_cdf.csv of each run)
 #   docs/results/mlfs/generated/seed{1..5}/   the generated Philly-style
 #       workload, 2,000 jobs on 20 nodes x 32 cores, seeds 1-5
 #   docs/results/mlfs/components/NAME/seed{1..5}/   the component studies
@@ -63,6 +63,9 @@ else
   echo "mlfs-results: $trace is absent; the traces part is skipped" >&2
 fi
 
+# Every job's row (jobs.csv) is for a reader's own runs: megabytes here,
+# and derived line by line from the trace, which stays where it is.
+find "$out" -name jobs.csv -delete
 python3 scripts/mlfs_report.py "$out" "$gen_cmd --seed S" "$trace_cmd --window W:1000 --seed 1" \
   >"$out/README.md"
 cat "$out/README.md"
