@@ -37,9 +37,12 @@ extern "C" {
  * mean what they say: L by the largest urgency, 1/I by the largest (the
  * job with fewest iterations has 1), the recent loss reduction δl_{I−1}
  * / Σ δl (clamped to [0, 1]; 1 before the second iteration, when the sum
- * is empty) by the largest, and likewise 1/(d − t), 1/r and w. d − t and
- * r are at least params->eps_s (a deadline that has passed counts as
- * one eps_s away). A job without a deadline has a deadline term of 0.
+ * is empty) by the largest. The time terms 1/(d − t), 1/r and w + eps_s
+ * are placed on a logarithmic scale between their smallest and largest
+ * values among the jobs (0 to 1; a range narrower than a factor of 2
+ * counts as 2). d − t and r are at least params->eps_s. A job without a
+ * deadline, or whose deadline it can no longer meet (d − t < r), has a
+ * deadline term of 0.
  *
  * A data-parallel job's workers are its tasks (Eq. 3 and 5 with no
  * dependants): each of its k workers has S = 1/k, so the job's P, the

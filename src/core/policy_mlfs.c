@@ -65,14 +65,17 @@ static void range_add(range *r, double x)
 /* x's place in the range on a logarithmic scale, in [0, 1]: 1 at the
  * largest value, 0 at the smallest and for 0 (no term). The time terms
  * span minutes to days; divided by their largest value, all but the few
- * most extreme jobs would be near 0 and the weights would mean nothing. */
+ * most extreme jobs would be near 0 and the weights would mean nothing.
+ * A range narrower than a factor of 2 counts as a factor of 2: two jobs
+ * that waited 61 and 62 s are not told as far apart as 1 minute and 1
+ * day. */
 static double log_place(const range *r, double x)
 {
     if (!(x > 0))
         return 0;
     if (!(r->hi > r->lo))
         return 1;
-    return log(x / r->lo) / log(r->hi / r->lo);
+    return log(x / r->lo) / fmax(log(r->hi / r->lo), M_LN2);
 }
 
 void slaq_mlfs_priority(const slaq_pjob *jobs, size_t n,

@@ -180,6 +180,8 @@ typedef struct sd_job {
     double weight, max_cores, target, max_time;
     uint64_t max_iters;
     slaq_convergence convergence; /* declared class (submit or hello) */
+    slaq_goal goal;       /* deadline (Unix time), required accuracy of its
+                             metric, urgency (slaq submit; docs/deadlines.md) */
     int managed;          /* started by slaqd (else attached) */
     char secret[SD_SECRET_LEN + 1]; /* a hello naming this job must carry
                                        it ("" for a job recorded before
@@ -546,6 +548,10 @@ void conn_send_acks(sd_daemon *d);
 void conn_tick(sd_daemon *d);
 
 /* jobs.c */
+/* A submit's optional goal fields, "deadline" (Unix time), "accuracy",
+ * "direction" ("max" or "min") and "urgency" (1-10), into g (the defaults
+ * where absent). 0, or -1 with a message naming the field. */
+int job_goal_get(json_t *req, slaq_goal *g, char *err, size_t errlen);
 /* A request's or hello's optional "convergence" field: 0 when absent
  * (out untouched), 1 with *out set, -1 with a message naming the field. */
 int job_convergence_get(json_t *msg, slaq_convergence *out, char *err,

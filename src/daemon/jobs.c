@@ -87,6 +87,7 @@ sd_job *job_new(sd_daemon *d, int64_t id)
     j->max_cores = INFINITY;
     j->last_loss = j->first_loss = NAN;
     j->last_metric = NAN;
+    slaq_goal_init(&j->goal);
     j->suspend_ms = NAN;
     j->checkpoint_bytes = -1;
     j->reduction = 0;
@@ -137,6 +138,7 @@ int job_schedule(sd_daemon *d, sd_job *j)
     o.max_cores = j->max_cores;
     o.iters = j->max_iters; /* until the job says otherwise in hello */
     o.convergence = j->convergence;
+    o.goal = j->goal;
     o.user = j;
     o.kind = j->kind;
     if (d->cfg.agents)
@@ -519,6 +521,52 @@ static void child_failed(const sd_job *j, const sd_runas *ra, const char *arg0,
     }
 }
 
+int job_goal_get(json_t *req, slaq_goal *g, char *err, size_t errlen)
+{
+    slaq_goal_init(g);
+    json_t *v = json_object_get(req, "deadline");
+    if (v && !json_is_null(v)) {
+        double t = json_is_number(v) ? json_number_value(v) : NAN;
+        if (!(t > 0) || !isfinite(t)) {
+            snprintf(err, errlen, "field \"deadline\" must be a time, in "
+                     "seconds since 1970 (slaq submit --deadline takes "
+                     "+DURATION too)");
+            return -1;
+        }
+        g->deadline = t;
+    }
+    v = json_object_get(req, "accuracy");
+    if (v && !json_is_null(v)) {
+        if (!json_is_number(v) || !isfinite(json_number_value(v))) {
+            snprintf(err, errlen, "field \"accuracy\" must be a number, the "
+                     "required value of the job's metric");
+            return -1;
+        }
+        g->accuracy = json_number_value(v);
+    }
+    v = json_object_get(req, "direction");
+    if (v && !json_is_null(v)) {
+        const char *dir = json_is_string(v) ? json_string_value(v) : "";
+        if (strcmp(dir, "max") && strcmp(dir, "min")) {
+            snprintf(err, errlen, "field \"direction\" must be \"max\" "
+                     "(the metric is better higher) or \"min\"");
+            return -1;
+        }
+        g->maximize = !strcmp(dir, "max");
+    }
+    v = json_object_get(req, "urgency");
+    if (v && !json_is_null(v)) {
+        json_int_t u = json_is_integer(v) ? json_integer_value(v) : 0;
+        if (u < SLAQ_URGENCY_MIN || u > SLAQ_URGENCY_MAX) {
+            snprintf(err, errlen, "field \"urgency\" must be a whole number "
+                     "from %d to %d", SLAQ_URGENCY_MIN, SLAQ_URGENCY_MAX);
+            return -1;
+        }
+        g->urgency = (int)u;
+    }
+    return 0;
+}
+
 sd_job *job_submit(sd_daemon *d, json_t *req, const sd_user *owner,
                    char *err, size_t errlen)
 {
@@ -576,6 +624,9 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
         return NULL;
     slaq_convergence conv = SLAQ_CONV_UNKNOWN;
     if (job_convergence_get(req, &conv, err, errlen) < 0)
+        return NULL;
+    slaq_goal goal;
+    if (job_goal_get(req, &goal, err, errlen) < 0)
         return NULL;
     json_t *pin = json_object_get(req, "node");
     json_t *restartable = json_object_get(req, "restartable");
@@ -639,6 +690,7 @@ sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
     j->target = target;
     j->max_iters = (uint64_t)max_iters;
     j->convergence = conv;
+    j->goal = goal;
     j->max_time = max_time;
     j->managed = 1;
     j->submitted = sd_now();
@@ -1414,6 +1466,24 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "metric", num_or_null(j->last_metric));
     json_object_set_new(o, "metric_iter", isnan(j->last_metric) ? json_null()
                         : json_integer((json_int_t)j->metric_iter));
+    /* The goal (docs/deadlines.md): the deadline and its slack (seconds
+     * left, or by how much it was missed, negative; at the end for a job
+     * that ended), and whether the last metric meets the accuracy. */
+    const slaq_goal *g = &j->goal;
+    int has_dl = isfinite(g->deadline);
+    double at = j->ended > 0 ? j->ended : sd_now();
+    json_object_set_new(o, "deadline", has_dl ? json_real(g->deadline)
+                                              : json_null());
+    json_object_set_new(o, "slack", has_dl ? json_real(g->deadline - at)
+                                           : json_null());
+    json_object_set_new(o, "accuracy", num_or_null(g->accuracy));
+    json_object_set_new(o, "direction", json_string(g->maximize ? "max"
+                                                                : "min"));
+    json_object_set_new(o, "urgency", json_integer(g->urgency));
+    json_object_set_new(o, "accuracy_met",
+                        isnan(g->accuracy) || isnan(j->last_metric)
+                            ? json_null()
+                            : json_boolean(slaq_goal_met(g, j->last_metric)));
     json_object_set_new(o, "suspended", j->suspended == SD_SUSP_SIGNAL
                         ? json_string("signal")
                         : j->suspended == SD_SUSP_CHECKPOINT

@@ -40,8 +40,9 @@ static const char *const sql_text[ST_N] = {
     "target, max_iters, max_time, managed, state, pid, pstart, exit_status, "
     "reason, submitted, started, ended, secret, convergence, metric_name, "
     "suspended, continued_by, resumed_from, sweep, node, restartable, pin, "
-    "launch, kind, uid, user, gen) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "launch, kind, uid, user, gen, deadline, accuracy, direction, urgency) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
     "DELETE FROM allocs WHERE job = ?",
@@ -218,6 +219,12 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
         {"jobs", "user", "TEXT"},
         /* a cluster job's generation: which start of it is current */
         {"jobs", "gen", "INTEGER"},
+        /* the job's goal (slaq submit --deadline, --accuracy, --direction,
+         * --urgency; NULL: the defaults) */
+        {"jobs", "deadline", "REAL"},
+        {"jobs", "accuracy", "REAL"},
+        {"jobs", "direction", "TEXT"},
+        {"jobs", "urgency", "INTEGER"},
     };
     for (size_t i = 0; i < sizeof added / sizeof added[0]; i++) {
         char q[256];
@@ -753,6 +760,13 @@ void store_put_job(sd_store *s, const sd_job *j)
     sqlite3_bind_int64(st, 31, (sqlite3_int64)j->uid);
     bind_text(st, 32, j->user);
     sqlite3_bind_int64(st, 33, j->gen);
+    bind_real(st, 34, j->goal.deadline);
+    if (isnan(j->goal.accuracy))
+        sqlite3_bind_null(st, 35);
+    else
+        sqlite3_bind_double(st, 35, j->goal.accuracy);
+    bind_text(st, 36, j->goal.maximize ? "max" : "min");
+    sqlite3_bind_int(st, 37, j->goal.urgency);
     step(s, st);
     free(launch);
 }
@@ -776,7 +790,8 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             "(SELECT r.iter FROM reports r WHERE r.job = jobs.id AND "
             "r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1), "
             "suspended, continued_by, resumed_from, sweep, "
-            "node, restartable, pin, launch, kind, uid, user, gen "
+            "node, restartable, pin, launch, kind, uid, user, gen, "
+            "deadline, accuracy, direction, urgency "
             "FROM jobs ORDER BY id", -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
@@ -848,6 +863,17 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
             j->user = strdup(self.name);
         }
         j->gen = (unsigned)sqlite3_column_int64(st, 35);
+        /* The goal; a job of an older slaqd has the defaults. */
+        slaq_goal_init(&j->goal);
+        if (sqlite3_column_type(st, 36) != SQLITE_NULL)
+            j->goal.deadline = sqlite3_column_double(st, 36);
+        if (sqlite3_column_type(st, 37) != SQLITE_NULL)
+            j->goal.accuracy = sqlite3_column_double(st, 37);
+        const char *dir = (const char *)sqlite3_column_text(st, 38);
+        j->goal.maximize = !dir || strcmp(dir, "min");
+        int urg = sqlite3_column_int(st, 39);
+        if (urg >= SLAQ_URGENCY_MIN && urg <= SLAQ_URGENCY_MAX)
+            j->goal.urgency = urg;
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
             sqlite3_stmt *q;

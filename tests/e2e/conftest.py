@@ -99,6 +99,8 @@ STORE_ADDED = (
     ("jobs", "kind", "TEXT"), ("reports", "estimates", "TEXT"),
     ("jobs", "uid", "INTEGER"), ("jobs", "user", "TEXT"),
     ("jobs", "gen", "INTEGER"),
+    ("jobs", "deadline", "REAL"), ("jobs", "accuracy", "REAL"),
+    ("jobs", "direction", "TEXT"), ("jobs", "urgency", "INTEGER"),
 )
 
 

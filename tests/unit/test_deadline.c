@@ -152,6 +152,11 @@ static void test_mlfs_remaining_and_waiting_terms(void **state)
     j[1].waited = 3600;
     keys(SLAQ_POLICY_MLFS, j, 2, k);
     assert_near(k[1] - k[0], 0.7 * 0.35, 1e-12);
+    /* a range narrower than a factor of 2 counts as 2: waits of 0 and 1 s
+     * (60 and 61 s with eps_s) are nearly equal, not 0 and 1 */
+    j[1].waited = 1;
+    keys(SLAQ_POLICY_MLFS, j, 2, k);
+    assert_near(k[1] - k[0], 0.7 * 0.35 * log(61.0 / 60) / log(2), 1e-12);
 }
 
 /* Eq. 3/5: a chain a → b → c of base 1 with γ = 0.5 gives c 1, b 1.5,
