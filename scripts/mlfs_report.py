@@ -24,7 +24,8 @@ COLS = [("deadline_met", "deadline met", "{:.3f}"),
         ("move_s", "moves' cost (s)", "{:.0f}"),
         ("stopped", "stopped", "{:.0f}"),
         ("sched_us_per_round", "µs / round", "{:.0f}"),
-        ("util", "cores used", "{:.2f}")]
+        ("util", "cores used", "{:.2f}"),
+        ("util_arrivals", "cores used while jobs arrive", "{:.2f}")]
 HOURS = {"avg_jct_s", "avg_wait_s", "p50_jct_s", "p90_jct_s", "makespan_s"}
 
 

@@ -79,7 +79,8 @@ static void usage(FILE *f)
         "loss reduction a job had at its deadline;\njct, wait: means (s); "
         "p50/p90: JCT percentiles; makespan (s); moves and their\ncost "
         "(seconds stopped); stops: jobs MLF-C stopped; us/round: wall time "
-        "of a\nround's decisions; util: share of the cores given out.\n"
+        "of a\nround's decisions; util: share of the cores given out (in "
+        "summary.csv also\nutil_arrivals, the same while jobs arrive).\n"
         "Exit status: 0 ok, 1 failure, 2 bad usage or input.\n");
 }
 
@@ -313,18 +314,20 @@ static int write_outputs(const dl_opts *o, const dl_workload *w,
     }
     fprintf(f, "policy,jobs,deadline_met,acc_met,urgent_met,acc_at_deadline,"
             "avg_jct_s,avg_wait_s,p50_jct_s,p90_jct_s,p99_jct_s,makespan_s,"
-            "moves,move_s,move_gb,stopped,sched_us_per_round,util\n");
+            "moves,move_s,move_gb,stopped,sched_us_per_round,util,"
+            "util_arrivals\n");
     for (size_t p = 0; p < o->npol; p++) {
         const dl_result *r = &res[p];
         double n = (double)r->jobs;
         fprintf(f, "%s,%zu,%.4f,%.4f,%.4f,%.4f,%.1f,%.1f,%.1f,%.1f,%.1f,%.1f,"
-                "%zu,%.1f,%.1f,%zu,%.1f,%.4f\n",
+                "%zu,%.1f,%.1f,%zu,%.1f,%.4f,%.4f\n",
                 slaq_policy_name(o->pol[p]), r->jobs, r->deadline_met / n,
                 r->acc_met / n,
                 r->urgent ? (double)r->urgent_met / (double)r->urgent : 0,
                 r->acc_at_deadline, r->avg_jct, r->avg_wait, r->jct_pct[2],
                 r->jct_pct[4], r->jct_pct[6], r->makespan, r->moves,
-                r->move_s, r->move_gb, r->stopped, r->sched_us, r->util);
+                r->move_s, r->move_gb, r->stopped, r->sched_us, r->util,
+                r->util_arrivals);
     }
     int bad = fclose(f) != 0;
     snprintf(path, sizeof path, "%s/jct_cdf.csv", o->out);

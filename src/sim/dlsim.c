@@ -528,7 +528,9 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
     const double T = c->epoch_s;
     double t = floor(w->jobs[0].arrival / T) * T;
     size_t next = 0, ndone = 0, rounds = 0;
-    double sched_us = 0, given = 0;
+    double sched_us = 0, given = 0, given_arr = 0;
+    size_t rounds_arr = 0;
+    const double last_arrival = w->jobs[n - 1].arrival;
     int rc = 0;
 
     while (ndone < n) {
@@ -648,9 +650,15 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
             break;
         }
         sched_us += wall_us() - t0;
+        double round_given = 0;
         for (size_t p = 0; p < np; p++) {
             e.st[e.pl[p]].alloc = e.alloc[p];
-            given += e.alloc[p];
+            round_given += e.alloc[p];
+        }
+        given += round_given;
+        if (t <= last_arrival) {
+            given_arr += round_given;
+            rounds_arr++;
         }
         /* Advance to t + T. */
         for (size_t a = 0; a < na; a++) {
@@ -696,6 +704,8 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
         r->rounds = rounds;
         r->sched_us = sched_us / (double)rounds;
         r->util = given / ((double)rounds * (double)nn * c->cl.cores);
+        r->util_arrivals = rounds_arr ? given_arr / ((double)rounds_arr *
+                                        (double)nn * c->cl.cores) : r->util;
         r->jct = malloc(n * sizeof *r->jct);
         r->completion = malloc(n * sizeof *r->completion);
         if (!r->jct || !r->completion) {

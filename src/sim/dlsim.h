@@ -134,6 +134,9 @@ typedef struct dl_result {
     size_t rounds;
     double sched_us;      /* mean wall µs of a round's decisions */
     double util;          /* mean share of the cores given out */
+    double util_arrivals; /* the same over the rounds while jobs arrive
+                             (up to the last arrival): how heavy the load
+                             is, before the last long jobs run alone */
 } dl_result;
 
 /* Runs the workload; 0, or -1 with a message (a job larger than every
