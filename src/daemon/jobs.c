@@ -28,6 +28,7 @@
 
 #include "core/util.h"
 #include "daemon/daemon.h"
+#include "slaq/deadline.h"
 
 extern char **environ;
 
@@ -1114,6 +1115,43 @@ void job_apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
         conn_send_line(d, j->conn, line, (size_t)n);
     }
 }
+/* MLF-C under slaqd (docs/deadlines.md): with a policy that controls the
+ * load (mlfs), whether the cluster is overloaded as MLFS defines it —
+ * a job waits for a node, or the nodes' mean core demand (their jobs'
+ * max_cores, at most a node's cores each) is above 90%; slaqd does not
+ * know the jobs' memory, so cores are the one resource. */
+static int epoch_overloaded(sd_daemon *d)
+{
+    const slaq_sched_config *c = slaq_sched_get_config(d->sched);
+    if (!slaq_policy_load_control(c->policy))
+        return 0;
+    size_t nn = slaq_sched_node_count(d->sched);
+    slaq_node_use *use = calloc(nn ? nn : 1, sizeof *use);
+    if (!use)
+        return 0;
+    for (size_t v = 0; v < nn; v++)
+        use[v] = (slaq_node_use){slaq_sched_node_cores(d->sched, v), 1, 0, 0};
+    for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
+        slaq_job *sj = slaq_sched_job(d->sched, i);
+        int v = slaq_job_node(sj);
+        if (v >= 0 && (size_t)v < nn)
+            use[v].use_cores += fmin(slaq_job_max_cores(sj), use[v].cores);
+    }
+    /* A node that is down (0 cores) counts as neither busy nor idle; the
+     * one resource stands for both of MLFS's norm (‖U‖/√2 of (u, u) is
+     * u). */
+    size_t up = 0;
+    for (size_t v = 0; v < nn; v++)
+        if (use[v].cores > 0) {
+            use[v].use_mem = use[v].use_cores / use[v].cores;
+            use[up++] = use[v];
+        }
+    int over = slaq_mlfs_overloaded(use, up, slaq_sched_pending(d->sched),
+                                    0.9);
+    free(use);
+    return over;
+}
+
 
 void job_epoch(sd_daemon *d)
 {
@@ -1147,6 +1185,7 @@ void job_epoch(sd_daemon *d)
             return;
         }
     }
+    int overloaded = n > 0 && epoch_overloaded(d);
     /* Stopping jobs may leave the scheduler below, so walk a snapshot. */
     for (size_t i = n; i-- > 0;) {
         slaq_job *sj = slaq_sched_job(d->sched, i);
@@ -1164,6 +1203,9 @@ void job_epoch(sd_daemon *d)
             job_stop(d, j, "target_reduction");
         else if (j->max_time > 0 && now - j->started >= j->max_time)
             job_stop(d, j, "max_time");
+        else if (overloaded && slaq_mlfs_stop(&j->goal, j->last_metric, 1, 0,
+                                              NAN, NULL, 0, 0))
+            job_stop(d, j, "accuracy_met");
     }
     cpu[2] = sd_thread_cpu();
     if (d->cfg.agents)

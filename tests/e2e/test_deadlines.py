@@ -47,9 +47,12 @@ def test_mlfs_policies_run_jobs_end_to_end(daemon_factory):
                          name="first", max_cores=1, urgency=1)
         wait_for(lambda: cores(d, first) > 0.99, timeout=15,
                  what="the first job to get the core")
-        mid = d.submit(TOY, "--forever", "--iter-cpu", "0.002", name="mid",
+        # Iterations of 30 CPU-seconds: both are still at their first
+        # iteration when the core frees, so that MLF-H's progress factors
+        # (1/I, the recent loss reduction) are equal and urgency decides.
+        mid = d.submit(TOY, "--forever", "--iter-cpu", "30", name="mid",
                        max_cores=1, urgency=5)
-        top = d.submit(TOY, "--forever", "--iter-cpu", "0.002", name="top",
+        top = d.submit(TOY, "--forever", "--iter-cpu", "30", name="top",
                        max_cores=1, urgency=10)
         time.sleep(1)
         if policy != "tiresias":
@@ -106,6 +109,52 @@ def test_goal_is_shown_and_kept(daemon_factory, tmp_path):
     assert job["urgency"] == 7 and job["accuracy"] == 0.9
     assert abs(job["deadline"] - (time.time() + 7200)) < 60
     assert d2.job(k)["direction"] == "min"
+
+
+ACC_JOB = '''
+import sys, time
+sys.path.insert(0, %r)
+import slaq
+c = slaq.Client(metric_name="val_accuracy")
+while not (c.poll(), c.connected and c.job_id)[1]:
+    time.sleep(0.05)
+for k, (loss, acc) in enumerate([(2.0, 0.5), (1.0, 0.8), (0.5, 0.92)]):
+    c.report(k, loss, cpu_s=0.01, metric=acc)
+while not c.should_stop():
+    c.poll()
+    time.sleep(0.05)
+'''
+
+
+def test_mlfs_stops_a_job_whose_accuracy_is_met_under_load(daemon_factory,
+                                                            tmp_path):
+    # On two cores, a job that wants one is half the demand: not
+    # overloaded (MLFS: above 90%). A second that wants both makes it
+    # 150%: under mlfs the first, whose metric (0.92) meets its required
+    # accuracy (0.9), is stopped with reason accuracy_met; under mlfs-h it
+    # runs on.
+    script = tmp_path / "acc.py"
+    script.write_text(ACC_JOB % os.path.abspath(PYDIR))
+    for policy in ("mlfs", "mlfs-h"):
+        d = daemon_factory("--policy", policy, "--cores", "2")
+        acc = d.submit(sys.executable, str(script), name="acc",
+                       max_cores=1, accuracy=0.9)
+        wait_for(lambda: d.job(acc)["reports"] == 3, timeout=20,
+                 what="the accuracy job's 3 reports")
+        # Alone on its core the cluster is not overloaded: it runs on.
+        time.sleep(1)
+        assert d.job(acc)["state"] == "running"
+        busy = d.submit(TOY, "--forever", "--iter-cpu", "0.002",
+                        name="busy", max_cores=2)
+        if policy == "mlfs":
+            job = d.wait_state(acc, ("done", "stopped"), timeout=20)
+            assert job["reason"] == "accuracy_met", job
+            assert job["accuracy_met"] is True
+        else:
+            time.sleep(2)
+            assert d.job(acc)["state"] == "running"
+        assert d.job(busy)["state"] == "running"
+        d.stop()
 
 
 def test_bad_goal_is_refused(daemon_factory):
