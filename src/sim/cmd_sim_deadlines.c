@@ -407,9 +407,12 @@ int cmd_sim_deadlines(int argc, char **argv)
         curves_free(&cs);
         return EXIT_USAGE;
     }
-    printf("# %zu jobs, %zu nodes x %g cores, %g GB; offered load %.2f%s\n",
-           w.n, o.cfg.cl.nodes, o.cfg.cl.cores, o.cfg.cl.mem, w.load,
-           o.trace ? "" : " (generated)");
+    printf("# %zu jobs, %zu nodes x %g cores, %g GB each; ", w.n,
+           o.cfg.cl.nodes, o.cfg.cl.cores, o.cfg.cl.mem);
+    if (w.load > 0)
+        printf("offered load %.2f%s\n", w.load, o.trace ? "" : " (generated)");
+    else
+        printf("all jobs arrive at once\n");
     if (o.trace)
         printf("# arrivals compressed %.2fx\n", w.compress);
     printf("%s", header);

@@ -364,8 +364,9 @@ static void fill_pjob(const dl_engine *e, size_t i, double now,
     p->total_drop = c->loss[0] - s->fc.loss0;
 }
 
-/* Sorts order[0..n) by key descending, ties by index (insertion sort on
- * small runs would do; n is the active jobs, so a heap sort). */
+/* The order of the pending queue: by key, ties to the lower index. A heap
+ * sort over the active jobs (no allocation; the C library's qsort may
+ * allocate). */
 static int key_before(const double *key, size_t a, size_t b)
 {
     if (key[a] != key[b])
