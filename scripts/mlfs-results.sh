@@ -10,7 +10,8 @@
 #       workload, 2,000 jobs on 20 nodes x 32 cores, seeds 1-5
 #   docs/results/mlfs/components/NAME/seed{1..5}/   the component studies
 #       on the same workloads: urgency and deadline terms off, moves off,
-#       load control off
+#       load control off, and mlfs with required accuracies nearer the
+#       final ones (U[0.9, 0.99] of the loss reduction)
 #   docs/results/mlfs/traces/cluster02-w{0..4}/   the real trace
 #       (cluster02 of microsoft/elasticflow-traces, read from ../shared,
 #       never copied), five windows of 1,000 jobs, reported once with the
@@ -40,9 +41,11 @@ done
 components=("no-urgency:--no-urgency:mlfs-h"
             "no-deadline-term:--no-deadline-term:mlfs-h"
             "no-moves:--no-moves:mlfs-h"
-            "no-load-control:--no-load-control:mlfs")
+            "no-load-control:--no-load-control:mlfs"
+            "accuracy-0.9-0.99:--accuracy-range 0.9\\:0.99:mlfs")
 for c in "${components[@]}"; do
-  IFS=: read -r name flag pol <<<"$c"
+  IFS=: read -r name flag pol <<<"${c//\\:/;}"
+  flag=${flag//;/:}
   for s in $seeds; do
     echo "component $name, seed $s" >&2
     mkdir -p "$out/components/$name"

@@ -111,20 +111,23 @@ if os.path.exists(cdf):
     print()
 
 print("## Component studies (generated workload, the same seeds)\n")
-print("Each row turns one part off (the command above with "
+print("Each row turns one part off, or draws nearer accuracies (the command above with "
       "`--policies POLICY FLAG`); the row above it is the policy with it on.\n")
-print("| policy | part off | deadline met | urgent on time | accuracy met | mean JCT (h) | moves | stopped |")
-print("|---|---|---|---|---|---|---|---|")
+print("| policy | change | deadline met | urgent on time | accuracy met | accuracy at deadline | mean JCT (h) | moves | stopped |")
+print("|---|---|---|---|---|---|---|---|---|")
 for name, flag, pol in [("no-urgency", "--no-urgency", "mlfs-h"),
                         ("no-deadline-term", "--no-deadline-term", "mlfs-h"),
                         ("no-moves", "--no-moves", "mlfs-h"),
-                        ("no-load-control", "--no-load-control", "mlfs")]:
+                        ("no-load-control", "--no-load-control", "mlfs"),
+                        ("accuracy-0.9-0.99", "--accuracy-range 0.9:0.99",
+                         "mlfs")]:
     comp = runs(os.path.join(out, "components", name, "seed*", "summary.csv"))
     if pol not in comp:
         continue
     for label, rows in (("(none)", gen[pol]), (flag, comp[pol])):
         print(f"| {pol} | {label} | {mean(rows, 'deadline_met'):.3f} | "
               f"{mean(rows, 'urgent_met'):.3f} | {mean(rows, 'acc_met'):.3f} | "
+              f"{mean(rows, 'acc_at_deadline'):.3f} | "
               f"{mean(rows, 'avg_jct_s'):.2f} | {mean(rows, 'moves'):.0f} | "
               f"{mean(rows, 'stopped'):.0f} |")
 print()

@@ -43,6 +43,10 @@ static void usage(FILE *f)
         "  --load L             offered load, work / (cores x span of the "
         "arrivals)\n"
         "                       (default 3: heavy; docs/deadlines.md)\n"
+        "  --accuracy-range LO:HI\n"
+        "                       each job's required accuracy: U[LO, HI] of "
+        "its curve's\n"
+        "                       loss reduction (default 0.5:0.95)\n"
         "  --seed S             what neither source says (curve, urgency, "
         "accuracy,\n"
         "                       memory; arrivals of the generated one); "
@@ -89,6 +93,7 @@ typedef struct dl_opts {
     size_t first, count, generate, npol;
     double gpu_cores, load, dscale, mem_per_core;
     unsigned long seed;
+    dl_req req;
     slaq_policy_kind pol[DL_MAX_POLICIES];
     dl_config cfg;
 } dl_opts;
@@ -139,6 +144,7 @@ static int parse(int argc, char **argv, dl_opts *o)
         {"deadline-scale", required_argument, 0, 'd'},
         {"load", required_argument, 0, 'l'},
         {"seed", required_argument, 0, 's'},
+        {"accuracy-range", required_argument, 0, 'A'},
         {"nodes", required_argument, 0, 'n'},
         {"cores-per-node", required_argument, 0, 'C'},
         {"mem-per-core", required_argument, 0, 'M'},
@@ -166,6 +172,7 @@ static int parse(int argc, char **argv, dl_opts *o)
     o->dscale = 0.5;
     o->mem_per_core = 6;
     o->seed = 1;
+    o->req = (dl_req){0.5, 0.95};
     parse_policies("fair,slaq,edf,tiresias,mlfs-h,mlfs", o);
     optind = 1;
     opterr = 0;
@@ -212,6 +219,20 @@ static int parse(int argc, char **argv, dl_opts *o)
             if (num("load", optarg, 1e-3, 100, &o->load))
                 return EXIT_USAGE;
             break;
+        case 'A': {
+            char *end, *end2;
+            double lo = strtod(optarg, &end), hi = NAN;
+            if (end != optarg && *end == ':')
+                hi = strtod(end + 1, &end2);
+            if (!(lo > 0) || !(hi >= lo) || !(hi <= 1) || end == optarg ||
+                *end != ':' || *end2) {
+                cli_error("sim", "--accuracy-range: expected LO:HI with 0 < "
+                          "LO <= HI <= 1, got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            o->req = (dl_req){lo, hi};
+            break;
+        }
         case 's':
             if (num("seed", optarg, 0, 4294967295.0, &x))
                 return EXIT_USAGE;
@@ -396,11 +417,11 @@ int cmd_sim_deadlines(int argc, char **argv)
             return EXIT_USAGE;
         }
         rc = dl_from_trace(&t, o.first, o.count, o.gpu_cores, o.load, o.seed,
-                           &o.cfg.cl, &cs, &w, err, sizeof err);
+                           &o.req, &o.cfg.cl, &cs, &w, err, sizeof err);
         dlt_free(&t);
     } else {
-        rc = dl_generate(o.generate, o.load, o.dscale, o.seed, &o.cfg.cl, &cs,
-                         &w, err, sizeof err);
+        rc = dl_generate(o.generate, o.load, o.dscale, o.seed, &o.req,
+                         &o.cfg.cl, &cs, &w, err, sizeof err);
     }
     if (rc) {
         cli_error("sim", "%s", err);

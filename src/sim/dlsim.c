@@ -70,13 +70,14 @@ static size_t usable_curves(const curve_set *cs, size_t *idx)
 
 /* What neither workload's source says, drawn per job in this order:
  * curve (uniform over the usable ones), urgency U{1..10}, required
- * reduction U[0.5, 0.95] of the curve's, memory U[2, 6] GB per core. */
+ * reduction U[req->lo, req->hi] of the curve's, memory U[2, 6] GB per
+ * core. */
 static void draw_extras(gsl_rng *rng, const size_t *idx, size_t m,
-                        dl_job *j)
+                        const dl_req *req, dl_job *j)
 {
     j->curve = idx[gsl_rng_uniform_int(rng, m)];
     j->urgency = 1 + (int)gsl_rng_uniform_int(rng, 10);
-    j->req = 0.5 + 0.45 * gsl_rng_uniform(rng);
+    j->req = req->lo + (req->hi - req->lo) * gsl_rng_uniform(rng);
     j->mem = j->size * (2 + 4 * gsl_rng_uniform(rng));
 }
 
@@ -89,8 +90,9 @@ static int by_arrival(const void *a, const void *b)
 }
 
 int dl_generate(size_t n, double load, double deadline_scale,
-                unsigned long seed, const dl_cluster *cl, const curve_set *cs,
-                dl_workload *w, char *err, size_t errlen)
+                unsigned long seed, const dl_req *req, const dl_cluster *cl,
+                const curve_set *cs, dl_workload *w, char *err,
+                size_t errlen)
 {
     static const double sizes[] = {1, 2, 4, 8, 16, 32};
     static const double share[] = {0.55, 0.15, 0.12, 0.10, 0.05, 0.03};
@@ -129,7 +131,7 @@ int dl_generate(size_t n, double load, double deadline_scale,
                           48 * 3600.0);
         j->work = dur * j->size;
         work += j->work;
-        draw_extras(rng, idx, m, j);
+        draw_extras(rng, idx, m, req, j);
         /* The estimate is the duration (MLFS assumes predicted running
          * times); the deadline max(1.1 × est, U[0.5, 24] h × scale). */
         double slack = (0.5 + 23.5 * gsl_rng_uniform(rng)) * 3600 *
@@ -162,8 +164,9 @@ int dl_generate(size_t n, double load, double deadline_scale,
 
 int dl_from_trace(const dlt_trace *t, size_t first, size_t n,
                   double gpu_cores, double load, unsigned long seed,
-                  const dl_cluster *cl, const curve_set *cs, dl_workload *w,
-                  char *err, size_t errlen)
+                  const dl_req *req, const dl_cluster *cl,
+                  const curve_set *cs, dl_workload *w, char *err,
+                  size_t errlen)
 {
     w->jobs = NULL;
     w->n = 0;
@@ -217,7 +220,7 @@ int dl_from_trace(const dlt_trace *t, size_t first, size_t n,
         j->line = s->line;
         work += j->work;
         span = j->arrival;
-        draw_extras(rng, idx, m, j);
+        draw_extras(rng, idx, m, req, j);
     }
     /* Compress the arrivals so that the window offers `load`. */
     double cores = (double)cl->nodes * cl->cores;

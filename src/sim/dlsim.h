@@ -60,6 +60,12 @@ typedef struct dl_workload {
 
 void dl_workload_free(dl_workload *w);
 
+/* The required accuracy drawn for each job: U[lo, hi] of its curve's
+ * loss reduction (default 0.5, 0.95). */
+typedef struct dl_req {
+    double lo, hi;
+} dl_req;
+
 /* The cluster a workload is made for and run on. */
 typedef struct dl_cluster {
     size_t nodes;
@@ -75,8 +81,9 @@ typedef struct dl_cluster {
  * Returns 0, or -1 with a message.
  */
 int dl_generate(size_t n, double load, double deadline_scale,
-                unsigned long seed, const dl_cluster *cl, const curve_set *cs,
-                dl_workload *w, char *err, size_t errlen);
+                unsigned long seed, const dl_req *req, const dl_cluster *cl,
+                const curve_set *cs, dl_workload *w, char *err,
+                size_t errlen);
 
 /*
  * The trace's jobs [first, first + n) in submission order as a workload
@@ -89,8 +96,9 @@ int dl_generate(size_t n, double load, double deadline_scale,
  */
 int dl_from_trace(const dlt_trace *t, size_t first, size_t n,
                   double gpu_cores, double load, unsigned long seed,
-                  const dl_cluster *cl, const curve_set *cs, dl_workload *w,
-                  char *err, size_t errlen);
+                  const dl_req *req, const dl_cluster *cl,
+                  const curve_set *cs, dl_workload *w, char *err,
+                  size_t errlen);
 
 typedef struct dl_config {
     slaq_policy_kind policy;
