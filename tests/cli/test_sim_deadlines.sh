@@ -38,6 +38,9 @@ check_exit "another header is refused" 2 dl --trace "$TMP/bad4.csv"
 check_grep "... naming line 1" "bad4.csv:1: expected the header" "$TMP/err"
 check_exit "--trace and --generate together are refused" 2 \
   dl --trace "$TMP/bad.csv" --generate 10
+check_exit "a reversed --accuracy-range is refused" 2 dl --generate 10 \
+  --accuracy-range 0.9:0.5
+check_grep "... saying what it wants" "--accuracy-range: expected LO:HI" "$TMP/err"
 check_exit "an unknown policy is refused" 2 dl --generate 10 --policies fair,fifo
 check_grep "... with the list" "'fifo' is not a policy .*edf, tiresias, mlfs-h" "$TMP/err"
 
