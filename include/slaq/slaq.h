@@ -524,6 +524,14 @@ typedef enum slaq_policy_kind {
     SLAQ_POLICY_RELAQS, /* ReLAQS (Algorithm 5): the slaq greedy on
                            predicted progress of queries and jobs alike,
                            exact jobs served their fair share first */
+    /* The priority policies (docs/deadlines.md): jobs in the order of a
+     * key, each given up to its max_cores of its node's cores while any
+     * are left (slaq_policy_keys). */
+    SLAQ_POLICY_EDF,    /* earliest deadline first */
+    SLAQ_POLICY_TIRESIAS, /* Tiresias' discretised two-dimensional LAS */
+    SLAQ_POLICY_MLFS_H, /* MLFS's MLF-H priority (Eq. 2-6), normalised */
+    SLAQ_POLICY_MLFS,   /* MLF-H with MLF-C's load control (stops jobs
+                           that met their accuracy when overloaded) */
 } slaq_policy_kind;
 
 /* The number of share policies: every kind below it is one. */
@@ -570,6 +578,19 @@ typedef struct slaq_pjob {
     double prev_alloc;  /* the job's cores in the previous epoch */
     double stay;        /* >= 0: units up to prev_alloc count (1 + stay)
                            times their gain (hysteresis; 0 for none) */
+    /* What the priority policies (edf, tiresias, mlfs-h, mlfs) read; the
+     * others ignore them. Times on the caller's clock. */
+    double now;         /* the time of the decision */
+    double arrival;     /* when the job arrived */
+    double deadline;    /* absolute; INFINITY: none (the largest) */
+    double urgency;     /* L_J, SLAQ_URGENCY_MIN..MAX (0 counts as MIN) */
+    double attained;    /* core-seconds of service so far (Tiresias' 2D
+                           attained service: cores × time) */
+    double waited;      /* seconds it has waited without cores */
+    double remaining_s; /* estimated seconds left on max_cores cores */
+    double iter;        /* I: iterations done */
+    double last_drop;   /* δl_{I-1}: the loss drop of the last iteration */
+    double total_drop;  /* Σ δl_j: the loss drop so far */
 } slaq_pjob;
 
 /* Scratch space for the allocator; reused across calls so that a warmed-up
@@ -577,6 +598,63 @@ typedef struct slaq_pjob {
 typedef struct slaq_alloc_ws slaq_alloc_ws;
 slaq_alloc_ws *slaq_alloc_ws_new(void);
 void slaq_alloc_ws_free(slaq_alloc_ws *ws);
+
+/*
+ * The parameters of the priority policies (docs/deadlines.md), kept in
+ * the workspace (slaq_alloc_ws_set_prio; a new workspace has the
+ * defaults of slaq_prio_params_init).
+ *
+ * MLF-H (MLFS, CoNEXT'20, Eq. 2-6, §4.1's defaults): alpha weighs the ML
+ * features against the computation features, gamma discounts a task's
+ * dependants (Eq. 3 and 5), g_d, g_r and g_w weigh the deadline, the
+ * remaining time and the waiting time (Eq. 4). use_urgency and
+ * use_deadline switch the urgency factor of Eq. 2 and the deadline term
+ * of Eq. 4 off (0) for the paper's component studies (Fig. 6). eps_s
+ * bounds d − t and r from below (the terms 1/(d − t) and 1/r would
+ * otherwise be infinite at a deadline or at the end).
+ *
+ * Tiresias (Gu et al., NSDI'19): the attained service, cores × seconds,
+ * is discretised into queues at las_limit[0..las_queues-2]; a job in a
+ * lower queue goes first, in arrival order within a queue. The default
+ * is its simulator's published setting: two queues split at 3,600
+ * GPU-seconds (here core-seconds, one GPU as one core).
+ */
+#define SLAQ_URGENCY_MIN 1
+#define SLAQ_URGENCY_MAX 10
+#define SLAQ_LAS_MAX_QUEUES 8
+typedef struct slaq_prio_params {
+    double alpha, gamma, g_d, g_r, g_w;
+    int use_urgency, use_deadline;
+    double eps_s;
+    double las_limit[SLAQ_LAS_MAX_QUEUES - 1];
+    size_t las_queues;
+} slaq_prio_params;
+
+void slaq_prio_params_init(slaq_prio_params *p);
+/* SLAQ_EINVAL (nothing changed) for a weight outside [0, 1] (alpha,
+ * gamma) or negative (g_*), eps_s <= 0, las_queues outside 1..8 or
+ * limits not increasing and positive. */
+int slaq_alloc_ws_set_prio(slaq_alloc_ws *ws, const slaq_prio_params *p);
+const slaq_prio_params *slaq_alloc_ws_prio(const slaq_alloc_ws *ws);
+
+/*
+ * Each job's key under `policy`, larger first: the order in which a
+ * priority policy hands out cores, and in which a driver serves its
+ * pending queue. For the share policies (fair, slaq, ...) it is arrival
+ * order (−arrival). edf: −deadline. tiresias: −(queue index) with
+ * arrival order inside a queue. mlfs-h and mlfs: MLF-H's P (Eq. 6),
+ * every term normalised over these n jobs (slaq_mlfs_priority). Returns
+ * SLAQ_EINVAL for a kind that is none, SLAQ_ENOMEM.
+ */
+int slaq_policy_keys(slaq_policy_kind policy, const slaq_pjob *jobs,
+                     size_t n, slaq_alloc_ws *ws, double *key);
+
+/* 1 if the policy moves jobs off overloaded nodes and places pending
+ * jobs on the ideal virtual host (mlfs-h, mlfs), else 0. */
+int slaq_policy_moves(slaq_policy_kind kind);
+/* 1 if the policy stops jobs that met their required accuracy while the
+ * cluster is overloaded (MLF-C: mlfs), else 0. */
+int slaq_policy_load_control(slaq_policy_kind kind);
 
 /*
  * Divides `capacity` cores among n jobs; alloc[i] receives job i's cores.
@@ -791,6 +869,30 @@ void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy);
 int slaq_sched_set_predictor(slaq_sched *s, slaq_predictor_kind kind);
 const slaq_sched_config *slaq_sched_get_config(const slaq_sched *s);
 
+/*
+ * What a job's user asks of it beyond its loss (MLFS, docs/deadlines.md):
+ * a deadline, a required value of its metric, and an urgency. Without
+ * them a job has the paper's defaults (§3.1): the largest deadline (none)
+ * and the lowest accuracy (none required), and the lowest urgency.
+ */
+typedef struct slaq_goal {
+    double deadline; /* absolute, on the scheduler's clock; INFINITY: none */
+    double accuracy; /* required value of the metric; NAN: none */
+    int maximize;    /* 1: the metric is better higher (an accuracy),
+                        0: lower (a loss), as a sweep's metric says */
+    int urgency;     /* SLAQ_URGENCY_MIN..SLAQ_URGENCY_MAX */
+} slaq_goal;
+
+/* The defaults: no deadline, no required accuracy, maximize 1, urgency
+ * SLAQ_URGENCY_MIN. */
+void slaq_goal_init(slaq_goal *g);
+/* SLAQ_EINVAL for a NaN deadline, an infinite accuracy or an urgency out
+ * of range. */
+int slaq_goal_check(const slaq_goal *g);
+/* 1 if `value` of the metric meets the required accuracy (always, when
+ * none is required), 0 if not or value is NaN. */
+int slaq_goal_met(const slaq_goal *g, double value);
+
 typedef struct slaq_job_opts {
     double weight;        /* > 0; default 1 */
     double max_cores;     /* > 0; default INFINITY */
@@ -807,6 +909,8 @@ typedef struct slaq_job_opts {
     int kind;             /* SLAQ_JOB_ML (default), _QUERY or _EXACT */
     int node;             /* pins the job to this node; SLAQ_NODE_ANY
                              (the default): placed by config.placement */
+    slaq_goal goal;       /* deadline, accuracy, urgency (the priority
+                             policies read them); default slaq_goal_init */
 } slaq_job_opts;
 
 enum { SLAQ_JOB_ML = 0, SLAQ_JOB_QUERY = 1, SLAQ_JOB_EXACT = 2 };
@@ -969,6 +1073,7 @@ double slaq_job_arrival(const slaq_job *j);
 void slaq_job_set_weight(slaq_job *j, double weight);       /* > 0 */
 void slaq_job_set_max_cores(slaq_job *j, double max_cores); /* > 0 */
 void *slaq_job_user(const slaq_job *j);
+const slaq_goal *slaq_job_goal(const slaq_job *j);
 
 /*
  * Declares the job's convergence class (see slaq_job_opts) after it was

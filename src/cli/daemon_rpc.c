@@ -320,6 +320,26 @@ void rpc_duration(char *out, size_t len, double s)
                  (int)fmod(s / 60, 60));
 }
 
+void rpc_goal_note(char *out, size_t len, json_t *job)
+{
+    size_t n = 0;
+    out[0] = '\0';
+    double slack = rpc_num(job, "slack");
+    int ended = json_is_number(json_object_get(job, "ended"));
+    if (!isnan(slack)) {
+        char d[32];
+        rpc_duration(d, sizeof d, fabs(slack));
+        n += (size_t)snprintf(out, len, "%s %s", slack < 0 ? "late by"
+                              : ended ? "on time by" : "due in", d);
+    }
+    if (!isnan(rpc_num(job, "accuracy")) && n < len) {
+        json_t *met = json_object_get(job, "accuracy_met");
+        snprintf(out + n, len - n, "%s%s", n ? ", " : "",
+                 json_is_true(met) ? "accuracy met"
+                 : json_is_false(met) ? "accuracy not met" : "no metric yet");
+    }
+}
+
 int rpc_parse_args(const char *cmd, int argc, char **argv, rpc_opts *o,
                    void (*usage)(FILE *), int min_ops, int max_ops,
                    const char *what)

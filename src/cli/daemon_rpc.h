@@ -124,5 +124,11 @@ double rpc_num(json_t *obj, const char *key);
 
 /* "12.3s", "4m05s", "2h03m", "-" for a negative time. */
 void rpc_duration(char *out, size_t len, double s);
+/* A job's goal in a few words (docs/deadlines.md), for slaq ls's NOTE and
+ * slaq show: its deadline slack ("due in 1h12m", "late by 5m00s", or
+ * for a job that ended "on time by 3m10s") and whether its last metric
+ * meets its required accuracy ("accuracy met", "accuracy not met", "no
+ * metric yet"), joined by ", "; "" for a job without a goal. */
+void rpc_goal_note(char *out, size_t len, json_t *job);
 
 #endif

@@ -18,9 +18,12 @@ static void usage(FILE *f)
                "(on a controller) where it runs; CORES its\nallocation; ITER "
                "its last reported iteration; LOSS its last loss (- for\na "
                "query); REDUC its predicted loss reduction so far (a query's "
-               "progress);\nNOTE why it ended. A task array is one row: CORES its "
-               "running tasks, ITER\nits finished ones, NOTE its counts by "
-               "state (slaq show ID lists its\ntasks). With --json: one reply "
+               "progress);\nNOTE why it ended, and for a job with a goal "
+               "(slaq submit --deadline,\n--accuracy) its deadline slack "
+               "(due in, late by, on time by) and whether\nits metric meets "
+               "its accuracy. A task array is one row: CORES its running\n"
+               "tasks, ITER its finished ones, NOTE its counts by state "
+               "(slaq show ID\nlists its tasks). With --json: one reply "
                "object, its \"jobs\" array\nholding the jobs listed "
                "(slaqd's pages joined).\n\n"
                "  -a, --all         every job, finished ones too\n"
@@ -95,7 +98,11 @@ static void print_jobs(json_t *jobs, int nodes)
             snprintf(reds, sizeof reds, "%.0f%%", red * 100);
         if (!isnan(loss))
             snprintf(losss, sizeof losss, "%.4g", loss);
-        const char *reason = json_string_value(json_object_get(j, "reason"));
+        const char *why = json_string_value(json_object_get(j, "reason"));
+        char goal[96], reason[512];
+        rpc_goal_note(goal, sizeof goal, j);
+        snprintf(reason, sizeof reason, "%s%s%s", why ? rpc_safe(why) : "",
+                 why && *goal ? "; " : "", goal);
         const char *user = json_string_value(json_object_get(j, "user"));
         user = user ? rpc_safe(user) : "-";
         if (nodes) {
@@ -107,7 +114,7 @@ static void print_jobs(json_t *jobs, int nodes)
                    json_string_value(json_object_get(j, "state")),
                    n ? rpc_safe(n) : "-", rpc_num(j, "cores"),
                    (long long)json_integer_value(json_object_get(j, "iter")),
-                   losss, reds, reason ? rpc_safe(reason) : "");
+                   losss, reds, reason);
             continue;
         }
         printf("%-5lld %-10.10s %-18.18s %-10s %6.2f %8lld %10s %6s  %s\n",
@@ -116,7 +123,7 @@ static void print_jobs(json_t *jobs, int nodes)
                json_string_value(json_object_get(j, "state")),
                rpc_num(j, "cores"),
                (long long)json_integer_value(json_object_get(j, "iter")),
-               losss, reds, reason ? rpc_safe(reason) : "");
+               losss, reds, reason);
     }
 }
 

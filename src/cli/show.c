@@ -208,6 +208,37 @@ static void print_unrun_task(json_t *t)
            json_string_value(json_object_get(t, "state")));
 }
 
+/* The job's goal (docs/deadlines.md): its deadline and slack, its
+ * required accuracy and whether its metric meets it, its urgency. */
+static void goal(json_t *j)
+{
+    double dl = rpc_num(j, "deadline"), acc = rpc_num(j, "accuracy");
+    long long urg = (long long)json_integer_value(json_object_get(j,
+                                                                  "urgency"));
+    if (isnan(dl) && isnan(acc) && urg <= 1)
+        return;
+    char note[96], when[64];
+    rpc_goal_note(note, sizeof note, j);
+    if (!isnan(dl)) {
+        time_t ts = (time_t)dl;
+        struct tm tm;
+        localtime_r(&ts, &tm);
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+        char *comma = strstr(note, ", ");
+        printf("  deadline    %s, %.*s\n", when,
+               comma ? (int)(comma - note) : (int)strlen(note), note);
+    }
+    if (!isnan(acc)) {
+        const char *dir = json_string_value(json_object_get(j, "direction"));
+        int max = !dir || strcmp(dir, "min");
+        json_t *met = json_object_get(j, "accuracy_met");
+        printf("  accuracy    %s %.6g required: %s\n", max ? ">=" : "<=", acc,
+               json_is_true(met) ? "met" : json_is_false(met) ? "not met yet"
+                                                               : "no metric yet");
+    }
+    printf("  urgency     %lld of 10\n", urg);
+}
+
 static void print_job(json_t *j)
 {
     char buf[256];
@@ -290,6 +321,7 @@ static void print_job(json_t *j)
         printf("  metric      %s, none reported yet\n", rpc_safe(mname));
     if (!query)
         reduction(j);
+    goal(j);
     json_t *p = query ? NULL : json_object_get(j, "prediction");
     if (p) {
         printf("  prediction  model %s, final loss %.6g, %.4g CPU-s per "

@@ -6,6 +6,8 @@
  * files under slaqd's state directory. Prints the new job's id. With
  * --array, a task array (docs/arrays.md): many short one-core tasks.
  */
+#define _XOPEN_SOURCE 700
+#define _DEFAULT_SOURCE
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -54,6 +56,18 @@ static void usage(FILE *f)
         "  --wait                   return when the job (or every task of the\n"
         "                           array) has ended: status 0 if it (each)\n"
         "                           exited 0, else 1\n"
+        "  --deadline TIME|+DURATION\n"
+        "                           when the job should be done: a time\n"
+        "                           (seconds since 1970, or YYYY-MM-DDTHH:MM[:SS]\n"
+        "                           in UTC) or a duration from now (+90m,\n"
+        "                           +2h, +1d, +3600); default none\n"
+        "  --accuracy VALUE         the value of its metric it must reach\n"
+        "                           (default none)\n"
+        "  --direction max|min      max: the metric is better higher (an\n"
+        "                           accuracy; default), min: lower (a loss)\n"
+        "  --urgency N              1 (default) to 10: how urgent it is; the\n"
+        "                           policies edf, tiresias, mlfs-h and mlfs\n"
+        "                           read the goal (docs/deadlines.md)\n"
         RPC_HELP);
 }
 
@@ -144,10 +158,48 @@ static int wait_for(const rpc_opts *ro, long long id)
     }
 }
 
+/* --deadline: seconds since 1970, YYYY-MM-DDTHH:MM[:SS][Z] in UTC, or
+ * +DURATION (a number with an optional s, m, h or d) from now. */
+static int deadline_opt(const char *s, double *out)
+{
+    char *end;
+    if (*s == '+') {
+        double v = strtod(s + 1, &end);
+        double unit = !*end ? 1 : !strcmp(end, "s") ? 1
+                    : !strcmp(end, "m") ? 60 : !strcmp(end, "h") ? 3600
+                    : !strcmp(end, "d") ? 86400 : 0;
+        if (end != s + 1 && unit > 0 && v > 0 && isfinite(v) &&
+            v * unit <= 1e9) {
+            *out = (double)time(NULL) + v * unit;
+            return 0;
+        }
+    } else {
+        double v = strtod(s, &end);
+        if (end != s && !*end && v > 0 && v < 1e11) {
+            *out = v;
+            return 0;
+        }
+        struct tm tm;
+        memset(&tm, 0, sizeof tm);
+        const char *rest = strptime(s, "%Y-%m-%dT%H:%M", &tm);
+        if (rest && *rest == ':')
+            rest = strptime(rest, ":%S", &tm);
+        if (rest && (!*rest || !strcmp(rest, "Z"))) {
+            *out = (double)timegm(&tm);
+            return 0;
+        }
+    }
+    cli_error("submit", "--deadline: expected a time (seconds since 1970, or "
+              "YYYY-MM-DDTHH:MM[:SS] in UTC) or +DURATION (e.g. +90m, +2h, "
+              "+1d), got '%s'", s);
+    return -1;
+}
+
 int cmd_submit(int argc, char **argv)
 {
     enum { O_NAME = 1, O_WEIGHT, O_MAXC, O_TARGET, O_ITERS, O_TIME, O_CWD,
-           O_CONV, O_NODE, O_RESTART, O_ARRAY, O_TASKEST, O_WAIT };
+           O_CONV, O_NODE, O_RESTART, O_ARRAY, O_TASKEST, O_WAIT,
+           O_DEADLINE, O_ACC, O_DIR, O_URG };
     static const struct option opts[] = {
         {"name", required_argument, 0, O_NAME},
         {"weight", required_argument, 0, O_WEIGHT},
@@ -162,6 +214,10 @@ int cmd_submit(int argc, char **argv)
         {"array", required_argument, 0, O_ARRAY},
         {"task-estimate", required_argument, 0, O_TASKEST},
         {"wait", no_argument, 0, O_WAIT},
+        {"deadline", required_argument, 0, O_DEADLINE},
+        {"accuracy", required_argument, 0, O_ACC},
+        {"direction", required_argument, 0, O_DIR},
+        {"urgency", required_argument, 0, O_URG},
         {"help", no_argument, 0, 'h'},
         RPC_LONG_OPTS,
         {0, 0, 0, 0},
@@ -236,6 +292,32 @@ int cmd_submit(int argc, char **argv)
             json_object_set_new(req, "task_estimate", json_real(v));
             break;
         case O_WAIT: wait = 1; break;
+        case O_DEADLINE:
+            if (deadline_opt(optarg, &v)) goto bad;
+            json_object_set_new(req, "deadline", json_real(v));
+            break;
+        case O_ACC:
+            if (num_opt("--accuracy", optarg, -1e300, 1e300, &v)) goto bad;
+            json_object_set_new(req, "accuracy", json_real(v));
+            break;
+        case O_DIR:
+            if (strcmp(optarg, "max") && strcmp(optarg, "min")) {
+                cli_error("submit", "--direction: expected max (the metric "
+                          "is better higher) or min, got '%s'", optarg);
+                goto bad;
+            }
+            json_object_set_new(req, "direction", json_string(optarg));
+            break;
+        case O_URG:
+            if (num_opt("--urgency", optarg, SLAQ_URGENCY_MIN,
+                        SLAQ_URGENCY_MAX, &v)) goto bad;
+            if (v != floor(v)) {
+                cli_error("submit", "--urgency: expected a whole number from "
+                          "1 to 10, got '%s'", optarg);
+                goto bad;
+            }
+            json_object_set_new(req, "urgency", json_integer((json_int_t)v));
+            break;
         case 'h':
             usage(stdout);
             json_decref(req);

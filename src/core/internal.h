@@ -163,7 +163,23 @@ struct alloc_policy {
                    double unit, slaq_alloc_ws *ws, double *alloc);
     double (*key)(const slaq_pjob *j, double lcur, double lnext, double a,
                   double unit);
+    /* The priority policies (alloc_prio): each job's key, larger first. */
+    void (*keys)(const slaq_pjob *jobs, size_t n, const slaq_prio_params *pp,
+                 double *key);
+    int sticky;  /* a job keeps the cores it held (prev_alloc) before
+                    the keys divide the rest: preemption only by moves */
+    int moves;   /* places on the ideal virtual host and moves jobs */
+    int control; /* MLF-C: stops jobs that met their accuracy */
 };
+
+/* The priority policies' keys (policy_edf.c, policy_tiresias.c,
+ * policy_mlfs.c). */
+void edf_keys(const slaq_pjob *jobs, size_t n, const slaq_prio_params *pp,
+              double *key);
+void tiresias_keys(const slaq_pjob *jobs, size_t n,
+                   const slaq_prio_params *pp, double *key);
+void mlfs_keys(const slaq_pjob *jobs, size_t n, const slaq_prio_params *pp,
+               double *key);
 
 /* The policy of `kind`, or NULL if there is none (policy.c). */
 const alloc_policy *alloc_policy_of(slaq_policy_kind kind);

@@ -1,6 +1,8 @@
 /*
  * policy.c — the share policies, the ways of dividing cores among jobs:
- * fair shares, SLAQ's Algorithm 1, its max-min variant and ReLAQS.
+ * fair shares, SLAQ's Algorithm 1, its max-min variant and ReLAQS, and
+ * the priority policies (edf, tiresias, mlfs-h, mlfs), whose keys live
+ * in a file each (policy_*.c) and share one division here.
  *
  * Each policy is one row of the table `policies` below: its name, what it
  * does in a line, whether it divides by the jobs' forecasts, and its
@@ -50,11 +52,15 @@ struct slaq_alloc_ws {
     double *price;  /* greedy: the key of the cheapest unit handed out */
     size_t *off;    /* greedy: where the node's job heap starts in heap */
     size_t *nheap;  /* greedy: the heap of nodes */
+    slaq_prio_params prio; /* the priority policies' parameters */
 };
 
 slaq_alloc_ws *slaq_alloc_ws_new(void)
 {
-    return calloc(1, sizeof(slaq_alloc_ws));
+    slaq_alloc_ws *ws = calloc(1, sizeof(slaq_alloc_ws));
+    if (ws)
+        slaq_prio_params_init(&ws->prio);
+    return ws;
 }
 
 void slaq_alloc_ws_free(slaq_alloc_ws *ws)
@@ -466,6 +472,93 @@ static void alloc_greedy(const alloc_policy *p, const slaq_pjob *jobs,
             ws->price[v] = 0;
 }
 
+/* -------------------------------------------------- priority policies */
+
+/*
+ * The priority policies' division: jobs in the order of their keys
+ * (larger first, ties to the lower index), each given up to its
+ * max_cores of what is left on its node. edf and tiresias are
+ * preemptive — a job of a higher key takes the cores of a lower one at
+ * the next epoch; a sticky policy (MLF-H, whose queue feeds free
+ * servers and which preempts only by moving a job, §3.3.3) first gives
+ * every job back the cores it held (prev_alloc), in key order, and then
+ * divides what is left by key. Both are work-conserving: a node's cores
+ * go unused only when all its jobs are at their max_cores. The heap of
+ * all jobs is popped once per job and pass.
+ */
+static void alloc_prio(const alloc_policy *p, const slaq_pjob *jobs,
+                       size_t n, const size_t *node, const double *capacity,
+                       size_t nnodes, double unit, slaq_alloc_ws *ws,
+                       double *alloc)
+{
+    (void)unit;
+    p->keys(jobs, n, &ws->prio, ws->key);
+    for (size_t v = 0; v < nnodes; v++) {
+        ws->left[v] = capacity[v];
+        ws->price[v] = 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        alloc[i] = 0;
+    for (int pass = p->sticky ? 0 : 1; pass < 2; pass++) {
+        for (size_t i = 0; i < n; i++)
+            ws->heap[i] = i;
+        heap_build(ws->heap, n, ws->key);
+        for (size_t h = n; h > 0; h--) {
+            size_t i = ws->heap[0], v = node ? node[i] : 0;
+            double want = pass ? jobs[i].max_cores
+                               : fmin(jobs[i].prev_alloc, jobs[i].max_cores);
+            double a = fmin(want - alloc[i], ws->left[v]);
+            if (a > 0) {
+                alloc[i] += a;
+                ws->left[v] -= a;
+            }
+            ws->heap[0] = ws->heap[h - 1];
+            heap_sift_down(ws->heap, h - 1, ws->key, 0);
+        }
+    }
+}
+
+/* The order of the share policies' pending queues: arrival. */
+static void arrival_keys(const slaq_pjob *jobs, size_t n,
+                         const slaq_prio_params *pp, double *key)
+{
+    (void)pp;
+    for (size_t i = 0; i < n; i++)
+        key[i] = -jobs[i].arrival;
+}
+
+void slaq_prio_params_init(slaq_prio_params *p)
+{
+    /* MLFS §4.1's defaults; Tiresias' simulator's two queues at 3,600
+     * GPU-seconds. */
+    *p = (slaq_prio_params){
+        .alpha = 0.3, .gamma = 0.8, .g_d = 0.3, .g_r = 0.3, .g_w = 0.35,
+        .use_urgency = 1, .use_deadline = 1, .eps_s = 60,
+        .las_limit = {3600}, .las_queues = 2,
+    };
+}
+
+int slaq_alloc_ws_set_prio(slaq_alloc_ws *ws, const slaq_prio_params *p)
+{
+    if (!(p->alpha >= 0 && p->alpha <= 1) || !(p->gamma >= 0 &&
+        p->gamma <= 1) || !(p->g_d >= 0) || !(p->g_r >= 0) ||
+        !(p->g_w >= 0) || !isfinite(p->g_d + p->g_r + p->g_w) ||
+        !(p->eps_s > 0) || !isfinite(p->eps_s) || p->las_queues < 1 ||
+        p->las_queues > SLAQ_LAS_MAX_QUEUES)
+        return SLAQ_EINVAL;
+    for (size_t q = 0; q + 1 < p->las_queues; q++)
+        if (!(p->las_limit[q] > (q ? p->las_limit[q - 1] : 0)) ||
+            !isfinite(p->las_limit[q]))
+            return SLAQ_EINVAL;
+    ws->prio = *p;
+    return SLAQ_OK;
+}
+
+const slaq_prio_params *slaq_alloc_ws_prio(const slaq_alloc_ws *ws)
+{
+    return &ws->prio;
+}
+
 /* -------------------------------------------------------------- table */
 
 /* The share policies, indexed by slaq_policy_kind. */
@@ -482,6 +575,18 @@ static const alloc_policy policies[] = {
     [SLAQ_POLICY_RELAQS] = {
         "relaqs", "ReLAQS: slaq's greedy on queries' progress too",
         1, alloc_greedy, gain_key},
+    [SLAQ_POLICY_EDF] = {
+        "edf", "earliest deadline first",
+        0, alloc_prio, NULL, edf_keys, 0, 0, 0},
+    [SLAQ_POLICY_TIRESIAS] = {
+        "tiresias", "Tiresias: least attained service (cores x time)",
+        0, alloc_prio, NULL, tiresias_keys, 0, 0, 0},
+    [SLAQ_POLICY_MLFS_H] = {
+        "mlfs-h", "MLFS's priority of deadline, urgency and progress",
+        0, alloc_prio, NULL, mlfs_keys, 1, 1, 0},
+    [SLAQ_POLICY_MLFS] = {
+        "mlfs", "mlfs-h, and stops jobs whose accuracy is met when busy",
+        0, alloc_prio, NULL, mlfs_keys, 1, 1, 1},
 };
 
 #define NPOLICIES (sizeof policies / sizeof *policies)
@@ -523,6 +628,28 @@ int slaq_policy_uses_forecasts(slaq_policy_kind kind)
 {
     const alloc_policy *p = alloc_policy_of(kind);
     return p && p->forecasts;
+}
+
+int slaq_policy_moves(slaq_policy_kind kind)
+{
+    const alloc_policy *p = alloc_policy_of(kind);
+    return p && p->moves;
+}
+
+int slaq_policy_load_control(slaq_policy_kind kind)
+{
+    const alloc_policy *p = alloc_policy_of(kind);
+    return p && p->control;
+}
+
+int slaq_policy_keys(slaq_policy_kind policy, const slaq_pjob *jobs,
+                     size_t n, slaq_alloc_ws *ws, double *key)
+{
+    const alloc_policy *p = alloc_policy_of(policy);
+    if (!p)
+        return SLAQ_EINVAL;
+    (p->keys ? p->keys : arrival_keys)(jobs, n, &ws->prio, key);
+    return SLAQ_OK;
 }
 
 int slaq_policy_list(char *buf, size_t len, const char *sep)

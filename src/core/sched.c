@@ -81,6 +81,10 @@ struct slaq_job {
     slaq_query *query;       /* a query's progress state, else NULL */
     slaq_forecast qfc;       /* a query's (or exact job's) forecast */
     void *user;
+    slaq_goal goal;          /* deadline, accuracy, urgency */
+    double attained;         /* core-seconds held so far (at allocations) */
+    double waited;           /* seconds at no cores so far */
+    double seen_t;           /* when attained and waited were last advanced */
 };
 
 /* The per-epoch part of a job: its first bytes, up to `gain`. */
@@ -125,6 +129,7 @@ void slaq_job_opts_init(slaq_job_opts *o)
     o->user = NULL;
     o->kind = SLAQ_JOB_ML;
     o->node = SLAQ_NODE_ANY;
+    slaq_goal_init(&o->goal);
 }
 
 slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
@@ -447,7 +452,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
         !isfinite(o->iter_cpu_s) ||
         (unsigned)o->convergence > SLAQ_CONV_NONCONVEX ||
         (unsigned)o->kind > SLAQ_JOB_EXACT ||
-
+        slaq_goal_check(&o->goal) != SLAQ_OK ||
         (o->node != SLAQ_NODE_ANY &&
          (o->node < 0 || (size_t)o->node >= s->clu.n)))
         return NULL;
@@ -466,6 +471,8 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     for (int i = 0; i < SCHED_END_FITS; i++)
         j->ends[i] = NAN;
     j->user = o->user;
+    j->goal = o->goal;
+    j->seen_t = t;
     j->cost_known = o->iter_cpu_s > 0;
     j->convergence = o->convergence;
     slaq_runtime_init(&j->rt, j->cost_known ? o->iter_cpu_s
@@ -748,6 +755,35 @@ static void sched_query_pjob(const slaq_sched *s, slaq_job *j, slaq_pjob *pj,
 
 /* An exact job (one with no progress to predict) is served its fair share
  * before the rest is divided: it gets exactly that, and no gain. */
+/* What the priority policies read (slaq_pjob's last fields): the goal,
+ * the service and wait accumulated at the allocations since the last
+ * epoch, and the loss drops of the history. */
+static void sched_goal_pjob(slaq_job *j, slaq_pjob *pj, double now,
+                            double cpu)
+{
+    double dt = now > j->seen_t ? now - j->seen_t : 0;
+    j->attained += j->alloc * dt;
+    if (!(j->alloc > 0))
+        j->waited += dt;
+    j->seen_t = now > j->seen_t ? now : j->seen_t;
+    pj->now = now;
+    pj->arrival = j->arrival;
+    pj->deadline = j->goal.deadline;
+    pj->urgency = j->goal.urgency;
+    pj->attained = j->attained;
+    pj->waited = j->waited;
+    pj->iter = pj->k;
+    pj->remaining_s = j->iters > 0 && j->max_cores < INFINITY
+        ? fmax((double)j->iters - pj->k, 0) * cpu / j->max_cores : INFINITY;
+    size_t len = slaq_history_len(j->hist);
+    pj->last_drop = len >= 2
+        ? slaq_history_at(j->hist, len - 2)->loss -
+          slaq_history_at(j->hist, len - 1)->loss : 0;
+    pj->total_drop = len >= 1
+        ? slaq_history_first_loss(j->hist) - slaq_history_last(j->hist)->loss
+        : 0;
+}
+
 static void sched_exact_pjob(slaq_job *j, slaq_pjob *pj, double cap,
                              double wsum)
 {
@@ -888,6 +924,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         pj->unproven = !j->reported;
         pj->prev_alloc = j->alloc;
         pj->stay = c->hysteresis;
+        sched_goal_pjob(j, pj, now, cpu);
         if (j->kind == SLAQ_JOB_QUERY)
             sched_query_pjob(s, j, pj, now, cpu, cap, wsum, horizon);
         else if (j->kind == SLAQ_JOB_EXACT && forecasts)
@@ -965,6 +1002,7 @@ double slaq_job_weight(const slaq_job *j) { return j->weight; }
 double slaq_job_max_cores(const slaq_job *j) { return j->max_cores; }
 double slaq_job_arrival(const slaq_job *j) { return j->arrival; }
 void *slaq_job_user(const slaq_job *j) { return j->user; }
+const slaq_goal *slaq_job_goal(const slaq_job *j) { return &j->goal; }
 
 /* A placed job's weight and cap are part of its node's bookkeeping: it
  * is taken off and put back with the new values. */

@@ -182,6 +182,8 @@ typedef struct sd_job {
     double weight, max_cores, target, max_time;
     uint64_t max_iters;
     slaq_convergence convergence; /* declared class (submit or hello) */
+    slaq_goal goal;       /* deadline (Unix time), required accuracy of its
+                             metric, urgency (slaq submit; docs/deadlines.md) */
     int managed;          /* started by slaqd (else attached) */
     char secret[SD_SECRET_LEN + 1]; /* a hello naming this job must carry
                                        it ("" for a job recorded before
@@ -663,6 +665,10 @@ int job_reserve_id(sd_daemon *d, int64_t id);
  * finished job; NULL when out of memory. */
 sd_job *job_task_record(sd_daemon *d, sd_array *a, long index,
                         sd_state state, const char *reason);
+/* A submit's optional goal fields, "deadline" (Unix time), "accuracy",
+ * "direction" ("max" or "min") and "urgency" (1-10), into g (the defaults
+ * where absent). 0, or -1 with a message naming the field. */
+int job_goal_get(json_t *req, slaq_goal *g, char *err, size_t errlen);
 /* A request's or hello's optional "convergence" field: 0 when absent
  * (out untouched), 1 with *out set, -1 with a message naming the field. */
 int job_convergence_get(json_t *msg, slaq_convergence *out, char *err,

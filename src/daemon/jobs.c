@@ -28,6 +28,7 @@
 
 #include "core/util.h"
 #include "daemon/daemon.h"
+#include "slaq/deadline.h"
 
 extern char **environ;
 
@@ -87,6 +88,7 @@ sd_job *job_new(sd_daemon *d, int64_t id)
     j->max_cores = INFINITY;
     j->last_loss = j->first_loss = NAN;
     j->last_metric = NAN;
+    slaq_goal_init(&j->goal);
     j->suspend_ms = NAN;
     j->checkpoint_bytes = -1;
     j->reduction = 0;
@@ -137,6 +139,7 @@ int job_schedule(sd_daemon *d, sd_job *j)
     o.max_cores = j->max_cores;
     o.iters = j->max_iters; /* until the job says otherwise in hello */
     o.convergence = j->convergence;
+    o.goal = j->goal;
     o.user = j;
     o.kind = j->kind;
     if (d->cfg.agents)
@@ -519,6 +522,52 @@ static void child_failed(const sd_job *j, const sd_runas *ra, const char *arg0,
     }
 }
 
+int job_goal_get(json_t *req, slaq_goal *g, char *err, size_t errlen)
+{
+    slaq_goal_init(g);
+    json_t *v = json_object_get(req, "deadline");
+    if (v && !json_is_null(v)) {
+        double t = json_is_number(v) ? json_number_value(v) : NAN;
+        if (!(t > 0) || !isfinite(t)) {
+            snprintf(err, errlen, "field \"deadline\" must be a time, in "
+                     "seconds since 1970 (slaq submit --deadline takes "
+                     "+DURATION too)");
+            return -1;
+        }
+        g->deadline = t;
+    }
+    v = json_object_get(req, "accuracy");
+    if (v && !json_is_null(v)) {
+        if (!json_is_number(v) || !isfinite(json_number_value(v))) {
+            snprintf(err, errlen, "field \"accuracy\" must be a number, the "
+                     "required value of the job's metric");
+            return -1;
+        }
+        g->accuracy = json_number_value(v);
+    }
+    v = json_object_get(req, "direction");
+    if (v && !json_is_null(v)) {
+        const char *dir = json_is_string(v) ? json_string_value(v) : "";
+        if (strcmp(dir, "max") && strcmp(dir, "min")) {
+            snprintf(err, errlen, "field \"direction\" must be \"max\" "
+                     "(the metric is better higher) or \"min\"");
+            return -1;
+        }
+        g->maximize = !strcmp(dir, "max");
+    }
+    v = json_object_get(req, "urgency");
+    if (v && !json_is_null(v)) {
+        json_int_t u = json_is_integer(v) ? json_integer_value(v) : 0;
+        if (u < SLAQ_URGENCY_MIN || u > SLAQ_URGENCY_MAX) {
+            snprintf(err, errlen, "field \"urgency\" must be a whole number "
+                     "from %d to %d", SLAQ_URGENCY_MIN, SLAQ_URGENCY_MAX);
+            return -1;
+        }
+        g->urgency = (int)u;
+    }
+    return 0;
+}
+
 static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
                          const char *secret, const sd_user *owner,
                          int64_t array, long index, char *err,
@@ -714,6 +763,9 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
     slaq_convergence conv = SLAQ_CONV_UNKNOWN;
     if (job_convergence_get(req, &conv, err, errlen) < 0)
         return NULL;
+    slaq_goal goal;
+    if (job_goal_get(req, &goal, err, errlen) < 0)
+        return NULL;
     json_t *pin = json_object_get(req, "node");
     json_t *restartable = json_object_get(req, "restartable");
     if (pin && !json_is_null(pin) &&
@@ -776,6 +828,7 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
     j->target = target;
     j->max_iters = (uint64_t)max_iters;
     j->convergence = conv;
+    j->goal = goal;
     j->max_time = max_time;
     j->managed = 1;
     j->submitted = sd_now();
@@ -1212,6 +1265,43 @@ void job_apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
         conn_send_line(d, j->conn, line, (size_t)n);
     }
 }
+/* MLF-C under slaqd (docs/deadlines.md): with a policy that controls the
+ * load (mlfs), whether the cluster is overloaded as MLFS defines it —
+ * a job waits for a node, or the nodes' mean core demand (their jobs'
+ * max_cores, at most a node's cores each) is above 90%; slaqd does not
+ * know the jobs' memory, so cores are the one resource. */
+static int epoch_overloaded(sd_daemon *d)
+{
+    const slaq_sched_config *c = slaq_sched_get_config(d->sched);
+    if (!slaq_policy_load_control(c->policy))
+        return 0;
+    size_t nn = slaq_sched_node_count(d->sched);
+    slaq_node_use *use = calloc(nn ? nn : 1, sizeof *use);
+    if (!use)
+        return 0;
+    for (size_t v = 0; v < nn; v++)
+        use[v] = (slaq_node_use){slaq_sched_node_cores(d->sched, v), 1, 0, 0};
+    for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
+        slaq_job *sj = slaq_sched_job(d->sched, i);
+        int v = slaq_job_node(sj);
+        if (v >= 0 && (size_t)v < nn)
+            use[v].use_cores += fmin(slaq_job_max_cores(sj), use[v].cores);
+    }
+    /* A node that is down (0 cores) counts as neither busy nor idle; the
+     * one resource stands for both of MLFS's norm (‖U‖/√2 of (u, u) is
+     * u). */
+    size_t up = 0;
+    for (size_t v = 0; v < nn; v++)
+        if (use[v].cores > 0) {
+            use[v].use_mem = use[v].use_cores / use[v].cores;
+            use[up++] = use[v];
+        }
+    int over = slaq_mlfs_overloaded(use, up, slaq_sched_pending(d->sched),
+                                    0.9);
+    free(use);
+    return over;
+}
+
 
 void job_epoch(sd_daemon *d)
 {
@@ -1245,6 +1335,7 @@ void job_epoch(sd_daemon *d)
             return;
         }
     }
+    int overloaded = n > 0 && epoch_overloaded(d);
     /* Stopping jobs may leave the scheduler below, so walk a snapshot. */
     for (size_t i = n; i-- > 0;) {
         slaq_job *sj = slaq_sched_job(d->sched, i);
@@ -1262,6 +1353,9 @@ void job_epoch(sd_daemon *d)
             job_stop(d, j, "target_reduction");
         else if (j->max_time > 0 && now - j->started >= j->max_time)
             job_stop(d, j, "max_time");
+        else if (overloaded && slaq_mlfs_stop(&j->goal, j->last_metric, 1, 0,
+                                              NAN, NULL, 0, 0))
+            job_stop(d, j, "accuracy_met");
     }
     cpu[2] = sd_thread_cpu();
     if (d->cfg.agents)
@@ -1587,6 +1681,24 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "metric", num_or_null(j->last_metric));
     json_object_set_new(o, "metric_iter", isnan(j->last_metric) ? json_null()
                         : json_integer((json_int_t)j->metric_iter));
+    /* The goal (docs/deadlines.md): the deadline and its slack (seconds
+     * left, or by how much it was missed, negative; at the end for a job
+     * that ended), and whether the last metric meets the accuracy. */
+    const slaq_goal *g = &j->goal;
+    int has_dl = isfinite(g->deadline);
+    double at = j->ended > 0 ? j->ended : sd_now();
+    json_object_set_new(o, "deadline", has_dl ? json_real(g->deadline)
+                                              : json_null());
+    json_object_set_new(o, "slack", has_dl ? json_real(g->deadline - at)
+                                           : json_null());
+    json_object_set_new(o, "accuracy", num_or_null(g->accuracy));
+    json_object_set_new(o, "direction", json_string(g->maximize ? "max"
+                                                                : "min"));
+    json_object_set_new(o, "urgency", json_integer(g->urgency));
+    json_object_set_new(o, "accuracy_met",
+                        isnan(g->accuracy) || isnan(j->last_metric)
+                            ? json_null()
+                            : json_boolean(slaq_goal_met(g, j->last_metric)));
     json_object_set_new(o, "suspended", j->suspended == SD_SUSP_SIGNAL
                         ? json_string("signal")
                         : j->suspended == SD_SUSP_CHECKPOINT

@@ -273,6 +273,61 @@ static void get_array_index(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
     j->array_index = col_null(st, i) ? 0 : (long)sqlite3_column_int64(st, i);
 }
 
+/* The job's goal (slaq submit --deadline, --accuracy, --direction,
+ * --urgency; docs/deadlines.md); NULL: the default (no deadline, no
+ * required accuracy, max, urgency 1), which an older slaqd's rows read.
+ * deadline comes first in job_cols: it sets the defaults the others
+ * change. */
+static void put_deadline(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    bind_real(st, i, j->goal.deadline);
+}
+
+static void get_deadline(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    slaq_goal_init(&j->goal);
+    if (!col_null(st, i))
+        j->goal.deadline = sqlite3_column_double(st, i);
+}
+
+static void put_accuracy(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    bind_real(st, i, j->goal.accuracy);
+}
+
+static void get_accuracy(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    if (!col_null(st, i))
+        j->goal.accuracy = sqlite3_column_double(st, i);
+}
+
+static void put_direction(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    bind_text(st, i, j->goal.maximize ? "max" : "min");
+}
+
+static void get_direction(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    const char *dir = (const char *)sqlite3_column_text(st, i);
+    j->goal.maximize = !dir || strcmp(dir, "min");
+}
+
+static void put_urgency(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    sqlite3_bind_int(st, i, j->goal.urgency);
+}
+
+static void get_urgency(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    int urg = sqlite3_column_int(st, i);
+    if (urg >= SLAQ_URGENCY_MIN && urg <= SLAQ_URGENCY_MAX)
+        j->goal.urgency = urg;
+}
+
 static void put_conv(sqlite3_stmt *st, int i, const sd_job *j)
 {
     bind_text(st, i, j->convergence != SLAQ_CONV_UNKNOWN
@@ -331,6 +386,10 @@ static const st_column job_cols[] = {
     JFN("convergence", "TEXT", conv),
     JFN("array_id", "INTEGER", array_id),
     JFN("array_index", "INTEGER", array_index),
+    JFN("deadline", "REAL", deadline),
+    JFN("accuracy", "REAL", accuracy),
+    JFN("direction", "TEXT", direction),
+    JFN("urgency", "INTEGER", urgency),
 };
 #define NJOB_COLS (sizeof job_cols / sizeof *job_cols)
 

@@ -122,6 +122,57 @@ static int get_loss(json_t *obj, wl_job *j, char *err, size_t errlen)
     return 0;
 }
 
+/* The optional goal fields: deadline_s, accuracy, direction, urgency. */
+static int get_goal(json_t *obj, wl_job *j, char *err, size_t errlen)
+{
+    double u = 0;
+    if (get_number(obj, "deadline_s", 0, j->arrival_s, 0, WL_MAX_SECONDS,
+                   &j->deadline_s, err, errlen) ||
+        get_number(obj, "urgency", 0, SLAQ_URGENCY_MIN, 0, SLAQ_URGENCY_MAX,
+                   &u, err, errlen))
+        return -1;
+    if (u != floor(u)) {
+        util_errf(err, errlen, "field 'urgency': expected a whole number "
+                  "from %d to %d, got %g", SLAQ_URGENCY_MIN,
+                  SLAQ_URGENCY_MAX, u);
+        return -1;
+    }
+    j->urgency = (int)u;
+    json_t *a = json_object_get(obj, "accuracy");
+    if (a) {
+        if (!json_is_number(a) || !isfinite(json_number_value(a))) {
+            util_errf(err, errlen, "field 'accuracy': expected a number, the "
+                      "required value of the job's metric");
+            return -1;
+        }
+        j->has_accuracy = 1;
+        j->accuracy = json_number_value(a);
+    }
+    json_t *d = json_object_get(obj, "direction");
+    if (d) {
+        const char *v = json_is_string(d) ? json_string_value(d) : "";
+        if (strcmp(v, "max") && strcmp(v, "min")) {
+            util_errf(err, errlen, "field 'direction': expected \"max\" "
+                      "(higher is better) or \"min\" (lower is better)");
+            return -1;
+        }
+        j->minimize = !strcmp(v, "min");
+    }
+    return 0;
+}
+
+void wl_job_goal(const wl_job *j, slaq_goal *g)
+{
+    slaq_goal_init(g);
+    if (j->deadline_s > 0)
+        g->deadline = j->deadline_s;
+    if (j->has_accuracy)
+        g->accuracy = j->accuracy;
+    g->maximize = !j->minimize;
+    if (j->urgency > 0)
+        g->urgency = j->urgency;
+}
+
 /* Parses one line's object into j (zeroed by the caller); on error fills
  * err without the file:line prefix. */
 static int parse_job(json_t *obj, wl_job *j, char *err, size_t errlen)
@@ -141,6 +192,8 @@ static int parse_job(json_t *obj, wl_job *j, char *err, size_t errlen)
         get_string(obj, "curve", 0, &j->curve, err, errlen) ||
         get_string(obj, "convergence", 0, &j->convergence, err, errlen) ||
         get_loss(obj, j, err, errlen))
+        return -1;
+    if (get_goal(obj, j, err, errlen))
         return -1;
     slaq_convergence cv;
     if (slaq_convergence_parse(j->convergence, &cv) != SLAQ_OK) {
@@ -280,6 +333,14 @@ int wl_write_job(FILE *f, const wl_job *j)
         rc |= fputs(", \"convergence\": ", f) < 0;
         rc |= put_string(f, j->convergence);
     }
+    if (j->deadline_s > 0)
+        rc |= fprintf(f, ", \"deadline_s\": %.6f", j->deadline_s) < 0;
+    if (j->has_accuracy)
+        rc |= fprintf(f, ", \"accuracy\": %.17g", j->accuracy) < 0;
+    if (j->minimize)
+        rc |= fputs(", \"direction\": \"min\"", f) < 0;
+    if (j->urgency > 0)
+        rc |= fprintf(f, ", \"urgency\": %d", j->urgency) < 0;
     rc |= fputs(", \"loss\": [", f) < 0;
     for (size_t i = 0; i < j->nloss; i++)
         rc |= fprintf(f, i ? ", %.17g" : "%.17g", j->loss[i]) < 0;

@@ -6,6 +6,9 @@
  *   {"id": "j17", "arrival_s": 63.2, "iter_cpu_s": 41.5, "max_cores": 64,
  *    "weight": 1, "algorithm": "svm", "loss": [1.0, 0.77, 0.63]}
  *
+ * and optionally what the job's user asks: "deadline_s" (absolute),
+ * "accuracy" with its "direction" ("max" or "min"), "urgency" (1-10).
+ *
  * (docs/sim.md and docs/formats.md describe the format). The job runs
  * len(loss)-1 iterations of iter_cpu_s CPU-seconds each. The format is a
  * contract with tools outside slaq, so the reader accepts any file that
@@ -32,7 +35,20 @@ typedef struct wl_job {
     double *loss;      /* loss[0] before the first iteration */
     size_t nloss;      /* >= 2: the job runs nloss-1 iterations */
     size_t line;       /* line of the file it came from (1-based) */
+    /* What the job's user asks (docs/deadlines.md); absent, the paper's
+     * defaults: the largest deadline and the lowest accuracy. */
+    double deadline_s; /* absolute, >= arrival_s; 0 when absent (none) */
+    int has_accuracy;  /* "accuracy" was given */
+    double accuracy;   /* the required value of the job's metric */
+    int minimize;      /* "direction": "min" (a loss); 0: "max" */
+    int urgency;       /* 1..10; 0 when absent (1) */
 } wl_job;
+
+/* The job's goal for the core (slaq_goal): its deadline on the
+ * workload's clock, accuracy, direction and urgency, with the defaults
+ * where absent. */
+struct slaq_goal;
+void wl_job_goal(const wl_job *j, struct slaq_goal *g);
 
 /*
  * The format's caps (docs/sim.md). A value beyond them is refused with the

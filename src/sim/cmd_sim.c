@@ -72,6 +72,8 @@ static void usage(FILE *f)
         "2,4,6,8,10,15\n"
         "  --undeclared      jobs do not tell the core how many iterations they run\n"
         "  --out DIR         output directory (replaced as a whole)\n"
+        "  --deadlines       jobs with deadlines instead (slaq sim "
+        "--deadlines --help)\n"
         "  --aqp TRACES      approximate queries instead (slaq sim --aqp "
         "--help)\n"
         "  --no-plots        skip gnuplot (CSV, JSON and HTML only)\n"
@@ -528,6 +530,9 @@ int cmd_sim(int argc, char **argv)
     for (int i = 1; i < argc; i++)
         if (!strncmp(argv[i], "--aqp", 5))
             return cmd_sim_aqp(argc, argv);
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--deadlines"))
+            return cmd_sim_deadlines(argc, argv);
     /* Sweeps of configurations are their own replay (cmd_sim_sweep.c). */
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--sweep") || !strncmp(argv[i], "--sweep=", 8))

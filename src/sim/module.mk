@@ -35,6 +35,13 @@ yaq-results:
 	@$(MAKE) --no-print-directory build
 	@scripts/yaq-results.sh $(BUILD)
 
+# make mlfs-results: regenerate docs/results/mlfs/ (jobs with deadlines,
+# required accuracy and urgency; the real trace read from ../shared).
+.PHONY: mlfs-results
+mlfs-results:
+	@$(MAKE) --no-print-directory build
+	@scripts/mlfs-results.sh $(BUILD)
+
 # make sweep-traces: record the sweeps of data/sweeps/ with real slaq-train
 # runs: mlpc and logreg on a tenth of the training rows (20-40 minutes for
 # both), then the same configurations on all the rows, where training

@@ -438,6 +438,7 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     slaq_job_opts_init(&o);
     o.weight = j->w->weight;
     o.max_cores = j->w->max_cores;
+    wl_job_goal(j->w, &o.goal);
     /* The class the job declares (checked when the workload was read). */
     if (slaq_convergence_parse(j->w->convergence, &o.convergence))
         o.convergence = SLAQ_CONV_UNKNOWN;

@@ -100,6 +100,8 @@ STORE_ADDED = (
     ("jobs", "uid", "INTEGER"), ("jobs", "user", "TEXT"),
     ("jobs", "gen", "INTEGER"), ("jobs", "array_id", "INTEGER"),
     ("jobs", "array_index", "INTEGER"),
+    ("jobs", "deadline", "REAL"), ("jobs", "accuracy", "REAL"),
+    ("jobs", "direction", "TEXT"), ("jobs", "urgency", "INTEGER"),
 )
 
 

@@ -745,9 +745,55 @@ static void test_replay_gives_the_same_allocations(void **state)
     wl_free(&wl);
 }
 
+/* A job's goal in the workload: deadline_s, accuracy, direction and
+ * urgency are read, defaulted when absent (no deadline, no accuracy,
+ * urgency 1), written back, and refused with the field named. */
+static void test_workload_goal_fields(void **state)
+{
+    (void)state;
+    wl_workload wl;
+    wl_from("{\"id\": \"a\", \"arrival_s\": 10, \"iter_cpu_s\": 1, "
+            "\"deadline_s\": 500, \"accuracy\": 0.25, \"direction\": "
+            "\"min\", \"urgency\": 9, \"loss\": [1, 0.5]}\n"
+            "{\"id\": \"b\", \"arrival_s\": 0, \"iter_cpu_s\": 1, "
+            "\"loss\": [1, 0.5]}\n", &wl);
+    slaq_goal g;
+    wl_job_goal(&wl.jobs[0], &g);
+    assert_true(g.deadline == 500 && g.accuracy == 0.25);
+    assert_int_equal(g.maximize, 0);
+    assert_int_equal(g.urgency, 9);
+    wl_job_goal(&wl.jobs[1], &g);
+    assert_true(isinf(g.deadline) && isnan(g.accuracy));
+    assert_int_equal(g.maximize, 1);
+    assert_int_equal(g.urgency, 1);
+    char buf[512];
+    FILE *f = fmemopen(buf, sizeof buf, "w");
+    assert_int_equal(wl_write_job(f, &wl.jobs[0]), 0);
+    fclose(f);
+    assert_non_null(strstr(buf, "\"deadline_s\": 500.000000, \"accuracy\": "
+                            "0.25, \"direction\": \"min\", \"urgency\": 9"));
+    wl_free(&wl);
+    wl_bad("{\"id\": \"a\", \"arrival_s\": 10, \"iter_cpu_s\": 1, "
+           "\"deadline_s\": 5, \"loss\": [1, 0.5]}\n", "bad.jsonl:1",
+           "field 'deadline_s'", ">= 10", NULL);
+    wl_bad("{\"id\": \"a\", \"arrival_s\": 0, \"iter_cpu_s\": 1, "
+           "\"urgency\": 11, \"loss\": [1, 0.5]}\n", "field 'urgency'",
+           NULL);
+    wl_bad("{\"id\": \"a\", \"arrival_s\": 0, \"iter_cpu_s\": 1, "
+           "\"urgency\": 2.5, \"loss\": [1, 0.5]}\n", "field 'urgency'",
+           "whole number", NULL);
+    wl_bad("{\"id\": \"a\", \"arrival_s\": 0, \"iter_cpu_s\": 1, "
+           "\"accuracy\": \"high\", \"loss\": [1, 0.5]}\n",
+           "field 'accuracy'", NULL);
+    wl_bad("{\"id\": \"a\", \"arrival_s\": 0, \"iter_cpu_s\": 1, "
+           "\"direction\": \"up\", \"loss\": [1, 0.5]}\n",
+           "field 'direction'", "\"max\"", NULL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_workload_goal_fields),
         cmocka_unit_test(test_alone_work_over_cores),
         cmocka_unit_test(test_alone_max_cores),
         cmocka_unit_test(test_time_to_reduction),

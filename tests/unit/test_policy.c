@@ -373,7 +373,7 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
 {
     (void)state;
     size_t n = slaq_policy_count();
-    assert_int_equal(n, 4);
+    assert_int_equal(n, 8);
     for (size_t k = 0; k < n; k++) {
         const char *name = slaq_policy_name((slaq_policy_kind)k);
         slaq_policy_kind back = (slaq_policy_kind)99;
@@ -409,8 +409,9 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
 static void test_policy_list_names_every_policy(void **state)
 {
     (void)state;
-    const char *all = "fair, slaq, slaq-maxmin, relaqs";
-    char buf[64], small[8];
+    const char *all = "fair, slaq, slaq-maxmin, relaqs, edf, tiresias, "
+                      "mlfs-h, mlfs";
+    char buf[96], small[8];
     assert_int_equal(slaq_policy_list(buf, sizeof buf, ", "),
                      (int)strlen(all));
     assert_string_equal(buf, all);
@@ -418,9 +419,11 @@ static void test_policy_list_names_every_policy(void **state)
                      (int)strlen(all));
     assert_string_equal(small, "fair, s");
     assert_int_equal(slaq_policy_list(NULL, 0, "|"),
-                     (int)strlen("fair|slaq|slaq-maxmin|relaqs"));
+                     (int)strlen("fair|slaq|slaq-maxmin|relaqs|edf|tiresias|"
+                                 "mlfs-h|mlfs"));
     assert_int_equal(slaq_policy_list(buf, sizeof buf, " or "),
-                     (int)strlen("fair or slaq or slaq-maxmin or relaqs"));
+                     (int)strlen("fair or slaq or slaq-maxmin or relaqs or "
+                                 "edf or tiresias or mlfs-h or mlfs"));
 }
 
 /* Every policy of the table divides the whole capacity of a random

@@ -1,0 +1,160 @@
+/*
+ * deadline.h — MLFS's pieces in libslaq: the MLF-H priority, the ideal
+ * virtual host and task of its placement and moves, and MLF-C's load
+ * control (Wang, Liu and Shen, "Job Scheduling for Large-Scale Machine
+ * Learning Clusters", CoNEXT'20). docs/deadlines.md describes them and
+ * how slaq reads the paper where it is silent.
+ *
+ * Like the rest of libslaq these are pure functions: no I/O, no clock
+ * (time is slaq_pjob.now), no globals, and no allocation (the caller
+ * hands the scratch). The share policies edf, tiresias, mlfs-h and mlfs
+ * (slaq.h) order jobs by slaq_policy_keys(); a driver (slaqd, the
+ * simulator) places pending jobs and moves running ones with the
+ * functions below when slaq_policy_moves() says the policy does, and
+ * stops jobs with slaq_mlfs_stop() when slaq_policy_load_control() says
+ * so. A learned policy (MLF-RL) would be one more row of the policy
+ * table whose keys come from its network; it has none yet.
+ */
+#ifndef SLAQ_DEADLINE_H
+#define SLAQ_DEADLINE_H
+
+#include "slaq/slaq.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * MLF-H's priority of n jobs (Eq. 2-6), into key[0..n):
+ *
+ *   P'ML = L · (1/I) · (δl_{I−1} / Σ δl) · S      (2)   S = 1 per job
+ *   P'C  = γd / (d − t) + γr / r + γw · w          (4)
+ *   P    = α · PML + (1 − α) · PC                  (6)
+ *
+ * The paper mixes units (urgency levels, 1/seconds, seconds); slaq
+ * normalises every factor and term over the n jobs given, dividing it by
+ * its largest value among them, so each lies in [0, 1] and the weights
+ * mean what they say: L by the largest urgency, 1/I by the largest (the
+ * job with fewest iterations has 1), the recent loss reduction δl_{I−1}
+ * / Σ δl (clamped to [0, 1]; 1 before the second iteration, when the sum
+ * is empty) by the largest. The time terms 1/(d − t), 1/r and w + eps_s
+ * are placed on a logarithmic scale between their smallest and largest
+ * values among the jobs (0 to 1; a range narrower than a factor of 2
+ * counts as 2). d − t and r are at least params->eps_s. A job without a
+ * deadline, or whose deadline it can no longer meet (d − t < r), has a
+ * deadline term of 0.
+ *
+ * A data-parallel job's workers are its tasks (Eq. 3 and 5 with no
+ * dependants): each of its k workers has S = 1/k, so the job's P, the
+ * sum over its tasks, is the formula above with S = 1 (slaq_mlfs_dag
+ * is the general recursion, and the tests check the two agree).
+ */
+void slaq_mlfs_priority(const slaq_pjob *jobs, size_t n,
+                        const slaq_prio_params *params, double *key);
+
+/*
+ * Eq. 3 / Eq. 5 over one job's task graph: out[k] = base[k] + gamma ·
+ * Σ_{c ∈ child(k)} out[c]. Task k's children are child[off[k] ..
+ * off[k+1]), each of a larger index than k (tasks in topological order),
+ * so one pass from the last task computes every value (a task reached
+ * by several paths counts once per path, as the recursion says). Returns
+ * SLAQ_EINVAL for a child index not above its parent or out of range,
+ * gamma outside [0, 1].
+ */
+int slaq_mlfs_dag(const double *base, const size_t *off, const size_t *child,
+                  size_t ntasks, double gamma, double *out);
+
+/*
+ * One node as MLFS's placement sees it: its capacities and what the jobs
+ * placed on it use (cores: their max_cores, memory: their demand).
+ * Utilisation u_m = use_m / cap_m; a node is overloaded when some u_m >
+ * h_r (RIAL's definition, MLFS §3.3.2).
+ */
+typedef struct slaq_node_use {
+    double cores, mem;         /* capacities (> 0) */
+    double use_cores, use_mem; /* demand of the jobs on it (>= 0) */
+} slaq_node_use;
+
+int slaq_node_overloaded(const slaq_node_use *v, double h_r);
+
+/*
+ * The ideal virtual host (MLFS §3.3.2, after RIAL): among the candidate
+ * nodes — underloaded ones (every u_m <= h_r) other than `except` (-1:
+ * none) on which the job's memory fits (u_mem + need_mem <= h_r) — the
+ * one whose utilisation vector (u_cores, u_mem) is nearest, in Euclidean
+ * distance, to the vector of the smallest utilisation of each resource
+ * among the candidates. The paper's two further dimensions, the job's
+ * traffic with tasks already on a node and the degradation a move
+ * causes, are the same on every node for a data-parallel job whose
+ * workers run together (no tasks of it are on any node yet; a move
+ * costs the same wherever it goes) and so drop out. strict != 0 asks
+ * also that the node stays underloaded in cores after taking the job
+ * (the paper's "will not be overloaded by hosting the task"; the
+ * simulator places and moves with it: a job waits in the queue, where
+ * any node that frees cores can take it, rather than on a full node);
+ * strict == 0 lets cores be oversubscribed, the jobs of a node sharing
+ * them by the policy. An empty node takes any job whose memory fits it
+ * at all, or a job larger than h_r of a node would never run. Returns
+ * the node, or -1 if no candidate exists. Ties go to the lower index.
+ */
+long slaq_mlfs_host(const slaq_node_use *nodes, size_t nn, double need_cores,
+                    double need_mem, double h_r, long except, int strict);
+
+/* One job on a node, as MLFS's moves see it. */
+typedef struct slaq_move_job {
+    size_t node;    /* where it is */
+    double cores;   /* its demand: max_cores */
+    double mem;     /* its memory */
+    double prio;    /* its key (slaq_policy_keys); lower moves first */
+    int movable;    /* 0: may not move now (it moved recently, or its
+                       driver cannot restart it elsewhere) */
+} slaq_move_job;
+
+/*
+ * Plans MLF-H's moves off overloaded nodes (§3.3.3): for each
+ * overloaded node, while it is overloaded, the candidates are the
+ * lowest-priority ceil(p_s × its movable jobs) of them; among these the
+ * one nearest the ideal virtual task (for each overloaded resource the
+ * candidates' largest use, for each other resource their smallest: take
+ * what relieves the hot resource and fragments the others least) moves
+ * to slaq_mlfs_host(..., strict = 1). A candidate that no node can take
+ * stays where it is (the paper's "moved back to the queue" read as not
+ * moved: a stop and restart that gains nothing is not made) and the next
+ * nearest is tried. nodes[] is updated with the planned moves. At most
+ * `max` moves are written to move_job[] (an index into jobs) and
+ * move_to[] (the node); scratch holds n entries. Returns the number of
+ * moves, or SLAQ_EINVAL on a bad argument.
+ */
+long slaq_mlfs_moves(slaq_node_use *nodes, size_t nn,
+                     const slaq_move_job *jobs, size_t n, double h_r,
+                     double p_s, size_t *move_job, size_t *move_to,
+                     size_t max, size_t *scratch);
+
+/*
+ * MLF-C's test of overload (§3.5): jobs are waiting, or the cluster's
+ * overload degree, the mean over nodes of ||U_s|| / √M (M = 2: cores and
+ * memory; the paper's norm divided so that it lies in [0, 1] and h_s =
+ * 90% means what it says), is above h_s.
+ */
+int slaq_mlfs_overloaded(const slaq_node_use *nodes, size_t nn,
+                         size_t pending, double h_s);
+
+/*
+ * MLF-C's decision for one job (§3.5.4): 1 if it should stop now. A job
+ * stops when the cluster is overloaded and its metric `value` meets its
+ * required accuracy (slaq_goal_met with a required accuracy), or, with
+ * `optstop`, at any load once its curve has flattened: the metric moved
+ * by less than optstop_eps of its whole change so far over the last
+ * `n` values recent[0..n) (oldest first; recent[n-1] is the current
+ * value, first the value before training). OptStop (Domhan et al.)
+ * fits a probabilistic learning-curve model; slaq's test is the plateau
+ * rule the MLFS authors' own code uses, on the metric's recent values.
+ */
+int slaq_mlfs_stop(const slaq_goal *goal, double value, int overloaded,
+                   int optstop, double first, const double *recent, size_t n,
+                   double optstop_eps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SLAQ_DEADLINE_H */

@@ -1,0 +1,156 @@
+/*
+ * dlsim.h — slaq's simulator of jobs with deadlines, required accuracy
+ * and urgency (MLFS's setting; docs/deadlines.md).
+ *
+ * Jobs are data-parallel training jobs of a fixed size (cores, one per
+ * worker), a memory demand and an amount of work (core-seconds at their
+ * size); each follows a loss curve of the curve library stretched over
+ * its work. A cluster of nodes with cores and memory runs them in rounds
+ * of epoch_s seconds, and every decision of a round is the core's:
+ *
+ *   pending order  slaq_policy_keys(policy)     (every policy)
+ *   placement      slaq_mlfs_host, strict (policies that move), else
+ *                  the node with the most free memory that fits the job
+ *   moves          slaq_mlfs_moves              (mlfs-h, mlfs)
+ *   stops          slaq_mlfs_overloaded + slaq_mlfs_stop (mlfs)
+ *   cores          slaq_allocate_nodes(policy)  (every policy; the call
+ *                  slaqd's epoch makes)
+ *
+ * A placed job keeps its memory on its node and is given cores there by
+ * the policy, at most its size; with a cores it progresses a core-seconds
+ * per second (linear scaling). A move stops the job for move_fixed_s plus
+ * its memory over move_gbps (its checkpoint written and read) and is
+ * counted. Cores freed inside a round stay idle until the next, as
+ * slaqd's epoch does. slaq is handed each job's true curve (the oracle
+ * forecast): its best case, not what a prediction would give it.
+ *
+ * This engine is not sim.c's: that one replays iterative jobs through a
+ * slaq_sched, which places a job once at arrival and never moves it; the
+ * deadline setting needs pending queues in a policy's order, placement
+ * and moves, so it drives the core's policy functions directly.
+ */
+#ifndef SLAQ_SIM_DLSIM_H
+#define SLAQ_SIM_DLSIM_H
+
+#include <stddef.h>
+
+#include "io/curves.h"
+#include "io/dltrace.h"
+#include "slaq/deadline.h"
+
+typedef struct dl_job {
+    double arrival;   /* seconds */
+    double deadline;  /* absolute seconds; INFINITY: none */
+    double work;      /* core-seconds at its size */
+    double size;      /* cores (its workers) */
+    double mem;       /* GB */
+    int urgency;      /* 1..10 */
+    double req;       /* required fraction of its curve's loss reduction,
+                         (0, 1]: its accuracy, below its final one */
+    size_t curve;     /* index into the curve set */
+    size_t line;      /* trace line (0: generated) */
+} dl_job;
+
+typedef struct dl_workload {
+    dl_job *jobs;     /* sorted by arrival */
+    size_t n;
+    double load;      /* offered load: work / (cores × arrival span) */
+    double compress;  /* traces: arrival span divided by this */
+} dl_workload;
+
+void dl_workload_free(dl_workload *w);
+
+/* The required accuracy drawn for each job: U[lo, hi] of its curve's
+ * loss reduction (default 0.5, 0.95). */
+typedef struct dl_req {
+    double lo, hi;
+} dl_req;
+
+/* The cluster a workload is made for and run on. */
+typedef struct dl_cluster {
+    size_t nodes;
+    double cores;     /* per node */
+    double mem;       /* GB per node */
+} dl_cluster;
+
+/*
+ * The generated Philly-style workload (docs/deadlines.md, "The generated
+ * workload", states every distribution): n jobs whose arrivals follow a
+ * daily cycle at the rate that offers `load` of the cluster's cores.
+ * deadline_scale multiplies the U[0.5, 24] h part of the deadline.
+ * Returns 0, or -1 with a message.
+ */
+int dl_generate(size_t n, double load, double deadline_scale,
+                unsigned long seed, const dl_req *req, const dl_cluster *cl,
+                const curve_set *cs, dl_workload *w, char *err,
+                size_t errlen);
+
+/*
+ * The trace's jobs [first, first + n) in submission order as a workload
+ * (docs/deadlines.md, "The traces"): one GPU is gpu_cores cores; a job
+ * larger than a node runs on a whole node, its duration stretched so its
+ * work is kept; arrivals are compressed so the offered load is `load`;
+ * each deadline keeps its distance from its submission (stretched with
+ * the duration). Urgency, required accuracy, memory and curve are drawn
+ * from `seed` as for the generated workload. Returns 0 or -1.
+ */
+int dl_from_trace(const dlt_trace *t, size_t first, size_t n,
+                  double gpu_cores, double load, unsigned long seed,
+                  const dl_req *req, const dl_cluster *cl,
+                  const curve_set *cs, dl_workload *w, char *err,
+                  size_t errlen);
+
+typedef struct dl_config {
+    slaq_policy_kind policy;
+    dl_cluster cl;
+    double epoch_s;       /* a round; default 60 (MLFS's scheduler runs
+                             every minute) */
+    slaq_prio_params prio;
+    int moves;            /* 1: the policy's moves (if it moves); 0: off */
+    int control;          /* 1: the policy's load control; 0: off */
+    int optstop;          /* MLF-C's OptStop too (mlfs) */
+    double optstop_eps;   /* a plateau: < this share of the change so far
+                             over the last DL_OPTSTOP_ROUNDS rounds */
+    double h_r, p_s, h_s; /* MLFS's thresholds: 0.9, 0.1, 0.9 */
+    double move_fixed_s;  /* seconds a move stops a job, plus ... */
+    double move_gbps;     /* ... its memory over this many GB/s */
+    double move_hold_s;   /* a moved job stays this long at least */
+} dl_config;
+
+#define DL_OPTSTOP_ROUNDS 10
+#define DL_MAX_ROUNDS 2000000
+
+void dl_config_init(dl_config *c);
+
+#define DL_NPCT 7
+extern const int dl_pct[DL_NPCT]; /* JCT percentiles: 10 25 50 75 90 95 99 */
+
+typedef struct dl_result {
+    size_t jobs;
+    size_t deadline_met;  /* completed by their deadline */
+    size_t acc_met;       /* met their required accuracy by their deadline */
+    size_t urgent, urgent_met; /* urgency > 8, and those on time */
+    double avg_jct, makespan, avg_wait;
+    double acc_at_deadline; /* mean fraction of the curve's reduction
+                               reached by the deadline (or at the end) */
+    double jct_pct[DL_NPCT];
+    double *jct;          /* jobs values, sorted (for the CDF); owned */
+    double *completion;   /* per job, in workload order; owned */
+    size_t moves;
+    double move_s, move_gb;
+    size_t stopped;       /* jobs MLF-C stopped */
+    size_t rounds;
+    double sched_us;      /* mean wall µs of a round's decisions */
+    double util;          /* mean share of the cores given out */
+    double util_arrivals; /* the same over the rounds while jobs arrive
+                             (up to the last arrival): how heavy the load
+                             is, before the last long jobs run alone */
+} dl_result;
+
+/* Runs the workload; 0, or -1 with a message (a job larger than every
+ * node, no curves, a run beyond DL_MAX_ROUNDS). */
+int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
+           dl_result *r, char *err, size_t errlen);
+void dl_result_free(dl_result *r);
+
+#endif

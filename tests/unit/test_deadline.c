@@ -1,0 +1,423 @@
+/*
+ * test_deadline.c — the priority policies and MLFS's pieces: EDF's and
+ * Tiresias' orders, each term of MLF-H's Eq. 2-6 as slaq normalises it,
+ * the Eq. 3/5 recursion, the priority division (preemptive and sticky),
+ * the ideal virtual host and task, MLF-C's overload test and stop, and a
+ * job's goal through the scheduler.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slaq/deadline.h"
+#include "slaq/slaq.h"
+#include "testutil.h"
+
+/* A job at time 1000 that arrived at 0, with nothing that moves a key:
+ * no deadline, urgency 1, one iteration, no wait, a day left. */
+static slaq_pjob pj(void)
+{
+    return (slaq_pjob){.weight = 1, .max_cores = 4, .now = 1000,
+                       .deadline = INFINITY, .urgency = 1, .iter = 1,
+                       .remaining_s = 86400};
+}
+
+static void keys(slaq_policy_kind k, const slaq_pjob *j, size_t n,
+                 double *key)
+{
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    assert_non_null(ws);
+    assert_int_equal(slaq_policy_keys(k, j, n, ws, key), SLAQ_OK);
+    slaq_alloc_ws_free(ws);
+}
+
+/* EDF: the nearer deadline first; a job without one after every job
+ * with one, earlier arrivals first among those. */
+static void test_edf_orders_by_deadline_then_arrival(void **state)
+{
+    (void)state;
+    slaq_pjob j[4] = {pj(), pj(), pj(), pj()};
+    j[0].deadline = 5000;
+    j[1].deadline = 2000;
+    j[2].arrival = 10;  /* no deadline, later */
+    j[3].arrival = 5;   /* no deadline, earlier */
+    double k[4];
+    keys(SLAQ_POLICY_EDF, j, 4, k);
+    assert_true(k[1] > k[0]);
+    assert_true(k[0] > k[3]);
+    assert_true(k[3] > k[2]);
+}
+
+/* Tiresias: attained service below 3,600 core-seconds is the first
+ * queue, at or above it the second; arrival order inside a queue, so a
+ * job that attained a little less does not pass an earlier one. */
+static void test_tiresias_queues_at_3600_core_seconds(void **state)
+{
+    (void)state;
+    slaq_pjob j[4] = {pj(), pj(), pj(), pj()};
+    j[0] = (slaq_pjob){.attained = 3599, .arrival = 1};
+    j[1] = (slaq_pjob){.attained = 3600, .arrival = 0};
+    j[2] = (slaq_pjob){.attained = 10, .arrival = 2};
+    j[3] = (slaq_pjob){.attained = 1e6, .arrival = 3};
+    double k[4];
+    keys(SLAQ_POLICY_TIRESIAS, j, 4, k);
+    assert_true(k[0] > k[2]);   /* same queue: earlier first */
+    assert_true(k[2] > k[1]);   /* first queue before the second */
+    assert_true(k[1] > k[3]);   /* second queue: earlier first */
+    slaq_prio_params p;
+    slaq_prio_params_init(&p);
+    assert_int_equal(p.las_queues, 2);
+    assert_true(p.las_limit[0] == 3600);
+}
+
+/* Eq. 2's urgency factor, normalised by the largest urgency: urgency 10
+ * against 5, all else equal and I = 1, differs by α × (1 − 5/10). */
+static void test_mlfs_urgency_factor(void **state)
+{
+    (void)state;
+    slaq_pjob j[2] = {pj(), pj()};
+    j[0].urgency = 10;
+    j[1].urgency = 5;
+    double k[2];
+    keys(SLAQ_POLICY_MLFS_H, j, 2, k);
+    assert_near(k[0] - k[1], 0.3 * 0.5, 1e-12);
+    slaq_prio_params p;
+    slaq_prio_params_init(&p);
+    p.use_urgency = 0;
+    slaq_mlfs_priority(j, 2, &p, k);
+    assert_near(k[0] - k[1], 0, 1e-12);
+}
+
+/* Eq. 2's iteration importance 1/I, normalised by the largest: I = 1
+ * against I = 4 is 1 against 1/4; and the recent loss reduction
+ * δl_{I−1} / Σδl (1 before the second iteration). */
+static void test_mlfs_iteration_and_recent_reduction(void **state)
+{
+    (void)state;
+    slaq_pjob j[2] = {pj(), pj()};
+    j[1].iter = 4;
+    j[1].last_drop = 1;
+    j[1].total_drop = 4;
+    double k[2];
+    keys(SLAQ_POLICY_MLFS_H, j, 2, k);
+    /* L = 1/1 for both; ML: 1·1·1 against 1·(1/4)·(1/4). */
+    assert_near(k[0] - k[1], 0.3 * (1 - 0.25 * 0.25), 1e-12);
+    /* A loss that rose counts no reduction: the ML part is 0. */
+    j[1].last_drop = -1;
+    keys(SLAQ_POLICY_MLFS_H, j, 2, k);
+    assert_near(k[0] - k[1], 0.3, 1e-12);
+}
+
+/* Eq. 4's deadline term, on the log scale over the current jobs: the
+ * nearest reachable deadline 1, the farthest 0, one between in the
+ * middle of the logarithms; a deadline the job can no longer meet and
+ * no deadline count 0. */
+static void test_mlfs_deadline_term(void **state)
+{
+    (void)state;
+    slaq_pjob j[5] = {pj(), pj(), pj(), pj(), pj()};
+    for (int i = 0; i < 5; i++)
+        j[i].remaining_s = 600;
+    j[0].deadline = 1000 + 3600;
+    j[1].deadline = 1000 + 7200;
+    j[2].deadline = 1000 + 14400;
+    j[3].deadline = 1000 + 300; /* 300 s left, 600 s of work: lost */
+    double k[5];
+    keys(SLAQ_POLICY_MLFS_H, j, 5, k);
+    double w = 0.7 * 0.3; /* (1 − α) γ_d */
+    assert_near(k[0] - k[2], w, 1e-12);
+    assert_near(k[1] - k[2], w / 2, 1e-12);
+    assert_near(k[3] - k[4], 0, 1e-12);
+    assert_near(k[2] - k[4], 0, 1e-12);
+    slaq_prio_params p;
+    slaq_prio_params_init(&p);
+    p.use_deadline = 0;
+    slaq_mlfs_priority(j, 5, &p, k);
+    assert_near(k[0] - k[2], 0, 1e-12);
+}
+
+/* Eq. 4's remaining-time and waiting terms, on the same scale: less left
+ * and a longer wait go first, with weights γ_r and γ_w. */
+static void test_mlfs_remaining_and_waiting_terms(void **state)
+{
+    (void)state;
+    slaq_pjob j[2] = {pj(), pj()};
+    j[0].remaining_s = 600;
+    j[1].remaining_s = 6000;
+    double k[2];
+    keys(SLAQ_POLICY_MLFS, j, 2, k);
+    assert_near(k[0] - k[1], 0.7 * 0.3, 1e-12);
+    j[1].remaining_s = 600;
+    j[0].waited = 0;
+    j[1].waited = 3600;
+    keys(SLAQ_POLICY_MLFS, j, 2, k);
+    assert_near(k[1] - k[0], 0.7 * 0.35, 1e-12);
+    /* a range narrower than a factor of 2 counts as 2: waits of 0 and 1 s
+     * (60 and 61 s with eps_s) are nearly equal, not 0 and 1 */
+    j[1].waited = 1;
+    keys(SLAQ_POLICY_MLFS, j, 2, k);
+    assert_near(k[1] - k[0], 0.7 * 0.35 * log(61.0 / 60) / log(2), 1e-12);
+}
+
+/* Eq. 3/5: a chain a → b → c of base 1 with γ = 0.5 gives c 1, b 1.5,
+ * a 1.75; a diamond counts the shared child once per path; a child index
+ * not above its parent is refused. A data-parallel job's k workers (no
+ * dependants, S = 1/k each) sum to the job's P with S = 1. */
+static void test_mlfs_dag_recursion(void **state)
+{
+    (void)state;
+    double base[4] = {1, 1, 1, 1}, out[4];
+    size_t off[4] = {0, 1, 2, 2}, child[2] = {1, 2};
+    assert_int_equal(slaq_mlfs_dag(base, off, child, 3, 0.5, out), SLAQ_OK);
+    assert_near(out[2], 1, 1e-12);
+    assert_near(out[1], 1.5, 1e-12);
+    assert_near(out[0], 1.75, 1e-12);
+    /* diamond 0 → {1, 2} → 3 */
+    size_t off2[5] = {0, 2, 3, 4, 4}, child2[4] = {1, 2, 3, 3};
+    assert_int_equal(slaq_mlfs_dag(base, off2, child2, 4, 0.5, out), SLAQ_OK);
+    assert_near(out[3], 1, 1e-12);
+    assert_near(out[0], 1 + 0.5 * (1.5 + 1.5), 1e-12);
+    size_t bad[2] = {0, 2};
+    assert_int_equal(slaq_mlfs_dag(base, off, bad, 3, 0.5, out), SLAQ_EINVAL);
+    assert_int_equal(slaq_mlfs_dag(base, off, child, 3, 1.5, out),
+                     SLAQ_EINVAL);
+    /* 8 workers of S = 1/8, no children: the sum is the base with S = 1 */
+    double w[8], o[8], sum = 0;
+    size_t offw[9] = {0};
+    for (int i = 0; i < 8; i++)
+        w[i] = 0.6 / 8;
+    assert_int_equal(slaq_mlfs_dag(w, offw, NULL, 8, 0.8, o), SLAQ_OK);
+    for (int i = 0; i < 8; i++)
+        sum += o[i];
+    assert_near(sum, 0.6, 1e-12);
+}
+
+/* The priority division: EDF on a node of 8 cores gives the two nearest
+ * deadlines their 4 cores and the third none; mlfs-h lets a running job
+ * keep its cores against a higher key (sticky), and hands what is left
+ * by key; both use the whole node. */
+static void test_priority_division_preemptive_and_sticky(void **state)
+{
+    (void)state;
+    slaq_pjob j[3] = {pj(), pj(), pj()};
+    j[0].deadline = 9000;
+    j[1].deadline = 2000;
+    j[2].deadline = 3000;
+    for (int i = 0; i < 3; i++)
+        j[i].remaining_s = 600; /* every deadline reachable */
+    j[0].prev_alloc = 4;
+    double a[3];
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_EDF, j, 3, 8, 1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[0], 0, 0);
+    assert_near(a[1], 4, 0);
+    assert_near(a[2], 4, 0);
+    /* mlfs-h: job 0 keeps its 4; of the rest, the higher key (nearer
+     * deadline, job 1) gets the 4 left. */
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_MLFS_H, j, 3, 8, 1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[0], 4, 0);
+    assert_near(a[1], 4, 0);
+    assert_near(a[2], 0, 0);
+    /* work-conserving: 10 cores leave 2 for the third */
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_EDF, j, 3, 10, 1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[0], 2, 0);
+    assert_true(slaq_policy_moves(SLAQ_POLICY_MLFS_H));
+    assert_false(slaq_policy_load_control(SLAQ_POLICY_MLFS_H));
+    assert_true(slaq_policy_load_control(SLAQ_POLICY_MLFS));
+    assert_false(slaq_policy_moves(SLAQ_POLICY_EDF));
+    slaq_alloc_ws_free(ws);
+}
+
+/* The ideal virtual host: the node nearest (smallest core use, smallest
+ * memory use) among those where the memory stays under h_r; an empty node
+ * takes any job that fits; strict keeps cores under h_r too. */
+static void test_ideal_virtual_host(void **state)
+{
+    (void)state;
+    slaq_node_use n[4] = {
+        {10, 100, 5, 10},  /* (0.5, 0.1) */
+        {10, 100, 1, 50},  /* (0.1, 0.5) */
+        {10, 100, 3, 30},  /* (0.3, 0.3): nearest (0.1, 0.1) */
+        {10, 100, 0.5, 85},/* (0.05, 0.85): memory too full for 10 */
+    };
+    assert_int_equal(slaq_mlfs_host(n, 4, 1, 10, 0.9, -1, 0), 2);
+    assert_int_equal(slaq_mlfs_host(n, 4, 1, 10, 0.9, 2, 0), 0);
+    /* a job small enough for node 3 moves the ideal to (0.05, 0.1):
+     * without node 2, node 1 (0.40 from it) beats node 0 (0.45) */
+    assert_int_equal(slaq_mlfs_host(n, 4, 1, 1, 0.9, 2, 0), 1);
+    /* strict: 7 more cores would overload nodes 0 and 2; not strict,
+     * cores may be oversubscribed */
+    assert_int_equal(slaq_mlfs_host(n, 4, 7, 10, 0.9, -1, 1), 1);
+    assert_int_equal(slaq_mlfs_host(n, 4, 7, 10, 0.9, -1, 0), 2);
+    slaq_node_use e[1] = {{10, 100, 0, 0}};
+    assert_int_equal(slaq_mlfs_host(e, 1, 10, 100, 0.9, -1, 1), 0);
+    assert_int_equal(slaq_mlfs_host(e, 1, 10, 101, 0.9, -1, 1), -1);
+}
+
+/* Moves: an overloaded node gives its lowest-priority p_s of jobs, the
+ * one nearest the ideal virtual task, to an underloaded node, until it
+ * is not overloaded; a job no node can take stays. */
+static void test_moves_relieve_overloaded_node(void **state)
+{
+    (void)state;
+    slaq_node_use n[2] = {{32, 192, 0, 0}, {32, 192, 0, 0}};
+    slaq_move_job j[10];
+    for (int i = 0; i < 10; i++) {
+        j[i] = (slaq_move_job){0, 4, 10, 1.0 + i, 1};
+        n[0].use_cores += 4;
+        n[0].use_mem += 10;
+    }
+    size_t mj[10], mt[10], scratch[10];
+    /* 40 of 32 cores: 1.25 > 0.9; each move takes 4 cores: 3 moves reach
+     * 28/32 = 0.875. The lowest priority (job 0) goes first. */
+    long k = slaq_mlfs_moves(n, 2, j, 10, 0.9, 0.1, mj, mt, 10, scratch);
+    assert_int_equal(k, 3);
+    assert_int_equal(mj[0], 0);
+    assert_int_equal(mj[1], 1);
+    assert_int_equal(mj[2], 2);
+    assert_int_equal(mt[0], 1);
+    assert_near(n[0].use_cores, 28, 1e-12);
+    assert_near(n[1].use_cores, 12, 1e-12);
+    /* a job that may not move is skipped */
+    slaq_node_use m[2] = {{32, 192, 40, 100}, {32, 192, 0, 0}};
+    for (int i = 0; i < 10; i++)
+        j[i].movable = i != 0;
+    k = slaq_mlfs_moves(m, 2, j, 10, 0.9, 0.1, mj, mt, 10, scratch);
+    assert_int_equal(mj[0], 1);
+    /* no room anywhere: nothing moves */
+    slaq_node_use f[2] = {{32, 192, 40, 100}, {32, 192, 31, 100}};
+    k = slaq_mlfs_moves(f, 2, j, 10, 0.9, 0.1, mj, mt, 10, scratch);
+    assert_int_equal(k, 0);
+    assert_int_equal(slaq_mlfs_moves(f, 2, j, 10, 0.9, 0, mj, mt, 10,
+                                     scratch), SLAQ_EINVAL);
+}
+
+/* The ideal virtual task: on a node hot in memory only, the candidate
+ * with the most memory and the fewest cores moves. */
+static void test_moves_pick_the_ideal_virtual_task(void **state)
+{
+    (void)state;
+    slaq_node_use n[2] = {{32, 100, 12, 95}, {32, 100, 0, 0}};
+    slaq_move_job j[3] = {
+        {0, 8, 30, 1, 1},  /* memory-heavy, core-heavy */
+        {0, 2, 35, 1, 1},  /* memory-heavy, core-light: ideal */
+        {0, 2, 30, 1, 1},
+    };
+    size_t mj[3], mt[3], scratch[3];
+    /* p_s = 1: all three are candidates */
+    long k = slaq_mlfs_moves(n, 2, j, 3, 0.9, 1, mj, mt, 3, scratch);
+    assert_int_equal(k, 1);
+    assert_int_equal(mj[0], 1);
+    /* hot in cores only (34 of 32): the most cores, the least memory */
+    slaq_node_use c[2] = {{32, 100, 34, 40}, {32, 100, 0, 0}};
+    slaq_move_job q[3] = {
+        {0, 8, 30, 1, 1},
+        {0, 8, 5, 1, 1},   /* ideal */
+        {0, 2, 5, 1, 1},
+    };
+    k = slaq_mlfs_moves(c, 2, q, 3, 0.9, 1, mj, mt, 3, scratch);
+    assert_int_equal(k, 1);
+    assert_int_equal(mj[0], 1);
+}
+
+/* MLF-C's overload: a waiting job, or the mean of ||U_s|| / √2 above h_s;
+ * and its stop: met accuracy under overload, or a plateau with OptStop. */
+static void test_load_control(void **state)
+{
+    (void)state;
+    slaq_node_use hot[1] = {{10, 10, 9.5, 9.5}};
+    slaq_node_use half[1] = {{10, 10, 9.5, 5}};
+    assert_true(slaq_mlfs_overloaded(hot, 1, 0, 0.9));
+    assert_false(slaq_mlfs_overloaded(half, 1, 0, 0.9));
+    assert_true(slaq_mlfs_overloaded(half, 1, 1, 0.9));
+    slaq_goal g;
+    slaq_goal_init(&g);
+    g.maximize = 0;
+    g.accuracy = 0.5; /* a loss of 0.5 or less */
+    double flat[3] = {0.4, 0.4, 0.4}, falling[3] = {0.9, 0.7, 0.45};
+    assert_true(slaq_mlfs_stop(&g, 0.45, 1, 0, 1, falling, 3, 0.01));
+    assert_false(slaq_mlfs_stop(&g, 0.45, 0, 0, 1, falling, 3, 0.01));
+    assert_false(slaq_mlfs_stop(&g, 0.55, 1, 0, 1, falling, 3, 0.01));
+    assert_true(slaq_mlfs_stop(&g, 0.4, 0, 1, 1, flat, 3, 0.01));
+    assert_false(slaq_mlfs_stop(&g, 0.45, 0, 1, 1, falling, 3, 0.01));
+    /* no required accuracy: never stopped for it */
+    slaq_goal none;
+    slaq_goal_init(&none);
+    assert_false(slaq_mlfs_stop(&none, 0.1, 1, 0, 1, falling, 3, 0.01));
+}
+
+/* A goal: the defaults (no deadline, no accuracy, urgency 1), both
+ * directions of the metric, and the range of urgency. */
+static void test_goal(void **state)
+{
+    (void)state;
+    slaq_goal g;
+    slaq_goal_init(&g);
+    assert_true(isinf(g.deadline) && isnan(g.accuracy));
+    assert_int_equal(g.urgency, SLAQ_URGENCY_MIN);
+    assert_true(slaq_goal_met(&g, 0.1));
+    g.accuracy = 0.9;
+    assert_true(slaq_goal_met(&g, 0.9));
+    assert_false(slaq_goal_met(&g, 0.89));
+    g.maximize = 0;
+    assert_true(slaq_goal_met(&g, 0.89));
+    assert_false(slaq_goal_met(&g, NAN));
+    assert_int_equal(slaq_goal_check(&g), SLAQ_OK);
+    g.urgency = 11;
+    assert_int_equal(slaq_goal_check(&g), SLAQ_EINVAL);
+    g.urgency = 0;
+    assert_int_equal(slaq_goal_check(&g), SLAQ_EINVAL);
+}
+
+/* Through the scheduler: with policy edf, of two 4-core jobs on 4 cores
+ * the one with the nearer deadline gets them; a bad goal is refused. */
+static void test_sched_edf_serves_the_nearer_deadline(void **state)
+{
+    (void)state;
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 4;
+    c.policy = SLAQ_POLICY_EDF;
+    slaq_sched *s = slaq_sched_new(&c);
+    assert_non_null(s);
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.max_cores = 4;
+    o.goal.deadline = 5000;
+    slaq_job *late = slaq_sched_add(s, &o, 0);
+    o.goal.deadline = 1000;
+    slaq_job *soon = slaq_sched_add(s, &o, 0);
+    assert_non_null(late);
+    assert_non_null(soon);
+    assert_int_equal(slaq_sched_epoch(s, 1), SLAQ_OK);
+    assert_near(slaq_job_alloc(soon), 4, 1e-12);
+    assert_near(slaq_job_alloc(late), 0, 1e-12);
+    assert_true(slaq_job_goal(soon)->deadline == 1000);
+    o.goal.urgency = 11;
+    assert_null(slaq_sched_add(s, &o, 0));
+    slaq_sched_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_edf_orders_by_deadline_then_arrival),
+        cmocka_unit_test(test_tiresias_queues_at_3600_core_seconds),
+        cmocka_unit_test(test_mlfs_urgency_factor),
+        cmocka_unit_test(test_mlfs_iteration_and_recent_reduction),
+        cmocka_unit_test(test_mlfs_deadline_term),
+        cmocka_unit_test(test_mlfs_remaining_and_waiting_terms),
+        cmocka_unit_test(test_mlfs_dag_recursion),
+        cmocka_unit_test(test_priority_division_preemptive_and_sticky),
+        cmocka_unit_test(test_ideal_virtual_host),
+        cmocka_unit_test(test_moves_relieve_overloaded_node),
+        cmocka_unit_test(test_moves_pick_the_ideal_virtual_task),
+        cmocka_unit_test(test_load_control),
+        cmocka_unit_test(test_goal),
+        cmocka_unit_test(test_sched_edf_serves_the_nearer_deadline),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
