@@ -1,0 +1,212 @@
+/*
+ * test_scaling.c — the scaling model (include/slaq/scaling.h): its fit
+ * from a job's reports, its speed-ups for the allocator, and its thread
+ * advice with exploration.
+ */
+#include "slaq/slaq.h"
+#include "slaq/scaling.h"
+#include "testutil.h"
+
+/* Feeds k reports of a job whose iteration holds y(t) = a·(1 + σ(t−1) +
+ * κt(t−1)) core-seconds, at t threads on a share of t cores. */
+static void feed(slaq_scaling *m, double a, double sigma, double kappa,
+                 int t, int k)
+{
+    double y = a * (1 + sigma * (t - 1) + kappa * t * (t - 1));
+    for (int i = 0; i < k; i++)
+        assert_int_equal(slaq_scaling_observe(m, t, t, y / t * 10, 0, 10),
+                         SLAQ_OK);
+}
+
+static void test_empty_model_uses_the_prior_and_advises_one_thread(
+    void **state)
+{
+    (void)state;
+    slaq_scaling m;
+    slaq_scaling_init(&m);
+    assert_false(m.known);
+    assert_true(isnan(slaq_scaling_speed(&m, 2, 2)));
+    assert_int_equal(slaq_scaling_threads(&m, 8), 1);
+    /* the prior σ = 0.5: two cores are 4/3 of one */
+    assert_near(slaq_scaling_speedup(&m, 2), 2 / 1.5, 1e-12);
+    assert_near(slaq_scaling_speedup(&m, 1), 1, 0);
+    assert_near(slaq_scaling_speedup(&m, 0.5), 0.5, 0);
+    assert_near(slaq_scaling_speedup(&m, 0), 0, 0);
+}
+
+static void test_two_thread_counts_fit_the_serial_fraction(void **state)
+{
+    (void)state;
+    /* scikit-learn's MLP: 19.0 s with 1 thread, 14.3 s with 2 */
+    slaq_scaling m;
+    slaq_scaling_init(&m);
+    feed(&m, 19.0, 0, 0, 1, 3);
+    assert_false(m.known);
+    assert_near(m.a, 19.0, 1e-9);
+    slaq_scaling_observe(&m, 2, 2, 14.3, 0, 1);
+    assert_true(m.known);
+    assert_near(m.sigma, 2 * 14.3 / 19.0 - 1, 1e-9);
+    assert_near(slaq_scaling_speed(&m, 2, 2), 1 / 14.3, 1e-9);
+    assert_near(slaq_scaling_speedup(&m, 2), 19.0 / 14.3, 1e-9);
+}
+
+static void test_three_counts_fit_contention(void **state)
+{
+    (void)state;
+    slaq_scaling m;
+    slaq_scaling_init(&m);
+    feed(&m, 2.0, 0.1, 0.05, 1, 3);
+    feed(&m, 2.0, 0.1, 0.05, 2, 3);
+    feed(&m, 2.0, 0.1, 0.05, 4, 3);
+    assert_true(m.known);
+    assert_near(m.a, 2.0, 1e-9);
+    assert_near(m.sigma, 0.1, 1e-9);
+    assert_near(m.kappa, 0.05, 1e-9);
+    assert_near(m.rel_sd, 0, 1e-9);
+    /* the peak of t / (1 + 0.1(t−1) + 0.05t(t−1)) is at t = √18 ≈ 4.2:
+     * 8 cores are worth what 4 threads do, not more */
+    double s4 = 4 / (1 + 0.3 + 0.6);
+    assert_near(slaq_scaling_speedup(&m, 8), s4, 1e-12);
+    assert_true(slaq_scaling_speedup(&m, 3) < s4);
+}
+
+/* The PyTorch MLP: 3.7× slower with two threads than one, on two cores.
+ * Two cores are worth one: the model says so, and advises 1 thread. */
+static void test_a_job_slower_with_more_threads(void **state)
+{
+    (void)state;
+    slaq_scaling m;
+    slaq_scaling_init(&m);
+    feed(&m, 0.128, 0, 0, 1, 3);
+    for (int i = 0; i < 3; i++) /* two threads: 3.7× the wall time */
+        slaq_scaling_observe(&m, 2, 2, 3.7 * 0.128 * 10, 0, 10);
+    assert_true(m.known);
+    assert_near(m.sigma, 2 * 3.7 - 1, 1e-9);
+    assert_near(slaq_scaling_speedup(&m, 2), 1, 1e-12);
+    assert_near(slaq_scaling_speedup(&m, 1.5), 1, 1e-12);
+    assert_int_equal(slaq_scaling_threads(&m, 2), 1);
+    assert_int_equal(slaq_scaling_threads(&m, 16), 1);
+}
+
+static void test_linear_is_exactly_the_cores(void **state)
+{
+    (void)state;
+    slaq_scaling m;
+    slaq_scaling_init_linear(&m);
+    double n[] = {0.1, 0.5, 1, 1.5, 1.75, 2, 3.3, 7, 100, 1e4};
+    for (size_t i = 0; i < sizeof n / sizeof *n; i++) {
+        assert_true(slaq_scaling_speedup(&m, n[i]) == n[i]);
+        assert_true(slaq_scaling_speedup(NULL, n[i]) == n[i]);
+    }
+    /* a job measured linear at 1, 2 and 3 threads: σ = κ = 0 */
+    slaq_scaling_init(&m);
+    feed(&m, 1.0, 0, 0, 1, 2);
+    feed(&m, 1.0, 0, 0, 2, 2);
+    feed(&m, 1.0, 0, 0, 3, 2);
+    assert_near(m.sigma, 0, 1e-12);
+    assert_near(m.kappa, 0, 1e-12);
+}
+
+/* Exploration: 1 thread first, then 2 where the share keeps 2 busy, then
+ * 3 while each count was faster; the best measured one after. */
+static void test_explores_one_more_thread_while_it_pays(void **state)
+{
+    (void)state;
+    slaq_scaling m;
+    slaq_scaling_init(&m);
+    for (int i = 0; i < SLAQ_SCALING_EXPLORE_REPORTS; i++) {
+        assert_int_equal(slaq_scaling_threads(&m, 4), 1);
+        feed(&m, 1.0, 0.2, 0.1, 1, 1);
+    }
+    assert_int_equal(slaq_scaling_threads(&m, 1), 1);   /* no room */
+    assert_int_equal(slaq_scaling_threads(&m, 1.6), 1); /* 1.6 keep 1 */
+    for (int i = 0; i < SLAQ_SCALING_EXPLORE_REPORTS; i++) {
+        assert_int_equal(slaq_scaling_threads(&m, 4), 2);
+        feed(&m, 1.0, 0.2, 0.1, 2, 1);
+    }
+    /* 2 threads: 2 / 1.4 = 1.43×; 3: 3 / 2.0 = 1.5×; 4: 4 / 2.8 = 1.43× */
+    assert_int_equal(slaq_scaling_threads(&m, 2), 2);
+    for (int i = 0; i < SLAQ_SCALING_EXPLORE_REPORTS; i++) {
+        assert_int_equal(slaq_scaling_threads(&m, 4), 3);
+        feed(&m, 1.0, 0.2, 0.1, 3, 1);
+    }
+    for (int i = 0; i < SLAQ_SCALING_EXPLORE_REPORTS; i++) {
+        assert_int_equal(slaq_scaling_threads(&m, 4), 4);
+        feed(&m, 1.0, 0.2, 0.1, 4, 1);
+    }
+    /* 4 measured slower than 3: 3, and never 5 */
+    assert_int_equal(slaq_scaling_threads(&m, 4), 3);
+    assert_int_equal(slaq_scaling_threads(&m, 8), 3);
+    /* a falling share: never more threads than it keeps busy */
+    assert_int_equal(slaq_scaling_threads(&m, 2), 2);
+    assert_int_equal(slaq_scaling_threads(&m, 1), 1);
+}
+
+/* A share the kernel let grow (CPU weights lend idle cores): the
+ * iteration held the CPU it used, up to its threads. */
+static void test_held_cores_count_the_cpu_used(void **state)
+{
+    (void)state;
+    slaq_scaling m;
+    slaq_scaling_init(&m);
+    /* share 1, 2 threads, 2 CPU-seconds in 1 s: it held 2 cores */
+    assert_int_equal(slaq_scaling_observe(&m, 1, 2, 1, 2, 1), SLAQ_OK);
+    assert_near(m.mean[1], 2, 1e-12);
+    /* share 1, 1 thread, idle half the time: it held its share */
+    assert_int_equal(slaq_scaling_observe(&m, 1, 1, 1, 0.5, 1), SLAQ_OK);
+    assert_near(m.mean[0], 1, 1e-12);
+    /* 3 CPU-seconds on 2 threads in 1 s (a helper thread): 2 */
+    assert_int_equal(slaq_scaling_observe(&m, 1, 2, 1, 3, 1), SLAQ_OK);
+    assert_near(m.mean[1], 2, 1e-12);
+}
+
+static void test_bad_observations_are_refused(void **state)
+{
+    (void)state;
+    slaq_scaling m;
+    slaq_scaling_init(&m);
+    assert_int_equal(slaq_scaling_observe(&m, 0, 1, 1, 0, 1), SLAQ_EINVAL);
+    assert_int_equal(slaq_scaling_observe(&m, 1, 0, 1, 0, 1), SLAQ_EINVAL);
+    assert_int_equal(slaq_scaling_observe(&m, 1, 1, 0, 0, 1), SLAQ_EINVAL);
+    assert_int_equal(slaq_scaling_observe(&m, 1, 1, 1, 0, 0), SLAQ_EINVAL);
+    assert_int_equal(slaq_scaling_observe(&m, 1, 1, NAN, 0, 1),
+                     SLAQ_EINVAL);
+    assert_int_equal(slaq_scaling_observe(&m, 1, 1, 1, -1, 1), SLAQ_EINVAL);
+    assert_int_equal(m.count[0], 0);
+    /* more threads than the model keeps count at the largest */
+    assert_int_equal(slaq_scaling_observe(&m, 64, 64, 1, 0, 1), SLAQ_OK);
+    assert_int_equal(m.count[SLAQ_SCALING_MAX_THREADS - 1], 1);
+}
+
+/* Noisy measurements: the fit stays near the truth, and rel_sd reports
+ * the noise. */
+static void test_noise_shows_in_the_uncertainty(void **state)
+{
+    (void)state;
+    slaq_scaling m;
+    slaq_scaling_init(&m);
+    for (int i = 0; i < 40; i++) {
+        double f = i % 2 ? 1.1 : 0.9;
+        slaq_scaling_observe(&m, 1, 1, f * 1.0, 0, 1);
+        slaq_scaling_observe(&m, 2, 2, f * 0.75, 0, 1); /* σ = 0.5 */
+    }
+    assert_near(m.sigma, 0.5, 0.1);
+    assert_true(m.rel_sd > 0.05 && m.rel_sd < 0.2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(
+            test_empty_model_uses_the_prior_and_advises_one_thread),
+        cmocka_unit_test(test_two_thread_counts_fit_the_serial_fraction),
+        cmocka_unit_test(test_three_counts_fit_contention),
+        cmocka_unit_test(test_a_job_slower_with_more_threads),
+        cmocka_unit_test(test_linear_is_exactly_the_cores),
+        cmocka_unit_test(test_explores_one_more_thread_while_it_pays),
+        cmocka_unit_test(test_held_cores_count_the_cpu_used),
+        cmocka_unit_test(test_bad_observations_are_refused),
+        cmocka_unit_test(test_noise_shows_in_the_uncertainty),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
