@@ -7,6 +7,8 @@
 #include "slaq/scaling.h"
 #include "testutil.h"
 
+#include <string.h>
+
 /* Feeds k reports of a job whose iteration holds y(t) = a·(1 + σ(t−1) +
  * κt(t−1)) core-seconds, at t threads on a share of t cores. */
 static void feed(slaq_scaling *m, double a, double sigma, double kappa,
@@ -194,6 +196,112 @@ static void test_noise_shows_in_the_uncertainty(void **state)
     assert_true(m.rel_sd > 0.05 && m.rel_sd < 0.2);
 }
 
+/* ------------------------------------------------ Algorithm 1 with it */
+
+static double urand(void) { return rand() / ((double)RAND_MAX + 1); }
+
+/* A random decreasing exponential forecast from k = 0. */
+static void random_forecast(slaq_forecast *f)
+{
+    memset(f, 0, sizeof *f);
+    f->model = SLAQ_MODEL_EXP;
+    f->yscale = 1;
+    f->norm = 0.05 + urand();
+    f->max_step = INFINITY;
+    f->floor_loss = -INFINITY;
+    f->par[0] = 0.3 + 0.69 * urand();
+    f->par[1] = 0.2 + 4 * urand();
+    f->par[2] = urand();
+    f->final_loss = f->par[2];
+    f->first_loss = slaq_forecast_loss(f, 0) + urand();
+    f->loss0 = slaq_forecast_loss(f, 0);
+}
+
+/*
+ * With linear scaling the generalised Algorithm 1 is the paper's, bit for
+ * bit: on random instances (weights, caps, guaranteed shares,
+ * hysteresis, fractional units and capacities), every job given a model
+ * of linear scaling gets exactly the allocation it gets without one
+ * (scale NULL, the c·S/N of the paper that tests/unit/alloc_golden.h
+ * pins), under every greedy policy.
+ */
+static void test_linear_scaling_allocates_exactly_as_the_paper(void **state)
+{
+    (void)state;
+    srand(24);
+    enum { N = 40 };
+    slaq_forecast fc[N];
+    slaq_pjob j[N];
+    double a[N], b[N];
+    slaq_scaling lin;
+    slaq_scaling_init_linear(&lin);
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    for (int trial = 0; trial < 1000; trial++) {
+        size_t n = 1 + (size_t)(rand() % N);
+        double cap = 0.3 + 60 * urand();
+        double unit = rand() % 2 ? 1.0 : 0.1 + urand();
+        for (size_t i = 0; i < n; i++) {
+            random_forecast(&fc[i]);
+            j[i] = (slaq_pjob){
+                .fc = &fc[i], .k = 5 * urand(),
+                .iters_per_core = 0.05 + 3 * urand(),
+                .weight = 0.5 + 2 * urand(),
+                .max_cores = rand() % 4 ? INFINITY : 0.2 + 4 * urand(),
+                .min_cores = rand() % 5 ? 0 : 2 * urand(),
+                .prev_alloc = rand() % 2 ? 3 * urand() : 0,
+                .stay = rand() % 2 ? urand() : 0,
+                .unproven = rand() % 10 == 0};
+        }
+        for (int pol = SLAQ_POLICY_SLAQ; pol <= SLAQ_POLICY_RELAQS; pol++) {
+            for (size_t i = 0; i < n; i++)
+                j[i].scale = NULL;
+            assert_int_equal(slaq_allocate((slaq_policy_kind)pol, j, n, cap,
+                                           unit, ws, a), SLAQ_OK);
+            for (size_t i = 0; i < n; i++)
+                j[i].scale = rand() % 2 ? &lin : NULL;
+            assert_int_equal(slaq_allocate((slaq_policy_kind)pol, j, n, cap,
+                                           unit, ws, b), SLAQ_OK);
+            assert_memory_equal(a, b, n * sizeof *a);
+        }
+    }
+    slaq_alloc_ws_free(ws);
+}
+
+/* A job that is no faster on two cores than on one (the PyTorch MLP)
+ * keeps its guaranteed core; the cores it cannot use go to a job that
+ * scales. Without the model the two identical curves split evenly. */
+static void test_cores_go_where_they_speed_a_job_up(void **state)
+{
+    (void)state;
+    slaq_forecast f;
+    srand(7);
+    random_forecast(&f);
+    slaq_scaling torch, lin;
+    slaq_scaling_init(&torch);
+    feed(&torch, 0.128, 0, 0, 1, 3);
+    for (int i = 0; i < 3; i++)
+        slaq_scaling_observe(&torch, 2, 2, 3.7 * 0.128, 0, 1);
+    slaq_scaling_init_linear(&lin);
+    slaq_pjob j[2] = {
+        {.fc = &f, .k = 1, .iters_per_core = 1, .weight = 1,
+         .max_cores = INFINITY},
+        {.fc = &f, .k = 1, .iters_per_core = 1, .weight = 1,
+         .max_cores = INFINITY}};
+    double a[2];
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, 2, 4, 1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[0], 2, 0);
+    assert_near(a[1], 2, 0);
+    j[0].scale = &torch;
+    j[1].scale = &lin;
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, 2, 4, 1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[0], 1, 0);
+    assert_near(a[1], 3, 0);
+    slaq_alloc_ws_free(ws);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -207,6 +315,8 @@ int main(void)
         cmocka_unit_test(test_held_cores_count_the_cpu_used),
         cmocka_unit_test(test_bad_observations_are_refused),
         cmocka_unit_test(test_noise_shows_in_the_uncertainty),
+        cmocka_unit_test(test_linear_scaling_allocates_exactly_as_the_paper),
+        cmocka_unit_test(test_cores_go_where_they_speed_a_job_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
