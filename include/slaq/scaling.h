@@ -41,12 +41,18 @@
 extern "C" {
 #endif
 
-/* Thread counts the model keeps measurements of: 1 to this. A job
- * reporting more threads is counted at the largest. */
-#define SLAQ_SCALING_MAX_THREADS 16
+/* The largest thread count the model advises or measures (more are
+ * counted as this many). */
+#define SLAQ_SCALING_MAX_THREADS 4096
+/* Thread counts measured at once: when a new count comes and all are
+ * taken, the one measured least often makes room. */
+#define SLAQ_SCALING_SLOTS 8
 /* Reports at a thread count before the advice trusts its measurement
  * (and, while exploring, the reports the job runs at a count it tries). */
-#define SLAQ_SCALING_EXPLORE_REPORTS 3
+#define SLAQ_SCALING_EXPLORE_REPORTS 2
+/* Exploration tries a thread count the fit predicts faster than the best
+ * measured one only if by more than this fraction. */
+#define SLAQ_SCALING_EXPLORE_GAIN 0.05
 /* The serial fraction assumed until a job has run at two thread counts:
  * 0.5, the scikit-learn MLP measured on a 2-core machine (1.33× at two
  * threads). A conservative middle: a job is taken to gain a third from a
@@ -54,11 +60,13 @@ extern "C" {
 #define SLAQ_SCALING_PRIOR_SIGMA 0.5
 
 typedef struct slaq_scaling {
-    /* Per thread count t (index t − 1): reports seen, and the discounted
-     * mean and variance of y, the core-seconds an iteration held. */
-    unsigned count[SLAQ_SCALING_MAX_THREADS];
-    double mean[SLAQ_SCALING_MAX_THREADS];
-    double var[SLAQ_SCALING_MAX_THREADS];
+    /* Per measured thread count (slot i, in no order; threads[i] 0: a
+     * free slot): reports seen, and the discounted mean and variance of
+     * y, the core-seconds an iteration held. */
+    unsigned threads[SLAQ_SCALING_SLOTS];
+    unsigned count[SLAQ_SCALING_SLOTS];
+    double mean[SLAQ_SCALING_SLOTS];
+    double var[SLAQ_SCALING_SLOTS];
     /* The fit (slaq_scaling_fit; kept current by slaq_scaling_observe). */
     double a;      /* core-seconds per iteration at one thread (NAN: none) */
     double sigma;  /* serial fraction, >= 0 */
@@ -69,6 +77,9 @@ typedef struct slaq_scaling {
 
 /* An empty model: no measurement, the prior σ, a = NAN. */
 void slaq_scaling_init(slaq_scaling *m);
+
+/* The slot of thread count t, or -1 if t was not measured. */
+int slaq_scaling_slot(const slaq_scaling *m, unsigned t);
 
 /* A model of exactly linear scaling (σ = κ = 0, a = 1, known): the
  * paper's assumption, for tests and for jobs that declare it. */
@@ -114,12 +125,12 @@ int slaq_scaling_busy_threads(double cores);
 
 /*
  * The threads to advise on `cores` cores: among the counts the share can
- * keep busy, the one with the best measured speed, never one measured
- * slower than a count below it. Explores where it costs nothing: one
- * thread first (until SLAQ_SCALING_EXPLORE_REPORTS reports at one
- * thread), then, while each count tried was faster than the one before
- * and the share keeps one more busy, one more thread for as many
- * reports. Before any measurement: 1.
+ * keep busy, the one with the best measured speed (so never one measured
+ * slower than one thread). Explores where the share allows it, each count
+ * for SLAQ_SCALING_EXPLORE_REPORTS reports: one thread first, then two,
+ * then the count the fit predicts fastest, while that prediction beats
+ * the best measured speed by more than SLAQ_SCALING_EXPLORE_GAIN and the
+ * count is untried. Before any measurement: 1.
  */
 int slaq_scaling_threads(const slaq_scaling *m, double cores);
 

@@ -24,7 +24,8 @@
 
 void slaq_scaling_init(slaq_scaling *m)
 {
-    for (int i = 0; i < SLAQ_SCALING_MAX_THREADS; i++) {
+    for (int i = 0; i < SLAQ_SCALING_SLOTS; i++) {
+        m->threads[i] = 0;
         m->count[i] = 0;
         m->mean[i] = 0;
         m->var[i] = 0;
@@ -43,6 +44,14 @@ void slaq_scaling_init_linear(slaq_scaling *m)
     m->sigma = 0;
     m->rel_sd = 0;
     m->known = 1;
+}
+
+int slaq_scaling_slot(const slaq_scaling *m, unsigned t)
+{
+    for (int i = 0; i < SLAQ_SCALING_SLOTS; i++)
+        if (m->threads[i] == t && t > 0)
+            return i;
+    return -1;
 }
 
 /* The model's cost factor at t threads: y(t) / a. */
@@ -68,11 +77,11 @@ static void sc_basis(double t, double x[3])
 static int sc_solve(const slaq_scaling *m, int p, double c[3])
 {
     double A[3][4] = {{0}};
-    for (int i = 0; i < SLAQ_SCALING_MAX_THREADS; i++) {
+    for (int i = 0; i < SLAQ_SCALING_SLOTS; i++) {
         if (!m->count[i])
             continue;
         double x[3], w = m->count[i];
-        sc_basis(i + 1, x);
+        sc_basis(m->threads[i], x);
         for (int r = 0; r < p; r++) {
             for (int k = 0; k < p; k++)
                 A[r][k] += w * x[r] * x[k];
@@ -108,7 +117,7 @@ static int sc_solve(const slaq_scaling *m, int p, double c[3])
 void slaq_scaling_fit(slaq_scaling *m)
 {
     int distinct = 0, only = 0;
-    for (int i = 0; i < SLAQ_SCALING_MAX_THREADS; i++)
+    for (int i = 0; i < SLAQ_SCALING_SLOTS; i++)
         if (m->count[i]) {
             distinct++;
             only = i;
@@ -123,7 +132,7 @@ void slaq_scaling_fit(slaq_scaling *m)
     }
     if (distinct == 1) {
         m->sigma = SLAQ_SCALING_PRIOR_SIGMA;
-        m->a = m->mean[only] / sc_factor(m->sigma, 0, only + 1);
+        m->a = m->mean[only] / sc_factor(m->sigma, 0, m->threads[only]);
     } else {
         /* All three parameters where three counts allow it; a negative
          * contention (a fit bending upwards) is noise: refit without. */
@@ -142,10 +151,10 @@ void slaq_scaling_fit(slaq_scaling *m)
     /* The spread about the fit, within and between thread counts,
      * relative to the fitted y. */
     double ss = 0, ws = 0;
-    for (int i = 0; i < SLAQ_SCALING_MAX_THREADS; i++) {
+    for (int i = 0; i < SLAQ_SCALING_SLOTS; i++) {
         if (!m->count[i])
             continue;
-        double fit = m->a * sc_factor(m->sigma, m->kappa, i + 1);
+        double fit = m->a * sc_factor(m->sigma, m->kappa, m->threads[i]);
         double d = m->mean[i] - fit;
         ss += m->count[i] * (m->var[i] + d * d) / (fit * fit);
         ws += m->count[i];
@@ -168,7 +177,15 @@ int slaq_scaling_observe(slaq_scaling *m, double cores, double threads,
         held = cpu_s / wall_s;
     double e = t < held ? t : held;
     double y = e * wall_s / iters;
-    size_t i = (size_t)t - 1;
+    int i = slaq_scaling_slot(m, (unsigned)t);
+    if (i < 0) { /* a free slot, or the one measured least often */
+        i = 0;
+        for (int k = 1; k < SLAQ_SCALING_SLOTS; k++)
+            if (m->count[k] < m->count[i])
+                i = k;
+        m->threads[i] = (unsigned)t;
+        m->count[i] = 0;
+    }
     unsigned n = ++m->count[i];
     if (n == 1) {
         m->mean[i] = y;
@@ -198,30 +215,46 @@ static double sc_gain(const slaq_scaling *m, double n, double t)
     return (t < n ? t : n) / sc_factor(m->sigma, m->kappa, t);
 }
 
-double slaq_scaling_speedup(const slaq_scaling *m, double cores)
+/*
+ * The whole thread count from 1 to `top` with the largest fitted gain on
+ * `cores` cores; *gain gets it. t/factor(t) rises to its peak at
+ * sqrt((1 − σ)/κ) (for ever when κ = 0) and falls after, and above
+ * `cores` threads only ceil(cores) can gain (on a fractional core): the
+ * best t is among a few.
+ */
+static double sc_best(const slaq_scaling *m, double cores, double top,
+                      double *gain)
 {
-    if (!(cores > 0))
-        return 0;
-    if (!m || (m->sigma == 0 && m->kappa == 0))
-        return cores; /* linear: min(ceil(n), n) / 1, exactly n */
-    /* t/factor(t) rises to its peak at sqrt((1 − σ)/κ) (for ever when
-     * κ = 0) and falls after; above `cores` threads only ceil(cores) can
-     * gain (on a fractional core). So the best t is among a few. */
-    double top = ceil(cores);
     double cand[5] = {1, floor(cores), top, top, top};
     if (m->kappa > 0 && m->sigma < 1) {
         double peak = sqrt((1 - m->sigma) / m->kappa);
         cand[3] = floor(peak);
         cand[4] = ceil(peak);
     }
-    double best = 0;
+    double best = 1, bg = 0;
     for (int k = 0; k < 5; k++) {
         double t = cand[k] < 1 ? 1 : cand[k] > top ? top : cand[k];
         double g = sc_gain(m, cores, t);
-        if (g > best)
-            best = g;
+        if (g > bg || (g == bg && t < best)) {
+            bg = g;
+            best = t;
+        }
     }
+    *gain = bg;
     return best;
+}
+
+double slaq_scaling_speedup(const slaq_scaling *m, double cores)
+{
+    if (!(cores > 0))
+        return 0;
+    if (!m || (m->sigma == 0 && m->kappa == 0))
+        return cores; /* linear: min(ceil(n), n) / 1, exactly n */
+    double top = ceil(cores), g;
+    if (top > SLAQ_SCALING_MAX_THREADS)
+        top = SLAQ_SCALING_MAX_THREADS;
+    sc_best(m, cores, top, &g);
+    return g;
 }
 
 int slaq_scaling_busy_threads(double cores)
@@ -236,19 +269,33 @@ int slaq_scaling_busy_threads(double cores)
 int slaq_scaling_threads(const slaq_scaling *m, double cores)
 {
     int cap = slaq_scaling_busy_threads(cores);
-    if (m->count[0] < SLAQ_SCALING_EXPLORE_REPORTS)
+    int one = slaq_scaling_slot(m, 1);
+    if (one < 0 || m->count[one] < SLAQ_SCALING_EXPLORE_REPORTS)
         return 1;
+    /* A count being tried goes on until it has its reports. */
+    for (int i = 0; i < SLAQ_SCALING_SLOTS; i++)
+        if ((int)m->threads[i] <= cap && m->count[i] > 0 &&
+            m->count[i] < SLAQ_SCALING_EXPLORE_REPORTS)
+            return (int)m->threads[i];
     int best = 1;
-    double best_speed = 1 / m->mean[0];
-    for (int t = 2; t <= cap; t++) {
-        if (m->count[t - 1] < SLAQ_SCALING_EXPLORE_REPORTS)
-            return t; /* t - 1 was the best so far: try one more */
-        double e = t < cores ? t : cores;
-        double speed = e / m->mean[t - 1];
-        if (!(speed > best_speed))
-            break; /* measured slower: no more threads than best */
-        best = t;
-        best_speed = speed;
+    double best_speed = (cores < 1 ? cores : 1) / m->mean[one];
+    for (int i = 0; i < SLAQ_SCALING_SLOTS; i++) {
+        int t = (int)m->threads[i];
+        if (t < 2 || t > cap || m->count[i] < SLAQ_SCALING_EXPLORE_REPORTS)
+            continue;
+        double speed = (t < cores ? t : cores) / m->mean[i];
+        if (speed > best_speed) {
+            best = t;
+            best_speed = speed;
+        }
     }
+    if (cap >= 2 && slaq_scaling_slot(m, 2) < 0)
+        return 2; /* the second point of the fit */
+    /* The count the fit says is fastest, if untried and clearly faster. */
+    double g;
+    int t = (int)sc_best(m, cores, cap, &g);
+    if (slaq_scaling_slot(m, (unsigned)t) < 0 &&
+        g / m->a > best_speed * (1 + SLAQ_SCALING_EXPLORE_GAIN))
+        return t;
     return best;
 }

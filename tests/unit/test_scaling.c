@@ -44,6 +44,7 @@ static void test_two_thread_counts_fit_the_serial_fraction(void **state)
     slaq_scaling_init(&m);
     feed(&m, 19.0, 0, 0, 1, 3);
     assert_false(m.known);
+    assert_int_equal(slaq_scaling_threads(&m, 2), 2); /* try the second */
     assert_near(m.a, 19.0, 1e-9);
     slaq_scaling_observe(&m, 2, 2, 14.3, 0, 1);
     assert_true(m.known);
@@ -110,38 +111,48 @@ static void test_linear_is_exactly_the_cores(void **state)
 }
 
 /* Exploration: 1 thread first, then 2 where the share keeps 2 busy, then
- * 3 while each count was faster; the best measured one after. */
-static void test_explores_one_more_thread_while_it_pays(void **state)
+ * the count the fit predicts fastest while it is untried and clearly
+ * faster; the best measured one after. */
+static void test_explores_where_the_fit_says_it_pays(void **state)
 {
     (void)state;
+    /* y(t) = 1 + 0.1(t − 1) + 0.05t(t − 1): speeds t / y(t) are 1, 1.67,
+     * 2.0, 2.11, 2.08, 2.0 for 1 to 6 threads */
+    const double s = 0.1, k = 0.05;
+    const int E = SLAQ_SCALING_EXPLORE_REPORTS;
     slaq_scaling m;
     slaq_scaling_init(&m);
-    for (int i = 0; i < SLAQ_SCALING_EXPLORE_REPORTS; i++) {
-        assert_int_equal(slaq_scaling_threads(&m, 4), 1);
-        feed(&m, 1.0, 0.2, 0.1, 1, 1);
+    for (int i = 0; i < E; i++) {
+        assert_int_equal(slaq_scaling_threads(&m, 6), 1);
+        feed(&m, 1.0, s, k, 1, 1);
     }
     assert_int_equal(slaq_scaling_threads(&m, 1), 1);   /* no room */
     assert_int_equal(slaq_scaling_threads(&m, 1.6), 1); /* 1.6 keep 1 */
-    for (int i = 0; i < SLAQ_SCALING_EXPLORE_REPORTS; i++) {
-        assert_int_equal(slaq_scaling_threads(&m, 4), 2);
-        feed(&m, 1.0, 0.2, 0.1, 2, 1);
+    for (int i = 0; i < E; i++) {
+        assert_int_equal(slaq_scaling_threads(&m, 6), 2);
+        feed(&m, 1.0, s, k, 2, 1);
     }
-    /* 2 threads: 2 / 1.4 = 1.43×; 3: 3 / 2.0 = 1.5×; 4: 4 / 2.8 = 1.43× */
+    /* two points fit σ = 0.2 and no contention: 6 threads look best */
     assert_int_equal(slaq_scaling_threads(&m, 2), 2);
-    for (int i = 0; i < SLAQ_SCALING_EXPLORE_REPORTS; i++) {
-        assert_int_equal(slaq_scaling_threads(&m, 4), 3);
-        feed(&m, 1.0, 0.2, 0.1, 3, 1);
+    for (int i = 0; i < E; i++) {
+        assert_int_equal(slaq_scaling_threads(&m, 6), 6);
+        feed(&m, 1.0, s, k, 6, 1);
     }
-    for (int i = 0; i < SLAQ_SCALING_EXPLORE_REPORTS; i++) {
-        assert_int_equal(slaq_scaling_threads(&m, 4), 4);
-        feed(&m, 1.0, 0.2, 0.1, 4, 1);
+    /* three points fit the contention: the peak is at 4 */
+    assert_near(m.kappa, k, 1e-9);
+    for (int i = 0; i < E; i++) {
+        assert_int_equal(slaq_scaling_threads(&m, 6), 4);
+        feed(&m, 1.0, s, k, 4, 1);
     }
-    /* 4 measured slower than 3: 3, and never 5 */
-    assert_int_equal(slaq_scaling_threads(&m, 4), 3);
-    assert_int_equal(slaq_scaling_threads(&m, 8), 3);
+    /* measured best, and nothing left worth trying */
+    assert_int_equal(slaq_scaling_threads(&m, 6), 4);
+    assert_int_equal(slaq_scaling_threads(&m, 64), 4);
     /* a falling share: never more threads than it keeps busy */
+    assert_int_equal(slaq_scaling_threads(&m, 4.2), 4);
     assert_int_equal(slaq_scaling_threads(&m, 2), 2);
     assert_int_equal(slaq_scaling_threads(&m, 1), 1);
+    /* 3 threads would be 2.0 against 2 threads' 1.67: tried on 3 cores */
+    assert_int_equal(slaq_scaling_threads(&m, 3), 3);
 }
 
 /* A share the kernel let grow (CPU weights lend idle cores): the
@@ -153,13 +164,13 @@ static void test_held_cores_count_the_cpu_used(void **state)
     slaq_scaling_init(&m);
     /* share 1, 2 threads, 2 CPU-seconds in 1 s: it held 2 cores */
     assert_int_equal(slaq_scaling_observe(&m, 1, 2, 1, 2, 1), SLAQ_OK);
-    assert_near(m.mean[1], 2, 1e-12);
+    assert_near(m.mean[slaq_scaling_slot(&m, 2)], 2, 1e-12);
     /* share 1, 1 thread, idle half the time: it held its share */
     assert_int_equal(slaq_scaling_observe(&m, 1, 1, 1, 0.5, 1), SLAQ_OK);
-    assert_near(m.mean[0], 1, 1e-12);
+    assert_near(m.mean[slaq_scaling_slot(&m, 1)], 1, 1e-12);
     /* 3 CPU-seconds on 2 threads in 1 s (a helper thread): 2 */
     assert_int_equal(slaq_scaling_observe(&m, 1, 2, 1, 3, 1), SLAQ_OK);
-    assert_near(m.mean[1], 2, 1e-12);
+    assert_near(m.mean[slaq_scaling_slot(&m, 2)], 2, 1e-12);
 }
 
 static void test_bad_observations_are_refused(void **state)
@@ -174,10 +185,19 @@ static void test_bad_observations_are_refused(void **state)
     assert_int_equal(slaq_scaling_observe(&m, 1, 1, NAN, 0, 1),
                      SLAQ_EINVAL);
     assert_int_equal(slaq_scaling_observe(&m, 1, 1, 1, -1, 1), SLAQ_EINVAL);
-    assert_int_equal(m.count[0], 0);
-    /* more threads than the model keeps count at the largest */
-    assert_int_equal(slaq_scaling_observe(&m, 64, 64, 1, 0, 1), SLAQ_OK);
-    assert_int_equal(m.count[SLAQ_SCALING_MAX_THREADS - 1], 1);
+    for (int i = 0; i < SLAQ_SCALING_SLOTS; i++)
+        assert_int_equal(m.count[i], 0);
+    /* more threads than the model knows count as the most it knows */
+    assert_int_equal(slaq_scaling_observe(&m, 1e5, 1e5, 1, 0, 1), SLAQ_OK);
+    assert_int_equal(m.count[slaq_scaling_slot(&m,
+                                               SLAQ_SCALING_MAX_THREADS)], 1);
+    /* more thread counts than slots: the least measured makes room */
+    for (unsigned t = 1; t <= SLAQ_SCALING_SLOTS; t++)
+        for (unsigned r = 0; r < 2; r++)
+            slaq_scaling_observe(&m, t, t, 1, 0, 1);
+    assert_true(slaq_scaling_slot(&m, SLAQ_SCALING_MAX_THREADS) < 0);
+    for (unsigned t = 1; t <= SLAQ_SCALING_SLOTS; t++)
+        assert_int_equal(m.count[slaq_scaling_slot(&m, t)], 2);
 }
 
 /* Noisy measurements: the fit stays near the truth, and rel_sd reports
@@ -311,7 +331,7 @@ int main(void)
         cmocka_unit_test(test_three_counts_fit_contention),
         cmocka_unit_test(test_a_job_slower_with_more_threads),
         cmocka_unit_test(test_linear_is_exactly_the_cores),
-        cmocka_unit_test(test_explores_one_more_thread_while_it_pays),
+        cmocka_unit_test(test_explores_where_the_fit_says_it_pays),
         cmocka_unit_test(test_held_cores_count_the_cpu_used),
         cmocka_unit_test(test_bad_observations_are_refused),
         cmocka_unit_test(test_noise_shows_in_the_uncertainty),
