@@ -42,6 +42,16 @@ PY = "/usr/bin/python3"  # Debian's, where python3-torch and sklearn live
 PAPER = ["--policy", "slaq", "--normalise", "max-delta", "--startup-reports",
          "0", "--hysteresis", "0", "--damping", "0", "--share", "quota"]
 
+# The ways under slaqd, by the options that make them.
+SLAQD_MODES = {
+    "fair": ["--policy", "fair"],
+    "slaq": ["--policy", "slaq"],
+    # slaq without the scaling model: every job taken to scale linearly
+    "slaq-linear": ["--policy", "slaq", "--scaling", "off"],
+    "paper": PAPER,
+}
+MODES = ["plain"] + list(SLAQD_MODES)
+
 
 def batch(build):
     jobs = os.path.join(HERE, "jobs")
@@ -94,7 +104,7 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args):
     bin_ = os.path.join(ROOT, build, "bin")
     if mode != "plain":
         os.makedirs(state)
-        policy = ["--policy", mode] if mode != "paper" else PAPER
+        policy = SLAQD_MODES[mode]
         slaqd = subprocess.Popen(
             [os.path.join(bin_, "slaqd"), "--state-dir", state, "--http",
              "off"] + policy + slaqd_args,
@@ -140,7 +150,9 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args):
         p.wait()
     daemon_cpu = 0.0
     flips = None
+    stall = None
     if slaqd:
+        stall = stall_seconds(bin_, state)
         with open("/proc/%d/stat" % slaqd.pid) as f:
             fields = f.read().rsplit(")", 1)[1].split()
         daemon_cpu = (int(fields[11]) + int(fields[12])) / \
@@ -149,7 +161,16 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args):
         slaqd.wait(timeout=30)
         flips = alloc_changes(state)
     return arrivals, logs, (idle1 - idle0) / max(1, total1 - total0), \
-        daemon_cpu, flips
+        daemon_cpu, flips, stall
+
+
+def stall_seconds(bin_, state):
+    """Seconds of the jobs' reports whose iterations ran more threads than
+    their share kept busy (slaqd's stall_s per job), summed."""
+    out = subprocess.run(
+        [os.path.join(bin_, "slaq"), "ls", "-a", "--json", "--state-dir",
+         state], check=True, capture_output=True, text=True).stdout
+    return sum(j.get("stall_s", 0.0) for j in json.loads(out)["jobs"])
 
 
 def alloc_changes(state):
@@ -168,6 +189,50 @@ def alloc_changes(state):
                 changes += 1
                 moved += abs(a1 - a0)
     return changes, moved
+
+
+def scaling_table(build, work, threads=(1, 2)):
+    """Each job of the batch alone, plainly, at each thread count (the
+    clients' default allocation, slaq-train's --threads): seconds per
+    report, from its first report (its loss before training) to its
+    last. {job: {threads: seconds}}."""
+    os.makedirs(work)
+    table = {}
+    for name, argv in batch(build):
+        table[name] = {}
+        for t in threads:
+            log = os.path.join(work, "%s-%d.log" % (name, t))
+            cmd = list(argv)
+            if "slaq-train" in argv[0]:
+                cmd += ["--threads", str(t)]
+            env = job_env(True)
+            env["SLAQ_DEFAULT_CORES"] = str(t)
+            subprocess.run(stamp(log, cmd), env=env, check=True,
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            rows, _, _, rc = parse_log(log)
+            if rc != 0 or len(rows) < 2:
+                raise RuntimeError("%s: the job failed (exit %s)" % (log, rc))
+            table[name][t] = (rows[-1][0] - rows[0][0]) / (len(rows) - 1)
+            print("scaling: %-13s %d thread(s): %.2f s per report"
+                  % (name, t, table[name][t]), flush=True)
+    return table
+
+
+def scaling_lines(table):
+    ts = sorted(next(iter(table.values())))
+    lines = ["## Scaling: each job alone", "",
+             "Seconds per report, the job alone on the machine, run plainly "
+             "at each thread count; the last column is how much faster %d "
+             "threads are than 1 (below 1: slower)." % ts[-1], "",
+             "| job | " + " | ".join("%d thread%s" % (t, "s" * (t > 1))
+                                    for t in ts) + " | speed-up |",
+             "|---|" + "---|" * (len(ts) + 1)]
+    for name, row in table.items():
+        lines.append("| %s | %s | %.2f |" % (
+            name, " | ".join("%.2f" % row[t] for t in ts),
+            row[ts[0]] / row[ts[-1]]))
+    return lines + [""]
 
 
 def parse_log(path):
@@ -228,7 +293,7 @@ def summarise(results, modes, patterns):
                     r["mode"] == mode]
             s[pat][mode] = {}
             for k in ("t50_mean_s", "t90_mean_s", "jct_mean_s", "makespan_s",
-                      "cpu_s", "idle_frac", "slaqd_cpu_s",
+                      "cpu_s", "idle_frac", "slaqd_cpu_s", "stall_s",
                       "alloc_changes_per_job_min", "cores_moved_per_job_min"):
                 v = [r[k] for r in runs]
                 s[pat][mode][k] = {"mean": sum(v) / len(v), "min": min(v),
@@ -246,17 +311,20 @@ def table(s, modes, patterns, reps):
     for pat in patterns:
         lines += ["## %s" % pat, "",
                   "| way | mean t50 s | mean t90 s | mean JCT s | makespan s "
-                  "| jobs' CPU s | slaqd CPU s | idle CPU | alloc changes "
-                  "/ job-min |", "|---|---|---|---|---|---|---|---|---|"]
+                  "| jobs' CPU s | slaqd CPU s | idle CPU | stall s "
+                  "| alloc changes / job-min |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for mode in modes:
             m = s[pat][mode]
             f = lambda k, fmt="%.1f": (fmt + " [" + fmt + "-" + fmt + "]") % (
                 m[k]["mean"], m[k]["min"], m[k]["max"])
             lines.append(
-                "| %s | %s | %s | %s | %s | %s | %.1f | %.0f%% | %s |" % (
+                "| %s | %s | %s | %s | %s | %s | %.1f | %.0f%% | %s | %s |" % (
                     mode, f("t50_mean_s"), f("t90_mean_s"), f("jct_mean_s"),
                     f("makespan_s"), f("cpu_s", "%.0f"),
                     m["slaqd_cpu_s"]["mean"], 100 * m["idle_frac"]["mean"],
+                    "-" if mode == "plain" else
+                    "%.1f" % m["stall_s"]["mean"],
                     "-" if mode == "plain" else
                     "%.1f (%.1f cores moved)" % (
                         m["alloc_changes_per_job_min"]["mean"],
@@ -292,10 +360,11 @@ def main():
     ap.add_argument("--reps", type=int, default=1,
                     help="repetitions of every configuration (1)")
     ap.add_argument("--modes", default="plain,fair,slaq",
-                    help="ways to run the batch: plain, fair, slaq, and\n"
-                    "paper (slaq as in the paper: slaqd --normalise\n"
-                    "max-delta, no start-up shares, hysteresis or damping,\n"
-                    "--share quota)")
+                    help="ways to run the batch: plain, fair, slaq,\n"
+                    "slaq-linear (slaq without the scaling model: slaqd\n"
+                    "--scaling off) and paper (slaq as in the paper:\n"
+                    "slaqd --normalise max-delta, no start-up shares,\n"
+                    "hysteresis or damping, --share quota)")
     ap.add_argument("--patterns", default="together,staggered",
                     help="arrival patterns: together, staggered")
     ap.add_argument("--stagger", type=float, default=5.0,
@@ -306,29 +375,36 @@ def main():
                     "(docs/results/real)")
     ap.add_argument("--slaqd-arg", action="append", default=[],
                     help="extra slaqd option (repeatable)")
+    ap.add_argument("--scaling", action="store_true",
+                    help="first measure every job alone at 1 and 2\n"
+                    "threads (seconds per report): the scaling table")
     a = ap.parse_args()
     modes = a.modes.split(",")
     patterns = a.patterns.split(",")
     for m in modes:
-        if m not in ("plain", "fair", "slaq", "paper"):
-            ap.error("--modes: expected plain, fair, slaq, paper; got %s" % m)
+        if m not in MODES:
+            ap.error("--modes: expected %s; got %s" % (", ".join(MODES), m))
     for p in patterns:
         if p not in ("together", "staggered"):
             ap.error("--patterns: expected together, staggered; got %s" % p)
     tmp = tempfile.mkdtemp(prefix="slaq-bench-real.")
     results = []
+    scaling = None
     n, total = 0, a.reps * len(modes) * len(patterns)
     try:
+        if a.scaling:
+            scaling = scaling_table(a.build, os.path.join(tmp, "scaling"))
         for rep in range(a.reps):
             for pat in patterns:
                 for mode in modes:
                     n += 1
                     work = os.path.join(tmp, "%s-%s-%d" % (pat, mode, rep))
                     t = time.time()
-                    arr, logs, idle, dcpu, flips = run_once(
+                    arr, logs, idle, dcpu, flips, stall = run_once(
                         a.build, mode, pat, a.stagger, work, a.slaqd_arg)
                     r = run_metrics(arr, logs, idle)
                     r["slaqd_cpu_s"] = dcpu
+                    r["stall_s"] = stall or 0.0
                     job_min = sum(j["jct_s"] for j in r["jobs"].values()) / 60
                     r["alloc_changes_per_job_min"] = \
                         flips[0] / job_min if flips else 0.0
@@ -351,8 +427,11 @@ def main():
     s = summarise(results, modes, patterns)
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "runs.json"), "w") as f:
-        json.dump({"runs": results, "summary": s}, f, indent=1)
+        json.dump({"runs": results, "summary": s, "scaling": scaling}, f,
+                  indent=1)
     text = table(s, modes, patterns, a.reps)
+    if scaling:
+        text += "\n" + "\n".join(scaling_lines(scaling))
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write(text + "\n")
     print(text)
