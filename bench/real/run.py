@@ -23,6 +23,7 @@ The batch (each job reports once per epoch or iteration):
 import argparse
 import json
 import os
+import random
 import shutil
 import signal
 import sqlite3
@@ -50,7 +51,7 @@ SLAQD_MODES = {
     "slaq-linear": ["--policy", "slaq", "--scaling", "off"],
     "paper": PAPER,
 }
-MODES = ["plain"] + list(SLAQD_MODES)
+MODES = ["plain", "queue"] + list(SLAQD_MODES)
 
 
 def batch(build):
@@ -64,6 +65,46 @@ def batch(build):
         ("logreg", [train, "logreg"]),
         ("kmeans", [train, "kmeans"]),
     ]
+
+
+def stream(build):
+    """The stream: ten jobs of the three kinds at several learning rates and
+    sizes, each with a fixed budget that runs well past its convergence,
+    as exploratory jobs do."""
+    jobs = os.path.join(HERE, "jobs")
+    train = os.path.join(ROOT, build, "bin", "slaq-train")
+    torch = [PY, os.path.join(jobs, "torch_mlp.py")]
+    return [
+        ("s-torch-lr0.1", torch + ["--lr", "0.1", "--epochs", "8"]),
+        ("s-logreg-lr0.5", [train, "logreg", "--lr", "0.5", "--iters", "60"]),
+        ("s-sk-mlp", [PY, os.path.join(jobs, "sk_mlp.py"), "--epochs", "8"]),
+        ("s-torch-lr0.01-h128", torch + ["--lr", "0.01", "--hidden", "128",
+                                         "--epochs", "8"]),
+        ("s-kmeans-k10", [train, "kmeans", "--k", "10", "--iters", "30"]),
+        ("s-sk-sgd", [PY, os.path.join(jobs, "sk_sgd.py"), "--epochs", "12"]),
+        ("s-torch-lr0.05-h512", torch + ["--lr", "0.05", "--hidden", "512",
+                                         "--epochs", "6"]),
+        ("s-svm", [train, "svm", "--iters", "60"]),
+        ("s-logreg-lr0.05", [train, "logreg", "--lr", "0.05", "--iters",
+                             "60"]),
+        ("s-sk-mlp-6", [PY, os.path.join(jobs, "sk_mlp.py"), "--epochs",
+                        "6"]),
+    ]
+
+
+def offsets(pattern, n, stagger, mean_ia, seed):
+    """Each job's arrival, in seconds after the first: all at once, every
+    `stagger` s, or (the stream) exponential gaps of mean `mean_ia`."""
+    if pattern == "together":
+        return [0.0] * n
+    if pattern == "staggered":
+        return [i * stagger for i in range(n)]
+    rng = random.Random(seed)
+    t, out = 0.0, []
+    for i in range(n):
+        out.append(t)
+        t += rng.expovariate(1 / mean_ia)
+    return out
 
 
 def cpu_times():
@@ -93,16 +134,23 @@ def stamp(log, argv):
     return [PY, os.path.join(HERE, "stamp.py"), log, "--"] + argv
 
 
-def run_once(build, mode, pattern, stagger, work, slaqd_args):
-    """One batch; returns {job: {"arrival": t, "log": path}} and run facts."""
+def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
+             seed=1):
+    """One batch or stream; returns {job: {"arrival": t, "log": path}} and
+    run facts. `queue` is what a Slurm user gets: each job asks one core
+    and runs one thread, at most as many jobs as CPUs run at once, first
+    come first served; a job's times count from its arrival, not its
+    start."""
     os.makedirs(work)
-    jobs = batch(build)
+    jobs = stream(build) if pattern == "stream" else batch(build)
+    when = offsets(pattern, len(jobs), stagger, mean_ia, seed)
+    slots = os.cpu_count() or 1
     arrivals = {}
     procs = []
     slaqd = None
     state = os.path.join(work, "state")
     bin_ = os.path.join(ROOT, build, "bin")
-    if mode != "plain":
+    if mode not in ("plain", "queue"):
         os.makedirs(state)
         policy = SLAQD_MODES[mode]
         slaqd = subprocess.Popen(
@@ -119,15 +167,18 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args):
             raise RuntimeError("slaqd did not start: see %s/slaqd.log" % work)
     total0, idle0 = cpu_times()
     t0 = time.time()
+    plain = mode in ("plain", "queue")
     for i, (name, argv) in enumerate(jobs):
-        if pattern == "staggered" and i:
-            time.sleep(max(0.0, t0 + i * stagger - time.time()))
+        time.sleep(max(0.0, t0 + when[i] - time.time()))
+        arrivals[name] = time.time()
+        while mode == "queue" and \
+                sum(p.poll() is None for p in procs) >= slots:
+            time.sleep(0.05)
         log = os.path.join(work, name + ".log")
         cmd = list(argv)
-        if mode == "plain" and "slaq-train" in argv[0]:
+        if plain and "slaq-train" in argv[0]:
             cmd += ["--threads", "1"]
-        arrivals[name] = time.time()
-        if mode == "plain":
+        if plain:
             procs.append(subprocess.Popen(
                 stamp(log, cmd), env=job_env(True), stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL))
@@ -308,6 +359,9 @@ def table(s, modes, patterns, reps):
     lines = ["# slaq on real jobs (make bench-real)", "",
              "Batch: %s. %d repetition(s); mean [min-max]." %
              (", ".join(n for n, _ in batch("build")), reps), ""]
+    if "stream" in patterns:
+        lines += ["Stream: %s." % ", ".join(n for n, _ in stream("build")),
+                  ""]
     for pat in patterns:
         lines += ["## %s" % pat, "",
                   "| way | mean t50 s | mean t90 s | mean JCT s | makespan s "
@@ -323,9 +377,9 @@ def table(s, modes, patterns, reps):
                     mode, f("t50_mean_s"), f("t90_mean_s"), f("jct_mean_s"),
                     f("makespan_s"), f("cpu_s", "%.0f"),
                     m["slaqd_cpu_s"]["mean"], 100 * m["idle_frac"]["mean"],
-                    "-" if mode == "plain" else
+                    "-" if mode in ("plain", "queue") else
                     "%.1f" % m["stall_s"]["mean"],
-                    "-" if mode == "plain" else
+                    "-" if mode in ("plain", "queue") else
                     "%.1f (%.1f cores moved)" % (
                         m["alloc_changes_per_job_min"]["mean"],
                         m["cores_moved_per_job_min"]["mean"])))
@@ -345,9 +399,12 @@ def table(s, modes, patterns, reps):
                     g("slaq", "t90_mean_s") / g("plain", "t90_mean_s"),
                     g("fair", "makespan_s") / g("plain", "makespan_s"),
                     g("slaq", "cpu_s") / g("fair", "cpu_s")))
-            if "paper" in modes:
-                lines.append("slaq/paper t90 %.2f" % (
-                    g("slaq", "t90_mean_s") / g("paper", "t90_mean_s")))
+            for other in ("paper", "slaq-linear", "queue"):
+                if other in modes:
+                    lines.append("slaq/%s t90 %.2f, makespan %.2f" % (
+                        other,
+                        g("slaq", "t90_mean_s") / g(other, "t90_mean_s"),
+                        g("slaq", "makespan_s") / g(other, "makespan_s")))
             lines.append("")
     return "\n".join(lines)
 
@@ -366,7 +423,13 @@ def main():
                     "slaqd --normalise max-delta, no start-up shares,\n"
                     "hysteresis or damping, --share quota)")
     ap.add_argument("--patterns", default="together,staggered",
-                    help="arrival patterns: together, staggered")
+                    help="arrival patterns: together, staggered (the batch\n"
+                    "of six), stream (ten jobs, exponential arrivals)")
+    ap.add_argument("--mean-interarrival", type=float, default=6.0,
+                    help="the stream's mean seconds between arrivals (6)")
+    ap.add_argument("--seed", type=int, default=1,
+                    help="the stream's arrivals (1; repetition r uses\n"
+                    "seed + r)")
     ap.add_argument("--stagger", type=float, default=5.0,
                     help="seconds between arrivals when staggered (5)")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results",
@@ -385,8 +448,9 @@ def main():
         if m not in MODES:
             ap.error("--modes: expected %s; got %s" % (", ".join(MODES), m))
     for p in patterns:
-        if p not in ("together", "staggered"):
-            ap.error("--patterns: expected together, staggered; got %s" % p)
+        if p not in ("together", "staggered", "stream"):
+            ap.error("--patterns: expected together, staggered, stream; "
+                     "got %s" % p)
     tmp = tempfile.mkdtemp(prefix="slaq-bench-real.")
     results = []
     scaling = None
@@ -401,7 +465,8 @@ def main():
                     work = os.path.join(tmp, "%s-%s-%d" % (pat, mode, rep))
                     t = time.time()
                     arr, logs, idle, dcpu, flips, stall = run_once(
-                        a.build, mode, pat, a.stagger, work, a.slaqd_arg)
+                        a.build, mode, pat, a.stagger, work, a.slaqd_arg,
+                        a.mean_interarrival, a.seed + rep)
                     r = run_metrics(arr, logs, idle)
                     r["slaqd_cpu_s"] = dcpu
                     r["stall_s"] = stall or 0.0
