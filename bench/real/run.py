@@ -244,7 +244,8 @@ def alloc_changes(state):
 
 def scaling_table(build, work, threads=(1, 2)):
     """Each job of the batch alone, plainly, at each thread count (the
-    clients' default allocation, slaq-train's --threads): seconds per
+    clients' default allocation, slaq-train's --threads), for its first
+    few reports (3 epochs, 10 iterations of slaq-train): seconds per
     report, from its first report (its loss before training) to its
     last. {job: {threads: seconds}}."""
     os.makedirs(work)
@@ -255,7 +256,9 @@ def scaling_table(build, work, threads=(1, 2)):
             log = os.path.join(work, "%s-%d.log" % (name, t))
             cmd = list(argv)
             if "slaq-train" in argv[0]:
-                cmd += ["--threads", str(t)]
+                cmd += ["--threads", str(t), "--iters", "10"]
+            else:
+                cmd += ["--epochs", "3"]
             env = job_env(True)
             env["SLAQ_DEFAULT_CORES"] = str(t)
             subprocess.run(stamp(log, cmd), env=env, check=True,

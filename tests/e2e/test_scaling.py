@@ -17,6 +17,8 @@ import sys
 
 import pytest
 
+from conftest import wait_for
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
@@ -79,3 +81,47 @@ def test_a_job_measured_slower_on_two_threads_is_advised_one(
     last2 = max(i for i, t in enumerate(used) if t == 2)
     assert last2 < 12, used
     assert all(t == 1 for t in used[last2 + 1:]), used
+
+
+STEADY = r'''
+import os, sys, time
+sys.path.insert(0, os.path.join(sys.argv[1], "python"))
+import slaq
+
+# An iteration of 0.2 s of work split over the threads (sleeping for it,
+# so the machine's load does not blur the measurement): two threads twice
+# as fast as one. A job that follows its advice.
+job = slaq.Client()
+job.report(0, 1.0)
+for it in range(1, 600):
+    if job.should_stop():
+        break
+    t = job.threads()
+    time.sleep(0.2 / t)
+    print("iter %d threads %d" % (it, t), flush=True)
+    job.report(it, 1.0 / (1 + it), samples=10)
+job.close()
+'''
+
+
+def test_a_falling_share_waits_for_the_job_to_follow_its_advice(
+        daemon_factory, tmp_path):
+    """A job that runs two threads on two cores, measured faster than one,
+    is told of one thread before its share falls to one core: the share
+    is lowered at its next report, which ran the one thread, and none of
+    its reports counts as a stall."""
+    script = tmp_path / "steady.py"
+    script.write_text(STEADY)
+    d = daemon_factory("--policy", "fair", "--cores", "2", "-v")
+    a = d.submit(sys.executable, str(script), REPO)
+    wait_for(lambda: d.job(a).get("threads_used") == 2, timeout=30,
+             what="the job to run the two threads its share keeps busy")
+    b = d.submit(sys.executable, str(script), REPO)
+    held = "job %d: 1.000 cores (after its thread advice)" % a
+    wait_for(lambda: held in d.read_log(), timeout=15,
+             what="the lower share applied after the job's report")
+    log = d.read_log()
+    told = log.index("job %d: 1.000 cores\n" % a)
+    assert told < log.index(held)
+    assert d.job(a)["stall_s"] == 0
+    assert d.job(b)["state"] == "running"
