@@ -322,6 +322,100 @@ static void test_cores_go_where_they_speed_a_job_up(void **state)
     slaq_alloc_ws_free(ws);
 }
 
+/* ------------------------------------------------ in the scheduler */
+
+/* Two jobs with the same curve on 4 cores; job 0 runs an iteration 3.7
+ * times slower on two threads than on one (the PyTorch MLP), job 1
+ * twice as fast. Reports feed each job's model with its share; with the
+ * model the cores go to job 1, without it (scaling off) the two are
+ * alike (the same CPU time reported) and split them evenly. */
+static void sched_two_jobs(int scaling, double *a0, double *a1)
+{
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 4;
+    c.startup_reports = 0;
+    c.hysteresis = 0;
+    c.damping = 0;
+    c.scaling = scaling;
+    slaq_sched *s = slaq_sched_new(&c);
+    assert_non_null(s);
+    slaq_job *j[2] = {slaq_sched_add(s, NULL, 0), slaq_sched_add(s, NULL, 0)};
+    for (int i = 0; i < 2; i++) {
+        slaq_report r = {.iter = 0, .loss = 1, .t = 0};
+        assert_int_equal(slaq_job_report_scaling(j[i], &r, 0, 0), SLAQ_OK);
+    }
+    assert_int_equal(slaq_sched_epoch(s, 0), SLAQ_OK);
+    double t = 0;
+    for (uint64_t k = 1; k <= 8; k++) {
+        int threads = k <= 4 ? 1 : 2;
+        t += 1;
+        for (int i = 0; i < 2; i++) {
+            /* one iteration per report; wall time at `threads` threads */
+            double wall = threads == 1 ? 1.0 : i == 0 ? 3.7 : 0.5;
+            slaq_report r = {.iter = k, .loss = 1.0 / (1.0 + (double)k),
+                             .cpu_s = 1, .samples = 1, .t = t};
+            assert_int_equal(slaq_job_report_scaling(j[i], &r, threads, wall),
+                             SLAQ_OK);
+        }
+    }
+    const slaq_scaling *m0 = slaq_job_scaling(j[0]);
+    const slaq_scaling *m1 = slaq_job_scaling(j[1]);
+    assert_true(m0->known && m1->known);
+    assert_near(m0->sigma, 2 * 3.7 - 1, 1e-9);
+    assert_near(m1->sigma, 0, 1e-9);
+    assert_int_equal(slaq_job_threads(j[0], 2), 1);
+    assert_int_equal(slaq_job_threads(j[1], 2), 2);
+    assert_int_equal(slaq_sched_epoch(s, t), SLAQ_OK);
+    *a0 = slaq_job_alloc(j[0]);
+    *a1 = slaq_job_alloc(j[1]);
+    slaq_sched_free(s);
+}
+
+static void test_the_scheduler_divides_by_measured_scaling(void **state)
+{
+    (void)state;
+    double a0, a1;
+    sched_two_jobs(1, &a0, &a1);
+    assert_near(a0, 1, 1e-9);
+    assert_near(a1, 3, 1e-9);
+    sched_two_jobs(0, &a0, &a1);
+    assert_near(a0, 2, 1e-9);
+    assert_near(a1, 2, 1e-9);
+}
+
+/* A report without threads, and a job's first report, teach nothing;
+ * nor does a report of a job that has no share yet. */
+static void test_reports_without_threads_teach_nothing(void **state)
+{
+    (void)state;
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 2;
+    slaq_sched *s = slaq_sched_new(&c);
+    slaq_job *j = slaq_sched_add(s, NULL, 0);
+    slaq_report r0 = {.iter = 0, .loss = 1, .t = 0};
+    assert_int_equal(slaq_job_report_scaling(j, &r0, 2, 1), SLAQ_OK);
+    slaq_report r1 = {.iter = 1, .loss = 0.5, .cpu_s = 1, .t = 1};
+    assert_int_equal(slaq_job_report_scaling(j, &r1, 2, 1), SLAQ_OK);
+    assert_true(isnan(slaq_job_scaling(j)->a)); /* no share yet */
+    assert_int_equal(slaq_sched_epoch(s, 1), SLAQ_OK);
+    slaq_report r2 = {.iter = 2, .loss = 0.4, .cpu_s = 1, .t = 2};
+    assert_int_equal(slaq_job_report_scaling(j, &r2, 0, 0), SLAQ_OK);
+    assert_true(isnan(slaq_job_scaling(j)->a)); /* no threads said */
+    slaq_report r3 = {.iter = 3, .loss = 0.3, .cpu_s = 1, .t = 4};
+    assert_int_equal(slaq_job_report_scaling(j, &r3, 1, 0), SLAQ_OK);
+    /* wall time 0: the gap between the reports, 2 s, on 1 of 2 cores */
+    assert_near(slaq_job_scaling(j)->mean[slaq_scaling_slot(
+                    slaq_job_scaling(j), 1)], 2, 1e-12);
+    /* a refused report changes nothing */
+    slaq_report back = {.iter = 3, .loss = 0.3, .cpu_s = 1, .t = 5};
+    assert_int_equal(slaq_job_report_scaling(j, &back, 1, 1), SLAQ_EORDER);
+    assert_int_equal(slaq_job_scaling(j)->count[slaq_scaling_slot(
+                         slaq_job_scaling(j), 1)], 1);
+    slaq_sched_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,6 +431,8 @@ int main(void)
         cmocka_unit_test(test_noise_shows_in_the_uncertainty),
         cmocka_unit_test(test_linear_scaling_allocates_exactly_as_the_paper),
         cmocka_unit_test(test_cores_go_where_they_speed_a_job_up),
+        cmocka_unit_test(test_the_scheduler_divides_by_measured_scaling),
+        cmocka_unit_test(test_reports_without_threads_teach_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
