@@ -6,11 +6,12 @@
  * Each report adds one measurement y = e · wall / iters (the core-seconds
  * an iteration held at its thread count) to the discounted mean of its
  * thread count, and the three parameters are fitted again by weighted
- * least squares on those means: at most SLAQ_SCALING_MAX_THREADS points,
- * a 3×3 system at most, no allocation. Known limit: a thread count
- * measured slow is not tried again, so a job whose scaling improves later
- * (a bigger batch, a quieter machine) keeps the advice of its first
- * measurements.
+ * least squares on those means: at most SLAQ_SCALING_SLOTS points, a 3×3
+ * system at most, no allocation. Known limit: a thread count measured
+ * slow is not tried again, so a job whose scaling improves later (a
+ * bigger batch, a quieter machine) keeps the advice of its first
+ * measurements; and a measurement on a loaded machine (other processes
+ * taking the cores the share promised) is taken for the job's own.
  */
 #include <math.h>
 
