@@ -458,9 +458,16 @@ def main():
     results = []
     scaling = None
     n, total = 0, a.reps * len(modes) * len(patterns)
+    os.makedirs(a.out, exist_ok=True)
+
+    def keep():
+        # every run as it ends: a benchmark stopped half-way keeps them
+        with open(os.path.join(a.out, "runs.json"), "w") as f:
+            json.dump({"runs": results, "scaling": scaling}, f, indent=1)
     try:
         if a.scaling:
             scaling = scaling_table(a.build, os.path.join(tmp, "scaling"))
+            keep()
         for rep in range(a.reps):
             for pat in patterns:
                 for mode in modes:
@@ -480,6 +487,7 @@ def main():
                         flips[1] / job_min if flips else 0.0
                     r.update(mode=mode, pattern=pat, rep=rep)
                     results.append(r)
+                    keep()
                     print("[%d/%d] %-9s %-5s rep %d: mean t90 %.1f s, "
                           "makespan %.1f s, CPU %.0f s (slaqd %.1f s), "
                           "idle %.0f%% (%.0f s)"
@@ -493,7 +501,6 @@ def main():
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     s = summarise(results, modes, patterns)
-    os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "runs.json"), "w") as f:
         json.dump({"runs": results, "summary": s, "scaling": scaling}, f,
                   indent=1)
