@@ -87,6 +87,8 @@ typedef struct rp_event {
     int kind;
     size_t job;         /* index into jobs (ADD, REPORT, END) */
     slaq_report r;      /* REPORT */
+    double threads;     /* REPORT: how its iterations ran (0: not said) */
+    double wall_s;
     int policy;         /* POLICY */
     uint64_t epoch;     /* EPOCH */
     int exact;          /* EPOCH: its time was recorded */
@@ -200,8 +202,21 @@ static int load_jobs(sqlite3 *db, rp_run *run)
 static int load_reports(sqlite3 *db, rp_run *run)
 {
     sqlite3_stmt *st;
-    if (prepare(db, "SELECT job, iter, loss, cpu_s, samples, t FROM reports "
-                "ORDER BY job, iter", &st))
+    /* The threads and wall time a report said: what slaqd's scaling
+     * models learnt from (a state.db of an older slaqd has none). */
+    int has_how = 0;
+    if (prepare(db, "SELECT count(*) FROM pragma_table_info('reports') WHERE "
+                "name = 'threads'", &st))
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        has_how = sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    if (prepare(db, has_how
+                ? "SELECT job, iter, loss, cpu_s, samples, t, "
+                  "coalesce(threads, 0), coalesce(wall_s, 0) FROM reports "
+                  "ORDER BY job, iter"
+                : "SELECT job, iter, loss, cpu_s, samples, t, 0, 0 FROM "
+                  "reports ORDER BY job, iter", &st))
         return -1;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -220,6 +235,8 @@ static int load_reports(sqlite3 *db, rp_run *run)
             .samples = sqlite3_column_double(st, 4),
             .t = sqlite3_column_double(st, 5),
         };
+        e->threads = sqlite3_column_double(st, 6);
+        e->wall_s = sqlite3_column_double(st, 7);
         e->t = e->r.t;
         run->nreports++;
     }
@@ -437,7 +454,8 @@ static int replay(rp_run *run, const rp_opts *o, rp_tally *tl)
         }
         case EV_REPORT:
             /* slaqd stored only the reports the core accepted */
-            if (j->sj && slaq_job_report(j->sj, &e->r) != SLAQ_OK)
+            if (j->sj && slaq_job_report_scaling(j->sj, &e->r, e->threads,
+                                                 e->wall_s) != SLAQ_OK)
                 fprintf(stderr, "slaq replay: job %lld: report of iteration "
                         "%llu refused\n", (long long)j->id,
                         (unsigned long long)e->r.iter);

@@ -751,13 +751,15 @@ uint64_t store_failures(const sd_store *s);
 uint64_t store_lost(const sd_store *s);  /* reports beyond the memory cap */
 size_t store_pending(const sd_store *s); /* reports not yet committed */
 void store_put_job(sd_store *s, const sd_job *j);
-/* `metric` NaN: the report carries none (stored as NULL). */
+/* `metric` NaN: the report carries none (stored as NULL); `threads` and
+ * `wall_s` as the report said them (0: not said; stored as NULL). */
 void store_report(sd_store *s, int64_t job, const slaq_report *r,
-                  double metric);
+                  double metric, double threads, double wall_s);
 /* The same with a query's mini-batch: `vec` is the JSON object of its
  * "estimates", "lower" and "upper" (aqpd_vec_json), or NULL. */
 void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
-                      double metric, const char *vec);
+                      double metric, const char *vec, double threads,
+                      double wall_s);
 void store_alloc(sd_store *s, int64_t job, double t, double cores,
                  uint64_t epoch);
 void store_event(sd_store *s, double t, int64_t job, const char *kind,

@@ -942,10 +942,10 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
     }
     if (vec == 0) { /* a query's mini-batch: its vectors too */
         char *text = aqpd_vec_json(msg);
-        store_report_vec(d->store, j->id, &r, mv, text);
+        store_report_vec(d->store, j->id, &r, mv, text, tv, wv);
         free(text);
     } else {
-        store_report(d->store, j->id, &r, mv);
+        store_report(d->store, j->id, &r, mv, tv, wv);
     }
     if (!isnan(mv)) {
         j->last_metric = mv;
