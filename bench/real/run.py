@@ -276,8 +276,9 @@ def scaling_table(build, work, threads=(1, 2)):
 def scaling_lines(table):
     ts = sorted(next(iter(table.values())))
     lines = ["## Scaling: each job alone", "",
-             "Seconds per report, the job alone on the machine, run plainly "
-             "at each thread count; the last column is how much faster %d "
+             "Seconds per report, the job run plainly with no other job of "
+             "the benchmark, at each thread count; the last column is how "
+             "much faster %d "
              "threads are than 1 (below 1: slower)." % ts[-1], "",
              "| job | " + " | ".join("%d thread%s" % (t, "s" * (t > 1))
                                     for t in ts) + " | speed-up |",
