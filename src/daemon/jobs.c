@@ -1127,11 +1127,14 @@ void job_apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
      * slower, when they wait on each other) is held back: the job hears
      * its new advice first, and the share falls at its next report that
      * runs no more threads than advised, or after SD_ADVICE_WAIT_S. */
+    double by = j->alloc_next_by; /* a share held already keeps its
+                                     deadline: the wait stays bounded
+                                     however often the share moves */
     j->alloc_next_by = 0;
     if (a < j->alloc && j->conn && j->sj && !SD_REMOTE(j) &&
         j->threads_used > slaq_job_threads(j->sj, a)) {
         j->alloc_next = a;
-        j->alloc_next_by = sd_mono() + SD_ADVICE_WAIT_S;
+        j->alloc_next_by = by > 0 ? by : sd_mono() + SD_ADVICE_WAIT_S;
         send_alloc(d, j, a);
         return;
     }
