@@ -23,6 +23,7 @@ The batch (each job reports once per epoch or iteration):
 import argparse
 import json
 import os
+import random
 import shutil
 import signal
 import sqlite3
@@ -42,6 +43,16 @@ PY = "/usr/bin/python3"  # Debian's, where python3-torch and sklearn live
 PAPER = ["--policy", "slaq", "--normalise", "max-delta", "--startup-reports",
          "0", "--hysteresis", "0", "--damping", "0", "--share", "quota"]
 
+# The ways under slaqd, by the options that make them.
+SLAQD_MODES = {
+    "fair": ["--policy", "fair"],
+    "slaq": ["--policy", "slaq"],
+    # slaq without the scaling model: every job taken to scale linearly
+    "slaq-linear": ["--policy", "slaq", "--scaling", "off"],
+    "paper": PAPER,
+}
+MODES = ["plain", "queue"] + list(SLAQD_MODES)
+
 
 def batch(build):
     jobs = os.path.join(HERE, "jobs")
@@ -54,6 +65,46 @@ def batch(build):
         ("logreg", [train, "logreg"]),
         ("kmeans", [train, "kmeans"]),
     ]
+
+
+def stream(build):
+    """The stream: ten jobs of the three kinds at several learning rates and
+    sizes, each with a fixed budget that runs well past its convergence,
+    as exploratory jobs do."""
+    jobs = os.path.join(HERE, "jobs")
+    train = os.path.join(ROOT, build, "bin", "slaq-train")
+    torch = [PY, os.path.join(jobs, "torch_mlp.py")]
+    return [
+        ("s-torch-lr0.1", torch + ["--lr", "0.1", "--epochs", "8"]),
+        ("s-logreg-lr0.5", [train, "logreg", "--lr", "0.5", "--iters", "60"]),
+        ("s-sk-mlp", [PY, os.path.join(jobs, "sk_mlp.py"), "--epochs", "8"]),
+        ("s-torch-lr0.01-h128", torch + ["--lr", "0.01", "--hidden", "128",
+                                         "--epochs", "8"]),
+        ("s-kmeans-k10", [train, "kmeans", "--k", "10", "--iters", "30"]),
+        ("s-sk-sgd", [PY, os.path.join(jobs, "sk_sgd.py"), "--epochs", "12"]),
+        ("s-torch-lr0.05-h512", torch + ["--lr", "0.05", "--hidden", "512",
+                                         "--epochs", "6"]),
+        ("s-svm", [train, "svm", "--iters", "60"]),
+        ("s-logreg-lr0.05", [train, "logreg", "--lr", "0.05", "--iters",
+                             "60"]),
+        ("s-sk-mlp-6", [PY, os.path.join(jobs, "sk_mlp.py"), "--epochs",
+                        "6"]),
+    ]
+
+
+def offsets(pattern, n, stagger, mean_ia, seed):
+    """Each job's arrival, in seconds after the first: all at once, every
+    `stagger` s, or (the stream) exponential gaps of mean `mean_ia`."""
+    if pattern == "together":
+        return [0.0] * n
+    if pattern == "staggered":
+        return [i * stagger for i in range(n)]
+    rng = random.Random(seed)
+    t, out = 0.0, []
+    for i in range(n):
+        out.append(t)
+        t += rng.expovariate(1 / mean_ia)
+    return out
 
 
 def cpu_times():
@@ -83,18 +134,25 @@ def stamp(log, argv):
     return [PY, os.path.join(HERE, "stamp.py"), log, "--"] + argv
 
 
-def run_once(build, mode, pattern, stagger, work, slaqd_args):
-    """One batch; returns {job: {"arrival": t, "log": path}} and run facts."""
+def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
+             seed=1):
+    """One batch or stream; returns {job: {"arrival": t, "log": path}} and
+    run facts. `queue` is what a Slurm user gets: each job asks one core
+    and runs one thread, at most as many jobs as CPUs run at once, first
+    come first served; a job's times count from its arrival, not its
+    start."""
     os.makedirs(work)
-    jobs = batch(build)
+    jobs = stream(build) if pattern == "stream" else batch(build)
+    when = offsets(pattern, len(jobs), stagger, mean_ia, seed)
+    slots = os.cpu_count() or 1
     arrivals = {}
     procs = []
     slaqd = None
     state = os.path.join(work, "state")
     bin_ = os.path.join(ROOT, build, "bin")
-    if mode != "plain":
+    if mode not in ("plain", "queue"):
         os.makedirs(state)
-        policy = ["--policy", mode] if mode != "paper" else PAPER
+        policy = SLAQD_MODES[mode]
         slaqd = subprocess.Popen(
             [os.path.join(bin_, "slaqd"), "--state-dir", state, "--http",
              "off"] + policy + slaqd_args,
@@ -109,15 +167,18 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args):
             raise RuntimeError("slaqd did not start: see %s/slaqd.log" % work)
     total0, idle0 = cpu_times()
     t0 = time.time()
+    plain = mode in ("plain", "queue")
     for i, (name, argv) in enumerate(jobs):
-        if pattern == "staggered" and i:
-            time.sleep(max(0.0, t0 + i * stagger - time.time()))
+        time.sleep(max(0.0, t0 + when[i] - time.time()))
+        arrivals[name] = time.time()
+        while mode == "queue" and \
+                sum(p.poll() is None for p in procs) >= slots:
+            time.sleep(0.05)
         log = os.path.join(work, name + ".log")
         cmd = list(argv)
-        if mode == "plain" and "slaq-train" in argv[0]:
+        if plain and "slaq-train" in argv[0]:
             cmd += ["--threads", "1"]
-        arrivals[name] = time.time()
-        if mode == "plain":
+        if plain:
             procs.append(subprocess.Popen(
                 stamp(log, cmd), env=job_env(True), stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL))
@@ -140,7 +201,9 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args):
         p.wait()
     daemon_cpu = 0.0
     flips = None
+    stall = None
     if slaqd:
+        stall = stall_seconds(bin_, state)
         with open("/proc/%d/stat" % slaqd.pid) as f:
             fields = f.read().rsplit(")", 1)[1].split()
         daemon_cpu = (int(fields[11]) + int(fields[12])) / \
@@ -149,7 +212,16 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args):
         slaqd.wait(timeout=30)
         flips = alloc_changes(state)
     return arrivals, logs, (idle1 - idle0) / max(1, total1 - total0), \
-        daemon_cpu, flips
+        daemon_cpu, flips, stall
+
+
+def stall_seconds(bin_, state):
+    """Seconds of the jobs' reports whose iterations ran more threads than
+    their share kept busy (slaqd's stall_s per job), summed."""
+    out = subprocess.run(
+        [os.path.join(bin_, "slaq"), "ls", "-a", "--json", "--state-dir",
+         state], check=True, capture_output=True, text=True).stdout
+    return sum(j.get("stall_s", 0.0) for j in json.loads(out)["jobs"])
 
 
 def alloc_changes(state):
@@ -168,6 +240,54 @@ def alloc_changes(state):
                 changes += 1
                 moved += abs(a1 - a0)
     return changes, moved
+
+
+def scaling_table(build, work, threads=(1, 2)):
+    """Each job of the batch alone, plainly, at each thread count (the
+    clients' default allocation, slaq-train's --threads), for its first
+    few reports (3 epochs, 10 iterations of slaq-train): seconds per
+    report, from its first report (its loss before training) to its
+    last. {job: {threads: seconds}}."""
+    os.makedirs(work)
+    table = {}
+    for name, argv in batch(build):
+        table[name] = {}
+        for t in threads:
+            log = os.path.join(work, "%s-%d.log" % (name, t))
+            cmd = list(argv)
+            if "slaq-train" in argv[0]:
+                cmd += ["--threads", str(t), "--iters", "10"]
+            else:
+                cmd += ["--epochs", "3"]
+            env = job_env(True)
+            env["SLAQ_DEFAULT_CORES"] = str(t)
+            subprocess.run(stamp(log, cmd), env=env, check=True,
+                           stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            rows, _, _, rc = parse_log(log)
+            if rc != 0 or len(rows) < 2:
+                raise RuntimeError("%s: the job failed (exit %s)" % (log, rc))
+            table[name][t] = (rows[-1][0] - rows[0][0]) / (len(rows) - 1)
+            print("scaling: %-13s %d thread(s): %.2f s per report"
+                  % (name, t, table[name][t]), flush=True)
+    return table
+
+
+def scaling_lines(table):
+    ts = sorted(next(iter(table.values())))
+    lines = ["## Scaling: each job alone", "",
+             "Seconds per report, the job run plainly with no other job of "
+             "the benchmark, at each thread count; the last column is how "
+             "much faster %d "
+             "threads are than 1 (below 1: slower)." % ts[-1], "",
+             "| job | " + " | ".join("%d thread%s" % (t, "s" * (t > 1))
+                                    for t in ts) + " | speed-up |",
+             "|---|" + "---|" * (len(ts) + 1)]
+    for name, row in table.items():
+        lines.append("| %s | %s | %.2f |" % (
+            name, " | ".join("%.2f" % row[t] for t in ts),
+            row[ts[0]] / row[ts[-1]]))
+    return lines + [""]
 
 
 def parse_log(path):
@@ -228,7 +348,7 @@ def summarise(results, modes, patterns):
                     r["mode"] == mode]
             s[pat][mode] = {}
             for k in ("t50_mean_s", "t90_mean_s", "jct_mean_s", "makespan_s",
-                      "cpu_s", "idle_frac", "slaqd_cpu_s",
+                      "cpu_s", "idle_frac", "slaqd_cpu_s", "stall_s",
                       "alloc_changes_per_job_min", "cores_moved_per_job_min"):
                 v = [r[k] for r in runs]
                 s[pat][mode][k] = {"mean": sum(v) / len(v), "min": min(v),
@@ -243,21 +363,27 @@ def table(s, modes, patterns, reps):
     lines = ["# slaq on real jobs (make bench-real)", "",
              "Batch: %s. %d repetition(s); mean [min-max]." %
              (", ".join(n for n, _ in batch("build")), reps), ""]
+    if "stream" in patterns:
+        lines += ["Stream: %s." % ", ".join(n for n, _ in stream("build")),
+                  ""]
     for pat in patterns:
         lines += ["## %s" % pat, "",
                   "| way | mean t50 s | mean t90 s | mean JCT s | makespan s "
-                  "| jobs' CPU s | slaqd CPU s | idle CPU | alloc changes "
-                  "/ job-min |", "|---|---|---|---|---|---|---|---|---|"]
+                  "| jobs' CPU s | slaqd CPU s | idle CPU | stall s "
+                  "| alloc changes / job-min |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for mode in modes:
             m = s[pat][mode]
             f = lambda k, fmt="%.1f": (fmt + " [" + fmt + "-" + fmt + "]") % (
                 m[k]["mean"], m[k]["min"], m[k]["max"])
             lines.append(
-                "| %s | %s | %s | %s | %s | %s | %.1f | %.0f%% | %s |" % (
+                "| %s | %s | %s | %s | %s | %s | %.1f | %.0f%% | %s | %s |" % (
                     mode, f("t50_mean_s"), f("t90_mean_s"), f("jct_mean_s"),
                     f("makespan_s"), f("cpu_s", "%.0f"),
                     m["slaqd_cpu_s"]["mean"], 100 * m["idle_frac"]["mean"],
-                    "-" if mode == "plain" else
+                    "-" if mode in ("plain", "queue") else
+                    "%.1f" % m["stall_s"]["mean"],
+                    "-" if mode in ("plain", "queue") else
                     "%.1f (%.1f cores moved)" % (
                         m["alloc_changes_per_job_min"]["mean"],
                         m["cores_moved_per_job_min"]["mean"])))
@@ -277,9 +403,12 @@ def table(s, modes, patterns, reps):
                     g("slaq", "t90_mean_s") / g("plain", "t90_mean_s"),
                     g("fair", "makespan_s") / g("plain", "makespan_s"),
                     g("slaq", "cpu_s") / g("fair", "cpu_s")))
-            if "paper" in modes:
-                lines.append("slaq/paper t90 %.2f" % (
-                    g("slaq", "t90_mean_s") / g("paper", "t90_mean_s")))
+            for other in ("paper", "slaq-linear", "queue"):
+                if other in modes:
+                    lines.append("slaq/%s t90 %.2f, makespan %.2f" % (
+                        other,
+                        g("slaq", "t90_mean_s") / g(other, "t90_mean_s"),
+                        g("slaq", "makespan_s") / g(other, "makespan_s")))
             lines.append("")
     return "\n".join(lines)
 
@@ -292,12 +421,19 @@ def main():
     ap.add_argument("--reps", type=int, default=1,
                     help="repetitions of every configuration (1)")
     ap.add_argument("--modes", default="plain,fair,slaq",
-                    help="ways to run the batch: plain, fair, slaq, and\n"
-                    "paper (slaq as in the paper: slaqd --normalise\n"
-                    "max-delta, no start-up shares, hysteresis or damping,\n"
-                    "--share quota)")
+                    help="ways to run the batch: plain, fair, slaq,\n"
+                    "slaq-linear (slaq without the scaling model: slaqd\n"
+                    "--scaling off) and paper (slaq as in the paper:\n"
+                    "slaqd --normalise max-delta, no start-up shares,\n"
+                    "hysteresis or damping, --share quota)")
     ap.add_argument("--patterns", default="together,staggered",
-                    help="arrival patterns: together, staggered")
+                    help="arrival patterns: together, staggered (the batch\n"
+                    "of six), stream (ten jobs, exponential arrivals)")
+    ap.add_argument("--mean-interarrival", type=float, default=6.0,
+                    help="the stream's mean seconds between arrivals (6)")
+    ap.add_argument("--seed", type=int, default=1,
+                    help="the stream's arrivals (1; repetition r uses\n"
+                    "seed + r)")
     ap.add_argument("--stagger", type=float, default=5.0,
                     help="seconds between arrivals when staggered (5)")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results",
@@ -306,29 +442,45 @@ def main():
                     "(docs/results/real)")
     ap.add_argument("--slaqd-arg", action="append", default=[],
                     help="extra slaqd option (repeatable)")
+    ap.add_argument("--scaling", action="store_true",
+                    help="first measure every job alone at 1 and 2\n"
+                    "threads (seconds per report): the scaling table")
     a = ap.parse_args()
     modes = a.modes.split(",")
     patterns = a.patterns.split(",")
     for m in modes:
-        if m not in ("plain", "fair", "slaq", "paper"):
-            ap.error("--modes: expected plain, fair, slaq, paper; got %s" % m)
+        if m not in MODES:
+            ap.error("--modes: expected %s; got %s" % (", ".join(MODES), m))
     for p in patterns:
-        if p not in ("together", "staggered"):
-            ap.error("--patterns: expected together, staggered; got %s" % p)
+        if p not in ("together", "staggered", "stream"):
+            ap.error("--patterns: expected together, staggered, stream; "
+                     "got %s" % p)
     tmp = tempfile.mkdtemp(prefix="slaq-bench-real.")
     results = []
+    scaling = None
     n, total = 0, a.reps * len(modes) * len(patterns)
+    os.makedirs(a.out, exist_ok=True)
+
+    def keep():
+        # every run as it ends: a benchmark stopped half-way keeps them
+        with open(os.path.join(a.out, "runs.json"), "w") as f:
+            json.dump({"runs": results, "scaling": scaling}, f, indent=1)
     try:
+        if a.scaling:
+            scaling = scaling_table(a.build, os.path.join(tmp, "scaling"))
+            keep()
         for rep in range(a.reps):
             for pat in patterns:
                 for mode in modes:
                     n += 1
                     work = os.path.join(tmp, "%s-%s-%d" % (pat, mode, rep))
                     t = time.time()
-                    arr, logs, idle, dcpu, flips = run_once(
-                        a.build, mode, pat, a.stagger, work, a.slaqd_arg)
+                    arr, logs, idle, dcpu, flips, stall = run_once(
+                        a.build, mode, pat, a.stagger, work, a.slaqd_arg,
+                        a.mean_interarrival, a.seed + rep)
                     r = run_metrics(arr, logs, idle)
                     r["slaqd_cpu_s"] = dcpu
+                    r["stall_s"] = stall or 0.0
                     job_min = sum(j["jct_s"] for j in r["jobs"].values()) / 60
                     r["alloc_changes_per_job_min"] = \
                         flips[0] / job_min if flips else 0.0
@@ -336,6 +488,7 @@ def main():
                         flips[1] / job_min if flips else 0.0
                     r.update(mode=mode, pattern=pat, rep=rep)
                     results.append(r)
+                    keep()
                     print("[%d/%d] %-9s %-5s rep %d: mean t90 %.1f s, "
                           "makespan %.1f s, CPU %.0f s (slaqd %.1f s), "
                           "idle %.0f%% (%.0f s)"
@@ -349,10 +502,12 @@ def main():
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     s = summarise(results, modes, patterns)
-    os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "runs.json"), "w") as f:
-        json.dump({"runs": results, "summary": s}, f, indent=1)
+        json.dump({"runs": results, "summary": s, "scaling": scaling}, f,
+                  indent=1)
     text = table(s, modes, patterns, a.reps)
+    if scaling:
+        text += "\n" + "\n".join(scaling_lines(scaling))
     with open(os.path.join(a.out, "summary.md"), "w") as f:
         f.write(text + "\n")
     print(text)

@@ -62,7 +62,9 @@ slaq_client *slaq_client_connect(const char *socket_path, int64_t job_id,
 /*
  * Reports the state after iteration `iter` (strictly increasing; iteration
  * 0 is the loss before training): the loss, the CPU-seconds used (all
- * threads) and samples processed since the previous report. Returns 0 when
+ * threads) and samples processed since the previous report. The report
+ * also carries the wall time since the previous report and the threads
+ * the job ran (slaq_client_threads, slaq_client_set_threads). Returns 0 when
  * the report was queued, 1 when it was dropped because slaqd is not
  * connected (and the last slaqd did not acknowledge reports) or 65,536
  * reports already wait for it, -1 (errno EINVAL) when loss is not finite
@@ -117,11 +119,24 @@ int slaq_client_set_metric_name(slaq_client *c, const char *name);
  * allocation until slaqd has said otherwise. Never blocks. */
 double slaq_client_cores(slaq_client *c);
 
-/* The number of worker threads the job should run for its current
- * allocation: slaq_client_threads_for(slaq_client_cores(c), online CPUs).
- * This is slaq's one thread rule (docs/client.md); size thread pools with
- * it rather than with the cores directly. Never blocks. */
+/*
+ * The number of worker threads the job should run for its current
+ * allocation: slaqd's advice, the count with the best measured speed on
+ * the job's share (docs/client.md, "Threads"), never more than
+ * slaq_client_threads_for(slaq_client_cores(c), online CPUs), slaq's
+ * thread rule, which is all it is before slaqd has advised. Size thread
+ * pools with it rather than with the cores directly, at the start of
+ * every iteration: the job's reports then tell slaqd that the
+ * iterations ran this many threads (and their wall time), which is what
+ * its advice is measured from. Never blocks.
+ */
 int slaq_client_threads(slaq_client *c);
+
+/* For a job that sizes its thread pools itself: the threads its next
+ * reports' iterations run (>= 1; else ignored). Reports without either
+ * call say nothing of threads, and slaqd learns nothing of the job's
+ * scaling. */
+void slaq_client_set_threads(slaq_client *c, int threads);
 
 /* The thread rule itself, a pure function: max(1, floor(cores + 0.25)),
  * at most `cpus` (taken as 1 when below 1). 0.1 to 1.74 cores give 1

@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "slaq/queue.h"
+#include "slaq/scaling.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -591,6 +592,9 @@ typedef struct slaq_pjob {
     double iter;        /* I: iterations done */
     double last_drop;   /* δl_{I-1}: the loss drop of the last iteration */
     double total_drop;  /* Σ δl_j: the loss drop so far */
+    const slaq_scaling *scale; /* how the job scales: a cores gives it
+                           iters_per_core × slaq_scaling_speedup(scale,
+                           a) iterations (NULL: linear, exactly a) */
 } slaq_pjob;
 
 /* Scratch space for the allocator; reused across calls so that a warmed-up
@@ -668,7 +672,9 @@ int slaq_policy_load_control(slaq_policy_kind kind);
  *         jobs without one. Then units go one at a time to the job whose
  *         predicted normalised loss reduction over the epoch grows most,
  *         weight × (L(k+n(a)) − L(k+n(a+unit))) / norm with n(a) =
- *         iters_per_core × min(a, max_cores), multiplied by (1 + stay)
+ *         iters_per_core × s(min(a, max_cores)), s the job's speed-up
+ *         slaq_scaling_speedup(scale, ·) (s(a) = a for a NULL scale, the
+ *         paper's c·S/N), multiplied by (1 + stay)
  *         for a unit the job already held (a < prev_alloc): a job keeps
  *         its cores unless another gains clearly more. Unproven jobs
  *         come last. A final
@@ -818,6 +824,11 @@ typedef struct slaq_sched_config {
     double hysteresis;             /* >= 0: the `stay` bonus of a job's
                                       units from the previous epoch;
                                       default SLAQ_DEFAULT_HYSTERESIS */
+    int scaling;                   /* non-zero (default): a job that has
+                                      reported its threads is allocated
+                                      by its scaling model's speed-ups
+                                      (slaq/scaling.h); 0: every job
+                                      scales linearly, the paper's */
     /* Approximate queries (ReLAQS; slaq_job_opts.kind): */
     slaq_query_opts query;         /* their progress curve and cost line */
     double query_min_cores;        /* >= 0: the tunable minimum allocation
@@ -1019,6 +1030,24 @@ int slaq_sched_replace(slaq_sched *s, slaq_job *j);
  * tokens consumed. Errors as slaq_history_add(); nothing changes on error.
  */
 int slaq_job_report(slaq_job *j, const slaq_report *r);
+
+/*
+ * slaq_job_report() of a report that says how it ran: the iterations
+ * since the previous report ran `threads` worker threads (>= 1) and took
+ * `wall_s` seconds (0: the gap r->t − the previous report's t). Feeds the
+ * job's scaling model (slaq/scaling.h) with the job's share of the epoch
+ * the report ends. A report without threads (0), a first report, or one
+ * of a job with no share yet is only slaq_job_report(). Errors as that.
+ */
+int slaq_job_report_scaling(slaq_job *j, const slaq_report *r,
+                            double threads, double wall_s);
+
+/* The job's scaling model (slaq/scaling.h). */
+const slaq_scaling *slaq_job_scaling(const slaq_job *j);
+
+/* The worker threads to advise the job on a share of `cores` cores:
+ * slaq_scaling_threads() of its model; the same whatever the policy. */
+int slaq_job_threads(const slaq_job *j, double cores);
 
 /*
  * A query's report after mini-batch r->iter (1-based, the next one): its

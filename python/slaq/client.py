@@ -171,6 +171,9 @@ class Client:
         # or not (False); None before any welcome: reports are kept
         self._acked = -1     # the last iteration confirmed
         self._cpu_prev = time.process_time()
+        self._advice = None      # the threads slaqd advises (None: none yet)
+        self._threads_used = None  # what threads() last returned
+        self._wall_prev = None   # monotonic time of the previous report
         self.poll()
 
     # ------------------------------------------------------------ public
@@ -188,7 +191,10 @@ class Client:
         query, and every later one must carry as many. lower, upper: the
         cells' error bounds, each as long as estimates (or None).
         cpu_s: CPU-seconds used since the previous report; by default the
-        process's own CPU time since then (all threads). Returns True when
+        process's own CPU time since then (all threads). The report also
+        carries the wall time since the previous report and the threads
+        the iterations ran (what ``threads()`` last returned, or
+        ``set_threads`` said). Returns True when
         the report was queued (kept until slaqd confirms it, and sent again
         after a reconnection), False when it was dropped: slaqd is not
         reachable (and the last one did not confirm reports) or 65,536
@@ -196,6 +202,9 @@ class Client:
         negative cpu_s or samples.
         """
         now_cpu = time.process_time()
+        now_wall = time.monotonic()
+        wall_s = now_wall - self._wall_prev if self._wall_prev else 0.0
+        self._wall_prev = now_wall
         if cpu_s is None:
             cpu_s = max(0.0, now_cpu - self._cpu_prev)
         self._cpu_prev = now_cpu
@@ -233,6 +242,10 @@ class Client:
                "cpu_s": cpu_s, "samples": samples}
         if metric is not None:
             msg["metric"] = metric
+        if self._threads_used:
+            msg["threads"] = self._threads_used
+        if wall_s > 0:
+            msg["wall_s"] = wall_s
         msg.update(cells)
         line = json.dumps(msg, separators=(",", ":"))
         self._unacked.append((int(iteration), line))
@@ -291,9 +304,25 @@ class Client:
         return self._cores
 
     def threads(self):
-        """The worker threads to run for the current allocation:
-        ``threads_for(self.cores())``, slaq's thread rule."""
-        return threads_for(self.cores())
+        """The worker threads to run for the current allocation: slaqd's
+        advice, the count with the best measured speed on the job's share
+        (docs/client.md, "Threads"), never more than
+        ``threads_for(self.cores())``, slaq's thread rule, which is all it
+        is before slaqd has advised. Call it at the start of every
+        iteration: the reports then tell slaqd that the iterations ran
+        this many threads, and their wall time, which is what the advice
+        is measured from."""
+        t = threads_for(self.cores())
+        if self._advice is not None:
+            t = min(t, self._advice)
+        self._threads_used = t
+        return t
+
+    def set_threads(self, threads):
+        """For a job that sizes its thread pools itself: the threads its
+        next reports' iterations run (>= 1; else ignored)."""
+        if int(threads) >= 1:
+            self._threads_used = int(threads)
 
     def should_stop(self):
         """True once slaqd asked this job to stop."""
@@ -482,6 +511,13 @@ class Client:
             if len(self._rbuf) > _MAX_LINE:
                 self._rbuf.clear()
 
+    def _take_advice(self, msg):
+        """The thread advice of a welcome or alloc message (a slaqd that
+        gives none leaves the thread rule alone)."""
+        t = msg.get("threads")
+        if isinstance(t, int) and not isinstance(t, bool) and t >= 1:
+            self._advice = t
+
     def _message(self, line):
         try:
             msg = json.loads(line)
@@ -499,6 +535,7 @@ class Client:
                 self._secret = msg["secret"]
             if isinstance(cores, (int, float)) and cores > 0:
                 self._cores = float(cores)
+            self._take_advice(msg)
             # The kept reports went out after the hello already (slaqd
             # drops those it has); they stay until acknowledged only if
             # this slaqd acknowledges.
@@ -514,6 +551,7 @@ class Client:
         elif kind == "alloc":
             if isinstance(cores, (int, float)) and cores >= 0:
                 self._cores = float(cores)
+            self._take_advice(msg)
         elif kind == "stop":
             self._stop_reason = str(msg.get("reason") or "stop")
         elif kind == "error":

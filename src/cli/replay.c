@@ -87,6 +87,8 @@ typedef struct rp_event {
     int kind;
     size_t job;         /* index into jobs (ADD, REPORT, END) */
     slaq_report r;      /* REPORT */
+    double threads;     /* REPORT: how its iterations ran (0: not said) */
+    double wall_s;
     int policy;         /* POLICY */
     uint64_t epoch;     /* EPOCH */
     int exact;          /* EPOCH: its time was recorded */
@@ -189,7 +191,8 @@ static int load_jobs(store_run *db, rp_run *run)
     return 0;
 }
 
-static int add_report(void *arg, int64_t job, const slaq_report *r)
+static int add_report(void *arg, int64_t job, const slaq_report *r,
+                      double threads, double wall_s)
 {
     rp_run *run = arg;
     int j = find_job(run, job);
@@ -201,6 +204,8 @@ static int add_report(void *arg, int64_t job, const slaq_report *r)
     e->kind = EV_REPORT;
     e->job = (size_t)j;
     e->r = *r;
+    e->threads = threads;
+    e->wall_s = wall_s;
     e->t = r->t;
     run->nreports++;
     return 0;
@@ -420,7 +425,8 @@ static int replay(rp_run *run, const rp_opts *o, rp_tally *tl)
         }
         case EV_REPORT:
             /* slaqd stored only the reports the core accepted */
-            if (j->sj && slaq_job_report(j->sj, &e->r) != SLAQ_OK)
+            if (j->sj && slaq_job_report_scaling(j->sj, &e->r, e->threads,
+                                                 e->wall_s) != SLAQ_OK)
                 fprintf(stderr, "slaq replay: job %lld: report of iteration "
                         "%llu refused\n", (long long)j->id,
                         (unsigned long long)e->r.iter);

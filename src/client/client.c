@@ -53,6 +53,8 @@ typedef struct cl_rep {
     char *vec;                   /* a query's ",\"estimates\":[..]..."
                                     text (owned), or NULL */
     size_t vec_len;
+    int threads;                 /* the threads it ran (0: not known) */
+    double wall_s;               /* since the previous report (0: first) */
 } cl_rep;
 
 struct slaq_client {
@@ -69,6 +71,10 @@ struct slaq_client {
     int welcomed;
     double cores, default_cores;
     int have_alloc;       /* cores came from slaqd */
+    int advice;           /* the threads slaqd advises (0: none yet) */
+    int threads_used;     /* what slaq_client_threads() last returned, or
+                             slaq_client_set_threads() said (0: neither) */
+    double last_report;   /* monotonic time of the last report (0: none) */
     int stop;
     char *stop_reason;
     uint64_t iters;       /* the job's declared length, 0 if unknown */
@@ -197,6 +203,12 @@ static void ring_pump(slaq_client *c)
         if (!isnan(r->metric))
             n += snprintf(head + n, sizeof head - (size_t)n,
                           ",\"metric\":%.17g", r->metric);
+        if (r->threads > 0)
+            n += snprintf(head + n, sizeof head - (size_t)n,
+                          ",\"threads\":%d", r->threads);
+        if (r->wall_s > 0)
+            n += snprintf(head + n, sizeof head - (size_t)n,
+                          ",\"wall_s\":%.17g", r->wall_s);
         int rc;
         if (r->vec) {
             size_t len = (size_t)n + r->vec_len + 1;
@@ -301,6 +313,16 @@ static void cl_try_connect(slaq_client *c)
     free(s);
 }
 
+/* The thread advice of a welcome or alloc message (a slaqd that gives
+ * none leaves the thread rule alone). */
+static void cl_advice(slaq_client *c, json_t *m)
+{
+    json_t *t = json_object_get(m, "threads");
+    if (json_is_integer(t) && json_integer_value(t) >= 1 &&
+        json_integer_value(t) <= INT_MAX)
+        c->advice = (int)json_integer_value(t);
+}
+
 static void cl_message(slaq_client *c, const char *line, size_t len)
 {
     json_t *m = json_loadb(line, len, 0, NULL);
@@ -324,6 +346,7 @@ static void cl_message(slaq_client *c, const char *line, size_t len)
             c->cores = json_number_value(cores);
             c->have_alloc = 1;
         }
+        cl_advice(c, m);
         /* The kept reports went out after the hello already (slaqd drops
          * those it has); from now on they stay until acknowledged only if
          * this slaqd acknowledges. */
@@ -345,6 +368,7 @@ static void cl_message(slaq_client *c, const char *line, size_t len)
             c->cores = json_number_value(cores);
             c->have_alloc = 1;
         }
+        cl_advice(c, m);
     } else if (!strcmp(type, "stop")) {
         const char *why = json_string_value(json_object_get(m, "reason"));
         c->stop = 1;
@@ -489,6 +513,16 @@ slaq_client *slaq_client_open(void)
                                getenv("SLAQ_JOB_NAME"));
 }
 
+/* What a report says of how its iterations ran: the threads the job
+ * ran them with, and the wall time since the previous report. */
+static void cl_stamp(slaq_client *c, cl_rep *r)
+{
+    double now = mono();
+    r->threads = c->threads_used;
+    r->wall_s = c->last_report > 0 ? now - c->last_report : 0;
+    c->last_report = now;
+}
+
 int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
                        double cpu_s, double samples)
 {
@@ -506,7 +540,8 @@ int slaq_client_report_metric(slaq_client *c, uint64_t iter, double loss,
     slaq_client_poll(c);
     /* Offline, a report is kept only for a slaqd known to acknowledge
      * (it will be sent after the reconnection); else it is dropped. */
-    cl_rep r = {iter, loss, cpu_s, samples, metric, NULL, 0};
+    cl_rep r = {iter, loss, cpu_s, samples, metric, NULL, 0, 0, 0};
+    cl_stamp(c, &r);
     if ((c->fd < 0 && c->acks != 1) || ring_push(c, &r) < 0) {
         c->dropped++;
         return 1;
@@ -560,7 +595,8 @@ int slaq_client_report_vector(slaq_client *c, uint64_t iter, double loss,
         at = put_array(vec, len, at, "lower", lower, n);
     if (upper)
         at = put_array(vec, len, at, "upper", upper, n);
-    cl_rep r = {iter, loss, cpu_s, samples, NAN, vec, at};
+    cl_rep r = {iter, loss, cpu_s, samples, NAN, vec, at, 0, 0};
+    cl_stamp(c, &r);
     if (at >= len || c->vec_bytes + at > CL_MAX_VEC_BYTES ||
         ring_push(c, &r) < 0) {
         free(vec);
@@ -661,8 +697,18 @@ int slaq_client_threads_for(double cores, long cpus)
 
 int slaq_client_threads(slaq_client *c)
 {
-    return slaq_client_threads_for(slaq_client_cores(c),
-                                   sysconf(_SC_NPROCESSORS_ONLN));
+    int t = slaq_client_threads_for(slaq_client_cores(c),
+                                    sysconf(_SC_NPROCESSORS_ONLN));
+    if (c->have_alloc && c->advice > 0 && c->advice < t)
+        t = c->advice;
+    c->threads_used = t;
+    return t;
+}
+
+void slaq_client_set_threads(slaq_client *c, int threads)
+{
+    if (threads >= 1)
+        c->threads_used = threads;
 }
 
 void slaq_client_set_default_cores(slaq_client *c, double cores)

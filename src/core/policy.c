@@ -237,11 +237,16 @@ static void alloc_fair(const alloc_policy *p, const slaq_pjob *jobs,
 
 /* ------------------------------------------------- quality policies */
 
-/* Predicted loss of job j after one epoch on `a` cores. */
+/* Predicted loss of job j after one epoch on `a` cores: the paper's
+ * iters_per_core × a iterations when the job scales linearly (scale
+ * NULL, or σ = κ = 0: the speed-up is then a itself, bit for bit), its
+ * model's speed-up of a otherwise. */
 static double loss_after(const slaq_pjob *j, double a)
 {
     double cores = a < j->max_cores ? a : j->max_cores;
-    return slaq_forecast_loss(j->fc, j->k + j->iters_per_core * cores);
+    return slaq_forecast_loss(j->fc, j->k + j->iters_per_core *
+                                               slaq_scaling_speedup(j->scale,
+                                                                    cores));
 }
 
 /* The loss units of one unit of progress for job j. */

@@ -88,6 +88,12 @@ static const int predictors[] = {SLAQ_PRED_AUTO, SLAQ_PRED_SLAQ_FIT,
 static const int norms[] = {SLAQ_NORM_SPAN, SLAQ_NORM_MAX_DELTA};
 static const int placements[] = {SLAQ_PLACE_LEAST_LOADED, SLAQ_PLACE_GAIN};
 static const int qloads[] = {SLAQ_QLOAD_WAIT, SLAQ_QLOAD_LENGTH};
+static const int switches[] = {1, 0};
+
+static const char *switch_name(int v)
+{
+    return v ? "on" : "off";
+}
 
 #define VALUES(a, fn) .values = a, .nvalues = sizeof a / sizeof *a, \
                       .value_name = fn
@@ -148,6 +154,13 @@ static const slaq_setting settings[] = {
      .help = "With the same jobs as in the previous epoch, a job's new "
              "share is D x its old one + (1 - D) x the policy's: a forecast "
              "that jumps moves only part of the cores (0: none)."},
+    {.name = "scaling", .type = SLAQ_SETTING_ENUM,
+     .offset = AT(scaling, int), VALUES(switches, switch_name),
+     .dflt = 1, .arg = "on|off",
+     .help = "on: a job that reports its threads is given cores by how "
+             "much faster they make it, from its own measurements (its "
+             "scaling model, docs/libslaq.md); off: every job is taken to "
+             "speed up in proportion to its cores, the paper's c*S/N."},
     {.name = "horizon", .type = SLAQ_SETTING_DOUBLE,
      .offset = AT(horizon_s, double), .min = 0, .max = 3600, .dflt = 0,
      .arg = "S", .unit = "s",

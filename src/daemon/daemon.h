@@ -50,6 +50,9 @@
 #define SD_HTTP_TIMEOUT_S 10          /* HTTP idle (and header) timeout */
 #define SD_HTTP_HEADER_S 10.0         /* a request's headers, in all */
 #define SD_TICK_S 0.05                /* flush / enforcement tick */
+#define SD_ADVICE_WAIT_S 2.0          /* a lower share waits at most this
+                                         for the job to follow its thread
+                                         advice (job_apply_alloc) */
 #define SD_SPARK 32                   /* allocation samples kept per job */
 #define SD_TRACE_FRAMES 256           /* timeline frames kept (trace.c) */
 #define SD_EPOCH_RING 64              /* epochs status's recent_epochs holds */
@@ -199,6 +202,15 @@ typedef struct sd_job {
     slaq_job *sj;         /* in the scheduler while active */
     struct sd_conn *conn; /* its client connection, if any */
     double alloc;         /* cores last applied */
+    /* Thread advice (the core's slaq_job_threads): what the job was last
+     * told, what its last report said it ran, and a lower share held
+     * back until the job has heard of it (job_apply_alloc). */
+    int threads_sent;     /* 0: none yet */
+    int threads_used;     /* 0: not reported */
+    double alloc_next;    /* the share to apply once it has heard */
+    double alloc_next_by; /* monotonic deadline for it (0: none held) */
+    double stall_s;       /* wall seconds of reports that ran more
+                             threads than the share applied kept busy */
     double alloc_sent;    /* cores last sent to its agent (<0: none) */
     uint64_t alloc_msg;   /* agent: the last allocs message naming it */
     uint64_t last_iter;

@@ -175,6 +175,10 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c)
         j->nreports ? (json_int_t)j->last_iter + 1 : 0));
     if (c->acks)
         json_object_set_new(m, "ack", json_true());
+    if (j->sj) {
+        j->threads_sent = slaq_job_threads(j->sj, j->alloc);
+        json_object_set_new(m, "threads", json_integer(j->threads_sent));
+    }
     /* An attached job learns its secret here: its reconnections (after a
      * restart of slaqd, say) must show it. A started job has it already. */
     if (!j->managed && j->secret[0])
@@ -1002,13 +1006,62 @@ static void note_report(sd_job *j, const slaq_report *r)
     j->cpu_total += r->iter > 0 ? r->cpu_s : 0;
 }
 
-static int add_report(sd_job *j, const slaq_report *r)
+static int add_report(sd_job *j, const slaq_report *r, double threads,
+                      double wall_s)
 {
-    int rc = slaq_job_report(j->sj, r);
+    int rc = slaq_job_report_scaling(j->sj, r, threads, wall_s);
     if (rc)
         return rc;
     note_report(j, r);
     return 0;
+}
+
+/* Tells job j (if it has a connection) its share and the threads its
+ * model advises on it. */
+static void send_alloc(sd_daemon *d, sd_job *j, double cores)
+{
+    if (!j->conn || !j->sj)
+        return;
+    int threads = slaq_job_threads(j->sj, cores);
+    char line[160];
+    int n = snprintf(line, sizeof line, "{\"type\":\"alloc\",\"cores\":"
+                     "%.17g,\"threads\":%d,\"epoch\":%llu}", cores, threads,
+                     (unsigned long long)d->epoch_no);
+    conn_send_line(d, j->conn, line, (size_t)n);
+    j->threads_sent = threads;
+}
+
+/* Applies the lower share held back for job j (job_apply_alloc). */
+static void apply_held(sd_daemon *d, sd_job *j)
+{
+    if (j->alloc_next_by <= 0)
+        return;
+    j->alloc_next_by = 0;
+    j->alloc = j->alloc_next;
+    if (!SD_REMOTE(j))
+        enf_apply(d, j, j->alloc);
+    sd_log(d, 1, "job %lld: %.3f cores (after its thread advice)",
+           (long long)j->id, j->alloc);
+}
+
+/*
+ * What a report changes in job j's advice (its iterations ran `threads`
+ * threads for `wall_s` seconds; 0: not said): a job that now runs no more
+ * threads than it was told gets the share held back for it at once; one
+ * whose model advises another count on its share (a measurement came in,
+ * or it explores) is told at once, not at the next change of share.
+ */
+static void advise(sd_daemon *d, sd_job *j, double threads, double wall_s)
+{
+    if (threads >= 1)
+        j->threads_used = (int)threads;
+    if (threads > slaq_scaling_busy_threads(j->alloc) && wall_s > 0)
+        j->stall_s += wall_s;
+    if (j->alloc_next_by > 0 && threads >= 1 && threads <= j->threads_sent)
+        apply_held(d, j);
+    double share = j->alloc_next_by > 0 ? j->alloc_next : j->alloc;
+    if (j->threads_sent && slaq_job_threads(j->sj, share) != j->threads_sent)
+        send_alloc(d, j, share);
 }
 
 int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
@@ -1023,6 +1076,8 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
     json_t *cpu = json_object_get(msg, "cpu_s");
     json_t *samples = json_object_get(msg, "samples");
     json_t *metric = json_object_get(msg, "metric");
+    json_t *threads = json_object_get(msg, "threads");
+    json_t *wall = json_object_get(msg, "wall_s");
     if (!json_is_integer(it) || json_integer_value(it) < 0) {
         snprintf(err, errlen, "field \"iter\" must be an integer >= 0");
         return -1;
@@ -1034,6 +1089,18 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
     if ((cpu && !json_is_number(cpu)) || (samples && !json_is_number(samples))) {
         snprintf(err, errlen, "fields \"cpu_s\" and \"samples\" must be "
                               "numbers");
+        return -1;
+    }
+    double tv = threads ? json_number_value(threads) : 0;
+    if (threads && !(json_is_integer(threads) && tv >= 1 && tv <= 65536)) {
+        snprintf(err, errlen, "field \"threads\" must be a whole number "
+                 "from 1 to 65536 (the worker threads the iterations ran)");
+        return -1;
+    }
+    double wv = wall ? json_number_value(wall) : 0;
+    if (wall && !(json_is_number(wall) && wv >= 0 && wv <= 1e9)) {
+        snprintf(err, errlen, "field \"wall_s\" must be a number of "
+                 "seconds from 0 to 1e9 (the iterations' wall time)");
         return -1;
     }
     double mv = NAN;
@@ -1052,11 +1119,13 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
         .samples = samples ? json_number_value(samples) : 0,
         .t = sd_now(),
     };
+    const slaq_report *prev = slaq_history_last(slaq_job_history(j->sj));
+    double prev_t = prev ? prev->t : -1;
     /* a query's report (its estimates) goes to the core as a mini-batch */
     int vec = aqpd_report(d, j, msg, &r, err, errlen);
     if (vec < 0)
         return -1;
-    int rc = vec ? add_report(j, &r) : SLAQ_OK;
+    int rc = vec ? add_report(j, &r, tv, wv) : SLAQ_OK;
     if (!vec)
         note_report(j, &r);
     if (rc == SLAQ_EORDER) {
@@ -1072,16 +1141,17 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
     }
     if (vec == 0) { /* a query's mini-batch: its vectors too */
         char *text = aqpd_vec_json(msg);
-        store_report_vec(d->store, j->id, &r, mv, text);
+        store_report_vec(d->store, j->id, &r, mv, text, tv, wv);
         free(text);
     } else {
-        store_report(d->store, j->id, &r, mv);
+        store_report(d->store, j->id, &r, mv, tv, wv);
     }
     if (!isnan(mv)) {
         j->last_metric = mv;
         j->metric_iter = r.iter;
     }
     d->reports_total++;
+    advise(d, j, tv, wv > 0 ? wv : prev_t >= 0 ? r.t - prev_t : 0);
     if (j->max_iters && r.iter >= j->max_iters && j->state == SD_RUNNING)
         job_stop(d, j, "max_iters");
     return 0;
@@ -1250,20 +1320,31 @@ void job_apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
     if (j->nspark < SD_SPARK)
         j->nspark++;
     j->spark[j->nspark - 1] = (float)a;
-    if (fabs(a - j->alloc) < 1e-6 && j->nspark > 1)
+    double held = j->alloc_next_by > 0 ? j->alloc_next : j->alloc;
+    if (fabs(a - held) < 1e-6 && j->nspark > 1)
         return; /* only changes (and each job's first) are recorded */
+    store_alloc(d->store, j->id, now, a, d->epoch_no);
+    sd_log(d, 1, "job %lld: %.3f cores", (long long)j->id, a);
+    /* A falling share that would leave the job running more threads than
+     * it keeps busy (threads time-sliced on fewer cores can be many times
+     * slower, when they wait on each other) is held back: the job hears
+     * its new advice first, and the share falls at its next report that
+     * runs no more threads than advised, or after SD_ADVICE_WAIT_S. */
+    double by = j->alloc_next_by; /* a share held already keeps its
+                                     deadline: the wait stays bounded
+                                     however often the share moves */
+    j->alloc_next_by = 0;
+    if (a < j->alloc && j->conn && j->sj && !SD_REMOTE(j) &&
+        j->threads_used > slaq_job_threads(j->sj, a)) {
+        j->alloc_next = a;
+        j->alloc_next_by = by > 0 ? by : sd_mono() + SD_ADVICE_WAIT_S;
+        send_alloc(d, j, a);
+        return;
+    }
     j->alloc = a;
     if (!SD_REMOTE(j))
         enf_apply(d, j, a);
-    store_alloc(d->store, j->id, now, a, d->epoch_no);
-    sd_log(d, 1, "job %lld: %.3f cores", (long long)j->id, a);
-    if (j->conn) {
-        char line[128];
-        int n = snprintf(line, sizeof line, "{\"type\":\"alloc\",\"cores\":"
-                         "%.17g,\"epoch\":%llu}", a,
-                         (unsigned long long)d->epoch_no);
-        conn_send_line(d, j->conn, line, (size_t)n);
-    }
+    send_alloc(d, j, a);
 }
 /* MLF-C under slaqd (docs/deadlines.md): with a policy that controls the
  * load (mlfs), whether the cluster is overloaded as MLFS defines it —
@@ -1403,6 +1484,8 @@ void job_watch(sd_daemon *d, sd_job *j, double mono)
 {
     if (SD_REMOTE(j))
         return; /* its agent watches it */
+    if (j->alloc_next_by > 0 && mono >= j->alloc_next_by)
+        apply_held(d, j);
     if (j->adopted && !adopted_alive(j)) {
         job_finish(d, j, 0, 0, SD_DONE, "exited while slaqd was not its "
                                         "parent; exit status unknown");
@@ -1668,6 +1751,7 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
                         declared ? json_integer((json_int_t)declared)
                                  : json_null());
     json_object_set_new(o, "cores", json_real(j->alloc));
+    json_object_set_new(o, "stall_s", json_real(j->stall_s));
     json_object_set_new(o, "kind", json_string(slaq_job_kind_name(j->kind)));
     if (j->kind == SLAQ_JOB_QUERY)
         json_object_set_new(o, "query", aqpd_summary_json(j));
@@ -1743,6 +1827,16 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
         /* deprecated alias of pred_norm_loss, until the next release */
         json_object_set_new(o, "norm_loss", json_real(1 - red));
         json_object_set_new(o, "gain", num_or_null(slaq_job_gain(j->sj)));
+        json_object_set_new(o, "threads", json_integer(
+                                slaq_job_threads(j->sj, j->alloc)));
+        json_object_set_new(o, "threads_used", j->threads_used
+                                ? json_integer(j->threads_used)
+                                : json_null());
+        const slaq_scaling *m = slaq_job_scaling(j->sj);
+        json_object_set_new(o, "scaling", json_pack(
+            "{s:o, s:f, s:f, s:o, s:b}", "iter_core_s", num_or_null(m->a),
+            "sigma", m->sigma, "kappa", m->kappa, "rel_sd",
+            num_or_null(m->rel_sd), "known", m->known));
         json_object_set_new(o, "eta90_s", num_or_null(trace_eta90(j)));
         double fe = trace_forecast_error(j);
         json_object_set_new(o, "forecast_norm_error", num_or_null(fe));

@@ -397,6 +397,9 @@ static const st_column report_cols[] = {
     COL("job", "INTEGER"), COL("iter", "INTEGER"), COL("loss", "REAL"),
     COL("cpu_s", "REAL"), COL("samples", "REAL"), COL("t", "REAL"),
     COL("metric", "REAL"), COL("estimates", "TEXT"),
+    /* how the report's iterations ran (NULL: not said): what the job's
+     * scaling model learnt from, for `slaq replay` */
+    COL("threads", "REAL"), COL("wall_s", "REAL"),
 };
 static const st_column alloc_cols[] = {
     COL("job", "INTEGER"), COL("t", "REAL"), COL("cores", "REAL"),
@@ -651,7 +654,8 @@ static const char *const sql_text[ST_N] = {
     "BEGIN",
     "COMMIT",
     "INSERT OR REPLACE INTO reports(job, iter, loss, cpu_s, samples, t, "
-    "metric, estimates) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    "metric, estimates, threads, wall_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+    "?)",
     "INSERT OR REPLACE INTO allocs(job, t, cores, epoch) VALUES (?, ?, ?, ?)",
     "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
     NULL,
@@ -689,7 +693,8 @@ struct sd_store {
      * again if it fails (bounded: beyond SD_STORE_PENDING the oldest are
      * lost and counted). */
     struct pending { int64_t job; slaq_report r; double metric;
-                     char *vec; /* owned; NULL: not a query's */ } *pend;
+                     char *vec; /* owned; NULL: not a query's */
+                     double threads, wall_s; } *pend;
     size_t npend, cappend;
     uint64_t lost;
     /* The ledger (see ledger_write): per job, the reports held in memory
@@ -1104,7 +1109,8 @@ static void begin(sd_store *s)
 }
 
 static void insert_report(sd_store *s, int64_t job, const slaq_report *r,
-                          double metric, const char *vec)
+                          double metric, const char *vec, double threads,
+                          double wall_s)
 {
     sqlite3_stmt *st = s->st[ST_REPORT];
     sqlite3_bind_int64(st, 1, job);
@@ -1115,6 +1121,8 @@ static void insert_report(sd_store *s, int64_t job, const slaq_report *r,
     sqlite3_bind_double(st, 6, r->t);
     bind_real(st, 7, metric);
     bind_text(st, 8, vec);
+    bind_real(st, 9, threads > 0 ? threads : NAN);
+    bind_real(st, 10, wall_s > 0 ? wall_s : NAN);
     step(s, st);
 }
 
@@ -1154,7 +1162,8 @@ int store_flush(sd_store *s)
         s->retrying = 0;
         for (size_t i = 0; i < s->npend && !s->broken; i++)
             insert_report(s, s->pend[i].job, &s->pend[i].r,
-                          s->pend[i].metric, s->pend[i].vec);
+                          s->pend[i].metric, s->pend[i].vec,
+                          s->pend[i].threads, s->pend[i].wall_s);
     }
     uint64_t lost = s->lost + s->lost_settled;
     if (lost != s->lost_saved) {
@@ -1206,13 +1215,14 @@ uint64_t store_lost(const sd_store *s)
 size_t store_pending(const sd_store *s) { return s->npend; }
 
 void store_report(sd_store *s, int64_t job, const slaq_report *r,
-                  double metric)
+                  double metric, double threads, double wall_s)
 {
-    store_report_vec(s, job, r, metric, NULL);
+    store_report_vec(s, job, r, metric, NULL, threads, wall_s);
 }
 
 void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
-                      double metric, const char *vec)
+                      double metric, const char *vec, double threads,
+                      double wall_s)
 {
     if (s->npend == s->cappend) {
         size_t cap = s->cappend ? s->cappend * 2 : 1024;
@@ -1229,14 +1239,15 @@ void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
     }
     if (s->npend < s->cappend) {
         char *copy = vec ? strdup(vec) : NULL;
-        s->pend[s->npend++] = (struct pending){job, *r, metric, copy};
+        s->pend[s->npend++] = (struct pending){job, *r, metric, copy,
+                                               threads, wall_s};
         vec = copy ? copy : vec;
         agg_add(s, job, (int64_t)r->iter);
     }
     if (s->failing)
         return; /* written with the others at the next retry */
     begin(s);
-    insert_report(s, job, r, metric, vec);
+    insert_report(s, job, r, metric, vec, threads, wall_s);
 }
 
 void store_alloc(sd_store *s, int64_t job, double t, double cores,

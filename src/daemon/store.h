@@ -49,13 +49,15 @@ uint64_t store_failures(const sd_store *s);
 uint64_t store_lost(const sd_store *s);  /* reports beyond the memory cap */
 size_t store_pending(const sd_store *s); /* reports not yet committed */
 void store_put_job(sd_store *s, const sd_job *j);
-/* `metric` NaN: the report carries none (stored as NULL). */
+/* `metric` NaN: the report carries none (stored as NULL); `threads` and
+ * `wall_s` as the report said them (0: not said; stored as NULL). */
 void store_report(sd_store *s, int64_t job, const slaq_report *r,
-                  double metric);
+                  double metric, double threads, double wall_s);
 /* The same with a query's mini-batch: `vec` is the JSON object of its
  * "estimates", "lower" and "upper" (aqpd_vec_json), or NULL. */
 void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
-                      double metric, const char *vec);
+                      double metric, const char *vec, double threads,
+                      double wall_s);
 void store_alloc(sd_store *s, int64_t job, double t, double cores,
                  uint64_t epoch);
 void store_event(sd_store *s, double t, int64_t job, const char *kind,
@@ -187,9 +189,11 @@ const char *store_run_errmsg(store_run *r);
 /* Jobs started at or after `since`, in id order. */
 int store_run_jobs(store_run *r, double since,
                    int (*fn)(void *, const store_run_job *), void *arg);
-/* Every report, by job and iteration. */
+/* Every report, by job and iteration, with the threads and wall time it
+ * said (0: not said, as in an older slaqd's database). */
 int store_run_reports(store_run *r,
-                      int (*fn)(void *, int64_t job, const slaq_report *),
+                      int (*fn)(void *, int64_t job, const slaq_report *,
+                                double threads, double wall_s),
                       void *arg);
 /* Events of a kind at or after `since`: slaqd's own (no job) when
  * `slaqd_only`, else all. */

@@ -47,7 +47,7 @@ const char *store_run_errmsg(store_run *r) { return sqlite3_errmsg(r->db); }
 /* The caller's callback of a walk, one of the reader's kinds. */
 typedef union any_fn {
     int (*job)(void *, const store_run_job *);
-    int (*report)(void *, int64_t, const slaq_report *);
+    int (*report)(void *, int64_t, const slaq_report *, double, double);
     int (*event)(void *, double, const char *);
     int (*alloc)(void *, int64_t, uint64_t, double, double);
 } any_fn;
@@ -115,17 +115,33 @@ static int each_report(sqlite3_stmt *st, const any_fn *fn, void *arg)
         .samples = sqlite3_column_double(st, 4),
         .t = sqlite3_column_double(st, 5),
     };
-    return fn->report(arg, sqlite3_column_int64(st, 0), &rep);
+    return fn->report(arg, sqlite3_column_int64(st, 0), &rep,
+                      sqlite3_column_double(st, 6),
+                      sqlite3_column_double(st, 7));
 }
 
 int store_run_reports(store_run *r,
-                      int (*fn)(void *, int64_t job, const slaq_report *),
+                      int (*fn)(void *, int64_t job, const slaq_report *,
+                                double threads, double wall_s),
                       void *arg)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(r->db, "SELECT job, iter, loss, cpu_s, samples, "
-                           "t FROM reports ORDER BY job, iter", -1, &st,
-                           NULL) != SQLITE_OK)
+    /* The threads and wall time a report said: what slaqd's scaling
+     * models learnt from (a state.db of an older slaqd has none). */
+    int has_how = 0;
+    if (sqlite3_prepare_v2(r->db, "SELECT count(*) FROM "
+                           "pragma_table_info('reports') WHERE name = "
+                           "'threads'", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW)
+        has_how = sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(r->db, has_how
+            ? "SELECT job, iter, loss, cpu_s, samples, t, "
+              "coalesce(threads, 0), coalesce(wall_s, 0) FROM reports "
+              "ORDER BY job, iter"
+            : "SELECT job, iter, loss, cpu_s, samples, t, 0, 0 FROM reports "
+              "ORDER BY job, iter", -1, &st, NULL) != SQLITE_OK)
         return -1;
     return walk(st, each_report, (any_fn){.report = fn}, arg);
 }

@@ -191,10 +191,16 @@ static int parse_job(json_t *obj, wl_job *j, char *err, size_t errlen)
         get_string(obj, "algorithm", 0, &j->algorithm, err, errlen) ||
         get_string(obj, "curve", 0, &j->curve, err, errlen) ||
         get_string(obj, "convergence", 0, &j->convergence, err, errlen) ||
+        get_number(obj, "sigma", 0, 0, 0, WL_MAX_SCALING, &j->sigma, err,
+                   errlen) ||
+        get_number(obj, "kappa", 0, 0, 0, WL_MAX_SCALING, &j->kappa, err,
+                   errlen) ||
         get_loss(obj, j, err, errlen))
         return -1;
     if (get_goal(obj, j, err, errlen))
         return -1;
+    j->scaled = json_object_get(obj, "sigma") ||
+                json_object_get(obj, "kappa");
     slaq_convergence cv;
     if (slaq_convergence_parse(j->convergence, &cv) != SLAQ_OK) {
         util_errf(err, errlen, "field 'convergence': expected sublinear, "
@@ -341,6 +347,9 @@ int wl_write_job(FILE *f, const wl_job *j)
         rc |= fputs(", \"direction\": \"min\"", f) < 0;
     if (j->urgency > 0)
         rc |= fprintf(f, ", \"urgency\": %d", j->urgency) < 0;
+    if (j->scaled)
+        rc |= fprintf(f, ", \"sigma\": %.17g, \"kappa\": %.17g", j->sigma,
+                      j->kappa) < 0;
     rc |= fputs(", \"loss\": [", f) < 0;
     for (size_t i = 0; i < j->nloss; i++)
         rc |= fprintf(f, i ? ", %.17g" : "%.17g", j->loss[i]) < 0;

@@ -32,6 +32,13 @@ typedef struct wl_job {
     double iter_cpu_s; /* > 0, CPU-seconds per iteration */
     double max_cores;  /* > 0; INFINITY when absent */
     double weight;     /* > 0; 1 when absent */
+    /* How the job scales (docs/sim.md, "Scaling"): an iteration on t
+     * threads costs iter_cpu_s · (1 + sigma·(t − 1) + kappa·t·(t − 1))
+     * core-seconds, min(t, cores) of them at a time. `scaled` 0: the
+     * fields are absent, the job speeds up with its cores linearly and
+     * says nothing of threads (the paper's model). */
+    int scaled;
+    double sigma, kappa; /* >= 0, at most WL_MAX_SCALING */
     double *loss;      /* loss[0] before the first iteration */
     size_t nloss;      /* >= 2: the job runs nloss-1 iterations */
     size_t line;       /* line of the file it came from (1-based) */
@@ -63,6 +70,7 @@ void wl_job_goal(const wl_job *j, struct slaq_goal *g);
 #define WL_MAX_CORES 1e9         /* max_cores at most */
 #define WL_MIN_WEIGHT 1e-6       /* weight in [WL_MIN_WEIGHT, WL_MAX_WEIGHT] */
 #define WL_MAX_WEIGHT 1e6
+#define WL_MAX_SCALING 1000      /* sigma and kappa at most */
 
 typedef struct wl_workload {
     wl_job *jobs;

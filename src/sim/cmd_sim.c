@@ -55,11 +55,15 @@ static void usage(FILE *f)
         "FIFO queue\n"
         "  --cores-per-node C\n"
         "                    cores of each node (with --nodes)\n"
-        "  --policy P        fair, slaq, slaq-maxmin, relaqs or oracle-greedy "
-        "(default\n"
-        "                    slaq); oracle-greedy is slaq's greedy handed the "
-        "true curves\n"
-        "                    and costs: a reference, not an upper bound\n"
+        "  --policy P        fair, slaq, slaq-maxmin, relaqs, slaq-linear or "
+        "oracle-greedy\n"
+        "                    (default slaq); slaq-linear is slaq with "
+        "--scaling off (every\n"
+        "                    job taken to scale linearly, the paper's); "
+        "oracle-greedy is\n"
+        "                    slaq's greedy handed the true curves and costs: "
+        "a reference,\n"
+        "                    not an upper bound\n"
         "  --compare LIST    several policies side by side, e.g.\n"
         "                    fair,slaq:strawman,slaq:slaq-fit,slaq:auto,"
         "oracle-greedy;\n"
@@ -235,7 +239,7 @@ static int parse_runs(const char *list, const sim_config *base, run *runs,
         r->cfg = *base;
         if (sim_parse_run(tok, base->sched.predictor, &r->cfg)) {
             cli_error("sim", "unknown policy '%s' (expected fair, slaq, "
-                      "slaq-maxmin or oracle-greedy, optionally "
+                      "slaq-maxmin, slaq-linear or oracle-greedy, optionally "
                       "POLICY:PREDICTOR with auto, slaq-fit or strawman)",
                       tok);
             return -1;

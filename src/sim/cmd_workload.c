@@ -46,6 +46,12 @@ static void usage(FILE *f)
         "  --weights LIST            job weights, each job draws one, e.g. "
         "1,1,2\n"
         "                            (default 1)\n"
+        "  --scaling D               how jobs scale with threads: linear "
+        "(default: the\n"
+        "                            paper's, no sigma or kappa written) or "
+        "real (drawn\n"
+        "                            from the measured jobs' mix, docs/sim.md,"
+        " \"Scaling\")\n"
         "  --help                    this text\n\n"
         "A job's iter_cpu_s is its CPU need divided by its iterations.\n");
 }
@@ -102,19 +108,56 @@ bad:
     return -1;
 }
 
+/*
+ * The "real" scaling mix (docs/sim.md, "Scaling"): three kinds of job,
+ * each with the parameters of the model of include/slaq/scaling.h drawn
+ * around what was measured on a 2-core machine.
+ *   40%  threaded BLAS (a scikit-learn MLPClassifier: 1.33× on 2 threads,
+ *        sigma 0.5): sigma uniform in [0.3, 0.7], kappa 0;
+ *   30%  threads that spin at barriers (a PyTorch MLP: 3.7× slower on 2
+ *        threads, sigma 6.4): sigma uniform in [1.5, 7], kappa 0;
+ *   30%  their own worker pool over data partitions (slaq-train): sigma
+ *        uniform in [0, 0.1], kappa uniform in [0, 0.002].
+ * Draws, in order: the kind, sigma, kappa, from a generator of their own
+ * (the jobs are those of the same seed without --scaling).
+ */
+static void draw_scaling(gsl_rng *rng, wl_job *j)
+{
+    double u = gsl_rng_uniform(rng);
+    double s = gsl_rng_uniform(rng), k = gsl_rng_uniform(rng);
+    j->scaled = 1;
+    if (u < 0.4) {
+        j->sigma = 0.3 + 0.4 * s;
+        j->kappa = 0;
+    } else if (u < 0.7) {
+        j->sigma = 1.5 + 5.5 * s;
+        j->kappa = 0;
+    } else {
+        j->sigma = 0.1 * s;
+        j->kappa = 0.002 * k;
+    }
+}
+
 /* Writes the jobs; the draws per job are, in order: the gap before it
- * (not for the first), its curve, its work, its weight. */
+ * (not for the first), its curve, its work, its weight; with `scaling`,
+ * its scaling curve from a second generator (draw_scaling). */
 static int generate(const curve_set *cs, size_t jobs, double mean_ia,
                     double work_lo, double work_hi, double max_cores,
                     size_t iters, unsigned long seed, const double *weights,
-                    int nweights)
+                    int nweights, int scaling)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    if (!rng) {
+    gsl_rng *srng = scaling ? gsl_rng_alloc(gsl_rng_mt19937) : NULL;
+    if (!rng || (scaling && !srng)) {
+        gsl_rng_free(rng);
+        if (srng)
+            gsl_rng_free(srng);
         cli_error("workload", "out of memory");
         return EXIT_RUNTIME;
     }
     gsl_rng_set(rng, seed);
+    if (srng)
+        gsl_rng_set(srng, seed ^ 0x5ca1ab1eUL);
     double t = 0;
     int rc = 0;
     for (size_t i = 0; i < jobs && !rc; i++) {
@@ -125,6 +168,8 @@ static int generate(const curve_set *cs, size_t jobs, double mean_ia,
                       "the format's cap of %g s: lower --mean-interarrival",
                       i + 1, t, WL_MAX_SECONDS);
             gsl_rng_free(rng);
+            if (srng)
+                gsl_rng_free(srng);
             return EXIT_USAGE;
         }
         const curve *c = &cs->v[gsl_rng_uniform_int(rng, cs->n)];
@@ -143,9 +188,13 @@ static int generate(const curve_set *cs, size_t jobs, double mean_ia,
             .max_cores = max_cores, .weight = weight, .loss = c->loss,
             .nloss = n + 1,
         };
+        if (srng)
+            draw_scaling(srng, &j);
         rc = wl_write_job(stdout, &j);
     }
     gsl_rng_free(rng);
+    if (srng)
+        gsl_rng_free(srng);
     if (rc || fflush(stdout) != 0 || ferror(stdout)) {
         cli_error("workload", "write error on standard output");
         return EXIT_RUNTIME;
@@ -164,13 +213,14 @@ static int cmd_gen(int argc, char **argv)
         {"iters", required_argument, 0, 'i'},
         {"seed", required_argument, 0, 's'},
         {"weights", required_argument, 0, 'W'},
+        {"scaling", required_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     const char *curves = NULL;
     double jobs = 160, mean_ia = 4, lo = 2000, hi = 20000, max_cores = 64,
            iters = 100, seed = 1, weights[MAX_WEIGHTS] = {1};
-    int nweights = 1, c;
+    int nweights = 1, c, scaling = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         int bad = 0;
@@ -187,6 +237,15 @@ static int cmd_gen(int argc, char **argv)
         case 'i': bad = parse_num("--iters", optarg, 1, &iters); break;
         case 's': bad = parse_num("--seed", optarg, 0, &seed); break;
         case 'W': bad = parse_weights(optarg, weights, &nweights); break;
+        case 'S':
+            if (!strcmp(optarg, "real") || !strcmp(optarg, "linear")) {
+                scaling = !strcmp(optarg, "real");
+            } else {
+                cli_error("workload", "--scaling: expected linear or real, "
+                          "got '%s'", optarg);
+                bad = 1;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return EXIT_USAGE;
         }
@@ -244,7 +303,8 @@ static int cmd_gen(int argc, char **argv)
         return EXIT_USAGE;
     }
     int rc = generate(&cs, (size_t)jobs, mean_ia, lo, hi, max_cores,
-                      (size_t)iters, (unsigned long)seed, weights, nweights);
+                      (size_t)iters, (unsigned long)seed, weights, nweights,
+                      scaling);
     curves_free(&cs);
     return rc;
 }

@@ -133,6 +133,10 @@ int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c)
     memcpy(pol, name, len);
     pol[len] = '\0';
     c->sched.predictor = dflt;
+    if (!strcmp(pol, "slaq-linear")) { /* slaq without the scaling model */
+        c->sched.scaling = 0;
+        snprintf(pol, sizeof pol, "slaq");
+    }
     if (!strcmp(pol, "oracle-greedy") || !strcmp(pol, "oracle")) {
         if (colon)
             return -1;
@@ -181,6 +185,11 @@ typedef struct sjob {
     size_t anchor_k;  /* iterations completed at anchor_t */
     double anchor_w;  /* CPU-seconds of iteration anchor_k+1 done then */
     double cores;     /* cores in use since anchor_t: min(alloc, max) */
+    double speed;     /* the work they do, in cores: `cores` for a job
+                         that scales linearly, min(threads, cores) /
+                         (1 + σ(t − 1) + κt(t − 1)) for one with a curve */
+    int threads;      /* the threads it runs (0: it does not say) */
+    double last_t;    /* its last report */
     double next_t;    /* completion of iteration k+1; INFINITY if stalled */
     double ell;       /* normalised loss after iteration k */
     int xi;           /* first loss reduction not reached yet */
@@ -268,24 +277,32 @@ static double norm_loss(const wl_job *w, size_t k)
     return (w->loss[k] - lend) / (l0 - lend);
 }
 
+/* The cost factor of a job with a scaling curve at t threads: its
+ * iteration holds iter_cpu_s times this many core-seconds. */
+static double job_factor(const wl_job *w, int t)
+{
+    return 1 + w->sigma * (t - 1) + w->kappa * t * (t - 1);
+}
+
 /* Sets the completion time of iteration k+1 from the job's anchor. */
 static void job_schedule(sjob *j)
 {
-    if (!(j->cores > 0)) {
+    if (!(j->speed > 0)) {
         j->next_t = INFINITY;
         return;
     }
     double work = (double)(j->k + 1 - j->anchor_k) * j->w->iter_cpu_s -
                   j->anchor_w;
-    j->next_t = j->anchor_t + work / j->cores;
+    j->next_t = j->anchor_t + work / j->speed;
 }
 
-/* Changes the job's cores at time t (a decision), keeping its progress. */
-static void job_set_cores(sjob *j, double t, double cores)
+/* Changes the job's cores at time t (a decision), keeping its progress:
+ * `cores` in use doing the work of `speed` cores of one thread. */
+static void job_set_cores(sjob *j, double t, double cores, double speed)
 {
-    if (cores == j->cores)
+    if (cores == j->cores && speed == j->speed)
         return;
-    double done = j->anchor_w + (t - j->anchor_t) * j->cores -
+    double done = j->anchor_w + (t - j->anchor_t) * j->speed -
                   (double)(j->k - j->anchor_k) * j->w->iter_cpu_s;
     if (done < 0) /* rounding right after a completion */
         done = 0;
@@ -295,6 +312,7 @@ static void job_set_cores(sjob *j, double t, double cores)
     j->anchor_k = j->k;
     j->anchor_w = done;
     j->cores = cores;
+    j->speed = speed;
     job_schedule(j);
 }
 
@@ -356,7 +374,15 @@ static int decide(simstate *st, double t, char *err, size_t errlen)
             j->res->moved += fabs(use - j->cores);
         }
         j->decided = 1;
-        job_set_cores(j, t, use);
+        /* A job with a scaling curve runs the threads the core advises
+         * on its share (as a client's threads() does), at the speed its
+         * curve gives them; the others are the paper's. */
+        double speed = use;
+        if (j->w->scaled) {
+            j->threads = slaq_job_threads(j->sj, use);
+            speed = fmin(j->threads, use) / job_factor(j->w, j->threads);
+        }
+        job_set_cores(j, t, use, speed);
         progress |= isfinite(j->next_t);
     }
     heap_build(st);
@@ -420,7 +446,10 @@ static int by_arrival(const void *a, const void *b)
 static int job_report(simstate *st, sjob *j, const slaq_report *rep,
                       char *err, size_t errlen)
 {
-    int rc = slaq_job_report(j->sj, rep);
+    int rc = j->threads ? slaq_job_report_scaling(j->sj, rep, j->threads,
+                                                  rep->t - j->last_t)
+                        : slaq_job_report(j->sj, rep);
+    j->last_t = rep->t;
     if (rc != SLAQ_OK) {
         util_errf(err, errlen, "job %s: report of iteration %llu refused: %s",
                   j->w->id, (unsigned long long)rep->iter, slaq_strerror(rc));
@@ -464,6 +493,7 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
         return -1;
     j->anchor_t = j->arrival;
     j->cores = 0;
+    j->speed = 0;
     j->next_t = INFINITY;
     j->ell = norm_loss(j->w, 0);
     j->res->arrival = j->arrival;
@@ -482,8 +512,13 @@ static int job_complete(simstate *st, char *err, size_t errlen)
     sjob *j = st->heap[0];
     double t = j->next_t;
     j->k++;
+    /* A job with a scaling curve reports the core-seconds its threads
+     * held (spinning ones included), as a process's CPU time does. */
+    double cpu = j->w->iter_cpu_s;
+    if (j->threads)
+        cpu *= job_factor(j->w, j->threads);
     slaq_report rep = {.iter = j->k, .loss = j->w->loss[j->k],
-                       .cpu_s = j->w->iter_cpu_s, .samples = 1, .t = t};
+                       .cpu_s = cpu, .samples = 1, .t = t};
     if (job_report(st, j, &rep, err, errlen) < 0)
         return -1;
     j->ell = norm_loss(j->w, j->k);

@@ -204,6 +204,64 @@ static void test_threads_follow_the_allocation(void **state)
     slaq_client_close_timeout(c, 0);
 }
 
+/* Takes the ",\"wall_s\":X" out of a report line (every report after a
+ * client's first carries the wall time since the one before) and returns
+ * X, or -1 if the line has none. */
+static double take_wall(char *line)
+{
+    char *w = strstr(line, ",\"wall_s\":");
+    if (!w)
+        return -1;
+    char *end;
+    double x = strtod(w + 10, &end);
+    memmove(w, end, strlen(end) + 1);
+    return x;
+}
+
+/* slaqd's thread advice (in welcome and alloc) caps what
+ * slaq_client_threads() returns, never raises it above the thread rule;
+ * the reports then say how many threads the iterations ran, and their
+ * wall time. */
+static void test_advice_caps_threads_and_reports_carry_them(void **state)
+{
+    fake *f = *state;
+    char line[4096];
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    slaq_client *c = slaq_client_connect(f->path, 3, NULL);
+    f->cfd = accept(f->lfd, NULL, NULL);
+    slaq_client_poll(c);
+    fake_line(f, line, sizeof line);
+    fake_send(f, "{\"type\":\"welcome\",\"job\":3,\"cores\":2,"
+                 "\"threads\":1}\n");
+    POLL_UNTIL(c, slaq_client_connected(c));
+    /* no report before a call of threads(): nothing said of threads */
+    assert_int_equal(slaq_client_report(c, 0, 1, 0, 0), 0);
+    fake_line(f, line, sizeof line);
+    assert_null(strstr(line, "threads"));
+    assert_true(take_wall(line) < 0); /* the first report: no gap */
+    assert_int_equal(slaq_client_threads(c), 1);
+    usleep(20000);
+    assert_int_equal(slaq_client_report(c, 1, 0.5, 0.25, 10), 0);
+    fake_line(f, line, sizeof line);
+    double wall = take_wall(line);
+    assert_true(wall >= 0.02 && wall < 5);
+    assert_string_equal(line, "{\"type\":\"report\",\"iter\":1,"
+                              "\"loss\":0.5,\"cpu_s\":0.25,\"samples\":10,"
+                              "\"threads\":1}");
+    fake_send(f, "{\"type\":\"alloc\",\"cores\":2,\"threads\":2}\n");
+    POLL_UNTIL(c, slaq_client_threads(c) == (cpus >= 2 ? 2 : 1));
+    /* advice above the rule: the rule */
+    fake_send(f, "{\"type\":\"alloc\",\"cores\":0.9,\"threads\":4}\n");
+    POLL_UNTIL(c, slaq_client_cores(c) == 0.9);
+    assert_int_equal(slaq_client_threads(c), 1);
+    /* a job that sizes its pools itself says so */
+    slaq_client_set_threads(c, 3);
+    assert_int_equal(slaq_client_report(c, 2, 0.4, 0.1, 10), 0);
+    fake_line(f, line, sizeof line);
+    assert_non_null(strstr(line, ",\"threads\":3"));
+    slaq_client_close_timeout(c, 0);
+}
+
 static void test_default_cores_is_online_cpus(void **state)
 {
     (void)state;
@@ -273,6 +331,7 @@ static void test_hello_alloc_report_and_stop(void **state)
                               "\"val_accuracy\"}");
     assert_int_equal(slaq_client_report_metric(c, 2, 0.5, 0.625, 0.5, 100), 0);
     fake_line(f, line, sizeof line);
+    assert_true(take_wall(line) >= 0);
     assert_string_equal(line, "{\"type\":\"report\",\"iter\":2,\"loss\":0.5,"
                               "\"cpu_s\":0.5,\"samples\":100,"
                               "\"metric\":0.625}");
@@ -311,6 +370,7 @@ static void test_vector_report_carries_estimates_and_bounds(void **state)
     assert_int_equal(slaq_client_report_vector(c, 5, 0, 0, 1, 1, e, NULL,
                                                NULL), 0);
     fake_line(f, line, sizeof line);
+    assert_true(take_wall(line) >= 0);
     assert_string_equal(line, "{\"type\":\"report\",\"iter\":5,\"loss\":0,"
                               "\"cpu_s\":0,\"samples\":1,"
                               "\"estimates\":[1.5]}");
@@ -565,6 +625,9 @@ int main(void)
             fake_teardown),
         cmocka_unit_test_setup_teardown(test_without_acks_reports_are_not_kept,
                                         fake_setup, fake_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_advice_caps_threads_and_reports_carry_them, fake_setup,
+            fake_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

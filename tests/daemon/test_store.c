@@ -151,7 +151,7 @@ static void test_every_column_of_a_job_comes_back_after_a_reopen(void **st)
     store_put_job(s, b);
     slaq_report r = {.iter = 4, .loss = 0.5, .cpu_s = 1, .samples = 10,
                      .t = 1700000050};
-    store_report(s, 2, &r, 0.875);
+    store_report(s, 2, &r, 0.875, 0, 0);
     assert_int_equal(store_flush(s), 0);
     store_close(s);
     job_free_all(d);
@@ -285,7 +285,7 @@ static void test_an_older_database_gains_the_columns_and_keeps_its_rows(
     assert_true(j->last_loss == 1.5);
     /* And it takes the new columns' values. */
     slaq_report r = {.iter = 2, .loss = 1.0, .t = 12};
-    store_report(s, 1, &r, 0.5);
+    store_report(s, 1, &r, 0.5, 0, 0);
     assert_int_equal(store_flush(s), 0);
     store_close(s);
     job_free_all(d);
@@ -375,7 +375,7 @@ static void test_a_full_disk_is_an_error_and_leaves_the_last_commit_whole(
     store_put_job(s, j);
     for (uint64_t i = 1; i <= 200; i++) {
         slaq_report r = {.iter = i, .loss = 1.0 / (double)i, .t = (double)i};
-        store_report_vec(s, 1, &r, NAN, vec);
+        store_report_vec(s, 1, &r, NAN, vec, 0, 0);
     }
     assert_int_equal(store_flush(s), -1);
     assert_true(store_failing(s));
@@ -517,7 +517,8 @@ static void test_values_start_after_the_last_seen_and_keep_iteration_0(
     for (uint64_t i = 0; i <= 4; i++) {
         slaq_report r = {.iter = i, .loss = 10.0 - (double)i, .t = (double)i};
         /* a metric at iterations 2 and 4 only */
-        store_report(s, 1, &r, i && i % 2 == 0 ? (double)i / 10 : NAN);
+        store_report(s, 1, &r, i && i % 2 == 0 ? (double)i / 10 : NAN, 0,
+                     0);
     }
     assert_int_equal(store_flush(s), 0);
     struct values x = {.n = 0};
@@ -555,12 +556,15 @@ static int on_job(void *arg, const store_run_job *j)
     return 0;
 }
 
-static int on_report(void *arg, int64_t job, const slaq_report *r)
+static int on_report(void *arg, int64_t job, const slaq_report *r,
+                     double threads, double wall_s)
 {
     (void)arg;
     (void)job;
     run_reports++;
     assert_true(r->loss > 0);
+    /* As the report said them: what a job's scaling model learnt from. */
+    assert_true(threads == 2 && wall_s == 0.25);
     return 0;
 }
 
@@ -588,7 +592,7 @@ static void test_a_recorded_run_reads_back_from_its_last_start(void **st)
     store_event(s, 40, 0, "start", NULL);
     store_event(s, 140, 0, "start", NULL);
     slaq_report r = {.iter = 1, .loss = 0.5, .t = 160};
-    store_report(s, 2, &r, NAN);
+    store_report(s, 2, &r, NAN, 2, 0.25);
     store_alloc(s, 1, 60, 2, 3);
     store_alloc(s, 2, 160, 1.5, 8);
     assert_int_equal(store_flush(s), 0);

@@ -97,6 +97,7 @@ STORE_ADDED = (
     ("jobs", "node", "TEXT"), ("jobs", "restartable", "INTEGER"),
     ("jobs", "pin", "TEXT"), ("jobs", "launch", "TEXT"),
     ("jobs", "kind", "TEXT"), ("reports", "estimates", "TEXT"),
+    ("reports", "threads", "REAL"), ("reports", "wall_s", "REAL"),
     ("jobs", "uid", "INTEGER"), ("jobs", "user", "TEXT"),
     ("jobs", "gen", "INTEGER"), ("jobs", "array_id", "INTEGER"),
     ("jobs", "array_index", "INTEGER"),
