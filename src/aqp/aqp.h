@@ -140,7 +140,13 @@ int aqp_db_to_sqlite(const aqp_db *db, struct sqlite3 *conn, char *err,
 
 /* ---- queries (query.c) ---- */
 
-typedef enum { AQP_Q1, AQP_Q6, AQP_Q14, AQP_Q17, AQP_Q19, AQP_NQUERIES } aqp_qid;
+typedef enum {
+    AQP_Q1, AQP_Q6, AQP_Q14, AQP_Q17, AQP_Q19,
+    AQP_Q3, AQP_Q5, AQP_Q11, AQP_Q16, AQP_NQUERIES
+} aqp_qid;
+
+/* Q3 reports the revenue of its first AQP_Q3_TOP result rows */
+#define AQP_Q3_TOP 10
 
 #define AQP_BOOT_REPS 300 /* bootstrap replicates, by default */
 #define AQP_MIN_REPS 10
@@ -150,6 +156,13 @@ typedef enum { AQP_Q1, AQP_Q6, AQP_Q14, AQP_Q17, AQP_Q19, AQP_NQUERIES } aqp_qid
 /* "q6" -> AQP_Q6; -1 for an unknown name. */
 int aqp_query_parse(const char *name);
 const char *aqp_query_name(aqp_qid q);
+/* "q1, q3, ..., q19": every query's name, for messages. */
+const char *aqp_query_list(void);
+/* The fact table q samples ("lineitem", or "partsupp" for Q11 and Q16),
+ * and its sampling units in `db` (lineitem rows, or parts of partsupp):
+ * the most mini-batches q can have. */
+const char *aqp_query_fact(aqp_qid q);
+size_t aqp_query_units(const aqp_db *db, aqp_qid q);
 /* The query as SQL over the tables of aqp_db_to_sqlite(), with TPC-H's
  * validation parameters; its result columns are the keys, in order. */
 const char *aqp_query_sql(aqp_qid q);
@@ -168,7 +181,7 @@ typedef struct aqp_opts {
 } aqp_opts;
 
 /* Starts query `q` over `db` (which must outlive it) in `batches`
- * mini-batches (1 .. nrows); `opts` NULL means seed 1, AQP_BOOT_REPS
+ * mini-batches (1 .. aqp_query_units()); `opts` NULL means seed 1, AQP_BOOT_REPS
  * replicates, closed-form bounds where they exist. NULL with `err` filled
  * on a bad argument or no memory. */
 aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
@@ -187,8 +200,8 @@ int aqp_query_step(aqp_query *qr, int threads, char *err, size_t errlen);
 /* Mini-batches run so far, of how many. */
 size_t aqp_query_done(const aqp_query *qr);
 size_t aqp_query_batches(const aqp_query *qr);
-/* Rows the last mini-batch processed: its slice plus re-evaluated
- * retained tuples (Q17). */
+/* Rows the last mini-batch processed: its slice of the fact table plus
+ * re-evaluated retained tuples (Q17). */
 uint64_t aqp_query_last_rows(const aqp_query *qr);
 /* Retained tuples whose decision flipped in the last mini-batch (Q17). */
 uint64_t aqp_query_last_flipped(const aqp_query *qr);
