@@ -78,5 +78,5 @@ def test_join_query_reports_its_groups_and_ends_exact(slaqd, tmp_path):
     q = slaqd.job(jid)["query"]
     assert q["batch"] == 10 and q["cells"] == 5, q
     out = slaqd.cli("show", str(jid)).stdout
-    assert "  estimates   after mini-batch 10," in out, out
-    assert "    cell 4    " in out, out
+    assert "  estimates   after mini-batch 10, 5 cells" in out, out
+    assert "    cell 3    " in out, out
