@@ -1,5 +1,6 @@
 /*
- * query.c — online aggregation of TPC-H Q1, Q6, Q14, Q17 and Q19.
+ * query.c — online aggregation of TPC-H Q1, Q3, Q5, Q6, Q11, Q14, Q16, Q17
+ * and Q19.
  *
  * lineitem is stored in a random order (tpch.c), so after n of its N rows
  * the rows seen are a simple random sample without replacement. A query
@@ -32,8 +33,40 @@
  * replicate. The retained set grows with the data seen, so later
  * mini-batches take longer: the slow-down ReLAQS's runtime model learns.
  *
+ * The joins (Q3, Q5, Q11, Q16) sample one fact table and join the rest in
+ * full: the dimension tables are read once when the query starts into
+ * tables keyed by o_orderkey or p_partkey (direct-address hash tables:
+ * the keys are dense), so every sampled fact row is joined exactly by a
+ * lookup. The fact table is lineitem for Q3 and Q5; for Q11 and Q16 it is
+ * partsupp, sampled a part at a time (all of a part's rows together, the
+ * parts in random order: tpch.c), so N and n count parts. Estimators:
+ *
+ *   Q5   closed form, as Q6: per ASIAN nation a scaled SUM whose per-row
+ *        contribution is the line's revenue when its order is of 1994, by
+ *        a customer of that nation, from a supplier of the same nation.
+ *   Q3   bootstrap. The cells are the revenues of the result's ten rows
+ *        (rank 1..10); an order's revenue is N/n times its sampled lines'
+ *        sum, and a rank is an order statistic over thousands of such sums,
+ *        not a scaled sum: each replicate ranks its own weighted sums. The
+ *        largest of many noisy sums is biased upwards early, which the
+ *        bootstrap does not see: the bounds under-cover until most lines
+ *        are read (docs/aqp.md has the measured rates).
+ *   Q11  bootstrap over parts. A sampled part's value is exact; the HAVING
+ *        threshold (FRACTION = 1/suppliers of the sampled total, scaled by
+ *        P/n) is itself an estimate, so whether a part near it is in the
+ *        result is uncertain; cells: the result's rows and total value,
+ *        P/n times the sampled parts above the threshold. A replicate
+ *        weights every sampled part and recomputes its own threshold.
+ *   Q16  bootstrap over parts. COUNT(DISTINCT ps_suppkey) per (brand, type,
+ *        size), summed per size: each (group, supplier) pair is credited
+ *        to the sampled part that brought it first, and a size's estimate
+ *        is its filtered parts (known from part) times the mean credit per
+ *        sampled part, a ratio.
+ *
  * Every mini-batch is data-parallel: its slice is split into one range per
- * thread, each thread fills its own accumulators, and they are added up.
+ * thread, each thread fills its own accumulators (or, for Q3, Q11 and Q16,
+ * collects the rows that join), and they are added up; the joins' rows are
+ * added in the table's order, so no answer depends on the thread count.
  */
 #include <errno.h>
 #include <math.h>
