@@ -4,7 +4,8 @@
 # Usage: scripts/aqp-traces.sh SLAQ_AQP OUT_DIR
 #
 # Generates TPC-H databases at scale factors 0.1, 0.3 and 1 (seed 1) under
-# $TMPDIR and runs Q1, Q6, Q14, Q17 and Q19 on each at one thread, twice:
+# $TMPDIR and runs Q1, Q6, Q14, Q17 and Q19 (by default) on each at one
+# thread, twice:
 # in 40 mini-batches into OUT_DIR/traces.jsonl (names like q6-sf0.3) and
 # in 100 into OUT_DIR/traces-b100.jsonl (q6-sf0.3-b100); 15 runs per file,
 # format in docs/aqp.md "Trace format". The databases are removed
@@ -14,7 +15,7 @@
 set -euo pipefail
 
 if [[ $# -ne 2 || $1 == --help || $1 == -h ]]; then
-  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
   [[ $# -eq 2 ]] && exit 0 || exit 2
 fi
 aqp=$1 out=$2
