@@ -988,6 +988,45 @@ static void top_insert(double *t, int *n, int k, double x)
     t[i] = x;
 }
 
+/* Bootstrap replicates [lo, hi) of Q3 (each replicate's ten largest order
+ * revenues into jtop) or Q11 (each replicate's threshold decides its own
+ * rows and value: into rep and jtop); split among the threads. */
+static void *join_boot_task(void *arg)
+{
+    struct task *tk = arg;
+    aqp_query *qr = tk->qr;
+    const size_t R = (size_t)qr->R;
+    if (qr->q == AQP_Q3) {
+        for (size_t b = tk->lo; b < tk->hi; b++) {
+            qr->jtopn[b] = 0;
+            for (size_t s = 0; s < qr->jn; s++) {
+                double v = qr->jrep[s * R + b];
+                if (v > 0)
+                    top_insert(qr->jtop + b * AQP_Q3_TOP, &qr->jtopn[b],
+                               AQP_Q3_TOP, v);
+            }
+        }
+        return NULL;
+    }
+    const double P = (double)qr->N, S = (double)qr->db->nsuppliers;
+    for (size_t b = tk->lo; b < tk->hi; b++) {
+        double W = qr->acc[b], sw = 0;
+        for (size_t i = 0; i < qr->jn; i++)
+            sw += qr->jw[i * R + b] * qr->jval[i];
+        double thr = W > 0 ? P / W * sw / S : NAN, c = 0, v = 0;
+        for (size_t i = 0; i < qr->jn; i++) {
+            double wi = qr->jw[i * R + b];
+            if (wi > 0 && qr->jval[i] > thr) {
+                c += wi;
+                v += wi * qr->jval[i];
+            }
+        }
+        qr->rep[b] = W > 0 ? c * P / W : NAN;
+        qr->jtop[b] = W > 0 ? v * P / W : NAN;
+    }
+    return NULL;
+}
+
 static void finish_q3(aqp_query *qr, double N, double n, double f)
 {
     const int R = qr->R, K = AQP_Q3_TOP;
@@ -995,15 +1034,8 @@ static void finish_q3(aqp_query *qr, double N, double n, double f)
     int nt = 0;
     for (size_t s = 0; s < qr->jn; s++)
         top_insert(top, &nt, K, qr->jval[s]);
-    double *rtop = qr->jtop; /* R x K */
-    int *rn = qr->jtopn;
-    memset(rn, 0, (size_t)R * sizeof *rn);
-    for (size_t s = 0; s < qr->jn; s++) {
-        const double *rep = qr->jrep + s * (size_t)R;
-        for (int b = 0; b < R; b++)
-            if (rep[b] > 0)
-                top_insert(rtop + (size_t)b * K, &rn[b], K, rep[b]);
-    }
+    const double *rtop = qr->jtop; /* R x K, by join_boot_task */
+    const int *rn = qr->jtopn;
     for (int k = 0; k < K; k++) {
         if (k >= nt) {
             qr->est[k] = qr->lo[k] = qr->hi[k] = NAN;
@@ -1041,7 +1073,6 @@ static void finish_q5(aqp_query *qr, double N, double n, double f)
 static void finish_q11(aqp_query *qr, double P, double n, double f)
 {
     const int R = qr->R;
-    const double S = (double)qr->db->nsuppliers;
     if (qr->jn == 0)
         return; /* no German supplier seen yet: no rows */
     /* the point estimate's HAVING in integers: exact at the end */
@@ -1055,22 +1086,7 @@ static void finish_q11(aqp_query *qr, double P, double n, double f)
         }
     qr->est[0] = cnt * (P / n);
     qr->est[1] = val * (P / n);
-    double *rc = qr->rep, *rv = qr->jtop;
-    for (int b = 0; b < R; b++) {
-        double W = qr->acc[b], sw = 0;
-        for (size_t i = 0; i < qr->jn; i++)
-            sw += qr->jw[i * (size_t)R + b] * qr->jval[i];
-        double thr = W > 0 ? P / W * sw / S : NAN, c = 0, v = 0;
-        for (size_t i = 0; i < qr->jn; i++) {
-            double wi = qr->jw[i * (size_t)R + b];
-            if (wi > 0 && qr->jval[i] > thr) {
-                c += wi;
-                v += wi * qr->jval[i];
-            }
-        }
-        rc[b] = W > 0 ? c * P / W : NAN;
-        rv[b] = W > 0 ? v * P / W : NAN;
-    }
+    double *rc = qr->rep, *rv = qr->jtop; /* by join_boot_task */
     boot_bounds(qr->est[0], rc, R, f, &qr->lo[0], &qr->hi[0]);
     boot_bounds(qr->est[1], rv, R, f, &qr->lo[1], &qr->hi[1]);
 }
@@ -1455,6 +1471,15 @@ int aqp_query_step(aqp_query *qr, int threads, char *err, size_t errlen)
         util_errf(err, errlen, "out of memory joining %s",
                   aqp_query_name(qr->q));
         goto out;
+    }
+    if (qr->q == AQP_Q3 || qr->q == AQP_Q11) {
+        int nt = threads < qr->R ? threads : qr->R;
+        for (int t = 0; t < nt; t++) {
+            tasks[t].lo = (size_t)qr->R * t / nt;
+            tasks[t].hi = (size_t)qr->R * (t + 1) / nt;
+        }
+        if (run_tasks(tasks, nt, join_boot_task, err, errlen) < 0)
+            goto out;
     }
     qr->done++;
     finish_estimates(qr, (double)hi);
