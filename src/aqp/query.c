@@ -184,9 +184,29 @@ const char *aqp_query_name(aqp_qid q)
     return q < AQP_NQUERIES ? NAMES[q] : "?";
 }
 
+/* Built once from NAMES, in the order of the query numbers; constant
+ * afterwards. */
 const char *aqp_query_list(void)
 {
-    return "q1, q3, q5, q6, q11, q14, q16, q17 or q19";
+    static char list[128];
+    if (list[0])
+        return list;
+    size_t len = 0;
+    int prev = 0;
+    for (int n = 0; n < AQP_NQUERIES; n++) {
+        int next = -1;
+        for (int i = 0; i < AQP_NQUERIES; i++) {
+            int num = atoi(NAMES[i] + 1);
+            if (num > prev && (next < 0 || num < atoi(NAMES[next] + 1)))
+                next = i;
+        }
+        prev = atoi(NAMES[next] + 1);
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                                n == 0 ? "" : n == AQP_NQUERIES - 1 ? " or "
+                                                                   : ", ",
+                                NAMES[next]);
+    }
+    return list;
 }
 
 const char *aqp_query_fact(aqp_qid q)
