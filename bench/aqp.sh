@@ -15,7 +15,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/aqp-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 "$aqp" gen --scale-factor "$sf" --out "$work/db.tpch" 2>/dev/null
 printf '%-5s %-12s %7s %9s %9s %9s\n' query bounds threads wall_s cpu_s speedup
-for q in q1 q6 q14 q17 q19; do
+for q in q1 q3 q5 q6 q11 q14 q16 q17 q19; do
   for mode in default bootstrap; do
     flag=(); [[ $mode == bootstrap ]] && flag=(--bootstrap)
     w1=

@@ -4,22 +4,24 @@
 # Usage: scripts/aqp-traces.sh SLAQ_AQP OUT_DIR
 #
 # Generates TPC-H databases at scale factors 0.1, 0.3 and 1 (seed 1) under
-# $TMPDIR and runs Q1, Q6, Q14, Q17 and Q19 on each at one thread, twice:
+# $TMPDIR and runs Q1, Q6, Q14, Q17 and Q19 (by default) on each at one
+# thread, twice:
 # in 40 mini-batches into OUT_DIR/traces.jsonl (names like q6-sf0.3) and
 # in 100 into OUT_DIR/traces-b100.jsonl (q6-sf0.3-b100); 15 runs per file,
 # format in docs/aqp.md "Trace format". The databases are removed
-# afterwards. SCALE_FACTORS="0.1 0.3" and BATCH_COUNTS="40" override the
-# defaults.
+# afterwards. SCALE_FACTORS="0.1 0.3", BATCH_COUNTS="40" and QUERIES="q1
+# q3 q5 q6 q11 q16 q19" (the thesis's seven, make aqp-thesis-traces)
+# override the defaults.
 set -euo pipefail
 
 if [[ $# -ne 2 || $1 == --help || $1 == -h ]]; then
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
   [[ $# -eq 2 ]] && exit 0 || exit 2
 fi
 aqp=$1 out=$2
 sfs=${SCALE_FACTORS:-0.1 0.3 1}
 counts=${BATCH_COUNTS:-40 100}
-queries="q1 q6 q14 q17 q19"
+queries=${QUERIES:-q1 q6 q14 q17 q19}
 
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/aqp-traces.XXXXXX")

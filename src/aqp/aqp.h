@@ -1,12 +1,14 @@
 /*
  * aqp.h — slaq-aqp's engine: a TPC-H database generator and an online
- * aggregation engine for TPC-H Q1, Q6, Q14, Q17 and Q19.
+ * aggregation engine for TPC-H Q1, Q3, Q5, Q6, Q11, Q14, Q16, Q17 and Q19.
  *
- * The database (tpch.c) holds the two tables the queries read, lineitem and
- * part, column by column in memory. lineitem's rows are stored in a random
- * order, so the first n rows are a uniform random sample without
- * replacement and mini-batch i of B is the contiguous slice
- * [i*N/B, (i+1)*N/B). part is small and always read whole.
+ * The database (tpch.c) holds the tables the queries read, column by column
+ * in memory. lineitem's rows are stored in a random order, so the first n
+ * rows are a uniform random sample without replacement and mini-batch i of
+ * B is the contiguous slice [i*N/B, (i+1)*N/B). partsupp is stored part by
+ * part in a random order of parts, so its mini-batches are random samples
+ * of parts with all their rows. The other tables (part, orders, customer,
+ * supplier, nation, region) are dimensions, always read whole.
  *
  * A query (query.c) consumes mini-batches in order. After each one it has
  * an estimate of every result cell (group × aggregate column) with a 95%
@@ -29,6 +31,12 @@
 #define AQP_NCONTAINERS 40  /* p_container: 5 x 8 syllables */
 #define AQP_NINSTRUCT 4     /* l_shipinstruct */
 #define AQP_NSHIPMODES 7    /* l_shipmode */
+#define AQP_NSEGMENTS 5     /* c_mktsegment */
+#define AQP_NNATIONS 25     /* n_nationkey 0..24, the specification's */
+#define AQP_NREGIONS 5      /* r_regionkey 0..4 */
+
+/* s_comment, as far as a query looks at it (Q16's LIKE) */
+enum { AQP_COMMENT_PLAIN, AQP_COMMENT_COMPLAINTS, AQP_COMMENT_RECOMMENDS };
 
 typedef struct aqp_db {
     double scale_factor;
@@ -37,6 +45,7 @@ typedef struct aqp_db {
     size_t nrows;
     uint32_t *l_orderkey;
     uint32_t *l_partkey;       /* 1..nparts */
+    uint32_t *l_suppkey;       /* 1..nsuppliers, a supplier of the part */
     uint8_t *l_linenumber;     /* 1..7 */
     uint8_t *l_quantity;       /* 1..50 */
     int64_t *l_extendedprice;  /* cents */
@@ -56,6 +65,25 @@ typedef struct aqp_db {
     uint8_t *p_size;           /* 1..50 */
     uint8_t *p_container;      /* index into aqp_container_name() */
     int64_t *p_retailprice;    /* cents */
+    /* orders, norders rows, o_orderkey = index + 1 (l_orderkey's range) */
+    size_t norders;
+    int32_t *o_orderdate;      /* days since 1970-01-01 */
+    uint32_t *o_custkey;       /* 1..ncustomers; o_shippriority is 0 */
+    /* customer, ncustomers rows, c_custkey = index + 1 */
+    size_t ncustomers;
+    uint8_t *c_mktsegment;     /* index into aqp_segment_name() */
+    uint8_t *c_nationkey;      /* 0..24 */
+    /* supplier, nsuppliers rows, s_suppkey = index + 1 */
+    size_t nsuppliers;
+    uint8_t *s_nationkey;      /* 0..24 */
+    uint8_t *s_comment;        /* AQP_COMMENT_* */
+    /* partsupp, npartsupp = 4 x nparts rows: the parts in random order,
+     * each part's four rows together */
+    size_t npartsupp;
+    uint32_t *ps_partkey;
+    uint32_t *ps_suppkey;
+    uint16_t *ps_availqty;     /* 1..9999 */
+    int32_t *ps_supplycost;    /* cents */
     void *block;               /* every column, one after the other */
     void *map;                 /* a loaded file's read-only mapping (which
                                   holds block), or NULL */
@@ -63,7 +91,8 @@ typedef struct aqp_db {
 } aqp_db;
 
 /* Generates the database for `scale_factor` (> 0; 1 is TPC-H's SF 1:
- * 200,000 parts, 1,500,000 orders, about 6,000,000 lineitem rows) from
+ * 200,000 parts, 800,000 partsupp rows, 10,000 suppliers, 150,000
+ * customers, 1,500,000 orders, about 6,000,000 lineitem rows) from
  * `seed`. The same arguments give the same bytes on every machine.
  * Returns NULL with `err` filled when scale_factor is out of range
  * (0 < SF <= 10) or memory runs out. */
@@ -88,21 +117,36 @@ const char *aqp_type_name(unsigned code);
 const char *aqp_container_name(unsigned code);
 const char *aqp_instruct_name(unsigned code);
 const char *aqp_shipmode_name(unsigned code);
+const char *aqp_segment_name(unsigned code);
+const char *aqp_nation_name(unsigned key);
+const char *aqp_region_name(unsigned key);
+/* The region key of nation `key` (AQP_NREGIONS for a bad key). */
+unsigned aqp_nation_region(unsigned key);
+/* The i-th (0..3) supplier of part `partkey` among `nsuppliers`: TPC-H's
+ * partsupp rule, which l_suppkey follows too. */
+uint32_t aqp_part_supplier(uint32_t partkey, unsigned i, size_t nsuppliers);
 
 /* Days since 1970-01-01 of a civil date, and back ("YYYY-MM-DD"). */
 int32_t aqp_days(int y, int m, int d);
 void aqp_date_str(int32_t days, char out[11]);
 
-/* Loads the database into an open SQLite connection as tables lineitem
- * and part with TPC-H's column names and types (dates as 'YYYY-MM-DD'
- * text, money as REAL). 0, or -1 with `err` filled. */
+/* Loads the database into an open SQLite connection as tables lineitem,
+ * part, partsupp, orders, customer, supplier, nation and region with
+ * TPC-H's column names and types (dates as 'YYYY-MM-DD' text, money as
+ * REAL; only the columns generated). 0, or -1 with `err` filled. */
 struct sqlite3;
 int aqp_db_to_sqlite(const aqp_db *db, struct sqlite3 *conn, char *err,
                      size_t errlen);
 
 /* ---- queries (query.c) ---- */
 
-typedef enum { AQP_Q1, AQP_Q6, AQP_Q14, AQP_Q17, AQP_Q19, AQP_NQUERIES } aqp_qid;
+typedef enum {
+    AQP_Q1, AQP_Q6, AQP_Q14, AQP_Q17, AQP_Q19,
+    AQP_Q3, AQP_Q5, AQP_Q11, AQP_Q16, AQP_NQUERIES
+} aqp_qid;
+
+/* Q3 reports the revenue of its first AQP_Q3_TOP result rows */
+#define AQP_Q3_TOP 10
 
 #define AQP_BOOT_REPS 300 /* bootstrap replicates, by default */
 #define AQP_MIN_REPS 10
@@ -112,6 +156,13 @@ typedef enum { AQP_Q1, AQP_Q6, AQP_Q14, AQP_Q17, AQP_Q19, AQP_NQUERIES } aqp_qid
 /* "q6" -> AQP_Q6; -1 for an unknown name. */
 int aqp_query_parse(const char *name);
 const char *aqp_query_name(aqp_qid q);
+/* "q1, q3, ..., q19": every query's name, for messages. */
+const char *aqp_query_list(void);
+/* The fact table q samples ("lineitem", or "partsupp" for Q11 and Q16),
+ * and its sampling units in `db` (lineitem rows, or parts of partsupp):
+ * the most mini-batches q can have. */
+const char *aqp_query_fact(aqp_qid q);
+size_t aqp_query_units(const aqp_db *db, aqp_qid q);
 /* The query as SQL over the tables of aqp_db_to_sqlite(), with TPC-H's
  * validation parameters; its result columns are the keys, in order. */
 const char *aqp_query_sql(aqp_qid q);
@@ -130,7 +181,7 @@ typedef struct aqp_opts {
 } aqp_opts;
 
 /* Starts query `q` over `db` (which must outlive it) in `batches`
- * mini-batches (1 .. nrows); `opts` NULL means seed 1, AQP_BOOT_REPS
+ * mini-batches (1 .. aqp_query_units()); `opts` NULL means seed 1, AQP_BOOT_REPS
  * replicates, closed-form bounds where they exist. NULL with `err` filled
  * on a bad argument or no memory. */
 aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
@@ -149,8 +200,8 @@ int aqp_query_step(aqp_query *qr, int threads, char *err, size_t errlen);
 /* Mini-batches run so far, of how many. */
 size_t aqp_query_done(const aqp_query *qr);
 size_t aqp_query_batches(const aqp_query *qr);
-/* Rows the last mini-batch processed: its slice plus re-evaluated
- * retained tuples (Q17). */
+/* Rows the last mini-batch processed: its slice of the fact table plus
+ * re-evaluated retained tuples (Q17). */
 uint64_t aqp_query_last_rows(const aqp_query *qr);
 /* Retained tuples whose decision flipped in the last mini-batch (Q17). */
 uint64_t aqp_query_last_flipped(const aqp_query *qr);

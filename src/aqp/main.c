@@ -32,10 +32,14 @@ static const char USAGE[] =
     "\n"
     "Commands:\n"
     "  gen --scale-factor SF --out FILE [--seed N]\n"
-    "      Generate lineitem and part (TPC-H value distributions; SF 1 is\n"
-    "      about 6 million lineitem rows) into FILE, rows in random order.\n"
+    "      Generate the TPC-H tables the queries read (lineitem, part,\n"
+    "      partsupp, orders, customer, supplier, nation, region; TPC-H value\n"
+    "      distributions; SF 1 is about 6 million lineitem rows) into FILE,\n"
+    "      lineitem's rows and partsupp's parts in random order.\n"
     "  run --data FILE --query Q [options]\n"
-    "      Answer query Q (q1, q6, q14, q17 or q19) mini-batch by mini-batch;\n"
+    "      Answer query Q (q1, q3, q5, q6, q11, q14, q16, q17 or q19)\n"
+    "      mini-batch by mini-batch, sampling lineitem (partsupp's parts for\n"
+    "      q11 and q16);\n"
     "      after each one print and report the estimates with 95% bounds.\n"
     "      The last mini-batch gives the exact answer.\n"
     "      --batches N            mini-batches (default 40)\n"
@@ -45,7 +49,8 @@ static const char USAGE[] =
     "                             column names (sum_qty means every group's)\n"
     "      --boot-seed N          seed of the bootstrap weights (default 1)\n"
     "      --bootstrap            bootstrap bounds for every query (as iOLAP),\n"
-    "                             not only Q14 and Q17; costs R weights a row\n"
+    "                             not only Q3, Q11, Q14, Q16 and Q17; costs\n"
+    "                             R weights a row\n"
     "      --replicates R         bootstrap replicates (10..2000, default 300)\n"
     "      --trace FILE           append the run's trace (docs/aqp.md) to FILE\n"
     "      --name NAME            the trace's name (default QUERY-sfSF)\n"
@@ -278,7 +283,8 @@ static int write_trace(const struct args *a, const aqp_db *db,
             "\"seed\": %llu, \"batches\": %zu, \"rows_total\": %zu, "
             "\"confidence\": %g, \"bounds\": \"%s\", \"keys\": [", name,
             aqp_query_name(q), db->scale_factor,
-            (unsigned long long)db->seed, B, db->nrows, AQP_CONFIDENCE,
+            (unsigned long long)db->seed, B, aqp_query_units(db, q),
+            AQP_CONFIDENCE,
             aqp_query_bounds_kind(q, a->bootstrap));
     for (size_t k = 0; k < K; k++)
         fprintf(f, "%s\"%s\"", k ? ", " : "", aqp_query_key(qr, k));
@@ -328,12 +334,14 @@ static int cmd_run(const struct args *a)
         return usage_error("run: --data FILE is required (make one with "
                            "slaq-aqp gen)%s", "");
     if (!a->query)
-        return usage_error("run: --query is required (q1, q6, q14, q17 or "
-                           "q19)%s", "");
+        return usage_error("run: --query is required (%s)", aqp_query_list());
     int q = aqp_query_parse(a->query);
     if (q < 0)
-        return usage_error("run: unknown query '%s' (expected q1, q6, q14, "
-                           "q17 or q19)", a->query);
+    {
+        fprintf(stderr, "slaq-aqp: run: unknown query '%s' (expected %s)\n"
+                "Try 'slaq-aqp --help'.\n", a->query, aqp_query_list());
+        return 2;
+    }
     if (a->threads < 1 || a->threads > 256)
         return usage_error("run: --threads must be 1..256%s", "");
     char err[512];
@@ -390,9 +398,12 @@ static int cmd_run(const struct args *a)
     slaq_client_set_default_cores(c, (double)a->threads);
     slaq_client_set_iters(c, B);
     if (!a->quiet)
-        fprintf(stderr, "slaq-aqp: %s on %s: %zu lineitem rows in %zu "
+        fprintf(stderr, "slaq-aqp: %s on %s: %zu %s of %s in %zu "
                 "mini-batches, %zu result values (%d reported), %s bounds\n",
-                aqp_query_name((aqp_qid)q), a->data, db->nrows, B, K, n,
+                aqp_query_name((aqp_qid)q), a->data,
+                aqp_query_units(db, (aqp_qid)q),
+                q == AQP_Q11 || q == AQP_Q16 ? "parts" : "rows",
+                aqp_query_fact((aqp_qid)q), B, K, n,
                 aqp_query_bounds_kind((aqp_qid)q, a->bootstrap));
     int stopped = 0;
     while (aqp_query_done(qr) < B) {
@@ -539,12 +550,14 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "sql")) {
         if (optind >= argc)
-            return usage_error("sql: which query? (q1, q6, q14, q17 or "
-                               "q19)%s", "");
+            return usage_error("sql: which query? (%s)", aqp_query_list());
         int q = aqp_query_parse(argv[optind]);
-        if (q < 0)
-            return usage_error("sql: unknown query '%s' (expected q1, q6, "
-                               "q14, q17 or q19)", argv[optind]);
+        if (q < 0) {
+            fprintf(stderr, "slaq-aqp: sql: unknown query '%s' (expected "
+                    "%s)\nTry 'slaq-aqp --help'.\n", argv[optind],
+                    aqp_query_list());
+            return 2;
+        }
         printf("%s;\n", aqp_query_sql((aqp_qid)q));
         return 0;
     }

@@ -30,6 +30,17 @@ $(AQP_TESTS): $(BUILD)/tests/%: $(BUILD)/obj/tests/aqp/%.o $(AQP_LIBOBJS)
 aqp-traces: $(SLAQ_AQP)
 	@scripts/aqp-traces.sh $(SLAQ_AQP) data/aqp
 
+# make aqp-thesis-traces: the thesis's seven queries (Q1, Q3, Q5, Q6,
+# Q11, Q16, Q19) in 100 mini-batches at SF 0.1, 0.3 and 1, into
+# data/aqp/thesis-traces-b100.jsonl (docs/relaqs.md); under a minute.
+.PHONY: aqp-thesis-traces
+aqp-thesis-traces: $(SLAQ_AQP)
+	@tmp=$$(mktemp -d) && \
+	  QUERIES="q1 q3 q5 q6 q11 q16 q19" BATCH_COUNTS=100 \
+	  scripts/aqp-traces.sh $(SLAQ_AQP) $$tmp && \
+	  mv $$tmp/traces-b100.jsonl data/aqp/thesis-traces-b100.jsonl && \
+	  rmdir $$tmp
+
 # make bench-aqp [SF=0.3]: each query's wall and CPU seconds at 1 and 2
 # threads, default bounds and --bootstrap (bench/aqp.sh).
 .PHONY: bench-aqp

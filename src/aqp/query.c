@@ -1,5 +1,6 @@
 /*
- * query.c — online aggregation of TPC-H Q1, Q6, Q14, Q17 and Q19.
+ * query.c — online aggregation of TPC-H Q1, Q3, Q5, Q6, Q11, Q14, Q16, Q17
+ * and Q19.
  *
  * lineitem is stored in a random order (tpch.c), so after n of its N rows
  * the rows seen are a simple random sample without replacement. A query
@@ -32,8 +33,40 @@
  * replicate. The retained set grows with the data seen, so later
  * mini-batches take longer: the slow-down ReLAQS's runtime model learns.
  *
+ * The joins (Q3, Q5, Q11, Q16) sample one fact table and join the rest in
+ * full: the dimension tables are read once when the query starts into
+ * tables keyed by o_orderkey or p_partkey (direct-address hash tables:
+ * the keys are dense), so every sampled fact row is joined exactly by a
+ * lookup. The fact table is lineitem for Q3 and Q5; for Q11 and Q16 it is
+ * partsupp, sampled a part at a time (all of a part's rows together, the
+ * parts in random order: tpch.c), so N and n count parts. Estimators:
+ *
+ *   Q5   closed form, as Q6: per ASIAN nation a scaled SUM whose per-row
+ *        contribution is the line's revenue when its order is of 1994, by
+ *        a customer of that nation, from a supplier of the same nation.
+ *   Q3   bootstrap. The cells are the revenues of the result's ten rows
+ *        (rank 1..10); an order's revenue is N/n times its sampled lines'
+ *        sum, and a rank is an order statistic over thousands of such sums,
+ *        not a scaled sum: each replicate ranks its own weighted sums. The
+ *        largest of many noisy sums is biased upwards early, which the
+ *        bootstrap does not see: the bounds under-cover until most lines
+ *        are read (docs/aqp.md has the measured rates).
+ *   Q11  bootstrap over parts. A sampled part's value is exact; the HAVING
+ *        threshold (FRACTION = 1/suppliers of the sampled total, scaled by
+ *        P/n) is itself an estimate, so whether a part near it is in the
+ *        result is uncertain; cells: the result's rows and total value,
+ *        P/n times the sampled parts above the threshold. A replicate
+ *        weights every sampled part and recomputes its own threshold.
+ *   Q16  bootstrap over parts. COUNT(DISTINCT ps_suppkey) per (brand, type,
+ *        size), summed per size: each (group, supplier) pair is credited
+ *        to the sampled part that brought it first, and a size's estimate
+ *        is its filtered parts (known from part) times the mean credit per
+ *        sampled part, a ratio.
+ *
  * Every mini-batch is data-parallel: its slice is split into one range per
- * thread, each thread fills its own accumulators, and they are added up.
+ * thread, each thread fills its own accumulators (or, for Q3, Q11 and Q16,
+ * collects the rows that join), and they are added up; the joins' rows are
+ * added in the table's order, so no answer depends on the thread count.
  */
 #include <errno.h>
 #include <math.h>
@@ -52,7 +85,8 @@
 /* ---- the queries as SQL (TPC-H's text with its validation parameters,
  * dates as the ISO strings the SQLite export stores) ---- */
 
-static const char *const NAMES[AQP_NQUERIES] = {"q1", "q6", "q14", "q17", "q19"};
+static const char *const NAMES[AQP_NQUERIES] = {
+    "q1", "q6", "q14", "q17", "q19", "q3", "q5", "q11", "q16"};
 
 static const char *const SQL[AQP_NQUERIES] = {
     [AQP_Q1] =
@@ -99,6 +133,42 @@ static const char *const SQL[AQP_NQUERIES] = {
         "AND l_quantity >= 20 AND l_quantity <= 20 + 10 "
         "AND p_size BETWEEN 1 AND 15 AND l_shipmode IN ('AIR', 'AIR REG') "
         "AND l_shipinstruct = 'DELIVER IN PERSON')",
+    [AQP_Q3] =
+        "SELECT l_orderkey, sum(l_extendedprice * (1 - l_discount)) AS revenue, "
+        "o_orderdate, o_shippriority FROM customer, orders, lineitem "
+        "WHERE c_mktsegment = 'BUILDING' AND c_custkey = o_custkey "
+        "AND l_orderkey = o_orderkey AND o_orderdate < '1995-03-15' "
+        "AND l_shipdate > '1995-03-15' "
+        "GROUP BY l_orderkey, o_orderdate, o_shippriority "
+        "ORDER BY revenue DESC, o_orderdate LIMIT 10",
+    [AQP_Q5] =
+        "SELECT n_name, sum(l_extendedprice * (1 - l_discount)) AS revenue "
+        "FROM customer, orders, lineitem, supplier, nation, region "
+        "WHERE c_custkey = o_custkey AND l_orderkey = o_orderkey "
+        "AND l_suppkey = s_suppkey AND c_nationkey = s_nationkey "
+        "AND s_nationkey = n_nationkey AND n_regionkey = r_regionkey "
+        "AND r_name = 'ASIA' AND o_orderdate >= '1994-01-01' "
+        "AND o_orderdate < '1995-01-01' GROUP BY n_name ORDER BY revenue DESC",
+    /* FRACTION is 0.0001 / SF, SF being the suppliers over 10,000 */
+    [AQP_Q11] =
+        "SELECT ps_partkey, sum(ps_supplycost * ps_availqty) AS value "
+        "FROM partsupp, supplier, nation WHERE ps_suppkey = s_suppkey "
+        "AND s_nationkey = n_nationkey AND n_name = 'GERMANY' "
+        "GROUP BY ps_partkey HAVING sum(ps_supplycost * ps_availqty) > "
+        "(SELECT sum(ps_supplycost * ps_availqty) * "
+        "(0.0001 / ((SELECT count(*) FROM supplier) / 10000.0)) "
+        "FROM partsupp, supplier, nation WHERE ps_suppkey = s_suppkey "
+        "AND s_nationkey = n_nationkey AND n_name = 'GERMANY') "
+        "ORDER BY value DESC",
+    [AQP_Q16] =
+        "SELECT p_brand, p_type, p_size, count(DISTINCT ps_suppkey) "
+        "AS supplier_cnt FROM partsupp, part WHERE p_partkey = ps_partkey "
+        "AND p_brand <> 'Brand#45' AND p_type NOT LIKE 'MEDIUM POLISHED%' "
+        "AND p_size IN (49, 14, 23, 45, 19, 3, 36, 9) "
+        "AND ps_suppkey NOT IN (SELECT s_suppkey FROM supplier "
+        "WHERE s_comment LIKE '%Customer%Complaints%') "
+        "GROUP BY p_brand, p_type, p_size "
+        "ORDER BY supplier_cnt DESC, p_brand, p_type, p_size",
 };
 
 int aqp_query_parse(const char *name)
@@ -114,6 +184,41 @@ const char *aqp_query_name(aqp_qid q)
     return q < AQP_NQUERIES ? NAMES[q] : "?";
 }
 
+/* Built once from NAMES, in the order of the query numbers; constant
+ * afterwards. */
+const char *aqp_query_list(void)
+{
+    static char list[128];
+    if (list[0])
+        return list;
+    size_t len = 0;
+    int prev = 0;
+    for (int n = 0; n < AQP_NQUERIES; n++) {
+        int next = -1;
+        for (int i = 0; i < AQP_NQUERIES; i++) {
+            int num = atoi(NAMES[i] + 1);
+            if (num > prev && (next < 0 || num < atoi(NAMES[next] + 1)))
+                next = i;
+        }
+        prev = atoi(NAMES[next] + 1);
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                                n == 0 ? "" : n == AQP_NQUERIES - 1 ? " or "
+                                                                   : ", ",
+                                NAMES[next]);
+    }
+    return list;
+}
+
+const char *aqp_query_fact(aqp_qid q)
+{
+    return q == AQP_Q11 || q == AQP_Q16 ? "partsupp" : "lineitem";
+}
+
+size_t aqp_query_units(const aqp_db *db, aqp_qid q)
+{
+    return q == AQP_Q11 || q == AQP_Q16 ? db->nparts : db->nrows;
+}
+
 const char *aqp_query_sql(aqp_qid q)
 {
     return q < AQP_NQUERIES ? SQL[q] : NULL;
@@ -123,7 +228,8 @@ const char *aqp_query_bounds_kind(aqp_qid q, int bootstrap_all)
 {
     if (bootstrap_all)
         return "bootstrap";
-    return q == AQP_Q14 || q == AQP_Q17 ? "bootstrap" : "closed-form";
+    return q == AQP_Q1 || q == AQP_Q6 || q == AQP_Q19 || q == AQP_Q5
+               ? "closed-form" : "bootstrap";
 }
 
 /* ---- Q1's groups and columns ---- */
@@ -143,6 +249,18 @@ static int q1_group(uint8_t rf, uint8_t ls)
         return rf == 'A' ? 0 : rf == 'N' ? 1 : rf == 'R' ? 3 : -1;
     return rf == 'N' ? 2 : -1;
 }
+
+/* ---- the joins' groups ---- */
+
+/* Q5's groups: the nations of ASIA, in the order of their names. */
+static const unsigned Q5_NATIONS[5] = {18, 8, 9, 12, 21}; /* CHINA, INDIA,
+                                        INDONESIA, JAPAN, VIETNAM */
+/* Q16's sizes, ascending (the query's IN list) */
+static const uint8_t Q16_SIZES[8] = {3, 9, 14, 19, 23, 36, 45, 49};
+#define Q5_STRIDE 3  /* sum, sum of squares, qualifying rows */
+#define Q5_BOOT (5 * Q5_STRIDE)
+#define Q16_STRIDE(R) (2 + 2 * (size_t)(R)) /* sum c, parts, then R (sum w c,
+                                               sum w) pairs */
 
 /* ---- bootstrap weights ---- */
 
@@ -226,7 +344,25 @@ struct aqp_query {
     uint8_t *q17_w;         /* R weights per retained tuple */
     double *q17_rep;        /* R replicate sums */
     double *rep;            /* R replicate estimates (scratch) */
+    /* the joins (Q3, Q5, Q11, Q16) */
+    size_t N;               /* sampling units of the fact table */
+    int32_t *order_tag;     /* per order: Q3 its slot, Q3_NO_SLOT or -1;
+                               Q5 its nation's group or -1 */
+    int8_t *part_tag;       /* Q16, per part: its size's index or -1 */
+    size_t q16_parts[8];    /* Q16: the parts the filter keeps, per size */
+    uint64_t *q16_set;      /* Q16: the (group, supplier) pairs seen */
+    size_t q16_n, q16_cap;
+    size_t jn, jcap;        /* Q3's orders, Q11's parts retained */
+    double *jval;           /* their revenue or value so far */
+    double *jrep;           /* Q3: R replicate revenues per order */
+    int64_t *jcents;        /* Q11: value in cents x quantity */
+    int64_t q11_total;      /* Q11: the sum of jcents */
+    uint8_t *jw;            /* Q11: R weights per part */
+    double *jtop;           /* Q3: R x AQP_Q3_TOP; Q11: R values */
+    int *jtopn;             /* Q3: R */
 };
+
+#define Q3_NO_SLOT (-2) /* a candidate order no line has reached yet */
 
 /*
  * Accumulators, one array of doubles per query (and per thread while a
@@ -250,6 +386,10 @@ static size_t acc_size(aqp_qid q, int R, int boot_all)
     case AQP_Q1: return Q1_BOOT + (boot_all ? r * (1 + 4 * Q1_ITEMS) : 0);
     case AQP_Q14: return 2 + 2 * r;
     case AQP_Q17: return 0;
+    case AQP_Q3: return 0;
+    case AQP_Q5: return 5 * 3 + (boot_all ? 6 * r : 0);
+    case AQP_Q11: return r;
+    case AQP_Q16: return 8 * (2 + 2 * r);
     default: return 3 + (boot_all ? 2 * r : 0);
     }
 }
@@ -259,6 +399,8 @@ static char *xstrdup(const char *s)
     char *d = malloc(strlen(s) + 1);
     return d ? strcpy(d, s) : NULL;
 }
+
+static int joins_init(aqp_query *qr);
 
 aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
                          const aqp_opts *opts, char *err, size_t errlen)
@@ -275,9 +417,12 @@ aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
                   opts->replicates, AQP_MIN_REPS, AQP_MAX_REPS);
         return NULL;
     }
-    if (batches < 1 || batches > db->nrows) {
-        util_errf(err, errlen, "%zu mini-batches: expected 1 .. %zu (the rows "
-                  "of lineitem)", batches, db->nrows);
+    size_t units = aqp_query_units(db, q);
+    if (batches < 1 || batches > units) {
+        util_errf(err, errlen, "%zu mini-batches: expected 1 .. %zu (the %s "
+                  "of %s)", batches, units,
+                  q == AQP_Q11 || q == AQP_Q16 ? "parts" : "rows",
+                  aqp_query_fact(q));
         return NULL;
     }
     poisson_init();
@@ -290,7 +435,9 @@ aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
     qr->seed = opts->boot_seed;
     qr->boot_all = opts->bootstrap_all;
     qr->R = opts->replicates;
-    qr->nkeys = q == AQP_Q1 ? 32 : 1;
+    qr->N = units;
+    qr->nkeys = q == AQP_Q1 ? 32 : q == AQP_Q3 ? AQP_Q3_TOP : q == AQP_Q5 ? 5
+                : q == AQP_Q11 ? 2 : q == AQP_Q16 ? 8 : 1;
     qr->keys = calloc(qr->nkeys, sizeof *qr->keys);
     qr->nacc = acc_size(q, qr->R, qr->boot_all);
     qr->acc = calloc(qr->nacc ? qr->nacc : 1, sizeof *qr->acc);
@@ -306,11 +453,29 @@ aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
         if (q == AQP_Q1)
             snprintf(label, sizeof label, "%s/%s", Q1_GROUPS[k / 8],
                      Q1_COLS[k % 8]);
+        else if (q == AQP_Q3)
+            snprintf(label, sizeof label, "rank%zu/revenue", k + 1);
+        else if (q == AQP_Q5)
+            snprintf(label, sizeof label, "%s/revenue",
+                     aqp_nation_name(Q5_NATIONS[k]));
+        else if (q == AQP_Q11)
+            snprintf(label, sizeof label, "%s", k ? "value" : "parts");
+        else if (q == AQP_Q16)
+            snprintf(label, sizeof label, "size%u/supplier_cnt",
+                     (unsigned)Q16_SIZES[k]);
         else
             snprintf(label, sizeof label, "%s",
                      q == AQP_Q14 ? "promo_revenue"
                      : q == AQP_Q17 ? "avg_yearly" : "revenue");
         if (!(qr->keys[k] = xstrdup(label)))
+            goto oom;
+    }
+    if (joins_init(qr) < 0)
+        goto oom;
+    if (q == AQP_Q3 || q == AQP_Q11) {
+        qr->jtop = malloc((size_t)qr->R * AQP_Q3_TOP * sizeof *qr->jtop);
+        qr->jtopn = malloc((size_t)qr->R * sizeof *qr->jtopn);
+        if (!qr->jtop || !qr->jtopn)
             goto oom;
     }
     if (q == AQP_Q17) {
@@ -363,6 +528,15 @@ void aqp_query_free(aqp_query *qr)
     free(qr->q17_w);
     free(qr->q17_rep);
     free(qr->rep);
+    free(qr->order_tag);
+    free(qr->part_tag);
+    free(qr->q16_set);
+    free(qr->jval);
+    free(qr->jrep);
+    free(qr->jcents);
+    free(qr->jw);
+    free(qr->jtop);
+    free(qr->jtopn);
     free(qr);
 }
 
@@ -575,6 +749,388 @@ static void scan_q17(struct task *tk)
     }
 }
 
+/* ---- joins: Q3, Q5, Q11, Q16 ---- */
+
+static void est_total(double s1, double s2, double n, double N, double *e,
+                      double *lo, double *hi);
+static void boot_bounds(double e, double *rep, int R, double f, double *lo,
+                        double *hi);
+
+static int32_t day_q3(void) { return aqp_days(1995, 3, 15); }
+
+/* Q16's part filter: the size's index in Q16_SIZES, or -1. */
+static int q16_size_index(const aqp_db *db, size_t p)
+{
+    unsigned t = db->p_type[p];
+    if (db->p_brand[p] == 45 || (t / 25 == 2 && t / 5 % 5 == 3))
+        return -1; /* Brand#45, MEDIUM POLISHED ... */
+    for (int i = 0; i < 8; i++)
+        if (db->p_size[p] == Q16_SIZES[i])
+            return i;
+    return -1;
+}
+
+static int q11_is_german(const aqp_db *db, uint32_t suppkey)
+{
+    return db->s_nationkey[suppkey - 1] == 7; /* GERMANY */
+}
+
+/* Q11's value of the part at unit u, in cents x quantity (exact). */
+static int64_t q11_unit_value(const aqp_db *db, size_t u)
+{
+    int64_t v = 0;
+    for (size_t r = 4 * u; r < 4 * u + 4; r++)
+        if (q11_is_german(db, db->ps_suppkey[r]))
+            v += (int64_t)db->ps_supplycost[r] * db->ps_availqty[r];
+    return v;
+}
+
+/* The dimension tables, joined once: Q3's candidate orders (BUILDING
+ * customers, ordered before the cut) and Q5's orders of 1994 by an ASIAN
+ * customer, each keyed by o_orderkey - 1; Q16's parts by their size. */
+static int joins_init(aqp_query *qr)
+{
+    const aqp_db *db = qr->db;
+    if (qr->q == AQP_Q3 || qr->q == AQP_Q5) {
+        qr->order_tag = malloc(db->norders * sizeof *qr->order_tag);
+        if (!qr->order_tag)
+            return -1;
+        const int32_t cut = day_q3(), y0 = aqp_days(1994, 1, 1),
+                      y1 = aqp_days(1995, 1, 1);
+        for (size_t o = 0; o < db->norders; o++) {
+            size_t c = db->o_custkey[o] - 1;
+            int32_t d = db->o_orderdate[o];
+            int32_t tag = -1;
+            if (qr->q == AQP_Q3) {
+                if (db->c_mktsegment[c] == 1 && d < cut) /* BUILDING */
+                    tag = Q3_NO_SLOT;
+            } else if (d >= y0 && d < y1) {
+                for (int g = 0; g < 5; g++)
+                    if (db->c_nationkey[c] == Q5_NATIONS[g])
+                        tag = g;
+            }
+            qr->order_tag[o] = tag;
+        }
+    }
+    if (qr->q == AQP_Q16) {
+        qr->part_tag = malloc(db->nparts * sizeof *qr->part_tag);
+        if (!qr->part_tag)
+            return -1;
+        for (size_t p = 0; p < db->nparts; p++) {
+            qr->part_tag[p] = (int8_t)q16_size_index(db, p);
+            if (qr->part_tag[p] >= 0)
+                qr->q16_parts[qr->part_tag[p]]++;
+        }
+    }
+    return 0;
+}
+
+static void scan_q5(const aqp_query *qr, size_t lo, size_t hi, double *acc,
+                    uint8_t *w)
+{
+    const aqp_db *db = qr->db;
+    const int R = qr->R;
+    for (size_t r = lo; r < hi; r++) {
+        if (qr->boot_all)
+            boot_row_weights(qr, r, w, acc + Q5_BOOT);
+        int g = qr->order_tag[db->l_orderkey[r] - 1];
+        if (g < 0 || db->s_nationkey[db->l_suppkey[r] - 1] != Q5_NATIONS[g])
+            continue;
+        double y = price(db, r) * (1 - db->l_discount[r] / 100.0);
+        double *a = acc + g * Q5_STRIDE;
+        a[0] += y;
+        a[1] += y * y;
+        a[2] += 1;
+        if (qr->boot_all)
+            for (int b = 0; b < R; b++)
+                acc[Q5_BOOT + (size_t)R * (1 + g) + b] += w[b] * y;
+    }
+}
+
+static int task_found(struct task *tk, size_t row, uint32_t slot)
+{
+    if (tk->nfound == tk->capfound) {
+        size_t cap = grow_cap(tk->capfound, tk->nfound + 1, 64);
+        if (!cap || GROW_ARRAY(tk->found, cap)) {
+            tk->oom = 1;
+            return -1;
+        }
+        tk->capfound = cap;
+    }
+    tk->found[tk->nfound++] = (struct found){row, slot};
+    return 0;
+}
+
+/* Q3: the lines of candidate orders shipped after the cut; Q11: the parts
+ * with a German supplier (and every part's weights); Q16: the parts the
+ * part filter keeps. The serial step after the scan adds them up. */
+static void scan_join(struct task *tk)
+{
+    const aqp_query *qr = tk->qr;
+    const aqp_db *db = qr->db;
+    const int32_t cut = day_q3();
+    for (size_t u = tk->lo; u < tk->hi; u++) {
+        int keep = 0;
+        if (qr->q == AQP_Q3)
+            keep = qr->order_tag[db->l_orderkey[u] - 1] != -1 &&
+                   db->l_shipdate[u] > cut;
+        else if (qr->q == AQP_Q16)
+            keep = qr->part_tag[db->ps_partkey[4 * u] - 1] >= 0;
+        else if (qr->q == AQP_Q11) {
+            boot_row_weights(qr, u, tk->w, tk->acc);
+            keep = q11_unit_value(db, u) > 0;
+        }
+        if (keep && task_found(tk, u, 0) < 0)
+            return;
+    }
+}
+
+/* Q16's set of (group, supplier) pairs seen: open addressing on 64-bit
+ * keys (never 0), at most half full. 1 when the pair is new. */
+static int q16_insert(aqp_query *qr, uint64_t key)
+{
+    if (2 * (qr->q16_n + 1) > qr->q16_cap) {
+        size_t cap = qr->q16_cap ? 2 * qr->q16_cap : 1024;
+        uint64_t *t = calloc(cap, sizeof *t);
+        if (!t)
+            return -1;
+        for (size_t i = 0; i < qr->q16_cap; i++) {
+            uint64_t k = qr->q16_set[i];
+            if (!k)
+                continue;
+            size_t h = (size_t)(k * 0x9e3779b97f4a7c15ULL >> 20) & (cap - 1);
+            while (t[h])
+                h = (h + 1) & (cap - 1);
+            t[h] = k;
+        }
+        free(qr->q16_set);
+        qr->q16_set = t;
+        qr->q16_cap = cap;
+    }
+    size_t h = (size_t)(key * 0x9e3779b97f4a7c15ULL >> 20) & (qr->q16_cap - 1);
+    while (qr->q16_set[h]) {
+        if (qr->q16_set[h] == key)
+            return 0;
+        h = (h + 1) & (qr->q16_cap - 1);
+    }
+    qr->q16_set[h] = key;
+    qr->q16_n++;
+    return 1;
+}
+
+/* Adds the found units to the query's state, in the order of the fact
+ * table (the tasks' ranges are ascending), so the state does not depend on
+ * the number of threads. */
+static int join_update(aqp_query *qr, struct task *tasks, int nthreads)
+{
+    const aqp_db *db = qr->db;
+    const int R = qr->R;
+    uint8_t *w = tasks[0].w;
+    for (int t = 0; t < nthreads; t++)
+        for (size_t i = 0; i < tasks[t].nfound; i++) {
+            size_t u = tasks[t].found[i].row;
+            if (qr->q == AQP_Q3) {
+                int32_t *tag = &qr->order_tag[db->l_orderkey[u] - 1];
+                if (*tag == Q3_NO_SLOT) {
+                    if (qr->jn == qr->jcap) {
+                        size_t cap = grow_cap(qr->jcap, qr->jn + 1, 256);
+                        if (!cap || GROW_ARRAY(qr->jval, cap) ||
+                            grow_array(&qr->jrep, cap, (size_t)R * sizeof(double)))
+                            return -1;
+                        qr->jcap = cap;
+                    }
+                    qr->jval[qr->jn] = 0;
+                    memset(qr->jrep + qr->jn * (size_t)R, 0,
+                           (size_t)R * sizeof *qr->jrep);
+                    *tag = (int32_t)qr->jn++;
+                }
+                double v = price(db, u) * (1 - db->l_discount[u] / 100.0);
+                double *rep = qr->jrep + (size_t)*tag * (size_t)R;
+                qr->jval[*tag] += v;
+                boot_weights(qr->seed, u, w, R);
+                for (int b = 0; b < R; b++)
+                    rep[b] += w[b] * v;
+            } else if (qr->q == AQP_Q11) {
+                if (qr->jn == qr->jcap) {
+                    size_t cap = grow_cap(qr->jcap, qr->jn + 1, 256);
+                    if (!cap || GROW_ARRAY(qr->jval, cap) ||
+                        GROW_ARRAY(qr->jcents, cap) ||
+                        grow_array(&qr->jw, cap, (size_t)R))
+                        return -1;
+                    qr->jcap = cap;
+                }
+                int64_t vc = q11_unit_value(db, u);
+                qr->jcents[qr->jn] = vc;
+                qr->jval[qr->jn] = (double)vc / 100.0;
+                qr->q11_total += vc;
+                boot_weights(qr->seed, u, qr->jw + qr->jn * (size_t)R, R);
+                qr->jn++;
+            } else if (qr->q == AQP_Q16) {
+                uint32_t pk = db->ps_partkey[4 * u];
+                int si = qr->part_tag[pk - 1];
+                unsigned brand = db->p_brand[pk - 1];
+                uint64_t gid = ((uint64_t)((brand / 10 - 1) * 5 + brand % 10 - 1) *
+                                AQP_NTYPES + db->p_type[pk - 1]) * 51 +
+                               db->p_size[pk - 1];
+                double c = 0;
+                for (size_t r = 4 * u; r < 4 * u + 4; r++) {
+                    uint32_t s = db->ps_suppkey[r];
+                    if (db->s_comment[s - 1] == AQP_COMMENT_COMPLAINTS)
+                        continue;
+                    int fresh = q16_insert(qr, gid << 32 | s);
+                    if (fresh < 0)
+                        return -1;
+                    c += fresh;
+                }
+                double *a = qr->acc + (size_t)si * Q16_STRIDE(R);
+                a[0] += c;
+                a[1] += 1;
+                boot_weights(qr->seed, u, w, R);
+                for (int b = 0; b < R; b++) {
+                    a[2 + 2 * b] += w[b] * c;
+                    a[3 + 2 * b] += w[b];
+                }
+            }
+        }
+    return 0;
+}
+
+/* Inserts x into the descending top list t of at most `k` (n in use). */
+static void top_insert(double *t, int *n, int k, double x)
+{
+    if (*n == k && !(x > t[k - 1]))
+        return;
+    int i = *n < k ? (*n)++ : k - 1;
+    while (i > 0 && t[i - 1] < x) {
+        t[i] = t[i - 1];
+        i--;
+    }
+    t[i] = x;
+}
+
+/* Bootstrap replicates [lo, hi) of Q3 (each replicate's ten largest order
+ * revenues into jtop) or Q11 (each replicate's threshold decides its own
+ * rows and value: into rep and jtop); split among the threads. */
+static void *join_boot_task(void *arg)
+{
+    struct task *tk = arg;
+    aqp_query *qr = tk->qr;
+    const size_t R = (size_t)qr->R;
+    if (qr->q == AQP_Q3) {
+        for (size_t b = tk->lo; b < tk->hi; b++) {
+            qr->jtopn[b] = 0;
+            for (size_t s = 0; s < qr->jn; s++) {
+                double v = qr->jrep[s * R + b];
+                if (v > 0)
+                    top_insert(qr->jtop + b * AQP_Q3_TOP, &qr->jtopn[b],
+                               AQP_Q3_TOP, v);
+            }
+        }
+        return NULL;
+    }
+    const double P = (double)qr->N, S = (double)qr->db->nsuppliers;
+    for (size_t b = tk->lo; b < tk->hi; b++) {
+        double W = qr->acc[b], sw = 0;
+        for (size_t i = 0; i < qr->jn; i++)
+            sw += qr->jw[i * R + b] * qr->jval[i];
+        double thr = W > 0 ? P / W * sw / S : NAN, c = 0, v = 0;
+        for (size_t i = 0; i < qr->jn; i++) {
+            double wi = qr->jw[i * R + b];
+            if (wi > 0 && qr->jval[i] > thr) {
+                c += wi;
+                v += wi * qr->jval[i];
+            }
+        }
+        qr->rep[b] = W > 0 ? c * P / W : NAN;
+        qr->jtop[b] = W > 0 ? v * P / W : NAN;
+    }
+    return NULL;
+}
+
+static void finish_q3(aqp_query *qr, double N, double n, double f)
+{
+    const int R = qr->R, K = AQP_Q3_TOP;
+    double top[AQP_Q3_TOP];
+    int nt = 0;
+    for (size_t s = 0; s < qr->jn; s++)
+        top_insert(top, &nt, K, qr->jval[s]);
+    const double *rtop = qr->jtop; /* R x K, by join_boot_task */
+    const int *rn = qr->jtopn;
+    for (int k = 0; k < K; k++) {
+        if (k >= nt) {
+            qr->est[k] = qr->lo[k] = qr->hi[k] = NAN;
+            continue;
+        }
+        qr->est[k] = top[k] * (N / n);
+        for (int b = 0; b < R; b++)
+            qr->rep[b] = k < rn[b] ? rtop[(size_t)b * K + k] * (N / n) : NAN;
+        boot_bounds(qr->est[k], qr->rep, R, f, &qr->lo[k], &qr->hi[k]);
+    }
+}
+
+static void finish_q5(aqp_query *qr, double N, double n, double f)
+{
+    const double *a = qr->acc;
+    const int R = qr->R;
+    for (int g = 0; g < 5; g++) {
+        const double *ga = a + g * Q5_STRIDE;
+        if (!(ga[2] > 0)) /* no line of the nation yet: NULL */
+            continue;
+        est_total(ga[0], ga[1], n, N, &qr->est[g], &qr->lo[g], &qr->hi[g]);
+        if (!qr->boot_all)
+            continue;
+        const double *wall = a + Q5_BOOT, *gr = wall + (size_t)R * (1 + g);
+        for (int b = 0; b < R; b++)
+            qr->rep[b] = wall[b] > 0 ? N * gr[b] / wall[b] : NAN;
+        boot_bounds(qr->est[g], qr->rep, R, f, &qr->lo[g], &qr->hi[g]);
+    }
+}
+
+/* Q11 on a sample of parts: with weights w_i (all 1 for the point
+ * estimate) and W their total over every sampled part, the HAVING
+ * threshold is P/W x sum w v / S, and the result's row count and value
+ * are P/W times the weighted count and sum of the parts above it. */
+static void finish_q11(aqp_query *qr, double P, double n, double f)
+{
+    const int R = qr->R;
+    if (qr->jn == 0)
+        return; /* no German supplier seen yet: no rows */
+    /* the point estimate's HAVING in integers: exact at the end */
+    double cnt = 0, val = 0;
+    for (size_t i = 0; i < qr->jn; i++)
+        if ((__int128)qr->jcents[i] * (__int128)qr->db->nsuppliers *
+                (__int128)(uint64_t)n >
+            (__int128)qr->q11_total * (__int128)(uint64_t)P) {
+            cnt += 1;
+            val += qr->jval[i];
+        }
+    qr->est[0] = cnt * (P / n);
+    qr->est[1] = val * (P / n);
+    double *rc = qr->rep, *rv = qr->jtop; /* by join_boot_task */
+    boot_bounds(qr->est[0], rc, R, f, &qr->lo[0], &qr->hi[0]);
+    boot_bounds(qr->est[1], rv, R, f, &qr->lo[1], &qr->hi[1]);
+}
+
+/* Q16 per size: the parts of the size the filter keeps, P_s, times the
+ * mean over its sampled parts of the pairs each part saw first. */
+static void finish_q16(aqp_query *qr)
+{
+    const int R = qr->R;
+    for (int s = 0; s < 8; s++) {
+        const double *a = qr->acc + (size_t)s * Q16_STRIDE(R);
+        double Ps = (double)qr->q16_parts[s];
+        if (!(a[1] > 0))
+            continue;
+        qr->est[s] = Ps * a[0] / a[1];
+        for (int b = 0; b < R; b++)
+            qr->rep[b] = a[3 + 2 * b] > 0 ? Ps * a[2 + 2 * b] / a[3 + 2 * b]
+                                          : NAN;
+        /* the sampling fraction of the size's parts, not of all parts */
+        boot_bounds(qr->est[s], qr->rep, R, a[1] / Ps, &qr->lo[s],
+                    &qr->hi[s]);
+    }
+}
+
 static void *scan_task(void *arg)
 {
     struct task *tk = arg;
@@ -585,6 +1141,10 @@ static void *scan_task(void *arg)
     case AQP_Q14: scan_q14(qr, tk->lo, tk->hi, tk->acc, tk->w); break;
     case AQP_Q17: scan_q17(tk); break;
     case AQP_Q19: scan_q19(qr, tk->lo, tk->hi, tk->acc, tk->w); break;
+    case AQP_Q5: scan_q5(qr, tk->lo, tk->hi, tk->acc, tk->w); break;
+    case AQP_Q3:
+    case AQP_Q11:
+    case AQP_Q16: scan_join(tk); break;
     default: break;
     }
     return NULL;
@@ -710,7 +1270,7 @@ static void q1_boot_bounds(aqp_query *qr, double N, double f)
 
 static void finish_estimates(aqp_query *qr, double n)
 {
-    double N = (double)qr->db->nrows, f = n / N;
+    double N = (double)qr->N, f = n / N;
     const double *a = qr->acc;
     double *rep = qr->rep;
     const int R = qr->R;
@@ -762,6 +1322,10 @@ static void finish_estimates(aqp_query *qr, double n)
             rep[b] = qr->q17_rep[b] * (N / n) / 7.0;
         boot_bounds(qr->est[0], rep, R, f, &qr->lo[0], &qr->hi[0]);
         break;
+    case AQP_Q3: finish_q3(qr, N, n, f); break;
+    case AQP_Q5: finish_q5(qr, N, n, f); break;
+    case AQP_Q11: finish_q11(qr, N, n, f); break;
+    case AQP_Q16: finish_q16(qr); break;
     default:
         break;
     }
@@ -887,7 +1451,7 @@ int aqp_query_step(aqp_query *qr, int threads, char *err, size_t errlen)
         threads = 1;
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
-    size_t N = qr->db->nrows;
+    size_t N = qr->N;
     size_t lo = N * qr->done / qr->batches;
     size_t hi = N * (qr->done + 1) / qr->batches;
     if ((size_t)threads > hi - lo)
@@ -918,10 +1482,25 @@ int aqp_query_step(aqp_query *qr, int threads, char *err, size_t errlen)
         for (size_t k = 0; k < qr->nacc; k++)
             qr->acc[k] += tasks[t].acc[k];
     }
-    qr->last_rows = hi - lo;
+    qr->last_rows = (hi - lo) * (qr->q == AQP_Q11 || qr->q == AQP_Q16 ? 4 : 1);
     qr->last_flipped = 0;
     if (qr->q == AQP_Q17 && q17_update(qr, tasks, threads, err, errlen) < 0)
         goto out;
+    if ((qr->q == AQP_Q3 || qr->q == AQP_Q11 || qr->q == AQP_Q16) &&
+        join_update(qr, tasks, threads) < 0) {
+        util_errf(err, errlen, "out of memory joining %s",
+                  aqp_query_name(qr->q));
+        goto out;
+    }
+    if (qr->q == AQP_Q3 || qr->q == AQP_Q11) {
+        int nt = threads < qr->R ? threads : qr->R;
+        for (int t = 0; t < nt; t++) {
+            tasks[t].lo = (size_t)qr->R * t / nt;
+            tasks[t].hi = (size_t)qr->R * (t + 1) / nt;
+        }
+        if (run_tasks(tasks, nt, join_boot_task, err, errlen) < 0)
+            goto out;
+    }
     qr->done++;
     finish_estimates(qr, (double)hi);
     rc = 1;

@@ -108,4 +108,17 @@ names = [x["name"] for x in t]
 sys.exit(0 if qs == {"q1", "q6", "q14", "q17", "q19"} and len(t) >= 10
          and len(set(names)) == len(names) else 1)' "$f"
 done
+check "data/aqp/thesis-traces-b100.jsonl has the thesis's seven queries, exact at the end" $PY -c '
+import json, sys
+t = [json.loads(l) for l in open(sys.argv[1])]
+qs = {x["query"] for x in t}
+ok = qs == {"q1", "q3", "q5", "q6", "q11", "q16", "q19"} and len(t) == 21
+for x in t:
+    last = x["estimates"][-1]
+    ok = ok and x["batches"] == 100 and all(
+        abs(a - b) <= 1e-6 * max(1.0, abs(b)) for a, b in zip(last, x["truth"]))
+sys.exit(0 if ok else 1)' data/aqp/thesis-traces-b100.jsonl
+check_exit "an unknown query names every query" 2 "$AQP" run --data "$D" --query q2
+"$AQP" run --data "$D" --query q2 2>"$TMP/err" || true
+check "the message lists the joins" grep -q "q3, q5, q6, q11, q14, q16" "$TMP/err"
 finish

@@ -57,3 +57,26 @@ def test_cancelled_query_stops_between_minibatches(daemon_factory, tmp_path):
     job = d.wait_state(jid, ("cancelled",), timeout=30)
     assert job["exit_code"] == 0 and not job.get("signal"), job
     assert "stopped by slaq after" in d.cli("logs", str(jid)).stdout
+
+
+def test_join_query_reports_its_groups_and_ends_exact(slaqd, tmp_path):
+    # Q5 joins lineitem with orders, customer, supplier, nation and region
+    # and groups by nation: its five cells travel through the client
+    # protocol after every mini-batch and slaq show lists them
+    db = _db(tmp_path)
+    exact = subprocess.run([AQP, "run", "--quiet", "--data", db, "--query",
+                            "q5", "--batches", "1"], check=True,
+                           capture_output=True, text=True).stdout
+    assert len(exact.strip().splitlines()) == 5, exact
+    jid = slaqd.submit(AQP, "run", "--data", db, "--query", "q5",
+                       "--batches", "10")
+    job = slaqd.wait_state(jid, ("done", "failed"), timeout=60)
+    assert job["state"] == "done" and job["exit_code"] == 0, job
+    assert job["reports"] == 10, job
+    log = slaqd.cli("logs", str(jid)).stdout
+    assert exact.strip() in log, (exact, log[-500:])
+    q = slaqd.job(jid)["query"]
+    assert q["batch"] == 10 and q["cells"] == 5, q
+    out = slaqd.cli("show", str(jid)).stdout
+    assert "  estimates   after mini-batch 10, 5 cells" in out, out
+    assert "    cell 3    " in out, out
