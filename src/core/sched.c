@@ -340,12 +340,32 @@ static int job_starved(const slaq_sched *s, const slaq_job *j, double now)
            now - j->passed_since >= s->cfg.starvation.st;
 }
 
+static double job_iter_cpu(const slaq_job *j, double prior);
+
+/* Pending job j as an item of a queue order (slaq/queue.h): one item per
+ * job, its remaining work the CPU-seconds of the iterations it has left
+ * (its declared length less its last reported iteration, at its measured
+ * or given cost per iteration, else default-iter-cpu's; INFINITY for a
+ * job of unknown length). */
+static slaq_qitem job_qitem(const slaq_sched *s, const slaq_job *j)
+{
+    double left = INFINITY;
+    if (j->iters > 0) {
+        double done = j->reported ? j->last_k : 0;
+        double it = (double)j->iters > done ? (double)j->iters - done : 0;
+        left = it * job_iter_cpu(j, s->cfg.default_iter_cpu_s);
+    }
+    return (slaq_qitem){.job_arrival = j->arrival, .enqueued = j->arrival,
+                        .dur_est = left, .job_work = left, .job_tasks = 1};
+}
+
 /*
  * The order of the pending queue: whether job a is tried before job b at
  * time now. This one function decides it. Starved jobs come first (Yaq's
  * hard starvation threshold ST, the one passed longest first), then the
- * driver's order (slaq_sched_set_pend_order: where a reordering such as
- * Yaq's shortest-remaining-first plugs in), then arrival.
+ * driver's order (slaq_sched_set_pend_order), then the queue-order
+ * setting's (srjf, lrtf and stf: the least remaining work first; ejf and
+ * fifo: arrival), then arrival.
  */
 static int pend_before(const slaq_sched *s, const slaq_job *a,
                        const slaq_job *b, double now)
@@ -359,6 +379,14 @@ static int pend_before(const slaq_sched *s, const slaq_job *a,
         int c = s->pend_cmp(a, b, now, s->pend_arg);
         if (c)
             return c < 0;
+    }
+    if (!sa && s->cfg.queue_order != SLAQ_QORDER_FIFO) {
+        /* Starvation is the rule above (passed for ST), not the items'. */
+        static const slaq_starvation none = {INFINITY, INFINITY};
+        slaq_qitem x = job_qitem(s, a), y = job_qitem(s, b);
+        int c = slaq_qorder_cmp(s->cfg.queue_order, &x, &y, now, &none);
+        if (c)
+            return c > 0;
     }
     return a->arrival < b->arrival;
 }

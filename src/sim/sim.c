@@ -374,6 +374,8 @@ static int decide(simstate *st, double t, char *err, size_t errlen)
             j->res->moved += fabs(use - j->cores);
         }
         j->decided = 1;
+        if (use > 0 && isnan(j->res->start))
+            j->res->start = t;
         /* A job with a scaling curve runs the threads the core advises
          * on its share (as a client's threads() does), at the speed its
          * curve gives them; the others are the paper's. */
@@ -497,6 +499,7 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     j->next_t = INFINITY;
     j->ell = norm_loss(j->w, 0);
     j->res->arrival = j->arrival;
+    j->res->start = NAN;
     j->act_pos = st->nactive;
     st->active[st->nactive] = j;
     heap_set(st, st->nactive, j);
@@ -782,7 +785,7 @@ int sim_write_jobs(FILE *f, const wl_workload *wl, const sim_result *r)
     int rc = fputs("id,algorithm,arrival_s", f) < 0;
     for (int x = 0; x < SIM_NX; x++)
         rc |= fprintf(f, ",t%d_s", sim_x_pct[x]) < 0;
-    rc |= fputs(",completion_s,jct_s\n", f) < 0;
+    rc |= fputs(",completion_s,jct_s,wait_s\n", f) < 0;
     for (size_t i = 0; i < r->njobs; i++) {
         const sim_jobres *j = &r->jobs[i];
         rc |= csv_str(f, wl->jobs[i].id);
@@ -791,8 +794,10 @@ int sim_write_jobs(FILE *f, const wl_workload *wl, const sim_result *r)
         rc |= fprintf(f, ",%.3f", j->arrival) < 0;
         for (int x = 0; x < SIM_NX; x++)
             rc |= fprintf(f, ",%.3f", j->tx[x]) < 0;
-        rc |= fprintf(f, ",%.3f,%.3f\n", j->completion,
-                      j->completion - j->arrival) < 0;
+        rc |= fprintf(f, ",%.3f,%.3f,%.3f\n", j->completion,
+                      j->completion - j->arrival,
+                      (isnan(j->start) ? j->completion : j->start) -
+                          j->arrival) < 0;
     }
     return rc ? -1 : 0;
 }

@@ -108,6 +108,7 @@ int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c);
 /* What happened to one job. Times in seconds of virtual time. */
 typedef struct sim_jobres {
     double arrival;
+    double start;      /* when it first had cores (NAN: never) */
     double completion;
     double tx[SIM_NX]; /* time from arrival to X% loss reduction */
     size_t changes;    /* decisions that changed its cores (not the first) */

@@ -340,6 +340,58 @@ static slaq_job *add_at(slaq_sched *s, double t)
     return j;
 }
 
+/* A job of `iters` iterations of `cost` CPU-seconds each, arriving at t. */
+static slaq_job *add_work(slaq_sched *s, double t, uint64_t iters, double cost)
+{
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.iters = iters;
+    o.iter_cpu_s = cost;
+    slaq_job *j = slaq_sched_add(s, &o, t);
+    assert_non_null(j);
+    return j;
+}
+
+/* The queue-order setting orders the pending queue (the same comparator
+ * as the node queues, slaq/queue.h): behind a running job on the one
+ * core, a long job (100 iterations of 1 s) and then a short one (5 of
+ * 1 s) wait. fifo starts the long one first; srjf and stf the short one
+ * (least remaining work); a job of unknown length goes after both. */
+static int short_first(slaq_qorder order, int unknown)
+{
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 1;
+    c.queue = 1;
+    c.predictor = SLAQ_PRED_STRAWMAN;
+    c.queue_order = order;
+    slaq_sched *s = slaq_sched_new(&c);
+    assert_non_null(s);
+    slaq_job *run = add_work(s, 0, 10, 1);
+    slaq_job *lng = unknown ? add_at(s, 1) : add_work(s, 1, 100, 1);
+    slaq_job *shrt = add_work(s, 2, 5, 1);
+    assert_int_equal(slaq_sched_epoch(s, 2.5), SLAQ_OK);
+    assert_int_equal(slaq_job_node(run), 0);
+    slaq_sched_remove(s, run);
+    assert_int_equal(slaq_sched_epoch(s, 3.5), SLAQ_OK);
+    slaq_job *first = slaq_job_node(lng) == 0 ? lng
+                    : slaq_job_node(shrt) == 0 ? shrt : NULL;
+    assert_non_null(first);
+    int is_short = first == shrt;
+    slaq_sched_free(s);
+    return is_short;
+}
+
+static void test_queue_order_orders_the_pending_queue(void **st)
+{
+    (void)st;
+    assert_false(short_first(SLAQ_QORDER_FIFO, 0));
+    assert_false(short_first(SLAQ_QORDER_EJF, 0));
+    assert_true(short_first(SLAQ_QORDER_SRJF, 0));
+    assert_true(short_first(SLAQ_QORDER_STF, 0));
+    assert_true(short_first(SLAQ_QORDER_SRJF, 1));
+}
+
 /* A driver's order for the tests: the latest arrival first (the opposite
  * of the scheduler's own), the order that starves the most. */
 static int latest_first(const slaq_job *a, const slaq_job *b, double now,
@@ -764,6 +816,7 @@ int main(void)
         cmocka_unit_test(test_pending_queue_is_fifo),
         cmocka_unit_test(test_pending_order_is_the_drivers),
         cmocka_unit_test(test_starvation_bounds_how_long_later_jobs_pass),
+        cmocka_unit_test(test_queue_order_orders_the_pending_queue),
         cmocka_unit_test(test_pinned_job_waiting_does_not_block_others),
         cmocka_unit_test(test_job_pinned_to_down_node_holds_up_nobody),
         cmocka_unit_test(
