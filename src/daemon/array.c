@@ -399,6 +399,53 @@ static size_t queue_bound(sd_daemon *d, double cores)
 }
 
 /*
+ * The order in which arrays hand out their pending tasks: the queue-order
+ * setting's (slaq/queue.h, the comparator of slaqd's pending queue and
+ * the task simulator), each array one item, its next task's: its
+ * estimate per task, its remaining work (the indices from its first
+ * pending one on, times the estimate) and remaining tasks, the array's
+ * submission as its arrival, with the starvation thresholds. fifo: the
+ * order they were submitted. Fills order[0..narrays-1]; -1 when out of
+ * memory (then submission order).
+ */
+static int arrays_in_order(sd_daemon *d, size_t *order)
+{
+    size_t n = d->narrays;
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    const slaq_sched_config *c = slaq_sched_get_config(d->sched);
+    if (c->queue_order == SLAQ_QORDER_FIFO || n < 2)
+        return 0;
+    slaq_qitem *it = calloc(n, sizeof *it);
+    if (!it)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const sd_array *a = d->arrays[i];
+        double est = task_estimate(a);
+        double left = a->last >= a->next ? (double)(a->last - a->next + 1) : 0;
+        if (!(est > 0))
+            est = INFINITY;
+        it[i] = (slaq_qitem){.job_arrival = a->submitted,
+                             .enqueued = a->submitted, .dur_est = est,
+                             .job_work = left > 0 ? left * est : 0,
+                             .job_tasks = left};
+    }
+    double now = sd_now();
+    for (size_t k = 1; k < n; k++) { /* insertion sort: few arrays */
+        size_t x = order[k], i = k;
+        while (i > 0 && slaq_qorder_cmp(c->queue_order, &it[x],
+                                        &it[order[i - 1]], now,
+                                        &c->starvation) > 0) {
+            order[i] = order[i - 1];
+            i--;
+        }
+        order[i] = x;
+    }
+    free(it);
+    return 0;
+}
+
+/*
  * A controller's placement: each pending task, in array_dispatch's order,
  * goes to the node with room in its queue (its task cores plus the bound,
  * less its tasks placed) whose estimated wait, placed / task cores, is
@@ -412,19 +459,24 @@ static void place_on_nodes(sd_daemon *d)
         return;
     double *tc = calloc(nn, sizeof *tc);
     size_t *placed = calloc(nn, sizeof *placed);
+    size_t *bound = calloc(nn, sizeof *bound);
+    size_t *order = calloc(d->narrays, sizeof *order);
     json_t **batch = calloc(nn, sizeof *batch);
-    if (!tc || !placed || !batch)
+    if (!tc || !placed || !bound || !order || !batch)
         goto out;
     node_loads(d, tc, placed);
+    for (size_t v = 0; v < nn; v++)
+        bound[v] = queue_bound(d, tc[v]);
+    arrays_in_order(d, order);
     for (size_t i = 0; i < d->narrays; i++) {
-        sd_array *a = d->arrays[i];
+        sd_array *a = d->arrays[order[i]];
         long idx;
         while ((!a->max_running || a->running < a->max_running) &&
                (idx = next_pending(a)) >= 0) {
             long best = -1;
             for (size_t v = 0; v < nn; v++) {
                 if (!cluster_node_ready(d, (int)v) || tc[v] < 1 ||
-                    placed[v] >= (size_t)tc[v] + queue_bound(d, tc[v]))
+                    placed[v] >= (size_t)tc[v] + bound[v])
                     continue;
                 if (best < 0 || placed[v] / tc[v] < placed[best] / tc[best])
                     best = (long)v;
@@ -457,6 +509,8 @@ out:
     free(batch);
     free(tc);
     free(placed);
+    free(bound);
+    free(order);
 }
 
 void array_dispatch(sd_daemon *d)
@@ -472,10 +526,15 @@ void array_dispatch(sd_daemon *d)
         return;
     }
     int started = 0;
-    /* Arrays in the order they were submitted: the first one's tasks
-     * first, up to its K, then the next's. */
-    for (size_t i = 0; i < d->narrays && array_task_room(d) >= 1 - 1e-9; i++) {
-        sd_array *a = d->arrays[i];
+    /* Arrays in the queue order (arrays_in_order; fifo: as submitted):
+     * the first one's tasks first, up to its K, then the next's. */
+    size_t *order = calloc(d->narrays, sizeof *order);
+    if (!order)
+        return; /* out of memory: the next tick tries again */
+    size_t n = d->narrays;
+    arrays_in_order(d, order);
+    for (size_t i = 0; i < n && array_task_room(d) >= 1 - 1e-9; i++) {
+        sd_array *a = d->arrays[order[i]];
         long idx;
         while ((!a->max_running || a->running < a->max_running) &&
                array_task_room(d) >= 1 - 1e-9 && (idx = next_pending(a)) >= 0) {
@@ -485,14 +544,17 @@ void array_dispatch(sd_daemon *d)
                 sd_log(d, 0, "array %lld: task %ld cannot start: %s",
                        (long long)a->id, idx, err);
                 j = job_task_record(d, a, idx, SD_FAILED, err);
-                if (!j)
+                if (!j) {
+                    free(order);
                     return;
+                }
                 a->task[idx - a->first] = j->id;
                 continue;
             }
             a->task[idx - a->first] = j->id;
             if (array_task_add(d, j) < 0) { /* not watched: stop it now */
                 job_cancel(d, j, 1);
+                free(order);
                 return;
             }
             a->running++;
@@ -500,6 +562,7 @@ void array_dispatch(sd_daemon *d)
             ml_capacity(d);
         }
     }
+    free(order);
     if (started)
         store_flush(d->store);
 }
@@ -921,8 +984,12 @@ json_t *array_queue_json(sd_daemon *d)
     double ahead = 0;
     int known = 1;
     size_t queued = 0, beyond = 0;
+    size_t *order = calloc(d->narrays ? d->narrays : 1, sizeof *order);
+    if (!order)
+        return items;
+    arrays_in_order(d, order); /* the order they will start in */
     for (size_t i = 0; i < d->narrays; i++) {
-        sd_array *a = d->arrays[i];
+        sd_array *a = d->arrays[order[i]];
         if (next_pending(a) < 0)
             continue;
         double est = task_estimate(a);
@@ -962,6 +1029,7 @@ json_t *array_queue_json(sd_daemon *d)
             queued++;
         }
     }
+    free(order);
     json_t *node = json_pack("{s:s, s:f, s:f, s:I, s:I, s:I, s:o}", "name",
                              "local", "cores", d->cfg.sched.cores,
                              "task_cores", slots > 0 ? slots : 0,

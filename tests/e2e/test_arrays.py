@@ -292,3 +292,28 @@ def test_a_task_cannot_report(slaqd, tmp_path):
     slaqd.cli("cancel", "--now", "%d_1" % aid)
     wait_for(lambda: array(slaqd, aid)["state"] == "cancelled", timeout=10,
              what="the task to be cancelled")
+
+
+def test_queue_order_decides_which_array_starts_first(daemon_factory):
+    """--queue-order (docs/queues.md) orders the arrays' pending tasks as it
+    orders slaqd's pending queue: under stf the array of short tasks goes
+    before an older array of long ones; under fifo the older goes first."""
+    for order, first in (("stf", "short"), ("fifo", "long")):
+        d = daemon_factory("--cores", "2", "--queue-bound", "8",
+                           "--queue-order", order, "--starvation", "off")
+        ml = d.submit(TOY, "--forever", "--iter-cpu", "0.01")
+        long_ = submit_array(d, "1-3", ["sleep", "30"], "--task-estimate",
+                             "30")
+        short = submit_array(d, "1-3", ["sleep", "0.5"], "--task-estimate",
+                             "0.5")
+        (node,) = d.request({"type": "queue"})["nodes"]
+        arrays = [t["array"] for t in node["queue"]]
+        want = {"short": short, "long": long_}
+        assert arrays[:3] == [want[first]] * 3, (order, arrays)
+        d.cli("cancel", "--now", str(ml))
+        wait_for(lambda: d.request({"type": "queue"})["nodes"][0]["running"]
+                 >= 1, timeout=10, what="a task running")
+        started = array(d, want[first])["counts"]
+        assert started["running"] + started["done"] >= 1, (order, started)
+        d.cli("cancel", "--now", str(long_))
+        d.cli("cancel", "--now", str(short))
