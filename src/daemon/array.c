@@ -202,21 +202,8 @@ sd_array *array_submit(sd_daemon *d, json_t *req, const sd_user *owner,
     }
     if (parse_range(range, &first, &last, &k, err, errlen) < 0)
         return NULL;
-    if (!json_is_array(cmd) || json_array_size(cmd) == 0) {
-        snprintf(err, errlen, "field \"cmd\" must be a non-empty array of "
-                              "strings");
+    if (job_check_cmd(cmd, env, err, errlen) < 0)
         return NULL;
-    }
-    for (size_t i = 0; i < json_array_size(cmd); i++)
-        if (!json_is_string(json_array_get(cmd, i))) {
-            snprintf(err, errlen, "cmd[%zu] must be a string", i);
-            return NULL;
-        }
-    if (env && !json_is_array(env)) {
-        snprintf(err, errlen, "field \"env\" must be an array of "
-                              "\"NAME=value\" strings");
-        return NULL;
-    }
     if (est && (!json_is_number(est) || !(json_number_value(est) > 0) ||
                 json_number_value(est) > 1e9)) {
         snprintf(err, errlen, "field \"task_estimate\" must be a number of "

@@ -677,6 +677,9 @@ int job_reserve_id(sd_daemon *d, int64_t id);
  * finished job; NULL when out of memory. */
 sd_job *job_task_record(sd_daemon *d, sd_array *a, long index,
                         sd_state state, const char *reason);
+/* A submit's "cmd" (a non-empty array of strings) and "env" (absent, or
+ * an array): 0, or -1 with a message naming the field. */
+int job_check_cmd(json_t *cmd, json_t *env, char *err, size_t errlen);
 /* A submit's optional goal fields, "deadline" (Unix time), "accuracy",
  * "direction" ("max" or "min") and "urgency" (1-10), into g (the defaults
  * where absent). 0, or -1 with a message naming the field. */

@@ -526,6 +526,26 @@ static void child_failed(const sd_job *j, const sd_runas *ra, const char *arg0,
     }
 }
 
+int job_check_cmd(json_t *cmd, json_t *env, char *err, size_t errlen)
+{
+    if (!json_is_array(cmd) || json_array_size(cmd) == 0) {
+        snprintf(err, errlen, "field \"cmd\" must be a non-empty array of "
+                              "strings");
+        return -1;
+    }
+    for (size_t i = 0; i < json_array_size(cmd); i++)
+        if (!json_is_string(json_array_get(cmd, i))) {
+            snprintf(err, errlen, "cmd[%zu] must be a string", i);
+            return -1;
+        }
+    if (env && !json_is_array(env)) {
+        snprintf(err, errlen, "field \"env\" must be an array of "
+                              "\"NAME=value\" strings");
+        return -1;
+    }
+    return 0;
+}
+
 int job_goal_get(json_t *req, slaq_goal *g, char *err, size_t errlen)
 {
     slaq_goal_init(g);
@@ -730,21 +750,8 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
     sd_job *j = NULL;
     int pfd[2] = {-1, -1};
 
-    if (!json_is_array(cmd) || json_array_size(cmd) == 0) {
-        snprintf(err, errlen, "field \"cmd\" must be a non-empty array of "
-                              "strings");
+    if (job_check_cmd(cmd, env, err, errlen) < 0)
         return NULL;
-    }
-    for (size_t i = 0; i < json_array_size(cmd); i++)
-        if (!json_is_string(json_array_get(cmd, i))) {
-            snprintf(err, errlen, "cmd[%zu] must be a string", i);
-            return NULL;
-        }
-    if (env && !json_is_array(env)) {
-        snprintf(err, errlen, "field \"env\" must be an array of "
-                              "\"NAME=value\" strings");
-        return NULL;
-    }
     if (get_num(req, "weight", 1e-9, &weight, err, errlen) ||
         get_num(req, "max_cores", 1e-9, &max_cores, err, errlen) ||
         get_num(req, "target_reduction", 0, &target, err, errlen) ||
