@@ -277,6 +277,18 @@ typedef struct sd_job {
                              write its checkpoints (cluster.c) */
     int op_wait;          /* controller: a suspend or resume sent to its
                              agent awaits the answer (SD_OP_*, 0: none) */
+    /* A move to another node (slaq move; cluster.c): asked of its agent
+     * as a stop that leaves its checkpoint, carried out when that exit
+     * arrives, measured at the first report on the new node. */
+    int move_to;          /* the node it goes to once stopped (-1: none) */
+    int move_from;        /* moved from this node, no report from the new
+                             one yet (-1: none) */
+    double move_t0;       /* monotonic: when its stop for the move was
+                             asked */
+    unsigned moves;       /* moves carried out */
+    double move_s;        /* seconds the last one stopped it: from the
+                             stop asked to the first report on the new
+                             node (NaN: none yet) */
     char *pid_refused;    /* controller: why the pid its agent reported
                              was refused (NULL: none was) */
     int64_t array;        /* a task of this array (array.c), else 0: not
@@ -472,6 +484,9 @@ struct sd_daemon {
     uint64_t busy_epochs;                /* ... counted here */
     uint64_t reports_total, errors_total;
     uint64_t reports_duplicate; /* resent reports dropped (acked sessions) */
+    uint64_t moves_total; /* jobs moved between nodes (cluster.c) ... */
+    double move_seconds_total;        /* ... the seconds they stopped ... */
+    uint64_t move_checkpoint_bytes;   /* ... and their checkpoints' bytes */
     uint64_t acks_sent;
     uint64_t pe_n;        /* reports the forecast error was measured on */
     sd_frame trace[SD_TRACE_FRAMES]; /* the timeline, oldest first */
@@ -902,6 +917,12 @@ void cluster_conn_closed(sd_daemon *d, sd_conn *c);
 int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                    size_t errlen);
 void cluster_send_stop(sd_daemon *d, sd_job *j, int now);
+/* slaq move: asks the agent of running job j to stop it with its
+ * checkpoint saved, then starts it on node `node` from that checkpoint
+ * (its id, history and reports kept; the old instance fenced). 0 once
+ * asked, or -1 with err saying why it cannot move. */
+int cluster_move(sd_daemon *d, sd_job *j, const char *node, char *err,
+                 size_t errlen);
 /* A controller: records task `index` of a as queued on `node` (state
  * pending, a job id and secret of its own) and appends its start to
  * batch; NULL when out of memory. */

@@ -94,6 +94,8 @@ sd_job *job_new(sd_daemon *d, int64_t id)
     j->reduction = 0;
     j->end_loss = NAN;
     j->node = -1;
+    j->move_to = j->move_from = -1;
+    j->move_s = NAN;
     d->jobs[id - 1] = j;
     if ((uint64_t)id > d->njobs)
         d->njobs = (size_t)id;
@@ -1743,6 +1745,13 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     }
     if (j->restarts)
         json_object_set_new(o, "restarts", json_integer(j->restarts));
+    if (j->moves || j->move_to >= 0) { /* moved between nodes (slaq move) */
+        json_object_set_new(o, "moves", json_integer(j->moves));
+        json_object_set_new(o, "move_s", num_or_null(j->move_s));
+        json_object_set_new(o, "moving_to", j->move_to >= 0
+                            ? json_string(d->nodes[j->move_to].name)
+                            : json_null());
+    }
     json_object_set_new(o, "pid", json_integer(j->pid));
     json_object_set_new(o, "cmd", cmd ? cmd : json_array());
     json_object_set_new(o, "cwd", json_string(j->cwd));
