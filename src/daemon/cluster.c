@@ -472,16 +472,16 @@ int cluster_move(sd_daemon *d, sd_job *j, const char *node, char *err,
                  "does not move (its estimates are not checkpointed)", id);
         return -1;
     }
-    if (!j->restartable || !j->launch) {
-        snprintf(err, errlen, "job %lld is not restartable: only a job "
-                 "submitted with --restartable saves the checkpoint a move "
-                 "starts it again from", id);
-        return -1;
-    }
     if (j->state != SD_RUNNING || j->node < 0) {
         snprintf(err, errlen, "job %lld is %s; only a running job moves", id,
                  j->node < 0 && SD_ACTIVE(j->state) ? "waiting for a node"
                  : sd_state_name(j->state));
+        return -1;
+    }
+    if (!j->restartable || !j->launch) {
+        snprintf(err, errlen, "job %lld is not restartable: only a job "
+                 "submitted with --restartable saves the checkpoint a move "
+                 "starts it again from", id);
         return -1;
     }
     if (to < 0) {
