@@ -78,6 +78,7 @@ def test_move_loses_no_iteration_and_repeats_none(cluster, tmp_path):
     assert "%d checkpoint bytes" % j["checkpoint_bytes"] in detail
     shown = ctl.cli("show", str(ck)).stdout
     assert "move " in shown and "from %s to %s" % (home, other) in shown
+    assert "moves       1 (the last stopped it" in shown
     st = ctl.request({"type": "status"})
     assert st["moves_total"] == 1
     assert abs(st["move_seconds_total"] - j["move_s"]) < 1e-6
