@@ -1037,6 +1037,15 @@ int slaq_sched_replace(slaq_sched *s, slaq_job *j);
 int slaq_sched_move(slaq_sched *s, slaq_job *j, size_t node);
 
 /*
+ * Each job's key under the scheduler's policy (slaq_policy_keys), as the
+ * last epoch saw the jobs: key[i] is slaq_sched_job(s, i)'s, for the
+ * slaq_sched_count(s) jobs. Valid between an epoch and the next change
+ * of the job set (a driver planning moves right after the epoch). Errors
+ * as slaq_policy_keys().
+ */
+int slaq_sched_keys(slaq_sched *s, double *key);
+
+/*
  * A job's report: appended to its history, its runtime model updated, its
  * tokens consumed. Errors as slaq_history_add(); nothing changes on error.
  */

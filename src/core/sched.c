@@ -1212,6 +1212,11 @@ int slaq_sched_move(slaq_sched *s, slaq_job *j, size_t node)
     return SLAQ_OK;
 }
 
+int slaq_sched_keys(slaq_sched *s, double *key)
+{
+    return slaq_policy_keys(s->cfg.policy, s->pjobs, s->n, s->ws, key);
+}
+
 void slaq_job_set_iters(slaq_job *j, uint64_t iters)
 {
     j->iters = iters;

@@ -31,6 +31,7 @@
 #include <dirent.h>
 
 #include "daemon/daemon.h"
+#include "slaq/deadline.h"
 
 int cluster_listen(sd_daemon *d, const char *addr)
 {
@@ -451,11 +452,11 @@ static long long dir_bytes(const char *dir)
     return sum;
 }
 
-int cluster_move(sd_daemon *d, sd_job *j, const char *node, char *err,
-                 size_t errlen)
+/* Whether job j may move now, wherever to: 0, or -1 with err saying why
+ * not (slaq move's refusals; the policy's moves take only such jobs). */
+static int job_movable(sd_daemon *d, sd_job *j, char *err, size_t errlen)
 {
     long long id = (long long)j->id;
-    int to = node_find(d, node, 0);
     if (!d->cfg.agents || !SD_REMOTE(j)) {
         snprintf(err, errlen, "job %lld does not run on a node agent: only "
                  "a cluster controller's jobs move (docs/cluster.md)", id);
@@ -484,25 +485,6 @@ int cluster_move(sd_daemon *d, sd_job *j, const char *node, char *err,
                  "starts it again from", id);
         return -1;
     }
-    if (to < 0) {
-        snprintf(err, errlen, "no node %s has joined this controller (slaq "
-                 "nodes lists them)", node);
-        return -1;
-    }
-    if (!cluster_node_ready(d, to)) {
-        snprintf(err, errlen, "node %s is %s: a job moves only to a node "
-                 "that is up", node, d->nodes[to].up ? "away" : "down");
-        return -1;
-    }
-    if (to == j->node) {
-        snprintf(err, errlen, "job %lld already runs on node %s", id, node);
-        return -1;
-    }
-    if (j->pin && strcmp(j->pin, node)) {
-        snprintf(err, errlen, "job %lld is pinned to node %s (slaq submit "
-                 "--node): it runs there only", id, j->pin);
-        return -1;
-    }
     if (j->move_to >= 0 || j->move_from >= 0) {
         snprintf(err, errlen, "job %lld is being moved already (to node "
                  "%s); wait for its first report there", id,
@@ -526,22 +508,122 @@ int cluster_move(sd_daemon *d, sd_job *j, const char *node, char *err,
                  d->nodes[j->node].name);
         return -1;
     }
+    return 0;
+}
+
+/* Asks j's agent to stop it for its move to node `to` (`by`: who moves
+ * it, for the log and its events). */
+static void move_ask(sd_daemon *d, sd_job *j, int to, const char *by)
+{
     /* Asked as a stop (reason "move"): the job saves its checkpoint and
      * exits, as slaq-train does at any stop; the agent sends SIGTERM after
-     * the grace period. Its exit carries the move out (cluster_move_exit);
-     * until then it runs here as before. */
+     * the grace period. Its exit carries the move out (move_exit); until
+     * then it runs here as before. */
     j->move_to = to;
     j->move_t0 = sd_mono();
-    char detail[160];
-    snprintf(detail, sizeof detail, "from %s to %s", d->nodes[j->node].name,
-             node);
+    j->moved_at = j->move_t0;
+    char detail[200];
+    snprintf(detail, sizeof detail, "from %s to %s (%s)",
+             d->nodes[j->node].name, d->nodes[to].name, by);
     store_event(d->store, sd_now(), j->id, "move_asked", detail);
     send_msg(d, d->nodes[j->node].conn,
              json_pack("{s:s, s:I, s:s, s:b}", "type", "stop", "job",
                        (json_int_t)j->id, "reason", "move", "now", 0));
-    sd_log(d, 0, "job %lld (%s): moving %s (stopping it with its "
-           "checkpoint)", id, j->name, detail);
+    sd_log(d, 0, "job %lld (%s): moving %s; stopping it with its "
+           "checkpoint", (long long)j->id, j->name, detail);
+}
+
+int cluster_move(sd_daemon *d, sd_job *j, const char *node, char *err,
+                 size_t errlen)
+{
+    long long id = (long long)j->id;
+    int to = node_find(d, node, 0);
+    if (job_movable(d, j, err, errlen) < 0)
+        return -1;
+    if (to < 0) {
+        snprintf(err, errlen, "no node %s has joined this controller (slaq "
+                 "nodes lists them)", node);
+        return -1;
+    }
+    if (!cluster_node_ready(d, to)) {
+        snprintf(err, errlen, "node %s is %s: a job moves only to a node "
+                 "that is up", node, d->nodes[to].up ? "away" : "down");
+        return -1;
+    }
+    if (to == j->node) {
+        snprintf(err, errlen, "job %lld already runs on node %s", id, node);
+        return -1;
+    }
+    if (j->pin && strcmp(j->pin, node)) {
+        snprintf(err, errlen, "job %lld is pinned to node %s (slaq submit "
+                 "--node): it runs there only", id, j->pin);
+        return -1;
+    }
+    move_ask(d, j, to, "slaq move");
     return 0;
+}
+
+void cluster_policy_moves(sd_daemon *d)
+{
+    const slaq_sched_config *c = slaq_sched_get_config(d->sched);
+    size_t n = slaq_sched_count(d->sched), nn = d->nnodes;
+    if (!d->cfg.agents || !d->cfg.policy_moves ||
+        !slaq_policy_moves(c->policy) || n == 0 || nn < 2)
+        return;
+    slaq_node_use *all = job_node_use(d), *use = calloc(nn, sizeof *use);
+    double *key = malloc(n * sizeof *key);
+    slaq_move_job *mj = malloc(n * sizeof *mj);
+    sd_job **who = malloc(n * sizeof *who);
+    size_t *mjob = malloc(n * sizeof *mjob), *mto = malloc(n * sizeof *mto);
+    size_t *scratch = malloc(n * sizeof *scratch);
+    int *slot = malloc(nn * sizeof *slot); /* d->nodes index -> use's */
+    size_t *node_of = malloc(nn * sizeof *node_of); /* and back */
+    if (!all || !use || !key || !mj || !who || !mjob || !mto || !scratch ||
+        !slot || !node_of || slaq_sched_keys(d->sched, key) != SLAQ_OK)
+        goto out;
+    /* The nodes that can take a job: up, connected, with cores. */
+    size_t up = 0;
+    for (size_t v = 0; v < nn; v++) {
+        slot[v] = -1;
+        if (all[v].cores > 0 && cluster_node_ready(d, (int)v)) {
+            slot[v] = (int)up;
+            node_of[up] = v;
+            use[up++] = all[v];
+        }
+    }
+    double mono = sd_mono();
+    char err[256];
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        slaq_job *sj = slaq_sched_job(d->sched, i);
+        sd_job *j = slaq_job_user(sj);
+        int v = slaq_job_node(sj);
+        if (v < 0 || (size_t)v >= nn || slot[v] < 0 || !SD_REMOTE(j))
+            continue;
+        double need = fmin(slaq_job_max_cores(sj), all[v].cores);
+        int movable = !j->pin && job_movable(d, j, err, sizeof err) == 0 &&
+                      (j->moved_at == 0 ||
+                       mono - j->moved_at >= SD_MOVE_HOLD_S);
+        mj[m] = (slaq_move_job){(size_t)slot[v], need, need, key[i],
+                                movable};
+        who[m++] = j;
+    }
+    long k = slaq_mlfs_moves(use, up, mj, m, SD_MOVE_H_R, SD_MOVE_P_S, mjob,
+                             mto, m, scratch);
+    for (long q = 0; q < k; q++)
+        move_ask(d, who[mjob[q]], (int)node_of[mto[q]], "the policy's move "
+                 "off an overloaded node");
+out:
+    free(all);
+    free(use);
+    free(key);
+    free(mj);
+    free(who);
+    free(mjob);
+    free(mto);
+    free(scratch);
+    free(slot);
+    free(node_of);
 }
 
 /* The exit of a job being moved: the move is carried out. Its generation

@@ -132,6 +132,9 @@ typedef struct sd_config {
     slaq_placement placement; /* --placement (a controller) */
     double pin_wait_s;       /* --pin-wait: a job pinned to a node that
                                 has been down this long fails (0: never) */
+    int policy_moves;        /* --policy-moves on|off: under mlfs-h and
+                                mlfs, the policy moves jobs off overloaded
+                                nodes (a controller; default on) */
 } sd_config;
 
 /* ------------------------------------------------------------------ jobs */
@@ -285,6 +288,8 @@ typedef struct sd_job {
                              one yet (-1: none) */
     double move_t0;       /* monotonic: when its stop for the move was
                              asked */
+    double moved_at;      /* monotonic: when its last move was asked (0:
+                             never) */
     unsigned moves;       /* moves carried out */
     double move_s;        /* seconds the last one stopped it: from the
                              stop asked to the first report on the new
@@ -344,6 +349,12 @@ typedef struct sd_conn {
 #define SD_MAX_NODES 4096
 #define SD_NODE_SILENT_EPOCHS 3   /* heartbeats missed before a node is down */
 #define SD_PIN_WAIT_S 300.0       /* --pin-wait's default */
+/* The policy's moves (cluster_policy_moves; docs/deadlines.md): MLFS's
+ * h_r and p_s, and how long a moved job stays before it may move again
+ * (the simulator's hold, 10 minutes). */
+#define SD_MOVE_H_R 0.9
+#define SD_MOVE_P_S 0.1
+#define SD_MOVE_HOLD_S 600.0
 
 typedef struct sd_node {
     char name[64];
@@ -923,6 +934,16 @@ void cluster_send_stop(sd_daemon *d, sd_job *j, int now);
  * asked, or -1 with err saying why it cannot move. */
 int cluster_move(sd_daemon *d, sd_job *j, const char *node, char *err,
                  size_t errlen);
+/* Right after the epoch, under a policy that moves jobs (mlfs-h, mlfs)
+ * and --policy-moves on: MLF-H's moves off overloaded nodes
+ * (slaq_mlfs_moves) among the jobs that may move and did not in the last
+ * SD_MOVE_HOLD_S, each carried out as a slaq move. */
+void cluster_policy_moves(sd_daemon *d);
+/* jobs.c: each of the core's nodes as MLFS's moves and load control see
+ * it under slaqd (its cores, its jobs' core demand; cores stand for
+ * memory too, which slaqd does not know). calloc'ed, NULL if out of
+ * memory. */
+struct slaq_node_use *job_node_use(sd_daemon *d);
 /* A controller: records task `index` of a as queued on `node` (state
  * pending, a job id and secret of its own) and appends its start to
  * batch; NULL when out of memory. */

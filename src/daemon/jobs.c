@@ -1360,32 +1360,43 @@ void job_apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
  * a job waits for a node, or the nodes' mean core demand (their jobs'
  * max_cores, at most a node's cores each) is above 90%; slaqd does not
  * know the jobs' memory, so cores are the one resource. */
-static int epoch_overloaded(sd_daemon *d)
+slaq_node_use *job_node_use(sd_daemon *d)
 {
-    const slaq_sched_config *c = slaq_sched_get_config(d->sched);
-    if (!slaq_policy_load_control(c->policy))
-        return 0;
     size_t nn = slaq_sched_node_count(d->sched);
     slaq_node_use *use = calloc(nn ? nn : 1, sizeof *use);
     if (!use)
-        return 0;
-    for (size_t v = 0; v < nn; v++)
-        use[v] = (slaq_node_use){slaq_sched_node_cores(d->sched, v), 1, 0, 0};
+        return NULL;
+    for (size_t v = 0; v < nn; v++) {
+        double cores = slaq_sched_node_cores(d->sched, v);
+        use[v] = (slaq_node_use){cores, cores, 0, 0};
+    }
     for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
         slaq_job *sj = slaq_sched_job(d->sched, i);
         int v = slaq_job_node(sj);
         if (v >= 0 && (size_t)v < nn)
             use[v].use_cores += fmin(slaq_job_max_cores(sj), use[v].cores);
     }
+    for (size_t v = 0; v < nn; v++)
+        use[v].use_mem = use[v].use_cores;
+    return use;
+}
+
+static int epoch_overloaded(sd_daemon *d)
+{
+    const slaq_sched_config *c = slaq_sched_get_config(d->sched);
+    if (!slaq_policy_load_control(c->policy))
+        return 0;
+    size_t nn = slaq_sched_node_count(d->sched);
+    slaq_node_use *use = job_node_use(d);
+    if (!use)
+        return 0;
     /* A node that is down (0 cores) counts as neither busy nor idle; the
      * one resource stands for both of MLFS's norm (‖U‖/√2 of (u, u) is
      * u). */
     size_t up = 0;
     for (size_t v = 0; v < nn; v++)
-        if (use[v].cores > 0) {
-            use[v].use_mem = use[v].use_cores / use[v].cores;
+        if (use[v].cores > 0)
             use[up++] = use[v];
-        }
     int over = slaq_mlfs_overloaded(use, up, slaq_sched_pending(d->sched),
                                     0.9);
     free(use);
@@ -1424,6 +1435,7 @@ void job_epoch(sd_daemon *d)
                    slaq_strerror(rc));
             return;
         }
+        cluster_policy_moves(d); /* the epoch's keys, before any change */
     }
     int overloaded = n > 0 && epoch_overloaded(d);
     /* Stopping jobs may leave the scheduler below, so walk a snapshot. */

@@ -206,3 +206,56 @@ def test_moves_refused_with_their_reasons(cluster, tmp_path):
     ctl.wait_state(free, ("cancelled", "stopped"), timeout=15)
     time.sleep(EPOCH)
     assert "only a running job moves" in refused(free, "n2")
+
+
+def policy_setup(cluster, *extra):
+    """Under mlfs, two restartable one-core jobs on n1 (2 cores: 100%
+    demand, overloaded above 90%), then n2 joins, empty."""
+    ctl, agents = cluster(nodes=("n1",), extra=("--policy", "mlfs") + extra)
+    m = cluster.made
+    jobs = [int(ctl.cli("submit", "--restartable", "--max-cores", "1", "--",
+                        *CKPT_JOB).stdout) for _ in range(2)]
+    for jid in jobs:
+        ctl.wait_state(jid, "running")
+        wait_for(lambda: ctl.job(jid)["iter"] >= 5, timeout=20,
+                 what="job %d's reports" % jid)
+    assert [ctl.job(j)["node"] for j in jobs] == ["n1", "n1"]
+    assert ctl.request({"type": "status"})["moves_total"] == 0
+    agents["n2"] = m["start_agent"]("n2")
+    wait_for(lambda: "n2" in [n["name"] for n in nodes_of(ctl)
+                              if n["state"] == "up"], what="n2 to join")
+    return ctl, agents, jobs
+
+
+def test_mlfs_moves_a_job_off_an_overloaded_node(cluster):
+    """MLF-H's move under slaqd: the lowest-priority of n1's jobs (p_s =
+    10% of 2: one) goes to the empty n2 through slaq move's path; then
+    neither node is overloaded and nothing more moves."""
+    ctl, agents, jobs = policy_setup(cluster)
+    moved = wait_for(lambda: [j for j in jobs
+                              if ctl.job(j).get("moves") == 1], timeout=20,
+                     what="the policy's move")
+    assert len(moved) == 1
+    j = ctl.job(moved[0])
+    assert j["node"] == "n2" and j["state"] == "running"
+    asked = [e[2] for e in j["events"] if e[1] == "move_asked"]
+    assert asked == ["from n1 to n2 (the policy's move off an overloaded "
+                     "node)"], asked
+    stay = [x for x in jobs if x != moved[0]][0]
+    time.sleep(10 * EPOCH)
+    assert ctl.job(stay)["node"] == "n1" and ctl.job(stay).get("moves") is None
+    assert ctl.job(moved[0])["moves"] == 1
+    assert ctl.request({"type": "status"})["moves_total"] == 1
+    # It goes on from its checkpoint: nothing lost, nothing counted twice.
+    reached = ctl.job(moved[0])["iter"]
+    wait_for(lambda: ctl.job(moved[0])["iter"] > reached + 10, timeout=20,
+             what="its reports on n2")
+    iters, _ = history_iters(ctl, moved[0])
+    assert iters == list(range(1, len(iters) + 1))
+
+
+def test_policy_moves_off_moves_nothing(cluster):
+    ctl, agents, jobs = policy_setup(cluster, "--policy-moves", "off")
+    time.sleep(15 * EPOCH)
+    assert [ctl.job(j)["node"] for j in jobs] == ["n1", "n1"]
+    assert ctl.request({"type": "status"})["moves_total"] == 0
