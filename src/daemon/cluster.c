@@ -601,6 +601,16 @@ void cluster_policy_moves(sd_daemon *d)
         if (v < 0 || (size_t)v >= nn || slot[v] < 0 || !SD_REMOTE(j))
             continue;
         double need = fmin(slaq_job_max_cores(sj), all[v].cores);
+        if (j->move_to >= 0) { /* counted where it goes, and held there */
+            if (slot[j->move_to] >= 0) {
+                slaq_node_use *a = &use[slot[v]], *b = &use[slot[j->move_to]];
+                a->use_cores -= need;
+                a->use_mem -= need;
+                b->use_cores += need;
+                b->use_mem += need;
+            }
+            continue;
+        }
         int movable = !j->pin && job_movable(d, j, err, sizeof err) == 0 &&
                       (j->moved_at == 0 ||
                        mono - j->moved_at >= SD_MOVE_HOLD_S);
@@ -998,6 +1008,15 @@ static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)
         return;
     }
     j->move_to = -1;
+    /* Stopped for a move an earlier run of this controller asked (the
+     * target was not kept): placed again from its checkpoint, as a job
+     * whose node was lost, rather than ended. */
+    if (j->state == SD_RUNNING && s == SD_STOPPED && why &&
+        !strcmp(why, "move")) {
+        job_node_lost(d, j, "stopped for a move this controller no longer "
+                      "knows of");
+        return;
+    }
     /* Its node lost it (an agent that restarted without it, or ended
      * with its allocation): started again if it may be, as when the whole
      * node is lost. */

@@ -15,6 +15,7 @@ from conftest import http_get, wait_for
 from test_arrays import array, submit_array, task_cmd
 from test_cluster_agents import (CKPT_JOB, CKPT_QUERY, EPOCH,  # noqa: F401
                                  cluster, nodes_of)
+from test_cluster_faults import FENCE_JOB
 
 ITERS = 400
 
@@ -210,11 +211,14 @@ def test_moves_refused_with_their_reasons(cluster, tmp_path):
 
 def policy_setup(cluster, *extra):
     """Under mlfs, two restartable one-core jobs on n1 (2 cores: 100%
-    demand, overloaded above 90%), then n2 joins, empty."""
+    demand, overloaded above 90%), then n2 joins, empty. Each takes 1 s to
+    exit after its checkpoint: a job on its way to n2 counts there, and
+    the policy does not move the other one too meanwhile."""
     ctl, agents = cluster(nodes=("n1",), extra=("--policy", "mlfs") + extra)
     m = cluster.made
     jobs = [int(ctl.cli("submit", "--restartable", "--max-cores", "1", "--",
-                        *CKPT_JOB).stdout) for _ in range(2)]
+                        *FENCE_JOB, "--linger", "1").stdout)
+            for _ in range(2)]
     for jid in jobs:
         ctl.wait_state(jid, "running")
         wait_for(lambda: ctl.job(jid)["iter"] >= 5, timeout=20,
@@ -259,3 +263,37 @@ def test_policy_moves_off_moves_nothing(cluster):
     time.sleep(15 * EPOCH)
     assert [ctl.job(j)["node"] for j in jobs] == ["n1", "n1"]
     assert ctl.request({"type": "status"})["moves_total"] == 0
+
+
+
+def test_move_asked_before_a_controller_restart_does_not_end_the_job(
+        cluster):
+    """The controller dies while a job stops for its move (it takes 2 s
+    to exit after its checkpoint): the controller that comes back does not
+    know of the move, and the job's exit (stopped, reason move) places it
+    again from its checkpoint rather than ending it."""
+    ctl, agents = cluster(nodes=("n1",))
+    ck = int(ctl.cli("submit", "--restartable", "--", *FENCE_JOB,
+                     "--linger", "2").stdout)
+    ctl.wait_state(ck, "running")
+    agents["n2"] = cluster.made["start_agent"]("n2")
+    wait_for(lambda: ctl.job(ck)["iter"] >= 10 and
+             agents["n1"].job(ck)["pid"] and
+             "n2" in [n["name"] for n in nodes_of(ctl) if n["state"] == "up"],
+             timeout=20, what="10 reports and n2")
+    r = ctl.request({"type": "move", "job": ck, "node": "n2"})
+    assert r["ok"], r
+    ctl.kill9()
+    ctl.killed = False
+    ctl.start()
+    j = wait_for(lambda: (lambda j: j if j.get("restarts") == 1 and
+                          j["state"] == "running" else None)(ctl.job(ck)),
+                 timeout=20, what="the job started again")
+    assert j.get("moves") is None  # not counted as a move: placed again
+    kinds = [e[1] for e in j["events"]]
+    assert "fence" in kinds and "move" not in kinds
+    reached = j["iter"]
+    wait_for(lambda: ctl.job(ck)["iter"] > reached + 5, timeout=20,
+             what="its reports after the restart")
+    iters, _ = history_iters(ctl, ck)
+    assert iters == list(range(1, len(iters) + 1))
