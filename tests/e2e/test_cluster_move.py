@@ -11,13 +11,14 @@ import os
 import time
 
 from agentlink import AgentLink
-from conftest import http_get, wait_for
+from conftest import BUILD, http_get, wait_for
 from test_arrays import array, submit_array, task_cmd
 from test_cluster_agents import (CKPT_JOB, CKPT_QUERY, EPOCH,  # noqa: F401
                                  cluster, nodes_of)
 from test_cluster_faults import FENCE_JOB
 
 ITERS = 400
+TRAIN = os.path.join(BUILD, "bin", "slaq-train")
 
 
 def starts_of(path):
@@ -297,3 +298,35 @@ def test_move_asked_before_a_controller_restart_does_not_end_the_job(
              what="its reports after the restart")
     iters, _ = history_iters(ctl, ck)
     assert iters == list(range(1, len(iters) + 1))
+
+
+def test_slaq_train_moves_and_goes_on_from_its_checkpoint(cluster):
+    """The issue's target with slaq-train (logreg, a checkpoint every 5
+    iterations and one at its stop): no reported iteration is lost, and
+    the second instance repeats at most the iterations since the first
+    one's last checkpoint (none: slaq-train saves one when told to
+    stop)."""
+    ctl, agents = cluster(nodes=("n1", "n2"))
+    ck = int(ctl.cli("submit", "--restartable", "--", TRAIN, "logreg",
+                     "--subsample", "0.05", "--iters", "100000",
+                     "--eval-every", "0", "--checkpoint-every", "5").stdout)
+    home = ctl.wait_state(ck, "running")["node"]
+    other = "n2" if home == "n1" else "n1"
+    wait_for(lambda: ctl.job(ck)["iter"] >= 12, timeout=60,
+             what="12 iterations")
+    assert ctl.cli("move", str(ck), "--node", other).returncode == 0
+    j = wait_for(lambda: (lambda j: j if j.get("moves") == 1 else None)(
+        ctl.job(ck)), timeout=60, what="its first report on %s" % other)
+    assert j["node"] == other
+    assert j["checkpoint_bytes"] > 1000  # logreg's weights
+    last_old = agents[home].job(ck)["iter"]
+    first_new = wait_for(lambda: agents[other].job(ck)["history"],
+                         timeout=30, what="n2's reports")[0][0]
+    repeated = last_old - (first_new - 1)
+    assert 0 <= repeated <= 4, (last_old, first_new)
+    reached = ctl.job(ck)["iter"]
+    wait_for(lambda: ctl.job(ck)["iter"] > reached + 5, timeout=60,
+             what="its reports after the move")
+    iters, _ = history_iters(ctl, ck)
+    assert iters == list(range(iters[0], iters[0] + len(iters)))
+    ctl.cli("cancel", "--now", str(ck))
