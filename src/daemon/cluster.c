@@ -644,10 +644,9 @@ out:
 static void move_exit(sd_daemon *d, sd_job *j)
 {
     int from = j->node, to = j->move_to;
-    char dir[4400];
-    snprintf(dir, sizeof dir, "%s", json_string_value(json_object_get(
-                                        j->launch, "checkpoint_dir")));
-    j->checkpoint_bytes = dir_bytes(dir);
+    const char *dir = json_string_value(json_object_get(j->launch,
+                                                        "checkpoint_dir"));
+    j->checkpoint_bytes = dir ? dir_bytes(dir) : -1;
     j->move_to = -1;
     j->restarts++; /* reports of iterations it repeats are ignored */
     job_fence(d, j);
