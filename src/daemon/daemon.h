@@ -290,7 +290,7 @@ typedef struct sd_job {
                              asked */
     double moved_at;      /* monotonic: when its last move was asked (0:
                              never) */
-    unsigned moves;       /* moves carried out */
+    int moves;            /* moves carried out */
     double move_s;        /* seconds the last one stopped it: from the
                              stop asked to the first report on the new
                              node (NaN: none yet) */

@@ -87,6 +87,12 @@ def test_move_loses_no_iteration_and_repeats_none(cluster, tmp_path):
     assert st["move_checkpoint_bytes_total"] == j["checkpoint_bytes"]
     metrics = http_get(ctl, "/metrics")[1]
     assert "slaq_moves_total 1" in metrics
+    # The job's moves are kept in state.db across a restart.
+    ctl.kill9()
+    ctl.killed = False
+    ctl.start()
+    again = ctl.job(ck)
+    assert again["moves"] == 1 and again["move_s"] == j["move_s"]
 
 
 def test_old_instance_cannot_report_after_the_move(cluster, daemon_factory,
