@@ -1026,6 +1026,26 @@ int slaq_job_node(const slaq_job *j);
 int slaq_sched_replace(slaq_sched *s, slaq_job *j);
 
 /*
+ * Takes a placed job off its node and puts it on `node`, keeping its
+ * history: a move a driver has carried out (the job was stopped on its
+ * node and started on the other). The node's room is not checked (the
+ * driver decided; the next epoch divides that node's cores with it among
+ * them); a job pinned to its node is pinned to the new one. Returns
+ * SLAQ_OK, or SLAQ_EINVAL for a node out of range or a job still waiting
+ * in the pending queue.
+ */
+int slaq_sched_move(slaq_sched *s, slaq_job *j, size_t node);
+
+/*
+ * Each job's key under the scheduler's policy (slaq_policy_keys), as the
+ * last epoch saw the jobs: key[i] is slaq_sched_job(s, i)'s, for the
+ * slaq_sched_count(s) jobs. Valid between an epoch and the next change
+ * of the job set (a driver planning moves right after the epoch). Errors
+ * as slaq_policy_keys().
+ */
+int slaq_sched_keys(slaq_sched *s, double *key);
+
+/*
  * A job's report: appended to its history, its runtime model updated, its
  * tokens consumed. Errors as slaq_history_add(); nothing changes on error.
  */

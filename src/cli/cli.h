@@ -36,6 +36,7 @@ int cmd_history(int argc, char **argv);
 int cmd_cancel(int argc, char **argv);
 int cmd_suspend(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
+int cmd_move(int argc, char **argv);     /* src/cli/move.c */
 int cmd_sweep(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_top(int argc, char **argv);

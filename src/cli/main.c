@@ -28,6 +28,7 @@ static const cli_command commands[] = {
     {"cancel", cmd_cancel, "ask a job to stop, then end it"},
     {"suspend", cmd_suspend, "pause a job (SIGSTOP, or --checkpoint)"},
     {"resume", cmd_resume, "continue a suspended job"},
+    {"move", cmd_move, "move a running job to another node (cluster)"},
     {"sweep", cmd_sweep, "hyperparameter sweeps (sweep SPEC.json, ls, show)"},
     {"logs", cmd_logs, "a job's output (-f to follow)"},
     {"top", cmd_top, "live view of jobs, losses and cores"},

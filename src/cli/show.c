@@ -273,6 +273,14 @@ static void print_job(json_t *j)
         printf("  node        %s%s\n", rpc_safe(node),
                json_is_true(json_object_get(j, "restartable"))
                    ? " (restartable)" : "");
+    const char *to = json_string_value(json_object_get(j, "moving_to"));
+    json_t *moves = json_object_get(j, "moves");
+    if (to)
+        printf("  moving      to node %s (saving its checkpoint)\n",
+               rpc_safe(to));
+    if (json_integer_value(moves) > 0)
+        printf("  moves       %lld (the last stopped it %.3f s)\n",
+               (long long)json_integer_value(moves), rpc_num(j, "move_s"));
     printf("  directory   %s\n",
            rpc_safe(json_string_value(json_object_get(j, "cwd"))));
     printf("  pid         %lld (%s)\n",

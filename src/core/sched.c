@@ -1198,6 +1198,25 @@ int slaq_sched_replace(slaq_sched *s, slaq_job *j)
     return SLAQ_OK;
 }
 
+int slaq_sched_move(slaq_sched *s, slaq_job *j, size_t node)
+{
+    if (j->node < 0 || node >= s->clu.n)
+        return SLAQ_EINVAL;
+    job_unplace(s, j);
+    if (j->pin >= 0)
+        j->pin = (long)node;
+    j->alloc = 0;
+    clu_job cj = job_clu(s, j);
+    clu_attach(&s->clu, node, &cj);
+    j->node = (long)node;
+    return SLAQ_OK;
+}
+
+int slaq_sched_keys(slaq_sched *s, double *key)
+{
+    return slaq_policy_keys(s->cfg.policy, s->pjobs, s->n, s->ws, key);
+}
+
 void slaq_job_set_iters(slaq_job *j, uint64_t iters)
 {
     j->iters = iters;

@@ -305,6 +305,7 @@ int api_needs_control(json_t *req)
         return 0;
     return !strcmp(type, "submit") || !strcmp(type, "cancel") ||
            !strcmp(type, "suspend") || !strcmp(type, "resume") ||
+           !strcmp(type, "move") ||
            !strncmp(type, "sweep_", 6) ||
            (!strcmp(type, "policy") && name && !json_is_null(name));
 }
@@ -394,6 +395,24 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
             return api_error("submit_failed", "%s", err);
         reply = ok();
         json_object_set_new(reply, "job", json_integer(j->id));
+        return reply;
+    }
+    if (!strcmp(type, "move")) {
+        const char *node = json_string_value(json_object_get(req, "node"));
+        if (!(j = req_job(d, req, &reply)) ||
+            (reply = user_may_act(who, j, "move")))
+            return reply;
+        if (!node || !*node)
+            return api_error("bad_request", "field \"node\" must be the "
+                             "name of a node (slaq nodes lists them)");
+        if (cluster_move(d, j, node, err, sizeof err) < 0)
+            return api_error("not_movable", "%s", err);
+        if (store_flush(d->store) < 0)
+            return api_error("store_failed", "job %lld is being moved but "
+                             "slaqd cannot record it (%s)", (long long)j->id,
+                             store_error(d->store));
+        reply = ok();
+        json_object_set_new(reply, "job", job_json(d, j, 0));
         return reply;
     }
     if (!strcmp(type, "suspend") || !strcmp(type, "resume")) {

@@ -28,8 +28,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <dirent.h>
 
 #include "daemon/daemon.h"
+#include "slaq/deadline.h"
 
 int cluster_listen(sd_daemon *d, const char *addr)
 {
@@ -404,8 +406,10 @@ static void job_node_lost(sd_daemon *d, sd_job *j, const char *why)
         return;
     }
     const char *from = d->nodes[j->node].name;
-    sd_log(d, 0, "job %lld (%s): node %s lost; placing it again",
-           (long long)j->id, j->name, from);
+    sd_log(d, 0, "job %lld (%s): node %s lost; placing it again%s",
+           (long long)j->id, j->name, from, j->move_to >= 0
+           ? " (its move is given up)" : "");
+    j->move_to = j->move_from = -1;
     /* Out and in again, without the pin to its old node that a job
      * restored after a restart of this controller carries. */
     slaq_sched_remove(d->sched, j->sj);
@@ -424,6 +428,265 @@ static void job_node_lost(sd_daemon *d, sd_job *j, const char *why)
     int node = slaq_job_node(j->sj);
     if (node >= 0)
         start_on(d, j, node, "restart");
+}
+
+/* ----------------------------------------------------------------- moves */
+
+/* The bytes of the regular files in dir (a generation's checkpoints), or
+ * -1 if it cannot be read. */
+static long long dir_bytes(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return -1;
+    long long sum = 0;
+    struct dirent *e;
+    char path[4800];
+    struct stat st;
+    while ((e = readdir(dp))) {
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+            sum += (long long)st.st_size;
+    }
+    closedir(dp);
+    return sum;
+}
+
+/* Whether job j may move now, wherever to: 0, or -1 with err saying why
+ * not (slaq move's refusals; the policy's moves take only such jobs). */
+static int job_movable(sd_daemon *d, sd_job *j, char *err, size_t errlen)
+{
+    long long id = (long long)j->id;
+    if (!d->cfg.agents || !SD_REMOTE(j)) {
+        snprintf(err, errlen, "job %lld does not run on a node agent: only "
+                 "a cluster controller's jobs move (docs/cluster.md)", id);
+        return -1;
+    }
+    if (j->array) {
+        snprintf(err, errlen, "job %lld is task %ld of task array %lld: a "
+                 "task does not move (it is short; cancel it instead)", id,
+                 j->array_index, (long long)j->array);
+        return -1;
+    }
+    if (j->kind == SLAQ_JOB_QUERY) {
+        snprintf(err, errlen, "job %lld is an approximate query: a query "
+                 "does not move (its estimates are not checkpointed)", id);
+        return -1;
+    }
+    if (j->state != SD_RUNNING || j->node < 0) {
+        snprintf(err, errlen, "job %lld is %s; only a running job moves", id,
+                 j->node < 0 && SD_ACTIVE(j->state) ? "waiting for a node"
+                 : sd_state_name(j->state));
+        return -1;
+    }
+    if (!j->restartable || !j->launch) {
+        snprintf(err, errlen, "job %lld is not restartable: only a job "
+                 "submitted with --restartable saves the checkpoint a move "
+                 "starts it again from", id);
+        return -1;
+    }
+    if (j->move_to >= 0 || j->move_from >= 0) {
+        snprintf(err, errlen, "job %lld is being moved already (to node "
+                 "%s); wait for its first report there", id,
+                 d->nodes[j->move_to >= 0 ? j->move_to : j->node].name);
+        return -1;
+    }
+    if (j->suspended || j->op_wait) {
+        snprintf(err, errlen, "job %lld is %s; resume it first", id,
+                 j->suspended ? "suspended" : "being suspended or resumed");
+        return -1;
+    }
+    if (!d->nodes[j->node].conn) {
+        snprintf(err, errlen, "job %lld runs on node %s, whose agent is not "
+                 "connected: it cannot be asked to stop the job now", id,
+                 d->nodes[j->node].name);
+        return -1;
+    }
+    if (j->pid <= 0) {
+        snprintf(err, errlen, "job %lld has not started on node %s yet (its "
+                 "agent has not said so); try again in a moment", id,
+                 d->nodes[j->node].name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Asks j's agent to stop it for its move to node `to` (`by`: who moves
+ * it, for the log and its events). */
+static void move_ask(sd_daemon *d, sd_job *j, int to, const char *by)
+{
+    /* Asked as a stop (reason "move"): the job saves its checkpoint and
+     * exits, as slaq-train does at any stop; the agent sends SIGTERM after
+     * the grace period. Its exit carries the move out (move_exit); until
+     * then it runs here as before. */
+    j->move_to = to;
+    j->move_t0 = sd_mono();
+    j->moved_at = j->move_t0;
+    char detail[200];
+    snprintf(detail, sizeof detail, "from %s to %s (%s)",
+             d->nodes[j->node].name, d->nodes[to].name, by);
+    store_event(d->store, sd_now(), j->id, "move_asked", detail);
+    send_msg(d, d->nodes[j->node].conn,
+             json_pack("{s:s, s:I, s:s, s:b}", "type", "stop", "job",
+                       (json_int_t)j->id, "reason", "move", "now", 0));
+    sd_log(d, 0, "job %lld (%s): moving %s; stopping it with its "
+           "checkpoint", (long long)j->id, j->name, detail);
+}
+
+int cluster_move(sd_daemon *d, sd_job *j, const char *node, char *err,
+                 size_t errlen)
+{
+    long long id = (long long)j->id;
+    int to = node_find(d, node, 0);
+    if (job_movable(d, j, err, errlen) < 0)
+        return -1;
+    if (to < 0) {
+        snprintf(err, errlen, "no node %s has joined this controller (slaq "
+                 "nodes lists them)", node);
+        return -1;
+    }
+    if (!cluster_node_ready(d, to)) {
+        snprintf(err, errlen, "node %s is %s: a job moves only to a node "
+                 "that is up", node, d->nodes[to].up ? "away" : "down");
+        return -1;
+    }
+    if (to == j->node) {
+        snprintf(err, errlen, "job %lld already runs on node %s", id, node);
+        return -1;
+    }
+    if (j->pin && strcmp(j->pin, node)) {
+        snprintf(err, errlen, "job %lld is pinned to node %s (slaq submit "
+                 "--node): it runs there only", id, j->pin);
+        return -1;
+    }
+    move_ask(d, j, to, "slaq move");
+    return 0;
+}
+
+void cluster_policy_moves(sd_daemon *d)
+{
+    const slaq_sched_config *c = slaq_sched_get_config(d->sched);
+    size_t n = slaq_sched_count(d->sched), nn = d->nnodes;
+    if (!d->cfg.agents || !d->cfg.policy_moves ||
+        !slaq_policy_moves(c->policy) || n == 0 || nn < 2)
+        return;
+    slaq_node_use *all = job_node_use(d), *use = calloc(nn, sizeof *use);
+    double *key = malloc(n * sizeof *key);
+    slaq_move_job *mj = malloc(n * sizeof *mj);
+    sd_job **who = malloc(n * sizeof *who);
+    size_t *mjob = malloc(n * sizeof *mjob), *mto = malloc(n * sizeof *mto);
+    size_t *scratch = malloc(n * sizeof *scratch);
+    int *slot = malloc(nn * sizeof *slot); /* d->nodes index -> use's */
+    size_t *node_of = malloc(nn * sizeof *node_of); /* and back */
+    if (!all || !use || !key || !mj || !who || !mjob || !mto || !scratch ||
+        !slot || !node_of || slaq_sched_keys(d->sched, key) != SLAQ_OK)
+        goto out;
+    /* The nodes that can take a job: up, connected, with cores. */
+    size_t up = 0;
+    for (size_t v = 0; v < nn; v++) {
+        slot[v] = -1;
+        if (all[v].cores > 0 && cluster_node_ready(d, (int)v)) {
+            slot[v] = (int)up;
+            node_of[up] = v;
+            use[up++] = all[v];
+        }
+    }
+    double mono = sd_mono();
+    char err[256];
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        slaq_job *sj = slaq_sched_job(d->sched, i);
+        sd_job *j = slaq_job_user(sj);
+        int v = slaq_job_node(sj);
+        if (v < 0 || (size_t)v >= nn || slot[v] < 0 || !SD_REMOTE(j))
+            continue;
+        double need = fmin(slaq_job_max_cores(sj), all[v].cores);
+        if (j->move_to >= 0) { /* counted where it goes, and held there */
+            if (slot[j->move_to] >= 0) {
+                slaq_node_use *a = &use[slot[v]], *b = &use[slot[j->move_to]];
+                a->use_cores -= need;
+                a->use_mem -= need;
+                b->use_cores += need;
+                b->use_mem += need;
+            }
+            continue;
+        }
+        int movable = !j->pin && job_movable(d, j, err, sizeof err) == 0 &&
+                      (j->moved_at == 0 ||
+                       mono - j->moved_at >= SD_MOVE_HOLD_S);
+        mj[m] = (slaq_move_job){(size_t)slot[v], need, need, key[i],
+                                movable};
+        who[m++] = j;
+    }
+    long k = slaq_mlfs_moves(use, up, mj, m, SD_MOVE_H_R, SD_MOVE_P_S, mjob,
+                             mto, m, scratch);
+    for (long q = 0; q < k; q++)
+        move_ask(d, who[mjob[q]], (int)node_of[mto[q]], "the policy's move "
+                 "off an overloaded node");
+out:
+    free(all);
+    free(use);
+    free(key);
+    free(mj);
+    free(who);
+    free(mjob);
+    free(mto);
+    free(scratch);
+    free(slot);
+    free(node_of);
+}
+
+/* The exit of a job being moved: the move is carried out. Its generation
+ * is fenced (the checkpoint directory renamed: the old instance can
+ * neither report nor write there any more), its place in the core is the
+ * new node's, and it is started there from the checkpoint. A target that
+ * went down meanwhile: placed again, as for a lost node. */
+static void move_exit(sd_daemon *d, sd_job *j)
+{
+    int from = j->node, to = j->move_to;
+    const char *dir = json_string_value(json_object_get(j->launch,
+                                                        "checkpoint_dir"));
+    j->checkpoint_bytes = dir ? dir_bytes(dir) : -1;
+    j->move_to = -1;
+    j->restarts++; /* reports of iterations it repeats are ignored */
+    job_fence(d, j);
+    j->alloc = 0;
+    j->move_from = from;
+    if (!cluster_node_ready(d, to)) {
+        sd_log(d, 0, "job %lld: node %s went away during the move; placing "
+               "the job again", (long long)j->id, d->nodes[to].name);
+        slaq_sched_replace(d->sched, j->sj);
+        j->node = -1;
+        j->state = SD_PENDING;
+        store_put_job(d->store, j);
+        int node = slaq_job_node(j->sj);
+        if (node >= 0)
+            start_on(d, j, node, "restart");
+        return;
+    }
+    slaq_sched_move(d->sched, j->sj, (size_t)to);
+    start_on(d, j, to, "restart");
+}
+
+/* The first report of a moved job on its new node: the move's cost,
+ * recorded and counted. */
+static void move_done(sd_daemon *d, sd_job *j)
+{
+    j->move_s = sd_mono() - j->move_t0;
+    j->moves++;
+    d->moves_total++;
+    d->move_seconds_total += j->move_s;
+    if (j->checkpoint_bytes > 0)
+        d->move_checkpoint_bytes += (uint64_t)j->checkpoint_bytes;
+    char detail[256];
+    snprintf(detail, sizeof detail, "from %s to %s, %.3f s stopped, %lld "
+             "checkpoint bytes", d->nodes[j->move_from].name,
+             d->nodes[j->node].name, j->move_s, j->checkpoint_bytes);
+    store_event(d->store, sd_now(), j->id, "move", detail);
+    store_put_job(d->store, j);
+    sd_log(d, 0, "job %lld (%s): moved %s", (long long)j->id, j->name,
+           detail);
+    j->move_from = -1;
 }
 
 static void node_down(sd_daemon *d, int idx, const char *why)
@@ -736,6 +999,23 @@ static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)
         sd_state_parse(state, &s);
     if (SD_ACTIVE(s))
         s = SD_LOST;
+    /* Stopped for its move (its agent's stop, reason "move"): started on
+     * the other node. One cancelled meanwhile (state stopping here) or
+     * ended otherwise ends as usual. */
+    if (j->move_to >= 0 && j->state == SD_RUNNING && s == SD_STOPPED) {
+        move_exit(d, j);
+        return;
+    }
+    j->move_to = -1;
+    /* Stopped for a move an earlier run of this controller asked (the
+     * target was not kept): placed again from its checkpoint, as a job
+     * whose node was lost, rather than ended. */
+    if (j->state == SD_RUNNING && s == SD_STOPPED && why &&
+        !strcmp(why, "move")) {
+        job_node_lost(d, j, "stopped for a move this controller no longer "
+                      "knows of");
+        return;
+    }
     /* Its node lost it (an agent that restarted without it, or ended
      * with its allocation): started again if it may be, as when the whole
      * node is lost. */
@@ -825,6 +1105,8 @@ void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
         sd_job *j = node_job(d, c, msg);
         if (!j)
             return;
+        if (j->move_from >= 0)
+            move_done(d, j);
         json_t *it = json_object_get(msg, "iter");
         /* A job started again from its checkpoint repeats iterations. */
         if (j->restarts && json_is_integer(it) && j->nreports &&

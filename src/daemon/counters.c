@@ -202,6 +202,17 @@ static const counter_row counters[] = {
     {"reports_duplicate_total", "slaq_reports_duplicate_total", "counter",
      "Resent reports slaqd already had, dropped (acknowledged sessions).",
      FIELD(CTR_U64, reports_duplicate)},
+    {"moves_total", "slaq_moves_total", "counter",
+     "Running jobs moved to another node (slaq move): stopped with their "
+     "checkpoint and started again there.",
+     FIELD(CTR_U64, moves_total)},
+    {"move_seconds_total", "slaq_move_seconds_total", "counter",
+     "Seconds the moved jobs stopped: each from its stop asked to its first "
+     "report on the new node.",
+     FIELD(CTR_DOUBLE, move_seconds_total)},
+    {"move_checkpoint_bytes_total", "slaq_move_checkpoint_bytes_total",
+     "counter", "Bytes of the checkpoints the moved jobs started again from.",
+     FIELD(CTR_U64, move_checkpoint_bytes)},
     {"acks_sent_total", "slaq_acks_sent_total", "counter",
      "Acknowledgements of committed reports sent to jobs.",
      FIELD(CTR_U64, acks_sent)},

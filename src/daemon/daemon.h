@@ -132,6 +132,9 @@ typedef struct sd_config {
     slaq_placement placement; /* --placement (a controller) */
     double pin_wait_s;       /* --pin-wait: a job pinned to a node that
                                 has been down this long fails (0: never) */
+    int policy_moves;        /* --policy-moves on|off: under mlfs-h and
+                                mlfs, the policy moves jobs off overloaded
+                                nodes (a controller; default on) */
 } sd_config;
 
 /* ------------------------------------------------------------------ jobs */
@@ -277,6 +280,20 @@ typedef struct sd_job {
                              write its checkpoints (cluster.c) */
     int op_wait;          /* controller: a suspend or resume sent to its
                              agent awaits the answer (SD_OP_*, 0: none) */
+    /* A move to another node (slaq move; cluster.c): asked of its agent
+     * as a stop that leaves its checkpoint, carried out when that exit
+     * arrives, measured at the first report on the new node. */
+    int move_to;          /* the node it goes to once stopped (-1: none) */
+    int move_from;        /* moved from this node, no report from the new
+                             one yet (-1: none) */
+    double move_t0;       /* monotonic: when its stop for the move was
+                             asked */
+    double moved_at;      /* monotonic: when its last move was asked (0:
+                             never) */
+    int moves;            /* moves carried out */
+    double move_s;        /* seconds the last one stopped it: from the
+                             stop asked to the first report on the new
+                             node (NaN: none yet) */
     char *pid_refused;    /* controller: why the pid its agent reported
                              was refused (NULL: none was) */
     int64_t array;        /* a task of this array (array.c), else 0: not
@@ -332,6 +349,12 @@ typedef struct sd_conn {
 #define SD_MAX_NODES 4096
 #define SD_NODE_SILENT_EPOCHS 3   /* heartbeats missed before a node is down */
 #define SD_PIN_WAIT_S 300.0       /* --pin-wait's default */
+/* The policy's moves (cluster_policy_moves; docs/deadlines.md): MLFS's
+ * h_r and p_s, and how long a moved job stays before it may move again
+ * (the simulator's hold, 10 minutes). */
+#define SD_MOVE_H_R 0.9
+#define SD_MOVE_P_S 0.1
+#define SD_MOVE_HOLD_S 600.0
 
 typedef struct sd_node {
     char name[64];
@@ -472,6 +495,9 @@ struct sd_daemon {
     uint64_t busy_epochs;                /* ... counted here */
     uint64_t reports_total, errors_total;
     uint64_t reports_duplicate; /* resent reports dropped (acked sessions) */
+    uint64_t moves_total; /* jobs moved between nodes (cluster.c) ... */
+    double move_seconds_total;        /* ... the seconds they stopped ... */
+    uint64_t move_checkpoint_bytes;   /* ... and their checkpoints' bytes */
     uint64_t acks_sent;
     uint64_t pe_n;        /* reports the forecast error was measured on */
     sd_frame trace[SD_TRACE_FRAMES]; /* the timeline, oldest first */
@@ -902,6 +928,22 @@ void cluster_conn_closed(sd_daemon *d, sd_conn *c);
 int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                    size_t errlen);
 void cluster_send_stop(sd_daemon *d, sd_job *j, int now);
+/* slaq move: asks the agent of running job j to stop it with its
+ * checkpoint saved, then starts it on node `node` from that checkpoint
+ * (its id, history and reports kept; the old instance fenced). 0 once
+ * asked, or -1 with err saying why it cannot move. */
+int cluster_move(sd_daemon *d, sd_job *j, const char *node, char *err,
+                 size_t errlen);
+/* Right after the epoch, under a policy that moves jobs (mlfs-h, mlfs)
+ * and --policy-moves on: MLF-H's moves off overloaded nodes
+ * (slaq_mlfs_moves) among the jobs that may move and did not in the last
+ * SD_MOVE_HOLD_S, each carried out as a slaq move. */
+void cluster_policy_moves(sd_daemon *d);
+/* jobs.c: each of the core's nodes as MLFS's moves and load control see
+ * it under slaqd (its cores, its jobs' core demand; cores stand for
+ * memory too, which slaqd does not know). calloc'ed, NULL if out of
+ * memory. */
+struct slaq_node_use *job_node_use(sd_daemon *d);
 /* A controller: records task `index` of a as queued on `node` (state
  * pending, a job id and secret of its own) and appends its start to
  * batch; NULL when out of memory. */

@@ -94,6 +94,8 @@ sd_job *job_new(sd_daemon *d, int64_t id)
     j->reduction = 0;
     j->end_loss = NAN;
     j->node = -1;
+    j->move_to = j->move_from = -1;
+    j->move_s = NAN;
     d->jobs[id - 1] = j;
     if ((uint64_t)id > d->njobs)
         d->njobs = (size_t)id;
@@ -1358,32 +1360,43 @@ void job_apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
  * a job waits for a node, or the nodes' mean core demand (their jobs'
  * max_cores, at most a node's cores each) is above 90%; slaqd does not
  * know the jobs' memory, so cores are the one resource. */
-static int epoch_overloaded(sd_daemon *d)
+slaq_node_use *job_node_use(sd_daemon *d)
 {
-    const slaq_sched_config *c = slaq_sched_get_config(d->sched);
-    if (!slaq_policy_load_control(c->policy))
-        return 0;
     size_t nn = slaq_sched_node_count(d->sched);
     slaq_node_use *use = calloc(nn ? nn : 1, sizeof *use);
     if (!use)
-        return 0;
-    for (size_t v = 0; v < nn; v++)
-        use[v] = (slaq_node_use){slaq_sched_node_cores(d->sched, v), 1, 0, 0};
+        return NULL;
+    for (size_t v = 0; v < nn; v++) {
+        double cores = slaq_sched_node_cores(d->sched, v);
+        use[v] = (slaq_node_use){cores, cores, 0, 0};
+    }
     for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
         slaq_job *sj = slaq_sched_job(d->sched, i);
         int v = slaq_job_node(sj);
         if (v >= 0 && (size_t)v < nn)
             use[v].use_cores += fmin(slaq_job_max_cores(sj), use[v].cores);
     }
+    for (size_t v = 0; v < nn; v++)
+        use[v].use_mem = use[v].use_cores;
+    return use;
+}
+
+static int epoch_overloaded(sd_daemon *d)
+{
+    const slaq_sched_config *c = slaq_sched_get_config(d->sched);
+    if (!slaq_policy_load_control(c->policy))
+        return 0;
+    size_t nn = slaq_sched_node_count(d->sched);
+    slaq_node_use *use = job_node_use(d);
+    if (!use)
+        return 0;
     /* A node that is down (0 cores) counts as neither busy nor idle; the
      * one resource stands for both of MLFS's norm (‖U‖/√2 of (u, u) is
      * u). */
     size_t up = 0;
     for (size_t v = 0; v < nn; v++)
-        if (use[v].cores > 0) {
-            use[v].use_mem = use[v].use_cores / use[v].cores;
+        if (use[v].cores > 0)
             use[up++] = use[v];
-        }
     int over = slaq_mlfs_overloaded(use, up, slaq_sched_pending(d->sched),
                                     0.9);
     free(use);
@@ -1422,6 +1435,7 @@ void job_epoch(sd_daemon *d)
                    slaq_strerror(rc));
             return;
         }
+        cluster_policy_moves(d); /* the epoch's keys, before any change */
     }
     int overloaded = n > 0 && epoch_overloaded(d);
     /* Stopping jobs may leave the scheduler below, so walk a snapshot. */
@@ -1743,6 +1757,13 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     }
     if (j->restarts)
         json_object_set_new(o, "restarts", json_integer(j->restarts));
+    if (j->moves || j->move_to >= 0) { /* moved between nodes (slaq move) */
+        json_object_set_new(o, "moves", json_integer(j->moves));
+        json_object_set_new(o, "move_s", num_or_null(j->move_s));
+        json_object_set_new(o, "moving_to", j->move_to >= 0
+                            ? json_string(d->nodes[j->move_to].name)
+                            : json_null());
+    }
     json_object_set_new(o, "pid", json_integer(j->pid));
     json_object_set_new(o, "cmd", cmd ? cmd : json_array());
     json_object_set_new(o, "cwd", json_string(j->cwd));

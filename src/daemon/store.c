@@ -278,6 +278,17 @@ static void get_array_index(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
  * required accuracy, max, urgency 1), which an older slaqd's rows read.
  * deadline comes first in job_cols: it sets the defaults the others
  * change. */
+static void put_move_s(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    bind_real(st, i, j->move_s);
+}
+
+static void get_move_s(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    j->move_s = col_null(st, i) ? NAN : sqlite3_column_double(st, i);
+}
+
 static void put_deadline(sqlite3_stmt *st, int i, const sd_job *j)
 {
     bind_real(st, i, j->goal.deadline);
@@ -390,6 +401,8 @@ static const st_column job_cols[] = {
     JFN("accuracy", "REAL", accuracy),
     JFN("direction", "TEXT", direction),
     JFN("urgency", "INTEGER", urgency),
+    JF("moves", "INTEGER", JF_INT, moves),
+    JFN("move_s", "REAL", move_s),
 };
 #define NJOB_COLS (sizeof job_cols / sizeof *job_cols)
 

@@ -103,6 +103,7 @@ STORE_ADDED = (
     ("jobs", "array_index", "INTEGER"),
     ("jobs", "deadline", "REAL"), ("jobs", "accuracy", "REAL"),
     ("jobs", "direction", "TEXT"), ("jobs", "urgency", "INTEGER"),
+    ("jobs", "moves", "INTEGER"), ("jobs", "move_s", "REAL"),
 )
 
 

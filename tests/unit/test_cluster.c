@@ -786,6 +786,36 @@ static void test_node_alloc_leaves_with_its_jobs(void **state)
     slaq_sched_free(s);
 }
 
+/* A move puts a placed job on the node named, keeping its history: its
+ * cores are divided there at the next epoch and leave the old node; a
+ * pinned job is pinned to its new node; a waiting job or a node out of
+ * range is refused. */
+static void test_move_changes_node_keeps_history(void **state)
+{
+    (void)state;
+    slaq_sched *s = cluster(2, 4, SLAQ_PLACE_LEAST_LOADED, 0);
+    slaq_job *a = add(s, 1, 0), *b = add(s, 1, 0);
+    for (uint64_t k = 0; k < 5; k++)
+        report(a, k, 100 - 5 * (double)k, (double)k);
+    assert_int_equal(slaq_sched_epoch(s, 5), SLAQ_OK);
+    assert_near(slaq_sched_node_alloc(s, 0), 4, 1e-9);
+    assert_int_equal(slaq_sched_move(s, a, 1), SLAQ_OK);
+    assert_int_equal(slaq_job_node(a), 1);
+    assert_int_equal(slaq_sched_node_jobs(s, 0), 1);
+    assert_int_equal(slaq_sched_node_jobs(s, 1), 1);
+    assert_int_equal(slaq_history_total(slaq_job_history(a)), 5);
+    assert_int_equal(slaq_sched_epoch(s, 6), SLAQ_OK);
+    assert_near(slaq_job_alloc(a), 4, 1e-9);
+    assert_near(slaq_job_alloc(b), 4, 1e-9);
+    /* pinned to node 0 before: to node 1 now, so a replace keeps it there */
+    assert_int_equal(slaq_sched_move(s, b, 1), SLAQ_OK);
+    assert_int_equal(slaq_sched_replace(s, b), SLAQ_OK);
+    assert_int_equal(slaq_job_node(b), 1);
+    assert_int_equal(slaq_sched_move(s, a, 2), SLAQ_EINVAL);
+    check_capacity(s);
+    slaq_sched_free(s);
+}
+
 static void test_placement_names(void **state)
 {
     (void)state;
@@ -826,6 +856,7 @@ int main(void)
         cmocka_unit_test(test_refits_are_bounded_oldest_first),
         cmocka_unit_test(test_refit_bound_above_demand_changes_nothing),
         cmocka_unit_test(test_node_alloc_leaves_with_its_jobs),
+        cmocka_unit_test(test_move_changes_node_keeps_history),
         cmocka_unit_test(test_placement_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -401,6 +401,32 @@ static void test_sched_edf_serves_the_nearer_deadline(void **state)
     slaq_sched_free(s);
 }
 
+/* slaq_sched_keys gives the last epoch's key of each job in
+ * slaq_sched_job order: under edf −deadline, the nearer one larger. */
+static void test_sched_keys_are_the_epochs_keys(void **state)
+{
+    (void)state;
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 4;
+    c.policy = SLAQ_POLICY_EDF;
+    slaq_sched *s = slaq_sched_new(&c);
+    assert_non_null(s);
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.goal.deadline = 5000;
+    assert_non_null(slaq_sched_add(s, &o, 0));
+    o.goal.deadline = 1000;
+    assert_non_null(slaq_sched_add(s, &o, 0));
+    assert_int_equal(slaq_sched_epoch(s, 1), SLAQ_OK);
+    double key[2];
+    assert_int_equal(slaq_sched_keys(s, key), SLAQ_OK);
+    for (size_t i = 0; i < 2; i++)
+        assert_true(key[i] == -slaq_job_goal(slaq_sched_job(s, i))->deadline);
+    assert_true(key[0] != key[1]);
+    slaq_sched_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +444,7 @@ int main(void)
         cmocka_unit_test(test_load_control),
         cmocka_unit_test(test_goal),
         cmocka_unit_test(test_sched_edf_serves_the_nearer_deadline),
+        cmocka_unit_test(test_sched_keys_are_the_epochs_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
