@@ -380,6 +380,24 @@ class Client:
         self._rbuf.clear()
         self._sent = 0  # what was queued went with the socket
 
+    def _log_acks(self, iters):
+        """Appends "JOB ITER" for each report an ack confirmed to
+        $SLAQ_CLIENT_ACK_LOG (opt-in, for kill -9 soaks: tests/soak), in one
+        O_APPEND write so that jobs sharing the file keep their lines
+        whole. Best effort: the log never fails the job."""
+        path = os.environ.get("SLAQ_CLIENT_ACK_LOG")
+        if not path or not iters:
+            return
+        data = "".join("%d %d\n" % (self._job_id, i) for i in iters)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, data.encode())
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+
     def _queue(self, line):
         data = line.encode() + b"\n"
         if len(self._wbuf) + len(data) > _MAX_WBUF:
@@ -507,10 +525,12 @@ class Client:
         elif kind == "ack":
             it = msg.get("iter")
             if isinstance(it, int) and it >= 0:
+                confirmed = []
                 while self._unacked and self._unacked[0][0] <= it:
-                    self._unacked.popleft()
+                    confirmed.append(self._unacked.popleft()[0])
                     self._sent = max(0, self._sent - 1)
                 self._acked = it
+                self._log_acks(confirmed)
         elif kind == "alloc":
             if isinstance(cores, (int, float)) and cores >= 0:
                 self._cores = float(cores)

@@ -21,8 +21,14 @@
  * the welcome, so a report is never held back by a slow training loop.
  * With a slaqd that does not acknowledge, a report leaves the ring as
  * soon as it is queued on the socket (as before acknowledgements).
+ *
+ * SLAQ_CLIENT_ACK_LOG=FILE (opt-in, for kill -9 soaks: tests/soak) appends
+ * "JOB ITER" for every report an ack confirmed, so that a run can be
+ * checked against state.db afterwards: a line there is a promise slaqd
+ * made to this client.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -93,6 +99,7 @@ struct slaq_client {
     uint64_t acked;       /* the last iteration acknowledged */
     size_t vec_bytes;     /* the ring's vector text, at most
                              CL_MAX_VEC_BYTES */
+    char *ack_log;        /* SLAQ_CLIENT_ACK_LOG, or NULL */
 };
 
 extern char *program_invocation_short_name;
@@ -178,6 +185,32 @@ static void ring_pop(slaq_client *c, size_t n)
     c->ring_head = c->ring_cap ? (c->ring_head + n) % c->ring_cap : 0;
     c->ring_n -= n;
     c->ring_sent = c->ring_sent > n ? c->ring_sent - n : 0;
+}
+
+/* Appends "JOB ITER" to SLAQ_CLIENT_ACK_LOG for each of the ring's first n
+ * reports (those an ack just confirmed), in one write: O_APPEND keeps the
+ * lines of jobs sharing the file whole. Best effort: the log is a test's
+ * witness, never a reason to fail the job. */
+static void ack_log_write(slaq_client *c, size_t n)
+{
+    if (!c->ack_log || !n)
+        return;
+    size_t cap = n * 48, at = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return;
+    for (size_t i = 0; i < n && at < cap; i++)
+        at += (size_t)snprintf(buf + at, cap - at, "%lld %llu\n",
+                               (long long)c->job_id,
+                               (unsigned long long)ring_at(c, i)->iter);
+    int fd = open(c->ack_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+                  0644);
+    if (fd >= 0) {
+        ssize_t w = write(fd, buf, at < cap ? at : cap);
+        (void)w;
+        close(fd);
+    }
+    free(buf);
 }
 
 /* Queues the ring's reports not yet on this connection (after the hello,
@@ -336,6 +369,7 @@ static void cl_message(slaq_client *c, const char *line, size_t len)
             size_t k = 0;
             while (k < c->ring_n && ring_at(c, k)->iter <= a)
                 k++;
+            ack_log_write(c, k);
             ring_pop(c, k);
             c->acked = a;
             c->have_acked = 1;
@@ -463,6 +497,9 @@ slaq_client *slaq_client_connect(const char *socket_path, int64_t job_id,
     c->path = socket_path && *socket_path ? strdup(socket_path) : NULL;
     const char *ack = getenv("SLAQ_CLIENT_ACK");
     c->ask_acks = !(ack && !strcmp(ack, "0"));
+    const char *ack_log = getenv("SLAQ_CLIENT_ACK_LOG");
+    if (ack_log && *ack_log)
+        c->ack_log = strdup(ack_log);
     const char *secret = getenv("SLAQ_JOB_SECRET");
     if (c->job_id > 0 && secret && *secret)
         c->secret = strdup(secret);
@@ -742,6 +779,7 @@ void slaq_client_close_timeout(slaq_client *c, int timeout_ms)
     free(c->name);
     free(c->metric_name);
     free(c->stop_reason);
+    free(c->ack_log);
     free(c->wbuf);
     ring_pop(c, c->ring_n); /* frees the vectors still kept */
     free(c->ring);
