@@ -170,6 +170,8 @@ class Client:
         self._acks = None    # the last welcome said slaqd confirms (True)
         # or not (False); None before any welcome: reports are kept
         self._acked = -1     # the last iteration confirmed
+        self._refused = False  # the last connect was refused (a slaqd
+        # restarting), so reports are kept before the first welcome
         self._cpu_prev = time.process_time()
         self.poll()
 
@@ -191,8 +193,9 @@ class Client:
         process's own CPU time since then (all threads). Returns True when
         the report was queued (kept until slaqd confirms it, and sent again
         after a reconnection), False when it was dropped: slaqd is not
-        reachable (and the last one did not confirm reports) or 65,536
-        reports already wait. Raises ValueError on a non-finite loss or a
+        reachable (and the last one did not confirm reports, or, before
+        any answer, its socket is not there at all) or 65,536 reports
+        already wait. Raises ValueError on a non-finite loss or a
         negative cpu_s or samples.
         """
         now_cpu = time.process_time()
@@ -225,7 +228,7 @@ class Client:
                 raise ValueError("%s has %d cells, estimates %d" % (
                     name, len(cells[name]), len(cells["estimates"])))
         self.poll()
-        if (self._sock is None and self._acks is not True) or \
+        if (self._sock is None and not self._keep_offline()) or \
                 len(self._unacked) >= _MAX_UNACKED:
             self._dropped += 1
             return False
@@ -380,6 +383,16 @@ class Client:
         self._rbuf.clear()
         self._sent = 0  # what was queued went with the socket
 
+    def _keep_offline(self):
+        """Whether a report made while offline is kept for the next
+        connection: the last slaqd confirmed reports, or none has answered
+        yet and the address refuses connections (a socket nobody serves:
+        its slaqd was killed and is starting again). Where there is no
+        slaqd at all (no such socket) reports are dropped."""
+        if os.environ.get("SLAQ_CLIENT_ACK") == "0":
+            return False
+        return self._acks is True or (self._acks is None and self._refused)
+
     def _log_acks(self, iters):
         """Appends "JOB ITER" for each report an ack confirmed to
         $SLAQ_CLIENT_ACK_LOG (opt-in, for kill -9 soaks: tests/soak), in one
@@ -430,10 +443,14 @@ class Client:
         sock.setblocking(False)
         if self._family != socket.AF_UNIX:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        err = sock.connect_ex(self._addr)
+        try:
+            err = sock.connect_ex(self._addr)
+        except OSError as e:  # a Unix socket path that cannot be used
+            err = e.errno
         if err == errno.EINPROGRESS:
             self._connecting = True  # finished in _write
         elif err != 0:
+            self._refused = err == errno.ECONNREFUSED
             sock.close()
             return
         self._sock = sock
@@ -459,7 +476,9 @@ class Client:
         if self._sock is not None and self._connecting:
             if not select.select([], [self._sock], [], 0)[1]:
                 return  # still connecting
-            if self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+            err = self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if err:
+                self._refused = err == errno.ECONNREFUSED
                 self._disconnect()
                 return
             self._connecting = False

@@ -21,6 +21,11 @@
  * the welcome, so a report is never held back by a slow training loop.
  * With a slaqd that does not acknowledge, a report leaves the ring as
  * soon as it is queued on the socket (as before acknowledgements).
+ * Before any welcome the client cannot know, so offline it keeps its
+ * reports only while the address refuses connections (a socket nobody
+ * serves: the slaqd that made it was killed and is starting again) and
+ * drops them where there is no slaqd at all (no such socket): a job that
+ * started or attached while its slaqd restarted lost its first reports.
  *
  * SLAQ_CLIENT_ACK_LOG=FILE (opt-in, for kill -9 soaks: tests/soak) appends
  * "JOB ITER" for every report an ack confirmed, so that a run can be
@@ -95,6 +100,8 @@ struct slaq_client {
                              SLAQ_CLIENT_ACK=0, to measure without) */
     int acks;             /* the last welcome said slaqd acknowledges (1)
                              or not (0); -1 before any welcome: kept */
+    int refused;          /* the last connect was refused: a slaqd's
+                             address with no slaqd yet (restarting) */
     int have_acked;
     uint64_t acked;       /* the last iteration acknowledged */
     size_t vec_bytes;     /* the ring's vector text, at most
@@ -303,6 +310,7 @@ static void cl_try_connect(slaq_client *c)
     }
     if (connect(fd, (struct sockaddr *)&c->addr, c->addrlen) < 0) {
         if (errno != EINPROGRESS) {
+            c->refused = errno == ECONNREFUSED;
             close(fd);
             return;
         }
@@ -439,6 +447,7 @@ static void cl_write(slaq_client *c)
         if (poll(&p, 1, 0) <= 0)
             return; /* still connecting */
         if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
+            c->refused = err == ECONNREFUSED;
             cl_disconnect(c);
             return;
         }
@@ -526,6 +535,14 @@ slaq_client *slaq_client_open(void)
                                getenv("SLAQ_JOB_NAME"));
 }
 
+/* Whether a report made while offline is kept for the next connection:
+ * the last slaqd acknowledged, or none has answered yet and the address
+ * refuses connections (its slaqd is being restarted); asked for acks. */
+static int keep_offline(const slaq_client *c)
+{
+    return c->ask_acks && (c->acks == 1 || (c->acks == -1 && c->refused));
+}
+
 int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
                        double cpu_s, double samples)
 {
@@ -541,10 +558,10 @@ int slaq_client_report_metric(slaq_client *c, uint64_t iter, double loss,
         return -1;
     }
     slaq_client_poll(c);
-    /* Offline, a report is kept only for a slaqd known to acknowledge
-     * (it will be sent after the reconnection); else it is dropped. */
+    /* Offline, a report is kept only for a slaqd that will acknowledge
+     * it (it will be sent after the reconnection); else it is dropped. */
     cl_rep r = {iter, loss, cpu_s, samples, metric, NULL, 0};
-    if ((c->fd < 0 && c->acks != 1) || ring_push(c, &r) < 0) {
+    if ((c->fd < 0 && !keep_offline(c)) || ring_push(c, &r) < 0) {
         c->dropped++;
         return 1;
     }
@@ -579,9 +596,9 @@ int slaq_client_report_vector(slaq_client *c, uint64_t iter, double loss,
         return -1;
     }
     slaq_client_poll(c);
-    /* Kept for resending like any report (offline: only for a slaqd known
-     * to acknowledge), its vectors as text: ",\"estimates\":[...]...". */
-    if (c->fd < 0 && c->acks != 1) {
+    /* Kept for resending like any report (offline: only for a slaqd that
+     * will acknowledge), its vectors as text: ",\"estimates\":[...]...". */
+    if (c->fd < 0 && !keep_offline(c)) {
         c->dropped++;
         return 1;
     }
