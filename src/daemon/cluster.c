@@ -537,6 +537,16 @@ static int pid_check(json_t *v, char *why, size_t len)
     return 0;
 }
 
+/* Whether the agent's register listed job id (have: its n ids, negative
+ * for an earlier generation). */
+static int listed(const int64_t *have, size_t n, int64_t id)
+{
+    for (size_t i = 0; have && i < n; i++)
+        if (have[i] == id || have[i] == -id)
+            return 1;
+    return 0;
+}
+
 /* Re-adopts the jobs a (re)registering agent runs, and tells it which
  * jobs this controller counts as its and how far their reports reached. */
 static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
@@ -636,11 +646,22 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         }
     }
     json_t *mine = json_object(), *gens = json_object();
+    size_t nunsent = 0;
+    sd_job **unsent = calloc(slaq_sched_count(d->sched) + 1, sizeof *unsent);
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         if (!SD_REMOTE(j) || j->node != idx)
             continue;
         j->alloc_sent = -1; /* sent again at the next epoch */
+        if (unsent && !j->pid && j->launch && SD_ACTIVE(j->state) &&
+            !listed(have, na, j->id)) {
+            /* Placed here while the agent was away: its start went
+             * nowhere, so it is sent now, not counted as the agent's (it
+             * would answer that it does not know the job, and the job
+             * would be lost). */
+            unsent[nunsent++] = j;
+            continue;
+        }
         char key[32];
         snprintf(key, sizeof key, "%lld", (long long)j->id);
         json_object_set_new(mine, key, json_integer(
@@ -664,6 +685,12 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                              "welcome", "node", name, "epoch_s",
                              d->cfg.sched.epoch_s, "grace_s", d->cfg.grace_s,
                              "jobs", mine, "gens", gens));
+    for (size_t i = 0; i < nunsent; i++) {
+        sd_log(d, 1, "node %s: job %lld was placed there while it was away; "
+               "its start is sent now", name, (long long)unsent[i]->id);
+        send_start(d, unsent[i]);
+    }
+    free(unsent);
     for (size_t i = 0; have && i < na; i++) {
         sd_job *j = have[i] < 0 ? job_get(d, -have[i]) : NULL;
         if (j && j->launch) {

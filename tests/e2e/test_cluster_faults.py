@@ -232,3 +232,22 @@ def test_reports_an_agent_acknowledged_after_its_node_was_lost_are_kept(
              what="every acknowledged report in the controller's database")
     assert ctl.job(jid)["state"] == "lost"
     assert ctl.job(jid)["iter"] >= max(acked)
+
+
+def test_a_job_placed_while_its_agent_reconnects_is_started_not_lost(
+        cluster):
+    """The agent of the only node is killed with -9 and a job is submitted
+    before the node is called down: the controller places it there, but
+    its start goes nowhere. When the agent registers again the start is
+    sent then (issue: the welcome counted the job as the agent's, the
+    agent answered that it did not know it, and the job was lost "state
+    directory lost"; a soak lost 10 of 67 jobs so)."""
+    ctl, agents = cluster(nodes=("n1",), extra=("--epoch", "3"))
+    agents["n1"].kill9()
+    jid = int(ctl.cli("submit", "--", *PYJOB, "50", "0.02").stdout)
+    assert ctl.job(jid)["state"] == "running"
+    assert ctl.job(jid)["node"] == "n1"
+    cluster.made["start_agent"]("n1")
+    job = ctl.wait_state(jid, ("done", "lost", "failed"), timeout=60)
+    assert job["state"] == "done", job
+    assert job["reports"] == 50, job
