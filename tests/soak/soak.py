@@ -14,7 +14,8 @@ controller:
   - a sweep of slaq-train configurations on --slots slots (policy pop).
 
 Every job's client logs what slaqd acknowledged (SLAQ_CLIENT_ACK_LOG:
-"JOB ITER" per acknowledged report). Meanwhile, at seeded random moments,
+"JOB ITER" per acknowledged report; set for the submitted jobs and in the
+slaqds' environment, which the sweep's jobs get). Meanwhile, at seeded random moments,
 it kills the controller and each agent with SIGKILL --kills times each
 (one at a time, down for a random moment, then started again on the same
 state directory; a submission made while the controller is down is
@@ -87,8 +88,9 @@ def free_port():
 class Slaqd:
     """One slaqd process (controller or agent) on its state directory."""
 
-    def __init__(self, name, build, state, args):
+    def __init__(self, name, build, state, args, env=None):
         self.name = name
+        self.env = env
         self.state = state
         self.sock = os.path.join(state, "slaq.sock")
         self.cmd = [os.path.join(build, "bin", "slaqd"), "--state-dir",
@@ -107,7 +109,7 @@ class Slaqd:
     def start(self, timeout=60.0):
         t0 = time.monotonic()
         self.proc = subprocess.Popen(self.cmd, stdout=self.log,
-                                     stderr=self.log)
+                                     stderr=self.log, env=self.env)
         until = t0 + timeout
         while time.monotonic() < until:
             if self.proc.poll() is not None:
@@ -197,15 +199,18 @@ class Soak:
         with open(token, "w") as f:
             f.write("soak-agent-token-%d\n" % self.rng.randrange(1 << 30))
         port = free_port()
+        # A sweep's jobs run with slaqd's environment: they log theirs too.
+        env = dict(os.environ, SLAQ_CLIENT_ACK_LOG=self.ack_log)
         self.ctl = Slaqd("controller", a.build,
                          os.path.join(self.dir, "controller"),
                          ["--agents", "127.0.0.1:%d" % port,
                           "--agent-token-file", token, "--epoch",
-                          str(a.epoch), "--enforce", "none"])
+                          str(a.epoch), "--enforce", "none"], env)
         self.agents = [Slaqd(n, a.build, os.path.join(self.dir, "agent-" + n),
                              ["--agent", "--join", "127.0.0.1:%d" % port,
                               "--agent-token-file", token, "--node-name", n,
-                              "--cores", str(a.cores), "--enforce", "none"])
+                              "--cores", str(a.cores), "--enforce", "none"],
+                             env)
                        for n in ("n1", "n2")]
         self.ctl.start()
         for g in self.agents:
