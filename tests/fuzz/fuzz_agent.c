@@ -31,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -170,6 +172,14 @@ static void write_line(int fd, const char *s, size_t len)
     b[len] = '\n';
     write_all(fd, b, len + 1);
     free(b);
+    /* Until the peer's kernel has it all (acknowledged): the daemon's next
+     * read then takes the whole line, and a reset after the last one
+     * discards nothing unread. */
+    for (int i = 0, q = 1; i < 2000; i++) {
+        if (ioctl(fd, SIOCOUTQ, &q) < 0 || q == 0)
+            break;
+        usleep(1000);
+    }
 }
 
 /* Lets the daemon d read its connection c once input is there (up to
