@@ -252,11 +252,25 @@ static void feed(sd_daemon *d, sd_conn **c, sd_link *l, int fd,
 static void as_agent(const uint8_t *data, size_t size)
 {
     char line[LINK_MAX_HANDSHAKE], out[LINK_MAX_HANDSHAKE], err[256];
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET,
                              .sin_port = htons((uint16_t)ctl_port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0)
+    int fd = -1;
+    /* Connections the daemon closed first wait in TIME_WAIT; on a busy
+     * machine (other tests' connections too) the ephemeral ports can run
+     * out for a moment: wait for some to come free (up to 30 s). */
+    for (int i = 0; fd < 0 && i < 600; i++) {
+        fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+            int e = errno;
+            close(fd);
+            fd = -1;
+            if (e != EADDRNOTAVAIL && e != EAGAIN)
+                break;
+            usleep(50000);
+        }
+    }
+    if (fd < 0)
         die("connect to the controller");
     no_delay(fd);
     conn_accept(&C, &C.agents_h, 0);
