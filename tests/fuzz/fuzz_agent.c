@@ -51,9 +51,14 @@ static int ctl_port, up_lfd = -1; /* the controller's agent port; where
 static char join[64];
 static const char token[] = "fuzz-agent-token-0123456789";
 
+/* A failure of the harness itself, not of the daemon: said on stdout
+ * too, since runs close stderr (-close_fd_mask=2). */
 static void die(const char *what)
 {
-    fprintf(stderr, "fuzz_agent: %s: %s\n", what, strerror(errno));
+    int e = errno;
+    fprintf(stderr, "fuzz_agent: %s: %s\n", what, strerror(e));
+    printf("fuzz_agent: %s: %s\n", what, strerror(e));
+    fflush(stdout);
     abort();
 }
 
