@@ -19,6 +19,9 @@
 #   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
 #   make bench-cluster the core at 1,000 nodes x 64 cores, 50,000 jobs (sim)
 #   make check-asan run the unit tests under ASan + UBSan
+#   make soak       kill -9 a controller and two agents 20 times each under
+#                   ML jobs, a query and a sweep; count what was lost
+#                   (KILLS=N, SEED=S; tests/soak/soak.py, docs/cluster-runtime.md)
 #   make deps       install missing Debian packages (idempotent)
 #   make install    install under PREFIX (/usr/local) and DESTDIR; uninstall
 #   make man        the manual pages (build/man), from the programs' --help
@@ -59,7 +62,7 @@ include $(sort $(wildcard src/*/module.mk)) tests/module.mk bench/module.mk
 PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_PKGS) 2>/dev/null)
 CPPFLAGS  += $(PC_CFLAGS)
 
-.PHONY: all deps build test test-unit check-asan demo demo-doc demo-one demo-compare demo-aqp bench-suspend demo-sweep demo-queues clean help
+.PHONY: all deps build test test-unit check-asan soak demo demo-doc demo-one demo-compare demo-aqp bench-suspend demo-sweep demo-queues clean help
 # Keep objects that only pattern rules mention (test objects).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -131,6 +134,13 @@ bench-suspend: build
 
 check-asan: deps
 	@$(MAKE) --no-print-directory BUILD=build-asan SANITIZE=1 test-unit
+
+# The cluster's kill -9 soak (a few minutes): prints its counts as JSON
+# and fails if an acknowledged report is missing without a count, a query
+# misses its exact answer or the sweep outgrows its slots.
+soak: build
+	@python3 tests/soak/soak.py --build $(BUILD) --kills $(or $(KILLS),20) \
+	    --seed $(or $(SEED),1) --verbose
 
 # The slaq command: links every subcommand's objects.
 $(SLAQ_CMD): $(SLAQ_CMD_OBJS) $(SLAQ_CMD_LIBS)

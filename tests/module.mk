@@ -23,7 +23,8 @@ $(BUILD)/tests/test_globals: LDFLAGS += -Wl,--wrap=gsl_set_error_handler -Wl,--w
 FUZZ_CC      ?= clang
 FUZZ_FLAGS   := $(CSTD) -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZERS      := $(BUILD)/fuzz/fuzz_protocol $(BUILD)/fuzz/fuzz_http
+FUZZERS      := $(BUILD)/fuzz/fuzz_protocol $(BUILD)/fuzz/fuzz_http \
+                $(BUILD)/fuzz/fuzz_agent
 # The file readers' harnesses need only libslaqio and libslaq.
 READER_FUZZERS := $(BUILD)/fuzz/fuzz_spec $(BUILD)/fuzz/fuzz_workload \
                   $(BUILD)/fuzz/fuzz_tasktrace

@@ -91,9 +91,17 @@ void slaq_history_clear(slaq_history *h);
 #define SLAQ_LOSS_MAX 1e100
 
 /*
- * Appends a report. Returns SLAQ_EINVAL if loss is not finite or |loss| >
- * SLAQ_LOSS_MAX, or cpu_s or samples are negative or not finite, SLAQ_EORDER if r->iter is not greater
- * than the previous report's. The history is unchanged on error.
+ * Whether r's values may be taken: SLAQ_EINVAL if loss is not finite or
+ * |loss| > SLAQ_LOSS_MAX, t is not finite, or (after iteration 0) cpu_s
+ * or samples are negative or not finite; else SLAQ_OK. The one rule for
+ * every report, whether it goes into a history or only into the record.
+ */
+int slaq_report_check(const slaq_report *r);
+
+/*
+ * Appends a report. Returns SLAQ_EINVAL if slaq_report_check refuses it,
+ * SLAQ_EORDER if r->iter is not greater than the previous report's. The
+ * history is unchanged on error.
  */
 int slaq_history_add(slaq_history *h, const slaq_report *r);
 

@@ -170,6 +170,8 @@ class Client:
         self._acks = None    # the last welcome said slaqd confirms (True)
         # or not (False); None before any welcome: reports are kept
         self._acked = -1     # the last iteration confirmed
+        self._refused = False  # the last connect was refused (a slaqd
+        # restarting), so reports are kept before the first welcome
         self._cpu_prev = time.process_time()
         self._advice = None      # the threads slaqd advises (None: none yet)
         self._threads_used = None  # what threads() last returned
@@ -197,8 +199,9 @@ class Client:
         ``set_threads`` said). Returns True when
         the report was queued (kept until slaqd confirms it, and sent again
         after a reconnection), False when it was dropped: slaqd is not
-        reachable (and the last one did not confirm reports) or 65,536
-        reports already wait. Raises ValueError on a non-finite loss or a
+        reachable (and the last one did not confirm reports, or, before
+        any answer, its socket is not there at all) or 65,536 reports
+        already wait. Raises ValueError on a non-finite loss or a
         negative cpu_s or samples.
         """
         now_cpu = time.process_time()
@@ -234,7 +237,7 @@ class Client:
                 raise ValueError("%s has %d cells, estimates %d" % (
                     name, len(cells[name]), len(cells["estimates"])))
         self.poll()
-        if (self._sock is None and self._acks is not True) or \
+        if (self._sock is None and not self._keep_offline()) or \
                 len(self._unacked) >= _MAX_UNACKED:
             self._dropped += 1
             return False
@@ -409,6 +412,34 @@ class Client:
         self._rbuf.clear()
         self._sent = 0  # what was queued went with the socket
 
+    def _keep_offline(self):
+        """Whether a report made while offline is kept for the next
+        connection: the last slaqd confirmed reports, or none has answered
+        yet and the address refuses connections (a socket nobody serves:
+        its slaqd was killed and is starting again). Where there is no
+        slaqd at all (no such socket) reports are dropped."""
+        if os.environ.get("SLAQ_CLIENT_ACK") == "0":
+            return False
+        return self._acks is True or (self._acks is None and self._refused)
+
+    def _log_acks(self, iters):
+        """Appends "JOB ITER" for each report an ack confirmed to
+        $SLAQ_CLIENT_ACK_LOG (opt-in, for kill -9 soaks: tests/soak), in one
+        O_APPEND write so that jobs sharing the file keep their lines
+        whole. Best effort: the log never fails the job."""
+        path = os.environ.get("SLAQ_CLIENT_ACK_LOG")
+        if not path or not iters:
+            return
+        data = "".join("%d %d\n" % (self._job_id, i) for i in iters)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, data.encode())
+            finally:
+                os.close(fd)
+        except OSError:
+            pass
+
     def _queue(self, line):
         data = line.encode() + b"\n"
         if len(self._wbuf) + len(data) > _MAX_WBUF:
@@ -441,10 +472,14 @@ class Client:
         sock.setblocking(False)
         if self._family != socket.AF_UNIX:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        err = sock.connect_ex(self._addr)
+        try:
+            err = sock.connect_ex(self._addr)
+        except OSError as e:  # a Unix socket path that cannot be used
+            err = e.errno
         if err == errno.EINPROGRESS:
             self._connecting = True  # finished in _write
         elif err != 0:
+            self._refused = err == errno.ECONNREFUSED
             sock.close()
             return
         self._sock = sock
@@ -470,7 +505,9 @@ class Client:
         if self._sock is not None and self._connecting:
             if not select.select([], [self._sock], [], 0)[1]:
                 return  # still connecting
-            if self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR):
+            err = self._sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if err:
+                self._refused = err == errno.ECONNREFUSED
                 self._disconnect()
                 return
             self._connecting = False
@@ -544,10 +581,12 @@ class Client:
         elif kind == "ack":
             it = msg.get("iter")
             if isinstance(it, int) and it >= 0:
+                confirmed = []
                 while self._unacked and self._unacked[0][0] <= it:
-                    self._unacked.popleft()
+                    confirmed.append(self._unacked.popleft()[0])
                     self._sent = max(0, self._sent - 1)
                 self._acked = it
+                self._log_acks(confirmed)
         elif kind == "alloc":
             if isinstance(cores, (int, float)) and cores >= 0:
                 self._cores = float(cores)

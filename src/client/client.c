@@ -21,8 +21,19 @@
  * the welcome, so a report is never held back by a slow training loop.
  * With a slaqd that does not acknowledge, a report leaves the ring as
  * soon as it is queued on the socket (as before acknowledgements).
+ * Before any welcome the client cannot know, so offline it keeps its
+ * reports only while the address refuses connections (a socket nobody
+ * serves: the slaqd that made it was killed and is starting again) and
+ * drops them where there is no slaqd at all (no such socket): a job that
+ * started or attached while its slaqd restarted lost its first reports.
+ *
+ * SLAQ_CLIENT_ACK_LOG=FILE (opt-in, for kill -9 soaks: tests/soak) appends
+ * "JOB ITER" for every report an ack confirmed, so that a run can be
+ * checked against state.db afterwards: a line there is a promise slaqd
+ * made to this client.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -95,10 +106,13 @@ struct slaq_client {
                              SLAQ_CLIENT_ACK=0, to measure without) */
     int acks;             /* the last welcome said slaqd acknowledges (1)
                              or not (0); -1 before any welcome: kept */
+    int refused;          /* the last connect was refused: a slaqd's
+                             address with no slaqd yet (restarting) */
     int have_acked;
     uint64_t acked;       /* the last iteration acknowledged */
     size_t vec_bytes;     /* the ring's vector text, at most
                              CL_MAX_VEC_BYTES */
+    char *ack_log;        /* SLAQ_CLIENT_ACK_LOG, or NULL */
 };
 
 extern char *program_invocation_short_name;
@@ -184,6 +198,32 @@ static void ring_pop(slaq_client *c, size_t n)
     c->ring_head = c->ring_cap ? (c->ring_head + n) % c->ring_cap : 0;
     c->ring_n -= n;
     c->ring_sent = c->ring_sent > n ? c->ring_sent - n : 0;
+}
+
+/* Appends "JOB ITER" to SLAQ_CLIENT_ACK_LOG for each of the ring's first n
+ * reports (those an ack just confirmed), in one write: O_APPEND keeps the
+ * lines of jobs sharing the file whole. Best effort: the log is a test's
+ * witness, never a reason to fail the job. */
+static void ack_log_write(slaq_client *c, size_t n)
+{
+    if (!c->ack_log || !n)
+        return;
+    size_t cap = n * 48, at = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return;
+    for (size_t i = 0; i < n && at < cap; i++)
+        at += (size_t)snprintf(buf + at, cap - at, "%lld %llu\n",
+                               (long long)c->job_id,
+                               (unsigned long long)ring_at(c, i)->iter);
+    int fd = open(c->ack_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC,
+                  0644);
+    if (fd >= 0) {
+        ssize_t w = write(fd, buf, at < cap ? at : cap);
+        (void)w;
+        close(fd);
+    }
+    free(buf);
 }
 
 /* Queues the ring's reports not yet on this connection (after the hello,
@@ -282,6 +322,7 @@ static void cl_try_connect(slaq_client *c)
     }
     if (connect(fd, (struct sockaddr *)&c->addr, c->addrlen) < 0) {
         if (errno != EINPROGRESS) {
+            c->refused = errno == ECONNREFUSED;
             close(fd);
             return;
         }
@@ -359,6 +400,7 @@ static void cl_message(slaq_client *c, const char *line, size_t len)
             size_t k = 0;
             while (k < c->ring_n && ring_at(c, k)->iter <= a)
                 k++;
+            ack_log_write(c, k);
             ring_pop(c, k);
             c->acked = a;
             c->have_acked = 1;
@@ -429,6 +471,7 @@ static void cl_write(slaq_client *c)
         if (poll(&p, 1, 0) <= 0)
             return; /* still connecting */
         if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0 || err) {
+            c->refused = err == ECONNREFUSED;
             cl_disconnect(c);
             return;
         }
@@ -487,6 +530,9 @@ slaq_client *slaq_client_connect(const char *socket_path, int64_t job_id,
     c->path = socket_path && *socket_path ? strdup(socket_path) : NULL;
     const char *ack = getenv("SLAQ_CLIENT_ACK");
     c->ask_acks = !(ack && !strcmp(ack, "0"));
+    const char *ack_log = getenv("SLAQ_CLIENT_ACK_LOG");
+    if (ack_log && *ack_log)
+        c->ack_log = strdup(ack_log);
     const char *secret = getenv("SLAQ_JOB_SECRET");
     if (c->job_id > 0 && secret && *secret)
         c->secret = strdup(secret);
@@ -523,6 +569,14 @@ static void cl_stamp(slaq_client *c, cl_rep *r)
     c->last_report = now;
 }
 
+/* Whether a report made while offline is kept for the next connection:
+ * the last slaqd acknowledged, or none has answered yet and the address
+ * refuses connections (its slaqd is being restarted); asked for acks. */
+static int keep_offline(const slaq_client *c)
+{
+    return c->ask_acks && (c->acks == 1 || (c->acks == -1 && c->refused));
+}
+
 int slaq_client_report(slaq_client *c, uint64_t iter, double loss,
                        double cpu_s, double samples)
 {
@@ -538,11 +592,11 @@ int slaq_client_report_metric(slaq_client *c, uint64_t iter, double loss,
         return -1;
     }
     slaq_client_poll(c);
-    /* Offline, a report is kept only for a slaqd known to acknowledge
-     * (it will be sent after the reconnection); else it is dropped. */
+    /* Offline, a report is kept only for a slaqd that will acknowledge
+     * it (it will be sent after the reconnection); else it is dropped. */
     cl_rep r = {iter, loss, cpu_s, samples, metric, NULL, 0, 0, 0};
     cl_stamp(c, &r);
-    if ((c->fd < 0 && c->acks != 1) || ring_push(c, &r) < 0) {
+    if ((c->fd < 0 && !keep_offline(c)) || ring_push(c, &r) < 0) {
         c->dropped++;
         return 1;
     }
@@ -577,9 +631,9 @@ int slaq_client_report_vector(slaq_client *c, uint64_t iter, double loss,
         return -1;
     }
     slaq_client_poll(c);
-    /* Kept for resending like any report (offline: only for a slaqd known
-     * to acknowledge), its vectors as text: ",\"estimates\":[...]...". */
-    if (c->fd < 0 && c->acks != 1) {
+    /* Kept for resending like any report (offline: only for a slaqd that
+     * will acknowledge), its vectors as text: ",\"estimates\":[...]...". */
+    if (c->fd < 0 && !keep_offline(c)) {
         c->dropped++;
         return 1;
     }
@@ -788,6 +842,7 @@ void slaq_client_close_timeout(slaq_client *c, int timeout_ms)
     free(c->name);
     free(c->metric_name);
     free(c->stop_reason);
+    free(c->ack_log);
     free(c->wbuf);
     ring_pop(c, c->ring_n); /* frees the vectors still kept */
     free(c->ring);

@@ -48,12 +48,19 @@ void slaq_history_clear(slaq_history *h)
     h->version++;
 }
 
-int slaq_history_add(slaq_history *h, const slaq_report *r)
+int slaq_report_check(const slaq_report *r)
 {
     if (!(fabs(r->loss) <= SLAQ_LOSS_MAX) || !isfinite(r->t))
         return SLAQ_EINVAL;
     if (r->iter > 0 && (!isfinite(r->cpu_s) || r->cpu_s < 0 ||
                         !isfinite(r->samples) || r->samples < 0))
+        return SLAQ_EINVAL;
+    return SLAQ_OK;
+}
+
+int slaq_history_add(slaq_history *h, const slaq_report *r)
+{
+    if (slaq_report_check(r) != SLAQ_OK)
         return SLAQ_EINVAL;
     const slaq_report *prev = slaq_history_last(h);
     if (prev && r->iter <= prev->iter)

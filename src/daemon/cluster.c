@@ -823,6 +823,21 @@ static sd_job *node_job(sd_daemon *d, sd_conn *c, json_t *msg)
     return j;
 }
 
+/* A job that ended lost while its node was away, named by an agent
+ * message of that node and of the generation that ran there: its agent
+ * acknowledged the job's reports it kept meanwhile, and those still count
+ * (job_report_late), though nothing else of the job does. */
+static sd_job *lost_job(sd_daemon *d, sd_conn *c, json_t *msg)
+{
+    json_t *v = json_object_get(msg, "job");
+    sd_job *j = json_is_integer(v) ? job_get(d, json_integer_value(v))
+                                   : NULL;
+    if (!j || !SD_REMOTE(j) || j->node != c->node || j->state != SD_LOST ||
+        (j->gen && msg_gen(msg) != j->gen))
+        return NULL;
+    return j;
+}
+
 /* A pid an agent reports for a job: a process the agent started itself,
  * so never 0 (its own group), 1 (init; -1 would be every process) or
  * negative, nor beyond the kernel's limit. 0, or -1 with why filled. The
@@ -840,6 +855,16 @@ static int pid_check(json_t *v, char *why, size_t len)
                  "%d)", (long long)p, SD_PID_MAX);
         return -1;
     }
+    return 0;
+}
+
+/* Whether the agent's register listed job id (have: its n ids, negative
+ * for an earlier generation). */
+static int listed(const int64_t *have, size_t n, int64_t id)
+{
+    for (size_t i = 0; have && i < n; i++)
+        if (have[i] == id || have[i] == -id)
+            return 1;
     return 0;
 }
 
@@ -893,6 +918,10 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         conn_close(d, old);
     }
     int was_down = !n->up;
+    /* When the node was called down (wall clock): its jobs lost since
+     * then have reports its agent kept, which the welcome asks for. */
+    double down_wall = was_down && n->down_since > 0
+                           ? sd_now() - (sd_mono() - n->down_since) : -1;
     n->conn = c;
     n->cores = json_number_value(cores);
     slaq_sched_set_node_cores(d->sched, (size_t)idx, n->cores);
@@ -950,11 +979,34 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         json_object_set_new(mine, key, json_integer(-1));
         json_object_set_new(gens, key, json_integer(j->gen ? j->gen : 1));
     }
+    size_t nunsent = 0;
+    sd_job **unsent = calloc(slaq_sched_count(d->sched) + 1, sizeof *unsent);
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         if (!SD_REMOTE(j) || j->node != idx)
             continue;
         j->alloc_sent = -1; /* sent again at the next epoch */
+        if (unsent && !j->pid && j->launch && SD_ACTIVE(j->state) &&
+            !listed(have, na, j->id)) {
+            /* Placed here while the agent was away: its start went
+             * nowhere, so it is sent now, not counted as the agent's (it
+             * would answer that it does not know the job, and the job
+             * would be lost). */
+            unsent[nunsent++] = j;
+            continue;
+        }
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)j->id);
+        json_object_set_new(mine, key, json_integer(
+            j->nreports ? (json_int_t)j->last_iter : -1));
+        if (j->gen)
+            json_object_set_new(gens, key, json_integer(j->gen));
+    }
+    for (uint64_t k = 0; down_wall >= 0 && k < d->njobs; k++) {
+        sd_job *j = d->jobs[k];
+        if (!j || !SD_REMOTE(j) || j->node != idx || j->state != SD_LOST ||
+            j->ended < down_wall - 1)
+            continue;
         char key[32];
         snprintf(key, sizeof key, "%lld", (long long)j->id);
         json_object_set_new(mine, key, json_integer(
@@ -966,6 +1018,12 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                              "welcome", "node", name, "epoch_s",
                              d->cfg.sched.epoch_s, "grace_s", d->cfg.grace_s,
                              "jobs", mine, "gens", gens));
+    for (size_t i = 0; i < nunsent; i++) {
+        sd_log(d, 1, "node %s: job %lld was placed there while it was away; "
+               "its start is sent now", name, (long long)unsent[i]->id);
+        send_start(d, unsent[i]);
+    }
+    free(unsent);
     for (size_t i = 0; have && i < na; i++) {
         sd_job *j = have[i] < 0 ? job_get(d, -have[i]) : NULL;
         if (j && j->launch) {
@@ -1103,6 +1161,14 @@ void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
     char err[256];
     if (!strcmp(type, "report")) {
         sd_job *j = node_job(d, c, msg);
+        sd_job *lost = j ? NULL : lost_job(d, c, msg);
+        if (lost && job_report_late(d, lost, msg, err, sizeof err) < 0) {
+            d->errors_total++;
+            uint64_t held;
+            if (sd_ratelog_ok(&d->reject_log, &held))
+                sd_log(d, 1, "node %s, job %lld: late report refused: %s",
+                       n->name, (long long)lost->id, err);
+        }
         if (!j)
             return;
         if (j->move_from >= 0)

@@ -739,6 +739,12 @@ int job_schedule(sd_daemon *d, sd_job *j);
 void job_replay_history(sd_daemon *d, sd_job *j, int count);
 /* Handles one iteration report; returns 0 or fills err. */
 int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen);
+/* A report that reaches a job after it ended because its node was lost
+ * (its agent acknowledged it to the job and sends it on when it is back):
+ * only recorded, in order, the job's core state being gone. 0 stored, 1
+ * already had, -1 refused with err filled. */
+int job_report_late(sd_daemon *d, sd_job *j, json_t *msg, char *err,
+                    size_t errlen);
 /* What a job declares of itself in hello or info ("iters", "convergence",
  * "metric_name", and with with_kind "kind"), applied to j; a bad value is
  * answered with an error on c and ignored (conn.c). */

@@ -1073,13 +1073,13 @@ static void advise(sd_daemon *d, sd_job *j, double threads, double wall_s)
         send_alloc(d, j, share);
 }
 
-int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
+/* A report's fields read from msg into r (t: now), *mv (NaN: no metric),
+ * *tv and *wv (the threads and wall seconds it says its iterations ran;
+ * 0: not said): 0, or -1 with err naming the field. Values are checked by
+ * the core (slaq_report_check) where they are taken. */
+static int report_parse(json_t *msg, slaq_report *r, double *mv, double *tv,
+                        double *wv, char *err, size_t errlen)
 {
-    if (!j->sj) {
-        snprintf(err, errlen, "job %lld is %s and takes no reports",
-                 (long long)j->id, sd_state_name(j->state));
-        return -1;
-    }
     json_t *it = json_object_get(msg, "iter");
     json_t *loss = json_object_get(msg, "loss");
     json_t *cpu = json_object_get(msg, "cpu_s");
@@ -1100,34 +1100,48 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
                               "numbers");
         return -1;
     }
-    double tv = threads ? json_number_value(threads) : 0;
-    if (threads && !(json_is_integer(threads) && tv >= 1 && tv <= 65536)) {
+    *tv = threads ? json_number_value(threads) : 0;
+    if (threads && !(json_is_integer(threads) && *tv >= 1 && *tv <= 65536)) {
         snprintf(err, errlen, "field \"threads\" must be a whole number "
                  "from 1 to 65536 (the worker threads the iterations ran)");
         return -1;
     }
-    double wv = wall ? json_number_value(wall) : 0;
-    if (wall && !(json_is_number(wall) && wv >= 0 && wv <= 1e9)) {
+    *wv = wall ? json_number_value(wall) : 0;
+    if (wall && !(json_is_number(wall) && *wv >= 0 && *wv <= 1e9)) {
         snprintf(err, errlen, "field \"wall_s\" must be a number of "
                  "seconds from 0 to 1e9 (the iterations' wall time)");
         return -1;
     }
-    double mv = NAN;
+    *mv = NAN;
     if (metric && !json_is_null(metric)) {
-        mv = json_is_number(metric) ? json_number_value(metric) : NAN;
-        if (!(fabs(mv) <= 1e100)) {
+        *mv = json_is_number(metric) ? json_number_value(metric) : NAN;
+        if (!(fabs(*mv) <= 1e100)) {
             snprintf(err, errlen, "field \"metric\" must be a number with "
                      "|metric| <= 1e100 (or null)");
             return -1;
         }
     }
-    slaq_report r = {
+    *r = (slaq_report){
         .iter = (uint64_t)json_integer_value(it),
         .loss = json_number_value(loss),
         .cpu_s = cpu ? json_number_value(cpu) : 0,
         .samples = samples ? json_number_value(samples) : 0,
         .t = sd_now(),
     };
+    return 0;
+}
+
+int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
+{
+    if (!j->sj) {
+        snprintf(err, errlen, "job %lld is %s and takes no reports",
+                 (long long)j->id, sd_state_name(j->state));
+        return -1;
+    }
+    slaq_report r;
+    double mv, tv, wv;
+    if (report_parse(msg, &r, &mv, &tv, &wv, err, errlen) < 0)
+        return -1;
     const slaq_report *prev = slaq_history_last(slaq_job_history(j->sj));
     double prev_t = prev ? prev->t : -1;
     /* a query's report (its estimates) goes to the core as a mini-batch */
@@ -1163,6 +1177,33 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
     advise(d, j, tv, wv > 0 ? wv : prev_t >= 0 ? r.t - prev_t : 0);
     if (j->max_iters && r.iter >= j->max_iters && j->state == SD_RUNNING)
         job_stop(d, j, "max_iters");
+    return 0;
+}
+
+int job_report_late(sd_daemon *d, sd_job *j, json_t *msg, char *err,
+                    size_t errlen)
+{
+    slaq_report r;
+    double mv, tv, wv;
+    if (report_parse(msg, &r, &mv, &tv, &wv, err, errlen) < 0)
+        return -1;
+    if (slaq_report_check(&r) != SLAQ_OK) {
+        snprintf(err, errlen, "%s (loss must be finite, cpu_s and samples "
+                 ">= 0)", slaq_strerror(SLAQ_EINVAL));
+        return -1;
+    }
+    if (j->nreports && r.iter <= j->last_iter)
+        return 1; /* had it already */
+    char *text = json_object_get(msg, "estimates") ? aqpd_vec_json(msg)
+                                                   : NULL;
+    store_report_vec(d->store, j->id, &r, mv, text, tv, wv);
+    free(text);
+    note_report(j, &r);
+    if (!isnan(mv)) {
+        j->last_metric = mv;
+        j->metric_iter = r.iter;
+    }
+    d->reports_total++;
     return 0;
 }
 

@@ -489,6 +489,58 @@ static void test_unacked_reports_are_resent_after_reconnecting(void **state)
     assert_string_equal(line, "{\"type\":\"bye\"}");
 }
 
+/* A job that starts while its slaqd is being restarted (killed with -9:
+ * its socket is still there but refuses connections) keeps the reports it
+ * makes before the first welcome, and sends them once slaqd is back
+ * (issue: they were dropped, and a soak's jobs lost their first
+ * iterations); where there is no socket at all they are dropped. */
+static void test_reports_before_the_first_welcome_wait_for_a_restarting_slaqd(
+    void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/slaq-client-test-XXXXXX", path[128], line[4096];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/s.sock", dir);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strcpy(sa.sun_path, path);
+    int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_int_equal(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    /* bound, not listening: connections are refused */
+    slaq_client *c = slaq_client_connect(path, 7, NULL);
+    assert_false(slaq_client_connected(c));
+    for (uint64_t k = 0; k < 3; k++)
+        assert_int_equal(slaq_client_report(c, k, 1.0 / (double)(k + 1), 0,
+                                            0), 0);
+    assert_int_equal(slaq_client_unacked(c), 3);
+    assert_int_equal(slaq_client_dropped(c), 0);
+    assert_int_equal(listen(lfd, 4), 0); /* slaqd is back */
+    fake f = {.lfd = lfd};
+    fake_reconnect(&f, c);
+    fake_line(&f, line, sizeof line);
+    assert_non_null(strstr(line, "\"job\":7"));
+    for (int k = 0; k < 3; k++) {
+        char want[64];
+        fake_line(&f, line, sizeof line);
+        snprintf(want, sizeof want, "\"iter\":%d,", k);
+        assert_non_null(strstr(line, want));
+    }
+    fake_send(&f, "{\"type\":\"welcome\",\"job\":7,\"cores\":1,"
+                  "\"next_iter\":0,\"ack\":true}\n");
+    fake_send(&f, "{\"type\":\"ack\",\"iter\":2}\n");
+    POLL_UNTIL(c, slaq_client_unacked(c) == 0);
+    assert_int_equal(slaq_client_acked(c), 2);
+    slaq_client_close_timeout(c, 0);
+    close(f.cfd);
+    close(lfd);
+    unlink(path);
+    /* no socket: no slaqd to wait for */
+    c = slaq_client_connect(path, 7, NULL);
+    assert_int_equal(slaq_client_report(c, 0, 1, 0, 0), 1);
+    assert_int_equal(slaq_client_dropped(c), 1);
+    slaq_client_close_timeout(c, 0);
+    rmdir(dir);
+}
+
 /* A query's reports carry vectors: unconfirmed ones, and those made while
  * slaqd is away, are sent again after the reconnection with their
  * estimates and bounds, not dropped (a query's progress froze at the
@@ -593,6 +645,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_offline_client_returns_default_and_drops),
+        cmocka_unit_test(
+            test_reports_before_the_first_welcome_wait_for_a_restarting_slaqd),
         cmocka_unit_test(test_default_cores_is_online_cpus),
         cmocka_unit_test(test_thread_rule_boundaries),
         cmocka_unit_test_setup_teardown(test_threads_follow_the_allocation,

@@ -163,3 +163,30 @@ def test_kill9_soak_loses_and_duplicates_nothing():
     assert r["lost"] == 0 and r["extra"] == 0 and r["unacked"] == 0, r
     assert r["integrity"] == "ok"
     assert r["rows"] == r["reports_made"] > 1000, r
+
+
+def test_python_client_attaching_during_a_restart_keeps_its_first_reports(
+        daemon_factory):
+    """A client that attaches while slaqd is being restarted after a kill
+    -9 (its socket there, refusing connections) keeps the reports it makes
+    before slaqd first answers and sends them once it does (issue: they
+    were dropped; a soak lost iterations 1 to 47 of 16 of 20 jobs)."""
+    d = daemon_factory("--enforce", "none")
+    d.kill9()
+    assert os.path.exists(d.sock)
+    c = slaq.Client(socket_path=d.sock, job_id=0, name="py-early")
+    for k in range(30):
+        assert c.report(k, 1.0 / (k + 1), cpu_s=0.0)
+        time.sleep(0.01)
+    assert c.dropped == 0 and c.unacked == 30
+    d.killed = False
+    d.start()
+    for k in range(30, 60):
+        assert c.report(k, 1.0 / (k + 1), cpu_s=0.0)
+        time.sleep(0.01)
+    wait_for(lambda: c.poll() or (c.connected and c.unacked == 0),
+             timeout=15, what="every report to be acknowledged")
+    assert c.acked == 59 and c.dropped == 0
+    job = c.job_id
+    c.close()
+    assert [r[0] for r in rows(d, job)] == list(range(60))

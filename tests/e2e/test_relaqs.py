@@ -8,6 +8,7 @@ import json
 import os
 import sqlite3
 import subprocess
+import time
 
 import pytest
 
@@ -246,3 +247,43 @@ def test_slaq_aqp_queries_with_an_ml_job(daemon_factory, tpch):
     job = d.job(ml)
     assert job["kind"] == "ml" and job["state"] == "running"
     assert job["reports"] > 0
+
+
+def test_a_real_query_survives_its_single_slaqd_killed_with_9(
+        daemon_factory, tmp_path):
+    """A real slaq-aqp query of 200 mini-batches under a single slaqd that
+    is killed with -9 and started again while it runs: the query's client
+    keeps its mini-batches (estimates and bounds) until they are
+    acknowledged and resends them, so its progress goes on after the
+    restart, every mini-batch is stored and the last one is the exact
+    answer (issue: the query froze at 58 of 200 and ended without it)."""
+    db = str(tmp_path / "db.tpch")
+    subprocess.run([AQP, "gen", "--scale-factor", "0.3", "--seed", "2",
+                    "--out", db], check=True, capture_output=True,
+                   timeout=120)
+    exact = subprocess.run([AQP, "run", "--quiet", "--data", db, "--query",
+                            "q6", "--batches", "1"], check=True,
+                           capture_output=True, text=True).stdout
+    d = daemon_factory("--policy", "relaqs", "--cores", "2",
+                       "--enforce", "none")
+    # About 30 ms of CPU a mini-batch (bootstrap bounds): some 6 s in all.
+    jid = d.submit(AQP, "run", "--data", db, "--query", "q6", "--batches",
+                   "200", "--bootstrap", "--threads", "1")
+    wait_for(lambda: d.job(jid)["reports"] >= 20, timeout=60,
+             what="the query's first mini-batches")
+    before = d.job(jid)
+    assert before["state"] == "running" and before["reports"] < 150, before
+    d.kill9()
+    time.sleep(1.0)  # the query goes on without slaqd meanwhile
+    d.killed = False
+    d.start()
+    job = d.wait_state(jid, ("done", "failed", "lost"), timeout=120)
+    assert job["state"] == "done", job
+    assert job["reports"] == 200 and job["iter"] == 200, job
+    assert job["query"]["batch"] == 200, job["query"]
+    e = api(d, "/api/jobs/%d/estimates" % jid)
+    assert [p["iter"] for p in e["points"]] == list(range(1, 201))
+    last = e["points"][-1]  # the exact answer: no width left
+    assert last["lower"] == last["est"] == last["upper"]
+    log = d.cli("logs", str(jid)).stdout
+    assert exact.strip() in log, (exact, log[-500:])
