@@ -902,6 +902,12 @@ static int setup(sd_daemon *d)
     store_set_rewrite(d->store, rewrite_jobs, d);
 
     slaq_sched_config sc = d->cfg.sched;
+    if (slaq_policy_needs_model(sc.policy)) {
+        sd_log(d, 0, "--policy %s: its network is trained and run in the "
+               "simulator (slaq sim --deadlines --model FILE); slaqd does "
+               "not load one", slaq_policy_name(sc.policy));
+        return -1;
+    }
     if (d->cfg.agents) {
         /* A controller: the agents' nodes, each as it registers (the
          * core's node 0 waits, with no cores, for the first); jobs that
