@@ -38,7 +38,7 @@ void rl_train_opts_init(rl_train_opts *o)
     *o = (rl_train_opts){
         .jobs = 2000, .load = 3, .dscale = 0.5, .req = {0.5, 0.95},
         .seed = 1, .workloads = 2, .imitate_epochs = 40, .iterations = 30,
-        .sigma = 0.05, .lr_imitate = 0.01, .lr_rl = 0.002,
+        .sigma = 0.05, .lr_imitate = 0.01, .lr_rl = 0.005,
     };
 }
 

@@ -46,7 +46,7 @@ typedef struct rl_train_opts {
     size_t imitate_epochs;  /* passes over MLF-H's states (default 40) */
     size_t iterations;      /* REINFORCE iterations (default 30) */
     double sigma;           /* exploration noise on the scores (0.05) */
-    double lr_imitate, lr_rl; /* Adam's step sizes (0.01, 0.002) */
+    double lr_imitate, lr_rl; /* Adam's step sizes (0.01, 0.005) */
 } rl_train_opts;
 
 void rl_train_opts_init(rl_train_opts *o);
