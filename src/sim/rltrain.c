@@ -193,6 +193,12 @@ static void explore_keys(void *ctx, double t, const slaq_pjob *pj, size_t n,
     slaq_rl_features(pj, n, x->prio, f);
     double *g = x->grad.v + r * RL_NPARAM, h[SLAQ_RL_HIDDEN];
     for (size_t i = 0; i < n; i++) {
+        /* Only the pending jobs explore: their order is the round's
+         * choice (which of them the free nodes take); a running job's
+         * key only ranks it for moves, and its noise would add variance
+         * to every round's gradient. */
+        if (pj[i].prev_alloc > 0)
+            continue;
         slaq_rl_score(x->m, f + i * SLAQ_RL_NFEAT, h);
         double eps = x->sigma * gsl_ran_ugaussian(x->rng);
         key[i] += eps;

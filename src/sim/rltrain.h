@@ -11,8 +11,9 @@
  *     Adam) so that its scores order the jobs as MLF-H does.
  *  2. REINFORCE with a baseline on Eq. 7's reward. mlfs-rl runs each
  *     workload twice per iteration: once with Gaussian noise of sd sigma
- *     added to every score (the stochastic policy: the action is the
- *     order those keys give the queue and the moves) and once without,
+ *     added to the score of every job that holds no cores (the
+ *     stochastic policy: the action is the order those keys give the
+ *     pending queue, which the free nodes take) and once without,
  *     the baseline. A round's reward r_t is Eq. 7 over the jobs that
  *     ended in it; its return G_t = Σ η^i r_{t+i}; the advantage is G_t
  *     minus the noise-free run's return at the same round. The gradient
