@@ -581,7 +581,7 @@ typedef struct slaq_pjob {
     double prev_alloc;  /* the job's cores in the previous epoch */
     double stay;        /* >= 0: units up to prev_alloc count (1 + stay)
                            times their gain (hysteresis; 0 for none) */
-    /* What the priority policies (edf, tiresias, mlfs-h, mlfs) read; the
+    /* What the priority policies (edf, tiresias, mlfs-h, mlfs, mlfs-rl) read; the
      * others ignore them. Times on the caller's clock. */
     double now;         /* the time of the decision */
     double arrival;     /* when the job arrived */
@@ -664,7 +664,7 @@ int slaq_policy_keys(slaq_policy_kind policy, const slaq_pjob *jobs,
                      size_t n, slaq_alloc_ws *ws, double *key);
 
 /* 1 if the policy moves jobs off overloaded nodes and places pending
- * jobs on the ideal virtual host (mlfs-h, mlfs), else 0. */
+ * jobs on the ideal virtual host (mlfs-h, mlfs, mlfs-rl), else 0. */
 int slaq_policy_moves(slaq_policy_kind kind);
 /* 1 if the policy stops jobs that met their required accuracy while the
  * cluster is overloaded (MLF-C: mlfs), else 0. */

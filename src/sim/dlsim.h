@@ -11,7 +11,7 @@
  *   pending order  slaq_policy_keys(policy)     (every policy)
  *   placement      slaq_mlfs_host, strict (policies that move), else
  *                  the node with the most free memory that fits the job
- *   moves          slaq_mlfs_moves              (mlfs-h, mlfs)
+ *   moves          slaq_mlfs_moves              (mlfs-h, mlfs, mlfs-rl)
  *   stops          slaq_mlfs_overloaded + slaq_mlfs_stop (mlfs)
  *   cores          slaq_allocate_nodes(policy)  (every policy; the call
  *                  slaqd's epoch makes)
