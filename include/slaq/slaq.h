@@ -581,8 +581,8 @@ typedef struct slaq_pjob {
     double prev_alloc;  /* the job's cores in the previous epoch */
     double stay;        /* >= 0: units up to prev_alloc count (1 + stay)
                            times their gain (hysteresis; 0 for none) */
-    /* What the priority policies (edf, tiresias, mlfs-h, mlfs, mlfs-rl) read; the
-     * others ignore them. Times on the caller's clock. */
+    /* What the priority policies (edf, tiresias, mlfs-h, mlfs, mlfs-rl)
+     * read; the others ignore them. Times on the caller's clock. */
     double now;         /* the time of the decision */
     double arrival;     /* when the job arrived */
     double deadline;    /* absolute; INFINITY: none (the largest) */

@@ -1,8 +1,8 @@
 /*
  * policy.c — the share policies, the ways of dividing cores among jobs:
  * fair shares, SLAQ's Algorithm 1, its max-min variant and ReLAQS, and
- * the priority policies (edf, tiresias, mlfs-h, mlfs, mlfs-rl), whose keys live
- * in a file each (policy_*.c) and share one division here.
+ * the priority policies (edf, tiresias, mlfs-h, mlfs, mlfs-rl), whose
+ * keys live in a file each (policy_*.c) and share one division here.
  *
  * Each policy is one row of the table `policies` below: its name, what it
  * does in a line, whether it divides by the jobs' forecasts, and its
