@@ -206,9 +206,6 @@ static void usage(FILE *f)
         "  --pin-wait SECONDS  a job pinned to a node (--node) fails once\n"
         "                      that node has been down this long (default\n"
         "                      300; 0: it waits for its node forever)\n"
-        "  --policy-moves on|off  under --policy mlfs-h or mlfs, the policy\n"
-        "                      moves restartable jobs off overloaded nodes\n"
-        "                      as `slaq move` does (default on)\n"
         "  --agent             be a node agent: run the jobs a controller\n"
         "                      places here (needs --join and the agent token;\n"
         "                      --http defaults to off)\n"
@@ -264,7 +261,7 @@ enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_ENFORCE, O_GRACE,
        O_CONFIG, O_SHARE, O_INIT, O_JOBTOKEN, O_ALLOWUID, O_KEEPJOBS,
        O_KEEPDAYS, O_HTTPHOST, O_AGENTS, O_AGENTTOK, O_AGENT, O_JOIN,
        O_NODENAME, O_ENDJOBS, O_ADMINGROUP, O_SOCKGROUP,
-       O_PINWAIT, O_POLICYMOVES };
+       O_PINWAIT };
 
 /* slaqd's own options; the scheduler's settings follow them in long_opts
  * (setopt_build, at the start of parse_args). */
@@ -293,7 +290,6 @@ static const struct option own_opts[] = {
     {"node-name", required_argument, 0, O_NODENAME},
     {"end-jobs-at-exit", no_argument, 0, O_ENDJOBS},
     {"pin-wait", required_argument, 0, O_PINWAIT},
-    {"policy-moves", required_argument, 0, O_POLICYMOVES},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -429,14 +425,6 @@ static int apply_opt(void *ctx, int code, const char *value,
         return parse_bounded(where, value, 1e9, 0, &c->keep_days);
     case O_PINWAIT:
         return parse_bounded(where, value, 1e9, 0, &c->pin_wait_s);
-    case O_POLICYMOVES:
-        if (strcmp(value, "on") && strcmp(value, "off")) {
-            fprintf(stderr, "slaqd: %s wants on or off, got '%s'\n", where,
-                    value);
-            return -1;
-        }
-        c->policy_moves = !strcmp(value, "on");
-        return 0;
     case O_ALLOWUID: {
         char *end;
         long v = strtol(value, &end, 10);
@@ -588,7 +576,6 @@ static int parse_args(sd_config *c, int argc, char **argv,
     c->keep_jobs = 10000;
     c->keep_days = 30;
     c->pin_wait_s = SD_PIN_WAIT_S;
-    c->policy_moves = 1;
     sd_args a = {.c = c};
     setopt_build(long_opts, own_opts, OWN_OPTS, NULL);
     *config_text = NULL;
