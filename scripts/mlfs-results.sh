@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mlfs-results.sh — regenerate docs/results/mlfs/: jobs with deadlines,
 # required accuracy and urgency (MLFS's setting, docs/deadlines.md) under
-# fair, slaq, edf, tiresias, mlfs-h and mlfs, with `slaq sim --deadlines`.
+# fair, slaq, edf, tiresias, mlfs-h, mlfs and mlfs-rl (the network of
+# data/models/mlfs-rl.model), with `slaq sim --deadlines`.
 #
 # Usage: scripts/mlfs-results.sh [BUILD_DIR]      (or: make mlfs-results)
 #
@@ -31,7 +32,8 @@ out=docs/results/mlfs
 rm -rf "$out"
 mkdir -p "$out"
 
-gen_cmd="$slaq sim --deadlines --curves $curves --generate 2000 --nodes 20 --cores-per-node 32 --load 3 --deadline-scale 0.5"
+model=data/models/mlfs-rl.model
+gen_cmd="$slaq sim --deadlines --curves $curves --generate 2000 --nodes 20 --cores-per-node 32 --load 3 --deadline-scale 0.5 --model $model"
 for s in $seeds; do
   echo "generated, seed $s" >&2
   mkdir -p "$out/generated"
@@ -54,7 +56,7 @@ for c in "${components[@]}"; do
   done
 done
 
-trace_cmd="$slaq sim --deadlines --curves $curves --trace $trace --nodes 20 --cores-per-node 32 --load 3"
+trace_cmd="$slaq sim --deadlines --curves $curves --trace $trace --nodes 20 --cores-per-node 32 --load 3 --model $model"
 if [[ -r $trace ]]; then
   for w in 0 1 2 3 4; do
     echo "trace window $w" >&2
@@ -69,6 +71,7 @@ fi
 # Every job's row (jobs.csv) is for a reader's own runs: megabytes here,
 # and derived line by line from the trace, which stays where it is.
 find "$out" -name jobs.csv -delete
-python3 scripts/mlfs_report.py "$out" "$gen_cmd --seed S" "$trace_cmd --window W:1000 --seed 1" \
+train_cmd=$(sed -n 's/^# made by: //p' "$model")
+python3 scripts/mlfs_report.py "$out" "$gen_cmd --seed S" "$trace_cmd --window W:1000 --seed 1" "$train_cmd" \
   >"$out/README.md"
 cat "$out/README.md"

@@ -8,9 +8,10 @@ import os
 import sys
 
 out, gen_cmd, trace_cmd = sys.argv[1], sys.argv[2], sys.argv[3]
+train_cmd = sys.argv[4] if len(sys.argv) > 4 else None
 gen_cmd = gen_cmd.replace("build/bin/slaq", "slaq")
 trace_cmd = trace_cmd.replace("build/bin/slaq", "slaq")
-POLICIES = ["fair", "slaq", "edf", "tiresias", "mlfs-h", "mlfs"]
+POLICIES = ["fair", "slaq", "edf", "tiresias", "mlfs-h", "mlfs", "mlfs-rl"]
 COLS = [("deadline_met", "deadline met", "{:.3f}"),
         ("acc_met", "accuracy met", "{:.3f}"),
         ("urgent_met", "urgent on time", "{:.3f}"),
@@ -81,6 +82,13 @@ def targets(rows, name):
         f"{m['mlfs']:.3f} >= {m['mlfs-h']:.3f} > {m['slaq']:.3f}")
     row("mean JCT: mlfs <= mlfs-h < slaq", j["mlfs"] <= j["mlfs-h"] < j["slaq"],
         f"{j['mlfs']:.2f} <= {j['mlfs-h']:.2f} < {j['slaq']:.2f} h")
+    if "mlfs-rl" in m:
+        row("deadline-met: mlfs >= mlfs-rl >= mlfs-h",
+            m["mlfs"] >= m["mlfs-rl"] >= m["mlfs-h"],
+            f"{m['mlfs']:.3f} >= {m['mlfs-rl']:.3f} >= {m['mlfs-h']:.3f}")
+        row("mean JCT: mlfs <= mlfs-rl <= mlfs-h",
+            j["mlfs"] <= j["mlfs-rl"] <= j["mlfs-h"],
+            f"{j['mlfs']:.2f} <= {j['mlfs-rl']:.2f} <= {j['mlfs-h']:.2f} h")
     return res
 
 
@@ -102,13 +110,19 @@ if os.path.exists(cdf):
     rows = list(csv.DictReader(open(cdf)))
     print("JCT distribution of seed 1 (hours; DIR/jct_cdf.csv has every "
           "percentile):\n")
-    print("| fraction | " + " | ".join(POLICIES) + " |")
-    print("|---" * (len(POLICIES) + 1) + "|")
+    present = [p for p in POLICIES if p in rows[0]]
+    print("| fraction | " + " | ".join(present) + " |")
+    print("|---" * (len(present) + 1) + "|")
     for r in rows:
         if r["fraction"] in ("0.10", "0.25", "0.50", "0.75", "0.90", "0.95", "0.99"):
             print(f"| {r['fraction']} | " + " | ".join(
-                f"{float(r[p]) / 3600:.2f}" for p in POLICIES) + " |")
+                f"{float(r[p]) / 3600:.2f}" for p in POLICIES if p in r) + " |")
     print()
+
+if train_cmd:
+    print("mlfs-rl's network is data/models/mlfs-rl.model, trained on the "
+          "tuning workloads (seeds 1001 and 1002, never the seeds above) "
+          "by\n\n    " + train_cmd + "\n")
 
 print("## Component studies (generated workload, the same seeds)\n")
 print("Each row turns one part off, or draws nearer accuracies (the command above with "

@@ -12,8 +12,9 @@
  * simulator) places pending jobs and moves running ones with the
  * functions below when slaq_policy_moves() says the policy does, and
  * stops jobs with slaq_mlfs_stop() when slaq_policy_load_control() says
- * so. A learned policy (MLF-RL) would be one more row of the policy
- * table whose keys come from its network; it has none yet.
+ * so. MLF-RL (mlfs-rl) is one more row of the policy table whose keys
+ * are the scores of a small network (slaq_rl_model, below) over the
+ * same normalised features.
  */
 #ifndef SLAQ_DEADLINE_H
 #define SLAQ_DEADLINE_H
@@ -153,6 +154,54 @@ int slaq_mlfs_overloaded(const slaq_node_use *nodes, size_t nn,
 int slaq_mlfs_stop(const slaq_goal *goal, double value, int overloaded,
                    int optstop, double first, const double *recent, size_t n,
                    double optstop_eps);
+
+/*
+ * MLF-RL's policy network (MLFS §3.4): it scores each job from MLF-H's
+ * own features, normalised as slaq_mlfs_priority normalises them, and
+ * the scores are the keys (larger first), ordering the pending queue,
+ * the division of cores and the moves as MLF-H's priority does. The
+ * features of job i (slaq_rl_features), each in [0, 1]:
+ *
+ *   0 urgency L / largest       3 deadline term (log place)
+ *   1 (1/I) / largest           4 remaining-time term (log place)
+ *   2 recent loss reduction     5 waiting-time term (log place)
+ *     / largest                 6 1 if it holds cores (prev_alloc > 0)
+ *                               7 the cluster's load: the share of the
+ *                                 n jobs that hold no cores
+ *
+ * (0-5 as slaq_mlfs_priority computes them, with the use_urgency and
+ * use_deadline switches; MLF-H's P is α·f0·f1·f2 + (1 − α)(γd·f3 +
+ * γr·f4 + γw·f5).) The network is one hidden layer of tanh units:
+ *
+ *   h = tanh(w1 · x + b1),   score = w2 · h + b2
+ *
+ * Its sizes are fixed so that a model is a plain value: no allocation
+ * in the decision path. src/io/rlmodel.h reads and writes it.
+ */
+#define SLAQ_RL_NFEAT 8
+#define SLAQ_RL_HIDDEN 16
+
+typedef struct slaq_rl_model {
+    double w1[SLAQ_RL_HIDDEN][SLAQ_RL_NFEAT];
+    double b1[SLAQ_RL_HIDDEN];
+    double w2[SLAQ_RL_HIDDEN];
+    double b2;
+} slaq_rl_model;
+
+/* The features of n jobs into feat[i * SLAQ_RL_NFEAT + f]. */
+void slaq_rl_features(const slaq_pjob *jobs, size_t n,
+                      const slaq_prio_params *params, double *feat);
+
+/* The network's score of one job's features x[SLAQ_RL_NFEAT]; with
+ * hidden != NULL, the hidden units' values into hidden[SLAQ_RL_HIDDEN]
+ * (what a trainer needs for the gradient). */
+double slaq_rl_score(const slaq_rl_model *m, const double *x,
+                     double *hidden);
+
+/* mlfs-rl's keys: each job's score under params->rl (which must be set)
+ * over its features. */
+void slaq_rl_keys(const slaq_pjob *jobs, size_t n,
+                  const slaq_prio_params *params, double *key);
 
 #ifdef __cplusplus
 }

@@ -541,6 +541,8 @@ typedef enum slaq_policy_kind {
     SLAQ_POLICY_MLFS_H, /* MLFS's MLF-H priority (Eq. 2-6), normalised */
     SLAQ_POLICY_MLFS,   /* MLF-H with MLF-C's load control (stops jobs
                            that met their accuracy when overloaded) */
+    SLAQ_POLICY_MLFS_RL, /* MLF-RL: a learned network's scores as the
+                            keys (slaq_prio_params.rl; deadline.h) */
 } slaq_policy_kind;
 
 /* The number of share policies: every kind below it is one. */
@@ -587,8 +589,8 @@ typedef struct slaq_pjob {
     double prev_alloc;  /* the job's cores in the previous epoch */
     double stay;        /* >= 0: units up to prev_alloc count (1 + stay)
                            times their gain (hysteresis; 0 for none) */
-    /* What the priority policies (edf, tiresias, mlfs-h, mlfs) read; the
-     * others ignore them. Times on the caller's clock. */
+    /* What the priority policies (edf, tiresias, mlfs-h, mlfs, mlfs-rl)
+     * read; the others ignore them. Times on the caller's clock. */
     double now;         /* the time of the decision */
     double arrival;     /* when the job arrived */
     double deadline;    /* absolute; INFINITY: none (the largest) */
@@ -634,12 +636,18 @@ void slaq_alloc_ws_free(slaq_alloc_ws *ws);
 #define SLAQ_URGENCY_MIN 1
 #define SLAQ_URGENCY_MAX 10
 #define SLAQ_LAS_MAX_QUEUES 8
+struct slaq_rl_model;
 typedef struct slaq_prio_params {
     double alpha, gamma, g_d, g_r, g_w;
     int use_urgency, use_deadline;
     double eps_s;
     double las_limit[SLAQ_LAS_MAX_QUEUES - 1];
     size_t las_queues;
+    /* MLF-RL's network (include/slaq/deadline.h), borrowed: the caller
+     * keeps it alive while the workspace uses it. NULL (the default):
+     * none, and the policies that need one (slaq_policy_needs_model)
+     * are refused. */
+    const struct slaq_rl_model *rl;
 } slaq_prio_params;
 
 void slaq_prio_params_init(slaq_prio_params *p);
@@ -655,18 +663,23 @@ const slaq_prio_params *slaq_alloc_ws_prio(const slaq_alloc_ws *ws);
  * pending queue. For the share policies (fair, slaq, ...) it is arrival
  * order (−arrival). edf: −deadline. tiresias: −(queue index) with
  * arrival order inside a queue. mlfs-h and mlfs: MLF-H's P (Eq. 6),
- * every term normalised over these n jobs (slaq_mlfs_priority). Returns
- * SLAQ_EINVAL for a kind that is none, SLAQ_ENOMEM.
+ * every term normalised over these n jobs (slaq_mlfs_priority). mlfs-rl:
+ * the score of the workspace's network (slaq_rl_keys). Returns
+ * SLAQ_EINVAL for a kind that is none or a policy that needs a network
+ * the workspace has not been given, SLAQ_ENOMEM.
  */
 int slaq_policy_keys(slaq_policy_kind policy, const slaq_pjob *jobs,
                      size_t n, slaq_alloc_ws *ws, double *key);
 
 /* 1 if the policy moves jobs off overloaded nodes and places pending
- * jobs on the ideal virtual host (mlfs-h, mlfs), else 0. */
+ * jobs on the ideal virtual host (mlfs-h, mlfs, mlfs-rl), else 0. */
 int slaq_policy_moves(slaq_policy_kind kind);
 /* 1 if the policy stops jobs that met their required accuracy while the
  * cluster is overloaded (MLF-C: mlfs), else 0. */
 int slaq_policy_load_control(slaq_policy_kind kind);
+/* 1 if the policy's keys come from a trained network (mlfs-rl), which
+ * slaq_prio_params.rl must hold, else 0. */
+int slaq_policy_needs_model(slaq_policy_kind kind);
 
 /*
  * Divides `capacity` cores among n jobs; alloc[i] receives job i's cores.
@@ -883,7 +896,9 @@ typedef struct slaq_job slaq_job;
 slaq_sched *slaq_sched_new(const slaq_sched_config *cfg);
 void slaq_sched_free(slaq_sched *s); /* frees its jobs too */
 
-/* Changes the policy or predictor kind; takes effect at the next epoch. */
+/* Changes the policy or predictor kind; takes effect at the next epoch. A
+ * policy that needs a network (slaq_policy_needs_model) is ignored: a
+ * slaq_sched has none; slaq_sched_new refuses one too. */
 void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy);
 int slaq_sched_set_predictor(slaq_sched *s, slaq_predictor_kind kind);
 const slaq_sched_config *slaq_sched_get_config(const slaq_sched *s);

@@ -170,6 +170,7 @@ struct alloc_policy {
                     the keys divide the rest: preemption only by moves */
     int moves;   /* places on the ideal virtual host and moves jobs */
     int control; /* MLF-C: stops jobs that met their accuracy */
+    int model;   /* its keys need a network (slaq_prio_params.rl) */
 };
 
 /* The priority policies' keys (policy_edf.c, policy_tiresias.c,
@@ -178,6 +179,8 @@ void edf_keys(const slaq_pjob *jobs, size_t n, const slaq_prio_params *pp,
               double *key);
 void tiresias_keys(const slaq_pjob *jobs, size_t n,
                    const slaq_prio_params *pp, double *key);
+void mlfs_rl_keys(const slaq_pjob *jobs, size_t n,
+                  const slaq_prio_params *pp, double *key);
 void mlfs_keys(const slaq_pjob *jobs, size_t n, const slaq_prio_params *pp,
                double *key);
 

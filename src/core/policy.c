@@ -1,8 +1,8 @@
 /*
  * policy.c — the share policies, the ways of dividing cores among jobs:
  * fair shares, SLAQ's Algorithm 1, its max-min variant and ReLAQS, and
- * the priority policies (edf, tiresias, mlfs-h, mlfs), whose keys live
- * in a file each (policy_*.c) and share one division here.
+ * the priority policies (edf, tiresias, mlfs-h, mlfs, mlfs-rl), whose
+ * keys live in a file each (policy_*.c) and share one division here.
  *
  * Each policy is one row of the table `policies` below: its name, what it
  * does in a line, whether it divides by the jobs' forecasts, and its
@@ -592,6 +592,9 @@ static const alloc_policy policies[] = {
     [SLAQ_POLICY_MLFS] = {
         "mlfs", "mlfs-h, and stops jobs whose accuracy is met when busy",
         0, alloc_prio, NULL, mlfs_keys, 1, 1, 1},
+    [SLAQ_POLICY_MLFS_RL] = {
+        "mlfs-rl", "a learned network's order (MLF-RL), MLFS's moves",
+        0, alloc_prio, NULL, mlfs_rl_keys, 1, 1, 0, 1},
 };
 
 #define NPOLICIES (sizeof policies / sizeof *policies)
@@ -647,11 +650,17 @@ int slaq_policy_load_control(slaq_policy_kind kind)
     return p && p->control;
 }
 
+int slaq_policy_needs_model(slaq_policy_kind kind)
+{
+    const alloc_policy *p = alloc_policy_of(kind);
+    return p && p->model;
+}
+
 int slaq_policy_keys(slaq_policy_kind policy, const slaq_pjob *jobs,
                      size_t n, slaq_alloc_ws *ws, double *key)
 {
     const alloc_policy *p = alloc_policy_of(policy);
-    if (!p)
+    if (!p || (p->model && !ws->prio.rl))
         return SLAQ_EINVAL;
     (p->keys ? p->keys : arrival_keys)(jobs, n, &ws->prio, key);
     return SLAQ_OK;
@@ -681,7 +690,7 @@ int slaq_allocate_nodes(slaq_policy_kind policy, const slaq_pjob *jobs,
                         double *alloc)
 {
     const alloc_policy *p = alloc_policy_of(policy);
-    if (nnodes == 0 || !(unit > 0) || !p)
+    if (nnodes == 0 || !(unit > 0) || !p || (p->model && !ws->prio.rl))
         return SLAQ_EINVAL;
     for (size_t v = 0; v < nnodes; v++)
         if (!(capacity[v] >= 0) || !isfinite(capacity[v]))

@@ -1,8 +1,10 @@
 /*
  * policy_mlfs.c — MLF-H's priority (MLFS, CoNEXT'20, §3.3.1, Eq. 2-6):
  * the key of the `mlfs-h` and `mlfs` share policies (policy.c's table),
- * and the dependency recursion of Eq. 3 and 5. include/slaq/deadline.h
- * states the formula and how slaq normalises the paper's mixed units.
+ * the dependency recursion of Eq. 3 and 5, and MLF-RL's network (§3.4),
+ * the key of `mlfs-rl`, which scores the same normalised features.
+ * include/slaq/deadline.h states the formula and how slaq normalises the
+ * paper's mixed units.
  */
 #include <math.h>
 
@@ -78,33 +80,60 @@ static double log_place(const range *r, double x)
     return log(x / r->lo) / fmax(log(r->hi / r->lo), M_LN2);
 }
 
+/* What normalises the factors: their largest values and the ranges of
+ * the time terms over the jobs being ranked, and the share of them that
+ * hold no cores (MLF-RL's load). */
+typedef struct norm {
+    double mL, mI, mDl;
+    range rD, rR, rW;
+    double idle;
+} norm;
+
+static void norm_of(const slaq_pjob *jobs, size_t n, double eps, norm *z)
+{
+    *z = (norm){0, 0, 0, {INFINITY, 0}, {INFINITY, 0}, {INFINITY, 0}, 0};
+    size_t idle = 0;
+    for (size_t i = 0; i < n; i++) {
+        const slaq_pjob *j = &jobs[i];
+        z->mL = fmax(z->mL, urgency(j));
+        z->mI = fmax(z->mI, 1 / fmax(j->iter, 1));
+        z->mDl = fmax(z->mDl, recent_drop(j));
+        range_add(&z->rD, deadline_term(j, eps));
+        range_add(&z->rR, remaining_term(j, eps));
+        range_add(&z->rW, j->waited + eps);
+        idle += !(j->prev_alloc > 0);
+    }
+    z->idle = n ? (double)idle / (double)n : 0;
+}
+
+/* Job j's features (deadline.h): the factors of Eq. 2 and the terms of
+ * Eq. 4, each normalised, then whether it holds cores and the load. */
+static void features(const norm *z, const slaq_pjob *j,
+                     const slaq_prio_params *pp, double *f)
+{
+    double eps = pp->eps_s;
+    f[0] = pp->use_urgency ? safe_div(urgency(j), z->mL) : 1;
+    f[1] = safe_div(1 / fmax(j->iter, 1), z->mI);
+    f[2] = safe_div(recent_drop(j), z->mDl);
+    f[3] = pp->use_deadline ? log_place(&z->rD, deadline_term(j, eps)) : 0;
+    f[4] = log_place(&z->rR, remaining_term(j, eps));
+    f[5] = log_place(&z->rW, j->waited + eps);
+    f[6] = j->prev_alloc > 0;
+    f[7] = z->idle;
+}
+
 void slaq_mlfs_priority(const slaq_pjob *jobs, size_t n,
                         const slaq_prio_params *pp, double *key)
 {
-    double eps = pp->eps_s;
-    double mL = 0, mI = 0, mDl = 0;
-    range rD = {INFINITY, 0}, rR = {INFINITY, 0}, rW = {INFINITY, 0};
+    norm z;
+    norm_of(jobs, n, pp->eps_s, &z);
     for (size_t i = 0; i < n; i++) {
-        const slaq_pjob *j = &jobs[i];
-        mL = fmax(mL, urgency(j));
-        mI = fmax(mI, 1 / fmax(j->iter, 1));
-        mDl = fmax(mDl, recent_drop(j));
-        range_add(&rD, deadline_term(j, eps));
-        range_add(&rR, remaining_term(j, eps));
-        range_add(&rW, j->waited + eps);
-    }
-    for (size_t i = 0; i < n; i++) {
-        const slaq_pjob *j = &jobs[i];
+        double f[SLAQ_RL_NFEAT];
+        features(&z, &jobs[i], pp, f);
         /* Eq. 2, summed over the job's workers (S = 1/k each). */
-        double L = pp->use_urgency ? safe_div(urgency(j), mL) : 1;
-        double pml = L * safe_div(1 / fmax(j->iter, 1), mI) *
-                     safe_div(recent_drop(j), mDl);
+        double pml = f[0] * f[1] * f[2];
         /* Eq. 4. */
-        double pc = (pp->use_deadline
-                         ? pp->g_d * log_place(&rD, deadline_term(j, eps))
-                         : 0) +
-                    pp->g_r * log_place(&rR, remaining_term(j, eps)) +
-                    pp->g_w * log_place(&rW, j->waited + eps);
+        double pc = pp->g_d * f[3] + pp->g_r * f[4] + pp->g_w * f[5];
         /* Eq. 6. */
         key[i] = pp->alpha * pml + (1 - pp->alpha) * pc;
     }
@@ -114,6 +143,48 @@ void mlfs_keys(const slaq_pjob *jobs, size_t n, const slaq_prio_params *pp,
                double *key)
 {
     slaq_mlfs_priority(jobs, n, pp, key);
+}
+
+void slaq_rl_features(const slaq_pjob *jobs, size_t n,
+                      const slaq_prio_params *pp, double *feat)
+{
+    norm z;
+    norm_of(jobs, n, pp->eps_s, &z);
+    for (size_t i = 0; i < n; i++)
+        features(&z, &jobs[i], pp, feat + i * SLAQ_RL_NFEAT);
+}
+
+double slaq_rl_score(const slaq_rl_model *m, const double *x, double *hidden)
+{
+    double s = m->b2;
+    for (size_t h = 0; h < SLAQ_RL_HIDDEN; h++) {
+        double a = m->b1[h];
+        for (size_t f = 0; f < SLAQ_RL_NFEAT; f++)
+            a += m->w1[h][f] * x[f];
+        a = tanh(a);
+        if (hidden)
+            hidden[h] = a;
+        s += m->w2[h] * a;
+    }
+    return s;
+}
+
+void slaq_rl_keys(const slaq_pjob *jobs, size_t n,
+                  const slaq_prio_params *pp, double *key)
+{
+    norm z;
+    norm_of(jobs, n, pp->eps_s, &z);
+    for (size_t i = 0; i < n; i++) {
+        double f[SLAQ_RL_NFEAT];
+        features(&z, &jobs[i], pp, f);
+        key[i] = slaq_rl_score(pp->rl, f, NULL);
+    }
+}
+
+void mlfs_rl_keys(const slaq_pjob *jobs, size_t n,
+                  const slaq_prio_params *pp, double *key)
+{
+    slaq_rl_keys(jobs, n, pp, key);
 }
 
 int slaq_mlfs_dag(const double *base, const size_t *off, const size_t *child,

@@ -138,6 +138,7 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
     if (!(cfg->cores > 0) || !(cfg->unit > 0) || !(cfg->epoch_s > 0) ||
         !(cfg->reserved >= 0) || cfg->window == 1 ||
         !alloc_policy_of(cfg->policy) ||
+        slaq_policy_needs_model(cfg->policy) ||
         cfg->query.min_points < 2 || !(cfg->query_min_cores >= 0) ||
         !isfinite(cfg->query_min_cores) ||
         (unsigned)cfg->predictor > SLAQ_PRED_ORACLE ||
@@ -191,7 +192,7 @@ void slaq_sched_free(slaq_sched *s)
 
 void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy)
 {
-    if (alloc_policy_of(policy)) {
+    if (alloc_policy_of(policy) && !slaq_policy_needs_model(policy)) {
         s->cfg.policy = policy;
         s->changed = 1;
     }

@@ -36,6 +36,16 @@ static const char *policy_name(int v)
     return slaq_policy_name((slaq_policy_kind)v);
 }
 
+/* The policies a slaq_sched takes: the table's rows but the last ones,
+ * which need a trained network (mlfs-rl; slaq_sched_new refuses them). */
+static size_t sched_policy_count(void)
+{
+    size_t n = slaq_policy_count();
+    while (n > 0 && slaq_policy_needs_model((slaq_policy_kind)(n - 1)))
+        n--;
+    return n;
+}
+
 static const char *predictor_name(int v)
 {
     return slaq_predictor_name((slaq_predictor_kind)v);
@@ -100,7 +110,7 @@ static const char *switch_name(int v)
 
 static const slaq_setting settings[] = {
     {.name = "policy", .type = SLAQ_SETTING_ENUM,
-     .offset = AT(policy, int), .count = slaq_policy_count,
+     .offset = AT(policy, int), .count = sched_policy_count,
      .value_name = policy_name, .dflt = SLAQ_POLICY_SLAQ, .arg = "NAME",
      .help = "How the cores are divided among the jobs: by weight alone, "
              "or by what each job's predicted loss (or a query's "

@@ -14,9 +14,11 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "io/rlmodel.h"
 #include "sim/dlsim.h"
+#include "sim/rltrain.h"
 
-#define DL_MAX_POLICIES 8
+#define DL_MAX_POLICIES 9
 
 static void usage(FILE *f)
 {
@@ -54,12 +56,20 @@ static void usage(FILE *f)
         "  --nodes N            nodes (default 20)\n"
         "  --cores-per-node C   cores of a node (default 32)\n"
         "  --mem-per-core G     GB of memory per core of a node (default 6)\n"
-        "  --policies LIST      default fair,slaq,edf,tiresias,mlfs-h,mlfs\n"
+        "  --policies LIST      default fair,slaq,edf,tiresias,mlfs-h,mlfs "
+        "(and mlfs-rl\n"
+        "                       with --model)\n"
+        "  --model FILE         mlfs-rl's network, as --train writes it "
+        "(data/models/\n"
+        "                       mlfs-rl.model is one for the generated "
+        "workload)\n"
         "  --epoch S            seconds of a round (default 60)\n"
         "  --no-urgency         mlfs-h, mlfs: Eq. 2 without the urgency "
-        "factor\n"
+        "factor (mlfs-rl:\n"
+        "                       its urgency feature 1 for every job)\n"
         "  --no-deadline-term   mlfs-h, mlfs: Eq. 4 without the deadline "
-        "term\n"
+        "term (mlfs-rl:\n"
+        "                       its deadline feature 0)\n"
         "  --no-moves           mlfs-h, mlfs: no moves off overloaded nodes "
         "(placement\n"
         "                       stays the ideal virtual host)\n"
@@ -77,6 +87,20 @@ static void usage(FILE *f)
         "                       percentile) and DIR/jobs.csv (every job's "
         "completion)\n"
         "  --help               this text\n\n"
+        "Training MLF-RL's network instead (docs/deadlines.md):\n"
+        "  --train mlfs-rl      imitate MLF-H, then REINFORCE on Eq. 7's "
+        "reward, on\n"
+        "                       --generate N jobs of the tuning workloads "
+        "(seeds\n"
+        "                       1000 x --seed + 1 ..); writes the network to "
+        "--out FILE\n"
+        "  --workloads K        tuning workloads (default 2)\n"
+        "  --imitation-epochs E passes over MLF-H's states (default 40)\n"
+        "  --iterations N       REINFORCE iterations (default 30)\n"
+        "  --sigma S            sd of the exploration noise on the scores "
+        "(default 0.05)\n"
+        "Progress goes to stderr; the same options and seed give the same "
+        "file.\n\n"
         "Columns: dl_met, deadline-met ratio; acc_met, share that reached "
         "its required\naccuracy by its deadline; urg_met, deadline-met "
         "ratio of jobs of urgency > 8;\nacc@dl, mean share of its curve's "
@@ -89,7 +113,9 @@ static void usage(FILE *f)
 }
 
 typedef struct dl_opts {
-    const char *curves, *trace, *out;
+    const char *curves, *trace, *out, *model;
+    int train;
+    rl_train_opts rl;
     size_t first, count, generate, npol;
     double gpu_cores, load, dscale, mem_per_core;
     unsigned long seed;
@@ -161,6 +187,12 @@ static int parse(int argc, char **argv, dl_opts *o)
         {"h-s", required_argument, 0, 'S'},
         {"move-s", required_argument, 0, 'v'},
         {"out", required_argument, 0, 'o'},
+        {"model", required_argument, 0, 'X'},
+        {"train", required_argument, 0, 'R'},
+        {"workloads", required_argument, 0, 'K'},
+        {"imitation-epochs", required_argument, 0, 'I'},
+        {"iterations", required_argument, 0, 'N'},
+        {"sigma", required_argument, 0, 'Z'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
@@ -173,7 +205,9 @@ static int parse(int argc, char **argv, dl_opts *o)
     o->mem_per_core = 6;
     o->seed = 1;
     o->req = (dl_req){0.5, 0.95};
+    rl_train_opts_init(&o->rl);
     parse_policies("fair,slaq,edf,tiresias,mlfs-h,mlfs", o);
+    int policies_given = 0;
     optind = 1;
     opterr = 0;
     double x;
@@ -254,6 +288,35 @@ static int parse(int argc, char **argv, dl_opts *o)
         case 'p':
             if (parse_policies(optarg, o))
                 return EXIT_USAGE;
+            policies_given = 1;
+            break;
+        case 'X': o->model = optarg; break;
+        case 'R':
+            if (strcmp(optarg, "mlfs-rl")) {
+                cli_error("sim", "--train: expected mlfs-rl (the one policy "
+                          "with a network), got '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            o->train = 1;
+            break;
+        case 'K':
+            if (num("workloads", optarg, 1, 100, &x))
+                return EXIT_USAGE;
+            o->rl.workloads = (size_t)x;
+            break;
+        case 'I':
+            if (num("imitation-epochs", optarg, 0, 10000, &x))
+                return EXIT_USAGE;
+            o->rl.imitate_epochs = (size_t)x;
+            break;
+        case 'N':
+            if (num("iterations", optarg, 0, 100000, &x))
+                return EXIT_USAGE;
+            o->rl.iterations = (size_t)x;
+            break;
+        case 'Z':
+            if (num("sigma", optarg, 1e-6, 100, &o->rl.sigma))
+                return EXIT_USAGE;
             break;
         case 'e':
             if (num("epoch", optarg, 1, 86400, &o->cfg.epoch_s))
@@ -300,6 +363,28 @@ static int parse(int argc, char **argv, dl_opts *o)
         return EXIT_USAGE;
     }
     o->cfg.cl.mem = o->cfg.cl.cores * o->mem_per_core;
+    if (o->train) {
+        if (!o->generate || !o->out || o->trace || o->model) {
+            cli_error("sim", "--train mlfs-rl needs --generate N and --out "
+                      "FILE, and takes neither --trace nor --model (it "
+                      "trains on the tuning workloads only)");
+            return EXIT_USAGE;
+        }
+        if (o->seed < 1) {
+            cli_error("sim", "--train: --seed must be at least 1");
+            return EXIT_USAGE;
+        }
+        return 0;
+    }
+    if (o->model && !policies_given && o->npol < DL_MAX_POLICIES)
+        o->pol[o->npol++] = SLAQ_POLICY_MLFS_RL;
+    for (size_t p = 0; p < o->npol; p++)
+        if (slaq_policy_needs_model(o->pol[p]) && !o->model) {
+            cli_error("sim", "--policies %s needs --model FILE (a network "
+                      "that --train mlfs-rl wrote)",
+                      slaq_policy_name(o->pol[p]));
+            return EXIT_USAGE;
+        }
     return 0;
 }
 
@@ -395,6 +480,38 @@ static int write_outputs(const dl_opts *o, const dl_workload *w,
     return 0;
 }
 
+/* --train mlfs-rl: trains, writes the model with the command that made
+ * it as its comment, and frees the curves. */
+static int train(dl_opts *o, curve_set *cs, int argc, char **argv)
+{
+    char err[512], cmd[2048] = "made by: slaq", *at = cmd + strlen(cmd);
+    for (int i = 0; i < argc && at < cmd + sizeof cmd - 1; i++)
+        at += snprintf(at, (size_t)(cmd + sizeof cmd - at), " %s", argv[i]);
+    o->rl.jobs = o->generate;
+    o->rl.load = o->load;
+    o->rl.dscale = o->dscale;
+    o->rl.req = o->req;
+    o->rl.seed = o->seed;
+    slaq_rl_model m;
+    double reward;
+    int rc = rl_train(&o->rl, cs, &o->cfg, &m, &reward, stderr, err,
+                      sizeof err);
+    curves_free(cs);
+    if (rc) {
+        cli_error("sim", "--train: %s", err);
+        return EXIT_RUNTIME;
+    }
+    char note[2300];
+    snprintf(note, sizeof note, "%s\nreward per job of its noise-free runs "
+             "on the tuning workloads: %.6f", cmd, reward);
+    if (rlm_write(o->out, &m, note, err, sizeof err)) {
+        cli_error("sim", "%s", err);
+        return EXIT_RUNTIME;
+    }
+    fprintf(stderr, "wrote %s\n", o->out);
+    return 0;
+}
+
 int cmd_sim_deadlines(int argc, char **argv)
 {
     dl_opts o;
@@ -402,11 +519,21 @@ int cmd_sim_deadlines(int argc, char **argv)
     if (prc)
         return prc < 0 ? 0 : prc;
     char err[512];
+    static slaq_rl_model net;
+    if (o.model) {
+        if (rlm_read(o.model, &net, err, sizeof err)) {
+            cli_error("sim", "--model: %s", err);
+            return EXIT_USAGE;
+        }
+        o.cfg.prio.rl = &net;
+    }
     curve_set cs;
     if (curves_load(o.curves, &cs, err, sizeof err)) {
         cli_error("sim", "%s", err);
         return EXIT_USAGE;
     }
+    if (o.train)
+        return train(&o, &cs, argc, argv);
     dl_workload w;
     int rc;
     if (o.trace) {

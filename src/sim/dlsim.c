@@ -408,7 +408,7 @@ static void key_sort(const double *key, size_t *v, size_t n)
     }
 }
 
-static void finish(dl_engine *e, size_t i, double when)
+static void finish(dl_engine *e, size_t i, double when, double t)
 {
     dl_state *s = &e->st[i];
     const dl_job *j = &e->w->jobs[i];
@@ -425,6 +425,10 @@ static void finish(dl_engine *e, size_t i, double when)
         s->acc_by_deadline = when <= j->deadline &&
                              s->at_deadline >= j->req - 1e-12;
     }
+    const dl_hook *h = e->c->hook;
+    if (h && h->done)
+        h->done(h->ctx, t, i, when - j->arrival, when <= j->deadline + 1e-9,
+                s->acc_by_deadline, s->at_deadline);
 }
 
 /* Records the job's reduction at its deadline (inside this round). */
@@ -572,7 +576,7 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
                              j->req * (cv->loss[0] - cv->loss[cv->n - 1]);
                 if (slaq_mlfs_stop(&g, l, over, c->optstop, cv->loss[0],
                                    s->recent, s->nrecent, c->optstop_eps)) {
-                    finish(&e, i, t);
+                    finish(&e, i, t, t);
                     r->stopped++;
                     ndone++;
                 }
@@ -587,7 +591,15 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
          * their order. */
         for (size_t a = 0; a < na; a++)
             fill_pjob(&e, e.act[a], t, &e.pj[a]);
-        slaq_policy_keys(c->policy, e.pj, na, e.ws, e.key);
+        if (slaq_policy_keys(c->policy, e.pj, na, e.ws, e.key) !=
+            SLAQ_OK) {
+            util_errf(err, errlen, "the core refused the keys (mlfs-rl "
+                      "needs a model)");
+            rc = -1;
+            break;
+        }
+        if (c->hook && c->hook->keys)
+            c->hook->keys(c->hook->ctx, t, e.pj, na, e.key);
         for (size_t a = 0; a < na; a++)
             e.order[a] = a;
         key_sort(e.key, e.order, na);
@@ -680,7 +692,7 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
                 double when = start + (j->work - s->done) / a_c;
                 s->attained += j->work - s->done;
                 s->done = j->work;
-                finish(&e, i, when);
+                finish(&e, i, when, t);
                 ndone++;
                 continue;
             }

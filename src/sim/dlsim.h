@@ -11,7 +11,7 @@
  *   pending order  slaq_policy_keys(policy)     (every policy)
  *   placement      slaq_mlfs_host, strict (policies that move), else
  *                  the node with the most free memory that fits the job
- *   moves          slaq_mlfs_moves              (mlfs-h, mlfs)
+ *   moves          slaq_mlfs_moves              (mlfs-h, mlfs, mlfs-rl)
  *   stops          slaq_mlfs_overloaded + slaq_mlfs_stop (mlfs)
  *   cores          slaq_allocate_nodes(policy)  (every policy; the call
  *                  slaqd's epoch makes)
@@ -100,6 +100,25 @@ int dl_from_trace(const dlt_trace *t, size_t first, size_t n,
                   const curve_set *cs, dl_workload *w, char *err,
                   size_t errlen);
 
+/*
+ * What a trainer of MLF-RL (rltrain.h) watches and changes in a run.
+ * keys: after each round's keys are computed over the n active jobs
+ * (pj, whose slaq_rl_features are the network's input), before they
+ * order the pending queue and the moves; it may change them (the
+ * policy's exploration). done: job `job` (an index into the workload)
+ * finished in the round that started at t: `met` 1 if by its deadline,
+ * `acc_met` 1 if it had reached its required accuracy by then, `acc`
+ * the share of its curve's reduction it had at its deadline (or its
+ * end). Either may be NULL.
+ */
+typedef struct dl_hook {
+    void *ctx;
+    void (*keys)(void *ctx, double t, const slaq_pjob *pj, size_t n,
+                 double *key);
+    void (*done)(void *ctx, double t, size_t job, double jct, int met,
+                 int acc_met, double acc);
+} dl_hook;
+
 typedef struct dl_config {
     slaq_policy_kind policy;
     dl_cluster cl;
@@ -115,6 +134,7 @@ typedef struct dl_config {
     double move_fixed_s;  /* seconds a move stops a job, plus ... */
     double move_gbps;     /* ... its memory over this many GB/s */
     double move_hold_s;   /* a moved job stays this long at least */
+    const dl_hook *hook;  /* NULL: none */
 } dl_config;
 
 #define DL_OPTSTOP_ROUNDS 10

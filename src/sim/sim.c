@@ -144,7 +144,8 @@ int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c)
         c->sched.predictor = SLAQ_PRED_ORACLE;
         return 0;
     }
-    if (slaq_policy_parse(pol, &c->sched.policy) != SLAQ_OK)
+    if (slaq_policy_parse(pol, &c->sched.policy) != SLAQ_OK ||
+        slaq_policy_needs_model(c->sched.policy)) /* --deadlines' only */
         return -1;
     if (colon && (slaq_predictor_parse(colon + 1, &c->sched.predictor) !=
                       SLAQ_OK ||

@@ -105,6 +105,29 @@ check_exit "the same seed gives the same results" 0 dl --generate 200 \
 check "... byte for byte (but the timing column)" \
   cmp -s <(cut -d, -f1-16 "$TMP/g/summary.csv") <(cut -d, -f1-16 "$TMP/g3/summary.csv")
 
+# MLF-RL: its policy needs a model; a bad model file is refused with its
+# line; a small training writes a model that runs, the same bytes from one
+# seed.
+check_exit "mlfs-rl without --model is refused" 2 dl --generate 10 --policies mlfs-rl
+check_grep "... naming --model" "mlfs-rl needs --model FILE" "$TMP/err"
+printf 'slaq-rl-model 1\nfeatures 8 hidden 16\nunit 0 1 2\n' >"$TMP/bad.model"
+check_exit "a malformed model is refused" 2 dl --generate 10 --model "$TMP/bad.model"
+check_grep "... with its line" "bad.model line 3: unit 0 needs 10 finite numbers" "$TMP/err"
+check_exit "--train without --out is refused" 2 dl --generate 10 --train mlfs-rl
+check_grep "... saying what it needs" "--train mlfs-rl needs --generate N and --out FILE" "$TMP/err"
+check_exit "--train another policy is refused" 2 dl --generate 10 --train mlfs-h --out "$TMP/x.model"
+rltrain() { dl --generate 120 --nodes 2 --cores-per-node 32 --train mlfs-rl \
+  --workloads 1 --imitation-epochs 2 --iterations 1 --seed 4 --out "$1"; }
+check_exit "a small training" 0 rltrain "$TMP/a.model"
+check_grep "... reports its progress" "reinforce: iteration 1/1" "$TMP/err"
+check_grep "... and writes the command in the model" "made by: slaq sim --deadlines" "$TMP/a.model"
+check_exit "the same training again" 0 rltrain "$TMP/b.model"
+check "... gives the same model, byte for byte (but the --out in its comment)" \
+  cmp -s <(grep -v "^# made by" "$TMP/a.model") <(grep -v "^# made by" "$TMP/b.model")
+check_exit "mlfs-rl runs with the model" 0 dl --generate 120 --nodes 2 \
+  --cores-per-node 32 --model "$TMP/a.model" --out "$TMP/rl"
+check "... beside the six others" test "$(cut -d, -f1 "$TMP/rl/summary.csv" | tail -n +2 | tr '\n' ' ')" = "fair slaq edf tiresias mlfs-h mlfs mlfs-rl "
+
 # A real trace, when ../shared is there: 1,000 jobs of cluster02 at heavy
 # load; mlfs meets at least 1.5 times slaq's deadlines (docs/deadlines.md).
 TRACE=../shared/data/traces/dl-deadlines/cluster02.csv

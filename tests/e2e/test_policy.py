@@ -26,3 +26,17 @@ def test_every_policy_can_be_set_and_is_in_help(slaqd):
         assert "\n  %s " % name in help_text, name
         assert slaqd.cli("policy", name).stdout.strip() == name
         assert slaqd.request({"type": "status"})["policy"] == name
+
+
+def test_mlfs_rl_is_refused_with_where_it_runs(slaqd, tmp_path):
+    # mlfs-rl needs a trained network, which slaqd does not load: the
+    # request is refused naming where it runs, and the policy stays.
+    was = slaqd.request({"type": "status"})["policy"]
+    r = slaqd.request({"type": "policy", "name": "mlfs-rl"})
+    assert not r["ok"] and r["code"] == "bad_policy"
+    assert "slaq sim --deadlines --model" in r["message"], r["message"]
+    assert slaqd.request({"type": "status"})["policy"] == was
+    help_text = subprocess.run([SLAQ, "policy", "--help"], capture_output=True,
+                               text=True, check=True).stdout
+    assert "\n  mlfs-rl " not in help_text
+    assert "slaq sim --deadlines --model FILE" in help_text

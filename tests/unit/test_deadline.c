@@ -427,6 +427,93 @@ static void test_sched_keys_are_the_epochs_keys(void **state)
     slaq_sched_free(s);
 }
 
+/* MLF-RL's forward pass against values worked by hand: two hidden units
+ * in use, h0 = tanh(0.5·1 − 2·0.25 + 0.5) = tanh(0.5), h1 = tanh(0.5·1 −
+ * 1) = tanh(−0.5); score = 0.25 + 2·h0 − 1·h1 = 0.25 + 3·tanh(0.5). The
+ * other units have no weights and give tanh(0) = 0. */
+static void test_rl_score_is_the_hand_computed_forward_pass(void **state)
+{
+    (void)state;
+    slaq_rl_model m;
+    memset(&m, 0, sizeof m);
+    m.w1[0][0] = 1;
+    m.w1[0][1] = -2;
+    m.b1[0] = 0.5;
+    m.w2[0] = 2;
+    m.w1[1][7] = 1;
+    m.b1[1] = -1;
+    m.w2[1] = -1;
+    m.w2[5] = 7; /* its unit has no input: tanh(0) = 0 */
+    m.b2 = 0.25;
+    double x[SLAQ_RL_NFEAT] = {0.5, 0.25, 0, 0, 0, 0, 1, 0.5};
+    double h[SLAQ_RL_HIDDEN];
+    assert_near(slaq_rl_score(&m, x, h), 1.6363514717800292, 1e-15);
+    assert_near(h[0], 0.46211715726000974, 1e-15);
+    assert_near(h[1], -0.46211715726000974, 1e-15);
+    assert_near(h[5], 0, 0);
+    assert_near(slaq_rl_score(&m, x, NULL), 1.6363514717800292, 1e-15);
+}
+
+/* The network's features are MLF-H's own normalised terms (they rebuild
+ * its priority exactly), whether the job holds cores, and the share of
+ * jobs without cores; mlfs-rl's keys are the network's scores of them,
+ * and without a network the keys are refused. */
+static void test_rl_features_and_keys(void **state)
+{
+    (void)state;
+    slaq_pjob j[3] = {pj(), pj(), pj()};
+    j[0].urgency = 5;
+    j[0].prev_alloc = 2;
+    j[0].iter = 4;
+    j[0].waited = 600;
+    j[1].urgency = 10;
+    j[1].deadline = 1000 + 7200;
+    j[1].remaining_s = 3600;
+    j[2].iter = 2;
+    j[2].last_drop = 0.1;
+    j[2].total_drop = 0.4;
+    j[2].prev_alloc = 1;
+    slaq_prio_params pp;
+    slaq_prio_params_init(&pp);
+    double f[3 * SLAQ_RL_NFEAT], p[3];
+    slaq_rl_features(j, 3, &pp, f);
+    slaq_mlfs_priority(j, 3, &pp, p);
+    assert_near(f[0], 0.5, 1e-15);                 /* urgency 5 of 10 */
+    assert_near(f[SLAQ_RL_NFEAT], 1, 1e-15);
+    assert_near(f[1], 0.25, 1e-15);                /* 1/4 of 1/1 */
+    assert_near(f[2 * SLAQ_RL_NFEAT + 2], 0.25, 1e-15); /* 0.1 / 0.4 */
+    assert_near(f[SLAQ_RL_NFEAT + 3], 1, 1e-15);   /* the one deadline */
+    assert_near(f[3], 0, 0);
+    for (int i = 0; i < 3; i++) {
+        const double *x = f + i * SLAQ_RL_NFEAT;
+        assert_near(x[6], i != 1, 0);
+        assert_near(x[7], 1.0 / 3, 1e-15);
+        assert_near(pp.alpha * x[0] * x[1] * x[2] +
+                    (1 - pp.alpha) * (pp.g_d * x[3] + pp.g_r * x[4] +
+                                      pp.g_w * x[5]), p[i], 1e-15);
+    }
+    slaq_rl_model m;
+    memset(&m, 0, sizeof m);
+    m.w1[0][6] = 1;  /* holds cores */
+    m.w1[0][0] = -3; /* urgency */
+    m.w2[0] = 1;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    double k[3];
+    assert_int_equal(slaq_policy_keys(SLAQ_POLICY_MLFS_RL, j, 3, ws, k),
+                     SLAQ_EINVAL);
+    pp.rl = &m;
+    assert_int_equal(slaq_alloc_ws_set_prio(ws, &pp), SLAQ_OK);
+    assert_int_equal(slaq_policy_keys(SLAQ_POLICY_MLFS_RL, j, 3, ws, k),
+                     SLAQ_OK);
+    for (int i = 0; i < 3; i++)
+        assert_near(k[i], slaq_rl_score(&m, f + i * SLAQ_RL_NFEAT, NULL),
+                    1e-15);
+    assert_near(k[0], tanh(1 - 1.5), 1e-15);
+    assert_near(k[1], tanh(-3), 1e-15);
+    assert_near(k[2], tanh(1 - 0.3), 1e-15);
+    slaq_alloc_ws_free(ws);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -445,6 +532,8 @@ int main(void)
         cmocka_unit_test(test_goal),
         cmocka_unit_test(test_sched_edf_serves_the_nearer_deadline),
         cmocka_unit_test(test_sched_keys_are_the_epochs_keys),
+        cmocka_unit_test(test_rl_score_is_the_hand_computed_forward_pass),
+        cmocka_unit_test(test_rl_features_and_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "slaq/deadline.h"
 #include "slaq/slaq.h"
 #include "testutil.h"
 
@@ -373,7 +374,7 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
 {
     (void)state;
     size_t n = slaq_policy_count();
-    assert_int_equal(n, 8);
+    assert_int_equal(n, 9);
     for (size_t k = 0; k < n; k++) {
         const char *name = slaq_policy_name((slaq_policy_kind)k);
         slaq_policy_kind back = (slaq_policy_kind)99;
@@ -410,7 +411,7 @@ static void test_policy_list_names_every_policy(void **state)
 {
     (void)state;
     const char *all = "fair, slaq, slaq-maxmin, relaqs, edf, tiresias, "
-                      "mlfs-h, mlfs";
+                      "mlfs-h, mlfs, mlfs-rl";
     char buf[96], small[8];
     assert_int_equal(slaq_policy_list(buf, sizeof buf, ", "),
                      (int)strlen(all));
@@ -420,15 +421,18 @@ static void test_policy_list_names_every_policy(void **state)
     assert_string_equal(small, "fair, s");
     assert_int_equal(slaq_policy_list(NULL, 0, "|"),
                      (int)strlen("fair|slaq|slaq-maxmin|relaqs|edf|tiresias|"
-                                 "mlfs-h|mlfs"));
+                                 "mlfs-h|mlfs|mlfs-rl"));
     assert_int_equal(slaq_policy_list(buf, sizeof buf, " or "),
                      (int)strlen("fair or slaq or slaq-maxmin or relaqs or "
-                                 "edf or tiresias or mlfs-h or mlfs"));
+                                 "edf or tiresias or mlfs-h or mlfs or "
+                                 "mlfs-rl"));
 }
 
 /* Every policy of the table divides the whole capacity of a random
- * instance among its jobs; one past the table is refused by the
- * allocator, the scheduler's constructor and slaq_sched_set_policy. */
+ * instance among its jobs (mlfs-rl once the workspace has a network, and
+ * is refused without one); one past the table is refused by the
+ * allocator, the scheduler's constructor and slaq_sched_set_policy, and
+ * so is mlfs-rl by the scheduler, which has no network. */
 static void test_every_policy_divides_and_no_other_kind(void **state)
 {
     (void)state;
@@ -443,7 +447,17 @@ static void test_every_policy_divides_and_no_other_kind(void **state)
     }
     slaq_alloc_ws *ws = slaq_alloc_ws_new();
     size_t n = slaq_policy_count();
+    assert_true(slaq_policy_needs_model(SLAQ_POLICY_MLFS_RL));
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_MLFS_RL, j, N, cap, 1, ws, a),
+                     SLAQ_EINVAL);
+    static slaq_rl_model net = {.w2 = {1}, .w1 = {{-1, 0, 0, 0, 0, 1}}};
+    slaq_prio_params pp;
+    slaq_prio_params_init(&pp);
+    pp.rl = &net;
+    assert_int_equal(slaq_alloc_ws_set_prio(ws, &pp), SLAQ_OK);
     for (size_t k = 0; k < n; k++) {
+        assert_int_equal(slaq_policy_needs_model((slaq_policy_kind)k),
+                         k == SLAQ_POLICY_MLFS_RL);
         assert_int_equal(slaq_allocate((slaq_policy_kind)k, j, N, cap, 1, ws,
                                        a), SLAQ_OK);
         double sum = 0;
@@ -462,10 +476,14 @@ static void test_every_policy_divides_and_no_other_kind(void **state)
     c.cores = 8;
     c.policy = (slaq_policy_kind)n;
     assert_null(slaq_sched_new(&c));
+    c.policy = SLAQ_POLICY_MLFS_RL;
+    assert_null(slaq_sched_new(&c));
     c.policy = SLAQ_POLICY_RELAQS;
     slaq_sched *s = slaq_sched_new(&c);
     assert_non_null(s);
     slaq_sched_set_policy(s, (slaq_policy_kind)n);
+    assert_int_equal(slaq_sched_get_config(s)->policy, SLAQ_POLICY_RELAQS);
+    slaq_sched_set_policy(s, SLAQ_POLICY_MLFS_RL);
     assert_int_equal(slaq_sched_get_config(s)->policy, SLAQ_POLICY_RELAQS);
     slaq_sched_set_policy(s, SLAQ_POLICY_FAIR);
     assert_int_equal(slaq_sched_get_config(s)->policy, SLAQ_POLICY_FAIR);
