@@ -38,11 +38,12 @@ EXAMPLE_FILES    := $(sort $(shell find examples -type f ! -name '*.o' 2>/dev/nu
 MAN_STAMP        := $(BUILD)/man/.stamp
 GEN_PATHS        := $(BUILD)/gen/paths.h
 
-# The install paths slaqd needs, rewritten only when they change.
+# The install paths slaqd needs (and the source tree, whose data/models a
+# slaqd not installed reads), rewritten only when they change.
 $(GEN_PATHS): FORCE
 	@mkdir -p $(dir $@)
-	@printf '#define SLAQ_BINDIR "%s"\n#define SLAQ_SYSCONFDIR "%s"\n' \
-	    '$(BINDIR)' '$(SYSCONFDIR)' >$@.tmp
+	@printf '#define SLAQ_BINDIR "%s"\n#define SLAQ_SYSCONFDIR "%s"\n#define SLAQ_DATADIR "%s"\n#define SLAQ_SRCDIR "%s"\n' \
+	    '$(BINDIR)' '$(SYSCONFDIR)' '$(DATADIR)' '$(CURDIR)' >$@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
 $(BUILD)/obj/src/daemon/main.o: $(GEN_PATHS)
 $(BUILD)/obj/src/daemon/main.o: CPPFLAGS += -I$(BUILD)/gen
@@ -111,6 +112,8 @@ install: $(INSTALL_PROGRAMS) $(LIBSLAQ_A) $(LIBSLAQ_SO) $(LIBCLIENT_A) $(LIBCLIE
 	    $(INSTALL) -m 644 $$f $(DESTDIR)$(DOCDIR)/$$(dirname $$f)/ || exit 1; \
 	done
 	$(call inst,dist/slaqd.conf,$(DOCDIR)/examples,644)
+	@# MLF-RL's network, slaqd's default --rl-model
+	$(call inst,data/models/mlfs-rl.model,$(DATADIR)/slaq,644)
 	$(call inst,README.md docs/*.md,$(DOCDIR),644)
 
 # Removes what install put there (the configuration only if unchanged).
@@ -125,6 +128,7 @@ uninstall:
 	    $(DESTDIR)$(MANDIR)/man8/slaqd.8
 	rm -f $(addprefix $(DESTDIR)$(BASHCOMPDIR)/,slaq slaqd slaq-train)
 	rm -f $(DESTDIR)$(UNITDIR)/slaqd.service
+	rm -rf $(DESTDIR)$(DATADIR)/slaq
 	cmp -s dist/slaqd.conf $(DESTDIR)$(SYSCONFDIR)/slaq/slaqd.conf && \
 	    rm -f $(DESTDIR)$(SYSCONFDIR)/slaq/slaqd.conf || true
 	rmdir $(DESTDIR)$(SYSCONFDIR)/slaq 2>/dev/null || true

@@ -882,6 +882,11 @@ typedef struct slaq_sched_config {
     slaq_qorder queue_order;       /* default SLAQ_QORDER_FIFO */
     slaq_starvation starvation;    /* default ST = 10 s, no ST_R */
     slaq_qload queue_load;         /* default SLAQ_QLOAD_WAIT */
+    /* MLF-RL's network (slaq/deadline.h), borrowed: the driver reads it
+     * (slaqd's --rl-model) and keeps it alive as long as the scheduler.
+     * NULL (default): none, and a policy that needs one
+     * (slaq_policy_needs_model) is refused. */
+    const struct slaq_rl_model *rl;
 } slaq_sched_config;
 
 /* The defaults: for the fields a user sets, those of the settings table
@@ -897,8 +902,9 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg);
 void slaq_sched_free(slaq_sched *s); /* frees its jobs too */
 
 /* Changes the policy or predictor kind; takes effect at the next epoch. A
- * policy that needs a network (slaq_policy_needs_model) is ignored: a
- * slaq_sched has none; slaq_sched_new refuses one too. */
+ * policy that needs a network (slaq_policy_needs_model) is ignored unless
+ * the configuration gave the scheduler one (slaq_sched_config.rl);
+ * slaq_sched_new refuses such a policy without one too. */
 void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy);
 int slaq_sched_set_predictor(slaq_sched *s, slaq_predictor_kind kind);
 const slaq_sched_config *slaq_sched_get_config(const slaq_sched *s);

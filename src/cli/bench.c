@@ -250,6 +250,11 @@ static int bench_sched(int argc, char **argv)
     int rc = bench_parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
+    char why[256];
+    if (setopt_check_model(&o.cfg, why, sizeof why)) {
+        cli_error("bench", "%s", why);
+        return EXIT_USAGE;
+    }
     size_t n = (size_t)o.jobs;
     bench_times tm = {.n = (int)o.epochs};
     slaq_sched *s = slaq_sched_new(&o.cfg);

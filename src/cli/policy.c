@@ -15,11 +15,11 @@ static void usage(FILE *f)
                "Prints slaqd's share policy, or sets it to NAME, one "
                "of:\n\n");
     for (size_t k = 0; k < slaq_policy_count(); k++)
-        if (!slaq_policy_needs_model((slaq_policy_kind)k))
-            fprintf(f, "  %-12s %s\n", slaq_policy_name((slaq_policy_kind)k),
-                    slaq_policy_summary((slaq_policy_kind)k));
-    fprintf(f, "\n(mlfs-rl, a learned network's order, runs in slaq sim "
-               "--deadlines --model FILE\nonly: slaqd loads no network.)\n");
+        fprintf(f, "  %-12s %s\n", slaq_policy_name((slaq_policy_kind)k),
+                slaq_policy_summary((slaq_policy_kind)k));
+    fprintf(f, "\n(mlfs-rl orders the jobs by MLF-RL's network, which slaqd "
+               "reads at start:\nslaqd --rl-model FILE, by default the "
+               "committed data/models/mlfs-rl.model.)\n");
     fputs("\n" RPC_HELP, f);
 }
 

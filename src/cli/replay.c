@@ -394,6 +394,11 @@ static void compare_epoch(rp_run *run, const rp_event *e, const rp_opts *o,
 
 static int replay(rp_run *run, const rp_opts *o, rp_tally *tl)
 {
+    char why[256];
+    if (setopt_check_model(&o->sc, why, sizeof why)) {
+        cli_error("replay", "%s", why);
+        return -1;
+    }
     slaq_sched *s = slaq_sched_new(&o->sc);
     if (!s) {
         cli_error("replay", "cannot create the scheduler with these "

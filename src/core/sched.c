@@ -138,7 +138,7 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
     if (!(cfg->cores > 0) || !(cfg->unit > 0) || !(cfg->epoch_s > 0) ||
         !(cfg->reserved >= 0) || cfg->window == 1 ||
         !alloc_policy_of(cfg->policy) ||
-        slaq_policy_needs_model(cfg->policy) ||
+        (slaq_policy_needs_model(cfg->policy) && !cfg->rl) ||
         cfg->query.min_points < 2 || !(cfg->query_min_cores >= 0) ||
         !isfinite(cfg->query_min_cores) ||
         (unsigned)cfg->predictor > SLAQ_PRED_ORACLE ||
@@ -156,6 +156,11 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
     if (s->cfg.nodes == 0)
         s->cfg.nodes = 1;
     s->ws = slaq_alloc_ws_new();
+    if (s->ws && cfg->rl) {
+        slaq_prio_params pp = *slaq_alloc_ws_prio(s->ws);
+        pp.rl = cfg->rl;
+        slaq_alloc_ws_set_prio(s->ws, &pp);
+    }
     if (!s->ws || clu_init(&s->clu, s->cfg.nodes, s->cfg.cores) != SLAQ_OK) {
         slaq_alloc_ws_free(s->ws);
         free(s);
@@ -192,7 +197,8 @@ void slaq_sched_free(slaq_sched *s)
 
 void slaq_sched_set_policy(slaq_sched *s, slaq_policy_kind policy)
 {
-    if (alloc_policy_of(policy) && !slaq_policy_needs_model(policy)) {
+    if (alloc_policy_of(policy) &&
+        (!slaq_policy_needs_model(policy) || s->cfg.rl)) {
         s->cfg.policy = policy;
         s->changed = 1;
     }

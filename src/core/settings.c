@@ -36,16 +36,6 @@ static const char *policy_name(int v)
     return slaq_policy_name((slaq_policy_kind)v);
 }
 
-/* The policies a slaq_sched takes: the table's rows but the last ones,
- * which need a trained network (mlfs-rl; slaq_sched_new refuses them). */
-static size_t sched_policy_count(void)
-{
-    size_t n = slaq_policy_count();
-    while (n > 0 && slaq_policy_needs_model((slaq_policy_kind)(n - 1)))
-        n--;
-    return n;
-}
-
 static const char *predictor_name(int v)
 {
     return slaq_predictor_name((slaq_predictor_kind)v);
@@ -110,12 +100,14 @@ static const char *switch_name(int v)
 
 static const slaq_setting settings[] = {
     {.name = "policy", .type = SLAQ_SETTING_ENUM,
-     .offset = AT(policy, int), .count = sched_policy_count,
+     .offset = AT(policy, int), .count = slaq_policy_count,
      .value_name = policy_name, .dflt = SLAQ_POLICY_SLAQ, .arg = "NAME",
      .help = "How the cores are divided among the jobs: by weight alone, "
-             "or by what each job's predicted loss (or a query's "
-             "progress) gains from them; `slaq policy --help` describes "
-             "each policy."},
+             "by what each job's predicted loss (or a query's progress) "
+             "gains from them, or by the jobs' goals; `slaq policy --help` "
+             "describes each policy. mlfs-rl needs MLF-RL's "
+             "network: slaqd loads it (--rl-model), slaq sim --deadlines "
+             "takes --model."},
     {.name = "predictor", .type = SLAQ_SETTING_ENUM,
      .offset = AT(predictor, int), VALUES(predictors, predictor_name),
      .dflt = SLAQ_PRED_AUTO, .arg = "K",
@@ -435,6 +427,7 @@ void slaq_sched_config_init(slaq_sched_config *c)
     slaq_query_opts_init(&c->query);
     c->nodes = 1;
     c->queue = 0;
+    c->rl = NULL;
     /* Everything else: the table's defaults. */
     for (size_t i = 0; i < NSETTINGS; i++) {
         if (settings[i].type == SLAQ_SETTING_SPEC) {

@@ -282,11 +282,11 @@ static json_t *api_policy(sd_daemon *d, json_t *req)
                              "(expected one of %s)", json_is_string(v)
                              ? json_string_value(v) : "?", names);
         }
-        if (slaq_policy_needs_model(k))
-            return api_error("bad_policy", "policy \"%s\" needs a trained "
-                             "network, which slaqd does not load (slaq sim "
-                             "--deadlines --model FILE runs it)",
-                             slaq_policy_name(k));
+        if (slaq_policy_needs_model(k) &&
+            !slaq_sched_get_config(d->sched)->rl)
+            return api_error("bad_policy", "policy \"%s\" needs MLF-RL's "
+                             "network, and this slaqd has none (start it "
+                             "with --rl-model FILE)", slaq_policy_name(k));
         slaq_policy_kind was = slaq_sched_get_config(d->sched)->policy;
         store_event(d->store, sd_now(), 0, "policy", slaq_policy_name(k));
         if (store_flush(d->store) < 0)

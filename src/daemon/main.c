@@ -30,9 +30,11 @@
 
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "io/rlmodel.h"
 #include "io/setopt.h"
 #include "io/text.h"
-#include "paths.h" /* SLAQ_BINDIR, SLAQ_SYSCONFDIR: BUILD/gen, from make */
+#include "paths.h" /* SLAQ_BINDIR, SLAQ_SYSCONFDIR, SLAQ_DATADIR,
+                      SLAQ_SRCDIR: BUILD/gen, from make */
 #include "slaq/version.h"
 
 double sd_now(void)
@@ -206,9 +208,15 @@ static void usage(FILE *f)
         "  --pin-wait SECONDS  a job pinned to a node (--node) fails once\n"
         "                      that node has been down this long (default\n"
         "                      300; 0: it waits for its node forever)\n"
-        "  --policy-moves on|off  under --policy mlfs-h or mlfs, the policy\n"
-        "                      moves restartable jobs off overloaded nodes\n"
-        "                      as `slaq move` does (default on)\n"
+        "  --policy-moves on|off  under --policy mlfs-h, mlfs or mlfs-rl, the\n"
+        "                      policy moves restartable jobs off overloaded\n"
+        "                      nodes as `slaq move` does (default on)\n"
+        "  --rl-model FILE     MLF-RL's network, which --policy mlfs-rl orders\n"
+        "                      the jobs by (docs/deadlines.md; default\n"
+        "                      " SLAQ_DATADIR "/slaq/mlfs-rl.model when\n"
+        "                      installed, else the source tree's\n"
+        "                      data/models/mlfs-rl.model); read at start, a\n"
+        "                      malformed file refused with its line\n"
         "  --agent             be a node agent: run the jobs a controller\n"
         "                      places here (needs --join and the agent token;\n"
         "                      --http defaults to off)\n"
@@ -264,7 +272,7 @@ enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_ENFORCE, O_GRACE,
        O_CONFIG, O_SHARE, O_INIT, O_JOBTOKEN, O_ALLOWUID, O_KEEPJOBS,
        O_KEEPDAYS, O_HTTPHOST, O_AGENTS, O_AGENTTOK, O_AGENT, O_JOIN,
        O_NODENAME, O_ENDJOBS, O_ADMINGROUP, O_SOCKGROUP,
-       O_PINWAIT, O_POLICYMOVES };
+       O_PINWAIT, O_POLICYMOVES, O_RLMODEL };
 
 /* slaqd's own options; the scheduler's settings follow them in long_opts
  * (setopt_build, at the start of parse_args). */
@@ -294,6 +302,7 @@ static const struct option own_opts[] = {
     {"end-jobs-at-exit", no_argument, 0, O_ENDJOBS},
     {"pin-wait", required_argument, 0, O_PINWAIT},
     {"policy-moves", required_argument, 0, O_POLICYMOVES},
+    {"rl-model", required_argument, 0, O_RLMODEL},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -310,6 +319,8 @@ static const int file_refused[] = {O_CONFIG, 'h', 'V', 0};
 typedef struct sd_args {
     sd_config *c;
     const char *socket, *token_file, *job_token_file, *agent_token_file;
+    const char *rl_model;   /* --rl-model, NULL: the default */
+    char rl_model_where[4200]; /* where it was set, for its errors */
     int http_set;
     int unit_set;           /* --unit was given */
     char token_where[4200]; /* where token_file was set, for its errors */
@@ -429,6 +440,10 @@ static int apply_opt(void *ctx, int code, const char *value,
         return parse_bounded(where, value, 1e9, 0, &c->keep_days);
     case O_PINWAIT:
         return parse_bounded(where, value, 1e9, 0, &c->pin_wait_s);
+    case O_RLMODEL:
+        a->rl_model = value;
+        snprintf(a->rl_model_where, sizeof a->rl_model_where, "%s", where);
+        return 0;
     case O_POLICYMOVES:
         if (strcmp(value, "on") && strcmp(value, "off")) {
             fprintf(stderr, "slaqd: %s wants on or off, got '%s'\n", where,
@@ -568,6 +583,57 @@ static const char *default_config(void)
     return access(path, F_OK) == 0 ? path : NULL;
 }
 
+/* The network --rl-model reads when not given: when this slaqd is the
+ * installed one, SLAQ_DATADIR/slaq/mlfs-rl.model (make install puts it
+ * there); otherwise the committed one of the source tree it was built
+ * from. */
+static const char *default_rl_model(void)
+{
+    static char path[4096];
+    char dir[4096];
+    exe_dir(dir, sizeof dir);
+    if (!strcmp(dir, SLAQ_BINDIR))
+        snprintf(path, sizeof path, "%s/slaq/mlfs-rl.model", SLAQ_DATADIR);
+    else
+        snprintf(path, sizeof path, "%s/data/models/mlfs-rl.model",
+                 SLAQ_SRCDIR);
+    return path;
+}
+
+/* MLF-RL's network, which the scheduler borrows (slaq_sched_config.rl)
+ * for the whole run: one per slaqd. */
+static slaq_rl_model rl_model;
+
+/*
+ * Loads MLF-RL's network into c->sched.rl: the file --rl-model names,
+ * which must be a model, or else the default, which may be absent unless
+ * the policy needs it. A malformed model is refused with its file and
+ * line. An agent divides no cores and loads none. Returns 0, or 2 after
+ * printing the error.
+ */
+static int load_rl_model(sd_config *c, const sd_args *a)
+{
+    if (c->agent)
+        return 0;
+    const char *path = a->rl_model ? a->rl_model : default_rl_model();
+    char err[1024];
+    if (!a->rl_model && access(path, F_OK) != 0) {
+        if (setopt_check_model(&c->sched, err, sizeof err)) {
+            fprintf(stderr, "slaqd: %s; the default model %s does not "
+                    "exist: give one with --rl-model FILE\n", err, path);
+            return 2;
+        }
+        return 0;
+    }
+    if (rlm_read(path, &rl_model, err, sizeof err) < 0) {
+        fprintf(stderr, "slaqd: %s: %s\n", a->rl_model ? a->rl_model_where
+                : "the default --rl-model", err);
+        return 2;
+    }
+    c->sched.rl = &rl_model;
+    return 0;
+}
+
 /*
  * Fills *c from the configuration file, then the command line, which
  * overrides it. *config_text receives the file's text (the settings point
@@ -642,6 +708,8 @@ static int parse_args(sd_config *c, int argc, char **argv,
         return 2;
     }
     slaq_sched_config *sc = &c->sched;
+    if (load_rl_model(c, &a))
+        return 2;
     if (sc->epoch_s < 0.01 || sc->epoch_s > 3600) {
         fprintf(stderr, "slaqd: --epoch must be between 0.01 and 3600 s\n");
         return 2;

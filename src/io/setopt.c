@@ -1,6 +1,7 @@
 /*
  * setopt.c — the settings table as options and --help (see setopt.h).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "io/setopt.h"
@@ -49,6 +50,17 @@ const slaq_setting *setopt_row(int code)
     if (code < SETOPT_BASE || code >= SETOPT_BASE + SETOPT_MAX)
         return NULL;
     return slaq_setting_at((size_t)(code - SETOPT_BASE));
+}
+
+int setopt_check_model(const slaq_sched_config *cfg, char *err,
+                       size_t errlen)
+{
+    if (!slaq_policy_needs_model(cfg->policy) || cfg->rl)
+        return 0;
+    snprintf(err, errlen, "policy %s needs MLF-RL's network, which only "
+             "slaqd (--rl-model) and slaq sim --deadlines (--model) load",
+             slaq_policy_name(cfg->policy));
+    return -1;
 }
 
 int setopt_apply(slaq_sched_config *cfg, int code, const char *value,

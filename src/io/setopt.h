@@ -58,6 +58,14 @@ int setopt_apply(slaq_sched_config *cfg, int code, const char *value,
                  char *err, size_t errlen);
 
 /*
+ * 0 when cfg's policy can run with what cfg holds; -1 with a message in
+ * err when it needs MLF-RL's network (slaq_policy_needs_model) and
+ * cfg->rl is NULL: a front end that loads no network refuses it so.
+ */
+int setopt_check_model(const slaq_sched_config *cfg, char *err,
+                       size_t errlen);
+
+/*
  * Prints a --help line (wrapped to 79 columns, the text from column
  * `col`) for every row not in `skip`: "--NAME ARG", the row's help, what
  * it takes and its default in `dflt` (the configuration the front end

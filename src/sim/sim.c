@@ -20,6 +20,7 @@
 #include "slaq/settings.h"
 
 #include "core/util.h"
+#include "io/setopt.h"
 #include "io/stats.h"
 
 #include <assert.h>
@@ -59,6 +60,8 @@ int sim_config_check(const sim_config *c, const wl_workload *wl, char *err,
                   "numbers > 0");
         return -1;
     }
+    if (setopt_check_model(&c->sched, err, errlen))
+        return -1;
     if (c->nodes > SIM_MAX_NODES) {
         util_errf(err, errlen, "--nodes %zu: more than the cap of %d nodes",
                   c->nodes, SIM_MAX_NODES);

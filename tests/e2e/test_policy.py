@@ -1,6 +1,6 @@
 """slaqd's share policies as a user meets them: the `policy` request and
 `slaq policy` name every policy of libslaq's table (src/core/policy.c),
-the ones slaqd refuses included, and each can be set at run time."""
+and each can be set at run time."""
 
 import subprocess
 
@@ -28,15 +28,14 @@ def test_every_policy_can_be_set_and_is_in_help(slaqd):
         assert slaqd.request({"type": "status"})["policy"] == name
 
 
-def test_mlfs_rl_is_refused_with_where_it_runs(slaqd, tmp_path):
-    # mlfs-rl needs a trained network, which slaqd does not load: the
-    # request is refused naming where it runs, and the policy stays.
-    was = slaqd.request({"type": "status"})["policy"]
-    r = slaqd.request({"type": "policy", "name": "mlfs-rl"})
-    assert not r["ok"] and r["code"] == "bad_policy"
-    assert "slaq sim --deadlines --model" in r["message"], r["message"]
-    assert slaqd.request({"type": "status"})["policy"] == was
+def test_mlfs_rl_runs_with_the_network_slaqd_loaded(slaqd):
+    # mlfs-rl needs MLF-RL's network, which slaqd reads at start (its
+    # default, the committed model): it can be set at run time like any
+    # other, and `slaq policy --help` lists it and says where the network
+    # comes from (tests/e2e/test_rl_policy.py checks the order it gives).
     help_text = subprocess.run([SLAQ, "policy", "--help"], capture_output=True,
                                text=True, check=True).stdout
-    assert "\n  mlfs-rl " not in help_text
-    assert "slaq sim --deadlines --model FILE" in help_text
+    assert "\n  mlfs-rl " in help_text
+    assert "slaqd --rl-model FILE" in help_text
+    assert slaqd.cli("policy", "mlfs-rl").stdout.strip() == "mlfs-rl"
+    assert slaqd.request({"type": "status"})["policy"] == "mlfs-rl"

@@ -488,6 +488,58 @@ static void test_every_policy_divides_and_no_other_kind(void **state)
     slaq_sched_set_policy(s, SLAQ_POLICY_FAIR);
     assert_int_equal(slaq_sched_get_config(s)->policy, SLAQ_POLICY_FAIR);
     slaq_sched_free(s);
+
+    /* Given a network (slaqd's --rl-model), the scheduler takes mlfs-rl
+     * at creation and later, and its keys are the network's scores. */
+    c.rl = &net;
+    c.policy = SLAQ_POLICY_MLFS_RL;
+    s = slaq_sched_new(&c);
+    assert_non_null(s);
+    slaq_sched_free(s);
+    c.policy = SLAQ_POLICY_FAIR;
+    s = slaq_sched_new(&c);
+    assert_non_null(s);
+    slaq_sched_set_policy(s, SLAQ_POLICY_MLFS_RL);
+    assert_int_equal(slaq_sched_get_config(s)->policy, SLAQ_POLICY_MLFS_RL);
+    slaq_sched_free(s);
+}
+
+/* slaq_sched_keys under mlfs-rl are slaq_rl_keys of the scheduler's
+ * network: a network that scores urgency up orders two jobs one way, one
+ * that scores it down the other way. */
+static void test_sched_keys_are_the_given_networks(void **state)
+{
+    (void)state;
+    static slaq_rl_model up = {.w2 = {1}, .w1 = {{1}}};
+    static slaq_rl_model down = {.w2 = {1}, .w1 = {{-1}}};
+    const slaq_rl_model *nets[] = {&up, &down};
+    for (int k = 0; k < 2; k++) {
+        slaq_sched_config c;
+        slaq_sched_config_init(&c);
+        c.cores = 1;
+        c.policy = SLAQ_POLICY_MLFS_RL;
+        c.rl = nets[k];
+        slaq_sched *s = slaq_sched_new(&c);
+        assert_non_null(s);
+        slaq_job_opts o;
+        slaq_job_opts_init(&o);
+        o.goal.urgency = 2;
+        slaq_job *a = slaq_sched_add(s, &o, 0);
+        o.goal.urgency = 9;
+        slaq_job *b = slaq_sched_add(s, &o, 0);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal(slaq_sched_epoch(s, 1), SLAQ_OK);
+        double key[2];
+        assert_int_equal(slaq_sched_keys(s, key), SLAQ_OK);
+        size_t ia = slaq_sched_job(s, 0) == a ? 0 : 1;
+        double ka = key[ia], kb = key[1 - ia];
+        if (k == 0)
+            assert_true(kb > ka);
+        else
+            assert_true(ka > kb);
+        slaq_sched_free(s);
+    }
 }
 
 /* relaqs and slaq share the greedy and its key: the allocator gives them
@@ -533,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_policy_names_parse_back_to_their_kinds),
         cmocka_unit_test(test_policy_list_names_every_policy),
         cmocka_unit_test(test_every_policy_divides_and_no_other_kind),
+        cmocka_unit_test(test_sched_keys_are_the_given_networks),
         cmocka_unit_test(test_relaqs_allocates_as_slaq),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

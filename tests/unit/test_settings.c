@@ -237,7 +237,8 @@ static void test_bad_values_name_the_setting(void **state)
             "number from 0 to 1000", NULL);
     refused("query-window", "-1", "query-window: ", NULL);
     refused("policy", "fast", "policy: unknown policy 'fast' (expected "
-            "fair, slaq, slaq-maxmin, relaqs, edf, tiresias, mlfs-h or mlfs)",
+            "fair, slaq, slaq-maxmin, relaqs, edf, tiresias, mlfs-h, mlfs or "
+            "mlfs-rl)",
             NULL);
     refused("predictor", "oracle", "predictor: unknown predictor 'oracle' "
             "(expected auto, slaq-fit or strawman)", NULL);
@@ -306,6 +307,11 @@ static void test_bounds_are_inclusive_unless_excluded(void **state)
     assert_int_equal(slaq_sched_config_set(&c, "policy", "relaqs", NULL, 0),
                      SLAQ_OK);
     assert_int_equal(c.policy, SLAQ_POLICY_RELAQS);
+    /* every row of the policy table, mlfs-rl too: the scheduler takes it
+     * when its driver gives it a network (slaq_sched_config.rl) */
+    assert_int_equal(slaq_sched_config_set(&c, "policy", "mlfs-rl", NULL, 0),
+                     SLAQ_OK);
+    assert_int_equal(c.policy, SLAQ_POLICY_MLFS_RL);
     assert_int_equal(slaq_sched_config_set(&c, "placement", "gain", NULL, 0),
                      SLAQ_OK);
     assert_int_equal(c.placement, SLAQ_PLACE_GAIN);
@@ -315,7 +321,7 @@ static void test_bounds_are_inclusive_unless_excluded(void **state)
     /* a short buffer is cut, and the length needed returned */
     int n = slaq_setting_expect(slaq_setting_find("policy"), want, 8);
     assert_int_equal(n, (int)strlen("fair, slaq, slaq-maxmin, relaqs, edf, "
-                                    "tiresias, mlfs-h or mlfs"));
+                                    "tiresias, mlfs-h, mlfs or mlfs-rl"));
     assert_string_equal(want, "fair, s");
 }
 
