@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # mlfs-results.sh — regenerate docs/results/mlfs/: jobs with deadlines,
 # required accuracy and urgency (MLFS's setting, docs/deadlines.md) under
-# fair, slaq, edf, tiresias, mlfs-h, mlfs and mlfs-rl (the network of
-# data/models/mlfs-rl.model), with `slaq sim --deadlines`.
+# fair, slaq, edf, tiresias, mlfs-h, mlfs-rl and mlfs (MLF-RL + MLF-C,
+# the paper's MLFS; both with the network of data/models/mlfs-rl.model),
+# with `slaq sim --deadlines`.
 #
 # Usage: scripts/mlfs-results.sh [BUILD_DIR]      (or: make mlfs-results)
 #

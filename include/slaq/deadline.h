@@ -7,14 +7,14 @@
  *
  * Like the rest of libslaq these are pure functions: no I/O, no clock
  * (time is slaq_pjob.now), no globals, and no allocation (the caller
- * hands the scratch). The share policies edf, tiresias, mlfs-h and mlfs
- * (slaq.h) order jobs by slaq_policy_keys(); a driver (slaqd, the
- * simulator) places pending jobs and moves running ones with the
+ * hands the scratch). The share policies edf, tiresias, mlfs-h, mlfs-rl
+ * and mlfs (slaq.h) order jobs by slaq_policy_keys(); a driver (slaqd,
+ * the simulator) places pending jobs and moves running ones with the
  * functions below when slaq_policy_moves() says the policy does, and
  * stops jobs with slaq_mlfs_stop() when slaq_policy_load_control() says
- * so. MLF-RL (mlfs-rl) is one more row of the policy table whose keys
- * are the scores of a small network (slaq_rl_model, below) over the
- * same normalised features.
+ * so. MLF-RL (mlfs-rl) is a row of the policy table whose keys are the
+ * scores of a small network (slaq_rl_model, below) over the same
+ * normalised features; mlfs, the paper's MLFS, is MLF-RL with MLF-C.
  */
 #ifndef SLAQ_DEADLINE_H
 #define SLAQ_DEADLINE_H

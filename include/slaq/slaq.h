@@ -539,8 +539,9 @@ typedef enum slaq_policy_kind {
     SLAQ_POLICY_EDF,    /* earliest deadline first */
     SLAQ_POLICY_TIRESIAS, /* Tiresias' discretised two-dimensional LAS */
     SLAQ_POLICY_MLFS_H, /* MLFS's MLF-H priority (Eq. 2-6), normalised */
-    SLAQ_POLICY_MLFS,   /* MLF-H with MLF-C's load control (stops jobs
-                           that met their accuracy when overloaded) */
+    SLAQ_POLICY_MLFS,   /* the paper's MLFS: MLF-RL with MLF-C's load
+                           control (stops jobs that met their accuracy
+                           when overloaded); needs the network too */
     SLAQ_POLICY_MLFS_RL, /* MLF-RL: a learned network's scores as the
                             keys (slaq_prio_params.rl; deadline.h) */
 } slaq_policy_kind;
@@ -662,8 +663,8 @@ const slaq_prio_params *slaq_alloc_ws_prio(const slaq_alloc_ws *ws);
  * priority policy hands out cores, and in which a driver serves its
  * pending queue. For the share policies (fair, slaq, ...) it is arrival
  * order (−arrival). edf: −deadline. tiresias: −(queue index) with
- * arrival order inside a queue. mlfs-h and mlfs: MLF-H's P (Eq. 6),
- * every term normalised over these n jobs (slaq_mlfs_priority). mlfs-rl:
+ * arrival order inside a queue. mlfs-h: MLF-H's P (Eq. 6), every term
+ * normalised over these n jobs (slaq_mlfs_priority). mlfs-rl and mlfs:
  * the score of the workspace's network (slaq_rl_keys). Returns
  * SLAQ_EINVAL for a kind that is none or a policy that needs a network
  * the workspace has not been given, SLAQ_ENOMEM.
@@ -677,8 +678,8 @@ int slaq_policy_moves(slaq_policy_kind kind);
 /* 1 if the policy stops jobs that met their required accuracy while the
  * cluster is overloaded (MLF-C: mlfs), else 0. */
 int slaq_policy_load_control(slaq_policy_kind kind);
-/* 1 if the policy's keys come from a trained network (mlfs-rl), which
- * slaq_prio_params.rl must hold, else 0. */
+/* 1 if the policy's keys come from a trained network (mlfs-rl, mlfs),
+ * which slaq_prio_params.rl must hold, else 0. */
 int slaq_policy_needs_model(slaq_policy_kind kind);
 
 /*

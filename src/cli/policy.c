@@ -17,9 +17,9 @@ static void usage(FILE *f)
     for (size_t k = 0; k < slaq_policy_count(); k++)
         fprintf(f, "  %-12s %s\n", slaq_policy_name((slaq_policy_kind)k),
                 slaq_policy_summary((slaq_policy_kind)k));
-    fprintf(f, "\n(mlfs-rl orders the jobs by MLF-RL's network, which slaqd "
-               "reads at start:\nslaqd --rl-model FILE, by default the "
-               "committed data/models/mlfs-rl.model.)\n");
+    fprintf(f, "\n(mlfs-rl and mlfs order the jobs by MLF-RL's network, "
+               "which slaqd reads at\nstart: slaqd --rl-model FILE, by "
+               "default the committed data/models/mlfs-rl.model.)\n");
     fputs("\n" RPC_HELP, f);
 }
 

@@ -590,8 +590,8 @@ static const alloc_policy policies[] = {
         "mlfs-h", "MLFS's priority of deadline, urgency and progress",
         0, alloc_prio, NULL, mlfs_keys, 1, 1, 0},
     [SLAQ_POLICY_MLFS] = {
-        "mlfs", "mlfs-h, and stops jobs whose accuracy is met when busy",
-        0, alloc_prio, NULL, mlfs_keys, 1, 1, 1},
+        "mlfs", "MLFS: mlfs-rl, and stops jobs whose accuracy is met when busy",
+        0, alloc_prio, NULL, mlfs_rl_keys, 1, 1, 1, 1},
     [SLAQ_POLICY_MLFS_RL] = {
         "mlfs-rl", "a learned network's order (MLF-RL), MLFS's moves",
         0, alloc_prio, NULL, mlfs_rl_keys, 1, 1, 0, 1},

@@ -1,8 +1,9 @@
 /*
  * policy_mlfs.c — MLF-H's priority (MLFS, CoNEXT'20, §3.3.1, Eq. 2-6):
- * the key of the `mlfs-h` and `mlfs` share policies (policy.c's table),
+ * the key of the `mlfs-h` share policy (policy.c's table),
  * the dependency recursion of Eq. 3 and 5, and MLF-RL's network (§3.4),
- * the key of `mlfs-rl`, which scores the same normalised features.
+ * the key of `mlfs-rl` and `mlfs` (MLF-RL with MLF-C: the paper's
+ * MLFS), which scores the same normalised features.
  * include/slaq/deadline.h states the formula and how slaq normalises the
  * paper's mixed units.
  */

@@ -105,7 +105,7 @@ static const slaq_setting settings[] = {
      .help = "How the cores are divided among the jobs: by weight alone, "
              "by what each job's predicted loss (or a query's progress) "
              "gains from them, or by the jobs' goals; `slaq policy --help` "
-             "describes each policy. mlfs-rl needs MLF-RL's "
+             "describes each policy. mlfs-rl and mlfs need MLF-RL's "
              "network: slaqd loads it (--rl-model), slaq sim --deadlines "
              "takes --model."},
     {.name = "predictor", .type = SLAQ_SETTING_ENUM,

@@ -33,8 +33,8 @@
 #include "io/rlmodel.h"
 #include "io/setopt.h"
 #include "io/text.h"
-#include "paths.h" /* SLAQ_BINDIR, SLAQ_SYSCONFDIR, SLAQ_DATADIR,
-                      SLAQ_SRCDIR: BUILD/gen, from make */
+#include "paths.h" /* SLAQ_BINDIR, SLAQ_SYSCONFDIR, SLAQ_DATADIR: BUILD/gen,
+                      from make */
 #include "slaq/version.h"
 
 double sd_now(void)
@@ -583,23 +583,6 @@ static const char *default_config(void)
     return access(path, F_OK) == 0 ? path : NULL;
 }
 
-/* The network --rl-model reads when not given: when this slaqd is the
- * installed one, SLAQ_DATADIR/slaq/mlfs-rl.model (make install puts it
- * there); otherwise the committed one of the source tree it was built
- * from. */
-static const char *default_rl_model(void)
-{
-    static char path[4096];
-    char dir[4096];
-    exe_dir(dir, sizeof dir);
-    if (!strcmp(dir, SLAQ_BINDIR))
-        snprintf(path, sizeof path, "%s/slaq/mlfs-rl.model", SLAQ_DATADIR);
-    else
-        snprintf(path, sizeof path, "%s/data/models/mlfs-rl.model",
-                 SLAQ_SRCDIR);
-    return path;
-}
-
 /* MLF-RL's network, which the scheduler borrows (slaq_sched_config.rl)
  * for the whole run: one per slaqd. */
 static slaq_rl_model rl_model;
@@ -615,7 +598,7 @@ static int load_rl_model(sd_config *c, const sd_args *a)
 {
     if (c->agent)
         return 0;
-    const char *path = a->rl_model ? a->rl_model : default_rl_model();
+    const char *path = a->rl_model ? a->rl_model : rlm_default_path();
     char err[1024];
     if (!a->rl_model && access(path, F_OK) != 0) {
         if (setopt_check_model(&c->sched, err, sizeof err)) {

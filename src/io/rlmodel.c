@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/util.h"
 #include "io/rlmodel.h"
+#include "paths.h" /* SLAQ_BINDIR, SLAQ_DATADIR, SLAQ_SRCDIR: BUILD/gen */
 
 #define RLM_MAX_BYTES (1 << 20)
 
@@ -142,6 +144,23 @@ int rlm_parse(const char *text, const char *name, slaq_rl_model *m,
         return -1;
     }
     return 0;
+}
+
+const char *rlm_default_path(void)
+{
+    static char path[4096];
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = 0;
+    if (!strcmp(exe, SLAQ_BINDIR))
+        snprintf(path, sizeof path, "%s/slaq/mlfs-rl.model", SLAQ_DATADIR);
+    else
+        snprintf(path, sizeof path, "%s/data/models/mlfs-rl.model",
+                 SLAQ_SRCDIR);
+    return path;
 }
 
 int rlm_read(const char *path, slaq_rl_model *m, char *err, size_t errlen)

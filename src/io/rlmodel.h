@@ -35,6 +35,13 @@ int rlm_parse(const char *text, const char *name, slaq_rl_model *m,
               char *err, size_t errlen);
 /* Reads a model file. 0, or -1 with a message. */
 int rlm_read(const char *path, slaq_rl_model *m, char *err, size_t errlen);
+/* The committed network that slaqd --rl-model and slaq sim --deadlines
+ * --model read when not given one: SLAQ_DATADIR/slaq/mlfs-rl.model when
+ * the running program is the installed one (it runs from SLAQ_BINDIR;
+ * make install puts the model there), otherwise the source tree's
+ * data/models/mlfs-rl.model, the tree the program was built from. The
+ * path is in a static buffer; the file may not exist. */
+const char *rlm_default_path(void);
 /* Writes m to path (each line of `comment`, which may be NULL, as a '#'
  * line). 0, or -1 with a message. */
 int rlm_write(const char *path, const slaq_rl_model *m, const char *comment,

@@ -56,23 +56,24 @@ static void usage(FILE *f)
         "  --nodes N            nodes (default 20)\n"
         "  --cores-per-node C   cores of a node (default 32)\n"
         "  --mem-per-core G     GB of memory per core of a node (default 6)\n"
-        "  --policies LIST      default fair,slaq,edf,tiresias,mlfs-h,mlfs "
-        "(and mlfs-rl\n"
-        "                       with --model)\n"
-        "  --model FILE         mlfs-rl's network, as --train writes it "
-        "(data/models/\n"
-        "                       mlfs-rl.model is one for the generated "
-        "workload)\n"
+        "  --policies LIST      default fair,slaq,edf,tiresias,mlfs-h,"
+        "mlfs-rl,mlfs\n"
+        "  --model FILE         the network of mlfs-rl and mlfs (MLF-RL), as "
+        "--train\n"
+        "                       writes it; default the committed one, "
+        "trained for the\n"
+        "                       generated workload (data/models/"
+        "mlfs-rl.model)\n"
         "  --epoch S            seconds of a round (default 60)\n"
-        "  --no-urgency         mlfs-h, mlfs: Eq. 2 without the urgency "
-        "factor (mlfs-rl:\n"
-        "                       its urgency feature 1 for every job)\n"
-        "  --no-deadline-term   mlfs-h, mlfs: Eq. 4 without the deadline "
-        "term (mlfs-rl:\n"
-        "                       its deadline feature 0)\n"
-        "  --no-moves           mlfs-h, mlfs: no moves off overloaded nodes "
-        "(placement\n"
-        "                       stays the ideal virtual host)\n"
+        "  --no-urgency         mlfs-h: Eq. 2 without the urgency "
+        "factor (mlfs-rl, mlfs:\n"
+        "                       their urgency feature 1 for every job)\n"
+        "  --no-deadline-term   mlfs-h: Eq. 4 without the deadline "
+        "term (mlfs-rl, mlfs:\n"
+        "                       their deadline feature 0)\n"
+        "  --no-moves           mlfs-h, mlfs-rl, mlfs: no moves off "
+        "overloaded nodes\n"
+        "                       (placement stays the ideal virtual host)\n"
         "  --no-load-control    mlfs: no MLF-C stops\n"
         "  --optstop            mlfs: MLF-C's OptStop too (stop at a "
         "plateau)\n"
@@ -206,8 +207,7 @@ static int parse(int argc, char **argv, dl_opts *o)
     o->seed = 1;
     o->req = (dl_req){0.5, 0.95};
     rl_train_opts_init(&o->rl);
-    parse_policies("fair,slaq,edf,tiresias,mlfs-h,mlfs", o);
-    int policies_given = 0;
+    parse_policies("fair,slaq,edf,tiresias,mlfs-h,mlfs-rl,mlfs", o);
     optind = 1;
     opterr = 0;
     double x;
@@ -288,7 +288,6 @@ static int parse(int argc, char **argv, dl_opts *o)
         case 'p':
             if (parse_policies(optarg, o))
                 return EXIT_USAGE;
-            policies_given = 1;
             break;
         case 'X': o->model = optarg; break;
         case 'R':
@@ -376,15 +375,6 @@ static int parse(int argc, char **argv, dl_opts *o)
         }
         return 0;
     }
-    if (o->model && !policies_given && o->npol < DL_MAX_POLICIES)
-        o->pol[o->npol++] = SLAQ_POLICY_MLFS_RL;
-    for (size_t p = 0; p < o->npol; p++)
-        if (slaq_policy_needs_model(o->pol[p]) && !o->model) {
-            cli_error("sim", "--policies %s needs --model FILE (a network "
-                      "that --train mlfs-rl wrote)",
-                      slaq_policy_name(o->pol[p]));
-            return EXIT_USAGE;
-        }
     return 0;
 }
 
@@ -519,10 +509,16 @@ int cmd_sim_deadlines(int argc, char **argv)
     if (prc)
         return prc < 0 ? 0 : prc;
     char err[512];
+    /* The network of mlfs-rl and mlfs: --model, or the committed one. */
     static slaq_rl_model net;
-    if (o.model) {
-        if (rlm_read(o.model, &net, err, sizeof err)) {
-            cli_error("sim", "--model: %s", err);
+    int needs = 0;
+    for (size_t p = 0; p < o.npol; p++)
+        needs |= slaq_policy_needs_model(o.pol[p]);
+    if (needs && !o.train) {
+        const char *path = o.model ? o.model : rlm_default_path();
+        if (rlm_read(path, &net, err, sizeof err)) {
+            cli_error("sim", "--model: %s%s", err, o.model ? "" :
+                      " (the default; give one with --model FILE)");
             return EXIT_USAGE;
         }
         o.cfg.prio.rl = &net;

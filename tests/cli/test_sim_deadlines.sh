@@ -90,26 +90,37 @@ check "edf: j3 starts at once (done at 2400 s)" test "$(done_at "$J" edf 3)" = 2
 check "edf: j1 waits (done after 600 s)" \
   python3 -c "import sys; sys.exit(not float('$(done_at "$J" edf 1)') > 600)"
 
-# MLF-C: with more jobs than the cluster holds, mlfs stops jobs that met
-# their required accuracy (mlfs-h, the same without it, stops none), and
-# --no-load-control turns it off.
-check_exit "generated workload, mlfs-h and mlfs" 0 dl --generate 200 \
-  --nodes 2 --cores-per-node 32 --policies mlfs-h,mlfs --out "$TMP/g"
+# MLF-C: with more jobs than the cluster holds, mlfs (MLF-RL + MLF-C, the
+# paper's MLFS; the committed network by default) stops jobs that met
+# their required accuracy (mlfs-h and mlfs-rl, without it, stop none), and
+# --no-load-control turns it off, leaving mlfs-rl exactly.
+check_exit "generated workload, mlfs-h, mlfs-rl and mlfs" 0 dl --generate 200 \
+  --nodes 2 --cores-per-node 32 --policies mlfs-h,mlfs-rl,mlfs --out "$TMP/g"
 check "mlfs stops jobs" test "$(col "$TMP/g/summary.csv" mlfs stopped)" -gt 0
 check "mlfs-h stops none" test "$(col "$TMP/g/summary.csv" mlfs-h stopped)" -eq 0
+check "mlfs-rl stops none" test "$(col "$TMP/g/summary.csv" mlfs-rl stopped)" -eq 0
 check_exit "mlfs without load control" 0 dl --generate 200 --nodes 2 \
-  --cores-per-node 32 --policies mlfs --no-load-control --out "$TMP/g2"
+  --cores-per-node 32 --policies mlfs-rl,mlfs --no-load-control --out "$TMP/g2"
 check "--no-load-control stops none" test "$(col "$TMP/g2/summary.csv" mlfs stopped)" -eq 0
+check "... and mlfs is then mlfs-rl, not mlfs-h (but the timing column)" \
+  test "$(grep '^mlfs,' "$TMP/g2/summary.csv" | cut -d, -f2-16)" = \
+       "$(grep '^mlfs-rl,' "$TMP/g2/summary.csv" | cut -d, -f2-16)"
+check "... whose order differs" \
+  test "$(grep '^mlfs-h,' "$TMP/g/summary.csv" | cut -d, -f2-16)" != \
+       "$(grep '^mlfs-rl,' "$TMP/g/summary.csv" | cut -d, -f2-16)"
 check_exit "the same seed gives the same results" 0 dl --generate 200 \
-  --nodes 2 --cores-per-node 32 --policies mlfs-h,mlfs --out "$TMP/g3"
+  --nodes 2 --cores-per-node 32 --policies mlfs-h,mlfs-rl,mlfs --out "$TMP/g3"
 check "... byte for byte (but the timing column)" \
   cmp -s <(cut -d, -f1-16 "$TMP/g/summary.csv") <(cut -d, -f1-16 "$TMP/g3/summary.csv")
 
-# MLF-RL: its policy needs a model; a bad model file is refused with its
-# line; a small training writes a model that runs, the same bytes from one
-# seed.
-check_exit "mlfs-rl without --model is refused" 2 dl --generate 10 --policies mlfs-rl
-check_grep "... naming --model" "mlfs-rl needs --model FILE" "$TMP/err"
+# MLF-RL: mlfs-rl and mlfs need a model, the committed one unless --model
+# names another; a missing or bad model file is refused with its line; a
+# small training writes a model that runs, the same bytes from one seed.
+check_exit "mlfs-rl without --model reads the committed one" 0 dl \
+  --generate 10 --policies mlfs-rl,mlfs
+check_exit "a missing model is refused" 2 dl --generate 10 --policies mlfs \
+  --model "$TMP/none.model"
+check_grep "... naming it" "none.model" "$TMP/err"
 printf 'slaq-rl-model 1\nfeatures 8 hidden 16\nunit 0 1 2\n' >"$TMP/bad.model"
 check_exit "a malformed model is refused" 2 dl --generate 10 --model "$TMP/bad.model"
 check_grep "... with its line" "bad.model line 3: unit 0 needs 10 finite numbers" "$TMP/err"
@@ -126,7 +137,7 @@ check "... gives the same model, byte for byte (but the --out in its comment)" \
   cmp -s <(grep -v "^# made by" "$TMP/a.model") <(grep -v "^# made by" "$TMP/b.model")
 check_exit "mlfs-rl runs with the model" 0 dl --generate 120 --nodes 2 \
   --cores-per-node 32 --model "$TMP/a.model" --out "$TMP/rl"
-check "... beside the six others" test "$(cut -d, -f1 "$TMP/rl/summary.csv" | tail -n +2 | tr '\n' ' ')" = "fair slaq edf tiresias mlfs-h mlfs mlfs-rl "
+check "... beside the six others" test "$(cut -d, -f1 "$TMP/rl/summary.csv" | tail -n +2 | tr '\n' ' ')" = "fair slaq edf tiresias mlfs-h mlfs-rl mlfs "
 
 # A real trace, when ../shared is there: 1,000 jobs of cluster02 at heavy
 # load; mlfs meets at least 1.5 times slaq's deadlines (docs/deadlines.md).

@@ -145,17 +145,17 @@ static void test_mlfs_remaining_and_waiting_terms(void **state)
     j[0].remaining_s = 600;
     j[1].remaining_s = 6000;
     double k[2];
-    keys(SLAQ_POLICY_MLFS, j, 2, k);
+    keys(SLAQ_POLICY_MLFS_H, j, 2, k);
     assert_near(k[0] - k[1], 0.7 * 0.3, 1e-12);
     j[1].remaining_s = 600;
     j[0].waited = 0;
     j[1].waited = 3600;
-    keys(SLAQ_POLICY_MLFS, j, 2, k);
+    keys(SLAQ_POLICY_MLFS_H, j, 2, k);
     assert_near(k[1] - k[0], 0.7 * 0.35, 1e-12);
     /* a range narrower than a factor of 2 counts as 2: waits of 0 and 1 s
      * (60 and 61 s with eps_s) are nearly equal, not 0 and 1 */
     j[1].waited = 1;
-    keys(SLAQ_POLICY_MLFS, j, 2, k);
+    keys(SLAQ_POLICY_MLFS_H, j, 2, k);
     assert_near(k[1] - k[0], 0.7 * 0.35 * log(61.0 / 60) / log(2), 1e-12);
 }
 
@@ -227,6 +227,8 @@ static void test_priority_division_preemptive_and_sticky(void **state)
     assert_true(slaq_policy_moves(SLAQ_POLICY_MLFS_H));
     assert_false(slaq_policy_load_control(SLAQ_POLICY_MLFS_H));
     assert_true(slaq_policy_load_control(SLAQ_POLICY_MLFS));
+    assert_false(slaq_policy_load_control(SLAQ_POLICY_MLFS_RL));
+    assert_true(slaq_policy_moves(SLAQ_POLICY_MLFS));
     assert_false(slaq_policy_moves(SLAQ_POLICY_EDF));
     slaq_alloc_ws_free(ws);
 }
@@ -456,8 +458,8 @@ static void test_rl_score_is_the_hand_computed_forward_pass(void **state)
 
 /* The network's features are MLF-H's own normalised terms (they rebuild
  * its priority exactly), whether the job holds cores, and the share of
- * jobs without cores; mlfs-rl's keys are the network's scores of them,
- * and without a network the keys are refused. */
+ * jobs without cores; mlfs-rl's and mlfs's keys are the network's scores
+ * of them, and without a network the keys are refused. */
 static void test_rl_features_and_keys(void **state)
 {
     (void)state;
@@ -501,6 +503,8 @@ static void test_rl_features_and_keys(void **state)
     double k[3];
     assert_int_equal(slaq_policy_keys(SLAQ_POLICY_MLFS_RL, j, 3, ws, k),
                      SLAQ_EINVAL);
+    assert_int_equal(slaq_policy_keys(SLAQ_POLICY_MLFS, j, 3, ws, k),
+                     SLAQ_EINVAL);
     pp.rl = &m;
     assert_int_equal(slaq_alloc_ws_set_prio(ws, &pp), SLAQ_OK);
     assert_int_equal(slaq_policy_keys(SLAQ_POLICY_MLFS_RL, j, 3, ws, k),
@@ -511,6 +515,13 @@ static void test_rl_features_and_keys(void **state)
     assert_near(k[0], tanh(1 - 1.5), 1e-15);
     assert_near(k[1], tanh(-3), 1e-15);
     assert_near(k[2], tanh(1 - 0.3), 1e-15);
+    /* mlfs, the paper's MLFS (MLF-RL + MLF-C), orders by the same
+     * scores, not by MLF-H's priority */
+    double km[3];
+    assert_int_equal(slaq_policy_keys(SLAQ_POLICY_MLFS, j, 3, ws, km),
+                     SLAQ_OK);
+    for (int i = 0; i < 3; i++)
+        assert_near(km[i], k[i], 0);
     slaq_alloc_ws_free(ws);
 }
 

@@ -429,10 +429,11 @@ static void test_policy_list_names_every_policy(void **state)
 }
 
 /* Every policy of the table divides the whole capacity of a random
- * instance among its jobs (mlfs-rl once the workspace has a network, and
- * is refused without one); one past the table is refused by the
+ * instance among its jobs (mlfs-rl and mlfs once the workspace has a
+ * network, and are refused without one); one past the table is refused by the
  * allocator, the scheduler's constructor and slaq_sched_set_policy, and
- * so is mlfs-rl by the scheduler, which has no network. */
+ * so are mlfs-rl and mlfs (MLF-RL + MLF-C) by a scheduler without a
+ * network. */
 static void test_every_policy_divides_and_no_other_kind(void **state)
 {
     (void)state;
@@ -457,7 +458,7 @@ static void test_every_policy_divides_and_no_other_kind(void **state)
     assert_int_equal(slaq_alloc_ws_set_prio(ws, &pp), SLAQ_OK);
     for (size_t k = 0; k < n; k++) {
         assert_int_equal(slaq_policy_needs_model((slaq_policy_kind)k),
-                         k == SLAQ_POLICY_MLFS_RL);
+                         k == SLAQ_POLICY_MLFS_RL || k == SLAQ_POLICY_MLFS);
         assert_int_equal(slaq_allocate((slaq_policy_kind)k, j, N, cap, 1, ws,
                                        a), SLAQ_OK);
         double sum = 0;
@@ -477,6 +478,8 @@ static void test_every_policy_divides_and_no_other_kind(void **state)
     c.policy = (slaq_policy_kind)n;
     assert_null(slaq_sched_new(&c));
     c.policy = SLAQ_POLICY_MLFS_RL;
+    assert_null(slaq_sched_new(&c));
+    c.policy = SLAQ_POLICY_MLFS;
     assert_null(slaq_sched_new(&c));
     c.policy = SLAQ_POLICY_RELAQS;
     slaq_sched *s = slaq_sched_new(&c);
