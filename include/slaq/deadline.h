@@ -203,6 +203,36 @@ double slaq_rl_score(const slaq_rl_model *m, const double *x,
 void slaq_rl_keys(const slaq_pjob *jobs, size_t n,
                   const slaq_prio_params *params, double *key);
 
+/*
+ * Why a job is where it is under mlfs-h, mlfs-rl or mlfs: its features
+ * (slaq_rl_features: the normalised terms of Eq. 2 and 4, whether it
+ * holds cores, the load), MLF-H's two halves of Eq. 6 over them, ml =
+ * α · P_ML and comp = (1 − α) · P_C (mlfs-h's key is their sum), the
+ * network's score (the key of mlfs-rl and mlfs; NAN under mlfs-h), and
+ * the key of the policy asked about.
+ */
+typedef struct slaq_prio_terms {
+    double feat[SLAQ_RL_NFEAT];
+    double ml, comp;
+    double score;
+    double key;
+} slaq_prio_terms;
+
+/* 1 if the policy's keys are made of MLF-H's features (mlfs-h, mlfs-rl,
+ * mlfs), whose terms slaq_mlfs_terms gives, else 0. */
+int slaq_policy_has_terms(slaq_policy_kind kind);
+
+/* The terms of n jobs under `policy` (which must have them), into
+ * out[0..n): key is the one slaq_policy_keys gives. SLAQ_EINVAL for a
+ * policy without terms, or one that needs a network params->rl lacks. */
+int slaq_mlfs_terms(slaq_policy_kind policy, const slaq_pjob *jobs, size_t n,
+                    const slaq_prio_params *params, slaq_prio_terms *out);
+
+/* The terms of the scheduler's jobs under its policy, as the last epoch
+ * saw them: out[i] is slaq_sched_job(s, i)'s, for the slaq_sched_count(s)
+ * jobs (valid when slaq_sched_keys is). Errors as slaq_mlfs_terms. */
+int slaq_sched_terms(slaq_sched *s, slaq_prio_terms *out);
+
 #ifdef __cplusplus
 }
 #endif

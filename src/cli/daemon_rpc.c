@@ -340,6 +340,17 @@ void rpc_goal_note(char *out, size_t len, json_t *job)
     }
 }
 
+void rpc_priority_note(char *out, size_t len, json_t *job)
+{
+    json_t *p = json_object_get(job, "priority");
+    out[0] = '\0';
+    if (json_is_object(p))
+        snprintf(out, len, "%s #%lld of %lld",
+                 rpc_safe(json_string_value(json_object_get(p, "policy"))),
+                 (long long)json_integer_value(json_object_get(p, "rank")),
+                 (long long)json_integer_value(json_object_get(p, "of")));
+}
+
 int rpc_parse_args(const char *cmd, int argc, char **argv, rpc_opts *o,
                    void (*usage)(FILE *), int min_ops, int max_ops,
                    const char *what)

@@ -130,5 +130,8 @@ void rpc_duration(char *out, size_t len, double s);
  * meets its required accuracy ("accuracy met", "accuracy not met", "no
  * metric yet"), joined by ", "; "" for a job without a goal. */
 void rpc_goal_note(char *out, size_t len, json_t *job);
+/* Its place under a policy of MLF-H's features (the job's "priority"
+ * object), for slaq ls's NOTE: "mlfs-h #2 of 5"; "" without one. */
+void rpc_priority_note(char *out, size_t len, json_t *job);
 
 #endif

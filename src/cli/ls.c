@@ -21,7 +21,9 @@ static void usage(FILE *f)
                "progress);\nNOTE why it ended, and for a job with a goal "
                "(slaq submit --deadline,\n--accuracy) its deadline slack "
                "(due in, late by, on time by) and whether\nits metric meets "
-               "its accuracy. A task array is one row: CORES its running\n"
+               "its accuracy; under mlfs-h, mlfs-rl and mlfs, its place in "
+               "the\npolicy's order (\"mlfs-h #2 of 5\"; slaq show "
+               "gives the terms). A task array is one row: CORES its running\n"
                "tasks, ITER its finished ones, NOTE its counts by state "
                "(slaq show ID\nlists its tasks). With --json: one reply "
                "object, its \"jobs\" array\nholding the jobs listed "
@@ -99,10 +101,12 @@ static void print_jobs(json_t *jobs, int nodes)
         if (!isnan(loss))
             snprintf(losss, sizeof losss, "%.4g", loss);
         const char *why = json_string_value(json_object_get(j, "reason"));
-        char goal[96], reason[512];
+        char goal[96], prio[96], reason[512];
         rpc_goal_note(goal, sizeof goal, j);
-        snprintf(reason, sizeof reason, "%s%s%s", why ? rpc_safe(why) : "",
-                 why && *goal ? "; " : "", goal);
+        rpc_priority_note(prio, sizeof prio, j);
+        snprintf(reason, sizeof reason, "%s%s%s%s%s",
+                 why ? rpc_safe(why) : "", why && *goal ? "; " : "", goal,
+                 (why || *goal) && *prio ? "; " : "", prio);
         const char *user = json_string_value(json_object_get(j, "user"));
         user = user ? rpc_safe(user) : "-";
         if (nodes) {

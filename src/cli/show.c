@@ -239,6 +239,33 @@ static void goal(json_t *j)
     printf("  urgency     %lld of 10\n", urg);
 }
 
+/* Why it is where it is under mlfs-h, mlfs-rl or mlfs (docs/deadlines.md):
+ * its place by the policy's key, the key (MLF-H's P, or the network's
+ * score, beside what MLF-H would give) and the normalised terms. */
+static void priority(json_t *j)
+{
+    json_t *p = json_object_get(j, "priority");
+    if (!json_is_object(p))
+        return;
+    char note[96];
+    rpc_priority_note(note, sizeof note, j);
+    double ml = rpc_num(p, "ml"), comp = rpc_num(p, "computation");
+    if (json_is_number(json_object_get(p, "score")))
+        printf("  priority    %s, key %.3f (the network's score; MLF-H's "
+               "P %.3f)\n", note, rpc_num(p, "key"), ml + comp);
+    else
+        printf("  priority    %s, key %.3f = ML %.3f + computation %.3f\n",
+               note, rpc_num(p, "key"), ml, comp);
+    printf("  terms       urgency %.2f, 1/I %.2f, loss drop %.2f; deadline "
+           "%.2f, remaining %.2f, waiting %.2f; %s, load %.2f\n",
+           rpc_num(p, "urgency"), rpc_num(p, "iteration"),
+           rpc_num(p, "loss_drop"), rpc_num(p, "deadline"),
+           rpc_num(p, "remaining"), rpc_num(p, "waiting"),
+           json_is_true(json_object_get(p, "holds_cores")) ? "holds cores"
+                                                           : "waits",
+           rpc_num(p, "load"));
+}
+
 static void print_job(json_t *j)
 {
     char buf[256];
@@ -330,6 +357,7 @@ static void print_job(json_t *j)
     if (!query)
         reduction(j);
     goal(j);
+    priority(j);
     json_t *p = query ? NULL : json_object_get(j, "prediction");
     if (p) {
         printf("  prediction  model %s, final loss %.6g, %.4g CPU-s per "

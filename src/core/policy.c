@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "slaq/deadline.h"
 #include "internal.h"
 
 typedef struct fair_item {
@@ -654,6 +655,12 @@ int slaq_policy_needs_model(slaq_policy_kind kind)
 {
     const alloc_policy *p = alloc_policy_of(kind);
     return p && p->model;
+}
+
+int slaq_policy_has_terms(slaq_policy_kind kind)
+{
+    const alloc_policy *p = alloc_policy_of(kind);
+    return p && (p->keys == mlfs_keys || p->keys == mlfs_rl_keys);
 }
 
 int slaq_policy_keys(slaq_policy_kind policy, const slaq_pjob *jobs,

@@ -182,6 +182,27 @@ void slaq_rl_keys(const slaq_pjob *jobs, size_t n,
     }
 }
 
+int slaq_mlfs_terms(slaq_policy_kind policy, const slaq_pjob *jobs, size_t n,
+                    const slaq_prio_params *pp, slaq_prio_terms *out)
+{
+    int rl = slaq_policy_needs_model(policy);
+    if (!slaq_policy_has_terms(policy) || (rl && !pp->rl))
+        return SLAQ_EINVAL;
+    norm z;
+    norm_of(jobs, n, pp->eps_s, &z);
+    for (size_t i = 0; i < n; i++) {
+        slaq_prio_terms *t = &out[i];
+        const double *f = t->feat;
+        features(&z, &jobs[i], pp, t->feat);
+        t->ml = pp->alpha * f[0] * f[1] * f[2];
+        t->comp = (1 - pp->alpha) *
+                  (pp->g_d * f[3] + pp->g_r * f[4] + pp->g_w * f[5]);
+        t->score = rl ? slaq_rl_score(pp->rl, f, NULL) : NAN;
+        t->key = rl ? t->score : t->ml + t->comp;
+    }
+    return SLAQ_OK;
+}
+
 void mlfs_rl_keys(const slaq_pjob *jobs, size_t n,
                   const slaq_prio_params *pp, double *key)
 {

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "slaq/deadline.h"
 #include "internal.h"
 
 /* A job's end loss is the lowest that its fits of the last
@@ -1222,6 +1223,12 @@ int slaq_sched_move(slaq_sched *s, slaq_job *j, size_t node)
 int slaq_sched_keys(slaq_sched *s, double *key)
 {
     return slaq_policy_keys(s->cfg.policy, s->pjobs, s->n, s->ws, key);
+}
+
+int slaq_sched_terms(slaq_sched *s, slaq_prio_terms *out)
+{
+    return slaq_mlfs_terms(s->cfg.policy, s->pjobs, s->n,
+                           slaq_alloc_ws_prio(s->ws), out);
 }
 
 void slaq_job_set_iters(slaq_job *j, uint64_t iters)

@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "slaq/slaq.h"
+#include "slaq/deadline.h"
 #include "daemon/link.h"
 #include "daemon/store.h"
 
@@ -190,6 +191,8 @@ typedef struct sd_job {
     slaq_convergence convergence; /* declared class (submit or hello) */
     slaq_goal goal;       /* deadline (Unix time), required accuracy of its
                              metric, urgency (slaq submit; docs/deadlines.md) */
+    slaq_prio_terms prio; /* its policy's terms at the last epoch, and its */
+    size_t prio_rank;     /* place by key (1: first; 0: none; jobs.c) */
     int managed;          /* started by slaqd (else attached) */
     char secret[SD_SECRET_LEN + 1]; /* a hello naming this job must carry
                                        it ("" for a job recorded before

@@ -1445,6 +1445,64 @@ static int epoch_overloaded(sd_daemon *d)
 }
 
 
+/* Rank order: the larger key first, a NaN last, ties by the scheduler's
+ * index (the allocator's order). */
+typedef struct prio_rank {
+    double key;
+    size_t i;
+} prio_rank;
+
+static int prio_rank_cmp(const void *a, const void *b)
+{
+    const prio_rank *x = a, *y = b;
+    double kx = x->key == x->key ? x->key : -INFINITY;
+    double ky = y->key == y->key ? y->key : -INFINITY;
+    if (kx != ky)
+        return kx > ky ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * Why each job is where it is (docs/deadlines.md): under a policy made
+ * of MLF-H's features (mlfs-h, mlfs-rl, mlfs), the core's terms of every
+ * job as this epoch saw them (slaq_sched_terms) and its place by key,
+ * for job_json; under any other, no place.
+ */
+static void epoch_priority(sd_daemon *d)
+{
+    size_t n = slaq_sched_count(d->sched);
+    slaq_policy_kind pol = slaq_sched_get_config(d->sched)->policy;
+    slaq_prio_terms *t = NULL;
+    prio_rank *r = NULL;
+    if (slaq_policy_has_terms(pol) && n > 0) {
+        t = malloc(n * sizeof *t);
+        r = malloc(n * sizeof *r);
+        if (!t || !r || slaq_sched_terms(d->sched, t) != SLAQ_OK) {
+            free(t);
+            free(r);
+            t = NULL;
+            r = NULL;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
+        j->prio_rank = 0;
+        if (t) {
+            j->prio = t[i];
+            r[i] = (prio_rank){t[i].key, i};
+        }
+    }
+    if (t) {
+        qsort(r, n, sizeof *r, prio_rank_cmp);
+        for (size_t k = 0; k < n; k++) {
+            sd_job *j = slaq_job_user(slaq_sched_job(d->sched, r[k].i));
+            j->prio_rank = k + 1;
+        }
+    }
+    free(t);
+    free(r);
+}
+
 void job_epoch(sd_daemon *d)
 {
     double t0 = sd_mono(), c0 = sd_thread_cpu(), now = sd_now();
@@ -1476,6 +1534,7 @@ void job_epoch(sd_daemon *d)
                    slaq_strerror(rc));
             return;
         }
+        epoch_priority(d);
         cluster_policy_moves(d); /* the epoch's keys, before any change */
     }
     int overloaded = n > 0 && epoch_overloaded(d);
@@ -1776,6 +1835,31 @@ static const char *model_name(slaq_model m)
     return "?";
 }
 
+/* Why the job is where it is under mlfs-h, mlfs-rl or mlfs (the last
+ * epoch's terms, epoch_priority); null under other policies and for a
+ * job the scheduler does not hold. */
+static json_t *priority_json(sd_daemon *d, const sd_job *j)
+{
+    slaq_policy_kind pol = slaq_sched_get_config(d->sched)->policy;
+    if (!j->sj || !j->prio_rank || !slaq_policy_has_terms(pol))
+        return json_null();
+    const slaq_prio_terms *t = &j->prio;
+    json_t *p = json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, "
+                     "s:b, s:f, s:f, s:f, s:o}",
+                     "policy", slaq_policy_name(pol),
+                     "rank", (json_int_t)j->prio_rank,
+                     "of", (json_int_t)slaq_sched_count(d->sched),
+                     "key", t->key,
+                     "urgency", t->feat[0], "iteration", t->feat[1],
+                     "loss_drop", t->feat[2], "deadline", t->feat[3],
+                     "remaining", t->feat[4], "waiting", t->feat[5],
+                     "holds_cores", t->feat[6] > 0, "load", t->feat[7],
+                     "ml", t->ml, "computation", t->comp,
+                     "score", isnan(t->score) ? json_null()
+                                              : json_real(t->score));
+    return p ? p : json_null(); /* a term not a number: none to show */
+}
+
 json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
 {
     json_t *o = json_object();
@@ -1852,6 +1936,7 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
                         isnan(g->accuracy) || isnan(j->last_metric)
                             ? json_null()
                             : json_boolean(slaq_goal_met(g, j->last_metric)));
+    json_object_set_new(o, "priority", priority_json(d, j));
     json_object_set_new(o, "suspended", j->suspended == SD_SUSP_SIGNAL
                         ? json_string("signal")
                         : j->suspended == SD_SUSP_CHECKPOINT

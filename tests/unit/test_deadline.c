@@ -522,6 +522,38 @@ static void test_rl_features_and_keys(void **state)
                      SLAQ_OK);
     for (int i = 0; i < 3; i++)
         assert_near(km[i], k[i], 0);
+    /* The terms a front end shows: the features, MLF-H's halves of Eq. 6,
+     * and the policy's own key, bit for bit */
+    slaq_prio_terms t[3];
+    assert_int_equal(slaq_mlfs_terms(SLAQ_POLICY_MLFS, j, 3, &pp, t),
+                     SLAQ_OK);
+    double kh[3];
+    assert_int_equal(slaq_policy_keys(SLAQ_POLICY_MLFS_H, j, 3, ws, kh),
+                     SLAQ_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_memory_equal(t[i].feat, f + i * SLAQ_RL_NFEAT,
+                            sizeof t[i].feat);
+        assert_near(t[i].key, k[i], 0);
+        assert_near(t[i].score, k[i], 0);
+        assert_near(t[i].ml + t[i].comp, p[i], 0);
+    }
+    assert_int_equal(slaq_mlfs_terms(SLAQ_POLICY_MLFS_H, j, 3, &pp, t),
+                     SLAQ_OK);
+    for (int i = 0; i < 3; i++) {
+        assert_near(t[i].key, kh[i], 0);
+        assert_true(isnan(t[i].score));
+    }
+    assert_int_equal(slaq_mlfs_terms(SLAQ_POLICY_EDF, j, 3, &pp, t),
+                     SLAQ_EINVAL);
+    pp.rl = NULL;
+    assert_int_equal(slaq_mlfs_terms(SLAQ_POLICY_MLFS_RL, j, 3, &pp, t),
+                     SLAQ_EINVAL);
+    assert_int_equal(slaq_mlfs_terms(SLAQ_POLICY_MLFS_H, j, 3, &pp, t),
+                     SLAQ_OK);
+    assert_true(isnan(t[0].score));
+    assert_true(slaq_policy_has_terms(SLAQ_POLICY_MLFS_H));
+    assert_false(slaq_policy_has_terms(SLAQ_POLICY_TIRESIAS));
+    assert_false(slaq_policy_has_terms(SLAQ_POLICY_SLAQ));
     slaq_alloc_ws_free(ws);
 }
 
