@@ -245,6 +245,15 @@ async function drawDetail(jobsById) {
   box.hidden = false;
   document.getElementById('detail-title').textContent =
     'Job #' + job.id + ' ' + job.name + ' — loss and forecast';
+  const goal = document.getElementById('detail-goal');
+  const parts = [];
+  if (hasGoal(job)) {
+    parts.push('Goal: deadline ' + fmtSlack(job) + ', accuracy ' +
+               fmtAccuracy(job) + ', urgency ' + job.urgency + '.');
+  }
+  if (job.priority) parts.push('Priority: ' + priorityTerms(job.priority) + '.');
+  goal.textContent = parts.join(' ');
+  goal.hidden = parts.length === 0;
   const fc = await getJSON('/api/jobs/' + job.id + '/forecast');
   const points = await followHistory(job.id, fc.history);
   const hint = document.getElementById('detail-hint');
@@ -370,6 +379,43 @@ async function followHistory(id, overview) {
   return det.points;
 }
 
+/* ---------------------------------------------------------------- goals */
+
+/* A job's goal (docs/deadlines.md), as slaq ls says it; '—' for none. */
+function hasGoal(j) {
+  return j.deadline !== null || j.accuracy !== null || j.urgency > 1;
+}
+
+function fmtSlack(j) {
+  if (j.slack === null || j.slack === undefined) return '—';
+  const d = fmtDuration(Math.abs(j.slack) || 1e-9);
+  if (j.slack < 0) return 'late by ' + d;
+  return (typeof j.ended === 'number' ? 'on time by ' : 'due in ') + d;
+}
+
+function fmtAccuracy(j) {
+  if (j.accuracy === null || j.accuracy === undefined) return '—';
+  const met = j.accuracy_met === true ? 'met'
+    : j.accuracy_met === false ? 'not met' : 'no metric yet';
+  return (j.direction === 'min' ? '≤ ' : '≥ ') + fmtLoss(j.accuracy) + ': ' + met;
+}
+
+/* Why it is where it is under mlfs-h, mlfs-rl or mlfs: the policy's key
+ * and the normalised terms it is made of (the job's "priority"). */
+function priorityTerms(p) {
+  const f = (v) => fmt(v, 2);
+  const key = p.score !== null && p.score !== undefined
+    ? 'key ' + fmt(p.key, 3) + ' (the network\'s score; MLF-H\'s P ' +
+      fmt(p.ml + p.computation, 3) + ')'
+    : 'key ' + fmt(p.key, 3) + ' = ML ' + fmt(p.ml, 3) + ' + computation ' +
+      fmt(p.computation, 3);
+  return p.policy + ' #' + p.rank + ' of ' + p.of + ', ' + key +
+    '; urgency ' + f(p.urgency) + ', 1/I ' + f(p.iteration) +
+    ', loss drop ' + f(p.loss_drop) + ', deadline ' + f(p.deadline) +
+    ', remaining ' + f(p.remaining) + ', waiting ' + f(p.waiting) + '; ' +
+    (p.holds_cores ? 'holds cores' : 'waits') + ', load ' + f(p.load);
+}
+
 /* ---------------------------------------------------------------- table */
 
 function cell(tr, text, cls) {
@@ -418,6 +464,12 @@ function drawTable(jobs) {
     cell(tr, fmt(j.gain, 4), 'num');
     cell(tr, active(j) ? fmtDuration(j.eta90_s) : '—', 'num');
     cell(tr, fmtPercent(j.forecast_norm_error), 'num');
+    cell(tr, fmtSlack(j), 'num goal-slack');
+    cell(tr, fmtAccuracy(j), 'goal-accuracy');
+    cell(tr, hasGoal(j) ? String(j.urgency) : '—', 'num goal-urgency');
+    const pr = cell(tr, j.priority ? '#' + j.priority.rank + ' of ' +
+                    j.priority.of : '—', 'num goal-priority');
+    if (j.priority) pr.title = priorityTerms(j.priority);
     tr.addEventListener('click', () => {
       state.selected = state.selected === j.id ? null : j.id;
       refresh();
@@ -427,7 +479,7 @@ function drawTable(jobs) {
   if (!rows.length) {
     const tr = document.createElement('tr');
     const td = cell(tr, 'No jobs.', 'none');
-    td.colSpan = 10;
+    td.colSpan = 14;
     rows.push(tr);
   }
   body.replaceChildren(...rows);
