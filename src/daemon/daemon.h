@@ -191,8 +191,9 @@ typedef struct sd_job {
     slaq_convergence convergence; /* declared class (submit or hello) */
     slaq_goal goal;       /* deadline (Unix time), required accuracy of its
                              metric, urgency (slaq submit; docs/deadlines.md) */
-    slaq_prio_terms prio; /* its policy's terms at the last epoch, and its */
-    size_t prio_rank;     /* place by key (1: first; 0: none; jobs.c) */
+    slaq_prio_terms prio; /* its policy's terms at the last epoch, its */
+    size_t prio_rank;     /* place by key (1: first; 0: none) and the */
+    slaq_policy_kind prio_policy; /* policy (jobs.c, epoch_priority) */
     int managed;          /* started by slaqd (else attached) */
     char secret[SD_SECRET_LEN + 1]; /* a hello naming this job must carry
                                        it ("" for a job recorded before

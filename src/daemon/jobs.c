@@ -1489,6 +1489,7 @@ static void epoch_priority(sd_daemon *d)
         j->prio_rank = 0;
         if (t) {
             j->prio = t[i];
+            j->prio_policy = pol;
             r[i] = (prio_rank){t[i].key, i};
         }
     }
@@ -1840,8 +1841,11 @@ static const char *model_name(slaq_model m)
  * job the scheduler does not hold. */
 static json_t *priority_json(sd_daemon *d, const sd_job *j)
 {
-    slaq_policy_kind pol = slaq_sched_get_config(d->sched)->policy;
-    if (!j->sj || !j->prio_rank || !slaq_policy_has_terms(pol))
+    /* the policy the terms were made under: the one in force may have
+     * changed since the epoch */
+    slaq_policy_kind pol = j->prio_policy;
+    if (!j->sj || !j->prio_rank ||
+        pol != slaq_sched_get_config(d->sched)->policy)
         return json_null();
     const slaq_prio_terms *t = &j->prio;
     json_t *p = json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, "

@@ -186,3 +186,50 @@ def test_an_older_state_db_gains_the_goal_columns(daemon_factory, tmp_path):
     assert job["urgency"] == 1 and job["accuracy"] is None
     j = d.submit(TOY, "--iters", "3", deadline="+1h", urgency=3)
     assert d.job(j)["urgency"] == 3
+
+
+def test_ls_and_show_say_why_a_job_is_where_it_is(daemon_factory):
+    # Under mlfs-h each job's place in the order and the terms of its
+    # key (the job's "priority"): the urgent job first, its urgency term
+    # 1 (7 of 7), the other's 1/7; the key is MLF-H's P, the sum of its
+    # two halves. Under mlfs-rl the key is the network's score. Under
+    # fair there is no order of priority.
+    d = daemon_factory("--policy", "mlfs-h", "--cores", "1")
+    low = d.submit(TOY, "--forever", "--iter-cpu", "30", name="low",
+                   max_cores=1, urgency=1)
+    high = d.submit(TOY, "--forever", "--iter-cpu", "30", name="high",
+                    max_cores=1, urgency=7, deadline="+3h")
+    both = wait_for(lambda: (lambda a, b: (a, b) if a["priority"] and
+                             b["priority"] else None)(d.job(low),
+                                                      d.job(high)),
+                    timeout=15, what="both jobs ranked")
+    lo, hi = both[0]["priority"], both[1]["priority"]
+    assert lo["policy"] == hi["policy"] == "mlfs-h"
+    assert lo["of"] == hi["of"] == 2
+    assert hi["urgency"] == 1 and abs(lo["urgency"] - 1 / 7) < 1e-12
+    assert hi["score"] is None
+    assert abs(hi["key"] - (hi["ml"] + hi["computation"])) < 1e-12
+    assert hi["key"] > lo["key"] and (hi["rank"], lo["rank"]) == (1, 2)
+    ls = d.cli("ls").stdout
+    row = [x for x in ls.splitlines() if x.startswith("%d " % high)][0]
+    assert "due in 2h59m" in row and row.endswith("mlfs-h #1 of 2"), ls
+    row = [x for x in ls.splitlines() if x.startswith("%d " % low)][0]
+    assert row.endswith("  mlfs-h #2 of 2"), ls
+    out = d.cli("show", str(high)).stdout
+    assert "priority    mlfs-h #1 of 2, key %.3f = ML %.3f + computation " \
+           "%.3f" % (hi["key"], hi["ml"], hi["computation"]) in out, out
+    assert "terms       urgency 1.00, 1/I 1.00," in out, out
+    out = d.cli("show", str(low)).stdout
+    assert "terms       urgency 0.14," in out, out
+    assert d.cli("policy", "mlfs-rl").stdout.strip() == "mlfs-rl"
+    hi = wait_for(lambda: (lambda p: p if p and p["policy"] == "mlfs-rl"
+                           else None)(d.job(high)["priority"]),
+                  timeout=15, what="the mlfs-rl terms")
+    assert hi["score"] is not None and hi["key"] == hi["score"]
+    assert "(the network's score; MLF-H's P" in d.cli("show",
+                                                      str(high)).stdout
+    d.cli("policy", "fair")
+    wait_for(lambda: d.job(high)["priority"] is None, timeout=15,
+             what="no priority under fair")
+    assert "mlfs" not in d.cli("ls").stdout
+    assert "priority" not in d.cli("show", str(high)).stdout
