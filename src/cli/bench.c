@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 #include "io/setopt.h"
 #include "io/stats.h"
+#include "slaq/deadline.h"
 #include "slaq/slaq.h"
 
 /* The settings the synthetic benchmark starts from: the core's, on
@@ -250,8 +251,9 @@ static int bench_sched(int argc, char **argv)
     int rc = bench_parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
-    char why[256];
-    if (setopt_check_model(&o.cfg, why, sizeof why)) {
+    char why[1024];
+    slaq_rl_model net; /* mlfs-rl's and mlfs's: the committed one */
+    if (setopt_model(&o.cfg, NULL, &net, why, sizeof why)) {
         cli_error("bench", "%s", why);
         return EXIT_USAGE;
     }

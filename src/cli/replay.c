@@ -29,6 +29,7 @@
 #include "cli/cli.h"
 #include "daemon/store.h"
 #include "io/setopt.h"
+#include "slaq/deadline.h"
 #include "slaq/slaq.h"
 
 /* slaqd's defaults that depend on another setting. */
@@ -394,12 +395,14 @@ static void compare_epoch(rp_run *run, const rp_event *e, const rp_opts *o,
 
 static int replay(rp_run *run, const rp_opts *o, rp_tally *tl)
 {
-    char why[256];
-    if (setopt_check_model(&o->sc, why, sizeof why)) {
+    char why[1024];
+    slaq_sched_config sc = o->sc;
+    slaq_rl_model net; /* mlfs-rl's and mlfs's: the committed one */
+    if (setopt_model(&sc, NULL, &net, why, sizeof why)) {
         cli_error("replay", "%s", why);
         return -1;
     }
-    slaq_sched *s = slaq_sched_new(&o->sc);
+    slaq_sched *s = slaq_sched_new(&sc);
     if (!s) {
         cli_error("replay", "cannot create the scheduler with these "
                   "settings (cores %g, unit %g)", o->sc.cores, o->sc.unit);

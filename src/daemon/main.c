@@ -598,22 +598,12 @@ static int load_rl_model(sd_config *c, const sd_args *a)
 {
     if (c->agent)
         return 0;
-    const char *path = a->rl_model ? a->rl_model : rlm_default_path();
     char err[1024];
-    if (!a->rl_model && access(path, F_OK) != 0) {
-        if (setopt_check_model(&c->sched, err, sizeof err)) {
-            fprintf(stderr, "slaqd: %s; the default model %s does not "
-                    "exist: give one with --rl-model FILE\n", err, path);
-            return 2;
-        }
-        return 0;
-    }
-    if (rlm_read(path, &rl_model, err, sizeof err) < 0) {
+    if (setopt_model(&c->sched, a->rl_model, &rl_model, err, sizeof err)) {
         fprintf(stderr, "slaqd: %s: %s\n", a->rl_model ? a->rl_model_where
                 : "the default --rl-model", err);
         return 2;
     }
-    c->sched.rl = &rl_model;
     return 0;
 }
 

@@ -3,7 +3,9 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "io/rlmodel.h"
 #include "io/setopt.h"
 
 static int skipped(const char *name, const char *const *skip)
@@ -52,15 +54,24 @@ const slaq_setting *setopt_row(int code)
     return slaq_setting_at((size_t)(code - SETOPT_BASE));
 }
 
-int setopt_check_model(const slaq_sched_config *cfg, char *err,
-                       size_t errlen)
+int setopt_model(slaq_sched_config *cfg, const char *path,
+                 struct slaq_rl_model *m, char *err, size_t errlen)
 {
-    if (!slaq_policy_needs_model(cfg->policy) || cfg->rl)
-        return 0;
-    snprintf(err, errlen, "policy %s needs MLF-RL's network, which only "
-             "slaqd (--rl-model) and slaq sim --deadlines (--model) load",
-             slaq_policy_name(cfg->policy));
-    return -1;
+    if (!path) {
+        path = rlm_default_path();
+        if (access(path, F_OK) != 0) {
+            if (!slaq_policy_needs_model(cfg->policy))
+                return 0;
+            snprintf(err, errlen, "policy %s needs MLF-RL's network, and "
+                     "the default model %s does not exist",
+                     slaq_policy_name(cfg->policy), path);
+            return -1;
+        }
+    }
+    if (rlm_read(path, m, err, errlen))
+        return -1;
+    cfg->rl = m;
+    return 0;
 }
 
 int setopt_apply(slaq_sched_config *cfg, int code, const char *value,

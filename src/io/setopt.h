@@ -58,12 +58,17 @@ int setopt_apply(slaq_sched_config *cfg, int code, const char *value,
                  char *err, size_t errlen);
 
 /*
- * 0 when cfg's policy can run with what cfg holds; -1 with a message in
- * err when it needs MLF-RL's network (slaq_policy_needs_model) and
- * cfg->rl is NULL: a front end that loads no network refuses it so.
+ * Lends cfg MLF-RL's network (cfg->rl = m), which mlfs-rl and mlfs need
+ * (slaq_policy_needs_model): the model file `path`, or with path NULL
+ * the committed one (rlm_default_path) when it exists. m must outlive
+ * the scheduler made from cfg. Returns 0, or -1 with a message in err: a
+ * file that cannot be read or is malformed (with its file and line), or
+ * a policy that needs a network when path is NULL and the default does
+ * not exist.
  */
-int setopt_check_model(const slaq_sched_config *cfg, char *err,
-                       size_t errlen);
+struct slaq_rl_model;
+int setopt_model(slaq_sched_config *cfg, const char *path,
+                 struct slaq_rl_model *m, char *err, size_t errlen);
 
 /*
  * Prints a --help line (wrapped to 79 columns, the text from column

@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/setopt.h"
 #include "sim/aqpsim.h"
 #include "sim/sim.h"
+#include "slaq/deadline.h"
 #include "slaq/settings.h"
 
 void aqpsim_config_init(aqpsim_config *c)
@@ -104,7 +106,11 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
     if (aqpsim_config_check(cfg, qs, n, err, errlen))
         return -1;
     memset(res, 0, n * sizeof *res);
-    slaq_sched *s = slaq_sched_new(&cfg->sched);
+    slaq_sched_config sc = cfg->sched;
+    slaq_rl_model net; /* mlfs-rl's and mlfs's: the committed one */
+    if (setopt_model(&sc, NULL, &net, err, errlen))
+        return -1;
+    slaq_sched *s = slaq_sched_new(&sc);
     aq *a = calloc(n ? n : 1, sizeof *a);
     if (!s || !a) {
         slaq_sched_free(s);

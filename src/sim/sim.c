@@ -17,6 +17,7 @@
  * measured here (the core reads no clock).
  */
 #include "sim/sim.h"
+#include "slaq/deadline.h"
 #include "slaq/settings.h"
 
 #include "core/util.h"
@@ -60,8 +61,6 @@ int sim_config_check(const sim_config *c, const wl_workload *wl, char *err,
                   "numbers > 0");
         return -1;
     }
-    if (setopt_check_model(&c->sched, err, errlen))
-        return -1;
     if (c->nodes > SIM_MAX_NODES) {
         util_errf(err, errlen, "--nodes %zu: more than the cap of %d nodes",
                   c->nodes, SIM_MAX_NODES);
@@ -147,8 +146,7 @@ int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c)
         c->sched.predictor = SLAQ_PRED_ORACLE;
         return 0;
     }
-    if (slaq_policy_parse(pol, &c->sched.policy) != SLAQ_OK ||
-        slaq_policy_needs_model(c->sched.policy)) /* --deadlines' only */
+    if (slaq_policy_parse(pol, &c->sched.policy) != SLAQ_OK)
         return -1;
     if (colon && (slaq_predictor_parse(colon + 1, &c->sched.predictor) !=
                       SLAQ_OK ||
@@ -566,6 +564,9 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     if (sim_config_check(cfg, wl, err, errlen))
         return -1;
     slaq_sched_config sc = cfg->sched;
+    slaq_rl_model net; /* mlfs-rl's and mlfs's: the committed one */
+    if (setopt_model(&sc, NULL, &net, err, errlen))
+        return -1;
     if (cfg->nodes > 0) {
         sc.nodes = cfg->nodes;
         sc.cores = cfg->sched.cores / (double)cfg->nodes;
