@@ -106,8 +106,9 @@ static const slaq_setting settings[] = {
              "by what each job's predicted loss (or a query's progress) "
              "gains from them, or by the jobs' goals; `slaq policy --help` "
              "describes each policy. mlfs-rl and mlfs need MLF-RL's "
-             "network: slaqd loads it (--rl-model), slaq sim --deadlines "
-             "takes --model."},
+             "network: every front end reads the committed one "
+             "(data/models/mlfs-rl.model); slaqd --rl-model and slaq sim "
+             "--deadlines --model name another."},
     {.name = "predictor", .type = SLAQ_SETTING_ENUM,
      .offset = AT(predictor, int), VALUES(predictors, predictor_name),
      .dflt = SLAQ_PRED_AUTO, .arg = "K",

@@ -94,6 +94,8 @@ check_grep "the unit starts $P/bin/slaqd with /etc/slaq/slaqd.conf" \
 check_grep "the unit keeps state in /var/lib/slaq" "^StateDirectory=slaq" "$U"
 check_grep "the unit's socket is in /run/slaq" "^RuntimeDirectory=slaq" "$U"
 check "configuration /etc/slaq/slaqd.conf" test -f "$D/etc/slaq/slaqd.conf"
+check "MLF-RL's network, slaqd's default --rl-model" \
+  cmp -s data/models/mlfs-rl.model "$D$P/share/slaq/mlfs-rl.model"
 
 # A second install keeps an edited configuration.
 echo "policy = fair" >>"$D/etc/slaq/slaqd.conf"
