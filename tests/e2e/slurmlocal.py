@@ -9,8 +9,6 @@ import subprocess
 import tempfile
 import time
 
-import pytest
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "slurm-local.sh")
 NEEDED = ("slurmctld", "slurmd", "srun", "sbatch", "munged")

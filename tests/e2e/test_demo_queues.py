@@ -1,6 +1,8 @@
 """make demo-queues at a small size: a task array and one slaq-train job on
 a controller and three agents, with node queues and without; every task
-ends, and the numbers it reports hold together."""
+ends, and the numbers it reports hold together. The agents started
+directly here (--direct); test_demo_queues_slurm runs them through the
+local Slurm cluster."""
 
 import json
 import os
@@ -15,7 +17,8 @@ def test_demo_queues_small(tmp_path):
     p = subprocess.run([sys.executable,
                         os.path.join(ROOT, "scripts", "demo-queues.py"),
                         "--tasks", "20", "--jobs", "1", "--scale", "0.1",
-                        "--cores", "2", "--out", str(out), BUILD],
+                        "--cores", "2", "--direct", "--out", str(out),
+                        BUILD],
                        capture_output=True, text=True, timeout=240)
     assert p.returncode == 0, p.stderr
     assert "node queues (bound 4)" in p.stdout and "no node queues" in p.stdout
