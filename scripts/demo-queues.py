@@ -310,7 +310,9 @@ def run(backend, build, args, bound, work):
         wrong = [x for x in runs if x["said"] != [
             "index=%d" % x["index"], "ppid=%d" % agents.get(x["node"], -1)]]
         return {
-            "backend": backend.name, "bound": bound, "tasks": args.tasks,
+            "backend": backend.name, "slurm_job": getattr(backend, "jobid",
+                                                          None),
+            "bound": bound, "tasks": args.tasks,
             "done": a["counts"]["done"],
             "makespan_s": round(makespan, 3),
             "task_cores": round(task_cores, 2),
