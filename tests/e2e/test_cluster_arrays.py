@@ -182,3 +182,57 @@ def test_an_agent_starts_its_queue_without_the_controller(daemon_factory,
     finally:
         conn.close()
         lsn.close()
+
+
+def node_queue_order_run(cluster, tmp_path, order):
+    """One node of 2 cores and a queue of 4, under --queue-order order:
+    array A (8 tasks of 1 s) fills the cores and the queue; array B (2
+    tasks of 0.1 s) is submitted behind it and reaches the node's queue
+    behind A's queued tasks. Returns {(array, index): (job id, start)}."""
+    ctl, agents = cluster(nodes=("n1",), extra=("--queue-bound", "4",
+                                                "--queue-order", order))
+    outa, outb = tmp_path / "a", tmp_path / "b"
+    outa.mkdir()
+    outb.mkdir()
+    aid = submit_array(ctl, "1-8", task_cmd(outa, "1"), "--task-estimate",
+                       "1")
+    wait_for(lambda: array(ctl, aid)["counts"]["running"] == 2 and len(
+        ctl.request({"type": "queue"})["nodes"][0]["queue"]) == 4,
+        timeout=10, what="two of A running and four in n1's queue")
+    bid = submit_array(ctl, "1-2", task_cmd(outb, "0.1"), "--task-estimate",
+                       "0.1")
+    for x in (aid, bid):
+        wait_for(lambda: array(ctl, x)["state"] not in ("running",
+                                                        "pending"),
+                 timeout=60, what="array %d to end" % x)
+    runs = {}
+    for name, x, out in (("A", aid, outa), ("B", bid, outb)):
+        a = array(ctl, x)
+        assert a["counts"]["done"] == len(a["task_list"]), a
+        rec = records(out)
+        for t in a["task_list"]:
+            runs[(name, t["index"])] = (t["id"], rec[t["index"]][0][0])
+    return runs
+
+
+def test_an_agent_starts_its_queue_in_placement_order_under_fifo(cluster,
+                                                                 tmp_path):
+    runs = node_queue_order_run(cluster, tmp_path, "fifo")
+    # job ids are given as the controller places tasks into n1's queue:
+    # under fifo they start in that order
+    by_start = sorted(runs, key=lambda k: runs[k][1])
+    assert by_start == sorted(runs, key=lambda k: runs[k][0]), by_start
+    assert by_start[-2:] == [("B", 1), ("B", 2)], by_start
+
+
+def test_an_agent_orders_its_queue_by_the_controllers_srjf(cluster,
+                                                          tmp_path):
+    """--queue-order srjf on the controller reaches the agent on the link:
+    B's tasks, placed into n1's queue behind A's 5 and 6, start before
+    them (B's remaining work, 0.2 s, is the least), although they joined
+    the queue after them."""
+    runs = node_queue_order_run(cluster, tmp_path, "srjf")
+    for b in (("B", 1), ("B", 2)):
+        for a in (("A", 5), ("A", 6)):
+            assert runs[b][0] > runs[a][0], (b, a, runs)  # placed after
+            assert runs[b][1] < runs[a][1], (b, a, runs)  # started before
