@@ -1,7 +1,8 @@
 """A lost agent under Slurm comes back (contrib/slurm/slaq-cluster.sbatch):
 on the local three-node Slurm cluster, an agent killed with -9 is started
-again by the batch script as a new job step on the same node, and its node
-registers again and runs jobs; with SLAQ_AGENT_RETRIES=1 the second kill
+again by the batch script as a new job step on the same node once the
+controller has called the node down (its job is lost, its process
+stopped), and its node registers again and runs jobs; with SLAQ_AGENT_RETRIES=1 the second kill
 in a row is not followed by a restart, and the batch script says why.
 Skipped, with the reason, where Slurm cannot start."""
 
@@ -76,8 +77,25 @@ def test_a_killed_agent_comes_back_as_a_new_step(slurm):
 
     old_pid, (job, old_step, node) = agent()
     assert (job, node) == (jobid, "n2") and old_step != ""
+
+    def show(i):
+        return control_request(sock, {"type": "show", "job": i})["job"]
+
+    def running(i):
+        j = show(i)
+        return j if j["state"] == "running" and j["pid"] else None
+    first = int(slaq(c, "submit", "--socket", sock, "--node", "n2", "--",
+                     "sleep", "600").stdout)
+    first_pid = wait_for(lambda: running(first), timeout=20,
+                         what="a job on n2")["pid"]
     os.kill(old_pid, signal.SIGKILL)
     t_kill = time.monotonic()
+    # the node is called down before its new agent registers: its job
+    # follows the rules for a lost node
+    wait_for(lambda: n2()["state"] == "down", timeout=3 * EPOCH + 10,
+             what="n2 to go down")
+    wait_for(lambda: show(first)["state"] == "lost", timeout=10,
+             what="n2's job to be lost")
 
     # a new agent on n2: another process, a new step of the same job
     pid, (job, step, node) = wait_for(
@@ -89,16 +107,20 @@ def test_a_killed_agent_comes_back_as_a_new_step(slurm):
              timeout=20, what="n2 to register again")
     back = time.monotonic() - t_kill
     assert back < 20, back
+    print("n2 back %.1f s after its agent was killed" % back)
+    # the lost job's process, if it outlived its agent, is stopped there
+    wait_for(lambda: step_of(first_pid) is None, timeout=20,
+             what="the lost job's process to end")
+    assert show(first)["state"] == "lost"
     out = open(os.path.join(cdir, "slurm-%s.out" % jobid)).read()
     assert "the agent on n2 ended" in out and "restart 1 of 1" in out, out
 
     # the node runs jobs again, started by the new agent
     jid = int(slaq(c, "submit", "--socket", sock, "--node", "n2", "--",
                    "sleep", "60").stdout)
-    j = wait_for(lambda: (lambda j: j if j["state"] == "running" else None)(
-        control_request(sock, {"type": "show", "job": jid})["job"]),
-        timeout=20, what="a job on n2")
+    j = wait_for(lambda: running(jid), timeout=20, what="a job on n2")
     assert j["node"] == "n2"
+    assert step_of(j["pid"]) is not None
     assert os.path.exists(os.path.join(cdir, "agent-n2", "jobs", str(jid)))
 
     # the bound: a second end in a row is not followed by a restart
