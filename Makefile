@@ -125,11 +125,12 @@ demo-sweep: deps
 # A task array (TASKS=500 of 1-5 s x SCALE) and JOBS=4 slaq-train jobs on a
 # controller and 3 agents (Slurm steps on the local Slurm cluster when it
 # starts here, else or with DIRECT=1 started directly), with node queues
-# (BOUND=4) and without: makespan, utilisation, idle gap, the ML jobs' t90
+# (BOUND=auto, slaqd's default; or N, mwt:S) and without: makespan,
+# utilisation, idle gap, the ML jobs' t90
 # (docs/arrays.md, "Node queues").
 demo-queues: deps
 	@$(MAKE) --no-print-directory build
-	@scripts/demo-queues.py --tasks $(or $(TASKS),500) --jobs $(or $(JOBS),4) --scale $(or $(SCALE),1) --bound $(or $(BOUND),4) $(if $(DIRECT),--direct) --out $(BUILD)/demo-queues.json $(BUILD)
+	@scripts/demo-queues.py --tasks $(or $(TASKS),500) --jobs $(or $(JOBS),4) --scale $(or $(SCALE),1) --bound $(or $(BOUND),auto) $(if $(DIRECT),--direct) --out $(BUILD)/demo-queues.json $(BUILD)
 
 # Suspend latency and checkpoint size of a real job under slaqd.
 bench-suspend: build

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """demo-queues.py — a task array and ML jobs on a controller and three
-agents, with node queues (--queue-bound B) and without (--queue-bound 0):
+agents, with node queues (--queue-bound B, slaqd's default auto) and
+without (--queue-bound 0):
 makespan and utilisation of the task cores, the idle gap between tasks and
 the ML jobs' time to 90 % of their loss drop (docs/arrays.md, "Node
 queues").
@@ -156,7 +157,7 @@ class Slurm:
                         SLAQ_CONTROLLER_HOST="127.0.0.1",
                         SLAQ_AGENT_CORES=str(self.args.cores),
                         SLAQ_AGENT_ENFORCE="signal",
-                        SLAQ_CONTROLLER_OPTS="--queue-bound %d" % bound)
+                        SLAQ_CONTROLLER_OPTS="--queue-bound %s" % bound)
         p = self._slaq("cluster", "up", "--slurm", "--nodes", str(len(NODES)),
                        "--time", "60", "--dir", self.dir, "--epoch", "1",
                        "--wait", "90")
@@ -347,13 +348,31 @@ def run(backend, build, args, bound, work):
         backend.stop()
 
 
+def bound_arg(text):
+    """--bound: "auto", a whole number >= 1 (as an int) or "mwt:S"."""
+    if text == "auto":
+        return text
+    if text.startswith("mwt:"):
+        try:
+            if float(text[4:]) > 0:
+                return text
+        except ValueError:
+            pass
+    elif text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise argparse.ArgumentTypeError(
+        "expected auto, a whole number >= 1 or mwt:SECONDS, got '%s'" % text)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build")
     ap.add_argument("--tasks", type=int, default=500)
     ap.add_argument("--jobs", type=int, default=4)
     ap.add_argument("--scale", type=float, default=1.0)
-    ap.add_argument("--bound", type=int, default=4)
+    ap.add_argument("--bound", type=bound_arg, default="auto",
+                    help="the node queues' bound: auto (the default), a "
+                    "length N >= 1 or mwt:SECONDS (slaqd --queue-bound)")
     ap.add_argument("--cores", type=int, default=4)
     how = ap.add_mutually_exclusive_group()
     how.add_argument("--slurm", action="store_true",
@@ -364,8 +383,8 @@ def main():
     args = ap.parse_args()
     args.build = os.path.abspath(args.build)
     if args.tasks < 1 or args.jobs < 0 or not args.scale > 0 or \
-            args.bound < 1 or args.cores < 1:
-        ap.error("--tasks, --bound and --cores must be >= 1, --jobs >= 0, "
+            args.cores < 1:
+        ap.error("--tasks and --cores must be >= 1, --jobs >= 0, "
                  "--scale > 0")
     backend = None
     why = None
@@ -398,7 +417,7 @@ def main():
     print("%-22s %6s %10s %7s %10s %s" % ("", "TASKS", "MAKESPAN", "UTIL",
                                          "IDLE GAP", "ML t90 (s)"))
     for r in results:
-        name = ("node queues (bound %d)" % r["bound"] if r["bound"]
+        name = ("node queues (bound %s)" % r["bound"] if r["bound"]
                 else "no node queues")
         print("%-22s %6d %9.2fs %6.1f%% %8.1fms %s" % (
             name, r["done"], r["makespan_s"], 100 * (r["utilisation"] or 0),

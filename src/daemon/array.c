@@ -899,7 +899,9 @@ static double task_estimate(const sd_array *a)
  * tasks. A single slaqd is its own one node, "local".
  */
 /* A controller's view: each node's queue, the tasks its agent holds in
- * the order they were placed (they start in that order). */
+ * the order they were placed: the order they start in under fifo; under
+ * an order that reorders, the agent picks among them (agent.c,
+ * queue_next), and the waits shown are placement order's. */
 static json_t *nodes_queue_json(sd_daemon *d)
 {
     size_t nn = d->nnodes;

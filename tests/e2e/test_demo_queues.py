@@ -19,7 +19,7 @@ def test_demo_queues_small(tmp_path):
     p = subprocess.run([sys.executable,
                         os.path.join(ROOT, "scripts", "demo-queues.py"),
                         "--tasks", "20", "--jobs", "1", "--scale", "0.1",
-                        "--cores", "2", "--direct", "--out", str(out),
+                        "--cores", "2", "--bound", "4", "--direct", "--out", str(out),
                         BUILD],
                        capture_output=True, text=True, timeout=240)
     assert p.returncode == 0, p.stderr
@@ -43,8 +43,8 @@ def test_demo_queues_slurm_tasks_once_on_slurm_agents_queues_cut_gap(tmp_path):
     starts the agents as Slurm steps on n1..n3. Every task runs exactly
     once, says its own index, and was started by its node's agent, a
     process of that run's Slurm job on that node; the ML job runs and
-    makes progress; and the node queues shorten the idle gap between
-    tasks."""
+    makes progress; and the node queues (slaqd's default bound, auto)
+    shorten the idle gap between tasks."""
     out = tmp_path / "dq.json"
     tasks = 40
     p = subprocess.run([sys.executable,
@@ -59,7 +59,7 @@ def test_demo_queues_slurm_tasks_once_on_slurm_agents_queues_cut_gap(tmp_path):
     assert "Slurm job steps" in p.stdout, p.stdout
     r = json.loads(out.read_text())
     assert r["backend"] == "slurm" and r["slurm_unavailable"] is None
-    assert [x["bound"] for x in r["runs"]] == [4, 0]
+    assert [x["bound"] for x in r["runs"]] == ["auto", 0]
     jobs = set()
     for run in r["runs"]:
         assert run["done"] == tasks, run["done"]
