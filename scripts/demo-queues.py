@@ -414,12 +414,12 @@ def main():
     print("agents: %s" % ("Slurm job steps on the local Slurm cluster's "
                           "nodes n1..n3" if backend.name == "slurm" else
                           "started directly on this machine"))
-    print("%-22s %6s %10s %7s %10s %s" % ("", "TASKS", "MAKESPAN", "UTIL",
+    print("%-26s %6s %10s %7s %10s %s" % ("", "TASKS", "MAKESPAN", "UTIL",
                                          "IDLE GAP", "ML t90 (s)"))
     for r in results:
         name = ("node queues (bound %s)" % r["bound"] if r["bound"]
                 else "no node queues")
-        print("%-22s %6d %9.2fs %6.1f%% %8.1fms %s" % (
+        print("%-26s %6d %9.2fs %6.1f%% %8.1fms %s" % (
             name, r["done"], r["makespan_s"], 100 * (r["utilisation"] or 0),
             r["mean_idle_gap_ms"] or 0, " ".join(
                 "-" if j["t90_s"] is None else "%.1f" % j["t90_s"]
