@@ -15,7 +15,8 @@
 #                   (POLICY=slaq|fair|slaq-maxmin, HTTP=ADDR:PORT)
 #   make demo-compare  the demo batch under fair and slaq, and simulated
 #   make demo-aqp   12 approximate queries under relaqs and fair (SF=, HTTP=)
-#   make demo-queues  a task array and ML jobs on 3 agents, node queues or not
+#   make demo-queues  a task array and ML jobs on 3 agents (Slurm steps on the
+#                   local Slurm cluster; DIRECT=1: started here), queues or not
 #   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
 #   make bench-cluster the core at 1,000 nodes x 64 cores, 50,000 jobs (sim)
 #   make check-asan run the unit tests under ASan + UBSan
@@ -122,11 +123,14 @@ demo-sweep: deps
 	@scripts/demo-sweep.sh $(if $(HTTP),--http $(HTTP)) $(BUILD)
 
 # A task array (TASKS=500 of 1-5 s x SCALE) and JOBS=4 slaq-train jobs on a
-# controller and 3 agents here, with node queues (BOUND=4) and without:
-# makespan, utilisation, idle gap (docs/arrays.md, "Node queues").
+# controller and 3 agents (Slurm steps on the local Slurm cluster when it
+# starts here, else or with DIRECT=1 started directly), with node queues
+# (BOUND=auto, slaqd's default; or N, mwt:S) and without: makespan,
+# utilisation, idle gap, the ML jobs' t90
+# (docs/arrays.md, "Node queues").
 demo-queues: deps
 	@$(MAKE) --no-print-directory build
-	@scripts/demo-queues.py --tasks $(or $(TASKS),500) --jobs $(or $(JOBS),4) --scale $(or $(SCALE),1) --bound $(or $(BOUND),4) --out $(BUILD)/demo-queues.json $(BUILD)
+	@scripts/demo-queues.py --tasks $(or $(TASKS),500) --jobs $(or $(JOBS),4) --scale $(or $(SCALE),1) --bound $(or $(BOUND),auto) $(if $(DIRECT),--direct) --out $(BUILD)/demo-queues.json $(BUILD)
 
 # Suspend latency and checkpoint size of a real job under slaqd.
 bench-suspend: build

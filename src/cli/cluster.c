@@ -53,7 +53,10 @@ static void usage(FILE *f)
         "  -h, --help      this help\n\n"
         "Options after -- go to sbatch as they are (--partition, --account,\n"
         "--cpus-per-task ...). Environment passed to the batch script:\n"
-        "SLAQ_CONTROLLER_HOST, SLAQ_AGENT_CORES, SLAQ_AGENT_ENFORCE (see\n"
+        "SLAQ_CONTROLLER_HOST, SLAQ_CONTROLLER_OPTS, SLAQ_AGENT_CORES,\n"
+        "SLAQ_AGENT_ENFORCE, SLAQ_AGENT_SHARE, SLAQ_AGENT_RETRIES (an agent\n"
+        "that dies is started again as a new step on its node, at most this\n"
+        "many times in a row, default 5; see\n"
         "contrib/slurm/slaq-cluster.sbatch). Jobs: `slaq submit` on the\n"
         "controller's node, with SLAQ_SOCKET set as `env` prints it.\n");
 }

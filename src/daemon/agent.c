@@ -331,6 +331,30 @@ static int replay_one(void *arg, const slaq_report *r, const char *est,
     return 0;
 }
 
+/* The controller's queue order and starvation thresholds (its
+ * --queue-order and --starvation), which order this node's queue of tasks
+ * (queue_next): they replace the agent's own settings, so that a task
+ * waits at its node by the same rule as at the controller. A welcome
+ * without them (an older controller) leaves the agent's. */
+static void welcome_order(sd_daemon *d, json_t *msg)
+{
+    const char *order = json_string_value(json_object_get(msg,
+                                                          "queue_order"));
+    const char *st = json_string_value(json_object_get(msg, "starvation"));
+    slaq_qorder o = d->cfg.sched.queue_order;
+    slaq_starvation sv = d->cfg.sched.starvation;
+    if ((order && slaq_qorder_parse(order, &o) != SLAQ_OK) ||
+        (st && slaq_starvation_parse(st, &sv) != SLAQ_OK)) {
+        sd_log(d, 0, "controller: welcome: queue_order '%s' or starvation "
+               "'%s' not understood; the node's queue keeps %s",
+               order ? order : "", st ? st : "",
+               slaq_qorder_name(d->cfg.sched.queue_order));
+        return;
+    }
+    d->cfg.sched.queue_order = o;
+    d->cfg.sched.starvation = sv;
+}
+
 /* The controller's welcome: what it counts as ours, and how far. */
 static void on_welcome(sd_daemon *d, json_t *msg)
 {
@@ -340,6 +364,7 @@ static void on_welcome(sd_daemon *d, json_t *msg)
     if (json_is_number(grace) && json_number_value(grace) > 0)
         d->cfg.grace_s = json_number_value(grace);
     d->up_welcomed = 1;
+    welcome_order(d, msg);
     json_t *jobs = json_object_get(msg, "jobs");
     const char *key;
     json_t *v;
@@ -657,6 +682,67 @@ static const char *task_bad(json_t *t)
     return NULL;
 }
 
+/* A number of a task's "order", or INFINITY (null or absent: unknown). */
+static double order_num(json_t *order, const char *key)
+{
+    json_t *v = json_object_get(order, key);
+    return json_is_number(v) ? json_number_value(v) : INFINITY;
+}
+
+/* Queued task t as an item of the queue order (slaq/queue.h): what the
+ * controller said of its array when it placed it ("order": its arrival,
+ * estimate, remaining work and tasks), and when it joined this queue
+ * ("queued_at", this agent's clock). A task without an order (from an
+ * older controller) is like every other: the queue keeps arrival order. */
+static slaq_qitem task_item(json_t *t)
+{
+    json_t *o = json_object_get(t, "order");
+    double at = order_num(t, "queued_at");
+    double arrival = order_num(o, "arrival");
+    return (slaq_qitem){.job_arrival = isfinite(arrival) ? arrival : 0,
+                        .enqueued = isfinite(at) ? at : 0,
+                        .dur_est = order_num(o, "estimate"),
+                        .job_work = order_num(o, "work"),
+                        .job_tasks = order_num(o, "tasks")};
+}
+
+/* Appends a valid task to the queue, stamped with the time it joined it.
+ * Its array's remaining work and tasks are the controller's newest word:
+ * the tasks of the same array queued before it take them too. */
+static void queue_add(sd_daemon *d, json_t *t)
+{
+    json_object_set_new(t, "queued_at", json_real(sd_now()));
+    json_t *o = json_object_get(t, "order");
+    json_int_t a = json_integer_value(json_object_get(t, "array"));
+    size_t i;
+    json_t *q;
+    if (json_is_object(o))
+        json_array_foreach(d->task_queue, i, q)
+            if (json_integer_value(json_object_get(q, "array")) == a)
+                json_object_set(q, "order", o);
+    json_array_append(d->task_queue, t);
+}
+
+/* The index in the queue of the task that starts next: Algorithm 3's
+ * comparator (slaq_qorder_first) under the controller's order and
+ * starvation thresholds (welcome_order); the oldest under fifo, or when
+ * out of memory. */
+static size_t queue_next(sd_daemon *d)
+{
+    size_t n = json_array_size(d->task_queue);
+    if (d->cfg.sched.queue_order == SLAQ_QORDER_FIFO || n < 2)
+        return 0;
+    slaq_qitem *it = malloc(n * sizeof *it);
+    if (!it)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        it[i] = task_item(json_array_get(d->task_queue, i));
+    long k = slaq_qorder_first(d->cfg.sched.queue_order, it, n, sd_now(),
+                               &d->cfg.sched.starvation);
+    free(it);
+    return k > 0 ? (size_t)k : 0;
+}
+
 /* The controller's "enqueue": tasks for this node's queue, started here
  * as cores free (agent_start_queued), each answered with "started" or
  * "start_failed". A batch over SD_ENQUEUE_MAX, or one that would take the
@@ -694,7 +780,7 @@ static void on_enqueue(sd_daemon *d, json_t *msg)
                                      "message", why));
             continue;
         }
-        json_array_append(d->task_queue, t);
+        queue_add(d, t);
     }
     agent_start_queued(d);
 }
@@ -748,8 +834,9 @@ void agent_start_queued(sd_daemon *d)
 {
     while (json_array_size(d->task_queue) && d->up &&
            array_task_room(d) >= 1 - 1e-9) {
-        json_t *t = json_incref(json_array_get(d->task_queue, 0));
-        json_array_remove(d->task_queue, 0);
+        size_t k = queue_next(d);
+        json_t *t = json_incref(json_array_get(d->task_queue, k));
+        json_array_remove(d->task_queue, k);
         start_task(d, t);
         json_decref(t);
     }

@@ -386,14 +386,46 @@ static size_t queue_bound(sd_daemon *d, double cores)
 }
 
 /*
+ * An array as one item of the queue order (slaq/queue.h), its next
+ * task's: its estimate per task, its remaining work (the indices from its
+ * first pending one on, times the estimate; infinite while no estimate is
+ * known) and remaining tasks, the array's submission as its arrival and
+ * as the time it joined the queue. The controller orders its arrays by it
+ * (arrays_in_order), and each task it queues at an agent carries it
+ * (order_json), so that the agent orders its queue by the same key.
+ */
+static slaq_qitem array_item(const sd_array *a)
+{
+    double est = task_estimate(a);
+    double left = a->last >= a->next ? (double)(a->last - a->next + 1) : 0;
+    if (!(est > 0))
+        est = INFINITY;
+    return (slaq_qitem){.job_arrival = a->submitted,
+                        .enqueued = a->submitted, .dur_est = est,
+                        .job_work = left > 0 ? left * est : 0,
+                        .job_tasks = left};
+}
+
+/* array_item() as a queued task's "order" (docs/protocol.md, enqueue):
+ * what is not finite is null. */
+static json_t *order_json(const sd_array *a)
+{
+    slaq_qitem it = array_item(a);
+    return json_pack("{s:f, s:o, s:o, s:f}", "arrival", it.job_arrival,
+                     "estimate", isfinite(it.dur_est) ? json_real(it.dur_est)
+                                                      : json_null(),
+                     "work", isfinite(it.job_work) ? json_real(it.job_work)
+                                                   : json_null(),
+                     "tasks", it.job_tasks);
+}
+
+/*
  * The order in which arrays hand out their pending tasks: the queue-order
- * setting's (slaq/queue.h, the comparator of slaqd's pending queue and
- * the task simulator), each array one item, its next task's: its
- * estimate per task, its remaining work (the indices from its first
- * pending one on, times the estimate) and remaining tasks, the array's
- * submission as its arrival, with the starvation thresholds. fifo: the
- * order they were submitted. Fills order[0..narrays-1]; -1 when out of
- * memory (then submission order).
+ * setting's (slaq/queue.h, the comparator of slaqd's pending queue, of
+ * the agents' queues and of the task simulator), each array one item
+ * (array_item), with the starvation thresholds. fifo: the order they were
+ * submitted. Fills order[0..narrays-1]; -1 when out of memory (then
+ * submission order).
  */
 static int arrays_in_order(sd_daemon *d, size_t *order)
 {
@@ -406,17 +438,8 @@ static int arrays_in_order(sd_daemon *d, size_t *order)
     slaq_qitem *it = calloc(n, sizeof *it);
     if (!it)
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        const sd_array *a = d->arrays[i];
-        double est = task_estimate(a);
-        double left = a->last >= a->next ? (double)(a->last - a->next + 1) : 0;
-        if (!(est > 0))
-            est = INFINITY;
-        it[i] = (slaq_qitem){.job_arrival = a->submitted,
-                             .enqueued = a->submitted, .dur_est = est,
-                             .job_work = left > 0 ? left * est : 0,
-                             .job_tasks = left};
-    }
+    for (size_t i = 0; i < n; i++)
+        it[i] = array_item(d->arrays[i]);
     double now = sd_now();
     for (size_t k = 1; k < n; k++) { /* insertion sort: few arrays */
         size_t x = order[k], i = k;
@@ -479,6 +502,7 @@ static void place_on_nodes(sd_daemon *d)
             a->task[idx - a->first] = j->id;
             a->running++;
             placed[best]++;
+            json_object_set_new(j->launch, "order", order_json(a));
             if (json_array_size(batch[best]) == SD_ENQUEUE_MAX) {
                 cluster_send_tasks(d, (int)best, batch[best]);
                 json_array_clear(batch[best]);
@@ -875,7 +899,9 @@ static double task_estimate(const sd_array *a)
  * tasks. A single slaqd is its own one node, "local".
  */
 /* A controller's view: each node's queue, the tasks its agent holds in
- * the order they were placed (they start in that order). */
+ * the order they were placed: the order they start in under fifo; under
+ * an order that reorders, the agent picks among them (agent.c,
+ * queue_next), and the waits shown are placement order's. */
 static json_t *nodes_queue_json(sd_daemon *d)
 {
     size_t nn = d->nnodes;

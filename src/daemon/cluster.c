@@ -1014,10 +1014,17 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         if (j->gen)
             json_object_set_new(gens, key, json_integer(j->gen));
     }
-    send_msg(d, c, json_pack("{s:s, s:s, s:f, s:f, s:o, s:o}", "type",
-                             "welcome", "node", name, "epoch_s",
+    /* The queue order and starvation thresholds: the agent orders its
+     * queue of tasks by them (agent.c, welcome_order). */
+    const slaq_sched_config *sc = slaq_sched_get_config(d->sched);
+    char starve[64];
+    slaq_starvation_format(&sc->starvation, starve, sizeof starve);
+    send_msg(d, c, json_pack("{s:s, s:s, s:f, s:f, s:o, s:o, s:s, s:s}",
+                             "type", "welcome", "node", name, "epoch_s",
                              d->cfg.sched.epoch_s, "grace_s", d->cfg.grace_s,
-                             "jobs", mine, "gens", gens));
+                             "jobs", mine, "gens", gens, "queue_order",
+                             slaq_qorder_name(sc->queue_order), "starvation",
+                             starve));
     for (size_t i = 0; i < nunsent; i++) {
         sd_log(d, 1, "node %s: job %lld was placed there while it was away; "
                "its start is sent now", name, (long long)unsent[i]->id);

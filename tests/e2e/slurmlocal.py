@@ -9,8 +9,6 @@ import subprocess
 import tempfile
 import time
 
-import pytest
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "scripts", "slurm-local.sh")
 NEEDED = ("slurmctld", "slurmd", "srun", "sbatch", "munged")
@@ -119,6 +117,7 @@ class SlurmLocal:
 def start_or_skip(nodes=3, cpus=2):
     """A running local cluster, or pytest.skip with the reason it cannot
     start here."""
+    import pytest  # here: scripts/demo-queues.py uses the rest without it
     missing = [p for p in NEEDED if not shutil.which(p, path=os.environ.get(
         "PATH", "") + ":/usr/sbin:/sbin")]
     if missing:

@@ -7,6 +7,8 @@ back to their arrays."""
 import os
 import time
 
+import pytest
+
 from conftest import TOY, wait_for
 from test_arrays import array, records, submit_array, task_cmd
 from test_cluster_agents import cluster, nodes_of  # noqa: F401 (fixture)
@@ -179,6 +181,128 @@ def test_an_agent_starts_its_queue_without_the_controller(daemon_factory,
                          ("exit", 11), ("started", 12), ("exit", 12)], order
         assert all(m.get("status") == 0 for m in seen if m["type"] == "exit")
         assert time.monotonic() - t0 >= 0.9  # one at a time on one core
+    finally:
+        conn.close()
+        lsn.close()
+
+
+def node_queue_order_run(cluster, tmp_path, order):
+    """One node of 2 cores and a queue of 4, under --queue-order order:
+    array A (8 tasks of 1 s) fills the cores and the queue; array B (2
+    tasks of 0.1 s) is submitted behind it and reaches the node's queue
+    behind A's queued tasks. Returns {(array, index): (job id, start)}."""
+    ctl, agents = cluster(nodes=("n1",), extra=("--queue-bound", "4",
+                                                "--queue-order", order))
+    outa, outb = tmp_path / "a", tmp_path / "b"
+    outa.mkdir()
+    outb.mkdir()
+    aid = submit_array(ctl, "1-8", task_cmd(outa, "1"), "--task-estimate",
+                       "1")
+    wait_for(lambda: array(ctl, aid)["counts"]["running"] == 2 and len(
+        ctl.request({"type": "queue"})["nodes"][0]["queue"]) == 4,
+        timeout=10, what="two of A running and four in n1's queue")
+    bid = submit_array(ctl, "1-2", task_cmd(outb, "0.1"), "--task-estimate",
+                       "0.1")
+    for x in (aid, bid):
+        wait_for(lambda: array(ctl, x)["state"] not in ("running",
+                                                        "pending"),
+                 timeout=60, what="array %d to end" % x)
+    runs = {}
+    for name, x, out in (("A", aid, outa), ("B", bid, outb)):
+        a = array(ctl, x)
+        assert a["counts"]["done"] == len(a["task_list"]), a
+        rec = records(out)
+        for t in a["task_list"]:
+            runs[(name, t["index"])] = (t["id"], rec[t["index"]][0][0])
+    return runs
+
+
+def test_an_agent_starts_its_queue_in_placement_order_under_fifo(cluster,
+                                                                 tmp_path):
+    runs = node_queue_order_run(cluster, tmp_path, "fifo")
+    # job ids are given as the controller places tasks into n1's queue:
+    # under fifo they start in that order
+    by_start = sorted(runs, key=lambda k: runs[k][1])
+    assert by_start == sorted(runs, key=lambda k: runs[k][0]), by_start
+    assert by_start[-2:] == [("B", 1), ("B", 2)], by_start
+
+
+def test_an_agent_orders_its_queue_by_the_controllers_srjf(cluster,
+                                                          tmp_path):
+    """--queue-order srjf on the controller reaches the agent on the link:
+    B's tasks, placed into n1's queue behind A's 5 and 6, start before
+    them (B's remaining work, 0.2 s, is the least), although they joined
+    the queue after them."""
+    runs = node_queue_order_run(cluster, tmp_path, "srjf")
+    for b in (("B", 1), ("B", 2)):
+        for a in (("A", 5), ("A", 6)):
+            assert runs[b][0] > runs[a][0], (b, a, runs)  # placed after
+            assert runs[b][1] < runs[a][1], (b, a, runs)  # started before
+
+
+@pytest.mark.parametrize("order,starvation,expect", [
+    ("fifo", "off", ["L", "A", "B"]),
+    ("srjf", "off", ["B", "A", "L"]),
+    ("srjf", "inf,5", ["L", "B", "A"]),
+])
+def test_an_agent_picks_its_next_task_by_the_welcomes_order(
+        daemon_factory, tmp_path, order, starvation, expect):
+    """A fake controller gives a real agent of one core its queue order in
+    the welcome, then queues X (1.5 s, runs at once), L and A behind it,
+    and B 1 s later. Each task carries its array's order item: L's array
+    has the most remaining work (1,000 s) but a 0.2 s estimate, A's 50 s,
+    B's 10 s (both estimated at 100 s). When X ends, fifo starts them as
+    they came (L, A, B); srjf by remaining work (B, A, L); srjf with a
+    relative starvation threshold of 5 x the estimate lets L, which has
+    waited 1.5 s > 5 x 0.2 s, go first, then B before A."""
+    import socket
+    from agentlink import ControllerLink
+    from conftest import free_port
+    token = tmp_path / "agent.token"
+    token.write_text("agent-secret-token-1\n")
+    port = free_port()
+    lsn = socket.socket()
+    lsn.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lsn.bind(("127.0.0.1", port))
+    lsn.listen(1)
+    daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
+                   "--agent-token-file", str(token), "--node-name", "n1",
+                   "--cores", "1", "--enforce", "signal",
+                   state=tmp_path / "agent")
+    conn, _ = lsn.accept()
+    conn.settimeout(30)
+    link = ControllerLink(conn, "agent-secret-token-1")
+    now = time.time()
+    names = {1: "X", 2: "L", 3: "A", 4: "B"}
+
+    def task(job, sleep, work, estimate):
+        return {"job": job, "secret": "%064x" % job, "gen": 1,
+                "array": job, "index": 0, "name": names[job],
+                "cmd": ["sleep", str(sleep)], "cwd": str(tmp_path),
+                "order": {"arrival": now - 10 + job, "estimate": estimate,
+                          "work": work, "tasks": 1}}
+    try:
+        assert link.recv()["type"] == "register"
+        link.send({"type": "welcome", "node": "n1", "epoch_s": 0.2,
+                   "grace_s": 1, "jobs": {}, "queue_order": order,
+                   "starvation": starvation})
+        link.send({"type": "enqueue", "tasks": [
+            task(1, 1.5, 1.5, 1.5), task(2, 0.1, 1000, 0.2),
+            task(3, 0.1, 50, 100)]})
+        started = []
+        while len(started) < 4:
+            m = link.recv()
+            assert m is not None
+            assert m["type"] != "start_failed", m
+            if m["type"] != "started":
+                continue
+            started.append(names[m["job"]])
+            if started == ["X"]:  # B joins the queue while X runs
+                time.sleep(0.8)
+                link.send({"type": "enqueue", "tasks": [
+                    task(4, 0.1, 10, 100)]})
+        assert started[0] == "X"
+        assert started[1:] == expect, (order, starvation, started)
     finally:
         conn.close()
         lsn.close()

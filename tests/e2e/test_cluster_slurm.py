@@ -3,7 +3,8 @@
 checkpointing) spread over the nodes within each node's cores, and every
 job's CPU use within 10 % of its allocation where cgroups enforce it; one
 agent killed with -9 (its restartable jobs resume elsewhere from their
-checkpoints within 3 epochs, the others are lost); the controller killed
+checkpoints within 3 epochs, the others are lost; the batch script starts
+the agent again and its node comes back); the controller killed
 with -9 (restarted by the batch script, nothing lost); `slaq cluster down`
 leaves no process. Skipped, with the reason, where Slurm cannot start."""
 
@@ -262,6 +263,13 @@ def test_cluster_up_jobs_faults_down(slurm):
         wait_for(lambda: jobs()[i]["iter"] > max(k, reached[i]), timeout=60,
                  what="job %d to report past iteration %d" % (i, k))
 
+    # The batch script started the killed agent again as a new step: its
+    # node is back, empty.
+    wait_for(lambda: [n for n in rpc(sock, {"type": "nodes"})["nodes"]
+                      if n["name"] == victim][0]["connected"], timeout=30,
+             what="the killed agent's node to come back")
+    assert int(open(lock).read()) != apid
+
     # kill -9 of the controller: the batch script starts it again, the
     # agents reconnect, nothing is lost.
     before = jobs()
@@ -278,7 +286,7 @@ def test_cluster_up_jobs_faults_down(slurm):
     def settled():
         try:
             ns = rpc(sock, {"type": "nodes"})["nodes"]
-            return sum(n["connected"] for n in ns) == 2
+            return sum(n["connected"] for n in ns) == 3
         except OSError:
             return False
     wait_for(settled, timeout=15, what="agents to reconnect")
