@@ -28,8 +28,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/agent.h"
+#include "daemon/array.h"
+#include "daemon/clock.h"
+#include "daemon/cluster.h"
 #include "daemon/config.h"
+#include "daemon/conn.h"
 #include "daemon/daemon.h"
+#include "daemon/enforce.h"
+#include "daemon/http.h"
+#include "daemon/jobs.h"
+#include "daemon/link.h"
+#include "daemon/loop.h"
+#include "daemon/store.h"
+#include "daemon/suspend.h"
+#include "daemon/sweep.h"
+#include "daemon/trace.h"
+#include "daemon/users.h"
 #include "io/setopt.h"
 #include "io/text.h"
 #include "paths.h" /* SLAQ_BINDIR, SLAQ_SYSCONFDIR: BUILD/gen, from make */

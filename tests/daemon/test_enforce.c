@@ -20,6 +20,8 @@
 #include <cmocka.h>
 
 #include "daemon/daemon.h"
+#include "daemon/enforce.h"
+#include "daemon/jobs.h"
 
 static char base[64];
 

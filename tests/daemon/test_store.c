@@ -17,7 +17,10 @@
 #include <cmocka.h>
 
 #include "daemon/daemon.h"
+#include "daemon/jobs.h"
+#include "daemon/store.h"
 #include "daemon/store_sql.h"
+#include "daemon/suspend.h"
 
 static char dir[64], path[128];
 

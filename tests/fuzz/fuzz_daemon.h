@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 
+#include "daemon/clock.h"
 #include "daemon/daemon.h"
+#include "daemon/enforce.h"
+#include "daemon/store.h"
 
 /*
  * Sets up *d with its state directory made from the mkdtemp template
