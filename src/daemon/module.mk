@@ -61,7 +61,7 @@ check-daemon: deps
 # socketpairs under a clock the test moves (tests/daemon/session.h). All
 # linked with slaqd's own objects, its main() renamed (as for the
 # fuzzers), so that they run the code slaqd runs.
-DAEMON_UNIT    := store enforce conn
+DAEMON_UNIT    := store enforce conn jobs
 UNIT_TESTS     += $(patsubst %,$(BUILD)/tests/test_%,$(DAEMON_UNIT))
 SLAQD_MAIN_OBJ := $(BUILD)/obj/tests/daemon/slaqd_main.o
 $(SLAQD_MAIN_OBJ): src/daemon/main.c $(BUILD)/gen/paths.h

@@ -1,0 +1,207 @@
+/*
+ * test_jobs.c — slaqd's job table (src/daemon/jobs.c) driven through
+ * socketpairs in this process under a clock the test moves (session.h):
+ * the epoch divides the cores among the jobs that report and moves them
+ * at the next epoch when a new job arrives, telling each job only of a
+ * change; a falling share is held back until the job follows its thread
+ * advice or for SD_ADVICE_WAIT_S, no longer; an attached job asked to
+ * stop that does not leave is ended once the grace period has passed,
+ * not before. No test sleeps: an epoch is a call, a second is a
+ * number added to the clock.
+ */
+#include <math.h>
+
+#include "session.h"
+
+/* One iteration's report of a job whose loss falls as 10 / (iter + 1),
+ * a quarter of a second after the previous one. */
+static void report(sd_daemon *d, peer *p, int iter, int threads)
+{
+    peer_say(d, p, "{\"type\":\"report\",\"iter\":%d,\"loss\":%.17g,"
+             "\"cpu_s\":0.25,\"threads\":%d}", iter, 10.0 / (iter + 1),
+             threads);
+}
+
+/* An epoch's second: four reports from each peer given (iterations
+ * it[i], moved on), then the epoch. */
+static void epoch_second(sd_daemon *d, peer **p, int *it, size_t n,
+                         int threads)
+{
+    for (int r = 0; r < 4; r++) {
+        clock_advance(0.25);
+        for (size_t i = 0; i < n; i++)
+            report(d, p[i], it[i]++, threads);
+    }
+    job_epoch(d);
+}
+
+/* The cores of the next "alloc" p was sent, and its epoch. */
+static double next_alloc(peer *p, uint64_t *epoch)
+{
+    json_t *m = peer_expect(p, "alloc");
+    double cores = json_number_value(json_object_get(m, "cores"));
+    *epoch = (uint64_t)json_integer_value(json_object_get(m, "epoch"));
+    assert_true(json_integer_value(json_object_get(m, "threads")) >= 1);
+    json_decref(m);
+    return cores;
+}
+
+/* A job alone has every core from its first epoch; a second job with a
+ * whole curve ahead takes most of them at the very next epoch (SLAQ: the
+ * larger predicted loss reduction), the first keeping at least one unit;
+ * the sum is the cluster's 2 cores. Each job hears of a change once, in
+ * an alloc naming the epoch, and of no epoch that changed nothing. */
+static void test_an_epoch_divides_the_cores_and_the_next_moves_them(
+    void **state)
+{
+    sess *s = *state;
+    sd_daemon *d = &s->d;
+    peer *p[2] = {peer_open(d), peer_open(d)};
+    int it[2] = {0, 0};
+    sd_job *a = peer_attach(d, p[0], "old", 0);
+    assert_true(a->alloc == 0);
+    epoch_second(d, p, it, 1, 1);
+    uint64_t ep;
+    assert_true(next_alloc(p[0], &ep) == 2.0);
+    assert_int_equal(ep, 1);
+    assert_true(a->alloc == 2.0);
+    for (int k = 0; k < 8; k++)
+        epoch_second(d, p, it, 1, 1);
+    assert_int_equal(d->epoch_no, 9);
+    /* 2 cores each epoch: what it heard since (a change of thread advice
+     * after a report is sent at once) names no other share. */
+    json_t *m;
+    while ((m = peer_next(p[0]))) {
+        assert_true(json_number_value(json_object_get(m, "cores")) == 2.0);
+        json_decref(m);
+    }
+
+    sd_job *b = peer_attach(d, p[1], "new", 0);
+    epoch_second(d, p, it, 2, 1);
+    double unit = d->cfg.sched.unit;
+    assert_true(b->alloc > a->alloc);
+    assert_true(a->alloc >= unit - 1e-9);
+    assert_true(fabs(a->alloc + b->alloc - 2.0) < 1e-9);
+    assert_true(next_alloc(p[0], &ep) == a->alloc);
+    assert_int_equal(ep, 10);
+    assert_true(next_alloc(p[1], &ep) == b->alloc);
+    assert_int_equal(ep, 10);
+    /* The scheduler's view and the job's agree. */
+    assert_true(slaq_job_alloc(a->sj) == a->alloc);
+    assert_true(slaq_job_alloc(b->sj) == b->alloc);
+    assert_int_equal(a->nspark, 10);
+    assert_true(a->spark[8] == 2.0f && a->spark[9] == (float)a->alloc);
+    peer_free(p[0]);
+    peer_free(p[1]);
+}
+
+/* The old job ran 2 threads on its 2 cores; its share falls to one unit
+ * when the new job arrives. It is told at once, but enforcement keeps its
+ * 2 cores until it follows the advice or SD_ADVICE_WAIT_S passes: at
+ * 1.9 s it still has them (a report still running 2 threads changes
+ * nothing), at 2.1 s the share has fallen. A job that follows the advice
+ * gets the lower share at that report. */
+static void test_a_falling_share_is_held_for_the_advice_at_most_2_s(
+    void **state)
+{
+    sess *s = *state;
+    sd_daemon *d = &s->d;
+    peer *p[3] = {peer_open(d), peer_open(d), peer_open(d)};
+    int it[3] = {0, 0, 0};
+    sd_job *a = peer_attach(d, p[0], "old", 0);
+    for (int k = 0; k < 9; k++)
+        epoch_second(d, p, it, 1, 2);
+    assert_true(a->alloc == 2.0);
+    assert_int_equal(a->threads_used, 2);
+    json_decref(peer_expect(p[0], "alloc"));
+
+    peer_attach(d, p[1], "new", 0);
+    epoch_second(d, p, it, 2, 2);
+    uint64_t ep;
+    double told = next_alloc(p[0], &ep);
+    assert_true(told < 1.0);
+    assert_true(a->alloc == 2.0);         /* enforcement: still 2 */
+    assert_true(a->alloc_next == told);   /* held back */
+    assert_true(a->alloc_next_by == clk.mono + SD_ADVICE_WAIT_S);
+    clock_advance(SD_ADVICE_WAIT_S - 0.1);
+    report(d, p[0], it[0]++, 2);          /* not following */
+    job_tick(d);
+    assert_true(a->alloc == 2.0);
+    clock_advance(0.2);
+    job_tick(d);
+    assert_true(a->alloc == told);
+    assert_true(a->alloc_next_by == 0);
+
+    /* A job that follows the advice: the new job's share falls when a
+     * third arrives, and it falls at its next report that runs no more
+     * threads than advised, half a second later, not at 2 s. */
+    sd_job *b = job_get(d, 2);
+    assert_true(b->alloc > 1.0);
+    assert_int_equal(b->threads_used, 2);
+    peer_attach(d, p[2], "third", 0);
+    for (int r = 0; r < 4; r++) {
+        clock_advance(0.25);
+        report(d, p[2], it[2]++, 1);
+    }
+    job_epoch(d);
+    assert_true(b->alloc_next_by == clk.mono + SD_ADVICE_WAIT_S);
+    double to = b->alloc_next;
+    assert_true(to < b->alloc);
+    clock_advance(0.5);
+    report(d, p[1], it[1]++, 2); /* still 2 threads: not yet */
+    assert_true(b->alloc_next_by > 0);
+    report(d, p[1], it[1]++, b->threads_sent);
+    assert_true(b->alloc == to);
+    assert_true(b->alloc_next_by == 0);
+    peer_free(p[0]);
+    peer_free(p[1]);
+    peer_free(p[2]);
+}
+
+/* An attached job asked to stop (here cancelled) is sent "stop"; if its
+ * client neither leaves nor says bye within the grace period (--grace, 1 s
+ * in this daemon) it is ended (`cancelled`, the reason it was stopped for)
+ * at the tick after it, and stays `stopping` until then. */
+static void test_a_stopped_job_that_stays_is_ended_after_the_grace_period(
+    void **state)
+{
+    sess *s = *state;
+    sd_daemon *d = &s->d;
+    peer *p = peer_open(d);
+    sd_job *j = peer_attach(d, p, "stays", 0);
+    report(d, p, 0, 1);
+    job_cancel(d, j, 0);
+    json_t *m = peer_expect(p, "stop");
+    assert_string_equal(json_string_value(json_object_get(m, "reason")),
+                        "cancelled");
+    json_decref(m);
+    assert_int_equal(j->state, SD_STOPPING);
+    assert_true(j->stop_deadline == clk.mono + d->cfg.grace_s);
+    clock_advance(d->cfg.grace_s - 0.05);
+    job_tick(d);
+    assert_int_equal(j->state, SD_STOPPING);
+    assert_non_null(j->sj);
+    clock_advance(0.1);
+    job_tick(d);
+    assert_int_equal(j->state, SD_CANCELLED);
+    assert_null(j->sj);
+    assert_true(j->ended == clk.wall);
+    assert_int_equal(slaq_sched_count(d->sched), 0);
+    peer_free(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            test_an_epoch_divides_the_cores_and_the_next_moves_them,
+            sess_setup, sess_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_falling_share_is_held_for_the_advice_at_most_2_s,
+            sess_setup, sess_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_stopped_job_that_stays_is_ended_after_the_grace_period,
+            sess_setup, sess_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
