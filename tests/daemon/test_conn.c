@@ -4,9 +4,13 @@
  * (session.h): a job session's hello, reports and acknowledgements, a
  * report out of order refused with its reason, a line held until its
  * newline, a line over the limit refused at exactly the limit, a silent
- * connection closed at the documented 10 s and not before, and an
- * attached job whose client vanishes without a goodbye ending lost.
+ * connection closed at the documented 10 s and not before, an attached
+ * job whose client vanishes without a goodbye ending lost, and the limits
+ * on failed credentials over TCP (docs/security.md) to the tenth of a
+ * second.
  */
+#include <math.h>
+
 #include "session.h"
 
 /* hello -> welcome with a new job and its secret; reports go into the
@@ -285,6 +289,105 @@ static void test_a_lost_clients_job_ends_lost_and_a_goodbye_ends_done(
     peer_free(q);
 }
 
+/* A TCP peer as the failed-credential limits see it: its address and
+ * port (the control port, or the agent port with `agent`). */
+static sd_conn tcp_peer(const char *addr, int agent)
+{
+    sd_conn c = {.tcp = 1, .agent = agent, .node = -1};
+    snprintf(c.peer, sizeof c.peer, "%s", addr);
+    return c;
+}
+
+/* One guess from c: 1 if its credential would be checked (and it is
+ * wrong: charged), 0 if refused unchecked. */
+static int guess(sd_daemon *d, sd_conn *c)
+{
+    if (conn_auth_wait(d, c) > 0)
+        return 0;
+    conn_auth_failed(d, c, "a wrong token");
+    return 1;
+}
+
+/* From ever new addresses, one port checks 4 wrong credentials at once
+ * and then one each 0.2 s: 9 in the second after the first; the other
+ * port has a bucket of its own, but all ports together check 8 at once
+ * and then 8 a second, where the two ports' buckets would let 10
+ * through. One address is locked out for 0.1 s after a failure, 0.2 s
+ * after the next, doubling. */
+static void test_failed_credentials_over_tcp_are_limited_per_port_and_in_all(
+    void **state)
+{
+    sess *s = *state;
+    sd_daemon *d = &s->d;
+    char addr[48];
+    int n = 0, checked = 0;
+#define FRESH(agent) (snprintf(addr, sizeof addr, "127.0.%d.%d", n / 250,  \
+                               n % 250 + 1), n++, tcp_peer(addr, agent))
+    for (int i = 0; i < 20; i++) {
+        sd_conn c = FRESH(0);
+        checked += guess(d, &c);
+    }
+    assert_int_equal(checked, 4);
+    sd_conn c = FRESH(0);
+    assert_true(fabs(conn_auth_wait(d, &c) - 0.2) < 1e-9);
+    for (int k = 1; k <= 5; k++) {
+        clock_advance(0.2);
+        sd_conn a = FRESH(0), b = FRESH(0);
+        assert_int_equal(guess(d, &a), 1);
+        assert_int_equal(guess(d, &b), 0);
+        checked++;
+    }
+    assert_int_equal(checked, 9);
+    /* The agent port has its own bucket: 4 more at once. */
+    int agent = 0;
+    for (int i = 0; i < 10; i++) {
+        sd_conn a = FRESH(1);
+        agent += guess(d, &a);
+    }
+    assert_int_equal(agent, 4);
+    /* Both ports, their buckets full again: 4 + 4 at once; then, a
+     * quarter of a second at a time, the ports would check 5 + 5 in the
+     * second but all ports together check 8. */
+    clock_advance(1.0);
+    int both = 0;
+    for (int i = 0; i < 10; i++) {
+        sd_conn a = FRESH(0), b = FRESH(1);
+        both += guess(d, &a) + guess(d, &b);
+    }
+    assert_int_equal(both, 8);
+    both = 0;
+    for (int k = 0; k < 4; k++) {
+        clock_advance(0.25);
+        for (int i = 0; i < 5; i++) {
+            sd_conn a = FRESH(0), b = FRESH(1);
+            both += guess(d, &a) + guess(d, &b);
+        }
+    }
+    assert_int_equal(both, 8);
+    assert_int_equal(d->auth_failures_total, 9 + 4 + 8 + 8);
+    assert_true(d->auth_limited_total > 0);
+#undef FRESH
+
+    /* One address: 0.1 s, then 0.2 s, then 0.4 s refused unchecked. */
+    clock_advance(60);
+    sd_conn one = tcp_peer("10.0.0.1", 0);
+    double wait[3];
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(guess(d, &one), 1);
+        wait[k] = conn_auth_wait(d, &one);
+        clock_advance(wait[k]);
+    }
+    assert_true(fabs(wait[0] - 0.1) < 1e-9 && fabs(wait[1] - 0.2) < 1e-9 &&
+                fabs(wait[2] - 0.4) < 1e-9);
+    /* A success forgets the address's failures. */
+    conn_auth_succeeded(d, &one);
+    assert_int_equal(guess(d, &one), 1);
+    assert_true(fabs(conn_auth_wait(d, &one) - 0.1) < 1e-9);
+    /* The Unix socket is never limited. */
+    sd_conn local = {.tcp = 0};
+    assert_true(conn_auth_wait(d, &local) == 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +408,9 @@ int main(void)
             sess_setup, sess_teardown),
         cmocka_unit_test_setup_teardown(
             test_a_lost_clients_job_ends_lost_and_a_goodbye_ends_done,
+            sess_setup, sess_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_failed_credentials_over_tcp_are_limited_per_port_and_in_all,
             sess_setup, sess_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
