@@ -138,6 +138,11 @@ void conn_send_acks(sd_daemon *d);
  * SD_HELLO_TIMEOUT_S, and retries accepting after running out of
  * descriptors. */
 void conn_tick(sd_daemon *d);
+/* What a job declares of itself in hello or info ("iters", "convergence",
+ * "metric_name", and with with_kind "kind"), applied to j; a bad value is
+ * answered with an error on c and ignored. */
+void job_declare(sd_daemon *d, sd_conn *c, sd_job *j, json_t *msg,
+                 int with_kind);
 
 /* conn.c: wraps a connected descriptor in a connection */
 sd_conn *conn_add(sd_daemon *d, int fd, int tcp);

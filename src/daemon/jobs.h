@@ -235,11 +235,6 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen);
  * already had, -1 refused with err filled. */
 int job_report_late(sd_daemon *d, sd_job *j, json_t *msg, char *err,
                     size_t errlen);
-/* What a job declares of itself in hello or info ("iters", "convergence",
- * "metric_name", and with with_kind "kind"), applied to j; a bad value is
- * answered with an error on c and ignored (conn.c). */
-void job_declare(sd_daemon *d, sd_conn *c, sd_job *j, json_t *msg,
-                 int with_kind);
 
 /* Asks a job to stop (reason "cancelled" for a user's cancel). */
 void job_stop(sd_daemon *d, sd_job *j, const char *reason);
