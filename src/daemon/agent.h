@@ -11,7 +11,6 @@ typedef struct sd_daemon sd_daemon;
 typedef struct sd_job sd_job;
 typedef struct sd_conn sd_conn;
 
-/* agent.c: the node agent's side */
 int agent_start(sd_daemon *d);
 void agent_message(sd_daemon *d, sd_conn *c, json_t *msg);
 

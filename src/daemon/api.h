@@ -13,7 +13,7 @@ typedef struct sd_user sd_user;
 #define SD_LS_PAGE 1000               /* jobs in one ls reply at most */
 #define SD_HISTORY_PAGE 5000          /* reports in one history page */
 
-/* api.c: a request (a JSON object with "type") -> a reply object. */
+/* A request (a JSON object with "type") -> a reply object. */
 /* 1 if the request changes state (submit, cancel, setting the policy):
  * only peers with the control credential may make it. */
 int api_needs_control(json_t *req);

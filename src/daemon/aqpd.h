@@ -12,7 +12,6 @@
 typedef struct sd_daemon sd_daemon;
 typedef struct sd_job sd_job;
 
-/* aqpd.c: approximate queries in slaqd. */
 /* Makes the job's scheduler entry a `kind` job (SLAQ_JOB_*); only before
  * its first report. -1 with a message otherwise. */
 int aqpd_set_kind(sd_daemon *d, sd_job *j, int kind, char *err,

@@ -47,7 +47,6 @@ typedef struct sd_array {
     unsigned dur_n;
 } sd_array;
 
-/* array.c */
 /* A submit with "array": records the array and starts what may start;
  * NULL with err filled. */
 sd_array *array_submit(sd_daemon *d, json_t *req, const sd_user *owner,

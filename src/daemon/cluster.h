@@ -43,7 +43,6 @@ typedef struct sd_node {
  * agent's pid outside 2 .. SD_PID_MAX is refused (cluster.c). */
 #define SD_PID_MAX 4194304
 
-/* cluster.c: the controller's side of the agent protocol */
 int cluster_listen(sd_daemon *d, const char *addr);
 /* A message on an agent connection (c->agent), once its link is open. */
 void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg);

@@ -91,7 +91,6 @@ typedef struct sd_authfail {
     double seen;          /* last failure, monotonic */
 } sd_authfail;
 
-/* conn.c */
 /* Binds the Unix socket at path. A file already there is replaced only if
  * it is a socket nobody serves; anything else is an error. */
 int conn_listen_unix(sd_daemon *d, const char *path);
@@ -144,7 +143,7 @@ void conn_tick(sd_daemon *d);
 void job_declare(sd_daemon *d, sd_conn *c, sd_job *j, json_t *msg,
                  int with_kind);
 
-/* conn.c: wraps a connected descriptor in a connection */
+/* Wraps a connected descriptor in a connection */
 sd_conn *conn_add(sd_daemon *d, int fd, int tcp);
 
 #endif

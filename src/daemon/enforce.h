@@ -26,7 +26,6 @@ typedef struct sd_enforcer {
     char detail[256];     /* what was detected, for the start-up log */
 } sd_enforcer;
 
-/* enforce.c */
 int enf_init(sd_daemon *d, sd_enforce_mode mode, char *err, size_t errlen);
 /* Called in the child between fork and exec: joins the job's cgroup. */
 int enf_child_join(const sd_enforcer *e, int64_t id);

@@ -24,7 +24,6 @@ typedef struct sd_asset {
 extern const sd_asset sd_assets[];
 extern const size_t sd_nassets;
 
-/* http.c */
 int http_start(sd_daemon *d, const char *addr, char *err, size_t errlen);
 void http_run(sd_daemon *d);
 void http_stop(sd_daemon *d);

@@ -169,7 +169,6 @@ typedef struct sd_job {
 /* A job run by a node agent, seen from the controller. */
 #define SD_REMOTE(j) ((j)->remote)
 
-/* jobs.c */
 /* Task `index` of array a as a submit request: its command ({index}
  * replaced), directory, name and environment (SLAQ_ARRAY_INDEX and
  * SLAQ_ARRAY_ID added); NULL when out of memory. */
@@ -263,7 +262,7 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c);
 int job_restore(sd_daemon *d);
 json_t *job_json(sd_daemon *d, const sd_job *j, int detail);
 
-/* jobs.c: the directory of the checkpoints of user uid's jobs:
+/* The directory of the checkpoints of user uid's jobs:
  * STATE/checkpoints for slaqd's own user, STATE/user-checkpoints/uid-N
  * (that user's) for another. */
 void job_checkpoint_dir(const sd_daemon *d, uid_t uid, char *out,
@@ -273,15 +272,15 @@ void job_checkpoint_dir(const sd_daemon *d, uid_t uid, char *out,
  * returns 0 or fills err. */
 int job_name_check(const char *name, char *err, size_t errlen);
 
-/* jobs.c: each of the core's nodes as MLFS's moves and load control see
+/* Each of the core's nodes as MLFS's moves and load control see
  * it under slaqd (its cores, its jobs' core demand; cores stand for
  * memory too, which slaqd does not know). calloc'ed, NULL if out of
  * memory. */
 struct slaq_node_use *job_node_use(sd_daemon *d);
 
-/* jobs.c: applies an allocation to a job (enforcement, store, its client) */
+/* Applies an allocation to a job (enforcement, store, its client) */
 void job_apply_alloc(sd_daemon *d, sd_job *j, double cores, double now);
-/* jobs.c: starts a job from a request as `owner`; with id > 0 (an agent
+/* Starts a job from a request as `owner`; with id > 0 (an agent
  * starting the controller's job) under that id and secret. */
 sd_job *job_submit_as(sd_daemon *d, json_t *req, int64_t id,
                       const char *secret, const sd_user *owner, char *err,

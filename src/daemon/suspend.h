@@ -20,7 +20,7 @@ enum { SD_SUSP_NONE = 0, SD_SUSP_SIGNAL = 1, SD_SUSP_CHECKPOINT = 2 };
 enum { SD_OP_NONE = 0, SD_OP_SUSPEND = 1, SD_OP_RESUME = 2 };
 #define SD_OP_TIMEOUT_S 5.0   /* an agent's answer to an operation */
 
-/* suspend.c: suspend a running job slaqd started — SIGSTOP (checkpoint 0;
+/* Suspend a running job slaqd started — SIGSTOP (checkpoint 0;
  * *latency_ms set) or a stop after which it leaves a checkpoint
  * (checkpoint 1) — and resume it: SIGCONT, or its command again as a new
  * job from the checkpoint (returned). -1 / NULL with err. */

@@ -12,7 +12,7 @@ typedef struct sd_daemon sd_daemon;
 typedef struct sd_job sd_job;
 typedef struct sd_user sd_user;
 
-/* sweep.c: the sweep_* control requests (docs/sweep-cli.md), the runtime
+/* The sweep_* control requests (docs/sweep-cli.md), the runtime
  * (sweep_tick every tick), reading sweeps back at start, and the HTTP
  * views (/api/sweeps, /api/sweeps/ID: NULL for an unknown id). */
 json_t *api_sweep(sd_daemon *d, const char *type, json_t *req,

@@ -25,7 +25,6 @@ typedef struct sd_frame {
     sd_sample *s;         /* one per job active in that epoch */
 } sd_frame;
 
-/* trace.c */
 /* Before slaq_sched_epoch: scores each job's forecast against the reports
  * that arrived since it was fitted. */
 void trace_before_epoch(sd_daemon *d);

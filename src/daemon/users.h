@@ -24,7 +24,6 @@ typedef struct sd_user {
     int reader;           /* the HTTP API: reads only, acts on nothing */
 } sd_user;
 
-/* users.c */
 /* The user with this uid as slaqd names it: passwd's name and primary
  * group (the uid in digits and `gid` when passwd has no entry), and
  * whether it administers slaqd (root, slaqd's own user, --allow-uid, or a
