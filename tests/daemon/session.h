@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -63,6 +66,15 @@ static inline int sess_setup(void **state)
         return -1;
     snprintf(s->dir, sizeof s->dir, "/tmp/slaq-test-session-XXXXXX");
     fuzz_daemon_init(&s->d, s->dir, "session");
+    /* The directory of the jobs' logs, as slaqd's start makes it, and a
+     * listener of its own, as slaqd's (conn_settle accepts on it). */
+    char jobs[128], sock[128];
+    snprintf(jobs, sizeof jobs, "%s/jobs", s->dir);
+    if (mkdir(jobs, 0700) < 0)
+        return -1;
+    snprintf(sock, sizeof sock, "%s/slaq.sock", s->dir);
+    if (conn_listen_unix(&s->d, sock) < 0)
+        return -1;
     *state = s;
     return 0;
 }
@@ -71,8 +83,17 @@ static inline int sess_teardown(void **state)
 {
     sess *s = *state;
     sd_daemon *d = &s->d;
+    /* A test that failed half-way leaves no process behind. */
+    for (size_t i = 0; i < d->njobs; i++) {
+        sd_job *j = d->jobs[i];
+        if (j && j->managed && j->pid > 0 && !j->have_status) {
+            kill(-j->pid, SIGKILL);
+            waitpid(j->pid, NULL, 0);
+        }
+    }
     conn_close_all(d);
     conn_reap(d);
+    close(d->listen_h.fd);
     job_free_all(d);
     trace_free(d);
     store_close(d->store);

@@ -6,11 +6,17 @@
  * change; a falling share is held back until the job follows its thread
  * advice or for SD_ADVICE_WAIT_S, no longer; an attached job asked to
  * stop that does not leave is ended once the grace period has passed,
- * not before. No test sleeps: an epoch is a call, a second is a
- * number added to the clock.
+ * not before; a job slaqd started, with no client to hear the stop, gets
+ * SIGTERM at once and, ignoring it, SIGKILL at the grace period. No test
+ * sleeps for slaqd's time: an epoch is a call, a second is a number
+ * added to the clock; only the kernel's delivery of a signal to a real
+ * process is waited for.
  */
 #include <math.h>
+#include <signal.h>
+#include <sys/wait.h>
 
+#include "daemon/users.h"
 #include "session.h"
 
 /* One iteration's report of a job whose loss falls as 10 / (iter + 1),
@@ -190,6 +196,84 @@ static void test_a_stopped_job_that_stays_is_ended_after_the_grace_period(
     peer_free(p);
 }
 
+/* Whether process pid has exited (a zombie counts: slaqd reaps it). */
+static int proc_gone(pid_t pid)
+{
+    char p[64], buf[512];
+    snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return 1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *e = strrchr(buf, ')');
+    return !e || e[2] == 'Z' || e[2] == 'X';
+}
+
+/* The command name of process pid ("" if gone). */
+static const char *proc_comm(pid_t pid)
+{
+    static char comm[64];
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%d/comm", (int)pid);
+    FILE *f = fopen(p, "r");
+    comm[0] = 0;
+    if (f) {
+        if (!fgets(comm, sizeof comm, f))
+            comm[0] = 0;
+        fclose(f);
+    }
+    return comm;
+}
+
+/* A job slaqd started (a real process that ignores SIGTERM), with no
+ * client: a cancel sends SIGTERM at once (no client could hear "stop");
+ * at 0.9 s of the 1 s grace period nothing more is sent, at 1.1 s
+ * SIGKILL, and the job ends cancelled with the signal in its status. */
+static void test_a_job_without_a_client_gets_sigterm_then_sigkill_at_grace(
+    void **state)
+{
+    sess *s = *state;
+    sd_daemon *d = &s->d;
+    json_t *req = json_pack("{s:[s,s,s], s:s, s:s}", "cmd", "sh", "-c",
+                            "trap '' TERM; exec sleep 60", "cwd", s->dir,
+                            "name", "stubborn");
+    sd_user me;
+    user_self(d, &me);
+    char err[256] = "";
+    sd_job *j = job_submit(d, req, &me, err, sizeof err);
+    json_decref(req);
+    if (!j)
+        fail_msg("job_submit: %s", err);
+    assert_true(j->managed && j->pid > 0);
+    /* Stopped once the shell has set its trap and become sleep. */
+    for (int i = 0; i < 500 && strcmp(proc_comm(j->pid), "sleep\n"); i++)
+        usleep(10000);
+    assert_string_equal(proc_comm(j->pid), "sleep\n");
+    job_cancel(d, j, 0);
+    assert_int_equal(j->state, SD_STOPPING);
+    assert_true(j->term_sent);
+    assert_true(j->stop_deadline == clk.mono + d->cfg.grace_s);
+    clock_advance(d->cfg.grace_s - 0.1);
+    job_tick(d);
+    usleep(100000); /* a SIGKILL sent now would have landed */
+    job_reap_children(d);
+    assert_false(proc_gone(j->pid));
+    assert_int_equal(j->state, SD_STOPPING);
+    clock_advance(0.2);
+    job_tick(d);
+    for (int i = 0; i < 500 && j->state == SD_STOPPING; i++) {
+        usleep(10000);
+        job_reap_children(d);
+    }
+    assert_int_equal(j->state, SD_CANCELLED);
+    assert_true(j->have_status);
+    assert_true(WIFSIGNALED(j->exit_status));
+    assert_int_equal(WTERMSIG(j->exit_status), SIGKILL);
+    assert_true(j->ended == clk.wall);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -201,6 +285,9 @@ int main(void)
             sess_setup, sess_teardown),
         cmocka_unit_test_setup_teardown(
             test_a_stopped_job_that_stays_is_ended_after_the_grace_period,
+            sess_setup, sess_teardown),
+        cmocka_unit_test_setup_teardown(
+            test_a_job_without_a_client_gets_sigterm_then_sigkill_at_grace,
             sess_setup, sess_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
