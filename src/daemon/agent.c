@@ -36,7 +36,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "daemon/agent.h"
+#include "daemon/array.h"
+#include "daemon/clock.h"
+#include "daemon/conn.h"
 #include "daemon/daemon.h"
+#include "daemon/enforce.h"
+#include "daemon/jobs.h"
+#include "daemon/link.h"
+#include "daemon/loop.h"
+#include "daemon/store.h"
+#include "daemon/suspend.h"
+#include "daemon/users.h"
 
 #define AGENT_RETRY_S 0.5
 /* Every message about a job carries the generation this agent runs

@@ -13,8 +13,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/api.h"
+#include "daemon/aqpd.h"
+#include "daemon/array.h"
+#include "daemon/clock.h"
+#include "daemon/cluster.h"
 #include "daemon/counters.h"
 #include "daemon/daemon.h"
+#include "daemon/enforce.h"
+#include "daemon/jobs.h"
+#include "daemon/loop.h"
+#include "daemon/store.h"
+#include "daemon/suspend.h"
+#include "daemon/sweep.h"
+#include "daemon/users.h"
 #include "slaq/settings.h"
 
 json_t *api_error(const char *code, const char *fmt, ...)

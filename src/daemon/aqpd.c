@@ -17,7 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/aqpd.h"
 #include "daemon/daemon.h"
+#include "daemon/jobs.h"
+#include "daemon/loop.h"
+#include "daemon/store.h"
 
 /* result cells shown per query, and points kept per query */
 #define VEC_CELLS 4

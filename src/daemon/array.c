@@ -29,7 +29,16 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "daemon/agent.h"
+#include "daemon/array.h"
+#include "daemon/clock.h"
+#include "daemon/cluster.h"
 #include "daemon/daemon.h"
+#include "daemon/jobs.h"
+#include "daemon/loop.h"
+#include "daemon/store.h"
+#include "daemon/suspend.h"
+#include "daemon/users.h"
 
 /* Tasks listed by `slaq show ARRAY` at most (the counts cover all). */
 #define ARRAY_SHOW_TASKS 5000

@@ -30,7 +30,17 @@
 #include <sys/wait.h>
 #include <dirent.h>
 
+#include "daemon/array.h"
+#include "daemon/clock.h"
+#include "daemon/cluster.h"
+#include "daemon/conn.h"
 #include "daemon/daemon.h"
+#include "daemon/enforce.h"
+#include "daemon/jobs.h"
+#include "daemon/link.h"
+#include "daemon/loop.h"
+#include "daemon/store.h"
+#include "daemon/suspend.h"
 #include "slaq/deadline.h"
 
 int cluster_listen(sd_daemon *d, const char *addr)

@@ -29,7 +29,19 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "daemon/agent.h"
+#include "daemon/api.h"
+#include "daemon/aqpd.h"
+#include "daemon/clock.h"
+#include "daemon/cluster.h"
+#include "daemon/conn.h"
 #include "daemon/daemon.h"
+#include "daemon/jobs.h"
+#include "daemon/link.h"
+#include "daemon/loop.h"
+#include "daemon/store.h"
+#include "daemon/suspend.h"
+#include "daemon/users.h"
 
 static void on_conn(sd_daemon *d, sd_handler *h, uint32_t events);
 

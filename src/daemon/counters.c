@@ -19,8 +19,12 @@
 #include <math.h>
 #include <stddef.h>
 
+#include "daemon/clock.h"
+#include "daemon/conn.h"
 #include "daemon/counters.h"
 #include "daemon/daemon.h"
+#include "daemon/store.h"
+#include "daemon/trace.h"
 
 /* How a row's value is held: a field of sd_daemon (at `off`) or an
  * accessor function (`get`). */

@@ -38,6 +38,10 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "daemon/enforce.h"
+#include "daemon/jobs.h"
+#include "daemon/loop.h"
+#include "daemon/suspend.h"
 
 #define ENF_PERIOD_US 100000u
 

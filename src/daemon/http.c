@@ -40,8 +40,17 @@
 #include <string.h>
 #include <strings.h>
 
+#include "daemon/api.h"
+#include "daemon/aqpd.h"
+#include "daemon/clock.h"
 #include "daemon/counters.h"
 #include "daemon/daemon.h"
+#include "daemon/http.h"
+#include "daemon/jobs.h"
+#include "daemon/loop.h"
+#include "daemon/store.h"
+#include "daemon/sweep.h"
+#include "daemon/trace.h"
 
 /*
  * The total header deadline. libmicrohttpd's timeout is an idle timeout:

@@ -27,7 +27,20 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "daemon/agent.h"
+#include "daemon/aqpd.h"
+#include "daemon/array.h"
+#include "daemon/clock.h"
+#include "daemon/cluster.h"
+#include "daemon/conn.h"
 #include "daemon/daemon.h"
+#include "daemon/enforce.h"
+#include "daemon/jobs.h"
+#include "daemon/loop.h"
+#include "daemon/store.h"
+#include "daemon/suspend.h"
+#include "daemon/trace.h"
+#include "daemon/users.h"
 #include "slaq/deadline.h"
 
 extern char **environ;

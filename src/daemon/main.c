@@ -28,8 +28,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/agent.h"
+#include "daemon/array.h"
+#include "daemon/clock.h"
+#include "daemon/cluster.h"
 #include "daemon/config.h"
+#include "daemon/conn.h"
 #include "daemon/daemon.h"
+#include "daemon/enforce.h"
+#include "daemon/http.h"
+#include "daemon/jobs.h"
+#include "daemon/link.h"
+#include "daemon/loop.h"
+#include "daemon/store.h"
+#include "daemon/suspend.h"
+#include "daemon/sweep.h"
+#include "daemon/trace.h"
+#include "daemon/users.h"
 #include "io/rlmodel.h"
 #include "io/setopt.h"
 #include "io/text.h"
@@ -37,34 +52,12 @@
                       from make */
 #include "slaq/version.h"
 
-double sd_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-double sd_mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* Seconds of CPU time this thread has used. */
-double sd_thread_cpu(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 void sd_log(const sd_daemon *d, int level, const char *fmt, ...)
 {
     if (d && level > d->cfg.verbose)
         return;
     char stamp[32];
-    time_t t = time(NULL);
+    time_t t = (time_t)sd_now();
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", &tm);

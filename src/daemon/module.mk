@@ -56,10 +56,12 @@ check-daemon: deps
 	SLAQ_BUILD=build-asan $(PYTEST) tests/e2e
 
 # tests/daemon/test_store.c and test_enforce.c: the store on real SQLite
-# files and enforcement in a cgroup directory of a temporary directory,
+# files and enforcement in a cgroup directory of a temporary directory;
+# test_conn.c and test_jobs.c: connections and jobs driven through
+# socketpairs under a clock the test moves (tests/daemon/session.h). All
 # linked with slaqd's own objects, its main() renamed (as for the
 # fuzzers), so that they run the code slaqd runs.
-DAEMON_UNIT    := store enforce
+DAEMON_UNIT    := store enforce conn jobs
 UNIT_TESTS     += $(patsubst %,$(BUILD)/tests/test_%,$(DAEMON_UNIT))
 SLAQD_MAIN_OBJ := $(BUILD)/obj/tests/daemon/slaqd_main.o
 $(SLAQD_MAIN_OBJ): src/daemon/main.c $(BUILD)/gen/paths.h

@@ -28,8 +28,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "daemon/array.h"
+#include "daemon/clock.h"
 #include "daemon/daemon.h"
+#include "daemon/jobs.h"
+#include "daemon/loop.h"
+#include "daemon/store.h"
 #include "daemon/store_sql.h"
+#include "daemon/users.h"
 
 /* ------------------------------------------------------------- schema */
 

@@ -29,6 +29,8 @@ typedef struct sd_job sd_job;
 typedef struct sd_daemon sd_daemon;
 typedef struct sd_array sd_array;
 
+#define SD_STORE_PENDING (1 << 20)    /* reports kept while writes fail */
+
 /* ---------------------------------------------------------- store.c */
 
 /* Opens (creating if missing) slaqd's database at path, mode 0600. An

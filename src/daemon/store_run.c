@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "daemon/store.h"
 #include "daemon/store_sql.h"
 
 struct store_run {

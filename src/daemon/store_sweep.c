@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "daemon/store.h"
 #include "daemon/store_sql.h"
 
 enum { SW_PUT, SW_CFG_PUT, SW_CFG_JOBS, SW_CALL, SW_DEL_CFGS, SW_DEL,

@@ -43,7 +43,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/api.h"
+#include "daemon/clock.h"
+#include "daemon/cluster.h"
+#include "daemon/conn.h"
 #include "daemon/daemon.h"
+#include "daemon/jobs.h"
+#include "daemon/loop.h"
+#include "daemon/store.h"
+#include "daemon/suspend.h"
+#include "daemon/sweep.h"
+#include "daemon/users.h"
 
 #define SUSPENDED_CORES 1e-6
 

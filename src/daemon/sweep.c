@@ -25,7 +25,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/api.h"
+#include "daemon/clock.h"
 #include "daemon/daemon.h"
+#include "daemon/jobs.h"
+#include "daemon/loop.h"
+#include "daemon/store.h"
+#include "daemon/suspend.h"
+#include "daemon/sweep.h"
+#include "daemon/users.h"
 #include "io/sweepspec.h"
 
 struct sw_rt_cfg {

@@ -20,6 +20,9 @@
 #include <string.h>
 
 #include "daemon/daemon.h"
+#include "daemon/jobs.h"
+#include "daemon/store.h"
+#include "daemon/trace.h"
 
 static json_t *num_or_null(double v)
 {

@@ -33,7 +33,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/api.h"
 #include "daemon/daemon.h"
+#include "daemon/jobs.h"
+#include "daemon/loop.h"
+#include "daemon/users.h"
 
 int user_can_switch(void)
 {

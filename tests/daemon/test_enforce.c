@@ -5,7 +5,11 @@
  * kernel's range, a quota is written only where a job has a cap (or with
  * --share quota) and never below the kernel's 1 ms, cgroup1 gets the same
  * in its own files, and a job counts as throttled in an epoch only when
- * the kernel's nr_throttled grew.
+ * the kernel's nr_throttled grew. The signal backend's token bucket is
+ * checked on a real process group under a clock the test moves
+ * (session.h): tokens at the allocation's rate, capped at a period's
+ * worth, the group stopped when they run out and continued when they
+ * come back.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -15,11 +19,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "daemon/daemon.h"
+#include "daemon/enforce.h"
+#include "daemon/jobs.h"
+#include "daemon/users.h"
+#include "session.h"
 
 static char base[64];
 
@@ -223,6 +234,117 @@ static void test_a_readopted_job_finds_its_group_again(void **state)
     assert_true(j->cg_ready);
 }
 
+/* The state letter of process pid in /proc (R, S, T, ...), 0 if gone. */
+static char proc_state_of(pid_t pid)
+{
+    char p[64], buf[512];
+    snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *close_paren = strrchr(buf, ')');
+    return close_paren && close_paren[1] ? close_paren[2] : 0;
+}
+
+/* Waits (at most 5 s of real time: the kernel delivers the signal) for
+ * pid's state to be stopped (`stopped`) or not. */
+static int wait_stopped(pid_t pid, int stopped)
+{
+    for (int i = 0; i < 500; i++) {
+        char st = proc_state_of(pid);
+        if ((st == 'T' || st == 't') == stopped)
+            return 1;
+        usleep(10000);
+    }
+    return 0;
+}
+
+/* --signal: a job's process group, which uses no CPU (sleep 600), under
+ * a clock the test moves. Tokens come at the allocation's
+ * rate for the seconds job_tick measures, at most a period's worth
+ * (0.1 s x 0.5 cores); a bucket run dry stops the group (SIGSTOP), one
+ * refilled continues it, and a job being stopped is never held. */
+static void test_the_signal_bucket_fills_at_the_allocation_and_holds_at_zero(
+    void **state)
+{
+    sess *s = *state;
+    sd_daemon *d = &s->d;
+    d->enf.mode = SD_ENF_SIGNAL;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* Gone with the test, even when an assertion ends it early; and
+         * holding none of its output open. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        setpgid(0, 0);
+        execlp("sleep", "sleep", "600", (char *)NULL);
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    /* Measured once it sleeps: exec's CPU is in the base, not a tick. */
+    char comm[64] = "";
+    for (int i = 0; i < 500 && (strcmp(comm, "sleep\n") ||
+                                proc_state_of(pid) != 'S'); i++) {
+        usleep(10000);
+        char p[64];
+        snprintf(p, sizeof p, "/proc/%d/comm", (int)pid);
+        FILE *f = fopen(p, "r");
+        if (f) {
+            if (!fgets(comm, sizeof comm, f))
+                comm[0] = 0;
+            fclose(f);
+        }
+    }
+    assert_string_equal(comm, "sleep\n");
+    sd_user me;
+    user_self(d, &me);
+    sd_job *j = job_attach(d, "bucket", 0, &me);
+    assert_non_null(j);
+    j->managed = 1; /* as if slaqd had started it */
+    j->pid = pid;
+    job_apply_alloc(d, j, 0.5, clk.wall);
+    job_tick(d); /* the first measurement sets the base */
+    assert_true(j->sig_seen);
+    assert_true(j->sig_tokens == 0);
+    clock_advance(0.04);
+    job_tick(d);
+    assert_true(fabs(j->sig_tokens - 0.5 * 0.04) < 1e-12);
+    clock_advance(10);
+    job_tick(d);
+    assert_true(fabs(j->sig_tokens - 0.5 * 0.1) < 1e-12); /* the cap */
+    assert_false(j->sig_stopped);
+    /* The bucket as if the job had run over it: dry after 0.02 s more,
+     * so the group is stopped... */
+    j->sig_tokens = -0.02;
+    clock_advance(0.02);
+    job_tick(d);
+    assert_true(fabs(j->sig_tokens - (-0.02 + 0.5 * 0.02)) < 1e-12);
+    assert_true(j->sig_stopped && j->sig_held);
+    assert_true(wait_stopped(pid, 1));
+    /* ... and continued once 0.04 s more have refilled it. */
+    clock_advance(0.04);
+    job_tick(d);
+    assert_true(j->sig_tokens > 0);
+    assert_false(j->sig_stopped);
+    assert_true(wait_stopped(pid, 0));
+    /* A job asked to stop runs whatever its bucket says. */
+    j->sig_tokens = -1;
+    j->state = SD_STOPPING;
+    clock_advance(0.01);
+    job_tick(d);
+    assert_false(j->sig_stopped);
+    assert_true(proc_state_of(pid) != 'T');
+    kill(pid, SIGKILL);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +357,9 @@ int main(void)
         T(test_throttled_only_when_nr_throttled_grew),
         T(test_a_readopted_job_finds_its_group_again),
 #undef T
+        cmocka_unit_test_setup_teardown(
+            test_the_signal_bucket_fills_at_the_allocation_and_holds_at_zero,
+            sess_setup, sess_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,8 +16,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "daemon/clock.h"
 #include "daemon/daemon.h"
+#include "daemon/jobs.h"
+#include "daemon/store.h"
 #include "daemon/store_sql.h"
+#include "daemon/suspend.h"
 
 static char dir[64], path[128];
 
@@ -357,6 +361,10 @@ static void test_a_full_disk_is_an_error_and_leaves_the_last_commit_whole(
     void **st)
 {
     (void)st;
+    /* The store's retry timer reads this clock: a second passes when the
+     * test says so. */
+    sd_clock clk = {.wall = 1.7e9, .mono = 1000, .cpu = 0};
+    sd_clock_set(&clk);
     sd_daemon *d = calloc(1, sizeof *d);
     sd_store *s = d->store = open_ok(0);
     store_set_rewrite(s, rewrite_jobs, d);
@@ -386,11 +394,18 @@ static void test_a_full_disk_is_an_error_and_leaves_the_last_commit_whole(
      * was committed, no report. */
     assert_int_equal(sql_int("SELECT count(*) FROM reports"), 0);
     assert_int_equal(sql_int("SELECT state = 'running' FROM jobs"), 1);
-    /* Room again: the next retry (a second later) writes what memory
-     * holds, the job's latest row and every kept report. */
+    /* Room again: no retry before a second has passed since the failure
+     * (the calls in between keep failing, nothing is written) ... */
     assert_int_equal(sqlite3_exec(store_sqlite(s), "PRAGMA max_page_count = "
                                   "1073741823", NULL, NULL, NULL), SQLITE_OK);
-    usleep(1100 * 1000);
+    clk.mono += 0.99;
+    assert_int_equal(store_flush(s), -1);
+    assert_true(store_failing(s));
+    assert_int_equal(rewrites, 0);
+    assert_int_equal(sql_int("SELECT count(*) FROM reports"), 0);
+    /* ... and the retry a second later writes what memory holds, the
+     * job's latest row and every kept report. */
+    clk.mono += 0.01;
     assert_int_equal(store_flush(s), 0);
     assert_false(store_failing(s));
     assert_int_equal(rewrites, 1);
@@ -400,6 +415,7 @@ static void test_a_full_disk_is_an_error_and_leaves_the_last_commit_whole(
     store_close(s);
     job_free_all(d);
     free(d);
+    sd_clock_set(NULL);
 }
 
 /* ------------------------------------------------------------ sweeps */

@@ -13,6 +13,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import closing
 
 import pytest
 
@@ -254,30 +255,46 @@ def _cpu_seconds(pid):
 BUSY = [sys.executable, "-c", "while True: pass"]
 
 
-def _rates(pids, window, measure=None):
-    """CPU rates (cores) of pids over `window` seconds, and the rate of a
-    reference busy loop outside slaqd over the same window, at most 1: the
-    part of a core one runnable process got meanwhile. On a quiet machine
-    it is 1; with other work beside the test it falls, and what slaqd's
-    jobs get falls with it: slaqd's group of jobs weighs against other
-    work like as many processes as the cores it manages (enforce.c), and a
-    job held by signals runs as a plain process while it runs. So a job's
-    lower bound is its allocation times the reference: as strict as an
-    absolute bound on a quiet machine, and still true on a busy one."""
+def _rates(pids, measure=None, window=1.0, timeout=9.0):
+    """Yields, every 0.1 s until `timeout` seconds have passed, the CPU
+    rates (cores) of pids over the last `window` seconds, and the rate of
+    a reference busy loop outside slaqd over the same window, at most 1:
+    the part of a core one runnable process got meanwhile. On a quiet
+    machine it is 1; with other work beside the test it falls, and what
+    slaqd's jobs get falls with it: slaqd's group of jobs weighs against
+    other work like as many processes as the cores it manages
+    (enforce.c), and a job held by signals runs as a plain process while
+    it runs. So a job's lower bound is its allocation times the
+    reference: as strict as an absolute bound on a quiet machine, and
+    still true on a busy one. A caller checks its upper bounds on every
+    window and stops as soon as its lower bound is met: a test waits no
+    fixed time, and has `timeout` to see its rate on a loaded machine.
+    Used in a `with` block (contextlib.closing), so that the reference
+    loop ends with the block whether the caller stops early or fails."""
     measure = measure or _cpu_seconds
     ref = subprocess.Popen(BUSY)
     try:
         time.sleep(0.2)
-        c0 = [measure(p) for p in pids]
-        r0, t0 = _cpu_seconds(ref.pid), time.monotonic()
-        time.sleep(window)
-        dt = time.monotonic() - t0
-        rates = [(measure(p) - c) / dt for p, c in zip(pids, c0)]
-        ref_rate = min(1.0, (_cpu_seconds(ref.pid) - r0) / dt)
+        samples = []
+        end = time.monotonic() + timeout
+        while True:
+            t = time.monotonic()
+            samples.append((t, [measure(p) for p in pids],
+                            _cpu_seconds(ref.pid)))
+            # The newest sample at least `window` before this one.
+            old = [x for x in samples if x[0] <= t - window]
+            if old:
+                t0, c0, r0 = old[-1]
+                samples = samples[samples.index(old[-1]):]
+                dt = t - t0
+                rates = [(measure(p) - c) / dt for p, c in zip(pids, c0)]
+                yield rates, min(1.0, (_cpu_seconds(ref.pid) - r0) / dt)
+            if t > end:
+                return
+            time.sleep(0.1)
     finally:
         ref.kill()
         ref.wait()
-    return rates, ref_rate
 
 
 @pytest.mark.parametrize("share", ["weight", "quota"])
@@ -294,8 +311,9 @@ def test_busy_jobs_get_their_allocation(daemon_factory, share):
              what="0.3 cores each")
     time.sleep(0.5)
     pids = [d.job(i)["pid"] for i in ids]
-    # Never above the quota; at it (within 10%) in at least one of three
-    # windows: other work on a shared machine can keep a job below it.
+    # Never above the quota in any second; at it (within 10%) in some
+    # second within 9: other work on a shared machine can keep a job
+    # below it for a while.
     best = [0.0] * len(ids)
     # A quota caps each job; weights cap only the group of all jobs (0.6)
     # and divide it by weight on average, so one job may briefly take
@@ -303,17 +321,19 @@ def test_busy_jobs_get_their_allocation(daemon_factory, share):
     # lower bound scales with what the machine gave any process meanwhile
     # (_rates()).
     low = 0.90 if share == "quota" else 0.80
-    for _ in range(3):
-        rates, ref = _rates(pids, 3)
-        if share == "quota":
-            for k, rate in enumerate(rates):
-                assert rate <= 0.3 * 1.10, \
-                    "job %d used %.3f cores with 0.3 allocated" % (ids[k], rate)
-        assert sum(rates) <= 0.6 * 1.10, \
-            "the jobs used %.3f cores together with 0.6 managed" % sum(rates)
-        best = [max(b, r / (0.3 * ref)) for b, r in zip(best, rates)]
-        if all(r >= low for r in best):
-            break
+    with closing(_rates(pids)) as windows:
+        for rates, ref in windows:
+            if share == "quota":
+                for k, rate in enumerate(rates):
+                    assert rate <= 0.3 * 1.10, \
+                        "job %d used %.3f cores with 0.3 allocated" % (
+                            ids[k], rate)
+            assert sum(rates) <= 0.6 * 1.10, \
+                "the jobs used %.3f cores together with 0.6 managed" % \
+                sum(rates)
+            best = [max(b, r / (0.3 * ref)) for b, r in zip(best, rates)]
+            if all(r >= low for r in best):
+                break
     assert all(r >= low for r in best), \
         "jobs used %s of 0.3 allocated x %.3f (the part of a core a process " \
         "got meanwhile)" % (best, ref)
@@ -350,14 +370,15 @@ def test_weights_give_an_idle_share_to_the_busy_job(daemon_factory):
     assert weight == ("30" if mode == "cgroup2" else "307"), weight
     time.sleep(0.5)
     best = 0.0
-    for _ in range(3):
-        (rate,), ref = _rates([pid], 2)
-        assert rate <= 0.6 * 1.10, "the busy job used %.3f of 0.6 cores" % rate
-        # With only its own share (0.3) the job could not pass half of
-        # 0.6 x ref; it must get clearly more.
-        best = max(best, rate / (0.6 * ref))
-        if best >= 0.85:
-            break
+    with closing(_rates([pid])) as windows:
+        for (rate,), ref in windows:
+            assert rate <= 0.6 * 1.10, \
+                "the busy job used %.3f of 0.6 cores" % rate
+            # With only its own share (0.3) the job could not pass half
+            # of 0.6 x ref; it must get clearly more.
+            best = max(best, rate / (0.6 * ref))
+            if best >= 0.85:
+                break
     assert best >= 0.85, \
         "the busy job used %.2f of 0.6 x %.3f (the part of a core a process " \
         "got meanwhile); the idle job's share was lost" % (best, ref)
@@ -393,11 +414,19 @@ def test_signal_duty_cycle_limits_busy_job(daemon_factory):
     wait_for(lambda: abs(d.job(jid)["cores"] - 0.5) < 1e-6, what="alloc")
     time.sleep(0.5)
     pgid = d.job(jid)["pid"]
-    (rate,), ref = _rates([pgid], 3, measure=_group_cpu_seconds)
-    assert rate <= 0.5 * 1.25, "the job used %.3f of 0.5 cores" % rate
-    assert rate >= 0.75 * 0.5 * ref, \
-        "the job used %.3f cores of 0.5 x %.3f (the part of a core a " \
-        "process got meanwhile)" % (rate, ref)
+    # Never above the allocation (with the bucket's burst) in any second;
+    # at 3/4 of it in some second within 9.
+    best = 0.0
+    with closing(_rates([pgid], measure=_group_cpu_seconds)) as windows:
+        for (rate,), ref in windows:
+            assert rate <= 0.5 * 1.25, \
+                "the job used %.3f of 0.5 cores" % rate
+            best = max(best, rate / (0.5 * ref))
+            if best >= 0.75:
+                break
+    assert best >= 0.75, \
+        "the job used %.2f of 0.5 cores x %.3f (the part of a core a " \
+        "process got meanwhile)" % (best, ref)
     d.cli("cancel", str(jid))
     d.wait_state(jid, "cancelled")
 

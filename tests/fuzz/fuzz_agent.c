@@ -36,8 +36,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "daemon/agent.h"
+#include "daemon/cluster.h"
+#include "daemon/conn.h"
 #include "daemon/daemon.h"
+#include "daemon/jobs.h"
 #include "daemon/link.h"
+#include "daemon/store.h"
 #include "fuzz_daemon.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -1,10 +1,11 @@
 /*
- * fuzz_daemon.h — the slaqd that both fuzz harnesses drive: a daemon in
+ * fuzz_daemon.h — the slaqd that the fuzz harnesses drive, and the unit
+ * tests of connections and jobs (tests/daemon/session.h): a daemon in
  * this process with its state in a fresh temporary directory, SQLite in
  * memory, the SLAQ policy on 2 cores, no enforcement and no listener yet
  * (each harness opens its own: the Unix socket or the HTTP port).
  *
- * Included by one harness at a time (each is built from its own .c file
+ * Included by one program at a time (each is built from its own .c file
  * with slaqd's sources, tests/module.mk), hence a static function.
  */
 #ifndef SLAQ_FUZZ_DAEMON_H
@@ -15,7 +16,10 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 
+#include "daemon/clock.h"
 #include "daemon/daemon.h"
+#include "daemon/enforce.h"
+#include "daemon/store.h"
 
 /*
  * Sets up *d with its state directory made from the mkdtemp template

@@ -25,6 +25,10 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "daemon/http.h"
+#include "daemon/jobs.h"
+#include "daemon/store.h"
+#include "daemon/users.h"
 #include "fuzz_daemon.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -26,7 +26,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "daemon/conn.h"
 #include "daemon/daemon.h"
+#include "daemon/jobs.h"
+#include "daemon/store.h"
 #include "fuzz_daemon.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
