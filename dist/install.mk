@@ -44,8 +44,8 @@ $(GEN_PATHS): FORCE
 	@printf '#define SLAQ_BINDIR "%s"\n#define SLAQ_SYSCONFDIR "%s"\n' \
 	    '$(BINDIR)' '$(SYSCONFDIR)' >$@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
-$(BUILD)/obj/src/daemon/main.o: $(GEN_PATHS)
-$(BUILD)/obj/src/daemon/main.o: CPPFLAGS += -I$(BUILD)/gen
+$(BUILD)/obj/src/daemon/slaqd.o: $(GEN_PATHS)
+$(BUILD)/obj/src/daemon/slaqd.o: CPPFLAGS += -I$(BUILD)/gen
 .PHONY: FORCE
 FORCE:
 
@@ -132,7 +132,7 @@ uninstall:
 # make deb: the Debian packages (scripts/deb.sh: slaq, libslaq0,
 # libslaq-dev, python3-slaq, slaq-doc) in $(BUILD). The same build is
 # staged with make install for PREFIX=/usr and the multiarch library
-# directory; only slaqd's main.o, which holds the install paths, and the
+# directory; only slaqd.o, which holds the install paths, and the
 # manual pages are made again for it.
 DEB_STAGE ?= $(BUILD)/deb-stage
 DEB_MULTIARCH = $(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null)
