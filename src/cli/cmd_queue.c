@@ -1,5 +1,5 @@
 /*
- * queue.c — `slaq queue`: each node's queue of tasks (task arrays,
+ * cmd_queue.c — `slaq queue`: each node's queue of tasks (task arrays,
  * docs/arrays.md): its estimated wait, and each queued task's position,
  * wait and why it has not started.
  */

@@ -9,7 +9,7 @@
  * and the allocation vector) grows with the job count and is reused, so a
  * warmed-up epoch allocates nothing.
  *
- * Jobs run on nodes (cluster.c places them and keeps the pending queue);
+ * Jobs run on nodes (placement.c places them and keeps the pending queue);
  * the epoch divides every node's cores in one call of
  * slaq_allocate_nodes(). A single machine is the scheduler's one node.
  */

@@ -40,7 +40,7 @@
 
 #define AGENT_RETRY_S 0.5
 /* Every message about a job carries the generation this agent runs
- * (cluster.c fences the others); 1 for a job recorded before there were
+ * (agent_link.c fences the others); 1 for a job recorded before there were
  * generations. */
 #define JOB_GEN(j) ((j)->gen ? (j)->gen : 1u)
 

@@ -1,6 +1,6 @@
 /*
- * cluster.c — the controller's side of the agent protocol (docs/protocol.md,
- * "Agents"; docs/cluster.md).
+ * agent_link.c — the controller's side of the agent protocol
+ * (docs/protocol.md, "Agents"; docs/cluster.md).
  *
  * With --agents ADDR:PORT, slaqd is a controller: node agents (slaqd
  * --agent, one per machine) connect there, prove with this side that both

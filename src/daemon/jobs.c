@@ -1680,7 +1680,7 @@ static int restore_one(sd_daemon *d, sd_job *j)
     if (!SD_ACTIVE(j->state))
         return 0;
     if ((j->node_at || j->launch) && d->cfg.agents) {
-        /* Its agent re-adopts it when it reconnects (cluster.c); a task
+        /* Its agent re-adopts it when it reconnects (agent_link.c); a task
          * queued or running there is settled when its node registers
          * again (array.c). */
         if (cluster_restore_job(d, j, j->node_at) < 0 ||

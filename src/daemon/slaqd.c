@@ -1,5 +1,5 @@
 /*
- * main.c — slaqd: options, start-up, and the event loop.
+ * slaqd.c — slaqd: options, start-up, and the event loop.
  *
  * slaqd runs training jobs on one machine and re-divides its CPUs among
  * them every epoch with libslaq's policies. This file parses the options,

@@ -1,5 +1,5 @@
 /*
- * sweep.c — hyperparameter sweeps under slaqd (`slaq sweep`,
+ * sweepd.c — hyperparameter sweeps under slaqd (`slaq sweep`,
  * docs/sweep-cli.md).
  *
  * A sweep runs the configurations of its spec (src/io/sweepspec.c) as
