@@ -192,7 +192,7 @@ typedef struct sjob {
     int threads;      /* the threads it runs (0: it does not say) */
     double last_t;    /* its last report */
     double next_t;    /* completion of iteration k+1; INFINITY if stalled */
-    double ell;       /* normalised loss after iteration k */
+    double norm_loss; /* normalised loss after iteration k */
     int xi;           /* first loss reduction not reached yet */
     size_t heap_pos;
     size_t act_pos;   /* position in the active array */
@@ -319,7 +319,8 @@ static void job_set_cores(sjob *j, double t, double cores, double speed)
 
 static void job_reached(sjob *j, double t)
 {
-    while (j->xi < SIM_NX && 1 - j->ell >= sim_x_pct[j->xi] / 100.0 - 1e-12) {
+    while (j->xi < SIM_NX &&
+           1 - j->norm_loss >= sim_x_pct[j->xi] / 100.0 - 1e-12) {
         j->res->tx[j->xi] = t - j->arrival;
         j->xi++;
     }
@@ -401,8 +402,8 @@ static int by_loss_desc(const void *a, const void *b)
 {
     const sjob *x = *(const sjob *const *)a;
     const sjob *y = *(const sjob *const *)b;
-    if (x->ell != y->ell)
-        return x->ell > y->ell ? -1 : 1;
+    if (x->norm_loss != y->norm_loss)
+        return x->norm_loss > y->norm_loss ? -1 : 1;
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
@@ -430,9 +431,9 @@ static int sample(simstate *st, double t, char *err, size_t errlen)
         const sjob *j = st->rank[i];
         int g = 4 * i < n ? SIM_HIGH : 4 * i < 2 * n ? SIM_MEDIUM : SIM_LOW;
         sm->cores[g] += j->cores;
-        sum += j->ell;
+        sum += j->norm_loss;
     }
-    sm->avg_loss = sum / (double)n;
+    sm->avg_norm_loss = sum / (double)n;
     return 0;
 }
 
@@ -498,7 +499,7 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     j->cores = 0;
     j->speed = 0;
     j->next_t = INFINITY;
-    j->ell = norm_loss(j->w, 0);
+    j->norm_loss = norm_loss(j->w, 0);
     j->res->arrival = j->arrival;
     j->res->start = NAN;
     j->act_pos = st->nactive;
@@ -525,7 +526,7 @@ static int job_complete(simstate *st, char *err, size_t errlen)
                        .cpu_s = cpu, .samples = 1, .t = t};
     if (job_report(st, j, &rep, err, errlen) < 0)
         return -1;
-    j->ell = norm_loss(j->w, j->k);
+    j->norm_loss = norm_loss(j->w, j->k);
     job_reached(j, t);
     st->done_iters++;
     if (j->k + 1 < j->w->nloss) {
@@ -686,7 +687,7 @@ void sim_summarize(const sim_result *r, sim_summary *s)
     size_t used = 0;
     for (size_t i = 0; i < r->nsamples; i++) {
         const sim_sample *sm = &r->samples[i];
-        s->avg_norm_loss += sm->avg_loss / (double)r->nsamples;
+        s->avg_norm_loss += sm->avg_norm_loss / (double)r->nsamples;
         double tot = sm->cores[0] + sm->cores[1] + sm->cores[2];
         if (tot > 0) {
             used++;
@@ -761,8 +762,8 @@ int sim_write_timeline(FILE *f, const sim_result *r)
     for (size_t i = 0; i < r->nsamples; i++) {
         const sim_sample *s = &r->samples[i];
         rc |= fprintf(f, "%.3f,%zu,%.6f,%.4f,%.4f,%.4f\n", s->t, s->active,
-                      s->avg_loss, s->cores[SIM_HIGH], s->cores[SIM_MEDIUM],
-                      s->cores[SIM_LOW]) < 0;
+                      s->avg_norm_loss, s->cores[SIM_HIGH],
+                      s->cores[SIM_MEDIUM], s->cores[SIM_LOW]) < 0;
     }
     return rc ? -1 : 0;
 }

@@ -268,12 +268,12 @@ static void test_loss_groups(void **state)
     assert_true(r.nsamples >= 2);
     const sim_sample *s0 = &r.samples[0], *s1 = &r.samples[1];
     assert_int_equal(s0->active, 4);
-    assert_near(s0->avg_loss, 1, 1e-12);
+    assert_near(s0->avg_norm_loss, 1, 1e-12);
     assert_near(s0->cores[SIM_HIGH], 2, 1e-12);
     assert_near(s0->cores[SIM_MEDIUM], 2, 1e-12);
     assert_near(s0->cores[SIM_LOW], 4, 1e-12);
     assert_near(s1->t, 2, 0);
-    assert_near(s1->avg_loss, (1 + 1 + 0.9 + 0.6) / 4, 1e-12);
+    assert_near(s1->avg_norm_loss, (1 + 1 + 0.9 + 0.6) / 4, 1e-12);
     sim_summary sum;
     sim_summarize(&r, &sum);
     assert_near(sum.share[SIM_HIGH] + sum.share[SIM_MEDIUM] +
