@@ -81,7 +81,7 @@ int sim_config_check(const sim_config *c, const wl_workload *wl, char *err,
         first = fmin(first, wl->jobs[i].arrival_s);
     for (size_t i = 0; i < wl->n; i++) {
         const wl_job *j = &wl->jobs[i];
-        double w = (double)(j->nloss - 1) * j->iter_cpu_s;
+        double w = (double)(j->nlosses - 1) * j->iter_cpu_s;
         double t = w / fmin(j->max_cores, per_node);
         work += w;
         if (t > longest || i == 0) {
@@ -108,7 +108,7 @@ int sim_config_check(const sim_config *c, const wl_workload *wl, char *err,
         util_errf(err, errlen, "job %s (line %zu): %zu iterations of "
                   "iter_cpu_s %g on at most %g cores (%s) take at least %g "
                   "s, %g epochs of --epoch %g s, more than the cap of %d "
-                  "epochs", j->id, j->line, j->nloss - 1, j->iter_cpu_s,
+                  "epochs", j->id, j->line, j->nlosses - 1, j->iter_cpu_s,
                   maxc, j->max_cores <= per_node ? "max_cores" : per_name,
                   longest, longest / T, T, SIM_MAX_EPOCHS);
         return -1;
@@ -270,8 +270,8 @@ static void heap_build(simstate *st)
  * start cannot be reduced: it counts as unreduced until it completes. */
 static double norm_loss(const wl_job *w, size_t k)
 {
-    double l0 = w->loss[0], lend = w->loss[w->nloss - 1];
-    if (k + 1 >= w->nloss)
+    double l0 = w->loss[0], lend = w->loss[w->nlosses - 1];
+    if (k + 1 >= w->nlosses)
         return 0;
     if (!(l0 - lend > 0))
         return 1;
@@ -478,10 +478,10 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     /* A job says how many iterations it runs (a training loop's epochs):
      * its end of curve. */
     if (st->cfg->declare_iters)
-        o.iters = j->w->nloss - 1;
+        o.iters = j->w->nlosses - 1;
     if (st->cfg->sched.predictor == SLAQ_PRED_ORACLE) {
         o.truth = j->w->loss;
-        o.truth_len = j->w->nloss;
+        o.truth_len = j->w->nlosses;
         /* The oracle knows the job: its loss curve and its cost. */
         o.iter_cpu_s = j->w->iter_cpu_s;
     }
@@ -529,7 +529,7 @@ static int job_complete(simstate *st, char *err, size_t errlen)
     j->norm_loss = norm_loss(j->w, j->k);
     job_reached(j, t);
     st->done_iters++;
-    if (j->k + 1 < j->w->nloss) {
+    if (j->k + 1 < j->w->nlosses) {
         job_schedule(j);
         heap_down(st, 0);
         return 0;
@@ -590,7 +590,7 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
         j->w = &wl->jobs[i];
         j->res = &r->jobs[i];
         j->arrival = first + (j->w->arrival_s - first) * cfg->arrival_scale;
-        st.total_iters += (double)(j->w->nloss - 1);
+        st.total_iters += (double)(j->w->nlosses - 1);
     }
     qsort(st.jobs, n, sizeof *st.jobs, by_arrival);
     for (size_t i = 0; i < n; i++)
