@@ -602,9 +602,10 @@ typedef struct slaq_pjob {
     double iter;        /* I: iterations done */
     double last_drop;   /* δl_{I-1}: the loss drop of the last iteration */
     double total_drop;  /* Σ δl_j: the loss drop so far */
-    const slaq_scaling *scale; /* how the job scales: a cores gives it
-                           iters_per_core × slaq_scaling_speedup(scale,
-                           a) iterations (NULL: linear, exactly a) */
+    const slaq_scaling *scaling; /* how the job scales: a cores gives
+                           it iters_per_core × slaq_scaling_speedup(
+                           scaling, a) iterations (NULL: linear, exactly
+                           a) */
 } slaq_pjob;
 
 /* Scratch space for the allocator; reused across calls so that a warmed-up
@@ -694,7 +695,7 @@ int slaq_policy_needs_model(slaq_policy_kind kind);
  *         predicted normalised loss reduction over the epoch grows most,
  *         weight × (L(k+n(a)) − L(k+n(a+unit))) / norm with n(a) =
  *         iters_per_core × s(min(a, max_cores)), s the job's speed-up
- *         slaq_scaling_speedup(scale, ·) (s(a) = a for a NULL scale, the
+ *         slaq_scaling_speedup(scaling, ·) (s(a) = a for a NULL scaling, the
  *         paper's c·S/N), multiplied by (1 + stay)
  *         for a unit the job already held (a < prev_alloc): a job keeps
  *         its cores unless another gains clearly more. Unproven jobs

@@ -46,7 +46,7 @@ struct slaq_alloc_ws {
     size_t ncap;
     double *left;   /* capacity not yet handed out */
     double *want;   /* fair: weight still to serve; greedy: min_cores */
-    double *scale;  /* greedy: how far the min_cores are scaled down */
+    double *shrink; /* greedy: how far the min_cores are scaled down */
     double *minsh;  /* greedy: the minimum share of its jobs */
     size_t *rest;   /* greedy: jobs without a min_cores */
     double *price;  /* greedy: the key of the cheapest unit handed out */
@@ -74,7 +74,7 @@ void slaq_alloc_ws_free(slaq_alloc_ws *ws)
     free(ws->items);
     free(ws->left);
     free(ws->want);
-    free(ws->scale);
+    free(ws->shrink);
     free(ws->minsh);
     free(ws->rest);
     free(ws->price);
@@ -102,7 +102,7 @@ static int ws_reserve_nodes(slaq_alloc_ws *ws, size_t n)
         return SLAQ_OK;
     size_t cap = grow_cap(ws->ncap, n, 4);
     if (!cap || GROW_ARRAY(ws->left, cap) || GROW_ARRAY(ws->want, cap) ||
-        GROW_ARRAY(ws->scale, cap) || GROW_ARRAY(ws->minsh, cap) ||
+        GROW_ARRAY(ws->shrink, cap) || GROW_ARRAY(ws->minsh, cap) ||
         GROW_ARRAY(ws->price, cap) || GROW_ARRAY(ws->rest, cap) ||
         GROW_ARRAY(ws->off, cap) || GROW_ARRAY(ws->nheap, cap))
         return SLAQ_ENOMEM;
@@ -238,15 +238,15 @@ static void alloc_fair(const alloc_policy *p, const slaq_pjob *jobs,
 /* ------------------------------------------------- quality policies */
 
 /* Predicted loss of job j after one epoch on `a` cores: the paper's
- * iters_per_core × a iterations when the job scales linearly (scale
+ * iters_per_core × a iterations when the job scales linearly (scaling
  * NULL, or σ = κ = 0: the speed-up is then a itself, bit for bit), its
  * model's speed-up of a otherwise. */
 static double loss_after(const slaq_pjob *j, double a)
 {
     double cores = a < j->max_cores ? a : j->max_cores;
     return slaq_forecast_loss(j->fc, j->k + j->iters_per_core *
-                                               slaq_scaling_speedup(j->scale,
-                                                                    cores));
+                                               slaq_scaling_speedup(
+                                                   j->scaling, cores));
 }
 
 /* The loss units of one unit of progress for job j. */
@@ -320,8 +320,8 @@ static void greedy_floor(const slaq_pjob *jobs, size_t n, const size_t *node,
     }
     for (size_t v = 0; v < nnodes; v++) {
         double want = ws->want[v], cap = capacity[v];
-        ws->scale[v] = want > cap ? cap / want : 1;
-        double left = cap - want * ws->scale[v];
+        ws->shrink[v] = want > cap ? cap / want : 1;
+        double left = cap - want * ws->shrink[v];
         ws->minsh[v] = ws->rest[v] ? fmin(unit, left / (double)ws->rest[v])
                                    : 0;
         ws->left[v] = cap;
@@ -330,7 +330,7 @@ static void greedy_floor(const slaq_pjob *jobs, size_t n, const size_t *node,
         const slaq_pjob *j = &jobs[i];
         size_t v = node ? node[i] : 0;
         double a = j->min_cores > 0
-                       ? fmin(j->min_cores, j->max_cores) * ws->scale[v]
+                       ? fmin(j->min_cores, j->max_cores) * ws->shrink[v]
                        : fmin(ws->minsh[v], j->max_cores);
         alloc[i] = a;
     }

@@ -80,7 +80,7 @@ struct slaq_job {
     slaq_convergence convergence; /* declared class (predictor option) */
     slaq_query *query;       /* a query's progress state, else NULL */
     slaq_forecast qfc;       /* a query's (or exact job's) forecast */
-    slaq_scaling scale;      /* its speed on n cores, from its reports */
+    slaq_scaling scaling;    /* its speed on n cores, from its reports */
     void *user;
     slaq_goal goal;          /* deadline, accuracy, urgency */
     double attained;         /* core-seconds held so far (at allocations) */
@@ -508,7 +508,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     slaq_runtime_init(&j->rt, j->cost_known ? o->iter_cpu_s
                                             : s->cfg.default_iter_cpu_s);
     j->kind = o->kind;
-    slaq_scaling_init(&j->scale);
+    slaq_scaling_init(&j->scaling);
     j->hist = slaq_history_new(s->cfg.window);
     j->pred = job_predictor(s, j);
     if (j->kind == SLAQ_JOB_QUERY)
@@ -582,16 +582,16 @@ int slaq_job_report_scaling(slaq_job *j, const slaq_report *r,
      * straddles a change is counted at the new share, which the next
      * reports then outweigh. */
     if (threads >= 1 && iters > 0 && share > 0)
-        slaq_scaling_observe(&j->scale, share, threads,
+        slaq_scaling_observe(&j->scaling, share, threads,
                              wall_s > 0 ? wall_s : gap, r->cpu_s, iters);
     return SLAQ_OK;
 }
 
-const slaq_scaling *slaq_job_scaling(const slaq_job *j) { return &j->scale; }
+const slaq_scaling *slaq_job_scaling(const slaq_job *j) { return &j->scaling; }
 
 int slaq_job_threads(const slaq_job *j, double cores)
 {
-    return slaq_scaling_threads(&j->scale, cores);
+    return slaq_scaling_threads(&j->scaling, cores);
 }
 
 int slaq_job_report_estimates(slaq_job *j, const slaq_report *r,
@@ -640,17 +640,17 @@ static double job_iter_cpu(const slaq_job *j, double prior)
 /*
  * Where job j is on its curve at `now`, in iterations: its last report
  * plus the part of the next iteration its current allocation has done
- * since at the speed-up of `scale` (NULL: linear), capped below one
+ * since at the speed-up of `scaling` (NULL: linear), capped below one
  * whole iteration (a report would have come).
  */
-static double job_position(const slaq_job *j, const slaq_scaling *scale,
+static double job_position(const slaq_job *j, const slaq_scaling *scaling,
                            double now, double iter_cpu)
 {
     double k = j->reported ? j->last_k : 0;
     double since = now - (j->reported ? j->last_t : j->arrival);
     double cores = j->alloc < j->max_cores ? j->alloc : j->max_cores;
     if (since > 0 && cores > 0) {
-        double part = since * slaq_scaling_speedup(scale, cores) / iter_cpu;
+        double part = since * slaq_scaling_speedup(scaling, cores) / iter_cpu;
         k += part < 0.99 ? part : 0.99;
     }
     return k;
@@ -898,10 +898,11 @@ static double sched_prior(const slaq_sched *s)
  * paper's) with the setting off, for queries and exact jobs, and for a
  * job that has never said how many threads it runs (an old client's, a simulated curve's): nothing
  * is known of it, and it is treated as SLAQ treats every job. */
-static const slaq_scaling *job_scale(const slaq_sched *s, const slaq_job *j)
+static const slaq_scaling *job_scaling(const slaq_sched *s,
+                                       const slaq_job *j)
 {
-    return s->cfg.scaling && j->kind == SLAQ_JOB_ML && j->scale.a > 0
-               ? &j->scale : NULL;
+    return s->cfg.scaling && j->kind == SLAQ_JOB_ML && j->scaling.a > 0
+               ? &j->scaling : NULL;
 }
 
 /* CPU-seconds of one iteration on one core at one thread: the scaling
@@ -910,7 +911,7 @@ static const slaq_scaling *job_scale(const slaq_sched *s, const slaq_job *j)
 static double job_unit_cpu(const slaq_sched *s, const slaq_job *j,
                            double prior)
 {
-    const slaq_scaling *m = job_scale(s, j);
+    const slaq_scaling *m = job_scaling(s, j);
     return m ? m->a : job_iter_cpu(j, prior);
 }
 
@@ -928,7 +929,7 @@ static double job_gain_on(void *arg, double cores)
     double drop = slaq_forecast_loss(f, k) -
                   slaq_forecast_loss(f, k + horizon / cpu *
                                                slaq_scaling_speedup(
-                                                   job_scale(s, j), cores));
+                                                   job_scaling(s, j), cores));
     double g = j->weight * drop / job_norm(s, j);
     return g == g ? g : 0;
 }
@@ -982,7 +983,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         double wsum = s->nweight[s->node_of[i]];
         double cpu = job_unit_cpu(s, j, prior);
         pj->fc = slaq_predictor_forecast(j->pred);
-        pj->k = job_position(j, job_scale(s, j), now, cpu);
+        pj->k = job_position(j, job_scaling(s, j), now, cpu);
         /* A job whose iteration is longer than the horizon is judged
          * over horizon_iters of its iterations at its fair share, and its
          * gain scaled back to one horizon: over a fraction of one
@@ -1006,7 +1007,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         pj->prev_alloc = j->alloc;
         pj->stay = c->hysteresis;
         sched_goal_pjob(j, pj, now, cpu);
-        pj->scale = job_scale(s, j);
+        pj->scaling = job_scaling(s, j);
         if (j->kind == SLAQ_JOB_QUERY)
             sched_query_pjob(s, j, pj, now, cpu, cap, wsum, horizon);
         else if (j->kind == SLAQ_JOB_EXACT && forecasts)
@@ -1038,7 +1039,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         double a = s->alloc[i];
         double cores = a < j->max_cores ? a : j->max_cores;
         double k1 = pj->k + pj->iters_per_core *
-                                slaq_scaling_speedup(pj->scale, cores);
+                                slaq_scaling_speedup(pj->scaling, cores);
         j->alloc = a;
         j->gain_k0 = pj->k;
         j->gain_k1 = k1;
