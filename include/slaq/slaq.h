@@ -224,7 +224,7 @@ typedef struct slaq_forecast {
     double loss0;        /* loss observed at k0 */
     double first_loss;   /* loss of the first report, L(0) */
     double final_loss;   /* predicted loss as k -> infinity */
-    double norm;         /* normaliser: max_delta, or 1 before any decrease */
+    double scale;        /* normaliser: max_delta, or 1 before any decrease */
     double max_step;     /* largest per-iteration drop in the last few
                             reports: fitted curves never fall faster */
     double floor_loss;   /* fitted curves never predict a lower loss */
@@ -579,8 +579,8 @@ typedef struct slaq_pjob {
     double weight;           /* > 0; multiplies the job's gain or share */
     double max_cores;        /* > 0; cap (INFINITY for none) */
     /* The rest may be left zero. */
-    double norm;        /* loss units of one unit of progress: gains are
-                           loss drops divided by it (0: fc->norm) */
+    double scale;       /* loss units of one unit of progress: gains are
+                           loss drops divided by it (0: fc->scale) */
     double min_cores;   /* guaranteed before any unit is handed out
                            (0: the minimum share, below) */
     int unproven;       /* has not reported at all (still loading): it
@@ -693,7 +693,7 @@ int slaq_policy_needs_model(slaq_policy_kind kind);
  *         m, max_cores), `left` the capacity after the min_cores and m the
  *         jobs without one. Then units go one at a time to the job whose
  *         predicted normalised loss reduction over the epoch grows most,
- *         weight × (L(k+n(a)) − L(k+n(a+unit))) / norm with n(a) =
+ *         weight × (L(k+n(a)) − L(k+n(a+unit))) / scale with n(a) =
  *         iters_per_core × s(min(a, max_cores)), s the job's speed-up
  *         slaq_scaling_speedup(scaling, ·) (s(a) = a for a NULL scaling, the
  *         paper's c·S/N), multiplied by (1 + stay)

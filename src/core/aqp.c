@@ -456,7 +456,7 @@ void slaq_query_forecast(const slaq_query *q, double dflt_cost,
     f->loss0 = slaq_pcurve_eval(&q->curve, f->par2[0]);
     f->first_loss = 1;
     f->final_loss = 0;
-    f->norm = 1;
+    f->scale = 1;
     f->max_step = INFINITY;
     f->floor_loss = -INFINITY;
 }

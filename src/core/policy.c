@@ -250,9 +250,9 @@ static double loss_after(const slaq_pjob *j, double a)
 }
 
 /* The loss units of one unit of progress for job j. */
-static double job_norm(const slaq_pjob *j)
+static double job_scale(const slaq_pjob *j)
 {
-    return j->norm > 0 ? j->norm : j->fc->norm;
+    return j->scale > 0 ? j->scale : j->fc->scale;
 }
 
 /*
@@ -264,7 +264,7 @@ static double job_norm(const slaq_pjob *j)
 static double gain_key(const slaq_pjob *j, double lcur, double lnext,
                        double a, double unit)
 {
-    double gain = j->weight * (lcur - lnext) / job_norm(j);
+    double gain = j->weight * (lcur - lnext) / job_scale(j);
     /* A NaN gain (a forecast gone wrong) must not win every comparison. */
     if (gain != gain)
         gain = -INFINITY;
@@ -283,7 +283,7 @@ static double maxmin_key(const slaq_pjob *j, double lcur, double lnext,
     const slaq_forecast *f = j->fc;
     double span = f->first_loss - f->final_loss;
     if (!(span > 0))
-        span = f->norm;
+        span = f->scale;
     return j->weight * (lcur - f->final_loss) / span;
 }
 
@@ -699,13 +699,13 @@ int slaq_allocate_nodes(slaq_policy_kind policy, const slaq_pjob *jobs,
         const slaq_pjob *j = &jobs[i];
         if (!(j->weight > 0) || !(j->max_cores > 0) ||
             !(j->iters_per_core >= 0) || !isfinite(j->k) ||
-            !(j->norm >= 0) || !isfinite(j->norm) ||
+            !(j->scale >= 0) || !isfinite(j->scale) ||
             !(j->min_cores >= 0) || !isfinite(j->min_cores) ||
             !(j->stay >= 0) || !isfinite(j->stay) ||
             !(j->prev_alloc >= 0) || !isfinite(j->prev_alloc) ||
             (node && node[i] >= nnodes))
             return SLAQ_EINVAL;
-        if (p->forecasts && (!j->fc || !(j->fc->norm > 0)))
+        if (p->forecasts && (!j->fc || !(j->fc->scale > 0)))
             return SLAQ_EINVAL;
     }
     if (ws_reserve_nodes(ws, nnodes) != SLAQ_OK)

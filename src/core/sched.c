@@ -48,15 +48,16 @@ struct slaq_job {
      * report's iteration and time, and whether there is one. */
     double last_k, last_t;
     int reported;
-    int norm_ok;             /* `norm` is job_norm's answer for the current
-                                history, forecast and declared length */
-    double norm;
+    int scale_ok;            /* `scale` is job_scale's answer for the
+                                current history, forecast and declared
+                                length */
+    double scale;
     double arrival;
     uint64_t iter_reports;   /* reports of finished iterations (iter > 0) */
     /* The last epoch's gain is computed when asked (most jobs' gains are
      * never read), from where the job was and would be; before its
      * forecast changes it is computed and kept. */
-    double gain_k0, gain_k1, gain_norm;
+    double gain_k0, gain_k1, gain_scale;
     int gain_lazy;
     int fit_due;             /* a report or a new predictor since the last
                                 fit */
@@ -259,7 +260,7 @@ int slaq_sched_set_predictor(slaq_sched *s, slaq_predictor_kind kind)
         slaq_predictor_free(s->jobs[i]->pred);
         s->jobs[i]->pred = p;
         s->jobs[i]->fit_due = 1;
-        s->jobs[i]->norm_ok = 0;
+        s->jobs[i]->scale_ok = 0;
         job_due(s->jobs[i]);
     }
     return SLAQ_OK;
@@ -557,7 +558,7 @@ int slaq_job_report(slaq_job *j, const slaq_report *r)
     j->last_t = r->t;
     j->reported = 1;
     j->fit_due = 1;
-    j->norm_ok = 0;
+    j->scale_ok = 0;
     job_due(j);
     if (r->iter > 0) {
         slaq_runtime_observe(&j->rt, r->cpu_s, r->samples,
@@ -687,11 +688,11 @@ static void job_note_end(slaq_job *j)
 }
 
 /* Loss units of one unit of job j's progress (slaq_norm_kind). */
-static double job_norm_calc(const slaq_sched *s, const slaq_job *j)
+static double job_scale_calc(const slaq_sched *s, const slaq_job *j)
 {
     const slaq_forecast *f = slaq_predictor_forecast(j->pred);
     if (s->cfg.normalise == SLAQ_NORM_MAX_DELTA)
-        return f->norm;
+        return f->scale;
     /* The current forecast's end, not the cautious one users are shown:
      * the allocator must follow the latest fit, or a new job's wild first
      * extrapolations would hold its gains down for a dozen reports. */
@@ -700,19 +701,19 @@ static double job_norm_calc(const slaq_sched *s, const slaq_job *j)
     if (last && !(end <= last->loss))
         end = last->loss;
     double span = slaq_history_first_loss(j->hist) - end;
-    return span > f->norm ? span : f->norm;
+    return span > f->scale ? span : f->scale;
 }
 
-/* job_norm_calc, computed again only when one of its inputs changed: the
+/* job_scale_calc, computed again only when one of its inputs changed: the
  * history (a report), the forecast (a fit) or the declared length. */
-static double job_norm(const slaq_sched *s, const slaq_job *j)
+static double job_scale(const slaq_sched *s, const slaq_job *j)
 {
     slaq_job *m = (slaq_job *)j;
-    if (!j->norm_ok) {
-        m->norm = job_norm_calc(s, j);
-        m->norm_ok = 1;
+    if (!j->scale_ok) {
+        m->scale = job_scale_calc(s, j);
+        m->scale_ok = 1;
     }
-    return j->norm;
+    return j->scale;
 }
 
 /* Refits job j's predictor on its history (it has a refit due). */
@@ -722,7 +723,7 @@ static void job_fit(slaq_job *j)
     slaq_predictor_fit(j->pred, j->hist);
     job_note_end(j);
     j->fit_due = 0;
-    j->norm_ok = 0;
+    j->scale_ok = 0;
     j->queued = 0;
 }
 
@@ -802,7 +803,7 @@ static void sched_query_pjob(const slaq_sched *s, slaq_job *j, slaq_pjob *pj,
             h = t_batch * c->horizon_iters;
     }
     pj->iters_per_core = h;
-    pj->norm = h / horizon;
+    pj->scale = h / horizon;
     /* no mini-batch here yet (one resumed elsewhere has no P here) */
     int seen = slaq_progress_batches(slaq_query_progress(j->query)) > 0;
     pj->unproven = !seen;
@@ -852,10 +853,10 @@ static void sched_exact_pjob(slaq_job *j, slaq_pjob *pj, double cap,
     memset(&j->qfc, 0, sizeof j->qfc);
     j->qfc.model = SLAQ_MODEL_LINEAR; /* flat: L = 0 − 0·u */
     j->qfc.yscale = 1;
-    j->qfc.norm = 1;
+    j->qfc.scale = 1;
     j->qfc.first_loss = 1;
     pj->fc = &j->qfc;
-    pj->norm = 1;
+    pj->scale = 1;
     pj->unproven = 0;
     if (fair > 0) {
         pj->min_cores = fair;
@@ -930,7 +931,7 @@ static double job_gain_on(void *arg, double cores)
                   slaq_forecast_loss(f, k + horizon / cpu *
                                                slaq_scaling_speedup(
                                                    job_scaling(s, j), cores));
-    double g = j->weight * drop / job_norm(s, j);
+    double g = j->weight * drop / job_scale(s, j);
     return g == g ? g : 0;
 }
 
@@ -1000,7 +1001,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         pj->iters_per_core = h / cpu;
         pj->weight = j->weight;
         pj->max_cores = j->max_cores;
-        pj->norm = job_norm(s, j) * h / horizon;
+        pj->scale = job_scale(s, j) * h / horizon;
         pj->min_cores = job_settling(s, j) && wsum > 0
                             ? cap * j->weight / wsum : 0;
         pj->unproven = !j->reported;
@@ -1043,7 +1044,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         j->alloc = a;
         j->gain_k0 = pj->k;
         j->gain_k1 = k1;
-        j->gain_norm = pj->norm;
+        j->gain_scale = pj->scale;
         j->gain_lazy = 1;
         slaq_tokens_refill(&j->tokens, a, c->epoch_s);
         if (j->node >= 0)
@@ -1072,7 +1073,7 @@ double slaq_job_gain(const slaq_job *j)
         return j->gain;
     const slaq_forecast *f = slaq_predictor_forecast(j->pred);
     return (slaq_forecast_loss(f, j->gain_k0) -
-            slaq_forecast_loss(f, j->gain_k1)) / j->gain_norm;
+            slaq_forecast_loss(f, j->gain_k1)) / j->gain_scale;
 }
 const slaq_history *slaq_job_history(const slaq_job *j) { return j->hist; }
 const slaq_predictor *slaq_job_predictor(const slaq_job *j) { return j->pred; }
@@ -1222,7 +1223,7 @@ int slaq_sched_keys(slaq_sched *s, double *key)
 void slaq_job_set_iters(slaq_job *j, uint64_t iters)
 {
     j->iters = iters;
-    j->norm_ok = 0;
+    j->scale_ok = 0;
 }
 uint64_t slaq_job_iters(const slaq_job *j) { return j->iters; }
 

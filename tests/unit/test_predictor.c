@@ -127,7 +127,7 @@ static void test_new_job_is_assumed_at_its_steepest(void **state)
         assert_int_equal(slaq_predictor_fit(p, h), SLAQ_OK);
         const slaq_forecast *f = slaq_predictor_forecast(p);
         /* one normaliser (1 before any drop) per iteration */
-        assert_near(f->norm, 1.0, 0);
+        assert_near(f->scale, 1.0, 0);
         assert_near(slaq_predictor_loss(p, 3), 4.0, 1e-12);
         slaq_predictor_free(p);
         slaq_history_free(h);

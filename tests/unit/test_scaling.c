@@ -226,7 +226,7 @@ static void random_forecast(slaq_forecast *f)
     memset(f, 0, sizeof *f);
     f->model = SLAQ_MODEL_EXP;
     f->yscale = 1;
-    f->norm = 0.05 + urand();
+    f->scale = 0.05 + urand();
     f->max_step = INFINITY;
     f->floor_loss = -INFINITY;
     f->par[0] = 0.3 + 0.69 * urand();
