@@ -310,9 +310,9 @@ double slaq_predictor_loss(const slaq_predictor *p, double h);
 
 /* Accumulated prediction errors at one horizon (see slaq_eval_curve). */
 typedef struct slaq_eval_acc {
-    double norm_sum; /* Σ |L̂(k+h) − L(k+h)| / (L(0) − min L) */
+    double err_sum;  /* Σ |L̂(k+h) − L(k+h)| / (L(0) − min L) */
     double rel_sum;  /* Σ |L̂(k+h) − L(k+h)| / |L(k+h)|, where L(k+h) ≠ 0 */
-    uint64_t n;      /* predictions in norm_sum */
+    uint64_t n;      /* predictions in err_sum */
     uint64_t n_rel;  /* predictions in rel_sum */
 } slaq_eval_acc;
 
@@ -502,7 +502,7 @@ int slaq_query_error_curve(const double *est, const double *truth, size_t B,
 
 /* What slaq_eval_query accumulates over recorded queries. */
 typedef struct slaq_query_eval {
-    slaq_eval_acc pred[8];  /* per horizon: Σ |P̂_i+h − P_i+h| in norm_sum
+    slaq_eval_acc pred[8];  /* per horizon: Σ |P̂_i+h − P_i+h| in err_sum
                                (P is in [0, 1], so this is the normalised
                                error), relative to P_i+h in rel_sum */
     double metric_err_sum;  /* Σ_i |P_i − E_i| over i >= 2, E_i from

@@ -554,7 +554,7 @@ int slaq_eval_query(const slaq_query_opts *opts, const double *est,
             if (isnan(truep))
                 continue;
             double e = fabs(slaq_query_predict(q, horizons[h]) - truep);
-            acc->pred[h].norm_sum += e;
+            acc->pred[h].err_sum += e;
             acc->pred[h].n++;
             if (truep > 0) {
                 acc->pred[h].rel_sum += e / truep;
