@@ -767,23 +767,24 @@ int slaq_tokens_throttled(const slaq_tokens *b);
 /*
  * What one unit of a job's progress is, in loss units: the quantity whose
  * predicted reduction slaq maximises.
- *   SLAQ_NORM_SPAN:      the job's predicted total reduction, L(0) − L_end
- *                        (L_end its predicted loss at its last iteration,
- *                        or its asymptote when it declared none; never less
- *                        than its largest single drop). This is the scale
- *                        of the normalised loss slaq is measured by, so a
- *                        job that fell fast at first is not taken for
- *                        converged while it is far from its own end.
- *   SLAQ_NORM_MAX_DELTA: the largest per-iteration drop so far (SLAQ §4.1).
+ *   SLAQ_SCALE_SPAN:      the job's predicted total reduction,
+ *                         L(0) − L_end (L_end its predicted loss at its
+ *                         last iteration, or its asymptote when it
+ *                         declared none; never less than its largest
+ *                         single drop). This is the scale of the
+ *                         normalised loss slaq is measured by, so a job
+ *                         that fell fast at first is not taken for
+ *                         converged while it is far from its own end.
+ *   SLAQ_SCALE_MAX_DELTA: the largest per-iteration drop so far (SLAQ §4.1).
  */
-typedef enum slaq_norm_kind {
-    SLAQ_NORM_SPAN,
-    SLAQ_NORM_MAX_DELTA,
-} slaq_norm_kind;
+typedef enum slaq_scale_kind {
+    SLAQ_SCALE_SPAN,
+    SLAQ_SCALE_MAX_DELTA,
+} slaq_scale_kind;
 
 /* Parses "span", "max-delta"; SLAQ_EINVAL otherwise. */
-int slaq_norm_parse(const char *name, slaq_norm_kind *out);
-const char *slaq_norm_name(slaq_norm_kind kind);
+int slaq_scale_parse(const char *name, slaq_scale_kind *out);
+const char *slaq_scale_name(slaq_scale_kind kind);
 
 /*
  * Where a new job goes when the scheduler has several nodes (a one-node
@@ -824,8 +825,8 @@ typedef struct slaq_sched_config {
     double default_iter_cpu_s;     /* runtime before any report */
     slaq_predictor_opts pred;      /* predictor options */
     /* Beyond the paper (docs/libslaq.md, "Real jobs"): */
-    slaq_norm_kind normalise;      /* the objective's loss unit; default
-                                      SLAQ_NORM_SPAN */
+    slaq_scale_kind normalise;     /* the objective's loss unit; default
+                                      SLAQ_SCALE_SPAN */
     unsigned startup_reports;      /* a job with fewer reports of finished
                                       iterations is settling: it gets at
                                       least its fair share, and until

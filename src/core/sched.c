@@ -144,7 +144,7 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
         !isfinite(cfg->query_min_cores) ||
         (unsigned)cfg->predictor > SLAQ_PRED_ORACLE ||
         !(cfg->pred.lambda > 0 && cfg->pred.lambda <= 1) ||
-        (unsigned)cfg->normalise > SLAQ_NORM_MAX_DELTA ||
+        (unsigned)cfg->normalise > SLAQ_SCALE_MAX_DELTA ||
         !(cfg->hysteresis >= 0) || !isfinite(cfg->hysteresis) ||
         !(cfg->damping >= 0 && cfg->damping < 1) ||
         (unsigned)cfg->placement > SLAQ_PLACE_GAIN ||
@@ -687,11 +687,11 @@ static void job_note_end(slaq_job *j)
     j->end_total = total;
 }
 
-/* Loss units of one unit of job j's progress (slaq_norm_kind). */
+/* Loss units of one unit of job j's progress (slaq_scale_kind). */
 static double job_scale_calc(const slaq_sched *s, const slaq_job *j)
 {
     const slaq_forecast *f = slaq_predictor_forecast(j->pred);
-    if (s->cfg.normalise == SLAQ_NORM_MAX_DELTA)
+    if (s->cfg.normalise == SLAQ_SCALE_MAX_DELTA)
         return f->scale;
     /* The current forecast's end, not the cautious one users are shown:
      * the allocator must follow the latest fit, or a new job's wild first

@@ -88,7 +88,7 @@ static json_t *api_status(sd_daemon *d)
     json_object_set_new(r, "share", json_string(d->cfg.share_quota ? "quota"
                                                                    : "weight"));
     const slaq_sched_config *sc = slaq_sched_get_config(d->sched);
-    json_object_set_new(r, "normalise", json_string(slaq_norm_name(
+    json_object_set_new(r, "normalise", json_string(slaq_scale_name(
                                             sc->normalise)));
     json_object_set_new(r, "startup_reports",
                         json_integer((json_int_t)sc->startup_reports));
