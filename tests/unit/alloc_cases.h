@@ -2,7 +2,7 @@
  * alloc_cases.h — deterministic random inputs for the allocator and the
  * scheduler, and a hash of what they answer.
  *
- * test_cluster.c replays these cases through today's code and compares
+ * test_placement.c replays these cases through today's code and compares
  * each answer's hash with alloc_golden.h, recorded from the single-machine
  * allocator before it became the one-node case of the cluster allocator:
  * the one-node case must give the very same bits. Only public API is used,

@@ -1,5 +1,5 @@
 /*
- * test_cluster.c — nodes: the allocation over several nodes, placement of
+ * test_placement.c — nodes: the allocation over several nodes, placement of
  * new jobs and the pending queue (src/core/placement.c, policy.c, sched.c).
  *
  * The single machine is the one-node case of the cluster code, so the
