@@ -45,8 +45,8 @@ $(GEN_PATHS): FORCE
 	@printf '#define SLAQ_BINDIR "%s"\n#define SLAQ_SYSCONFDIR "%s"\n#define SLAQ_DATADIR "%s"\n#define SLAQ_SRCDIR "%s"\n' \
 	    '$(BINDIR)' '$(SYSCONFDIR)' '$(DATADIR)' '$(CURDIR)' >$@.tmp
 	@cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
-$(BUILD)/obj/src/daemon/main.o $(BUILD)/obj/src/io/rlmodel.o: $(GEN_PATHS)
-$(BUILD)/obj/src/daemon/main.o $(BUILD)/obj/src/io/rlmodel.o: CPPFLAGS += -I$(BUILD)/gen
+$(BUILD)/obj/src/daemon/slaqd.o $(BUILD)/obj/src/io/rlmodel.o: $(GEN_PATHS)
+$(BUILD)/obj/src/daemon/slaqd.o $(BUILD)/obj/src/io/rlmodel.o: CPPFLAGS += -I$(BUILD)/gen
 .PHONY: FORCE
 FORCE:
 
@@ -136,7 +136,7 @@ uninstall:
 # make deb: the Debian packages (scripts/deb.sh: slaq, libslaq0,
 # libslaq-dev, python3-slaq, slaq-doc) in $(BUILD). The same build is
 # staged with make install for PREFIX=/usr and the multiarch library
-# directory; only the objects that hold the install paths (slaqd's main.o,
+# directory; only the objects that hold the install paths (slaqd.o,
 # libslaqio's rlmodel.o) and the
 # manual pages are made again for it.
 DEB_STAGE ?= $(BUILD)/deb-stage

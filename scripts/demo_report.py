@@ -132,8 +132,8 @@ def norm_losses(job):
 
 def time_to(job, x):
     """Seconds from submission to the first loss reduction >= x%."""
-    for t, ell in norm_losses(job):
-        if 1 - ell >= x / 100.0 - 1e-12:
+    for t, norm_loss in norm_losses(job):
+        if 1 - norm_loss >= x / 100.0 - 1e-12:
             return t - job["submitted"]
     return None
 

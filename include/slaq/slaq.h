@@ -224,7 +224,7 @@ typedef struct slaq_forecast {
     double loss0;        /* loss observed at k0 */
     double first_loss;   /* loss of the first report, L(0) */
     double final_loss;   /* predicted loss as k -> infinity */
-    double norm;         /* normaliser: max_delta, or 1 before any decrease */
+    double scale;        /* normaliser: max_delta, or 1 before any decrease */
     double max_step;     /* largest per-iteration drop in the last few
                             reports: fitted curves never fall faster */
     double floor_loss;   /* fitted curves never predict a lower loss */
@@ -310,9 +310,9 @@ double slaq_predictor_loss(const slaq_predictor *p, double h);
 
 /* Accumulated prediction errors at one horizon (see slaq_eval_curve). */
 typedef struct slaq_eval_acc {
-    double norm_sum; /* Σ |L̂(k+h) − L(k+h)| / (L(0) − min L) */
+    double err_sum;  /* Σ |L̂(k+h) − L(k+h)| / (L(0) − min L) */
     double rel_sum;  /* Σ |L̂(k+h) − L(k+h)| / |L(k+h)|, where L(k+h) ≠ 0 */
-    uint64_t n;      /* predictions in norm_sum */
+    uint64_t n;      /* predictions in err_sum */
     uint64_t n_rel;  /* predictions in rel_sum */
 } slaq_eval_acc;
 
@@ -502,7 +502,7 @@ int slaq_query_error_curve(const double *est, const double *truth, size_t B,
 
 /* What slaq_eval_query accumulates over recorded queries. */
 typedef struct slaq_query_eval {
-    slaq_eval_acc pred[8];  /* per horizon: Σ |P̂_i+h − P_i+h| in norm_sum
+    slaq_eval_acc pred[8];  /* per horizon: Σ |P̂_i+h − P_i+h| in err_sum
                                (P is in [0, 1], so this is the normalised
                                error), relative to P_i+h in rel_sum */
     double metric_err_sum;  /* Σ_i |P_i − E_i| over i >= 2, E_i from
@@ -580,8 +580,8 @@ typedef struct slaq_pjob {
     double weight;           /* > 0; multiplies the job's gain or share */
     double max_cores;        /* > 0; cap (INFINITY for none) */
     /* The rest may be left zero. */
-    double norm;        /* loss units of one unit of progress: gains are
-                           loss drops divided by it (0: fc->norm) */
+    double scale;       /* loss units of one unit of progress: gains are
+                           loss drops divided by it (0: fc->scale) */
     double min_cores;   /* guaranteed before any unit is handed out
                            (0: the minimum share, below) */
     int unproven;       /* has not reported at all (still loading): it
@@ -603,9 +603,10 @@ typedef struct slaq_pjob {
     double iter;        /* I: iterations done */
     double last_drop;   /* δl_{I-1}: the loss drop of the last iteration */
     double total_drop;  /* Σ δl_j: the loss drop so far */
-    const slaq_scaling *scale; /* how the job scales: a cores gives it
-                           iters_per_core × slaq_scaling_speedup(scale,
-                           a) iterations (NULL: linear, exactly a) */
+    const slaq_scaling *scaling; /* how the job scales: a cores gives
+                           it iters_per_core × slaq_scaling_speedup(
+                           scaling, a) iterations (NULL: linear, exactly
+                           a) */
 } slaq_pjob;
 
 /* Scratch space for the allocator; reused across calls so that a warmed-up
@@ -693,9 +694,9 @@ int slaq_policy_needs_model(slaq_policy_kind kind);
  *         m, max_cores), `left` the capacity after the min_cores and m the
  *         jobs without one. Then units go one at a time to the job whose
  *         predicted normalised loss reduction over the epoch grows most,
- *         weight × (L(k+n(a)) − L(k+n(a+unit))) / norm with n(a) =
+ *         weight × (L(k+n(a)) − L(k+n(a+unit))) / scale with n(a) =
  *         iters_per_core × s(min(a, max_cores)), s the job's speed-up
- *         slaq_scaling_speedup(scale, ·) (s(a) = a for a NULL scale, the
+ *         slaq_scaling_speedup(scaling, ·) (s(a) = a for a NULL scaling, the
  *         paper's c·S/N), multiplied by (1 + stay)
  *         for a unit the job already held (a < prev_alloc): a job keeps
  *         its cores unless another gains clearly more. Unproven jobs
@@ -767,23 +768,24 @@ int slaq_tokens_throttled(const slaq_tokens *b);
 /*
  * What one unit of a job's progress is, in loss units: the quantity whose
  * predicted reduction slaq maximises.
- *   SLAQ_NORM_SPAN:      the job's predicted total reduction, L(0) − L_end
- *                        (L_end its predicted loss at its last iteration,
- *                        or its asymptote when it declared none; never less
- *                        than its largest single drop). This is the scale
- *                        of the normalised loss slaq is measured by, so a
- *                        job that fell fast at first is not taken for
- *                        converged while it is far from its own end.
- *   SLAQ_NORM_MAX_DELTA: the largest per-iteration drop so far (SLAQ §4.1).
+ *   SLAQ_SCALE_SPAN:      the job's predicted total reduction,
+ *                         L(0) − L_end (L_end its predicted loss at its
+ *                         last iteration, or its asymptote when it
+ *                         declared none; never less than its largest
+ *                         single drop). This is the scale of the
+ *                         normalised loss slaq is measured by, so a job
+ *                         that fell fast at first is not taken for
+ *                         converged while it is far from its own end.
+ *   SLAQ_SCALE_MAX_DELTA: the largest per-iteration drop so far (SLAQ §4.1).
  */
-typedef enum slaq_norm_kind {
-    SLAQ_NORM_SPAN,
-    SLAQ_NORM_MAX_DELTA,
-} slaq_norm_kind;
+typedef enum slaq_scale_kind {
+    SLAQ_SCALE_SPAN,
+    SLAQ_SCALE_MAX_DELTA,
+} slaq_scale_kind;
 
 /* Parses "span", "max-delta"; SLAQ_EINVAL otherwise. */
-int slaq_norm_parse(const char *name, slaq_norm_kind *out);
-const char *slaq_norm_name(slaq_norm_kind kind);
+int slaq_scale_parse(const char *name, slaq_scale_kind *out);
+const char *slaq_scale_name(slaq_scale_kind kind);
 
 /*
  * Where a new job goes when the scheduler has several nodes (a one-node
@@ -824,8 +826,8 @@ typedef struct slaq_sched_config {
     double default_iter_cpu_s;     /* runtime before any report */
     slaq_predictor_opts pred;      /* predictor options */
     /* Beyond the paper (docs/libslaq.md, "Real jobs"): */
-    slaq_norm_kind normalise;      /* the objective's loss unit; default
-                                      SLAQ_NORM_SPAN */
+    slaq_scale_kind normalise;     /* the objective's loss unit; default
+                                      SLAQ_SCALE_SPAN */
     unsigned startup_reports;      /* a job with fewer reports of finished
                                       iterations is settling: it gets at
                                       least its fair share, and until

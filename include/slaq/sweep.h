@@ -8,6 +8,10 @@
  * (validation accuracy, or a loss) and a target y_target. The goal is the
  * earliest time at which any configuration reaches the target.
  *
+ * Every epoch in this header is a training epoch, one pass of a
+ * configuration over its data (`train_epoch`), never the scheduler's
+ * epoch (docs/glossary.md).
+ *
  * Two layers, each usable on its own:
  *
  *   slaq_lcurve   one configuration's learning curve y(1..n) -> the
@@ -229,7 +233,8 @@ typedef struct slaq_sweep_info {
     double p;        /* POP: confidence p of reaching y_target within
                       * T_max; earlyterm: P(beating the best); NaN if none */
     double ert;      /* POP: expected remaining time; NaN if none */
-    double epoch_s;  /* mean epoch duration so far; NaN before any */
+    double train_epoch_s; /* mean training epoch's duration so far; NaN
+                             before any */
 } slaq_sweep_info;
 
 typedef struct slaq_sweep slaq_sweep;
@@ -257,14 +262,15 @@ const char *slaq_sweep_policy_name(const slaq_sweep *s);
 size_t slaq_sweep_next(slaq_sweep *s, double now);
 
 /*
- * Configuration i (RUNNING) finished epoch `epoch` (1-based, increasing)
- * with `metric`, the epoch having taken epoch_s seconds. Returns the
- * action (>= 0), or SLAQ_EINVAL (i out of range, not running, epoch not
- * after the last, metric NaN...). On SUSPEND and KILL the state changes to
- * SUSPENDED / KILLED at once; the caller stops the process.
+ * Configuration i (RUNNING) finished training epoch `train_epoch`
+ * (1-based, increasing) with `metric`, the training epoch having taken
+ * train_epoch_s seconds. Returns the action (>= 0), or SLAQ_EINVAL (i out
+ * of range, not running, train_epoch not after the last, metric NaN...).
+ * On SUSPEND and KILL the state changes to SUSPENDED / KILLED at once; the
+ * caller stops the process.
  */
-int slaq_sweep_report(slaq_sweep *s, size_t i, int epoch, double metric,
-                      double epoch_s, double now);
+int slaq_sweep_report(slaq_sweep *s, size_t i, int train_epoch,
+                      double metric, double train_epoch_s, double now);
 
 /* Configuration i stopped by itself (its last epoch, or a failure): it
  * becomes ENDED and its slot is free. SLAQ_EINVAL if i is out of range. */

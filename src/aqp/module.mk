@@ -3,7 +3,7 @@
 # records every query's mini-batch trace into data/aqp/.
 AQP_SRCS    := $(sort $(wildcard src/aqp/*.c))
 AQP_OBJS    := $(call OBJ,$(AQP_SRCS))
-AQP_LIBOBJS := $(filter-out $(BUILD)/obj/src/aqp/main.o,$(AQP_OBJS))
+AQP_LIBOBJS := $(filter-out $(BUILD)/obj/src/aqp/slaq_aqp.o,$(AQP_OBJS))
 AQP_LDLIBS  := $(shell $(PKG_CONFIG) --libs sqlite3 2>/dev/null) -lpthread -lm
 SLAQ_AQP    := $(BUILD)/bin/slaq-aqp
 PROGRAMS    += $(SLAQ_AQP)

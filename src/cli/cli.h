@@ -44,7 +44,7 @@ int cmd_policy(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 int cmd_token(int argc, char **argv);   /* src/cli/token.c */
 int cmd_nodes(int argc, char **argv);   /* src/cli/nodes.c */
-int cmd_queue(int argc, char **argv);   /* src/cli/queue.c */
+int cmd_queue(int argc, char **argv);   /* src/cli/cmd_queue.c */
 int cmd_cluster(int argc, char **argv); /* src/cli/cluster.c */
 /* contrib/slurm/slaq-cluster.sbatch, NUL-ended (generated at build) */
 extern const char slaq_cluster_sbatch[];

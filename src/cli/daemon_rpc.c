@@ -282,6 +282,12 @@ double rpc_num(json_t *obj, const char *key)
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+double rpc_capacity(json_t *node)
+{
+    double c = rpc_num(node, "capacity");
+    return isnan(c) ? rpc_num(node, "cores") : c;
+}
+
 void rpc_sparkline(char *out, size_t len, json_t *arr, double lo, double hi)
 {
     static const char *const bars[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};

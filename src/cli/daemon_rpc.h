@@ -122,6 +122,10 @@ const char *rpc_safe(const char *s);
 /* Number field or NAN. */
 double rpc_num(json_t *obj, const char *key);
 
+/* A node object's capacity (docs/glossary.md), or NAN: its "capacity", or
+ * the "cores" of a slaqd from before that key. */
+double rpc_capacity(json_t *node);
+
 /* "12.3s", "4m05s", "2h03m", "-" for a negative time. */
 void rpc_duration(char *out, size_t len, double s);
 /* A job's goal in a few words (docs/deadlines.md), for slaq ls's NOTE and

@@ -12,10 +12,11 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: slaq nodes [OPTIONS]\n\n"
-               "Lists the nodes: name, cores, cores allocated, active jobs,\n"
-               "state (up; away: its agent's connection dropped, down after\n"
-               "3 silent epochs; down: its jobs were lost or moved) and the\n"
-               "age of its last heartbeat.\n\n" RPC_HELP);
+               "Lists the nodes: name, capacity (the cores it divides), cores\n"
+               "allocated, active jobs, state (up; away: its agent's\n"
+               "connection dropped, down after 3 silent epochs; down: its jobs\n"
+               "were lost or moved) and the age of its last heartbeat.\n\n"
+               RPC_HELP);
 }
 
 int cmd_nodes(int argc, char **argv)
@@ -31,7 +32,7 @@ int cmd_nodes(int argc, char **argv)
     if (st >= 0)
         return st;
     json_t *nodes = json_object_get(r, "nodes");
-    printf("%-16s %6s %9s %5s %-6s %s\n", "NAME", "CORES", "ALLOCATED",
+    printf("%-16s %8s %9s %5s %-6s %s\n", "NAME", "CAPACITY", "ALLOCATED",
            "JOBS", "STATE", "HEARTBEAT");
     size_t i;
     json_t *n;
@@ -47,9 +48,9 @@ int cmd_nodes(int argc, char **argv)
             snprintf(beat, sizeof beat, "%s (%.1f s ago)", when,
                      rpc_num(n, "heartbeat_age_s"));
         }
-        printf("%-16s %6g %9.2f %5lld %-6s %s\n",
+        printf("%-16s %8g %9.2f %5lld %-6s %s\n",
                rpc_safe(json_string_value(json_object_get(n, "name"))),
-               rpc_num(n, "cores"), rpc_num(n, "allocated"),
+               rpc_capacity(n), rpc_num(n, "allocated"),
                (long long)json_integer_value(json_object_get(n, "jobs")),
                json_string_value(json_object_get(n, "state")), beat);
     }

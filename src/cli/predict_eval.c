@@ -214,7 +214,7 @@ static void pe_print_json(const pe_args *o, const pe_table *t)
                 json_object_set_new(
                     pa, key,
                     json_pack("{s:f, s:f, s:I}", "norm",
-                              x->n ? x->norm_sum / (double)x->n : 0.0, "rel",
+                              x->n ? x->err_sum / (double)x->n : 0.0, "rel",
                               x->n_rel ? x->rel_sum / (double)x->n_rel : 0.0,
                               "n", (json_int_t)x->n));
             }
@@ -240,7 +240,7 @@ static void pe_print_text(const pe_args *o, const pe_table *t, size_t ncurves)
             printf("  %-10s", t->algs[a]);
             for (int hi = 0; hi < o->nh; hi++) {
                 const slaq_eval_acc *x = pe_cell(t, k, a, hi);
-                double nm = x->n ? x->norm_sum / (double)x->n : 0;
+                double nm = x->n ? x->err_sum / (double)x->n : 0;
                 double rl = x->n_rel ? x->rel_sum / (double)x->n_rel : 0;
                 mean[hi] += nm / (double)t->na;
                 printf("  %6.2f%% %6.2f%%   ", 100 * nm, 100 * rl);

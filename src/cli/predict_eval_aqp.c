@@ -185,7 +185,7 @@ int cmd_predict_eval_aqp(int argc, char **argv)
             break;
         }
         for (int h = 0; h < nh; h++) {
-            total.pred[h].norm_sum += e.pred[h].norm_sum;
+            total.pred[h].err_sum += e.pred[h].err_sum;
             total.pred[h].n += e.pred[h].n;
         }
         total.metric_err_sum += e.metric_err_sum;
@@ -195,13 +195,13 @@ int cmd_predict_eval_aqp(int argc, char **argv)
                    t->B);
             for (int h = 0; h < nh; h++)
                 printf(", \"h%d\": %.6f", hz[h],
-                       e.pred[h].n ? e.pred[h].norm_sum / e.pred[h].n : NAN);
+                       e.pred[h].n ? e.pred[h].err_sum / e.pred[h].n : NAN);
             printf(", \"metric_vs_error\": %.6f}",
                    e.metric_n ? e.metric_err_sum / e.metric_n : NAN);
         } else {
             printf("%-22s %5zu", t->name, t->B);
             for (int h = 0; h < nh; h++)
-                printf("  %7.2f%%", e.pred[h].n ? 100 * e.pred[h].norm_sum /
+                printf("  %7.2f%%", e.pred[h].n ? 100 * e.pred[h].err_sum /
                                                       e.pred[h].n : NAN);
             printf("  %6.2f%%\n", e.metric_n ? 100 * e.metric_err_sum /
                                                    e.metric_n : NAN);
@@ -212,7 +212,7 @@ int cmd_predict_eval_aqp(int argc, char **argv)
             printf("}, \"all\": {");
             for (int h = 0; h < nh; h++)
                 printf("%s\"h%d\": %.6f", h ? ", " : "", hz[h],
-                       total.pred[h].n ? total.pred[h].norm_sum /
+                       total.pred[h].n ? total.pred[h].err_sum /
                                              total.pred[h].n : NAN);
             printf(", \"metric_vs_error\": %.6f}}\n",
                    total.metric_n ? total.metric_err_sum / total.metric_n
@@ -221,7 +221,7 @@ int cmd_predict_eval_aqp(int argc, char **argv)
             printf("%-22s %5s", "all (mean per point)", "");
             for (int h = 0; h < nh; h++)
                 printf("  %7.2f%%", total.pred[h].n ? 100 *
-                       total.pred[h].norm_sum / total.pred[h].n : NAN);
+                       total.pred[h].err_sum / total.pred[h].n : NAN);
             printf("  %6.2f%%\n", total.metric_n ? 100 *
                    total.metric_err_sum / total.metric_n : NAN);
             printf("\nB: mini-batches; pred@H: mean |predicted - actual| "

@@ -99,11 +99,11 @@ static int draw(const rpc_opts *ro, int all, int tty)
         pad_cols(lspark, sizeof lspark, 16);
         json_decref(lt);
         json_decref(ct);
-        double nloss = rpc_num(j, "pred_norm_loss");
-        if (isnan(nloss)) /* a slaqd from before the name */
-            nloss = rpc_num(j, "norm_loss");
-        if (!isnan(nloss))
-            snprintf(norm, sizeof norm, "%.3f", nloss);
+        double norm_loss = rpc_num(j, "pred_norm_loss");
+        if (isnan(norm_loss)) /* a slaqd from before the name */
+            norm_loss = rpc_num(j, "norm_loss");
+        if (!isnan(norm_loss))
+            snprintf(norm, sizeof norm, "%.3f", norm_loss);
         double ips = rpc_num(j, "iters_per_s");
         printf("%-5lld %-10.10s %-16.16s %-9s %6s %6.2f %8lld %7.2f  %s  "
                "%s\n", (long long)json_integer_value(json_object_get(j, "id")),

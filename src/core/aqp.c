@@ -456,7 +456,7 @@ void slaq_query_forecast(const slaq_query *q, double dflt_cost,
     f->loss0 = slaq_pcurve_eval(&q->curve, f->par2[0]);
     f->first_loss = 1;
     f->final_loss = 0;
-    f->norm = 1;
+    f->scale = 1;
     f->max_step = INFINITY;
     f->floor_loss = -INFINITY;
 }
@@ -554,7 +554,7 @@ int slaq_eval_query(const slaq_query_opts *opts, const double *est,
             if (isnan(truep))
                 continue;
             double e = fabs(slaq_query_predict(q, horizons[h]) - truep);
-            acc->pred[h].norm_sum += e;
+            acc->pred[h].err_sum += e;
             acc->pred[h].n++;
             if (truep > 0) {
                 acc->pred[h].rel_sum += e / truep;

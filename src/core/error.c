@@ -31,9 +31,9 @@ static const char *const job_kind_names[] = {
     [SLAQ_JOB_EXACT] = "exact",
 };
 
-static const char *const norm_names[] = {
-    [SLAQ_NORM_SPAN] = "span",
-    [SLAQ_NORM_MAX_DELTA] = "max-delta",
+static const char *const scale_names[] = {
+    [SLAQ_SCALE_SPAN] = "span",
+    [SLAQ_SCALE_MAX_DELTA] = "max-delta",
 };
 
 /* The index of `name` in a table of n names, or -1. */
@@ -92,14 +92,14 @@ const char *slaq_convergence_name(slaq_convergence c)
                                       : "unknown";
 }
 
-int slaq_norm_parse(const char *name, slaq_norm_kind *out)
+int slaq_scale_parse(const char *name, slaq_scale_kind *out)
 {
-    NAME_PARSE(norm_names, slaq_norm_kind, name, out);
+    NAME_PARSE(scale_names, slaq_scale_kind, name, out);
 }
 
-const char *slaq_norm_name(slaq_norm_kind kind)
+const char *slaq_scale_name(slaq_scale_kind kind)
 {
-    return NAME_OF(norm_names, kind);
+    return NAME_OF(scale_names, kind);
 }
 
 int slaq_job_kind_parse(const char *name, int *out)

@@ -56,7 +56,7 @@ int slaq_eval_curve(slaq_predictor_kind kind, const slaq_predictor_opts *opts,
             if (horizons[i] <= 0 || t >= n)
                 continue;
             double e = fabs(slaq_predictor_loss(p, horizons[i]) - loss[t]);
-            acc[i].norm_sum += e / range;
+            acc[i].err_sum += e / range;
             acc[i].n++;
             if (loss[t] != 0) {
                 acc[i].rel_sum += e / fabs(loss[t]);

@@ -208,7 +208,7 @@ static void auto_score(auto_state *st, const slaq_history *h)
                     continue;
                 const slaq_forecast *f = &st->past[j][c];
                 st->err[c] += fabs(slaq_forecast_loss(f, (double)r->iter) -
-                                   r->loss) / f->norm;
+                                   r->loss) / f->scale;
                 st->cnt[c] += 1;
             }
     }

@@ -82,7 +82,7 @@ double pred_model_eval(slaq_model m, const double *par, double u);
 
 /* SLAQ_MODEL_AQP at position k (aqp.c). */
 double aqp_forecast_eval(const slaq_forecast *f, double k);
-/* ------------------------------------------------ nodes (cluster.c) */
+/* ------------------------------------------------ nodes (placement.c) */
 
 typedef struct clu_node {
     double cores;   /* as given; 0: down */

@@ -47,7 +47,7 @@ struct slaq_alloc_ws {
     size_t ncap;
     double *left;   /* capacity not yet handed out */
     double *want;   /* fair: weight still to serve; greedy: min_cores */
-    double *scale;  /* greedy: how far the min_cores are scaled down */
+    double *shrink; /* greedy: how far the min_cores are scaled down */
     double *minsh;  /* greedy: the minimum share of its jobs */
     size_t *rest;   /* greedy: jobs without a min_cores */
     double *price;  /* greedy: the key of the cheapest unit handed out */
@@ -75,7 +75,7 @@ void slaq_alloc_ws_free(slaq_alloc_ws *ws)
     free(ws->items);
     free(ws->left);
     free(ws->want);
-    free(ws->scale);
+    free(ws->shrink);
     free(ws->minsh);
     free(ws->rest);
     free(ws->price);
@@ -103,7 +103,7 @@ static int ws_reserve_nodes(slaq_alloc_ws *ws, size_t n)
         return SLAQ_OK;
     size_t cap = grow_cap(ws->ncap, n, 4);
     if (!cap || GROW_ARRAY(ws->left, cap) || GROW_ARRAY(ws->want, cap) ||
-        GROW_ARRAY(ws->scale, cap) || GROW_ARRAY(ws->minsh, cap) ||
+        GROW_ARRAY(ws->shrink, cap) || GROW_ARRAY(ws->minsh, cap) ||
         GROW_ARRAY(ws->price, cap) || GROW_ARRAY(ws->rest, cap) ||
         GROW_ARRAY(ws->off, cap) || GROW_ARRAY(ws->nheap, cap))
         return SLAQ_ENOMEM;
@@ -239,21 +239,21 @@ static void alloc_fair(const alloc_policy *p, const slaq_pjob *jobs,
 /* ------------------------------------------------- quality policies */
 
 /* Predicted loss of job j after one epoch on `a` cores: the paper's
- * iters_per_core × a iterations when the job scales linearly (scale
+ * iters_per_core × a iterations when the job scales linearly (scaling
  * NULL, or σ = κ = 0: the speed-up is then a itself, bit for bit), its
  * model's speed-up of a otherwise. */
 static double loss_after(const slaq_pjob *j, double a)
 {
     double cores = a < j->max_cores ? a : j->max_cores;
     return slaq_forecast_loss(j->fc, j->k + j->iters_per_core *
-                                               slaq_scaling_speedup(j->scale,
-                                                                    cores));
+                                               slaq_scaling_speedup(
+                                                   j->scaling, cores));
 }
 
 /* The loss units of one unit of progress for job j. */
-static double job_norm(const slaq_pjob *j)
+static double job_scale(const slaq_pjob *j)
 {
-    return j->norm > 0 ? j->norm : j->fc->norm;
+    return j->scale > 0 ? j->scale : j->fc->scale;
 }
 
 /*
@@ -265,7 +265,7 @@ static double job_norm(const slaq_pjob *j)
 static double gain_key(const slaq_pjob *j, double lcur, double lnext,
                        double a, double unit)
 {
-    double gain = j->weight * (lcur - lnext) / job_norm(j);
+    double gain = j->weight * (lcur - lnext) / job_scale(j);
     /* A NaN gain (a forecast gone wrong) must not win every comparison. */
     if (gain != gain)
         gain = -INFINITY;
@@ -284,7 +284,7 @@ static double maxmin_key(const slaq_pjob *j, double lcur, double lnext,
     const slaq_forecast *f = j->fc;
     double span = f->first_loss - f->final_loss;
     if (!(span > 0))
-        span = f->norm;
+        span = f->scale;
     return j->weight * (lcur - f->final_loss) / span;
 }
 
@@ -321,8 +321,8 @@ static void greedy_floor(const slaq_pjob *jobs, size_t n, const size_t *node,
     }
     for (size_t v = 0; v < nnodes; v++) {
         double want = ws->want[v], cap = capacity[v];
-        ws->scale[v] = want > cap ? cap / want : 1;
-        double left = cap - want * ws->scale[v];
+        ws->shrink[v] = want > cap ? cap / want : 1;
+        double left = cap - want * ws->shrink[v];
         ws->minsh[v] = ws->rest[v] ? fmin(unit, left / (double)ws->rest[v])
                                    : 0;
         ws->left[v] = cap;
@@ -331,7 +331,7 @@ static void greedy_floor(const slaq_pjob *jobs, size_t n, const size_t *node,
         const slaq_pjob *j = &jobs[i];
         size_t v = node ? node[i] : 0;
         double a = j->min_cores > 0
-                       ? fmin(j->min_cores, j->max_cores) * ws->scale[v]
+                       ? fmin(j->min_cores, j->max_cores) * ws->shrink[v]
                        : fmin(ws->minsh[v], j->max_cores);
         alloc[i] = a;
     }
@@ -706,13 +706,13 @@ int slaq_allocate_nodes(slaq_policy_kind policy, const slaq_pjob *jobs,
         const slaq_pjob *j = &jobs[i];
         if (!(j->weight > 0) || !(j->max_cores > 0) ||
             !(j->iters_per_core >= 0) || !isfinite(j->k) ||
-            !(j->norm >= 0) || !isfinite(j->norm) ||
+            !(j->scale >= 0) || !isfinite(j->scale) ||
             !(j->min_cores >= 0) || !isfinite(j->min_cores) ||
             !(j->stay >= 0) || !isfinite(j->stay) ||
             !(j->prev_alloc >= 0) || !isfinite(j->prev_alloc) ||
             (node && node[i] >= nnodes))
             return SLAQ_EINVAL;
-        if (p->forecasts && (!j->fc || !(j->fc->norm > 0)))
+        if (p->forecasts && (!j->fc || !(j->fc->scale > 0)))
             return SLAQ_EINVAL;
     }
     if (ws_reserve_nodes(ws, nnodes) != SLAQ_OK)

@@ -45,7 +45,7 @@ slaq_predictor *slaq_predictor_new(slaq_predictor_kind kind,
     p->fc.model = SLAQ_MODEL_LINEAR;
     p->fc.yscale = 1;
     p->fc.par[1] = 1;
-    p->fc.norm = 1;
+    p->fc.scale = 1;
     p->fc.final_loss = -1;
     return p;
 }
@@ -163,7 +163,7 @@ void pred_forecast_base(slaq_forecast *f, const slaq_history *h)
     f->k0 = (double)last->iter;
     f->loss0 = last->loss;
     f->first_loss = h->first_loss;
-    f->norm = h->max_delta > 0 ? h->max_delta : 1.0;
+    f->scale = h->max_delta > 0 ? h->max_delta : 1.0;
     f->max_step = 0;
     f->floor_loss = -INFINITY;
     size_t from = h->len > PRED_RECENT ? h->len - PRED_RECENT : 1;
@@ -193,7 +193,7 @@ void pred_forecast_linear(slaq_forecast *f, const slaq_history *h)
     pred_forecast_base(f, h);
     f->model = SLAQ_MODEL_LINEAR;
     f->par[0] = f->loss0;
-    double slope = f->norm;
+    double slope = f->scale;
     if (h->len >= 2) {
         const slaq_report *a = slaq_history_at(h, h->len - 2);
         const slaq_report *b = slaq_history_at(h, h->len - 1);
@@ -218,7 +218,7 @@ static void pred_forecast_table(slaq_predictor *p, const slaq_history *h)
     for (size_t i = 1; i < p->truth_len; i++)
         maxd = fmax(maxd, p->truth[i - 1] - p->truth[i]);
     if (maxd > 0)
-        f->norm = maxd;
+        f->scale = maxd;
 }
 
 int slaq_predictor_fit(slaq_predictor *p, const slaq_history *h)

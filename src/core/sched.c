@@ -9,7 +9,7 @@
  * and the allocation vector) grows with the job count and is reused, so a
  * warmed-up epoch allocates nothing.
  *
- * Jobs run on nodes (cluster.c places them and keeps the pending queue);
+ * Jobs run on nodes (placement.c places them and keeps the pending queue);
  * the epoch divides every node's cores in one call of
  * slaq_allocate_nodes(). A single machine is the scheduler's one node.
  */
@@ -49,15 +49,16 @@ struct slaq_job {
      * report's iteration and time, and whether there is one. */
     double last_k, last_t;
     int reported;
-    int norm_ok;             /* `norm` is job_norm's answer for the current
-                                history, forecast and declared length */
-    double norm;
+    int scale_ok;            /* `scale` is job_scale's answer for the
+                                current history, forecast and declared
+                                length */
+    double scale;
     double arrival;
     uint64_t iter_reports;   /* reports of finished iterations (iter > 0) */
     /* The last epoch's gain is computed when asked (most jobs' gains are
      * never read), from where the job was and would be; before its
      * forecast changes it is computed and kept. */
-    double gain_k0, gain_k1, gain_norm;
+    double gain_k0, gain_k1, gain_scale;
     int gain_lazy;
     int fit_due;             /* a report or a new predictor since the last
                                 fit */
@@ -81,7 +82,7 @@ struct slaq_job {
     slaq_convergence convergence; /* declared class (predictor option) */
     slaq_query *query;       /* a query's progress state, else NULL */
     slaq_forecast qfc;       /* a query's (or exact job's) forecast */
-    slaq_scaling scale;      /* its speed on n cores, from its reports */
+    slaq_scaling scaling;    /* its speed on n cores, from its reports */
     void *user;
     slaq_goal goal;          /* deadline, accuracy, urgency */
     double attained;         /* core-seconds held so far (at allocations) */
@@ -144,7 +145,7 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
         !isfinite(cfg->query_min_cores) ||
         (unsigned)cfg->predictor > SLAQ_PRED_ORACLE ||
         !(cfg->pred.lambda > 0 && cfg->pred.lambda <= 1) ||
-        (unsigned)cfg->normalise > SLAQ_NORM_MAX_DELTA ||
+        (unsigned)cfg->normalise > SLAQ_SCALE_MAX_DELTA ||
         !(cfg->hysteresis >= 0) || !isfinite(cfg->hysteresis) ||
         !(cfg->damping >= 0 && cfg->damping < 1) ||
         (unsigned)cfg->placement > SLAQ_PLACE_GAIN ||
@@ -266,7 +267,7 @@ int slaq_sched_set_predictor(slaq_sched *s, slaq_predictor_kind kind)
         slaq_predictor_free(s->jobs[i]->pred);
         s->jobs[i]->pred = p;
         s->jobs[i]->fit_due = 1;
-        s->jobs[i]->norm_ok = 0;
+        s->jobs[i]->scale_ok = 0;
         job_due(s->jobs[i]);
     }
     return SLAQ_OK;
@@ -515,7 +516,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     slaq_runtime_init(&j->rt, j->cost_known ? o->iter_cpu_s
                                             : s->cfg.default_iter_cpu_s);
     j->kind = o->kind;
-    slaq_scaling_init(&j->scale);
+    slaq_scaling_init(&j->scaling);
     j->hist = slaq_history_new(s->cfg.window);
     j->pred = job_predictor(s, j);
     if (j->kind == SLAQ_JOB_QUERY)
@@ -564,7 +565,7 @@ int slaq_job_report(slaq_job *j, const slaq_report *r)
     j->last_t = r->t;
     j->reported = 1;
     j->fit_due = 1;
-    j->norm_ok = 0;
+    j->scale_ok = 0;
     job_due(j);
     if (r->iter > 0) {
         slaq_runtime_observe(&j->rt, r->cpu_s, r->samples,
@@ -589,16 +590,16 @@ int slaq_job_report_scaling(slaq_job *j, const slaq_report *r,
      * straddles a change is counted at the new share, which the next
      * reports then outweigh. */
     if (threads >= 1 && iters > 0 && share > 0)
-        slaq_scaling_observe(&j->scale, share, threads,
+        slaq_scaling_observe(&j->scaling, share, threads,
                              wall_s > 0 ? wall_s : gap, r->cpu_s, iters);
     return SLAQ_OK;
 }
 
-const slaq_scaling *slaq_job_scaling(const slaq_job *j) { return &j->scale; }
+const slaq_scaling *slaq_job_scaling(const slaq_job *j) { return &j->scaling; }
 
 int slaq_job_threads(const slaq_job *j, double cores)
 {
-    return slaq_scaling_threads(&j->scale, cores);
+    return slaq_scaling_threads(&j->scaling, cores);
 }
 
 int slaq_job_report_estimates(slaq_job *j, const slaq_report *r,
@@ -647,17 +648,17 @@ static double job_iter_cpu(const slaq_job *j, double prior)
 /*
  * Where job j is on its curve at `now`, in iterations: its last report
  * plus the part of the next iteration its current allocation has done
- * since at the speed-up of `scale` (NULL: linear), capped below one
+ * since at the speed-up of `scaling` (NULL: linear), capped below one
  * whole iteration (a report would have come).
  */
-static double job_position(const slaq_job *j, const slaq_scaling *scale,
+static double job_position(const slaq_job *j, const slaq_scaling *scaling,
                            double now, double iter_cpu)
 {
     double k = j->reported ? j->last_k : 0;
     double since = now - (j->reported ? j->last_t : j->arrival);
     double cores = j->alloc < j->max_cores ? j->alloc : j->max_cores;
     if (since > 0 && cores > 0) {
-        double part = since * slaq_scaling_speedup(scale, cores) / iter_cpu;
+        double part = since * slaq_scaling_speedup(scaling, cores) / iter_cpu;
         k += part < 0.99 ? part : 0.99;
     }
     return k;
@@ -693,12 +694,12 @@ static void job_note_end(slaq_job *j)
     j->end_total = total;
 }
 
-/* Loss units of one unit of job j's progress (slaq_norm_kind). */
-static double job_norm_calc(const slaq_sched *s, const slaq_job *j)
+/* Loss units of one unit of job j's progress (slaq_scale_kind). */
+static double job_scale_calc(const slaq_sched *s, const slaq_job *j)
 {
     const slaq_forecast *f = slaq_predictor_forecast(j->pred);
-    if (s->cfg.normalise == SLAQ_NORM_MAX_DELTA)
-        return f->norm;
+    if (s->cfg.normalise == SLAQ_SCALE_MAX_DELTA)
+        return f->scale;
     /* The current forecast's end, not the cautious one users are shown:
      * the allocator must follow the latest fit, or a new job's wild first
      * extrapolations would hold its gains down for a dozen reports. */
@@ -707,19 +708,19 @@ static double job_norm_calc(const slaq_sched *s, const slaq_job *j)
     if (last && !(end <= last->loss))
         end = last->loss;
     double span = slaq_history_first_loss(j->hist) - end;
-    return span > f->norm ? span : f->norm;
+    return span > f->scale ? span : f->scale;
 }
 
-/* job_norm_calc, computed again only when one of its inputs changed: the
+/* job_scale_calc, computed again only when one of its inputs changed: the
  * history (a report), the forecast (a fit) or the declared length. */
-static double job_norm(const slaq_sched *s, const slaq_job *j)
+static double job_scale(const slaq_sched *s, const slaq_job *j)
 {
     slaq_job *m = (slaq_job *)j;
-    if (!j->norm_ok) {
-        m->norm = job_norm_calc(s, j);
-        m->norm_ok = 1;
+    if (!j->scale_ok) {
+        m->scale = job_scale_calc(s, j);
+        m->scale_ok = 1;
     }
-    return j->norm;
+    return j->scale;
 }
 
 /* Refits job j's predictor on its history (it has a refit due). */
@@ -729,7 +730,7 @@ static void job_fit(slaq_job *j)
     slaq_predictor_fit(j->pred, j->hist);
     job_note_end(j);
     j->fit_due = 0;
-    j->norm_ok = 0;
+    j->scale_ok = 0;
     j->queued = 0;
 }
 
@@ -809,7 +810,7 @@ static void sched_query_pjob(const slaq_sched *s, slaq_job *j, slaq_pjob *pj,
             h = t_batch * c->horizon_iters;
     }
     pj->iters_per_core = h;
-    pj->norm = h / horizon;
+    pj->scale = h / horizon;
     /* no mini-batch here yet (one resumed elsewhere has no P here) */
     int seen = slaq_progress_batches(slaq_query_progress(j->query)) > 0;
     pj->unproven = !seen;
@@ -859,10 +860,10 @@ static void sched_exact_pjob(slaq_job *j, slaq_pjob *pj, double cap,
     memset(&j->qfc, 0, sizeof j->qfc);
     j->qfc.model = SLAQ_MODEL_LINEAR; /* flat: L = 0 − 0·u */
     j->qfc.yscale = 1;
-    j->qfc.norm = 1;
+    j->qfc.scale = 1;
     j->qfc.first_loss = 1;
     pj->fc = &j->qfc;
-    pj->norm = 1;
+    pj->scale = 1;
     pj->unproven = 0;
     if (fair > 0) {
         pj->min_cores = fair;
@@ -905,10 +906,11 @@ static double sched_prior(const slaq_sched *s)
  * paper's) with the setting off, for queries and exact jobs, and for a
  * job that has never said how many threads it runs (an old client's, a simulated curve's): nothing
  * is known of it, and it is treated as SLAQ treats every job. */
-static const slaq_scaling *job_scale(const slaq_sched *s, const slaq_job *j)
+static const slaq_scaling *job_scaling(const slaq_sched *s,
+                                       const slaq_job *j)
 {
-    return s->cfg.scaling && j->kind == SLAQ_JOB_ML && j->scale.a > 0
-               ? &j->scale : NULL;
+    return s->cfg.scaling && j->kind == SLAQ_JOB_ML && j->scaling.a > 0
+               ? &j->scaling : NULL;
 }
 
 /* CPU-seconds of one iteration on one core at one thread: the scaling
@@ -917,7 +919,7 @@ static const slaq_scaling *job_scale(const slaq_sched *s, const slaq_job *j)
 static double job_unit_cpu(const slaq_sched *s, const slaq_job *j,
                            double prior)
 {
-    const slaq_scaling *m = job_scale(s, j);
+    const slaq_scaling *m = job_scaling(s, j);
     return m ? m->a : job_iter_cpu(j, prior);
 }
 
@@ -935,8 +937,8 @@ static double job_gain_on(void *arg, double cores)
     double drop = slaq_forecast_loss(f, k) -
                   slaq_forecast_loss(f, k + horizon / cpu *
                                                slaq_scaling_speedup(
-                                                   job_scale(s, j), cores));
-    double g = j->weight * drop / job_norm(s, j);
+                                                   job_scaling(s, j), cores));
+    double g = j->weight * drop / job_scale(s, j);
     return g == g ? g : 0;
 }
 
@@ -989,7 +991,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         double wsum = s->nweight[s->node_of[i]];
         double cpu = job_unit_cpu(s, j, prior);
         pj->fc = slaq_predictor_forecast(j->pred);
-        pj->k = job_position(j, job_scale(s, j), now, cpu);
+        pj->k = job_position(j, job_scaling(s, j), now, cpu);
         /* A job whose iteration is longer than the horizon is judged
          * over horizon_iters of its iterations at its fair share, and its
          * gain scaled back to one horizon: over a fraction of one
@@ -1006,14 +1008,14 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         pj->iters_per_core = h / cpu;
         pj->weight = j->weight;
         pj->max_cores = j->max_cores;
-        pj->norm = job_norm(s, j) * h / horizon;
+        pj->scale = job_scale(s, j) * h / horizon;
         pj->min_cores = job_settling(s, j) && wsum > 0
                             ? cap * j->weight / wsum : 0;
         pj->unproven = !j->reported;
         pj->prev_alloc = j->alloc;
         pj->stay = c->hysteresis;
         sched_goal_pjob(j, pj, now, cpu);
-        pj->scale = job_scale(s, j);
+        pj->scaling = job_scaling(s, j);
         if (j->kind == SLAQ_JOB_QUERY)
             sched_query_pjob(s, j, pj, now, cpu, cap, wsum, horizon);
         else if (j->kind == SLAQ_JOB_EXACT && forecasts)
@@ -1045,11 +1047,11 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         double a = s->alloc[i];
         double cores = a < j->max_cores ? a : j->max_cores;
         double k1 = pj->k + pj->iters_per_core *
-                                slaq_scaling_speedup(pj->scale, cores);
+                                slaq_scaling_speedup(pj->scaling, cores);
         j->alloc = a;
         j->gain_k0 = pj->k;
         j->gain_k1 = k1;
-        j->gain_norm = pj->norm;
+        j->gain_scale = pj->scale;
         j->gain_lazy = 1;
         slaq_tokens_refill(&j->tokens, a, c->epoch_s);
         if (j->node >= 0)
@@ -1078,7 +1080,7 @@ double slaq_job_gain(const slaq_job *j)
         return j->gain;
     const slaq_forecast *f = slaq_predictor_forecast(j->pred);
     return (slaq_forecast_loss(f, j->gain_k0) -
-            slaq_forecast_loss(f, j->gain_k1)) / j->gain_norm;
+            slaq_forecast_loss(f, j->gain_k1)) / j->gain_scale;
 }
 const slaq_history *slaq_job_history(const slaq_job *j) { return j->hist; }
 const slaq_predictor *slaq_job_predictor(const slaq_job *j) { return j->pred; }
@@ -1234,7 +1236,7 @@ int slaq_sched_terms(slaq_sched *s, slaq_prio_terms *out)
 void slaq_job_set_iters(slaq_job *j, uint64_t iters)
 {
     j->iters = iters;
-    j->norm_ok = 0;
+    j->scale_ok = 0;
 }
 uint64_t slaq_job_iters(const slaq_job *j) { return j->iters; }
 

@@ -26,7 +26,7 @@
 /* Enum fields are read and written as ints. */
 typedef char enums_are_ints[sizeof(slaq_policy_kind) == sizeof(int) &&
                             sizeof(slaq_predictor_kind) == sizeof(int) &&
-                            sizeof(slaq_norm_kind) == sizeof(int) &&
+                            sizeof(slaq_scale_kind) == sizeof(int) &&
                             sizeof(slaq_placement) == sizeof(int) &&
                             sizeof(slaq_qorder) == sizeof(int) &&
                             sizeof(slaq_qload) == sizeof(int) ? 1 : -1];
@@ -41,9 +41,9 @@ static const char *predictor_name(int v)
     return slaq_predictor_name((slaq_predictor_kind)v);
 }
 
-static const char *norm_name(int v)
+static const char *scale_name(int v)
 {
-    return slaq_norm_name((slaq_norm_kind)v);
+    return slaq_scale_name((slaq_scale_kind)v);
 }
 
 static const char *placement_name(int v)
@@ -85,7 +85,7 @@ static int starvation_format(const void *field, char *buf, size_t len)
  * it asks for it by name (slaq sim --policy oracle-greedy). */
 static const int predictors[] = {SLAQ_PRED_AUTO, SLAQ_PRED_SLAQ_FIT,
                                  SLAQ_PRED_STRAWMAN};
-static const int norms[] = {SLAQ_NORM_SPAN, SLAQ_NORM_MAX_DELTA};
+static const int scales[] = {SLAQ_SCALE_SPAN, SLAQ_SCALE_MAX_DELTA};
 static const int placements[] = {SLAQ_PLACE_LEAST_LOADED, SLAQ_PLACE_GAIN};
 static const int qloads[] = {SLAQ_QLOAD_WAIT, SLAQ_QLOAD_LENGTH};
 static const int switches[] = {1, 0};
@@ -133,8 +133,8 @@ static const slaq_setting settings[] = {
      .help = "The scheduling epoch T: how often the cores are divided "
              "again."},
     {.name = "normalise", .type = SLAQ_SETTING_ENUM,
-     .offset = AT(normalise, int), VALUES(norms, norm_name),
-     .dflt = SLAQ_NORM_SPAN, .arg = "N",
+     .offset = AT(normalise, int), VALUES(scales, scale_name),
+     .dflt = SLAQ_SCALE_SPAN, .arg = "N",
      .help = "The unit of the loss reduction slaq maximises: a job's "
              "predicted total reduction (span) or its largest step so far "
              "(max-delta, the paper's)."},

@@ -197,27 +197,28 @@ size_t slaq_sweep_next(slaq_sweep *s, double now)
     return pick;
 }
 
-int slaq_sweep_report(slaq_sweep *s, size_t i, int epoch, double metric,
-                      double epoch_s, double now)
+int slaq_sweep_report(slaq_sweep *s, size_t i, int train_epoch,
+                      double metric, double train_epoch_s, double now)
 {
     if (!s || i >= s->n || s->cfg[i].state != SLAQ_CFG_RUNNING ||
-        epoch <= s->cfg[i].epochs || epoch > s->prm.max_epochs ||
-        !isfinite(metric) || !(epoch_s >= 0))
+        train_epoch <= s->cfg[i].epochs ||
+        train_epoch > s->prm.max_epochs || !isfinite(metric) ||
+        !(train_epoch_s >= 0))
         return SLAQ_EINVAL;
     struct sw_cfg *c = &s->cfg[i];
     double y = s->prm.maximize ? metric : -metric;
     /* Skipped epochs (a job reporting every few) hold the last value. */
-    for (int e = c->epochs; e < epoch - 1; e++)
+    for (int e = c->epochs; e < train_epoch - 1; e++)
         c->y[e] = c->epochs ? c->last : y;
-    c->y[epoch - 1] = y;
-    c->epoch_sum += epoch_s;
-    c->epochs = epoch;
+    c->y[train_epoch - 1] = y;
+    c->train_epoch_sum += train_epoch_s;
+    c->epochs = train_epoch;
     c->last = y;
     if (y > c->best)
         c->best = y;
     if (y > s->gbest)
         s->gbest = y;
-    slaq_sweep_action a = s->pol->on_epoch(s, i, now);
+    slaq_sweep_action a = s->pol->on_train_epoch(s, i, now);
     if (a == SLAQ_SWEEP_SUSPEND) {
         c->state = SLAQ_CFG_SUSPENDED;
         c->seq = s->seq++;
@@ -251,7 +252,7 @@ int slaq_sweep_get(const slaq_sweep *s, size_t i, slaq_sweep_info *out)
     out->last = c->epochs ? sign * c->last : NAN;
     out->p = c->p;
     out->ert = c->ert;
-    out->epoch_s = sw_epoch_mean(c);
+    out->train_epoch_s = sw_train_epoch_mean(c);
     return SLAQ_OK;
 }
 
@@ -279,9 +280,9 @@ size_t sw_waiting(const slaq_sweep *s)
     return w;
 }
 
-double sw_epoch_mean(const struct sw_cfg *c)
+double sw_train_epoch_mean(const struct sw_cfg *c)
 {
-    return c->epochs ? c->epoch_sum / c->epochs : NAN;
+    return c->epochs ? c->train_epoch_sum / c->epochs : NAN;
 }
 
 int sw_model_fit(slaq_sweep *s, const struct sw_cfg *c, const double *y,

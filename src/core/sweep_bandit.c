@@ -14,7 +14,8 @@
 
 #include "core/sweep_internal.h"
 
-static slaq_sweep_action bandit_on_epoch(slaq_sweep *s, size_t i, double now)
+static slaq_sweep_action bandit_on_train_epoch(slaq_sweep *s, size_t i,
+                                               double now)
 {
     (void)now;
     const struct sw_cfg *c = &s->cfg[i];
@@ -32,5 +33,5 @@ static slaq_sweep_action bandit_on_epoch(slaq_sweep *s, size_t i, double now)
 const struct slaq_sweep_policy sw_policy_bandit = {
     .name = "bandit",
     .default_b = 10,
-    .on_epoch = bandit_on_epoch,
+    .on_train_epoch = bandit_on_train_epoch,
 };

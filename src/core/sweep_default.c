@@ -5,7 +5,8 @@
  */
 #include "core/sweep_internal.h"
 
-static slaq_sweep_action dflt_on_epoch(slaq_sweep *s, size_t i, double now)
+static slaq_sweep_action dflt_on_train_epoch(slaq_sweep *s, size_t i,
+                                             double now)
 {
     (void)s, (void)i, (void)now;
     return SLAQ_SWEEP_CONTINUE;
@@ -14,5 +15,5 @@ static slaq_sweep_action dflt_on_epoch(slaq_sweep *s, size_t i, double now)
 const struct slaq_sweep_policy sw_policy_default = {
     .name = "default",
     .default_b = 10,
-    .on_epoch = dflt_on_epoch,
+    .on_train_epoch = dflt_on_train_epoch,
 };

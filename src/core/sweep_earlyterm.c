@@ -11,7 +11,8 @@
 
 #include "core/sweep_internal.h"
 
-static slaq_sweep_action et_on_epoch(slaq_sweep *s, size_t i, double now)
+static slaq_sweep_action et_on_train_epoch(slaq_sweep *s, size_t i,
+                                           double now)
 {
     (void)now;
     struct sw_cfg *c = &s->cfg[i];
@@ -27,5 +28,5 @@ const struct slaq_sweep_policy sw_policy_earlyterm = {
     .name = "earlyterm",
     .default_b = 30,
     .model = 1,
-    .on_epoch = et_on_epoch,
+    .on_train_epoch = et_on_train_epoch,
 };

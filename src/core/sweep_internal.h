@@ -18,7 +18,7 @@ struct sw_cfg {
     int epochs;
     double *y;          /* y[0..epochs-1], oriented */
     double best, last;  /* oriented; -INFINITY before any report */
-    double epoch_sum;   /* seconds over all reported epochs */
+    double train_epoch_sum;   /* seconds over all reported epochs */
     double p, ert;      /* the policy's estimates (NaN when none) */
     int p_epochs;       /* POP: epochs when p was last estimated (0: never) */
     double p_M;         /* POP: the horizon M of that estimate */
@@ -65,7 +65,7 @@ struct slaq_sweep_policy {
     int (*init)(slaq_sweep *s, char *err, size_t errlen);
     void (*destroy)(slaq_sweep *s);
     /* Configuration i (just updated with its epoch) asks what next. */
-    slaq_sweep_action (*on_epoch)(slaq_sweep *s, size_t i, double now);
+    slaq_sweep_action (*on_train_epoch)(slaq_sweep *s, size_t i, double now);
 };
 
 extern const struct slaq_sweep_policy sw_policy_default, sw_policy_pop,
@@ -83,7 +83,7 @@ slaq_sweep_action sw_pop_judge(slaq_sweep *s, struct sw_cfg *c, double now);
 /* Helpers shared by the policies (sweep.c). */
 int sw_boundary(const slaq_sweep *s, const struct sw_cfg *c);
 size_t sw_waiting(const slaq_sweep *s);
-double sw_epoch_mean(const struct sw_cfg *c);
+double sw_train_epoch_mean(const struct sw_cfg *c);
 
 /* The curve model, or the oracle in its place (prm.oracle). sw_model_fit
  * fits configuration c's curve y[0..n-1] (oriented; best = 1 when it is

@@ -90,7 +90,7 @@ void sw_pop_destroy(slaq_sweep *s)
  * no more than configuration c has left (0 when the budget is spent). */
 double sw_pop_horizon(const slaq_sweep *s, const struct sw_cfg *c, double now)
 {
-    double left = s->prm.t_max - now, ep = sw_epoch_mean(c);
+    double left = s->prm.t_max - now, ep = sw_train_epoch_mean(c);
     if (!(left > 0) || !(ep > 0))
         return 0;
     double M = floor(left / ep);
@@ -102,7 +102,7 @@ double sw_pop_horizon(const slaq_sweep *s, const struct sw_cfg *c, double now)
 /* Step 2: p_i and ERT_i of configuration c at time now. */
 static void pop_estimate(slaq_sweep *s, struct sw_cfg *c, double now)
 {
-    double left = s->prm.t_max - now, ep = sw_epoch_mean(c);
+    double left = s->prm.t_max - now, ep = sw_train_epoch_mean(c);
     c->p = 0;
     c->ert = left > 0 ? left : 0;
     if (!(left > 0) || !(ep > 0))
@@ -229,7 +229,7 @@ static void pop_refresh(slaq_sweep *s, const struct sw_cfg *c, double now)
     if (period < 0)
         return;
     if (period == 0)
-        period = s->prm.b * sw_epoch_mean(c);
+        period = s->prm.b * sw_train_epoch_mean(c);
     if (!(now - P->refreshed >= period))
         return;
     P->refreshed = now;
@@ -264,7 +264,8 @@ slaq_sweep_action sw_pop_judge(slaq_sweep *s, struct sw_cfg *c, double now)
     return SLAQ_SWEEP_CONTINUE;
 }
 
-static slaq_sweep_action pop_on_epoch(slaq_sweep *s, size_t i, double now)
+static slaq_sweep_action pop_on_train_epoch(slaq_sweep *s, size_t i,
+                                            double now)
 {
     struct sw_cfg *c = &s->cfg[i];
     if (!sw_boundary(s, c))
@@ -284,5 +285,5 @@ const struct slaq_sweep_policy sw_policy_pop = {
     .needs_t_max = 1,
     .init = sw_pop_init,
     .destroy = sw_pop_destroy,
-    .on_epoch = pop_on_epoch,
+    .on_train_epoch = pop_on_train_epoch,
 };

@@ -121,12 +121,14 @@ static slaq_sweep_action keep_step(slaq_sweep *s, size_t i, double now, int earl
     return SLAQ_SWEEP_SUSPEND;
 }
 
-static slaq_sweep_action keep_on_epoch(slaq_sweep *s, size_t i, double now)
+static slaq_sweep_action keep_on_train_epoch(slaq_sweep *s, size_t i,
+                                             double now)
 {
     return keep_step(s, i, now, 0);
 }
 
-static slaq_sweep_action keep_early_on_epoch(slaq_sweep *s, size_t i, double now)
+static slaq_sweep_action keep_early_on_train_epoch(slaq_sweep *s, size_t i,
+                                                   double now)
 {
     return keep_step(s, i, now, 1);
 }
@@ -138,7 +140,7 @@ const struct slaq_sweep_policy sw_policy_pop_keep = {
     .needs_t_max = 1,
     .init = sw_pop_init,
     .destroy = sw_pop_destroy,
-    .on_epoch = keep_on_epoch,
+    .on_train_epoch = keep_on_train_epoch,
 };
 
 const struct slaq_sweep_policy sw_policy_pop_early = {
@@ -148,5 +150,5 @@ const struct slaq_sweep_policy sw_policy_pop_early = {
     .needs_t_max = 1,
     .init = sw_pop_init,
     .destroy = sw_pop_destroy,
-    .on_epoch = keep_early_on_epoch,
+    .on_train_epoch = keep_early_on_train_epoch,
 };

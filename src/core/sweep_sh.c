@@ -100,7 +100,8 @@ static int hb_init(slaq_sweep *s, char *err, size_t errlen)
     return 0;
 }
 
-static slaq_sweep_action sh_on_epoch(slaq_sweep *s, size_t i, double now)
+static slaq_sweep_action sh_on_train_epoch(slaq_sweep *s, size_t i,
+                                           double now)
 {
     (void)now;
     struct sh *H = s->priv;
@@ -132,7 +133,7 @@ const struct slaq_sweep_policy sw_policy_sh = {
     .default_b = 1,
     .init = sh_init,
     .destroy = sh_destroy,
-    .on_epoch = sh_on_epoch,
+    .on_train_epoch = sh_on_train_epoch,
 };
 
 const struct slaq_sweep_policy sw_policy_hyperband = {
@@ -140,5 +141,5 @@ const struct slaq_sweep_policy sw_policy_hyperband = {
     .default_b = 1,
     .init = hb_init,
     .destroy = sh_destroy,
-    .on_epoch = sh_on_epoch,
+    .on_train_epoch = sh_on_train_epoch,
 };

@@ -51,7 +51,7 @@
 
 #define AGENT_RETRY_S 0.5
 /* Every message about a job carries the generation this agent runs
- * (cluster.c fences the others); 1 for a job recorded before there were
+ * (agent_link.c fences the others); 1 for a job recorded before there were
  * generations. */
 #define JOB_GEN(j) ((j)->gen ? (j)->gen : 1u)
 
@@ -123,8 +123,11 @@ static void send_register(sd_daemon *d)
             json_object_set_new(e, "pid", json_integer(j->pid));
         json_array_append_new(jobs, e);
     }
-    up_send(d, json_pack("{s:s, s:s, s:f, s:s, s:o}", "type", "register",
-                         "node", d->cfg.node_name, "cores", d->cfg.sched.cores,
+    /* "cores" too, for a controller before "capacity" (deprecated, sent
+     * until the next release). */
+    up_send(d, json_pack("{s:s, s:s, s:f, s:f, s:s, s:o}", "type",
+                         "register", "node", d->cfg.node_name, "capacity",
+                         d->cfg.sched.cores, "cores", d->cfg.sched.cores,
                          "enforce", enf_mode_name(d->enf.mode), "jobs",
                          jobs));
 }

@@ -17,7 +17,7 @@
 #include "daemon/aqpd.h"
 #include "daemon/array.h"
 #include "daemon/clock.h"
-#include "daemon/cluster.h"
+#include "daemon/agent_link.h"
 #include "daemon/counters.h"
 #include "daemon/daemon.h"
 #include "daemon/enforce.h"
@@ -25,7 +25,7 @@
 #include "daemon/loop.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
-#include "daemon/sweep.h"
+#include "daemon/sweepd.h"
 #include "daemon/users.h"
 #include "slaq/settings.h"
 
@@ -100,7 +100,7 @@ static json_t *api_status(sd_daemon *d)
     json_object_set_new(r, "share", json_string(d->cfg.share_quota ? "quota"
                                                                    : "weight"));
     const slaq_sched_config *sc = slaq_sched_get_config(d->sched);
-    json_object_set_new(r, "normalise", json_string(slaq_norm_name(
+    json_object_set_new(r, "normalise", json_string(slaq_scale_name(
                                             sc->normalise)));
     json_object_set_new(r, "startup_reports",
                         json_integer((json_int_t)sc->startup_reports));

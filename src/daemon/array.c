@@ -32,7 +32,7 @@
 #include "daemon/agent.h"
 #include "daemon/array.h"
 #include "daemon/clock.h"
-#include "daemon/cluster.h"
+#include "daemon/agent_link.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
 #include "daemon/loop.h"
@@ -967,8 +967,11 @@ static json_t *nodes_queue_json(sd_daemon *d)
                 ahead += est;
             queued++;
         }
-        json_t *node = json_pack("{s:s, s:f, s:f, s:I, s:I, s:I, s:o}",
-                                 "name", d->nodes[v].name, "cores",
+        /* "cores": a deprecated alias of "capacity", removed in the next
+         * release (docs/arrays.md). */
+        json_t *node = json_pack("{s:s, s:f, s:f, s:f, s:I, s:I, s:I, s:o}",
+                                 "name", d->nodes[v].name, "capacity",
+                                 d->nodes[v].cores, "cores",
                                  d->nodes[v].cores, "task_cores", tc[v],
                                  "running", (json_int_t)running, "bound",
                                  (json_int_t)queue_bound(d, tc[v]),
@@ -983,8 +986,9 @@ static json_t *nodes_queue_json(sd_daemon *d)
         for (size_t k = 0; next_pending(d->arrays[i]) >= 0 &&
                            k < array_len(d->arrays[i]); k++)
             pending += !d->arrays[i]->task[k];
-    json_t *ctl = json_pack("{s:s, s:f, s:f, s:I, s:I, s:I, s:o, s:n}",
-                            "name", "(controller)", "cores", 0.0,
+    json_t *ctl = json_pack("{s:s, s:f, s:f, s:f, s:I, s:I, s:I, s:o, s:n}",
+                            "name", "(controller)", "capacity", 0.0,
+                            "cores", 0.0,
                             "task_cores", 0.0, "running", (json_int_t)0,
                             "bound", (json_int_t)0, "beyond",
                             (json_int_t)pending, "queue", json_array(),
@@ -1052,8 +1056,10 @@ json_t *array_queue_json(sd_daemon *d)
         }
     }
     free(order);
-    json_t *node = json_pack("{s:s, s:f, s:f, s:I, s:I, s:I, s:o}", "name",
-                             "local", "cores", d->cfg.sched.cores,
+    /* "cores": a deprecated alias of "capacity", as above. */
+    json_t *node = json_pack("{s:s, s:f, s:f, s:f, s:I, s:I, s:I, s:o}",
+                             "name", "local", "capacity", d->cfg.sched.cores,
+                             "cores", d->cfg.sched.cores,
                              "task_cores", slots > 0 ? slots : 0,
                              "running", (json_int_t)d->ntasks, "bound",
                              (json_int_t)bound, "beyond",

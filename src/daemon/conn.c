@@ -33,7 +33,7 @@
 #include "daemon/api.h"
 #include "daemon/aqpd.h"
 #include "daemon/clock.h"
-#include "daemon/cluster.h"
+#include "daemon/agent_link.h"
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"

@@ -12,26 +12,26 @@
  * functions in a header of its own, and a file includes the headers of
  * what it uses:
  *
- *   file        header      what                                  prefix
- *   main.c      loop.h      options, start-up, the loop, the log  sd_
- *               clock.h     the clocks slaqd reads                sd_
- *   conn.c      conn.h      connections: NDJSON I/O, protocol     conn_
- *   jobs.c      jobs.h      job table, child processes, epoch     job_
- *   suspend.c   suspend.h   suspend and resume, agent operations  job_, op_
- *   api.c       api.h       requests shared by socket and HTTP    api_
- *   enforce.c   enforce.h   CPU quota backends                    enf_
- *   store*.c    store.h     state.db, its only reader and writer  store_
- *   http.c      http.h      the HTTP API and the dashboard        http_
- *   trace.c     trace.h     timeline, forecast, predictor error   trace_
- *   counters.c  counters.h  the counters status and /metrics show counter_
- *   users.c     users.h     who a peer is, who may act on what    user_
- *   array.c     array.h     task arrays: many one-core tasks      array_
- *   aqpd.c      aqpd.h      approximate queries                   aqpd_
- *   sweep.c     sweep.h     hyperparameter sweeps                 sweep_
- *   cluster.c   cluster.h   the controller's side of the agents   cluster_
- *   agent.c     agent.h     the node agent's side                 agent_
- *   link.c      link.h      the agent link's handshake, sealing   link_
- *   config.c    config.h    the configuration file                config_
+ *   file           header         what                                  prefix
+ *   slaqd.c        loop.h         options, start-up, the loop, the log  sd_
+ *   clock.c        clock.h        the clocks slaqd reads                sd_
+ *   conn.c         conn.h         connections: NDJSON I/O, protocol     conn_
+ *   jobs.c         jobs.h         job table, child processes, epoch     job_
+ *   suspend.c      suspend.h      suspend and resume, agent operations  job_, op_
+ *   api.c          api.h          requests shared by socket and HTTP    api_
+ *   enforce.c      enforce.h      CPU quota backends                    enf_
+ *   store*.c       store.h        state.db, its only reader and writer  store_
+ *   http.c         http.h         the HTTP API and the dashboard        http_
+ *   trace.c        trace.h        timeline, forecast, predictor error   trace_
+ *   counters.c     counters.h     the counters status and /metrics show counter_
+ *   users.c        users.h        who a peer is, who may act on what    user_
+ *   array.c        array.h        task arrays: many one-core tasks      array_
+ *   aqpd.c         aqpd.h         approximate queries                   aqpd_
+ *   sweepd.c       sweepd.h       hyperparameter sweeps                 sweep_
+ *   agent_link.c   agent_link.h   the controller's side of the agents   cluster_
+ *   agent.c        agent.h        the node agent's side                 agent_
+ *   link.c         link.h         the agent link's handshake, sealing   link_
+ *   config.c       config.h       the configuration file                config_
  */
 #ifndef SLAQ_DAEMON_H
 #define SLAQ_DAEMON_H
@@ -88,7 +88,7 @@ typedef struct sd_config {
     double keep_jobs;        /* finished jobs kept (oldest go first) */
     double keep_days;        /* ... and for at most this long (0: no limit) */
     int verbose;
-    /* cluster (cluster.c, agent.c; docs/cluster.md) */
+    /* cluster (agent_link.c, agent.c; docs/cluster.md) */
     const char *agents;      /* --agents ADDR:PORT: the controller's listener */
     char *agent_token;       /* --agent-token-file: agent rights only */
     int agent;               /* --agent: this slaqd is a node agent */
@@ -120,11 +120,11 @@ struct sd_daemon {
     double started;       /* wall clock at start */
     mode_t job_umask;     /* the umask slaqd was started with, for jobs */
 
-    /* the loop's own descriptors and the tick (main.c) */
+    /* the loop's own descriptors and the tick (slaqd.c) */
     sd_handler sig_h, epoch_h, tick_h;
     double tick_last;     /* monotonic time of the last tick */
 
-    /* the listening sockets (conn.c, http.c, cluster.c) */
+    /* the listening sockets (conn.c, http.c, agent_link.c) */
     struct {
         sd_handler listen_h, tcp_h, http_h;
         sd_handler agents_h;  /* a controller's agent listener */
@@ -166,7 +166,7 @@ struct sd_daemon {
 
     /* the other modules' state */
     sd_store *store;
-    void *sweeps;         /* sweep.c's list of sweeps */
+    void *sweeps;         /* sweepd.c's list of sweeps */
     sd_enforcer enf;
     /* operations sent to agents awaiting their answers (suspend.c) */
     void *ops;
@@ -205,7 +205,7 @@ struct sd_daemon {
         uint64_t acks_sent;
         uint64_t pe_n;        /* reports the forecast error was measured
                                  on */
-        uint64_t moves_total; /* jobs moved between nodes (cluster.c) ... */
+        uint64_t moves_total; /* jobs moved between nodes (agent_link.c) ... */
         double move_seconds_total;      /* ... the seconds they stopped ... */
         uint64_t move_checkpoint_bytes; /* ... and their checkpoints' bytes */
         uint64_t allocs_msgs; /* agent: allocs messages taken in */
@@ -223,7 +223,7 @@ struct sd_daemon {
                                           time */
     };
 
-    /* the agent link (cluster.c on a controller, agent.c on an agent;
+    /* the agent link (agent_link.c on a controller, agent.c on an agent;
      * docs/cluster.md) */
     struct {
         /* its key, from the agent token (link.h) */

@@ -49,7 +49,7 @@
 #include "daemon/jobs.h"
 #include "daemon/loop.h"
 #include "daemon/store.h"
-#include "daemon/sweep.h"
+#include "daemon/sweepd.h"
 #include "daemon/trace.h"
 
 /*

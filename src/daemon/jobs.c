@@ -31,7 +31,7 @@
 #include "daemon/aqpd.h"
 #include "daemon/array.h"
 #include "daemon/clock.h"
-#include "daemon/cluster.h"
+#include "daemon/agent_link.h"
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/enforce.h"
@@ -1753,7 +1753,7 @@ static int restore_one(sd_daemon *d, sd_job *j)
     if (!SD_ACTIVE(j->state))
         return 0;
     if ((j->node_at || j->launch) && d->cfg.agents) {
-        /* Its agent re-adopts it when it reconnects (cluster.c); a task
+        /* Its agent re-adopts it when it reconnects (agent_link.c); a task
          * queued or running there is settled when its node registers
          * again (array.c). */
         if (cluster_restore_job(d, j, j->node_at) < 0 ||

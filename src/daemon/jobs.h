@@ -146,10 +146,10 @@ typedef struct sd_job {
                              (controller: from 1, one more at each start
                              again elsewhere; agent: the one it runs).
                              Only that generation may report, end it or
-                             write its checkpoints (cluster.c) */
+                             write its checkpoints (agent_link.c) */
     int op_wait;          /* controller: a suspend or resume sent to its
                              agent awaits the answer (SD_OP_*, 0: none) */
-    /* A move to another node (slaq move; cluster.c): asked of its agent
+    /* A move to another node (slaq move; agent_link.c): asked of its agent
      * as a stop that leaves its checkpoint, carried out when that exit
      * arrives, measured at the first report on the new node. */
     int move_to;          /* the node it goes to once stopped (-1: none) */

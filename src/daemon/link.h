@@ -14,7 +14,7 @@
  * to open, and the connection is closed.
  *
  * This file is the protocol and its cryptography only (libsodium): no
- * sockets, no daemon state. slaqd (conn.c, agent.c, cluster.c) and
+ * sockets, no daemon state. slaqd (conn.c, agent.c, agent_link.c) and
  * slaq-agentgen use it.
  */
 #ifndef SLAQ_DAEMON_LINK_H

@@ -1,5 +1,5 @@
 /*
- * loop.h — what main.c's event loop offers every module: the handler an
+ * loop.h — what slaqd.c's event loop offers every module: the handler an
  * epoll registration points at, registering one, the log (rate-limited
  * where a peer could flood it), and the agent link's key.
  */

@@ -64,7 +64,7 @@ check-daemon: deps
 DAEMON_UNIT    := store enforce conn jobs
 UNIT_TESTS     += $(patsubst %,$(BUILD)/tests/test_%,$(DAEMON_UNIT))
 SLAQD_MAIN_OBJ := $(BUILD)/obj/tests/daemon/slaqd_main.o
-$(SLAQD_MAIN_OBJ): src/daemon/main.c $(BUILD)/gen/paths.h
+$(SLAQD_MAIN_OBJ): src/daemon/slaqd.c $(BUILD)/gen/paths.h
 	@mkdir -p $(dir $@)
 	@echo "  CC    $< (main renamed)"
 	@$(CC) $(CPPFLAGS) -I$(BUILD)/gen $(CFLAGS) -Wno-missing-prototypes \
@@ -72,7 +72,7 @@ $(SLAQD_MAIN_OBJ): src/daemon/main.c $(BUILD)/gen/paths.h
 # test_store compares docs/state-db.md with the schema.
 $(BUILD)/obj/tests/daemon/test_store.o: CPPFLAGS += -DSTATE_DB_DOC='"$(CURDIR)/docs/state-db.md"'
 SLAQD_TEST_OBJS := $(SLAQD_MAIN_OBJ) \
-                   $(filter-out $(call OBJ,src/daemon/main.c),$(DAEMON_OBJS))
+                   $(filter-out $(call OBJ,src/daemon/slaqd.c),$(DAEMON_OBJS))
 $(patsubst %,$(BUILD)/tests/test_%,$(DAEMON_UNIT)): $(BUILD)/tests/test_%: \
     $(BUILD)/obj/tests/daemon/test_%.o $(SLAQD_TEST_OBJS) \
     $(BUILD)/lib/libslaqio.a $(LIBSLAQ_A)

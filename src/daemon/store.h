@@ -8,7 +8,7 @@
  *                  the CREATE and ALTER statements: docs/state-db.md), the
  *                  connection, its transaction, and jobs, reports,
  *                  allocations and events
- *   store_sweep.c  the sweeps' tables (sweep.c's state)
+ *   store_sweep.c  the sweeps' tables (sweepd.c's state)
  *   store_run.c    a read-only view of a recorded run (slaq replay), linked
  *                  into the slaq command as well
  *

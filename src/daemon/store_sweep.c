@@ -1,7 +1,7 @@
 /*
- * store_sweep.c — the sweeps' tables of state.db (sweep.c's state): the
+ * store_sweep.c — the sweeps' tables of state.db (sweepd.c's state): the
  * sweeps (spec and outcome), their configurations (sweep_configs) and
- * every call made to their policies (sweep_log), from which sweep.c
+ * every call made to their policies (sweep_log), from which sweepd.c
  * rebuilds a policy after a restart.
  *
  * Writes go into the store's open transaction. A failed one is logged by

@@ -45,14 +45,14 @@
 
 #include "daemon/api.h"
 #include "daemon/clock.h"
-#include "daemon/cluster.h"
+#include "daemon/agent_link.h"
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
 #include "daemon/loop.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
-#include "daemon/sweep.h"
+#include "daemon/sweepd.h"
 #include "daemon/users.h"
 
 #define SUSPENDED_CORES 1e-6

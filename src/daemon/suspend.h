@@ -34,7 +34,7 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen);
  * on d->req_conn, wait for that answer (1), or says it cannot (0: no
  * connection, the caller replies itself). */
 int op_park(sd_daemon *d, sd_job *j, json_t *req);
-/* An agent's op_result for job j (cluster.c checked j runs there). */
+/* An agent's op_result for job j (agent_link.c checked j runs there). */
 void job_op_result(sd_daemon *d, sd_job *j, json_t *msg);
 /* Every tick: operations whose agent did not answer in SD_OP_TIMEOUT_S
  * fail. */

@@ -103,13 +103,13 @@ static int get_loss(json_t *obj, wl_job *j, char *err, size_t errlen)
                   "cap of %d", json_array_size(v) - 1, WL_MAX_ITERS);
         return -1;
     }
-    j->nloss = json_array_size(v);
-    j->loss = malloc(j->nloss * sizeof *j->loss);
+    j->nlosses = json_array_size(v);
+    j->loss = malloc(j->nlosses * sizeof *j->loss);
     if (!j->loss) {
         util_errf(err, errlen, "out of memory");
         return -1;
     }
-    for (size_t i = 0; i < j->nloss; i++) {
+    for (size_t i = 0; i < j->nlosses; i++) {
         json_t *e = json_array_get(v, i);
         double x = json_is_number(e) ? json_number_value(e) : NAN;
         if (!isfinite(x)) {
@@ -351,7 +351,7 @@ int wl_write_job(FILE *f, const wl_job *j)
         rc |= fprintf(f, ", \"sigma\": %.17g, \"kappa\": %.17g", j->sigma,
                       j->kappa) < 0;
     rc |= fputs(", \"loss\": [", f) < 0;
-    for (size_t i = 0; i < j->nloss; i++)
+    for (size_t i = 0; i < j->nlosses; i++)
         rc |= fprintf(f, i ? ", %.17g" : "%.17g", j->loss[i]) < 0;
     rc |= fputs("]}\n", f) < 0;
     return rc ? -1 : 0;

@@ -40,7 +40,7 @@ typedef struct wl_job {
     int scaled;
     double sigma, kappa; /* >= 0, at most WL_MAX_SCALING */
     double *loss;      /* loss[0] before the first iteration */
-    size_t nloss;      /* >= 2: the job runs nloss-1 iterations */
+    size_t nlosses;    /* >= 2: the job runs nlosses-1 iterations */
     size_t line;       /* line of the file it came from (1-based) */
     /* What the job's user asks (docs/deadlines.md); absent, the paper's
      * defaults: the largest deadline and the lowest accuracy. */

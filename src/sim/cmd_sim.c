@@ -329,7 +329,7 @@ static int simulate(const wl_workload *wl, sim_config *cfg, progress *p,
     }
     double iters = 0;
     for (size_t i = 0; i < wl->n; i++)
-        iters += (double)(wl->jobs[i].nloss - 1);
+        iters += (double)(wl->jobs[i].nlosses - 1);
     p->base += iters;
     return 0;
 }
@@ -457,7 +457,7 @@ static int sim_compute(sim_opts *o, const wl_workload *wl, const char *stage,
     progress prog = {.quiet = o->quiet, .start = wall_s()};
     double iters = 0;
     for (size_t i = 0; i < wl->n; i++)
-        iters += (double)(wl->jobs[i].nloss - 1);
+        iters += (double)(wl->jobs[i].nlosses - 1);
     prog.total = iters * o->nruns * (1 + o->nsweep);
     for (int i = 0; i < o->nruns; i++) {
         sim_result res;

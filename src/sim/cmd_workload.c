@@ -186,7 +186,7 @@ static int generate(const curve_set *cs, size_t jobs, double mean_ia,
             .convergence = c->convergence,
             .arrival_s = t, .iter_cpu_s = work / (double)n,
             .max_cores = max_cores, .weight = weight, .loss = c->loss,
-            .nloss = n + 1,
+            .nlosses = n + 1,
         };
         if (srng)
             draw_scaling(srng, &j);

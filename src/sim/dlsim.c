@@ -347,7 +347,7 @@ static void fill_pjob(const dl_engine *e, size_t i, double now,
         .model = SLAQ_MODEL_TABLE, .table = c->loss, .table_len = c->n,
         .k0 = x, .loss0 = curve_loss(c, x), .first_loss = c->loss[0],
         .final_loss = c->loss[c->n - 1], .yscale = 1,
-        .norm = c->loss[0] - c->loss[c->n - 1],
+        .scale = c->loss[0] - c->loss[c->n - 1],
     };
     p->fc = &s->fc;
     p->k = x;

@@ -83,7 +83,7 @@ int sim_config_check(const sim_config *c, const wl_workload *wl, char *err,
         first = fmin(first, wl->jobs[i].arrival_s);
     for (size_t i = 0; i < wl->n; i++) {
         const wl_job *j = &wl->jobs[i];
-        double w = (double)(j->nloss - 1) * j->iter_cpu_s;
+        double w = (double)(j->nlosses - 1) * j->iter_cpu_s;
         double t = w / fmin(j->max_cores, per_node);
         work += w;
         if (t > longest || i == 0) {
@@ -110,7 +110,7 @@ int sim_config_check(const sim_config *c, const wl_workload *wl, char *err,
         util_errf(err, errlen, "job %s (line %zu): %zu iterations of "
                   "iter_cpu_s %g on at most %g cores (%s) take at least %g "
                   "s, %g epochs of --epoch %g s, more than the cap of %d "
-                  "epochs", j->id, j->line, j->nloss - 1, j->iter_cpu_s,
+                  "epochs", j->id, j->line, j->nlosses - 1, j->iter_cpu_s,
                   maxc, j->max_cores <= per_node ? "max_cores" : per_name,
                   longest, longest / T, T, SIM_MAX_EPOCHS);
         return -1;
@@ -193,7 +193,7 @@ typedef struct sjob {
     int threads;      /* the threads it runs (0: it does not say) */
     double last_t;    /* its last report */
     double next_t;    /* completion of iteration k+1; INFINITY if stalled */
-    double ell;       /* normalised loss after iteration k */
+    double norm_loss; /* normalised loss after iteration k */
     int xi;           /* first loss reduction not reached yet */
     size_t heap_pos;
     size_t act_pos;   /* position in the active array */
@@ -271,8 +271,8 @@ static void heap_build(simstate *st)
  * start cannot be reduced: it counts as unreduced until it completes. */
 static double norm_loss(const wl_job *w, size_t k)
 {
-    double l0 = w->loss[0], lend = w->loss[w->nloss - 1];
-    if (k + 1 >= w->nloss)
+    double l0 = w->loss[0], lend = w->loss[w->nlosses - 1];
+    if (k + 1 >= w->nlosses)
         return 0;
     if (!(l0 - lend > 0))
         return 1;
@@ -320,7 +320,8 @@ static void job_set_cores(sjob *j, double t, double cores, double speed)
 
 static void job_reached(sjob *j, double t)
 {
-    while (j->xi < SIM_NX && 1 - j->ell >= sim_x_pct[j->xi] / 100.0 - 1e-12) {
+    while (j->xi < SIM_NX &&
+           1 - j->norm_loss >= sim_x_pct[j->xi] / 100.0 - 1e-12) {
         j->res->tx[j->xi] = t - j->arrival;
         j->xi++;
     }
@@ -402,8 +403,8 @@ static int by_loss_desc(const void *a, const void *b)
 {
     const sjob *x = *(const sjob *const *)a;
     const sjob *y = *(const sjob *const *)b;
-    if (x->ell != y->ell)
-        return x->ell > y->ell ? -1 : 1;
+    if (x->norm_loss != y->norm_loss)
+        return x->norm_loss > y->norm_loss ? -1 : 1;
     return x->order < y->order ? -1 : x->order > y->order;
 }
 
@@ -431,9 +432,9 @@ static int sample(simstate *st, double t, char *err, size_t errlen)
         const sjob *j = st->rank[i];
         int g = 4 * i < n ? SIM_HIGH : 4 * i < 2 * n ? SIM_MEDIUM : SIM_LOW;
         sm->cores[g] += j->cores;
-        sum += j->ell;
+        sum += j->norm_loss;
     }
-    sm->avg_loss = sum / (double)n;
+    sm->avg_norm_loss = sum / (double)n;
     return 0;
 }
 
@@ -478,10 +479,10 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     /* A job says how many iterations it runs (a training loop's epochs):
      * its end of curve. */
     if (st->cfg->declare_iters)
-        o.iters = j->w->nloss - 1;
+        o.iters = j->w->nlosses - 1;
     if (st->cfg->sched.predictor == SLAQ_PRED_ORACLE) {
         o.truth = j->w->loss;
-        o.truth_len = j->w->nloss;
+        o.truth_len = j->w->nlosses;
         /* The oracle knows the job: its loss curve and its cost. */
         o.iter_cpu_s = j->w->iter_cpu_s;
     }
@@ -499,7 +500,7 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     j->cores = 0;
     j->speed = 0;
     j->next_t = INFINITY;
-    j->ell = norm_loss(j->w, 0);
+    j->norm_loss = norm_loss(j->w, 0);
     j->res->arrival = j->arrival;
     j->res->start = NAN;
     j->act_pos = st->nactive;
@@ -526,10 +527,10 @@ static int job_complete(simstate *st, char *err, size_t errlen)
                        .cpu_s = cpu, .samples = 1, .t = t};
     if (job_report(st, j, &rep, err, errlen) < 0)
         return -1;
-    j->ell = norm_loss(j->w, j->k);
+    j->norm_loss = norm_loss(j->w, j->k);
     job_reached(j, t);
     st->done_iters++;
-    if (j->k + 1 < j->w->nloss) {
+    if (j->k + 1 < j->w->nlosses) {
         job_schedule(j);
         heap_down(st, 0);
         return 0;
@@ -593,7 +594,7 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
         j->w = &wl->jobs[i];
         j->res = &r->jobs[i];
         j->arrival = first + (j->w->arrival_s - first) * cfg->arrival_scale;
-        st.total_iters += (double)(j->w->nloss - 1);
+        st.total_iters += (double)(j->w->nlosses - 1);
     }
     qsort(st.jobs, n, sizeof *st.jobs, by_arrival);
     for (size_t i = 0; i < n; i++)
@@ -690,7 +691,7 @@ void sim_summarize(const sim_result *r, sim_summary *s)
     size_t used = 0;
     for (size_t i = 0; i < r->nsamples; i++) {
         const sim_sample *sm = &r->samples[i];
-        s->avg_norm_loss += sm->avg_loss / (double)r->nsamples;
+        s->avg_norm_loss += sm->avg_norm_loss / (double)r->nsamples;
         double tot = sm->cores[0] + sm->cores[1] + sm->cores[2];
         if (tot > 0) {
             used++;
@@ -765,8 +766,8 @@ int sim_write_timeline(FILE *f, const sim_result *r)
     for (size_t i = 0; i < r->nsamples; i++) {
         const sim_sample *s = &r->samples[i];
         rc |= fprintf(f, "%.3f,%zu,%.6f,%.4f,%.4f,%.4f\n", s->t, s->active,
-                      s->avg_loss, s->cores[SIM_HIGH], s->cores[SIM_MEDIUM],
-                      s->cores[SIM_LOW]) < 0;
+                      s->avg_norm_loss, s->cores[SIM_HIGH],
+                      s->cores[SIM_MEDIUM], s->cores[SIM_LOW]) < 0;
     }
     return rc ? -1 : 0;
 }

@@ -119,7 +119,7 @@ typedef struct sim_jobres {
 typedef struct sim_sample {
     double t;
     size_t active;
-    double avg_loss;              /* mean normalised loss of active jobs */
+    double avg_norm_loss;         /* mean normalised loss of active jobs */
     double cores[SIM_NGROUPS];    /* cores used by each loss group */
 } sim_sample;
 

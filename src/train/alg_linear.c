@@ -3,7 +3,7 @@
  * regression by gradient descent (logreg), linear SVM by sub-gradient
  * descent on the hinge loss (svm), the same SVM on a polynomial kernel's
  * features (svmpoly), and least-squares linear regression by L-BFGS
- * (linreg, on degree-2 polynomial features by default, see main.c).
+ * (linreg, on degree-2 polynomial features by default, see slaq_train.c).
  *
  * All three share one data-parallel pass: each worker computes the scores
  * Z = X_p W + b of its partition with one BLAS dgemm, turns them into the

@@ -2,13 +2,13 @@
 # the `curves` target that records their loss curves into data/curves/.
 TRAIN_SRCS   := $(sort $(wildcard src/train/*.c))
 TRAIN_OBJS   := $(call OBJ,$(TRAIN_SRCS))
-TRAIN_LIBOBJS := $(filter-out $(BUILD)/obj/src/train/main.o,$(TRAIN_OBJS))
+TRAIN_LIBOBJS := $(filter-out $(BUILD)/obj/src/train/slaq_train.o,$(TRAIN_OBJS))
 TRAIN_LDLIBS := -lopenblas -llbfgs -lxgboost -lgomp -lz -lpthread -lm \
                 $(shell $(PKG_CONFIG) --libs jansson 2>/dev/null)
 SLAQ_TRAIN   := $(BUILD)/bin/slaq-train
 PROGRAMS     += $(SLAQ_TRAIN)
 
-# slaq-train talks to slaqd through libslaq-client (src/train/sched.c).
+# slaq-train talks to slaqd through libslaq-client (src/train/client_link.c).
 $(SLAQ_TRAIN): $(TRAIN_OBJS) $(LIBCLIENT_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(TRAIN_LDLIBS) $(CLIENT_LDLIBS)

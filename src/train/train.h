@@ -12,7 +12,7 @@
  *
  * Prefixes: train_data_ (datasets), train_corpus_ (LDA text), train_pool_
  * (workers), train_job_ (the driver), train_sched_ (slaq's allocation and
- * stop signal, sched.c).
+ * stop signal, client_link.c).
  */
 #ifndef SLAQ_TRAIN_H
 #define SLAQ_TRAIN_H
@@ -171,7 +171,7 @@ typedef void (*train_part_fn)(void *ctx, const struct train_part *p, int w);
 void train_pool_run(struct train_job *job, train_part_fn fn, void *ctx);
 
 /* ---------------------------------------------------------------------------
- * slaq's side: allocation and stop signal (sched.c)
+ * slaq's side: allocation and stop signal (client_link.c)
  */
 
 struct train_sched;
@@ -207,7 +207,7 @@ void train_sched_close(struct train_sched *s);
  * The job driver
  */
 
-/* Parameters every algorithm may read; the options table in main.c fills
+/* Parameters every algorithm may read; the options table in slaq_train.c fills
  * them. Negative or zero means "the algorithm's default" where noted. */
 struct train_params {
     int k;              /* clusters (kmeans) or topics (lda) */

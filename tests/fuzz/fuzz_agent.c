@@ -37,7 +37,7 @@
 #include <unistd.h>
 
 #include "daemon/agent.h"
-#include "daemon/cluster.h"
+#include "daemon/agent_link.h"
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
@@ -94,7 +94,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     /* The controller: its core with nodes and a pending queue, as
-     * slaqd --agents sets it up (main.c). */
+     * slaqd --agents sets it up (slaqd.c). */
     C.cfg.agent_token = strdup(token); /* sd_link_key wipes and frees it */
     fuzz_daemon_init(&C, cdir, "fuzz_agent");
     slaq_sched_free(C.sched);

@@ -268,12 +268,12 @@ static void test_loss_groups(void **state)
     assert_true(r.nsamples >= 2);
     const sim_sample *s0 = &r.samples[0], *s1 = &r.samples[1];
     assert_int_equal(s0->active, 4);
-    assert_near(s0->avg_loss, 1, 1e-12);
+    assert_near(s0->avg_norm_loss, 1, 1e-12);
     assert_near(s0->cores[SIM_HIGH], 2, 1e-12);
     assert_near(s0->cores[SIM_MEDIUM], 2, 1e-12);
     assert_near(s0->cores[SIM_LOW], 4, 1e-12);
     assert_near(s1->t, 2, 0);
-    assert_near(s1->avg_loss, (1 + 1 + 0.9 + 0.6) / 4, 1e-12);
+    assert_near(s1->avg_norm_loss, (1 + 1 + 0.9 + 0.6) / 4, 1e-12);
     sim_summary sum;
     sim_summarize(&r, &sum);
     assert_near(sum.share[SIM_HIGH] + sum.share[SIM_MEDIUM] +
@@ -348,7 +348,7 @@ static void test_conservation(void **state)
         run(&wl, pol[p], 24, &r);
         for (size_t i = 0; i < r.njobs; i++) {
             const wl_job *w = &wl.jobs[i];
-            double work = w->iter_cpu_s * (double)(w->nloss - 1);
+            double work = w->iter_cpu_s * (double)(w->nlosses - 1);
             /* No job can finish faster than on all its usable cores. */
             double fastest = work / fmin(w->max_cores, 24);
             assert_true(r.jobs[i].completion - r.jobs[i].arrival >=
@@ -415,7 +415,7 @@ static void test_reader_accepts_format(void **state)
     assert_string_equal(wl.jobs[0].id, "j17");
     assert_string_equal(wl.jobs[0].algorithm, "svm");
     assert_int_equal(wl.jobs[0].line, 2);
-    assert_int_equal(wl.jobs[0].nloss, 3);
+    assert_int_equal(wl.jobs[0].nlosses, 3);
     assert_near(wl.jobs[0].weight, 2, 0);
     assert_true(isinf(wl.jobs[1].max_cores));
     assert_near(wl.jobs[1].weight, 1, 0);
@@ -715,13 +715,13 @@ static void test_replay_gives_the_same_allocations(void **state)
                                                             &o.convergence),
                                      SLAQ_OK);
                     if (c.declare_iters)
-                        o.iters = w->nloss - 1;
+                        o.iters = w->nlosses - 1;
                     sj[jx] = slaq_sched_add(s, &o, tr.rep[next].t);
                     assert_non_null(sj[jx]);
                 }
                 assert_int_equal(slaq_job_report(sj[jx], &tr.rep[next]),
                                  SLAQ_OK);
-                if (tr.rep[next].iter + 1 == w->nloss) {
+                if (tr.rep[next].iter + 1 == w->nlosses) {
                     slaq_sched_remove(s, sj[jx]);
                     sj[jx] = NULL;
                 }

@@ -2,7 +2,7 @@
  * alloc_cases.h — deterministic random inputs for the allocator and the
  * scheduler, and a hash of what they answer.
  *
- * test_cluster.c replays these cases through today's code and compares
+ * test_placement.c replays these cases through today's code and compares
  * each answer's hash with alloc_golden.h, recorded from the single-machine
  * allocator before it became the one-node case of the cluster allocator:
  * the one-node case must give the very same bits. Only public API is used,
@@ -96,7 +96,7 @@ static void cases_forecast(cases_rng *r, slaq_forecast *f)
     f->loss0 = slaq_forecast_loss(f, f->k0);
     f->first_loss = first;
     f->final_loss = fin;
-    f->norm = 0.01 + 0.2 * cases_unif(r);
+    f->scale = 0.01 + 0.2 * cases_unif(r);
     f->max_step = INFINITY;
     f->floor_loss = -INFINITY;
 }
@@ -121,7 +121,7 @@ static void cases_alloc(int c, alloc_case *out)
         j->max_cores = cases_next(&r) % 3 == 0 ? 0.5 + 8 * cases_unif(&r)
                                                : INFINITY;
         if (cases_next(&r) % 3 == 0)
-            j->norm = 0.05 + cases_unif(&r);
+            j->scale = 0.05 + cases_unif(&r);
         if (cases_next(&r) % 6 == 0)
             j->min_cores = 4 * cases_unif(&r);
         j->unproven = cases_next(&r) % 10 == 0;

@@ -1,5 +1,5 @@
 /* alloc_golden.h: hashes of the single-machine allocator's answers to
- * alloc_cases.h, recorded before the cluster allocator (see test_cluster.c). */
+ * alloc_cases.h, recorded before the cluster allocator (see test_placement.c). */
 static const uint64_t golden_alloc[CASES_N] = {
     0x5d24d01be71b0f67ULL,
     0x14650fb0739d0383ULL,

@@ -239,7 +239,7 @@ static void test_eval_metric_exact(void **state)
     assert_near(acc.metric_err_sum, want, 1e-9);
     /* P here is exactly 2/(i(i−1)) = 1/(i²/2 − i/2): close to the fitted
      * family, so one step ahead is predicted within a few points */
-    assert_true(acc.pred[0].norm_sum / acc.pred[0].n < 0.03);
+    assert_true(acc.pred[0].err_sum / acc.pred[0].n < 0.03);
 }
 
 static void test_eval_query(void **state)
@@ -264,8 +264,8 @@ static void test_eval_query(void **state)
     assert_int_equal(acc.pred[0].n, B - 3);
     assert_int_equal(acc.pred[1].n, B - 2 - 5);
     assert_int_equal(acc.metric_n, B - 1);
-    double e1 = acc.pred[0].norm_sum / acc.pred[0].n;
-    double e5 = acc.pred[1].norm_sum / acc.pred[1].n;
+    double e1 = acc.pred[0].err_sum / acc.pred[0].n;
+    double e5 = acc.pred[1].err_sum / acc.pred[1].n;
     assert_true(e1 < 0.1);
     assert_true(e5 < 0.1);
     assert_true(acc.metric_err_sum / acc.metric_n < 1);

@@ -29,7 +29,7 @@ static void random_forecast(slaq_forecast *f)
     memset(f, 0, sizeof *f);
     f->yscale = 1;
     f->k0 = 0;
-    f->norm = 0.1 + urand();
+    f->scale = 0.1 + urand();
     f->max_step = INFINITY;
     f->floor_loss = -INFINITY;
     if (rand() % 2) {
@@ -58,7 +58,7 @@ static double objective(const slaq_pjob *j, size_t n, const double *a)
         s += j[i].weight *
              (slaq_forecast_loss(j[i].fc, j[i].k) -
               slaq_forecast_loss(j[i].fc, j[i].k + j[i].iters_per_core * c)) /
-             j[i].fc->norm;
+             j[i].fc->scale;
     }
     return s;
 }
@@ -183,7 +183,7 @@ static slaq_forecast flat_forecast(double loss)
     f.model = SLAQ_MODEL_LINEAR;
     f.par[0] = loss;
     f.par[1] = 0;
-    f.norm = 1;
+    f.scale = 1;
     f.first_loss = 10;
     f.final_loss = loss;
     f.loss0 = loss;
@@ -246,7 +246,7 @@ static void test_weight_multiplies_gain(void **state)
     memset(&f, 0, sizeof f);
     f.model = SLAQ_MODEL_EXP;
     f.par[0] = 0.8, f.par[1] = 1, f.par[2] = 0;
-    f.yscale = 1, f.norm = 0.2, f.max_step = INFINITY;
+    f.yscale = 1, f.scale = 0.2, f.max_step = INFINITY;
     f.floor_loss = -INFINITY, f.first_loss = 1, f.final_loss = 0;
     slaq_pjob j[2] = {pjob(&f, 0, 0.5, 1, INFINITY),
                       pjob(&f, 0, 0.5, 3, INFINITY)};

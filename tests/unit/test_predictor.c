@@ -127,7 +127,7 @@ static void test_new_job_is_assumed_at_its_steepest(void **state)
         assert_int_equal(slaq_predictor_fit(p, h), SLAQ_OK);
         const slaq_forecast *f = slaq_predictor_forecast(p);
         /* one normaliser (1 before any drop) per iteration */
-        assert_near(f->norm, 1.0, 0);
+        assert_near(f->scale, 1.0, 0);
         assert_near(slaq_predictor_loss(p, 3), 4.0, 1e-12);
         slaq_predictor_free(p);
         slaq_history_free(h);
@@ -199,14 +199,14 @@ static void test_eval_matches_definition(void **state)
                      SLAQ_OK);
     assert_int_equal(acc[0].n, 4); /* k = 5, 6, 7, 8 */
     assert_int_equal(acc[1].n, 2); /* k = 5, 6 */
-    assert_near(acc[0].norm_sum, 0, 1e-12);
+    assert_near(acc[0].err_sum, 0, 1e-12);
     /* The oracle is exact on anything. */
     double c[30];
     for (int k = 0; k < 30; k++)
         c[k] = rational(k);
     slaq_eval_acc o = {0};
     slaq_eval_curve(SLAQ_PRED_ORACLE, NULL, c, 30, NULL, hz, 1, &o);
-    assert_near(o.norm_sum, 0, 0);
+    assert_near(o.err_sum, 0, 0);
     /* Known error: a constant prediction of a line is off by h·slope,
      * normalised by the range 9 and relative to the true value. */
     slaq_eval_acc s = {0};
@@ -215,7 +215,7 @@ static void test_eval_matches_definition(void **state)
     slaq_eval_curve(SLAQ_PRED_STRAWMAN, NULL, flat, 10, NULL, &one, 1, &s);
     /* k=5: predicts 4 (slope 1), truth 5 -> error 1; k=6..8 exact */
     assert_int_equal(s.n, 4);
-    assert_near(s.norm_sum, 1.0 / 5, 1e-12);
+    assert_near(s.err_sum, 1.0 / 5, 1e-12);
     assert_near(s.rel_sum, 1.0 / 5, 1e-12);
 }
 

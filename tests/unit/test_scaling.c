@@ -226,7 +226,7 @@ static void random_forecast(slaq_forecast *f)
     memset(f, 0, sizeof *f);
     f->model = SLAQ_MODEL_EXP;
     f->yscale = 1;
-    f->norm = 0.05 + urand();
+    f->scale = 0.05 + urand();
     f->max_step = INFINITY;
     f->floor_loss = -INFINITY;
     f->par[0] = 0.3 + 0.69 * urand();
@@ -274,11 +274,11 @@ static void test_linear_scaling_allocates_exactly_as_the_paper(void **state)
         }
         for (int pol = SLAQ_POLICY_SLAQ; pol <= SLAQ_POLICY_RELAQS; pol++) {
             for (size_t i = 0; i < n; i++)
-                j[i].scale = NULL;
+                j[i].scaling = NULL;
             assert_int_equal(slaq_allocate((slaq_policy_kind)pol, j, n, cap,
                                            unit, ws, a), SLAQ_OK);
             for (size_t i = 0; i < n; i++)
-                j[i].scale = rand() % 2 ? &lin : NULL;
+                j[i].scaling = rand() % 2 ? &lin : NULL;
             assert_int_equal(slaq_allocate((slaq_policy_kind)pol, j, n, cap,
                                            unit, ws, b), SLAQ_OK);
             assert_memory_equal(a, b, n * sizeof *a);
@@ -313,8 +313,8 @@ static void test_cores_go_where_they_speed_a_job_up(void **state)
                      SLAQ_OK);
     assert_near(a[0], 2, 0);
     assert_near(a[1], 2, 0);
-    j[0].scale = &torch;
-    j[1].scale = &lin;
+    j[0].scaling = &torch;
+    j[1].scaling = &lin;
     assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, 2, 4, 1, ws, a),
                      SLAQ_OK);
     assert_near(a[0], 1, 0);

@@ -297,7 +297,7 @@ static void test_fast_learner_is_not_starved(void **state)
         slaq_sched_config c;
         slaq_sched_config_init(&c);
         c.cores = 8;
-        c.normalise = norm ? SLAQ_NORM_MAX_DELTA : SLAQ_NORM_SPAN;
+        c.normalise = norm ? SLAQ_SCALE_MAX_DELTA : SLAQ_SCALE_SPAN;
         slaq_sched *s = slaq_sched_new(&c);
         slaq_job *fast, *steady;
         fast_and_steady(s, &fast, &steady);

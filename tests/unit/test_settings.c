@@ -74,7 +74,7 @@ static void test_init_gives_every_rows_default(void **state)
     assert_int_equal(c.window, SLAQ_DEFAULT_WINDOW);
     assert_true(c.default_iter_cpu_s == SLAQ_DEFAULT_ITER_CPU_S);
     assert_true(c.pred.lambda == 0.8);
-    assert_int_equal(c.normalise, SLAQ_NORM_SPAN);
+    assert_int_equal(c.normalise, SLAQ_SCALE_SPAN);
     assert_int_equal(c.startup_reports, SLAQ_DEFAULT_STARTUP_REPORTS);
     assert_true(c.horizon_s == 0 && c.horizon_iters == 0);
     assert_true(c.damping == SLAQ_DEFAULT_DAMPING);

@@ -95,7 +95,7 @@ static void test_default_runs_everything_in_order(void **st)
     assert_int_equal(slaq_sweep_get(s, 0, &in), SLAQ_OK);
     assert_int_equal(in.state, SLAQ_CFG_ENDED);
     assert_int_equal(in.epochs, 30);
-    assert_true(fabs(in.epoch_s - 1.0) < 1e-12);
+    assert_true(fabs(in.train_epoch_s - 1.0) < 1e-12);
     slaq_sweep_free(s);
 }
 

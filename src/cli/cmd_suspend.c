@@ -1,5 +1,5 @@
 /*
- * suspend.c — `slaq suspend [--checkpoint] ID` and `slaq resume ID`:
+ * cmd_suspend.c — `slaq suspend [--checkpoint] ID` and `slaq resume ID`:
  * pause a job slaqd started and continue it later (src/daemon/suspend.c).
  */
 #include <getopt.h>

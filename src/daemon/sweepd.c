@@ -1,5 +1,5 @@
 /*
- * sweep.c — hyperparameter sweeps under slaqd (`slaq sweep`,
+ * sweepd.c — hyperparameter sweeps under slaqd (`slaq sweep`,
  * docs/sweep-cli.md).
  *
  * A sweep runs the configurations of its spec (src/io/sweepspec.c) as
@@ -32,7 +32,7 @@
 #include "daemon/loop.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
-#include "daemon/sweep.h"
+#include "daemon/sweepd.h"
 #include "daemon/users.h"
 #include "io/sweepspec.h"
 

@@ -1,5 +1,5 @@
 /*
- * sched.c — the one place where slaq-train meets slaq.
+ * client_link.c — the one place where slaq-train meets slaq.
  *
  * A job asks slaq how many threads to run before each iteration, reports
  * each finished iteration (loss, CPU seconds, samples), and stops when slaq

@@ -1,5 +1,5 @@
 /*
- * cluster.h — the controller's side of the agent protocol (cluster.c,
+ * agent_link.h — the controller's side of the agent protocol (agent_link.c,
  * docs/cluster.md): its nodes, placing and moving jobs on them.
  */
 #ifndef SLAQ_DAEMON_CLUSTER_H
@@ -40,7 +40,7 @@ typedef struct sd_node {
 } sd_node;
 
 /* The largest process id any Linux kernel gives (PID_MAX_LIMIT): an
- * agent's pid outside 2 .. SD_PID_MAX is refused (cluster.c). */
+ * agent's pid outside 2 .. SD_PID_MAX is refused (agent_link.c). */
 #define SD_PID_MAX 4194304
 
 int cluster_listen(sd_daemon *d, const char *addr);

@@ -1,5 +1,5 @@
 /*
- * sweep.h — hyperparameter sweeps run by slaqd (sweep.c; their tables
+ * sweepd.h — hyperparameter sweeps run by slaqd (sweepd.c; their tables
  * are the store's, store_sweep.c).
  */
 #ifndef SLAQ_DAEMON_SWEEP_H

@@ -1,5 +1,5 @@
 /*
- * main.c — slaq-train: real, data-parallel training jobs for slaq.
+ * slaq_train.c — slaq-train: real, data-parallel training jobs for slaq.
  *
  *   slaq-train ALGO [options]      train one model, one line per iteration
  *   slaq-train --list              the algorithms

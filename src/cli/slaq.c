@@ -1,5 +1,5 @@
 /*
- * main.c — the slaq command: dispatch to one subcommand per file.
+ * slaq.c — the slaq command: dispatch to one subcommand per file.
  */
 #include <gsl/gsl_errno.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * main.c — slaq-aqp, an approximate TPC-H query as a slaq job.
+ * slaq_aqp.c — slaq-aqp, an approximate TPC-H query as a slaq job.
  *
  *   slaq-aqp gen     generate a TPC-H database file (lineitem in random order)
  *   slaq-aqp run     answer a query by online aggregation, one mini-batch at a

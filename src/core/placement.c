@@ -1,5 +1,5 @@
 /*
- * cluster.c — nodes, placement of new jobs, and the pending queue.
+ * placement.c — nodes, placement of new jobs, and the pending queue.
  *
  * A scheduler (sched.c) runs on one or more nodes, each with its cores;
  * every job is on one node, or waits in a pending queue served in

@@ -1,5 +1,5 @@
 /*
- * policy.c — `slaq policy [NAME]`: show or change slaqd's share policy
+ * cmd_policy.c — `slaq policy [NAME]`: show or change slaqd's share policy
  * (libslaq's table of them: slaq_policy_count); a change applies from the
  * next epoch.
  */

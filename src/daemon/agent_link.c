@@ -1,6 +1,6 @@
 /*
- * cluster.c — the controller's side of the agent protocol (docs/protocol.md,
- * "Agents"; docs/cluster.md).
+ * agent_link.c — the controller's side of the agent protocol
+ * (docs/protocol.md, "Agents"; docs/cluster.md).
  *
  * With --agents ADDR:PORT, slaqd is a controller: node agents (slaqd
  * --agent, one per machine) connect there, prove with this side that both
@@ -32,7 +32,7 @@
 
 #include "daemon/array.h"
 #include "daemon/clock.h"
-#include "daemon/cluster.h"
+#include "daemon/agent_link.h"
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/enforce.h"
@@ -883,14 +883,18 @@ static int listed(const int64_t *have, size_t n, int64_t id)
 static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
 {
     const char *name = json_string_value(json_object_get(msg, "node"));
-    json_t *cores = json_object_get(msg, "cores");
+    /* "cores" is what an agent before "capacity" sent (deprecated, taken
+     * until the next release). */
+    json_t *cores = json_object_get(msg, "capacity");
+    if (!cores)
+        cores = json_object_get(msg, "cores");
     const char *enf = json_string_value(json_object_get(msg, "enforce"));
     json_t *jobs = json_object_get(msg, "jobs");
     if (!name || !*name || strlen(name) >= sizeof d->nodes[0].name ||
         !json_is_number(cores) || !(json_number_value(cores) > 0) ||
         (jobs && !json_is_array(jobs))) {
         send_err(d, c, "bad_register", "register needs \"node\" (a name of "
-                 "at most 63 bytes), \"cores\" (> 0) and \"jobs\" (an "
+                 "at most 63 bytes), \"capacity\" (> 0) and \"jobs\" (an "
                  "array)");
         c->closing = 1;
         return;
@@ -1301,9 +1305,12 @@ json_t *cluster_nodes_json(sd_daemon *d)
         double used = 0;
         for (size_t i = 0; i < n; i++)
             used += slaq_job_alloc(slaq_sched_job(d->sched, i));
+        /* "cores" is a deprecated alias of "capacity", removed in the
+         * next release (docs/protocol.md). */
         json_array_append_new(arr, json_pack(
-            "{s:s, s:f, s:f, s:I, s:s, s:n, s:f, s:s}", "name", host,
-            "cores", d->cfg.sched.cores, "allocated", used,
+            "{s:s, s:f, s:f, s:f, s:I, s:s, s:n, s:f, s:s}", "name", host,
+            "capacity", d->cfg.sched.cores, "cores", d->cfg.sched.cores,
+            "allocated", used,
             "jobs", (json_int_t)n,
             "state", "up", "last_heartbeat", "heartbeat_age_s", 0.0,
             "enforce", enf_mode_name(d->enf.mode)));
@@ -1314,8 +1321,9 @@ json_t *cluster_nodes_json(sd_daemon *d)
         double used = slaq_sched_node_alloc(d->sched, k);
         json_int_t cnt = (json_int_t)slaq_sched_node_jobs(d->sched, k);
         json_array_append_new(arr, json_pack(
-            "{s:s, s:f, s:f, s:I, s:s, s:f, s:f, s:s, s:b, s:I}", "name",
-            nd->name, "cores", nd->cores, "allocated", used, "jobs", cnt,
+            "{s:s, s:f, s:f, s:f, s:I, s:s, s:f, s:f, s:s, s:b, s:I}", "name",
+            nd->name, "capacity", nd->cores, "cores", nd->cores,
+            "allocated", used, "jobs", cnt,
             "state", !nd->up ? "down" : nd->conn ? "up" : "away",
             "last_heartbeat", nd->last_seen_wall, "heartbeat_age_s",
             mono - nd->last_seen, "enforce", nd->enforce, "connected",

@@ -1,5 +1,5 @@
 /*
- * main.c — slaqd: options, start-up, and the event loop.
+ * slaqd.c — slaqd: options, start-up, and the event loop.
  *
  * slaqd runs training jobs on one machine and re-divides its CPUs among
  * them every epoch with libslaq's policies. This file parses the options,
@@ -31,7 +31,7 @@
 #include "daemon/agent.h"
 #include "daemon/array.h"
 #include "daemon/clock.h"
-#include "daemon/cluster.h"
+#include "daemon/agent_link.h"
 #include "daemon/config.h"
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
@@ -42,7 +42,7 @@
 #include "daemon/loop.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
-#include "daemon/sweep.h"
+#include "daemon/sweepd.h"
 #include "daemon/trace.h"
 #include "daemon/users.h"
 #include "io/rlmodel.h"

@@ -1,6 +1,6 @@
 /*
- * test_cluster.c — nodes: the allocation over several nodes, placement of
- * new jobs and the pending queue (src/core/cluster.c, policy.c, sched.c).
+ * test_placement.c — nodes: the allocation over several nodes, placement of
+ * new jobs and the pending queue (src/core/placement.c, policy.c, sched.c).
  *
  * The single machine is the one-node case of the cluster code, so the
  * one-node answers are compared bit for bit with hashes recorded from the

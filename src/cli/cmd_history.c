@@ -1,5 +1,5 @@
 /*
- * history.c — `slaq history ID`: every report a job made, in iteration
+ * cmd_history.c — `slaq history ID`: every report a job made, in iteration
  * order, as a table, CSV or JSON.
  *
  * `slaq show` thins a long history to a few hundred rows for reading;

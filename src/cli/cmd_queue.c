@@ -1,5 +1,5 @@
 /*
- * queue.c — `slaq queue`: each node's queue of tasks (task arrays,
+ * cmd_queue.c — `slaq queue`: each node's queue of tasks (task arrays,
  * docs/arrays.md): its estimated wait, and each queued task's position,
  * wait and why it has not started.
  */
@@ -53,7 +53,7 @@ int cmd_queue(int argc, char **argv)
                "(bound %lld), %lld more waiting in their arrays; estimated "
                "wait %s\n",
                rpc_safe(json_string_value(json_object_get(n, "name"))),
-               rpc_num(n, "task_cores"), rpc_num(n, "cores"),
+               rpc_num(n, "task_cores"), rpc_capacity(n),
                (long long)json_integer_value(json_object_get(n, "running")),
                json_array_size(q),
                (long long)json_integer_value(json_object_get(n, "bound")),

@@ -1,5 +1,5 @@
 /*
- * sweep.c — `slaq sweep`: hyperparameter sweeps under slaqd.
+ * cmd_sweep.c — `slaq sweep`: hyperparameter sweeps under slaqd.
  *
  *   slaq sweep [--dry-run] [--wait] SPEC.json   check a spec, start it
  *   slaq sweep ls                               every sweep
