@@ -56,7 +56,8 @@ take() {
   done
 }
 
-take slaq usr/bin etc lib/systemd usr/share/man usr/share/bash-completion
+take slaq usr/bin etc lib/systemd usr/share/man usr/share/bash-completion \
+  usr/share/slaq
 take libslaq0 "usr/lib/$ma/libslaq.so.*" "usr/lib/$ma/libslaq-client.so.*"
 take libslaq-dev usr/include "usr/lib/$ma/*.a" "usr/lib/$ma/libslaq.so" \
   "usr/lib/$ma/libslaq-client.so" "usr/lib/$ma/pkgconfig"

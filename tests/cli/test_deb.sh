@@ -57,7 +57,8 @@ where_is() {
 for f in ./usr/bin/slaq ./usr/bin/slaqd ./usr/bin/slaq-train ./usr/bin/slaq-toy-job \
          ./usr/share/man/man8/slaqd.8.gz ./usr/share/man/man1/slaq-submit.1.gz \
          ./usr/share/man/man1/slaq-toy-job.1.gz ./lib/systemd/system/slaqd.service \
-         ./etc/slaq/slaqd.conf ./usr/share/doc/slaq/copyright; do
+         ./etc/slaq/slaqd.conf ./usr/share/doc/slaq/copyright \
+         ./usr/share/slaq/mlfs-rl.model; do
   where_is slaq "$f"
 done
 where_is libslaq0 "./usr/lib/$ma/libslaq-client.so.$want"
