@@ -44,7 +44,8 @@ which must be at most the iterations since the last checkpoint
 counters (moves_total, move_seconds_total, move_checkpoint_bytes_total).
 
 --force-move moves one job per run with `slaq move` when the policy has
-not moved one by the time a job is halfway through its iterations, so that
+not moved one by the time a job is a fifth of the way through its
+iterations, so that
 there is always a move to check (the CI test's choice; it changes the
 comparison, so the demo does not use it by default).
 
@@ -78,7 +79,7 @@ ENDED = ("done", "failed", "stopped", "cancelled", "lost")
 
 # The models: slaq-train arguments, the metric the job reports and its
 # direction, and iterations of a short and a long job. "full" makes jobs
-# of about 5 and 18 CPU-seconds here; "small" (the CI test's) of 1 to 3.
+# of about 5 and 18 CPU-seconds here; "small" (the CI test's) of about 1.
 KINDS = {
     "full": [
         ("logreg-fmnist", ["logreg", "--subsample", "0.3"], "max", (100, 350)),
@@ -89,8 +90,8 @@ KINDS = {
     ],
     "small": [
         ("logreg-fmnist", ["logreg", "--subsample", "0.05"], "max",
-         (120, 300)),
-        ("svm-fmnist", ["svm", "--subsample", "0.05"], "max", (120, 300)),
+         (60, 120)),
+        ("svm-fmnist", ["svm", "--subsample", "0.05"], "max", (60, 120)),
     ],
 }
 
@@ -493,15 +494,17 @@ def run_policy(c, policy, jobs, args, train):
 
 def force_move(c, sock, mine, jobs):
     """One job moved with `slaq move` (--force-move): the first running job
-    halfway through its iterations, if no move has been made."""
+    between a fifth and two thirds of its iterations, if no move has been
+    made."""
     if any(x.get("moves") for x in mine):
         return False
     iters = {j["name"]: int(j["argv"][j["argv"].index("--iters") + 1])
              for j in jobs}
     for x in mine:
+        n = iters[x["name"]]
         if x["state"] == "running" and x.get("moving_to") is None and \
-                iters[x["name"]] // 3 <= (x["iter"] or 0) <= \
-                iters[x["name"]] // 2 and x["node"]:
+                max(2, n // 5) <= (x["iter"] or 0) <= 2 * n // 3 and \
+                x["node"]:
             to = [n for n in NODES if n != x["node"]][0]
             p = c.cli("move", "--socket", sock, str(x["id"]), "--node", to,
                       check=False)
@@ -569,7 +572,7 @@ def collect(c, policy, jobs, ids, t0, args, forced):
         "iterations_lost": sum(m["lost"] + m["counted_twice"]
                                for m in checks),
         "iterations_repeated": sum(m["repeated"] for m in checks),
-        "submissions": [[r["name"], r["deadline"] - r["submitted"],
+        "submissions": [[r["name"], round(r["deadline"] - r["submitted"], 1),
                          r["accuracy"], r["direction"], r["urgency"],
                          r["max_cores"]] for r in rows],
         "job_rows": rows,
@@ -615,6 +618,8 @@ def main():
     ap.add_argument("--direct", action="store_true",
                     help="plain processes, not Slurm")
     ap.add_argument("--force-move", action="store_true")
+    ap.add_argument("--slurm-only", action="store_true",
+                    help="exit 3 with the reason when Slurm cannot start")
     ap.add_argument("--work", help="keep the run's files here")
     ap.add_argument("--out", help="the results as JSON")
     args = ap.parse_args()
@@ -642,6 +647,8 @@ def main():
     if why:
         if c is not None:
             say("Slurm cannot start here: %s" % why)
+            if args.slurm_only:
+                return 3
         say("running the controller and three agents as plain processes "
             "instead")
         c = DirectCluster(build, work, args.epoch)
