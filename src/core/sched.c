@@ -1218,6 +1218,12 @@ int slaq_sched_keys(slaq_sched *s, double *key)
     return slaq_policy_keys(s->cfg.policy, s->pjobs, s->n, s->ws, key);
 }
 
+void slaq_sched_remaining(const slaq_sched *s, double *out)
+{
+    for (size_t i = 0; i < s->n; i++)
+        out[i] = s->pjobs[i].remaining_s;
+}
+
 void slaq_job_set_iters(slaq_job *j, uint64_t iters)
 {
     j->iters = iters;

@@ -291,6 +291,7 @@ typedef struct sd_job {
     double moved_at;      /* monotonic: when its last move was asked (0:
                              never) */
     int moves;            /* moves carried out */
+    int move_skipped;     /* its planned move was not worth its cost */
     double move_s;        /* seconds the last one stopped it: from the
                              stop asked to the first report on the new
                              node (NaN: none yet) */
@@ -498,6 +499,7 @@ struct sd_daemon {
     uint64_t moves_total; /* jobs moved between nodes (cluster.c) ... */
     double move_seconds_total;        /* ... the seconds they stopped ... */
     uint64_t move_checkpoint_bytes;   /* ... and their checkpoints' bytes */
+    uint64_t moves_skipped_total;     /* planned, not worth their cost */
     uint64_t acks_sent;
     uint64_t pe_n;        /* reports the forecast error was measured on */
     sd_frame trace[SD_TRACE_FRAMES]; /* the timeline, oldest first */
