@@ -41,7 +41,9 @@ reported, each once (none lost), and the agents' histories (each agent's
 state.db, through its socket) how many the instances ran twice (repeated),
 which must be at most the iterations since the last checkpoint
 (--checkpoint-every - 1 per move). The moves' cost is the controller's
-counters (moves_total, move_seconds_total, move_checkpoint_bytes_total).
+counters (moves_total, move_seconds_total, move_checkpoint_bytes_total,
+and moves_skipped_total: the policy's moves not made as not worth their
+cost).
 
 --force-move moves one job per run with `slaq move` when the policy has
 not moved one by the time a job is a fifth of the way through its
@@ -49,10 +51,15 @@ iterations, so that
 there is always a move to check (the CI test's choice; it changes the
 comparison, so the demo does not use it by default).
 
+--jobs-from JSON runs the jobs of an earlier run's --out again (the same
+commands, solo times, deadlines and requirements), so that a policy run
+later gets the same submissions.
+
 Usage: demo-deadlines.py [--jobs N] [--seed S] [--policies A,B,..]
                          [--arrival-window S] [--deadline-range A:B]
                          [--size small|full] [--epoch S] [--direct]
-                         [--force-move] [--work DIR] [--out FILE] BUILD_DIR
+                         [--force-move] [--jobs-from JSON] [--work DIR]
+                         [--out FILE] BUILD_DIR
 """
 
 import argparse
@@ -149,6 +156,25 @@ def plan(args):
             "urgency": rng.randint(1, 10),
         })
     jobs.sort(key=lambda j: j["arrival_s"])
+    return jobs
+
+
+def load_jobs(path, train):
+    """The jobs of an earlier run's JSON, checked for what run_policy
+    reads."""
+    try:
+        with open(path) as f:
+            jobs = json.load(f)["jobs"]
+        need = ("name", "argv", "max_cores", "deadline_rel_s", "accuracy",
+                "direction", "urgency", "arrival_s")
+        for i, j in enumerate(jobs):
+            miss = [k for k in need if k not in j]
+            if miss:
+                raise ValueError("job %d has no %s" % (i, ", ".join(miss)))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SystemExit("demo-deadlines: --jobs-from %s: %s (expected an "
+                         "earlier run's --out)" % (path, e))
+    say("%d jobs from %s" % (len(jobs), path))
     return jobs
 
 
@@ -567,6 +593,7 @@ def collect(c, policy, jobs, ids, t0, args, forced):
         "move_seconds_total": round(status.get("move_seconds_total", 0), 3),
         "move_checkpoint_bytes_total":
             status.get("move_checkpoint_bytes_total", 0),
+        "moves_skipped_total": status.get("moves_skipped_total", 0),
         "forced_move": forced or None,
         "moves_checked": checks,
         "iterations_lost": sum(m["lost"] + m["counted_twice"]
@@ -591,6 +618,7 @@ def table(results):
             ("moves", "moves_total", "%d"),
             ("move s total", "move_seconds_total", "%.2f"),
             ("ckpt bytes moved", "move_checkpoint_bytes_total", "%d"),
+            ("moves not worth it", "moves_skipped_total", "%d"),
             ("iters lost", "iterations_lost", "%d"),
             ("iters repeated", "iterations_repeated", "%d")]
     w = max(len(c[0]) for c in cols) + 2
@@ -620,6 +648,9 @@ def main():
     ap.add_argument("--force-move", action="store_true")
     ap.add_argument("--slurm-only", action="store_true",
                     help="exit 3 with the reason when Slurm cannot start")
+    ap.add_argument("--jobs-from", metavar="JSON",
+                    help="the jobs (and their measured solo times) of an "
+                    "earlier run's --out, not drawn and measured again")
     ap.add_argument("--work", help="keep the run's files here")
     ap.add_argument("--out", help="the results as JSON")
     args = ap.parse_args()
@@ -658,8 +689,11 @@ def main():
             % (len(NODES), c.cores))
     try:
         args.slot = round(c.cores / 3, 4)
-        jobs = plan(args)
-        measure(train, jobs, work, args)
+        if args.jobs_from:
+            jobs = load_jobs(args.jobs_from, train)
+        else:
+            jobs = plan(args)
+            measure(train, jobs, work, args)
         say("%d jobs, solo times %.0f-%.0f s, deadlines %.0f-%.0f s after "
             "arrival, arrivals over %.0f s"
             % (len(jobs), min(j["solo_s"] for j in jobs),
