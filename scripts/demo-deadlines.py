@@ -355,10 +355,16 @@ class SlurmCluster:
             self.cdir = None
 
     def stop(self):
-        self.down()
-        subprocess.run([SLURM_LOCAL, "down"], env=self.env,
-                       capture_output=True, text=True, timeout=180)
-        shutil.rmtree(self.top, ignore_errors=True)
+        """Ends the allocation and the local cluster, whatever failed
+        before (slurm-local.sh down finds what is left by its SLURM_CONF)."""
+        try:
+            self.down()
+        except (OSError, subprocess.SubprocessError, SystemExit) as e:
+            say("slaq cluster down: %s" % e)
+        finally:
+            subprocess.run([SLURM_LOCAL, "down"], env=self.env,
+                           capture_output=True, text=True, timeout=180)
+            shutil.rmtree(self.top, ignore_errors=True)
 
 
 class DirectCluster:
