@@ -24,7 +24,10 @@ core: its CPU time over its size is its solo time (how long it takes alone
 on an agent), and its metric's first and last values bound its required
 accuracy. From a seeded generator, each job gets
   - an arrival, uniform over --arrival-window seconds;
-  - a deadline, arrival + U(--deadline-range) x its solo time;
+  - a deadline, arrival + U(--deadline-range) x its solo time (default
+    U(1, 3): the traces' U(0.5, 1.5) x duration with a job's duration
+    twice its solo time, for a job here never runs faster than alone at
+    its size, and a factor below 1 could be met by no policy);
   - a required accuracy, its solo run's first metric plus U(0.5, 0.95) of
     the way to its last (a loss-like metric, rmse or distance, falls:
     direction min);
@@ -47,9 +50,9 @@ cost).
 
 --force-move moves one job per run with `slaq move` when the policy has
 not moved one by the time a job is a fifth of the way through its
-iterations, so that
-there is always a move to check (the CI test's choice; it changes the
-comparison, so the demo does not use it by default).
+iterations, so that there is always a move to check (the CI test's
+choice; it changes the comparison, so the demo does not use it by
+default).
 
 --jobs-from JSON runs the jobs of an earlier run's --out again (the same
 commands, solo times, deadlines and requirements), so that a policy run
