@@ -465,8 +465,8 @@ static int engine_alloc(dl_engine *e, size_t n, size_t nn)
     e->ws = slaq_alloc_ws_new();
     return e->st && e->act && e->pj && e->key && e->order && e->node_of &&
            e->pl && e->ppj && e->alloc && e->cap && e->nodes && e->before &&
-           e->mj &&
-           e->mjob && e->mto && e->scratch && e->mj_of && e->ws ? 0 : -1;
+           e->mj && e->mjob && e->mto && e->scratch && e->mj_of && e->ws
+               ? 0 : -1;
 }
 
 static void engine_free(dl_engine *e)
@@ -645,8 +645,10 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
              * (slaq_mlfs_move_gain on the nodes before the plan); a move
              * not made leaves its job's demand where it was. */
             double mean = r->moves ? r->move_s / (double)r->moves : NAN;
+            /* The plan has read `movable`; from here it says whether the
+             * job's move was refused this round. */
             for (size_t x = 0; x < m; x++)
-                e.mj[x].movable = 0; /* now: its move was refused */
+                e.mj[x].movable = 0;
             for (long q = 0; q < k; q++) {
                 size_t i = e.mj_of[e.mjob[q]];
                 dl_state *s = &e.st[i];
