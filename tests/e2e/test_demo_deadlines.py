@@ -130,12 +130,17 @@ def test_demo_deadlines_through_slurm(work):
             ctl = [i for (i,) in rows(db, "SELECT iter FROM reports WHERE "
                                       "job = ? AND iter > 0 ORDER BY iter",
                                       jid)]
-            ran = []
+            ran, hosts = [], 0
             for node in ("n1", "n2", "n3"):
                 adb = os.path.join(cdir, "agent-" + node, "state.db")
-                ran += [i for (i,) in rows(adb, "SELECT iter FROM reports "
+                mine = [i for (i,) in rows(adb, "SELECT iter FROM reports "
                                            "WHERE job = ? AND iter > 0",
                                            jid)]
+                ran += mine
+                hosts += bool(mine)
+            if jid == r["forced_move"]:
+                # moved halfway: both instances reported iterations
+                assert hosts >= 2, (pol, jid)
             # every iteration an instance reported is the controller's,
             # and the controller's are 1 .. its last, without a gap
             assert ctl == list(range(1, len(ctl) + 1)), (pol, jid, ctl)
