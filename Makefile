@@ -17,6 +17,9 @@
 #   make demo-aqp   12 approximate queries under relaqs and fair (SF=, HTTP=)
 #   make demo-queues  a task array and ML jobs on 3 agents (Slurm steps on the
 #                   local Slurm cluster; DIRECT=1: started here), queues or not
+#   make demo-deadlines  20 slaq-train jobs with deadlines on the local Slurm
+#                   cluster's 3 agents under mlfs, slaq and edf, side by side
+#                   (JOBS=N, SEED=S, POLICIES=a,b; docs/deadlines.md)
 #   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
 #   make bench-cluster the core at 1,000 nodes x 64 cores, 50,000 jobs (sim)
 #   make check-asan run the unit tests under ASan + UBSan
@@ -63,7 +66,7 @@ include $(sort $(wildcard src/*/module.mk)) tests/module.mk bench/module.mk
 PC_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PC_PKGS) 2>/dev/null)
 CPPFLAGS  += $(PC_CFLAGS)
 
-.PHONY: all deps build test test-unit check-asan soak demo demo-doc demo-one demo-compare demo-aqp bench-suspend demo-sweep demo-queues clean help
+.PHONY: all deps build test test-unit check-asan soak demo demo-doc demo-one demo-compare demo-aqp bench-suspend demo-sweep demo-queues demo-deadlines clean help
 # Keep objects that only pattern rules mention (test objects).
 .SECONDARY:
 .DEFAULT_GOAL := all
@@ -131,6 +134,14 @@ demo-sweep: deps
 demo-queues: deps
 	@$(MAKE) --no-print-directory build
 	@scripts/demo-queues.py --tasks $(or $(TASKS),500) --jobs $(or $(JOBS),4) --scale $(or $(SCALE),1) --bound $(or $(BOUND),auto) $(if $(DIRECT),--direct) --out $(BUILD)/demo-queues.json $(BUILD)
+
+# JOBS=20 slaq-train jobs with deadlines, required accuracies and
+# urgencies on the local Slurm cluster (scripts/slurm-local.sh; plain
+# processes when Slurm cannot start), the same submissions under each
+# policy (docs/deadlines.md, "A real run"); 10-20 minutes.
+demo-deadlines: deps
+	@$(MAKE) --no-print-directory build
+	@scripts/demo-deadlines.py --jobs $(or $(JOBS),20) --seed $(or $(SEED),1) --policies $(or $(POLICIES),mlfs,slaq,edf) --out $(BUILD)/demo-deadlines.json $(BUILD)
 
 # Suspend latency and checkpoint size of a real job under slaqd.
 bench-suspend: build

@@ -132,6 +132,31 @@ long slaq_mlfs_moves(slaq_node_use *nodes, size_t nn,
                      size_t max, size_t *scratch);
 
 /*
+ * What a planned move gains the job it moves, in seconds of deadline
+ * slack (the seconds by which its end comes sooner; the same whether or
+ * not it has a deadline): slaq's test of a move's cost, which MLFS counts
+ * but does not weigh. The job has remaining_s seconds of work left on its
+ * max_cores; where it runs, its node's jobs ask for from_demand cores of
+ * the node's from_cores (itself included), and where it would go
+ * to_demand of to_cores (itself included). A node asked for more than it
+ * has gives its jobs, on average, the share s = min(1, cores / demand) of
+ * what they ask. The move stops the job for cost_s seconds (the mean of
+ * the moves measured so far; NaN: none yet, counted as 0). The gain is
+ *
+ *     remaining_s / s_from - (cost_s + remaining_s / s_to)
+ *
+ * and a move whose gain is below 0 costs more than it gains. A job of
+ * unknown length (remaining_s INFINITY) gains INFINITY from a larger
+ * share and -cost_s otherwise. What the move gives the jobs it leaves on
+ * the overloaded node is not counted: the rule is the moved job's own.
+ * Returns NaN for capacities that are not positive, a negative demand,
+ * remaining_s or cost_s, or a NaN argument other than cost_s.
+ */
+double slaq_mlfs_move_gain(double remaining_s, double from_cores,
+                           double from_demand, double to_cores,
+                           double to_demand, double cost_s);
+
+/*
  * MLF-C's test of overload (§3.5): jobs are waiting, or the cluster's
  * overload degree, the mean over nodes of ||U_s|| / √M (M = 2: cores and
  * memory; the paper's norm divided so that it lies in [0, 1] and h_s =

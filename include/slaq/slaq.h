@@ -1078,6 +1078,14 @@ int slaq_sched_move(slaq_sched *s, slaq_job *j, size_t node);
 int slaq_sched_keys(slaq_sched *s, double *key);
 
 /*
+ * Each job's estimated seconds left on its max_cores as the last epoch's
+ * priority policies saw it (slaq_pjob.remaining_s: from its declared
+ * iterations and CPU time per iteration; INFINITY when unknown):
+ * out[i] is slaq_sched_job(s, i)'s. Valid as slaq_sched_keys() is.
+ */
+void slaq_sched_remaining(const slaq_sched *s, double *out);
+
+/*
  * A job's report: appended to its history, its runtime model updated, its
  * tokens consumed. Errors as slaq_history_add(); nothing changes on error.
  */

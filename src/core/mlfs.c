@@ -196,6 +196,28 @@ long slaq_mlfs_moves(slaq_node_use *nodes, size_t nn,
     return moves;
 }
 
+/* The share of what it asks that a job gets on a node asked for demand
+ * of its cores: all of it until the node is full, then cores / demand. */
+static double node_share(double cores, double demand)
+{
+    return demand > cores ? cores / demand : 1;
+}
+
+double slaq_mlfs_move_gain(double remaining_s, double from_cores,
+                           double from_demand, double to_cores,
+                           double to_demand, double cost_s)
+{
+    if (!(from_cores > 0) || !(to_cores > 0) || !(from_demand >= 0) ||
+        !(to_demand >= 0) || !(remaining_s >= 0) || cost_s < 0)
+        return NAN;
+    double cost = isnan(cost_s) ? 0 : cost_s;
+    double s_from = node_share(from_cores, from_demand);
+    double s_to = node_share(to_cores, to_demand);
+    if (isinf(remaining_s))
+        return s_to > s_from ? INFINITY : -cost;
+    return remaining_s / s_from - (cost + remaining_s / s_to);
+}
+
 int slaq_mlfs_overloaded(const slaq_node_use *nodes, size_t nn,
                          size_t pending, double h_s)
 {

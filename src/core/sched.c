@@ -1233,6 +1233,12 @@ int slaq_sched_terms(slaq_sched *s, slaq_prio_terms *out)
                            slaq_alloc_ws_prio(s->ws), out);
 }
 
+void slaq_sched_remaining(const slaq_sched *s, double *out)
+{
+    for (size_t i = 0; i < s->n; i++)
+        out[i] = s->pjobs[i].remaining_s;
+}
+
 void slaq_job_set_iters(slaq_job *j, uint64_t iters)
 {
     j->iters = iters;

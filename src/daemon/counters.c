@@ -217,6 +217,12 @@ static const counter_row counters[] = {
     {"move_checkpoint_bytes_total", "slaq_move_checkpoint_bytes_total",
      "counter", "Bytes of the checkpoints the moved jobs started again from.",
      FIELD(CTR_U64, move_checkpoint_bytes)},
+    {"moves_skipped_total", "slaq_moves_skipped_total", "counter",
+     "Moves the policy planned (mlfs-h, mlfs) and did not make: they would "
+     "have cost the job, at the mean stop of the moves so far, more "
+     "seconds than its end came sooner. Counted once each time a job's "
+     "move is refused, not at every epoch it stays refused.",
+     FIELD(CTR_U64, moves_skipped_total)},
     {"acks_sent_total", "slaq_acks_sent_total", "counter",
      "Acknowledgements of committed reports sent to jobs.",
      FIELD(CTR_U64, acks_sent)},

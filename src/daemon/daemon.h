@@ -208,6 +208,7 @@ struct sd_daemon {
         uint64_t moves_total; /* jobs moved between nodes (agent_link.c) ... */
         double move_seconds_total;      /* ... the seconds they stopped ... */
         uint64_t move_checkpoint_bytes; /* ... and their checkpoints' bytes */
+        uint64_t moves_skipped_total; /* planned, not worth their cost */
         uint64_t allocs_msgs; /* agent: allocs messages taken in */
         uint64_t jobs_expired;
         uint64_t auth_failures_total;

@@ -160,6 +160,7 @@ typedef struct sd_job {
     double moved_at;      /* monotonic: when its last move was asked (0:
                              never) */
     int moves;            /* moves carried out */
+    int move_skipped;     /* its planned move was not worth its cost */
     double move_s;        /* seconds the last one stopped it: from the
                              stop asked to the first report on the new
                              node (NaN: none yet) */

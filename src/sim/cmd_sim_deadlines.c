@@ -83,6 +83,12 @@ static void usage(FILE *f)
         "  --move-s S           seconds a move stops a job, plus its memory "
         "at 1 GB/s\n"
         "                       (default 30)\n"
+        "  --weigh-moves        mlfs-h, mlfs: make a move only if it gains "
+        "the job more\n"
+        "                       slack than it costs (the mean cost of the "
+        "moves so far),\n"
+        "                       as slaqd does; the count of moves refused "
+        "is printed\n"
         "  --out DIR            write DIR/summary.csv, DIR/jct_cdf.csv (JCT "
         "at each\n"
         "                       percentile) and DIR/jobs.csv (every job's "
@@ -180,6 +186,7 @@ static int parse(int argc, char **argv, dl_opts *o)
         {"no-urgency", no_argument, 0, 'U'},
         {"no-deadline-term", no_argument, 0, 'T'},
         {"no-moves", no_argument, 0, 'm'},
+        {"weigh-moves", no_argument, 0, 'W'},
         {"no-load-control", no_argument, 0, 'L'},
         {"optstop", no_argument, 0, 'O'},
         {"alpha", required_argument, 0, 'a'},
@@ -324,6 +331,7 @@ static int parse(int argc, char **argv, dl_opts *o)
         case 'U': o->cfg.prio.use_urgency = 0; break;
         case 'T': o->cfg.prio.use_deadline = 0; break;
         case 'm': o->cfg.moves = 0; break;
+        case 'W': o->cfg.weigh_moves = 1; break;
         case 'L': o->cfg.control = 0; break;
         case 'O': o->cfg.optstop = 1; break;
         case 'a':
@@ -572,6 +580,9 @@ int cmd_sim_deadlines(int argc, char **argv)
             break;
         }
         print_row(stdout, slaq_policy_name(o.pol[p]), &res[p]);
+        if (c.weigh_moves && slaq_policy_moves(c.policy))
+            printf("%-9s moves refused as not worth their cost: %zu\n",
+                   "", res[p].moves_skipped);
         fflush(stdout);
     }
     if (!out && o.out && write_outputs(&o, &w, res))

@@ -252,6 +252,7 @@ typedef struct dl_state {
     double attained, waited;
     double stall_until; /* moving until then */
     double moved_at;
+    int move_skipped;   /* its planned move was not worth its cost */
     double completion;
     double at_deadline; /* reduction fraction at the deadline; NAN: not yet */
     int acc_by_deadline;
@@ -324,7 +325,7 @@ typedef struct dl_engine {
     slaq_pjob *ppj;
     double *alloc;
     double *cap;
-    slaq_node_use *nodes;
+    slaq_node_use *nodes, *before; /* before: as a round's moves start */
     slaq_move_job *mj;
     size_t *mjob, *mto, *scratch, *mj_of;
     slaq_alloc_ws *ws;
@@ -455,6 +456,7 @@ static int engine_alloc(dl_engine *e, size_t n, size_t nn)
     e->alloc = malloc(n * sizeof *e->alloc);
     e->cap = malloc(nn * sizeof *e->cap);
     e->nodes = calloc(nn, sizeof *e->nodes);
+    e->before = malloc(nn * sizeof *e->before);
     e->mj = malloc(n * sizeof *e->mj);
     e->mjob = malloc(n * sizeof *e->mjob);
     e->mto = malloc(n * sizeof *e->mto);
@@ -462,8 +464,9 @@ static int engine_alloc(dl_engine *e, size_t n, size_t nn)
     e->mj_of = malloc(n * sizeof *e->mj_of);
     e->ws = slaq_alloc_ws_new();
     return e->st && e->act && e->pj && e->key && e->order && e->node_of &&
-           e->pl && e->ppj && e->alloc && e->cap && e->nodes && e->mj &&
-           e->mjob && e->mto && e->scratch && e->mj_of && e->ws ? 0 : -1;
+           e->pl && e->ppj && e->alloc && e->cap && e->nodes && e->before &&
+           e->mj && e->mjob && e->mto && e->scratch && e->mj_of && e->ws
+               ? 0 : -1;
 }
 
 static void engine_free(dl_engine *e)
@@ -479,6 +482,7 @@ static void engine_free(dl_engine *e)
     free(e->alloc);
     free(e->cap);
     free(e->nodes);
+    free(e->before);
     free(e->mj);
     free(e->mjob);
     free(e->mto);
@@ -633,11 +637,35 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
                               s->stall_until <= t};
                 e.mj_of[m++] = i;
             }
+            memcpy(e.before, e.nodes, nn * sizeof *e.nodes);
             long k = slaq_mlfs_moves(e.nodes, nn, e.mj, m, c->h_r, c->p_s,
                                      e.mjob, e.mto, m, e.scratch);
+            /* --weigh-moves: slaqd's test of a move's cost, the mean cost
+             * of the moves so far against the slack it gains the job
+             * (slaq_mlfs_move_gain on the nodes before the plan); a move
+             * not made leaves its job's demand where it was. */
+            double mean = r->moves ? r->move_s / (double)r->moves : NAN;
+            /* The plan has read `movable`; from here it says whether the
+             * job's move was refused this round. */
+            for (size_t x = 0; x < m; x++)
+                e.mj[x].movable = 0;
             for (long q = 0; q < k; q++) {
                 size_t i = e.mj_of[e.mjob[q]];
                 dl_state *s = &e.st[i];
+                const dl_job *j = &w->jobs[i];
+                const slaq_node_use *a = &e.before[s->node],
+                                    *b = &e.before[e.mto[q]];
+                if (c->weigh_moves &&
+                    slaq_mlfs_move_gain((j->work - s->done) / j->size,
+                                        a->cores, a->use_cores, b->cores,
+                                        b->use_cores + j->size, mean) < 0) {
+                    e.nodes[s->node].use_cores += j->size;
+                    e.nodes[s->node].use_mem += j->mem;
+                    e.nodes[e.mto[q]].use_cores -= j->size;
+                    e.nodes[e.mto[q]].use_mem -= j->mem;
+                    e.mj[e.mjob[q]].movable = 1;
+                    continue;
+                }
                 double cost = c->move_fixed_s + w->jobs[i].mem / c->move_gbps;
                 s->node = (long)e.mto[q];
                 s->moved_at = t;
@@ -645,6 +673,12 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
                 r->moves++;
                 r->move_s += cost;
                 r->move_gb += w->jobs[i].mem;
+            }
+            for (size_t x = 0; x < m; x++) {
+                dl_state *s = &e.st[e.mj_of[x]];
+                if (e.mj[x].movable && !s->move_skipped)
+                    r->moves_skipped++;
+                s->move_skipped = e.mj[x].movable;
             }
         }
         /* Cores: the policy over the placed jobs that are not moving. */

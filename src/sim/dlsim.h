@@ -134,6 +134,10 @@ typedef struct dl_config {
     double move_fixed_s;  /* seconds a move stops a job, plus ... */
     double move_gbps;     /* ... its memory over this many GB/s */
     double move_hold_s;   /* a moved job stays this long at least */
+    int weigh_moves;      /* 1: a move that costs the job more than it
+                             gains (slaq_mlfs_move_gain, at the mean cost
+                             of the moves so far) is not made; slaqd's
+                             rule. 0 (default): MLFS's, every planned move */
     const dl_hook *hook;  /* NULL: none */
 } dl_config;
 
@@ -158,6 +162,7 @@ typedef struct dl_result {
     double *completion;   /* per job, in workload order; owned */
     size_t moves;
     double move_s, move_gb;
+    size_t moves_skipped; /* --weigh-moves: refused, once per stretch */
     size_t stopped;       /* jobs MLF-C stopped */
     size_t rounds;
     double sched_us;      /* mean wall µs of a round's decisions */

@@ -139,6 +139,19 @@ check_exit "mlfs-rl runs with the model" 0 dl --generate 120 --nodes 2 \
   --cores-per-node 32 --model "$TMP/a.model" --out "$TMP/rl"
 check "... beside the six others" test "$(cut -d, -f1 "$TMP/rl/summary.csv" | tail -n +2 | tr '\n' ' ')" = "fair slaq edf tiresias mlfs-h mlfs-rl mlfs "
 
+# --weigh-moves: slaqd's test of a move's cost (slaq_mlfs_move_gain). In
+# the simulator a node is overloaded by memory, which does not slow its
+# jobs, so after the first move (whose cost is not known yet) no move
+# gains its job anything: one move is made, the others are refused.
+wm() { dl --generate 200 --nodes 4 --cores-per-node 32 --policies mlfs-h \
+  --seed 2 "$@"; }
+check_exit "mlfs-h moves" 0 wm --out "$TMP/wm0"
+check_exit "mlfs-h --weigh-moves" 0 wm --weigh-moves --out "$TMP/wm1"
+check_grep "... counts the moves it refused" "moves refused as not worth their cost: [1-9]" "$TMP/out"
+check "... makes one move where MLFS makes many" test \
+  "$(col "$TMP/wm1/summary.csv" mlfs-h moves)" = 1 -a \
+  "$(col "$TMP/wm0/summary.csv" mlfs-h moves)" -gt 10
+
 # A real trace, when ../shared is there: 1,000 jobs of cluster02 at heavy
 # load; mlfs meets at least 1.5 times slaq's deadlines (docs/deadlines.md).
 TRACE=../shared/data/traces/dl-deadlines/cluster02.csv

@@ -265,6 +265,39 @@ def test_mlfs_moves_a_job_off_an_overloaded_node(cluster):
     assert iters == list(range(1, len(iters) + 1))
 
 
+def test_a_move_that_costs_more_than_it_gains_is_not_made(cluster):
+    """slaq_mlfs_move_gain under slaqd: the first move is made (no cost is
+    known yet) and measured; then a third job makes its node overloaded
+    (100% demand, above h_r) and an empty n3 joins. The planned move to n3
+    would gain the job nothing (on both nodes it has its max_cores: its
+    node is asked for no more than it has) and cost the measured stop: it
+    is not made, and counted once in moves_skipped_total."""
+    ctl, agents, jobs = policy_setup(cluster)
+    wait_for(lambda: ctl.request({"type": "status"})["moves_total"] == 1,
+             timeout=20, what="the first move")
+    st = ctl.request({"type": "status"})
+    assert st["move_seconds_total"] > 0
+    assert st.get("moves_skipped_total", 0) == 0
+    third = int(ctl.cli("submit", "--restartable", "--max-cores", "1", "--",
+                        *FENCE_JOB, "--linger", "1").stdout)
+    home = ctl.wait_state(third, "running")["node"]
+    wait_for(lambda: ctl.job(third)["iter"] >= 5, timeout=20,
+             what="the third job's reports")
+    agents["n3"] = cluster.made["start_agent"]("n3")
+    wait_for(lambda: "n3" in [n["name"] for n in nodes_of(ctl)
+                              if n["state"] == "up"], what="n3 to join")
+    def weighed():
+        st = ctl.request({"type": "status"})
+        return st["moves_total"] > 1 or st.get("moves_skipped_total", 0) >= 1
+    wait_for(weighed, timeout=20, what="the move to n3 weighed")
+    time.sleep(10 * EPOCH)
+    st = ctl.request({"type": "status"})
+    assert st["moves_total"] == 1, st
+    assert st["moves_skipped_total"] == 1, st
+    assert ctl.job(third)["node"] == home
+    assert "n3" not in [ctl.job(j)["node"] for j in jobs + [third]]
+
+
 def test_policy_moves_off_moves_nothing(cluster):
     ctl, agents, jobs = policy_setup(cluster, "--policy-moves", "off")
     time.sleep(15 * EPOCH)

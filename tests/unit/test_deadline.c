@@ -327,6 +327,42 @@ static void test_moves_pick_the_ideal_virtual_task(void **state)
 
 /* MLF-C's overload: a waiting job, or the mean of ||U_s|| / √2 above h_s;
  * and its stop: met accuracy under overload, or a plateau with OptStop. */
+/* A move's gain in slack: what the larger share saves on the remaining
+ * work, less the move's measured cost; a move that gains less than it
+ * costs has a negative gain. */
+static void test_move_gain_weighs_the_cost_against_the_slack(void **st)
+{
+    (void)st;
+    /* 100 s of work; 4 cores asked of 2 (half speed: 200 s) against an
+     * empty node where it gets all (100 s): 100 s gained, less the cost */
+    assert_near(slaq_mlfs_move_gain(100, 2, 4, 2, 1, 30), 70, 1e-9);
+    assert_near(slaq_mlfs_move_gain(100, 2, 4, 2, 1, 100), 0, 1e-9);
+    assert_true(slaq_mlfs_move_gain(100, 2, 4, 2, 1, 130) < 0);
+    /* near its end the same move no longer pays for itself */
+    assert_true(slaq_mlfs_move_gain(20, 2, 4, 2, 1, 30) < 0);
+    /* the target's share counts too: 3 cores asked of 2 there (2/3) */
+    assert_near(slaq_mlfs_move_gain(100, 2, 4, 2, 3, 10),
+                        200 - 10 - 150, 1e-9);
+    /* a node at 90-100% of its cores gives all it is asked: nothing to
+     * gain, the cost is lost */
+    assert_near(slaq_mlfs_move_gain(100, 2, 1.9, 2, 0.5, 7), -7,
+                        1e-9);
+    /* no move measured yet (NaN): the cost counts 0 */
+    assert_near(slaq_mlfs_move_gain(100, 2, 4, 2, 1, NAN), 100,
+                        1e-9);
+    /* a job of unknown length: a larger share pays, an equal one not */
+    assert_true(slaq_mlfs_move_gain(INFINITY, 2, 4, 2, 1, 30) == INFINITY);
+    assert_near(slaq_mlfs_move_gain(INFINITY, 2, 2, 2, 1, 30), -30,
+                        0);
+    /* bad arguments */
+    assert_true(isnan(slaq_mlfs_move_gain(100, 0, 4, 2, 1, 1)));
+    assert_true(isnan(slaq_mlfs_move_gain(100, 2, 4, -1, 1, 1)));
+    assert_true(isnan(slaq_mlfs_move_gain(-1, 2, 4, 2, 1, 1)));
+    assert_true(isnan(slaq_mlfs_move_gain(NAN, 2, 4, 2, 1, 1)));
+    assert_true(isnan(slaq_mlfs_move_gain(100, 2, -4, 2, 1, 1)));
+    assert_true(isnan(slaq_mlfs_move_gain(100, 2, 4, 2, 1, -1)));
+}
+
 static void test_load_control(void **state)
 {
     (void)state;
@@ -571,6 +607,7 @@ int main(void)
         cmocka_unit_test(test_ideal_virtual_host),
         cmocka_unit_test(test_moves_relieve_overloaded_node),
         cmocka_unit_test(test_moves_pick_the_ideal_virtual_task),
+        cmocka_unit_test(test_move_gain_weighs_the_cost_against_the_slack),
         cmocka_unit_test(test_load_control),
         cmocka_unit_test(test_goal),
         cmocka_unit_test(test_sched_edf_serves_the_nearer_deadline),
