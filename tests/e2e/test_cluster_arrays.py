@@ -221,10 +221,17 @@ def test_an_agent_starts_its_queue_in_placement_order_under_fifo(cluster,
                                                                  tmp_path):
     runs = node_queue_order_run(cluster, tmp_path, "fifo")
     # job ids are given as the controller places tasks into n1's queue:
-    # under fifo they start in that order
+    # under fifo they start in that order. Two tasks that take the node's
+    # two cores at the same moment (the first two; two whose cores freed
+    # together) start within a few milliseconds in either order, as their
+    # processes come up; out of order by the queue is a whole task (1 s)
+    # later. So each task starts no earlier than 0.1 s before the one
+    # placed before it.
+    by_id = sorted(runs, key=lambda k: runs[k][0])
+    for before, after in zip(by_id, by_id[1:]):
+        assert runs[after][1] >= runs[before][1] - 0.1, (before, after, runs)
     by_start = sorted(runs, key=lambda k: runs[k][1])
-    assert by_start == sorted(runs, key=lambda k: runs[k][0]), by_start
-    assert by_start[-2:] == [("B", 1), ("B", 2)], by_start
+    assert set(by_start[-2:]) == {("B", 1), ("B", 2)}, by_start
 
 
 def test_an_agent_orders_its_queue_by_the_controllers_srjf(cluster,
