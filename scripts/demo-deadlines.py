@@ -80,11 +80,11 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+# The local Slurm cluster's helper, shared with the tests and demo-queues.
+sys.path.insert(0, os.path.join(ROOT, "tests", "e2e"))
 import slaq.control  # noqa: E402
 
 NODES = ("n1", "n2", "n3")
-SLURM_LOCAL = os.path.join(ROOT, "scripts", "slurm-local.sh")
-SLURM_PROGRAMS = ("slurmctld", "slurmd", "srun", "sbatch", "munged")
 ENDED = ("done", "failed", "stopped", "cancelled", "lost")
 
 # The models: slaq-train arguments, the metric the job reports and its
@@ -265,70 +265,8 @@ def free_port():
     return port
 
 
-def port_free(port):
-    s = socket.socket()
-    try:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        s.bind(("0.0.0.0", port))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-
-
-class SlurmCluster:
-    """The local Slurm cluster of scripts/slurm-local.sh, in a private
-    directory on free ports; each policy's run is one `slaq cluster up
-    --slurm` allocation on it."""
-
-    kind = "slurm"
-
-    def __init__(self, build, work, epoch):
-        self.slaq = os.path.join(build, "bin", "slaq")
-        self.work = work
-        self.epoch = epoch
-        top = tempfile.mkdtemp(prefix="slaq-demo-slurm-", dir="/tmp")
-        os.chmod(top, 0o755)  # munged wants every parent searchable
-        self.top = top
-        self.dir = os.path.join(top, "c")
-        port = None
-        for _ in range(200):
-            base = free_port()
-            if base + 4 < 65000 and all(port_free(base + i)
-                                        for i in range(4)):
-                port = base
-                break
-        self.env = slaq_env({"SLAQ_SLURM_DIR": self.dir,
-                             "SLAQ_SLURM_PORT": str(port or 16900),
-                             "SLAQ_SLURM_NODES": str(len(NODES)),
-                             "SLAQ_SLURM_CPUS": "2"})
-        self.cdir = None
-
-    def start(self):
-        """None when up, else the reason it cannot start."""
-        path = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
-        missing = [p for p in SLURM_PROGRAMS if not shutil.which(p, path=path)]
-        if missing:
-            return ("%s not installed (Debian's slurm-wlm and munge, `make "
-                    "deps`)" % ", ".join(missing))
-        p = subprocess.run([SLURM_LOCAL, "up"], env=self.env,
-                           capture_output=True, text=True, timeout=180)
-        if p.returncode != 0:
-            self.stop()
-            return "scripts/slurm-local.sh up failed: " + \
-                p.stderr.strip()[-600:]
-        p = subprocess.run([SLURM_LOCAL, "env"], env=self.env,
-                           capture_output=True, text=True, timeout=30)
-        for line in p.stdout.splitlines():
-            k, _, v = line.replace("export ", "").partition("=")
-            self.env[k.strip()] = v.strip().strip("'\"")
-        # Agents reach the controller on the loopback; hard quotas, so
-        # that a job runs at what it is given, not at what others leave.
-        self.env.update(SLAQ_CONTROLLER_HOST="127.0.0.1",
-                        SLAQ_AGENT_SHARE="quota")
-        self.cores = float(self.env.get("SLAQ_AGENT_CORES") or 1)
-        return None
+class Cluster:
+    """What both kinds of cluster share: `slaq` run against it."""
 
     def cli(self, *a, check=True, timeout=120):
         p = subprocess.run([self.slaq] + list(a), env=self.env, cwd=self.work,
@@ -338,6 +276,49 @@ class SlurmCluster:
                              % (" ".join(a), p.returncode, p.stdout,
                                 p.stderr))
         return p
+
+
+class SlurmCluster(Cluster):
+    """The local Slurm cluster of scripts/slurm-local.sh, in a private
+    directory on free ports; each policy's run is one `slaq cluster up
+    --slurm` allocation on it."""
+
+    kind = "slurm"
+
+    def __init__(self, build, work, epoch):
+        from slurmlocal import SlurmLocal
+        self.slaq = os.path.join(build, "bin", "slaq")
+        self.work = work
+        self.epoch = epoch
+        self.local = SlurmLocal(len(NODES), 2)  # a private directory, free ports
+        self.env = slaq_env({k: self.local.env[k] for k in (
+            "SLAQ_SLURM_DIR", "SLAQ_SLURM_PORT", "SLAQ_SLURM_NODES",
+            "SLAQ_SLURM_CPUS")})
+        self.cdir = None
+
+    def start(self):
+        """None when up, else the reason it cannot start."""
+        from slurmlocal import NEEDED
+        path = os.environ.get("PATH", "") + ":/usr/sbin:/sbin"
+        missing = [p for p in NEEDED if not shutil.which(p, path=path)]
+        if missing:
+            return ("%s not installed (Debian's slurm-wlm and munge, `make "
+                    "deps`)" % ", ".join(missing))
+        p = self.local.up()
+        if p.returncode != 0:
+            self.stop()
+            return "scripts/slurm-local.sh up failed: " + \
+                p.stderr.strip()[-600:]
+        p = self.local.script("env", timeout=30)
+        for line in p.stdout.splitlines():
+            k, _, v = line.replace("export ", "").partition("=")
+            self.env[k.strip()] = v.strip().strip("'\"")
+        # Agents reach the controller on the loopback; hard quotas, so
+        # that a job runs at what it is given, not at what others leave.
+        self.env.update(SLAQ_CONTROLLER_HOST="127.0.0.1",
+                        SLAQ_AGENT_SHARE="quota")
+        self.cores = float(self.env.get("SLAQ_AGENT_CORES") or 1)
+        return None
 
     def up(self, name):
         self.cdir = os.path.join(self.work, "cluster-" + name)
@@ -365,12 +346,10 @@ class SlurmCluster:
         except (OSError, subprocess.SubprocessError, SystemExit) as e:
             say("slaq cluster down: %s" % e)
         finally:
-            subprocess.run([SLURM_LOCAL, "down"], env=self.env,
-                           capture_output=True, text=True, timeout=180)
-            shutil.rmtree(self.top, ignore_errors=True)
+            self.local.down()
 
 
-class DirectCluster:
+class DirectCluster(Cluster):
     """A controller and three agents as plain slaqd processes here (the
     agent link over the loopback), each with a third of this machine's
     CPUs, as slurm-local.sh's env gives the Slurm nodes."""
@@ -388,15 +367,6 @@ class DirectCluster:
 
     def start(self):
         return None
-
-    def cli(self, *a, check=True, timeout=120):
-        p = subprocess.run([self.slaq] + list(a), env=self.env, cwd=self.work,
-                           capture_output=True, text=True, timeout=timeout)
-        if check and p.returncode != 0:
-            raise SystemExit("demo-deadlines: slaq %s: exit %d\n%s%s"
-                             % (" ".join(a), p.returncode, p.stdout,
-                                p.stderr))
-        return p
 
     def up(self, name):
         d = os.path.join(self.work, "cluster-" + name)
