@@ -96,6 +96,16 @@ int dlt_read(const char *path, dlt_trace *t, char *err, size_t errlen)
         util_errf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
+    int rc = dlt_read_stream(f, path, t, err, errlen);
+    fclose(f);
+    return rc;
+}
+
+int dlt_read_stream(FILE *f, const char *path, dlt_trace *t, char *err,
+                    size_t errlen)
+{
+    t->jobs = NULL;
+    t->n = 0;
     char buf[DLT_MAX_LINE + 2], msg[512];
     size_t line = 0, cap = 0;
     int rc = 0;
@@ -155,7 +165,6 @@ int dlt_read(const char *path, dlt_trace *t, char *err, size_t errlen)
         util_errf(err, errlen, "%s: no jobs", path);
         rc = -1;
     }
-    fclose(f);
     if (rc)
         dlt_free(t);
     return rc;
