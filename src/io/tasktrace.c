@@ -2,7 +2,8 @@
  * tasktrace.c — the reader of task-level traces (io/tasktrace.h).
  *
  * A line of the Google subset holds up to 4,950 durations, so lines are
- * read whole with getline and split in place; every field is checked
+ * read whole (up to TT_MAX_LINE bytes: the buffer never grows past it)
+ * and split in place; every field is checked
  * before it is stored, a job's tasks are counted against the caps before
  * its durations are read, and the array of a line's durations grows as
  * they come (a line that claims a million tasks and has none costs
@@ -87,6 +88,37 @@ static int read_num(const char *text, int whole, double max, double *out)
     return 0;
 }
 
+/* Reads one line, its newline included, into *line (grown as needed, to
+ * at most TT_MAX_LINE + 2 bytes) and NUL-terminates it. Its length; -1 at
+ * the end of the stream, -2 for a line longer than TT_MAX_LINE bytes
+ * (read no further), -3 when out of memory. */
+static ssize_t read_line(FILE *f, char **line, size_t *cap)
+{
+    size_t len = 0;
+    int ch;
+    while ((ch = getc_unlocked(f)) != EOF) {
+        if (len + 2 > *cap) {
+            size_t c = *cap ? 2 * *cap : 4096;
+            if (c > (size_t)TT_MAX_LINE + 2)
+                c = (size_t)TT_MAX_LINE + 2;
+            char *nl = realloc(*line, c);
+            if (!nl)
+                return -3;
+            *line = nl;
+            *cap = c;
+        }
+        (*line)[len++] = (char)ch;
+        if (ch == '\n')
+            break;
+        if (len > TT_MAX_LINE)
+            return -2;
+    }
+    if (len == 0)
+        return -1;
+    (*line)[len] = 0;
+    return (ssize_t)len;
+}
+
 int tt_read_stream(FILE *f, const char *name, tt_workload *out, char *err,
                    size_t errlen)
 {
@@ -98,8 +130,16 @@ int tt_read_stream(FILE *f, const char *name, tt_workload *out, char *err,
     size_t lineno = 0;
     double prev = -1;
     ssize_t got;
-    while ((got = getline(&line, &cap, f)) >= 0) {
+    while ((got = read_line(f, &line, &cap)) != -1) {
         lineno++;
+        if (got == -3)
+            goto nomem;
+        if (got == -2) {
+            util_errf(err, errlen, "%s line %zu: longer than %d bytes (a "
+                      "job of %d tasks fits in far less)", name, lineno,
+                      TT_MAX_LINE, TT_MAX_JOB_TASKS);
+            goto fail;
+        }
         if ((size_t)got != strlen(line)) {
             util_errf(err, errlen, "%s line %zu: a NUL byte in the line",
                       name, lineno);
