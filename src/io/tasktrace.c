@@ -16,6 +16,7 @@
 
 #include "core/util.h"
 #include "io/tasktrace.h"
+#include "io/text.h"
 
 void tt_free(tt_workload *w)
 {
@@ -88,37 +89,6 @@ static int read_num(const char *text, int whole, double max, double *out)
     return 0;
 }
 
-/* Reads one line, its newline included, into *line (grown as needed, to
- * at most TT_MAX_LINE + 2 bytes) and NUL-terminates it. Its length; -1 at
- * the end of the stream, -2 for a line longer than TT_MAX_LINE bytes
- * (read no further), -3 when out of memory. */
-static ssize_t read_line(FILE *f, char **line, size_t *cap)
-{
-    size_t len = 0;
-    int ch;
-    while ((ch = getc_unlocked(f)) != EOF) {
-        if (len + 2 > *cap) {
-            size_t c = *cap ? 2 * *cap : 4096;
-            if (c > (size_t)TT_MAX_LINE + 2)
-                c = (size_t)TT_MAX_LINE + 2;
-            char *nl = realloc(*line, c);
-            if (!nl)
-                return -3;
-            *line = nl;
-            *cap = c;
-        }
-        (*line)[len++] = (char)ch;
-        if (ch == '\n')
-            break;
-        if (len > TT_MAX_LINE)
-            return -2;
-    }
-    if (len == 0)
-        return -1;
-    (*line)[len] = 0;
-    return (ssize_t)len;
-}
-
 int tt_read_stream(FILE *f, const char *name, tt_workload *out, char *err,
                    size_t errlen)
 {
@@ -130,7 +100,7 @@ int tt_read_stream(FILE *f, const char *name, tt_workload *out, char *err,
     size_t lineno = 0;
     double prev = -1;
     ssize_t got;
-    while ((got = read_line(f, &line, &cap)) != -1) {
+    while ((got = text_read_line(f, &line, &cap, TT_MAX_LINE)) != -1) {
         lineno++;
         if (got == -3)
             goto nomem;
