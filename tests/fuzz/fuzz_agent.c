@@ -78,10 +78,20 @@ static int listen_any(int *port)
     return fd;
 }
 
+/* At exit: the daemons freed, and their state directories (what the
+ * controller writes there: agents.port, nodes.json) removed. */
 static void cleanup(void)
 {
+    static const char *const files[] = {"agents.port", "nodes.json"};
+    char p[128];
     fuzz_daemon_free(&C);
     fuzz_daemon_free(&A);
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(p, sizeof p, "%s/%s", cdir, files[i]);
+        unlink(p);
+    }
+    rmdir(cdir);
+    rmdir(adir);
 }
 
 /* The controller: its core with nodes and a pending queue, as slaqd
