@@ -24,18 +24,21 @@ FUZZ_CC      ?= clang
 FUZZ_FLAGS   := $(CSTD) -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZERS      := $(BUILD)/fuzz/fuzz_protocol $(BUILD)/fuzz/fuzz_http \
-                $(BUILD)/fuzz/fuzz_agent
-# The file readers' harnesses need only libslaqio and libslaq.
+                $(BUILD)/fuzz/fuzz_agent $(BUILD)/fuzz/fuzz_arrayrange \
+                $(BUILD)/fuzz/fuzz_config
+# The file readers' harnesses need only libslaqio's sources, built with
+# them by clang so that libFuzzer sees the readers' coverage, and libslaq.
 READER_FUZZERS := $(BUILD)/fuzz/fuzz_spec $(BUILD)/fuzz/fuzz_workload \
-                  $(BUILD)/fuzz/fuzz_tasktrace
+                  $(BUILD)/fuzz/fuzz_tasktrace $(BUILD)/fuzz/fuzz_dltrace \
+                  $(BUILD)/fuzz/fuzz_rlmodel
 .PHONY: fuzz
 fuzz: $(FUZZERS) $(READER_FUZZERS)
 
-$(READER_FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIBSLAQIO_A) $(LIBSLAQ_A) $(wildcard src/io/*.h include/slaq/*.h)
+$(READER_FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(IO_SRCS) $(LIBSLAQ_A) $(wildcard src/io/*.h include/slaq/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ  $@"
 	@$(FUZZ_CC) $(FUZZ_FLAGS) -Iinclude -Isrc $(PC_CFLAGS) -o $@ $< \
-	  $(LIBSLAQIO_A) $(LIBSLAQ_A) $(LIB_LDLIBS) -ljansson -lm
+	  $(IO_SRCS) $(LIBSLAQ_A) $(LIB_LDLIBS) -ljansson -lm
 
 $(FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_daemon.h $(DAEMON_SRCS) $(WEB_ASSETS_C) $(LIBSLAQIO_A) $(LIBSLAQ_A) $(BUILD)/gen/paths.h $(wildcard src/daemon/*.h include/slaq/*.h)
 	@mkdir -p $(dir $@)

@@ -855,7 +855,32 @@ static sd_job *node_job(sd_daemon *d, sd_conn *c, json_t *msg)
     json_t *v = json_object_get(msg, "job");
     sd_job *j = json_is_integer(v) ? job_get(d, json_integer_value(v))
                                    : NULL;
-    if (!j || !SD_REMOTE(j) || j->node != c->node || !SD_ACTIVE(j->state))
+    /* A job (or task) this node was never given, or another node's: an
+     * agent that names it is wrong or lying, and is told nowhere but the
+     * log (a job moved away or restarted elsewhere lands here too, when
+     * its old node reports late). */
+    if (!j || !SD_REMOTE(j) || j->node != c->node) {
+        uint64_t held;
+        char id[32] = "none", why[96];
+        if (json_is_integer(v))
+            snprintf(id, sizeof id, "%lld", (long long)json_integer_value(v));
+        if (!j)
+            snprintf(why, sizeof why, "no such job");
+        else if (!SD_REMOTE(j))
+            snprintf(why, sizeof why, "not a job of any node");
+        else if (j->node < 0)
+            snprintf(why, sizeof why, "it is on no node yet");
+        else
+            snprintf(why, sizeof why, "it is node %.64s's",
+                     d->nodes[j->node].name);
+        if (sd_ratelog_ok(&d->reject_log, &held))
+            sd_log(d, 0, "node %s: a \"%.32s\" naming job %s refused: %s "
+                   "(%llu not logged)", d->nodes[c->node].name,
+                   json_string_value(json_object_get(msg, "type")), id, why,
+                   (unsigned long long)held);
+        return NULL;
+    }
+    if (!SD_ACTIVE(j->state))
         return NULL;
     unsigned g = msg_gen(msg);
     if (j->gen && g != j->gen) { /* 0: recorded before generations */

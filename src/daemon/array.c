@@ -130,8 +130,8 @@ static void task_remove(sd_daemon *d, const sd_job *j)
  * B <= SD_MAX_INDEX, at most SD_MAX_ARRAY of them), at most K running at
  * once (K >= 1; 0 when not given). 0, or -1 with err naming what is wrong.
  */
-static int parse_range(const char *s, long *first, long *last, unsigned *k,
-                       char *err, size_t errlen)
+int array_parse_range(const char *s, long *first, long *last, unsigned *k,
+                      char *err, size_t errlen)
 {
     const char *p = s;
     char *end;
@@ -209,7 +209,7 @@ sd_array *array_submit(sd_daemon *d, json_t *req, const sd_user *owner,
         snprintf(err, errlen, "field \"array\" must be a string A-B[%%K]");
         return NULL;
     }
-    if (parse_range(range, &first, &last, &k, err, errlen) < 0)
+    if (array_parse_range(range, &first, &last, &k, err, errlen) < 0)
         return NULL;
     if (job_check_cmd(cmd, env, err, errlen) < 0)
         return NULL;

@@ -86,6 +86,9 @@ int array_active(sd_daemon *d, const sd_array *a);
  * -1 with err filled. */
 int array_cancel(sd_daemon *d, sd_array *a, long index, int now, char *err,
                  size_t errlen);
+/* --array's "A-B[%K]" (array.c states it); 0, or -1 with err filled. */
+int array_parse_range(const char *s, long *first, long *last, unsigned *k,
+                      char *err, size_t errlen);
 /* "ID" or "ID_N" (a task of array ID): the array (and *index, -1 for the
  * whole array), or NULL. */
 sd_array *array_parse_ref(sd_daemon *d, json_t *v, long *index);

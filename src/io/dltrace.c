@@ -12,6 +12,7 @@
 
 #include "core/util.h"
 #include "io/dltrace.h"
+#include "io/text.h"
 
 static const char *const header =
     "job_id,submission_time,num_iteration,model_name,deadline,batch_size,"
@@ -96,19 +97,46 @@ int dlt_read(const char *path, dlt_trace *t, char *err, size_t errlen)
         util_errf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    char buf[DLT_MAX_LINE + 2], msg[512];
-    size_t line = 0, cap = 0;
+    int rc = dlt_read_stream(f, path, t, err, errlen);
+    fclose(f);
+    return rc;
+}
+
+int dlt_read_stream(FILE *f, const char *path, dlt_trace *t, char *err,
+                    size_t errlen)
+{
+    t->jobs = NULL;
+    t->n = 0;
+    char *buf = NULL, msg[512];
+    size_t bufcap = 0, line = 0, cap = 0;
+    ssize_t got;
     int rc = 0;
-    while (fgets(buf, sizeof buf, f)) {
+    while ((got = text_read_line(f, &buf, &bufcap, DLT_MAX_LINE + 1)) != -1) {
         line++;
-        size_t l = strlen(buf);
-        if (l > DLT_MAX_LINE && buf[l - 1] != '\n') {
+        if (got == -3) {
+            util_errf(err, errlen, "%s: out of memory", path);
+            rc = -1;
+            break;
+        }
+        size_t l = got < 0 ? 0 : (size_t)got;
+        if (l > 0 && buf[l - 1] == '\n')
+            l--;
+        if (got == -2 || l > DLT_MAX_LINE) {
             util_errf(err, errlen, "%s:%zu: line longer than %d bytes", path,
                       line, DLT_MAX_LINE);
             rc = -1;
             break;
         }
-        while (l > 0 && (buf[l - 1] == '\n' || buf[l - 1] == '\r'))
+        /* A NUL would end the line early for the parser: the rest of it
+         * would go unread. */
+        if (strlen(buf) != (size_t)got) {
+            util_errf(err, errlen, "%s:%zu: a NUL byte in the line", path,
+                      line);
+            rc = -1;
+            break;
+        }
+        buf[l] = '\0';
+        while (l > 0 && buf[l - 1] == '\r')
             buf[--l] = '\0';
         if (line == 1) {
             if (strcmp(buf, header)) {
@@ -155,7 +183,7 @@ int dlt_read(const char *path, dlt_trace *t, char *err, size_t errlen)
         util_errf(err, errlen, "%s: no jobs", path);
         rc = -1;
     }
-    fclose(f);
+    free(buf);
     if (rc)
         dlt_free(t);
     return rc;

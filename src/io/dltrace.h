@@ -15,6 +15,7 @@
 #define SLAQ_IO_DLTRACE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define DLT_MAX_JOBS 1000000  /* jobs in one trace */
 #define DLT_MAX_GPUS 4096     /* num_gpu at most */
@@ -40,6 +41,9 @@ typedef struct dlt_trace {
  * from 1 to 4096, got 'x'" in err and t empty.
  */
 int dlt_read(const char *path, dlt_trace *t, char *err, size_t errlen);
+/* The same from an open stream (not closed); path names it in messages. */
+int dlt_read_stream(FILE *f, const char *path, dlt_trace *t, char *err,
+                    size_t errlen);
 void dlt_free(dlt_trace *t);
 
 #endif

@@ -2,7 +2,8 @@
  * tasktrace.c — the reader of task-level traces (io/tasktrace.h).
  *
  * A line of the Google subset holds up to 4,950 durations, so lines are
- * read whole with getline and split in place; every field is checked
+ * read whole (up to TT_MAX_LINE bytes: the buffer never grows past it)
+ * and split in place; every field is checked
  * before it is stored, a job's tasks are counted against the caps before
  * its durations are read, and the array of a line's durations grows as
  * they come (a line that claims a million tasks and has none costs
@@ -15,6 +16,7 @@
 
 #include "core/util.h"
 #include "io/tasktrace.h"
+#include "io/text.h"
 
 void tt_free(tt_workload *w)
 {
@@ -98,8 +100,16 @@ int tt_read_stream(FILE *f, const char *name, tt_workload *out, char *err,
     size_t lineno = 0;
     double prev = -1;
     ssize_t got;
-    while ((got = getline(&line, &cap, f)) >= 0) {
+    while ((got = text_read_line(f, &line, &cap, TT_MAX_LINE)) != -1) {
         lineno++;
+        if (got == -3)
+            goto nomem;
+        if (got == -2) {
+            util_errf(err, errlen, "%s line %zu: longer than %d bytes (a "
+                      "job of %d tasks fits in far less)", name, lineno,
+                      TT_MAX_LINE, TT_MAX_JOB_TASKS);
+            goto fail;
+        }
         if ((size_t)got != strlen(line)) {
             util_errf(err, errlen, "%s line %zu: a NUL byte in the line",
                       name, lineno);

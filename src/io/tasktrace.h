@@ -22,6 +22,8 @@
 #define TT_MAX_TASKS 50000000    /* tasks in one trace, all jobs */
 #define TT_MAX_JOB_TASKS 1000000 /* number_of_tasks of one job */
 #define TT_MAX_SECONDS 1e10      /* any time or duration at most */
+#define TT_MAX_LINE (64 << 20)   /* bytes of one line (a job of
+                                    TT_MAX_JOB_TASKS tasks of 40 bytes) */
 
 /* A trace: jobs in submission order, their tasks one array. */
 typedef struct tt_workload {

@@ -8,6 +8,7 @@
  */
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "io/text.h"
@@ -81,4 +82,31 @@ char *text_escape(char *out, size_t cap, const char *s)
     }
     out[o] = 0;
     return out;
+}
+
+ssize_t text_read_line(FILE *f, char **line, size_t *cap, size_t max)
+{
+    size_t len = 0;
+    int ch;
+    while ((ch = getc_unlocked(f)) != EOF) {
+        if (len + 2 > *cap) {
+            size_t c = *cap ? 2 * *cap : 4096;
+            if (c > max + 2)
+                c = max + 2;
+            char *nl = realloc(*line, c);
+            if (!nl)
+                return -3;
+            *line = nl;
+            *cap = c;
+        }
+        (*line)[len++] = (char)ch;
+        if (ch == '\n')
+            break;
+        if (len > max)
+            return -2;
+    }
+    if (len == 0)
+        return -1;
+    (*line)[len] = 0;
+    return (ssize_t)len;
 }

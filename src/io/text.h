@@ -2,12 +2,16 @@
  * text.h — making untrusted text safe to print: the one escaping function
  * for everything slaq prints that came from someone else (job and node
  * names, commands, reasons and strings agents send), on a terminal by the
- * slaq command and in slaqd's log.
+ * slaq command and in slaqd's log; and reading a line of a text file with
+ * a bound on its length, for the readers of files that may come from
+ * anyone (traces).
  */
 #ifndef SLAQ_IO_TEXT_H
 #define SLAQ_IO_TEXT_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 /*
  * Copies s into out (cap bytes, cap >= 1, always NUL-terminated) with every
@@ -23,5 +27,15 @@
  * whole ends the copy. Returns out.
  */
 char *text_escape(char *out, size_t cap, const char *s);
+
+/*
+ * Reads one line of f, its newline included, into *line (grown with
+ * realloc as needed, never past max + 2 bytes; the caller frees it) and
+ * NUL-terminates it. Returns its length in bytes, which is more than
+ * strlen(*line) when the line holds a NUL byte; -1 at the end of the
+ * stream (or a read error: see ferror); -2 for a line longer than max
+ * bytes, read no further; -3 when out of memory.
+ */
+ssize_t text_read_line(FILE *f, char **line, size_t *cap, size_t max);
 
 #endif

@@ -122,4 +122,42 @@ check_exit "sweep --dry-run: 100 x 100 grid, at the cap" 0 \
 check_grep "sweep --dry-run: 10000 configurations listed" \
   "^g: 10000 configurations" "$TMP/out"
 
+# Traces with counts no simulator could hold: refused at the line and
+# field that say so, before anything is allocated for them.
+HDR="job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,duration"
+printf '%s\n1,0,1,m,100,1,1,50\n2,5,1,m,900,1,1000000000000,50\n' "$HDR" \
+  >"$TMP/gpus.csv"
+refused "sim --deadlines: num_gpu 10^12" \
+  "gpus.csv:3: field 'num_gpu': expected a whole number from 1 to 4096, got '1000000000000'" \
+  sim --deadlines --curves tests/data/sim-curves.jsonl --trace "$TMP/gpus.csv"
+printf '%s\n1,0,1,m,1e300,1,1,1e300\n' "$HDR" >"$TMP/dur.csv"
+refused "sim --deadlines: deadline 1e300" \
+  "dur.csv:2: field 'deadline': expected a number from 0 to 1e\\+09, got '1e300'" \
+  sim --deadlines --curves tests/data/sim-curves.jsonl --trace "$TMP/dur.csv"
+
+# refused1 DESC PATTERN ARGS...: as refused, for commands that exit 1 on a
+# bad file (slaq sim --tasks).
+refused1() {
+  local d=$1 pat=$2; shift 2
+  local t0; t0=$(date +%s%N)
+  check_exit "$d: exit 1" 1 /usr/bin/time -f "%M" -o "$TMP/rss" \
+    timeout 5 "$SLAQ" "$@"
+  check "$d: within a second" test $(( ($(date +%s%N) - t0) / 1000000 )) \
+    -lt 1000
+  check_grep "$d: says why" "$pat" "$TMP/err"
+  check "$d: bounded memory" test "$(tail -n 1 "$TMP/rss")" -lt 200000
+}
+printf '0 2 1 1 1\n5 1000000000 1 1\n' >"$TMP/tasks.tr"
+refused1 "sim --tasks: 10^9 tasks in one job" \
+  "tasks.tr line 2: field 2 \\(number_of_tasks\\) must be a whole number from 1 to 1000000, got '1000000000'" \
+  sim --tasks "$TMP/tasks.tr" --nodes 2
+# A line of 70 MB (a job, then spaces without end): refused at the line
+# cap without holding the line.
+{ printf '0 1000000 1 '; head -c 70000000 /dev/zero | tr '\0' ' '; echo; } \
+  >"$TMP/long.tr"
+refused1 "sim --tasks: a 70 MB line" \
+  "long.tr line 1: longer than 67108864 bytes" \
+  sim --tasks "$TMP/long.tr" --nodes 2
+rm -f "$TMP/long.tr"
+
 finish

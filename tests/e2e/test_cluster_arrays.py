@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from agentlink import AgentLink
 from conftest import TOY, wait_for
 from test_arrays import array, records, submit_array, task_cmd
 from test_cluster_agents import cluster, nodes_of  # noqa: F401 (fixture)
@@ -313,3 +314,70 @@ def test_an_agent_picks_its_next_task_by_the_welcomes_order(
     finally:
         conn.close()
         lsn.close()
+
+
+def test_an_agent_cannot_start_or_end_tasks_it_was_not_given(cluster):
+    """A fake agent (it holds the agent token) registers as its own node
+    and names the real node's tasks, a task id that does not exist and
+    the array's id in started, start_failed and exit messages, and sends
+    an enqueue as if it were the controller: each is refused with a line
+    in the controller's log, and no task is started, failed or marked
+    done by it."""
+    ctl, agents = cluster(nodes=("n1",), extra=("--queue-bound", "2"))
+    m = cluster.made
+    aid = submit_array(ctl, "1-4", ["sleep", "60"])
+    wait_for(lambda: array(ctl, aid)["counts"]["running"] == 2, timeout=10,
+             what="two tasks running on n1")
+    (n1, _) = ctl.request({"type": "queue"})["nodes"]
+    tasks = {t["index"]: t for t in array(ctl, aid)["task_list"]}
+    queued = [tasks[t["index"]]["id"] for t in n1["queue"]]
+    running = [t["id"] for t in tasks.values() if t["state"] == "running"]
+    assert len(running) == 2 and len(queued) == 2, (tasks, n1)
+    before = {t["id"]: (t["state"], t["pid"]) for t in tasks.values()}
+
+    evil = AgentLink(m["port"], m["token"].read_text().strip())
+    evil.send({"type": "register", "node": "evil", "cores": 8,
+               "enforce": "signal", "jobs": []})
+    assert evil.recv()["type"] == "welcome"
+    sent = []
+    for jid in running:
+        sent.append(("exit", jid))
+        evil.send({"type": "exit", "job": jid, "status": 0,
+                   "state": "done"})
+    for jid in queued:
+        sent.append(("started", jid))
+        evil.send({"type": "started", "job": jid, "pid": os.getpid()})
+    sent.append(("start_failed", queued[0]))
+    evil.send({"type": "start_failed", "job": queued[0],
+               "message": "taken over"})
+    for jid in (aid, 999999):
+        sent.append(("exit", jid))
+        evil.send({"type": "exit", "job": jid, "status": 0,
+                   "state": "done"})
+    evil.send({"type": "enqueue", "tasks": [
+        {"job": queued[1], "cmd": ["sh", "-c", "touch /tmp/slaq-evil"]}]})
+    errs = []
+    while True:
+        msg = evil.recv()
+        if msg is None or msg.get("type") == "error":
+            errs.append(msg)
+            break
+    assert errs[-1] and errs[-1]["code"] == "unknown_type", errs
+    log = wait_for(lambda: (lambda t: t if all(
+        'node evil: a "%s" naming job %d refused' % s in t for s in sent)
+        else None)(ctl.read_log()), timeout=5, what="the refusals logged")
+    for jid in running + queued:
+        assert ('naming job %d refused: it is node n1\'s' % jid) in log
+    assert 'naming job 999999 refused: no such job' in log
+    # Nothing changed: the running tasks run on n1 with their pids, the
+    # queued ones wait in n1's queue, none is done or failed.
+    a = array(ctl, aid)
+    assert a["counts"]["done"] == 0 and a["counts"]["failed"] == 0, a
+    for t in a["task_list"]:
+        assert (t["state"], t["pid"]) == before[t["id"]], (t, before)
+        assert ctl.job(t["id"])["node"] == "n1"
+    (n1, evil_row, _) = ctl.request({"type": "queue"})["nodes"]
+    assert [tasks[t["index"]]["id"] for t in n1["queue"]] == queued
+    assert evil_row["running"] == 0 and not evil_row["queue"], evil_row
+    assert not os.path.exists("/tmp/slaq-evil")
+    evil.close()

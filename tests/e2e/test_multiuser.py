@@ -22,6 +22,7 @@ import socket
 import stat
 import subprocess
 import tempfile
+import time
 
 import pytest
 
@@ -427,6 +428,57 @@ def test_an_agent_runs_a_job_as_the_user_who_submitted_it(
     p = slaq_as(people, "alice", open_dir, sock, "cancel", "--now", str(jid))
     assert p.returncode == 0, p.stderr
     ctl.wait_state(jid, "cancelled")
+
+
+@needs_root
+def test_only_a_jobs_owner_or_an_admin_may_move_it(people, open_dir,
+                                                   daemon_factory):
+    """slaq move follows the owner rules of cancel (docs/security.md):
+    bob's move of alice's job on a controller is refused "permission
+    denied" and asks nothing of its agent (the job runs on, on its node,
+    no move asked); alice's own move of it is carried out."""
+    token = os.path.join(open_dir, "agent.token")
+    with open(token, "w") as f:
+        f.write("agent-secret-token-1\n")
+    os.chmod(token, 0o600)
+    port = free_port()
+    sock = os.path.join(open_dir, "ctl.sock")
+    ctl = daemon_factory("--agents", "127.0.0.1:%d" % port,
+                         "--agent-token-file", token, "--socket", sock,
+                         "--socket-group", people.groups["sock"],
+                         state=os.path.join(open_dir, "ctl"))
+    for name in ("n1", "n2"):
+        daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
+                       "--agent-token-file", token, "--node-name", name,
+                       "--cores", "2", "--enforce", "signal",
+                       state=os.path.join(open_dir, "agent-" + name))
+    wait_for(lambda: [n["state"] for n in ctl.request(
+        {"type": "nodes"})["nodes"]] == ["up", "up"], what="the agents")
+    p = slaq_as(people, "alice", open_dir, sock, "submit", "--restartable",
+                "--", "sleep", "300")
+    assert p.returncode == 0, p.stderr
+    jid = int(p.stdout)
+    home = ctl.wait_state(jid, "running")["node"]
+    other = "n2" if home == "n1" else "n1"
+    p = slaq_as(people, "bob", open_dir, sock, "move", str(jid), "--node",
+                other)
+    assert p.returncode != 0, p.stdout
+    assert "permission denied" in p.stderr and \
+        people.pw("alice").pw_name in p.stderr, p.stderr
+    time.sleep(0.5)
+    j = ctl.job(jid)
+    assert j["state"] == "running" and j["node"] == home, j
+    assert not j.get("moving_to") and not j.get("moves"), j
+    assert "move_asked" not in [e[1] for e in j["events"]], j["events"]
+    p = slaq_as(people, "alice", open_dir, sock, "move", str(jid), "--node",
+                other)
+    assert p.returncode == 0, p.stderr
+    assert "moving from node %s to node %s" % (home, other) in p.stdout
+    wait_for(lambda: ctl.job(jid)["node"] == other, timeout=20,
+             what="alice's move")
+    p = slaq_as(people, "alice", open_dir, sock, "cancel", "--now",
+                str(jid))
+    assert p.returncode == 0, p.stderr
 
 
 @needs_root

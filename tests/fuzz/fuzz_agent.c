@@ -16,7 +16,9 @@
  * is not delivered (it would run the command it names: an input must not
  * run anything); every other message is. State carries over between
  * inputs like long-running slaqds' (nodes register, go away, jobs are
- * known), so libFuzzer's leak check is off as for the other harnesses.
+ * known) for at most AGENT_RESET_EVERY inputs, when both daemons are set
+ * up afresh (fuzz_daemon.h), so libFuzzer's leak check is off as for the
+ * other harnesses.
  *
  * Built with clang by `make fuzz` (tests/module.mk) with slaqd's sources,
  * their main() renamed; run by tests/fuzz/test_fuzz.sh on the seed corpus
@@ -70,7 +72,7 @@ static void die(const char *what)
 /* A TCP listener on 127.0.0.1 (port 0: the kernel's choice); its port. */
 static int listen_any(int *port)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET,
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t len = sizeof sa;
@@ -81,22 +83,27 @@ static int listen_any(int *port)
     return fd;
 }
 
+/* At exit: the daemons freed, and their state directories (what the
+ * controller writes there: agents.port, nodes.json) removed. */
 static void cleanup(void)
 {
-    conn_close_all(&C);
-    conn_reap(&C);
-    conn_close_all(&A);
-    conn_reap(&A);
+    static const char *const files[] = {"agents.port", "nodes.json"};
+    char p[128];
+    fuzz_daemon_free(&C);
+    fuzz_daemon_free(&A);
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(p, sizeof p, "%s/%s", cdir, files[i]);
+        unlink(p);
+    }
+    rmdir(cdir);
+    rmdir(adir);
 }
 
-int LLVMFuzzerInitialize(int *argc, char ***argv)
+/* The controller: its core with nodes and a pending queue, as slaqd
+ * --agents sets it up (slaqd.c). */
+static void setup_controller(void)
 {
-    (void)argc;
-    (void)argv;
-    /* The controller: its core with nodes and a pending queue, as
-     * slaqd --agents sets it up (slaqd.c). */
     C.cfg.agent_token = strdup(token); /* sd_link_key wipes and frees it */
-    fuzz_daemon_init(&C, cdir, "fuzz_agent");
     slaq_sched_free(C.sched);
     slaq_sched_config sc = C.cfg.sched;
     sc.nodes = 1;
@@ -113,19 +120,52 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (getsockname(C.agents_h.fd, (struct sockaddr *)&sa, &len))
         die("getsockname");
     ctl_port = ntohs(sa.sin_port);
-    /* The agent, joining the harness. */
-    int port;
-    up_lfd = listen_any(&port);
-    snprintf(join, sizeof join, "127.0.0.1:%d", port);
+}
+
+/* The agent, joining the harness. */
+static void setup_agent(void)
+{
     A.cfg.agent_token = strdup(token);
-    fuzz_daemon_init(&A, adir, "fuzz_agent");
     A.cfg.agent = 1;
     A.cfg.join = join;
     A.cfg.node_name = "fz";
     if (agent_start(&A) < 0)
         die("agent_start");
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    fuzz_daemon_init(&C, cdir, "fuzz_agent");
+    setup_controller();
+    int port;
+    up_lfd = listen_any(&port); /* non-blocking: reset_both drains it */
+    snprintf(join, sizeof join, "127.0.0.1:%d", port);
+    fuzz_daemon_init(&A, adir, "fuzz_agent");
+    setup_agent();
     atexit(cleanup);
     return 0;
+}
+
+/* Both daemons set up afresh (fuzz_daemon.h): the controller's nodes and
+ * jobs do not pile up over a long run (node_find alone is linear in
+ * them). The agent's connections to the harness that were never taken
+ * are dropped first, so that the next one taken is its new one. */
+/* Not every FUZZ_RESET_EVERY inputs as the other harnesses: each reset
+ * derives both link keys from the token again (Argon2 with 64 MB, about
+ * 0.2 s of CPU each), which at that rate made the harness 6 times
+ * slower. */
+#define AGENT_RESET_EVERY 4096
+
+static void reset_both(void)
+{
+    fuzz_daemon_reset(&C, cdir, "fuzz_agent");
+    setup_controller();
+    fuzz_daemon_reset(&A, adir, "fuzz_agent");
+    for (int fd; (fd = accept4(up_lfd, NULL, NULL, SOCK_CLOEXEC)) >= 0;)
+        close(fd);
+    setup_agent();
 }
 
 /* One line from fd (waiting up to 2 s for each read), without its
@@ -211,13 +251,21 @@ static void no_delay(int fd)
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-/* Closes the harness's end with a reset: no TIME_WAIT is left behind (a
- * long run of orderly closes used up the ephemeral ports after about
- * 150,000 inputs, and connect failed). */
-static void close_reset(int fd)
+/* A socket that is closed with a reset, leaving no TIME_WAIT behind. The
+ * side that closes first keeps the connection's ports in TIME_WAIT for a
+ * minute; at hundreds of inputs a second that used up the ephemeral ports
+ * (connect failed after 42,708 to 147,603 inputs): the harness's ends and
+ * the daemons' ends of every connection are set so, whichever closes
+ * first. How a socket is closed is not what is fuzzed. */
+static void no_time_wait(int fd)
 {
     struct linger lg = {.l_onoff = 1, .l_linger = 0};
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+}
+
+static void close_reset(int fd)
+{
+    no_time_wait(fd);
     close(fd);
 }
 
@@ -287,6 +335,7 @@ static void as_agent(const uint8_t *data, size_t size)
     sd_conn *c = C.conns; /* the newest is first */
     if (!c || c->h.fd < 0 || !c->agent)
         abort();
+    no_time_wait(c->h.fd);
     sd_link l = {0};
     rlen = 0;
     int n = link_hello(&l, out, sizeof out);
@@ -333,9 +382,13 @@ static void as_controller(const uint8_t *data, size_t size)
     sd_conn *c = A.up;
     if (!c)
         abort();
+    struct pollfd p = {.fd = up_lfd, .events = POLLIN};
+    poll(&p, 1, 2000);
     int fd = accept4(up_lfd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0)
         die("accept the agent");
+    if (c->h.fd >= 0)
+        no_time_wait(c->h.fd);
     no_delay(fd);
     sd_link l = {0};
     rlen = 0;
@@ -375,6 +428,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1 || size > 64 * 1024) /* a sealed line within a socket buffer */
         return 0;
+    static unsigned inputs;
+    if (++inputs % AGENT_RESET_EVERY == 0)
+        reset_both();
     if (data[0] & 1)
         as_controller(data + 1, size - 1);
     else

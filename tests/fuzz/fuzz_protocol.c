@@ -10,7 +10,9 @@
  *
  * The peer may not control (submit, cancel, policy NAME are refused with
  * `forbidden`), so an input never starts a process. State carries over
- * between inputs like a long-running slaqd's (jobs attach, end, expire).
+ * between inputs like a long-running slaqd's (jobs attach, end, expire),
+ * for at most FUZZ_RESET_EVERY inputs: then the daemon is set up afresh
+ * (fuzz_daemon_reset), so that it does not grow over a long run.
  *
  * Built with clang by `make fuzz` (tests/module.mk) with slaqd's sources,
  * their main() renamed; run by tests/fuzz/test_fuzz.sh on the seed corpus
@@ -41,10 +43,18 @@ static char sock[128];
 
 static void cleanup(void)
 {
-    conn_close_all(&D);
-    conn_reap(&D);
+    fuzz_daemon_free(&D);
     unlink(sock);
     rmdir(dir);
+}
+
+static void listen_sock(void)
+{
+    D.cfg.socket_path = sock;
+    if (conn_listen_unix(&D, sock) < 0) {
+        fprintf(stderr, "fuzz_protocol: cannot listen on %s\n", sock);
+        exit(1);
+    }
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -53,11 +63,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argv;
     fuzz_daemon_init(&D, dir, "fuzz_protocol");
     snprintf(sock, sizeof sock, "%s/slaq.sock", dir);
-    D.cfg.socket_path = sock;
-    if (conn_listen_unix(&D, sock) < 0) {
-        fprintf(stderr, "fuzz_protocol: cannot listen on %s\n", sock);
-        exit(1);
-    }
+    listen_sock();
     atexit(cleanup);
     return 0;
 }
@@ -74,6 +80,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 128 * 1024) /* within a socket's buffer: no deadlock */
         return 0;
+    static unsigned inputs;
+    if (++inputs % FUZZ_RESET_EVERY == 0) { /* bounded state (fuzz_daemon.h) */
+        fuzz_daemon_reset(&D, dir, "fuzz_protocol");
+        listen_sock();
+    }
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);

@@ -221,6 +221,29 @@ static void test_trace_reader(void **state)
     }
 }
 
+/* A line past TT_MAX_LINE (here a job's fields, then spaces without
+ * end) is refused as too long once the cap is reached, whatever follows:
+ * the reader's buffer is bounded, not the size of the file's longest
+ * line. */
+static void test_trace_line_past_the_cap_is_refused(void **state)
+{
+    (void)state;
+    size_t n = (size_t)TT_MAX_LINE + 4096;
+    char *text = malloc(n + 1);
+    assert_non_null(text);
+    memset(text, ' ', n);
+    memcpy(text, "1 1000000 1", 11);
+    text[n - 1] = '\n';
+    text[n] = 0;
+    tt_workload w;
+    char err[256] = "";
+    assert_int_equal(read_text(text, &w, err, sizeof err), -1);
+    if (!strstr(err, "t.tr line 1: longer than 67108864 bytes"))
+        fail_msg("'%s' does not say the line is too long", err);
+    assert_null(w.dur);
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -229,6 +252,7 @@ int main(void)
         cmocka_unit_test(test_bad_configs_are_refused),
         cmocka_unit_test(test_synthetic_workloads_have_their_shape),
         cmocka_unit_test(test_trace_reader),
+        cmocka_unit_test(test_trace_line_past_the_cap_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
