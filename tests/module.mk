@@ -34,10 +34,10 @@ READER_FUZZERS := $(BUILD)/fuzz/fuzz_spec $(BUILD)/fuzz/fuzz_workload \
 .PHONY: fuzz
 fuzz: $(FUZZERS) $(READER_FUZZERS)
 
-$(READER_FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(IO_SRCS) $(LIBSLAQ_A) $(wildcard src/io/*.h include/slaq/*.h)
+$(READER_FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c $(IO_SRCS) $(LIBSLAQ_A) $(BUILD)/gen/paths.h $(wildcard src/io/*.h include/slaq/*.h)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ  $@"
-	@$(FUZZ_CC) $(FUZZ_FLAGS) -Iinclude -Isrc $(PC_CFLAGS) -o $@ $< \
+	@$(FUZZ_CC) $(FUZZ_FLAGS) -Iinclude -Isrc -I$(BUILD)/gen $(PC_CFLAGS) -o $@ $< \
 	  $(IO_SRCS) $(LIBSLAQ_A) $(LIB_LDLIBS) -ljansson -lm
 
 $(FUZZERS): $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_daemon.h $(DAEMON_SRCS) $(WEB_ASSETS_C) $(LIBSLAQIO_A) $(LIBSLAQ_A) $(BUILD)/gen/paths.h $(wildcard src/daemon/*.h include/slaq/*.h)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon/array.h"
 #include "daemon/daemon.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
