@@ -176,6 +176,12 @@ int slaq_mlfs_overloaded(const slaq_node_use *nodes, size_t nn,
  * fits a probabilistic learning-curve model; slaq's test is the plateau
  * rule the MLFS authors' own code uses, on the metric's recent values.
  */
+/* OptStop's plateau, as slaqd and the simulator apply it: the last
+ * SLAQ_MLFS_OPTSTOP_N values (rounds in the simulator, reports under
+ * slaqd) moved by less than SLAQ_MLFS_OPTSTOP_EPS of the change so far. */
+#define SLAQ_MLFS_OPTSTOP_N 10
+#define SLAQ_MLFS_OPTSTOP_EPS 0.002
+
 int slaq_mlfs_stop(const slaq_goal *goal, double value, int overloaded,
                    int optstop, double first, const double *recent, size_t n,
                    double optstop_eps);

@@ -913,10 +913,29 @@ int slaq_sched_set_predictor(slaq_sched *s, slaq_predictor_kind kind);
 const slaq_sched_config *slaq_sched_get_config(const slaq_sched *s);
 
 /*
+ * When MLF-C may end a job early (MLFS §3.5.4, the user's choice; the
+ * driver asks slaq_mlfs_stop, deadline.h): never (it runs its fixed
+ * iterations), when the cluster is overloaded and its metric meets its
+ * required accuracy, or that and also, at any load, once its curve has
+ * flattened (OptStop).
+ */
+typedef enum slaq_stop_rule {
+    SLAQ_STOP_ITERS = 0,
+    SLAQ_STOP_ACCURACY,
+    SLAQ_STOP_OPTSTOP,
+    SLAQ_STOP_NRULES
+} slaq_stop_rule;
+
+/* Parses "iters", "accuracy", "optstop"; SLAQ_EINVAL otherwise. */
+int slaq_stop_parse(const char *name, slaq_stop_rule *out);
+const char *slaq_stop_name(slaq_stop_rule rule);
+
+/*
  * What a job's user asks of it beyond its loss (MLFS, docs/deadlines.md):
- * a deadline, a required value of its metric, and an urgency. Without
- * them a job has the paper's defaults (§3.1): the largest deadline (none)
- * and the lowest accuracy (none required), and the lowest urgency.
+ * a deadline, a required value of its metric, an urgency, and the rule
+ * by which MLF-C may stop it. Without them a job has the paper's
+ * defaults (§3.1): the largest deadline (none) and the lowest accuracy
+ * (none required), and the lowest urgency.
  */
 typedef struct slaq_goal {
     double deadline; /* absolute, on the scheduler's clock; INFINITY: none */
@@ -924,13 +943,15 @@ typedef struct slaq_goal {
     int maximize;    /* 1: the metric is better higher (an accuracy),
                         0: lower (a loss), as a sweep's metric says */
     int urgency;     /* SLAQ_URGENCY_MIN..SLAQ_URGENCY_MAX */
+    slaq_stop_rule stop; /* MLF-C's rule for it */
 } slaq_goal;
 
 /* The defaults: no deadline, no required accuracy, maximize 1, urgency
- * SLAQ_URGENCY_MIN. */
+ * SLAQ_URGENCY_MIN, stop SLAQ_STOP_ITERS. */
 void slaq_goal_init(slaq_goal *g);
-/* SLAQ_EINVAL for a NaN deadline, an infinite accuracy or an urgency out
- * of range. */
+/* SLAQ_EINVAL for a NaN deadline, an infinite accuracy, an urgency out
+ * of range, a stop rule out of range, or SLAQ_STOP_ACCURACY without a
+ * required accuracy. */
 int slaq_goal_check(const slaq_goal *g);
 /* 1 if `value` of the metric meets the required accuracy (always, when
  * none is required), 0 if not or value is NaN. */

@@ -209,13 +209,16 @@ static void print_unrun_task(json_t *t)
 }
 
 /* The job's goal (docs/deadlines.md): its deadline and slack, its
- * required accuracy and whether its metric meets it, its urgency. */
+ * required accuracy and whether its metric meets it, its urgency, and
+ * when mlfs's load control may stop it. */
 static void goal(json_t *j)
 {
     double dl = rpc_num(j, "deadline"), acc = rpc_num(j, "accuracy");
     long long urg = (long long)json_integer_value(json_object_get(j,
                                                                   "urgency"));
-    if (isnan(dl) && isnan(acc) && urg <= 1)
+    const char *stop = json_string_value(json_object_get(j, "stop"));
+    if (isnan(dl) && isnan(acc) && urg <= 1 &&
+        (!stop || !strcmp(stop, "iters")))
         return;
     char note[96], when[64];
     rpc_goal_note(note, sizeof note, j);
@@ -237,6 +240,9 @@ static void goal(json_t *j)
                                                                : "no metric yet");
     }
     printf("  urgency     %lld of 10\n", urg);
+    if (stop)
+        printf("  stop        %s (mlfs's load control; docs/deadlines.md)\n",
+               rpc_safe(stop));
 }
 
 /* Why it is where it is under mlfs-h, mlfs-rl or mlfs (docs/deadlines.md):

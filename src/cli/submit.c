@@ -68,6 +68,14 @@ static void usage(FILE *f)
         "  --urgency N              1 (default) to 10: how urgent it is; the\n"
         "                           policies edf, tiresias, mlfs-h and mlfs\n"
         "                           read the goal (docs/deadlines.md)\n"
+        "  --stop iters|accuracy|optstop\n"
+        "                           when mlfs's load control may end it\n"
+        "                           early: never (its fixed iterations),\n"
+        "                           once its metric meets --accuracy while\n"
+        "                           the cluster is overloaded, or that and,\n"
+        "                           at any load, once its loss has flattened;\n"
+        "                           default accuracy with --accuracy, else\n"
+        "                           iters\n"
         RPC_HELP);
 }
 
@@ -199,7 +207,7 @@ int cmd_submit(int argc, char **argv)
 {
     enum { O_NAME = 1, O_WEIGHT, O_MAXC, O_TARGET, O_ITERS, O_TIME, O_CWD,
            O_CONV, O_NODE, O_RESTART, O_ARRAY, O_TASKEST, O_WAIT,
-           O_DEADLINE, O_ACC, O_DIR, O_URG };
+           O_DEADLINE, O_ACC, O_DIR, O_URG, O_STOP };
     static const struct option opts[] = {
         {"name", required_argument, 0, O_NAME},
         {"weight", required_argument, 0, O_WEIGHT},
@@ -218,6 +226,7 @@ int cmd_submit(int argc, char **argv)
         {"accuracy", required_argument, 0, O_ACC},
         {"direction", required_argument, 0, O_DIR},
         {"urgency", required_argument, 0, O_URG},
+        {"stop", required_argument, 0, O_STOP},
         {"help", no_argument, 0, 'h'},
         RPC_LONG_OPTS,
         {0, 0, 0, 0},
@@ -317,6 +326,9 @@ int cmd_submit(int argc, char **argv)
                 goto bad;
             }
             json_object_set_new(req, "urgency", json_integer((json_int_t)v));
+            break;
+        case O_STOP: /* slaqd checks it (one parser: the core's names) */
+            json_object_set_new(req, "stop", json_string(optarg));
             break;
         case 'h':
             usage(stdout);

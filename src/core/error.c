@@ -36,6 +36,12 @@ static const char *const scale_names[] = {
     [SLAQ_SCALE_MAX_DELTA] = "max-delta",
 };
 
+static const char *const stop_names[] = {
+    [SLAQ_STOP_ITERS] = "iters",
+    [SLAQ_STOP_ACCURACY] = "accuracy",
+    [SLAQ_STOP_OPTSTOP] = "optstop",
+};
+
 /* The index of `name` in a table of n names, or -1. */
 static int name_index(const char *const *names, size_t n, const char *name)
 {
@@ -90,6 +96,16 @@ const char *slaq_convergence_name(slaq_convergence c)
            : c == SLAQ_CONV_LINEAR    ? "linear"
            : c == SLAQ_CONV_NONCONVEX ? "nonconvex"
                                       : "unknown";
+}
+
+int slaq_stop_parse(const char *name, slaq_stop_rule *out)
+{
+    NAME_PARSE(stop_names, slaq_stop_rule, name, out);
+}
+
+const char *slaq_stop_name(slaq_stop_rule rule)
+{
+    return NAME_OF(stop_names, rule);
 }
 
 int slaq_scale_parse(const char *name, slaq_scale_kind *out)

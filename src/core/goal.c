@@ -1,6 +1,7 @@
 /*
  * goal.c — what a job's user asks beyond its loss: a deadline, a
- * required accuracy of its metric and an urgency (slaq_goal, slaq.h).
+ * required accuracy of its metric, an urgency and MLF-C's stopping rule
+ * (slaq_goal, slaq.h).
  */
 #include <math.h>
 
@@ -12,12 +13,15 @@ void slaq_goal_init(slaq_goal *g)
     g->accuracy = NAN;
     g->maximize = 1;
     g->urgency = SLAQ_URGENCY_MIN;
+    g->stop = SLAQ_STOP_ITERS;
 }
 
 int slaq_goal_check(const slaq_goal *g)
 {
     if (isnan(g->deadline) || isinf(g->accuracy) ||
-        g->urgency < SLAQ_URGENCY_MIN || g->urgency > SLAQ_URGENCY_MAX)
+        g->urgency < SLAQ_URGENCY_MIN || g->urgency > SLAQ_URGENCY_MAX ||
+        (unsigned)g->stop >= SLAQ_STOP_NRULES ||
+        (g->stop == SLAQ_STOP_ACCURACY && isnan(g->accuracy)))
         return SLAQ_EINVAL;
     return SLAQ_OK;
 }

@@ -604,6 +604,28 @@ int job_goal_get(json_t *req, slaq_goal *g, char *err, size_t errlen)
         }
         g->urgency = (int)u;
     }
+    /* MLF-C's rule: by default the required accuracy when there is one,
+     * else the fixed iterations (docs/deadlines.md). */
+    g->stop = isnan(g->accuracy) ? SLAQ_STOP_ITERS : SLAQ_STOP_ACCURACY;
+    v = json_object_get(req, "stop");
+    if (v && !json_is_null(v)) {
+        const char *name = json_is_string(v) ? json_string_value(v) : NULL;
+        if (slaq_stop_parse(name, &g->stop) != SLAQ_OK) {
+            snprintf(err, errlen, "field \"stop\" (slaq submit --stop) must "
+                     "be %s, %s or %s, got %s%s%s",
+                     slaq_stop_name(SLAQ_STOP_ITERS),
+                     slaq_stop_name(SLAQ_STOP_ACCURACY),
+                     slaq_stop_name(SLAQ_STOP_OPTSTOP), name ? "'" : "",
+                     name ? name : "a value that is not a string",
+                     name ? "'" : "");
+            return -1;
+        }
+        if (g->stop == SLAQ_STOP_ACCURACY && isnan(g->accuracy)) {
+            snprintf(err, errlen, "field \"stop\" is \"accuracy\" but no "
+                     "accuracy is required (slaq submit --accuracy VALUE)");
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -1457,6 +1479,40 @@ static int epoch_overloaded(sd_daemon *d)
     return over;
 }
 
+/*
+ * MLF-C's decision for job j (scheduled as sj) under its own rule
+ * (slaq submit --stop; docs/deadlines.md), through the core's
+ * slaq_mlfs_stop as the simulator asks it: the stop's reason, or NULL
+ * to let it run. "iters" never stops early; "accuracy" stops when the
+ * cluster is overloaded and the last metric meets the required accuracy;
+ * "optstop" does that too and, at any load, stops once the job's last
+ * SLAQ_MLFS_OPTSTOP_N reported losses (the core's history of the job)
+ * have flattened.
+ */
+static const char *mlfc_stop(const sd_job *j, const slaq_job *sj,
+                             int overloaded)
+{
+    if (j->goal.stop == SLAQ_STOP_ITERS)
+        return NULL;
+    if (overloaded && slaq_mlfs_stop(&j->goal, j->last_metric, 1, 0, NAN,
+                                     NULL, 0, 0))
+        return "accuracy_met";
+    if (j->goal.stop != SLAQ_STOP_OPTSTOP)
+        return NULL;
+    const slaq_history *h = slaq_job_history(sj);
+    double recent[SLAQ_MLFS_OPTSTOP_N];
+    size_t len = slaq_history_len(h);
+    size_t n = len < SLAQ_MLFS_OPTSTOP_N ? len : SLAQ_MLFS_OPTSTOP_N;
+    /* a plateau needs the whole window: a job's first few reports are
+     * too few to say its curve has flattened */
+    if (n < SLAQ_MLFS_OPTSTOP_N)
+        return NULL;
+    for (size_t i = 0; i < n; i++)
+        recent[i] = slaq_history_at(h, len - n + i)->loss;
+    return slaq_mlfs_stop(&j->goal, NAN, 0, 1, slaq_history_first_loss(h),
+                          recent, n, SLAQ_MLFS_OPTSTOP_EPS)
+               ? "optstop" : NULL;
+}
 
 /* Rank order: the larger key first, a NaN last, ties by the scheduler's
  * index (the allocator's order). */
@@ -1551,7 +1607,10 @@ void job_epoch(sd_daemon *d)
         epoch_priority(d);
         cluster_policy_moves(d); /* the epoch's keys, before any change */
     }
-    int overloaded = n > 0 && epoch_overloaded(d);
+    int control = n > 0 && slaq_policy_load_control(
+                                   slaq_sched_get_config(d->sched)->policy);
+    int overloaded = control && epoch_overloaded(d);
+    const char *why;
     /* Stopping jobs may leave the scheduler below, so walk a snapshot. */
     for (size_t i = n; i-- > 0;) {
         slaq_job *sj = slaq_sched_job(d->sched, i);
@@ -1569,9 +1628,8 @@ void job_epoch(sd_daemon *d)
             job_stop(d, j, "target_reduction");
         else if (j->max_time > 0 && now - j->started >= j->max_time)
             job_stop(d, j, "max_time");
-        else if (overloaded && slaq_mlfs_stop(&j->goal, j->last_metric, 1, 0,
-                                              NAN, NULL, 0, 0))
-            job_stop(d, j, "accuracy_met");
+        else if (control && (why = mlfc_stop(j, sj, overloaded)))
+            job_stop(d, j, why);
     }
     cpu[2] = sd_thread_cpu();
     if (d->cfg.agents)
@@ -1949,6 +2007,7 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "direction", json_string(g->maximize ? "max"
                                                                 : "min"));
     json_object_set_new(o, "urgency", json_integer(g->urgency));
+    json_object_set_new(o, "stop", json_string(slaq_stop_name(g->stop)));
     json_object_set_new(o, "accuracy_met",
                         isnan(g->accuracy) || isnan(j->last_metric)
                             ? json_null()

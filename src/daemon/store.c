@@ -345,6 +345,23 @@ static void get_urgency(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
         j->goal.urgency = urg;
 }
 
+/* MLF-C's rule (slaq submit --stop); NULL, an older slaqd's row: the
+ * required accuracy if the job has one, else its fixed iterations (what
+ * MLF-C did before the rule was the user's). After accuracy in job_cols. */
+static void put_stop(sqlite3_stmt *st, int i, const sd_job *j)
+{
+    bind_text(st, i, slaq_stop_name(j->goal.stop));
+}
+
+static void get_stop(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
+{
+    (void)ld;
+    const char *rule = (const char *)sqlite3_column_text(st, i);
+    if (!rule || slaq_stop_parse(rule, &j->goal.stop) != SLAQ_OK)
+        j->goal.stop = isnan(j->goal.accuracy) ? SLAQ_STOP_ITERS
+                                                : SLAQ_STOP_ACCURACY;
+}
+
 static void put_conv(sqlite3_stmt *st, int i, const sd_job *j)
 {
     bind_text(st, i, j->convergence != SLAQ_CONV_UNKNOWN
@@ -409,6 +426,7 @@ static const st_column job_cols[] = {
     JFN("urgency", "INTEGER", urgency),
     JF("moves", "INTEGER", JF_INT, moves),
     JFN("move_s", "REAL", move_s),
+    JFN("stop", "TEXT", stop),
 };
 #define NJOB_COLS (sizeof job_cols / sizeof *job_cols)
 

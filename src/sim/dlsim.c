@@ -47,7 +47,7 @@ void dl_config_init(dl_config *c)
     c->moves = 1;
     c->control = 1;
     c->optstop = 0;
-    c->optstop_eps = 0.002;
+    c->optstop_eps = SLAQ_MLFS_OPTSTOP_EPS;
     c->h_r = 0.9;
     c->p_s = 0.1;
     c->h_s = 0.9;

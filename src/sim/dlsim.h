@@ -141,7 +141,7 @@ typedef struct dl_config {
     const dl_hook *hook;  /* NULL: none */
 } dl_config;
 
-#define DL_OPTSTOP_ROUNDS 10
+#define DL_OPTSTOP_ROUNDS SLAQ_MLFS_OPTSTOP_N
 #define DL_MAX_ROUNDS 2000000
 
 void dl_config_init(dl_config *c);

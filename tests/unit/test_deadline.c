@@ -410,6 +410,35 @@ static void test_goal(void **state)
     assert_int_equal(slaq_goal_check(&g), SLAQ_EINVAL);
 }
 
+/* MLF-C's stopping rules: their names parse back to themselves, an
+ * unknown name is refused, the default is the fixed iterations, and the
+ * accuracy rule needs a required accuracy to stop at. */
+static void test_stop_rule_names_and_check(void **state)
+{
+    (void)state;
+    slaq_goal g;
+    slaq_goal_init(&g);
+    assert_int_equal(g.stop, SLAQ_STOP_ITERS);
+    assert_int_equal(slaq_goal_check(&g), SLAQ_OK);
+    for (int k = 0; k < SLAQ_STOP_NRULES; k++) {
+        slaq_stop_rule r = SLAQ_STOP_NRULES;
+        assert_int_equal(slaq_stop_parse(slaq_stop_name((slaq_stop_rule)k),
+                                         &r), SLAQ_OK);
+        assert_int_equal(r, k);
+    }
+    assert_string_equal(slaq_stop_name(SLAQ_STOP_OPTSTOP), "optstop");
+    slaq_stop_rule r = SLAQ_STOP_ITERS;
+    assert_int_equal(slaq_stop_parse("plateau", &r), SLAQ_EINVAL);
+    assert_int_equal(slaq_stop_parse(NULL, &r), SLAQ_EINVAL);
+    assert_int_equal(r, SLAQ_STOP_ITERS);
+    g.stop = SLAQ_STOP_ACCURACY;
+    assert_int_equal(slaq_goal_check(&g), SLAQ_EINVAL);
+    g.accuracy = 0.9;
+    assert_int_equal(slaq_goal_check(&g), SLAQ_OK);
+    g.stop = SLAQ_STOP_NRULES;
+    assert_int_equal(slaq_goal_check(&g), SLAQ_EINVAL);
+}
+
 /* Through the scheduler: with policy edf, of two 4-core jobs on 4 cores
  * the one with the nearer deadline gets them; a bad goal is refused. */
 static void test_sched_edf_serves_the_nearer_deadline(void **state)
@@ -610,6 +639,7 @@ int main(void)
         cmocka_unit_test(test_move_gain_weighs_the_cost_against_the_slack),
         cmocka_unit_test(test_load_control),
         cmocka_unit_test(test_goal),
+        cmocka_unit_test(test_stop_rule_names_and_check),
         cmocka_unit_test(test_sched_edf_serves_the_nearer_deadline),
         cmocka_unit_test(test_sched_keys_are_the_epochs_keys),
         cmocka_unit_test(test_rl_score_is_the_hand_computed_forward_pass),
