@@ -327,9 +327,18 @@ int cmd_submit(int argc, char **argv)
             }
             json_object_set_new(req, "urgency", json_integer((json_int_t)v));
             break;
-        case O_STOP: /* slaqd checks it (one parser: the core's names) */
+        case O_STOP: {
+            slaq_stop_rule rule;
+            if (slaq_stop_parse(optarg, &rule) != SLAQ_OK) {
+                cli_error("submit", "--stop: expected %s, %s or %s, got '%s'",
+                          slaq_stop_name(SLAQ_STOP_ITERS),
+                          slaq_stop_name(SLAQ_STOP_ACCURACY),
+                          slaq_stop_name(SLAQ_STOP_OPTSTOP), optarg);
+                goto bad;
+            }
             json_object_set_new(req, "stop", json_string(optarg));
             break;
+        }
         case 'h':
             usage(stdout);
             json_decref(req);

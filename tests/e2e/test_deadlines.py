@@ -1,7 +1,8 @@
 """test_deadlines.py — a job's goal under slaqd (docs/deadlines.md):
 `slaq submit --deadline/--accuracy/--direction/--urgency` reach the core,
 whose priority policies order jobs by them (`slaqd --policy edf`, mlfs-h,
-...); slaqd keeps the goal in state.db (columns an older database gains
+...); under mlfs each job's --stop rule decides whether MLF-C ends it
+early (iters, accuracy, optstop); slaqd keeps the goal in state.db (columns an older database gains
 when opened) and shows it in `slaq show` and `slaq ls` (slack, accuracy
 met); a bad goal is refused with the field named."""
 
@@ -157,6 +158,71 @@ def test_mlfs_stops_a_job_whose_accuracy_is_met_under_load(daemon_factory,
         d.stop()
 
 
+# A job whose loss falls for four reports and then stays flat, its metric
+# rising to 0.92 and staying there; it reports every 0.1 s until asked to
+# stop.
+FLAT_JOB = '''
+import sys, time
+sys.path.insert(0, %r)
+import slaq
+c = slaq.Client(metric_name="val_accuracy")
+while not (c.poll(), c.connected and c.job_id)[1]:
+    time.sleep(0.05)
+curve = [(2.0, 0.5), (1.4, 0.7), (1.1, 0.85), (1.0, 0.92)]
+k = 0
+while not c.should_stop():
+    loss, acc = curve[min(k, len(curve) - 1)]
+    c.report(k, loss, cpu_s=0.01, metric=acc)
+    k += 1
+    c.poll()
+    time.sleep(0.1)
+'''
+
+
+def test_mlfs_applies_each_jobs_own_stopping_rule(daemon_factory, tmp_path):
+    # Three jobs of one core each on two cores (150%: overloaded), the
+    # same curve, flat from the fourth report on. Under mlfs: the optstop
+    # job is stopped once its last 10 losses are flat (reason optstop);
+    # the accuracy job (the default with --accuracy) is stopped with
+    # accuracy_met; the iters job, whose metric meets the same accuracy
+    # on the same flat curve, runs on.
+    script = tmp_path / "flat.py"
+    script.write_text(FLAT_JOB % os.path.abspath(PYDIR))
+    d = daemon_factory("--policy", "mlfs", "--cores", "2")
+    iters = d.submit(sys.executable, str(script), name="iters", max_cores=1,
+                     accuracy=0.9, stop="iters")
+    opt = d.submit(sys.executable, str(script), name="opt", max_cores=1,
+                   stop="optstop")
+    acc = d.submit(sys.executable, str(script), name="acc", max_cores=1,
+                   accuracy=0.9)
+    assert [d.job(j)["stop"] for j in (iters, opt, acc)] == \
+        ["iters", "optstop", "accuracy"]
+    job = d.wait_state(opt, ("done", "stopped"), timeout=30)
+    assert job["reason"] == "optstop", job
+    # stopped on a plateau: 4 falling reports, then 10 flat at least
+    assert job["reports"] >= 13, job
+    job = d.wait_state(acc, ("done", "stopped"), timeout=30)
+    assert job["reason"] == "accuracy_met", job
+    assert job["accuracy_met"] is True and job["metric"] >= 0.9
+    # The iters job has had as long on the same flat curve, its accuracy
+    # met, the cluster overloaded until the others left.
+    time.sleep(2)
+    job = d.job(iters)
+    assert job["state"] == "running", job
+    assert job["reports"] >= 13 and job["accuracy_met"] is True
+    out = d.cli("show", str(opt)).stdout
+    assert "stop        optstop" in out, out
+    assert "state       stopped \u2014 optstop" in out, out
+    assert "stop        iters" in d.cli("show", str(iters)).stdout
+    # A job without --accuracy runs its iterations; --stop accuracy then
+    # has nothing to stop at and is refused.
+    plain = d.submit(TOY, "--iters", "3", "--iter-cpu", "0.002")
+    assert d.job(plain)["stop"] == "iters"
+    p = d.cli("submit", "--stop", "accuracy", "--", TOY, check=False)
+    assert p.returncode != 0 and "--accuracy" in p.stderr, p.stderr
+    d.stop()
+
+
 def test_bad_goal_is_refused(daemon_factory):
     d = daemon_factory()
     for opt, val, word in (("--urgency", "11", "--urgency"),
@@ -173,6 +239,14 @@ def test_bad_goal_is_refused(daemon_factory):
                        ("accuracy", "x")):
         r = d.request({"type": "submit", "cmd": [TOY], field: val})
         assert not r["ok"] and ('"%s"' % field) in r["message"], r
+    # A stopping rule slaq does not have: refused, naming the three.
+    for val in ("plateau", "OPTSTOP", ""):
+        p = d.cli("submit", "--stop", val, "--", TOY, check=False)
+        assert p.returncode == 2, (val, p.stderr)
+        assert "--stop" in p.stderr, p.stderr
+        assert "iters, accuracy or optstop" in p.stderr, p.stderr
+    r = d.request({"type": "submit", "cmd": [TOY], "stop": 3})
+    assert not r["ok"] and "iters, accuracy or optstop" in r["message"], r
     assert d.jobs() == []
 
 
@@ -184,6 +258,7 @@ def test_an_older_state_db_gains_the_goal_columns(daemon_factory, tmp_path):
     job = d.job(1)
     assert job["deadline"] is None and job["slack"] is None
     assert job["urgency"] == 1 and job["accuracy"] is None
+    assert job["stop"] == "iters"
     j = d.submit(TOY, "--iters", "3", deadline="+1h", urgency=3)
     assert d.job(j)["urgency"] == 3
 
