@@ -7,6 +7,7 @@ when opened) and shows it in `slaq show` and `slaq ls` (slack, accuracy
 met); a bad goal is refused with the field named."""
 
 import os
+import sqlite3
 import sys
 import textwrap
 import time
@@ -261,6 +262,27 @@ def test_an_older_state_db_gains_the_goal_columns(daemon_factory, tmp_path):
     assert job["stop"] == "iters"
     j = d.submit(TOY, "--iters", "3", deadline="+1h", urgency=3)
     assert d.job(j)["urgency"] == 3
+
+
+def test_a_job_recorded_before_stopping_rules_keeps_mlfc_s_old_rule(
+        daemon_factory, tmp_path):
+    # A row without a stop column: a job with a required accuracy was
+    # stopped by MLF-C at it, so it reads "accuracy"; one without reads
+    # "iters".
+    state = tmp_path / "old"
+    state.mkdir(mode=0o700)
+    path = old_state_db(state, before="jobs.stop")
+    db = sqlite3.connect(path)
+    db.execute("INSERT INTO jobs(id, name, cmd, cwd, weight, target, "
+               "max_iters, max_time, managed, state, pid, pstart, submitted, "
+               "started, ended, accuracy) SELECT 2, 'acc', cmd, cwd, weight, "
+               "target, max_iters, max_time, managed, state, pid, pstart, "
+               "submitted, started, ended, 0.9 FROM jobs WHERE id = 1")
+    db.commit()
+    db.close()
+    d = daemon_factory(state=state)
+    assert d.job(1)["stop"] == "iters"
+    assert d.job(2)["stop"] == "accuracy" and d.job(2)["accuracy"] == 0.9
 
 
 def test_ls_and_show_say_why_a_job_is_where_it_is(daemon_factory):
