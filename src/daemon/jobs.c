@@ -1502,11 +1502,10 @@ static const char *mlfc_stop(const sd_job *j, const slaq_job *sj,
     const slaq_history *h = slaq_job_history(sj);
     double recent[SLAQ_MLFS_OPTSTOP_N];
     size_t len = slaq_history_len(h);
+    /* Fewer values than the window while the job is young: they start
+     * at its first loss, so their range is the whole fall and no plateau
+     * is seen until the window has moved past the start. */
     size_t n = len < SLAQ_MLFS_OPTSTOP_N ? len : SLAQ_MLFS_OPTSTOP_N;
-    /* a plateau needs the whole window: a job's first few reports are
-     * too few to say its curve has flattened */
-    if (n < SLAQ_MLFS_OPTSTOP_N)
-        return NULL;
     for (size_t i = 0; i < n; i++)
         recent[i] = slaq_history_at(h, len - n + i)->loss;
     return slaq_mlfs_stop(&j->goal, NAN, 0, 1, slaq_history_first_loss(h),
