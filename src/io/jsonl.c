@@ -31,17 +31,19 @@
  * number, literal, array and object once (object keys included: Jansson
  * copies each), and checks the count against max before anything is
  * parsed. The count follows the tokens only; whether they make valid JSON
- * is Jansson's to say after. Returns 0, or -1 with msg naming the field of
- * the line's object whose value went over the cap (and how many values
- * that field holds) when there is one.
+ * is Jansson's to say after. Returns 0, or -1 with msg: when one field of
+ * the line's object holds most of the values, its name and how many
+ * values it holds (the elements, for an array); else where the count went
+ * over.
  */
 static int jsonl_scan(const char *s, size_t len, size_t max, char *msg,
                       size_t msglen)
 {
-    size_t depth = 0, total = 0, in_field = 0, keylen = 0;
+    size_t depth = 0, total = 0, in_field = 0, elems = 0, keylen = 0;
     const char *key = NULL;
-    int top_object = 0, expect_key = 0, over = 0;
+    int top_object = 0, expect_key = 0, over = 0, field_array = 0;
     for (size_t i = 0; i < len; i++) {
+        size_t at = depth; /* the depth the value starts at */
         int is_key = 0;
         switch (s[i]) {
         case ' ': case '\t': case '\r': case '\n': case ':':
@@ -72,7 +74,8 @@ static int jsonl_scan(const char *s, size_t len, size_t max, char *msg,
                 key = s + start;
                 keylen = (i < len ? i : len) - start;
                 expect_key = 0;
-                in_field = 0;
+                in_field = elems = 0;
+                field_array = 0;
                 is_key = 1;
             }
             break;
@@ -83,8 +86,12 @@ static int jsonl_scan(const char *s, size_t len, size_t max, char *msg,
                 i++;
             break;
         }
-        if (!is_key && key && depth >= 1)
+        if (!is_key && key && at >= 1) {
             in_field++;
+            if (at == 1)
+                field_array = s[i] == '[';
+            elems += field_array && at == 2;
+        }
         if (over)
             continue;
         if (++total > max) {
@@ -96,23 +103,26 @@ static int jsonl_scan(const char *s, size_t len, size_t max, char *msg,
 out:
     if (total <= max)
         return 0;
-    if (over) {
-        char name[64], shown[256];
+    char name[64], shown[256] = "";
+    if (key) {
         size_t n = keylen < sizeof name - 1 ? keylen : sizeof name - 1;
         memcpy(name, key, n);
         name[n] = '\0';
         text_escape(shown, sizeof shown, name);
-        if (in_field > max)
-            util_errf(msg, msglen, "field '%s': %zu JSON values, more than "
-                      "the %zu a line may hold", shown, in_field, max);
-        else
-            util_errf(msg, msglen, "more than the %zu JSON values a line "
-                      "may hold (field '%s' holds %zu of them)", max, shown,
-                      in_field);
-    } else {
+    }
+    if (over && field_array && in_field > max / 2)
+        util_errf(msg, msglen, "field '%s': an array of %zu values; a line "
+                  "may hold at most %zu JSON values in all", shown, elems,
+                  max);
+    else if (over && in_field > max / 2)
+        util_errf(msg, msglen, "field '%s': %zu JSON values; a line may hold "
+                  "at most %zu in all", shown, in_field, max);
+    else if (key)
+        util_errf(msg, msglen, "more than the %zu JSON values a line may "
+                  "hold (the last in field '%s')", max, shown);
+    else
         util_errf(msg, msglen, "more than the %zu JSON values a line may "
                   "hold", max);
-    }
     return -1;
 }
 

@@ -7,8 +7,8 @@
  * callback, so that every reader reports errors the same way:
  *
  *   FILE:LINE: the line is longer than N bytes, the cap of a line
- *   FILE:LINE: field 'F': N JSON values, more than the N a line may hold
- *   FILE:LINE: more than the N JSON values a line may hold (...)
+ *   FILE:LINE: field 'F': an array of N values; a line may hold at most
+ *              M JSON values in all   (or: more than the M JSON values ...)
  *   FILE:LINE:COL: malformed JSON: TEXT    (the line is not JSON)
  *   FILE:LINE:COL: expected a JSON object  (it is JSON, but not an object)
  *   FILE:LINE: MESSAGE                     (the callback refused the object)
