@@ -1,7 +1,7 @@
 # test_bounds.sh — inputs that used to hang or eat memory are refused at
 # once with the field, the value and the cap: `slaq sim` workload values and
-# options, and `slaq sweep --dry-run` on a grid larger than the
-# configuration cap.
+# options, `slaq sweep --dry-run` on a grid larger than the configuration
+# cap, and trace and JSON Lines files with lines or arrays over their caps.
 . "$(dirname "$0")/lib.sh"
 
 WL="$TMP/wl.jsonl"

@@ -212,14 +212,24 @@ static void test_array_over_the_value_cap_is_refused_with_line_and_field(
 static void test_many_fields_over_the_value_cap_are_refused(void **st)
 {
     (void)st;
-    /* Each "k": 0 member is two values: a key and a number. */
-    char *text = repeat_line("{", "\"k\": 0", JSONL_MAX_VALUES / 2 + 1, "}");
+    /* Each "kI": 0 member is two values, a key and a number; the keys
+     * differ, so that all of them would make it into Jansson's object. */
+    size_t n = JSONL_MAX_VALUES / 2 + 1;
+    char *text = malloc(16 + n * 16);
+    assert_non_null(text);
+    char *p = text + sprintf(text, "{\"v\": 1}\n{");
+    for (size_t i = 0; i < n; i++)
+        p += sprintf(p, "%s\"k%zu\": 0", i ? ", " : "", i);
+    strcpy(p, "}\n");
     seen s = {0};
     char err[256];
     assert_int_equal(run(text, &s, err, sizeof err), -1);
     char want[128];
+    /* With the object itself, member I's number is value 2I + 3: the cap
+     * is passed at I = (cap - 1) / 2. */
     snprintf(want, sizeof want, ":2: more than the %d JSON values a line may "
-             "hold (the last in field 'k')", JSONL_MAX_VALUES);
+             "hold (the last in field 'k%d')", JSONL_MAX_VALUES,
+             (JSONL_MAX_VALUES - 1) / 2);
     expect_message(err, want);
     assert_int_equal(s.n, 1);
     free(text);
