@@ -45,7 +45,8 @@ static int jsonl_scan(const char *s, size_t len, size_t max, char *msg,
     for (size_t i = 0; i < len; i++) {
         size_t at = depth; /* the depth the value starts at */
         int is_key = 0;
-        switch (s[i]) {
+        char c = s[i];
+        switch (c) {
         case ' ': case '\t': case '\r': case '\n': case ':':
             continue;
         case ',':
@@ -61,7 +62,7 @@ static int jsonl_scan(const char *s, size_t len, size_t max, char *msg,
             continue;
         case '[': case '{':
             if (depth == 0 && total == 0) {
-                top_object = s[i] == '{';
+                top_object = c == '{';
                 expect_key = top_object;
             }
             depth++;
@@ -70,9 +71,11 @@ static int jsonl_scan(const char *s, size_t len, size_t max, char *msg,
             size_t start = ++i;
             while (i < len && s[i] != '"')
                 i += s[i] == '\\' ? 2 : 1;
+            if (i > len) /* a backslash ended the line */
+                i = len;
             if (depth == 1 && top_object && expect_key && !over) {
                 key = s + start;
-                keylen = (i < len ? i : len) - start;
+                keylen = i - start;
                 expect_key = 0;
                 in_field = elems = 0;
                 field_array = 0;
@@ -89,7 +92,7 @@ static int jsonl_scan(const char *s, size_t len, size_t max, char *msg,
         if (!is_key && key && at >= 1) {
             in_field++;
             if (at == 1)
-                field_array = s[i] == '[';
+                field_array = c == '[';
             elems += field_array && at == 2;
         }
         if (over)

@@ -251,6 +251,19 @@ static void test_delimiters_inside_strings_are_not_values(void **st)
     free(text);
 }
 
+static void test_line_ending_in_a_backslash_inside_a_string_is_malformed(
+    void **st)
+{
+    (void)st;
+    seen s = {0};
+    char err[256];
+    assert_int_equal(run("{\"v\": 1}\n{\"s\": \"ab\\", &s, err, sizeof err),
+                     -1);
+    if (strncmp(err + strlen(path), ":2:", 3) || !strstr(err, "malformed"))
+        fail_msg("message \"%s\" does not say line 2 is malformed", err);
+    assert_int_equal(s.n, 1);
+}
+
 static void test_missing_file(void **st)
 {
     (void)st;
@@ -294,6 +307,8 @@ int main(void)
             test_array_over_the_value_cap_is_refused_with_line_and_field),
         cmocka_unit_test(test_many_fields_over_the_value_cap_are_refused),
         cmocka_unit_test(test_delimiters_inside_strings_are_not_values),
+        cmocka_unit_test(
+            test_line_ending_in_a_backslash_inside_a_string_is_malformed),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_push_grows_and_keeps_elements),
     };
