@@ -84,6 +84,14 @@ static int trace_parse(json_t *o, aqp_trace *t, char *msg, size_t len)
     }
     t->K = json_array_size(truth);
     t->B = json_array_size(est);
+    /* B rows of K estimates each cannot all be in the line when B x K is
+     * over the line's cap: refused before the matrix is allocated. */
+    if (t->K > JSONL_MAX_VALUES / t->B) {
+        snprintf(msg, len, "field \"estimates\": %zu mini-batches of %zu "
+                 "values (\"truth\") is more than the %d values a line may "
+                 "hold", t->B, t->K, JSONL_MAX_VALUES);
+        return -1;
+    }
     t->truth = malloc(t->K * sizeof *t->truth);
     t->est = malloc(t->B * t->K * sizeof *t->est);
     t->cpu_s = malloc(t->B * sizeof *t->cpu_s);

@@ -6,6 +6,9 @@
  * The loop reads each line, parses it, and hands the object to the reader's
  * callback, so that every reader reports errors the same way:
  *
+ *   FILE:LINE: the line is longer than N bytes, the cap of a line
+ *   FILE:LINE: field 'F': an array of N values; a line may hold at most
+ *              M JSON values in all   (or: more than the M JSON values ...)
  *   FILE:LINE:COL: malformed JSON: TEXT    (the line is not JSON)
  *   FILE:LINE:COL: expected a JSON object  (it is JSON, but not an object)
  *   FILE:LINE: MESSAGE                     (the callback refused the object)
@@ -13,6 +16,15 @@
  *
  * LINE and COL count from 1; COL counts characters as Jansson does. A field
  * error has no column (Jansson does not keep where a value stood).
+ *
+ * A line is refused, before any of it is parsed, when it is longer than
+ * JSONL_MAX_LINE bytes or would make more than JSONL_MAX_VALUES JSON
+ * values (strings, numbers, literals, arrays, objects; keys counted). The
+ * largest legitimate line is a job or curve at the workload's cap of 10^7
+ * iterations: 10^7 + 1 losses of up to 26 characters each ("-1.2345678901
+ * 234567e-100, "), 260 MB; its parse holds the line, Jansson's tree (some
+ * 40 bytes a value) and the reader's copy, about 0.8 GB at most. Readers
+ * check their own, smaller caps on the objects they are handed.
  */
 #ifndef SLAQ_IO_JSONL_H
 #define SLAQ_IO_JSONL_H
@@ -20,6 +32,9 @@
 #include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
+
+#define JSONL_MAX_LINE 268435456 /* bytes of a line, newline excluded */
+#define JSONL_MAX_VALUES 10001024 /* 10^7 + 1 losses and 1,023 others */
 
 /*
  * Called once per non-blank line with its object (borrowed: the loop frees

@@ -1,7 +1,7 @@
 # test_bounds.sh — inputs that used to hang or eat memory are refused at
 # once with the field, the value and the cap: `slaq sim` workload values and
-# options, and `slaq sweep --dry-run` on a grid larger than the
-# configuration cap.
+# options, `slaq sweep --dry-run` on a grid larger than the configuration
+# cap, and trace and JSON Lines files with lines or arrays over their caps.
 . "$(dirname "$0")/lib.sh"
 
 WL="$TMP/wl.jsonl"
@@ -159,5 +159,45 @@ refused1 "sim --tasks: a 70 MB line" \
   "long.tr line 1: longer than 67108864 bytes" \
   sim --tasks "$TMP/long.tr" --nodes 2
 rm -f "$TMP/long.tr"
+
+# JSON Lines files: a line is refused at 256 MiB, and a line's JSON values
+# are counted against their cap of 10,001,024 before any is parsed, so an
+# over-cap array costs the memory of its text alone (these two grew to
+# 500 MB and more before their caps were checked).
+zeros() { # zeros N PREFIX SUFFIX: PREFIX, N zeros separated by commas, SUFFIX
+  python3 -c 'import sys; n = int(sys.argv[1]); sys.stdout.write(sys.argv[2] + "0," * (n - 1) + "0" + sys.argv[3] + "\n")' "$@"
+}
+zeros 12000000 '{"id": "j1", "arrival_s": 0, "iter_cpu_s": 1, "loss": [' \
+  ']}' >"$TMP/loss.jsonl"
+refused "sim: a loss array of 12,000,000" \
+  "loss.jsonl:1: field 'loss': an array of 12000000 values; a line may hold at most 10001024 JSON values in all" \
+  sim --workload "$TMP/loss.jsonl" --cores 4 --out "$TMP/o" --quiet
+{ head -n 1 tests/data/sim-curves.jsonl
+  zeros 12000000 '{"name": "big", "loss": [' ']}'; } >"$TMP/curve.jsonl"
+refused "workload gen: a curve of 12,000,000 losses" \
+  "curve.jsonl:2: field 'loss': an array of 12000000 values; a line may hold at most 10001024 JSON values in all" \
+  workload gen --curves "$TMP/curve.jsonl" --jobs 4
+rm -f "$TMP/loss.jsonl" "$TMP/curve.jsonl"
+# A recorded query run whose estimates would be 1100 x 10000 numbers:
+# refused before the matrix is allocated, from the two arrays' sizes.
+python3 -c 'import json; print(json.dumps({"name": "q", "truth": [0] * 10000, "estimates": [[]] * 1100, "batch_cpu_s": [0] * 1100}))' >"$TMP/aq.jsonl"
+refused "sim --aqp: estimates of 1100 x 10000" \
+  'aq.jsonl:1: field "estimates": 1100 mini-batches of 10000 values \("truth"\) is more than the 10001024 values a line may hold' \
+  sim --aqp "$TMP/aq.jsonl" --seeds 1
+# A line of 600 MB (a job whose loss array goes on in spaces) through a
+# pipe: refused at 256 MiB, holding no more than the cap.
+long_line() {
+  printf '{"id": "j1", "arrival_s": 0, "iter_cpu_s": 1, "loss": [1, '
+  head -c 600000000 /dev/zero | tr '\0' ' '
+  echo '0]}'
+}
+check_exit "sim: a 600 MB line: exit 2" 2 /usr/bin/time -f "%M" \
+  -o "$TMP/rss" timeout 20 "$SLAQ" sim --workload <(long_line) --cores 4 \
+  --out "$TMP/o" --quiet
+check_grep "sim: a 600 MB line: says why" \
+  "/dev/fd/[0-9]+:1: the line is longer than 268435456 bytes, the cap of a line" \
+  "$TMP/err"
+check "sim: a 600 MB line: at most the cap held" \
+  test "$(tail -n 1 "$TMP/rss")" -lt 400000
 
 finish

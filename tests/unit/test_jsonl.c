@@ -170,6 +170,100 @@ static void test_very_long_lines(void **st)
     free(text);
 }
 
+/* Line 1 {"v": 1}, then line 2 PREFIX + n values VALUE separated by commas
+ * + SUFFIX; the caller frees it. */
+static char *repeat_line(const char *prefix, const char *value, size_t n,
+                         const char *suffix)
+{
+    size_t lp = strlen(prefix), lv = strlen(value), ls = strlen(suffix);
+    char *text = malloc(16 + lp + n * (lv + 1) + ls + 2);
+    assert_non_null(text);
+    char *p = text + sprintf(text, "{\"v\": 1}\n%s", prefix);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(p, value, lv);
+        p += lv;
+        *p++ = ',';
+    }
+    p -= n > 0;
+    sprintf(p, "%s\n", suffix);
+    return text;
+}
+
+static void test_array_over_the_value_cap_is_refused_with_line_and_field(
+    void **st)
+{
+    (void)st;
+    /* The object, "v", 2, "s" and the array are 5 values; with the cap's
+     * worth of zeros in the array, the line is over by 5. */
+    char *text = repeat_line("{\"v\": 2, \"s\": [", "0", JSONL_MAX_VALUES,
+                             "]}");
+    seen s = {0};
+    char err[256];
+    assert_int_equal(run(text, &s, err, sizeof err), -1);
+    char want[128];
+    snprintf(want, sizeof want, ":2: field 's': an array of %d values; a "
+             "line may hold at most %d JSON values in all", JSONL_MAX_VALUES,
+             JSONL_MAX_VALUES);
+    expect_message(err, want);
+    assert_int_equal(s.n, 1); /* line 1 only: line 2 never reached Jansson */
+    free(text);
+}
+
+static void test_many_fields_over_the_value_cap_are_refused(void **st)
+{
+    (void)st;
+    /* Each "kI": 0 member is two values, a key and a number; the keys
+     * differ, so that all of them would make it into Jansson's object. */
+    size_t n = JSONL_MAX_VALUES / 2 + 1;
+    char *text = malloc(16 + n * 16);
+    assert_non_null(text);
+    char *p = text + sprintf(text, "{\"v\": 1}\n{");
+    for (size_t i = 0; i < n; i++)
+        p += sprintf(p, "%s\"k%zu\": 0", i ? ", " : "", i);
+    strcpy(p, "}\n");
+    seen s = {0};
+    char err[256];
+    assert_int_equal(run(text, &s, err, sizeof err), -1);
+    char want[128];
+    /* With the object itself, member I's number is value 2I + 3: the cap
+     * is passed at I = (cap - 1) / 2. */
+    snprintf(want, sizeof want, ":2: more than the %d JSON values a line may "
+             "hold (the last in field 'k%d')", JSONL_MAX_VALUES,
+             (JSONL_MAX_VALUES - 1) / 2);
+    expect_message(err, want);
+    assert_int_equal(s.n, 1);
+    free(text);
+}
+
+static void test_delimiters_inside_strings_are_not_values(void **st)
+{
+    (void)st;
+    /* A string of a cap's worth of "[0\"]," (5 characters once decoded):
+     * were its brackets, commas and escaped quotes taken for JSON, the
+     * line would be over the cap. */
+    char *text = repeat_line("{\"v\": 3, \"s\": \"", "[0\\\"]",
+                             JSONL_MAX_VALUES, "\"}");
+    seen s = {0};
+    char err[256];
+    assert_int_equal(run(text, &s, err, sizeof err), 2);
+    assert_int_equal(s.v[1], 3);
+    assert_int_equal(s.len[1], 5 * (size_t)JSONL_MAX_VALUES - 1);
+    free(text);
+}
+
+static void test_line_ending_in_a_backslash_inside_a_string_is_malformed(
+    void **st)
+{
+    (void)st;
+    seen s = {0};
+    char err[256];
+    assert_int_equal(run("{\"v\": 1}\n{\"s\": \"ab\\", &s, err, sizeof err),
+                     -1);
+    if (strncmp(err + strlen(path), ":2:", 3) || !strstr(err, "malformed"))
+        fail_msg("message \"%s\" does not say line 2 is malformed", err);
+    assert_int_equal(s.n, 1);
+}
+
 static void test_missing_file(void **st)
 {
     (void)st;
@@ -209,6 +303,12 @@ int main(void)
         cmocka_unit_test(test_duplicate_keys_are_malformed),
         cmocka_unit_test(test_callback_error_gets_file_and_line),
         cmocka_unit_test(test_very_long_lines),
+        cmocka_unit_test(
+            test_array_over_the_value_cap_is_refused_with_line_and_field),
+        cmocka_unit_test(test_many_fields_over_the_value_cap_are_refused),
+        cmocka_unit_test(test_delimiters_inside_strings_are_not_values),
+        cmocka_unit_test(
+            test_line_ending_in_a_backslash_inside_a_string_is_malformed),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_push_grows_and_keeps_elements),
     };
