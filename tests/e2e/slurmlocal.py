@@ -26,16 +26,29 @@ def _port_free(port):
         s.close()
 
 
+def _ephemeral_low():
+    """The first port the kernel hands out to outgoing connections."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def free_port_run(n):
-    """A port p with p .. p+n-1 all free (slurmctld and one per slurmd)."""
-    for _ in range(200):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        base = s.getsockname()[1]
-        s.close()
-        if base + n < 65000 and all(_port_free(base + i) for i in range(n)):
+    """A port p with p .. p+n-1 all free (slurmctld and one per slurmd),
+    below the kernel's ephemeral range: there, a busy machine's outgoing
+    connections (thousands in a test that opens many) take ports at any
+    moment, and a run of n free ones could not be found."""
+    import random
+    top = max(_ephemeral_low(), 12000) - n
+    rng = random.Random()
+    for _ in range(500):
+        base = rng.randrange(10000, top)
+        if all(_port_free(base + i) for i in range(n)):
             return base
-    raise AssertionError("no run of %d free ports" % n)
+    raise AssertionError("no run of %d free ports in %d..%d" % (n, 10000,
+                                                                top + n))
 
 
 def members(conf):
