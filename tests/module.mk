@@ -12,6 +12,20 @@ UNIT_LDLIBS := $(shell $(PKG_CONFIG) --libs cmocka 2>/dev/null) -lm
 # through its __wrap_realloc first.
 $(BUILD)/tests/test_aqp_oom: LDFLAGS += -Wl,--wrap=realloc
 
+# tests/daemon/test_store_faults.c: the store when the Nth allocation or
+# disk access fails. Linked as the other daemon tests (src/daemon/module.mk),
+# with slaqd's allocations through its wrappers; SQLite's go through them
+# by sqlite3_config and its disk by a VFS of the test's own.
+STORE_FAULTS_TEST := $(BUILD)/tests/test_store_faults
+UNIT_TESTS        += $(STORE_FAULTS_TEST)
+$(STORE_FAULTS_TEST): LDFLAGS += -Wl,--wrap=malloc -Wl,--wrap=calloc \
+                                 -Wl,--wrap=realloc -Wl,--wrap=strdup
+$(STORE_FAULTS_TEST): $(BUILD)/obj/tests/daemon/test_store_faults.o \
+    $(SLAQD_TEST_OBJS) $(LIBSLAQIO_A) $(LIBSLAQ_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $< $(SLAQD_TEST_OBJS) $(LIBSLAQIO_A) $(LIBSLAQ_A) \
+	  $(DAEMON_LDLIBS) $(LIB_LDLIBS) $(UNIT_LDLIBS)
+
 # test_globals counts libslaq's calls to GSL's process-wide error handler.
 $(BUILD)/tests/test_globals: LDFLAGS += -Wl,--wrap=gsl_set_error_handler -Wl,--wrap=gsl_set_error_handler_off
 

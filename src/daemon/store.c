@@ -539,17 +539,19 @@ static int schema_exec(sqlite3 *db, const char *path, const sql_buf *b,
     return 0;
 }
 
-/* Whether table t of the open database has column c. */
+/* Whether table t of the open database has column c: 1 or 0, or -1
+ * when its columns cannot be read (sqlite3_errmsg says why). */
 static int has_column(sqlite3 *db, const char *t, const char *c)
 {
     sqlite3_stmt *st;
-    int have = 0;
+    int have = -1;
     if (sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_info(?1) "
-                           "WHERE name = ?2", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, c, -1, SQLITE_STATIC);
-        have = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
-    }
+                           "WHERE name = ?2", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, c, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        have = sqlite3_column_int(st, 0) > 0;
     sqlite3_finalize(st);
     return have;
 }
@@ -571,7 +573,13 @@ static int schema_tables(sqlite3 *db, const char *path, char *err,
         if (schema_exec(db, path, &b, err, errlen) < 0)
             return -1;
         for (size_t k = 0; k < t->ncols; k++) {
-            if (has_column(db, t->name, t->cols[k].name))
+            int have = has_column(db, t->name, t->cols[k].name);
+            if (have < 0) {
+                snprintf(err, errlen, "%s: cannot read the columns of table "
+                         "%s: %s", path, t->name, sqlite3_errmsg(db));
+                return -1;
+            }
+            if (have)
                 continue;
             b = (sql_buf){.n = 0};
             sql_add(&b, "ALTER TABLE %s ADD COLUMN %s %s", t->name,
@@ -734,6 +742,9 @@ struct sd_store {
                      double threads, wall_s; } *pend;
     size_t npend, cappend;
     uint64_t lost;
+    /* Reports written into the open transaction that memory could not
+     * keep (out of memory): lost if that transaction fails. */
+    uint64_t unkept;
     /* The ledger (see ledger_write): per job, the reports held in memory
      * (agg, mirroring pend), and those a previous slaqd held when it
      * stopped (old), lost unless found in the database. */
@@ -754,15 +765,26 @@ struct sd_store {
 /* PRAGMA application_id of a slaq database: "slaq". */
 #define STORE_APP_ID 0x736c6171
 
-/* One integer from a one-row query, or -1 if it fails. */
-static sqlite3_int64 query_int(sqlite3 *db, const char *sql)
+/* One integer from a one-row query: 0 with *v (-1 when there is no
+ * row), or -1 when the query fails (sqlite3_errmsg says why). */
+static int query_row(sqlite3 *db, const char *sql, sqlite3_int64 *v)
 {
     sqlite3_stmt *st;
-    sqlite3_int64 v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
+    *v = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *v = sqlite3_column_int64(st, 0);
     sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The same, -1 whether there is no row or the query fails. */
+static sqlite3_int64 query_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_int64 v;
+    query_row(db, sql, &v);
     return v;
 }
 
@@ -770,24 +792,33 @@ static sqlite3_int64 query_int(sqlite3 *db, const char *sql)
  * Decides whether the open file may be used: 0, or -1 with err filled.
  * Ours: application_id "slaq", or (written before it was set) tables jobs
  * and reports. An SQLite file without tables is set up only with init.
+ * A file that cannot be read now (out of memory, an I/O error) is not
+ * judged: the error says so, not that the file is someone else's.
  */
 static int check_owner(sqlite3 *db, const char *path, int init, char *err,
                        size_t errlen)
 {
-    sqlite3_int64 app = query_int(db, "PRAGMA application_id");
-    if (app < 0) {
-        snprintf(err, errlen, "%s is not an SQLite database (%s); slaqd does "
-                 "not overwrite it: move it away or choose another "
-                 "--state-dir", path, sqlite3_errmsg(db));
+    sqlite3_int64 app, ours, tables;
+    if (query_row(db, "PRAGMA application_id", &app) < 0) {
+        int rc = sqlite3_errcode(db);
+        if (rc == SQLITE_NOTADB || rc == SQLITE_CORRUPT)
+            snprintf(err, errlen, "%s is not an SQLite database (%s); slaqd "
+                     "does not overwrite it: move it away or choose another "
+                     "--state-dir", path, sqlite3_errmsg(db));
+        else
+            snprintf(err, errlen, "%s: cannot read it: %s", path,
+                     sqlite3_errmsg(db));
         return -1;
     }
     if (app == STORE_APP_ID)
         return 0;
-    sqlite3_int64 ours = query_int(db, "SELECT count(*) FROM sqlite_master "
-                                       "WHERE type = 'table' AND name IN "
-                                       "('jobs', 'reports')");
-    sqlite3_int64 tables = query_int(db, "SELECT count(*) FROM "
-                                         "sqlite_master");
+    if (query_row(db, "SELECT count(*) FROM sqlite_master WHERE type = "
+                  "'table' AND name IN ('jobs', 'reports')", &ours) < 0 ||
+        query_row(db, "SELECT count(*) FROM sqlite_master", &tables) < 0) {
+        snprintf(err, errlen, "%s: cannot read its tables: %s", path,
+                 sqlite3_errmsg(db));
+        return -1;
+    }
     if (app == 0 && ours == 2)
         return 0;
     if (app == 0 && tables == 0) {
@@ -868,8 +899,14 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
         s->job_param[k] = sqlite3_bind_parameter_index(s->st[ST_JOB], name);
         assert(s->job_param[k] > 0);
     }
-    sqlite3_int64 lost = query_int(s->db, "SELECT value FROM meta WHERE key "
-                                          "= 'reports_lost'");
+    /* Not read is not 0: the next commit would write the count anew. */
+    sqlite3_int64 lost;
+    if (query_row(s->db, "SELECT value FROM meta WHERE key = "
+                  "'reports_lost'", &lost) < 0) {
+        snprintf(err, errlen, "%s: cannot read reports_lost: %s", path,
+                 sqlite3_errmsg(s->db));
+        goto fail;
+    }
     s->lost_base = lost > 0 ? (uint64_t)lost : 0;
     ledger_open(s, path);
     /* Jobs of the ledger that have ended already are settled now. */
@@ -1222,6 +1259,7 @@ int store_flush(sd_store *s)
                    (unsigned long long)s->failures,
                    (unsigned long long)s->lost);
         s->failing = 0;
+        s->unkept = 0;
         drop_pending(s, s->npend);
         ledger_committed(s);
         return 0;
@@ -1230,6 +1268,8 @@ int store_flush(sd_store *s)
         sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
     s->in_txn = 0;
     s->broken = 0;
+    s->lost += s->unkept; /* rolled back, and not in memory */
+    s->unkept = 0;
     if (!s->failing)
         sd_log(NULL, 0, "store: cannot write the database: %s; state changes "
                "are refused and reports kept in memory (at most %d) until "
@@ -1271,18 +1311,31 @@ void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
         } else if (s->npend > 0) { /* full: the oldest eighth is lost */
             size_t drop = s->npend / 8 ? s->npend / 8 : 1;
             drop_pending(s, drop);
-            s->lost += drop;
+            /* While writes work they are in the open transaction, and lost
+             * only if it fails. */
+            if (s->failing)
+                s->lost += drop;
+            else
+                s->unkept += drop;
         }
     }
+    int kept = 0;
     if (s->npend < s->cappend) {
         char *copy = vec ? strdup(vec) : NULL;
-        s->pend[s->npend++] = (struct pending){job, *r, metric, copy,
-                                               threads, wall_s};
-        vec = copy ? copy : vec;
-        agg_add(s, job, (int64_t)r->iter);
+        if (!vec || copy) { /* kept whole, or not at all */
+            s->pend[s->npend++] = (struct pending){job, *r, metric, copy,
+                                                   threads, wall_s};
+            agg_add(s, job, (int64_t)r->iter);
+            kept = 1;
+        }
     }
-    if (s->failing)
+    if (s->failing) {
+        if (!kept)
+            s->lost++; /* neither written nor kept */
         return; /* written with the others at the next retry */
+    }
+    if (!kept)
+        s->unkept++;
     begin(s);
     insert_report(s, job, r, metric, vec, threads, wall_s);
 }
