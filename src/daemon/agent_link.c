@@ -940,6 +940,18 @@ static int listed(const int64_t *have, size_t n, int64_t id)
     return 0;
 }
 
+/* A job of the node in its welcome: the last iteration the controller
+ * holds of it (-1: none) in `mine`, its generation in `gens`. */
+static void welcome_job(json_t *mine, json_t *gens, const sd_job *j)
+{
+    char key[32];
+    snprintf(key, sizeof key, "%lld", (long long)j->id);
+    json_object_set_new(mine, key, json_integer(
+        j->nreports ? (json_int_t)j->last_iter : -1));
+    if (j->gen)
+        json_object_set_new(gens, key, json_integer(j->gen));
+}
+
 /* Re-adopts the jobs a (re)registering agent runs, and tells it which
  * jobs this controller counts as its and how far their reports reached. */
 static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
@@ -1071,24 +1083,14 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
             unsent[nunsent++] = j;
             continue;
         }
-        char key[32];
-        snprintf(key, sizeof key, "%lld", (long long)j->id);
-        json_object_set_new(mine, key, json_integer(
-            j->nreports ? (json_int_t)j->last_iter : -1));
-        if (j->gen)
-            json_object_set_new(gens, key, json_integer(j->gen));
+        welcome_job(mine, gens, j);
     }
     for (uint64_t k = 0; down_wall >= 0 && k < d->njobs; k++) {
         sd_job *j = d->jobs[k];
         if (!j || !SD_REMOTE(j) || j->node != idx || j->state != SD_LOST ||
             j->ended < down_wall - 1)
             continue;
-        char key[32];
-        snprintf(key, sizeof key, "%lld", (long long)j->id);
-        json_object_set_new(mine, key, json_integer(
-            j->nreports ? (json_int_t)j->last_iter : -1));
-        if (j->gen)
-            json_object_set_new(gens, key, json_integer(j->gen));
+        welcome_job(mine, gens, j);
     }
     /* The queue order and starvation thresholds: the agent orders its
      * queue of tasks by them (agent.c, welcome_order). */

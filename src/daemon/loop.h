@@ -27,6 +27,12 @@ typedef struct sd_ratelog {
     uint64_t held;        /* lines held back since the last one logged */
 } sd_ratelog;
 
+/* Ends every connection, flushes and closes the store, and frees the
+ * jobs, arrays, sweeps, operations, timeline and scheduler: slaqd's exit,
+ * and the fuzz harnesses' reset. The configuration, the listening sockets
+ * and the epoll descriptor stay (the caller's). */
+void sd_free_state(sd_daemon *d);
+
 /* Logs a line to stderr with a timestamp; level 0 always, 1 with -v. */
 void sd_log(const sd_daemon *d, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -52,6 +52,27 @@
                       from make */
 #include "slaq/version.h"
 
+void sd_free_state(sd_daemon *d)
+{
+    conn_close_all(d);
+    conn_reap(d);
+    http_stop(d);
+    if (d->store)
+        store_flush(d->store);
+    enf_shutdown(d); /* looks at the jobs: before they are freed */
+    sweep_free_all(d);
+    op_free_all(d);
+    job_free_all(d);
+    array_free_all(d);
+    json_decref(d->task_queue);
+    d->task_queue = NULL;
+    trace_free(d);
+    store_close(d->store);
+    d->store = NULL;
+    slaq_sched_free(d->sched);
+    d->sched = NULL;
+}
+
 void sd_log(const sd_daemon *d, int level, const char *fmt, ...)
 {
     if (d && level > d->cfg.verbose)
@@ -1072,20 +1093,7 @@ int main(int argc, char **argv)
         agent_end_jobs(d);
 out:
     store_event(d->store, sd_now(), 0, "shutdown", NULL);
-    conn_close_all(d);
-    conn_reap(d);
-    http_stop(d);
-    if (d->store)
-        store_flush(d->store);
-    enf_shutdown(d); /* looks at the jobs: before they are freed */
-    sweep_free_all(d);
-    op_free_all(d);
-    job_free_all(d);
-    array_free_all(d);
-    json_decref(d->task_queue);
-    trace_free(d);
-    store_close(d->store);
-    slaq_sched_free(d->sched);
+    sd_free_state(d);
     conn_unlink_unix(d, d->cfg.socket_path);
     free(d->cfg.socket_path);
     free(d->cfg.token);

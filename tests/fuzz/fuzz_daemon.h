@@ -88,18 +88,7 @@ static void fuzz_daemon_init(sd_daemon *d, char *dir, const char *who)
  */
 __attribute__((unused)) static void fuzz_daemon_free(sd_daemon *d)
 {
-    conn_close_all(d);
-    conn_reap(d);
-    http_stop(d);
-    enf_shutdown(d);
-    sweep_free_all(d);
-    op_free_all(d);
-    job_free_all(d);
-    array_free_all(d);
-    json_decref(d->task_queue);
-    trace_free(d);
-    store_close(d->store);
-    slaq_sched_free(d->sched);
+    sd_free_state(d);
     free(d->nodes);
     if (d->cfg.socket_path)
         conn_unlink_unix(d, d->cfg.socket_path);
