@@ -201,19 +201,29 @@ def test_slowloris_from_the_same_address_leaves_the_dashboard_usable(slaqd):
     t.start()
     try:
         wait_for(lambda: len(held) >= 40, what="the attacker's connections")
-        ok, tries = 0, 0
-        end = time.monotonic() + 5
-        while time.monotonic() < end:
-            tries += 1
+        def answered():
             t0 = time.monotonic()
             try:
                 status, body = _get(slaqd, "/api/status", timeout=3)
-                ok += status == 200 and body["ok"] and \
+                return status == 200 and body["ok"] and \
                     time.monotonic() - t0 < 2
             except OSError:
-                pass
+                return False
+
+        # A user who waited once in vain asks again: each request counts
+        # as answered when it or its one retry is (a loaded machine can
+        # delay one answer past 2 s; a lock-out delays every one).
+        ok, tries, slow = 0, 0, 0
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            tries += 1
+            first = answered()
+            slow += not first
+            ok += first or answered()
             time.sleep(0.2)
-        assert ok == tries, "%d of %d requests answered" % (ok, tries)
+        assert ok == tries, "%d of %d requests answered (%d at the first " \
+            "try)" % (ok, tries, tries - slow)
+        assert slow <= tries // 4, "%d of %d needed a retry" % (slow, tries)
     finally:
         stop.set()
         t.join()
