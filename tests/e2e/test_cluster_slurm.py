@@ -311,7 +311,7 @@ def test_cluster_up_jobs_faults_down(slurm):
     assert len(pids) >= 3 + 11  # agents, jobs (one was lost), controller
     down = slaq(c, "cluster", "down", "--dir", cdir)
     assert "ended" in down.stdout
-    wait_for(lambda: not any(alive(p) for p in pids), timeout=10,
+    wait_for(lambda: not any(alive(p) for p in pids), timeout=30,
              what="every process of the allocation to end")
     assert allocation_procs(cdir) == []
     st = slaq(c, "cluster", "status", "--dir", cdir, check=False)
