@@ -1,6 +1,6 @@
 /*
  * move.c — `slaq move ID --node N`: move a running job of a cluster
- * controller to another node (src/daemon/agent_link.c, cluster_move). The
+ * controller to another node (src/daemon/agent_link.c, ctl_move). The
  * job saves its checkpoint and stops on its node, and starts again on N
  * from that checkpoint, keeping its id, history and reports.
  */

@@ -116,7 +116,7 @@ static void send_register(sd_daemon *d)
                             : d->tasks[i - nml];
         json_t *e = json_pack("{s:I, s:s, s:I, s:I}", "job",
                               (json_int_t)j->id, "state",
-                              sd_state_name(j->state), "last_iter",
+                              job_state_name(j->state), "last_iter",
                               (json_int_t)j->last_iter, "gen",
                               (json_int_t)JOB_GEN(j));
         if (e && j->pid > 0) /* an attached job may not have said its own */
@@ -292,7 +292,7 @@ static void send_exit(sd_daemon *d, const sd_job *j)
 {
     json_t *m = job_msg("exit", j);
     if (m)
-        json_object_set_new(m, "state", json_string(sd_state_name(
+        json_object_set_new(m, "state", json_string(job_state_name(
                                             j->state)));
     if (m && j->reason)
         json_object_set_new(m, "reason", json_string(j->reason));

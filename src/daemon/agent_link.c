@@ -43,7 +43,7 @@
 #include "daemon/suspend.h"
 #include "slaq/deadline.h"
 
-int cluster_listen(sd_daemon *d, const char *addr)
+int ctl_listen(sd_daemon *d, const char *addr)
 {
     if (sd_link_key(d) < 0)
         return -1;
@@ -70,7 +70,7 @@ int cluster_listen(sd_daemon *d, const char *addr)
     return 0;
 }
 
-const char *cluster_node_name(const sd_daemon *d, const sd_job *j)
+const char *ctl_node_name(const sd_daemon *d, const sd_job *j)
 {
     if (!SD_REMOTE(j) || (size_t)j->node >= d->nnodes)
         return "?";
@@ -112,7 +112,7 @@ static void nodes_file(sd_daemon *d)
     char path[4200], tmp[4300];
     snprintf(path, sizeof path, "%s/nodes.json", d->cfg.state_dir);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    json_t *o = json_pack("{s:o, s:f}", "nodes", cluster_nodes_json(d),
+    json_t *o = json_pack("{s:o, s:f}", "nodes", ctl_nodes_json(d),
                           "written", sd_now());
     if (!o || json_dump_file(o, tmp, JSON_COMPACT) < 0 ||
         rename(tmp, path) < 0)
@@ -139,7 +139,7 @@ static void send_err(sd_daemon *d, sd_conn *c, const char *code,
 /* Placement and the pending queue are the core's (slaq_sched_add with
  * config.queue, docs/cluster.md): this file only maps its node indices,
  * which are d->nodes' indices, to agents. */
-int cluster_job_node(sd_daemon *d, const sd_job *j)
+int ctl_job_node(sd_daemon *d, const sd_job *j)
 {
     if (j->node >= 0)
         return j->node;
@@ -291,7 +291,7 @@ static int pin_expired(sd_daemon *d, const sd_job *j, char *why,
     return 1;
 }
 
-int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
+int ctl_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                    size_t errlen)
 {
     if (j->pin && node_find(d, j->pin, 0) < 0) {
@@ -342,7 +342,7 @@ undo:
 
 /* ---------------------------------------------------------------- tasks */
 
-sd_job *cluster_place_task(sd_daemon *d, sd_array *a, long index, int node,
+sd_job *ctl_place_task(sd_daemon *d, sd_array *a, long index, int node,
                            json_t *batch)
 {
     json_t *req = job_task_req(a, index);
@@ -384,18 +384,18 @@ sd_job *cluster_place_task(sd_daemon *d, sd_array *a, long index, int node,
     return j;
 }
 
-void cluster_send_tasks(sd_daemon *d, int node, json_t *batch)
+void ctl_send_tasks(sd_daemon *d, int node, json_t *batch)
 {
     send_msg(d, d->nodes[node].conn, json_pack("{s:s, s:O}", "type",
                                                "enqueue", "tasks", batch));
 }
 
-int cluster_node_ready(const sd_daemon *d, int node)
+int ctl_node_ready(const sd_daemon *d, int node)
 {
     return d->nodes[node].up && d->nodes[node].conn != NULL;
 }
 
-void cluster_send_stop(sd_daemon *d, sd_job *j, int now)
+void ctl_send_stop(sd_daemon *d, sd_job *j, int now)
 {
     if (!SD_REMOTE(j))
         return;
@@ -486,7 +486,7 @@ static int job_movable(sd_daemon *d, sd_job *j, char *err, size_t errlen)
     if (j->state != SD_RUNNING || j->node < 0) {
         snprintf(err, errlen, "job %lld is %s; only a running job moves", id,
                  j->node < 0 && SD_ACTIVE(j->state) ? "waiting for a node"
-                 : sd_state_name(j->state));
+                 : job_state_name(j->state));
         return -1;
     }
     if (!j->restartable || !j->launch) {
@@ -543,7 +543,7 @@ static void move_ask(sd_daemon *d, sd_job *j, int to, const char *by)
            "checkpoint", (long long)j->id, j->name, detail);
 }
 
-int cluster_move(sd_daemon *d, sd_job *j, const char *node, char *err,
+int ctl_move(sd_daemon *d, sd_job *j, const char *node, char *err,
                  size_t errlen)
 {
     long long id = (long long)j->id;
@@ -555,7 +555,7 @@ int cluster_move(sd_daemon *d, sd_job *j, const char *node, char *err,
                  "nodes lists them)", node);
         return -1;
     }
-    if (!cluster_node_ready(d, to)) {
+    if (!ctl_node_ready(d, to)) {
         snprintf(err, errlen, "node %s is %s: a job moves only to a node "
                  "that is up", node, d->nodes[to].up ? "away" : "down");
         return -1;
@@ -573,7 +573,7 @@ int cluster_move(sd_daemon *d, sd_job *j, const char *node, char *err,
     return 0;
 }
 
-void cluster_policy_moves(sd_daemon *d)
+void ctl_policy_moves(sd_daemon *d)
 {
     const slaq_sched_config *c = slaq_sched_get_config(d->sched);
     size_t n = slaq_sched_count(d->sched), nn = d->nnodes;
@@ -601,7 +601,7 @@ void cluster_policy_moves(sd_daemon *d)
     size_t up = 0;
     for (size_t v = 0; v < nn; v++) {
         slot[v] = -1;
-        if (all[v].cores > 0 && cluster_node_ready(d, (int)v)) {
+        if (all[v].cores > 0 && ctl_node_ready(d, (int)v)) {
             slot[v] = (int)up;
             node_of[up] = v;
             use[up++] = all[v];
@@ -699,7 +699,7 @@ static void move_exit(sd_daemon *d, sd_job *j)
     job_fence(d, j);
     j->alloc = 0;
     j->move_from = from;
-    if (!cluster_node_ready(d, to)) {
+    if (!ctl_node_ready(d, to)) {
         sd_log(d, 0, "job %lld: node %s went away during the move; placing "
                "the job again", (long long)j->id, d->nodes[to].name);
         slaq_sched_replace(d->sched, j->sj);
@@ -770,7 +770,7 @@ static void node_down(sd_daemon *d, int idx, const char *why)
 
 /* ---------------------------------------------------------------- epoch */
 
-void cluster_epoch(sd_daemon *d)
+void ctl_epoch(sd_daemon *d)
 {
     double mono = sd_mono();
     double silent = SD_NODE_SILENT_EPOCHS * d->cfg.sched.epoch_s;
@@ -1050,7 +1050,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                                      "job", (json_int_t)have[i], "reason",
                                      !j ? "unknown to the controller"
                                      : SD_ACTIVE(j->state) ? "moved to "
-                                       "another node" : sd_state_name(
+                                       "another node" : job_state_name(
                                            j->state), "now", 1));
         }
     }
@@ -1139,7 +1139,7 @@ static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)
         j->checkpoint_bytes = json_integer_value(bytes);
     sd_state s = SD_LOST;
     if (state)
-        sd_state_parse(state, &s);
+        job_state_parse(state, &s);
     if (SD_ACTIVE(s))
         s = SD_LOST;
     /* Stopped for its move (its agent's stop, reason "move"): started on
@@ -1179,7 +1179,7 @@ static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)
  * proof is a credential like a token, checked under conn.c's rate limits
  * (per address, per port, overall) and counted when wrong.
  */
-void cluster_handshake(sd_daemon *d, sd_conn *c, const char *line,
+void ctl_handshake(sd_daemon *d, sd_conn *c, const char *line,
                        size_t len)
 {
     char out[LINK_MAX_HANDSHAKE], err[256], msg[400];
@@ -1223,7 +1223,7 @@ void cluster_handshake(sd_daemon *d, sd_conn *c, const char *line,
     conn_auth_succeeded(d, c);
 }
 
-void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
+void ctl_message(sd_daemon *d, sd_conn *c, json_t *msg)
 {
     const char *type = json_string_value(json_object_get(msg, "type"));
     if (!c->authed) { /* the link is open: the agent proved the token */
@@ -1284,7 +1284,7 @@ void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
     } else if (!strcmp(type, "info")) {
         sd_job *j = node_job(d, c, msg);
         if (j)
-            job_declare(d, c, j, msg, 1);
+            conn_declare(d, c, j, msg, 1);
     } else if (!strcmp(type, "started")) {
         sd_job *j = node_job(d, c, msg);
         char why[128], m[256];
@@ -1327,7 +1327,7 @@ void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg)
     }
 }
 
-void cluster_conn_closed(sd_daemon *d, sd_conn *c)
+void ctl_conn_closed(sd_daemon *d, sd_conn *c)
 {
     if (c->node < 0 || (size_t)c->node >= d->nnodes)
         return;
@@ -1340,7 +1340,7 @@ void cluster_conn_closed(sd_daemon *d, sd_conn *c)
     c->node = -1;
 }
 
-int cluster_restore_job(sd_daemon *d, sd_job *j, const char *node)
+int ctl_restore_job(sd_daemon *d, sd_job *j, const char *node)
 {
     j->remote = 1;
     j->restarts = j->gen > 1 ? j->gen - 1 : 0;
@@ -1359,7 +1359,7 @@ int cluster_restore_job(sd_daemon *d, sd_job *j, const char *node)
 
 /* ----------------------------------------------------------------- view */
 
-json_t *cluster_nodes_json(sd_daemon *d)
+json_t *ctl_nodes_json(sd_daemon *d)
 {
     json_t *arr = json_array();
     double mono = sd_mono();

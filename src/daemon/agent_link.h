@@ -2,8 +2,8 @@
  * agent_link.h — the controller's side of the agent protocol (agent_link.c,
  * docs/cluster.md): its nodes, placing and moving jobs on them.
  */
-#ifndef SLAQ_DAEMON_CLUSTER_H
-#define SLAQ_DAEMON_CLUSTER_H
+#ifndef SLAQ_DAEMON_AGENT_LINK_H
+#define SLAQ_DAEMON_AGENT_LINK_H
 
 #include <jansson.h>
 #include <stddef.h>
@@ -18,7 +18,7 @@ typedef struct sd_array sd_array;
 #define SD_ALLOCS_FULL_EVERY 16       /* epochs between full allocs messages */
 #define SD_NODE_SILENT_EPOCHS 3   /* heartbeats missed before a node is down */
 #define SD_PIN_WAIT_S 300.0       /* --pin-wait's default */
-/* The policy's moves (cluster_policy_moves; docs/deadlines.md): MLFS's
+/* The policy's moves (ctl_policy_moves; docs/deadlines.md): MLFS's
  * h_r and p_s, and how long a moved job stays before it may move again
  * (the simulator's hold, 10 minutes). */
 #define SD_MOVE_H_R 0.9
@@ -43,47 +43,47 @@ typedef struct sd_node {
  * agent's pid outside 2 .. SD_PID_MAX is refused (agent_link.c). */
 #define SD_PID_MAX 4194304
 
-int cluster_listen(sd_daemon *d, const char *addr);
+int ctl_listen(sd_daemon *d, const char *addr);
 /* A message on an agent connection (c->agent), once its link is open. */
-void cluster_message(sd_daemon *d, sd_conn *c, json_t *msg);
+void ctl_message(sd_daemon *d, sd_conn *c, json_t *msg);
 /* A handshake line on an agent connection whose link is not open yet. */
-void cluster_handshake(sd_daemon *d, sd_conn *c, const char *line,
+void ctl_handshake(sd_daemon *d, sd_conn *c, const char *line,
                        size_t len);
-void cluster_conn_closed(sd_daemon *d, sd_conn *c);
+void ctl_conn_closed(sd_daemon *d, sd_conn *c);
 /* Starts a submitted job (fields filled, not yet forked) on a node;
  * 0, or -1 with err filled (the caller frees the job). */
-int cluster_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
+int ctl_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                    size_t errlen);
-void cluster_send_stop(sd_daemon *d, sd_job *j, int now);
+void ctl_send_stop(sd_daemon *d, sd_job *j, int now);
 /* slaq move: asks the agent of running job j to stop it with its
  * checkpoint saved, then starts it on node `node` from that checkpoint
  * (its id, history and reports kept; the old instance fenced). 0 once
  * asked, or -1 with err saying why it cannot move. */
-int cluster_move(sd_daemon *d, sd_job *j, const char *node, char *err,
+int ctl_move(sd_daemon *d, sd_job *j, const char *node, char *err,
                  size_t errlen);
 /* Right after the epoch, under a policy that moves jobs (mlfs-h, mlfs)
  * and --policy-moves on: MLF-H's moves off overloaded nodes
  * (slaq_mlfs_moves) among the jobs that may move and did not in the last
  * SD_MOVE_HOLD_S, each carried out as a slaq move. */
-void cluster_policy_moves(sd_daemon *d);
+void ctl_policy_moves(sd_daemon *d);
 
 /* A controller: records task `index` of a as queued on `node` (state
  * pending, a job id and secret of its own) and appends its start to
  * batch; NULL when out of memory. */
-sd_job *cluster_place_task(sd_daemon *d, sd_array *a, long index, int node,
+sd_job *ctl_place_task(sd_daemon *d, sd_array *a, long index, int node,
                            json_t *batch);
 /* Sends node's agent the tasks of batch for its queue ("enqueue"). */
-void cluster_send_tasks(sd_daemon *d, int node, json_t *batch);
+void ctl_send_tasks(sd_daemon *d, int node, json_t *batch);
 /* Whether node is up with its agent connected. */
-int cluster_node_ready(const sd_daemon *d, int node);
+int ctl_node_ready(const sd_daemon *d, int node);
 /* After each epoch: allocations to the agents, silent nodes marked down. */
-void cluster_epoch(sd_daemon *d);
-json_t *cluster_nodes_json(sd_daemon *d);
-const char *cluster_node_name(const sd_daemon *d, const sd_job *j);
+void ctl_epoch(sd_daemon *d);
+json_t *ctl_nodes_json(sd_daemon *d);
+const char *ctl_node_name(const sd_daemon *d, const sd_job *j);
 /* The core's node for a job entering the scheduler: the node it runs on,
  * else its --node pin, else SLAQ_NODE_ANY. */
-int cluster_job_node(sd_daemon *d, const sd_job *j);
+int ctl_job_node(sd_daemon *d, const sd_job *j);
 /* At start: a job recorded on a node waits for its agent to come back. */
-int cluster_restore_job(sd_daemon *d, sd_job *j, const char *node);
+int ctl_restore_job(sd_daemon *d, sd_job *j, const char *node);
 
 #endif

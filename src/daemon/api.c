@@ -353,7 +353,7 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
         return api_status(d);
     if (!strcmp(type, "nodes")) {
         json_t *r = ok();
-        json_object_set_new(r, "nodes", cluster_nodes_json(d));
+        json_object_set_new(r, "nodes", ctl_nodes_json(d));
         json_object_set_new(r, "controller", json_boolean(d->cfg.agents
                                                           != NULL));
         return r;
@@ -422,7 +422,7 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
         if (!node || !*node)
             return api_error("bad_request", "field \"node\" must be the "
                              "name of a node (slaq nodes lists them)");
-        if (cluster_move(d, j, node, err, sizeof err) < 0)
+        if (ctl_move(d, j, node, err, sizeof err) < 0)
             return api_error("not_movable", "%s", err);
         if (store_flush(d->store) < 0)
             return api_error("store_failed", "job %lld is being moved but "
@@ -468,7 +468,7 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
         return reply;
     }
     if (!strncmp(type, "sweep", 5))
-        return api_sweep(d, type, req, who);
+        return sweep_request(d, type, req, who);
     if (!strcmp(type, "history"))
         return api_history(d, req);
     if (!strcmp(type, "show") || !strcmp(type, "cancel") ||
@@ -496,7 +496,7 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
                                  "true or false");
             if (!SD_ACTIVE(j->state))
                 return api_error("not_active", "job %lld is already %s",
-                                 (long long)j->id, sd_state_name(j->state));
+                                 (long long)j->id, job_state_name(j->state));
             job_cancel(d, j, json_is_true(now));
             if (store_flush(d->store) < 0)
                 return api_error("store_failed", "job %lld is being stopped "
@@ -518,7 +518,7 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
             }
             json_object_set_new(reply, "dir", json_string(abs));
             json_object_set_new(reply, "state",
-                                json_string(sd_state_name(j->state)));
+                                json_string(job_state_name(j->state)));
             free(abs);
         } else {
             if (j->kind == SLAQ_JOB_QUERY && !strcmp(type, "show"))

@@ -494,7 +494,7 @@ static void place_on_nodes(sd_daemon *d)
                (idx = next_pending(a)) >= 0) {
             long best = -1;
             for (size_t v = 0; v < nn; v++) {
-                if (!cluster_node_ready(d, (int)v) || tc[v] < 1 ||
+                if (!ctl_node_ready(d, (int)v) || tc[v] < 1 ||
                     placed[v] >= (size_t)tc[v] + bound[v])
                     continue;
                 if (best < 0 || placed[v] / tc[v] < placed[best] / tc[best])
@@ -504,7 +504,7 @@ static void place_on_nodes(sd_daemon *d)
                 goto send;
             if (!batch[best] && !(batch[best] = json_array()))
                 goto send;
-            sd_job *j = cluster_place_task(d, a, idx, (int)best,
+            sd_job *j = ctl_place_task(d, a, idx, (int)best,
                                            batch[best]);
             if (!j || array_task_add(d, j) < 0)
                 goto send; /* out of memory: the next tick tries again */
@@ -513,7 +513,7 @@ static void place_on_nodes(sd_daemon *d)
             placed[best]++;
             json_object_set_new(j->launch, "order", order_json(a));
             if (json_array_size(batch[best]) == SD_ENQUEUE_MAX) {
-                cluster_send_tasks(d, (int)best, batch[best]);
+                ctl_send_tasks(d, (int)best, batch[best]);
                 json_array_clear(batch[best]);
             }
         }
@@ -521,7 +521,7 @@ static void place_on_nodes(sd_daemon *d)
 send:
     for (size_t v = 0; v < nn; v++)
         if (batch[v] && json_array_size(batch[v]))
-            cluster_send_tasks(d, (int)v, batch[v]);
+            ctl_send_tasks(d, (int)v, batch[v]);
     store_flush(d->store);
 out:
     for (size_t v = 0; batch && v < nn; v++)
@@ -737,7 +737,7 @@ int array_cancel(sd_daemon *d, sd_array *a, long index, int now, char *err,
         sd_job *j = id ? job_get(d, id) : NULL;
         if (j && !SD_ACTIVE(j->state)) {
             snprintf(err, errlen, "task %lld_%ld is already %s",
-                     (long long)a->id, index, sd_state_name(j->state));
+                     (long long)a->id, index, job_state_name(j->state));
             return -1;
         }
         if (j) {
@@ -819,7 +819,7 @@ json_t *array_json(sd_daemon *d, const sd_array *a, int detail)
     array_counts(d, a, n);
     json_t *counts = json_object();
     for (size_t c = 0; c < NCOUNT; c++)
-        json_object_set_new(counts, sd_state_name(count_states[c]),
+        json_object_set_new(counts, job_state_name(count_states[c]),
                             json_integer((json_int_t)n[c]));
     const char *state = n[1] ? "running" : n[0] ? "pending"
                         : n[3] || n[6] ? "failed"
@@ -866,7 +866,7 @@ json_t *array_json(sd_daemon *d, const sd_array *a, int detail)
         }
         json_t *t = json_pack("{s:I, s:I, s:s, s:I}", "index",
                               (json_int_t)idx, "id", (json_int_t)j->id,
-                              "state", sd_state_name(j->state), "pid",
+                              "state", job_state_name(j->state), "pid",
                               (json_int_t)j->pid);
         json_object_set_new(t, "started", j->started > 0
                             ? json_real(j->started) : json_null());
@@ -939,7 +939,7 @@ static json_t *nodes_queue_json(sd_daemon *d)
             sd_array *a = array_get(d, j->array);
             double est = a ? task_estimate(a) : NAN;
             char why[160];
-            if (!cluster_node_ready(d, (int)v))
+            if (!ctl_node_ready(d, (int)v))
                 snprintf(why, sizeof why, "node %s is away: its queue goes "
                          "back to the arrays if it does not return",
                          d->nodes[v].name);

@@ -474,7 +474,7 @@ void conn_close(sd_daemon *d, sd_conn *c)
     d->nconns--;
     accept_resume(d);
     if (c->agent)
-        cluster_conn_closed(d, c);
+        ctl_conn_closed(d, c);
     if (c->upstream)
         agent_conn_closed(d, c);
     op_conn_closed(d, c);
@@ -771,7 +771,7 @@ static void job_declare_metric(sd_daemon *d, sd_conn *c, sd_job *j,
     store_put_job(d->store, j);
 }
 
-void job_declare(sd_daemon *d, sd_conn *c, sd_job *j, json_t *msg,
+void conn_declare(sd_daemon *d, sd_conn *c, sd_job *j, json_t *msg,
                  int with_kind)
 {
     job_declare_iters(d, c, j, json_object_get(msg, "iters"));
@@ -845,7 +845,7 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
         if (!SD_ACTIVE(j->state)) {
             json_t *m = json_pack("{s:s, s:I, s:s}", "type", "stop", "job",
                                   (json_int_t)j->id, "reason",
-                                  sd_state_name(j->state));
+                                  job_state_name(j->state));
             conn_send(d, c, m);
             json_decref(m);
             return;
@@ -883,7 +883,7 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
     c->job = j;
     c->acks = json_is_true(json_object_get(msg, "ack"));
     j->conn = c;
-    job_declare(d, c, j, msg, 1);
+    conn_declare(d, c, j, msg, 1);
     if (d->cfg.agent)
         agent_relay(d, j, msg);
     sd_log(d, 1, "job %lld: client connected (pid %d)", (long long)j->id,
@@ -939,7 +939,7 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
         goto out;
     }
     if (c->agent) { /* the agent protocol: its own token and messages */
-        cluster_message(d, c, msg);
+        ctl_message(d, c, msg);
         goto out;
     }
     if (c->upstream) {
@@ -1009,7 +1009,7 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
             on_hello(d, c, msg);
     } else if (!strcmp(type, "info") && c->kind == CONN_JOB) {
         if (c->job)
-            job_declare(d, c, c->job, msg, 0);
+            conn_declare(d, c, c->job, msg, 0);
         if (c->job && d->cfg.agent)
             agent_relay(d, c->job, msg);
     } else if (!strcmp(type, "bye")) {
@@ -1064,7 +1064,7 @@ static void link_line(sd_daemon *d, sd_conn *c, char *line, size_t len)
     c->spoke = 1;
     if (c->link->state != LINK_OPEN) {
         if (c->agent)
-            cluster_handshake(d, c, line, len);
+            ctl_handshake(d, c, line, len);
         else
             agent_handshake(d, c, line, len);
         return;

@@ -140,7 +140,7 @@ void conn_tick(sd_daemon *d);
 /* What a job declares of itself in hello or info ("iters", "convergence",
  * "metric_name", and with with_kind "kind"), applied to j; a bad value is
  * answered with an error on c and ignored. */
-void job_declare(sd_daemon *d, sd_conn *c, sd_job *j, json_t *msg,
+void conn_declare(sd_daemon *d, sd_conn *c, sd_job *j, json_t *msg,
                  int with_kind);
 
 /* Wraps a connected descriptor in a connection */

@@ -23,12 +23,12 @@
  *   store*.c       store.h        state.db, its only reader and writer  store_
  *   http.c         http.h         the HTTP API and the dashboard        http_
  *   trace.c        trace.h        timeline, forecast, predictor error   trace_
- *   counters.c     counters.h     the counters status and /metrics show counter_
+ *   counters.c     counters.h     counters for status and /metrics      counter_
  *   users.c        users.h        who a peer is, who may act on what    user_
  *   array.c        array.h        task arrays: many one-core tasks      array_
  *   aqpd.c         aqpd.h         approximate queries                   aqpd_
  *   sweepd.c       sweepd.h       hyperparameter sweeps                 sweep_
- *   agent_link.c   agent_link.h   the controller's side of the agents   cluster_
+ *   agent_link.c   agent_link.h   the controller's side of the agents   ctl_
  *   agent.c        agent.h        the node agent's side                 agent_
  *   link.c         link.h         the agent link's handshake, sealing   link_
  *   config.c       config.h       the configuration file                config_

@@ -308,7 +308,7 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
     prom_head(f, "slaq_jobs", "gauge", "Jobs by state.");
     for (int st = SD_RUNNING; st <= SD_PENDING; st++)
         fprintf(f, "slaq_jobs{state=\"%s\"} %zu\n",
-                sd_state_name((sd_state)st), count[st]);
+                job_state_name((sd_state)st), count[st]);
     prom_head(f, "slaq_policy_info", "gauge", "The policy in force (1).");
     fprintf(f, "slaq_policy_info{policy=\"%s\"} 1\n",
             slaq_policy_name(c->policy));

@@ -50,13 +50,13 @@ static const char *const state_names[] = {
     "pending",
 };
 
-const char *sd_state_name(sd_state s)
+const char *job_state_name(sd_state s)
 {
     return (unsigned)s < sizeof state_names / sizeof *state_names
                ? state_names[s] : "?";
 }
 
-int sd_state_parse(const char *name, sd_state *out)
+int job_state_parse(const char *name, sd_state *out)
 {
     for (unsigned i = 0; i < sizeof state_names / sizeof *state_names; i++)
         if (!strcmp(name, state_names[i])) {
@@ -158,7 +158,7 @@ int job_schedule(sd_daemon *d, sd_job *j)
     o.user = j;
     o.kind = j->kind;
     if (d->cfg.agents)
-        o.node = cluster_job_node(d, j);
+        o.node = ctl_job_node(d, j);
     j->sj = slaq_sched_add(d->sched, &o, sd_now());
     return j->sj ? 0 : -1;
 }
@@ -166,14 +166,14 @@ int job_schedule(sd_daemon *d, sd_job *j)
 static void send_stop(sd_daemon *d, sd_job *j)
 {
     if (SD_REMOTE(j)) {
-        cluster_send_stop(d, j, 0);
+        ctl_send_stop(d, j, 0);
         return;
     }
     if (!j->conn)
         return;
     json_t *m = json_pack("{s:s, s:I, s:s}", "type", "stop", "job",
                           (json_int_t)j->id, "reason",
-                          j->reason ? j->reason : sd_state_name(j->state));
+                          j->reason ? j->reason : job_state_name(j->state));
     conn_send(d, j->conn, m);
     json_decref(m);
 }
@@ -767,7 +767,7 @@ sd_job *job_task_record(sd_daemon *d, sd_array *a, long index,
         return NULL;
     }
     store_put_job(d->store, j);
-    store_event(d->store, j->ended, j->id, sd_state_name(state), reason);
+    store_event(d->store, j->ended, j->id, job_state_name(state), reason);
     return j;
 }
 
@@ -902,7 +902,7 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
     if (d->cfg.agents) { /* a controller: an agent runs it */
         if (!j->name || !j->cmd)
             goto nomem;
-        if (cluster_launch(d, j, env, err, errlen) < 0)
+        if (ctl_launch(d, j, env, err, errlen) < 0)
             goto fail;
         free(argv);
         return j;
@@ -1170,7 +1170,7 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
 {
     if (!j->sj) {
         snprintf(err, errlen, "job %lld is %s and takes no reports",
-                 (long long)j->id, sd_state_name(j->state));
+                 (long long)j->id, job_state_name(j->state));
         return -1;
     }
     slaq_report r;
@@ -1302,7 +1302,7 @@ void job_cancel(sd_daemon *d, sd_job *j, int now)
 {
     job_stop(d, j, "cancelled");
     if (now && SD_REMOTE(j)) {
-        cluster_send_stop(d, j, 1);
+        ctl_send_stop(d, j, 1);
         return;
     }
     if (now && j->managed && !j->term_sent) {
@@ -1373,7 +1373,7 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
     if (d->cfg.agent)
         agent_job_ended(d, j);
     sd_log(d, j->array ? 1 : 0, "job %lld (%s): %s, %s", (long long)j->id,
-           j->name, sd_state_name(st), detail);
+           j->name, job_state_name(st), detail);
     if (j->array)
         array_task_ended(d, j);
 }
@@ -1604,7 +1604,7 @@ void job_epoch(sd_daemon *d)
             return;
         }
         epoch_priority(d);
-        cluster_policy_moves(d); /* the epoch's keys, before any change */
+        ctl_policy_moves(d); /* the epoch's keys, before any change */
     }
     int control = n > 0 && slaq_policy_load_control(
                                    slaq_sched_get_config(d->sched)->policy);
@@ -1632,7 +1632,7 @@ void job_epoch(sd_daemon *d)
     }
     cpu[2] = sd_thread_cpu();
     if (d->cfg.agents)
-        cluster_epoch(d);
+        ctl_epoch(d);
     cpu[3] = sd_thread_cpu();
     trace_after_epoch(d, now);
     cpu[4] = sd_thread_cpu();
@@ -1813,7 +1813,7 @@ static int restore_one(sd_daemon *d, sd_job *j)
         /* Its agent re-adopts it when it reconnects (agent_link.c); a task
          * queued or running there is settled when its node registers
          * again (array.c). */
-        if (cluster_restore_job(d, j, j->node_at) < 0 ||
+        if (ctl_restore_job(d, j, j->node_at) < 0 ||
             (!j->array && job_schedule(d, j) < 0))
             return -1;
         if (j->array)
@@ -1942,11 +1942,11 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "user", json_string(j->user ? j->user : "?"));
     json_object_set_new(o, "uid", json_integer((json_int_t)j->uid));
     json_object_set_new(o, "name", json_string(j->name));
-    json_object_set_new(o, "state", json_string(sd_state_name(j->state)));
+    json_object_set_new(o, "state", json_string(job_state_name(j->state)));
     json_object_set_new(o, "managed", json_boolean(j->managed));
     json_object_set_new(o, "node", !d->cfg.agents ? json_string("local")
                         : SD_REMOTE(j) && j->node >= 0
-                            ? json_string(cluster_node_name(d, j))
+                            ? json_string(ctl_node_name(d, j))
                         : j->node_at ? json_string(j->node_at)
                                      : json_null());
     json_object_set_new(o, "restartable", json_boolean(j->restartable));

@@ -36,8 +36,8 @@ typedef enum sd_state {
     SD_PENDING,   /* a controller's job waiting for room on a node */
 } sd_state;
 
-const char *sd_state_name(sd_state s);
-int sd_state_parse(const char *name, sd_state *out);
+const char *job_state_name(sd_state s);
+int job_state_parse(const char *name, sd_state *out);
 #define SD_ACTIVE(st) ((st) == SD_RUNNING || (st) == SD_STOPPING || \
                        (st) == SD_PENDING)
 

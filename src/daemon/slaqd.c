@@ -1001,7 +1001,7 @@ static int setup(sd_daemon *d)
         return -1;
     if (d->cfg.tcp && conn_listen_tcp(d, d->cfg.tcp) < 0)
         return -1;
-    if (d->cfg.agents && cluster_listen(d, d->cfg.agents) < 0)
+    if (d->cfg.agents && ctl_listen(d, d->cfg.agents) < 0)
         return -1;
     if (d->cfg.agent && agent_start(d) < 0)
         return -1;

@@ -111,14 +111,14 @@ static int col_null(sqlite3_stmt *st, int i)
 
 static void put_state(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    bind_text(st, i, sd_state_name(j->state));
+    bind_text(st, i, job_state_name(j->state));
 }
 
 static void get_state(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 {
     (void)ld;
     const char *state = (const char *)sqlite3_column_text(st, i);
-    if (!state || sd_state_parse(state, &j->state))
+    if (!state || job_state_parse(state, &j->state))
         j->state = SD_LOST;
 }
 

@@ -72,7 +72,7 @@ static char proc_state(pid_t pid)
     return p && p[1] == ' ' ? p[2] : 0;
 }
 
-void sd_checkpoint_path(const sd_daemon *d, uid_t uid, int64_t id, char *out,
+void job_checkpoint_path(const sd_daemon *d, uid_t uid, int64_t id, char *out,
                         size_t len)
 {
     char dir[4096];
@@ -232,12 +232,12 @@ static void op_done(sd_daemon *d, sd_job *j, int kind, int ok,
             slaq_job_set_max_cores(j->sj, SUSPENDED_CORES);
         char detail[96];
         snprintf(detail, sizeof detail, "signal %.3f ms on node %s",
-                 latency_ms, cluster_node_name(d, j));
+                 latency_ms, ctl_node_name(d, j));
         store_put_job(d->store, j);
         store_event(d->store, sd_now(), j->id, "suspend", detail);
         store_flush(d->store);
         sd_log(d, 0, "job %lld: suspended by node %s's agent (SIGSTOP, "
-               "%.3f ms)", (long long)j->id, cluster_node_name(d, j),
+               "%.3f ms)", (long long)j->id, ctl_node_name(d, j),
                latency_ms);
     } else if (kind == SD_OP_RESUME && ok) {
         j->suspended = SD_SUSP_NONE;
@@ -247,7 +247,7 @@ static void op_done(sd_daemon *d, sd_job *j, int kind, int ok,
         store_event(d->store, sd_now(), j->id, "resume", "signal");
         store_flush(d->store);
         sd_log(d, 0, "job %lld: resumed by node %s's agent (SIGCONT)",
-               (long long)j->id, cluster_node_name(d, j));
+               (long long)j->id, ctl_node_name(d, j));
     } else {
         sd_log(d, 0, "job %lld: %s failed: %s", (long long)j->id,
                op_name(kind), why);
@@ -281,7 +281,7 @@ void job_op_result(sd_daemon *d, sd_job *j, json_t *msg)
     int good = json_is_true(ok);
     if (!json_is_boolean(ok))
         why = "its op_result has no \"ok\" (true or false)";
-    snprintf(buf, sizeof buf, "node %s: %.300s", cluster_node_name(d, j),
+    snprintf(buf, sizeof buf, "node %s: %.300s", ctl_node_name(d, j),
              why ? why : "failed, without a reason");
     op_done(d, j, op->kind, good, ms, buf);
     json_t *reply;
@@ -308,7 +308,7 @@ void op_tick(sd_daemon *d)
         sd_job *j = job_get(d, op->job);
         char why[256];
         snprintf(why, sizeof why, "node %s did not answer the %s within "
-                 "%g s", j ? cluster_node_name(d, j) : "?", op_name(op->kind),
+                 "%g s", j ? ctl_node_name(d, j) : "?", op_name(op->kind),
                  SD_OP_TIMEOUT_S);
         if (j) {
             op_done(d, j, op->kind, 0, NAN, why);
@@ -348,7 +348,7 @@ int job_suspend(sd_daemon *d, sd_job *j, int checkpoint, double *latency_ms,
     *latency_ms = NAN;
     if (j->state != SD_RUNNING) {
         snprintf(err, errlen, "job %lld is %s; only a running job can be "
-                 "suspended", (long long)j->id, sd_state_name(j->state));
+                 "suspended", (long long)j->id, job_state_name(j->state));
         return -1;
     }
     if (!j->managed || (j->pid <= 0 && !SD_REMOTE(j))) {
@@ -407,7 +407,7 @@ void job_suspend_done(sd_daemon *d, sd_job *j)
     j->suspend_ms = (sd_mono() - j->suspend_t) * 1e3;
     char path[4200], detail[96];
     struct stat st;
-    sd_checkpoint_path(d, j->uid, j->id, path, sizeof path);
+    job_checkpoint_path(d, j->uid, j->id, path, sizeof path);
     /* A remote job's is on its agent's machine: the size its exit said. */
     long long size = SD_REMOTE(j) ? j->checkpoint_bytes
                      : stat(path, &st) == 0 ? (long long)st.st_size : -1;
@@ -444,8 +444,8 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
     }
     char from[4200], to[4200];
     int64_t next = (int64_t)d->njobs + 1; /* job_submit's id */
-    sd_checkpoint_path(d, j->uid, j->id, from, sizeof from);
-    sd_checkpoint_path(d, j->uid, next, to, sizeof to);
+    job_checkpoint_path(d, j->uid, j->id, from, sizeof from);
+    job_checkpoint_path(d, j->uid, next, to, sizeof to);
     /* A job an agent ran left its checkpoint on that agent's machine:
      * the new job goes there, and the agent renames the checkpoint before
      * it starts it (or fails its start, saying why). */

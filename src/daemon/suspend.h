@@ -47,7 +47,7 @@ void op_free_all(sd_daemon *d);
 void job_suspend_done(sd_daemon *d, sd_job *j);
 /* DIR/job-ID.ckpt, the file a job of user uid leaves in the
  * SLAQ_CHECKPOINT_DIR slaqd gives it (DIR: job_checkpoint_dir). */
-void sd_checkpoint_path(const sd_daemon *d, uid_t uid, int64_t id, char *out,
+void job_checkpoint_path(const sd_daemon *d, uid_t uid, int64_t id, char *out,
                         size_t len);
 
 #endif

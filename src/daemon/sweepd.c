@@ -809,7 +809,7 @@ static int term_pending(void)
            || sigismember(&set, SIGHUP) == 1;
 }
 
-json_t *api_sweep(sd_daemon *d, const char *type, json_t *req,
+json_t *sweep_request(sd_daemon *d, const char *type, json_t *req,
                   const sd_user *who)
 {
     json_t *reply = NULL;

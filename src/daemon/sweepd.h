@@ -15,7 +15,7 @@ typedef struct sd_user sd_user;
 /* The sweep_* control requests (docs/sweep-cli.md), the runtime
  * (sweep_tick every tick), reading sweeps back at start, and the HTTP
  * views (/api/sweeps, /api/sweeps/ID: NULL for an unknown id). */
-json_t *api_sweep(sd_daemon *d, const char *type, json_t *req,
+json_t *sweep_request(sd_daemon *d, const char *type, json_t *req,
                   const sd_user *who);
 void sweep_tick(sd_daemon *d);
 int sweep_restore(sd_daemon *d);

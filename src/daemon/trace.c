@@ -235,7 +235,7 @@ json_t *trace_forecast_json(sd_daemon *d, const sd_job *j)
 {
     json_t *r = json_pack("{s:s, s:b, s:I, s:s}", "type", "result", "ok", 1,
                           "job", (json_int_t)j->id, "state",
-                          sd_state_name(j->state));
+                          job_state_name(j->state));
     json_t *hist = json_array();
     json_t *rows = store_reports_json(d->store, j->id, 500);
     size_t i;

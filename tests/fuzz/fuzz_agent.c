@@ -5,7 +5,7 @@
  * socket on — conn_read, the line splitter and its limits, link_open
  * (every input line is sealed by the harness on a link it opened with the
  * real handshake, so it opens), the JSON reader, on_message's dispatch,
- * then cluster_message (register, report, info, started, start_failed,
+ * then ctl_message (register, report, info, started, start_failed,
  * exit, op_result, heartbeat) or agent_message (welcome, allocs, stop,
  * suspend, resume, error), and an epoch.
  *
@@ -113,8 +113,8 @@ static void setup_controller(void)
         die("slaq_sched_new");
     slaq_sched_set_node_cores(C.sched, 0, 0);
     C.cfg.agents = "127.0.0.1:0";
-    if (cluster_listen(&C, C.cfg.agents) < 0)
-        die("cluster_listen");
+    if (ctl_listen(&C, C.cfg.agents) < 0)
+        die("ctl_listen");
     struct sockaddr_in sa;
     socklen_t len = sizeof sa;
     if (getsockname(C.agents_h.fd, (struct sockaddr *)&sa, &len))
