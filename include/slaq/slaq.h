@@ -660,6 +660,18 @@ int slaq_alloc_ws_set_prio(slaq_alloc_ws *ws, const slaq_prio_params *p);
 const slaq_prio_params *slaq_alloc_ws_prio(const slaq_alloc_ws *ws);
 
 /*
+ * The hold (docs/libslaq.md, "Holding a plateaued job"): under slaq and
+ * relaqs, a job whose forecast says less than `hold` of its loss drop is
+ * left ((L(k) − L_final) / (L_first − L_final)) gets no minimum share, as
+ * long as ceil(capacity) other jobs on its node keep one; it gets units
+ * only when every running job is at its max_cores. The lowest gains are
+ * held first; a job in its start-up share (min_cores) or that has not
+ * reported is never held. 0 (a new workspace's value): never. SLAQ_EINVAL
+ * (nothing changed) outside [0, 1].
+ */
+int slaq_alloc_ws_set_hold(slaq_alloc_ws *ws, double hold);
+
+/*
  * Each job's key under `policy`, larger first: the order in which a
  * priority policy hands out cores, and in which a driver serves its
  * pending queue. For the share policies (fair, slaq, ...) it is arrival
@@ -810,6 +822,7 @@ int slaq_placement_parse(const char *name, slaq_placement *out);
 const char *slaq_placement_name(slaq_placement kind);
 
 #define SLAQ_DEFAULT_STARTUP_REPORTS 3
+#define SLAQ_DEFAULT_HOLD 0.0
 #define SLAQ_DEFAULT_HYSTERESIS 1.0
 #define SLAQ_DEFAULT_DAMPING 0.5
 #define SLAQ_DEFAULT_MAX_FITS 1000
@@ -848,6 +861,9 @@ typedef struct slaq_sched_config {
     double hysteresis;             /* >= 0: the `stay` bonus of a job's
                                       units from the previous epoch;
                                       default SLAQ_DEFAULT_HYSTERESIS */
+    double hold;                   /* in [0, 1]: slaq_alloc_ws_set_hold's
+                                      threshold (0: never hold); default
+                                      SLAQ_DEFAULT_HOLD */
     int scaling;                   /* non-zero (default): a job that has
                                       reported its threads is allocated
                                       by its scaling model's speed-ups

@@ -43,6 +43,7 @@ struct slaq_alloc_ws {
     double *lcur;   /* per job: predicted loss after the epoch at alloc */
     double *lnext;  /* per job: ... at alloc + one unit */
     fair_item *items;
+    unsigned char *held; /* greedy: held by greedy_hold this call */
     /* per node */
     size_t ncap;
     double *left;   /* capacity not yet handed out */
@@ -54,6 +55,7 @@ struct slaq_alloc_ws {
     size_t *off;    /* greedy: where the node's job heap starts in heap */
     size_t *nheap;  /* greedy: the heap of nodes */
     slaq_prio_params prio; /* the priority policies' parameters */
+    double hold;           /* slaq_alloc_ws_set_hold; 0: never */
 };
 
 slaq_alloc_ws *slaq_alloc_ws_new(void)
@@ -73,6 +75,7 @@ void slaq_alloc_ws_free(slaq_alloc_ws *ws)
     free(ws->lcur);
     free(ws->lnext);
     free(ws->items);
+    free(ws->held);
     free(ws->left);
     free(ws->want);
     free(ws->shrink);
@@ -91,7 +94,7 @@ static int ws_reserve(slaq_alloc_ws *ws, size_t n)
     size_t cap = grow_cap(ws->cap, n, 64);
     if (!cap || GROW_ARRAY(ws->heap, cap) || GROW_ARRAY(ws->key, cap) ||
         GROW_ARRAY(ws->lcur, cap) || GROW_ARRAY(ws->lnext, cap) ||
-        GROW_ARRAY(ws->items, cap))
+        GROW_ARRAY(ws->items, cap) || GROW_ARRAY(ws->held, cap))
         return SLAQ_ENOMEM;
     ws->cap = cap;
     return SLAQ_OK;
@@ -108,6 +111,14 @@ static int ws_reserve_nodes(slaq_alloc_ws *ws, size_t n)
         GROW_ARRAY(ws->off, cap) || GROW_ARRAY(ws->nheap, cap))
         return SLAQ_ENOMEM;
     ws->ncap = cap;
+    return SLAQ_OK;
+}
+
+int slaq_alloc_ws_set_hold(slaq_alloc_ws *ws, double hold)
+{
+    if (!ws || !(hold >= 0 && hold <= 1))
+        return SLAQ_EINVAL;
+    ws->hold = hold;
     return SLAQ_OK;
 }
 
@@ -293,7 +304,7 @@ static double maxmin_key(const slaq_pjob *j, double lcur, double lnext,
 static void greedy_key(const alloc_policy *p, const slaq_pjob *j, size_t i,
                        const double *alloc, double unit, slaq_alloc_ws *ws)
 {
-    ws->key[i] = j->unproven ? -INFINITY
+    ws->key[i] = j->unproven || (ws->hold > 0 && ws->held[i]) ? -INFINITY
                              : p->key(j, ws->lcur[i], ws->lnext[i], alloc[i],
                                       unit);
 }
@@ -340,6 +351,71 @@ static void greedy_floor(const slaq_pjob *jobs, size_t n, const size_t *node,
     for (size_t v = 0; v < nnodes; v++)
         if (!(ws->left[v] > 0))
             ws->left[v] = 0;
+}
+
+/* Candidates for the hold, by node and then by gain, lowest first. */
+static int hold_cmp(const void *a, const void *b)
+{
+    const fair_item *x = a, *y = b;
+    return x->ratio < y->ratio ? -1 : x->ratio > y->ratio;
+}
+
+/*
+ * The hold (slaq_alloc_ws_set_hold): time-slicing many jobs on few cores
+ * costs each of them cache and switches, and a plateaued job's minimum
+ * share buys next to nothing. A job is plateaued when its forecast says
+ * less than `hold` of its loss drop is left: (L(k) − L_final) / (L_first
+ * − L_final) < hold (a forecast with no drop at all counts as
+ * plateaued). Plateaued jobs give their minimum shares back, lowest gain
+ * from that share first (the policy's key from 0 cores), while more than
+ * ceil(capacity) jobs on the node keep one (one thread each keeps the
+ * cores busy). A held job then ranks as an unproven one: it gets units
+ * only when every job still running is at its max_cores. Uses ws->lcur,
+ * ws->shrink and ws->items as scratch; greedy_floor must have run.
+ */
+static void greedy_hold(const alloc_policy *p, const slaq_pjob *jobs,
+                        size_t n, const size_t *node, const double *capacity,
+                        size_t nnodes, slaq_alloc_ws *ws, double *alloc)
+{
+    double *running = ws->shrink;
+    for (size_t v = 0; v < nnodes; v++)
+        running[v] = 0;
+    for (size_t i = 0; i < n; i++)
+        if (alloc[i] > 0)
+            running[node ? node[i] : 0] += 1;
+    size_t nc = 0;
+    for (size_t i = 0; i < n; i++) {
+        const slaq_pjob *j = &jobs[i];
+        if (j->min_cores > 0 || j->unproven || !(alloc[i] > 0))
+            continue;
+        const slaq_forecast *f = j->fc;
+        double now = loss_after(j, 0);
+        double span = f->first_loss - f->final_loss;
+        double left = span > 0 ? (now - f->final_loss) / span : 0;
+        if (!(left < ws->hold))
+            continue;
+        double g = p->key(j, now, loss_after(j, alloc[i]), 0, alloc[i]);
+        if (g != g)
+            g = -INFINITY;
+        ws->items[nc++] = (fair_item){g, i};
+    }
+    if (nc == 0)
+        return;
+    /* Lowest gain first over all nodes: each node's own candidates then
+     * come in their order, and `running` is per node. */
+    qsort(ws->items, nc, sizeof *ws->items, hold_cmp);
+    for (size_t r = 0; r < nc; r++) {
+        size_t i = ws->items[r].idx, v = node ? node[i] : 0;
+        double keep = ceil(capacity[v] - 1e-9);
+        if (keep < 1)
+            keep = 1;
+        if (running[v] <= keep)
+            continue;
+        ws->left[v] += alloc[i];
+        alloc[i] = 0;
+        ws->held[i] = 1;
+        running[v] -= 1;
+    }
 }
 
 /*
@@ -399,6 +475,11 @@ static void alloc_greedy(const alloc_policy *p, const slaq_pjob *jobs,
                          double *alloc)
 {
     greedy_floor(jobs, n, node, capacity, nnodes, unit, ws, alloc);
+    if (ws->hold > 0) {
+        memset(ws->held, 0, n);
+        if (p->key == gain_key)
+            greedy_hold(p, jobs, n, node, capacity, nnodes, ws, alloc);
+    }
     double *left = ws->left;
     size_t *hn = ws->rest; /* per node: jobs in its heap */
 

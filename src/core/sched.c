@@ -148,6 +148,7 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
         (unsigned)cfg->normalise > SLAQ_SCALE_MAX_DELTA ||
         !(cfg->hysteresis >= 0) || !isfinite(cfg->hysteresis) ||
         !(cfg->damping >= 0 && cfg->damping < 1) ||
+        !(cfg->hold >= 0 && cfg->hold <= 1) ||
         (unsigned)cfg->placement > SLAQ_PLACE_GAIN ||
         cfg->nodes > (size_t)INT32_MAX)
         return NULL;
@@ -1021,6 +1022,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         else if (j->kind == SLAQ_JOB_EXACT && forecasts)
             sched_exact_pjob(j, pj, cap, wsum);
     }
+    slaq_alloc_ws_set_hold(s->ws, c->hold);
     int err = slaq_allocate_nodes(c->policy, s->pjobs, s->n, s->node_of,
                                   s->ncap, nn + 1, c->unit, s->ws, s->alloc);
     if (err)

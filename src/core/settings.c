@@ -157,6 +157,14 @@ static const slaq_setting settings[] = {
      .help = "With the same jobs as in the previous epoch, a job's new "
              "share is D x its old one + (1 - D) x the policy's: a forecast "
              "that jumps moves only part of the cores (0: none)."},
+    {.name = "hold", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(hold, double), .min = 0, .max = 1,
+     .dflt = SLAQ_DEFAULT_HOLD, .arg = "H",
+     .help = "Under slaq and relaqs, a job whose forecast says less than "
+             "H of its loss drop is left gets no minimum share while "
+             "ceil(cores) other jobs keep the cores busy: a plateaued job "
+             "runs only on cycles no other job wants, and fewer jobs share "
+             "the cores (0: never)."},
     {.name = "scaling", .type = SLAQ_SETTING_ENUM,
      .offset = AT(scaling, int), VALUES(switches, switch_name),
      .dflt = 1, .arg = "on|off",

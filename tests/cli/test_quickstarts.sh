@@ -100,7 +100,9 @@ for line in joined:
     print(code)
     if code.endswith("&"):
         print("daemons+=($!)")
-        print("for _ in $(seq 100); do '%s/slaq' status >/dev/null 2>&1 && break; "
+        # up to 60 s: a loaded machine has taken more than 10 s to start
+        # slaqd (its database, its cgroups)
+        print("for _ in $(seq 600); do '%s/slaq' status >/dev/null 2>&1 && break; "
               "sleep 0.1; done" % bin_)
 PY
   } >"$wd/run.sh"

@@ -5,6 +5,7 @@
  * water-filled; equal inputs give equal outputs; the table of policies
  * names, lists and bounds every kind.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -571,6 +572,134 @@ static void test_relaqs_allocates_as_slaq(void **state)
     slaq_alloc_ws_free(ws);
 }
 
+/* The hold: with more jobs than cores, plateaued jobs give their minimum
+ * shares to the jobs that gain; ceil(capacity) jobs keep running. */
+static void test_hold_gives_plateaued_shares_to_jobs_that_gain(void **state)
+{
+    (void)state;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    slaq_forecast done = flat_forecast(1.0), fresh = line_forecast(10, 1, 0);
+    slaq_pjob j[5] = {pjob(&done, 50, 1, 1, 1), pjob(&fresh, 1, 1, 1, 1),
+                      pjob(&done, 50, 1, 1, 1), pjob(&fresh, 1, 1, 1, 1),
+                      pjob(&done, 50, 1, 1, 1)};
+    double a[5];
+    /* a new workspace does not hold: every job keeps min(unit, 2/5) */
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, 5, 2, 0.1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[0], 0.1, 1e-12);
+    assert_near(a[2], 0.1, 1e-12);
+    assert_near(a[1] + a[3], 1.7, 1e-12);
+    assert_int_equal(slaq_alloc_ws_set_hold(ws, 0.5), SLAQ_OK);
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, 5, 2, 0.1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[0], 0, 0);
+    assert_near(a[2], 0, 0);
+    assert_near(a[4], 0, 0);
+    assert_near(a[1], 1, 1e-12);
+    assert_near(a[3], 1, 1e-12);
+    /* one fresh job: one plateaued job keeps a share, so two jobs run */
+    j[3] = pjob(&done, 50, 1, 1, 1);
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, 5, 2, 0.1, ws, a),
+                     SLAQ_OK);
+    int running = 0;
+    for (int i = 0; i < 5; i++)
+        running += a[i] > 0;
+    assert_int_equal(running, 2);
+    assert_near(a[1], 1, 1e-12);
+    assert_near(a[0] + a[2] + a[3] + a[4], 1, 1e-12);
+    /* fair and max-min do not hold */
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_FAIR, j, 5, 2, 0.1, ws, a),
+                     SLAQ_OK);
+    for (int i = 0; i < 5; i++)
+        assert_near(a[i], 0.4, 1e-12);
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_MAXMIN, j, 5, 2, 0.1, ws, a),
+                     SLAQ_OK);
+    for (int i = 0; i < 5; i++)
+        assert_true(a[i] >= 0.1 - 1e-12);
+    slaq_alloc_ws_free(ws);
+}
+
+/* A job in its start-up share or that has not reported is never held, nor
+ * a job with at least `hold` of its loss drop left. */
+static void test_hold_spares_starting_unproven_and_close_jobs(void **state)
+{
+    (void)state;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    assert_int_equal(slaq_alloc_ws_set_hold(ws, 0.05), SLAQ_OK);
+    slaq_forecast done = flat_forecast(1.0), fresh = line_forecast(10, 1, 0);
+    /* at k = 9.2: 0.8 of 10 left, 8% of its drop */
+    slaq_pjob j[5] = {pjob(&fresh, 1, 1, 1, 1), pjob(&fresh, 1, 1, 1, 1),
+                      pjob(&done, 50, 1, 1, 1), pjob(&done, 50, 1, 1, 1),
+                      pjob(&fresh, 9.2, 1, 1, 1)};
+    j[2].min_cores = 0.3;  /* starting */
+    j[3].unproven = 1;     /* no report yet */
+    double a[5];
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, 5, 2, 0.1, ws, a),
+                     SLAQ_OK);
+    assert_true(a[2] >= 0.3 - 1e-12);
+    assert_true(a[3] > 0);
+    assert_true(a[4] > 0); /* 8% left, hold 5%: not plateaued */
+    /* at hold 0.1 it is */
+    assert_int_equal(slaq_alloc_ws_set_hold(ws, 0.1), SLAQ_OK);
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, 5, 2, 0.1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[4], 0, 0);
+    /* out of range: refused, nothing changed */
+    assert_int_equal(slaq_alloc_ws_set_hold(ws, -0.1), SLAQ_EINVAL);
+    assert_int_equal(slaq_alloc_ws_set_hold(ws, 1.5), SLAQ_EINVAL);
+    assert_int_equal(slaq_alloc_ws_set_hold(ws, NAN), SLAQ_EINVAL);
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, 5, 2, 0.1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[4], 0, 0);
+    slaq_alloc_ws_free(ws);
+}
+
+/* hold 0 is the allocation without a hold, bit for bit, and any hold
+ * keeps the invariants: capacity used, caps kept, ceil(capacity) jobs
+ * running, and a held job's share gone to jobs that gain at least as
+ * much. */
+static void test_hold_zero_is_no_hold_and_holds_keep_invariants(void **state)
+{
+    (void)state;
+    enum { N = 12 };
+    slaq_alloc_ws *plain = slaq_alloc_ws_new(), *ws = slaq_alloc_ws_new();
+    slaq_forecast f[N];
+    slaq_pjob j[N];
+    double a[N], b[N];
+    srand(7);
+    for (int round = 0; round < 300; round++) {
+        size_t n = 1 + (size_t)(rand() % N);
+        for (size_t i = 0; i < n; i++) {
+            random_forecast(&f[i]);
+            j[i] = pjob(&f[i], 20 * urand() * urand(), 0.1 + 3 * urand(),
+                        0.5 + urand(), rand() % 3 ? 1 : INFINITY);
+        }
+        double cap = 1 + rand() % 6, unit = rand() % 2 ? 0.1 : 1;
+        assert_int_equal(slaq_alloc_ws_set_hold(ws, 0), SLAQ_OK);
+        assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, n, cap, unit,
+                                       plain, a), SLAQ_OK);
+        assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, n, cap, unit, ws,
+                                       b), SLAQ_OK);
+        assert_memory_equal(a, b, n * sizeof *a);
+        assert_int_equal(slaq_alloc_ws_set_hold(ws, urand()), SLAQ_OK);
+        assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, n, cap, unit, ws,
+                                       b), SLAQ_OK);
+        double sum = 0, room = 0;
+        int running = 0;
+        for (size_t i = 0; i < n; i++) {
+            assert_true(b[i] >= 0 && b[i] <= j[i].max_cores + 1e-9);
+            sum += b[i];
+            room += j[i].max_cores;
+            running += b[i] > 0;
+        }
+        assert_near(sum, room < cap ? room : cap, 1e-9);
+        int keep = (int)ceil(cap - 1e-9);
+        assert_true(running >= ((int)n < keep ? (int)n : keep));
+    }
+    slaq_alloc_ws_free(plain);
+    slaq_alloc_ws_free(ws);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -590,6 +719,9 @@ int main(void)
         cmocka_unit_test(test_every_policy_divides_and_no_other_kind),
         cmocka_unit_test(test_sched_keys_are_the_given_networks),
         cmocka_unit_test(test_relaqs_allocates_as_slaq),
+        cmocka_unit_test(test_hold_gives_plateaued_shares_to_jobs_that_gain),
+        cmocka_unit_test(test_hold_spares_starting_unproven_and_close_jobs),
+        cmocka_unit_test(test_hold_zero_is_no_hold_and_holds_keep_invariants),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
