@@ -49,6 +49,9 @@ SLAQD_MODES = {
     "slaq": ["--policy", "slaq"],
     # slaq without the scaling model: every job taken to scale linearly
     "slaq-linear": ["--policy", "slaq", "--scaling", "off"],
+    # slaq holding plateaued jobs (docs/libslaq.md, "Holding a plateaued
+    # job"): fewer jobs time-slice the cores
+    "slaq-hold": ["--policy", "slaq", "--hold", "0.05"],
     "paper": PAPER,
 }
 MODES = ["plain", "queue"] + list(SLAQD_MODES)
@@ -70,25 +73,29 @@ def batch(build):
 def stream(build):
     """The stream: ten jobs of the three kinds at several learning rates and
     sizes, each with a fixed budget that runs well past its convergence,
-    as exploratory jobs do."""
+    as exploratory jobs do: about three times what its loss needs to
+    level off (alone, a job reaches 90% of its drop in an eighth to a
+    fifth of its budget), so that the jobs overlap and the scheduler has
+    plateaued work to weigh against new jobs."""
     jobs = os.path.join(HERE, "jobs")
     train = os.path.join(ROOT, build, "bin", "slaq-train")
     torch = [PY, os.path.join(jobs, "torch_mlp.py")]
     return [
-        ("s-torch-lr0.1", torch + ["--lr", "0.1", "--epochs", "8"]),
-        ("s-logreg-lr0.5", [train, "logreg", "--lr", "0.5", "--iters", "60"]),
-        ("s-sk-mlp", [PY, os.path.join(jobs, "sk_mlp.py"), "--epochs", "8"]),
+        ("s-torch-lr0.1", torch + ["--lr", "0.1", "--epochs", "24"]),
+        ("s-logreg-lr0.5", [train, "logreg", "--lr", "0.5", "--iters",
+                            "180"]),
+        ("s-sk-mlp", [PY, os.path.join(jobs, "sk_mlp.py"), "--epochs", "24"]),
         ("s-torch-lr0.01-h128", torch + ["--lr", "0.01", "--hidden", "128",
-                                         "--epochs", "8"]),
-        ("s-kmeans-k10", [train, "kmeans", "--k", "10", "--iters", "30"]),
-        ("s-sk-sgd", [PY, os.path.join(jobs, "sk_sgd.py"), "--epochs", "12"]),
+                                         "--epochs", "24"]),
+        ("s-kmeans-k10", [train, "kmeans", "--k", "10", "--iters", "90"]),
+        ("s-sk-sgd", [PY, os.path.join(jobs, "sk_sgd.py"), "--epochs", "36"]),
         ("s-torch-lr0.05-h512", torch + ["--lr", "0.05", "--hidden", "512",
-                                         "--epochs", "6"]),
-        ("s-svm", [train, "svm", "--iters", "60"]),
+                                         "--epochs", "18"]),
+        ("s-svm", [train, "svm", "--iters", "180"]),
         ("s-logreg-lr0.05", [train, "logreg", "--lr", "0.05", "--iters",
-                             "60"]),
+                             "180"]),
         ("s-sk-mlp-6", [PY, os.path.join(jobs, "sk_mlp.py"), "--epochs",
-                        "6"]),
+                        "18"]),
     ]
 
 
@@ -350,18 +357,76 @@ def summarise(results, modes, patterns):
             for k in ("t50_mean_s", "t90_mean_s", "jct_mean_s", "makespan_s",
                       "cpu_s", "idle_frac", "slaqd_cpu_s", "stall_s",
                       "alloc_changes_per_job_min", "cores_moved_per_job_min"):
-                v = [r[k] for r in runs]
+                v = sorted(r[k] for r in runs)
+                mid = len(v) // 2
+                med = v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
                 s[pat][mode][k] = {"mean": sum(v) / len(v), "min": min(v),
-                                   "max": max(v)}
+                                   "max": max(v), "median": med}
+            s[pat][mode]["job_s"] = sum(
+                sum(j["jct_s"] for j in r["jobs"].values())
+                for r in runs) / len(runs)
             s[pat][mode]["per_job_t90_s"] = {
                 n: sum(r["jobs"][n]["t90_s"] for r in runs) / len(runs)
                 for n in runs[0]["jobs"]}
     return s
 
 
+def target_lines(s, pat, modes):
+    """The issue's targets on one pattern, for slaq and each variant of it
+    that ran: the ratio of medians (or the worst job's ratio, the stall
+    share) and whether it is met."""
+    if not all(m in modes for m in ("plain", "fair")):
+        return []
+    ways = [m for m in ("slaq", "slaq-hold", "slaq-linear") if m in modes]
+    if not ways:
+        return []
+    med = lambda mode, k: s[pat][mode][k]["median"]
+
+    def worst(mode):
+        plain = s[pat]["plain"]["per_job_t90_s"]
+        return max(v / plain[n] for n, v in
+                   s[pat][mode]["per_job_t90_s"].items() if plain[n] > 0)
+    rows = [
+        ("mean t90 / fair's", 0.8,
+         lambda w: med(w, "t90_mean_s") / med("fair", "t90_mean_s")),
+        ("mean t90 / plain's", 0.8,
+         lambda w: med(w, "t90_mean_s") / med("plain", "t90_mean_s")),
+    ]
+    if "queue" in modes:
+        rows.append(("mean t90 / queue's", 0.8,
+                     lambda w: med(w, "t90_mean_s") /
+                     med("queue", "t90_mean_s")))
+    rows += [
+        ("worst job's t90 / its plain t90", 1.5, worst),
+        ("CPU-seconds / fair's", 1.1,
+         lambda w: med(w, "cpu_s") / med("fair", "cpu_s")),
+        ("makespan / plain's", 1.05,
+         lambda w: med(w, "makespan_s") / med("plain", "makespan_s")),
+        ("mean JCT / fair's", 1.1,
+         lambda w: med(w, "jct_mean_s") / med("fair", "jct_mean_s")),
+        ("stall seconds / job-seconds", 0.02,
+         lambda w: med(w, "stall_s") / s[pat][w]["job_s"]),
+    ]
+    out = ["Targets (ratios of medians; fair / plain makespan %.2f, target "
+           "<= 1.05: %s):" % (
+               med("fair", "makespan_s") / med("plain", "makespan_s"),
+               "met" if med("fair", "makespan_s") /
+               med("plain", "makespan_s") <= 1.05 else "missed"), "",
+           "| target | " + " | ".join(ways) + " |",
+           "|---|" + "---|" * len(ways)]
+    for name, bound, fn in rows:
+        cells = []
+        for w in ways:
+            v = fn(w)
+            cells.append("%.2f %s" % (v, "met" if v <= bound else "missed"))
+        out.append("| %s <= %g | %s |" % (name, bound, " | ".join(cells)))
+    return out + [""]
+
+
 def table(s, modes, patterns, reps):
     lines = ["# slaq on real jobs (make bench-real)", "",
-             "Batch: %s. %d repetition(s); mean [min-max]." %
+             "Batch: %s. %d repetition(s); median [min-max] of the "
+             "repetitions." %
              (", ".join(n for n, _ in batch("build")), reps), ""]
     if "stream" in patterns:
         lines += ["Stream: %s." % ", ".join(n for n, _ in stream("build")),
@@ -375,7 +440,7 @@ def table(s, modes, patterns, reps):
         for mode in modes:
             m = s[pat][mode]
             f = lambda k, fmt="%.1f": (fmt + " [" + fmt + "-" + fmt + "]") % (
-                m[k]["mean"], m[k]["min"], m[k]["max"])
+                m[k]["median"], m[k]["min"], m[k]["max"])
             lines.append(
                 "| %s | %s | %s | %s | %s | %s | %.1f | %.0f%% | %s | %s |" % (
                     mode, f("t50_mean_s"), f("t90_mean_s"), f("jct_mean_s"),
@@ -403,6 +468,7 @@ def table(s, modes, patterns, reps):
                     g("slaq", "t90_mean_s") / g("plain", "t90_mean_s"),
                     g("fair", "makespan_s") / g("plain", "makespan_s"),
                     g("slaq", "cpu_s") / g("fair", "cpu_s")))
+            lines += target_lines(s, pat, modes)
             for other in ("paper", "slaq-linear", "queue"):
                 if other in modes:
                     lines.append("slaq/%s t90 %.2f, makespan %.2f" % (
@@ -421,8 +487,10 @@ def main():
     ap.add_argument("--reps", type=int, default=1,
                     help="repetitions of every configuration (1)")
     ap.add_argument("--modes", default="plain,fair,slaq",
-                    help="ways to run the batch: plain, fair, slaq,\n"
-                    "slaq-linear (slaq without the scaling model: slaqd\n"
+                    help="ways to run the batch: plain, queue (one core\n"
+                    "per job, as many jobs as CPUs at once, first come\n"
+                    "first served), fair, slaq, slaq-hold (slaqd --hold\n"
+                    "0.05), slaq-linear (slaq without the scaling model: slaqd\n"
                     "--scaling off) and paper (slaq as in the paper:\n"
                     "slaqd --normalise max-delta, no start-up shares,\n"
                     "hysteresis or damping, --share quota)")

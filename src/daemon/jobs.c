@@ -144,6 +144,11 @@ void job_free_all(sd_daemon *d)
     free(d->jobs);
     d->jobs = NULL;
     d->njobs = d->capjobs = 0;
+    free(d->prio_terms);
+    free(d->prio_ranks);
+    d->prio_terms = NULL;
+    d->prio_ranks = NULL;
+    d->prio_cap = 0;
 }
 
 int job_schedule(sd_daemon *d, sd_job *j)
@@ -1543,13 +1548,21 @@ static void epoch_priority(sd_daemon *d)
     slaq_prio_terms *t = NULL;
     prio_rank *r = NULL;
     if (slaq_policy_has_terms(pol) && n > 0) {
-        t = malloc(n * sizeof *t);
-        r = malloc(n * sizeof *r);
-        if (!t || !r || slaq_sched_terms(d->sched, t) != SLAQ_OK) {
-            free(t);
-            free(r);
-            t = NULL;
-            r = NULL;
+        if (n > d->prio_cap) {
+            size_t cap = n < 64 ? 64 : n + n / 2;
+            slaq_prio_terms *nt = realloc(d->prio_terms, cap * sizeof *nt);
+            if (nt)
+                d->prio_terms = nt;
+            prio_rank *nr = realloc(d->prio_ranks, cap * sizeof *nr);
+            if (nr)
+                d->prio_ranks = nr;
+            if (nt && nr)
+                d->prio_cap = cap;
+        }
+        if (n <= d->prio_cap &&
+            slaq_sched_terms(d->sched, d->prio_terms) == SLAQ_OK) {
+            t = d->prio_terms;
+            r = d->prio_ranks;
         }
     }
     for (size_t i = 0; i < n; i++) {
@@ -1568,8 +1581,6 @@ static void epoch_priority(sd_daemon *d)
             j->prio_rank = k + 1;
         }
     }
-    free(t);
-    free(r);
 }
 
 void job_epoch(sd_daemon *d)
