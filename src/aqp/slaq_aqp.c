@@ -26,6 +26,9 @@
 #include "slaq/client.h"
 #include "slaq/version.h"
 
+/* How long slaq-aqp waits at exit for its last reports to be confirmed. */
+#define AQP_CLOSE_WAIT_MS 30000
+
 static const char USAGE[] =
     "Usage: slaq-aqp COMMAND [OPTIONS]\n"
     "Approximate TPC-H queries by online aggregation, scheduled by slaq.\n"
@@ -464,7 +467,11 @@ static int cmd_run(const struct args *a)
         free(truth);
     }
 out:
-    slaq_client_close(c);
+    /* The last report is the exact answer: wait for slaqd to confirm it
+     * for up to AQP_CLOSE_WAIT_MS (an agent restarting under load has
+     * taken more than the client's default second), not longer when it
+     * has (the wait ends with the last confirmation). */
+    slaq_client_close_timeout(c, AQP_CLOSE_WAIT_MS);
     free(idx);
     free(rep_e);
     free(rep_l);
