@@ -98,8 +98,11 @@ def check_shares(jobs, enforce, windows=4, seconds=6.0):
     together never use more than 110 % of what they were allocated (the
     agent's cgroup binds). In a window where every node got the cores it
     was allocated (at least 90 % of it), each job's use is within 10 % of
-    its allocation scaled by what its node got (plus the two clock ticks
-    by which /proc's CPU time can be off at the window's ends). A
+    its allocation scaled by what its node got, or within 0.02 cores for
+    a job of a tenth of a core (the kernel's weights do not divide a
+    6-s window finer: 0.116 for 0.101 has been seen on a quiet machine),
+    plus the two clock ticks by which /proc's CPU time can be off at the
+    window's ends. A
     busy shared machine can hold the nodes below their cores: then the
     comparison says nothing about slaq, and None is returned with the
     reason, after `windows` tries; otherwise the notes of the window that
@@ -138,7 +141,8 @@ def check_shares(jobs, enforce, windows=4, seconds=6.0):
             off += ["job %d used %.3f cores with %.3f allocated (%.3f of "
                     "the node's %.0f%%)" % (i, used[i], want[i], want[i] * got,
                                             100 * got) for i in mine
-                    if abs(used[i] - want[i] * got) > 0.10 * want[i] * got + tick]
+                    if abs(used[i] - want[i] * got) >
+                    max(0.10 * want[i] * got, 0.02) + tick]
         if room:
             assert not off, "%s (%s): %s" % ("; ".join(window), enforce,
                                              "; ".join(off))
