@@ -149,8 +149,12 @@ def test_fake_agent_pid_1_is_refused_and_suspend_says_why(cluster):
         wait_for(lambda: "started refused for job %d: pid 1" % jid in
                  ctl.read_log(), what="the refusal in the log")
         assert ctl.job(jid)["pid"] == 0
-        errs = [m for m in fake.of_type("error") if m["code"] == "bad_pid"]
-        assert errs and "pid 1 is not a process" in errs[0]["message"]
+        # the controller logs the refusal before the fake agent's reader
+        # has taken the error it was sent
+        errs = wait_for(lambda: [m for m in fake.of_type("error")
+                                 if m["code"] == "bad_pid"],
+                        what="the bad_pid error at the agent")
+        assert "pid 1 is not a process" in errs[0]["message"]
         p = ctl.cli("suspend", str(jid), check=False)
         assert p.returncode == 1
         assert "no usable process" in p.stderr and "pid 1" in p.stderr, \
