@@ -63,8 +63,9 @@ def rpc(sock, msg):
 
 def allocation_procs(root):
     """Live processes of the allocation: the batch script, srun, the
-    controller, the agents (all run with SLURM_JOB_ID) and their jobs
-    (whose SLAQ_SOCKET is an agent's, in the cluster's directory)."""
+    controller, the agents (all run with SLURM_JOB_ID and this cluster's
+    SLAQ_CLUSTER_DIR) and their jobs (whose SLAQ_SOCKET is an agent's, in
+    the cluster's directory)."""
     out = []
     for pid in os.listdir("/proc"):
         if not pid.isdigit() or int(pid) == os.getpid():
@@ -78,9 +79,13 @@ def allocation_procs(root):
             continue
         if not alive(int(pid)):
             continue
-        if any(e.startswith(b"SLURM_JOB_ID=") or
-               e.startswith(b"SLAQ_SOCKET=" + root.encode()) for e in env) \
-                or root.encode() in cmd:
+        # Another allocation (a concurrent test run's own local Slurm
+        # cluster numbers its jobs from 1 too) is not this one: a Slurm
+        # process counts when it also carries this cluster's directory.
+        slurm = any(e.startswith(b"SLURM_JOB_ID=") for e in env) and \
+            any(e == b"SLAQ_CLUSTER_DIR=" + root.encode() for e in env)
+        if slurm or any(e.startswith(b"SLAQ_SOCKET=" + root.encode())
+                        for e in env) or root.encode() in cmd:
             out.append(int(pid))
     return out
 
