@@ -370,7 +370,7 @@ static int hold_cmp(const void *a, const void *b)
  * from that share first (the policy's key from 0 cores), while more than
  * ceil(capacity) jobs on the node keep one (one thread each keeps the
  * cores busy). A held job then ranks as an unproven one: it gets units
- * only when every job still running is at its max_cores. Uses ws->lcur,
+ * only when every job still running is at its max_cores. Uses
  * ws->shrink and ws->items as scratch; greedy_floor must have run.
  */
 static void greedy_hold(const alloc_policy *p, const slaq_pjob *jobs,
