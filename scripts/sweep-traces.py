@@ -46,6 +46,18 @@ SPACES = {
             "l2": ("loguniform", 1e-5, 30.0),
         },
     },
+    # mlpc-wide: the same model with wider layers, recorded on all the rows
+    # for fewer epochs, so that one epoch costs about a CPU second and
+    # training outweighs the start-up many times over (the sweep where early
+    # termination has the most to save).
+    "mlpc-wide": {
+        "algo": "mlpc",
+        "params": {
+            "hidden": ("logint", 16, 192),
+            "layers": ("choice", [1, 2]),
+            "l2": ("loguniform", 1e-5, 30.0),
+        },
+    },
     # logreg (gradient descent with backtracking): step and L2 weight.
     "logreg": {
         "algo": "logreg",

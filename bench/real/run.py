@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """run.py — the real-job benchmark (`make bench-real`).
 
-Runs one batch of real training jobs, as a user would write them, three
-ways: plainly in parallel with one thread each (what a user does without
-slaq), under slaqd with `fair`, and under slaqd with `slaq`; in two arrival
-patterns: all at once, and staggered. Every job's times come from its own
+Runs real training jobs, as a user would write them, in several ways
+(--modes): plainly in parallel with one thread each (what a user does
+without slaq), as a Slurm user gets them (`queue`: one core per job, at
+most as many jobs as cores, first come first served), under slaqd with
+`fair`, with `slaq`, and with variants of slaq (SLAQD_MODES below). Three
+arrival patterns (--patterns): the batch all at once (`together`), the
+batch every --stagger seconds (`staggered`), and the stream (`stream`):
+ten longer jobs, stream()'s, arriving at exponentially spread times of
+mean --mean-interarrival seconds. Every job's times come from its own
 log (bench/real/stamp.py), so all ways are measured alike: per job the
 times to 50% and 90% of its own loss reduction (DESIGN's definition: the
 loss normalised by its first and its final loss), its completion time, its

@@ -45,16 +45,24 @@ mlfs-results:
 # make sweep-traces: record the sweeps of data/sweeps/ with real slaq-train
 # runs: mlpc and logreg on a tenth of the training rows (20-40 minutes for
 # both), then the same configurations on all the rows, where training
-# outweighs the start-up (mlpc-full, logreg-full: about 70 CPU minutes);
-# SEED=N for other configurations.
+# outweighs the start-up (mlpc-full, logreg-full: about 70 CPU minutes),
+# then mlpc-wide: 60 wider networks on all the rows for 30 epochs of about
+# a CPU second each (about 60 CPU minutes); SEED=N for other configurations.
+# make sweep-live: mlpc-wide's sweep run live, POP under slaqd against
+# Optuna's best pruner on the replay, 3 repetitions (scripts/sweep-live.py).
 # make sweep-results: replay them under slaq's sweep policies and Optuna's
 # pruners, and measure the curve model (docs/results/sweeps/).
-.PHONY: sweep-traces sweep-results
+.PHONY: sweep-traces sweep-results sweep-live
 sweep-traces: $(SLAQ_TRAIN)
 	@/usr/bin/python3 scripts/sweep-traces.py --train $(SLAQ_TRAIN) \
-	    --out data/sweeps --subsample 0.1 --seed $(or $(SEED),12)
+	    --out data/sweeps --sweep mlpc --sweep logreg --subsample 0.1 \
+	    --seed $(or $(SEED),12)
 	@/usr/bin/python3 scripts/sweep-traces.py --train $(SLAQ_TRAIN) \
-	    --out data/sweeps --subsample 1 --tag full --seed $(or $(SEED),12)
+	    --out data/sweeps --sweep mlpc --sweep logreg --subsample 1 \
+	    --tag full --seed $(or $(SEED),12)
+	@/usr/bin/python3 scripts/sweep-traces.py --train $(SLAQ_TRAIN) \
+	    --out data/sweeps --sweep mlpc-wide --configs 60 --epochs 30 \
+	    --subsample 1 --seed $(or $(SEED),12)
 
 # TRACES=DIR|FILE... replays other traces (e.g. a directory of them), OUT=DIR
 # writes elsewhere than docs/results/sweeps.
