@@ -22,6 +22,7 @@
 #                   (JOBS=N, SEED=S, POLICIES=a,b; docs/deadlines.md)
 #   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
 #   make bench-cluster the core at 1,000 nodes x 64 cores, 50,000 jobs (sim)
+#   make sweep-live a sweep run live: POP under slaqd against Optuna (REPS=N)
 #   make check-asan run the unit tests under ASan + UBSan
 #   make soak       kill -9 a controller and two agents 20 times each under
 #                   ML jobs, a query and a sweep; count what was lost

@@ -80,14 +80,22 @@ def run_pop(bin_, spec_path, work, env, timeout):
             raise RuntimeError("slaqd did not start: see %s/slaqd.log" % work)
         slaq = [os.path.join(bin_, "slaq")]
         t0 = time.monotonic()
-        p = subprocess.run(slaq + ["sweep", "--state-dir", state, "--wait",
-                                   spec_path],
-                           env=env, capture_output=True, text=True,
-                           timeout=timeout + 120)
+        p = subprocess.Popen(slaq + ["sweep", "--state-dir", state, "--wait",
+                                     spec_path],
+                             env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        try:
+            _, err = p.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            # Past the time limit: end the sweep (its jobs with it) and
+            # count the run as not reached.
+            subprocess.run(slaq + ["sweep", "cancel", "--state-dir", state,
+                                   "1"], env=env, capture_output=True)
+            _, err = p.communicate(timeout=60)
         wall = time.monotonic() - t0
         if p.returncode != 0:
             raise RuntimeError("slaq sweep failed (%d): %s" %
-                               (p.returncode, p.stderr.strip()))
+                               (p.returncode, err.strip()))
         show = subprocess.run(slaq + ["sweep", "show", "--state-dir", state,
                                       "--json", "1"],
                               env=env, capture_output=True, text=True,
@@ -95,6 +103,8 @@ def run_pop(bin_, spec_path, work, env, timeout):
         info = json.loads(show.stdout)
         sw = info["sweep"] if isinstance(info.get("sweep"), dict) else info
         ttt = sw.get("time_to_target_s")
+        if ttt is not None and ttt > timeout:
+            ttt = None
         cfgs = sw.get("config_list", [])
         return {"time_to_target": round(ttt, 3) if ttt is not None else "inf",
                 "state": sw.get("state"), "reached_config":
@@ -187,7 +197,8 @@ def run_optuna(opt, bin_, spec, spec_path, pruner_name, env, timeout):
     for t in threads:
         t.start()
     deadline = t0 + timeout
-    while any(t.is_alive() for t in threads) and time.monotonic() < deadline:
+    while any(t.is_alive() for t in threads) and not done.is_set() and \
+            time.monotonic() < deadline:
         time.sleep(0.1)
     done.set()
     with lock:
@@ -225,6 +236,9 @@ def main():
                     help="seconds after which a run counts as not reached")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results",
                                                   "sweeps"))
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the runs OUT/NAME-live.json already has (it is "
+                         "written after every run) and run only the others")
     a = ap.parse_args()
     bin_ = os.path.abspath(os.path.join(a.build, "bin"))
     with open(a.spec) as f:
@@ -246,11 +260,24 @@ def main():
                                          spec["metric"], spec["y_target"],
                                          a.policy, a.pruner, a.reps),
           flush=True)
+    os.makedirs(a.out, exist_ok=True)
+    out_json = os.path.join(a.out, name + "-live.json")
+    if a.resume and os.path.exists(out_json):
+        with open(out_json) as f:
+            old = json.load(f)
+        if (old.get("target"), old.get("policy"), old.get("pruner")) != \
+                (res["target"], res["policy"], res["pruner"]):
+            raise SystemExit("%s: made with another target, policy or pruner; "
+                             "not resumed" % out_json)
+        res["runs"] = [x for x in old["runs"] if x["rep"] <= a.reps]
+        res["loadavg_before"] = [x["loadavg_before"] for x in res["runs"]]
     for r in range(1, a.reps + 1):
         work = tempfile.mkdtemp(prefix="slaq-live-")
         try:
             s, path = with_seed(spec, r, work)
             for way in (a.policy, "optuna"):
+                if any(x["rep"] == r and x["way"] == way for x in res["runs"]):
+                    continue
                 with open("/proc/loadavg") as f:
                     load = float(f.read().split()[0])
                 res["loadavg_before"].append(load)
@@ -267,24 +294,29 @@ def main():
                       "started, %d epochs; load %.2f before)" %
                       (r, way, run["time_to_target"], run["configs_started"],
                        run["epochs"], load), flush=True)
+                with open(out_json + ".tmp", "w") as f:
+                    json.dump(res, f, indent=1)
+                    f.write("\n")
+                os.replace(out_json + ".tmp", out_json)
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, name + "-live.json"), "w") as f:
-        json.dump(res, f, indent=1)
-        f.write("\n")
     rows = []
     for way in (a.policy, "optuna"):
-        ts = [secs(x["time_to_target"]) for x in res["runs"] if x["way"] == way]
+        ts = [secs(x["time_to_target"])
+              for x in sorted(res["runs"], key=lambda x: x["rep"])
+              if x["way"] == way]
         rows.append((way, ts))
     med = {w: statistics.median(ts) for w, ts in rows}
     lines = ["# %s live: %s under slaqd against Optuna's %s" %
              (name, a.policy, a.pruner), "",
              "Made by `/usr/bin/python3 scripts/sweep-live.py --spec %s "
-             "--pruner %s --reps %d` (one machine, %d slots, target %s >= %g; "
-             "repetition r draws the configurations with seed r, the same "
-             "for both)." % (res["spec"], a.pruner, a.reps, spec["slots"],
-                             spec["metric"], spec["y_target"]), "",
+             "--pruner %s --reps %d --timeout %g` (one machine, %d slots, "
+             "target %s >= %g; repetition r draws the configurations with "
+             "seed r, the same for both; inf: not reached within the "
+             "timeout, or every configuration ran or was stopped without "
+             "reaching it)." % (res["spec"], a.pruner, a.reps, a.timeout,
+                                spec["slots"], spec["metric"],
+                                spec["y_target"]), "",
              "| way | time to target per repetition (s) | median (s) |",
              "|---|---|---|"]
     for way, ts in rows:

@@ -11,13 +11,18 @@
 # calibration and speed of the learning-curve model. Writes
 # $OUT/NAME-*.{txt,json} (OUT defaults to docs/results/sweeps; CALIB=0
 # skips the calibration) and POP's ratios to the targets in
-# $OUT/targets.{txt,json} (scripts/sweep-targets.py).
+# $OUT/targets.{txt,json} (scripts/sweep-targets.py). B=N sets every
+# policy's evaluation boundary to N epochs (slaq sim --sweep --b N) and
+# Optuna's warm-ups to N (NAME@N); default: each policy's own (POP and
+# Bandit 10, EarlyTerm 30) and warm-ups of 10.
 set -eu
 build=${1:-build}
 [ $# -gt 0 ] && shift
 out=${OUT:-docs/results/sweeps}
 slots=${SLOTS:-4}
 orders=${ORDERS:-25}
+b=${B:-}
+warm=${B:-10}
 mkdir -p "$out"
 [ $# -gt 0 ] || set -- data/sweeps
 traces=
@@ -43,7 +48,7 @@ for trace in $traces; do
         sfx=$([ "$scale" = 1 ] && echo "" || echo "-nostart")
         echo "== $name: slaq sim --sweep ($slots slots, $orders orders, start-up x$scale)" >&2
         "$build/bin/slaq" sim --sweep "$trace" --slots "$slots" --orders "$orders" \
-            --kill-threshold 0.15 --start-scale "$scale" \
+            --kill-threshold 0.15 --start-scale "$scale" ${b:+--b "$b"} \
             --policy pop,pop-keep,pop-early,bandit,earlyterm,default,sh,hyperband,pop+oracle,pop-keep+oracle,pop-early+oracle,earlyterm+oracle \
             --orders-out "$out/$name-orders.json" --json "$out/$name-sim$sfx.json" \
             >"$out/$name-sim$sfx.txt"
@@ -52,7 +57,7 @@ for trace in $traces; do
         echo "== $name: Optuna's pruners (start-up x$scale)" >&2
         /usr/bin/python3 scripts/sweep-optuna.py --sweep "$trace" \
             --orders "$out/$name-orders.json" --slots "$slots" --target "$target" \
-            --start-scale "$scale" --pruner sha,hyperband,median,sha@10,hyperband@10,median@10 \
+            --start-scale "$scale" --pruner "sha,hyperband,median,sha@$warm,hyperband@$warm,median@$warm" \
             --json "$out/$name-optuna$sfx.json" >"$out/$name-optuna$sfx.txt"
         cat "$out/$name-optuna$sfx.txt"
     done

@@ -69,3 +69,13 @@ sweep-traces: $(SLAQ_TRAIN)
 sweep-results: deps
 	@$(MAKE) --no-print-directory build
 	@$(if $(OUT),OUT=$(OUT) )scripts/sweep-results.sh $(BUILD) $(TRACES)
+
+# make sweep-live: scripts/sweep-live.py on examples/sweeps/mlpc-wide.json
+# (its target is the recorded sweep's, 0.8568): POP under slaqd against
+# Optuna's successive halving, the best pruner on the replay; REPS=N
+# repetitions (default 3), each at most 7 minutes a way.
+sweep-live: deps
+	@$(MAKE) --no-print-directory build
+	@/usr/bin/python3 scripts/sweep-live.py --build $(BUILD) \
+	    --spec examples/sweeps/mlpc-wide.json --pruner sha \
+	    --reps $(or $(REPS),3) --timeout 420
