@@ -118,6 +118,8 @@ def run_pop(bin_, spec_path, work, env, timeout):
             slaqd.wait(timeout=30)
         except subprocess.TimeoutExpired:
             slaqd.kill()
+            slaqd.wait()
+        log.close()
 
 
 def run_optuna(opt, bin_, spec, spec_path, pruner_name, env, timeout):
