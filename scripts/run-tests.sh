@@ -94,19 +94,21 @@ if [[ $unit_only -eq 0 ]]; then
     count_tap "$out"
     [[ $rc -eq 0 ]] || failed_suites+=("$t")
   done
-  # End-to-end suites in Python (tests/e2e): real slaqd, real processes.
-  if ls tests/e2e/test_*.py >/dev/null 2>&1; then
+  # End-to-end suites in Python (tests/e2e): real slaqd, real processes;
+  # tests/security: the same, each test an attack by an ordinary user.
+  for dir in tests/e2e tests/security; do
+    ls $dir/test_*.py >/dev/null 2>&1 || continue
     py=python3
     $py -c 'import pytest' 2>/dev/null || py=/usr/bin/python3
     suites=$((suites + 1))
-    echo "== tests/e2e (pytest)"
+    echo "== $dir (pytest)"
     suite_start
-    SLAQ_BUILD="$build" $py -m pytest -q -rs -p no:cacheprovider tests/e2e 2>&1 | tee "$out"
+    SLAQ_BUILD="$build" $py -m pytest -q -rs -p no:cacheprovider $dir 2>&1 | tee "$out"
     rc=${PIPESTATUS[0]}
-    suite_done "tests/e2e (pytest)"
+    suite_done "$dir (pytest)"
     count_pytest "$out"
-    [[ $rc -eq 0 ]] || failed_suites+=("tests/e2e")
-  fi
+    [[ $rc -eq 0 ]] || failed_suites+=("$dir")
+  done
   # The dashboard in headless Chromium (tests/browser, TAP from node; it
   # skips itself only when Chromium cannot run). `make deps` installs it.
   for t in $(ls tests/browser/test_*.mjs 2>/dev/null | sort); do
