@@ -21,6 +21,8 @@
 #include "cli/daemon_rpc.h"
 #include "io/sweepspec.h"
 
+extern char **environ;
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -249,9 +251,12 @@ static int sweep_submit(int argc, char **argv)
     char cwd[4096];
     if (!getcwd(cwd, sizeof cwd))
         snprintf(cwd, sizeof cwd, ".");
-    json_t *reply;
-    int st = rpc_exchange("sweep", &ro, json_pack("{s:s, s:o, s:s}", "type",
-                          "sweep_submit", "spec", spec, "cwd", cwd), &reply);
+    json_t *reply, *env = json_array();
+    for (char **e = environ; *e; e++) /* the jobs' environment, as submit's */
+        json_array_append_new(env, json_string(*e));
+    int st = rpc_exchange("sweep", &ro, json_pack("{s:s, s:o, s:s, s:o}",
+                          "type", "sweep_submit", "spec", spec, "cwd", cwd,
+                          "env", env), &reply);
     if (st >= 0)
         return st;
     json_int_t id = json_integer_value(json_object_get(

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -51,7 +52,11 @@ int rpc_opt(rpc_opts *o, int code, const char *arg)
     return 0;
 }
 
-static void socket_path(const rpc_opts *o, char *out, size_t len)
+/* The socket to use: one the user named (--socket, --state-dir,
+ * SLAQ_SOCKET: returns 0), or one found where the defaults put it (the
+ * working directory's ./var/slaq.sock when it exists, else the
+ * service's: returns 1, and the caller checks whose it is first). */
+static int socket_path(const rpc_opts *o, char *out, size_t len)
 {
     const char *env = getenv("SLAQ_SOCKET");
     if (o->socket)
@@ -65,6 +70,57 @@ static void socket_path(const rpc_opts *o, char *out, size_t len)
         snprintf(out, len, "%s", RPC_SYSTEM_SOCKET); /* the service's */
     else
         snprintf(out, len, "./var/slaq.sock");
+    return !o->socket && !o->state_dir && !(env && *env);
+}
+
+/* 1 if uid is the caller's or root's. */
+static int trusted_uid(uid_t uid)
+{
+    return uid == 0 || uid == getuid();
+}
+
+/*
+ * Before anything is sent to a socket the user did not name: the socket,
+ * and the directory it is in, must be root's or the user's (and the
+ * directory writable by no one else), and the process serving it must
+ * run as root or as the user. Otherwise another user who made ./var in a
+ * shared directory, or took the socket's place, would receive the
+ * request (a submit carries the whole environment) and could answer it.
+ * 0, or -1 after printing why and what to do.
+ */
+static int socket_trusted(const char *cmd, const char *path, int fd)
+{
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = 0;
+    struct stat ss, ds;
+    struct ucred cred;
+    socklen_t clen = sizeof cred;
+    const char *what = NULL;
+    uid_t who = 0;
+    if (lstat(path, &ss) < 0 || !S_ISSOCK(ss.st_mode))
+        what = "is not a socket";
+    else if (!trusted_uid(ss.st_uid))
+        what = "belongs to", who = ss.st_uid;
+    else if (lstat(slash ? dir : ".", &ds) < 0 || !S_ISDIR(ds.st_mode) ||
+             !trusted_uid(ds.st_uid) || (ds.st_mode & 022))
+        what = "is in a directory another user may change";
+    else if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 ||
+             !trusted_uid(cred.uid))
+        what = "is served by", who = clen == sizeof cred ? cred.uid : 0;
+    if (!what)
+        return 0;
+    if (who)
+        cli_error(cmd, "refusing %s: it %s uid %u, not you or root; name "
+                  "the socket to use with --socket, --state-dir or "
+                  "SLAQ_SOCKET if you trust it", path, what, (unsigned)who);
+    else
+        cli_error(cmd, "refusing %s: it %s; name the socket to use with "
+                  "--socket, --state-dir or SLAQ_SOCKET if you trust it",
+                  path, what);
+    return -1;
 }
 
 /* Writes all of buf or fails. */
@@ -186,7 +242,7 @@ json_t *rpc_call(const char *cmd, const rpc_opts *o, json_t *req)
             goto out;
         json_object_set_new(req, "user_token", json_string(tok));
     } else {
-        socket_path(o, path, sizeof path);
+        int found = socket_path(o, path, sizeof path);
         if (strlen(path) >= sizeof sa.sun_path) {
             cli_error(cmd, "socket path too long: %s", path);
             goto out;
@@ -200,6 +256,8 @@ json_t *rpc_call(const char *cmd, const rpc_opts *o, json_t *req)
                       strerror(errno));
             goto out;
         }
+        if (found && socket_trusted(cmd, path, fd) < 0)
+            goto out;
     }
     line = json_dumps(req, JSON_COMPACT);
     if (!line || write_all(fd, line, strlen(line)) < 0 ||

@@ -5,8 +5,11 @@
  * With -f the files are followed (polled every 200 ms) until the job has
  * ended and everything it wrote is printed.
  */
+#include <fcntl.h>
 #include <getopt.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -25,9 +28,20 @@ static void usage(FILE *f)
 /* Copies what is new in `path` since *off to out; returns bytes copied. */
 static long copy_new(const char *path, long *off, FILE *out)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    /* The job's user owns its log directory: a link or a FIFO put there
+     * is not followed or waited on (an administrator reads as root). */
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return 0;
+    }
     long n = 0;
     if (fseek(f, *off, SEEK_SET) == 0) {
         char buf[65536];

@@ -444,15 +444,18 @@ static int take_checkpoint(sd_daemon *d, json_t *msg, int64_t id, char *err,
     snprintf(from, sizeof from, "%s/job-%lld.ckpt", dir,
              (long long)json_integer_value(rf));
     snprintf(to, sizeof to, "%s/job-%lld.ckpt", dir, (long long)id);
-    if (rename(from, to) == 0)
-        return 0;
-    int e0 = errno;
-    if (e0 == ENOENT && access(to, R_OK) == 0)
-        return 0; /* taken at an earlier start of this job */
+    /* As its owner: the directory may be one the submitter named. */
+    uid_t owner = json_is_integer(uid) && json_integer_value(uid) >= 0
+                      ? (uid_t)json_integer_value(uid) : geteuid();
+    char why[256];
+    if (job_checkpoint_move(d, owner, json_string_value(json_object_get(
+                                msg, "user")), from, to, why,
+                            sizeof why) == 0)
+        return 0; /* or taken at an earlier start of this job */
     snprintf(err, errlen, "job %lld left no checkpoint on node %s (%.300s: "
-             "%s)",
+             "%.100s)",
              (long long)json_integer_value(rf), d->cfg.node_name, from,
-             strerror(e0));
+             why);
     return -1;
 }
 

@@ -36,6 +36,7 @@
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
 #include "daemon/loop.h"
+#include "daemon/spawn.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
 #include "daemon/users.h"
@@ -246,12 +247,11 @@ sd_array *array_submit(sd_daemon *d, json_t *req, const sd_user *owner,
     a->name = strdup(name ? name : base ? base + 1 : arg0);
     a->cmd = json_dumps(cmd, JSON_COMPACT);
     a->env = env ? json_dumps(env, JSON_COMPACT) : NULL;
-    a->cwd = realpath(cwd ? cwd : ".", NULL);
+    /* Made absolute, not resolved: each task enters it as the user. */
+    a->cwd = spawn_cwd(cwd, err, errlen);
     a->task = calloc(array_len(a), sizeof *a->task);
     a->submitted = sd_now();
     if (!a->cwd) {
-        snprintf(err, errlen, "working directory %s: %s", cwd ? cwd : ".",
-                 strerror(errno));
         array_free(a);
         return NULL;
     }

@@ -32,6 +32,7 @@
  *   agent.c        agent.h        the node agent's side                 agent_
  *   link.c         link.h         the agent link's handshake, sealing   link_
  *   config.c       config.h       the configuration file                config_
+ *   spawn.c        spawn.h        a job's environment, logs, paths      spawn_
  */
 #ifndef SLAQ_DAEMON_H
 #define SLAQ_DAEMON_H

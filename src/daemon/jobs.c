@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,13 +38,12 @@
 #include "daemon/enforce.h"
 #include "daemon/jobs.h"
 #include "daemon/loop.h"
+#include "daemon/spawn.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
 #include "daemon/trace.h"
 #include "daemon/users.h"
 #include "slaq/deadline.h"
-
-extern char **environ;
 
 static const char *const state_names[] = {
     "running", "stopping", "done", "failed", "stopped", "cancelled", "lost",
@@ -123,6 +123,7 @@ static void job_free(sd_job *j)
     free(j->name);
     free(j->cmd);
     free(j->cwd);
+    free(j->env);
     free(j->reason);
     free(j->metric_name);
     free(j->pin);
@@ -332,90 +333,47 @@ static void checkpoint_dir_make(sd_daemon *d, const sd_runas *ra, char *dir,
         close(fd);
 }
 
-/* 1 if environment entry e sets the variable `name`. */
-static int env_is(const char *e, const char *name)
-{
-    size_t n = strlen(name);
-    return !strncmp(e, name, n) && e[n] == '=';
-}
-
-/* Builds the child's environment: the submitter's (or slaqd's), without
- * any SLAQ_SOCKET / SLAQ_JOB_ID / SLAQ_JOB_SECRET, plus ours; for a job
- * run as another user than slaqd's, HOME, USER, LOGNAME and SHELL from
- * that user's passwd entry; ckdir (a controller's start: its shared
- * checkpoint directory) or else the job's checkpoint directory here is
- * SLAQ_CHECKPOINT_DIR unless the environment names one. */
+/* The job's environment (spawn_env): the submitter's, never slaqd's;
+ * for a job run as another user than slaqd's, HOME, USER, LOGNAME and
+ * SHELL from that user's passwd entry (for slaqd's own user's, from its
+ * own entry when the submitter sent no environment); ckdir (a
+ * controller's start: its shared checkpoint directory) or else the job's
+ * checkpoint directory here is SLAQ_CHECKPOINT_DIR unless the
+ * environment names one. */
 static char **child_env(sd_daemon *d, json_t *env, int64_t id,
                         const char *secret, const sd_runas *ra,
                         const char *ckdir)
 {
-    static const char *const ident[] = {"HOME", "USER", "LOGNAME", "SHELL"};
-    size_t n = 0;
-    char **src = environ;
-    if (env)
-        n = json_array_size(env);
-    else
-        while (src[n])
-            n++;
-    char **out = calloc(n + 9, sizeof *out);
-    if (!out)
-        return NULL;
-    size_t k = 0;
-    int have_ckdir = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *e = env ? json_string_value(json_array_get(env, i))
-                            : src[i];
-        if (e && !strncmp(e, "SLAQ_CHECKPOINT_DIR=", 20))
-            have_ckdir = 1;
-        if (!e || !strncmp(e, "SLAQ_SOCKET=", 12) ||
-            !strncmp(e, "SLAQ_JOB_ID=", 12) ||
-            !strncmp(e, "SLAQ_JOB_SECRET=", 16))
-            continue;
-        int mine = 0;
-        for (size_t v = 0; ra->switch_user && v < 4; v++)
-            mine |= env_is(e, ident[v]);
-        if (!mine)
-            out[k++] = strdup(e);
-    }
+    /* slaqd's own paths (the socket, STATE/...), resolved as root: the
+     * administrator's, not the user's. */
+    char *sock = realpath(d->cfg.socket_path, NULL), *adir = NULL;
+    spawn_env_in in = {.env = env, .socket = sock ? sock
+                                                  : d->cfg.socket_path,
+                       .id = id, .secret = secret, .ckdir = ckdir};
+    char dir[4200];
+    struct passwd pw, *res = NULL;
+    char buf[16384];
     if (ra->switch_user) {
-        const char *val[] = {ra->home, ra->name, ra->name, ra->shell};
-        for (size_t v = 0; v < 4; v++)
-            if (asprintf(&out[k++], "%s=%s", ident[v], val[v]) < 0)
-                out[k - 1] = NULL;
+        in.home = ra->home;
+        in.user = ra->name;
+        in.shell = ra->shell;
+    } else if (!env && !getpwuid_r(geteuid(), &pw, buf, sizeof buf, &res) &&
+               res) {
+        in.home = pw.pw_dir;
+        in.user = pw.pw_name;
+        in.shell = pw.pw_shell && *pw.pw_shell ? pw.pw_shell : "/bin/sh";
     }
-    char *abs = realpath(d->cfg.socket_path, NULL);
-    if (asprintf(&out[k++], "SLAQ_SOCKET=%s",
-                 abs ? abs : d->cfg.socket_path) < 0)
-        out[k - 1] = NULL;
-    free(abs);
-    if (asprintf(&out[k++], "SLAQ_JOB_ID=%lld", (long long)id) < 0)
-        out[k - 1] = NULL;
-    if (asprintf(&out[k++], "SLAQ_JOB_SECRET=%s", secret) < 0)
-        out[k - 1] = NULL;
     /* Where a job suspended with a checkpoint leaves it (suspend.c),
      * unless the submitter chose a directory (shared between machines). */
-    if (!have_ckdir && ckdir) {
-        if (asprintf(&out[k++], "SLAQ_CHECKPOINT_DIR=%s", ckdir) < 0)
-            out[k - 1] = NULL;
-    } else if (!have_ckdir) {
-        char dir[4200];
+    if (!ckdir) {
         checkpoint_dir_make(d, ra, dir, sizeof dir);
-        char *adir = realpath(dir, NULL);
-        if (asprintf(&out[k++], "SLAQ_CHECKPOINT_DIR=%s", adir ? adir : dir)
-            < 0)
-            out[k - 1] = NULL;
-        free(adir);
+        adir = realpath(dir, NULL);
+        in.ckdir = adir ? adir : dir;
     }
+    char **out = spawn_env(&in);
+    free(sock);
+    free(adir);
     return out;
-}
-
-static void strv_free(char **v)
-{
-    if (!v)
-        return;
-    for (char **p = v; *p; p++)
-        free(*p);
-    free(v);
 }
 
 /* 1 if job logs are shared with --admin-group (slaqd is root and has
@@ -431,16 +389,16 @@ enum { STEP_EXEC, STEP_CGROUP, STEP_USER, STEP_LOGS, STEP_CWD };
 /*
  * In the child: never returns. Joins the job's cgroup while still slaqd's
  * user (root may write cgroup.procs; the job could not), becomes the job's
- * owner, then opens its logs and enters its directory as that user — so a
- * directory the user may not enter is refused, and a symbolic link put in
- * the log directory opens nothing the user could not. Reports the failed
- * step and its errno on errfd.
+ * owner, takes the log files slaqd created for it (spawn_logs_make: no
+ * path in the log directory is opened here) and enters its directory as
+ * that user — so a directory the user may not enter is refused, and
+ * whatever the working directory's path leads to is what the user could
+ * reach. Reports the failed step and its errno on errfd.
  */
 static void child_exec(sd_daemon *d, sd_job *j, char **argv, char **envp,
-                       const char *dir, const sd_runas *ra, int errfd)
+                       const spawn_logs *logs, const sd_runas *ra, int errfd)
 {
     int e[2] = {STEP_EXEC, 0};
-    mode_t logmode = logs_shared(d) ? 0640 : 0600; /* while slaqd's user */
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -461,14 +419,9 @@ static void child_exec(sd_daemon *d, sd_job *j, char **argv, char **envp,
         (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1))
         goto fail;
     e[0] = STEP_LOGS;
-    char path[4200];
     int in = open("/dev/null", O_RDONLY);
-    snprintf(path, sizeof path, "%s/stdout.log", dir);
-    int out = open(path, O_WRONLY | O_CREAT | O_APPEND, logmode);
-    snprintf(path, sizeof path, "%s/stderr.log", dir);
-    int errf = open(path, O_WRONLY | O_CREAT | O_APPEND, logmode);
-    if (in < 0 || out < 0 || errf < 0 || dup2(in, 0) < 0 ||
-        dup2(out, 1) < 0 || dup2(errf, 2) < 0)
+    if (in < 0 || dup2(in, 0) < 0 || dup2(logs->out, 1) < 0 ||
+        dup2(logs->err, 2) < 0)
         goto fail;
     e[0] = STEP_CWD;
     if (chdir(j->cwd) < 0)
@@ -486,33 +439,49 @@ fail:
 }
 
 /*
- * The job's log directory STATE/jobs/ID, mode 0700: slaqd's for its own
- * user's jobs, the owner's for another user's; with logs_shared, 02750 in
- * the admin group, so that administrators may read the logs too. The job
- * creates its log files in it as itself (child_exec).
+ * The job's log directory STATE/jobs/ID and its two files, made fresh by
+ * slaqd (spawn_logs_make; -2: the directory exists, the id is not used):
+ * the files are the owner's (0600; with logs_shared, 0640 in the admin
+ * group), the directory slaqd's until the job has started, then the
+ * owner's, 0700 (with logs_shared, 02750 in the admin group, so that
+ * administrators may read the logs too).
  */
-static int log_dir_make(sd_daemon *d, const char *dir, const sd_runas *ra,
+static int log_dir_make(sd_daemon *d, int64_t id, const sd_runas *ra,
+                        spawn_logs *l, char *err, size_t errlen)
+{
+    char jobs[4096], name[24];
+    snprintf(jobs, sizeof jobs, "%s/jobs", d->cfg.state_dir);
+    snprintf(name, sizeof name, "%lld", (long long)id);
+    int shared = logs_shared(d);
+    uid_t u = ra->switch_user ? ra->uid : geteuid();
+    gid_t g = shared ? d->cfg.admin_gid : ra->switch_user ? ra->gid
+                                                          : getegid();
+    return spawn_logs_make(jobs, name, u, g, shared ? 0640 : 0600, l, err,
+                           errlen);
+}
+
+/* Gives the started job's log directory to its owner (log_dir_make). */
+static int log_dir_give(sd_daemon *d, const sd_runas *ra, spawn_logs *l,
                         char *err, size_t errlen)
 {
-    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
-        return -1;
-    }
     int shared = logs_shared(d);
-    if (!ra->switch_user && !shared)
-        return 0;
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     uid_t u = ra->switch_user ? ra->uid : geteuid();
-    gid_t g = shared ? d->cfg.admin_gid : ra->gid;
-    int rc = fd < 0 ? -1 : fchown(fd, u, g);
-    if (rc == 0)
-        rc = fchmod(fd, shared ? 02750 : 0700);
-    if (rc < 0)
-        snprintf(err, errlen, "cannot give %s to user %s: %s", dir,
-                 ra->switch_user ? ra->name : "slaqd's", strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    return rc;
+    gid_t g = shared ? d->cfg.admin_gid : ra->switch_user ? ra->gid
+                                                          : getegid();
+    if (spawn_logs_give(l, u, g, shared ? 02750 : 0700) == 0)
+        return 0;
+    snprintf(err, errlen, "cannot give the job's log directory to user %s: "
+             "%s", ra->switch_user ? ra->name : "slaqd's", strerror(errno));
+    return -1;
+}
+
+/* Removes a job's log directory that log_dir_make made (not started). */
+static void log_dir_discard(sd_daemon *d, int64_t id, spawn_logs *l)
+{
+    char jobs[4096], name[24];
+    snprintf(jobs, sizeof jobs, "%s/jobs", d->cfg.state_dir);
+    snprintf(name, sizeof name, "%lld", (long long)id);
+    spawn_logs_discard(l, jobs, name);
 }
 
 /* Why the child could not start the job (the step it reported). */
@@ -776,21 +745,142 @@ sd_job *job_task_record(sd_daemon *d, sd_array *a, long index,
     return j;
 }
 
+/* Gives job j a fresh id (job_exec: its log directory's id was used). */
+static int job_renumber(sd_daemon *d, sd_job *j)
+{
+    int64_t id = (int64_t)d->njobs + 1;
+    if (jobs_room(d, (uint64_t)id) < 0)
+        return -1;
+    d->jobs[j->id - 1] = NULL;
+    j->id = id;
+    d->jobs[id - 1] = j;
+    d->njobs = (size_t)id;
+    return 0;
+}
+
+/* The log directory of job j, made fresh: a directory of its id that
+ * exists already (a crash between its making and the job's record, or a
+ * controller's id run here before) is never taken over. A local job
+ * takes the next id; a job the controller numbered keeps its id, and the
+ * old directory is moved aside as ID.before-TIME. */
+static int job_logs_make(sd_daemon *d, sd_job *j, int numbered,
+                         const sd_runas *ra, spawn_logs *l, char *err,
+                         size_t errlen)
+{
+    for (int tries = 0; tries < 100; tries++) {
+        int rc = log_dir_make(d, j->id, ra, l, err, errlen);
+        if (rc != -2)
+            return rc;
+        char from[4200], to[4300];
+        snprintf(from, sizeof from, "%s/jobs/%lld", d->cfg.state_dir,
+                 (long long)j->id);
+        snprintf(to, sizeof to, "%s.before-%.0f", from, sd_now() * 1e3);
+        sd_log(d, 0, "job %lld: %s exists already: %s", (long long)j->id,
+               from, numbered ? "moved aside" : "the job takes the next id");
+        if (numbered ? rename(from, to) < 0 : job_renumber(d, j) < 0) {
+            snprintf(err, errlen, "the job's log directory %s exists and "
+                     "cannot be moved aside: %s", from, strerror(errno));
+            return -1;
+        }
+    }
+    snprintf(err, errlen, "no free log directory in %s/jobs",
+             d->cfg.state_dir);
+    return -1;
+}
+
+/*
+ * Starts job j's process as its owner: the log files (job_logs_make),
+ * the environment (child_env: `secret` set means a controller's start,
+ * which alone may name the checkpoint directory), the CPU quota, the
+ * child (child_exec), and a wait of at most SPAWN_TIMEOUT_MS for its
+ * exec. 0 with j running, or -1 with err filled and nothing left behind
+ * but the id, which stays taken.
+ */
+static int job_exec(sd_daemon *d, sd_job *j, json_t *req, json_t *env,
+                    const char *secret, char *err, size_t errlen)
+{
+    json_t *cmd = json_object_get(req, "cmd");
+    const char *arg0 = json_string_value(json_array_get(cmd, 0));
+    size_t argc = json_array_size(cmd);
+    char **argv = calloc(argc + 1, sizeof *argv), **envp = NULL;
+    sd_runas ra = {0};
+    spawn_logs logs = {-1, -1, -1};
+    int pfd[2] = {-1, -1}, made = 0, rc = -1;
+    if (!argv) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < argc; i++)
+        argv[i] = (char *)json_string_value(json_array_get(cmd, i));
+    if (user_runas_prepare(d, j->uid, j->user, &ra, err, errlen) < 0 ||
+        job_logs_make(d, j, secret != NULL, &ra, &logs, err, errlen) < 0)
+        goto out;
+    made = 1;
+    envp = child_env(d, env, j->id, j->secret, &ra, secret ?
+        json_string_value(json_object_get(req, "checkpoint_dir")) : NULL);
+    if (!envp) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    if (enf_prepare(d, j) < 0) {
+        snprintf(err, errlen, "cannot prepare the CPU quota: %s",
+                 strerror(errno));
+        goto out;
+    }
+    pid_t pid = -1;
+    if (pipe2(pfd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+        snprintf(err, errlen, "cannot start a process: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0)
+        child_exec(d, j, argv, envp, &logs, &ra, pfd[1]);
+    close(pfd[1]);
+    pfd[1] = -1;
+    int child_err[2] = {0, 0};
+    int said = spawn_wait_report(pfd[0], SPAWN_TIMEOUT_MS, child_err);
+    if (said != 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        if (said > 0)
+            child_failed(j, &ra, arg0, child_err, err, errlen);
+        else
+            snprintf(err, errlen, "the job's process did not start within "
+                     "%d ms (its working directory or program may hang "
+                     "when opened)", SPAWN_TIMEOUT_MS);
+        goto out;
+    }
+    j->pid = pid;
+    j->pstart = enf_proc_start(pid);
+    j->started = sd_now();
+    j->state = SD_RUNNING;
+    made = 0;
+    if (log_dir_give(d, &ra, &logs, err, errlen) < 0)
+        sd_log(d, 0, "job %lld: %s", (long long)j->id, err);
+    rc = 0;
+out:
+    if (made)
+        log_dir_discard(d, j->id, &logs);
+    for (int i = 0; i < 2; i++)
+        if (pfd[i] >= 0)
+            close(pfd[i]);
+    free(argv);
+    spawn_strv_free(envp);
+    user_runas_free(&ra);
+    return rc;
+}
+
 static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
                          const char *secret, const sd_user *owner,
                          int64_t array, long index, char *err,
                          size_t errlen)
 {
-    sd_runas ra = {0};
     json_t *cmd = json_object_get(req, "cmd");
     json_t *env = json_object_get(req, "env");
     const char *cwd = json_string_value(json_object_get(req, "cwd"));
     const char *name = json_string_value(json_object_get(req, "name"));
     double weight = 1, max_cores = INFINITY, target = 0, max_iters = 0,
            max_time = 0;
-    char **argv = NULL, **envp = NULL;
     sd_job *j = NULL;
-    int pfd[2] = {-1, -1};
 
     if (job_check_cmd(cmd, env, err, errlen) < 0)
         return NULL;
@@ -870,12 +960,10 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
     const char *base = strrchr(arg0, '/');
     j->name = strdup(name ? name : base ? base + 1 : arg0);
     j->cmd = json_dumps(cmd, JSON_COMPACT);
-    j->cwd = realpath(cwd, NULL);
-    if (!j->cwd) {
-        snprintf(err, errlen, "working directory %s: %s", cwd,
-                 strerror(errno));
+    if (!(j->cwd = spawn_cwd(cwd, err, errlen)))
         goto fail;
-    }
+    if (env && !(j->env = json_dumps(env, JSON_COMPACT)))
+        goto nomem;
     j->weight = weight;
     j->max_cores = max_cores;
     j->target = target;
@@ -895,8 +983,6 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
         j->array_index = index;
         j->max_cores = 1;
     }
-    size_t argc = json_array_size(cmd);
-    argv = calloc(argc + 1, sizeof *argv);
     if (secret) {
         snprintf(j->secret, sizeof j->secret, "%s", secret);
     } else if (job_new_secret(j) < 0) {
@@ -909,60 +995,10 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
             goto nomem;
         if (ctl_launch(d, j, env, err, errlen) < 0)
             goto fail;
-        free(argv);
         return j;
     }
-    if (user_runas_prepare(d, j->uid, j->user, &ra, err, errlen) < 0)
+    if (job_exec(d, j, req, env, secret, err, errlen) < 0)
         goto fail;
-    /* Only a controller's start (an agent's, with the job's secret) may
-     * name the checkpoint directory; a submit names it in its env. */
-    envp = child_env(d, env, j->id, j->secret, &ra, secret ?
-        json_string_value(json_object_get(req, "checkpoint_dir")) : NULL);
-    if (!j->name || !j->cmd || !argv || !envp)
-        goto nomem;
-    for (size_t i = 0; i < argc; i++)
-        argv[i] = (char *)json_string_value(json_array_get(cmd, i));
-
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s/jobs/%lld", d->cfg.state_dir,
-             (long long)j->id);
-    if (log_dir_make(d, dir, &ra, err, errlen) < 0)
-        goto fail;
-    if (enf_prepare(d, j) < 0) {
-        snprintf(err, errlen, "cannot prepare the CPU quota: %s",
-                 strerror(errno));
-        goto fail;
-    }
-    if (pipe2(pfd, O_CLOEXEC) < 0)
-        goto fail_errno;
-    pid_t pid = fork();
-    if (pid < 0)
-        goto fail_errno;
-    if (pid == 0)
-        child_exec(d, j, argv, envp, dir, &ra, pfd[1]);
-    close(pfd[1]);
-    pfd[1] = -1;
-    int child_err[2] = {0, 0};
-    ssize_t n;
-    while ((n = read(pfd[0], child_err, sizeof child_err)) < 0 &&
-           errno == EINTR)
-        ;
-    close(pfd[0]);
-    pfd[0] = -1;
-    if (n > 0) {
-        waitpid(pid, NULL, 0);
-        child_failed(j, &ra, arg0, child_err, err, errlen);
-        goto fail;
-    }
-    j->pid = pid;
-    j->pstart = enf_proc_start(pid);
-    j->started = sd_now();
-    j->state = SD_RUNNING;
-    free(argv);
-    strv_free(envp);
-    user_runas_free(&ra);
-    argv = NULL;
-    envp = NULL;
     if (array) { /* one core, outside the scheduler (array.c) */
         j->alloc = 1;
         enf_apply(d, j, 1);
@@ -975,8 +1011,8 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
     if (store_flush(d->store) < 0) {
         /* Not recorded: after a restart it would run unknown to slaqd. So
          * it does not run at all, and the submitter is told. */
-        kill(-pid, SIGKILL);
-        waitpid(pid, NULL, 0);
+        kill(-j->pid, SIGKILL);
+        waitpid(j->pid, NULL, 0);
         if (j->sj)
             slaq_sched_remove(d->sched, j->sj);
         j->sj = NULL;
@@ -986,27 +1022,16 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
         goto fail;
     }
     sd_log(d, array ? 1 : 0, "job %lld (%s): started, pid %d, user %s",
-           (long long)j->id, j->name, (int)pid, j->user);
+           (long long)j->id, j->name, (int)j->pid, j->user);
     return j;
 
-fail_errno:
-    snprintf(err, errlen, "%s", strerror(errno));
-    goto fail;
 nomem:
     snprintf(err, errlen, "out of memory");
 fail:
-    if (pfd[0] >= 0)
-        close(pfd[0]);
-    if (pfd[1] >= 0)
-        close(pfd[1]);
-    free(argv);
-    strv_free(envp);
-    user_runas_free(&ra);
-    if (j) { /* the id is not used: forget it */
+    if (j) { /* the id stays taken (job ids are never used twice) */
         enf_release(d, j);
         d->jobs[j->id - 1] = NULL;
-        if ((size_t)j->id == d->njobs)
-            d->njobs--;
+        store_set_last_id(d->store, (int64_t)d->njobs);
         job_free(j);
     }
     return NULL;

@@ -51,6 +51,9 @@ typedef struct sd_job {
     char *name;
     char *cmd;            /* JSON array of strings, as stored */
     char *cwd;
+    char *env;            /* JSON array of the submitter's NAME=value
+                             strings, or NULL: none was sent (a resume
+                             runs with it again) */
     double weight, max_cores, target, max_time;
     uint64_t max_iters;
     slaq_convergence convergence; /* declared class (submit or hello) */

@@ -535,8 +535,7 @@ static int cluster_args(sd_config *c, sd_args *a)
         c->agent_token = read_token("--agent-token-file", a->agent_token_file);
     else if (env && strlen(env) >= 8)
         c->agent_token = strdup(env);
-    /* Not for the jobs: a job started without its submitter's environment
-     * gets this slaqd's. */
+    /* Not for anything slaqd starts (SLAQ_TOKEN's comment). */
     unsetenv("SLAQ_AGENT_TOKEN");
     if (!c->agent_token) {
         fprintf(stderr, "slaqd: %s needs an agent token of at least 8 "
@@ -1057,6 +1056,10 @@ int main(int argc, char **argv)
     const char *config_path;
     char *config_text;
     int rc = parse_args(&d->cfg, argc, argv, &config_path, &config_text);
+    /* The secrets slaqd may have been given in its environment, read by
+     * parse_args: gone before anything is started. */
+    unsetenv("SLAQ_TOKEN");
+    unsetenv("SLAQ_AGENT_TOKEN");
     if (rc) {
         free(d->cfg.socket_path);
         free(d->cfg.token);

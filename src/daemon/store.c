@@ -427,6 +427,7 @@ static const st_column job_cols[] = {
     JF("moves", "INTEGER", JF_INT, moves),
     JFN("move_s", "REAL", move_s),
     JFN("stop", "TEXT", stop),
+    JF("env", "TEXT", JF_TEXT, env),
 };
 #define NJOB_COLS (sizeof job_cols / sizeof *job_cols)
 
@@ -462,7 +463,7 @@ static const st_column sweep_cols[] = {
     COL("created", "REAL"), COL("ended", "REAL"), COL("reached", "REAL"),
     COL("reached_config", "INTEGER"), COL("best", "REAL"),
     COL("best_config", "INTEGER"), COL("uid", "INTEGER"),
-    COL("user", "TEXT"),
+    COL("user", "TEXT"), COL("env", "TEXT"),
 };
 static const st_column sweep_config_cols[] = {
     COL("sweep", "INTEGER"), COL("idx", "INTEGER"), COL("params", "TEXT"),

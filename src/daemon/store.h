@@ -120,6 +120,7 @@ typedef struct store_sweep_row {
     int64_t reached_config, best_config;
     int64_t uid;          /* -1: NULL (a sweep of an older slaqd) */
     const char *user;
+    const char *env;      /* the submitter's environment (JSON), or NULL */
 } store_sweep_row;
 
 typedef struct store_sweep_config {

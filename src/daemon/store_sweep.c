@@ -22,8 +22,8 @@ _Static_assert(SW_N <= STORE_SWEEP_STMTS, "store_sql.h: STORE_SWEEP_STMTS");
 
 static const char *const sw_sql[SW_N] = {
     "INSERT OR REPLACE INTO sweeps(id, name, spec, cwd, state, note, "
-    "created, ended, reached, reached_config, best, best_config, uid, user) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    "created, ended, reached, reached_config, best, best_config, uid, user, "
+    "env) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "INSERT OR REPLACE INTO sweep_configs(sweep, idx, params, cmd, jobs, "
     "state, class, p, epochs, best) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     "UPDATE sweep_configs SET jobs = ? WHERE sweep = ? AND idx = ?",
@@ -34,7 +34,8 @@ static const char *const sw_sql[SW_N] = {
     "SELECT state, class, p, epochs, best FROM sweep_configs WHERE sweep = ? "
     "AND idx = ?",
     "SELECT id, name, spec, cwd, state, note, created, ended, reached, "
-    "reached_config, best, best_config, uid, user FROM sweeps ORDER BY id",
+    "reached_config, best, best_config, uid, user, env FROM sweeps ORDER BY "
+    "id",
     "SELECT idx, jobs FROM sweep_configs WHERE sweep = ?",
     "SELECT seq, t, kind, cfg, epoch, metric, epoch_s FROM sweep_log WHERE "
     "sweep = ? ORDER BY seq",
@@ -116,6 +117,7 @@ int store_put_sweep(sd_store *s, const store_sweep_row *w)
     if (w->uid >= 0)
         sqlite3_bind_int64(st, 13, w->uid);
     bind_str(st, 14, w->user);
+    bind_str(st, 15, w->env);
     return run(st);
 }
 
@@ -249,6 +251,7 @@ static int each_sweep(sqlite3_stmt *st, const any_fn *fn, void *arg)
         .uid = sqlite3_column_type(st, 12) == SQLITE_NULL
                    ? -1 : sqlite3_column_int64(st, 12),
         .user = col_str(st, 13),
+        .env = col_str(st, 14),
     };
     return fn->sweep(arg, &w);
 }

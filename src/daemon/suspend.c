@@ -50,6 +50,7 @@
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
 #include "daemon/loop.h"
+#include "daemon/spawn.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
 #include "daemon/sweepd.h"
@@ -399,18 +400,78 @@ int job_suspend(sd_daemon *d, sd_job *j, int checkpoint, double *latency_ms,
     return 0;
 }
 
+/* A checkpoint operation done as its job's owner (ckpt_as). */
+typedef struct ckpt_op {
+    const char *from, *to;
+} ckpt_op;
+
+/* The size of the regular file `from`, written to out. */
+static int ckpt_size_fn(void *arg, char *out, size_t outlen)
+{
+    const ckpt_op *op = arg;
+    struct stat st;
+    if (stat(op->from, &st) < 0 || !S_ISREG(st.st_mode))
+        return -1;
+    snprintf(out, outlen, "%lld", (long long)st.st_size);
+    return 0;
+}
+
+/* Renames `from` to `to` (job_checkpoint_move's result). */
+static int ckpt_take_fn(void *arg, char *out, size_t outlen)
+{
+    const ckpt_op *op = arg;
+    if (rename(op->from, op->to) == 0)
+        return 0;
+    int e = errno;
+    if (e == ENOENT && access(op->to, R_OK) == 0)
+        return 0;
+    snprintf(out, outlen, "%s", strerror(e));
+    return e == ENOENT || e == EACCES ? 1 : 2;
+}
+
+/*
+ * Runs fn on job j's checkpoint as the job's owner (spawn_as): the
+ * checkpoint is the user's file in the user's directory, and whatever
+ * its path leads to is looked at with the user's rights, not root's.
+ * fn's result, or -1000 (out says why) when it could not be run.
+ */
+static int ckpt_as(sd_daemon *d, uid_t uid, const char *user,
+                   int (*fn)(void *, char *, size_t), const ckpt_op *op,
+                   char *out, size_t outlen)
+{
+    sd_runas ra;
+    if (user_runas_prepare(d, uid, user, &ra, out, outlen) < 0)
+        return -1000;
+    int rc = spawn_as(&ra, fn, (void *)op, out, outlen, SPAWN_TIMEOUT_MS);
+    user_runas_free(&ra);
+    if (rc == -1000)
+        snprintf(out, outlen, "no answer from a process of user %s",
+                 user ? user : "?");
+    return rc;
+}
+
+int job_checkpoint_move(sd_daemon *d, uid_t uid, const char *user,
+                        const char *from, const char *to, char *why,
+                        size_t whylen)
+{
+    ckpt_op op = {from, to};
+    return ckpt_as(d, uid, user, ckpt_take_fn, &op, why, whylen);
+}
+
 /* A checkpoint-suspended job's process exited: how long that took. */
 void job_suspend_done(sd_daemon *d, sd_job *j)
 {
     if (j->suspended != SD_SUSP_CHECKPOINT)
         return;
     j->suspend_ms = (sd_mono() - j->suspend_t) * 1e3;
-    char path[4200], detail[96];
-    struct stat st;
+    char path[4200], detail[96], out[64];
     job_checkpoint_path(d, j->uid, j->id, path, sizeof path);
+    ckpt_op op = {path, NULL};
     /* A remote job's is on its agent's machine: the size its exit said. */
     long long size = SD_REMOTE(j) ? j->checkpoint_bytes
-                     : stat(path, &st) == 0 ? (long long)st.st_size : -1;
+                     : ckpt_as(d, j->uid, j->user, ckpt_size_fn, &op, out,
+                               sizeof out) == 0
+                         ? strtoll(out, NULL, 10) : -1;
     j->checkpoint_bytes = size;
     snprintf(detail, sizeof detail, "checkpoint %.3f ms, %lld bytes",
              j->suspend_ms, size);
@@ -450,17 +511,27 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
      * the new job goes there, and the agent renames the checkpoint before
      * it starts it (or fails its start, saying why). */
     int remote = SD_REMOTE(j) && j->node_at;
-    if (!remote && access(from, R_OK) < 0) {
+    char why[256];
+    int took = remote ? 0 : job_checkpoint_move(d, j->uid, j->user, from,
+                                                to, why, sizeof why);
+    if (took == 1 || took == -1000) {
         snprintf(err, errlen, "job %lld left no checkpoint (%s: %s); its "
                  "program may not write one (slaq-train does, for logreg, "
                  "svm, svmpoly, linreg, mlpc and kmeans)", (long long)j->id,
-                 from, strerror(errno));
+                 from, why);
+        return NULL;
+    }
+    if (took) {
+        snprintf(err, errlen, "cannot move the checkpoint %s to %s: %s",
+                 from, to, why);
         return NULL;
     }
     json_t *req = json_object();
     json_object_set_new(req, "cmd", json_loads(j->cmd, 0, NULL));
     json_object_set_new(req, "cwd", json_string(j->cwd));
     json_object_set_new(req, "name", json_string(j->name));
+    if (j->env) /* the environment it was submitted with */
+        json_object_set_new(req, "env", json_loads(j->env, 0, NULL));
     json_object_set_new(req, "weight", json_real(j->weight));
     if (isfinite(j->max_cores))
         json_object_set_new(req, "max_cores", json_real(j->max_cores));
@@ -470,11 +541,6 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
     if (remote) {
         json_object_set_new(req, "node", json_string(j->node_at));
         json_object_set_new(req, "resume_from", json_integer(j->id));
-    } else if (rename(from, to) < 0) {
-        snprintf(err, errlen, "cannot move the checkpoint %s to %s: %s",
-                 from, to, strerror(errno));
-        json_decref(req);
-        return NULL;
     }
     sd_user owner; /* the continuation runs as the suspended job did */
     user_from_uid(d, j->uid, 0, &owner);
@@ -482,7 +548,8 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
     json_decref(req);
     if (!k) {
         if (!remote)
-            rename(to, from);
+            job_checkpoint_move(d, j->uid, j->user, to, from, why,
+                                sizeof why);
         return NULL;
     }
     j->suspended = SD_SUSP_NONE;

@@ -45,6 +45,18 @@ void op_free_all(sd_daemon *d);
 
 /* Called by job_finish: a checkpoint-suspended job has exited. */
 void job_suspend_done(sd_daemon *d, sd_job *j);
+/*
+ * Renames the checkpoint `from` to `to` as user uid (named `user`), in a
+ * process of that user's (spawn_as): the checkpoint's directory and file
+ * are the user's, so root never renames, follows or looks at them. 0
+ * (also when `from` is gone and `to` is there: taken at an earlier
+ * start); 1 when `from` is missing or cannot be reached, 2 when it
+ * cannot be renamed, -1000 when no process of the user answered; why
+ * says the reason.
+ */
+int job_checkpoint_move(sd_daemon *d, uid_t uid, const char *user,
+                        const char *from, const char *to, char *why,
+                        size_t whylen);
 /* DIR/job-ID.ckpt, the file a job of user uid leaves in the
  * SLAQ_CHECKPOINT_DIR slaqd gives it (DIR: job_checkpoint_dir). */
 void job_checkpoint_path(const sd_daemon *d, uid_t uid, int64_t id, char *out,

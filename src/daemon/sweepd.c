@@ -51,6 +51,8 @@ typedef struct sd_sweep {
     json_t *spec_json;
     sweep_spec spec;
     char *cwd;
+    char *env;             /* its submitter's environment (JSON), or NULL:
+                              each configuration's job starts with it */
     uid_t uid;             /* its owner: its jobs run as this user */
     char *user;
     slaq_sweep *pol;       /* NULL once ended */
@@ -103,6 +105,7 @@ static void put_sweep(sd_daemon *d, sd_sweep *w)
         .ended = w->ended, .reached = w->reached,
         .reached_config = w->reached_cfg, .best = w->best,
         .best_config = w->best_cfg, .uid = (int64_t)w->uid, .user = w->user,
+        .env = w->env,
     };
     if (store_put_sweep(d->store, &row) < 0)
         sd_log(d, 0, "sweeps: %s", store_errmsg(d->store));
@@ -177,6 +180,7 @@ static void sweep_free(sd_sweep *w)
     sweep_spec_free(&w->spec);
     json_decref(w->spec_json);
     free(w->cwd);
+    free(w->env);
     free(w->user);
     free(w->note);
     free(w);
@@ -323,6 +327,8 @@ static int start_config(sd_daemon *d, sd_sweep *w, size_t i)
         snprintf(name, sizeof name, "%s-%zu", w->spec.name, i);
         json_t *req = json_pack("{s:O, s:s, s:s}", "cmd", c->cmd, "cwd",
                                 w->cwd, "name", name);
+        if (w->env)
+            json_object_set_new(req, "env", json_loads(w->env, 0, NULL));
         sd_user owner;
         user_from_uid(d, w->uid, 0, &owner);
         j = job_submit(d, req, &owner, err, sizeof err);
@@ -611,6 +617,8 @@ static int restore_sweep(void *arg, const store_sweep_row *row)
      * jobs ran. */
     w->uid = row->uid < 0 ? self.uid : (uid_t)row->uid;
     w->user = strdup(row->uid < 0 || !row->user ? self.name : row->user);
+    if (row->env)
+        w->env = strdup(row->env);
     store_each_sweep_jobs(d->store, w->id, restore_jobs, w);
     if (!strcmp(w->state, "running")) {
         struct restore_walk r = {d, w};
@@ -829,7 +837,14 @@ json_t *sweep_request(sd_daemon *d, const char *type, json_t *req,
         w->id = last + 1;
         w->created = sd_now();
         w->uid = who->uid;
-        if (!(w->user = strdup(who->name))) {
+        json_t *env = json_object_get(req, "env");
+        if (env && !json_is_array(env)) {
+            sweep_free(w);
+            return api_error("bad_request", "field \"env\" must be an array "
+                             "of \"NAME=value\" strings");
+        }
+        if (!(w->user = strdup(who->name)) ||
+            (env && !(w->env = json_dumps(env, JSON_COMPACT)))) {
             sweep_free(w);
             return api_error("no_memory", "out of memory");
         }

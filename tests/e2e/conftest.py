@@ -104,7 +104,7 @@ STORE_ADDED = (
     ("jobs", "deadline", "REAL"), ("jobs", "accuracy", "REAL"),
     ("jobs", "direction", "TEXT"), ("jobs", "urgency", "INTEGER"),
     ("jobs", "moves", "INTEGER"), ("jobs", "move_s", "REAL"),
-    ("jobs", "stop", "TEXT"),
+    ("jobs", "stop", "TEXT"), ("jobs", "env", "TEXT"),
 )
 
 
