@@ -39,7 +39,7 @@ FUZZ_FLAGS   := $(CSTD) -Wall -Wextra -Werror -g -O1 -fno-omit-frame-pointer \
                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZERS      := $(BUILD)/fuzz/fuzz_protocol $(BUILD)/fuzz/fuzz_http \
                 $(BUILD)/fuzz/fuzz_agent $(BUILD)/fuzz/fuzz_arrayrange \
-                $(BUILD)/fuzz/fuzz_config
+                $(BUILD)/fuzz/fuzz_config $(BUILD)/fuzz/fuzz_jobenv
 # The file readers' harnesses need only libslaqio's sources, built with
 # them by clang so that libFuzzer sees the readers' coverage, and libslaq.
 READER_FUZZERS := $(BUILD)/fuzz/fuzz_spec $(BUILD)/fuzz/fuzz_workload \

@@ -76,6 +76,16 @@ int cmd_status(int argc, char **argv)
            (long long)json_integer_value(json_object_get(r, "epoch")),
            rpc_num(r, "epoch_ms_last"), rpc_num(r, "epoch_ms_max"));
     print_settings(json_object_get(r, "settings"));
+    json_t *lim = json_object_get(r, "limits");
+    if (lim) {
+        printf("per user     %.0f jobs, %.0f array tasks, %g reports/s, "
+               "%.0f finished jobs kept\n", rpc_num(lim, "user_jobs"),
+               rpc_num(lim, "user_tasks"), rpc_num(lim, "user_reports"),
+               rpc_num(lim, "keep_jobs_per_user"));
+        printf("logs         %.0f bytes a file, %.0f a user; %.0f bytes "
+               "kept free for state.db\n", rpc_num(lim, "log_bytes"),
+               rpc_num(lim, "user_log_bytes"), rpc_num(lim, "disk_reserve"));
+    }
     long long port = json_integer_value(json_object_get(r, "http_port"));
     const char *host = json_string_value(json_object_get(r, "http_addr"));
     if (!host || !*host || !strcmp(host, "0.0.0.0"))

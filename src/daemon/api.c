@@ -22,6 +22,7 @@
 #include "daemon/daemon.h"
 #include "daemon/enforce.h"
 #include "daemon/jobs.h"
+#include "daemon/limits.h"
 #include "daemon/loop.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
@@ -112,6 +113,7 @@ static json_t *api_status(sd_daemon *d)
     json_object_set_new(r, "enforce_detail", json_string(d->enf.detail));
     json_object_set_new(r, "cgroup", d->enf.cg_base ? json_string(d->enf.cg_base)
                                                     : json_null());
+    json_object_set_new(r, "limits", limit_json(d));
     json_object_set_new(r, "store_error", store_failing(d->store)
                         ? json_string(store_error(d->store)) : json_null());
     /* The last epochs, oldest first: [epoch, ms, CPU ms, core ms, core
@@ -344,7 +346,7 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
         return api_error("bad_message", "a request needs a string \"type\"");
     /* Whatever a user is shown is on disk first: a kill -9 of slaqd right
      * after `slaq show` loses none of what it showed. */
-    store_flush(d->store);
+    limit_flush(d);
     if (api_needs_control(req) && store_failing(d->store))
         return api_error("store_failed", "slaqd cannot write its database "
                          "(%s), so it changes nothing now; retry when the "
@@ -407,6 +409,8 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
                                                              a->first + 1));
             return reply;
         }
+        if (limit_submit(d, who, 0, err, sizeof err) < 0)
+            return api_error("limit_reached", "%s", err);
         j = job_submit(d, req, who, err, sizeof err);
         if (!j)
             return api_error("submit_failed", "%s", err);

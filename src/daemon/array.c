@@ -35,6 +35,7 @@
 #include "daemon/agent_link.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
+#include "daemon/limits.h"
 #include "daemon/loop.h"
 #include "daemon/spawn.h"
 #include "daemon/store.h"
@@ -210,7 +211,8 @@ sd_array *array_submit(sd_daemon *d, json_t *req, const sd_user *owner,
         snprintf(err, errlen, "field \"array\" must be a string A-B[%%K]");
         return NULL;
     }
-    if (array_parse_range(range, &first, &last, &k, err, errlen) < 0)
+    if (array_parse_range(range, &first, &last, &k, err, errlen) < 0 ||
+        limit_submit(d, owner, last - first + 1, err, errlen) < 0)
         return NULL;
     if (job_check_cmd(cmd, env, err, errlen) < 0)
         return NULL;

@@ -37,6 +37,7 @@
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
+#include "daemon/limits.h"
 #include "daemon/link.h"
 #include "daemon/loop.h"
 #include "daemon/store.h"
@@ -993,6 +994,12 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
             send_error(d, c, "no_hello", "send \"hello\" before reports");
         else if (!c->job)
             send_error(d, c, "bad_report", "this connection's job has ended");
+        else if (limit_report(d, c->job) < 0)
+            send_error(d, c, "rate_limited", "report not taken: %s's jobs "
+                       "sent more than %g reports a second together (slaqd "
+                       "--user-reports); report less often",
+                       c->job->user ? c->job->user : "this user",
+                       d->cfg.user_reports);
         else if (c->acks && is_duplicate(c->job, msg)) {
             /* Resent after a reconnection, but this slaqd had it: it is
              * dropped, and the next commit acknowledges it again. */

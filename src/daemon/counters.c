@@ -185,6 +185,19 @@ static const counter_row counters[] = {
      "Credentials refused unchecked by the failed-authentication rate "
      "limits (per address, per port, overall).",
      FIELD(CTR_U64, auth_limited_total)},
+    {"submits_limited_total", "slaq_submits_limited_total", "counter",
+     "Submits refused because their user held --user-jobs jobs or "
+     "--user-tasks array tasks.",
+     FIELD(CTR_U64, submits_limited_total)},
+    {"reports_limited_total", "slaq_reports_limited_total", "counter",
+     "Reports refused because their user's jobs sent more than "
+     "--user-reports a second.",
+     FIELD(CTR_U64, reports_limited_total)},
+    {"logs_cut_total", "slaq_logs_cut_total", "counter",
+     "Times a job's log file was cut back: over --log-bytes, its user "
+     "over --user-log-bytes, or the state file system under "
+     "--disk-reserve.",
+     FIELD(CTR_U64, logs_cut_total)},
     {"agent_link_refused_total", "slaq_agent_link_refused_total", "counter",
      "Agent-link lines that did not open (altered, replayed or out of "
      "order): each closed its connection.",

@@ -33,6 +33,7 @@
  *   link.c         link.h         the agent link's handshake, sealing   link_
  *   config.c       config.h       the configuration file                config_
  *   spawn.c        spawn.h        a job's environment, logs, paths      spawn_
+ *   limits.c       limits.h       what one user may hold and spend      limit_
  */
 #ifndef SLAQ_DAEMON_H
 #define SLAQ_DAEMON_H
@@ -88,6 +89,9 @@ typedef struct sd_config {
     int init;                /* --init: an empty state.db may be set up */
     double keep_jobs;        /* finished jobs kept (oldest go first) */
     double keep_days;        /* ... and for at most this long (0: no limit) */
+    /* per-user limits (limits.h) */
+    double user_jobs, user_tasks, user_reports;
+    double log_bytes, user_log_bytes, disk_reserve;
     int verbose;
     /* cluster (agent_link.c, agent.c; docs/cluster.md) */
     const char *agents;      /* --agents ADDR:PORT: the controller's listener */
@@ -219,6 +223,9 @@ struct sd_daemon {
         uint64_t jobs_expired;
         uint64_t auth_failures_total;
         uint64_t auth_limited_total; /* attempts refused unchecked (rate) */
+        uint64_t submits_limited_total; /* submits over a user's limit */
+        uint64_t reports_limited_total; /* reports over a user's rate */
+        uint64_t logs_cut_total;  /* log files cut back (limits.c) */
         uint64_t link_refused_total; /* agent-link lines that did not open */
         size_t buffered_max;  /* the most connections held at any time */
         uint64_t overload_drops; /* connections closed: buffers over the
@@ -249,6 +256,11 @@ struct sd_daemon {
     /* task arrays (array.c), by id */
     sd_array **arrays;
     size_t narrays, caparrays;
+    /* each user's use (limits.c) */
+    struct limit_user *lim_users;
+    size_t nlim_users, caplim_users;
+    double lim_checked;       /* monotonic time of the last log check */
+    double lim_freed;         /* bytes its last cuts removed */
     sd_job **tasks;       /* the tasks running on this machine (a
                              controller: placed on its nodes, queued or
                              running) */

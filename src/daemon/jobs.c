@@ -37,6 +37,7 @@
 #include "daemon/daemon.h"
 #include "daemon/enforce.h"
 #include "daemon/jobs.h"
+#include "daemon/limits.h"
 #include "daemon/loop.h"
 #include "daemon/spawn.h"
 #include "daemon/store.h"
@@ -109,6 +110,7 @@ sd_job *job_new(sd_daemon *d, int64_t id)
     j->node = -1;
     j->move_to = j->move_from = -1;
     j->move_s = NAN;
+    j->log_fd[0] = j->log_fd[1] = -1;
     d->jobs[id - 1] = j;
     if ((uint64_t)id > d->njobs)
         d->njobs = (size_t)id;
@@ -117,6 +119,7 @@ sd_job *job_new(sd_daemon *d, int64_t id)
 
 static void job_free(sd_job *j)
 {
+    limit_logs_close(NULL, j);
     aqpd_free(j);
     json_decref(j->launch);
     free(j->user);
@@ -856,6 +859,8 @@ static int job_exec(sd_daemon *d, sd_job *j, json_t *req, json_t *env,
     made = 0;
     if (log_dir_give(d, &ra, &logs, err, errlen) < 0)
         sd_log(d, 0, "job %lld: %s", (long long)j->id, err);
+    limit_logs_take(j, logs.out, logs.err); /* held to their limits */
+    logs.out = logs.err = -1;
     rc = 0;
 out:
     if (made)
@@ -1008,7 +1013,7 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
     }
     store_put_job(d->store, j);
     store_event(d->store, j->started, j->id, "start", j->cmd);
-    if (store_flush(d->store) < 0) {
+    if (limit_flush(d) < 0) { /* (after cutting logs that filled the disk) */
         /* Not recorded: after a restart it would run unknown to slaqd. So
          * it does not run at all, and the submitter is told. */
         kill(-j->pid, SIGKILL);
@@ -1347,6 +1352,7 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
 {
     if (!SD_ACTIVE(j->state))
         return;
+    limit_logs_close(d, j);
     char detail[256];
     sd_state st;
     if (have_status) {
@@ -1762,15 +1768,51 @@ static void remove_logs(sd_daemon *d, const sd_job *j)
     rmdir(path);
 }
 
+/* The finished jobs of each user (job_expire): uid and count pairs. */
+typedef struct expire_count {
+    uid_t uid;
+    size_t n;
+} expire_count;
+
+/* The count of uid in v[0..*n) (added when missing; NULL: no memory). */
+static size_t *expire_slot(expire_count **v, size_t *n, size_t *cap,
+                           uid_t uid)
+{
+    for (size_t i = 0; i < *n; i++)
+        if ((*v)[i].uid == uid)
+            return &(*v)[i].n;
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 8;
+        expire_count *nv = realloc(*v, c * sizeof *nv);
+        if (!nv)
+            return NULL;
+        *v = nv;
+        *cap = c;
+    }
+    (*v)[*n] = (expire_count){uid, 0};
+    return &(*v)[(*n)++].n;
+}
+
+/*
+ * Removes finished jobs past --keep-days, and each user's oldest past
+ * --keep-jobs: the count is per user, so that one user's many jobs
+ * expire their own history, never another's.
+ */
 void job_expire(sd_daemon *d)
 {
     double mono = sd_mono();
     if (d->expire_last > 0 && mono - d->expire_last < 5)
         return;
     d->expire_last = mono;
-    size_t finished = 0;
-    for (size_t i = 0; i < d->njobs; i++)
-        finished += d->jobs[i] && !SD_ACTIVE(d->jobs[i]->state);
+    expire_count *per = NULL;
+    size_t nper = 0, capper = 0;
+    for (size_t i = 0; i < d->njobs; i++) {
+        sd_job *j = d->jobs[i];
+        size_t *n = j && !SD_ACTIVE(j->state)
+                        ? expire_slot(&per, &nper, &capper, j->uid) : NULL;
+        if (n)
+            (*n)++;
+    }
     double cutoff = d->cfg.keep_days > 0 ? sd_now() - d->cfg.keep_days * 86400
                                          : -INFINITY;
     size_t batch = 0;
@@ -1782,7 +1824,8 @@ void job_expire(sd_daemon *d)
          * state (array.c). */
         if (!j || SD_ACTIVE(j->state) || j->conn || j->array)
             continue;
-        if ((double)finished <= d->cfg.keep_jobs &&
+        size_t *finished = expire_slot(&per, &nper, &capper, j->uid);
+        if ((!finished || (double)*finished <= d->cfg.keep_jobs) &&
             !(j->ended > 0 && j->ended < cutoff))
             continue;
         if (batch++ == 0)
@@ -1791,9 +1834,11 @@ void job_expire(sd_daemon *d)
         remove_logs(d, j);
         d->jobs[i] = NULL;
         job_free(j);
-        finished--;
+        if (finished)
+            (*finished)--;
         d->jobs_expired++;
     }
+    free(per);
     if (batch) {
         store_flush(d->store);
         sd_log(d, 1, "expired %zu finished jobs (keeping %g, %g days)", batch,
@@ -1885,8 +1930,10 @@ static int restore_one(sd_daemon *d, sd_job *j)
         job_replay_history(d, j, 1);
     }
     j->adopted = 1;
-    if (j->managed)
+    if (j->managed) {
         enf_adopt(d, j);
+        limit_logs_reopen(d, j);
+    }
     if (j->state == SD_STOPPING)
         j->stop_deadline = sd_mono() + d->cfg.grace_s;
     store_event(d->store, sd_now(), j->id, "readopt", NULL);

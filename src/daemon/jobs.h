@@ -163,6 +163,10 @@ typedef struct sd_job {
     double moved_at;      /* monotonic: when its last move was asked (0:
                              never) */
     int moves;            /* moves carried out */
+    int log_fd[2];        /* its stdout.log, stderr.log while it runs
+                             (limits.c holds them to their limits), -1 */
+    double log_seen[2];   /* their sizes at the last check */
+    double log_final;     /* both, when it ended (its user's total) */
     int move_skipped;     /* its planned move was not worth its cost */
     double move_s;        /* seconds the last one stopped it: from the
                              stop asked to the first report on the new

@@ -38,6 +38,7 @@
 #include "daemon/enforce.h"
 #include "daemon/http.h"
 #include "daemon/jobs.h"
+#include "daemon/limits.h"
 #include "daemon/link.h"
 #include "daemon/loop.h"
 #include "daemon/store.h"
@@ -63,6 +64,7 @@ void sd_free_state(sd_daemon *d)
     sweep_free_all(d);
     op_free_all(d);
     job_free_all(d);
+    limit_free(d);
     array_free_all(d);
     json_decref(d->task_queue);
     d->task_queue = NULL;
@@ -201,10 +203,24 @@ static void usage(FILE *f)
         "                      the allocation, idle cycles go to the others\n"
         "                      (default); quota: a hard CPU quota at it\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
-        "  --keep-jobs N       finished jobs kept (default 10000); the\n"
-        "                      oldest are removed, history and logs too\n"
+        "  --keep-jobs N       finished jobs kept per user (default 10000);\n"
+        "                      the oldest are removed, history and logs too\n"
         "  --keep-days D       finished jobs kept at most D days (default\n"
         "                      30; 0: no age limit)\n"
+        "  --user-jobs N       jobs one user may hold: running, stopping,\n"
+        "                      pending (default 10000; administrators: no\n"
+        "                      limit)\n"
+        "  --user-tasks N      array tasks one user may hold (default\n"
+        "                      1000000)\n"
+        "  --user-reports R    reports a second one user's jobs may send\n"
+        "                      together (default 2000); more are refused\n"
+        "  --log-bytes N       each log file of a job is cut at N bytes\n"
+        "                      (default 1073741824), with a line saying so\n"
+        "  --user-log-bytes N  one user's logs together (default\n"
+        "                      10737418240): over it, no log of theirs grows\n"
+        "  --disk-reserve N    free bytes kept for state.db on its file\n"
+        "                      system (default 67108864, at most an eighth of\n"
+        "                      it): below it, no job's log grows\n"
         "  --init              set up an existing empty state.db (slaqd\n"
         "                      refuses an empty or foreign database file)\n"
         "  -v, --verbose       log every allocation change and signal; twice\n"
@@ -286,7 +302,8 @@ enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_ENFORCE, O_GRACE,
        O_CONFIG, O_SHARE, O_INIT, O_JOBTOKEN, O_ALLOWUID, O_KEEPJOBS,
        O_KEEPDAYS, O_HTTPHOST, O_AGENTS, O_AGENTTOK, O_AGENT, O_JOIN,
        O_NODENAME, O_ENDJOBS, O_ADMINGROUP, O_SOCKGROUP,
-       O_PINWAIT, O_POLICYMOVES, O_RLMODEL };
+       O_PINWAIT, O_POLICYMOVES, O_RLMODEL, O_USERJOBS, O_USERTASKS,
+       O_USERREPORTS, O_LOGBYTES, O_USERLOGBYTES, O_DISKRESERVE };
 
 /* slaqd's own options; the scheduler's settings follow them in long_opts
  * (setopt_build, at the start of parse_args). */
@@ -307,6 +324,12 @@ static const struct option own_opts[] = {
     {"socket-group", required_argument, 0, O_SOCKGROUP},
     {"keep-jobs", required_argument, 0, O_KEEPJOBS},
     {"keep-days", required_argument, 0, O_KEEPDAYS},
+    {"user-jobs", required_argument, 0, O_USERJOBS},
+    {"user-tasks", required_argument, 0, O_USERTASKS},
+    {"user-reports", required_argument, 0, O_USERREPORTS},
+    {"log-bytes", required_argument, 0, O_LOGBYTES},
+    {"user-log-bytes", required_argument, 0, O_USERLOGBYTES},
+    {"disk-reserve", required_argument, 0, O_DISKRESERVE},
     {"http-allow-host", required_argument, 0, O_HTTPHOST},
     {"agents", required_argument, 0, O_AGENTS},
     {"agent-token-file", required_argument, 0, O_AGENTTOK},
@@ -452,6 +475,18 @@ static int apply_opt(void *ctx, int code, const char *value,
         return parse_bounded(where, value, 1e9, 1, &c->keep_jobs);
     case O_KEEPDAYS:
         return parse_bounded(where, value, 1e9, 0, &c->keep_days);
+    case O_USERJOBS:
+        return parse_bounded(where, value, 1e9, 1, &c->user_jobs);
+    case O_USERTASKS:
+        return parse_bounded(where, value, 1e12, 1, &c->user_tasks);
+    case O_USERREPORTS:
+        return parse_bounded(where, value, 1e9, 0, &c->user_reports);
+    case O_LOGBYTES:
+        return parse_bounded(where, value, 1e18, 1, &c->log_bytes);
+    case O_USERLOGBYTES:
+        return parse_bounded(where, value, 1e18, 1, &c->user_log_bytes);
+    case O_DISKRESERVE:
+        return parse_bounded(where, value, 1e18, 1, &c->disk_reserve);
     case O_PINWAIT:
         return parse_bounded(where, value, 1e9, 0, &c->pin_wait_s);
     case O_RLMODEL:
@@ -638,6 +673,12 @@ static int parse_args(sd_config *c, int argc, char **argv,
     c->grace_s = 10;
     c->enforce = SD_ENF_AUTO;
     c->keep_jobs = 10000;
+    c->user_jobs = 10000;
+    c->user_tasks = 1000000;
+    c->user_reports = 2000;
+    c->log_bytes = 1073741824.0;       /* 1 GiB a file */
+    c->user_log_bytes = 10737418240.0; /* 10 GiB */
+    c->disk_reserve = 67108864.0;      /* 64 MiB */
     c->keep_days = 30;
     c->pin_wait_s = SD_PIN_WAIT_S;
     c->policy_moves = 1;
@@ -787,13 +828,14 @@ static void on_tick(sd_daemon *d, sd_handler *h, uint32_t events)
     (void)events;
     drain_timer(h->fd);
     job_tick(d);
+    limit_tick(d);
     op_tick(d);
     sweep_tick(d);
     if (d->cfg.agent)
         agent_tick(d);
     conn_tick(d);
     http_run(d);
-    if (store_flush(d->store) == 0)
+    if (limit_flush(d) == 0)
         conn_send_acks(d); /* every report accepted so far is committed */
 }
 

@@ -206,7 +206,8 @@ int spawn_logs_give(spawn_logs *l, uid_t uid, gid_t gid, mode_t dir_mode)
     int rc = fchown(l->dirfd, uid, gid) < 0 ||
                      fchmod(l->dirfd, dir_mode) < 0 ? -1 : 0;
     int e = errno;
-    logs_close(l);
+    close(l->dirfd);
+    l->dirfd = -1;
     errno = e;
     return rc;
 }

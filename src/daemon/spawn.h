@@ -84,7 +84,9 @@ int spawn_logs_make(const char *jobs_dir, const char *name, uid_t uid,
                     gid_t gid, mode_t mode, spawn_logs *l, char *err,
                     size_t errlen);
 /* Gives the directory to uid:gid with dir_mode (the job has its files
- * open already) and closes l's descriptors. 0, or -1 with errno. */
+ * open already) and closes it; l->out and l->err stay open, the
+ * caller's (limits.c holds the logs to their limits through them). 0, or
+ * -1 with errno. */
 int spawn_logs_give(spawn_logs *l, uid_t uid, gid_t gid, mode_t dir_mode);
 /* Removes the files and the directory spawn_logs_make made (the job did
  * not start) and closes l's descriptors. */

@@ -1214,6 +1214,12 @@ void store_set_rewrite(sd_store *s, void (*fn)(void *), void *arg)
  * job (the rewrite hook) and the reports since the last good commit. One
  * log line when failing starts, one when it ends.
  */
+void store_retry_now(sd_store *s)
+{
+    if (s)
+        s->retry_at = 0;
+}
+
 int store_flush(sd_store *s)
 {
     if (!s)

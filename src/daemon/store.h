@@ -42,6 +42,9 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen);
 void store_close(sd_store *s);
 /* Commits the open transaction; -1 when writing fails (see store.c). */
 int store_flush(sd_store *s);
+/* The next store_flush tries again at once, not after the usual second
+ * (room was just made: limits.c cut the logs). */
+void store_retry_now(sd_store *s);
 /* Called while retrying after a failure, inside the new transaction: puts
  * every job again (memory holds the truth while the disk refused it). */
 void store_set_rewrite(sd_store *s, void (*fn)(void *), void *arg);

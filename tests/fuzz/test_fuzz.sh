@@ -6,7 +6,8 @@
 # trace reader of slaq sim --deadlines; fuzz_rlmodel, MLF-RL's model file
 # reader; fuzz_arrayrange, --array's range; fuzz_config, slaqd's
 # configuration file and the settings it applies; fuzz_agent, the agent
-# protocol after the seal, both ways): every input of each corpus (tests/fuzz/corpus/NAME, seeds and the reproducers of crashes
+# protocol after the seal, both ways; fuzz_jobenv, a job's environment,
+# working directory and log directory as slaqd builds them): every input of each corpus (tests/fuzz/corpus/NAME, seeds and the reproducers of crashes
 # once found) must run clean, then a bounded fuzzing run of each
 # (FUZZ_SECONDS, default 20) must find no crash, hang or sanitizer report.
 # Skipped with the reason when clang cannot link libFuzzer.
@@ -32,7 +33,7 @@ check "the fuzzers build (make fuzz)" make --no-print-directory BUILD="$SLAQ_BUI
 export ASAN_OPTIONS=${ASAN_OPTIONS:-quarantine_size_mb=64:malloc_context_size=10}
 opts=(-close_fd_mask=2 -detect_leaks=0 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$TMP/")
 
-for h in protocol http spec workload tasktrace dltrace rlmodel arrayrange config agent; do
+for h in protocol http spec workload tasktrace dltrace rlmodel arrayrange config agent jobenv; do
   fuzzer=$SLAQ_BUILD/fuzz/fuzz_$h
   # Every kept input (seeds and regressions) once.
   check_exit "$h: every input of tests/fuzz/corpus/$h runs clean" 0 \
