@@ -155,11 +155,12 @@ def test_a_jobs_output_never_fills_the_disk_for_others(people, shared,
     assert d.job(flood)["state"] == "running"
     d.request({"type": "cancel", "job": flood, "now": True})
     d.wait_state(flood, "cancelled")
+    # (where the cut was: what the job wrote after it follows the line)
     with open(log, "rb") as f:
-        f.seek(max(0, os.path.getsize(log) - 300))
-        tail = f.read()
+        data = f.read()
     assert b"[slaq: output dropped here: the state file system has less" \
-        in tail, tail[-200:]
+        in data, data[-200:]
+    assert len(data) < 64 << 20
     assert d.request({"type": "status"})["logs_cut_total"] > 0
 
 
