@@ -1155,8 +1155,12 @@ static void conn_read(sd_daemon *d, sd_conn *c)
         }
         size_t len = have + (size_t)n;
         size_t used = handle_lines(d, c, buf, len);
-        if (c->h.fd < 0 || c->closing)
+        if (c->h.fd < 0)
             return;
+        if (c->closing) { /* closed once its reply is out: now, if it is */
+            conn_flush(d, c);
+            return;
+        }
         size_t left = len - used;
         if (left > line_limit(c)) {
             send_error(d, c, "too_long", "a message is limited to %zu bytes",

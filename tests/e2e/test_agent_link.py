@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from agentlink import AgentLink, Refused
+from agentlink import AgentLink, Refused, node_key, node_key_args
 from conftest import TOY, free_port, wait_for
 
 TOKEN = "agent-secret-token-1"
@@ -29,8 +29,8 @@ def token_file(tmp_path):
 
 def start_agent(daemon_factory, tmp_path, token_file, join_port, name="n1"):
     return daemon_factory("--agent", "--join", "127.0.0.1:%d" % join_port,
-                          "--agent-token-file", str(token_file),
-                          "--node-name", name, "--cores", "2",
+                          *node_key_args(tmp_path, token_file, name),
+                          "--cores", "2",
                           "--enforce", "signal",
                           state=tmp_path / ("agent-" + name))
 
@@ -421,9 +421,11 @@ def test_a_job_gets_its_submitters_environment_and_nothing_more(
     ctl = daemon_factory("--agents", "127.0.0.1:%d" % port,
                          state=tmp_path / "controller")
     monkeypatch.delenv("CONTROLLER_ONLY")
+    # The agent has its key; the token in its environment too (as where
+    # one environment starts both) is dropped, not taken.
     agent = daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
-                           "--node-name", "n1", "--cores", "2",
-                           "--enforce", "signal",
+                           *node_key_args(tmp_path, TOKEN, "n1"),
+                           "--cores", "2", "--enforce", "signal",
                            state=tmp_path / "agent-n1")
     monkeypatch.delenv("SLAQ_AGENT_TOKEN")
     wait_for(lambda: nodes_of(ctl).get("n1", {}).get("state") == "up",
@@ -462,5 +464,7 @@ def test_a_job_gets_its_submitters_environment_and_nothing_more(
     assert not [e for e in env if e.startswith("CONTROLLER_ONLY=")], env
     assert not [e for e in env if e.startswith("SLAQ_AGENT_TOKEN=")], env
     assert not [e for e in env if TOKEN in e], env
+    key = node_key(TOKEN, "n1").hex()
+    assert not [e for e in env if key in e], env
     assert [e for e in env if e.startswith("SLAQ_CHECKPOINT_DIR=") and
             e.endswith("controller/checkpoints/%d/gen-1" % bare)], env
