@@ -7,12 +7,12 @@
  * this side that both hold that node's key (derived here from the agent
  * token, the cluster secret) and open a sealed link (link.h), and
  * register that node, and no other. A submitted job is placed on a node
- * and started by
- * that node's agent; the agent relays its reports and its exit, and this
- * slaqd divides the cores every epoch as it always does, sending each node
- * the allocations of its jobs. A job run by an agent is "remote" here
- * (SD_REMOTE): it has no process on this machine, and every step that
- * would touch one (signals, enforcement, reaping) is the agent's.
+ * and started by that node's agent; the agent relays its reports and its
+ * exit, and this slaqd divides the cores every epoch as it always does,
+ * sending each node the allocations of its jobs. A job run by an agent
+ * is "remote" here (SD_REMOTE): it has no process on this machine, and
+ * every step that would touch one (signals, enforcement, reaping) is the
+ * agent's.
  *
  * A node whose agent is silent for SD_NODE_SILENT_EPOCHS epochs is down:
  * its jobs are lost, or started again on another node when they declared
