@@ -1285,6 +1285,22 @@ void ctl_handshake(sd_daemon *d, sd_conn *c, const char *line,
     conn_auth_succeeded(d, c);
 }
 
+void ctl_proof_refused(sd_daemon *d, const sd_conn *c)
+{
+    /* The agent checks the controller's proof before it proves anything
+     * (link.h), so an agent with a wrong key is seen here only: without
+     * this line its refusal would be in its own log alone. A peer that
+     * only fetches a proof hangs up here too. */
+    uint64_t held;
+    if (sd_ratelog_ok(&d->auth_log, &held))
+        sd_log(d, 0, "agent connection from %s (node %s): it hung up on this "
+               "controller's proof, so its key for node %s is likely not "
+               "this cluster's (issued from another agent token, or for "
+               "another name): issue it again with slaq cluster node-key %s "
+               "(%llu not logged)", c->peer, c->link->node, c->link->node,
+               c->link->node, (unsigned long long)held);
+}
+
 void ctl_message(sd_daemon *d, sd_conn *c, json_t *msg)
 {
     const char *type = json_string_value(json_object_get(msg, "type"));

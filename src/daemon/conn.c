@@ -1150,6 +1150,8 @@ static void conn_read(sd_daemon *d, sd_conn *c)
                 return;
             }
             sd_log(d, 2, "connection %d closed by peer", c->h.fd);
+            if (c->agent && c->link && c->link->state == LINK_CHALLENGED)
+                ctl_proof_refused(d, c);
             conn_close(d, c);
             return;
         }

@@ -502,7 +502,7 @@ def test_an_agent_takes_its_nodes_key_and_nothing_else(
     assert r.returncode == 2 and "NODE:KEY" in r.stderr, r.stderr
     # An agent of version 1: refused with the advice, as a plain line.
     port = free_port()
-    start_controller(daemon_factory, tmp_path, token_file, port)
+    ctl = start_controller(daemon_factory, tmp_path, token_file, port)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(json.dumps({"type": "link_hello", "version": 1,
                               "nonce": os.urandom(32).hex()}).encode()
@@ -511,3 +511,17 @@ def test_an_agent_takes_its_nodes_key_and_nothing_else(
     assert m["code"] == "bad_handshake", m
     assert "version 1" in m["message"] and \
         "slaq cluster node-key" in m["message"], m
+    # A real agent with n1's key of another cluster secret: it does not
+    # take the controller's proof, and both logs say what to do.
+    node_key_args(tmp_path, "another-cluster-secret", "n1")
+    wrong = daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
+                           "--node-key-file", key, "--cores", "1",
+                           "--enforce", "signal", state=tmp_path / "wrong")
+    wait_for(lambda: "not trusted" in wrong.read_log(), timeout=10,
+             what="the agent's refusal")
+    assert "node n1's key" in wrong.read_log()
+    ctl_log = tmp_path / "controller.log"
+    wait_for(lambda: "hung up on this controller's proof" in
+             ctl_log.read_text(), timeout=10, what="the controller's line")
+    assert "slaq cluster node-key n1" in ctl_log.read_text()
+    assert nodes_of(ctl) == {}
