@@ -382,17 +382,22 @@ class DirectCluster(Cluster):
         def start(state, sock, *extra):
             self.procs.append(subprocess.Popen(
                 [self.slaqd, "--state-dir", state, "--socket", sock, "--http",
-                 "off", "--agent-token-file", token] + list(extra),
+                 "off"] + list(extra),
                 stdout=log, stderr=log, env=self.env))
         start(os.path.join(d, "controller"), self.sock, "--agents",
-              "127.0.0.1:%d" % port, "--epoch", str(self.epoch))
+              "127.0.0.1:%d" % port, "--agent-token-file", token, "--epoch",
+              str(self.epoch))
         wait_for(lambda: os.path.exists(self.sock), 20, "the controller")
         self.agent_socks = {}
         for n in NODES:
             st = os.path.join(d, "agent-" + n)
             self.agent_socks[n] = os.path.join(st, "slaq.sock")
+            key = os.path.join(d, n + ".key")  # its node's key only
+            subprocess.run([os.path.join(os.path.dirname(self.slaqd), "slaq"),
+                            "cluster", "node-key", "--secret-file", token,
+                            "--out", key, n], check=True)
             start(st, self.agent_socks[n], "--agent", "--join",
-                  "127.0.0.1:%d" % port, "--node-name", n, "--cores",
+                  "127.0.0.1:%d" % port, "--node-key-file", key, "--cores",
                   str(self.cores), "--share", "quota", "--end-jobs-at-exit")
         wait_for(lambda: sum(n["state"] == "up" for n in slaq.control.request(
             self.sock, {"type": "nodes"})["nodes"]) == len(NODES), 30,

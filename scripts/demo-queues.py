@@ -85,19 +85,23 @@ class Direct:
 
         def start(state, *extra):
             p = subprocess.Popen([self.slaqd, "--state-dir", state, "--http",
-                                  "off", "--agent-token-file", token] +
-                                 list(extra), stdout=self.log,
+                                  "off"] + list(extra), stdout=self.log,
                                  stderr=self.log)
             self.procs.append(p)
             return p
         ctl_state = os.path.join(work, "controller")
         sock = os.path.join(ctl_state, "slaq.sock")
-        start(ctl_state, "--agents", "127.0.0.1:%d" % port, "--epoch", "1",
+        start(ctl_state, "--agents", "127.0.0.1:%d" % port,
+              "--agent-token-file", token, "--epoch", "1",
               "--queue-bound", str(bound))
         wait_for(lambda: os.path.exists(sock), 20, "the controller")
         for n in NODES:
+            key = os.path.join(work, n + ".key")  # its node's key only
+            subprocess.run([os.path.join(os.path.dirname(self.slaqd), "slaq"),
+                            "cluster", "node-key", "--secret-file", token,
+                            "--out", key, n], check=True)
             start(os.path.join(work, "agent-" + n), "--agent", "--join",
-                  "127.0.0.1:%d" % port, "--node-name", n, "--cores",
+                  "127.0.0.1:%d" % port, "--node-key-file", key, "--cores",
                   str(self.args.cores), "--enforce", "signal")
         return sock
 

@@ -86,7 +86,9 @@ static int flush_out(agent *a)
 }
 
 static long started_total;
-static unsigned char link_key[LINK_KEY_BYTES];
+/* The cluster key: this generator holds the cluster secret and derives
+ * each played node's key from it, as the controller does. */
+static unsigned char cluster_key[LINK_KEY_BYTES];
 static double agent_cores;
 
 /* Queues one line: sealed once the link is open, as it is before (the
@@ -113,7 +115,9 @@ static void send_line(agent *a, const char *s, size_t n)
 static void on_challenge(agent *a, const char *line, size_t n)
 {
     char out[LINK_MAX_HANDSHAKE], err[300];
-    int k = link_on_challenge(&a->link, link_key, line, n, out, sizeof out,
+    unsigned char key[LINK_KEY_BYTES];
+    link_node_key(cluster_key, a->link.node, key);
+    int k = link_on_challenge(&a->link, key, line, n, out, sizeof out,
                               err, sizeof err);
     if (k < 0) {
         fprintf(stderr, "slaq-agentgen: agent %ld: controller: %s\n",
@@ -333,7 +337,7 @@ int main(int argc, char **argv)
     fclose(tf);
     token[strcspn(token, "\r\n")] = 0;
 
-    if (link_key_derive(token, link_key) < 0) {
+    if (link_key_derive(token, cluster_key) < 0) {
         fprintf(stderr, "slaq-agentgen: cannot derive the link key\n");
         return 1;
     }
@@ -342,8 +346,9 @@ int main(int argc, char **argv)
     for (long i = 0; i < nagents; i++) {
         ag[i].fd = dial(join);
         ag[i].idx = i;
-        char buf[LINK_MAX_HANDSHAKE];
-        int k = link_hello(&ag[i].link, buf, sizeof buf);
+        char buf[LINK_MAX_HANDSHAKE], name[32];
+        snprintf(name, sizeof name, "gen-%ld", i);
+        int k = link_hello(&ag[i].link, name, buf, sizeof buf);
         if (k < 0)
             die("hello");
         send_line(&ag[i], buf, (size_t)k);

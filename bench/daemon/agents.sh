@@ -52,8 +52,9 @@ echo "agents.sh: a real agent with $jobs jobs" >&2
 
 # A real agent's memory per job: its RSS with 0 and with JOBS jobs (idle
 # toy jobs, one report a second each).
-"$build/bin/slaqd" --agent --join "127.0.0.1:$port" --agent-token-file "$dir/token" \
-  --state-dir "$dir/agent" --node-name real --cores 64 --enforce none \
+"$build/bin/slaq" cluster node-key --secret-file "$dir/token" --out "$dir/real.key" real
+"$build/bin/slaqd" --agent --join "127.0.0.1:$port" --node-key-file "$dir/real.key" \
+  --state-dir "$dir/agent" --cores 64 --enforce none \
   >"$dir/agent.log" 2>&1 &
 agent=$!; pids+=("$agent")
 for _ in $(seq 100); do grep -q registered "$dir/agent.log" && break; sleep 0.05; done

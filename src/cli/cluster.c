@@ -8,12 +8,15 @@
  * node's agent has registered (the controller's STATE/nodes.json). The
  * directory must be on a file system every node sees. `down` cancels the
  * allocation (scancel: the agents end their jobs, then themselves) and
- * waits until Slurm has let it go.
+ * waits until Slurm has let it go. `node-key` issues a node's key from the
+ * cluster secret (link.h; the batch script issues one per node it starts
+ * with it, and an administrator one for an agent started by hand).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <jansson.h>
+#include <sodium.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "daemon/link.h"
 
 extern char **environ;
 
@@ -34,7 +38,9 @@ static void usage(FILE *f)
         "                       [-- SBATCH-OPTIONS...]\n"
         "       slaq cluster down [--dir DIR]\n"
         "       slaq cluster status [--dir DIR]\n"
-        "       slaq cluster env [--dir DIR]\n\n"
+        "       slaq cluster env [--dir DIR]\n"
+        "       slaq cluster node-key [--dir DIR | --secret-file FILE]\n"
+        "                             [--out FILE] NODE\n\n"
         "up: submits a Slurm allocation of N nodes whose batch script starts\n"
         "slaq's controller on the first node and one node agent per node\n"
         "(srun), waits until every agent has joined, and prints the\n"
@@ -42,7 +48,11 @@ static void usage(FILE *f)
         "agents end their jobs first. status: the allocation and its nodes.\n"
         "env: the line that points the slaq command at the cluster's\n"
         "controller, export SLAQ_SOCKET=DIR/slaq.sock (eval \"$(slaq cluster\n"
-        "env --dir DIR)\").\n\n"
+        "env --dir DIR)\").\n"
+        "node-key: node NODE's key, derived from the cluster secret (the\n"
+        "controller's --agent-token-file), as NODE:KEY: the agent of NODE\n"
+        "alone gets it (slaqd --agent --node-key-file FILE) and can register\n"
+        "as NODE only; `up` issues one per node.\n\n"
         "  --slurm         use Slurm (the only backend)\n"
         "  --nodes N       nodes to allocate (sbatch -N)\n"
         "  --time T        the allocation's time limit (sbatch --time)\n"
@@ -50,6 +60,10 @@ static void usage(FILE *f)
         "                  node sees (default ./slaq-cluster)\n"
         "  --epoch S       the controller's epoch in seconds (default 1)\n"
         "  --wait S        seconds to wait for the agents (default 120)\n"
+        "  --secret-file FILE  node-key: the cluster secret (default\n"
+        "                  DIR/agent.token)\n"
+        "  --out FILE      node-key: write the key there, mode 0600\n"
+        "                  (default: print it)\n"
         "  -h, --help      this help\n\n"
         "Options after -- go to sbatch as they are (--partition, --account,\n"
         "--cpus-per-task ...). Environment passed to the batch script:\n"
@@ -249,6 +263,13 @@ static int cluster_up(const char *dir, long nodes, const char *time_limit,
     snprintf(eps, sizeof eps, "%g", epoch);
     setenv("SLAQ_CLUSTER_DIR", abs, 1);
     setenv("SLAQD", slaqd, 1);
+    /* The batch script issues each node's key with this program. */
+    char self[4096];
+    ssize_t sn = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sn > 0) {
+        self[sn] = 0;
+        setenv("SLAQ", self, 1);
+    }
     setenv("SLAQ_EPOCH", eps, 1);
 
     char nn[32], tl[300];
@@ -393,6 +414,85 @@ static int cluster_status(const char *dir)
 }
 
 /* The socket line of a cluster brought up in dir; 1 if there is none. */
+/* The cluster secret: path's first line, at least 8 characters, as
+ * slaqd's --agent-token-file reads it; NULL with the error printed. */
+static char *read_secret(const char *path)
+{
+    char buf[512];
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        cli_error("cluster", "cannot read the cluster secret %s: %s (the "
+                  "controller's --agent-token-file; --secret-file FILE "
+                  "names another)", path, strerror(errno));
+        return NULL;
+    }
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    buf[strcspn(buf, "\r\n")] = 0;
+    char *s = strlen(buf) >= 8 ? strdup(buf) : NULL;
+    if (!s)
+        cli_error("cluster", "%s: the cluster secret must have at least 8 "
+                  "characters", path);
+    sodium_memzero(buf, sizeof buf);
+    return s;
+}
+
+/* Writes text to path, created or replaced, mode 0600 whatever it was. */
+static int write_private(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -1;
+    size_t len = strlen(text);
+    if (fchmod(fd, 0600) < 0 || write(fd, text, len) != (ssize_t)len) {
+        close(fd);
+        return -1;
+    }
+    return close(fd);
+}
+
+/* slaq cluster node-key: node's key from the cluster secret in
+ * secret_file, printed or written to out. */
+static int cluster_node_key(const char *secret_file, const char *out,
+                            const char *node)
+{
+    unsigned char cluster[LINK_KEY_BYTES], key[LINK_KEY_BYTES];
+    char text[LINK_KEY_TEXT_MAX];
+    int rc = EXIT_RUNTIME;
+    if (!link_node_name_ok(node)) {
+        cli_error("cluster", "'%s' is not a node name: 1 to %d letters, "
+                  "digits, '.', '-' or '_', not starting with '.'", node,
+                  LINK_NODE_MAX);
+        return EXIT_USAGE;
+    }
+    char *secret = read_secret(secret_file);
+    if (!secret)
+        return EXIT_RUNTIME;
+    if (link_key_derive(secret, cluster) < 0) {
+        cli_error("cluster", "cannot derive the cluster key (out of memory, "
+                  "or no random source)");
+        goto out;
+    }
+    link_node_key(cluster, node, key);
+    link_key_format(node, key, text, sizeof text);
+    if (!out) {
+        fputs(text, stdout);
+        rc = fflush(stdout) == 0 ? 0 : EXIT_RUNTIME;
+    } else if (write_private(out, text) < 0) {
+        cli_error("cluster", "%s: %s", out, strerror(errno));
+    } else {
+        rc = 0;
+    }
+out:
+    sodium_memzero(secret, strlen(secret));
+    free(secret);
+    sodium_memzero(cluster, sizeof cluster);
+    sodium_memzero(key, sizeof key);
+    sodium_memzero(text, sizeof text);
+    return rc;
+}
+
 static int cluster_env(const char *dir)
 {
     char path[4200], id[64];
@@ -412,7 +512,8 @@ static int cluster_env(const char *dir)
 
 int cmd_cluster(int argc, char **argv)
 {
-    enum { O_SLURM = 1, O_NODES, O_TIME, O_DIR, O_EPOCH, O_WAIT };
+    enum { O_SLURM = 1, O_NODES, O_TIME, O_DIR, O_EPOCH, O_WAIT, O_SECRET,
+           O_OUT };
     static const struct option opts[] = {
         {"slurm", no_argument, 0, O_SLURM},
         {"nodes", required_argument, 0, O_NODES},
@@ -420,6 +521,8 @@ int cmd_cluster(int argc, char **argv)
         {"dir", required_argument, 0, O_DIR},
         {"epoch", required_argument, 0, O_EPOCH},
         {"wait", required_argument, 0, O_WAIT},
+        {"secret-file", required_argument, 0, O_SECRET},
+        {"out", required_argument, 0, O_OUT},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -428,12 +531,13 @@ int cmd_cluster(int argc, char **argv)
     }
     const char *sub = argv[1];
     if (strcmp(sub, "up") && strcmp(sub, "down") && strcmp(sub, "status") &&
-        strcmp(sub, "env")) {
+        strcmp(sub, "env") && strcmp(sub, "node-key")) {
         cli_error("cluster", "unknown subcommand '%s' (expected up, down, "
-                  "status or env)", sub);
+                  "status, env or node-key)", sub);
         return EXIT_USAGE;
     }
     const char *dir = "slaq-cluster", *time_limit = NULL;
+    const char *secret_file = NULL, *out = NULL;
     long nodes = 0;
     int slurm = 0;
     double epoch = 1, wait_s = 120;
@@ -453,6 +557,8 @@ int cmd_cluster(int argc, char **argv)
             break;
         case O_TIME: time_limit = optarg; break;
         case O_DIR: dir = optarg; break;
+        case O_SECRET: secret_file = optarg; break;
+        case O_OUT: out = optarg; break;
         case O_EPOCH:
             if (cli_parse_positive("cluster", "--epoch", optarg, &epoch))
                 return EXIT_USAGE;
@@ -482,7 +588,19 @@ int cmd_cluster(int argc, char **argv)
         return cluster_up(dir, nodes, time_limit, epoch, wait_s,
                           argv + optind, argc - optind);
     }
-    if (optind < argc || slurm || nodes || time_limit) {
+    if (!strcmp(sub, "node-key")) {
+        if (optind + 1 != argc || slurm || nodes || time_limit) {
+            cli_error("cluster", "node-key takes one node name, and only "
+                      "--dir, --secret-file and --out");
+            return EXIT_USAGE;
+        }
+        char path[4200];
+        snprintf(path, sizeof path, "%s/agent.token", dir);
+        return cluster_node_key(secret_file ? secret_file : path, out,
+                                argv[optind]);
+    }
+    if (optind < argc || slurm || nodes || time_limit || secret_file ||
+        out) {
         cli_error("cluster", "%s takes only --dir", sub);
         return EXIT_USAGE;
     }

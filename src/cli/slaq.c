@@ -37,7 +37,7 @@ static const cli_command commands[] = {
     {"token", cmd_token, "your credential for slaqd over TCP (--host)"},
     {"nodes", cmd_nodes, "the nodes of a slaqd controller (cluster)"},
     {"queue", cmd_queue, "each node's queue of tasks (task arrays)"},
-    {"cluster", cmd_cluster, "a slaq cluster in a Slurm allocation (up, down)"},
+    {"cluster", cmd_cluster, "a slaq cluster in a Slurm allocation (up, down, node-key)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof *commands)

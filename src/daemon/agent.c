@@ -12,10 +12,12 @@
  * lengths and exits upstream. It heartbeats twice an epoch.
  *
  * Every connection opens with the agent link's handshake (link.h): the
- * controller must prove first that it holds the agent token, and nothing
- * else is said or taken until both have; then every line is sealed. A
- * peer on the --join address that cannot prove it (a stale port taken by
- * anyone, an old controller) gets no token, no register and no hearing.
+ * hello names this node, the controller must prove first that it holds
+ * this node's key (derived from the cluster secret, which agents never
+ * hold), and nothing else is said or taken until both have; then every
+ * line is sealed. A peer on the --join address that cannot prove it (a
+ * stale port taken by anyone, an old controller, another node's agent
+ * with its own key) gets no register and no hearing.
  *
  * When the link drops it reconnects every half second; on register it
  * lists its jobs, and the controller's welcome says which jobs it counts
@@ -152,7 +154,8 @@ static void try_connect(sd_daemon *d)
     snprintf(c->peer, sizeof c->peer, "%.47s", d->cfg.join);
     c->link = calloc(1, sizeof *c->link);
     char hello[LINK_MAX_HANDSHAKE];
-    int n = c->link ? link_hello(c->link, hello, sizeof hello) : -1;
+    int n = c->link ? link_hello(c->link, d->cfg.node_name, hello,
+                                 sizeof hello) : -1;
     if (n < 0) {
         conn_close(d, c);
         return;
@@ -217,8 +220,12 @@ void agent_conn_closed(sd_daemon *d, sd_conn *c)
         sd_log(d, 0, "%zu queued tasks dropped with the link",
                json_array_size(d->task_queue));
     json_array_clear(d->task_queue);
-    sd_log(d, 0, "controller %s: connection lost; reconnecting",
-           d->cfg.join);
+    /* Limited: a controller that refuses this node (its key, or another
+     * agent holding the node) closes every half second. */
+    uint64_t held;
+    if (sd_ratelog_ok(&d->reject_log, &held))
+        sd_log(d, 0, "controller %s: connection lost; reconnecting (%llu "
+               "such not logged)", d->cfg.join, (unsigned long long)held);
 }
 
 /* ------------------------------------------------------------- relaying */
@@ -877,10 +884,15 @@ void agent_message(sd_daemon *d, sd_conn *c, json_t *msg)
         on_op(d, msg, SD_OP_RESUME);
     else if (!strcmp(type, "welcome"))
         on_welcome(d, msg);
-    else if (!strcmp(type, "error"))
-        sd_log(d, 0, "controller: %s: %s",
-               json_string_value(json_object_get(msg, "code")),
-               json_string_value(json_object_get(msg, "message")));
+    else if (!strcmp(type, "error")) {
+        /* A refused register comes again every half second: limited. */
+        uint64_t held;
+        if (sd_ratelog_ok(&d->reject_log, &held))
+            sd_log(d, 0, "controller: %s: %s (%llu such not logged)",
+                   json_string_value(json_object_get(msg, "code")),
+                   json_string_value(json_object_get(msg, "message")),
+                   (unsigned long long)held);
+    }
 }
 
 void agent_tick(sd_daemon *d)

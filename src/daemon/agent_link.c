@@ -3,14 +3,16 @@
  * (docs/protocol.md, "Agents"; docs/cluster.md).
  *
  * With --agents ADDR:PORT, slaqd is a controller: node agents (slaqd
- * --agent, one per machine) connect there, prove with this side that both
- * hold the agent token and open a sealed link (link.h), and register
- * their node. A submitted job is placed on a node and started by
- * that node's agent; the agent relays its reports and its exit, and this
- * slaqd divides the cores every epoch as it always does, sending each node
- * the allocations of its jobs. A job run by an agent is "remote" here
- * (SD_REMOTE): it has no process on this machine, and every step that
- * would touch one (signals, enforcement, reaping) is the agent's.
+ * --agent, one per machine) connect there, name their node, prove with
+ * this side that both hold that node's key (derived here from the agent
+ * token, the cluster secret) and open a sealed link (link.h), and
+ * register that node, and no other. A submitted job is placed on a node
+ * and started by that node's agent; the agent relays its reports and its
+ * exit, and this slaqd divides the cores every epoch as it always does,
+ * sending each node the allocations of its jobs. A job run by an agent
+ * is "remote" here (SD_REMOTE): it has no process on this machine, and
+ * every step that would touch one (signals, enforcement, reaping) is the
+ * agent's.
  *
  * A node whose agent is silent for SD_NODE_SILENT_EPOCHS epochs is down:
  * its jobs are lost, or started again on another node when they declared
@@ -65,7 +67,7 @@ int ctl_listen(sd_daemon *d, const char *addr)
         sd_log(d, 0, "%s: %s", path, strerror(errno));
         return -1;
     }
-    sd_log(d, 0, "agent listener on %s, port %u (agent token required)",
+    sd_log(d, 0, "agent listener on %s, port %u (each node's key required)",
            addr, port);
     return 0;
 }
@@ -952,6 +954,58 @@ static void welcome_job(json_t *mine, json_t *gens, const sd_job *j)
         json_object_set_new(gens, key, json_integer(j->gen));
 }
 
+/* How long a node's connection must have been silent before another
+ * connection with the node's key may take its place: two epochs (an agent
+ * heartbeats twice an epoch), at least a second. A restarted agent's old
+ * connection has usually closed already; one left half open (its machine
+ * rebooted, the network cut) falls silent and is replaced after that. */
+static double takeover_s(const sd_daemon *d)
+{
+    double s = 2 * d->cfg.sched.epoch_s;
+    return s > 1 ? s : 1;
+}
+
+/* Whether connection c may register node name (docs/security.md, "The
+ * cluster"): its link was opened with that node's key, and no other
+ * connection of the node has spoken within takeover_s. A refusal is
+ * answered (wrong_node, node_connected), logged (limited), counted in
+ * register_refused_total, and the connection closed. */
+static int register_allowed(sd_daemon *d, sd_conn *c, const char *name)
+{
+    char m[512];
+    const char *code = NULL;
+    if (strcmp(name, c->link->node)) {
+        code = "wrong_node";
+        snprintf(m, sizeof m, "this link was opened with node %s's key, "
+                 "which registers node %s only, not %.63s (each node's agent "
+                 "needs its own key: slaq cluster node-key)", c->link->node,
+                 c->link->node, name);
+    } else {
+        int idx = node_find(d, name, 0);
+        const sd_node *n = idx >= 0 ? &d->nodes[idx] : NULL;
+        double quiet = n && n->conn && n->conn != c
+                           ? sd_mono() - n->last_seen : INFINITY;
+        if (quiet < takeover_s(d)) {
+            code = "node_connected";
+            snprintf(m, sizeof m, "node %s is connected from %s (heard from "
+                     "%.1f s ago): another agent with its key takes its place "
+                     "only once that connection has been silent for %.1f s; "
+                     "two agents run as %s, stop one", name, n->conn->peer,
+                     quiet, takeover_s(d), name);
+        }
+    }
+    if (!code)
+        return 1;
+    uint64_t held;
+    d->register_refused_total++;
+    if (sd_ratelog_ok(&d->auth_log, &held))
+        sd_log(d, 0, "agent connection from %s: register refused: %s (%llu "
+               "not logged)", c->peer, m, (unsigned long long)held);
+    send_err(d, c, code, m);
+    c->closing = 1;
+    return 0;
+}
+
 /* Re-adopts the jobs a (re)registering agent runs, and tells it which
  * jobs this controller counts as its and how far their reports reached. */
 static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
@@ -973,6 +1027,8 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         c->closing = 1;
         return;
     }
+    if (!register_allowed(d, c, name))
+        return;
     /* Every pid it reports is checked before anything is taken from it. */
     for (size_t i = 0; i < json_array_size(jobs); i++) {
         json_t *e = json_array_get(jobs, i);
@@ -998,8 +1054,9 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
     }
     sd_node *n = &d->nodes[idx];
     if (n->conn && n->conn != c) {
-        sd_log(d, 0, "node %s: registered again; the old connection is "
-               "closed", name);
+        sd_log(d, 0, "node %s: registered again after %.1f s of silence; "
+               "the old connection is closed", name,
+               sd_mono() - n->last_seen);
         sd_conn *old = n->conn;
         n->conn = NULL;
         old->node = -1;
@@ -1175,14 +1232,15 @@ static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)
 
 /*
  * The agent link's handshake on the controller's side (link.h): the
- * agent's hello is answered with this side's nonce and proof; the agent's
- * proof is a credential like a token, checked under conn.c's rate limits
- * (per address, per port, overall) and counted when wrong.
+ * agent's hello names its node and is answered with this side's nonce and
+ * proof under that node's key; the agent's proof is a credential like a
+ * token, checked under conn.c's rate limits (per address, per port,
+ * overall) and counted when wrong.
  */
 void ctl_handshake(sd_daemon *d, sd_conn *c, const char *line,
                        size_t len)
 {
-    char out[LINK_MAX_HANDSHAKE], err[256], msg[400];
+    char out[LINK_MAX_HANDSHAKE], err[256], msg[512];
     uint64_t held;
     if (c->link->state == LINK_NEW) {
         int n = link_on_hello(c->link, d->link_key, line, len, out,
@@ -1206,11 +1264,15 @@ void ctl_handshake(sd_daemon *d, sd_conn *c, const char *line,
         conn_refuse(d, c, "rate_limited", msg);
         return;
     }
-    int rc = link_on_proof(c->link, d->link_key, line, len, err, sizeof err);
+    int rc = link_on_proof(c->link, line, len, err, sizeof err);
     if (rc == -2) {
-        conn_auth_failed(d, c, "a wrong proof of the agent token");
-        conn_refuse(d, c, "unauthorized", "the agent link's proof does not "
-                    "match this controller's agent token");
+        conn_auth_failed(d, c, err);
+        snprintf(msg, sizeof msg, "the agent link's proof does not match "
+                 "node %s's key under this controller's agent token (a key "
+                 "issued for another node name, from another cluster "
+                 "secret, or altered): issue this node's key again with "
+                 "slaq cluster node-key %s", c->link->node, c->link->node);
+        conn_refuse(d, c, "unauthorized", msg);
         return;
     }
     if (rc < 0) {
@@ -1223,10 +1285,26 @@ void ctl_handshake(sd_daemon *d, sd_conn *c, const char *line,
     conn_auth_succeeded(d, c);
 }
 
+void ctl_proof_refused(sd_daemon *d, const sd_conn *c)
+{
+    /* The agent checks the controller's proof before it proves anything
+     * (link.h), so an agent with a wrong key is seen here only: without
+     * this line its refusal would be in its own log alone. A peer that
+     * only fetches a proof hangs up here too. */
+    uint64_t held;
+    if (sd_ratelog_ok(&d->auth_log, &held))
+        sd_log(d, 0, "agent connection from %s (node %s): it hung up on this "
+               "controller's proof, so its key for node %s is likely not "
+               "this cluster's (issued from another agent token, or for "
+               "another name): issue it again with slaq cluster node-key %s "
+               "(%llu not logged)", c->peer, c->link->node, c->link->node,
+               c->link->node, (unsigned long long)held);
+}
+
 void ctl_message(sd_daemon *d, sd_conn *c, json_t *msg)
 {
     const char *type = json_string_value(json_object_get(msg, "type"));
-    if (!c->authed) { /* the link is open: the agent proved the token */
+    if (!c->authed) { /* the link is open: the agent proved its key */
         if (strcmp(type, "register")) {
             send_err(d, c, "bad_message", "the first message on the agent "
                      "link must be \"register\"");

@@ -50,6 +50,9 @@ void ctl_message(sd_daemon *d, sd_conn *c, json_t *msg);
 void ctl_handshake(sd_daemon *d, sd_conn *c, const char *line,
                        size_t len);
 void ctl_conn_closed(sd_daemon *d, sd_conn *c);
+/* An agent hung up on this controller's challenge: it did not take the
+ * proof of its node's key (logged, limited, with what to do). */
+void ctl_proof_refused(sd_daemon *d, const sd_conn *c);
 /* Starts a submitted job (fields filled, not yet forked) on a node;
  * 0, or -1 with err filled (the caller frees the job). */
 int ctl_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,

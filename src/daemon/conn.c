@@ -1157,13 +1157,19 @@ static void conn_read(sd_daemon *d, sd_conn *c)
                 return;
             }
             sd_log(d, 2, "connection %d closed by peer", c->h.fd);
+            if (c->agent && c->link && c->link->state == LINK_CHALLENGED)
+                ctl_proof_refused(d, c);
             conn_close(d, c);
             return;
         }
         size_t len = have + (size_t)n;
         size_t used = handle_lines(d, c, buf, len);
-        if (c->h.fd < 0 || c->closing)
+        if (c->h.fd < 0)
             return;
+        if (c->closing) { /* closed once its reply is out: now, if it is */
+            conn_flush(d, c);
+            return;
+        }
         size_t left = len - used;
         if (left > line_limit(c)) {
             send_error(d, c, "too_long", "a message is limited to %zu bytes",

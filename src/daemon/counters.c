@@ -202,6 +202,11 @@ static const counter_row counters[] = {
      "Agent-link lines that did not open (altered, replayed or out of "
      "order): each closed its connection.",
      FIELD(CTR_U64, link_refused_total)},
+    {"agent_register_refused_total", "slaq_agent_register_refused_total",
+     "counter",
+     "Agent registrations refused: a node other than the one whose key "
+     "opened the link, or a node another live connection holds.",
+     FIELD(CTR_U64, register_refused_total)},
     {"store_ok", "slaq_store_ok", "gauge",
      "1 while the database takes writes, 0 while commits fail.",
      FN(CTR_BOOL, ctr_store_ok)},

@@ -95,7 +95,10 @@ typedef struct sd_config {
     int verbose;
     /* cluster (agent_link.c, agent.c; docs/cluster.md) */
     const char *agents;      /* --agents ADDR:PORT: the controller's listener */
-    char *agent_token;       /* --agent-token-file: agent rights only */
+    char *agent_token;       /* --agent-token-file: a controller's cluster
+                                secret, from which node keys derive */
+    unsigned char node_key[LINK_KEY_BYTES]; /* --node-key-file: an
+                                agent's key, its node's only (link.h) */
     int agent;               /* --agent: this slaqd is a node agent */
     const char *join;        /* --join HOST:PORT: its controller */
     const char *node_name;   /* --node-name (default $SLURMD_NODENAME or
@@ -240,8 +243,12 @@ struct sd_daemon {
     /* the agent link (agent_link.c on a controller, agent.c on an agent;
      * docs/cluster.md) */
     struct {
-        /* its key, from the agent token (link.h) */
+        /* a controller's cluster key (from the agent token), or an
+         * agent's node key (link.h) */
         unsigned char link_key[LINK_KEY_BYTES];
+        uint64_t register_refused_total; /* registers refused: a node
+                                            other than the key's, or one
+                                            another link holds */
         /* a controller's nodes */
         sd_node *nodes;
         size_t nnodes;

@@ -8,6 +8,15 @@
  * are, and leave no certificate, cipher-suite or renegotiation setting to
  * get wrong. The primitives are libsodium's (Argon2id, keyed BLAKE2b,
  * IETF ChaCha20-Poly1305); nothing here is a cipher of its own.
+ *
+ * Why a node's key is a keyed hash of its name and not a key of its own
+ * kept in a list: the controller then holds one secret whatever the
+ * number of nodes, issues a key for a node that has never joined without
+ * telling the controller, and a node's key, a pseudo-random function of
+ * its name under a key the node never sees, tells nothing of another
+ * node's. crypto_kdf would do the same for numbered subkeys; nodes are
+ * named, so the name is hashed under the cluster key directly, behind a
+ * label of its own that no proof or link key begins with.
  */
 #include <jansson.h>
 #include <sodium.h>
@@ -19,9 +28,10 @@
 #include "daemon/link.h"
 
 /* The protocol's version, in every label: keys and proofs of another
- * version never match. */
-#define LINK_VERSION 1
-#define LABEL "slaq agent link 1: "
+ * version never match. Version 1 had one key for the whole cluster. */
+#define LINK_VERSION 2
+#define LABEL "slaq agent link 2: "
+#define NODE_LABEL "slaq node key 1: "
 #define AEAD_ABYTES crypto_aead_chacha20poly1305_ietf_ABYTES
 
 int link_key_derive(const char *token, unsigned char key[LINK_KEY_BYTES])
@@ -36,6 +46,77 @@ int link_key_derive(const char *token, unsigned char key[LINK_KEY_BYTES])
                          crypto_pwhash_OPSLIMIT_INTERACTIVE,
                          crypto_pwhash_MEMLIMIT_INTERACTIVE,
                          crypto_pwhash_ALG_ARGON2ID13) == 0 ? 0 : -1;
+}
+
+int link_init(void)
+{
+    return sodium_init() < 0 ? -1 : 0;
+}
+
+int link_node_name_ok(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n < 1 || n > LINK_NODE_MAX || name[0] == '.')
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = name[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+              (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' ||
+              ch == '_'))
+            return 0;
+    }
+    return 1;
+}
+
+int link_node_key(const unsigned char cluster[LINK_KEY_BYTES],
+                  const char *name, unsigned char key[LINK_KEY_BYTES])
+{
+    if (!link_node_name_ok(name))
+        return -1;
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, cluster, LINK_KEY_BYTES, LINK_KEY_BYTES);
+    crypto_generichash_update(&st, (const unsigned char *)NODE_LABEL,
+                              sizeof NODE_LABEL - 1);
+    crypto_generichash_update(&st, (const unsigned char *)name,
+                              strlen(name));
+    crypto_generichash_final(&st, key, LINK_KEY_BYTES);
+    sodium_memzero(&st, sizeof st);
+    return 0;
+}
+
+int link_key_format(const char *node, const unsigned char key[LINK_KEY_BYTES],
+                    char *out, size_t cap)
+{
+    char hex[2 * LINK_KEY_BYTES + 1];
+    if (!link_node_name_ok(node))
+        return -1;
+    sodium_bin2hex(hex, sizeof hex, key, LINK_KEY_BYTES);
+    int n = snprintf(out, cap, "%s:%s\n", node, hex);
+    sodium_memzero(hex, sizeof hex);
+    return n > 0 && (size_t)n < cap ? n : -1;
+}
+
+int link_key_parse(const char *text, char node[LINK_NODE_MAX + 1],
+                   unsigned char key[LINK_KEY_BYTES], char *err,
+                   size_t errlen)
+{
+    size_t len = strcspn(text, "\r\n");
+    const char *colon = memchr(text, ':', len);
+    size_t nlen = colon ? (size_t)(colon - text) : 0, got = 0;
+    if (colon && nlen <= LINK_NODE_MAX) {
+        memcpy(node, text, nlen);
+        node[nlen] = 0;
+    }
+    if (!colon || nlen > LINK_NODE_MAX || !link_node_name_ok(node) ||
+        len - nlen - 1 != 2 * LINK_KEY_BYTES ||
+        sodium_hex2bin(key, LINK_KEY_BYTES, colon + 1, 2 * LINK_KEY_BYTES,
+                       NULL, &got, NULL) != 0 || got != LINK_KEY_BYTES) {
+        snprintf(err, errlen, "a node key file holds one line, NODE:KEY "
+                 "(the node's name, a colon and %d hex digits), as `slaq "
+                 "cluster node-key` writes it", 2 * LINK_KEY_BYTES);
+        return -1;
+    }
+    return 0;
 }
 
 /* keyed BLAKE2b-256 of LABEL what || na || nc: a proof or a key. */
@@ -136,38 +217,66 @@ static void open_link(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
     l->state = LINK_OPEN;
 }
 
-int link_hello(sd_link *l, char *out, size_t cap)
+int link_hello(sd_link *l, const char *node, char *out, size_t cap)
 {
     char na[2 * LINK_NONCE_BYTES + 1];
+    if (!link_node_name_ok(node))
+        return -1;
+    snprintf(l->node, sizeof l->node, "%s", node);
     randombytes_buf(l->na, sizeof l->na);
     sodium_bin2hex(na, sizeof na, l->na, sizeof l->na);
     l->state = LINK_HELLO_SENT;
     return put_line(out, cap, "{\"type\":\"link_hello\",\"version\":%d,"
-                    "\"nonce\":\"%s\"}", LINK_VERSION, na);
+                    "\"node\":\"%s\",\"nonce\":\"%s\"}", LINK_VERSION,
+                    node, na);
 }
 
-int link_on_hello(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
+/* The hello's version and node (into l->node); -1 with err filled if
+ * either is not what this version takes. */
+static int hello_node(sd_link *l, json_t *m, char *err, size_t errlen)
+{
+    json_t *v = json_object_get(m, "version");
+    if (json_is_integer(v) && json_integer_value(v) == 1) {
+        snprintf(err, errlen, "link_hello: version 1, an agent of an older "
+                 "slaq holding the whole cluster's agent token; this "
+                 "controller speaks version %d, where each node proves a "
+                 "key of its own (--node-key-file, made by `slaq cluster "
+                 "node-key`)", LINK_VERSION);
+        return -1;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) != LINK_VERSION) {
+        snprintf(err, errlen, "link_hello: field \"version\" must be %d",
+                 LINK_VERSION);
+        return -1;
+    }
+    const char *node = json_string_value(json_object_get(m, "node"));
+    if (!link_node_name_ok(node)) {
+        snprintf(err, errlen, "link_hello: field \"node\" must name a node "
+                 "(1 to %d letters, digits, '.', '-' or '_')", LINK_NODE_MAX);
+        return -1;
+    }
+    snprintf(l->node, sizeof l->node, "%s", node);
+    return 0;
+}
+
+int link_on_hello(sd_link *l, const unsigned char cluster[LINK_KEY_BYTES],
                   const char *line, size_t len, char *out, size_t cap,
                   char *err, size_t errlen)
 {
     json_t *m = parse(line, len, "link_hello", err, errlen);
     if (!m)
         return -1;
-    json_t *v = json_object_get(m, "version");
-    if (!json_is_integer(v) || json_integer_value(v) != LINK_VERSION) {
-        snprintf(err, errlen, "link_hello: field \"version\" must be %d",
-                 LINK_VERSION);
-        json_decref(m);
-        return -1;
-    }
-    int rc = hex_field(m, "nonce", l->na, sizeof l->na, err, errlen);
+    int rc = hello_node(l, m, err, errlen);
+    if (rc == 0)
+        rc = hex_field(m, "nonce", l->na, sizeof l->na, err, errlen);
     json_decref(m);
     if (rc < 0)
         return -1;
+    link_node_key(cluster, l->node, l->key);
     randombytes_buf(l->nc, sizeof l->nc);
     unsigned char proof[32];
     char nc[2 * LINK_NONCE_BYTES + 1], hp[65];
-    kdf(key, "proof of the controller", l, proof);
+    kdf(l->key, "proof of the controller", l, proof);
     sodium_bin2hex(nc, sizeof nc, l->nc, sizeof l->nc);
     sodium_bin2hex(hp, sizeof hp, proof, sizeof proof);
     l->state = LINK_CHALLENGED;
@@ -191,8 +300,9 @@ int link_on_challenge(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
         return -1;
     kdf(key, "proof of the controller", l, want);
     if (sodium_memcmp(given, want, sizeof want) != 0) {
-        snprintf(err, errlen, "it did not prove it holds the agent token "
-                 "(a wrong token, or not the controller)");
+        snprintf(err, errlen, "it did not prove it holds node %s's key (not "
+                 "the controller of the cluster this key was issued for, or "
+                 "a key of an earlier cluster secret)", l->node);
         return -1;
     }
     char hp[65];
@@ -203,8 +313,8 @@ int link_on_challenge(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
                     hp);
 }
 
-int link_on_proof(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
-                  const char *line, size_t len, char *err, size_t errlen)
+int link_on_proof(sd_link *l, const char *line, size_t len, char *err,
+                  size_t errlen)
 {
     unsigned char given[32], want[32];
     json_t *m = parse(line, len, "link_proof", err, errlen);
@@ -214,12 +324,14 @@ int link_on_proof(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
     json_decref(m);
     if (rc < 0)
         return -1;
-    kdf(key, "proof of the agent", l, want);
+    kdf(l->key, "proof of the agent", l, want);
     if (sodium_memcmp(given, want, sizeof want) != 0) {
-        snprintf(err, errlen, "a wrong proof of the agent token");
+        snprintf(err, errlen, "a wrong proof of node %s's key", l->node);
         return -2;
     }
-    open_link(l, key, 1);
+    open_link(l, l->key, 1);
+    /* Only the direction keys are needed from now on. */
+    sodium_memzero(l->key, sizeof l->key);
     return 0;
 }
 

@@ -2,20 +2,26 @@
  * link.h — the authenticated, encrypted agent link (docs/protocol.md,
  * "The agent link"; docs/security.md, "The cluster").
  *
- * The controller and each node agent hold the agent token. From it both
- * derive a key (Argon2id, so that a guess checked offline costs what it
- * costs here). A connection opens with a handshake of three lines in
- * clear, each side sending a fresh random nonce and proving it holds the
- * key by a keyed hash (BLAKE2b) over both nonces and its role; neither
- * sends the token or the key. Both then derive one key per direction, and
- * every later line is sealed with ChaCha20-Poly1305 under that direction's
- * key, its nonce the count of lines sent before it in that direction, and
- * written in base64: a line altered, replayed, reordered or dropped fails
- * to open, and the connection is closed.
+ * Each node has a key of its own. The controller holds the cluster secret
+ * (the agent token) and derives from it the cluster key (Argon2id, so
+ * that a guess checked offline costs what it costs here), and from that
+ * each node's key (keyed BLAKE2b of the node's name); an agent holds only
+ * its node's key (a key file, `slaq cluster node-key`). A connection opens
+ * with a handshake of three lines in clear: the agent's hello names its
+ * node, the controller takes that node's key, and each side sends a fresh
+ * random nonce and proves it holds the key by a keyed hash (BLAKE2b) over
+ * both nonces and its role; neither sends a key. A node's key thus opens a
+ * link for that node only, and an agent, which checks the controller's
+ * proof under its own key, takes for its controller only the holder of
+ * the cluster key (or of its own key). Both then derive one key per
+ * direction, and every later line is sealed with ChaCha20-Poly1305 under
+ * that direction's key, its nonce the count of lines sent before it in
+ * that direction, and written in base64: a line altered, replayed,
+ * reordered or dropped fails to open, and the connection is closed.
  *
  * This file is the protocol and its cryptography only (libsodium): no
- * sockets, no daemon state. slaqd (conn.c, agent.c, agent_link.c) and
- * slaq-agentgen use it.
+ * sockets, no files, no daemon state. slaqd (conn.c, agent.c,
+ * agent_link.c), slaq (cluster.c) and slaq-agentgen use it.
  */
 #ifndef SLAQ_DAEMON_LINK_H
 #define SLAQ_DAEMON_LINK_H
@@ -29,6 +35,10 @@
 #define LINK_SEALED_LEN(len) ((((len) + 16 + 2) / 3) * 4)
 /* The longest handshake line either side accepts. */
 #define LINK_MAX_HANDSHAKE 512
+/* The longest node name (bytes, without the NUL). */
+#define LINK_NODE_MAX 63
+/* A key file's text: NODE ":" 64 hex digits, newline, NUL. */
+#define LINK_KEY_TEXT_MAX (LINK_NODE_MAX + 1 + 2 * LINK_KEY_BYTES + 2)
 
 typedef enum link_state {
     LINK_NEW,        /* nothing sent yet */
@@ -43,13 +53,43 @@ typedef struct sd_link {
     unsigned char nc[LINK_NONCE_BYTES]; /* the controller's nonce */
     unsigned char tx[32], rx[32];       /* this side's keys once open */
     uint64_t txn, rxn;                  /* lines sealed / opened so far */
+    char node[LINK_NODE_MAX + 1];       /* the node the hello named */
+    unsigned char key[LINK_KEY_BYTES];  /* controller: that node's key */
 } sd_link;
 
-/* Derives the link key from the agent token (Argon2id, 64 MiB and about
- * 0.1 s), initialising libsodium first. Returns 0, or -1 when out of
- * memory or libsodium cannot start (no random source). Call it before any
- * other function here. */
+/* Derives the cluster key from the cluster secret, the agent token
+ * (Argon2id, 64 MiB and about 0.1 s), initialising libsodium first.
+ * Returns 0, or -1 when out of memory or libsodium cannot start (no random
+ * source). Call it, or link_init, before any other function here. */
 int link_key_derive(const char *token, unsigned char key[LINK_KEY_BYTES]);
+
+/* Initialises libsodium (for a side that holds a node key and derives
+ * nothing). Returns 0, or -1 when it cannot start (no random source). */
+int link_init(void);
+
+/* Whether name may name a node: 1 to LINK_NODE_MAX bytes of letters,
+ * digits, '.', '-' and '_', not starting with '.' (it names files:
+ * STATE/agent-NAME, keys/NAME.key). */
+int link_node_name_ok(const char *name);
+
+/* Node name's key under the cluster key: BLAKE2b-256 keyed with the
+ * cluster key over "slaq node key 1: " and the name (docs/protocol.md).
+ * Returns 0, or -1 (key untouched) if the name is not a node's. */
+int link_node_key(const unsigned char cluster[LINK_KEY_BYTES],
+                  const char *name, unsigned char key[LINK_KEY_BYTES]);
+
+/* A key file's text for node's key: "NODE:HEX\n" into out (at least
+ * LINK_KEY_TEXT_MAX bytes); returns its length, or -1 if it does not fit
+ * or the name is not a node's. */
+int link_key_format(const char *node, const unsigned char key[LINK_KEY_BYTES],
+                    char *out, size_t cap);
+
+/* Parses a key file's text (its first line; a newline or CR ends it):
+ * fills node and key and returns 0, or returns -1 with err saying what a
+ * key file must hold. */
+int link_key_parse(const char *text, char node[LINK_NODE_MAX + 1],
+                   unsigned char key[LINK_KEY_BYTES], char *err,
+                   size_t errlen);
 
 /*
  * The handshake. Each function writes the line to send (without its
@@ -59,24 +99,31 @@ int link_key_derive(const char *token, unsigned char key[LINK_KEY_BYTES]);
  * these functions parse and check it.
  *
  *   agent                          controller
- *   link_hello        ──hello──▶   link_on_hello
+ *   link_hello        ──hello──▶   link_on_hello   (takes the node's key)
  *   link_on_challenge ◀─challenge─ (proves the controller)
  *   (proves the agent)─proof──▶    link_on_proof   (returns 0: no reply)
+ *
+ * link_hello names the agent's node (-1 if node is not a node's name);
+ * link_on_challenge checks the controller's proof under the agent's node
+ * key. link_on_hello derives the named node's key from the cluster key
+ * into l->key and keeps the name in l->node (the caller holds the node to
+ * it: its register must name the same node); link_on_proof checks the
+ * agent's proof under that key.
  *
  * link_on_challenge and link_on_proof leave the link LINK_OPEN on success.
  * link_on_proof returns -2 (err filled) when the proof was checked and
  * wrong: a failed authentication, which the caller counts and limits; -1
  * when the line was not a proof at all.
  */
-int link_hello(sd_link *l, char *out, size_t cap);
-int link_on_hello(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
+int link_hello(sd_link *l, const char *node, char *out, size_t cap);
+int link_on_hello(sd_link *l, const unsigned char cluster[LINK_KEY_BYTES],
                   const char *line, size_t len, char *out, size_t cap,
                   char *err, size_t errlen);
 int link_on_challenge(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
                       const char *line, size_t len, char *out, size_t cap,
                       char *err, size_t errlen);
-int link_on_proof(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
-                  const char *line, size_t len, char *err, size_t errlen);
+int link_on_proof(sd_link *l, const char *line, size_t len, char *err,
+                  size_t errlen);
 
 /* Seals len bytes of s into out (LINK_SEALED_LEN(len) + 1 bytes, NUL-
  * terminated); returns the sealed length, 0 when out of memory. The link
@@ -90,7 +137,7 @@ size_t link_seal(sd_link *l, const char *s, size_t len, char *out);
 long link_open(sd_link *l, const char *line, size_t len, char *out,
                size_t cap);
 
-/* Wipes the link's keys. */
+/* Wipes the link's keys and nonces. */
 void link_wipe(sd_link *l);
 
 #endif

@@ -15,6 +15,7 @@
 #include <gsl/gsl_errno.h>
 #include <math.h>
 #include <signal.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,14 @@ int sd_secret_equal(const char *given, const char *expected)
 
 int sd_link_key(sd_daemon *d)
 {
+    if (d->cfg.agent) { /* its node's key, read at start (cluster_args) */
+        memcpy(d->link_key, d->cfg.node_key, sizeof d->link_key);
+        sodium_memzero(d->cfg.node_key, sizeof d->cfg.node_key);
+        if (link_init() == 0)
+            return 0;
+        sd_log(d, 0, "cannot start libsodium (no random source)");
+        return -1;
+    }
     if (!d->cfg.agent_token || link_key_derive(d->cfg.agent_token,
                                                d->link_key) < 0) {
         sd_log(d, 0, "cannot derive the agent link's key (out of memory, or "
@@ -231,10 +240,10 @@ static void usage(FILE *f)
         "\nCluster (docs/cluster.md; --placement below):\n"
         "  --agents ADDR:PORT  be a controller: node agents join here and\n"
         "                      run the jobs (needs an agent token)\n"
-        "  --agent-token-file FILE  the agent token (or SLAQ_AGENT_TOKEN):\n"
-        "                      grants agent rights only; never sent: the\n"
-        "                      controller and each agent prove it to each\n"
-        "                      other, then seal every message\n"
+        "  --agent-token-file FILE  a controller's agent token (or\n"
+        "                      SLAQ_AGENT_TOKEN), the cluster secret: each\n"
+        "                      node's key derives from it (slaq cluster\n"
+        "                      node-key); never sent, nor held by agents\n"
         "  --pin-wait SECONDS  a job pinned to a node (--node) fails once\n"
         "                      that node has been down this long (default\n"
         "                      300; 0: it waits for its node forever)\n"
@@ -248,11 +257,15 @@ static void usage(FILE *f)
         "                      data/models/mlfs-rl.model); read at start, a\n"
         "                      malformed file refused with its line\n"
         "  --agent             be a node agent: run the jobs a controller\n"
-        "                      places here (needs --join and the agent token;\n"
+        "                      places here (needs --join and --node-key-file;\n"
         "                      --http defaults to off)\n"
         "  --join HOST:PORT    the controller's --agents address\n"
-        "  --node-name NAME    this node's name (default $SLURMD_NODENAME,\n"
-        "                      else the host name)\n"
+        "  --node-key-file FILE  an agent's key, its node's only (mode 0600,\n"
+        "                      made by slaq cluster node-key): it registers\n"
+        "                      as that node and trusts only a controller\n"
+        "                      that proves the same key\n"
+        "  --node-name NAME    this node's name: must be the key file's\n"
+        "                      (default: the key file's)\n"
         "  --end-jobs-at-exit  an agent ends its jobs when it exits, and the\n"
         "                      kernel ends them if it is killed (in a Slurm\n"
         "                      allocation; by default they keep running and\n"
@@ -303,7 +316,7 @@ enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_ENFORCE, O_GRACE,
        O_KEEPDAYS, O_HTTPHOST, O_AGENTS, O_AGENTTOK, O_AGENT, O_JOIN,
        O_NODENAME, O_ENDJOBS, O_ADMINGROUP, O_SOCKGROUP,
        O_PINWAIT, O_POLICYMOVES, O_RLMODEL, O_USERJOBS, O_USERTASKS,
-       O_USERREPORTS, O_LOGBYTES, O_USERLOGBYTES, O_DISKRESERVE };
+       O_USERREPORTS, O_LOGBYTES, O_USERLOGBYTES, O_DISKRESERVE, O_NODEKEY };
 
 /* slaqd's own options; the scheduler's settings follow them in long_opts
  * (setopt_build, at the start of parse_args). */
@@ -336,6 +349,7 @@ static const struct option own_opts[] = {
     {"agent", no_argument, 0, O_AGENT},
     {"join", required_argument, 0, O_JOIN},
     {"node-name", required_argument, 0, O_NODENAME},
+    {"node-key-file", required_argument, 0, O_NODEKEY},
     {"end-jobs-at-exit", no_argument, 0, O_ENDJOBS},
     {"pin-wait", required_argument, 0, O_PINWAIT},
     {"policy-moves", required_argument, 0, O_POLICYMOVES},
@@ -356,6 +370,7 @@ static const int file_refused[] = {O_CONFIG, 'h', 'V', 0};
 typedef struct sd_args {
     sd_config *c;
     const char *socket, *token_file, *job_token_file, *agent_token_file;
+    const char *node_key_file;
     const char *rl_model;   /* --rl-model, NULL: the default */
     char rl_model_where[4200]; /* where it was set, for its errors */
     int http_set;
@@ -411,11 +426,13 @@ static int apply_opt(void *ctx, int code, const char *value,
     case O_HTTP: c->http = value; a->http_set = 1; return 0;
     case O_AGENTS: c->agents = value; return 0;
     case O_AGENTTOK: a->agent_token_file = value; return 0;
+    case O_NODEKEY: a->node_key_file = value; return 0;
     case O_JOIN: c->join = value; return 0;
     case O_NODENAME:
-        if (!*value || strlen(value) >= 64) {
-            fprintf(stderr, "slaqd: %s: a node name has 1 to 63 bytes\n",
-                    where);
+        if (!link_node_name_ok(value)) {
+            fprintf(stderr, "slaqd: %s: a node name has 1 to 63 letters, "
+                    "digits, '.', '-' or '_', and does not start with '.'; "
+                    "got '%s'\n", where, value);
             return -1;
         }
         c->node_name = value;
@@ -535,8 +552,83 @@ static int apply_opt(void *ctx, int code, const char *value,
     return -1;
 }
 
-/* The cluster options: a controller (--agents) or an agent (--agent
- * --join) needs the agent token, which differs from the other tokens. */
+/* Reads an agent's node key file into c->node_key and its node's name
+ * into node: the file must be its owner's alone (a key readable by others
+ * is everyone's). Returns 0, or -1 with the reason on stderr. */
+static int read_node_key(const char *path, sd_config *c,
+                         char node[LINK_NODE_MAX + 1])
+{
+    char buf[LINK_KEY_TEXT_MAX + 64], err[256];
+    struct stat st;
+    FILE *f = fopen(path, "r");
+    if (!f || fstat(fileno(f), &st) < 0) {
+        fprintf(stderr, "slaqd: --node-key-file %s: %s\n", path,
+                strerror(errno));
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    if (S_ISREG(st.st_mode) && (st.st_mode & 077)) {
+        fprintf(stderr, "slaqd: --node-key-file %s: readable by others than "
+                "its owner (mode %04o); a node's key must be its own: chmod "
+                "600 %s\n", path, (unsigned)(st.st_mode & 07777), path);
+        fclose(f);
+        return -1;
+    }
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    int rc = link_key_parse(buf, node, c->node_key, err, sizeof err);
+    sodium_memzero(buf, sizeof buf);
+    if (rc < 0)
+        fprintf(stderr, "slaqd: --node-key-file %s: %s\n", path, err);
+    return rc;
+}
+
+/* An agent's key and name: its node key file names the one node it may
+ * register as (docs/security.md, "The cluster"); the cluster's agent
+ * token is the controller's alone. */
+static int agent_key_args(sd_config *c, sd_args *a)
+{
+    static char node[LINK_NODE_MAX + 1];
+    /* Not for the jobs, and not the agent's: a token in the environment
+     * is dropped (it may be there for a controller started alike). */
+    int env_token = getenv("SLAQ_AGENT_TOKEN") != NULL;
+    unsetenv("SLAQ_AGENT_TOKEN");
+    if (a->agent_token_file || (env_token && !a->node_key_file)) {
+        fprintf(stderr, "slaqd: --agent takes its node's own key "
+                "(--node-key-file FILE, made by `slaq cluster node-key "
+                "NODE` from the cluster secret), not the cluster's agent "
+                "token (%s), which only the controller holds since agent "
+                "link version 2 (docs/security.md, \"The cluster\")\n",
+                a->agent_token_file ? "--agent-token-file"
+                                    : "SLAQ_AGENT_TOKEN");
+        return 2;
+    }
+    if (!a->node_key_file) {
+        fprintf(stderr, "slaqd: --agent needs --node-key-file FILE, its "
+                "node's key (`slaq cluster node-key --secret-file "
+                "AGENT-TOKEN-FILE --out FILE NODE` writes one)\n");
+        return 2;
+    }
+    if (read_node_key(a->node_key_file, c, node) < 0)
+        return 2;
+    if (c->node_name && strcmp(c->node_name, node)) {
+        fprintf(stderr, "slaqd: --node-key-file %s holds node %s's key, not "
+                "%s's (--node-name %s): a node registers only as the node "
+                "its key was issued for\n", a->node_key_file, node,
+                c->node_name, c->node_name);
+        return 2;
+    }
+    c->node_name = node;
+    if (!a->http_set)
+        c->http = "off";
+    return 0;
+}
+
+/* The cluster options: a controller (--agents) needs the agent token,
+ * which differs from the other tokens; an agent (--agent --join) its
+ * node's key. */
 static int cluster_args(sd_config *c, sd_args *a)
 {
     if (c->agents && c->agent) {
@@ -557,10 +649,16 @@ static int cluster_args(sd_config *c, sd_args *a)
                         "controller's --agents address)\n");
         return 2;
     }
-    if (!c->agents && !c->agent) {
+    if (a->node_key_file && !c->agent) {
+        fprintf(stderr, "slaqd: --node-key-file needs --agent\n");
+        return 2;
+    }
+    if (c->agent)
+        return agent_key_args(c, a);
+    if (!c->agents) {
         if (a->agent_token_file) {
-            fprintf(stderr, "slaqd: --agent-token-file needs --agents or "
-                            "--agent\n");
+            fprintf(stderr, "slaqd: --agent-token-file needs --agents (a "
+                            "controller)\n");
             return 2;
         }
         return 0;
@@ -573,9 +671,8 @@ static int cluster_args(sd_config *c, sd_args *a)
     /* Not for anything slaqd starts (SLAQ_TOKEN's comment). */
     unsetenv("SLAQ_AGENT_TOKEN");
     if (!c->agent_token) {
-        fprintf(stderr, "slaqd: %s needs an agent token of at least 8 "
-                "characters (--agent-token-file FILE or SLAQ_AGENT_TOKEN)\n",
-                c->agents ? "--agents" : "--agent");
+        fprintf(stderr, "slaqd: --agents needs an agent token of at least 8 "
+                "characters (--agent-token-file FILE or SLAQ_AGENT_TOKEN)\n");
         return 2;
     }
     if ((c->token && !strcmp(c->token, c->agent_token)) ||
@@ -583,20 +680,6 @@ static int cluster_args(sd_config *c, sd_args *a)
         fprintf(stderr, "slaqd: the agent token must differ from the control "
                         "and job tokens\n");
         return 2;
-    }
-    if (c->agent) {
-        if (!a->http_set)
-            c->http = "off";
-        if (!c->node_name) {
-            static char host[64];
-            const char *s = getenv("SLURMD_NODENAME");
-            if (s && *s && strlen(s) < sizeof host)
-                snprintf(host, sizeof host, "%s", s);
-            else if (gethostname(host, sizeof host) < 0 || !host[0])
-                snprintf(host, sizeof host, "node");
-            host[sizeof host - 1] = 0;
-            c->node_name = host;
-        }
     }
     return 0;
 }

@@ -33,7 +33,8 @@ _sodium.crypto_aead_chacha20poly1305_ietf_decrypt.argtypes = [
     ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_char_p,
     ctypes.c_ulonglong, ctypes.c_char_p, ctypes.c_char_p]
 
-LABEL = b"slaq agent link 1: "
+LABEL = b"slaq agent link 2: "
+NODE_LABEL = b"slaq node key 1: "
 SALT = b"slaq-agent-link\0"
 
 
@@ -50,6 +51,22 @@ def derive_key(token):
         _sodium.crypto_pwhash_alg_argon2id13())
     assert rc == 0
     return out.raw
+
+
+def node_key(token, node):
+    """Node's key under the cluster key of token: keyed BLAKE2b-256 of the
+    node label and the name."""
+    return hashlib.blake2b(NODE_LABEL + node.encode(), digest_size=32,
+                           key=derive_key(token)).digest()
+
+
+def write_node_key(path, token, node, key=None):
+    """A node key file, NODE:HEX, mode 0600 (what `slaq cluster node-key
+    --out` writes); key instead of node's own makes a wrong one."""
+    fd = os.open(str(path), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write("%s:%s\n" % (node, (key or node_key(token, node)).hex()))
+    return path
 
 
 def kdf(key, what, na, nc):
@@ -88,6 +105,17 @@ def open_sealed(key, n, line):
     return out.raw[:olen.value] if rc == 0 else None
 
 
+def node_key_args(directory, token, node):
+    """slaqd --agent's options for node: --node-key-file (its key, from
+    token's cluster key, written into directory) and --node-name. token is
+    the cluster secret or a file holding it."""
+    if hasattr(token, "read_text"):
+        token = token.read_text().strip()
+    path = os.path.join(str(directory), "%s.key" % node)
+    write_node_key(path, token, node)
+    return ["--node-key-file", path, "--node-name", node]
+
+
 class Refused(Exception):
     """The controller refused the handshake (its plain error line), or did
     not prove the token."""
@@ -95,12 +123,14 @@ class Refused(Exception):
 
 class AgentLink:
     """An agent's connection to a controller's agent port: the handshake
-    with token, then send()/recv() of sealed JSON messages. With
-    check_controller=False the controller's proof is not checked (a fake
-    agent that does not know the token goes on to send its own proof)."""
+    as node (its hello names it) with node's key under token's cluster key
+    (or with key, 32 bytes, whatever it is), then send()/recv() of sealed
+    JSON messages. With check_controller=False the controller's proof is
+    not checked (a fake agent that does not know the key goes on to send
+    its own proof)."""
 
-    def __init__(self, port, token, check_controller=True, timeout=10,
-                 source=None):
+    def __init__(self, port, token, node="n1", key=None,
+                 check_controller=True, timeout=10, source=None):
         self.s = socket.create_connection(("127.0.0.1", port),
                                           timeout=timeout,
                                           source_address=source)
@@ -109,9 +139,10 @@ class AgentLink:
         # two threads leave in the order of their counters (the controller
         # closes the link on a line out of order).
         self.lock = threading.RLock()
-        key = derive_key(token)
+        key = key or node_key(token, node)
         na = os.urandom(32)
-        self.send_raw(json.dumps({"type": "link_hello", "version": 1,
+        self.send_raw(json.dumps({"type": "link_hello", "version": 2,
+                                  "node": node,
                                   "nonce": na.hex()}).encode())
         ch = self._plain_line()
         if ch.get("type") != "link_challenge":
@@ -190,24 +221,30 @@ class AgentLink:
 
 class ControllerLink:
     """A controller's side of one accepted agent connection (a socket from
-    accept()): the handshake with token, then send()/recv() of sealed JSON
-    messages, as AgentLink does for the agent's side. A test that plays
-    the controller to a real agent uses it."""
+    accept()): the handshake under the key of the node the hello names
+    (from token's cluster key, or key, 32 bytes, whatever it is), then
+    send()/recv() of sealed JSON messages, as AgentLink does for the
+    agent's side. A test that plays the controller to a real agent uses
+    it. Raises Refused when the agent hangs up on its proof."""
 
-    def __init__(self, conn, token):
+    def __init__(self, conn, token, key=None):
         self.s = conn
         self.f = conn.makefile("rb")
         self.lock = threading.Lock()
-        key = derive_key(token)
         hello = json.loads(self.f.readline())
         if hello.get("type") != "link_hello":
             raise Refused(hello)
+        self.node = hello.get("node")
+        key = key or node_key(token, self.node)
         na = bytes.fromhex(hello["nonce"])
         nc = os.urandom(32)
         self.send_raw(json.dumps({"type": "link_challenge", "nonce": nc.hex(),
                                   "proof": kdf(key, "proof of the controller",
                                                na, nc).hex()}).encode())
-        proof = json.loads(self.f.readline())
+        line = self.f.readline()
+        if not line:
+            raise Refused("the agent hung up: it did not take our proof")
+        proof = json.loads(line)
         if not hmac.compare_digest(bytes.fromhex(proof.get("proof", "")),
                                    kdf(key, "proof of the agent", na, nc)):
             raise Refused("the agent did not prove the token")

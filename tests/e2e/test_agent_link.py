@@ -2,20 +2,22 @@
 controller on an agent's --join address gets no token and runs nothing; an
 agent without the token, or one replaying a recorded connection, is
 refused; a line altered or replayed on the wire closes the link; token
-guesses from many source addresses stay under the per-port rate; and a job
+guesses from many source addresses stay under the per-port rate; a job
 on an agent gets its submitter's environment, nothing of the
-controller's."""
+controller's; and an agent starts only with its own node's key
+(tests/security/test_node_keys.py attacks the keys)."""
 
 import json
 import os
 import socket
+import subprocess
 import threading
 import time
 
 import pytest
 
-from agentlink import AgentLink, Refused
-from conftest import TOY, free_port, wait_for
+from agentlink import AgentLink, Refused, node_key, node_key_args
+from conftest import SLAQD, TOY, free_port, wait_for
 
 TOKEN = "agent-secret-token-1"
 
@@ -29,8 +31,8 @@ def token_file(tmp_path):
 
 def start_agent(daemon_factory, tmp_path, token_file, join_port, name="n1"):
     return daemon_factory("--agent", "--join", "127.0.0.1:%d" % join_port,
-                          "--agent-token-file", str(token_file),
-                          "--node-name", name, "--cores", "2",
+                          *node_key_args(tmp_path, token_file, name),
+                          "--cores", "2",
                           "--enforce", "signal",
                           state=tmp_path / ("agent-" + name))
 
@@ -421,9 +423,11 @@ def test_a_job_gets_its_submitters_environment_and_nothing_more(
     ctl = daemon_factory("--agents", "127.0.0.1:%d" % port,
                          state=tmp_path / "controller")
     monkeypatch.delenv("CONTROLLER_ONLY")
+    # The agent has its key; the token in its environment too (as where
+    # one environment starts both) is dropped, not taken.
     agent = daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
-                           "--node-name", "n1", "--cores", "2",
-                           "--enforce", "signal",
+                           *node_key_args(tmp_path, TOKEN, "n1"),
+                           "--cores", "2", "--enforce", "signal",
                            state=tmp_path / "agent-n1")
     monkeypatch.delenv("SLAQ_AGENT_TOKEN")
     wait_for(lambda: nodes_of(ctl).get("n1", {}).get("state") == "up",
@@ -462,5 +466,62 @@ def test_a_job_gets_its_submitters_environment_and_nothing_more(
     assert not [e for e in env if e.startswith("CONTROLLER_ONLY=")], env
     assert not [e for e in env if e.startswith("SLAQ_AGENT_TOKEN=")], env
     assert not [e for e in env if TOKEN in e], env
+    key = node_key(TOKEN, "n1").hex()
+    assert not [e for e in env if key in e], env
     assert [e for e in env if e.startswith("SLAQ_CHECKPOINT_DIR=") and
             e.endswith("controller/checkpoints/%d/gen-1" % bare)], env
+
+
+def test_an_agent_takes_its_nodes_key_and_nothing_else(
+        daemon_factory, tmp_path, token_file):
+    """slaqd --agent starts only with its node's own key, saying what is
+    wrong otherwise: the cluster's token (the controller's alone), a key
+    file others may read, a key issued for another name than
+    --node-name. A controller tells an agent of link version 1 (which
+    held the token) what it needs."""
+    def agent(*args):
+        return subprocess.run([SLAQD, "--agent", "--join", "127.0.0.1:1",
+                               "--state-dir", str(tmp_path / "a"), *args],
+                              capture_output=True, text=True, timeout=30)
+    r = agent("--agent-token-file", str(token_file))
+    assert r.returncode == 2 and "--node-key-file" in r.stderr, r.stderr
+    assert "slaq cluster node-key" in r.stderr, r.stderr
+    r = agent()
+    assert r.returncode == 2 and "--node-key-file" in r.stderr, r.stderr
+    key = node_key_args(tmp_path, TOKEN, "n1")[1]
+    os.chmod(key, 0o644)
+    r = agent("--node-key-file", key)
+    assert r.returncode == 2 and "chmod 600" in r.stderr, r.stderr
+    os.chmod(key, 0o600)
+    r = agent("--node-key-file", key, "--node-name", "n2")
+    assert r.returncode == 2 and "node n1's key, not n2's" in r.stderr, \
+        r.stderr
+    with open(key, "w") as f:
+        f.write("n1:0011\n")
+    r = agent("--node-key-file", key)
+    assert r.returncode == 2 and "NODE:KEY" in r.stderr, r.stderr
+    # An agent of version 1: refused with the advice, as a plain line.
+    port = free_port()
+    ctl = start_controller(daemon_factory, tmp_path, token_file, port)
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(json.dumps({"type": "link_hello", "version": 1,
+                              "nonce": os.urandom(32).hex()}).encode()
+                  + b"\n")
+        m = json.loads(s.makefile("rb").readline())
+    assert m["code"] == "bad_handshake", m
+    assert "version 1" in m["message"] and \
+        "slaq cluster node-key" in m["message"], m
+    # A real agent with n1's key of another cluster secret: it does not
+    # take the controller's proof, and both logs say what to do.
+    node_key_args(tmp_path, "another-cluster-secret", "n1")
+    wrong = daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
+                           "--node-key-file", key, "--cores", "1",
+                           "--enforce", "signal", state=tmp_path / "wrong")
+    wait_for(lambda: "not trusted" in wrong.read_log(), timeout=10,
+             what="the agent's refusal")
+    assert "node n1's key" in wrong.read_log()
+    ctl_log = tmp_path / "controller.log"
+    wait_for(lambda: "hung up on this controller's proof" in
+             ctl_log.read_text(), timeout=10, what="the controller's line")
+    assert "slaq cluster node-key n1" in ctl_log.read_text()
+    assert nodes_of(ctl) == {}

@@ -37,7 +37,7 @@ def connect_as_agent(port, token, node, cores=2, jobs=()):
     agent link's handshake with the token: tests/e2e/agentlink.py) and
     registers `node` with `jobs` (the register's job entries). Returns
     (send(msg), recv() -> msg or None at EOF, close())."""
-    link = AgentLink(port, token)
+    link = AgentLink(port, token, node=node)
     link.send({"type": "register", "node": node, "cores": cores,
                "enforce": "signal", "jobs": list(jobs)})
     return link.send, link.recv, link.close

@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from agentlink import AgentLink
+from agentlink import AgentLink, node_key_args
 from conftest import BUILD, TOY, free_port, old_state_db, wait_for
 from slaq.control import request
 
@@ -59,8 +59,8 @@ def cluster(daemon_factory, tmp_path):
 
     def start_agent(name, cores=2):
         return daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
-                              "--agent-token-file", str(token),
-                              "--node-name", name, "--cores", str(cores),
+                              *node_key_args(tmp_path, token, name),
+                              "--cores", str(cores),
                               "--enforce", "signal",
                               state=tmp_path / ("agent-" + name))
 
@@ -250,7 +250,7 @@ def test_agent_token_grants_agent_rights_only(cluster, tmp_path):
                                      "cmd": ["true"]})
     assert r.get("ok") is not True and r["code"] == "unauthorized"
     # ... nor does a control request ride on an agent's connection.
-    link = AgentLink(port, "agent-secret-token-1")
+    link = AgentLink(port, "agent-secret-token-1", node="n7")
     link.send({"type": "register", "node": "n7", "cores": 1, "jobs": []})
     assert link.recv()["type"] == "welcome"
     link.send({"type": "submit", "cmd": ["true"]})
@@ -313,7 +313,7 @@ class FakeAgent:
     started as (docs/protocol.md, "start")."""
 
     def __init__(self, port, name):
-        self.link = AgentLink(port, "agent-secret-token-1")
+        self.link = AgentLink(port, "agent-secret-token-1", node=name)
         self.starts = []
         self.gens = {}
         self.lock = threading.Lock()
@@ -514,7 +514,7 @@ def test_allocs_carry_changes_only_and_epochs_are_timed(cluster):
     def register(jobs):
         if conn:
             conn["l"].close()
-        conn["l"] = AgentLink(port, "agent-secret-token-1")
+        conn["l"] = AgentLink(port, "agent-secret-token-1", node="fake")
         conn["l"].send({"type": "register", "node": "fake", "cores": 4,
                         "enforce": "none", "jobs": jobs})
 

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from agentlink import AgentLink
+from agentlink import AgentLink, node_key_args
 from conftest import TOY, wait_for
 from test_arrays import array, records, submit_array, task_cmd
 from test_cluster_agents import cluster, nodes_of  # noqa: F401 (fixture)
@@ -129,7 +129,7 @@ def test_an_agent_starts_its_queue_without_the_controller(daemon_factory,
     lsn.bind(("127.0.0.1", port))
     lsn.listen(1)
     daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
-                   "--agent-token-file", str(token), "--node-name", "n1",
+                   *node_key_args(tmp_path, token, "n1"),
                    "--cores", "1", "--enforce", "signal",
                    state=tmp_path / "agent")
     conn, _ = lsn.accept()
@@ -274,7 +274,7 @@ def test_an_agent_picks_its_next_task_by_the_welcomes_order(
     lsn.bind(("127.0.0.1", port))
     lsn.listen(1)
     daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
-                   "--agent-token-file", str(token), "--node-name", "n1",
+                   *node_key_args(tmp_path, token, "n1"),
                    "--cores", "1", "--enforce", "signal",
                    state=tmp_path / "agent")
     conn, _ = lsn.accept()
@@ -335,7 +335,8 @@ def test_an_agent_cannot_start_or_end_tasks_it_was_not_given(cluster):
     assert len(running) == 2 and len(queued) == 2, (tasks, n1)
     before = {t["id"]: (t["state"], t["pid"]) for t in tasks.values()}
 
-    evil = AgentLink(m["port"], m["token"].read_text().strip())
+    evil = AgentLink(m["port"], m["token"].read_text().strip(),
+                     node="evil")
     evil.send({"type": "register", "node": "evil", "cores": 8,
                "enforce": "signal", "jobs": []})
     assert evil.recv()["type"] == "welcome"

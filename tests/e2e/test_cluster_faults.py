@@ -18,6 +18,7 @@ import time
 
 import pytest
 
+from agentlink import node_key_args
 from conftest import wait_for
 from test_cluster_agents import CKPT_JOB, EPOCH, cluster, nodes_of  # noqa: F401
 
@@ -29,8 +30,8 @@ def test_agent_back_without_its_jobs_restarts_restartable_ones(
 
     def agent():
         return daemon_factory("--agent", "--join", "127.0.0.1:%d" % m["port"],
-                              "--agent-token-file", str(m["token"]),
-                              "--node-name", "n1", "--cores", "2",
+                              *node_key_args(tmp_path, m["token"], "n1"),
+                              "--cores", "2",
                               "--enforce", "signal", "--end-jobs-at-exit",
                               state=tmp_path / "agent-n1")
 
@@ -211,8 +212,8 @@ def test_reports_an_agent_acknowledged_after_its_node_was_lost_are_kept(
     had = ctl.job(jid)["reports"]
     # The agent again, its controller out of reach: it serves the job.
     away = daemon_factory("--agent", "--join", "127.0.0.1:1",
-                          "--agent-token-file", str(m["token"]),
-                          "--node-name", "n1", "--cores", "2", "--enforce",
+                          *node_key_args(tmp_path, m["token"], "n1"),
+                          "--cores", "2", "--enforce",
                           "signal", state=tmp_path / "agent-n1")
     wait_for(lambda: len(acked_iters(log, jid)) > had + 20, timeout=30,
              what="reports acknowledged by the agent")

@@ -13,6 +13,7 @@ that user's jobs and refuses others'.
 
 import json
 import os
+import pathlib
 import pwd
 import grp
 import secrets
@@ -26,7 +27,7 @@ import time
 
 import pytest
 
-from agentlink import ControllerLink
+from agentlink import ControllerLink, node_key_args
 from conftest import BUILD, SLAQ, SLAQD, free_port, old_state_db, wait_for
 
 needs_root = pytest.mark.skipif(
@@ -404,7 +405,8 @@ def test_an_agent_runs_a_job_as_the_user_who_submitted_it(
                          "--socket-group", people.groups["sock"],
                          state=os.path.join(open_dir, "ctl"))
     agent = daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
-                           "--agent-token-file", token, "--node-name", "n1",
+                           *node_key_args(open_dir, pathlib.Path(token),
+                                          "n1"),
                            "--cores", "2", "--enforce", "signal",
                            state=os.path.join(open_dir, "agent"))
     wait_for(lambda: [n["state"] for n in ctl.request(
@@ -449,7 +451,7 @@ def test_only_a_jobs_owner_or_an_admin_may_move_it(people, open_dir,
                          state=os.path.join(open_dir, "ctl"))
     for name in ("n1", "n2"):
         daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
-                       "--agent-token-file", token, "--node-name", name,
+                       *node_key_args(open_dir, pathlib.Path(token), name),
                        "--cores", "2", "--enforce", "signal",
                        state=os.path.join(open_dir, "agent-" + name))
     wait_for(lambda: [n["state"] for n in ctl.request(
@@ -534,8 +536,10 @@ def test_an_agent_refuses_a_uid_that_names_another_user_on_its_node(
     lsn.listen(1)
     lsn.settimeout(30)
     agent = daemon_factory("--agent", "--join", "127.0.0.1:%d" %
-                           lsn.getsockname()[1], "--agent-token-file", token,
-                           "--node-name", "n1", "--enforce", "signal",
+                           lsn.getsockname()[1],
+                           *node_key_args(open_dir, pathlib.Path(token),
+                                          "n1"),
+                           "--enforce", "signal",
                            "--end-jobs-at-exit",
                            state=os.path.join(open_dir, "agent"))
     conn, _ = lsn.accept()

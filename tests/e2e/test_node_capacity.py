@@ -11,7 +11,7 @@ import socket
 import subprocess
 import threading
 
-from agentlink import AgentLink
+from agentlink import AgentLink, node_key_args
 from conftest import SLAQ, free_port, wait_for
 
 TOKEN = "agent-secret-token-1"
@@ -37,7 +37,7 @@ def test_one_machine_names_its_capacity(daemon_factory):
 
 
 def register(port, node, **capacity):
-    link = AgentLink(port, TOKEN)
+    link = AgentLink(port, TOKEN, node=node)
     link.send(dict({"type": "register", "node": node, "enforce": "none",
                     "jobs": []}, **capacity))
     return link, link.recv()
@@ -75,7 +75,7 @@ def test_controller_takes_capacity_and_an_older_agents_cores(
     old.close()
     # A real agent registers its --cores as its capacity.
     daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
-                   "--agent-token-file", str(token), "--node-name", "n1",
+                   *node_key_args(tmp_path, token, "n1"),
                    "--cores", "2", "--enforce", "signal",
                    state=tmp_path / "agent-n1")
     wait_for(lambda: nodes_of(ctl).get("n1", {}).get("state") == "up",

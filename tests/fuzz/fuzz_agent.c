@@ -122,10 +122,11 @@ static void setup_controller(void)
     ctl_port = ntohs(sa.sin_port);
 }
 
-/* The agent, joining the harness. */
+/* The agent, joining the harness: node fz, with its key from the
+ * controller's cluster key (setup_controller runs first). */
 static void setup_agent(void)
 {
-    A.cfg.agent_token = strdup(token);
+    link_node_key(C.link_key, "fz", A.cfg.node_key);
     A.cfg.agent = 1;
     A.cfg.join = join;
     A.cfg.node_name = "fz";
@@ -153,8 +154,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
  * them). The agent's connections to the harness that were never taken
  * are dropped first, so that the next one taken is its new one. */
 /* Not every FUZZ_RESET_EVERY inputs as the other harnesses: each reset
- * derives both link keys from the token again (Argon2 with 64 MB, about
- * 0.2 s of CPU each), which at that rate made the harness 6 times
+ * derives the cluster key from the token again (Argon2 with 64 MB,
+ * about 0.2 s of CPU), which at that rate made the harness 6 times
  * slower. */
 #define AGENT_RESET_EVERY 4096
 
@@ -306,7 +307,7 @@ static void feed(sd_daemon *d, sd_conn **c, sd_link *l, int fd,
 }
 
 /* The harness as an agent: connects to the controller's agent port,
- * proves the token, sends the input's lines sealed. */
+ * proves node n1's key, sends the input's lines sealed. */
 static void as_agent(const uint8_t *data, size_t size)
 {
     char line[LINK_MAX_HANDSHAKE], out[LINK_MAX_HANDSHAKE], err[256];
@@ -337,14 +338,16 @@ static void as_agent(const uint8_t *data, size_t size)
         abort();
     no_time_wait(c->h.fd);
     sd_link l = {0};
+    unsigned char key[LINK_KEY_BYTES];
     rlen = 0;
-    int n = link_hello(&l, out, sizeof out);
+    link_node_key(C.link_key, "n1", key);
+    int n = link_hello(&l, "n1", out, sizeof out);
     if (n < 0)
         abort();
     write_line(fd, c->h.fd, out, (size_t)n);
     drain_ready(&C, c);
     if (read_line(fd, line, sizeof line) < 0 ||
-        (n = link_on_challenge(&l, C.link_key, line, strlen(line), out,
+        (n = link_on_challenge(&l, key, line, strlen(line), out,
                                sizeof out, err, sizeof err)) < 0) {
         fprintf(stderr, "fuzz_agent: the controller's challenge: %s\n", err);
         abort();
@@ -394,7 +397,7 @@ static void as_controller(const uint8_t *data, size_t size)
     rlen = 0;
     int n;
     if (read_line(fd, line, sizeof line) < 0 ||
-        (n = link_on_hello(&l, A.link_key, line, strlen(line), out,
+        (n = link_on_hello(&l, C.link_key, line, strlen(line), out,
                            sizeof out, err, sizeof err)) < 0) {
         fprintf(stderr, "fuzz_agent: the agent's hello: %s\n", err);
         abort();
@@ -402,8 +405,7 @@ static void as_controller(const uint8_t *data, size_t size)
     write_line(fd, c->h.fd, out, (size_t)n);
     drain_ready(&A, c);
     if (read_line(fd, line, sizeof line) < 0 ||
-        link_on_proof(&l, A.link_key, line, strlen(line), err,
-                      sizeof err) != 0) {
+        link_on_proof(&l, line, strlen(line), err, sizeof err) != 0) {
         fprintf(stderr, "fuzz_agent: the agent's proof: %s\n", err);
         abort();
     }

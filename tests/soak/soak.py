@@ -206,9 +206,16 @@ class Soak:
                          ["--agents", "127.0.0.1:%d" % port,
                           "--agent-token-file", token, "--epoch",
                           str(a.epoch), "--enforce", "none"], env)
+        # Each agent holds its node's key only (slaq cluster node-key).
+        for n in ("n1", "n2"):
+            subprocess.run([os.path.join(a.build, "bin", "slaq"), "cluster",
+                            "node-key", "--secret-file", token, "--out",
+                            os.path.join(self.dir, n + ".key"), n],
+                           check=True)
         self.agents = [Slaqd(n, a.build, os.path.join(self.dir, "agent-" + n),
                              ["--agent", "--join", "127.0.0.1:%d" % port,
-                              "--agent-token-file", token, "--node-name", n,
+                              "--node-key-file",
+                              os.path.join(self.dir, n + ".key"),
                               "--cores", str(a.cores), "--enforce", "none"],
                              env)
                        for n in ("n1", "n2")]
