@@ -128,6 +128,9 @@ struct sd_daemon {
     struct {
         sd_handler listen_h, tcp_h, http_h;
         sd_handler agents_h;  /* a controller's agent listener */
+        /* the "admin" identity's key of sealed sessions on tcp_h, from
+         * the control token (link_admin_key; tcp_session.c) */
+        unsigned char admin_key[LINK_KEY_BYTES];
         dev_t sock_dev;       /* the socket file this slaqd bound, so */
         ino_t sock_ino;       /* that only that file is removed at exit */
         int accept_paused;    /* out of descriptors: listeners taken out */

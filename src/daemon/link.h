@@ -1,6 +1,8 @@
 /*
  * link.h — the authenticated, encrypted agent link (docs/protocol.md,
- * "The agent link"; docs/security.md, "The cluster").
+ * "The agent link"; docs/security.md, "The cluster"), and the sealed
+ * control sessions over TCP that use the same handshake and sealing
+ * (docs/protocol.md, "Sealed sessions over TCP").
  *
  * The controller and each node agent hold the agent token. From it both
  * derive a key (Argon2id, so that a guess checked offline costs what it
@@ -13,9 +15,18 @@
  * written in base64: a line altered, replayed, reordered or dropped fails
  * to open, and the connection is closed.
  *
+ * A sealed session (LINK_SESSION) is the same three lines and the same
+ * sealing between the slaq command (in the agent's place) and slaqd's
+ * TCP port (in the controller's): its hello names who the client claims
+ * to be ("as": a user credential's identity, or "admin" for the control
+ * token), the key is that identity's secret, and the labels, role names
+ * and that identity enter every proof and key, so that nothing of one
+ * kind of link or of one identity is taken for another.
+ *
  * This file is the protocol and its cryptography only (libsodium): no
- * sockets, no daemon state. slaqd (conn.c, agent.c, agent_link.c) and
- * slaq-agentgen use it.
+ * sockets, no daemon state. slaqd (conn.c, agent.c, agent_link.c,
+ * tcp_session.c), the slaq command (daemon_rpc.c) and slaq-agentgen use
+ * it.
  */
 #ifndef SLAQ_DAEMON_LINK_H
 #define SLAQ_DAEMON_LINK_H
@@ -29,6 +40,13 @@
 #define LINK_SEALED_LEN(len) ((((len) + 16 + 2) / 3) * 4)
 /* The longest handshake line either side accepts. */
 #define LINK_MAX_HANDSHAKE 512
+/* The longest identity a session's hello may claim, with its NUL. */
+#define LINK_MAX_AS 64
+
+typedef enum link_kind {
+    LINK_AGENT,  /* agent (initiator) and controller (responder) */
+    LINK_SESSION /* the slaq command (initiator) and slaqd over TCP */
+} link_kind;
 
 typedef enum link_state {
     LINK_NEW,        /* nothing sent yet */
@@ -39,6 +57,8 @@ typedef enum link_state {
 
 typedef struct sd_link {
     link_state state;
+    link_kind kind;                     /* LINK_AGENT when zeroed */
+    char as[LINK_MAX_AS];               /* a session's claimed identity */
     unsigned char na[LINK_NONCE_BYTES]; /* the agent's nonce */
     unsigned char nc[LINK_NONCE_BYTES]; /* the controller's nonce */
     unsigned char tx[32], rx[32];       /* this side's keys once open */
@@ -47,9 +67,20 @@ typedef struct sd_link {
 
 /* Derives the link key from the agent token (Argon2id, 64 MiB and about
  * 0.1 s), initialising libsodium first. Returns 0, or -1 when out of
- * memory or libsodium cannot start (no random source). Call it before any
- * other function here. */
+ * memory or libsodium cannot start (no random source). Call it (or
+ * link_admin_key, or sodium_init) before any other function here. */
 int link_key_derive(const char *token, unsigned char key[LINK_KEY_BYTES]);
+
+/* The key of the "admin" identity of sealed sessions, from slaqd's TCP
+ * control token: as link_key_derive, under a salt of its own (an agent
+ * token and a control token that were equal still give two keys). */
+int link_admin_key(const char *token, unsigned char key[LINK_KEY_BYTES]);
+
+/* Zeroes l and makes it a link of the given kind; a session's initiator
+ * gives the identity it claims (as), a responder and agent links NULL.
+ * Returns 0, or -1 when as is not 1 to LINK_MAX_AS - 1 characters of
+ * [A-Za-z0-9:._-]. */
+int link_init(sd_link *l, link_kind kind, const char *as);
 
 /*
  * The handshake. Each function writes the line to send (without its
@@ -63,6 +94,10 @@ int link_key_derive(const char *token, unsigned char key[LINK_KEY_BYTES]);
  *   link_on_challenge ◀─challenge─ (proves the controller)
  *   (proves the agent)─proof──▶    link_on_proof   (returns 0: no reply)
  *
+ * link_on_hello is link_read_hello then link_challenge: a session's
+ * responder calls the two apart, to choose the key by the identity the
+ * hello claims (l->as once read).
+ *
  * link_on_challenge and link_on_proof leave the link LINK_OPEN on success.
  * link_on_proof returns -2 (err filled) when the proof was checked and
  * wrong: a failed authentication, which the caller counts and limits; -1
@@ -72,6 +107,12 @@ int link_hello(sd_link *l, char *out, size_t cap);
 int link_on_hello(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
                   const char *line, size_t len, char *out, size_t cap,
                   char *err, size_t errlen);
+/* Reads a hello: 0, or -1 with err filled (nothing to send). */
+int link_read_hello(sd_link *l, const char *line, size_t len, char *err,
+                    size_t errlen);
+/* Writes the challenge answering the hello read, proving key. */
+int link_challenge(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
+                   char *out, size_t cap);
 int link_on_challenge(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
                       const char *line, size_t len, char *out, size_t cap,
                       char *err, size_t errlen);
