@@ -353,8 +353,8 @@ static int rpc_connect(const char *cmd, const rpc_opts *o, char *where,
     if (host) {
         snprintf(where, len, "%s", host);
         int rc = user_token(cmd, tok, sizeof tok) < 0 ||
-                 session_cred(cmd, tok, l, key) < 0 ||
                  (r->fd = tcp_connect(cmd, host)) < 0 ||
+                 session_cred(cmd, tok, l, key) < 0 ||
                  handshake(cmd, where, r, l, key) < 0 ? -1 : 0;
         sodium_memzero(tok, sizeof tok);
         sodium_memzero(key, sizeof key);

@@ -1076,7 +1076,8 @@ static void link_line(sd_daemon *d, sd_conn *c, char *line, size_t len)
     static char plain[SD_MAX_REQUEST + 64];
     long n = link_open(c->link, line, len, plain, sizeof plain);
     if (n < 0) {
-        d->link_refused_total++;
+        if (c->agent || c->upstream)
+            d->link_refused_total++;
         uint64_t held;
         if (sd_ratelog_ok(&d->auth_log, &held))
             sd_log(d, 0, "%s (%s): line %llu from the peer does "
