@@ -30,7 +30,8 @@
  *   sweepd.c       sweepd.h       hyperparameter sweeps                 sweep_
  *   agent_link.c   agent_link.h   the controller's side of the agents   ctl_
  *   agent.c        agent.h        the node agent's side                 agent_
- *   link.c         link.h         the agent link's handshake, sealing   link_
+ *   link.c         link.h         handshake and sealing (agents, TCP)   link_
+ *   tcp_session.c  tcp_session.h  sealed sessions on the TCP port       tcps_
  *   config.c       config.h       the configuration file                config_
  */
 #ifndef SLAQ_DAEMON_H
