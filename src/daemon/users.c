@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -327,37 +328,46 @@ static int gen_load(const sd_daemon *d, char **text, char *err,
                     size_t errlen)
 {
     char path[4096];
+    struct stat st;
     snprintf(path, sizeof path, "%s/" USER_GEN_FILE, d->cfg.state_dir);
-    *text = calloc(1, USER_GEN_MAX + 1);
-    if (!*text) {
-        snprintf(err, errlen, "out of memory reading %s", path);
-        return -1;
-    }
+    *text = NULL;
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0 && errno == ENOENT)
-        return 0;
-    ssize_t n = fd < 0 ? -1 : read(fd, *text, USER_GEN_MAX);
-    int e = errno;
-    if (fd >= 0)
-        close(fd);
-    if (n < 0 || n == USER_GEN_MAX) {
+    if (fd < 0 && errno == ENOENT) {
+        if (!(*text = calloc(1, 1)))
+            snprintf(err, errlen, "out of memory reading %s", path);
+        return *text ? 0 : -1;
+    }
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (st.st_size > USER_GEN_MAX) {
+        snprintf(err, errlen, "cannot read %s: larger than 1 MiB", path);
+        goto out;
+    }
+    *text = calloc(1, (size_t)st.st_size + 1);
+    ssize_t n = *text ? read(fd, *text, (size_t)st.st_size) : -1;
+    if (n != st.st_size) {
         snprintf(err, errlen, "cannot read %s: %s", path,
-                 n < 0 ? strerror(e) : "larger than 1 MiB");
+                 n < 0 ? strerror(errno) : "it changed while read");
         free(*text);
         *text = NULL;
-        return -1;
     }
-    return 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    return *text ? 0 : -1;
 }
 
 /* uid's generation in text (gen_load's), 0 if it has no line. */
 static unsigned gen_find(const char *text, uid_t uid)
 {
-    for (const char *p = text; p && *p; p = strchr(p, '\n'),
-                                        p = p ? p + 1 : NULL) {
+    for (const char *p = text; p && *p;) {
         unsigned long u, g;
         if (sscanf(p, "%lu %lu", &u, &g) == 2 && u == (unsigned long)uid)
             return (unsigned)g;
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
     }
     return 0;
 }
@@ -404,6 +414,12 @@ int user_token_revoke(const sd_daemon *d, uid_t uid, unsigned *gen,
     fd = -1;
     if (rename(tmp, path) < 0)
         goto err;
+    /* The rename itself must reach the disk: a revocation is lost if not. */
+    int dfd = open(d->cfg.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
     free(text);
     return 0;
 err:
