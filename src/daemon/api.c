@@ -328,15 +328,15 @@ static json_t *api_user_token(sd_daemon *d, json_t *req, const sd_user *who)
               valid > USER_TOKEN_MAX_S))
         return api_error("bad_request", "field \"valid_s\" must be a number "
                          "of seconds from 1 to %d (a year)", USER_TOKEN_MAX_S);
-    if (user_token_issue(d, who->uid, valid, tok, sizeof tok, err,
+    long long expires = (long long)(sd_now() + valid);
+    if (user_token_issue(d, who->uid, expires, tok, sizeof tok, err,
                          sizeof err) < 0)
         return api_error("internal", "cannot issue a credential: %s", err);
     json_t *reply = ok();
     json_object_set_new(reply, "user_token", json_string(tok));
     json_object_set_new(reply, "uid", json_integer(who->uid));
     json_object_set_new(reply, "user", json_string(who->name));
-    json_object_set_new(reply, "expires",
-                        json_integer((json_int_t)(sd_now() + valid)));
+    json_object_set_new(reply, "expires", json_integer(expires));
     sodium_memzero(tok, sizeof tok);
     return reply;
 }

@@ -146,7 +146,8 @@ int conn_listen_tcp(sd_daemon *d, const char *addr)
     if (tcps_admin_key(d) < 0 ||
         conn_listen_at(d, addr, &d->tcp_h, "--tcp") < 0)
         return -1;
-    sd_log(d, 0, "TCP listener on %s (token required)", addr);
+    sd_log(d, 0, "TCP listener on %s (sealed sessions; in clear, the job "
+           "token only)", addr);
     return 0;
 }
 

@@ -447,7 +447,7 @@ static void user_mac(const unsigned char key[USER_KEY_LEN], uid_t uid,
                        (unsigned long long)n, key, USER_KEY_LEN);
 }
 
-int user_token_issue(const sd_daemon *d, uid_t uid, double valid_s,
+int user_token_issue(const sd_daemon *d, uid_t uid, long long expires,
                      char *out, size_t len, char *err, size_t errlen)
 {
     unsigned char key[USER_KEY_LEN], mac[USER_KEY_LEN];
@@ -456,7 +456,6 @@ int user_token_issue(const sd_daemon *d, uid_t uid, double valid_s,
     if (user_key(d, 1, key, err, errlen) < 0 ||
         user_token_generation(d, uid, &gen, err, errlen) < 0)
         return -1;
-    long long expires = (long long)(sd_now() + valid_s);
     user_mac(key, uid, expires, gen, mac);
     sodium_bin2hex(hex, sizeof hex, mac, sizeof mac);
     snprintf(out, len, "%u:%lld:%u:%s", (unsigned)uid, expires, gen, hex);

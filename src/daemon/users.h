@@ -50,10 +50,10 @@ json_t *user_may_admin(const sd_user *who, const char *what);
  * and at most (a year). */
 #define USER_TOKEN_DEFAULT_S (30 * 86400)
 #define USER_TOKEN_MAX_S (366 * 86400)
-/* The TCP credential of uid, valid for valid_s seconds from now:
+/* The TCP credential of uid, valid until expires (Unix seconds):
  * "UID:EXPIRES:GENERATION:HEX" (docs/security.md) into out; makes
  * STATE/user-token.key on first use. 0, or -1 with err set. */
-int user_token_issue(const sd_daemon *d, uid_t uid, double valid_s,
+int user_token_issue(const sd_daemon *d, uid_t uid, long long expires,
                      char *out, size_t len, char *err, size_t errlen);
 /* uid's credential generation (0 until the first revocation). 0, or -1
  * with err set when STATE/user-token.gen cannot be read. */
