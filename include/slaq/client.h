@@ -39,7 +39,8 @@ typedef struct slaq_client slaq_client;
 /*
  * Connects as the environment says: SLAQ_SOCKET (the socket path; slaqd
  * sets it for jobs it starts; "tcp:HOST:PORT" for a slaqd started with
- * --tcp, the shared token then comes from SLAQ_TOKEN) and SLAQ_JOB_ID (the
+ * --tcp, the job token then comes from SLAQ_TOKEN, sent in clear: slaqd
+ * takes the control token only in a sealed session) and SLAQ_JOB_ID (the
  * job this process is).
  * Without SLAQ_JOB_ID the process attaches itself as a new job named by
  * SLAQ_JOB_NAME (default: the program's name). Without SLAQ_SOCKET the

@@ -94,8 +94,10 @@ class Client:
     """A connection from one training job to slaqd.
 
     socket_path: the slaqd socket (default: $SLAQ_SOCKET; None or empty
-        means offline; "tcp:HOST:PORT" for a slaqd with --tcp, the token
-        then comes from $SLAQ_TOKEN). job_id: this job's id (default: $SLAQ_JOB_ID); when
+        means offline; "tcp:HOST:PORT" for a slaqd with --tcp, the job
+        token (--job-token-file) then comes from $SLAQ_TOKEN and is sent
+        in clear; slaqd takes the control token only in a sealed session,
+        which this client does not speak). job_id: this job's id (default: $SLAQ_JOB_ID); when
         there is none the process attaches itself as a new job called
         ``name`` (default $SLAQ_JOB_NAME or the script's name).
         default_cores: what ``cores()`` returns until slaqd has given an

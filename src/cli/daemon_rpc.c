@@ -6,8 +6,11 @@
  * on the socket the message says where it looked and how to start slaqd.
  *
  * With --host (or SLAQ_HOST) each request goes over TCP instead, one
- * connection per request, and carries the user's credential ("user_token",
- * docs/security.md) so that slaqd knows who asks without a kernel to tell.
+ * connection per request, in a sealed session (link.h, LINK_SESSION;
+ * docs/protocol.md): the user's credential (docs/security.md) is the key
+ * of its handshake, which proves slaqd to the command before the command
+ * proves the credential, and the request and reply are sealed. The
+ * credential itself is never sent.
  * The command line beats the environment; on the command line --host and
  * --socket/--state-dir name two different slaqds, so both is an error; in
  * the environment SLAQ_HOST beats SLAQ_SOCKET.
@@ -26,8 +29,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include "cli/cli.h"
 #include "cli/daemon_rpc.h"
+#include "daemon/link.h"
 #include "io/text.h"
 
 #define RPC_TIMEOUT_MS 10000
@@ -222,91 +228,257 @@ static int tcp_connect(const char *cmd, const char *host)
     return fd;
 }
 
-json_t *rpc_call(const char *cmd, const rpc_opts *o, json_t *req)
+/* Lines read from slaqd: what arrived past the last line is kept. */
+typedef struct rpc_reader {
+    int fd;
+    char *buf;
+    size_t len, cap, skip; /* bytes held; the last line's, to drop */
+} rpc_reader;
+
+/* The next line (without its newline, NUL-terminated, valid until the
+ * next call) into *line and *n; -1 after printing why when slaqd closed,
+ * did not answer in time or memory ran out. */
+static int read_line(const char *cmd, const char *where, rpc_reader *r,
+                     char **line, size_t *n)
 {
-    char path[4096], tok[512];
+    if (r->skip)
+        memmove(r->buf, r->buf + r->skip, r->len - r->skip);
+    r->len -= r->skip;
+    r->skip = 0;
+    for (size_t seen = 0;;) {
+        char *nl = r->len > seen ? memchr(r->buf + seen, '\n',
+                                          r->len - seen) : NULL;
+        if (nl) {
+            *nl = '\0';
+            *line = r->buf;
+            *n = (size_t)(nl - r->buf);
+            r->skip = *n + 1;
+            return 0;
+        }
+        seen = r->len;
+        if (r->len + 65536 > r->cap) {
+            size_t cap = r->cap ? r->cap * 2 : 131072;
+            char *nb = realloc(r->buf, cap);
+            if (!nb) {
+                cli_error(cmd, "out of memory reading slaqd's reply");
+                return -1;
+            }
+            r->buf = nb;
+            r->cap = cap;
+        }
+        struct pollfd p = {.fd = r->fd, .events = POLLIN};
+        if (poll(&p, 1, RPC_TIMEOUT_MS) <= 0) {
+            cli_error(cmd, "slaqd at %s did not answer within %d s", where,
+                      RPC_TIMEOUT_MS / 1000);
+            return -1;
+        }
+        ssize_t got = read(r->fd, r->buf + r->len, r->cap - r->len - 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            cli_error(cmd, "slaqd at %s closed the connection without a "
+                      "reply", where);
+            return -1;
+        }
+        r->len += (size_t)got;
+    }
+}
+
+/*
+ * The identity a credential claims and its key (link.h, LINK_SESSION):
+ * "admin:TOKEN" is slaqd's control token (the key derived from it, about
+ * 0.1 s), "UID:EXPIRES:GENERATION:HEX" a user's (the key is HEX). 0, or
+ * -1 after printing what is wrong with it.
+ */
+static int session_cred(const char *cmd, const char *cred, sd_link *l,
+                        unsigned char key[LINK_KEY_BYTES])
+{
+    char as[LINK_MAX_AS];
+    const char *colon = strrchr(cred, ':');
+    size_t got = 0, colons = 0;
+    if (!strncmp(cred, "admin:", 6)) {
+        if (link_admin_key(cred + 6, key) < 0 ||
+            link_init(l, LINK_SESSION, "admin") < 0) {
+            cli_error(cmd, "cannot derive the control token's key (out of "
+                      "memory?)");
+            return -1;
+        }
+        return 0;
+    }
+    for (const char *p = cred; *p; p++)
+        colons += *p == ':';
+    if (colons == 1) {
+        cli_error(cmd, "your credential is of an older slaq (UID:HEX, one "
+                  "that never expired): run `slaq token --save` again on the "
+                  "machine slaqd runs on");
+        return -1;
+    }
+    if (colons != 3 || (size_t)(colon - cred) >= sizeof as ||
+        sodium_hex2bin(key, LINK_KEY_BYTES, colon + 1, strlen(colon + 1),
+                       NULL, &got, NULL) != 0 || got != LINK_KEY_BYTES ||
+        strlen(colon + 1) != 2 * LINK_KEY_BYTES) {
+        cli_error(cmd, "the user credential is not UID:EXPIRES:GENERATION:"
+                  "HEX (64 hex digits), nor admin:TOKEN: run `slaq token "
+                  "--save` on the machine slaqd runs on");
+        return -1;
+    }
+    memcpy(as, cred, (size_t)(colon - cred));
+    as[colon - cred] = '\0';
+    if (link_init(l, LINK_SESSION, as) < 0) {
+        cli_error(cmd, "the user credential's UID:EXPIRES:GENERATION is "
+                  "malformed: run `slaq token --save` on slaqd's machine");
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes s and a newline, sealed on l once it is open. 0, or -1. */
+static int send_line(int fd, sd_link *l, const char *s, size_t len)
+{
+    if (!l || l->state != LINK_OPEN)
+        return write_all(fd, s, len) < 0 || write_all(fd, "\n", 1) < 0
+               ? -1 : 0;
+    char *sealed = malloc(LINK_SEALED_LEN(len) + 1);
+    size_t n = sealed ? link_seal(l, s, len, sealed) : 0;
+    int rc = n && write_all(fd, sealed, n) == 0 && write_all(fd, "\n", 1) == 0
+             ? 0 : -1;
+    free(sealed);
+    return rc;
+}
+
+/*
+ * The session's handshake on fd (docs/protocol.md, "Sealed sessions over
+ * TCP"): sends the hello, checks slaqd's proof before anything of the
+ * credential leaves, then sends this side's proof. 0 with l open, or -1
+ * after printing why (slaqd refused the claim, or the server did not
+ * prove it holds the credential's key).
+ */
+static int handshake(const char *cmd, const char *where, rpc_reader *r,
+                     sd_link *l, const unsigned char key[LINK_KEY_BYTES])
+{
+    char out[LINK_MAX_HANDSHAKE], err[512], *line;
+    size_t n;
+    int k = link_hello(l, NULL, out, sizeof out);
+    if (k < 0 || send_line(r->fd, l, out, (size_t)k) < 0) {
+        cli_error(cmd, "cannot send to slaqd at %s: %s", where,
+                  strerror(errno));
+        return -1;
+    }
+    if (read_line(cmd, where, r, &line, &n) < 0)
+        return -1;
+    json_t *m = line[0] == '{' ? json_loadb(line, n, 0, NULL) : NULL;
+    const char *type = json_string_value(json_object_get(m, "type"));
+    if (type && !strcmp(type, "error")) { /* slaqd (or so it says) refused */
+        cli_error(cmd, "slaqd at %s refused the session: %s", where,
+                  rpc_safe(json_string_value(json_object_get(m,
+                                                             "message"))));
+        json_decref(m);
+        return -1;
+    }
+    json_decref(m);
+    k = link_on_challenge(l, key, line, n, out, sizeof out, err, sizeof err);
+    if (k < 0) {
+        cli_error(cmd, "the server at %s is not the slaqd of your "
+                  "credential: %s; nothing of the credential or the request "
+                  "was sent", where, err);
+        return -1;
+    }
+    if (send_line(r->fd, NULL, out, (size_t)k) < 0) {
+        cli_error(cmd, "cannot send to slaqd at %s: %s", where,
+                  strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* A connected socket to slaqd (Unix, or TCP with its session open on l,
+ * *sealed then 1), its address in where; -1 after printing why. */
+static int rpc_connect(const char *cmd, const rpc_opts *o, char *where,
+                       size_t len, rpc_reader *r, sd_link *l, int *sealed)
+{
     const char *host = tcp_host(o);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    json_t *reply = NULL;
-    char *line = NULL, *buf = NULL;
-    int fd = -1;
+    unsigned char key[LINK_KEY_BYTES];
+    char tok[512];
+    *sealed = 0;
     if (o->host && (o->socket || o->state_dir)) {
         cli_error(cmd, "--host names a slaqd over TCP, --%s a local one: "
                   "give one of them", o->socket ? "socket" : "state-dir");
-        goto out;
+        return -1;
     }
     if (host) {
-        snprintf(path, sizeof path, "%s", host);
-        if (user_token(cmd, tok, sizeof tok) < 0 ||
-            (fd = tcp_connect(cmd, host)) < 0)
-            goto out;
-        json_object_set_new(req, "user_token", json_string(tok));
-    } else {
-        int found = socket_path(o, path, sizeof path);
-        if (strlen(path) >= sizeof sa.sun_path) {
-            cli_error(cmd, "socket path too long: %s", path);
-            goto out;
-        }
-        strcpy(sa.sun_path, path);
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
-            cli_error(cmd, "slaqd is not running (cannot connect to %s: %s); "
-                      "start it with 'slaqd', or point --socket / --state-dir"
-                      " / --host / SLAQ_SOCKET at a running one", path,
-                      strerror(errno));
-            goto out;
-        }
-        if (found && socket_trusted(cmd, path, fd) < 0)
-            goto out;
+        snprintf(where, len, "%s", host);
+        int rc = user_token(cmd, tok, sizeof tok) < 0 ||
+                 (r->fd = tcp_connect(cmd, host)) < 0 ||
+                 session_cred(cmd, tok, l, key) < 0 ||
+                 handshake(cmd, where, r, l, key) < 0 ? -1 : 0;
+        sodium_memzero(tok, sizeof tok);
+        sodium_memzero(key, sizeof key);
+        *sealed = 1;
+        return rc;
     }
+    int found = socket_path(o, where, len);
+    if (strlen(where) >= sizeof sa.sun_path) {
+        cli_error(cmd, "socket path too long: %s", where);
+        return -1;
+    }
+    strcpy(sa.sun_path, where);
+    r->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (r->fd < 0 || connect(r->fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        cli_error(cmd, "slaqd is not running (cannot connect to %s: %s); "
+                  "start it with 'slaqd', or point --socket / --state-dir"
+                  " / --host / SLAQ_SOCKET at a running one", where,
+                  strerror(errno));
+        return -1;
+    }
+    return found ? socket_trusted(cmd, where, r->fd) : 0;
+}
+
+json_t *rpc_call(const char *cmd, const rpc_opts *o, json_t *req)
+{
+    char where[4096], *line = NULL, *text, *plain = NULL;
+    rpc_reader r = {.fd = -1};
+    sd_link l;
+    json_t *reply = NULL;
+    json_error_t e;
+    int sealed;
+    size_t n;
+    memset(&l, 0, sizeof l);
+    if (rpc_connect(cmd, o, where, sizeof where, &r, &l, &sealed) < 0)
+        goto out;
     line = json_dumps(req, JSON_COMPACT);
-    if (!line || write_all(fd, line, strlen(line)) < 0 ||
-        write_all(fd, "\n", 1) < 0) {
-        cli_error(cmd, "cannot send to slaqd at %s: %s", path,
+    if (!line || send_line(r.fd, &l, line, strlen(line)) < 0) {
+        cli_error(cmd, "cannot send to slaqd at %s: %s", where,
                   strerror(errno));
         goto out;
     }
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len + 65536 > cap) {
-            cap = cap ? cap * 2 : 131072;
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                cli_error(cmd, "out of memory reading slaqd's reply");
-                goto out;
-            }
-            buf = nb;
-        }
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (poll(&p, 1, RPC_TIMEOUT_MS) <= 0) {
-            cli_error(cmd, "slaqd at %s did not answer within %d s", path,
-                      RPC_TIMEOUT_MS / 1000);
+    if (read_line(cmd, where, &r, &text, &n) < 0)
+        goto out;
+    /* In a session every line is sealed, but a refusal of the proof (a
+     * wrong credential, a lock-out) comes in clear, before the link is. */
+    if (sealed && text[0] != '{') {
+        long k = (plain = malloc(n + 1)) ? link_open(&l, text, n, plain, n)
+                                         : -1;
+        if (k < 0) {
+            cli_error(cmd, "slaqd's reply at %s does not open (altered on "
+                      "the way, or not from the slaqd that proved itself)",
+                      where);
             goto out;
         }
-        ssize_t n = read(fd, buf + len, cap - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            cli_error(cmd, "slaqd at %s closed the connection without a "
-                      "reply", path);
-            goto out;
-        }
-        char *nl = memchr(buf + len, '\n', (size_t)n);
-        len += (size_t)n;
-        if (nl) {
-            json_error_t e;
-            reply = json_loadb(buf, (size_t)(nl - buf), 0, &e);
-            if (!reply)
-                cli_error(cmd, "unreadable reply from slaqd: %s", e.text);
-            break;
-        }
+        text = plain;
+        n = (size_t)k;
     }
+    reply = json_loadb(text, n, 0, &e);
+    if (!reply)
+        cli_error(cmd, "unreadable reply from slaqd: %s", e.text);
 out:
+    link_wipe(&l);
     free(line);
-    free(buf);
+    free(plain);
+    free(r.buf);
     json_decref(req);
-    if (fd >= 0)
-        close(fd);
+    if (r.fd >= 0)
+        close(r.fd);
     return reply;
 }
 

@@ -46,11 +46,12 @@ enum { RPC_OPT_BASE = 1000, RPC_OPT_SOCKET = RPC_OPT_BASE, RPC_OPT_STATE,
     "  --socket PATH     slaqd's socket (default $SLAQ_SOCKET, else\n"       \
     "                    ./var/slaq.sock, else the service's\n"             \
     "                    " RPC_SYSTEM_SOCKET ")\n"                          \
-    "  --host HOST:PORT  slaqd over TCP (slaqd --tcp), as the user of the\n" \
-    "                    credential in $SLAQ_USER_TOKEN, else\n"            \
-    "                    ~/" RPC_TOKEN_FILE " (`slaq token --save`);\n"   \
-    "                    default $SLAQ_HOST when no --socket or\n"          \
-    "                    --state-dir is given\n"                           \
+    "  --host HOST:PORT  slaqd over TCP (slaqd --tcp) in a sealed session,\n"\
+    "                    as the user of the credential in\n"               \
+    "                    $SLAQ_USER_TOKEN, else ~/" RPC_TOKEN_FILE "\n"    \
+    "                    (`slaq token --save`; admin:TOKEN for the\n"      \
+    "                    control token); default $SLAQ_HOST when no\n"     \
+    "                    --socket or --state-dir is given\n"               \
     "  --state-dir DIR   slaqd's state directory (default ./var)\n"
 #define RPC_HELP                                                             \
     RPC_HELP_WHERE                                                           \

@@ -6,8 +6,10 @@ SLAQ_CMD_LIBS = $(LIBSLAQIO_A) $(LIBSLAQ_A)
 # slaq replay reads slaqd's state.db through the store's reader (its only
 # owner: src/daemon/store.h)
 SLAQ_CMD_OBJS += $(call OBJ,src/daemon/store_run.c)
-# slaq cluster node-key derives a node's key as the controller does
-# (src/daemon/link.h: libsodium, already slaqd's)
+# slaq cluster node-key derives a node's key as the controller does, and
+# --host speaks slaqd's sealed sessions: the agent link's code (one
+# implementation of the handshake and the sealing: src/daemon/link.h,
+# libsodium, already slaqd's)
 SLAQ_CMD_OBJS += $(call OBJ,src/daemon/link.c)
 SLAQ_CMD_LDLIBS := $(shell $(PKG_CONFIG) --libs sqlite3 libsodium 2>/dev/null)
 SLAQ_CMD := $(BUILD)/bin/slaq

@@ -2,7 +2,9 @@
  * client.c — libslaq-client: a training job's side of the slaqd protocol.
  *
  * Everything happens inside the caller's calls, on a non-blocking socket
- * (Unix, or TCP for "tcp:HOST:PORT" with the token from SLAQ_TOKEN): queued output is written as far as the socket takes it, input is
+ * (Unix, or TCP for "tcp:HOST:PORT" with the job token from SLAQ_TOKEN,
+ * in clear: docs/protocol.md, "TCP"): queued output is written as far as
+ * the socket takes it, input is
  * read until it would block and handled line by line (welcome, alloc, stop,
  * error). When slaqd is not there the client is "offline": reports are
  * dropped and counted, the allocation is the last one known (the default

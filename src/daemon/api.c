@@ -7,6 +7,8 @@
  * "message":M}. docs/protocol.md lists every request and error code.
  */
 #include <math.h>
+#include <pwd.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -316,6 +318,72 @@ static json_t *api_policy(sd_daemon *d, json_t *req)
     return r;
 }
 
+/* user_token: a credential for the asker (the kernel's uid), valid for
+ * "valid_s" seconds (default USER_TOKEN_DEFAULT_S, at most
+ * USER_TOKEN_MAX_S). */
+static json_t *api_user_token(sd_daemon *d, json_t *req, const sd_user *who)
+{
+    char tok[160], err[512];
+    json_t *v = json_object_get(req, "valid_s");
+    double valid = v ? json_number_value(v) : USER_TOKEN_DEFAULT_S;
+    if (v && (!json_is_number(v) || !(valid >= 1) ||
+              valid > USER_TOKEN_MAX_S))
+        return api_error("bad_request", "field \"valid_s\" must be a number "
+                         "of seconds from 1 to %d (a year)", USER_TOKEN_MAX_S);
+    long long expires = (long long)(sd_now() + valid);
+    if (user_token_issue(d, who->uid, expires, tok, sizeof tok, err,
+                         sizeof err) < 0)
+        return api_error("internal", "cannot issue a credential: %s", err);
+    json_t *reply = ok();
+    json_object_set_new(reply, "user_token", json_string(tok));
+    json_object_set_new(reply, "uid", json_integer(who->uid));
+    json_object_set_new(reply, "user", json_string(who->name));
+    json_object_set_new(reply, "expires", json_integer(expires));
+    sodium_memzero(tok, sizeof tok);
+    return reply;
+}
+
+/* user_token_revoke: every credential of the asker, or (an administrator
+ * only) of the user "user" names (a login name or a uid). */
+static json_t *api_user_revoke(sd_daemon *d, json_t *req, const sd_user *who)
+{
+    char err[512], buf[16384];
+    json_t *reply;
+    sd_user target = *who;
+    const char *name = json_string_value(json_object_get(req, "user"));
+    if (json_object_get(req, "user") && (!name || !*name))
+        return api_error("bad_request", "field \"user\" must be a user's "
+                         "login name or uid");
+    if (name) {
+        struct passwd pw, *res = NULL;
+        char *end;
+        unsigned long n = strtoul(name, &end, 10);
+        if (*end == 0 && *name >= '0' && *name <= '9' &&
+            n < (unsigned long)(uid_t)-1)
+            user_from_uid(d, (uid_t)n, (gid_t)-1, &target);
+        else if (getpwnam_r(name, &pw, buf, sizeof buf, &res) == 0 && res)
+            user_from_uid(d, pw.pw_uid, pw.pw_gid, &target);
+        else
+            return api_error("bad_request", "no user \"%.64s\" on slaqd's "
+                             "machine (expected a login name or a uid)",
+                             name);
+    }
+    if (target.uid != who->uid &&
+        (reply = user_may_admin(who, "revoke another user's credentials")))
+        return reply;
+    unsigned gen;
+    if (user_token_revoke(d, target.uid, &gen, err, sizeof err) < 0)
+        return api_error("internal", "cannot revoke the credentials of %s: "
+                         "%s", target.name, err);
+    sd_log(d, 0, "user credentials of %s (uid %u) revoked by %s (uid %u)",
+           target.name, (unsigned)target.uid, who->name, (unsigned)who->uid);
+    reply = ok();
+    json_object_set_new(reply, "uid", json_integer(target.uid));
+    json_object_set_new(reply, "user", json_string(target.name));
+    json_object_set_new(reply, "generation", json_integer(gen));
+    return reply;
+}
+
 int api_needs_control(json_t *req)
 {
     const char *type = json_string_value(json_object_get(req, "type"));
@@ -370,23 +438,16 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
         json_object_set_new(r, "nodes", array_queue_json(d));
         return r;
     }
-    if (!strcmp(type, "user_token")) {
+    if (!strcmp(type, "user_token") || !strcmp(type, "user_token_revoke")) {
         /* Only where the kernel says who asks, and only the asker's own:
          * a credential is worth what the Unix socket's word is. */
-        char tok[128];
         if (who->reader || !d->req_conn || d->req_conn->tcp)
-            return api_error("permission_denied", "permission denied: a "
-                             "user credential is issued only over slaqd's "
-                             "Unix socket, to the user the kernel names");
-        if (user_token_issue(d, who->uid, tok, sizeof tok, err,
-                             sizeof err) < 0)
-            return api_error("internal", "cannot issue a credential: %s",
-                             err);
-        reply = ok();
-        json_object_set_new(reply, "user_token", json_string(tok));
-        json_object_set_new(reply, "uid", json_integer(who->uid));
-        json_object_set_new(reply, "user", json_string(who->name));
-        return reply;
+            return api_error("permission_denied", "permission denied: user "
+                             "credentials are issued and revoked only over "
+                             "slaqd's Unix socket, for the user the kernel "
+                             "names");
+        return !strcmp(type, "user_token") ? api_user_token(d, req, who)
+                                           : api_user_revoke(d, req, who);
     }
     if (!strcmp(type, "policy")) {
         json_t *name = json_object_get(req, "name");

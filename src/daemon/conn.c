@@ -42,6 +42,7 @@
 #include "daemon/loop.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
+#include "daemon/tcp_session.h"
 #include "daemon/users.h"
 
 static void on_conn(sd_daemon *d, sd_handler *h, uint32_t events);
@@ -143,9 +144,11 @@ void conn_unlink_unix(sd_daemon *d, const char *path)
 
 int conn_listen_tcp(sd_daemon *d, const char *addr)
 {
-    if (conn_listen_at(d, addr, &d->tcp_h, "--tcp") < 0)
+    if (tcps_admin_key(d) < 0 ||
+        conn_listen_at(d, addr, &d->tcp_h, "--tcp") < 0)
         return -1;
-    sd_log(d, 0, "TCP listener on %s (token required)", addr);
+    sd_log(d, 0, "TCP listener on %s (sealed sessions; in clear, the job "
+           "token only)", addr);
     return 0;
 }
 
@@ -947,21 +950,19 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
         agent_message(d, c, msg);
         goto out;
     }
+    if (c->tcp && !c->authed && !strcmp(type, "link_hello")) {
+        tcps_start(d, c, line, len); /* a sealed session (tcp_session.c) */
+        goto out;
+    }
     if (c->tcp && !c->authed) {
+        /* In clear, only the job token: the control token and users'
+         * credentials are proved in a sealed session, never sent. */
         const char *tok = json_string_value(json_object_get(msg, "token"));
-        const char *cred = json_string_value(json_object_get(msg,
-                                                             "user_token"));
-        uid_t uid;
+        int cred = json_object_get(msg, "user_token") != NULL;
         double wait = conn_auth_wait(d, c);
         if (wait > 0) {
             send_error(d, c, "rate_limited", "too many failed attempts from "
                        "%s; try again in %.1f s", c->peer, wait);
-        } else if (tok && sd_secret_equal(tok, d->cfg.token)) {
-            /* The control token is an administrator's credential: its
-             * holder acts as slaqd's own user (docs/security.md). */
-            c->authed = c->may_control = c->may_read = 1;
-            user_self(d, &c->who);
-            c->who_known = 1;
         } else if (tok && d->cfg.job_token &&
                    sd_secret_equal(tok, d->cfg.job_token)) {
             c->authed = 1; /* job sessions only; attached jobs are slaqd's
@@ -969,18 +970,17 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
             user_self(d, &c->who);
             c->who.admin = 0;
             c->who_known = 1;
-        } else if (!tok && cred && user_token_check(d, cred, &uid) == 0) {
-            /* A user's credential: that user, with the rights the Unix
-             * socket would give them (users.c). */
-            c->authed = c->may_control = c->may_read = 1;
-            user_from_uid(d, uid, (gid_t)-1, &c->who);
-            c->who_known = 1;
         } else {
-            conn_auth_failed(d, c, tok ? "a wrong token" : cred
-                             ? "a wrong user credential" : "no token");
-            send_error(d, c, "unauthorized", "the first message on a TCP "
-                       "connection must carry a valid \"token\" or "
-                       "\"user_token\" (a user's credential: `slaq token`)");
+            conn_auth_failed(d, c, cred ? "a user credential in clear text"
+                             : tok ? "a wrong token" : "no token");
+            send_error(d, c, "unauthorized", "%s: over TCP the control "
+                       "token and users' credentials are proved in a sealed "
+                       "session, never sent (docs/protocol.md, \"Sealed "
+                       "sessions over TCP\"; the slaq command of this "
+                       "version speaks it); a first message in clear may "
+                       "carry only the job token (--job-token-file)",
+                       cred ? "a user credential sent in clear text is "
+                       "refused" : tok ? "a wrong token" : "no token");
         }
         if (!c->authed) {
             c->closing = 1;
@@ -1060,7 +1060,8 @@ out:
 }
 
 /*
- * A line on an agent link (link.h): a handshake line while the link is
+ * A line on an agent link or a sealed session (link.h): a handshake line
+ * while the link is
  * not open, else a sealed message, opened and handed to on_message. A
  * line that does not open (altered, replayed, reordered, or not from the
  * peer that proved the token) closes the connection: nothing after it
@@ -1072,8 +1073,10 @@ static void link_line(sd_daemon *d, sd_conn *c, char *line, size_t len)
     if (c->link->state != LINK_OPEN) {
         if (c->agent)
             ctl_handshake(d, c, line, len);
-        else
+        else if (c->upstream)
             agent_handshake(d, c, line, len);
+        else
+            tcps_handshake(d, c, line, len);
         return;
     }
     /* The plaintext is parsed at once (on_message), before anything that
@@ -1081,13 +1084,16 @@ static void link_line(sd_daemon *d, sd_conn *c, char *line, size_t len)
     static char plain[SD_MAX_REQUEST + 64];
     long n = link_open(c->link, line, len, plain, sizeof plain);
     if (n < 0) {
-        d->link_refused_total++;
+        if (c->agent || c->upstream)
+            d->link_refused_total++;
         uint64_t held;
         if (sd_ratelog_ok(&d->auth_log, &held))
-            sd_log(d, 0, "agent link %s (%s): line %llu from the peer does "
+            sd_log(d, 0, "%s (%s): line %llu from the peer does "
                    "not open (altered, replayed, out of order or not "
                    "sealed); connection closed (%llu not logged)",
-                   c->upstream ? "to the controller" : "from an agent",
+                   c->upstream ? "agent link to the controller"
+                   : c->agent ? "agent link from an agent"
+                   : "sealed session",
                    c->peer, (unsigned long long)c->link->rxn + 1,
                    (unsigned long long)held);
         conn_close(d, c);

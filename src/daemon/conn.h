@@ -71,8 +71,9 @@ typedef struct sd_conn {
     int agent;            /* came in on the --agents listener */
     int upstream;         /* an agent's link to its controller */
     int node;             /* agent connection: its node, -1 until register */
-    sd_link *link;        /* agent or upstream: the link's handshake and
-                             keys (link.h); NULL on other connections */
+    sd_link *link;        /* agent, upstream or a sealed session over
+                             TCP (tcp_session.c): the link's handshake
+                             and keys (link.h); NULL on others */
     struct sd_conn *prev, *next;
 } sd_conn;
 

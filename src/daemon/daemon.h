@@ -30,7 +30,8 @@
  *   sweepd.c       sweepd.h       hyperparameter sweeps                 sweep_
  *   agent_link.c   agent_link.h   the controller's side of the agents   ctl_
  *   agent.c        agent.h        the node agent's side                 agent_
- *   link.c         link.h         the agent link's handshake, sealing   link_
+ *   link.c         link.h         handshake and sealing (agents, TCP)   link_
+ *   tcp_session.c  tcp_session.h  sealed sessions on the TCP port       tcps_
  *   config.c       config.h       the configuration file                config_
  *   spawn.c        spawn.h        a job's environment, logs, paths      spawn_
  *   limits.c       limits.h       what one user may hold and spend      limit_
@@ -136,6 +137,9 @@ struct sd_daemon {
     struct {
         sd_handler listen_h, tcp_h, http_h;
         sd_handler agents_h;  /* a controller's agent listener */
+        /* the "admin" identity's key of sealed sessions on tcp_h, from
+         * the control token (link_admin_key; tcp_session.c) */
+        unsigned char admin_key[LINK_KEY_BYTES];
         dev_t sock_dev;       /* the socket file this slaqd bound, so */
         ino_t sock_ino;       /* that only that file is removed at exit */
         int accept_paused;    /* out of descriptors: listeners taken out */

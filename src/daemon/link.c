@@ -1,6 +1,9 @@
 /*
  * link.c — the agent link's handshake and sealing (link.h; the protocol is
- * docs/protocol.md, "The agent link"; why it is built so, docs/security.md).
+ * docs/protocol.md, "The agent link"; why it is built so, docs/security.md),
+ * and the same for the slaq command's sealed sessions over TCP: one
+ * implementation, the kind of link (its label and role names, and a
+ * session's identity) hashed into every proof and key.
  *
  * Why libsodium and not TLS: the link is one newline-delimited stream read
  * by slaqd's single-threaded epoll loop; a handshake of three JSON lines
@@ -27,19 +30,16 @@
 
 #include "daemon/link.h"
 
-/* The protocol's version, in every label: keys and proofs of another
- * version never match. Version 1 had one key for the whole cluster. */
-#define LINK_VERSION 2
-#define LABEL "slaq agent link 2: "
+/* A node key's label (link_node_key); the links' labels and versions are
+ * in kinds[] below. Version 1 of the agent link had one key for the whole
+ * cluster. */
 #define NODE_LABEL "slaq node key 1: "
 #define AEAD_ABYTES crypto_aead_chacha20poly1305_ietf_ABYTES
 
-int link_key_derive(const char *token, unsigned char key[LINK_KEY_BYTES])
+/* Argon2id of token under salt, libsodium's interactive limits. */
+static int pwhash(const char *token, const unsigned char *salt,
+                  unsigned char key[LINK_KEY_BYTES])
 {
-    /* A fixed salt: the token is the cluster's only secret, and both sides
-     * must derive the same key from it alone. */
-    static const unsigned char salt[crypto_pwhash_SALTBYTES] =
-        "slaq-agent-link";
     if (sodium_init() < 0)
         return -1;
     return crypto_pwhash(key, LINK_KEY_BYTES, token, strlen(token), salt,
@@ -48,7 +48,23 @@ int link_key_derive(const char *token, unsigned char key[LINK_KEY_BYTES])
                          crypto_pwhash_ALG_ARGON2ID13) == 0 ? 0 : -1;
 }
 
-int link_init(void)
+int link_key_derive(const char *token, unsigned char key[LINK_KEY_BYTES])
+{
+    /* A fixed salt: the token is the cluster's only secret, and both sides
+     * must derive the same key from it alone. */
+    static const unsigned char salt[crypto_pwhash_SALTBYTES] =
+        "slaq-agent-link";
+    return pwhash(token, salt, key);
+}
+
+int link_admin_key(const char *token, unsigned char key[LINK_KEY_BYTES])
+{
+    static const unsigned char salt[crypto_pwhash_SALTBYTES] =
+        "slaq-admin-key";
+    return pwhash(token, salt, key);
+}
+
+int link_sodium_init(void)
 {
     return sodium_init() < 0 ? -1 : 0;
 }
@@ -119,20 +135,84 @@ int link_key_parse(const char *text, char node[LINK_NODE_MAX + 1],
     return 0;
 }
 
-/* keyed BLAKE2b-256 of LABEL what || na || nc: a proof or a key. */
+/* 1 if s is an identity a session may claim (LINK_MAX_AS). */
+static int valid_as(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n >= LINK_MAX_AS)
+        return 0;
+    for (; *s; s++)
+        if (!(((*s | 0x20) >= 'a' && (*s | 0x20) <= 'z') ||
+              (*s >= '0' && *s <= '9') || strchr(":._-", *s)))
+            return 0;
+    return 1;
+}
+
+int link_init(sd_link *l, link_kind kind, const char *as)
+{
+    memset(l, 0, sizeof *l);
+    l->kind = kind;
+    if (!as)
+        return 0;
+    if (!valid_as(as))
+        return -1;
+    snprintf(l->as, sizeof l->as, "%s", as);
+    return 0;
+}
+
+/* What tells the two kinds of link apart in every proof and key: the
+ * label, and the names of the initiator and the responder. */
+static const struct {
+    const char *label, *initiator, *responder, *name;
+    int version;
+} kinds[] = {
+    [LINK_AGENT] = {"slaq agent link 2: ", "agent", "controller",
+                    "slaqd's agent link", 2},
+    [LINK_SESSION] = {"slaq sealed session 1: ", "client", "slaqd",
+                      "slaqd's sealed sessions", 1},
+};
+
+/* keyed BLAKE2b-256 of label || what || na || nc (|| as, in a session): a
+ * proof or a key. what is "proof of ROLE" or "key ROLE to ROLE". */
 static void kdf(const unsigned char key[LINK_KEY_BYTES], const char *what,
                 const sd_link *l, unsigned char out[32])
 {
+    const char *label = kinds[l->kind].label;
     crypto_generichash_state st;
     crypto_generichash_init(&st, key, LINK_KEY_BYTES, 32);
-    crypto_generichash_update(&st, (const unsigned char *)LABEL,
-                              sizeof LABEL - 1);
+    crypto_generichash_update(&st, (const unsigned char *)label,
+                              strlen(label));
     crypto_generichash_update(&st, (const unsigned char *)what,
                               strlen(what));
     crypto_generichash_update(&st, l->na, sizeof l->na);
     crypto_generichash_update(&st, l->nc, sizeof l->nc);
+    if (l->kind == LINK_SESSION)
+        crypto_generichash_update(&st, (const unsigned char *)l->as,
+                                  strlen(l->as));
     crypto_generichash_final(&st, out, 32);
     sodium_memzero(&st, sizeof st);
+}
+
+/* The proof of the initiator (responder 0) or of the responder. */
+static void proof_of(const unsigned char key[LINK_KEY_BYTES], int responder,
+                     const sd_link *l, unsigned char out[32])
+{
+    char what[64];
+    snprintf(what, sizeof what, "proof of the %s", responder
+             ? kinds[l->kind].responder : kinds[l->kind].initiator);
+    kdf(key, what, l, out);
+}
+
+/* The key of one direction: from the initiator (to_responder) or back. */
+static void direction_key(const unsigned char key[LINK_KEY_BYTES],
+                          int to_responder, const sd_link *l,
+                          unsigned char out[32])
+{
+    const char *i = kinds[l->kind].initiator, *r = kinds[l->kind].responder;
+    char what[64];
+    snprintf(what, sizeof what, "key %s to %s", to_responder ? i : r,
+             to_responder ? r : i);
+    kdf(key, what, l, out);
 }
 
 /* Copies a peer's text for a log line: printable ASCII only, at most 120
@@ -147,8 +227,8 @@ static void printable(char *dst, size_t cap, const char *s)
 
 /* Parses a handshake line of the given type; NULL with err filled if it is
  * not one. An "error" from the peer is reported as what it said. */
-static json_t *parse(const char *line, size_t len, const char *type,
-                     char *err, size_t errlen)
+static json_t *parse(const sd_link *l, const char *line, size_t len,
+                     const char *type, char *err, size_t errlen)
 {
     json_t *m = len <= LINK_MAX_HANDSHAKE ? json_loadb(line, len, 0, NULL)
                                           : NULL;
@@ -165,12 +245,12 @@ static json_t *parse(const char *line, size_t len, const char *type,
     } else if (t) {
         printable(a, sizeof a, t);
         snprintf(err, errlen, "it sent \"%s\" where \"%s\" was due (not "
-                 "slaqd's agent protocol version %d)", a, type,
-                 LINK_VERSION);
+                 "%s, version %d)", a, type, kinds[l->kind].name,
+                 kinds[l->kind].version);
     } else {
         snprintf(err, errlen, "it sent a line that is not a %s message "
-                 "(not slaqd's agent protocol version %d)", type,
-                 LINK_VERSION);
+                 "(not %s, version %d)", type, kinds[l->kind].name,
+                 kinds[l->kind].version);
     }
     json_decref(m);
     return NULL;
@@ -207,8 +287,8 @@ static void open_link(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
                       int controller)
 {
     unsigned char a2c[32], c2a[32];
-    kdf(key, "key agent to controller", l, a2c);
-    kdf(key, "key controller to agent", l, c2a);
+    direction_key(key, 1, l, a2c);
+    direction_key(key, 0, l, c2a);
     memcpy(l->tx, controller ? c2a : a2c, 32);
     memcpy(l->rx, controller ? a2c : c2a, 32);
     sodium_memzero(a2c, sizeof a2c);
@@ -220,34 +300,35 @@ static void open_link(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
 int link_hello(sd_link *l, const char *node, char *out, size_t cap)
 {
     char na[2 * LINK_NONCE_BYTES + 1];
-    if (!link_node_name_ok(node))
+    if (l->kind == LINK_AGENT && !link_node_name_ok(node))
         return -1;
-    snprintf(l->node, sizeof l->node, "%s", node);
     randombytes_buf(l->na, sizeof l->na);
     sodium_bin2hex(na, sizeof na, l->na, sizeof l->na);
     l->state = LINK_HELLO_SENT;
+    if (l->kind == LINK_SESSION) /* as is checked: nothing to escape */
+        return put_line(out, cap, "{\"type\":\"link_hello\",\"version\":"
+                        "%d,\"nonce\":\"%s\",\"as\":\"%s\"}",
+                        kinds[l->kind].version, na, l->as);
+    snprintf(l->node, sizeof l->node, "%s", node);
     return put_line(out, cap, "{\"type\":\"link_hello\",\"version\":%d,"
-                    "\"node\":\"%s\",\"nonce\":\"%s\"}", LINK_VERSION,
-                    node, na);
+                    "\"node\":\"%s\",\"nonce\":\"%s\"}",
+                    kinds[l->kind].version, node, na);
 }
 
-/* The hello's version and node (into l->node); -1 with err filled if
- * either is not what this version takes. */
-static int hello_node(sd_link *l, json_t *m, char *err, size_t errlen)
+/* An agent's hello's node (into l->node), or a session's identity (into
+ * l->as); -1 with err filled if it is not one this version takes. */
+static int hello_who(sd_link *l, json_t *m, char *err, size_t errlen)
 {
-    json_t *v = json_object_get(m, "version");
-    if (json_is_integer(v) && json_integer_value(v) == 1) {
-        snprintf(err, errlen, "link_hello: version 1, an agent of an older "
-                 "slaq holding the whole cluster's agent token; this "
-                 "controller speaks version %d, where each node proves a "
-                 "key of its own (--node-key-file, made by `slaq cluster "
-                 "node-key`)", LINK_VERSION);
-        return -1;
-    }
-    if (!json_is_integer(v) || json_integer_value(v) != LINK_VERSION) {
-        snprintf(err, errlen, "link_hello: field \"version\" must be %d",
-                 LINK_VERSION);
-        return -1;
+    if (l->kind == LINK_SESSION) {
+        const char *as = json_string_value(json_object_get(m, "as"));
+        if (!valid_as(as)) {
+            snprintf(err, errlen, "link_hello: field \"as\" must name who "
+                     "the client is (\"admin\", or a user credential's "
+                     "UID:EXPIRES:GENERATION)");
+            return -1;
+        }
+        snprintf(l->as, sizeof l->as, "%s", as);
+        return 0;
     }
     const char *node = json_string_value(json_object_get(m, "node"));
     if (!link_node_name_ok(node)) {
@@ -259,24 +340,45 @@ static int hello_node(sd_link *l, json_t *m, char *err, size_t errlen)
     return 0;
 }
 
-int link_on_hello(sd_link *l, const unsigned char cluster[LINK_KEY_BYTES],
-                  const char *line, size_t len, char *out, size_t cap,
-                  char *err, size_t errlen)
+int link_read_hello(sd_link *l, const char *line, size_t len, char *err,
+                    size_t errlen)
 {
-    json_t *m = parse(line, len, "link_hello", err, errlen);
+    json_t *m = parse(l, line, len, "link_hello", err, errlen);
     if (!m)
         return -1;
-    int rc = hello_node(l, m, err, errlen);
-    if (rc == 0)
-        rc = hex_field(m, "nonce", l->na, sizeof l->na, err, errlen);
+    json_t *v = json_object_get(m, "version");
+    int want = kinds[l->kind].version, rc = -1;
+    if (l->kind == LINK_AGENT && json_is_integer(v) &&
+        json_integer_value(v) == 1) {
+        snprintf(err, errlen, "link_hello: version 1, an agent of an older "
+                 "slaq holding the whole cluster's agent token; this "
+                 "controller speaks version %d, where each node proves a "
+                 "key of its own (--node-key-file, made by `slaq cluster "
+                 "node-key`)", want);
+        goto out;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) != want) {
+        snprintf(err, errlen, "link_hello: field \"version\" must be %d",
+                 want);
+        goto out;
+    }
+    if (hello_who(l, m, err, errlen) < 0 ||
+        hex_field(m, "nonce", l->na, sizeof l->na, err, errlen) < 0)
+        goto out;
+    rc = 0;
+out:
     json_decref(m);
-    if (rc < 0)
-        return -1;
-    link_node_key(cluster, l->node, l->key);
+    return rc;
+}
+
+int link_challenge(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
+                   char *out, size_t cap)
+{
+    memcpy(l->key, key, LINK_KEY_BYTES);
     randombytes_buf(l->nc, sizeof l->nc);
     unsigned char proof[32];
     char nc[2 * LINK_NONCE_BYTES + 1], hp[65];
-    kdf(l->key, "proof of the controller", l, proof);
+    proof_of(l->key, 1, l, proof);
     sodium_bin2hex(nc, sizeof nc, l->nc, sizeof l->nc);
     sodium_bin2hex(hp, sizeof hp, proof, sizeof proof);
     l->state = LINK_CHALLENGED;
@@ -284,12 +386,26 @@ int link_on_hello(sd_link *l, const unsigned char cluster[LINK_KEY_BYTES],
                     "\"proof\":\"%s\"}", nc, hp);
 }
 
+int link_on_hello(sd_link *l, const unsigned char cluster[LINK_KEY_BYTES],
+                  const char *line, size_t len, char *out, size_t cap,
+                  char *err, size_t errlen)
+{
+    unsigned char key[LINK_KEY_BYTES];
+    if (l->kind != LINK_AGENT ||
+        link_read_hello(l, line, len, err, errlen) < 0)
+        return -1;
+    link_node_key(cluster, l->node, key); /* the node the hello named */
+    int rc = link_challenge(l, key, out, cap);
+    sodium_memzero(key, sizeof key);
+    return rc;
+}
+
 int link_on_challenge(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
                       const char *line, size_t len, char *out, size_t cap,
                       char *err, size_t errlen)
 {
     unsigned char given[32], want[32];
-    json_t *m = parse(line, len, "link_challenge", err, errlen);
+    json_t *m = parse(l, line, len, "link_challenge", err, errlen);
     if (!m)
         return -1;
     int rc = hex_field(m, "nonce", l->nc, sizeof l->nc, err, errlen);
@@ -298,15 +414,21 @@ int link_on_challenge(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
     json_decref(m);
     if (rc < 0)
         return -1;
-    kdf(key, "proof of the controller", l, want);
+    proof_of(key, 1, l, want);
     if (sodium_memcmp(given, want, sizeof want) != 0) {
-        snprintf(err, errlen, "it did not prove it holds node %s's key (not "
-                 "the controller of the cluster this key was issued for, or "
-                 "a key of an earlier cluster secret)", l->node);
+        if (l->kind == LINK_SESSION)
+            snprintf(err, errlen, "it did not prove it holds the key of "
+                     "this credential (not the slaqd that issued it, or a "
+                     "wrong credential)");
+        else
+            snprintf(err, errlen, "it did not prove it holds node %s's key "
+                     "(not the controller of the cluster this key was "
+                     "issued for, or a key of an earlier cluster secret)",
+                     l->node);
         return -1;
     }
     char hp[65];
-    kdf(key, "proof of the agent", l, want);
+    proof_of(key, 0, l, want);
     sodium_bin2hex(hp, sizeof hp, want, sizeof want);
     open_link(l, key, 0);
     return put_line(out, cap, "{\"type\":\"link_proof\",\"proof\":\"%s\"}",
@@ -317,16 +439,19 @@ int link_on_proof(sd_link *l, const char *line, size_t len, char *err,
                   size_t errlen)
 {
     unsigned char given[32], want[32];
-    json_t *m = parse(line, len, "link_proof", err, errlen);
+    json_t *m = parse(l, line, len, "link_proof", err, errlen);
     if (!m)
         return -1;
     int rc = hex_field(m, "proof", given, sizeof given, err, errlen);
     json_decref(m);
     if (rc < 0)
         return -1;
-    kdf(l->key, "proof of the agent", l, want);
+    proof_of(l->key, 0, l, want);
     if (sodium_memcmp(given, want, sizeof want) != 0) {
-        snprintf(err, errlen, "a wrong proof of node %s's key", l->node);
+        if (l->kind == LINK_SESSION)
+            snprintf(err, errlen, "a wrong proof of the credential");
+        else
+            snprintf(err, errlen, "a wrong proof of node %s's key", l->node);
         return -2;
     }
     open_link(l, l->key, 1);

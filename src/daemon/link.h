@@ -1,6 +1,8 @@
 /*
  * link.h — the authenticated, encrypted agent link (docs/protocol.md,
- * "The agent link"; docs/security.md, "The cluster").
+ * "The agent link"; docs/security.md, "The cluster"), and the sealed
+ * control sessions over TCP that use the same handshake and sealing
+ * (docs/protocol.md, "Sealed sessions over TCP").
  *
  * Each node has a key of its own. The controller holds the cluster secret
  * (the agent token) and derives from it the cluster key (Argon2id, so
@@ -19,9 +21,18 @@
  * that direction, and written in base64: a line altered, replayed,
  * reordered or dropped fails to open, and the connection is closed.
  *
+ * A sealed session (LINK_SESSION) is the same three lines and the same
+ * sealing between the slaq command (in the agent's place) and slaqd's
+ * TCP port (in the controller's): its hello names who the client claims
+ * to be ("as": a user credential's identity, or "admin" for the control
+ * token), the key is that identity's secret, and the labels, role names
+ * and that identity enter every proof and key, so that nothing of one
+ * kind of link or of one identity is taken for another.
+ *
  * This file is the protocol and its cryptography only (libsodium): no
- * sockets, no files, no daemon state. slaqd (conn.c, agent.c,
- * agent_link.c), slaq (cluster.c) and slaq-agentgen use it.
+ * sockets, no daemon state. slaqd (conn.c, agent.c, agent_link.c,
+ * tcp_session.c), the slaq command (daemon_rpc.c, cluster.c) and
+ * slaq-agentgen use it.
  */
 #ifndef SLAQ_DAEMON_LINK_H
 #define SLAQ_DAEMON_LINK_H
@@ -39,6 +50,13 @@
 #define LINK_NODE_MAX 63
 /* A key file's text: NODE ":" 64 hex digits, newline, NUL. */
 #define LINK_KEY_TEXT_MAX (LINK_NODE_MAX + 1 + 2 * LINK_KEY_BYTES + 2)
+/* The longest identity a session's hello may claim, with its NUL. */
+#define LINK_MAX_AS 64
+
+typedef enum link_kind {
+    LINK_AGENT,  /* agent (initiator) and controller (responder) */
+    LINK_SESSION /* the slaq command (initiator) and slaqd over TCP */
+} link_kind;
 
 typedef enum link_state {
     LINK_NEW,        /* nothing sent yet */
@@ -49,12 +67,15 @@ typedef enum link_state {
 
 typedef struct sd_link {
     link_state state;
+    link_kind kind;                     /* LINK_AGENT when zeroed */
+    char as[LINK_MAX_AS];               /* a session's claimed identity */
     unsigned char na[LINK_NONCE_BYTES]; /* the agent's nonce */
     unsigned char nc[LINK_NONCE_BYTES]; /* the controller's nonce */
     unsigned char tx[32], rx[32];       /* this side's keys once open */
     uint64_t txn, rxn;                  /* lines sealed / opened so far */
     char node[LINK_NODE_MAX + 1];       /* the node the hello named */
-    unsigned char key[LINK_KEY_BYTES];  /* controller: that node's key */
+    unsigned char key[LINK_KEY_BYTES];  /* responder: the key being proved
+                                           (a node's, a session's) */
 } sd_link;
 
 /* Derives the cluster key from the cluster secret, the agent token
@@ -65,7 +86,7 @@ int link_key_derive(const char *token, unsigned char key[LINK_KEY_BYTES]);
 
 /* Initialises libsodium (for a side that holds a node key and derives
  * nothing). Returns 0, or -1 when it cannot start (no random source). */
-int link_init(void);
+int link_sodium_init(void);
 
 /* Whether name may name a node: 1 to LINK_NODE_MAX bytes of letters,
  * digits, '.', '-' and '_', not starting with '.' (it names files:
@@ -91,6 +112,17 @@ int link_key_parse(const char *text, char node[LINK_NODE_MAX + 1],
                    unsigned char key[LINK_KEY_BYTES], char *err,
                    size_t errlen);
 
+/* The key of the "admin" identity of sealed sessions, from slaqd's TCP
+ * control token: as link_key_derive, under a salt of its own (an agent
+ * token and a control token that were equal still give two keys). */
+int link_admin_key(const char *token, unsigned char key[LINK_KEY_BYTES]);
+
+/* Zeroes l and makes it a link of the given kind; a session's initiator
+ * gives the identity it claims (as), a responder and agent links NULL.
+ * Returns 0, or -1 when as is not 1 to LINK_MAX_AS - 1 characters of
+ * [A-Za-z0-9:._-]. */
+int link_init(sd_link *l, link_kind kind, const char *as);
+
 /*
  * The handshake. Each function writes the line to send (without its
  * newline, NUL-terminated) into out (at least LINK_MAX_HANDSHAKE bytes)
@@ -110,6 +142,12 @@ int link_key_parse(const char *text, char node[LINK_NODE_MAX + 1],
  * it: its register must name the same node); link_on_proof checks the
  * agent's proof under that key.
  *
+ * link_on_hello (agent links only) is link_read_hello then link_challenge
+ * under the node's key. A session's responder calls the two apart, to
+ * choose the key by the identity the hello claims (l->as once read), and
+ * may put a key looked up again into l->key before link_on_proof (a
+ * credential revoked meanwhile). A session's link_hello takes node NULL.
+ *
  * link_on_challenge and link_on_proof leave the link LINK_OPEN on success.
  * link_on_proof returns -2 (err filled) when the proof was checked and
  * wrong: a failed authentication, which the caller counts and limits; -1
@@ -119,6 +157,13 @@ int link_hello(sd_link *l, const char *node, char *out, size_t cap);
 int link_on_hello(sd_link *l, const unsigned char cluster[LINK_KEY_BYTES],
                   const char *line, size_t len, char *out, size_t cap,
                   char *err, size_t errlen);
+/* Reads a hello: 0, or -1 with err filled (nothing to send). */
+int link_read_hello(sd_link *l, const char *line, size_t len, char *err,
+                    size_t errlen);
+/* Writes the challenge answering the hello read, proving key (kept in
+ * l->key for link_on_proof). */
+int link_challenge(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
+                   char *out, size_t cap);
 int link_on_challenge(sd_link *l, const unsigned char key[LINK_KEY_BYTES],
                       const char *line, size_t len, char *out, size_t cap,
                       char *err, size_t errlen);

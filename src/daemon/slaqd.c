@@ -128,7 +128,7 @@ int sd_link_key(sd_daemon *d)
     if (d->cfg.agent) { /* its node's key, read at start (cluster_args) */
         memcpy(d->link_key, d->cfg.node_key, sizeof d->link_key);
         sodium_memzero(d->cfg.node_key, sizeof d->cfg.node_key);
-        if (link_init() == 0)
+        if (link_sodium_init() == 0)
             return 0;
         sd_log(d, 0, "cannot start libsodium (no random source)");
         return -1;
@@ -195,8 +195,10 @@ static void usage(FILE *f)
         "  --tcp ADDR:PORT     TCP listener for remote jobs (off by default;\n"
         "                      needs --token-file or SLAQ_TOKEN)\n"
         "  --token-file FILE   TCP control token (every right, as slaqd's\n"
-        "                      own user: an administrator's credential)\n"
-        "  --job-token-file FILE  TCP job token (job sessions only)\n"
+        "                      own user: an administrator's credential;\n"
+        "                      proved in a sealed session, never sent)\n"
+        "  --job-token-file FILE  TCP job token (job sessions only; the one\n"
+        "                      token taken in clear)\n"
         "  --socket-group NAME\n"
         "                      the socket is mode 0660 in group NAME, so its\n"
         "                      members may connect (default: 0600, slaqd's\n"

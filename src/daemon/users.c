@@ -16,11 +16,15 @@
  * started as an ordinary user can run only that user's jobs: others may
  * still look, and attach jobs of their own, but a submit is refused.
  *
- * Over TCP there is no kernel to ask, so a user shows a credential slaqd
- * issued them over the Unix socket: "UID:HEX", HEX a keyed BLAKE2b hash of
- * the uid under a random key that never leaves STATE/user-token.key. It
- * names one user and proves nothing about any other; deleting the key
- * revokes every credential at once (the next `slaq token` makes a new one).
+ * Over TCP there is no kernel to ask, so a user proves a credential slaqd
+ * issued them over the Unix socket: "UID:EXPIRES:GENERATION:HEX", HEX a
+ * keyed BLAKE2b hash of the other three under a random key that never
+ * leaves STATE/user-token.key. It names one user and proves nothing about
+ * any other. It is never sent: HEX is the key of a sealed session
+ * (tcp_session.c, link.h) whose hello claims the rest, which slaqd checks
+ * here: not expired, and the user's current generation (STATE/user-
+ * token.gen; `slaq token --revoke` moves it on, revoking that user's
+ * credentials alone). Deleting the key still revokes every credential.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,9 +35,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/api.h"
+#include "daemon/clock.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
 #include "daemon/loop.h"
@@ -310,55 +317,216 @@ static int user_key(const sd_daemon *d, int create,
     return 0;
 }
 
-/* The hex part of uid's credential under key (2 * 32 digits + NUL). */
-static void user_mac(const unsigned char key[USER_KEY_LEN], uid_t uid,
-                     char hex[2 * USER_KEY_LEN + 1])
+/* The generations file: "UID GENERATION" lines, one per user who ever
+ * revoked their credentials; a user not in it is at generation 0. */
+#define USER_GEN_FILE "user-token.gen"
+#define USER_GEN_MAX (1 << 20) /* bytes of it read at most */
+
+/* Reads the generations file into a malloc'ed, NUL-terminated *text (""
+ * when it does not exist yet). 0, or -1 with err set. */
+static int gen_load(const sd_daemon *d, char **text, char *err,
+                    size_t errlen)
 {
-    char msg[64];
-    unsigned char mac[USER_KEY_LEN];
-    int n = snprintf(msg, sizeof msg, "slaq user credential uid=%u",
-                     (unsigned)uid);
-    crypto_generichash(mac, sizeof mac, (const unsigned char *)msg,
-                       (unsigned long long)n, key, USER_KEY_LEN);
-    sodium_bin2hex(hex, 2 * USER_KEY_LEN + 1, mac, sizeof mac);
-    sodium_memzero(mac, sizeof mac);
+    char path[4096];
+    struct stat st;
+    snprintf(path, sizeof path, "%s/" USER_GEN_FILE, d->cfg.state_dir);
+    *text = NULL;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        if (!(*text = calloc(1, 1)))
+            snprintf(err, errlen, "out of memory reading %s", path);
+        return *text ? 0 : -1;
+    }
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+        goto out;
+    }
+    if (st.st_size > USER_GEN_MAX) {
+        snprintf(err, errlen, "cannot read %s: larger than 1 MiB", path);
+        goto out;
+    }
+    *text = calloc(1, (size_t)st.st_size + 1);
+    ssize_t n = *text ? read(fd, *text, (size_t)st.st_size) : -1;
+    if (n != st.st_size) {
+        snprintf(err, errlen, "cannot read %s: %s", path,
+                 n < 0 ? strerror(errno) : "it changed while read");
+        free(*text);
+        *text = NULL;
+    }
+out:
+    if (fd >= 0)
+        close(fd);
+    return *text ? 0 : -1;
 }
 
-int user_token_issue(const sd_daemon *d, uid_t uid, char *out, size_t len,
-                     char *err, size_t errlen)
+/* uid's generation in text (gen_load's), 0 if it has no line. */
+static unsigned gen_find(const char *text, uid_t uid)
 {
-    unsigned char key[USER_KEY_LEN];
-    char hex[2 * USER_KEY_LEN + 1];
-    if (user_key(d, 1, key, err, errlen) < 0)
+    for (const char *p = text; p && *p;) {
+        unsigned long u, g;
+        if (sscanf(p, "%lu %lu", &u, &g) == 2 && u == (unsigned long)uid)
+            return (unsigned)g;
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    return 0;
+}
+
+int user_token_generation(const sd_daemon *d, uid_t uid, unsigned *gen,
+                          char *err, size_t errlen)
+{
+    char *text;
+    if (gen_load(d, &text, err, errlen) < 0)
         return -1;
-    user_mac(key, uid, hex);
-    snprintf(out, len, "%u:%s", (unsigned)uid, hex);
+    *gen = gen_find(text, uid);
+    free(text);
+    return 0;
+}
+
+int user_token_revoke(const sd_daemon *d, uid_t uid, unsigned *gen,
+                      char *err, size_t errlen)
+{
+    char path[4096], tmp[4200], *text;
+    snprintf(path, sizeof path, "%s/" USER_GEN_FILE, d->cfg.state_dir);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (gen_load(d, &text, err, errlen) < 0)
+        return -1;
+    *gen = gen_find(text, uid) + 1;
+    FILE *f = NULL;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+                  0600);
+    if (fd < 0 || !(f = fdopen(fd, "w")))
+        goto err;
+    /* Every other user's line as it was, then this user's new one. */
+    for (char *p = text, *nl; *p; p = nl + 1) {
+        unsigned long u, g;
+        nl = strchr(p, '\n');
+        if (!nl)
+            break;
+        if (sscanf(p, "%lu %lu", &u, &g) == 2 && u != (unsigned long)uid)
+            fprintf(f, "%lu %lu\n", u, g);
+    }
+    fprintf(f, "%lu %u\n", (unsigned long)uid, *gen);
+    if (fflush(f) != 0 || fsync(fd) < 0)
+        goto err;
+    fclose(f);
+    f = NULL;
+    fd = -1;
+    if (rename(tmp, path) < 0)
+        goto err;
+    /* The rename itself must reach the disk: a revocation is lost if not. */
+    int dfd = open(d->cfg.state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    free(text);
+    return 0;
+err:
+    snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    if (f)
+        fclose(f);
+    else if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    free(text);
+    return -1;
+}
+
+/* The secret of a credential: keyed BLAKE2b of its identity (uid, expiry,
+ * generation), so that none of the three can be changed without the key. */
+static void user_mac(const unsigned char key[USER_KEY_LEN], uid_t uid,
+                     long long expires, unsigned gen,
+                     unsigned char mac[USER_KEY_LEN])
+{
+    char msg[128];
+    int n = snprintf(msg, sizeof msg, "slaq user credential 2 uid=%u "
+                     "expires=%lld generation=%u", (unsigned)uid, expires,
+                     gen);
+    crypto_generichash(mac, USER_KEY_LEN, (const unsigned char *)msg,
+                       (unsigned long long)n, key, USER_KEY_LEN);
+}
+
+int user_token_issue(const sd_daemon *d, uid_t uid, long long expires,
+                     char *out, size_t len, char *err, size_t errlen)
+{
+    unsigned char key[USER_KEY_LEN], mac[USER_KEY_LEN];
+    char hex[2 * USER_KEY_LEN + 1];
+    unsigned gen;
+    if (user_key(d, 1, key, err, errlen) < 0 ||
+        user_token_generation(d, uid, &gen, err, errlen) < 0)
+        return -1;
+    user_mac(key, uid, expires, gen, mac);
+    sodium_bin2hex(hex, sizeof hex, mac, sizeof mac);
+    snprintf(out, len, "%u:%lld:%u:%s", (unsigned)uid, expires, gen, hex);
     sodium_memzero(key, sizeof key);
+    sodium_memzero(mac, sizeof mac);
     sodium_memzero(hex, sizeof hex);
     return 0;
 }
 
-int user_token_check(const sd_daemon *d, const char *cred, uid_t *uid)
+/* Parses a decimal number of at most max from *p on, advancing *p; -1 if
+ * there is none or it is larger. */
+static int parse_num(const char **p, uintmax_t max, uintmax_t *out)
 {
-    unsigned char key[USER_KEY_LEN];
-    char hex[2 * USER_KEY_LEN + 1], err[256];
-    const char *p = cred;
     uintmax_t v = 0;
-    if (*p < '0' || *p > '9')
+    if (**p < '0' || **p > '9')
         return -1;
-    for (; *p >= '0' && *p <= '9'; p++) {
-        v = v * 10 + (uintmax_t)(*p - '0');
-        if (v >= (uid_t)-1)
-            return -1; /* no such uid; (uid_t)-1 is "nobody known" */
+    for (; **p >= '0' && **p <= '9'; (*p)++) {
+        v = v * 10 + (uintmax_t)(**p - '0');
+        if (v > max)
+            return -1;
     }
-    if (*p != ':' || user_key(d, 0, key, err, sizeof err) < 0)
+    *out = v;
+    return 0;
+}
+
+/* "2026-12-31 12:00:00 UTC" */
+static void utc_text(long long t, char *buf, size_t len)
+{
+    time_t tt = (time_t)t;
+    struct tm tm;
+    if (!gmtime_r(&tt, &tm) || !strftime(buf, len, "%Y-%m-%d %H:%M:%S UTC", &tm))
+        snprintf(buf, len, "%lld", t);
+}
+
+int user_session_key(const sd_daemon *d, const char *as,
+                     unsigned char key[USER_KEY_LEN], uid_t *uid, char *err,
+                     size_t errlen)
+{
+    static const char *const todo = "run `slaq token --save` on the machine "
+                                    "slaqd runs on";
+    unsigned char k[USER_KEY_LEN];
+    uintmax_t u, exp, gen;
+    const char *p = as;
+    char when[64];
+    unsigned now_gen;
+    /* (uid_t)-1 is "nobody known"; generations are unsigned. */
+    if (parse_num(&p, (uid_t)-2, &u) < 0 || *p++ != ':' ||
+        parse_num(&p, (uintmax_t)1 << 40, &exp) < 0 || *p++ != ':' ||
+        parse_num(&p, 0xffffffffu, &gen) < 0 || *p) {
+        snprintf(err, errlen, "\"%.63s\" is not a user credential's "
+                 "UID:EXPIRES:GENERATION (an older credential?): %s", as,
+                 todo);
         return -1;
-    user_mac(key, (uid_t)v, hex);
-    int ok = sd_secret_equal(p + 1, hex);
-    sodium_memzero(key, sizeof key);
-    sodium_memzero(hex, sizeof hex);
-    if (!ok)
+    }
+    utc_text((long long)exp, when, sizeof when);
+    if ((double)exp <= sd_now()) {
+        snprintf(err, errlen, "the credential of uid %ju expired on %s: %s",
+                 u, when, todo);
         return -1;
-    *uid = (uid_t)v;
+    }
+    if (user_token_generation(d, (uid_t)u, &now_gen, err, errlen) < 0)
+        return -1;
+    if (gen != now_gen) {
+        snprintf(err, errlen, "the credential of uid %ju was revoked (`slaq "
+                 "token --revoke`): %s", u, todo);
+        return -1;
+    }
+    if (user_key(d, 0, k, err, errlen) < 0)
+        return -1;
+    user_mac(k, (uid_t)u, (long long)exp, (unsigned)gen, key);
+    sodium_memzero(k, sizeof k);
+    *uid = (uid_t)u;
     return 0;
 }

@@ -46,13 +46,32 @@ json_t *user_may_act_on(const sd_user *who, uid_t owner,
 /* Whether `who` may make a daemon-wide change (`what`, e.g. "set the
  * policy"): NULL, or a "permission_denied" error reply. */
 json_t *user_may_admin(const sd_user *who, const char *what);
-/* The TCP credential of uid, "UID:HEX" (docs/security.md), into out;
- * makes STATE/user-token.key on first use. 0, or -1 with err set. */
-int user_token_issue(const sd_daemon *d, uid_t uid, char *out, size_t len,
-                     char *err, size_t errlen);
-/* 0 and *uid if cred is a credential user_token_issue made under the
- * current key (compared in constant time), else -1. */
-int user_token_check(const sd_daemon *d, const char *cred, uid_t *uid);
+/* How long a user credential is valid unless the request says (30 days),
+ * and at most (a year). */
+#define USER_TOKEN_DEFAULT_S (30 * 86400)
+#define USER_TOKEN_MAX_S (366 * 86400)
+/* The TCP credential of uid, valid until expires (Unix seconds):
+ * "UID:EXPIRES:GENERATION:HEX" (docs/security.md) into out; makes
+ * STATE/user-token.key on first use. 0, or -1 with err set. */
+int user_token_issue(const sd_daemon *d, uid_t uid, long long expires,
+                     char *out, size_t len, char *err, size_t errlen);
+/* uid's credential generation (0 until the first revocation). 0, or -1
+ * with err set when STATE/user-token.gen cannot be read. */
+int user_token_generation(const sd_daemon *d, uid_t uid, unsigned *gen,
+                          char *err, size_t errlen);
+/* Revokes every credential of uid: its generation moves on (*gen the new
+ * one), written to STATE/user-token.gen before this returns 0; -1 with
+ * err set if it could not be written (nothing is revoked then). */
+int user_token_revoke(const sd_daemon *d, uid_t uid, unsigned *gen,
+                      char *err, size_t errlen);
+/* The key of a sealed session claiming identity as ("UID:EXPIRES:
+ * GENERATION", a credential without its secret): the secret slaqd would
+ * have issued with it, into key (32 bytes), and its uid. -1 with err
+ * filled with what the user should do when as is malformed, expired, of
+ * an older generation, or no credential was ever issued (no key). */
+int user_session_key(const sd_daemon *d, const char *as,
+                     unsigned char key[32], uid_t *uid, char *err,
+                     size_t errlen);
 /* Resolves a group name (or number) for --admin-group / --socket-group;
  * 0, or -1 after printing an error that starts with where. */
 int user_group_parse(const char *where, const char *name, gid_t *out);

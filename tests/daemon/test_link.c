@@ -4,6 +4,8 @@
  * sides only when the agent holds the key of the node its hello names
  * and the controller the cluster key it derives from; and a sealed line
  * opens once, in order, unaltered, in its own direction and connection.
+ * Sealed sessions (LINK_SESSION) open the same way, bound to the
+ * identity claimed and apart from agent links under the same key.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -106,7 +108,7 @@ static void test_only_node_names_are_taken(void **state)
     };
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
         assert_true(link_node_name_ok(good[i]));
-    sd_link a;
+    sd_link a = {0};
     char out[LINK_MAX_HANDSHAKE];
     assert_int_equal(link_hello(&a, "n 1", out, sizeof out), -1);
 }
@@ -216,7 +218,7 @@ static void test_a_node_key_cannot_pose_as_the_controller_of_another_node(
     void **state)
 {
     (void)state;
-    sd_link a;
+    sd_link a = {0};
     char hello[LINK_MAX_HANDSHAKE], chal[LINK_MAX_HANDSHAKE],
          out[LINK_MAX_HANDSHAKE], err[300];
     /* n2's agent; the forger holds n1's key, and tries it as is and as
@@ -309,8 +311,9 @@ static void test_a_clear_register_is_not_a_hello(void **state)
                                    sizeof out, err, sizeof err), -1);
     assert_non_null(strstr(err, "nonce"));
     /* A peer's error is reported without its control characters. */
-    sd_link a;
+    sd_link a = {0};
     char hello[LINK_MAX_HANDSHAKE];
+    link_init(&a, LINK_AGENT, NULL);
     link_hello(&a, "n1", hello, sizeof hello);
     static const char e[] = "{\"type\":\"error\",\"code\":\"x\",\"message\":"
                             "\"\\u001b[2Jhi\"}";
@@ -361,6 +364,97 @@ static void test_a_line_of_another_connection_does_not_open(void **state)
     assert_int_equal(link_open(&c1, l, n, plain, sizeof plain), 20);
 }
 
+/* A session between a client claiming `as` under kc and slaqd holding ks
+ * (the responder reads the claim from the hello): what link_on_proof
+ * returned, -10 if the client refused slaqd, -20 if slaqd read another
+ * claim. A client of kind ka talks to a responder of kind LINK_SESSION. */
+static int session(sd_link *cl, sd_link *sv, link_kind ka, const char *as,
+                   const unsigned char *kc, const unsigned char *ks)
+{
+    char hello[LINK_MAX_HANDSHAKE], chal[LINK_MAX_HANDSHAKE],
+         proof[LINK_MAX_HANDSHAKE], err[300];
+    assert_int_equal(link_init(cl, ka, ka == LINK_SESSION ? as : NULL), 0);
+    assert_int_equal(link_init(sv, LINK_SESSION, NULL), 0);
+    int n = link_hello(cl, ka == LINK_AGENT ? "n1" : NULL, hello,
+                       sizeof hello);
+    assert_true(n > 0);
+    if (link_read_hello(sv, hello, (size_t)n, err, sizeof err) < 0)
+        return -30;
+    if (strcmp(sv->as, as))
+        return -20;
+    int m = link_challenge(sv, ks, chal, sizeof chal);
+    assert_true(m > 0);
+    int p = link_on_challenge(cl, kc, chal, (size_t)m, proof, sizeof proof,
+                              err, sizeof err);
+    if (p < 0)
+        return -10;
+    return link_on_proof(sv, proof, (size_t)p, err, sizeof err);
+}
+
+static void test_a_session_opens_for_its_claim_and_key_only(void **state)
+{
+    (void)state;
+    sd_link cl, sv;
+    char buf[1024];
+    assert_int_equal(session(&cl, &sv, LINK_SESSION, "1001:1800000000:0",
+                             key1, key1), 0);
+    assert_string_equal(sv.as, "1001:1800000000:0");
+    assert_true(pass(&cl, &sv, "{\"type\":\"ls\"}", buf) > 0);
+    assert_true(pass(&sv, &cl, "{\"ok\":true}", buf) > 0);
+    /* slaqd without the claim's key does not prove itself. */
+    assert_int_equal(session(&cl, &sv, LINK_SESSION, "admin", key1, key2),
+                     -10);
+    /* An agent's hello (no claim) is not a session's. */
+    assert_int_equal(session(&cl, &sv, LINK_AGENT, "admin", key1, key1),
+                     -30);
+    /* A claim outside [A-Za-z0-9:._-] or too long is not made. */
+    assert_int_equal(link_init(&cl, LINK_SESSION, "a\"b"), -1);
+    assert_int_equal(link_init(&cl, LINK_SESSION, ""), -1);
+    char long_as[LINK_MAX_AS + 1];
+    memset(long_as, '1', LINK_MAX_AS);
+    long_as[LINK_MAX_AS] = 0;
+    assert_int_equal(link_init(&cl, LINK_SESSION, long_as), -1);
+}
+
+static void test_session_and_agent_proofs_differ_under_one_key(void **state)
+{
+    (void)state;
+    sd_link c, cl, sv;
+    char hello[LINK_MAX_HANDSHAKE], chal[LINK_MAX_HANDSHAKE],
+         proof[LINK_MAX_HANDSHAKE], err[300];
+    /* A session's hello shown to a controller (agent link): refused, it
+     * names no node and speaks another version. */
+    memset(&c, 0, sizeof c);
+    link_init(&cl, LINK_SESSION, "admin");
+    int n = link_hello(&cl, NULL, hello, sizeof hello);
+    int m = link_on_hello(&c, key1, hello, (size_t)n, chal, sizeof chal, err,
+                          sizeof err);
+    assert_true(m < 0);
+    /* A controller's challenge under key1 (an agent link read as one)
+     * shown to a session's client with the same key: not slaqd's proof. */
+    sd_link ag;
+    link_init(&ag, LINK_AGENT, NULL);
+    n = link_hello(&ag, "n1", hello, sizeof hello);
+    memset(&c, 0, sizeof c);
+    assert_true(link_read_hello(&c, hello, (size_t)n, err, sizeof err) == 0);
+    link_hello(&cl, NULL, hello, sizeof hello);
+    memcpy(c.na, cl.na, sizeof c.na); /* the session's nonce, as if its */
+    m = link_challenge(&c, key1, chal, sizeof chal);
+    assert_true(m > 0);
+    assert_int_equal(link_on_challenge(&cl, key1, chal, (size_t)m, proof,
+                                       sizeof proof, err, sizeof err), -1);
+    /* Two claims under one key: a proof of one is not the other's. */
+    link_init(&cl, LINK_SESSION, "1001:1800000000:0");
+    link_init(&sv, LINK_SESSION, NULL);
+    n = link_hello(&cl, NULL, hello, sizeof hello);
+    assert_int_equal(link_read_hello(&sv, hello, (size_t)n, err, sizeof err),
+                     0);
+    snprintf(sv.as, sizeof sv.as, "1001:1800000001:0"); /* altered claim */
+    m = link_challenge(&sv, key1, chal, sizeof chal);
+    assert_int_equal(link_on_challenge(&cl, key1, chal, (size_t)m, proof,
+                                       sizeof proof, err, sizeof err), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -375,6 +469,8 @@ int main(void)
         cmocka_unit_test(test_a_clear_register_is_not_a_hello),
         cmocka_unit_test(test_a_line_opens_once_in_order_unaltered),
         cmocka_unit_test(test_a_line_of_another_connection_does_not_open),
+        cmocka_unit_test(test_a_session_opens_for_its_claim_and_key_only),
+        cmocka_unit_test(test_session_and_agent_proofs_differ_under_one_key),
     };
     return cmocka_run_group_tests(tests, keys_setup, NULL);
 }

@@ -2,7 +2,8 @@
 it: an agent's side of the handshake and the sealed lines, written from
 the document with libsodium (through ctypes) and hashlib's BLAKE2b, so
 that a test can play an agent, or a controller, and tamper with what it
-sends."""
+sends. Session is the same for the slaq command's sealed sessions on
+slaqd's TCP port ("Sealed sessions over TCP")."""
 
 import base64
 import ctypes
@@ -36,16 +37,19 @@ _sodium.crypto_aead_chacha20poly1305_ietf_decrypt.argtypes = [
 LABEL = b"slaq agent link 2: "
 NODE_LABEL = b"slaq node key 1: "
 SALT = b"slaq-agent-link\0"
+SESSION_LABEL = b"slaq sealed session 1: "
+ADMIN_SALT = b"slaq-admin-key\0\0"
 
 
 @functools.lru_cache(maxsize=8)
-def derive_key(token):
-    """The link key of an agent token: Argon2id, libsodium's interactive
-    limits, the protocol's fixed salt."""
+def derive_key(token, salt=SALT):
+    """The link key of an agent token (or, with ADMIN_SALT, the key of a
+    session's "admin" identity from the control token): Argon2id,
+    libsodium's interactive limits, the protocol's fixed salt."""
     out = ctypes.create_string_buffer(32)
     pw = token.encode()
     rc = _sodium.crypto_pwhash(
-        out, 32, pw, len(pw), SALT,
+        out, 32, pw, len(pw), salt,
         _sodium.crypto_pwhash_opslimit_interactive(),
         _sodium.crypto_pwhash_memlimit_interactive(),
         _sodium.crypto_pwhash_alg_argon2id13())
@@ -272,3 +276,78 @@ class ControllerLink:
             raise Refused("a line from the agent does not open")
         self.rxn += 1
         return json.loads(plain)
+
+
+def session_kdf(key, what, na, nc, claim):
+    """A sealed session's proof or key: the agent link's, under the
+    session's label, with the claimed identity after the nonces."""
+    return hashlib.blake2b(SESSION_LABEL + what.encode() + na + nc +
+                           claim.encode(), digest_size=32,
+                           key=key).digest()
+
+
+def session_identity(cred):
+    """(claimed identity, key) of a credential: "admin:TOKEN" or a user's
+    "UID:EXPIRES:GENERATION:HEX"."""
+    if cred.startswith("admin:"):
+        return "admin", derive_key(cred[6:], ADMIN_SALT)
+    claim, secret = cred.rsplit(":", 1)
+    return claim, bytes.fromhex(secret)
+
+
+class Session(AgentLink):
+    """The slaq command's side of a sealed session on slaqd's TCP port
+    (addr "HOST:PORT"): the handshake with a credential, then send()/
+    recv() of sealed messages, and request() for one round trip. With
+    check_server=False slaqd's proof is not checked (a client that does
+    not hold the key goes on to send its own proof); claim overrides the
+    identity the hello claims."""
+
+    def __init__(self, addr, cred, check_server=True, claim=None,
+                 timeout=10):
+        host, port = addr.rsplit(":", 1)
+        self.s = socket.create_connection((host, int(port)),
+                                          timeout=timeout)
+        self.f = self.s.makefile("rb")
+        self.lock = threading.RLock()
+        ident, key = session_identity(cred)
+        ident = claim or ident
+        na = os.urandom(32)
+        self.send_raw(json.dumps({"type": "link_hello", "version": 1,
+                                  "nonce": na.hex(),
+                                  "as": ident}).encode())
+        ch = self._plain_line()
+        if ch.get("type") != "link_challenge":
+            raise Refused(ch)
+        nc = bytes.fromhex(ch["nonce"])
+        if check_server and not hmac.compare_digest(
+                bytes.fromhex(ch["proof"]),
+                session_kdf(key, "proof of the slaqd", na, nc, ident)):
+            raise Refused("slaqd did not prove the credential's key")
+        self.send_raw(json.dumps({"type": "link_proof", "proof": session_kdf(
+            key, "proof of the client", na, nc, ident).hex()}).encode())
+        self.tx = session_kdf(key, "key client to slaqd", na, nc, ident)
+        self.rx = session_kdf(key, "key slaqd to client", na, nc, ident)
+        self.txn = self.rxn = 0
+        self.sent = []
+
+    def request(self, msg):
+        """Sends msg sealed; the next message back (a plain refusal has
+        "plain": True), or None when slaqd closed."""
+        self.send(msg)
+        return self.recv()
+
+
+def ask(addr, cred, msg):
+    """One request in a sealed session; slaqd's answer (a refusal of the
+    handshake as its plain error message)."""
+    try:
+        s = Session(addr, cred, check_server=False)
+    except Refused as e:
+        r = e.args[0]
+        return r if isinstance(r, dict) else {"code": "refused",
+                                              "message": str(r)}
+    try:
+        return s.request(msg)
+    finally:
+        s.close()

@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from agentlink import ADMIN_SALT, Session, ask, derive_key
 from conftest import TOY, free_port, http_get, session, wait_for
 
 import slaq
@@ -117,16 +118,23 @@ def test_a_tcp_job_token_grants_job_sessions_only(daemon_factory, tmp_path):
                    check=True, timeout=30)
     job = d.jobs()[0]
     assert job["name"] == "remote" and job["reports"] == 6
-    # The control token may do everything.
+    # The control token may do everything, proved in a sealed session;
+    # sent in clear it is refused like a wrong token.
+    r = Session("%s:%d" % addr, "admin:control-token-1234").request(
+        {"type": "submit", "cmd": ["true"]})
+    assert r["ok"], r
     s, f = session(addr)
     r = _ask(s, f, {"type": "submit", "cmd": ["true"],
                     "token": "control-token-1234"})
-    assert r["ok"], r
+    assert r.get("ok") is not True and r["code"] == "unauthorized", r
+    assert "proved in a sealed session" in r["message"]
     s.close()
+    assert d.request({"type": "status"})["auth_failures_total"] == 1
 
 
 def test_guessing_the_tcp_token_is_slowed(daemon_factory, tmp_path):
     d, addr = _tcp_daemon(daemon_factory, tmp_path)
+    derive_key("control-token-1234", ADMIN_SALT)  # not while locked out
     checked = limited = 0
     t0 = time.monotonic()
     while time.monotonic() - t0 < 2.0:
@@ -141,11 +149,14 @@ def test_guessing_the_tcp_token_is_slowed(daemon_factory, tmp_path):
     # 0.1 + 0.2 + 0.4 + 0.8 s of lock-out: at most 5 guesses checked in 2 s.
     assert checked <= 5, checked
     assert limited > 10
-    # While locked out, even the right token is not checked.
+    # While locked out, even the right token is not checked, in clear (the
+    # job token) or in a sealed session (the control token).
     s, f = session(addr)
-    r = _ask(s, f, {"type": "status", "token": "control-token-1234"})
+    r = _ask(s, f, {"type": "hello", "token": "job-token-5678"})
     assert r["code"] == "rate_limited" and "try again in" in r["message"]
     s.close()
+    r = ask("%s:%d" % addr, "admin:control-token-1234", {"type": "status"})
+    assert r["code"] == "rate_limited" and "try again in" in r["message"]
     # Logged in a few lines, not one per attempt.
     log = d.read_log()
     assert 1 <= log.count("authentication failed") <= 10

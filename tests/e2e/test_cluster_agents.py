@@ -16,7 +16,7 @@ import urllib.request
 
 import pytest
 
-from agentlink import AgentLink, node_key_args
+from agentlink import AgentLink, Refused, Session, node_key_args
 from conftest import BUILD, TOY, free_port, old_state_db, wait_for
 from slaq.control import request
 
@@ -249,6 +249,13 @@ def test_agent_token_grants_agent_rights_only(cluster, tmp_path):
                                      "token": "agent-secret-token-1",
                                      "cmd": ["true"]})
     assert r.get("ok") is not True and r["code"] == "unauthorized"
+    # ... not even as the key of a sealed session's "admin" (the control
+    # token's); the control token is.
+    with pytest.raises(Refused):
+        Session("127.0.0.1:%d" % tcp, "admin:agent-secret-token-1")
+    r = Session("127.0.0.1:%d" % tcp, "admin:control-token-99").request(
+        {"type": "status"})
+    assert r["ok"] is True, r
     # ... nor does a control request ride on an agent's connection.
     link = AgentLink(port, "agent-secret-token-1", node="n7")
     link.send({"type": "register", "node": "n7", "cores": 1, "jobs": []})

@@ -583,8 +583,9 @@ def test_tcp_listener_requires_the_token(daemon_factory, tmp_path):
     port = free_port()
     token = tmp_path / "token"
     token.write_text("s3cret-token\n")
+    (tmp_path / "job").write_text("job-s3cret-token\n")
     d = daemon_factory("--tcp", "127.0.0.1:%d" % port, "--token-file",
-                       str(token))
+                       str(token), "--job-token-file", str(tmp_path / "job"))
     # Without the token: refused and closed.
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     f = s.makefile("rb")
@@ -593,8 +594,9 @@ def test_tcp_listener_requires_the_token(daemon_factory, tmp_path):
     assert f.readline() == b""
     s.close()
     time.sleep(0.2)  # the lock-out after one failure (docs/security.md)
-    # With it: a job attaches over TCP (Python client) and reports.
-    os.environ["SLAQ_TOKEN"] = "s3cret-token"
+    # With the job token (in clear: the control token is only proved in a
+    # sealed session): a job attaches over TCP (Python client), reports.
+    os.environ["SLAQ_TOKEN"] = "job-s3cret-token"
     try:
         c = slaq.Client(socket_path="tcp:127.0.0.1:%d" % port, name="remote")
     finally:
@@ -606,7 +608,7 @@ def test_tcp_listener_requires_the_token(daemon_factory, tmp_path):
     c.close()
     # The C client too (the toy job, attaching over TCP).
     env = dict(os.environ, SLAQ_SOCKET="tcp:127.0.0.1:%d" % port,
-               SLAQ_TOKEN="s3cret-token", SLAQ_JOB_NAME="ctcp")
+               SLAQ_TOKEN="job-s3cret-token", SLAQ_JOB_NAME="ctcp")
     env.pop("SLAQ_JOB_ID", None)
     subprocess.run([TOY, "--iters", "5", "--iter-cpu", "0.001"], env=env,
                    check=True, timeout=30)

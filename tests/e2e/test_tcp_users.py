@@ -5,9 +5,12 @@ slaqd runs as root with --tcp; users made for the test (test_multiuser's
 People) get their credential over the Unix socket (`slaq token`) and then
 act over TCP (`slaq --host`, SLAQ_HOST) exactly as over the socket: their
 jobs run as them, they cancel their own and not another's. A credential
-with another uid or an altered hash is refused and counted as a failed
-authentication; deleting slaqd's key revokes every credential; a user
-cannot be issued anyone else's; without one the command says what to do.
+with another uid, expiry or generation, or an altered hash, is refused
+and counted as a failed authentication; deleting slaqd's key revokes
+every credential; a user cannot be issued anyone else's; without one the
+command says what to do. Requests made here without the slaq command go
+through agentlink.Session, the sealed session as docs/protocol.md gives
+it (tests/security/test_tcp_sealed.py attacks it).
 """
 
 import json
@@ -15,6 +18,7 @@ import os
 import stat
 import subprocess
 
+from agentlink import ask
 from conftest import SLAQ, free_port, session, wait_for
 from test_multiuser import (as_user, needs_root, open_dir,  # noqa: F401
                             people, proc_status)
@@ -40,20 +44,12 @@ def _slaq(people, who, open_dir, *args, env=None):
     return as_user(people, who, os.path.join(open_dir, "slaq"), *args, env=e)
 
 
-def _ask(addr, msg):
-    host, port = addr.split(":")
-    s, f = session((host, int(port)))
-    s.sendall((json.dumps(msg) + "\n").encode())
-    r = json.loads(f.readline())
-    s.close()
-    return r
-
-
-def _ask_checked(addr, msg):
-    """msg over TCP, again while the address is locked out after a failed
-    attempt (rate_limited is not a check of the credential)."""
+def _ask_checked(addr, cred, msg):
+    """msg in a sealed session with cred, again while the address is locked
+    out after a failed attempt (rate_limited is not a check of the
+    credential)."""
     return wait_for(lambda: (lambda r: None if r.get("code") == "rate_limited"
-                             else r)(_ask(addr, msg)), timeout=30,
+                             else r)(ask(addr, cred, msg)), timeout=30,
                     what="the lock-out to pass")
 
 
@@ -78,7 +74,7 @@ def test_a_user_acts_over_tcp_as_themselves(people, open_dir,
     assert p.returncode == 0, p.stderr
     bob_tok = p.stdout.strip()
     assert bob_tok.startswith("%d:" % people.pw("bob").pw_uid)
-    assert bob_tok.split(":")[1] != alice_tok.split(":")[1]
+    assert bob_tok.split(":")[-1] != alice_tok.split(":")[-1]
     key = os.path.join(d.state, "user-token.key")
     assert stat.S_IMODE(os.stat(key).st_mode) == 0o600
 
@@ -123,7 +119,7 @@ def test_a_user_acts_over_tcp_as_themselves(people, open_dir,
     # A credential is not issued over TCP, even to a holder of one.
     p = alice("token")
     assert p.returncode != 0 and "Unix socket" in p.stderr, p.stderr
-    r = _ask(addr, {"type": "user_token", "user_token": alice_tok})
+    r = ask(addr, alice_tok, {"type": "user_token"})
     assert r["ok"] is False and r["code"] == "permission_denied", r
 
 
@@ -134,35 +130,63 @@ def test_a_forged_or_revoked_user_credential_is_refused(
     p = _slaq(people, "bob", open_dir, "token", "--socket", sock)
     assert p.returncode == 0, p.stderr
     tok = p.stdout.strip()
-    uid, mac = tok.split(":")
-    r = _ask_checked(addr, {"type": "ls", "user_token": tok})
+    uid, exp, gen, mac = tok.split(":")
+    r = _ask_checked(addr, tok, {"type": "ls"})
     assert r["ok"] is True, r
-    # The CLI says so.
-    p = _slaq(people, "bob", open_dir, "ls", "--host", addr,
-              env={"SLAQ_USER_TOKEN": "%d:%s" % (people.pw("alice").pw_uid,
-                                                 mac)})
-    assert p.returncode != 0 and "user_token" in p.stderr, p.stderr
+    # The CLI finds that slaqd does not prove the key of a credential with
+    # another uid (and sends nothing more).
     alice_uid = people.pw("alice").pw_uid
+    p = _slaq(people, "bob", open_dir, "ls", "--host", addr,
+              env={"SLAQ_USER_TOKEN": "%d:%s:%s:%s" % (alice_uid, exp, gen,
+                                                       mac)})
+    assert p.returncode != 0 and "is not the slaqd of your credential" in \
+        p.stderr, p.stderr
     flipped = ("1" if mac[0] == "0" else "0") + mac[1:]
-    forged = ["%d:%s" % (alice_uid, mac), "0:" + mac, uid + ":" + flipped,
-              uid + ":" + mac[:-2], "%s0:%s" % (uid, mac)]
+    forged = ["%d:%s:%s:%s" % (alice_uid, exp, gen, mac),
+              "0:%s:%s:%s" % (exp, gen, mac),
+              "%s:%s:%s:%s" % (uid, exp, gen, flipped),
+              "%s:%s:%s:%s" % (uid, exp, gen, mac[:-2]),
+              "%s0:%s:%s:%s" % (uid, exp, gen, mac),
+              "%s:%d:%s:%s" % (uid, int(exp) + 1, gen, mac),
+              "%s:%s:%d:%s" % (uid, exp, int(gen) + 1, mac)]
     for bad in forged:
-        r = _ask_checked(addr, {"type": "submit", "cmd": ["true"],
-                                "user_token": bad})
+        r = _ask_checked(addr, bad, {"type": "submit", "cmd": ["true"]})
         assert r.get("ok") is not True and r["code"] == "unauthorized", (bad, r)
     assert d.jobs() == []
     assert d.request({"type": "status"})["auth_failures_total"] == \
-        1 + len(forged)
-    assert "a wrong user credential from 127.0.0.1" in d.read_log()
+        len(forged)
+    log = d.read_log()
+    assert "a wrong user credential from 127.0.0.1" in log
+    assert "an expired, revoked or malformed user credential from " \
+        "127.0.0.1" in log  # the generation never issued
+    # Sent in clear, even the right credential is refused and counted.
+    r = _ask_clear(addr, {"type": "ls", "user_token": tok})
+    assert r["code"] == "unauthorized" and "clear text" in r["message"], r
+    assert d.request({"type": "status"})["auth_failures_total"] == \
+        len(forged) + 1
     # Deleting the key revokes every credential; the next one differs.
     os.unlink(os.path.join(d.state, "user-token.key"))
-    r = _ask_checked(addr, {"type": "ls", "user_token": tok})
+    r = _ask_checked(addr, tok, {"type": "ls"})
     assert r.get("ok") is not True and r["code"] == "unauthorized", r
     p = _slaq(people, "bob", open_dir, "token", "--socket", sock)
     assert p.returncode == 0, p.stderr
     assert p.stdout.strip() != tok
-    r = _ask_checked(addr, {"type": "ls", "user_token": p.stdout.strip()})
+    r = _ask_checked(addr, p.stdout.strip(), {"type": "ls"})
     assert r["ok"] is True, r
+
+
+def _ask_clear(addr, msg):
+    """msg as the first line of a TCP connection, in clear (an older
+    client), once the address is not locked out."""
+    host, port = addr.split(":")
+
+    def once():
+        s, f = session((host, int(port)))
+        s.sendall((json.dumps(msg) + "\n").encode())
+        r = json.loads(f.readline())
+        s.close()
+        return None if r.get("code") == "rate_limited" else r
+    return wait_for(once, timeout=30, what="the lock-out to pass")
 
 
 @needs_root
@@ -185,13 +209,13 @@ def test_a_user_is_issued_only_their_own_credential(
     assert r["uid"] == bob_uid and r["user"] == people.users["bob"]
     assert r["user_token"].startswith("%d:" % bob_uid)
     # Bob's credential acts as Bob, not Alice.
-    r = _ask(addr, {"type": "submit", "cmd": ["sleep", "300"],
-                    "cwd": "/tmp", "user_token": r["user_token"]})
+    r = ask(addr, r["user_token"], {"type": "submit", "cmd": ["sleep", "300"],
+                                    "cwd": "/tmp"})
     assert r["ok"] is True, r
     assert d.job(r["job"])["uid"] == bob_uid
     # The control token acts as slaqd's user, but gets no credential: it
     # is not the kernel's word either.
-    r = _ask(addr, {"type": "user_token", "token": "control-token-1234"})
+    r = ask(addr, "admin:control-token-1234", {"type": "user_token"})
     assert r["ok"] is False and r["code"] == "permission_denied", r
 
 
