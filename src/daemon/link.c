@@ -135,6 +135,15 @@ int link_key_parse(const char *text, char node[LINK_NODE_MAX + 1],
     return 0;
 }
 
+void link_forget(char **secret)
+{
+    if (!*secret)
+        return;
+    sodium_memzero(*secret, strlen(*secret));
+    free(*secret);
+    *secret = NULL;
+}
+
 /* 1 if s is an identity a session may claim (LINK_MAX_AS). */
 static int valid_as(const char *s)
 {

@@ -117,6 +117,10 @@ int link_key_parse(const char *text, char node[LINK_NODE_MAX + 1],
  * token and a control token that were equal still give two keys). */
 int link_admin_key(const char *token, unsigned char key[LINK_KEY_BYTES]);
 
+/* Wipes a secret's text (a token read from a file) and frees it; *secret
+ * becomes NULL. */
+void link_forget(char **secret);
+
 /* Zeroes l and makes it a link of the given kind; a session's initiator
  * gives the identity it claims (as), a responder and agent links NULL.
  * Returns 0, or -1 when as is not 1 to LINK_MAX_AS - 1 characters of

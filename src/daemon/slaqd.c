@@ -139,12 +139,7 @@ int sd_link_key(sd_daemon *d)
                "no random source)");
         return -1;
     }
-    /* Only the key is needed from now on. */
-    volatile char *p = d->cfg.agent_token;
-    while (*p)
-        *p++ = 0;
-    free(d->cfg.agent_token);
-    d->cfg.agent_token = NULL;
+    link_forget(&d->cfg.agent_token); /* only the key is needed now */
     return 0;
 }
 

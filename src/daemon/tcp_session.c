@@ -38,11 +38,7 @@ int tcps_admin_key(sd_daemon *d)
                "memory, or no random source)");
         return -1;
     }
-    volatile char *p = d->cfg.token;
-    while (*p)
-        *p++ = 0;
-    free(d->cfg.token);
-    d->cfg.token = NULL;
+    link_forget(&d->cfg.token);
     return 0;
 }
 

@@ -30,7 +30,7 @@ import time
 import pytest
 
 from conftest import SLAQ, BUILD, free_port, wait_for
-from test_multiuser import People, needs_root, proc_env
+from test_multiuser import needs_root, people, proc_env  # noqa: F401
 
 PY = "/usr/bin/python3"
 
@@ -50,15 +50,6 @@ while b"\n" not in buf:
     buf += data
 print(buf.decode().strip())
 """
-
-
-@pytest.fixture
-def people():
-    p = People()
-    try:
-        yield p
-    finally:
-        p.remove()
 
 
 @pytest.fixture
