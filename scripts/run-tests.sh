@@ -95,8 +95,9 @@ if [[ $unit_only -eq 0 ]]; then
     [[ $rc -eq 0 ]] || failed_suites+=("$t")
   done
   # End-to-end suites in Python (tests/e2e): real slaqd, real processes;
-  # tests/security: the same, each test an attack by an ordinary user.
-  for dir in tests/e2e tests/security; do
+  # tests/security: the same, each test an attack by an ordinary user;
+  # tests/python: the Python API and training-loop helpers under slaqd.
+  for dir in tests/e2e tests/security tests/python; do
     ls $dir/test_*.py >/dev/null 2>&1 || continue
     py=python3
     $py -c 'import pytest' 2>/dev/null || py=/usr/bin/python3
