@@ -544,6 +544,9 @@ typedef enum slaq_policy_kind {
                            when overloaded); needs the network too */
     SLAQ_POLICY_MLFS_RL, /* MLF-RL: a learned network's scores as the
                             keys (slaq_prio_params.rl; deadline.h) */
+    SLAQ_POLICY_PLAN,   /* the most predicted quality per core-second up
+                           to each job's next milestone (a horizon of many
+                           epochs, not the next one's drop alone) */
 } slaq_policy_kind;
 
 /* The number of share policies: every kind below it is one. */

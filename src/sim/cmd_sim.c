@@ -55,15 +55,14 @@ static void usage(FILE *f)
         "FIFO queue\n"
         "  --cores-per-node C\n"
         "                    cores of each node (with --nodes)\n"
-        "  --policy P        fair, slaq, slaq-maxmin, relaqs, slaq-linear or "
-        "oracle-greedy\n"
-        "                    (default slaq); slaq-linear is slaq with "
-        "--scaling off (every\n"
-        "                    job taken to scale linearly, the paper's); "
-        "oracle-greedy is\n"
-        "                    slaq's greedy handed the true curves and costs: "
-        "a reference,\n"
-        "                    not an upper bound\n"
+        "  --policy P        a share policy (slaq policy --help: fair, slaq,\n"
+        "                    slaq-plan, ...), slaq-linear, oracle-greedy or\n"
+        "                    oracle-plan (default slaq); slaq-linear is slaq\n"
+        "                    with --scaling off (every job taken to scale\n"
+        "                    linearly, the paper's); oracle-greedy and\n"
+        "                    oracle-plan are slaq's greedy and the planner\n"
+        "                    handed the true curves and costs: references,\n"
+        "                    not upper bounds\n"
         "  --compare LIST    several policies side by side, e.g.\n"
         "                    fair,slaq:strawman,slaq:slaq-fit,slaq:auto,"
         "oracle-greedy;\n"
@@ -238,8 +237,9 @@ static int parse_runs(const char *list, const sim_config *base, run *runs,
         run *r = &runs[*nruns];
         r->cfg = *base;
         if (sim_parse_run(tok, base->sched.predictor, &r->cfg)) {
-            cli_error("sim", "unknown policy '%s' (expected fair, slaq, "
-                      "slaq-maxmin, slaq-linear or oracle-greedy, optionally "
+            cli_error("sim", "unknown policy '%s' (expected a share policy "
+                      "such as fair, slaq or slaq-plan, slaq-linear, "
+                      "oracle-greedy or oracle-plan, optionally "
                       "POLICY:PREDICTOR with auto, slaq-fit or strawman)",
                       tok);
             return -1;

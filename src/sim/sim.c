@@ -139,10 +139,12 @@ int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c)
         c->sched.scaling = 0;
         snprintf(pol, sizeof pol, "slaq");
     }
-    if (!strcmp(pol, "oracle-greedy") || !strcmp(pol, "oracle")) {
+    if (!strcmp(pol, "oracle-greedy") || !strcmp(pol, "oracle") ||
+        !strcmp(pol, "oracle-plan")) {
         if (colon)
             return -1;
-        c->sched.policy = SLAQ_POLICY_SLAQ;
+        c->sched.policy = strcmp(pol, "oracle-plan") ? SLAQ_POLICY_SLAQ
+                                                     : SLAQ_POLICY_PLAN;
         c->sched.predictor = SLAQ_PRED_ORACLE;
         return 0;
     }

@@ -213,6 +213,42 @@ static void test_converged_job_gets_only_its_minimum_share(void **state)
     slaq_alloc_ws_free(ws);
 }
 
+/* The planner values a core by how fast it brings its job to the job's
+ * next milestone: a job 5 iterations from its 50% mark gets the 5 cores
+ * that reach it this epoch, and the rest go to a job whose next epoch
+ * drops a little less but which is far from its mark. Algorithm 1, one
+ * epoch ahead, gives the first job every core but the other's minimum
+ * share. */
+static void test_the_planner_stops_paying_past_a_milestone(void **state)
+{
+    (void)state;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    slaq_forecast near = line_forecast(5.5, 0.1, 0), far = line_forecast(9,
+                                                                   0.09, 0);
+    slaq_pjob j[2] = {pjob(&near, 0, 1, 1, INFINITY),
+                      pjob(&far, 0, 1, 1, INFINITY)};
+    double a[2];
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, 2, 10, 1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[0], 9, 1e-12);
+    assert_near(a[1], 1, 1e-12);
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_PLAN, j, 2, 10, 1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[0], 5, 1e-12);
+    assert_near(a[1], 5, 1e-12);
+    /* Past its last milestone (99%) a job is worth Algorithm 1's gain
+     * alone, so one still short of a milestone comes first (Algorithm 1
+     * still prefers the steeper, nearly finished one). */
+    slaq_forecast past = line_forecast(0.05, 0.1, 0);
+    j[0].fc = &past;
+    double b[2];
+    slaq_allocate(SLAQ_POLICY_PLAN, j, 2, 10, 1, ws, a);
+    slaq_allocate(SLAQ_POLICY_SLAQ, j, 2, 10, 1, ws, b);
+    assert_near(a[1], 9, 1e-12);
+    assert_near(b[1], 1, 1e-12);
+    slaq_alloc_ws_free(ws);
+}
+
 /* A forecast whose values are NaN (a loss overflowed somewhere) gives the
  * job a NaN key; it must rank below every number, not take over the heap
  * by never being compared as smaller. */
@@ -375,7 +411,7 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
 {
     (void)state;
     size_t n = slaq_policy_count();
-    assert_int_equal(n, 9);
+    assert_int_equal(n, 10);
     for (size_t k = 0; k < n; k++) {
         const char *name = slaq_policy_name((slaq_policy_kind)k);
         slaq_policy_kind back = (slaq_policy_kind)99;
@@ -389,6 +425,7 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
     assert_string_equal(slaq_policy_name(SLAQ_POLICY_SLAQ), "slaq");
     assert_string_equal(slaq_policy_name(SLAQ_POLICY_MAXMIN), "slaq-maxmin");
     assert_string_equal(slaq_policy_name(SLAQ_POLICY_RELAQS), "relaqs");
+    assert_string_equal(slaq_policy_name(SLAQ_POLICY_PLAN), "slaq-plan");
     assert_string_equal(slaq_policy_name((slaq_policy_kind)n), "?");
     assert_string_equal(slaq_policy_name((slaq_policy_kind)-1), "?");
     assert_null(slaq_policy_summary((slaq_policy_kind)n));
@@ -403,6 +440,7 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
     assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_SLAQ));
     assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_MAXMIN));
     assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_RELAQS));
+    assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_PLAN));
     assert_false(slaq_policy_uses_forecasts((slaq_policy_kind)n));
 }
 
@@ -412,7 +450,7 @@ static void test_policy_list_names_every_policy(void **state)
 {
     (void)state;
     const char *all = "fair, slaq, slaq-maxmin, relaqs, edf, tiresias, "
-                      "mlfs-h, mlfs, mlfs-rl";
+                      "mlfs-h, mlfs, mlfs-rl, slaq-plan";
     char buf[96], small[8];
     assert_int_equal(slaq_policy_list(buf, sizeof buf, ", "),
                      (int)strlen(all));
@@ -422,11 +460,11 @@ static void test_policy_list_names_every_policy(void **state)
     assert_string_equal(small, "fair, s");
     assert_int_equal(slaq_policy_list(NULL, 0, "|"),
                      (int)strlen("fair|slaq|slaq-maxmin|relaqs|edf|tiresias|"
-                                 "mlfs-h|mlfs|mlfs-rl"));
+                                 "mlfs-h|mlfs|mlfs-rl|slaq-plan"));
     assert_int_equal(slaq_policy_list(buf, sizeof buf, " or "),
                      (int)strlen("fair or slaq or slaq-maxmin or relaqs or "
                                  "edf or tiresias or mlfs-h or mlfs or "
-                                 "mlfs-rl"));
+                                 "mlfs-rl or slaq-plan"));
 }
 
 /* Every policy of the table divides the whole capacity of a random
@@ -708,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_fair_is_weighted_water_filling),
         cmocka_unit_test(test_converged_job_gets_only_its_minimum_share),
         cmocka_unit_test(test_nan_gain_ranks_last),
+        cmocka_unit_test(test_the_planner_stops_paying_past_a_milestone),
         cmocka_unit_test(test_weight_multiplies_gain),
         cmocka_unit_test(test_maxmin_serves_the_worst_job),
         cmocka_unit_test(test_min_share_when_more_jobs_than_units),

@@ -237,8 +237,8 @@ static void test_bad_values_name_the_setting(void **state)
             "number from 0 to 1000", NULL);
     refused("query-window", "-1", "query-window: ", NULL);
     refused("policy", "fast", "policy: unknown policy 'fast' (expected "
-            "fair, slaq, slaq-maxmin, relaqs, edf, tiresias, mlfs-h, mlfs or "
-            "mlfs-rl)",
+            "fair, slaq, slaq-maxmin, relaqs, edf, tiresias, mlfs-h, mlfs, "
+            "mlfs-rl or slaq-plan)",
             NULL);
     refused("predictor", "oracle", "predictor: unknown predictor 'oracle' "
             "(expected auto, slaq-fit or strawman)", NULL);
@@ -321,7 +321,7 @@ static void test_bounds_are_inclusive_unless_excluded(void **state)
     /* a short buffer is cut, and the length needed returned */
     int n = slaq_setting_expect(slaq_setting_find("policy"), want, 8);
     assert_int_equal(n, (int)strlen("fair, slaq, slaq-maxmin, relaqs, edf, "
-                                    "tiresias, mlfs-h, mlfs or mlfs-rl"));
+                                    "tiresias, mlfs-h, mlfs, mlfs-rl or slaq-plan"));
     assert_string_equal(want, "fair, s");
 }
 
