@@ -167,6 +167,8 @@ typedef struct sd_job {
                              (limits.c holds them to their limits), -1 */
     double log_seen[2];   /* their sizes at the last check */
     double log_final;     /* both, when it ended (its user's total) */
+    int log_paused;       /* SIGSTOPped while a commit takes the room its
+                             logs' cut gave back (limits.c) */
     int move_skipped;     /* its planned move was not worth its cost */
     double move_s;        /* seconds the last one stopped it: from the
                              stop asked to the first report on the new

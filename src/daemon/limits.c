@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #include "daemon/jobs.h"
 #include "daemon/limits.h"
 #include "daemon/store.h"
+#include "daemon/suspend.h"
 
 /* The entry of uid in d->lim_users, added if missing; NULL when out of
  * memory. */
@@ -176,17 +178,26 @@ static int cut(int fd, double size, double now_size, const char *why)
 }
 
 /* The free bytes to keep for state.db: --disk-reserve, at most an eighth
- * of the file system; and whether fewer are free now. */
-static int disk_low(const sd_daemon *d, double *reserve)
+ * of the file system; and whether fewer are free now (*need: how many
+ * fewer). */
+static int disk_short(const sd_daemon *d, double *reserve, double *need)
 {
     struct statvfs sv;
     *reserve = d->cfg.disk_reserve;
+    *need = 0;
     if (statvfs(d->cfg.state_dir, &sv) < 0)
         return 0;
     double total = (double)sv.f_blocks * (double)sv.f_frsize;
     double free_b = (double)sv.f_bavail * (double)sv.f_frsize;
     *reserve = fmin(*reserve, total / 8);
+    *need = *reserve - free_b;
     return free_b < *reserve;
+}
+
+static int disk_low(const sd_daemon *d, double *reserve)
+{
+    double need;
+    return disk_short(d, reserve, &need);
 }
 
 /* Holds job j's two logs to their limits (limit_tick). */
@@ -246,6 +257,41 @@ void limit_logs_close(sd_daemon *d, sd_job *j)
     }
 }
 
+/*
+ * Still under the reserve after every growing log was cut back: a log
+ * that filled the disk between two looks is its largest, and it gives
+ * back what the reserve lacks (its start is kept, its end cut).
+ */
+static void free_reserve(sd_daemon *d)
+{
+    double reserve, need;
+    if (!disk_short(d, &reserve, &need))
+        return;
+    sd_job *big = NULL;
+    int which = 0;
+    double most = 0;
+    for (size_t i = 0; i < d->njobs; i++) {
+        sd_job *j = d->jobs[i];
+        for (int f = 0; j && f < 2; f++)
+            if (j->log_fd[f] >= 0 && j->log_seen[f] > most) {
+                most = j->log_seen[f];
+                big = j;
+                which = f;
+            }
+    }
+    if (!big)
+        return;
+    char why[160];
+    snprintf(why, sizeof why, "the state file system has less than %.0f "
+             "bytes free (slaqd --disk-reserve)", reserve);
+    double to = fmax(0, most - need - 1048576);
+    if (cut(big->log_fd[which], to, most, why)) {
+        d->logs_cut_total++;
+        d->lim_freed += most - to;
+    }
+    big->log_seen[which] = to;
+}
+
 /* One pass over the running jobs' logs. */
 static void check_all(sd_daemon *d)
 {
@@ -263,6 +309,8 @@ static void check_all(sd_daemon *d)
         if (u)
             u->log_bytes += j->log_final + j->log_seen[0] + j->log_seen[1];
     }
+    if (low)
+        free_reserve(d);
 }
 
 void limit_tick(sd_daemon *d)
@@ -282,14 +330,38 @@ double limit_disk_full(sd_daemon *d)
     return d->lim_freed;
 }
 
+/* SIGSTOP (stop) or SIGCONT the process groups of the running local jobs
+ * whose logs grow, none already stopped by slaqd (a signal suspend, or
+ * signal enforcement's duty cycle: those are left as they are). */
+static void pause_writers(sd_daemon *d, int stop)
+{
+    for (size_t i = 0; i < d->njobs; i++) {
+        sd_job *j = d->jobs[i];
+        if (j && j->log_paused == !stop && j->pid > 0 &&
+            (stop ? j->log_fd[0] >= 0 && j->suspended == SD_SUSP_NONE &&
+                        !j->sig_stopped
+                  : 1)) {
+            kill(-j->pid, stop ? SIGSTOP : SIGCONT);
+            j->log_paused = stop;
+        }
+    }
+}
+
 int limit_flush(sd_daemon *d)
 {
     if (store_flush(d->store) == 0)
         return 0;
-    if (limit_disk_full(d) <= 0)
-        return -1;
-    store_retry_now(d->store);
-    return store_flush(d->store);
+    /* A job writing at the disk's speed could fill again what its cut
+     * gave back before the commit takes it: the writers wait the few
+     * milliseconds of the commit. */
+    pause_writers(d, 1);
+    int rc = -1;
+    if (limit_disk_full(d) > 0) {
+        store_retry_now(d->store);
+        rc = store_flush(d->store);
+    }
+    pause_writers(d, 0);
+    return rc;
 }
 
 json_t *limit_json(sd_daemon *d)
