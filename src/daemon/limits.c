@@ -331,7 +331,7 @@ double limit_disk_full(sd_daemon *d)
 }
 
 /* SIGSTOP (stop) or SIGCONT the process groups of the running local jobs
- * whose logs grow, none already stopped by slaqd (a signal suspend, or
+ * (those with logs), none already stopped by slaqd (a signal suspend, or
  * signal enforcement's duty cycle: those are left as they are). */
 static void pause_writers(sd_daemon *d, int stop)
 {
