@@ -5,7 +5,8 @@ Prometheus"). Everything is checked through Prometheus' own HTTP API: the
 target is up, slaqd's series arrive with sane values and the per-job label
 renamed, every rule loads and evaluates, the recording rules agree with
 slaqd, and an alert goes pending for a slaqd that does not answer while
-none does for the healthy one. promtool checks both files as a lab would.
+none does for the healthy one. promtool checks both files as a lab would,
+and runs the rules' unit tests (tests/e2e/slaq-rules.test.yml).
 
 Skipped, saying why, when the prometheus or promtool binary is missing."""
 
@@ -270,3 +271,21 @@ def test_promtool_checks_the_rules_and_the_example():
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "slaq-rules.yml" in r.stdout + r.stderr
+
+
+@needs_promtool
+def test_promtool_unit_tests_of_the_rules():
+    """tests/e2e/slaq-rules.test.yml: each alert fires on the series of a
+    slaqd in its trouble, after its `for`, and nothing fires on a healthy
+    controller and agent. Every alert of the file has a case."""
+    tests = os.path.join(ROOT, "tests", "e2e", "slaq-rules.test.yml")
+    r = subprocess.run([PROMTOOL, "test", "rules", tests],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "SUCCESS" in r.stdout + r.stderr
+    with open(tests) as f:
+        text = f.read()
+    _, alerts = rule_names()
+    untested = [a for a in alerts if 'alertname="%s"' % a not in text]
+    assert not untested, "alerts without a case in %s: %s" % (tests,
+                                                              untested)
