@@ -19,7 +19,7 @@ import urllib.parse
 
 import pytest
 
-from conftest import OPENER, ROOT, TOY, free_port, wait_for
+from conftest import OPENER, ROOT, TOY, free_port, http_get, wait_for
 
 DIST = os.path.join(ROOT, "dist", "prometheus")
 EXAMPLE = os.path.join(DIST, "prometheus.yml")
@@ -235,6 +235,17 @@ def check_prometheus(p, d, ids, live, dead):
         assert r["annotations"].get("description"), r["name"]
         assert r["labels"].get("severity") in ("critical", "warning", "info")
 
+    # The rules use only series slaqd serves (and `up`): a misspelt name
+    # would evaluate, health ok, to nothing ever.
+    served = {line.split()[2] for line in http_get(d, "/metrics")[1]
+              .splitlines() if line.startswith("# TYPE ")}
+    used = set()
+    for g in groups:
+        for r in g["rules"]:
+            used |= set(re.findall(r"\bslaq_[a-z0-9_]+", r["query"]))
+    used.discard("slaq_job")  # the label the relabelling makes
+    assert used and used <= served, sorted(used - served)
+
     # The recording rules agree with slaqd.
     assert one("slaq:jobs_active:count" + sel) == 2
     assert 0 < one("slaq:cores_allocated:sum" + sel) <= 2 + 1e-6
@@ -271,6 +282,12 @@ def test_promtool_checks_the_rules_and_the_example():
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "slaq-rules.yml" in r.stdout + r.stderr
+    # docs/metrics.md explains every rule.
+    with open(os.path.join(ROOT, "docs", "metrics.md")) as f:
+        doc = f.read()
+    doc = doc[doc.index("## Scraping slaqd with Prometheus"):]
+    missing = [n for n in records + alerts if "| `%s`" % n not in doc]
+    assert not missing, "docs/metrics.md does not explain " + str(missing)
 
 
 @needs_promtool
