@@ -112,6 +112,8 @@ install: $(INSTALL_PROGRAMS) $(LIBSLAQ_A) $(LIBSLAQ_SO) $(LIBCLIENT_A) $(LIBCLIE
 	    $(INSTALL) -m 644 $$f $(DESTDIR)$(DOCDIR)/$$(dirname $$f)/ || exit 1; \
 	done
 	$(call inst,dist/slaqd.conf,$(DOCDIR)/examples,644)
+	@# Prometheus' scrape configuration and slaq's rules (docs/metrics.md)
+	$(call inst,dist/prometheus/prometheus.yml dist/prometheus/slaq-rules.yml,$(DOCDIR)/examples/prometheus,644)
 	@# MLF-RL's network, slaqd's default --rl-model
 	$(call inst,data/models/mlfs-rl.model,$(DATADIR)/slaq,644)
 	$(call inst,README.md docs/*.md,$(DOCDIR),644)

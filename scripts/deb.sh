@@ -256,7 +256,8 @@ Description: quality-driven scheduling of ML training jobs (documentation)
  .
  This package holds the user documentation (slaqd, the slaq command, the
  clients, the protocol, the simulator, sweeps, queries) and the examples:
- a C job, a PyTorch job, a sweep specification and a configuration file.
+ a C job, a PyTorch job, a sweep specification, a configuration file, and
+ a Prometheus scrape configuration with recording and alerting rules.
 DESC
 
 build libslaq0 "$arch"

@@ -213,6 +213,10 @@ static const counter_row counters[] = {
     {"store_failures_total", "slaq_store_failures_total", "counter",
      "Failed database writes and commits since slaqd started.",
      FN(CTR_INT, ctr_store_failures)},
+    {"state_free_bytes", "slaq_state_free_bytes", "gauge",
+     "Bytes free to slaqd on the state directory's file system (statvfs), "
+     "read with every check of the log limits (--disk-reserve).",
+     FIELD(CTR_U64, state_free)},
     {"reports_pending", "slaq_reports_pending", "gauge",
      "Reports accepted but not yet committed (kept in memory).",
      FN(CTR_INT, ctr_store_pending)},

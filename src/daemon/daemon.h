@@ -272,6 +272,9 @@ struct sd_daemon {
     size_t nlim_users, caplim_users;
     double lim_checked;       /* monotonic time of the last log check */
     double lim_freed;         /* bytes its last cuts removed */
+    uint64_t state_free;      /* bytes free to slaqd on the state
+                                 directory's file system at the last
+                                 check (statvfs f_bavail) */
     sd_job **tasks;       /* the tasks running on this machine (a
                              controller: placed on its nodes, queued or
                              running) */

@@ -179,8 +179,9 @@ static int cut(int fd, double size, double now_size, const char *why)
 
 /* The free bytes to keep for state.db: --disk-reserve, at most an eighth
  * of the file system; and whether fewer are free now (*need: how many
- * fewer). */
-static int disk_short(const sd_daemon *d, double *reserve, double *need)
+ * fewer). Keeps the free bytes in d->state_free (slaq_state_free_bytes)
+ * when they can be read. */
+static int disk_short(sd_daemon *d, double *reserve, double *need)
 {
     struct statvfs sv;
     *reserve = d->cfg.disk_reserve;
@@ -189,12 +190,13 @@ static int disk_short(const sd_daemon *d, double *reserve, double *need)
         return 0;
     double total = (double)sv.f_blocks * (double)sv.f_frsize;
     double free_b = (double)sv.f_bavail * (double)sv.f_frsize;
+    d->state_free = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
     *reserve = fmin(*reserve, total / 8);
     *need = *reserve - free_b;
     return free_b < *reserve;
 }
 
-static int disk_low(const sd_daemon *d, double *reserve)
+static int disk_low(sd_daemon *d, double *reserve)
 {
     double need;
     return disk_short(d, reserve, &need);

@@ -69,7 +69,9 @@ for f in ./usr/include/slaq/client.h "./usr/lib/$ma/pkgconfig/slaq-client.pc" \
 done
 where_is python3-slaq ./usr/lib/python3/dist-packages/slaq/client.py
 for f in ./usr/share/doc/slaq-doc/examples/sweeps/logreg-demo.json \
-         ./usr/share/doc/slaq-doc/examples/toy_job.c ./usr/share/doc/slaq-doc/sweep-cli.md; do
+         ./usr/share/doc/slaq-doc/examples/toy_job.c ./usr/share/doc/slaq-doc/sweep-cli.md \
+         ./usr/share/doc/slaq-doc/examples/prometheus/prometheus.yml \
+         ./usr/share/doc/slaq-doc/examples/prometheus/slaq-rules.yml; do
   where_is slaq-doc "$f"
 done
 dpkg-deb --ctrl-tarfile "$DEB" | tar -xO ./conffiles >"$TMP/conffiles" 2>/dev/null

@@ -97,6 +97,22 @@ check "configuration /etc/slaq/slaqd.conf" test -f "$D/etc/slaq/slaqd.conf"
 check "MLF-RL's network, slaqd's default --rl-model" \
   cmp -s data/models/mlfs-rl.model "$D$P/share/slaq/mlfs-rl.model"
 
+# Prometheus' example configuration and slaq's rules, side by side: the
+# example loads the rules from its own directory.
+E="$D$P/share/doc/slaq/examples/prometheus"
+for f in prometheus.yml slaq-rules.yml; do
+  check "example $P/share/doc/slaq/examples/prometheus/$f" \
+    cmp -s "dist/prometheus/$f" "$E/$f"
+done
+if command -v promtool >/dev/null; then
+  promtool check config "$E/prometheus.yml" >"$TMP/promtool" 2>&1
+  check "promtool check config passes on the installed example and its rules" \
+    test $? -eq 0 || sed 's/^/#   /' "$TMP/promtool" | head -n 10
+  check_grep "... which loaded slaq-rules.yml" "slaq-rules.yml" "$TMP/promtool"
+else
+  ok "promtool check config # SKIP not installed (make deps installs prometheus)"
+fi
+
 # A second install keeps an edited configuration.
 echo "policy = fair" >>"$D/etc/slaq/slaqd.conf"
 mk install >/dev/null 2>&1

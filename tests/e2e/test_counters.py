@@ -26,6 +26,8 @@ def doc_rows():
     with open(DOC) as f:
         text = f.read()
     section = text[text.index("## slaqd's counters"):]
+    if "\n## " in section:
+        section = section[:section.index("\n## ")]
     rows = []
     for line in section.splitlines():
         if not line.startswith("| ") or line.startswith("| `status` key"):

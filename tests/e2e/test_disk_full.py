@@ -5,6 +5,7 @@ every one of them is in the database exactly once."""
 
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import time
@@ -68,6 +69,10 @@ def test_full_disk_loses_no_report_and_refuses_changes(daemon_factory,
     assert st["store_failures_total"] >= 1 and st["store_error"]
     metrics = http_get(d, "/metrics")[1]
     assert "slaq_store_ok 0" in metrics
+    # slaq_state_free_bytes sees the full file system (SlaqStateDiskLow).
+    wait_for(lambda: d.request({"type": "status"})["state_free_bytes"]
+             < 65536, what="state_free_bytes to show the full disk")
+    assert re.search(r"^slaq_state_free_bytes \d+$", metrics, re.M)
     # State changes are refused, saying why; nothing changes.
     p = d.cli("submit", "--", "true", check=False)
     assert p.returncode == 1 and p.stdout == ""
@@ -86,6 +91,11 @@ def test_full_disk_loses_no_report_and_refuses_changes(daemon_factory,
              what="the store to recover")
     assert _count(db, jid) == (20100, 20100)
     assert d.job(jid)["history"][-1][0] == 20099
+    free = os.statvfs(d.state)
+    wait_for(lambda: d.request({"type": "status"})["state_free_bytes"]
+             > 262144, what="state_free_bytes to show the room made")
+    assert abs(d.request({"type": "status"})["state_free_bytes"] -
+               free.f_bavail * free.f_frsize) <= 262144
     assert d.submit("true") == jid + 1
     log = d.read_log()
     assert log.count("cannot write the database") == 1
