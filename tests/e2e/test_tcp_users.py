@@ -24,9 +24,12 @@ from test_multiuser import (as_user, needs_root, open_dir,  # noqa: F401
                             people, proc_status)
 
 
-def _tcp_multiuser(people, open_dir, daemon_factory, tmp_path):
+def _tcp_multiuser(people, open_dir, daemon_factory, tmp_path,
+                   token="control-token-1234"):
+    """slaqd as root on a socket the test's users reach, with --tcp and
+    the control token; returns it, its socket and its TCP address."""
     port = free_port()
-    (tmp_path / "control").write_text("control-token-1234\n")
+    (tmp_path / "control").write_text(token + "\n")
     sock = os.path.join(open_dir, "slaq.sock")
     d = daemon_factory("--socket", sock, "--socket-group",
                        people.groups["sock"], "--admin-group",

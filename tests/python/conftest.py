@@ -8,7 +8,6 @@ the training-loop helpers of PyTorch, scikit-learn, XGBoost and skorch)
 against a real slaqd.
 """
 
-import importlib.util
 import os
 import sys
 
@@ -19,12 +18,6 @@ for p in (os.path.join(ROOT, "python"), E2E):
     if p not in sys.path:
         sys.path.insert(0, p)
 
-# tests/e2e/conftest.py under a name of its own (this file is "conftest"
-# too), its fixtures and helpers made this module's.
-_spec = importlib.util.spec_from_file_location(
-    "e2e_conftest", os.path.join(E2E, "conftest.py"))
-e2e_conftest = importlib.util.module_from_spec(_spec)
-sys.modules["e2e_conftest"] = e2e_conftest
-_spec.loader.exec_module(e2e_conftest)
-globals().update({k: v for k, v in vars(e2e_conftest).items()
-                  if not k.startswith("_")})
+import e2e_fixtures  # noqa: E402 (tests/e2e, on the path above)
+
+e2e_fixtures.load(globals())

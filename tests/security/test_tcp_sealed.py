@@ -17,7 +17,8 @@ import threading
 import time
 
 from agentlink import Refused, Session
-from conftest import SLAQ, free_port, wait_for
+from conftest import SLAQ, wait_for
+from test_tcp_users import _tcp_multiuser
 from test_multiuser import (as_user, needs_root, open_dir,  # noqa: F401
                             people)
 
@@ -84,17 +85,8 @@ class Proxy:
 
 
 def _daemon(people, open_dir, daemon_factory, tmp_path):
-    """slaqd as root on a socket the test's users reach, with --tcp and the
-    control token; returns it, its socket and its TCP address."""
-    port = free_port()
-    (tmp_path / "control").write_text(CONTROL + "\n")
-    sock = os.path.join(open_dir, "slaq.sock")
-    d = daemon_factory("--socket", sock, "--socket-group",
-                       people.groups["sock"], "--admin-group",
-                       people.groups["adm"], "--tcp", "127.0.0.1:%d" % port,
-                       "--token-file", str(tmp_path / "control"),
-                       state=os.path.join(open_dir, "state"))
-    return d, sock, "127.0.0.1:%d" % port
+    return _tcp_multiuser(people, open_dir, daemon_factory, tmp_path,
+                          token=CONTROL)
 
 
 def _slaq(people, who, open_dir, *args, cred=None):
