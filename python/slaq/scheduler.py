@@ -103,14 +103,20 @@ class _Record:
         known = {k: v for k, v in d.items() if k in names}
         obj = cls(**known)
         obj.extra = {k: v for k, v in d.items() if k not in names}
+        obj._keys = list(d)
         return obj
 
     def to_dict(self):
-        """The object as slaqd sent it (declared fields and extra)."""
-        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-             if f.name != "extra"}
-        d.update(self.extra)
-        return d
+        """The object as slaqd sent it: its keys in slaqd's order (a
+        declared field slaqd did not send is left out unless set since),
+        the values as they are now."""
+        keys = list(getattr(self, "_keys", []))
+        for f in dataclasses.fields(self):
+            if (f.name != "extra" and f.name not in keys and
+                    getattr(self, f.name) is not None):
+                keys.append(f.name)
+        keys += [k for k in self.extra if k not in keys]
+        return {k: self[k] for k in keys}
 
     def __getitem__(self, key):
         """job["field"] reads a declared field or one kept in extra."""
