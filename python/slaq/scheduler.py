@@ -391,6 +391,7 @@ class Scheduler:
             raise Unavailable(str(e))
         cred = self.credential or _user_token()
         try:
+            sealed.check_credential(cred)
             sess = sealed.Session(self.host, cred, timeout=self.timeout)
         except ValueError as e:
             raise Unavailable(str(e))

@@ -121,28 +121,35 @@ def session_kdf(key, what, na, nc, claim):
                            claim.encode(), digest_size=32, key=key).digest()
 
 
-def session_identity(cred):
-    """(the identity a hello claims, the session key) of a credential:
-    "admin:TOKEN" (the control token) or a user's
-    "UID:EXPIRES:GENERATION:HEX". Raises ValueError for anything else."""
+def check_credential(cred):
+    """Raises ValueError, saying what to do, unless cred has the form of
+    a credential: "admin:TOKEN" or "UID:EXPIRES:GENERATION:HEX" with 64
+    hex digits (the slaq command's checks before it connects)."""
     if cred.startswith("admin:"):
-        return "admin", argon2id_key(cred[6:], ADMIN_SALT)
+        return
     parts = cred.split(":")
     if len(parts) == 2:
         raise ValueError("the credential is of an older slaq (UID:HEX, one "
                          "that never expired): run `slaq token --save` again "
                          "on the machine slaqd runs on")
-    if len(parts) != 4 or len(parts[3]) != 64:
+    hexdigits = set("0123456789abcdefABCDEF")
+    if len(parts) != 4 or len(parts[3]) != 64 or \
+            not set(parts[3]) <= hexdigits:
         raise ValueError("the user credential is not UID:EXPIRES:GENERATION:"
                          "HEX (64 hex digits), nor admin:TOKEN: run `slaq "
                          "token --save` on the machine slaqd runs on")
-    try:
-        key = bytes.fromhex(parts[3])
-    except ValueError:
-        raise ValueError("the user credential's HEX is not 64 hex digits: "
-                         "run `slaq token --save` on the machine slaqd runs "
-                         "on")
-    return ":".join(parts[:3]), key
+
+
+def session_identity(cred):
+    """(the identity a hello claims, the session key) of a credential:
+    "admin:TOKEN" (the control token's key, derived) or a user's
+    "UID:EXPIRES:GENERATION:HEX" (HEX is the key). Takes whatever splits
+    so, so that tests can send malformed claims; check_credential first
+    for a user's. ValueError when HEX is not hex."""
+    if cred.startswith("admin:"):
+        return "admin", argon2id_key(cred[6:], ADMIN_SALT)
+    claim, _, secret = cred.rpartition(":")
+    return claim, bytes.fromhex(secret)
 
 
 class Refused(Exception):

@@ -495,3 +495,82 @@ def test_bob_may_not_cancel_alices_job(people, open_dir, daemon_factory):
     assert d.request({"type": "policy"})["policy"] == "slaq"
     assert api("alice", "cancel", str(jid)) == {"job": "stopping"}
     assert api("carol", "policy", "fair") == {"policy": "fair"}
+
+
+# --- TCP: sealed sessions -------------------------------------------------
+
+def test_over_tcp_a_sealed_session_with_a_users_credential(daemon_factory,
+                                                          tmp_path,
+                                                          monkeypatch):
+    from conftest import free_port
+    port = free_port()
+    (tmp_path / "control").write_text("control-token-1234\n")
+    d = daemon_factory("--tcp", "127.0.0.1:%d" % port, "--token-file",
+                       str(tmp_path / "control"))
+    addr = "127.0.0.1:%d" % port
+    cred = d.request({"type": "user_token"})["user_token"]
+    s = slaq.Scheduler(host=addr, credential=cred)
+    assert s.status().pid == d.proc.pid
+    jid = s.submit(["sleep", "300"], name="over-tcp", cwd=str(tmp_path))
+    assert d.job(jid)["name"] == "over-tcp"
+    assert s.job(jid).id == jid
+    with pytest.raises(slaq.NotFound):
+        s.job(jid + 100)
+    assert s.cancel(jid, now=True).state == "stopping"
+    # $SLAQ_HOST and $SLAQ_USER_TOKEN, as the slaq command reads them.
+    monkeypatch.setenv("SLAQ_HOST", addr)
+    monkeypatch.setenv("SLAQ_USER_TOKEN", cred)
+    assert slaq.Scheduler().policy() == "slaq"
+    # The control token's identity: an administrator.
+    admin = slaq.Scheduler(host=addr, credential="admin:control-token-1234")
+    assert admin.policy("fair") == "fair"
+    # A secret that is not the credential's: slaqd's proof does not match
+    # it, and the session stops there.
+    bad = cred[:-4] + ("0000" if not cred.endswith("0000") else "1111")
+    with pytest.raises(slaq.Unavailable, match="not the slaqd of your"):
+        slaq.Scheduler(host=addr, credential=bad).status()
+    # An expired claim: slaqd refuses it, and says why.
+    uid, _, gen, hexkey = cred.split(":")
+    with pytest.raises(slaq.PermissionDenied) as e:
+        slaq.Scheduler(host=addr, credential=":".join(
+            [uid, "1", gen, hexkey])).status()
+    assert e.value.code == "unauthorized", e.value.reply
+    assert "refused the session" in str(e.value)
+    assert "expired" in str(e.value)
+    with pytest.raises(ValueError):
+        slaq.Scheduler(host=addr, socket=d.sock)
+
+
+def test_over_tcp_a_server_that_cannot_prove_the_key_gets_only_the_hello(
+        tmp_path):
+    got = []
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+
+    def serve():
+        c, _ = srv.accept()
+        f = c.makefile("rb")
+        got.append(f.readline())
+        c.sendall(json.dumps({"type": "link_challenge", "nonce": "11" * 32,
+                              "proof": "22" * 32}).encode() + b"\n")
+        c.settimeout(1)
+        try:
+            got.append(c.recv(65536))
+        except OSError:
+            got.append(b"")
+        c.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    cred = "0:4102444800:1:" + "ab" * 32
+    with pytest.raises(slaq.Unavailable) as e:
+        slaq.Scheduler(host="127.0.0.1:%d" % srv.getsockname()[1],
+                       credential=cred).status()
+    t.join(5)
+    srv.close()
+    assert "is not the slaqd of your credential" in str(e.value)
+    hello = json.loads(got[0])
+    assert hello["type"] == "link_hello" and hello["as"] == "0:4102444800:1"
+    assert "ab" * 32 not in got[0].decode()
+    assert got[1] == b""  # no proof, no request
