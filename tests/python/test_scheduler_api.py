@@ -574,3 +574,36 @@ def test_over_tcp_a_server_that_cannot_prove_the_key_gets_only_the_hello(
     assert hello["type"] == "link_hello" and hello["as"] == "0:4102444800:1"
     assert "ab" * 32 not in got[0].decode()
     assert got[1] == b""  # no proof, no request
+
+
+def test_a_sweep_from_a_dict_or_a_file(slaqd, tmp_path):
+    s = slaq.Scheduler(socket=slaqd.sock)
+    spec = {"name": "api-sweep", "command": "sleep {x}",
+            "space": {"x": {"type": "choice", "values": [100, 200]}},
+            "configs": 2, "metric": "m", "direction": "max", "y_target": 1,
+            "t_max": 10, "epochs": 3, "slots": 1, "policy": "pop"}
+    w = s.sweep(spec, cwd=str(tmp_path))
+    assert w["name"] == "api-sweep" and w["state"] == "running", w
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(dict(spec, name="from-file")))
+    w2 = s.sweep(str(path))
+    assert w2["name"] == "from-file" and w2["id"] != w["id"]
+    with pytest.raises(slaq.BadRequest) as e:
+        s.sweep({"name": "no-space"})
+    assert e.value.code == "bad_spec" and "space" in str(e.value)
+    for sw in (w, w2):
+        s.request({"type": "sweep_cancel", "sweep": sw["id"]})
+
+
+def test_history_follows_every_page(slaqd, tmp_path):
+    s = slaq.Scheduler(socket=slaqd.sock)
+    jid = s.submit([TRAIN] + TRAIN_ARGS, cwd=str(tmp_path))
+    s.wait(jid, timeout=180)
+    whole = s.history(jid)
+    assert [r.iter for r in whole] == list(range(41))
+    sent = []
+    real = s.request
+    s.request = lambda msg: (sent.append(msg), real(msg))[1]
+    assert s.history(jid, page=7) == whole  # 41 reports, 6 pages of 7
+    assert [m["after"] for m in sent] == [None, 6, 13, 20, 27, 34]
+    assert all(m["limit"] == 7 for m in sent)
