@@ -192,6 +192,9 @@ Node = dataclasses.make_dataclass(
     bases=(_Record,), namespace={
         "__doc__": "One node of the `nodes` reply."})
 
+for _cls in (Job, Status, Node):
+    _cls.__module__ = __name__  # made by make_dataclass: for pickle, repr
+
 REPORT_COLUMNS = ("iter", "loss", "cpu_s", "samples", "t", "metric")
 
 
