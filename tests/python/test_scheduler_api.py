@@ -607,3 +607,16 @@ def test_history_follows_every_page(slaqd, tmp_path):
     assert s.history(jid, page=7) == whole  # 41 reports, 6 pages of 7
     assert [m["after"] for m in sent] == [None, 6, 13, 20, 27, 34]
     assert all(m["limit"] == 7 for m in sent)
+
+
+def test_over_tcp_without_libsodium_says_what_it_needs(monkeypatch):
+    import slaq.sealed
+
+    def no_library(name):
+        raise OSError("%s: cannot open shared object file" % name)
+
+    monkeypatch.setattr(slaq.sealed, "_sodium", None)
+    monkeypatch.setattr(slaq.sealed.ctypes, "CDLL", no_library)
+    with pytest.raises(slaq.Unavailable, match="TCP needs libsodium"):
+        slaq.Scheduler(host="127.0.0.1:9",
+                       credential="admin:whatever-token").status()
