@@ -245,7 +245,9 @@ Description: quality-driven scheduling of ML training jobs (Python client)
  .
  This package holds the Python client of slaqd: a training loop (PyTorch,
  scikit-learn, or plain Python) reports each iteration's loss through it
- and learns its share of the cores.
+ and learns its share of the cores; slaq.Scheduler submits, lists, waits
+ for and cancels jobs from Python, and python3 -m slaq is a command line
+ over it.
 DESC
 
 # --- slaq-doc

@@ -67,7 +67,9 @@ for f in ./usr/include/slaq/client.h "./usr/lib/$ma/pkgconfig/slaq-client.pc" \
          "./usr/lib/$ma/libslaq-client.a"; do
   where_is libslaq-dev "$f"
 done
-where_is python3-slaq ./usr/lib/python3/dist-packages/slaq/client.py
+for f in client.py scheduler.py sealed.py __main__.py; do
+  where_is python3-slaq "./usr/lib/python3/dist-packages/slaq/$f"
+done
 for f in ./usr/share/doc/slaq-doc/examples/sweeps/logreg-demo.json \
          ./usr/share/doc/slaq-doc/examples/toy_job.c ./usr/share/doc/slaq-doc/sweep-cli.md \
          ./usr/share/doc/slaq-doc/examples/prometheus/prometheus.yml \
@@ -114,6 +116,8 @@ check "slaq --version from /usr/bin" test "$(/usr/bin/slaq --version)" = "slaq $
 check "man slaqd is installed" bash -c "man -w slaqd >/dev/null"
 check "/usr/bin/python3 imports slaq" \
   env -u PYTHONPATH /usr/bin/python3 -c 'import slaq; assert slaq.__file__.startswith("/usr/lib/python3/dist-packages/")'
+check "/usr/bin/python3 -m slaq (the control API's command line) runs" \
+  bash -c 'cd / && env -u PYTHONPATH /usr/bin/python3 -m slaq ls --help | grep -q -- --socket'
 # A job of one's own in C, built against the installed client library.
 cat >"$TMP/job.c" <<'C'
 #include <slaq/client.h>

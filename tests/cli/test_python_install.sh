@@ -24,6 +24,11 @@ check "the installed module imports, version $want ($out)" \
   test "${out%% /*}" = "$want $want"
 check "it was copied into the environment, not found in the checkout" \
   grep -q "$TMP/venv/" <<<"$out"
+check "the control API is installed (slaq.Scheduler, slaq.sealed)" \
+  bash -c 'cd "$1" && "$1/venv/bin/python" -c "import slaq, slaq.sealed; slaq.Scheduler; slaq.PermissionDenied"' _ "$TMP"
+out=$(cd "$TMP" && "$TMP/venv/bin/python" -m slaq --help 2>&1)
+check "python -m slaq runs from the install and lists its verbs" \
+  test "$(grep -cE '^    (submit|ls|show|history|cancel|suspend|resume|policy|status|wait) ' <<<"$out")" = 10
 check_exit "pip uninstall" 0 "${pip[@]}" uninstall -y slaq
 check_exit "pip install -e ./python (editable) with no index" 0 \
   "${pip[@]}" install -e ./python
@@ -51,6 +56,8 @@ names = z.namelist()
 mods = sorted(n for n in names if n.startswith("slaq/"))
 print("# modules:", " ".join(mods))
 sys.exit(1 if missing or "slaq/client.py" not in mods or
+         not {"slaq/scheduler.py", "slaq/sealed.py",
+              "slaq/__main__.py"} <= set(mods) or
          any("__pycache__" in n for n in names) else 0)
 PY
 finish

@@ -2,59 +2,35 @@
 it: an agent's side of the handshake and the sealed lines, written from
 the document with libsodium (through ctypes) and hashlib's BLAKE2b, so
 that a test can play an agent, or a controller, and tamper with what it
-sends. Session is the same for the slaq command's sealed sessions on
-slaqd's TCP port ("Sealed sessions over TCP")."""
+sends. The sealing, the session's key derivation and Session, the slaq
+command's sealed sessions on slaqd's TCP port ("Sealed sessions over
+TCP"), are the Python client's (python/slaq/sealed.py)."""
 
-import base64
-import ctypes
-import ctypes.util
-import functools
 import hashlib
 import hmac
 import json
 import os
 import socket
+import sys
 import threading
 
-_sodium = ctypes.CDLL(ctypes.util.find_library("sodium") or "libsodium.so.23")
-if _sodium.sodium_init() < 0:
-    raise RuntimeError("libsodium cannot start")
-_sodium.crypto_pwhash_opslimit_interactive.restype = ctypes.c_size_t
-_sodium.crypto_pwhash_memlimit_interactive.restype = ctypes.c_size_t
-_sodium.crypto_pwhash.argtypes = [
-    ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_char_p, ctypes.c_ulonglong,
-    ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_size_t, ctypes.c_int]
-_AEAD = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_ulonglong),
-         ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_char_p,
-         ctypes.c_ulonglong, ctypes.c_char_p, ctypes.c_char_p,
-         ctypes.c_char_p]
-_sodium.crypto_aead_chacha20poly1305_ietf_encrypt.argtypes = _AEAD
-_sodium.crypto_aead_chacha20poly1305_ietf_decrypt.argtypes = [
-    ctypes.c_char_p, ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_char_p,
-    ctypes.c_char_p, ctypes.c_ulonglong, ctypes.c_char_p,
-    ctypes.c_ulonglong, ctypes.c_char_p, ctypes.c_char_p]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))), "python"))
+from slaq import sealed as _sealed  # noqa: E402
+from slaq.sealed import (ADMIN_SALT, SESSION_LABEL, Refused,  # noqa: E402,F401
+                         open_sealed, seal, session_identity, session_kdf)
 
+_sealed.load_sodium()
 LABEL = b"slaq agent link 2: "
 NODE_LABEL = b"slaq node key 1: "
 SALT = b"slaq-agent-link\0"
-SESSION_LABEL = b"slaq sealed session 1: "
-ADMIN_SALT = b"slaq-admin-key\0\0"
 
 
-@functools.lru_cache(maxsize=8)
 def derive_key(token, salt=SALT):
     """The link key of an agent token (or, with ADMIN_SALT, the key of a
     session's "admin" identity from the control token): Argon2id,
     libsodium's interactive limits, the protocol's fixed salt."""
-    out = ctypes.create_string_buffer(32)
-    pw = token.encode()
-    rc = _sodium.crypto_pwhash(
-        out, 32, pw, len(pw), salt,
-        _sodium.crypto_pwhash_opslimit_interactive(),
-        _sodium.crypto_pwhash_memlimit_interactive(),
-        _sodium.crypto_pwhash_alg_argon2id13())
-    assert rc == 0
-    return out.raw
+    return _sealed.argon2id_key(token, salt)
 
 
 def node_key(token, node):
@@ -80,35 +56,6 @@ def kdf(key, what, na, nc):
                            key=key).digest()
 
 
-def _nonce(n):
-    return n.to_bytes(8, "little") + b"\0" * 4
-
-
-def seal(key, n, plain):
-    """The n-th sealed line of a direction (base64, no newline)."""
-    out = ctypes.create_string_buffer(len(plain) + 16)
-    olen = ctypes.c_ulonglong(0)
-    _sodium.crypto_aead_chacha20poly1305_ietf_encrypt(
-        out, ctypes.byref(olen), plain, len(plain), None, 0, None,
-        _nonce(n), key)
-    return base64.b64encode(out.raw[:olen.value])
-
-
-def open_sealed(key, n, line):
-    """The plaintext of the n-th sealed line, or None if it does not open."""
-    try:
-        c = base64.b64decode(line, validate=True)
-    except ValueError:
-        return None
-    if len(c) < 16:
-        return None
-    out = ctypes.create_string_buffer(len(c))
-    olen = ctypes.c_ulonglong(0)
-    rc = _sodium.crypto_aead_chacha20poly1305_ietf_decrypt(
-        out, ctypes.byref(olen), None, c, len(c), None, 0, _nonce(n), key)
-    return out.raw[:olen.value] if rc == 0 else None
-
-
 def node_key_args(directory, token, node):
     """slaqd --agent's options for node: --node-key-file (its key, from
     token's cluster key, written into directory) and --node-name. token is
@@ -118,11 +65,6 @@ def node_key_args(directory, token, node):
     path = os.path.join(str(directory), "%s.key" % node)
     write_node_key(path, token, node)
     return ["--node-key-file", path, "--node-name", node]
-
-
-class Refused(Exception):
-    """The controller refused the handshake (its plain error line), or did
-    not prove the token."""
 
 
 class AgentLink:
@@ -278,64 +220,12 @@ class ControllerLink:
         return json.loads(plain)
 
 
-def session_kdf(key, what, na, nc, claim):
-    """A sealed session's proof or key: the agent link's, under the
-    session's label, with the claimed identity after the nonces."""
-    return hashlib.blake2b(SESSION_LABEL + what.encode() + na + nc +
-                           claim.encode(), digest_size=32,
-                           key=key).digest()
+class Session(_sealed.Session):
+    """The slaq command's side of a sealed session on slaqd's TCP port:
+    slaq.sealed.Session, the client's one implementation (see there), with
+    closed_by_peer() for the tests."""
 
-
-def session_identity(cred):
-    """(claimed identity, key) of a credential: "admin:TOKEN" or a user's
-    "UID:EXPIRES:GENERATION:HEX"."""
-    if cred.startswith("admin:"):
-        return "admin", derive_key(cred[6:], ADMIN_SALT)
-    claim, secret = cred.rsplit(":", 1)
-    return claim, bytes.fromhex(secret)
-
-
-class Session(AgentLink):
-    """The slaq command's side of a sealed session on slaqd's TCP port
-    (addr "HOST:PORT"): the handshake with a credential, then send()/
-    recv() of sealed messages, and request() for one round trip. With
-    check_server=False slaqd's proof is not checked (a client that does
-    not hold the key goes on to send its own proof); claim overrides the
-    identity the hello claims."""
-
-    def __init__(self, addr, cred, check_server=True, claim=None,
-                 timeout=10):
-        host, port = addr.rsplit(":", 1)
-        self.s = socket.create_connection((host, int(port)),
-                                          timeout=timeout)
-        self.f = self.s.makefile("rb")
-        self.lock = threading.RLock()
-        ident, key = session_identity(cred)
-        ident = claim or ident
-        na = os.urandom(32)
-        self.send_raw(json.dumps({"type": "link_hello", "version": 1,
-                                  "nonce": na.hex(),
-                                  "as": ident}).encode())
-        ch = self._plain_line()
-        if ch.get("type") != "link_challenge":
-            raise Refused(ch)
-        nc = bytes.fromhex(ch["nonce"])
-        if check_server and not hmac.compare_digest(
-                bytes.fromhex(ch["proof"]),
-                session_kdf(key, "proof of the slaqd", na, nc, ident)):
-            raise Refused("slaqd did not prove the credential's key")
-        self.send_raw(json.dumps({"type": "link_proof", "proof": session_kdf(
-            key, "proof of the client", na, nc, ident).hex()}).encode())
-        self.tx = session_kdf(key, "key client to slaqd", na, nc, ident)
-        self.rx = session_kdf(key, "key slaqd to client", na, nc, ident)
-        self.txn = self.rxn = 0
-        self.sent = []
-
-    def request(self, msg):
-        """Sends msg sealed; the next message back (a plain refusal has
-        "plain": True), or None when slaqd closed."""
-        self.send(msg)
-        return self.recv()
+    closed_by_peer = AgentLink.closed_by_peer
 
 
 def ask(addr, cred, msg):
