@@ -67,7 +67,9 @@ for f in ./usr/include/slaq/client.h "./usr/lib/$ma/pkgconfig/slaq-client.pc" \
          "./usr/lib/$ma/libslaq-client.a"; do
   where_is libslaq-dev "$f"
 done
-where_is python3-slaq ./usr/lib/python3/dist-packages/slaq/client.py
+for m in client loop torch sklearn xgboost skorch; do
+  where_is python3-slaq "./usr/lib/python3/dist-packages/slaq/$m.py"
+done
 for f in ./usr/share/doc/slaq-doc/examples/sweeps/logreg-demo.json \
          ./usr/share/doc/slaq-doc/examples/toy_job.c ./usr/share/doc/slaq-doc/sweep-cli.md; do
   where_is slaq-doc "$f"
