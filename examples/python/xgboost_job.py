@@ -2,7 +2,8 @@
 """xgboost_job.py — XGBoost boosting rounds under slaqd with
 slaq.xgboost.Callback.
 
-A binary classifier on make_classification's synthetic data (held-out
+A binary classifier on make_classification's synthetic data, as a pandas
+DataFrame with named columns as tabular data usually comes (the held-out
 quarter as "valid"); every boosting round is reported to slaqd with the
 validation log loss (the last metric of the last evals entry), the
 booster's nthread follows slaqd's advice, and training ends early when
@@ -18,6 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "python"))
+import pandas  # noqa: E402
 import xgboost  # noqa: E402
 from sklearn.datasets import make_classification  # noqa: E402
 
@@ -36,9 +38,10 @@ def main():
 
     x, y = make_classification(n_samples=a.samples, n_features=20,
                                n_informative=10, random_state=a.seed)
+    frame = pandas.DataFrame(x, columns=["f%02d" % i for i in range(20)])
     cut = a.samples * 3 // 4
-    train = xgboost.DMatrix(x[:cut], y[:cut])
-    valid = xgboost.DMatrix(x[cut:], y[cut:])
+    train = xgboost.DMatrix(frame.iloc[:cut], y[:cut])
+    valid = xgboost.DMatrix(frame.iloc[cut:], y[cut:])
     cb = slaq.xgboost.Callback(rounds=a.rounds, every_steps=a.every)
     booster = xgboost.train(
         {"objective": "binary:logistic", "eval_metric": ["auc", "logloss"],
