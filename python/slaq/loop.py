@@ -186,7 +186,8 @@ class Loop:
 
     def initial_loss(self, loss, metric=None):
         """Reports the loss before training as iteration 0 (optional; only
-        before the first step). Returns the Report."""
+        before the first step), with the CPU seconds since the client
+        opened (the job's start-up). Returns the Report."""
         if self.steps or self.reports or self._int_steps:
             raise RuntimeError("initial_loss() comes before the first step")
         return self._send(0, float(loss), 0, 0.0, metric)
@@ -354,7 +355,13 @@ class Loop:
         return rep
 
     def _send(self, iteration, loss, steps, samples, metric):
-        cpu_s = max(0.0, time.process_time() - self._cpu0)
+        if iteration == 0:
+            # The loss before training covers the job's start-up: the CPU
+            # seconds since the client opened (or last reported).
+            cpu_s = max(0.0, time.process_time() -
+                        getattr(self.client, "_cpu_prev", self._cpu0))
+        else:
+            cpu_s = max(0.0, time.process_time() - self._cpu0)
         threads = self._threads if self._set_threads is not None \
             else self._pool_size()
         if metric is not None:
