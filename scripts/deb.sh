@@ -238,16 +238,20 @@ chmod 755 "$work/slaq/DEBIAN/postinst" "$work/slaq/DEBIAN/prerm" \
   "$work/slaq/DEBIAN/postrm"
 
 # --- python3-slaq
-control python3-slaq all python "python3:any" "" <<'DESC'
+# The helpers (slaq.torch, slaq.sklearn, slaq.xgboost, slaq.skorch) import
+# their library only when used, so the libraries are suggestions.
+control python3-slaq all python "python3:any" \
+  "Suggests: python3-torch, python3-sklearn, python3-threadpoolctl, python3-xgboost, python3-skorch" <<'DESC'
 Description: quality-driven scheduling of ML training jobs (Python client)
  slaq shares a machine's CPUs among iterative training jobs by how much
  each job's loss is predicted to fall, after SLAQ (SoCC'17).
  .
  This package holds the Python client of slaqd: a training loop (PyTorch,
  scikit-learn, or plain Python) reports each iteration's loss through it
- and learns its share of the cores; slaq.Scheduler submits, lists, waits
- for and cancels jobs from Python, and python3 -m slaq is a command line
- over it.
+ and learns its share of the cores; training-loop helpers for PyTorch,
+ scikit-learn, XGBoost and skorch do the reporting, thread sizing and
+ stopping in a line or two; slaq.Scheduler submits, lists, waits for and
+ cancels jobs from Python, and python3 -m slaq is a command line over it.
 DESC
 
 # --- slaq-doc

@@ -67,8 +67,8 @@ for f in ./usr/include/slaq/client.h "./usr/lib/$ma/pkgconfig/slaq-client.pc" \
          "./usr/lib/$ma/libslaq-client.a"; do
   where_is libslaq-dev "$f"
 done
-for f in client.py scheduler.py sealed.py __main__.py; do
-  where_is python3-slaq "./usr/lib/python3/dist-packages/slaq/$f"
+for m in client loop torch sklearn xgboost skorch scheduler sealed __main__; do
+  where_is python3-slaq "./usr/lib/python3/dist-packages/slaq/$m.py"
 done
 for f in ./usr/share/doc/slaq-doc/examples/sweeps/logreg-demo.json \
          ./usr/share/doc/slaq-doc/examples/toy_job.c ./usr/share/doc/slaq-doc/sweep-cli.md \

@@ -2,7 +2,8 @@
 # repository and no package index (python/backend/slaq_build.py, the
 # in-tree build backend): a plain and an editable install into a virtual
 # environment with every index unreachable, the wheel's metadata from
-# pyproject.toml, and the same sources giving the same wheel bytes.
+# pyproject.toml, the training-loop helpers among its modules, and the
+# same sources giving the same wheel bytes.
 . "$(dirname "$0")/lib.sh"
 
 py=$(command -v python3)
@@ -29,6 +30,17 @@ check "the control API is installed (slaq.Scheduler, slaq.sealed)" \
 out=$(cd "$TMP" && "$TMP/venv/bin/python" -m slaq --help 2>&1)
 check "python -m slaq runs from the install and lists its verbs" \
   test "$(grep -cE '^    (submit|ls|show|history|cancel|suspend|resume|policy|status|wait) ' <<<"$out")" = 10
+# The helpers are installed too; in a venv without the libraries, using
+# one fails with an error that says what to install, and `import slaq`
+# still works (it imports none of them).
+out=$(cd "$TMP" && "$TMP/venv/bin/python" -c '
+import slaq, slaq.loop
+try:
+    import slaq.xgboost
+except ImportError as e:
+    print(e)' 2>&1)
+check "slaq.xgboost is installed and names its package when xgboost is missing ($out)" \
+  grep -q "slaq.xgboost needs XGBoost (Debian: apt install python3-xgboost" <<<"$out"
 check_exit "pip uninstall" 0 "${pip[@]}" uninstall -y slaq
 check_exit "pip install -e ./python (editable) with no index" 0 \
   "${pip[@]}" install -e ./python
@@ -55,9 +67,10 @@ missing = [n for n in need if n not in meta.splitlines()]
 names = z.namelist()
 mods = sorted(n for n in names if n.startswith("slaq/"))
 print("# modules:", " ".join(mods))
-sys.exit(1 if missing or "slaq/client.py" not in mods or
-         not {"slaq/scheduler.py", "slaq/sealed.py",
-              "slaq/__main__.py"} <= set(mods) or
+helpers = ["slaq/%s.py" % m for m in
+           ("client", "loop", "torch", "sklearn", "xgboost", "skorch",
+            "scheduler", "sealed", "__main__")]
+sys.exit(1 if missing or any(h not in mods for h in helpers) or
          any("__pycache__" in n for n in names) else 0)
 PY
 finish
