@@ -30,7 +30,7 @@ import socket
 import stat
 import struct
 import time
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 SYSTEM_SOCKET = "/run/slaq/slaq.sock"
 LOCAL_SOCKET = "./var/slaq.sock"
@@ -154,17 +154,27 @@ JOB_FIELDS = (
     "prediction", "history", "allocations", "events", "log_dir", "array",
     "index")
 
-Job = dataclasses.make_dataclass(
-    "Job", _fields(*JOB_FIELDS) + [
-        ("extra", Dict[str, Any], dataclasses.field(default_factory=dict))],
-    bases=(_Record,), namespace={
-        "__doc__": "One job as `slaq show --json` prints it (a job object "
-                   "of docs/protocol.md). From `ls` the show-only fields "
-                   "(history, allocations, events, prediction, log_dir) "
-                   "are None. Unknown fields are in `extra`; job['x'] reads "
-                   "either.",
-        "active": property(lambda self: self.state not in ENDED,
-                           doc="True while the job runs or is stopping.")})
+
+def _record(name, fields, doc, **namespace):
+    """A record class (a dataclass on _Record) of slaqd's object `name`:
+    the given fields, each None by default, an `extra` dict for the
+    others, and its docstring."""
+    cls = dataclasses.make_dataclass(
+        name, _fields(*fields) + [
+            ("extra", Dict[str, Any],
+             dataclasses.field(default_factory=dict))],
+        bases=(_Record,), namespace=dict(namespace, __doc__=doc))
+    cls.__module__ = __name__  # made by make_dataclass: for pickle, repr
+    return cls
+
+
+Job = _record(
+    "Job", JOB_FIELDS, "One job as `slaq show --json` prints it (a job "
+    "object of docs/protocol.md). From `ls` the show-only fields (history, "
+    "allocations, events, prediction, log_dir) are None. Unknown fields are "
+    "in `extra`; job['x'] reads either.",
+    active=property(lambda self: self.state not in ENDED,
+                    doc="True while the job runs or is stopping."))
 
 STATUS_FIELDS = (
     "pid", "started", "policy", "predictor", "enforce", "enforce_detail",
@@ -174,26 +184,16 @@ STATUS_FIELDS = (
     "damping", "horizon_iters", "cores", "epoch_s", "query_min_cores",
     "settings")
 
-Status = dataclasses.make_dataclass(
-    "Status", _fields(*STATUS_FIELDS) + [
-        ("extra", Dict[str, Any], dataclasses.field(default_factory=dict))],
-    bases=(_Record,), namespace={
-        "__doc__": "slaqd's `status` reply (docs/protocol.md; the counters "
-                   "of docs/metrics.md): the usual fields typed, every "
-                   "other counter in `extra`; status['x'] reads either."})
+Status = _record(
+    "Status", STATUS_FIELDS, "slaqd's `status` reply (docs/protocol.md; the "
+    "counters of docs/metrics.md): the usual fields typed, every other "
+    "counter in `extra`; status['x'] reads either.")
 
 NODE_FIELDS = ("name", "capacity", "allocated", "jobs", "state",
                "last_heartbeat", "heartbeat_age_s", "enforce", "connected",
                "reports")
 
-Node = dataclasses.make_dataclass(
-    "Node", _fields(*NODE_FIELDS) + [
-        ("extra", Dict[str, Any], dataclasses.field(default_factory=dict))],
-    bases=(_Record,), namespace={
-        "__doc__": "One node of the `nodes` reply."})
-
-for _cls in (Job, Status, Node):
-    _cls.__module__ = __name__  # made by make_dataclass: for pickle, repr
+Node = _record("Node", NODE_FIELDS, "One node of the `nodes` reply.")
 
 REPORT_COLUMNS = ("iter", "loss", "cpu_s", "samples", "t", "metric")
 

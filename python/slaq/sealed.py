@@ -152,6 +152,27 @@ def session_identity(cred):
     return claim, bytes.fromhex(secret)
 
 
+def recv_line(link, refused):
+    """The next message on a link that is open (link.f its reader, link.rx
+    and link.rxn its key and count of lines opened): a sealed line opened
+    (link.rxn counts it), a plain error line marked "plain": True, or None
+    at the end. Raises Refused(refused) when a sealed line does not open.
+    Both a session and the tests' agent link read this way."""
+    line = link.f.readline()
+    if not line:
+        return None
+    line = line.strip()
+    if line.startswith(b"{"):
+        m = json.loads(line)
+        m["plain"] = True
+        return m
+    plain = open_sealed(link.rx, link.rxn, line)
+    if plain is None:
+        raise Refused(refused)
+    link.rxn += 1
+    return json.loads(plain)
+
+
 class Refused(Exception):
     """slaqd refused the handshake (args[0]: its plain error line as a
     dict), or the server did not prove the credential's key (a string)."""
@@ -220,20 +241,9 @@ class Session:
         """The next message: a sealed one opened, or a plain error line
         (marked "plain": True); None when slaqd closed the connection.
         Raises Refused when a sealed line does not open."""
-        line = self.f.readline()
-        if not line:
-            return None
-        line = line.strip()
-        if line.startswith(b"{"):
-            m = json.loads(line)
-            m["plain"] = True
-            return m
-        plain = open_sealed(self.rx, self.rxn, line)
-        if plain is None:
-            raise Refused("slaqd's reply does not open (altered on the way, "
-                          "or not from the slaqd that proved itself)")
-        self.rxn += 1
-        return json.loads(plain)
+        return recv_line(self, "slaqd's reply does not open (altered on the "
+                               "way, or not from the slaqd that proved "
+                               "itself)")
 
     def request(self, msg):
         """Sends msg sealed and returns the next message back (see recv)."""

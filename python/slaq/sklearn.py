@@ -92,6 +92,28 @@ def _samples(X):
     return len(X)
 
 
+def _fit(method, X, y, fit_params, quiet, warning):
+    """One fit or partial_fit call on X (and y when given), the library's
+    `warning` (ConvergenceWarning) silenced when quiet."""
+    with warnings.catch_warnings():
+        if quiet:
+            warnings.simplefilter("ignore", warning)
+        if y is None:
+            method(X, **fit_params)
+        else:
+            method(X, y, **fit_params)
+
+
+def _step_loss(estimator, evaluate, lossf, X, y):
+    """The loss a step reports: None when the loop evaluates it itself
+    (evaluate), else lossf's, else the estimator's own (loss_)."""
+    if evaluate is not None:
+        return None
+    if lossf is not None:
+        return lossf(estimator, X, y)
+    return _estimator_loss(estimator)
+
+
 def _estimator_loss(estimator):
     loss = getattr(estimator, "loss_", None)
     if loss is None:
@@ -201,19 +223,9 @@ def partial_fit(estimator, batches, epochs=1, classes=None, loss=None,
                     X, y = batch
                 else:
                     X, y = batch, None
-                with warnings.catch_warnings():
-                    if quiet:
-                        warnings.simplefilter("ignore", ConvergenceWarning)
-                    if y is None:
-                        estimator.partial_fit(X, **fit_params)
-                    else:
-                        estimator.partial_fit(X, y, **fit_params)
-                if evaluate is not None:
-                    step_loss = None
-                elif lossf is not None:
-                    step_loss = lossf(estimator, X, y)
-                else:
-                    step_loss = _estimator_loss(estimator)
+                _fit(estimator.partial_fit, X, y, fit_params, quiet,
+                     ConvergenceWarning)
+                step_loss = _step_loss(estimator, evaluate, lossf, X, y)
                 going = loop.step(step_loss, samples=_samples(X))
                 if not going:
                     break
@@ -286,19 +298,8 @@ def warm_start_fit(estimator, X, y=None, rounds=10, grow=None, loss=None,
             if grow is not None and r > 0:
                 estimator.set_params(
                     **{gname: estimator.get_params()[gname] + ginc})
-            with warnings.catch_warnings():
-                if quiet:
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                if y is None:
-                    estimator.fit(X, **fit_params)
-                else:
-                    estimator.fit(X, y, **fit_params)
-            if evaluate is not None:
-                step_loss = None
-            elif lossf is not None:
-                step_loss = lossf(estimator, X, y)
-            else:
-                step_loss = _estimator_loss(estimator)
+            _fit(estimator.fit, X, y, fit_params, quiet, ConvergenceWarning)
+            step_loss = _step_loss(estimator, evaluate, lossf, X, y)
             if step_loss is not None and not math.isfinite(step_loss):
                 raise ValueError("slaq: round %d's loss is %r" % (r + 1,
                                                                   step_loss))

@@ -18,7 +18,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
     os.path.dirname(os.path.abspath(__file__)))), "python"))
 from slaq import sealed as _sealed  # noqa: E402
 from slaq.sealed import (ADMIN_SALT, SESSION_LABEL, Refused,  # noqa: E402,F401
-                         open_sealed, seal, session_identity, session_kdf)
+                         open_sealed, recv_line, seal, session_identity,
+                         session_kdf)
 
 _sealed.load_sodium()
 LABEL = b"slaq agent link 2: "
@@ -130,19 +131,7 @@ class AgentLink:
     def recv(self):
         """The next message: a sealed one opened, or a plain error line
         (with "plain": True); None when the connection closed."""
-        line = self.f.readline()
-        if not line:
-            return None
-        line = line.strip()
-        if line.startswith(b"{"):
-            m = json.loads(line)
-            m["plain"] = True
-            return m
-        plain = open_sealed(self.rx, self.rxn, line)
-        if plain is None:
-            raise Refused("a line from the controller does not open")
-        self.rxn += 1
-        return json.loads(plain)
+        return recv_line(self, "a line from the controller does not open")
 
     def closed_by_peer(self, timeout=5):
         """True once the controller has closed the connection (what it
