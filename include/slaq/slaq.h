@@ -262,6 +262,48 @@ int slaq_convergence_parse(const char *name, slaq_convergence *out);
 /* "sublinear", "linear", "nonconvex" or "unknown". */
 const char *slaq_convergence_name(slaq_convergence c);
 
+/*
+ * Class priors (docs/libslaq.md, "Class priors"): how the recorded
+ * curves of a convergence class fall, learned from a curve library, for
+ * a job whose own loss has not moved yet. Per class (indexed by
+ * slaq_convergence; SLAQ_CONV_UNKNOWN holds every curve's):
+ */
+typedef struct slaq_prior_class {
+    double half_iters; /* median iterations to half a curve's drop */
+    double done_iters; /* median iterations to 90% of it */
+    double rel_drop;   /* median drop (L(0) − min L) / |L(0)| */
+    size_t curves;     /* curves it was learned from (0: UNKNOWN's used) */
+} slaq_prior_class;
+
+#define SLAQ_NCONV 4
+
+typedef struct slaq_prior {
+    slaq_prior_class cls[SLAQ_NCONV];
+} slaq_prior;
+
+/* The prior learned from the project's tuning curves
+ * (tests/data/curves-dev.jsonl; `slaq prior` prints it and learns another
+ * from any curve file). */
+const slaq_prior *slaq_prior_default(void);
+
+/* Learns a prior from n curves (loss[i][0..len[i]−1], class cls[i]):
+ * curves with fewer than 2 points or no drop are skipped. SLAQ_EINVAL
+ * when no curve has a drop. */
+int slaq_prior_learn(const double *const *loss, const size_t *len,
+                     const slaq_convergence *cls, size_t n,
+                     slaq_prior *out);
+
+/* Class c's row, UNKNOWN's when c has no curves. */
+const slaq_prior_class *slaq_prior_of(const slaq_prior *p,
+                                      slaq_convergence c);
+
+/* The prior's forecast for a job at iteration k0 with loss loss0 whose
+ * loss has not moved: it falls from loss0 by rel_drop·|loss0|, half of
+ * that in half_iters iterations (L = loss0 − D·u/(u + h), u = k − k0),
+ * its first_loss loss0 and its scale D. */
+void slaq_prior_forecast(const slaq_prior_class *c, double k0, double loss0,
+                         slaq_forecast *out);
+
 typedef struct slaq_predictor_opts {
     double lambda;       /* weight decay Λ for slaq-fit/auto, (0,1]; 0.8 */
     /* The job's declared class. slaq-fit then fits only that class's
@@ -829,6 +871,7 @@ const char *slaq_placement_name(slaq_placement kind);
 #define SLAQ_DEFAULT_HYSTERESIS 1.0
 #define SLAQ_DEFAULT_DAMPING 0.5
 #define SLAQ_DEFAULT_MAX_FITS 1000
+#define SLAQ_DEFAULT_STARVE_S 10.0
 
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
@@ -867,6 +910,26 @@ typedef struct slaq_sched_config {
     double hold;                   /* in [0, 1]: slaq_alloc_ws_set_hold's
                                       threshold (0: never hold); default
                                       SLAQ_DEFAULT_HOLD */
+    double starve_s;               /* > 0: the bound on starvation. Under
+                                      a policy that divides by forecasts,
+                                      a training job still short of 95%
+                                      of its predicted loss drop (or whose
+                                      loss has not moved yet) that has
+                                      been held at the minimum share,
+                                      below its fair share, for this many
+                                      seconds gets its fair share until
+                                      its next report (a lift); 0:
+                                      never; default
+                                      SLAQ_DEFAULT_STARVE_S */
+    int prior;                     /* non-zero (default): under a policy
+                                      that divides by forecasts, with a
+                                      predictor other than the oracle, a
+                                      training job whose loss has not
+                                      moved yet is valued by its class's
+                                      prior (slaq_prior_default) and
+                                      holds at least its fair share, up
+                                      to the class's done_iters reports;
+                                      0: by its own flat forecast */
     int scaling;                   /* non-zero (default): a job that has
                                       reported its threads is allocated
                                       by its scaling model's speed-ups
@@ -1189,6 +1252,11 @@ size_t slaq_sched_refit_backlog(const slaq_sched *s); /* jobs still due */
 void slaq_job_refit(slaq_job *j);
 
 double slaq_job_alloc(const slaq_job *j);       /* cores from the last epoch */
+/* The longest time job j has spent at the minimum share while still
+ * improving (config.starve_s's clock), up to now, in seconds; and how
+ * many times it was lifted to its fair share. */
+double slaq_job_starved_max(const slaq_job *j, double now);
+unsigned slaq_job_lifts(const slaq_job *j);
 double slaq_job_gain(const slaq_job *j);        /* predicted normalised loss
                                                    reduction this epoch */
 const slaq_history *slaq_job_history(const slaq_job *j);

@@ -20,6 +20,7 @@ typedef struct cli_command {
 } cli_command;
 
 int cmd_predict_eval(int argc, char **argv);
+int cmd_prior(int argc, char **argv);            /* prior.c */
 int cmd_predict_eval_aqp(int argc, char **argv); /* predict_eval_aqp.c */
 int cmd_progress_eval(int argc, char **argv);
 int cmd_bench(int argc, char **argv);

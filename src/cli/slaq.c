@@ -14,6 +14,8 @@
 static const cli_command commands[] = {
     {"predict-eval", cmd_predict_eval,
      "measure loss-prediction error on recorded curves"},
+    {"prior", cmd_prior,
+     "the class priors for jobs whose loss has not moved (--curves)"},
     {"progress-eval", cmd_progress_eval,
      "check the loss reduction slaq shows against recorded curves"},
     {"bench", cmd_bench, "benchmark the scheduling core (bench sched, bench cluster)"},

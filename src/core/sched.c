@@ -88,6 +88,15 @@ struct slaq_job {
     double attained;         /* core-seconds held so far (at allocations) */
     double waited;           /* seconds at no cores so far */
     double seen_t;           /* when attained and waited were last advanced */
+    /* The bound on starvation (config.starve_s, job_lift): */
+    double alloc_t;          /* when alloc was last set (NAN: never) */
+    double low_since;        /* since when it has been at the minimum share
+                                while improving (NAN: it is not) */
+    double low_max;          /* the longest such spell that has ended */
+    double lift_t;           /* when its lift began (NAN: not lifted) */
+    uint64_t lift_reports;   /* iter_reports when it was lifted */
+    unsigned lifts;
+    slaq_forecast pfc;       /* its class prior's forecast (job_prior) */
 };
 
 /* The per-epoch part of a job: its first bytes, up to `gain`. */
@@ -149,6 +158,7 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
         !(cfg->hysteresis >= 0) || !isfinite(cfg->hysteresis) ||
         !(cfg->damping >= 0 && cfg->damping < 1) ||
         !(cfg->hold >= 0 && cfg->hold <= 1) ||
+        !(cfg->starve_s >= 0) ||
         (unsigned)cfg->placement > SLAQ_PLACE_GAIN ||
         cfg->nodes > (size_t)INT32_MAX)
         return NULL;
@@ -512,6 +522,9 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     j->user = o->user;
     j->goal = o->goal;
     j->seen_t = t;
+    j->alloc_t = NAN;
+    j->low_since = NAN;
+    j->lift_t = NAN;
     j->cost_known = o->iter_cpu_s > 0;
     j->convergence = o->convergence;
     slaq_runtime_init(&j->rt, j->cost_known ? o->iter_cpu_s
@@ -779,6 +792,137 @@ static int job_settling(const slaq_sched *s, const slaq_job *j)
 }
 
 /*
+ * Whether job j is still improving, as the bound on starvation sees it.
+ * A loss that has not moved below its first value yet is no proof of
+ * convergence: such a job counts as improving. A loss that has moved
+ * counts while its last LIFT_RECENT reports took at least LIFT_MOVING of
+ * the drop so far (what it measured: a job on a plateau has stopped) and
+ * its forecast puts it short of LIFT_DONE of the drop from its first loss
+ * to its predicted final one (what it predicts: noise on a converged
+ * curve is not progress).
+ */
+#define LIFT_RECENT 5
+#define LIFT_MOVING 0.01
+#define LIFT_DONE 0.95
+
+/* Whether job j's loss has not moved yet: its lowest loss is within
+ * PRIOR_MOVED of its first (relative to the first's size). */
+#define PRIOR_MOVED 1e-3
+
+static int job_unmoved(const slaq_job *j)
+{
+    double first = slaq_history_first_loss(j->hist);
+    double drop = first - slaq_history_min_loss(j->hist);
+    return !(drop > PRIOR_MOVED * fabs(first));
+}
+
+static int job_improving(const slaq_job *j, double k)
+{
+    const slaq_history *h = j->hist;
+    size_t len = slaq_history_len(h);
+    double first = slaq_history_first_loss(h);
+    double drop = first - slaq_history_min_loss(h);
+    if (job_unmoved(j))
+        return 1;
+    if (len <= LIFT_RECENT)
+        return 0; /* too few reports in the window to tell */
+    double recent = slaq_history_at(h, len - 1 - LIFT_RECENT)->loss -
+                    slaq_history_at(h, len - 1)->loss;
+    if (!(recent >= LIFT_MOVING * drop))
+        return 0;
+    const slaq_forecast *f = slaq_predictor_forecast(j->pred);
+    double span = f->first_loss - f->final_loss;
+    double now = slaq_forecast_loss(f, k);
+    if (!(span > 0) || !isfinite(now))
+        return 1;
+    return (f->first_loss - now) / span < LIFT_DONE;
+}
+
+/*
+ * The bound on starvation (config.starve_s): returns the share job j is
+ * guaranteed this epoch, 0 when none. The clock runs under every policy
+ * (slaq_job_starved_max), the lift only under one that divides by
+ * forecasts and with starve_s > 0. A training job held at the minimum
+ * share, below its fair share, while still improving, runs a clock from
+ * the epoch that gave it that share; when the clock reaches starve_s the
+ * job is lifted: it holds its fair share until it reports again (at
+ * least one epoch, at most starve_s), so that its forecast sees its
+ * loss move, and its clock starts afresh. Whatever the forecasts say, no
+ * improving job waits at the minimum share longer than starve_s plus
+ * one epoch. The epoch that lifts a job is not damped (the lift is
+ * whole at once). O(1) per job, one forecast evaluation for a job at the
+ * minimum share.
+ */
+static double job_lift(slaq_sched *s, slaq_job *j, double now,
+                       double k, double fair)
+{
+    const slaq_sched_config *c = &s->cfg;
+    if (j->kind != SLAQ_JOB_ML || !j->reported || j->alloc_t != j->alloc_t)
+        return 0;
+    if (j->lift_t == j->lift_t) {
+        double held = now - j->lift_t;
+        if (held < c->starve_s &&
+            (j->iter_reports <= j->lift_reports || held < c->epoch_s))
+            return fair;
+        j->lift_t = NAN;
+    }
+    double floor = fmin(c->unit, fair);
+    int low = j->alloc <= floor * 1.05 && j->alloc < fair * 0.95;
+    if (!low || !job_improving(j, k)) {
+        if (j->low_since == j->low_since && now - j->low_since > j->low_max)
+            j->low_max = now - j->low_since;
+        j->low_since = NAN;
+        return 0;
+    }
+    if (j->low_since != j->low_since)
+        j->low_since = j->alloc_t;
+    if (!(c->starve_s > 0) || now - j->low_since < c->starve_s ||
+        !alloc_policy_of(c->policy)->forecasts)
+        return 0;
+    if (now - j->low_since > j->low_max)
+        j->low_max = now - j->low_since;
+    j->low_since = NAN;
+    j->lift_t = now;
+    j->lift_reports = j->iter_reports;
+    j->lifts++;
+    s->changed = 1; /* undamped: the lift is whole at once */
+    return fair;
+}
+
+/*
+ * The class prior (config.prior, docs/libslaq.md "Class priors"): a
+ * training job whose loss has not moved yet has a flat forecast, which
+ * values its cores at nothing, so that it never runs fast enough to move.
+ * Until it moves, and for at most as many reports as its class's curves
+ * take to 90% of their drop, it is valued by its class's prior curve from
+ * where it is, and holds at least its fair share. Returns the forecast to
+ * divide by (NULL: the job's own).
+ */
+static const slaq_forecast *job_prior(slaq_sched *s, slaq_job *j)
+{
+    const slaq_sched_config *c = &s->cfg;
+    if (!c->prior || j->kind != SLAQ_JOB_ML || !j->reported ||
+        c->predictor == SLAQ_PRED_ORACLE ||
+        !alloc_policy_of(c->policy)->forecasts || !job_unmoved(j))
+        return NULL;
+    const slaq_prior_class *pc =
+        slaq_prior_of(slaq_prior_default(), j->convergence);
+    if ((double)j->iter_reports >= pc->done_iters)
+        return NULL;
+    const slaq_report *last = slaq_history_last(j->hist);
+    slaq_prior_forecast(pc, (double)last->iter, last->loss, &j->pfc);
+    return &j->pfc;
+}
+
+double slaq_job_starved_max(const slaq_job *j, double now)
+{
+    double open = j->low_since == j->low_since ? now - j->low_since : 0;
+    return fmax(j->low_max, open);
+}
+
+unsigned slaq_job_lifts(const slaq_job *j) { return j->lifts; }
+
+/*
  * A query as the policy sees it (ReLAQS): its forecast is its predicted
  * progress metric on an axis of CPU-seconds, so one core gives it
  * `horizon` of them per epoch; its position is the work of its finished
@@ -1010,8 +1154,19 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         pj->weight = j->weight;
         pj->max_cores = j->max_cores;
         pj->scale = job_scale(s, j) * h / horizon;
-        pj->min_cores = job_settling(s, j) && wsum > 0
-                            ? cap * j->weight / wsum : 0;
+        double fair = wsum > 0 ? fmin(cap * j->weight / wsum,
+                                      j->max_cores) : 0;
+        pj->min_cores = job_settling(s, j) ? fair : 0;
+        double lift = job_lift(s, j, now, pj->k, fair);
+        if (lift > pj->min_cores)
+            pj->min_cores = lift;
+        const slaq_forecast *pf = job_prior(s, j);
+        if (pf) {
+            pj->fc = pf;
+            pj->scale = pf->scale * h / horizon;
+            if (fair > pj->min_cores)
+                pj->min_cores = fair;
+        }
         pj->unproven = !j->reported;
         pj->prev_alloc = j->alloc;
         pj->stay = c->hysteresis;
@@ -1051,6 +1206,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         double k1 = pj->k + pj->iters_per_core *
                                 slaq_scaling_speedup(pj->scaling, cores);
         j->alloc = a;
+        j->alloc_t = now;
         j->gain_k0 = pj->k;
         j->gain_k1 = k1;
         j->gain_scale = pj->scale;

@@ -165,6 +165,25 @@ static const slaq_setting settings[] = {
              "ceil(cores) other jobs keep the cores busy: a plateaued job "
              "runs only on cycles no other job wants, and fewer jobs share "
              "the cores (0: never)."},
+    {.name = "starve-bound", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(starve_s, double), .min = 0, .max = 1e9, .dflt = SLAQ_DEFAULT_STARVE_S, .arg = "S",
+     .unit = "s",
+     .help = "Under a policy that divides by forecasts, a training job "
+             "whose loss is still falling (short of 95% of its predicted "
+             "drop) or has not moved yet, held at the minimum share below "
+             "its fair share for S seconds, gets its fair share until it "
+             "reports again: no improving job starves for longer than S "
+             "(0: never lifted; docs/libslaq.md, \"The bound on "
+             "starvation\")."},
+    {.name = "prior", .type = SLAQ_SETTING_ENUM,
+     .offset = AT(prior, int), VALUES(switches, switch_name),
+     .dflt = 1, .arg = "on|off",
+     .help = "on: a training job whose loss has not moved yet is valued by "
+             "how the recorded curves of its convergence class fall (`slaq "
+             "prior`) and holds at least its fair share, for as many "
+             "reports as such a curve takes to 90% of its drop; off: by its "
+             "own flat forecast, which values its cores at nothing "
+             "(docs/libslaq.md, \"Class priors\")."},
     {.name = "scaling", .type = SLAQ_SETTING_ENUM,
      .offset = AT(scaling, int), VALUES(switches, switch_name),
      .dflt = 1, .arg = "on|off",

@@ -2155,6 +2155,11 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
         /* deprecated alias of forecast_norm_error, until the next release */
         json_object_set_new(o, "predictor_error", num_or_null(fe));
         json_object_set_new(o, "throttled", json_boolean(j->throttled));
+        /* The bound on starvation (--starve-bound, docs/metrics.md). */
+        json_object_set_new(o, "starved_max_s", json_real(
+                                slaq_job_starved_max(j->sj, sd_now())));
+        json_object_set_new(o, "lifts", json_integer(
+                                slaq_job_lifts(j->sj)));
         size_t len = slaq_history_len(h);
         double ips = 0;
         if (len >= 2) {

@@ -538,6 +538,7 @@ static int job_complete(simstate *st, char *err, size_t errlen)
         return 0;
     }
     j->res->completion = t;
+    j->res->starved = slaq_job_starved_max(j->sj, t);
     slaq_sched_remove(st->s, j->sj);
     j->sj = NULL;
     st->nactive--;
@@ -685,6 +686,7 @@ void sim_summarize(const sim_result *r, sim_summary *s)
         job_min += (r->jobs[i].completion - r->jobs[i].arrival) / 60;
         changes += (double)r->jobs[i].changes;
         moved += r->jobs[i].moved;
+        s->starved_max = fmax(s->starved_max, r->jobs[i].starved);
     }
     if (job_min > 0) {
         s->changes_per_job_min = changes / job_min;
@@ -748,6 +750,7 @@ int sim_write_summary(FILE *f, const char *name, const sim_config *cfg,
     rc |= fprintf(f, " \"alloc_changes_per_job_min\": %.4f, "
                   "\"cores_moved_per_job_min\": %.4f,\n",
                   s->changes_per_job_min, s->moved_per_job_min) < 0;
+    rc |= fprintf(f, " \"starved_max_s\": %.3f,\n", s->starved_max) < 0;
     rc |= fputs(" \"time_to_reduction_mean_s\": {", f) < 0;
     for (int x = 0; x < SIM_NX; x++)
         rc |= fprintf(f, "%s\"%d\": %.3f", x ? ", " : "", sim_x_pct[x],

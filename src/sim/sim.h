@@ -113,6 +113,8 @@ typedef struct sim_jobres {
     double tx[SIM_NX]; /* time from arrival to X% loss reduction */
     size_t changes;    /* decisions that changed its cores (not the first) */
     double moved;      /* sum of |change| in cores over those decisions */
+    double starved;    /* its longest spell at the minimum share while
+                          still improving (slaq_job_starved_max) */
 } sim_jobres;
 
 /* The state after one epoch-boundary decision (one timeline row). */
@@ -163,6 +165,8 @@ typedef struct sim_summary {
     double share[SIM_NGROUPS]; /* mean fraction of used cores per group */
     double changes_per_job_min;  /* allocation changes per job-minute */
     double moved_per_job_min;    /* cores moved per job-minute */
+    double starved_max;          /* the longest any job spent at the
+                                    minimum share while improving (s) */
     double sched_mean_ms, sched_p99_ms, sched_max_ms;
     size_t epochs;
 } sim_summary;

@@ -39,8 +39,15 @@ runs = json.load(open(sys.argv[1]))
 assert [r["policy"] for r in runs] == ["fair", "slaq", "oracle-greedy"]
 for r in runs:
     for k in ("jobs", "avg_norm_loss", "t90_mean_s", "t95_mean_s",
-              "jct_mean_s", "makespan_s", "epochs"):
+              "jct_mean_s", "makespan_s", "starved_max_s", "epochs"):
         assert k in r, k
+    # fair holds no job below its fair share; slaq lifts a job that
+    # waited starve-bound (10 s) at the minimum share: no spell is
+    # longer than that and one epoch (1 s)
+    if r["policy"] == "fair":
+        assert r["starved_max_s"] == 0, r
+    elif r["policy"] == "slaq":
+        assert 0 <= r["starved_max_s"] <= 11 + 1e-6, r
     assert set(r["share_by_loss_group"]) == {"high", "medium", "low"}
     assert set(r["sched_ms"]) == {"mean", "p99", "max"}
     assert r["jobs"] == 24

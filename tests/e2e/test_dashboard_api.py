@@ -4,6 +4,7 @@ against the JSON API), /api/timeline, /api/jobs/ID/forecast and the page's
 own files. The page itself is tested in a real browser by tests/browser."""
 
 import re
+import time
 import urllib.error
 import urllib.request
 
@@ -142,6 +143,10 @@ def test_timeline_and_forecast(slaqd):
     assert all(v >= fc["final_loss"] - 1e-9 for v in losses)
     job = api(slaqd, "/api/jobs/%d" % a)["job"]
     assert job["eta90_s"] is None or job["eta90_s"] >= 0
+    # The bound on starvation's record: a spell never longer than the
+    # job has run, and a count of lifts.
+    assert 0 <= job["starved_max_s"] <= time.time() - job["submitted"] + 1
+    assert isinstance(job["lifts"], int) and job["lifts"] >= 0
     assert 0 <= job["pred_norm_loss"] <= 1
 
     for path in ("/api/jobs/99/forecast", "/api/jobs/%d/nope" % a,

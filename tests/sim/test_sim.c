@@ -62,16 +62,23 @@ static void wl_bad(const char *text, ...)
     va_end(ap);
 }
 
-static void run(const wl_workload *wl, const char *policy, double cores,
-                sim_result *r)
+static void run_prior(const wl_workload *wl, const char *policy,
+                      double cores, int prior, sim_result *r)
 {
     sim_config c;
     char err[512];
     sim_config_init(&c);
     assert_int_equal(sim_parse_run(policy, SLAQ_PRED_AUTO, &c), 0);
     c.sched.cores = cores;
+    c.sched.prior = prior;
     if (sim_run(wl, &c, r, err, sizeof err))
         fail_msg("%s", err);
+}
+
+static void run(const wl_workload *wl, const char *policy, double cores,
+                sim_result *r)
+{
+    run_prior(wl, policy, cores, 1, r);
 }
 
 /* One job alone finishes at exactly work / cores after the first epoch
@@ -515,18 +522,21 @@ static void conv_workload(int declare, wl_workload *wl)
 }
 
 /* The workload's declared class reaches the core: it changes what
- * slaq-fit does (and so the schedule), and nothing for the strawman. */
+ * slaq-fit does (and so the schedule), and nothing for the strawman,
+ * whose forecasts ignore it, without the class priors; with them, a job
+ * is valued by its class's prior until its loss moves, whatever the
+ * predictor. */
 static void test_declared_convergence_reaches_the_core(void **state)
 {
     (void)state;
     wl_workload with, without;
     conv_workload(1, &with);
     conv_workload(0, &without);
-    const char *runs[] = {"slaq:slaq-fit", "slaq:strawman"};
-    for (int ri = 0; ri < 2; ri++) {
+    const char *runs[] = {"slaq:slaq-fit", "slaq:strawman", "slaq:strawman"};
+    for (int ri = 0; ri < 3; ri++) {
         sim_result a, b;
-        run(&with, runs[ri], 8, &a);
-        run(&without, runs[ri], 8, &b);
+        run_prior(&with, runs[ri], 8, ri != 1, &a);
+        run_prior(&without, runs[ri], 8, ri != 1, &b);
         int same = 1;
         for (size_t i = 0; i < a.njobs; i++)
             same &= a.jobs[i].completion == b.jobs[i].completion &&
@@ -537,6 +547,8 @@ static void test_declared_convergence_reaches_the_core(void **state)
                      "declared classes");
         if (ri == 1 && !same)
             fail_msg("the strawman changed with the declared classes");
+        if (ri == 2 && same)
+            fail_msg("the class priors ignored the declared classes");
         sim_result_free(&a);
         sim_result_free(&b);
     }

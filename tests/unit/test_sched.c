@@ -455,6 +455,163 @@ static void test_end_window_is_in_iterations(void **state)
     assert_near(shown[1], truth, 0.01);
 }
 
+/*
+ * The bound on starvation: two jobs whose loss falls fast and one whose
+ * loss falls slowly but steadily share 4 cores, each iteration costing
+ * 0.5 CPU-s, for 80 s of 1 s epochs. Algorithm 1 keeps the slow job at
+ * the minimum share (1 core, below its fair 1.33) the whole time; with
+ * starve-bound 10 no spell at the minimum share lasts longer than the
+ * bound and an epoch, and each lift gives the slow job its fair share
+ * (the largest share it gets once the three have settled, from 15 s).
+ * Under fair nothing is lifted.
+ */
+static double starve_run(slaq_policy_kind pol, double bound, unsigned *lifts,
+                         double *most_slow)
+{
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.policy = pol;
+    c.cores = 4;
+    c.starve_s = bound;
+    slaq_sched *s = slaq_sched_new(&c);
+    assert_non_null(s);
+    slaq_job *j[3];
+    double x[3] = {0, 0, 0};
+    uint64_t done[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++) {
+        j[i] = slaq_sched_add(s, NULL, 0);
+        report(j[i], 0, i < 2 ? 10 : 5, 0);
+    }
+    *most_slow = 0;
+    for (int t = 0; t <= 80; t++) {
+        slaq_sched_epoch(s, t);
+        if (t >= 15 && slaq_job_alloc(j[2]) > *most_slow)
+            *most_slow = slaq_job_alloc(j[2]);
+        for (int i = 0; i < 3; i++) {
+            x[i] += slaq_job_alloc(j[i]) / 0.5;
+            while ((double)done[i] + 1 <= x[i]) {
+                double k = (double)++done[i];
+                report(j[i], done[i],
+                       i < 2 ? 10 * exp(-k / 200) : 5 * exp(-k / 5000),
+                       t + 1.0);
+            }
+        }
+    }
+    double starved = slaq_job_starved_max(j[2], 81);
+    *lifts = slaq_job_lifts(j[2]);
+    slaq_sched_free(s);
+    return starved;
+}
+
+static void test_no_improving_job_starves_past_the_bound(void **state)
+{
+    (void)state;
+    unsigned lifts;
+    double most;
+    double never = starve_run(SLAQ_POLICY_SLAQ, 0, &lifts, &most);
+    assert_true(never >= 60);
+    assert_int_equal(lifts, 0);
+    assert_true(most < 1.2);
+    double bounded = starve_run(SLAQ_POLICY_SLAQ, 10, &lifts, &most);
+    assert_true(bounded <= 10 + 1 + 1e-9);
+    assert_true(lifts >= 3);
+    assert_near(most, 4.0 / 3, 1e-6);
+    starve_run(SLAQ_POLICY_FAIR, 10, &lifts, &most);
+    assert_int_equal(lifts, 0);
+    /* a bad bound is refused */
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 4;
+    c.starve_s = -1;
+    assert_null(slaq_sched_new(&c));
+}
+
+/*
+ * Class priors: a job whose loss has not moved after its start-up (6
+ * reports at 10) beside one falling fast, on 4 cores. Its own forecast is
+ * flat: without the prior, slaq and slaq-plan give it the minimum share
+ * (1 core). With it, it is valued by the unknown class's prior and holds
+ * at least its fair share (2). Once its loss moves, or once it has made
+ * as many reports as the class's curves take to 90% of their drop
+ * (done_iters) without moving, its own forecast decides again.
+ */
+static double flat_share(slaq_policy_kind pol, int prior, uint64_t flat,
+                         double moved_to)
+{
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.policy = pol;
+    c.cores = 4;
+    c.prior = prior;
+    c.starve_s = 0;
+    c.damping = 0;
+    slaq_sched *s = slaq_sched_new(&c);
+    assert_non_null(s);
+    slaq_job *fast = slaq_sched_add(s, NULL, 0);
+    slaq_job *still = slaq_sched_add(s, NULL, 0);
+    for (uint64_t k = 0; k <= flat; k++) {
+        report(fast, k, 5 * pow(0.8, (double)k) + 1, (double)k);
+        report(still, k, k == flat && moved_to > 0 ? moved_to : 10,
+               (double)k);
+        slaq_sched_epoch(s, (double)k + 0.5);
+    }
+    double a = slaq_job_alloc(still);
+    slaq_sched_free(s);
+    return a;
+}
+
+static void test_a_flat_start_is_valued_by_its_class_prior(void **state)
+{
+    (void)state;
+    const slaq_prior_class *pc =
+        slaq_prior_of(slaq_prior_default(), SLAQ_CONV_UNKNOWN);
+    assert_true(pc->curves > 0 && pc->done_iters > 6);
+    slaq_policy_kind pols[] = {SLAQ_POLICY_SLAQ, SLAQ_POLICY_PLAN};
+    for (int i = 0; i < 2; i++) {
+        assert_near(flat_share(pols[i], 0, 6, 0), 1, 1e-9);
+        assert_true(flat_share(pols[i], 1, 6, 0) >= 2 - 1e-9);
+        /* moved: its own (now falling) forecast, not the prior */
+        double own = flat_share(pols[i], 0, 6, 9);
+        assert_near(flat_share(pols[i], 1, 6, 9), own, 1e-9);
+        /* flat for done_iters reports: the prior has expired */
+        uint64_t late = (uint64_t)ceil(pc->done_iters) + 1;
+        assert_near(flat_share(pols[i], 1, late, 0),
+                    flat_share(pols[i], 0, late, 0), 1e-9);
+    }
+    /* the prior's forecast: half its drop in half_iters iterations */
+    slaq_forecast f;
+    slaq_prior_forecast(pc, 6, 10, &f);
+    double d = pc->rel_drop * 10;
+    assert_near(slaq_forecast_loss(&f, 6), 10, 1e-9);
+    assert_near(slaq_forecast_loss(&f, 6 + pc->half_iters), 10 - d / 2, 1e-9);
+    assert_near(f.scale, d, 1e-12);
+}
+
+/* slaq_prior_learn: per class, medians of the curves that fall. */
+static void test_priors_are_learned_per_class(void **state)
+{
+    (void)state;
+    double a[] = {10, 5, 4, 3, 2, 1}; /* drop 9: half at 1, 90% at 5 */
+    double b[] = {1, 0.9, 0.5, 0.5};  /* drop 0.5: half at 2, 90% at 2 */
+    double c[] = {2, 2, 2};           /* no drop: skipped */
+    const double *loss[] = {a, b, c};
+    size_t len[] = {6, 4, 3};
+    slaq_convergence cls[] = {SLAQ_CONV_SUBLINEAR, SLAQ_CONV_LINEAR,
+                              SLAQ_CONV_LINEAR};
+    slaq_prior p;
+    assert_int_equal(slaq_prior_learn(loss, len, cls, 3, &p), SLAQ_OK);
+    assert_int_equal(p.cls[SLAQ_CONV_UNKNOWN].curves, 2);
+    assert_near(p.cls[SLAQ_CONV_UNKNOWN].half_iters, 1.5, 1e-12);
+    assert_near(p.cls[SLAQ_CONV_SUBLINEAR].done_iters, 5, 1e-12);
+    assert_near(p.cls[SLAQ_CONV_LINEAR].rel_drop, 0.5, 1e-12);
+    assert_int_equal(p.cls[SLAQ_CONV_NONCONVEX].curves, 0);
+    /* a class without curves falls back on every curve's row */
+    assert_ptr_equal(slaq_prior_of(&p, SLAQ_CONV_NONCONVEX),
+                     &p.cls[SLAQ_CONV_UNKNOWN]);
+    assert_int_equal(slaq_prior_learn(loss + 2, len + 2, cls + 2, 1, &p),
+                     SLAQ_EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,6 +631,9 @@ int main(void)
         cmocka_unit_test(test_declared_length_sets_the_end),
         cmocka_unit_test(test_damping_moves_half_way),
         cmocka_unit_test(test_end_window_is_in_iterations),
+        cmocka_unit_test(test_no_improving_job_starves_past_the_bound),
+        cmocka_unit_test(test_a_flat_start_is_valued_by_its_class_prior),
+        cmocka_unit_test(test_priors_are_learned_per_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
