@@ -214,8 +214,9 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
     daemon_cpu = 0.0
     flips = None
     stall = None
+    starved = 0.0
     if slaqd:
-        stall = stall_seconds(bin_, state)
+        stall, starved = job_view_figures(bin_, state)
         with open("/proc/%d/stat" % slaqd.pid) as f:
             fields = f.read().rsplit(")", 1)[1].split()
         daemon_cpu = (int(fields[11]) + int(fields[12])) / \
@@ -224,16 +225,20 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
         slaqd.wait(timeout=30)
         flips = alloc_changes(state)
     return arrivals, logs, (idle1 - idle0) / max(1, total1 - total0), \
-        daemon_cpu, flips, stall
+        daemon_cpu, flips, stall, starved
 
 
-def stall_seconds(bin_, state):
-    """Seconds of the jobs' reports whose iterations ran more threads than
-    their share kept busy (slaqd's stall_s per job), summed."""
+def job_view_figures(bin_, state):
+    """From slaqd's job view: the seconds of the jobs' reports whose
+    iterations ran more threads than their share kept busy (stall_s per
+    job), summed; and the longest any job spent at the minimum share while
+    still improving (starved_max_s, docs/metrics.md)."""
     out = subprocess.run(
         [os.path.join(bin_, "slaq"), "ls", "-a", "--json", "--state-dir",
          state], check=True, capture_output=True, text=True).stdout
-    return sum(j.get("stall_s", 0.0) for j in json.loads(out)["jobs"])
+    jobs = json.loads(out)["jobs"]
+    return (sum(j.get("stall_s", 0.0) for j in jobs),
+            max([j.get("starved_max_s", 0.0) for j in jobs] + [0.0]))
 
 
 def alloc_changes(state):
@@ -361,8 +366,9 @@ def summarise(results, modes, patterns):
             s[pat][mode] = {}
             for k in ("t50_mean_s", "t90_mean_s", "jct_mean_s", "makespan_s",
                       "cpu_s", "idle_frac", "slaqd_cpu_s", "stall_s",
-                      "alloc_changes_per_job_min", "cores_moved_per_job_min"):
-                v = sorted(r[k] for r in runs)
+                      "starved_max_s", "alloc_changes_per_job_min",
+                      "cores_moved_per_job_min"):
+                v = sorted(r.get(k, 0.0) for r in runs)
                 mid = len(v) // 2
                 med = v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
                 s[pat][mode][k] = {"mean": sum(v) / len(v), "min": min(v),
@@ -464,6 +470,14 @@ def table(s, modes, patterns, reps):
                 for n, v in s[pat][mode]["per_job_t90_s"].items()))
             for mode in modes))
         lines.append("")
+        under = [m for m in modes if m not in ("plain", "queue")]
+        if under:
+            lines.append(
+                "Longest time an improving job spent at the minimum share "
+                "(s; slaqd --starve-bound, the most over the repetitions): " +
+                ", ".join("%s %.1f" % (m, s[pat][m]["starved_max_s"]["max"])
+                          for m in under))
+            lines.append("")
         if all(m in modes for m in ("plain", "fair", "slaq")):
             g = lambda mode, k: s[pat][mode][k]["mean"]
             lines.append(
@@ -548,12 +562,14 @@ def main():
                     n += 1
                     work = os.path.join(tmp, "%s-%s-%d" % (pat, mode, rep))
                     t = time.time()
-                    arr, logs, idle, dcpu, flips, stall = run_once(
-                        a.build, mode, pat, a.stagger, work, a.slaqd_arg,
-                        a.mean_interarrival, a.seed + rep)
+                    arr, logs, idle, dcpu, flips, stall, starved = \
+                        run_once(a.build, mode, pat, a.stagger, work,
+                                 a.slaqd_arg, a.mean_interarrival,
+                                 a.seed + rep)
                     r = run_metrics(arr, logs, idle)
                     r["slaqd_cpu_s"] = dcpu
                     r["stall_s"] = stall or 0.0
+                    r["starved_max_s"] = starved
                     job_min = sum(j["jct_s"] for j in r["jobs"].values()) / 60
                     r["alloc_changes_per_job_min"] = \
                         flips[0] / job_min if flips else 0.0

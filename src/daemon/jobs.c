@@ -1390,6 +1390,8 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
         j->reduction = slaq_job_reduction(j->sj);
         j->end_loss = slaq_job_end_loss(j->sj);
         j->declared_iters = slaq_job_iters(j->sj);
+        j->starved_max_s = slaq_job_starved_max(j->sj, sd_now());
+        j->lifts = slaq_job_lifts(j->sj);
         slaq_sched_remove(d->sched, j->sj);
         j->sj = NULL;
     }
@@ -2129,6 +2131,13 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "recent_cores", spark);
     if (!j->sj && j->nreports >= 2 && j->ended > 0 && j->reduction > 0)
         json_object_set_new(o, "reduction", json_real(j->reduction));
+    /* The bound on starvation (--starve-bound, docs/metrics.md): the
+     * core's while the job is scheduled, what it left when it ended. */
+    json_object_set_new(o, "starved_max_s", json_real(
+                            j->sj ? slaq_job_starved_max(j->sj, sd_now())
+                                  : j->starved_max_s));
+    json_object_set_new(o, "lifts", json_integer(
+                            j->sj ? slaq_job_lifts(j->sj) : j->lifts));
     if (j->sj) {
         const slaq_history *h = slaq_job_history(j->sj);
         const slaq_predictor *p = slaq_job_predictor(j->sj);
@@ -2155,11 +2164,6 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
         /* deprecated alias of forecast_norm_error, until the next release */
         json_object_set_new(o, "predictor_error", num_or_null(fe));
         json_object_set_new(o, "throttled", json_boolean(j->throttled));
-        /* The bound on starvation (--starve-bound, docs/metrics.md). */
-        json_object_set_new(o, "starved_max_s", json_real(
-                                slaq_job_starved_max(j->sj, sd_now())));
-        json_object_set_new(o, "lifts", json_integer(
-                                slaq_job_lifts(j->sj)));
         size_t len = slaq_history_len(h);
         double ips = 0;
         if (len >= 2) {

@@ -84,6 +84,8 @@ typedef struct sd_job {
     int threads_used;     /* 0: not reported */
     double alloc_next;    /* the share to apply once it has heard */
     double alloc_next_by; /* monotonic deadline for it (0: none held) */
+    double starved_max_s; /* an ended job's slaq_job_starved_max */
+    unsigned lifts;       /* an ended job's slaq_job_lifts */
     double stall_s;       /* wall seconds of reports that ran more
                              threads than the share applied kept busy */
     double alloc_sent;    /* cores last sent to its agent (<0: none) */
