@@ -309,7 +309,8 @@ static double gain_key(const slaq_pjob *j, double lcur, double lnext,
  * curves at 10 s mean inter-arrival, where Algorithm 1 handed the same
  * curves takes 1.40x; on forecasts fitted to a job's own reports it is
  * Algorithm 1's equal, since a forecast cannot see a drop that has not
- * begun (the class priors of issue #37 are what is missing).
+ * begun (the class priors and the bound on starvation in sched.c help
+ * both alike: docs/libslaq.md, "Class priors").
  */
 #define PLAN_FAR 1e12 /* iterations: a milestone the forecast never reaches */
 #define PLAN_GAIN 1.0 /* Algorithm 1's gain, added to each unit's key */
