@@ -912,9 +912,11 @@ typedef struct slaq_sched_config {
                                       SLAQ_DEFAULT_HOLD */
     double starve_s;               /* > 0: the bound on starvation. Under
                                       a policy that divides by forecasts,
-                                      a training job still short of 95%
-                                      of its predicted loss drop (or whose
-                                      loss has not moved yet) that has
+                                      a training job still improving (its
+                                      loss not moved yet, or still falling
+                                      and short of 95% of its predicted
+                                      drop: docs/libslaq.md, "The bound on
+                                      starvation") that has
                                       been held at the minimum share,
                                       below its fair share, for this many
                                       seconds gets its fair share until
