@@ -306,6 +306,31 @@ static void feed(sd_daemon *d, sd_conn **c, sd_link *l, int fd,
     }
 }
 
+/* connect(), finishing a connect a signal interrupted (libFuzzer's
+ * timers interrupt system calls): the connection then completes in the
+ * background, and the socket says how it ended once it is writable. */
+static int connect_through_signals(int fd, const struct sockaddr_in *sa)
+{
+    if (connect(fd, (const struct sockaddr *)sa, sizeof *sa) == 0)
+        return 0;
+    if (errno != EINTR)
+        return -1;
+    struct pollfd p = {.fd = fd, .events = POLLOUT};
+    int n;
+    do
+        n = poll(&p, 1, 5000);
+    while (n < 0 && errno == EINTR);
+    int e = 0;
+    socklen_t len = sizeof e;
+    if (n <= 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) < 0)
+        return -1;
+    if (e) {
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
 /* The harness as an agent: connects to the controller's agent port,
  * proves node n1's key, sends the input's lines sealed. */
 static void as_agent(const uint8_t *data, size_t size)
@@ -320,7 +345,7 @@ static void as_agent(const uint8_t *data, size_t size)
      * out for a moment: wait for some to come free (up to 30 s). */
     for (int i = 0; fd < 0 && i < 600; i++) {
         fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof sa) < 0) {
+        if (fd >= 0 && connect_through_signals(fd, &sa) < 0) {
             int e = errno;
             close(fd);
             fd = -1;
