@@ -59,7 +59,13 @@ SLAQD_MODES = {
     "slaq-hold": ["--policy", "slaq", "--hold", "0.05"],
     "paper": PAPER,
 }
-MODES = ["plain", "queue"] + list(SLAQD_MODES)
+MODES = ["plain", "plain1", "queue"] + list(SLAQD_MODES)
+# The ways with no slaqd: plain (every job at once, as written), plain1
+# (the same, each job's libraries held to one thread: OMP_NUM_THREADS=1,
+# OPENBLAS_NUM_THREADS=1, the client's default allocation 1 core, what a
+# careful user does without a scheduler; for the project's jobs it is
+# plain), queue.
+PLAIN = ("plain", "plain1", "queue")
 
 
 def batch(build):
@@ -104,6 +110,47 @@ def stream(build):
     ]
 
 
+# The user-style corpus (--corpus users): jobs written the ways users
+# write them, not to suit slaq, each with the styles it shows (the table
+# per style counts a job under each of its styles).
+STYLES = {
+    "advice": "threads from slaq's advice (threads(), the helpers)",
+    "cores-floor": "threads = floor(cores()), at every report",
+    "cores-ceil": "threads = ceil(cores()), at every report or once",
+    "defaults": "threads ignored: the libraries' defaults (one per CPU)",
+    "omp1": "OMP_NUM_THREADS=1 set by the script",
+    "loader": "a DataLoader with worker processes",
+    "slow-start": "seconds of loading before the first report",
+    "every-step": "a report every mini-batch or round",
+    "every-n": "a report every N mini-batches",
+    "every-s": "a report every second",
+    "warm-up": "loss flat for its first reports (lr warm-up, poor init)",
+}
+
+
+def corpus(build):
+    """The user-style corpus: (name, argv, styles). Alone at one thread
+    each takes 6-15 s; the same eight make every pattern."""
+    jobs = os.path.join(HERE, "jobs")
+    train = os.path.join(ROOT, build, "bin", "slaq-train")
+    py = lambda f: [PY, os.path.join(jobs, f)]
+    return [
+        ("u-torch-advice", py("torch_mlp.py") + ["--epochs", "6"],
+         ["advice"]),
+        ("u-torch-floor", py("u_torch_cores.py"), ["cores-floor", "every-n"]),
+        ("u-torch-default", py("u_torch_default.py"),
+         ["defaults", "every-step"]),
+        ("u-sk-default", py("u_sk_default.py"), ["defaults", "every-s"]),
+        ("u-torch-loader", py("u_torch_loader.py"),
+         ["omp1", "loader", "every-n"]),
+        ("u-torch-warmup", py("u_torch_warmup.py"),
+         ["cores-ceil", "slow-start", "warm-up", "every-n"]),
+        ("u-xgb", py("u_xgb.py"), ["cores-ceil", "every-step"]),
+        ("u-logreg", [train, "logreg", "--iters", "80"],
+         ["advice", "every-step"]),
+    ]
+
+
 def offsets(pattern, n, stagger, mean_ia, seed):
     """Each job's arrival, in seconds after the first: all at once, every
     `stagger` s, or (the stream) exponential gaps of mean `mean_ia`."""
@@ -125,20 +172,28 @@ def cpu_times():
     return sum(v), v[3] + v[4]  # total, idle + iowait
 
 
-def job_env(plain):
-    """The jobs' environment. In every way of running, the math libraries'
-    own thread pools start at one thread: a job's parallelism is what it
-    sets itself from job.threads() (torch.set_num_threads, threadpoolctl),
-    so the ways differ only in the scheduler. Without this, numpy's
-    OpenBLAS would spin a pool of one thread per CPU in every job."""
+def job_env(plain, users=False, one=False):
+    """The jobs' environment. For the project's jobs, in every way of
+    running, the math libraries' own thread pools start at one thread: a
+    job's parallelism is what it sets itself from job.threads()
+    (torch.set_num_threads, threadpoolctl), so the ways differ only in the
+    scheduler. Without this, numpy's OpenBLAS would spin a pool of one
+    thread per CPU in every job. The user-style corpus gets the
+    environment a user's shell has: nothing set, and without a scheduler
+    the client's default allocation is every CPU."""
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         [os.path.join(ROOT, "python"), os.path.join(HERE, "jobs")])
-    env["OMP_NUM_THREADS"] = "1"
-    env["OPENBLAS_NUM_THREADS"] = "1"
+    for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+              "SLAQ_DEFAULT_CORES"):
+        env.pop(k, None)
+    if not users or one:
+        env["OMP_NUM_THREADS"] = "1"
+        env["OPENBLAS_NUM_THREADS"] = "1"
     if plain:
         env.pop("SLAQ_SOCKET", None)
-        env["SLAQ_DEFAULT_CORES"] = "1"  # one thread each
+        if not users or one:
+            env["SLAQ_DEFAULT_CORES"] = "1"  # one thread each
     return env
 
 
@@ -147,14 +202,19 @@ def stamp(log, argv):
 
 
 def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
-             seed=1):
+             seed=1, corpus_name="project"):
     """One batch or stream; returns {job: {"arrival": t, "log": path}} and
     run facts. `queue` is what a Slurm user gets: each job asks one core
     and runs one thread, at most as many jobs as CPUs run at once, first
     come first served; a job's times count from its arrival, not its
-    start."""
+    start. For the user-style corpus the queue also binds each job to its
+    one CPU, as Slurm's cpuset does, so its libraries see one CPU."""
     os.makedirs(work)
-    jobs = stream(build) if pattern == "stream" else batch(build)
+    users = corpus_name == "users"
+    if users:
+        jobs = [(n, argv) for n, argv, _ in corpus(build)]
+    else:
+        jobs = stream(build) if pattern == "stream" else batch(build)
     when = offsets(pattern, len(jobs), stagger, mean_ia, seed)
     slots = os.cpu_count() or 1
     arrivals = {}
@@ -162,7 +222,7 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
     slaqd = None
     state = os.path.join(work, "state")
     bin_ = os.path.join(ROOT, build, "bin")
-    if mode not in ("plain", "queue"):
+    if mode not in PLAIN:
         os.makedirs(state)
         policy = SLAQD_MODES[mode]
         slaqd = subprocess.Popen(
@@ -179,7 +239,8 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
             raise RuntimeError("slaqd did not start: see %s/slaqd.log" % work)
     total0, idle0 = cpu_times()
     t0 = time.time()
-    plain = mode in ("plain", "queue")
+    plain = mode in PLAIN
+    cpu_of = {}  # the queue's running jobs: process -> its CPU
     for i, (name, argv) in enumerate(jobs):
         time.sleep(max(0.0, t0 + when[i] - time.time()))
         arrivals[name] = time.time()
@@ -188,17 +249,30 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
             time.sleep(0.05)
         log = os.path.join(work, name + ".log")
         cmd = list(argv)
-        if plain and "slaq-train" in argv[0]:
+        if "slaq-train" in argv[0] and (mode in ("queue", "plain1") or
+                                        (plain and not users)):
             cmd += ["--threads", "1"]
         if plain:
-            procs.append(subprocess.Popen(
-                stamp(log, cmd), env=job_env(True), stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL))
+            env = job_env(True, users, mode == "plain1")
+            pin = None
+            if mode == "queue" and users:
+                env["SLAQ_DEFAULT_CORES"] = "1"
+                busy = {c for p, c in cpu_of.items() if p.poll() is None}
+                pin = min(set(range(slots)) - busy)
+            p = subprocess.Popen(
+                stamp(log, cmd), env=env, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                preexec_fn=None if pin is None else
+                (lambda c=pin: os.sched_setaffinity(0, {c})))
+            procs.append(p)
+            if pin is not None:
+                cpu_of[p] = pin
         else:
             subprocess.run(
                 [os.path.join(bin_, "slaq"), "submit", "--state-dir", state,
                  "--name", name, "--"] + stamp(log, cmd),
-                env=job_env(False), check=True, stdout=subprocess.DEVNULL)
+                env=job_env(False, users), check=True,
+                stdout=subprocess.DEVNULL)
     # Wait for every job's closing line.
     deadline = time.time() + 900
     logs = [os.path.join(work, n + ".log") for n, _ in jobs]
@@ -250,7 +324,7 @@ def alloc_changes(state):
             "SELECT job, epoch, cores FROM allocs ORDER BY job, epoch"):
         seqs.setdefault(job, []).append((epoch, cores))
     db.close()
-    changes = moved = minutes = 0.0
+    changes = moved = 0.0
     for seq in seqs.values():
         for (_, a0), (_, a1) in zip(seq, seq[1:]):
             if abs(a1 - a0) > 1e-6:
@@ -354,6 +428,57 @@ def run_metrics(arrivals, logs, idle):
             "idle_frac": idle}
 
 
+def med_of(v):
+    v = sorted(v)
+    mid = len(v) // 2
+    return v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
+
+
+def style_lines(s, modes, pat):
+    """The user-style corpus, one pattern: per style (a job counts under
+    each of its styles) the mean over its jobs of each job's median t90
+    and of its CPU-seconds relative to the same job's plain run (the same
+    work: CPU per unit of work against the job's own plain run); per job
+    the same figures."""
+    base = "plain1" if "plain1" in modes else "plain"
+    if base not in modes:
+        return []
+    plain = s[pat][base]
+    ways = [m for m in modes if m != base]
+    lines = ["### %s: per job style" % pat, "",
+             "Mean t90 s of the style's jobs, then in brackets each way's "
+             "t90 and CPU-seconds over %s's (the same jobs' medians)." % base,
+             "", "| style | jobs | %s t90 s | " % base + " | ".join(ways) +
+             " |",
+             "|---|---|---|" + "---|" * len(ways)]
+    for st, what in STYLES.items():
+        names = [n for n, _, sts in corpus("build") if st in sts]
+        if not names:
+            continue
+        t = lambda m: sum(s[pat][m]["per_job_t90_s"][n]
+                          for n in names) / len(names)
+        c = lambda m: sum(s[pat][m]["per_job_cpu_s"][n] /
+                          plain["per_job_cpu_s"][n]
+                          for n in names) / len(names)
+        lines.append("| %s | %d | %.1f | %s |" % (
+            st, len(names), t(base), " | ".join(
+                "%.1f (%.2f, CPU %.2f)" % (t(m), t(m) / t(base), c(m))
+                for m in ways)))
+    lines += ["", "Per job: median t90 s and CPU-seconds (the way's over "
+              "%s's)." % base, "",
+              "| job | %s t90, CPU | " % base + " | ".join(ways) + " |",
+              "|---|---|" + "---|" * len(ways)]
+    for n, _, _ in corpus("build"):
+        pt, pc = plain["per_job_t90_s"][n], plain["per_job_cpu_s"][n]
+        lines.append("| %s | %.1f, %.1f | %s |" % (n, pt, pc, " | ".join(
+            "%.1f (%.2f), %.1f (%.2f)" % (
+                s[pat][m]["per_job_t90_s"][n],
+                s[pat][m]["per_job_t90_s"][n] / pt,
+                s[pat][m]["per_job_cpu_s"][n],
+                s[pat][m]["per_job_cpu_s"][n] / pc) for m in ways)))
+    return lines + [""]
+
+
 def summarise(results, modes, patterns):
     """Mean and range of each figure per (pattern, mode), and the ratios
     the targets are stated in."""
@@ -376,48 +501,69 @@ def summarise(results, modes, patterns):
             s[pat][mode]["job_s"] = sum(
                 sum(j["jct_s"] for j in r["jobs"].values())
                 for r in runs) / len(runs)
-            s[pat][mode]["per_job_t90_s"] = {
-                n: sum(r["jobs"][n]["t90_s"] for r in runs) / len(runs)
-                for n in runs[0]["jobs"]}
+            for k in ("t90_s", "cpu_s", "jct_s"):
+                s[pat][mode]["per_job_" + k] = {
+                    n: med_of([r["jobs"][n][k] for r in runs])
+                    for n in runs[0]["jobs"]}
     return s
 
 
-def target_lines(s, pat, modes):
-    """The issue's targets on one pattern, for slaq and each variant of it
-    that ran: the ratio of medians (or the worst job's ratio, the stall
-    share) and whether it is met."""
+def target_lines(s, pat, modes, users=False):
+    """The targets on one pattern, for slaq and each variant of it that
+    ran: the ratio of medians (or the worst job's ratio, the stall share)
+    and whether it is met. The user-style corpus has its own: t90 at most
+    0.8x fair's, plain's and the queue's on the stream and 0.9x on the
+    batches, makespan and CPU-seconds at most 1.05x plain's (for fair
+    too)."""
     if not all(m in modes for m in ("plain", "fair")):
         return []
     ways = [m for m in ("slaq", "slaq-hold", "slaq-linear") if m in modes]
     if not ways:
         return []
+    if users:
+        ways.append("fair")
     med = lambda mode, k: s[pat][mode][k]["median"]
+    speed = 0.8 if (pat == "stream" or not users) else 0.9
 
     def worst(mode):
-        plain = s[pat]["plain"]["per_job_t90_s"]
+        ref = "plain1" if "plain1" in modes else "plain"
+        plain = s[pat][ref]["per_job_t90_s"]
         return max(v / plain[n] for n, v in
                    s[pat][mode]["per_job_t90_s"].items() if plain[n] > 0)
     rows = [
-        ("mean t90 / fair's", 0.8,
+        ("mean t90 / fair's", speed,
          lambda w: med(w, "t90_mean_s") / med("fair", "t90_mean_s")),
-        ("mean t90 / plain's", 0.8,
+        ("mean t90 / plain's", speed,
          lambda w: med(w, "t90_mean_s") / med("plain", "t90_mean_s")),
     ]
+    if "plain1" in modes:
+        rows.append(("mean t90 / plain1's", speed,
+                     lambda w: med(w, "t90_mean_s") /
+                     med("plain1", "t90_mean_s")))
     if "queue" in modes:
-        rows.append(("mean t90 / queue's", 0.8,
+        rows.append(("mean t90 / queue's", speed,
                      lambda w: med(w, "t90_mean_s") /
                      med("queue", "t90_mean_s")))
-    rows += [
-        ("worst job's t90 / its plain t90", 1.5, worst),
-        ("CPU-seconds / fair's", 1.1,
-         lambda w: med(w, "cpu_s") / med("fair", "cpu_s")),
-        ("makespan / plain's", 1.05,
-         lambda w: med(w, "makespan_s") / med("plain", "makespan_s")),
-        ("mean JCT / fair's", 1.1,
-         lambda w: med(w, "jct_mean_s") / med("fair", "jct_mean_s")),
-        ("stall seconds / job-seconds", 0.02,
-         lambda w: med(w, "stall_s") / s[pat][w]["job_s"]),
-    ]
+    rows.append(("worst job's t90 / its plain t90", 1.5, worst))
+    if users:
+        for p in [m for m in ("plain", "plain1") if m in modes]:
+            rows += [
+                ("CPU-seconds / %s's" % p, 1.05,
+                 lambda w, p=p: med(w, "cpu_s") / med(p, "cpu_s")),
+                ("makespan / %s's" % p, 1.05,
+                 lambda w, p=p: med(w, "makespan_s") / med(p, "makespan_s")),
+            ]
+    else:
+        rows += [
+            ("CPU-seconds / fair's", 1.1,
+             lambda w: med(w, "cpu_s") / med("fair", "cpu_s")),
+            ("makespan / plain's", 1.05,
+             lambda w: med(w, "makespan_s") / med("plain", "makespan_s")),
+            ("mean JCT / fair's", 1.1,
+             lambda w: med(w, "jct_mean_s") / med("fair", "jct_mean_s")),
+            ("stall seconds / job-seconds", 0.02,
+             lambda w: med(w, "stall_s") / s[pat][w]["job_s"]),
+        ]
     out = ["Targets (ratios of medians; fair / plain makespan %.2f, target "
            "<= 1.05: %s):" % (
                med("fair", "makespan_s") / med("plain", "makespan_s"),
@@ -434,12 +580,18 @@ def target_lines(s, pat, modes):
     return out + [""]
 
 
-def table(s, modes, patterns, reps):
+def table(s, modes, patterns, reps, users=False):
+    names = [n for n, _, _ in corpus("build")] if users else \
+        [n for n, _ in batch("build")]
     lines = ["# slaq on real jobs (make bench-real)", "",
-             "Batch: %s. %d repetition(s); median [min-max] of the "
-             "repetitions." %
-             (", ".join(n for n, _ in batch("build")), reps), ""]
-    if "stream" in patterns:
+             "%s: %s. %d repetition(s); median [min-max] of the "
+             "repetitions." % ("The user-style corpus, in every pattern"
+                               if users else "Batch", ", ".join(names),
+                               reps), ""]
+    if users:
+        lines += ["Styles: " + "; ".join(
+            "%s: %s" % kv for kv in STYLES.items()) + ".", ""]
+    if "stream" in patterns and not users:
         lines += ["Stream: %s." % ", ".join(n for n, _ in stream("build")),
                   ""]
     for pat in patterns:
@@ -457,9 +609,9 @@ def table(s, modes, patterns, reps):
                     mode, f("t50_mean_s"), f("t90_mean_s"), f("jct_mean_s"),
                     f("makespan_s"), f("cpu_s", "%.0f"),
                     m["slaqd_cpu_s"]["mean"], 100 * m["idle_frac"]["mean"],
-                    "-" if mode in ("plain", "queue") else
+                    "-" if mode in PLAIN else
                     "%.1f" % m["stall_s"]["mean"],
-                    "-" if mode in ("plain", "queue") else
+                    "-" if mode in PLAIN else
                     "%.1f (%.1f cores moved)" % (
                         m["alloc_changes_per_job_min"]["mean"],
                         m["cores_moved_per_job_min"]["mean"])))
@@ -470,7 +622,7 @@ def table(s, modes, patterns, reps):
                 for n, v in s[pat][mode]["per_job_t90_s"].items()))
             for mode in modes))
         lines.append("")
-        under = [m for m in modes if m not in ("plain", "queue")]
+        under = [m for m in modes if m not in PLAIN]
         if under:
             lines.append(
                 "Longest time an improving job spent at the minimum share "
@@ -487,7 +639,7 @@ def table(s, modes, patterns, reps):
                     g("slaq", "t90_mean_s") / g("plain", "t90_mean_s"),
                     g("fair", "makespan_s") / g("plain", "makespan_s"),
                     g("slaq", "cpu_s") / g("fair", "cpu_s")))
-            lines += target_lines(s, pat, modes)
+            lines += target_lines(s, pat, modes, users)
             for other in ("paper", "slaq-linear", "queue"):
                 if other in modes:
                     lines.append("slaq/%s t90 %.2f, makespan %.2f" % (
@@ -495,6 +647,8 @@ def table(s, modes, patterns, reps):
                         g("slaq", "t90_mean_s") / g(other, "t90_mean_s"),
                         g("slaq", "makespan_s") / g(other, "makespan_s")))
             lines.append("")
+        if users:
+            lines += style_lines(s, modes, pat)
     return "\n".join(lines)
 
 
@@ -506,7 +660,8 @@ def main():
     ap.add_argument("--reps", type=int, default=1,
                     help="repetitions of every configuration (1)")
     ap.add_argument("--modes", default="plain,fair,slaq",
-                    help="ways to run the batch: plain, queue (one core\n"
+                    help="ways to run the batch: plain, plain1 (plain with\n"
+                    "every library at one thread), queue (one core\n"
                     "per job, as many jobs as CPUs at once, first come\n"
                     "first served), fair, slaq, slaq-hold (slaqd --hold\n"
                     "0.05), slaq-linear (slaq without the scaling model: slaqd\n"
@@ -521,6 +676,13 @@ def main():
     ap.add_argument("--seed", type=int, default=1,
                     help="the stream's arrivals (1; repetition r uses\n"
                     "seed + r)")
+    ap.add_argument("--corpus", default="project",
+                    choices=("project", "users"),
+                    help="the jobs: project (the batch of six and the\n"
+                    "stream of ten, threads from slaq's advice, the math\n"
+                    "libraries started at one thread) or users (eight jobs\n"
+                    "written as users write them, in every pattern: see\n"
+                    "STYLES; the environment a user's shell has)")
     ap.add_argument("--stagger", type=float, default=5.0,
                     help="seconds between arrivals when staggered (5)")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "results",
@@ -565,7 +727,7 @@ def main():
                     arr, logs, idle, dcpu, flips, stall, starved = \
                         run_once(a.build, mode, pat, a.stagger, work,
                                  a.slaqd_arg, a.mean_interarrival,
-                                 a.seed + rep)
+                                 a.seed + rep, a.corpus)
                     r = run_metrics(arr, logs, idle)
                     r["slaqd_cpu_s"] = dcpu
                     r["stall_s"] = stall or 0.0
@@ -594,7 +756,7 @@ def main():
     with open(os.path.join(a.out, "runs.json"), "w") as f:
         json.dump({"runs": results, "summary": s, "scaling": scaling}, f,
                   indent=1)
-    text = table(s, modes, patterns, a.reps)
+    text = table(s, modes, patterns, a.reps, a.corpus == "users")
     if scaling:
         text += "\n" + "\n".join(scaling_lines(scaling))
     with open(os.path.join(a.out, "summary.md"), "w") as f:

@@ -11,8 +11,10 @@
 
 ``Job`` is a slaq.Loop (slaq/loop.py) that keeps the steps' loss tensors
 without reading them (no device synchronisation per step) until a report,
-and sizes torch's intra-op thread pool (``torch.set_num_threads``) to
-slaqd's thread advice, only when the advice changes. PyTorch is imported
+and sizes torch's intra-op thread pool (``torch.set_num_threads``) and,
+where threadpoolctl is installed, the BLAS library's pool (PyTorch's
+matrix products run on it when it is built against OpenBLAS, as Debian's
+is) to slaqd's thread advice, only when the advice changes. PyTorch is imported
 when this module is, not by ``import slaq``.
 """
 
@@ -20,8 +22,32 @@ from ._lib import need
 from .loop import Loop, Report, StopTraining
 
 torch = need("torch", "slaq.torch")
+try:
+    import threadpoolctl
+except ImportError:  # torch's own pool only
+    threadpoolctl = None
 
 __all__ = ["Job", "Report", "StopTraining"]
+
+
+def _set_threads(n):
+    """torch's pool and the BLAS library's, both at n threads: a BLAS pool
+    left at one thread per CPU spins beside torch's on a share of fewer
+    cores (docs/client.md, "Threads")."""
+    torch.set_num_threads(int(n))
+    if threadpoolctl is not None:
+        threadpoolctl.threadpool_limits(limits=int(n), user_api="blas")
+
+
+def _pools_threads():
+    """torch's pool size, or None (to be set) while the BLAS pool's
+    differs from it."""
+    n = torch.get_num_threads()
+    if threadpoolctl is not None and any(
+            i["num_threads"] != n for i in threadpoolctl.threadpool_info()
+            if i["user_api"] == "blas"):
+        return None
+    return n
 
 
 class Job(Loop):
@@ -31,8 +57,8 @@ class Job(Loop):
     aggregate, max_steps, target_loss, raise_on_stop, on_report, client,
     name, iters, convergence, metric_name...); with neither every_steps
     nor every_seconds it reports every second. threads: True (the default)
-    sizes ``torch.set_num_threads`` to slaqd's advice (never more than it,
-    set only when it changes); False leaves torch's pool alone, and the
+    sizes ``torch.set_num_threads`` and the BLAS pool to slaqd's advice
+    (never more than it, set only when it changes); False leaves torch's pool alone, and the
     reports then say the steps ran ``torch.get_num_threads()`` threads.
 
     ``step(loss, samples=0, metric=None)`` takes the step's loss as a
@@ -49,8 +75,9 @@ class Job(Loop):
                 raise TypeError("slaq.torch.Job sets %s itself (threads=False "
                                 "leaves torch's pool alone)" % key)
         super().__init__(every_steps=every_steps, every_seconds=every_seconds,
-                         set_threads=torch.set_num_threads if threads else
-                         None, get_threads=torch.get_num_threads, **options)
+                         set_threads=_set_threads if threads else None,
+                         get_threads=_pools_threads if threads else
+                         torch.get_num_threads, **options)
 
     def _value(self, loss):
         if isinstance(loss, torch.Tensor):

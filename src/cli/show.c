@@ -345,6 +345,18 @@ static void print_job(json_t *j)
            (long long)json_integer_value(json_object_get(j, "iter")),
            (long long)json_integer_value(json_object_get(j, "reports")),
            rpc_num(j, "cpu_s"), buf);
+    if (!isnan(rpc_num(j, "cpu_per_iter"))) {
+        printf("  cost        %.4g CPU-s per iteration (recent %.4g",
+               rpc_num(j, "cpu_per_iter"), rpc_num(j, "cpu_per_iter_recent"));
+        if (!isnan(rpc_num(j, "cpu_per_iter_best")))
+            printf(", lowest %.4g: recent %.2fx", rpc_num(j,
+                   "cpu_per_iter_best"), rpc_num(j, "cpu_per_iter_recent") /
+                   rpc_num(j, "cpu_per_iter_best"));
+        printf(")");
+        if (!isnan(rpc_num(j, "cpu_per_sample")))
+            printf(", %.3g CPU-s per sample", rpc_num(j, "cpu_per_sample"));
+        printf("\n");
+    }
     if (query)
         print_query(query);
     else if (isnan(rpc_num(j, "loss")))

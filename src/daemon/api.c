@@ -102,6 +102,8 @@ static json_t *api_status(sd_daemon *d)
     json_object_set_new(r, "enforce", json_string(enf_mode_name(d->enf.mode)));
     json_object_set_new(r, "share", json_string(d->cfg.share_quota ? "quota"
                                                                    : "weight"));
+    json_object_set_new(r, "job_threads",
+                        json_integer((json_int_t)d->cfg.job_threads));
     const slaq_sched_config *sc = slaq_sched_get_config(d->sched);
     json_object_set_new(r, "normalise", json_string(slaq_scale_name(
                                             sc->normalise)));

@@ -85,6 +85,8 @@ typedef struct sd_config {
      * is cores / 20, at most 1, unless given. */
     slaq_sched_config sched;
     double grace_s;          /* stop request -> SIGTERM -> SIGKILL */
+    double job_threads;      /* --job-threads: the threads a job's math
+                                libraries start at (0: not set) */
     sd_enforce_mode enforce;
     int share_quota;         /* --share quota: a hard cap at the share */
     int init;                /* --init: an empty state.db may be set up */

@@ -342,7 +342,8 @@ static void checkpoint_dir_make(sd_daemon *d, const sd_runas *ra, char *dir,
  * own entry when the submitter sent no environment); ckdir (a
  * controller's start: its shared checkpoint directory) or else the job's
  * checkpoint directory here is SLAQ_CHECKPOINT_DIR unless the
- * environment names one. */
+ * environment names one; the math libraries' thread variables at
+ * --job-threads unless it names them. */
 static char **child_env(sd_daemon *d, json_t *env, int64_t id,
                         const char *secret, const sd_runas *ra,
                         const char *ckdir)
@@ -352,7 +353,8 @@ static char **child_env(sd_daemon *d, json_t *env, int64_t id,
     char *sock = realpath(d->cfg.socket_path, NULL), *adir = NULL;
     spawn_env_in in = {.env = env, .socket = sock ? sock
                                                   : d->cfg.socket_path,
-                       .id = id, .secret = secret, .ckdir = ckdir};
+                       .id = id, .secret = secret, .ckdir = ckdir,
+                       .threads = (int)d->cfg.job_threads};
     char dir[4200];
     struct passwd pw, *res = NULL;
     char buf[16384];
@@ -1074,11 +1076,31 @@ sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid,
 
 /* ------------------------------------------------------------- reports */
 
+/* Weight of the newest report in a job's moving mean of CPU-seconds per
+ * iteration: about the last five reports. */
+#define COST_ALPHA 0.3
+/* Reports before the lowest cost is kept (the first ones load data). */
+#define COST_SETTLE 3
+
 /* The job's own record of a report the core accepted. */
 static void note_report(sd_job *j, const slaq_report *r)
 {
     if (j->nreports == 0)
         j->first_loss = r->loss;
+    if (j->nreports > 0 && r->iter > j->last_iter && r->cpu_s >= 0) {
+        double di = (double)(r->iter - j->last_iter);
+        double c = r->cpu_s / di;
+        j->iters_total += di;
+        j->samples_total += r->samples > 0 ? r->samples : 0;
+        j->cpu_work += r->cpu_s;
+        j->cost_recent = j->iters_total == di
+                             ? c
+                             : COST_ALPHA * c +
+                                   (1 - COST_ALPHA) * j->cost_recent;
+        if (j->nreports >= COST_SETTLE &&
+            (j->cost_best <= 0 || j->cost_recent < j->cost_best))
+            j->cost_best = j->cost_recent;
+    }
     j->nreports++;
     j->last_iter = r->iter;
     j->last_loss = r->loss;
@@ -2111,6 +2133,16 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "sweep", j->sweep ? json_integer(j->sweep)
                                              : json_null());
     json_object_set_new(o, "cpu_s", json_real(j->cpu_total));
+    json_object_set_new(o, "cpu_per_iter", j->iters_total > 0
+                        ? json_real(j->cpu_work / j->iters_total)
+                        : json_null());
+    json_object_set_new(o, "cpu_per_sample", j->samples_total > 0
+                        ? json_real(j->cpu_work / j->samples_total)
+                        : json_null());
+    json_object_set_new(o, "cpu_per_iter_recent", j->iters_total > 0
+                        ? json_real(j->cost_recent) : json_null());
+    json_object_set_new(o, "cpu_per_iter_best", j->cost_best > 0
+                        ? json_real(j->cost_best) : json_null());
     json_object_set_new(o, "connected", json_boolean(j->conn != NULL));
     json_object_set_new(o, "reason", j->reason ? json_string(j->reason)
                                                : json_null());

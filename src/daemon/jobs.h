@@ -112,6 +112,13 @@ typedef struct sd_job {
                                 the core's slaq_job_iters) */
     uint64_t nreports;
     double cpu_total;
+    /* What the job's work costs (docs/metrics.md, "Cost of work"): the
+     * iterations, samples and CPU-seconds its reports covered (after its
+     * first, which also covers the job's start), the CPU-seconds per
+     * iteration of its recent reports (a moving mean), and the lowest
+     * that mean has been since its third report. */
+    double iters_total, samples_total, cpu_work;
+    double cost_recent, cost_best;
     double stop_deadline; /* when the next stop step is due (0: none) */
     int term_sent;
     float spark[SD_SPARK];/* recent allocations, oldest first */

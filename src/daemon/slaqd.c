@@ -209,6 +209,12 @@ static void usage(FILE *f)
         "                      the allocation, idle cycles go to the others\n"
         "                      (default); quota: a hard CPU quota at it\n"
         "  --grace SECONDS     stop request to SIGTERM to SIGKILL (default 10)\n"
+        "  --job-threads N     the threads a job's math libraries start at:\n"
+        "                      OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and the\n"
+        "                      like, with OMP_WAIT_POLICY=PASSIVE, where the\n"
+        "                      job's environment sets none (default 1; 0:\n"
+        "                      leave them unset); jobs grow them on slaq's\n"
+        "                      advice (docs/client.md, \"Threads\")\n"
         "  --keep-jobs N       finished jobs kept per user (default 10000);\n"
         "                      the oldest are removed, history and logs too\n"
         "  --keep-days D       finished jobs kept at most D days (default\n"
@@ -313,7 +319,8 @@ enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_ENFORCE, O_GRACE,
        O_KEEPDAYS, O_HTTPHOST, O_AGENTS, O_AGENTTOK, O_AGENT, O_JOIN,
        O_NODENAME, O_ENDJOBS, O_ADMINGROUP, O_SOCKGROUP,
        O_PINWAIT, O_POLICYMOVES, O_RLMODEL, O_USERJOBS, O_USERTASKS,
-       O_USERREPORTS, O_LOGBYTES, O_USERLOGBYTES, O_DISKRESERVE, O_NODEKEY };
+       O_USERREPORTS, O_LOGBYTES, O_USERLOGBYTES, O_DISKRESERVE, O_NODEKEY,
+       O_JOBTHREADS };
 
 /* slaqd's own options; the scheduler's settings follow them in long_opts
  * (setopt_build, at the start of parse_args). */
@@ -326,6 +333,7 @@ static const struct option own_opts[] = {
     {"token-file", required_argument, 0, O_TOKEN},
     {"enforce", required_argument, 0, O_ENFORCE},
     {"grace", required_argument, 0, O_GRACE},
+    {"job-threads", required_argument, 0, O_JOBTHREADS},
     {"share", required_argument, 0, O_SHARE},
     {"init", no_argument, 0, O_INIT},
     {"job-token-file", required_argument, 0, O_JOBTOKEN},
@@ -449,6 +457,8 @@ static int apply_opt(void *ctx, int code, const char *value,
         snprintf(a->token_where, sizeof a->token_where, "%s", where);
         return 0;
     case O_GRACE: return parse_pos(where, value, &c->grace_s);
+    case O_JOBTHREADS:
+        return parse_bounded(where, value, 4096, 1, &c->job_threads);
     case O_ENFORCE:
         if (enf_mode_parse(value, &c->enforce)) {
             fprintf(stderr, "slaqd: %s: unknown mode '%s' (expected auto, "
@@ -751,6 +761,7 @@ static int parse_args(sd_config *c, int argc, char **argv,
     slaq_sched_config_init(&c->sched);
     c->sched.cores = (double)sysconf(_SC_NPROCESSORS_ONLN);
     c->grace_s = 10;
+    c->job_threads = 1;
     c->enforce = SD_ENF_AUTO;
     c->keep_jobs = 10000;
     c->user_jobs = 10000;

@@ -63,8 +63,12 @@ char **spawn_env(const spawn_env_in *in)
     static const char *const ours[] = {"SLAQ_SOCKET", "SLAQ_JOB_ID",
                                        "SLAQ_JOB_SECRET"};
     static const char *const ident[] = {"HOME", "USER", "LOGNAME", "SHELL"};
+    static const char *const thread_vars[] = {SPAWN_THREAD_VARS,
+                                              "OMP_WAIT_POLICY"};
+    enum { NTV = sizeof thread_vars / sizeof *thread_vars };
+    int named[NTV] = {0};
     size_t n = in->env ? json_array_size(in->env) : 0;
-    char **out = calloc(n + 10, sizeof *out);
+    char **out = calloc(n + 10 + NTV, sizeof *out);
     if (!out)
         return NULL;
     size_t k = 0;
@@ -81,6 +85,8 @@ char **spawn_env(const spawn_env_in *in)
         if (drop)
             continue;
         have_ckdir |= env_is(e, "SLAQ_CHECKPOINT_DIR");
+        for (size_t v = 0; v < NTV; v++)
+            named[v] |= env_is(e, thread_vars[v]);
         if (!(out[k++] = strdup(e)))
             goto nomem;
     }
@@ -102,6 +108,15 @@ char **spawn_env(const spawn_env_in *in)
     if (!have_ckdir && in->ckdir &&
         strv_add(out, &k, "SLAQ_CHECKPOINT_DIR", in->ckdir) < 0)
         goto nomem;
+    if (in->threads > 0) {
+        char t[16];
+        snprintf(t, sizeof t, "%d", in->threads);
+        for (size_t v = 0; v < NTV; v++)
+            if (!named[v] &&
+                strv_add(out, &k, thread_vars[v],
+                         v == NTV - 1 ? "PASSIVE" : t) < 0)
+                goto nomem;
+    }
     return out;
 nomem:
     spawn_strv_free(out);

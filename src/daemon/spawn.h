@@ -40,7 +40,16 @@ typedef struct spawn_env_in {
     int64_t id;           /* SLAQ_JOB_ID */
     const char *secret;   /* SLAQ_JOB_SECRET */
     const char *ckdir;    /* SLAQ_CHECKPOINT_DIR unless env names one */
+    int threads;          /* > 0: the math libraries' thread variables
+                             (SPAWN_THREAD_VARS) unless env names them */
 } spawn_env_in;
+
+/* The variables that size the math libraries' thread pools: OpenMP
+ * (PyTorch, scikit-learn, XGBoost), OpenBLAS, MKL, BLIS, Apple's
+ * Accelerate and numexpr. */
+#define SPAWN_THREAD_VARS                                                  \
+    "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",          \
+        "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS"
 
 /*
  * The job's environment, a NULL-terminated array the caller frees with
@@ -50,7 +59,12 @@ typedef struct spawn_env_in {
  * SHELL; then HOME, USER, LOGNAME and SHELL from
  * the passwd entry; then slaqd's SLAQ_SOCKET, SLAQ_JOB_ID and
  * SLAQ_JOB_SECRET; and SLAQ_CHECKPOINT_DIR=ckdir when the submitter's
- * entries name none. A job submitted without an environment (env NULL)
+ * entries name none; with threads > 0, each of SPAWN_THREAD_VARS the
+ * submitter's entries do not set, as threads, and OMP_WAIT_POLICY=PASSIVE
+ * unless they set it (docs/client.md, "Threads": a job's libraries start
+ * at that many threads, and threads that wait for work sleep instead of
+ * spinning on a share other jobs' threads also run on). A job submitted
+ * without an environment (env NULL)
  * gets PATH=SPAWN_DEFAULT_PATH and the rest, as a login would: never
  * anything of slaqd's own environment. NULL when out of memory.
  */

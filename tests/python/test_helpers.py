@@ -323,6 +323,32 @@ def test_torch_job_sets_the_advised_threads_only_when_they_change(
         real(before)
 
 
+@needs("torch", "threadpoolctl", "numpy")
+def test_torch_job_sizes_the_blas_pool_with_torchs(attached):
+    """PyTorch built against OpenBLAS (Debian's) runs its matrix products
+    on OpenBLAS's own pool, one thread per CPU unless limited: sized with
+    torch's pool, the advice of one thread leaves one BLAS thread, not a
+    pool that spins beside torch's on a share of one core."""
+    import numpy  # noqa: F401  (loads the BLAS library)
+    import threadpoolctl
+    import torch
+    import slaq.torch
+    blas = lambda: [i["num_threads"] for i in threadpoolctl.threadpool_info()
+                    if i["user_api"] == "blas"]
+    if not blas():
+        pytest.skip("no BLAS library threadpoolctl can size")
+    before = torch.get_num_threads()
+    with threadpoolctl.threadpool_limits(limits=2, user_api="blas"):
+        try:
+            assert set(blas()) == {2}
+            job = slaq.torch.Job(every_steps=5)
+            assert torch.get_num_threads() == 1
+            assert set(blas()) == {1}, blas()
+            job.close()
+        finally:
+            torch.set_num_threads(before)
+
+
 @needs("xgboost", "sklearn")
 def test_xgboost_callback_sets_nthread_and_stops_on_max_steps(attached):
     import json
