@@ -21,6 +21,7 @@
 #                   cluster's 3 agents under mlfs, slaq and edf, side by side
 #                   (JOBS=N, SEED=S, POLICIES=a,b; docs/deadlines.md)
 #   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
+#   make bench-users the user-style corpus of real jobs, every way (REPS=N)
 #   make bench-cluster the core at 1,000 nodes x 64 cores, 50,000 jobs (sim)
 #   make sweep-live a sweep run live: POP under slaqd against Optuna (REPS=N)
 #   make check-asan run the unit tests under ASan + UBSan

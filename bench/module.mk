@@ -8,6 +8,18 @@ bench-real: deps
 	@$(MAKE) --no-print-directory build
 	@/usr/bin/python3 bench/real/run.py --build $(BUILD) --reps $(or $(REPS),1)
 
+# make bench-users [REPS=N]: the user-style corpus (eight jobs written as
+# users write them: library defaults, threads from cores(), a DataLoader,
+# a slow start, a warm-up...) in every pattern, every way of running;
+# results in docs/results/real/users/ (docs/bench-real.md).
+.PHONY: bench-users
+bench-users: deps
+	@$(MAKE) --no-print-directory build
+	@/usr/bin/python3 bench/real/run.py --build $(BUILD) --corpus users \
+	  --reps $(or $(REPS),1) --modes plain,plain1,queue,fair,slaq \
+	  --patterns stream,together,staggered \
+	  --out docs/results/real/users
+
 # make bench-cluster [JOBS=N NODES=N CORES=C PLACEMENT=P]: the core at
 # cluster scale in the simulator, 50,000 jobs on 1,000 nodes x 64 cores by
 # default; prints wall time and epoch median/p99 (docs/cluster.md, "Scale").

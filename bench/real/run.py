@@ -57,6 +57,9 @@ SLAQD_MODES = {
     # slaq holding plateaued jobs (docs/libslaq.md, "Holding a plateaued
     # job"): fewer jobs time-slice the cores
     "slaq-hold": ["--policy", "slaq", "--hold", "0.05"],
+    # the planner: the most quality per core-second to each job's next
+    # milestone (docs/libslaq.md, "The planner")
+    "plan": ["--policy", "slaq-plan"],
     "paper": PAPER,
 }
 MODES = ["plain", "plain1", "queue"] + list(SLAQD_MODES)
@@ -128,25 +131,33 @@ STYLES = {
 }
 
 
-def corpus(build):
+def corpus(build, long=False):
     """The user-style corpus: (name, argv, styles). Alone at one thread
-    each takes 6-15 s; the same eight make every pattern."""
+    each takes 3-8 s; the same eight make every pattern, in the stream
+    with three times the budget (long): exploratory jobs run well past
+    their convergence, so that they overlap and a scheduler has plateaued
+    work to weigh against new jobs."""
     jobs = os.path.join(HERE, "jobs")
     train = os.path.join(ROOT, build, "bin", "slaq-train")
     py = lambda f: [PY, os.path.join(jobs, f)]
+    x = 3 if long else 1
+    n = lambda v: str(v * x)
     return [
-        ("u-torch-advice", py("torch_mlp.py") + ["--epochs", "6"],
+        ("u-torch-advice", py("torch_mlp.py") + ["--epochs", n(6)],
          ["advice"]),
-        ("u-torch-floor", py("u_torch_cores.py"), ["cores-floor", "every-n"]),
-        ("u-torch-default", py("u_torch_default.py"),
+        ("u-torch-floor", py("u_torch_cores.py") + ["--epochs", n(6)],
+         ["cores-floor", "every-n"]),
+        ("u-torch-default", py("u_torch_default.py") + ["--epochs", n(6)],
          ["defaults", "every-step"]),
-        ("u-sk-default", py("u_sk_default.py"), ["defaults", "every-s"]),
-        ("u-torch-loader", py("u_torch_loader.py"),
+        ("u-sk-default", py("u_sk_default.py") + ["--epochs", n(20)],
+         ["defaults", "every-s"]),
+        ("u-torch-loader", py("u_torch_loader.py") + ["--epochs", n(3)],
          ["omp1", "loader", "every-n"]),
-        ("u-torch-warmup", py("u_torch_warmup.py"),
+        ("u-torch-warmup", py("u_torch_warmup.py") + ["--epochs", n(4)],
          ["cores-ceil", "slow-start", "warm-up", "every-n"]),
-        ("u-xgb", py("u_xgb.py"), ["cores-ceil", "every-step"]),
-        ("u-logreg", [train, "logreg", "--iters", "80"],
+        ("u-xgb", py("u_xgb.py") + ["--rounds", n(30)],
+         ["cores-ceil", "every-step"]),
+        ("u-logreg", [train, "logreg", "--iters", n(80)],
          ["advice", "every-step"]),
     ]
 
@@ -212,7 +223,8 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
     os.makedirs(work)
     users = corpus_name == "users"
     if users:
-        jobs = [(n, argv) for n, argv, _ in corpus(build)]
+        jobs = [(n, argv) for n, argv, _ in
+                corpus(build, pattern == "stream")]
     else:
         jobs = stream(build) if pattern == "stream" else batch(build)
     when = offsets(pattern, len(jobs), stagger, mean_ia, seed)
@@ -517,7 +529,8 @@ def target_lines(s, pat, modes, users=False):
     too)."""
     if not all(m in modes for m in ("plain", "fair")):
         return []
-    ways = [m for m in ("slaq", "slaq-hold", "slaq-linear") if m in modes]
+    ways = [m for m in ("slaq", "plan", "slaq-hold", "slaq-linear")
+            if m in modes]
     if not ways:
         return []
     if users:
@@ -663,7 +676,8 @@ def main():
                     help="ways to run the batch: plain, plain1 (plain with\n"
                     "every library at one thread), queue (one core\n"
                     "per job, as many jobs as CPUs at once, first come\n"
-                    "first served), fair, slaq, slaq-hold (slaqd --hold\n"
+                    "first served), fair, slaq, plan (slaqd --policy\n"
+                    "slaq-plan), slaq-hold (slaqd --hold\n"
                     "0.05), slaq-linear (slaq without the scaling model: slaqd\n"
                     "--scaling off) and paper (slaq as in the paper:\n"
                     "slaqd --normalise max-delta, no start-up shares,\n"

@@ -63,8 +63,8 @@ char **spawn_env(const spawn_env_in *in)
     static const char *const ours[] = {"SLAQ_SOCKET", "SLAQ_JOB_ID",
                                        "SLAQ_JOB_SECRET"};
     static const char *const ident[] = {"HOME", "USER", "LOGNAME", "SHELL"};
-    static const char *const thread_vars[] = {SPAWN_THREAD_VARS,
-                                              "OMP_WAIT_POLICY"};
+    static const char *const thread_vars[] = {
+        SPAWN_THREAD_VARS, "SLAQ_DEFAULT_CORES", "OMP_WAIT_POLICY"};
     enum { NTV = sizeof thread_vars / sizeof *thread_vars };
     int named[NTV] = {0};
     size_t n = in->env ? json_array_size(in->env) : 0;

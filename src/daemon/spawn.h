@@ -59,11 +59,13 @@ typedef struct spawn_env_in {
  * SHELL; then HOME, USER, LOGNAME and SHELL from
  * the passwd entry; then slaqd's SLAQ_SOCKET, SLAQ_JOB_ID and
  * SLAQ_JOB_SECRET; and SLAQ_CHECKPOINT_DIR=ckdir when the submitter's
- * entries name none; with threads > 0, each of SPAWN_THREAD_VARS the
- * submitter's entries do not set, as threads, and OMP_WAIT_POLICY=PASSIVE
- * unless they set it (docs/client.md, "Threads": a job's libraries start
- * at that many threads, and threads that wait for work sleep instead of
- * spinning on a share other jobs' threads also run on). A job submitted
+ * entries name none; with threads > 0, each of SPAWN_THREAD_VARS and
+ * SLAQ_DEFAULT_CORES (the clients' allocation until slaqd's first word)
+ * the submitter's entries do not set, as threads, and
+ * OMP_WAIT_POLICY=PASSIVE unless they set it (docs/client.md, "Jobs that
+ * size their own threads, or do not": a job's libraries start at that
+ * many threads, and threads that wait for work sleep instead of spinning
+ * on a share other jobs' threads also run on). A job submitted
  * without an environment (env NULL)
  * gets PATH=SPAWN_DEFAULT_PATH and the rest, as a login would: never
  * anything of slaqd's own environment. NULL when out of memory.

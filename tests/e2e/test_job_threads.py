@@ -18,17 +18,20 @@ import time
 
 import pytest
 
-from conftest import SLAQ, SLAQD
+from conftest import ROOT, SLAQ, SLAQD
 
 VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
         "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS",
-        "OMP_WAIT_POLICY")
+        "SLAQ_DEFAULT_CORES", "OMP_WAIT_POLICY")
 
 # Prints the thread variables it was given and, where numpy and
 # threadpoolctl are installed, the BLAS pool's size.
 ENV_JOB = r"""
 import json, os
+import slaq
 out = {k: os.environ.get(k) for k in %r}
+# What the client assumes before slaqd's welcome: the default allocation.
+out["default_cores"] = slaq.Client(socket_path="/nonexistent").cores()
 try:
     import numpy, threadpoolctl
     out["blas"] = [i["num_threads"] for i in threadpoolctl.threadpool_info()
@@ -57,6 +60,7 @@ def clean_env(**extra):
     test sees slaqd's choice, not its caller's shell's."""
     env = {k: v for k, v in os.environ.items()
            if k not in VARS and k != "SLAQ_SOCKET"}
+    env["PYTHONPATH"] = os.path.join(ROOT, "python")
     env.update(extra)
     return env
 
@@ -80,6 +84,7 @@ def test_a_jobs_libraries_start_at_one_thread_unless_it_says(daemon_factory):
     for k in VARS[:-1]:
         assert got[k] == "1", (k, got)
     assert got["OMP_WAIT_POLICY"] == "PASSIVE", got
+    assert got["default_cores"] == 1.0, got  # not the machine's CPUs
     if "blas" in got:
         assert got["blas"] and set(got["blas"]) == {1}, got
     # What the job's environment names is its own.
