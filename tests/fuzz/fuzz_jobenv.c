@@ -62,6 +62,7 @@ static void check_env(json_t *env, int other_user, int sent_it)
         in.home = "/home/alice";
         in.user = "alice";
         in.shell = "/bin/sh";
+        in.threads = 3; /* slaqd's --job-threads */
     }
     char **v = spawn_env(&in);
     if (!v)
@@ -87,6 +88,24 @@ static void check_env(json_t *env, int other_user, int sent_it)
     if (!env && (count(v, "PATH", &val) != 1 ||
                  strcmp(val, SPAWN_DEFAULT_PATH)))
         fail("a job without an environment has no login PATH", val);
+    /* --job-threads: each thread variable once at most; the submitter's
+     * own value where it sent one (a valid entry), else slaqd's. */
+    static const char *const tv[] = {SPAWN_THREAD_VARS, "SLAQ_DEFAULT_CORES",
+                                     "OMP_WAIT_POLICY"};
+    for (size_t i = 0; i < sizeof tv / sizeof *tv; i++) {
+        int sent_var = 0;
+        size_t len = strlen(tv[i]);
+        for (size_t e = 0; env && e < json_array_size(env); e++) {
+            const char *s = json_string_value(json_array_get(env, e));
+            sent_var |= s && !strncmp(s, tv[i], len) && s[len] == '=';
+        }
+        int c = count(v, tv[i], &val);
+        if (!sent_var && c != (in.threads > 0))
+            fail("a thread variable not slaqd's, once", tv[i]);
+        if (!sent_var && c == 1 &&
+            strcmp(val, i == sizeof tv / sizeof *tv - 1 ? "PASSIVE" : "3"))
+            fail("a thread variable with another value", tv[i]);
+    }
     spawn_strv_free(v);
 }
 

@@ -32,7 +32,7 @@ for m in model:
     if isinstance(m, torch.nn.Linear):
         torch.nn.init.normal_(m.weight, std=0.01)
         torch.nn.init.zeros_(m.bias)
-opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
 sched = torch.optim.lr_scheduler.LambdaLR(
     opt, lambda s: min(1.0, (s + 1) / a.warmup))
 lossf = torch.nn.CrossEntropyLoss()
@@ -44,6 +44,7 @@ for epoch in range(a.epochs):
         opt.zero_grad()
         loss = lossf(model(x[idx]), y[idx])
         loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         sched.step()
         losses.append(loss.item())
