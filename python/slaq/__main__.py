@@ -200,6 +200,17 @@ def print_show(j):
         rate = "; %.2f it/s on average" % (j["iter"] / run_s)
     print("  progress    iteration %d, %d reports, %.2f CPU-s%s" % (
         j.get("iter") or 0, j.get("reports") or 0, num(j, "cpu_s"), rate))
+    if not math.isnan(num(j, "cpu_per_iter")):
+        line = "  cost        %.4g CPU-s per iteration (recent %.4g" % (
+            num(j, "cpu_per_iter"), num(j, "cpu_per_iter_recent"))
+        if not math.isnan(num(j, "cpu_per_iter_best")):
+            line += ", lowest %.4g: recent %.2fx" % (
+                num(j, "cpu_per_iter_best"),
+                num(j, "cpu_per_iter_recent") / num(j, "cpu_per_iter_best"))
+        line += ")"
+        if not math.isnan(num(j, "cpu_per_sample")):
+            line += ", %.3g CPU-s per sample" % num(j, "cpu_per_sample")
+        print(line)
     if query is not None:
         p = num(query, "progress")
         print("  query       %s" % ("no mini-batch yet" if math.isnan(p) else

@@ -415,8 +415,9 @@ def environ_of(pid):
 def test_a_job_gets_its_submitters_environment_and_nothing_more(
         daemon_factory, tmp_path, token_file, monkeypatch):
     """What reaches a job on an agent is the environment its submitter
-    sent (with slaqd's SLAQ_* variables), never the controller's own; the
-    agent token given in SLAQ_AGENT_TOKEN reaches no job."""
+    sent (with slaqd's SLAQ_* and thread variables), never the
+    controller's own; the agent token given in SLAQ_AGENT_TOKEN reaches no
+    job."""
     port = free_port()
     monkeypatch.setenv("CONTROLLER_ONLY", "the controller's own")
     monkeypatch.setenv("SLAQ_AGENT_TOKEN", TOKEN)
@@ -454,8 +455,14 @@ def test_a_job_gets_its_submitters_environment_and_nothing_more(
     for restartable, j in jobs.items():
         env = environ_of(agent.job(j)["pid"])
         names = sorted(e.split("=", 1)[0] for e in env)
-        want = ["ONLY_THIS", "PATH", "SLAQ_CHECKPOINT_DIR", "SLAQ_JOB_ID",
-                "SLAQ_JOB_SECRET", "SLAQ_SOCKET"]
+        # slaqd's own: its SLAQ_* and the math libraries' thread
+        # variables at --job-threads (docs/slaqd.md)
+        want = sorted(["ONLY_THIS", "PATH", "SLAQ_CHECKPOINT_DIR",
+                       "SLAQ_JOB_ID", "SLAQ_JOB_SECRET", "SLAQ_SOCKET",
+                       "SLAQ_DEFAULT_CORES", "OMP_NUM_THREADS",
+                       "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+                       "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                       "NUMEXPR_NUM_THREADS", "OMP_WAIT_POLICY"])
         assert names == want, env
         ck = [e for e in env if e.startswith("SLAQ_CHECKPOINT_DIR=")][0]
         if restartable:  # the controller's shared directory, generation 1
