@@ -1020,6 +1020,12 @@ static void on_message(sd_daemon *d, sd_conn *c, char *line, size_t len)
         if (c->job && d->cfg.agent)
             agent_relay(d, c->job, msg);
     } else if (!strcmp(type, "bye")) {
+        /* Stored at once: a managed job that exits while slaqd is down
+         * ended its work, and its restart says so (jobs.c). */
+        if (!c->said_bye && c->job && SD_ACTIVE(c->job->state)) {
+            store_event(d->store, sd_now(), c->job->id, "bye", NULL);
+            store_flush(d->store);
+        }
         c->said_bye = 1;
     } else if (!strcmp(type, "ping")) {
         json_t *m = json_pack("{s:s}", "type", "pong");

@@ -1910,6 +1910,29 @@ void job_replay_history(sd_daemon *d, sd_job *j, int count)
     }
 }
 
+static int count_report(void *arg, const slaq_report *r)
+{
+    note_report(arg, r);
+    return 0;
+}
+
+static int count_query_report(void *arg, const slaq_report *r,
+                              const char *vec)
+{
+    (void)vec;
+    return count_report(arg, r);
+}
+
+/* A job that ended while slaqd was down: its figures from its stored
+ * reports, as a job finished before the restart shows them. */
+static void count_history(sd_daemon *d, sd_job *j)
+{
+    if (j->kind == SLAQ_JOB_QUERY)
+        store_each_query_report(d->store, j->id, count_query_report, j);
+    else
+        store_each_report(d->store, j->id, count_report, j);
+}
+
 static int restore_one(sd_daemon *d, sd_job *j)
 {
     if (!SD_ACTIVE(j->state))
@@ -1932,16 +1955,23 @@ static int restore_one(sd_daemon *d, sd_job *j)
     int alive = j->pid > 0 && kill(j->pid, 0) == 0 &&
                 enf_proc_start(j->pid) == j->pstart;
     if (!alive) {
-        j->state = SD_LOST;
+        /* One that said goodbye (conn.c stores it) had ended its work: its
+         * exit status is gone with it (init reaped it), not its end. */
+        int bye = store_job_has_event(d->store, j->id, "bye") == 1;
+        count_history(d, j);
+        j->state = bye ? SD_DONE : SD_LOST;
         free(j->reason);
-        j->reason = strdup("its process vanished while slaqd was down");
+        j->reason = strdup(bye ? "ended while slaqd was down, after its "
+                                 "goodbye; exit status unknown"
+                               : "its process vanished while slaqd was down");
         j->ended = sd_now();
         store_put_job(d->store, j);
-        store_event(d->store, j->ended, j->id, "lost", j->reason);
+        store_event(d->store, j->ended, j->id, bye ? "exit" : "lost",
+                    j->reason);
         if (j->managed && enf_adopt(d, j) == 0) /* drop its empty cgroup */
             enf_release(d, j);
-        sd_log(d, 0, "job %lld (%s): lost (pid %d is gone)", (long long)j->id,
-               j->name, (int)j->pid);
+        sd_log(d, 0, "job %lld (%s): %s (pid %d is gone)", (long long)j->id,
+               j->name, bye ? "done after its goodbye" : "lost", (int)j->pid);
         return 0;
     }
     if (j->array) { /* a task: one core, outside the scheduler */

@@ -1688,6 +1688,19 @@ json_t *store_events_json(sd_store *s, int64_t job, size_t max)
                      "ORDER BY t", job, max);
 }
 
+int store_job_has_event(sd_store *s, int64_t job, const char *kind)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM events WHERE job = ?1 AND "
+                           "kind = ?2 LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, job);
+    sqlite3_bind_text(st, 2, kind, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
 void store_delete_job(sd_store *s, int64_t job)
 {
     if (s->failing && !s->retrying)

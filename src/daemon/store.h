@@ -94,6 +94,9 @@ int store_each_value(sd_store *s, int64_t job, int64_t after, int loss,
 json_t *store_reports_json(sd_store *s, int64_t job, size_t max);
 json_t *store_allocs_json(sd_store *s, int64_t job, size_t max);
 json_t *store_events_json(sd_store *s, int64_t job, size_t max);
+/* 1 if the job's events hold one of `kind` (e.g. "bye"), 0 if not, -1 if the
+ * file cannot be read. */
+int store_job_has_event(sd_store *s, int64_t job, const char *kind);
 /* One page of a job's reports: rows [iter, loss, cpu_s, samples, t] with
  * iter > after, at most limit, in iteration order, costing O(limit) (an
  * index range); *next is the last iter when more follow, else -1. */

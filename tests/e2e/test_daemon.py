@@ -246,6 +246,45 @@ def test_kill9_and_restart_loses_nothing(daemon_factory, tmp_path):
     d2.wait_state(keep, "cancelled")
 
 
+BYE_THEN_WAIT = [sys.executable, "-c", """
+import os, sys, time
+sys.path.insert(0, %r)
+from slaq.client import Client
+c = Client()
+for i in range(5):
+    c.report(i, 1.0 / (i + 1), cpu_s=0.001)
+c.close()
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.02)
+""" % os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "python")]
+
+
+def test_a_job_that_said_goodbye_and_ended_while_slaqd_was_down_is_done(
+        daemon_factory, tmp_path):
+    """Its exit status went with it, but its goodbye is stored: after the
+    restart it is done, not lost (a job that ended without one is lost)."""
+    d = daemon_factory("--policy", "fair")
+    go = tmp_path / "go"
+    bye = d.submit(*BYE_THEN_WAIT, str(go))
+    silent = d.submit("sleep", "300")
+    wait_for(lambda: any(e[1] == "bye" for e in d.job(bye)["events"]),
+             what="the goodbye to be stored")
+    pids = d.job(bye)["pid"], d.job(silent)["pid"]
+    d.kill9()
+    go.write_text("")
+    os.killpg(pids[1], signal.SIGKILL)
+    wait_for(lambda: not os.path.exists("/proc/%d" % pids[0]) or
+             open("/proc/%d/stat" % pids[0]).read().split(")")[1].split()[0]
+             == "Z", what="the job to exit")
+    d2 = daemon_factory("--policy", "fair", state=d.state)
+    j = d2.job(bye)
+    assert j["state"] == "done", j
+    assert "goodbye" in j["reason"]
+    assert j["reports"] == 5, json.dumps(j)
+    assert d2.job(silent)["state"] == "lost"
+
+
 def _cpu_seconds(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
