@@ -60,6 +60,10 @@ SLAQD_MODES = {
     # the planner: the most quality per core-second to each job's next
     # milestone (docs/libslaq.md, "The planner")
     "plan": ["--policy", "slaq-plan"],
+    # the index policy: jobs admitted a core each in order of the fewest
+    # core-seconds to 90% of their drop (docs/libslaq.md, "The index
+    # policy")
+    "index": ["--policy", "slaq-index"],
     "paper": PAPER,
 }
 MODES = ["plain", "plain1", "queue"] + list(SLAQD_MODES)
@@ -535,7 +539,7 @@ def target_lines(s, pat, modes, users=False):
     too)."""
     if not all(m in modes for m in ("plain", "fair")):
         return []
-    ways = [m for m in ("slaq", "plan", "slaq-hold", "slaq-linear")
+    ways = [m for m in ("slaq", "plan", "index", "slaq-hold", "slaq-linear")
             if m in modes]
     if not ways:
         return []
@@ -683,7 +687,8 @@ def main():
                     "every library at one thread), queue (one core\n"
                     "per job, as many jobs as CPUs at once, first come\n"
                     "first served), fair, slaq, plan (slaqd --policy\n"
-                    "slaq-plan), slaq-hold (slaqd --hold\n"
+                    "slaq-plan), index (slaqd --policy slaq-index),\n"
+                    "slaq-hold (slaqd --hold\n"
                     "0.05), slaq-linear (slaq without the scaling model: slaqd\n"
                     "--scaling off) and paper (slaq as in the paper:\n"
                     "slaqd --normalise max-delta, no start-up shares,\n"

@@ -589,6 +589,10 @@ typedef enum slaq_policy_kind {
     SLAQ_POLICY_PLAN,   /* the most predicted quality per core-second up
                            to each job's next milestone (a horizon of many
                            epochs, not the next one's drop alone) */
+    SLAQ_POLICY_INDEX,  /* jobs admitted one core each (more where they
+                           scale) in order of the fewest predicted
+                           core-seconds to 90% of their drop: a queue
+                           that knows which work is nearly done */
 } slaq_policy_kind;
 
 /* The number of share policies: every kind below it is one. */
@@ -652,6 +656,8 @@ typedef struct slaq_pjob {
                            it iters_per_core × slaq_scaling_speedup(
                            scaling, a) iterations (NULL: linear, exactly
                            a) */
+    int settling;       /* has reported, but too few iterations for its
+                           forecast: slaq-index ranks it by arrival */
 } slaq_pjob;
 
 /* Scratch space for the allocator; reused across calls so that a warmed-up

@@ -171,6 +171,9 @@ struct alloc_policy {
     int moves;   /* places on the ideal virtual host and moves jobs */
     int control; /* MLF-C: stops jobs that met their accuracy */
     int model;   /* its keys need a network (slaq_prio_params.rl) */
+    int admits;  /* decides who runs itself: the scheduler gives its jobs
+                    no start-up or class-prior floor and does not damp
+                    its changes (slaq-index) */
 };
 
 /* The priority policies' keys (policy_edf.c, policy_tiresias.c,

@@ -315,24 +315,19 @@ static double gain_key(const slaq_pjob *j, double lcur, double lnext,
 #define PLAN_FAR 1e12 /* iterations: a milestone the forecast never reaches */
 #define PLAN_GAIN 1.0 /* Algorithm 1's gain, added to each unit's key */
 
-static void plan_goal(const slaq_pjob *j, double *goal, double *rate)
+/* The iterations X job j's forecast needs from where it is to milestone m
+ * (a fraction of the drop from its first loss to its final one), by
+ * doubling and bisection, and the weighted, normalised drop on the way:
+ * 0, or -1 when it is past m or its forecast never gets there. */
+static int milestone_iters(const slaq_pjob *j, double m, double *iters,
+                           double *drop)
 {
-    static const double milestones[] = {0.5, 0.9, 0.95, 0.99};
     const slaq_forecast *f = j->fc;
     double first = f->first_loss, span = first - f->final_loss;
     double now = slaq_forecast_loss(f, j->k);
-    *goal = PLAN_FAR;
-    *rate = 0;
-    if (!(span > 0) || !isfinite(now))
-        return;
-    double done = (first - now) / span, m = 0;
-    for (size_t i = 0; i < sizeof milestones / sizeof *milestones; i++)
-        if (done < milestones[i] - 1e-9) {
-            m = milestones[i];
-            break;
-        }
-    if (m == 0)
-        return; /* past its last milestone: Algorithm 1's gain only */
+    if (!(span > 0) || !isfinite(now) || !((first - now) / span <
+                                           m - 1e-9))
+        return -1;
     double target = first - m * span;
     double hi = j->iters_per_core > 0 ? j->iters_per_core : 1, lo = 0;
     while (hi < PLAN_FAR && slaq_forecast_loss(f, j->k + hi) > target) {
@@ -340,7 +335,7 @@ static void plan_goal(const slaq_pjob *j, double *goal, double *rate)
         hi *= 2;
     }
     if (!(hi < PLAN_FAR))
-        return;
+        return -1;
     for (int step = 0; step < 24 && hi - lo > 1e-6 * hi; step++) {
         double mid = 0.5 * (lo + hi);
         if (slaq_forecast_loss(f, j->k + mid) > target)
@@ -348,8 +343,24 @@ static void plan_goal(const slaq_pjob *j, double *goal, double *rate)
         else
             hi = mid;
     }
-    *goal = hi;
-    *rate = j->weight * (now - target) / job_scale(j) / hi;
+    *iters = hi;
+    *drop = j->weight * (now - target) / job_scale(j);
+    return 0;
+}
+
+static void plan_goal(const slaq_pjob *j, double *goal, double *rate)
+{
+    static const double milestones[] = {0.5, 0.9, 0.95, 0.99};
+    double x, drop;
+    *goal = PLAN_FAR;
+    *rate = 0;
+    for (size_t i = 0; i < sizeof milestones / sizeof *milestones; i++)
+        if (milestone_iters(j, milestones[i], &x, &drop) == 0) {
+            *goal = x;
+            *rate = drop / x;
+            return;
+        }
+    /* past its last milestone (or never there): Algorithm 1's gain only */
 }
 
 /* Iterations job j makes in one epoch on a cores (loss_after's). */
@@ -664,6 +675,137 @@ static void alloc_greedy(const alloc_policy *p, const slaq_pjob *jobs,
             ws->price[v] = 0;
 }
 
+/* ------------------------------------------------------- index policy */
+
+/*
+ * The index policy (slaq-index). Sharing every core among every job is
+ * what a batch of short jobs loses to a queue by: eight jobs on two
+ * cores all reach quality late, where a queue brings two at a time to
+ * it. slaq-index admits jobs in the order of an index and gives each
+ * admitted job the cores it can use, one core and then each further unit
+ * that speeds it up by at least INDEX_SPEEDUP of the unit (its measured
+ * scaling; all of its max_cores with none); a job not admitted gets
+ * nothing this epoch (slaqd runs it on idle cycles only, the simulator
+ * not at all). The order, in three tiers:
+ *
+ *   0. jobs short of INDEX_MILESTONE of their forecast drop, fewest
+ *      core-epochs to it first (shortest remaining time first on the
+ *      time to quality, so that work near its quality finishes); a job
+ *      that held cores last epoch counts its cost 1 / (1 + stay) times,
+ *      so that two near equals do not trade places every epoch;
+ *   1. jobs too new to be forecast (settling or unproven), the ones
+ *      already running first, then by arrival (a queue's order);
+ *   2. jobs past the milestone, or whose forecast never reaches it, by
+ *      their quality per core-epoch to their next milestone (plan_goal).
+ *
+ * What is left once every admitted job has what it can use goes down the
+ * same order up to each job's max_cores. Floors come first: min_cores
+ * (the bound on starvation's lift, an exact job's share, a query's) is
+ * given before the index divides the rest, so no job that improves waits
+ * longer than the bound (sched.c gives this policy no start-up or prior
+ * floor and does not damp it: alloc_policy.admits).
+ */
+#define INDEX_MILESTONE 0.9
+#define INDEX_SPEEDUP 0.5
+
+static int index_cmp(const void *a, const void *b)
+{
+    const fair_item *x = a, *y = b;
+    if (x->ratio != y->ratio)
+        return x->ratio < y->ratio ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+/* Job j's tier and its place in it (smaller first). */
+static int index_rank(const slaq_pjob *j, double *place)
+{
+    int held = j->prev_alloc > 0;
+    if (j->unproven || j->settling) {
+        *place = held ? -INFINITY : j->arrival;
+        return 1;
+    }
+    double x, drop;
+    if (milestone_iters(j, INDEX_MILESTONE, &x, &drop) == 0) {
+        double cost = x / (j->iters_per_core > 0 ? j->iters_per_core : 1) /
+                      j->weight;
+        *place = held ? cost / (1 + j->stay) : cost;
+        return 0;
+    }
+    double goal, rate;
+    plan_goal(j, &goal, &rate);
+    *place = -rate;
+    return 2;
+}
+
+/* The next unit job j takes at a cores, or 0: one core first, then
+ * units worth INDEX_SPEEDUP (pass 0); anything up to max_cores (pass 1). */
+static double index_step(const slaq_pjob *j, double a, double unit,
+                         double left, int pass)
+{
+    double step = fmin(unit, fmin(left, j->max_cores - a));
+    if (!(step > 1e-12))
+        return 0;
+    if (pass || a + 1e-12 < 1)
+        return a < 1 && !pass ? fmin(step, 1 - a) : step;
+    double gain = slaq_scaling_speedup(j->scaling, a + step) -
+                  slaq_scaling_speedup(j->scaling, a);
+    return gain >= INDEX_SPEEDUP * step ? step : 0;
+}
+
+static void alloc_index(const alloc_policy *p, const slaq_pjob *jobs,
+                        size_t n, const size_t *node, const double *capacity,
+                        size_t nnodes, double unit, slaq_alloc_ws *ws,
+                        double *alloc)
+{
+    (void)p;
+    /* Floors, scaled down together on a node where they exceed it. */
+    for (size_t v = 0; v < nnodes; v++) {
+        ws->want[v] = 0;
+        ws->price[v] = 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        ws->want[node ? node[i] : 0] += fmin(fmax(jobs[i].min_cores, 0),
+                                             jobs[i].max_cores);
+    for (size_t v = 0; v < nnodes; v++) {
+        ws->shrink[v] = ws->want[v] > capacity[v] ? capacity[v] / ws->want[v]
+                                                  : 1;
+        ws->left[v] = capacity[v];
+    }
+    size_t tier_n[3] = {0, 0, 0}; /* each job's tier goes in ws->held */
+    for (size_t i = 0; i < n; i++) {
+        size_t v = node ? node[i] : 0;
+        alloc[i] = fmin(fmax(jobs[i].min_cores, 0), jobs[i].max_cores) *
+                   ws->shrink[v];
+        ws->left[v] -= alloc[i];
+        double place;
+        int t = index_rank(&jobs[i], &place);
+        ws->key[i] = place;
+        ws->held[i] = (unsigned char)t;
+        tier_n[t]++;
+    }
+    for (size_t v = 0; v < nnodes; v++)
+        if (!(ws->left[v] > 0))
+            ws->left[v] = 0;
+    /* The order: each tier's segment of ws->items, sorted by place. */
+    size_t at[3] = {0, tier_n[0], tier_n[0] + tier_n[1]};
+    for (size_t i = 0; i < n; i++)
+        ws->items[at[ws->held[i]]++] = (fair_item){ws->key[i], i};
+    qsort(ws->items, tier_n[0], sizeof *ws->items, index_cmp);
+    qsort(ws->items + tier_n[0], tier_n[1], sizeof *ws->items, index_cmp);
+    qsort(ws->items + tier_n[0] + tier_n[1], tier_n[2], sizeof *ws->items,
+          index_cmp);
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t r = 0; r < n; r++) {
+            size_t i = ws->items[r].idx, v = node ? node[i] : 0;
+            double step;
+            while ((step = index_step(&jobs[i], alloc[i], unit, ws->left[v],
+                                      pass)) > 0) {
+                alloc[i] += step;
+                ws->left[v] -= step;
+            }
+        }
+}
+
 /* -------------------------------------------------- priority policies */
 
 /*
@@ -785,6 +927,9 @@ static const alloc_policy policies[] = {
     [SLAQ_POLICY_PLAN] = {
         "slaq-plan", "the most quality per core-second to each job's next "
         "milestone", 1, alloc_greedy, plan_key},
+    [SLAQ_POLICY_INDEX] = {
+        "slaq-index", "jobs admitted in order of the least core-seconds to "
+        "90% of their drop", 1, alloc_index, .admits = 1},
 };
 
 #define NPOLICIES (sizeof policies / sizeof *policies)

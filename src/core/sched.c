@@ -1093,6 +1093,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     /* A policy that divides by forecasts gives exact jobs their fair
      * share as a floor, and is damped; fair shares need neither. */
     int forecasts = alloc_policy_of(c->policy)->forecasts;
+    int admits = alloc_policy_of(c->policy)->admits;
     sched_start_pending(s, now);
     size_t nn = s->clu.n;
     if (sched_reserve_nodes(s, nn + 1) != SLAQ_OK)
@@ -1156,7 +1157,8 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         pj->scale = job_scale(s, j) * h / horizon;
         double fair = wsum > 0 ? fmin(cap * j->weight / wsum,
                                       j->max_cores) : 0;
-        pj->min_cores = job_settling(s, j) ? fair : 0;
+        pj->settling = job_settling(s, j);
+        pj->min_cores = pj->settling && !admits ? fair : 0;
         double lift = job_lift(s, j, now, pj->k, fair);
         if (lift > pj->min_cores)
             pj->min_cores = lift;
@@ -1164,7 +1166,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         if (pf) {
             pj->fc = pf;
             pj->scale = pf->scale * h / horizon;
-            if (fair > pj->min_cores)
+            if (fair > pj->min_cores && !admits)
                 pj->min_cores = fair;
         }
         pj->unproven = !j->reported;
@@ -1186,7 +1188,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
      * part of the way from the old allocation to the new one. Both are
      * feasible (within caps, above floors, summing to the capacity), so
      * their mix is too. */
-    if (c->damping > 0 && forecasts && !s->changed &&
+    if (c->damping > 0 && forecasts && !admits && !s->changed &&
         total_cap == s->last_cap)
         for (size_t i = 0; i < s->n; i++)
             s->alloc[i] = c->damping * s->jobs[i]->alloc +

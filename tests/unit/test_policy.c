@@ -249,6 +249,82 @@ static void test_the_planner_stops_paying_past_a_milestone(void **state)
     slaq_alloc_ws_free(ws);
 }
 
+/* The index policy: a core each in order of the fewest core-epochs to
+ * 90% of the drop, then the new jobs by arrival, then the ones past 90%;
+ * a job that does not scale gets one core, one that scales linearly all
+ * it can use; floors (a lift) come first. */
+static void test_the_index_admits_the_nearest_to_quality_first(void **state)
+{
+    (void)state;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    /* From 10 toward 0 at 1 (near) and 0.1 (far) per iteration: 9 and 90
+     * iterations to 90%; past: already at 0.5, beyond 90%. */
+    slaq_forecast near = line_forecast(10, 1, 0), far = line_forecast(10, 0.1,
+                                                                        0),
+                  past = line_forecast(0.5, 0.1, 0);
+    near.first_loss = far.first_loss = past.first_loss = 10;
+    slaq_scaling flat;
+    slaq_scaling_init(&flat); /* the prior: a second core buys a third */
+    slaq_pjob j[5] = {pjob(&far, 0, 1, 1, INFINITY),
+                      pjob(&past, 0, 1, 1, INFINITY),
+                      pjob(&near, 0, 1, 1, INFINITY),
+                      pjob(&near, 0, 1, 1, INFINITY),
+                      pjob(&near, 0, 1, 1, INFINITY)};
+    j[3].settling = 1;
+    j[3].arrival = 5;
+    j[4].unproven = 1;
+    j[4].arrival = 3;
+    for (int i = 0; i < 5; i++)
+        j[i].scaling = &flat;
+    double a[5];
+    /* Two cores: near-to-quality first, then the farther job. */
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_INDEX, j, 5, 2, 1, ws, a),
+                     SLAQ_OK);
+    const double want2[5] = {1, 0, 1, 0, 0};
+    for (int i = 0; i < 5; i++)
+        assert_near(a[i], want2[i], 1e-12);
+    /* Three: then the new jobs, the earlier arrival first. */
+    slaq_allocate(SLAQ_POLICY_INDEX, j, 5, 3, 1, ws, a);
+    const double want3[5] = {1, 0, 1, 0, 1};
+    for (int i = 0; i < 5; i++)
+        assert_near(a[i], want3[i], 1e-12);
+    /* Eight: one each, the past job too; the three left over go down the
+     * same order, since no job gains half a core from a second. */
+    slaq_allocate(SLAQ_POLICY_INDEX, j, 5, 8, 1, ws, a);
+    const double want8[5] = {1, 1, 4, 1, 1};
+    for (int i = 0; i < 5; i++)
+        assert_near(a[i], want8[i], 1e-12);
+    /* Linear scaling: the nearest job takes all it may use first. */
+    for (int i = 0; i < 5; i++) {
+        j[i].scaling = NULL;
+        j[i].max_cores = 3;
+    }
+    slaq_allocate(SLAQ_POLICY_INDEX, j, 5, 4, 1, ws, a);
+    assert_near(a[2], 3, 1e-12);
+    assert_near(a[0], 1, 1e-12);
+    assert_near(a[1] + a[3] + a[4], 0, 1e-12);
+    /* A floor (the bound on starvation's lift) is given first. */
+    j[1].min_cores = 0.5;
+    slaq_allocate(SLAQ_POLICY_INDEX, j, 5, 4, 1, ws, a);
+    assert_near(a[1], 0.5, 1e-12);
+    assert_near(a[2], 3, 1e-12);
+    assert_near(a[0], 0.5, 1e-12);
+    /* Holding cores divides a job's cost by 1 + stay: the far job (90
+     * core-epochs to go), running, keeps its core against one at 45 only
+     * if stay > 1. */
+    slaq_forecast mid = line_forecast(10, 0.2, 0);
+    mid.first_loss = 10;
+    slaq_pjob h[2] = {pjob(&far, 0, 1, 1, 1), pjob(&mid, 0, 1, 1, 1)};
+    h[0].prev_alloc = 1;
+    h[0].stay = 0.5;
+    slaq_allocate(SLAQ_POLICY_INDEX, h, 2, 1, 1, ws, a);
+    assert_near(a[1], 1, 1e-12);
+    h[0].stay = 2;
+    slaq_allocate(SLAQ_POLICY_INDEX, h, 2, 1, 1, ws, a);
+    assert_near(a[0], 1, 1e-12);
+    slaq_alloc_ws_free(ws);
+}
+
 /* A forecast whose values are NaN (a loss overflowed somewhere) gives the
  * job a NaN key; it must rank below every number, not take over the heap
  * by never being compared as smaller. */
@@ -411,7 +487,7 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
 {
     (void)state;
     size_t n = slaq_policy_count();
-    assert_int_equal(n, 10);
+    assert_int_equal(n, 11);
     for (size_t k = 0; k < n; k++) {
         const char *name = slaq_policy_name((slaq_policy_kind)k);
         slaq_policy_kind back = (slaq_policy_kind)99;
@@ -426,6 +502,7 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
     assert_string_equal(slaq_policy_name(SLAQ_POLICY_MAXMIN), "slaq-maxmin");
     assert_string_equal(slaq_policy_name(SLAQ_POLICY_RELAQS), "relaqs");
     assert_string_equal(slaq_policy_name(SLAQ_POLICY_PLAN), "slaq-plan");
+    assert_string_equal(slaq_policy_name(SLAQ_POLICY_INDEX), "slaq-index");
     assert_string_equal(slaq_policy_name((slaq_policy_kind)n), "?");
     assert_string_equal(slaq_policy_name((slaq_policy_kind)-1), "?");
     assert_null(slaq_policy_summary((slaq_policy_kind)n));
@@ -441,6 +518,7 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
     assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_MAXMIN));
     assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_RELAQS));
     assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_PLAN));
+    assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_INDEX));
     assert_false(slaq_policy_uses_forecasts((slaq_policy_kind)n));
 }
 
@@ -450,8 +528,8 @@ static void test_policy_list_names_every_policy(void **state)
 {
     (void)state;
     const char *all = "fair, slaq, slaq-maxmin, relaqs, edf, tiresias, "
-                      "mlfs-h, mlfs, mlfs-rl, slaq-plan";
-    char buf[96], small[8];
+                      "mlfs-h, mlfs, mlfs-rl, slaq-plan, slaq-index";
+    char buf[128], small[8];
     assert_int_equal(slaq_policy_list(buf, sizeof buf, ", "),
                      (int)strlen(all));
     assert_string_equal(buf, all);
@@ -460,11 +538,11 @@ static void test_policy_list_names_every_policy(void **state)
     assert_string_equal(small, "fair, s");
     assert_int_equal(slaq_policy_list(NULL, 0, "|"),
                      (int)strlen("fair|slaq|slaq-maxmin|relaqs|edf|tiresias|"
-                                 "mlfs-h|mlfs|mlfs-rl|slaq-plan"));
+                                 "mlfs-h|mlfs|mlfs-rl|slaq-plan|slaq-index"));
     assert_int_equal(slaq_policy_list(buf, sizeof buf, " or "),
                      (int)strlen("fair or slaq or slaq-maxmin or relaqs or "
                                  "edf or tiresias or mlfs-h or mlfs or "
-                                 "mlfs-rl or slaq-plan"));
+                                 "mlfs-rl or slaq-plan or slaq-index"));
 }
 
 /* Every policy of the table divides the whole capacity of a random
@@ -747,6 +825,7 @@ int main(void)
         cmocka_unit_test(test_converged_job_gets_only_its_minimum_share),
         cmocka_unit_test(test_nan_gain_ranks_last),
         cmocka_unit_test(test_the_planner_stops_paying_past_a_milestone),
+        cmocka_unit_test(test_the_index_admits_the_nearest_to_quality_first),
         cmocka_unit_test(test_weight_multiplies_gain),
         cmocka_unit_test(test_maxmin_serves_the_worst_job),
         cmocka_unit_test(test_min_share_when_more_jobs_than_units),
