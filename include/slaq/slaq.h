@@ -1065,6 +1065,10 @@ typedef struct slaq_job_opts {
                              (the default): placed by config.placement */
     slaq_goal goal;       /* deadline, accuracy, urgency (the priority
                              policies read them); default slaq_goal_init */
+    int program;          /* a real program (slaqd's jobs): until its
+                             scaling is measured, slaq-index takes a second
+                             core to buy what the scaling prior says, not
+                             to double it (0: linear, a simulated curve) */
 } slaq_job_opts;
 
 enum { SLAQ_JOB_ML = 0, SLAQ_JOB_QUERY = 1, SLAQ_JOB_EXACT = 2 };

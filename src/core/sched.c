@@ -85,6 +85,7 @@ struct slaq_job {
     slaq_scaling scaling;    /* its speed on n cores, from its reports */
     void *user;
     slaq_goal goal;          /* deadline, accuracy, urgency */
+    int program;             /* slaq_job_opts.program */
     double attained;         /* core-seconds held so far (at allocations) */
     double waited;           /* seconds at no cores so far */
     double seen_t;           /* when attained and waited were last advanced */
@@ -530,6 +531,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     slaq_runtime_init(&j->rt, j->cost_known ? o->iter_cpu_s
                                             : s->cfg.default_iter_cpu_s);
     j->kind = o->kind;
+    j->program = o->program;
     slaq_scaling_init(&j->scaling);
     j->hist = slaq_history_new(s->cfg.window);
     j->pred = job_predictor(s, j);
@@ -1179,6 +1181,11 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         pj->stay = c->hysteresis;
         sched_goal_pjob(j, pj, now, cpu);
         pj->scaling = job_scaling(s, j);
+        /* A program not measured yet: the prior (slaq_scaling_init's σ),
+         * for the policy that sizes each admitted job by its scaling. */
+        if (!pj->scaling && admits && j->program && c->scaling &&
+            j->kind == SLAQ_JOB_ML)
+            pj->scaling = &j->scaling;
         if (j->kind == SLAQ_JOB_QUERY)
             sched_query_pjob(s, j, pj, now, cpu, cap, wsum, horizon);
         else if (j->kind == SLAQ_JOB_EXACT && forecasts)

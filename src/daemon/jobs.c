@@ -166,6 +166,7 @@ int job_schedule(sd_daemon *d, sd_job *j)
     o.goal = j->goal;
     o.user = j;
     o.kind = j->kind;
+    o.program = 1;
     if (d->cfg.agents)
         o.node = ctl_job_node(d, j);
     j->sj = slaq_sched_add(d->sched, &o, sd_now());
