@@ -259,7 +259,9 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
     cpu_of = {}  # the queue's running jobs: process -> its CPU
     for i, (name, argv) in enumerate(jobs):
         time.sleep(max(0.0, t0 + when[i] - time.time()))
-        arrivals[name] = time.time()
+        # Its arrival is when it was to arrive: a queued job's wait for a
+        # slot, and the later jobs' wait behind it, count in its times.
+        arrivals[name] = t0 + when[i]
         while mode == "queue" and \
                 sum(p.poll() is None for p in procs) >= slots:
             time.sleep(0.05)
