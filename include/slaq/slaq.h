@@ -1211,11 +1211,8 @@ int slaq_job_report(slaq_job *j, const slaq_report *r);
  * since the previous report ran `threads` worker threads (>= 1) and took
  * `wall_s` seconds (0: the gap r->t − the previous report's t). Feeds the
  * job's scaling model (slaq/scaling.h) with the job's share of the epoch
- * the report ends. A report without threads (0) but with its wall time
- * is taken to have run as many threads as the cores its CPU time kept
- * busy, max(1, floor(cpu_s / wall_s + 0.3)). One with neither, a first
- * report, or one of a job with no share yet is only slaq_job_report().
- * Errors as that.
+ * the report ends. A report without threads (0), a first report, or one
+ * of a job with no share yet is only slaq_job_report(). Errors as that.
  */
 int slaq_job_report_scaling(slaq_job *j, const slaq_report *r,
                             double threads, double wall_s);

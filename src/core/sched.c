@@ -605,11 +605,6 @@ int slaq_job_report_scaling(slaq_job *j, const slaq_report *r,
     /* The share is the one of the epoch the report ends: a report that
      * straddles a change is counted at the new share, which the next
      * reports then outweigh. */
-    /* A report that does not say its threads but says its wall time ran
-     * as many as the cores its CPU time kept busy (a user's job sizes its
-     * pools itself: the CPU it used is what it could use). */
-    if (!(threads >= 1) && wall_s > 0 && r->cpu_s > 0)
-        threads = fmax(1, floor(r->cpu_s / wall_s + 0.3));
     if (threads >= 1 && iters > 0 && share > 0)
         slaq_scaling_observe(&j->scaling, share, threads,
                              wall_s > 0 ? wall_s : gap, r->cpu_s, iters);
