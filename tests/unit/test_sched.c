@@ -265,6 +265,44 @@ static void test_settling_job_keeps_its_fair_share(void **state)
     slaq_sched_free(s);
 }
 
+/* Under slaq-index a batch is admitted, not divided: five new programs
+ * on two cores, the first two by arrival hold a core each and the rest
+ * nothing (no start-up floor), settling or not; a job alone takes
+ * both cores (what the admitted jobs cannot use goes down the order). */
+static void test_the_index_admits_a_new_batch_in_order(void **state)
+{
+    (void)state;
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 2;
+    c.unit = 0.1;
+    c.policy = SLAQ_POLICY_INDEX;
+    slaq_sched *s = slaq_sched_new(&c);
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.program = 1;
+    slaq_job *j[5];
+    for (int i = 0; i < 5; i++)
+        j[i] = slaq_sched_add(s, &o, 0.1 * i);
+    slaq_sched_epoch(s, 1);
+    const double want[5] = {1, 1, 0, 0, 0};
+    for (int i = 0; i < 5; i++)
+        assert_near(slaq_job_alloc(j[i]), want[i], 1e-9);
+    /* Settling (two iterations reported) changes nothing. */
+    for (int i = 0; i < 5; i++)
+        for (uint64_t k = 0; k <= 2; k++)
+            report(j[i], k, 1.0 / (1.0 + (double)k), (double)k * 0.1);
+    slaq_sched_epoch(s, 2);
+    for (int i = 0; i < 5; i++)
+        assert_near(slaq_job_alloc(j[i]), want[i], 1e-9);
+    slaq_sched_free(s);
+    s = slaq_sched_new(&c);
+    slaq_job *alone = slaq_sched_add(s, &o, 0);
+    slaq_sched_epoch(s, 1);
+    assert_near(slaq_job_alloc(alone), 2, 1e-9);
+    slaq_sched_free(s);
+}
+
 /* Two jobs of 100 iterations, 10 reported, and an epoch: fast goes 1.7 ->
  * 1.0 in one step, then 1.0 -> 0.7 geometrically; steady 1.0 -> 0.0
  * geometrically. */
@@ -625,6 +663,7 @@ int main(void)
         cmocka_unit_test(test_same_reports_same_allocations),
         cmocka_unit_test(test_new_jobs_get_their_fair_share),
         cmocka_unit_test(test_settling_job_keeps_its_fair_share),
+        cmocka_unit_test(test_the_index_admits_a_new_batch_in_order),
         cmocka_unit_test(test_fast_learner_is_not_starved),
         cmocka_unit_test(test_fast_learner_progress_is_true),
         cmocka_unit_test(test_hysteresis_keeps_allocations),
