@@ -143,6 +143,7 @@ void slaq_job_opts_init(slaq_job_opts *o)
     o->kind = SLAQ_JOB_ML;
     o->node = SLAQ_NODE_ANY;
     slaq_goal_init(&o->goal);
+    o->program = 0;
 }
 
 slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)

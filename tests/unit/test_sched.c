@@ -267,8 +267,9 @@ static void test_settling_job_keeps_its_fair_share(void **state)
 
 /* Under slaq-index a batch is admitted, not divided: five new programs
  * on two cores, the first two by arrival hold a core each and the rest
- * nothing (no start-up floor), settling or not; a job alone takes
- * both cores (what the admitted jobs cannot use goes down the order). */
+ * nothing (no start-up floor), settling or not; a program alone takes
+ * both cores (what the admitted jobs cannot use goes down the order), and
+ * a simulated job, linear, takes both before the next gets any. */
 static void test_the_index_admits_a_new_batch_in_order(void **state)
 {
     (void)state;
@@ -300,6 +301,16 @@ static void test_the_index_admits_a_new_batch_in_order(void **state)
     slaq_job *alone = slaq_sched_add(s, &o, 0);
     slaq_sched_epoch(s, 1);
     assert_near(slaq_job_alloc(alone), 2, 1e-9);
+    slaq_sched_free(s);
+    /* A simulated job (not a program: slaq_job_opts_init's default, and
+     * what a NULL opts means) is taken to scale linearly: it takes both
+     * cores before the next one gets any. */
+    s = slaq_sched_new(&c);
+    slaq_job *sim = slaq_sched_add(s, NULL, 0);
+    slaq_job *next = slaq_sched_add(s, NULL, 0.1);
+    slaq_sched_epoch(s, 1);
+    assert_near(slaq_job_alloc(sim), 2, 1e-9);
+    assert_near(slaq_job_alloc(next), 0, 1e-9);
     slaq_sched_free(s);
 }
 
