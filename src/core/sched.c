@@ -797,8 +797,10 @@ static int job_settling(const slaq_sched *s, const slaq_job *j)
 /*
  * Whether job j is still improving, as the bound on starvation sees it.
  * A loss that has not moved below its first value yet is no proof of
- * convergence: such a job counts as improving. A loss that has moved
- * counts while its last LIFT_RECENT reports took at least LIFT_MOVING of
+ * convergence: such a job counts as improving, and so does one with too
+ * few reports (LIFT_RECENT or fewer) to tell (under slaq-index, which
+ * gives a settling job no floor, such a job could otherwise wait without
+ * end after its first reports). A loss that has moved counts while its last LIFT_RECENT reports took at least LIFT_MOVING of
  * the drop so far (what it measured: a job on a plateau has stopped) and
  * its forecast puts it short of LIFT_DONE of the drop from its first loss
  * to its predicted final one (what it predicts: noise on a converged
@@ -828,7 +830,7 @@ static int job_improving(const slaq_job *j, double k)
     if (job_unmoved(j))
         return 1;
     if (len <= LIFT_RECENT)
-        return 0; /* too few reports in the window to tell */
+        return 1; /* too few reports to tell: no proof it has stopped */
     double recent = slaq_history_at(h, len - 1 - LIFT_RECENT)->loss -
                     slaq_history_at(h, len - 1)->loss;
     if (!(recent >= LIFT_MOVING * drop))

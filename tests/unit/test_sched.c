@@ -314,6 +314,47 @@ static void test_the_index_admits_a_new_batch_in_order(void **state)
     slaq_sched_free(s);
 }
 
+/* Under slaq-index a job with few reports (too few to tell whether it
+ * has stopped) that the order leaves at no cores is still lifted by the
+ * bound on starvation: c, four reports and forecast past 90% of its
+ * drop, waits behind two settling jobs, but not longer than starve_s
+ * plus an epoch. It waited without end when too few reports counted as
+ * not improving. */
+static void test_the_index_does_not_starve_a_job_of_few_reports(void **state)
+{
+    (void)state;
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 2;
+    c.unit = 0.1;
+    c.policy = SLAQ_POLICY_INDEX;
+    slaq_sched *s = slaq_sched_new(&c);
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.program = 1;
+    slaq_job *a = slaq_sched_add(s, &o, 0);
+    slaq_job *b = slaq_sched_add(s, &o, 0);
+    slaq_job *late = slaq_sched_add(s, &o, 0.1);
+    for (uint64_t k = 0; k <= 1; k++) {
+        report(a, k, 1.0 - 0.1 * (double)k, 0.1 * (double)k);
+        report(b, k, 1.0 - 0.1 * (double)k, 0.1 * (double)k);
+    }
+    const double loss[4] = {1.0, 0.5, 0.45, 0.44};
+    for (uint64_t k = 0; k < 4; k++)
+        report(late, k, loss[k], 0.2 + 0.1 * (double)k);
+    slaq_sched_epoch(s, 1);
+    assert_near(slaq_job_alloc(late), 0, 1e-9);
+    double first = -1;
+    for (int t = 2; t <= 1 + (int)c.starve_s + 2 && first < 0; t++) {
+        slaq_sched_epoch(s, t);
+        if (slaq_job_alloc(late) > 0)
+            first = t;
+    }
+    assert_true(first > 0);
+    assert_true(first <= 1 + c.starve_s + c.epoch_s + 1e-9);
+    slaq_sched_free(s);
+}
+
 /* Two jobs of 100 iterations, 10 reported, and an epoch: fast goes 1.7 ->
  * 1.0 in one step, then 1.0 -> 0.7 geometrically; steady 1.0 -> 0.0
  * geometrically. */
@@ -675,6 +716,7 @@ int main(void)
         cmocka_unit_test(test_new_jobs_get_their_fair_share),
         cmocka_unit_test(test_settling_job_keeps_its_fair_share),
         cmocka_unit_test(test_the_index_admits_a_new_batch_in_order),
+        cmocka_unit_test(test_the_index_does_not_starve_a_job_of_few_reports),
         cmocka_unit_test(test_fast_learner_is_not_starved),
         cmocka_unit_test(test_fast_learner_progress_is_true),
         cmocka_unit_test(test_hysteresis_keeps_allocations),
