@@ -800,8 +800,12 @@ static int job_settling(const slaq_sched *s, const slaq_job *j)
  * convergence: such a job counts as improving, and so does one with too
  * few reports (LIFT_RECENT or fewer) to tell (under slaq-index, which
  * gives a settling job no floor, such a job could otherwise wait without
- * end after its first reports). A loss that has moved counts while its last LIFT_RECENT reports took at least LIFT_MOVING of
- * the drop so far (what it measured: a job on a plateau has stopped) and
+ * end after its first reports). A loss that has moved counts while its
+ * recent reports (those of the last starve_s seconds, at least
+ * 2 × LIFT_RECENT) fell by at least LIFT_MOVING of the drop so far, the
+ * mean of their older half to that of their newer half (what it
+ * measured: a job on a plateau has stopped; a noisy loss reported every
+ * step is judged by its trend, not by two of its samples) and
  * its forecast puts it short of LIFT_DONE of the drop from its first loss
  * to its predicted final one (what it predicts: noise on a converged
  * curve is not progress).
@@ -821,7 +825,7 @@ static int job_unmoved(const slaq_job *j)
     return !(drop > PRIOR_MOVED * fabs(first));
 }
 
-static int job_improving(const slaq_job *j, double k)
+static int job_improving(const slaq_job *j, double k, double window_s)
 {
     const slaq_history *h = j->hist;
     size_t len = slaq_history_len(h);
@@ -831,8 +835,25 @@ static int job_improving(const slaq_job *j, double k)
         return 1;
     if (len <= LIFT_RECENT)
         return 1; /* too few reports to tell: no proof it has stopped */
-    double recent = slaq_history_at(h, len - 1 - LIFT_RECENT)->loss -
-                    slaq_history_at(h, len - 1)->loss;
+    /* The recent reports: those of the last window_s seconds, at least
+     * 2 × LIFT_RECENT; the mean of their older half less that of their
+     * newer half, so that a job reporting every step, its loss noisy from
+     * one to the next, is judged by its trend and not by two samples. */
+    double last_t = slaq_history_at(h, len - 1)->t;
+    size_t w = 0;
+    while (w < len && slaq_history_at(h, len - 1 - w)->t >= last_t - window_s)
+        w++;
+    if (w < 2 * LIFT_RECENT)
+        w = 2 * LIFT_RECENT;
+    if (w > len - 1)
+        w = len - 1; /* never the first loss: the fall from it is the start */
+    double older = 0, newer = 0;
+    size_t half = w / 2;
+    for (size_t i = 0; i < half; i++) {
+        older += slaq_history_at(h, len - w + i)->loss;
+        newer += slaq_history_at(h, len - half + i)->loss;
+    }
+    double recent = (older - newer) / (double)half;
     if (!(recent >= LIFT_MOVING * drop))
         return 0;
     const slaq_forecast *f = slaq_predictor_forecast(j->pred);
@@ -873,7 +894,7 @@ static double job_lift(slaq_sched *s, slaq_job *j, double now,
     }
     double floor = fmin(c->unit, fair);
     int low = j->alloc <= floor * 1.05 && j->alloc < fair * 0.95;
-    if (!low || !job_improving(j, k)) {
+    if (!low || !job_improving(j, k, c->starve_s)) {
         if (j->low_since == j->low_since && now - j->low_since > j->low_max)
             j->low_max = now - j->low_since;
         j->low_since = NAN;
