@@ -265,6 +265,21 @@ static void test_settling_job_keeps_its_fair_share(void **state)
     slaq_sched_free(s);
 }
 
+/* A scheduler of 2 cores in units of 0.1 under slaq-index, and the
+ * options of a program (slaqd's job) for it. */
+static slaq_sched *index_sched(slaq_sched_config *c, slaq_job_opts *o)
+{
+    slaq_sched_config_init(c);
+    c->cores = 2;
+    c->unit = 0.1;
+    c->policy = SLAQ_POLICY_INDEX;
+    slaq_job_opts_init(o);
+    o->program = 1;
+    slaq_sched *s = slaq_sched_new(c);
+    assert_non_null(s);
+    return s;
+}
+
 /* Under slaq-index a batch is admitted, not divided: five new programs
  * on two cores, the first two by arrival hold a core each and the rest
  * nothing (no start-up floor), settling or not; a program alone takes
@@ -274,14 +289,8 @@ static void test_the_index_admits_a_new_batch_in_order(void **state)
 {
     (void)state;
     slaq_sched_config c;
-    slaq_sched_config_init(&c);
-    c.cores = 2;
-    c.unit = 0.1;
-    c.policy = SLAQ_POLICY_INDEX;
-    slaq_sched *s = slaq_sched_new(&c);
     slaq_job_opts o;
-    slaq_job_opts_init(&o);
-    o.program = 1;
+    slaq_sched *s = index_sched(&c, &o);
     slaq_job *j[5];
     for (int i = 0; i < 5; i++)
         j[i] = slaq_sched_add(s, &o, 0.1 * i);
@@ -324,14 +333,8 @@ static void test_the_index_does_not_starve_a_job_of_few_reports(void **state)
 {
     (void)state;
     slaq_sched_config c;
-    slaq_sched_config_init(&c);
-    c.cores = 2;
-    c.unit = 0.1;
-    c.policy = SLAQ_POLICY_INDEX;
-    slaq_sched *s = slaq_sched_new(&c);
     slaq_job_opts o;
-    slaq_job_opts_init(&o);
-    o.program = 1;
+    slaq_sched *s = index_sched(&c, &o);
     slaq_job *a = slaq_sched_add(s, &o, 0);
     slaq_job *b = slaq_sched_add(s, &o, 0);
     slaq_job *late = slaq_sched_add(s, &o, 0.1);
