@@ -593,6 +593,14 @@ typedef enum slaq_policy_kind {
                            scale) in order of the fewest predicted
                            core-seconds to 90% of their drop: a queue
                            that knows which work is nearly done */
+    /* The baselines a user would run instead (priority policies). */
+    SLAQ_POLICY_QUEUE,  /* first come first served: each job up to its
+                           max_cores in order of arrival, as a batch
+                           system's queue */
+    SLAQ_POLICY_SHORTEST, /* shortest-first: the least predicted
+                           core-seconds to 90% of the forecast drop first
+                           (a job not yet reported first, one past 90%
+                           last), preemptive */
 } slaq_policy_kind;
 
 /* The number of share policies: every kind below it is one. */
@@ -658,6 +666,10 @@ typedef struct slaq_pjob {
                            a) */
     int settling;       /* has reported, but too few iterations for its
                            forecast: slaq-index ranks it by arrival */
+    int falling;        /* its recent reports still fall (measured, as the
+                           bound on starvation judges it): slaq-index does
+                           not put it last when its forecast says it is
+                           past its milestone */
 } slaq_pjob;
 
 /* Scratch space for the allocator; reused across calls so that a warmed-up

@@ -15,7 +15,7 @@ static void usage(FILE *f)
                "Prints slaqd's share policy, or sets it to NAME, one "
                "of:\n\n");
     for (size_t k = 0; k < slaq_policy_count(); k++)
-        fprintf(f, "  %-12s %s\n", slaq_policy_name((slaq_policy_kind)k),
+        fprintf(f, "  %-15s %s\n", slaq_policy_name((slaq_policy_kind)k),
                 slaq_policy_summary((slaq_policy_kind)k));
     fprintf(f, "\n(mlfs-rl and mlfs order the jobs by MLF-RL's network, "
                "which slaqd reads at\nstart: slaqd --rl-model FILE, by "

@@ -686,7 +686,7 @@ static void alloc_greedy(const alloc_policy *p, const slaq_pjob *jobs,
  * that speeds it up by at least INDEX_SPEEDUP of the unit (its measured
  * scaling; all of its max_cores with none); a job not admitted gets
  * nothing this epoch (slaqd runs it on idle cycles only, the simulator
- * not at all). The order, in three tiers:
+ * not at all). The order, in four tiers:
  *
  *   0. jobs short of INDEX_MILESTONE of their forecast drop, fewest
  *      core-epochs to it first (shortest remaining time first on the
@@ -694,9 +694,15 @@ static void alloc_greedy(const alloc_policy *p, const slaq_pjob *jobs,
  *      that held cores last epoch counts its cost 1 / (1 + stay) times,
  *      so that two near equals do not trade places every epoch;
  *   1. jobs too new to be forecast (settling or unproven), the ones
- *      already running first, then by arrival (a queue's order);
- *   2. jobs past the milestone, or whose forecast never reaches it, by
- *      their quality per core-epoch to their next milestone (plan_goal).
+ *      already running first, then by arrival (a queue's order: their
+ *      iterations, and so a prior's count of them, are not comparable
+ *      from one program to the next);
+ *   2. jobs past the milestone, or whose forecast never reaches it, but
+ *      whose reports still fall (slaq_pjob.falling: the trend the bound
+ *      on starvation reads), by their quality per core-epoch to their
+ *      next milestone (plan_goal): a forecast fitted to a flat start or
+ *      a plateau takes the job for done when it is not;
+ *   3. the other jobs past the milestone, in the same order.
  *
  * What is left once every admitted job has what it can use goes down the
  * same order up to each job's max_cores. Floors come first: min_cores
@@ -734,7 +740,7 @@ static int index_rank(const slaq_pjob *j, double *place)
     double goal, rate;
     plan_goal(j, &goal, &rate);
     *place = -rate;
-    return 2;
+    return j->falling ? 2 : 3;
 }
 
 /* The next unit job j takes at a cores, or 0: one core first, then
@@ -771,7 +777,7 @@ static void alloc_index(const alloc_policy *p, const slaq_pjob *jobs,
                                                   : 1;
         ws->left[v] = capacity[v];
     }
-    size_t tier_n[3] = {0, 0, 0}; /* each job's tier goes in ws->held */
+    size_t tier_n[4] = {0, 0, 0, 0}; /* each job's tier goes in ws->held */
     for (size_t i = 0; i < n; i++) {
         size_t v = node ? node[i] : 0;
         alloc[i] = fmin(fmax(jobs[i].min_cores, 0), jobs[i].max_cores) *
@@ -787,13 +793,12 @@ static void alloc_index(const alloc_policy *p, const slaq_pjob *jobs,
         if (!(ws->left[v] > 0))
             ws->left[v] = 0;
     /* The order: each tier's segment of ws->items, sorted by place. */
-    size_t at[3] = {0, tier_n[0], tier_n[0] + tier_n[1]};
+    size_t at[4] = {0, tier_n[0], tier_n[0] + tier_n[1],
+                    tier_n[0] + tier_n[1] + tier_n[2]};
     for (size_t i = 0; i < n; i++)
         ws->items[at[ws->held[i]]++] = (fair_item){ws->key[i], i};
-    qsort(ws->items, tier_n[0], sizeof *ws->items, index_cmp);
-    qsort(ws->items + tier_n[0], tier_n[1], sizeof *ws->items, index_cmp);
-    qsort(ws->items + tier_n[0] + tier_n[1], tier_n[2], sizeof *ws->items,
-          index_cmp);
+    for (size_t t = 0, off = 0; t < 4; off += tier_n[t++])
+        qsort(ws->items + off, tier_n[t], sizeof *ws->items, index_cmp);
     for (int pass = 0; pass < 2; pass++)
         for (size_t r = 0; r < n; r++) {
             size_t i = ws->items[r].idx, v = node ? node[i] : 0;
@@ -849,6 +854,35 @@ static void alloc_prio(const alloc_policy *p, const slaq_pjob *jobs,
             ws->heap[0] = ws->heap[h - 1];
             heap_sift_down(ws->heap, h - 1, ws->key, 0);
         }
+    }
+}
+
+/*
+ * The two baselines a user would pick instead of slaq: a queue (FIFO,
+ * each job up to its max_cores, as many as fit: a batch system's
+ * jobs run to their ends in order of arrival) and shortest-first (the
+ * least predicted core-seconds to 90% of the forecast drop first,
+ * preemptive, each job up to its max_cores). Shortest-first judges by
+ * the same forecast and milestone as slaq-index; a job that has not
+ * reported yet goes first (it must run to be measured), a job past the
+ * milestone last, each of those two groups by its place in the
+ * scheduler (arrival). Neither has a floor or a bound on starvation:
+ * they are what slaq is measured against, as users run them.
+ */
+static void shortest_keys(const slaq_pjob *jobs, size_t n,
+                          const slaq_prio_params *pp, double *key)
+{
+    (void)pp;
+    for (size_t i = 0; i < n; i++) {
+        const slaq_pjob *j = &jobs[i];
+        double x, drop;
+        if (j->unproven || !j->fc)
+            key[i] = INFINITY;
+        else if (milestone_iters(j, INDEX_MILESTONE, &x, &drop) == 0)
+            key[i] = -x / (j->iters_per_core > 0 ? j->iters_per_core : 1) /
+                     j->weight;
+        else
+            key[i] = -INFINITY;
     }
 }
 
@@ -928,8 +962,14 @@ static const alloc_policy policies[] = {
         "slaq-plan", "the most quality per core-second to each job's next "
         "milestone", 1, alloc_greedy, plan_key},
     [SLAQ_POLICY_INDEX] = {
-        "slaq-index", "jobs admitted in order of the least core-seconds to "
-        "90% of their drop", 1, alloc_index, .admits = 1},
+        "slaq-index", "jobs admitted by the least core-seconds to 90% of "
+        "their drop", 1, alloc_index, .admits = 1},
+    [SLAQ_POLICY_QUEUE] = {
+        "queue", "first come first served, each job up to its max cores",
+        0, alloc_prio, NULL, arrival_keys},
+    [SLAQ_POLICY_SHORTEST] = {
+        "shortest-first", "the least predicted core-seconds to 90% of the "
+        "drop first", 1, alloc_prio, NULL, shortest_keys, .admits = 1},
 };
 
 #define NPOLICIES (sizeof policies / sizeof *policies)

@@ -813,6 +813,7 @@ static int job_settling(const slaq_sched *s, const slaq_job *j)
 #define LIFT_RECENT 5
 #define LIFT_MOVING 0.01
 #define LIFT_DONE 0.95
+#define LIFT_WINDOW_MAX 256 /* reports at most in the window: O(1) a job */
 
 /* Whether job j's loss has not moved yet: its lowest loss is within
  * PRIOR_MOVED of its first (relative to the first's size). */
@@ -825,7 +826,9 @@ static int job_unmoved(const slaq_job *j)
     return !(drop > PRIOR_MOVED * fabs(first));
 }
 
-static int job_improving(const slaq_job *j, double k, double window_s)
+/* Whether job j's recent reports still fall (the measured half of
+ * job_improving; 1 also for a job too new to tell). */
+static int job_falling(const slaq_job *j, double window_s)
 {
     const slaq_history *h = j->hist;
     size_t len = slaq_history_len(h);
@@ -841,7 +844,8 @@ static int job_improving(const slaq_job *j, double k, double window_s)
      * one to the next, is judged by its trend and not by two samples. */
     double last_t = slaq_history_at(h, len - 1)->t;
     size_t w = 0;
-    while (w < len && slaq_history_at(h, len - 1 - w)->t >= last_t - window_s)
+    while (w < len && w < LIFT_WINDOW_MAX &&
+           slaq_history_at(h, len - 1 - w)->t >= last_t - window_s)
         w++;
     if (w < 2 * LIFT_RECENT)
         w = 2 * LIFT_RECENT;
@@ -854,7 +858,14 @@ static int job_improving(const slaq_job *j, double k, double window_s)
         newer += slaq_history_at(h, len - half + i)->loss;
     }
     double recent = (older - newer) / (double)half;
-    if (!(recent >= LIFT_MOVING * drop))
+    return recent >= LIFT_MOVING * drop;
+}
+
+static int job_improving(const slaq_job *j, double k, double window_s)
+{
+    if (job_unmoved(j) || slaq_history_len(j->hist) <= LIFT_RECENT)
+        return 1;
+    if (!job_falling(j, window_s))
         return 0;
     const slaq_forecast *f = slaq_predictor_forecast(j->pred);
     double span = f->first_loss - f->final_loss;
@@ -1196,6 +1207,8 @@ int slaq_sched_allocate(slaq_sched *s, double now)
                 pj->min_cores = fair;
         }
         pj->unproven = !j->reported;
+        pj->falling = admits && j->kind == SLAQ_JOB_ML && j->reported &&
+                      job_falling(j, c->starve_s);
         pj->prev_alloc = j->alloc;
         pj->stay = c->hysteresis;
         sched_goal_pjob(j, pj, now, cpu);

@@ -56,13 +56,14 @@ static void usage(FILE *f)
         "  --cores-per-node C\n"
         "                    cores of each node (with --nodes)\n"
         "  --policy P        a share policy (slaq policy --help: fair, slaq,\n"
-        "                    slaq-plan, ...), slaq-linear, oracle-greedy or\n"
-        "                    oracle-plan (default slaq); slaq-linear is slaq\n"
-        "                    with --scaling off (every job taken to scale\n"
-        "                    linearly, the paper's); oracle-greedy and\n"
-        "                    oracle-plan are slaq's greedy and the planner\n"
-        "                    handed the true curves and costs: references,\n"
-        "                    not upper bounds\n"
+        "                    slaq-plan, queue, ...), slaq-linear,\n"
+        "                    oracle-greedy, oracle-plan or oracle-index\n"
+        "                    (default slaq); slaq-linear is slaq with\n"
+        "                    --scaling off (every job taken to scale\n"
+        "                    linearly, the paper's); the oracles are slaq's\n"
+        "                    greedy, slaq-plan and slaq-index handed the\n"
+        "                    true curves and costs: references, not upper\n"
+        "                    bounds\n"
         "  --compare LIST    several policies side by side, e.g.\n"
         "                    fair,slaq:strawman,slaq:slaq-fit,slaq:auto,"
         "oracle-greedy;\n"
@@ -239,7 +240,7 @@ static int parse_runs(const char *list, const sim_config *base, run *runs,
         if (sim_parse_run(tok, base->sched.predictor, &r->cfg)) {
             cli_error("sim", "unknown policy '%s' (expected a share policy "
                       "such as fair, slaq or slaq-plan, slaq-linear, "
-                      "oracle-greedy or oracle-plan, optionally "
+                      "oracle-greedy, oracle-plan or oracle-index, optionally "
                       "POLICY:PREDICTOR with auto, slaq-fit or strawman)",
                       tok);
             return -1;

@@ -140,11 +140,12 @@ int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c)
         snprintf(pol, sizeof pol, "slaq");
     }
     if (!strcmp(pol, "oracle-greedy") || !strcmp(pol, "oracle") ||
-        !strcmp(pol, "oracle-plan")) {
+        !strcmp(pol, "oracle-plan") || !strcmp(pol, "oracle-index")) {
         if (colon)
             return -1;
-        c->sched.policy = strcmp(pol, "oracle-plan") ? SLAQ_POLICY_SLAQ
-                                                     : SLAQ_POLICY_PLAN;
+        c->sched.policy = !strcmp(pol, "oracle-plan")    ? SLAQ_POLICY_PLAN
+                          : !strcmp(pol, "oracle-index") ? SLAQ_POLICY_INDEX
+                                                         : SLAQ_POLICY_SLAQ;
         c->sched.predictor = SLAQ_PRED_ORACLE;
         return 0;
     }

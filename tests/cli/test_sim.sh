@@ -55,6 +55,26 @@ for r in runs:
 check_grep "jobs.csv has t50 ... t99" '^id,algorithm,arrival_s,t50_s,.*t90_s,t95_s,t99_s,completion_s' \
   "$TMP/rep/fair/jobs.csv"
 
+# The baselines a user would run instead, and the oracles, side by side.
+check_exit "sim runs the queue, shortest-first and the oracles" 0 "$SLAQ" sim \
+  --workload "$WL" --cores 32 \
+  --compare fair,queue,shortest-first,slaq-index,oracle-index,oracle-plan \
+  --out "$TMP/base" --no-plots --quiet
+check "the queue starts its jobs in order of arrival, two of 16 cores at a time" \
+  python3 -c '
+import csv, json, sys
+d = sys.argv[1]
+runs = json.load(open(d + "/summary.json"))
+assert [r["policy"] for r in runs] == ["fair", "queue", "shortest-first",
+    "slaq-index", "oracle-index", "oracle-plan"], runs
+rows = sorted(csv.DictReader(open(d + "/queue/jobs.csv")),
+              key=lambda r: float(r["arrival_s"]))
+starts = [float(r["arrival_s"]) + float(r["wait_s"]) for r in rows]
+assert starts == sorted(starts), starts
+# with two running, the third waits for the first to end
+assert float(rows[2]["wait_s"]) > 0, rows[2]
+' "$TMP/base"
+
 # Determinism: everything but the wall-clock sched_ms (summaries,
 # sched.csv, fig10c) is byte-identical.
 "$SLAQ" sim --workload "$WL" --cores 32 --compare fair,slaq,oracle-greedy \

@@ -250,9 +250,10 @@ static void test_the_planner_stops_paying_past_a_milestone(void **state)
 }
 
 /* The index policy: a core each in order of the fewest core-epochs to
- * 90% of the drop, then the new jobs by arrival, then the ones past 90%;
- * a job that does not scale gets one core, one that scales linearly all
- * it can use; floors (a lift) come first. */
+ * 90% of the drop, then the new jobs by arrival, then the ones past 90%
+ * whose reports still fall, then the rest; a job that does not scale
+ * gets one core, one that scales linearly all it can use; floors (a
+ * lift) come first. */
 static void test_the_index_admits_the_nearest_to_quality_first(void **state)
 {
     (void)state;
@@ -265,47 +266,54 @@ static void test_the_index_admits_the_nearest_to_quality_first(void **state)
     near.first_loss = far.first_loss = past.first_loss = 10;
     slaq_scaling flat;
     slaq_scaling_init(&flat); /* the prior: a second core buys a third */
-    slaq_pjob j[5] = {pjob(&far, 0, 1, 1, INFINITY),
+    slaq_pjob j[6] = {pjob(&far, 0, 1, 1, INFINITY),
                       pjob(&past, 0, 1, 1, INFINITY),
                       pjob(&near, 0, 1, 1, INFINITY),
                       pjob(&near, 0, 1, 1, INFINITY),
-                      pjob(&near, 0, 1, 1, INFINITY)};
+                      pjob(&near, 0, 1, 1, INFINITY),
+                      pjob(&past, 0, 1, 1, INFINITY)};
     j[3].settling = 1;
     j[3].arrival = 5;
     j[4].unproven = 1;
     j[4].arrival = 3;
-    for (int i = 0; i < 5; i++)
+    j[5].falling = 1;
+    for (int i = 0; i < 6; i++)
         j[i].scaling = &flat;
-    double a[5];
+    double a[6];
     /* Two cores: near-to-quality first, then the farther job. */
-    assert_int_equal(slaq_allocate(SLAQ_POLICY_INDEX, j, 5, 2, 1, ws, a),
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_INDEX, j, 6, 2, 1, ws, a),
                      SLAQ_OK);
-    const double want2[5] = {1, 0, 1, 0, 0};
-    for (int i = 0; i < 5; i++)
+    const double want2[6] = {1, 0, 1, 0, 0, 0};
+    for (int i = 0; i < 6; i++)
         assert_near(a[i], want2[i], 1e-12);
-    /* Three: then the new jobs, the earlier arrival first. */
-    slaq_allocate(SLAQ_POLICY_INDEX, j, 5, 3, 1, ws, a);
-    const double want3[5] = {1, 0, 1, 0, 1};
-    for (int i = 0; i < 5; i++)
+    /* Three: then the new jobs, the earlier arrival first; five: then
+     * the past job whose reports still fall, before the other. */
+    slaq_allocate(SLAQ_POLICY_INDEX, j, 6, 3, 1, ws, a);
+    const double want3[6] = {1, 0, 1, 0, 1, 0};
+    for (int i = 0; i < 6; i++)
         assert_near(a[i], want3[i], 1e-12);
-    /* Eight: one each, the past job too; the three left over go down the
+    slaq_allocate(SLAQ_POLICY_INDEX, j, 6, 5, 1, ws, a);
+    const double want5[6] = {1, 0, 1, 1, 1, 1};
+    for (int i = 0; i < 6; i++)
+        assert_near(a[i], want5[i], 1e-12);
+    /* Nine: one each, the past job too; the three left over go down the
      * same order, since no job gains half a core from a second. */
-    slaq_allocate(SLAQ_POLICY_INDEX, j, 5, 8, 1, ws, a);
-    const double want8[5] = {1, 1, 4, 1, 1};
-    for (int i = 0; i < 5; i++)
-        assert_near(a[i], want8[i], 1e-12);
+    slaq_allocate(SLAQ_POLICY_INDEX, j, 6, 9, 1, ws, a);
+    const double want9[6] = {1, 1, 4, 1, 1, 1};
+    for (int i = 0; i < 6; i++)
+        assert_near(a[i], want9[i], 1e-12);
     /* Linear scaling: the nearest job takes all it may use first. */
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         j[i].scaling = NULL;
         j[i].max_cores = 3;
     }
-    slaq_allocate(SLAQ_POLICY_INDEX, j, 5, 4, 1, ws, a);
+    slaq_allocate(SLAQ_POLICY_INDEX, j, 6, 4, 1, ws, a);
     assert_near(a[2], 3, 1e-12);
     assert_near(a[0], 1, 1e-12);
-    assert_near(a[1] + a[3] + a[4], 0, 1e-12);
+    assert_near(a[1] + a[3] + a[4] + a[5], 0, 1e-12);
     /* A floor (the bound on starvation's lift) is given first. */
     j[1].min_cores = 0.5;
-    slaq_allocate(SLAQ_POLICY_INDEX, j, 5, 4, 1, ws, a);
+    slaq_allocate(SLAQ_POLICY_INDEX, j, 6, 4, 1, ws, a);
     assert_near(a[1], 0.5, 1e-12);
     assert_near(a[2], 3, 1e-12);
     assert_near(a[0], 0.5, 1e-12);
@@ -322,6 +330,54 @@ static void test_the_index_admits_the_nearest_to_quality_first(void **state)
     h[0].stay = 2;
     slaq_allocate(SLAQ_POLICY_INDEX, h, 2, 1, 1, ws, a);
     assert_near(a[0], 1, 1e-12);
+    slaq_alloc_ws_free(ws);
+}
+
+/* The queue: first come first served, each job up to its max_cores; a
+ * later arrival never takes a running job's cores. Shortest-first: the
+ * job not reported yet, then the fewest core-epochs to 90% of the drop,
+ * the job past 90% last; preemptive. */
+static void test_the_baselines_queue_and_shortest_first(void **state)
+{
+    (void)state;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    slaq_forecast near = line_forecast(10, 1, 0), far = line_forecast(10, 0.1,
+                                                                        0),
+                  past = line_forecast(0.5, 0.1, 0);
+    near.first_loss = far.first_loss = past.first_loss = 10;
+    slaq_pjob q[3] = {pjob(&far, 0, 1, 1, 2), pjob(&far, 0, 1, 1, 2),
+                      pjob(&far, 0, 1, 1, 2)};
+    q[0].arrival = 2;
+    q[1].arrival = 1;
+    q[2].arrival = 3;
+    double a[4];
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_QUEUE, q, 3, 3, 1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[1], 2, 1e-12);
+    assert_near(a[0], 1, 1e-12);
+    assert_near(a[2], 0, 1e-12);
+    /* The queue looks at no forecast: the nearest job waits its turn. */
+    q[2].fc = &near;
+    slaq_allocate(SLAQ_POLICY_QUEUE, q, 3, 3, 1, ws, a);
+    assert_near(a[2], 0, 1e-12);
+    slaq_pjob j[4] = {pjob(&past, 0, 1, 1, 1), pjob(&far, 0, 1, 1, 1),
+                      pjob(&near, 0, 1, 1, 1), pjob(&far, 0, 1, 1, 1)};
+    j[3].unproven = 1;
+    const double want[4][4] = {{0, 0, 0, 1}, {0, 0, 1, 1}, {0, 1, 1, 1},
+                               {1, 1, 1, 1}};
+    for (int c = 1; c <= 4; c++) {
+        assert_int_equal(slaq_allocate(SLAQ_POLICY_SHORTEST, j, 4, c, 1, ws,
+                                       a),
+                         SLAQ_OK);
+        for (int i = 0; i < 4; i++)
+            assert_near(a[i], want[c - 1][i], 1e-12);
+    }
+    /* Weight divides the cost: the far job at weight 20 (90 / 20 = 4.5
+     * core-epochs) goes before the near one (9). */
+    j[1].weight = 20;
+    slaq_allocate(SLAQ_POLICY_SHORTEST, j, 4, 2, 1, ws, a);
+    assert_near(a[1], 1, 1e-12);
+    assert_near(a[2], 0, 1e-12);
     slaq_alloc_ws_free(ws);
 }
 
@@ -487,7 +543,7 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
 {
     (void)state;
     size_t n = slaq_policy_count();
-    assert_int_equal(n, 11);
+    assert_int_equal(n, 13);
     for (size_t k = 0; k < n; k++) {
         const char *name = slaq_policy_name((slaq_policy_kind)k);
         slaq_policy_kind back = (slaq_policy_kind)99;
@@ -503,6 +559,9 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
     assert_string_equal(slaq_policy_name(SLAQ_POLICY_RELAQS), "relaqs");
     assert_string_equal(slaq_policy_name(SLAQ_POLICY_PLAN), "slaq-plan");
     assert_string_equal(slaq_policy_name(SLAQ_POLICY_INDEX), "slaq-index");
+    assert_string_equal(slaq_policy_name(SLAQ_POLICY_QUEUE), "queue");
+    assert_string_equal(slaq_policy_name(SLAQ_POLICY_SHORTEST),
+                        "shortest-first");
     assert_string_equal(slaq_policy_name((slaq_policy_kind)n), "?");
     assert_string_equal(slaq_policy_name((slaq_policy_kind)-1), "?");
     assert_null(slaq_policy_summary((slaq_policy_kind)n));
@@ -519,6 +578,8 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
     assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_RELAQS));
     assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_PLAN));
     assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_INDEX));
+    assert_false(slaq_policy_uses_forecasts(SLAQ_POLICY_QUEUE));
+    assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_SHORTEST));
     assert_false(slaq_policy_uses_forecasts((slaq_policy_kind)n));
 }
 
@@ -528,8 +589,9 @@ static void test_policy_list_names_every_policy(void **state)
 {
     (void)state;
     const char *all = "fair, slaq, slaq-maxmin, relaqs, edf, tiresias, "
-                      "mlfs-h, mlfs, mlfs-rl, slaq-plan, slaq-index";
-    char buf[128], small[8];
+                      "mlfs-h, mlfs, mlfs-rl, slaq-plan, slaq-index, queue, "
+                      "shortest-first";
+    char buf[160], small[8];
     assert_int_equal(slaq_policy_list(buf, sizeof buf, ", "),
                      (int)strlen(all));
     assert_string_equal(buf, all);
@@ -538,11 +600,13 @@ static void test_policy_list_names_every_policy(void **state)
     assert_string_equal(small, "fair, s");
     assert_int_equal(slaq_policy_list(NULL, 0, "|"),
                      (int)strlen("fair|slaq|slaq-maxmin|relaqs|edf|tiresias|"
-                                 "mlfs-h|mlfs|mlfs-rl|slaq-plan|slaq-index"));
+                                 "mlfs-h|mlfs|mlfs-rl|slaq-plan|slaq-index|"
+                                 "queue|shortest-first"));
     assert_int_equal(slaq_policy_list(buf, sizeof buf, " or "),
                      (int)strlen("fair or slaq or slaq-maxmin or relaqs or "
                                  "edf or tiresias or mlfs-h or mlfs or "
-                                 "mlfs-rl or slaq-plan or slaq-index"));
+                                 "mlfs-rl or slaq-plan or slaq-index or "
+                                 "queue or shortest-first"));
 }
 
 /* Every policy of the table divides the whole capacity of a random
@@ -826,6 +890,7 @@ int main(void)
         cmocka_unit_test(test_nan_gain_ranks_last),
         cmocka_unit_test(test_the_planner_stops_paying_past_a_milestone),
         cmocka_unit_test(test_the_index_admits_the_nearest_to_quality_first),
+        cmocka_unit_test(test_the_baselines_queue_and_shortest_first),
         cmocka_unit_test(test_weight_multiplies_gain),
         cmocka_unit_test(test_maxmin_serves_the_worst_job),
         cmocka_unit_test(test_min_share_when_more_jobs_than_units),

@@ -358,6 +358,33 @@ static void test_the_index_does_not_starve_a_job_of_few_reports(void **state)
     slaq_sched_free(s);
 }
 
+/* Under slaq-index a job whose forecast calls it done but whose reports
+ * still fall goes before the jobs that have stopped: a loss that stepped
+ * down after a flat start (1.0 for six reports, then 0.885 twice: a fit
+ * takes 0.885 for its end) holds a core ahead of two converged jobs that
+ * came before it. It waited behind them when only the forecast counted. */
+static void test_the_index_puts_a_falling_job_before_stopped_ones(void **state)
+{
+    (void)state;
+    slaq_sched_config c;
+    slaq_job_opts o;
+    slaq_sched *s = index_sched(&c, &o);
+    slaq_job *done[2], *step;
+    for (int i = 0; i < 2; i++) {
+        done[i] = slaq_sched_add(s, &o, 0);
+        const double head[3] = {1.0, 0.5, 0.3};
+        for (uint64_t k = 0; k <= 14; k++)
+            report(done[i], k, k < 3 ? head[k] : 0.3, (double)k);
+    }
+    step = slaq_sched_add(s, &o, 1);
+    for (uint64_t k = 0; k <= 7; k++)
+        report(step, k, k < 6 ? 1.0 : 0.885, 7 + (double)k);
+    slaq_sched_epoch(s, 15);
+    assert_near(slaq_job_alloc(step), 1, 1e-9);
+    assert_near(slaq_job_alloc(done[0]) + slaq_job_alloc(done[1]), 1, 1e-9);
+    slaq_sched_free(s);
+}
+
 /* Two jobs of 100 iterations, 10 reported, and an epoch: fast goes 1.7 ->
  * 1.0 in one step, then 1.0 -> 0.7 geometrically; steady 1.0 -> 0.0
  * geometrically. */
@@ -755,6 +782,7 @@ int main(void)
         cmocka_unit_test(test_settling_job_keeps_its_fair_share),
         cmocka_unit_test(test_the_index_admits_a_new_batch_in_order),
         cmocka_unit_test(test_the_index_does_not_starve_a_job_of_few_reports),
+        cmocka_unit_test(test_the_index_puts_a_falling_job_before_stopped_ones),
         cmocka_unit_test(test_fast_learner_is_not_starved),
         cmocka_unit_test(test_fast_learner_progress_is_true),
         cmocka_unit_test(test_hysteresis_keeps_allocations),

@@ -238,7 +238,7 @@ static void test_bad_values_name_the_setting(void **state)
     refused("query-window", "-1", "query-window: ", NULL);
     refused("policy", "fast", "policy: unknown policy 'fast' (expected "
             "fair, slaq, slaq-maxmin, relaqs, edf, tiresias, mlfs-h, mlfs, "
-            "mlfs-rl, slaq-plan or slaq-index)",
+            "mlfs-rl, slaq-plan, slaq-index, queue or shortest-first)",
             NULL);
     refused("predictor", "oracle", "predictor: unknown predictor 'oracle' "
             "(expected auto, slaq-fit or strawman)", NULL);
@@ -321,8 +321,8 @@ static void test_bounds_are_inclusive_unless_excluded(void **state)
     /* a short buffer is cut, and the length needed returned */
     int n = slaq_setting_expect(slaq_setting_find("policy"), want, 8);
     assert_int_equal(n, (int)strlen("fair, slaq, slaq-maxmin, relaqs, edf, "
-                                    "tiresias, mlfs-h, mlfs, mlfs-rl, slaq-plan or "
-                                    "slaq-index"));
+                                    "tiresias, mlfs-h, mlfs, mlfs-rl, slaq-plan, "
+                                    "slaq-index, queue or shortest-first"));
     assert_string_equal(want, "fair, s");
 }
 
