@@ -22,6 +22,8 @@
 #                   (JOBS=N, SEED=S, POLICIES=a,b; docs/deadlines.md)
 #   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
 #   make bench-users the user-style corpus of real jobs, every way (REPS=N)
+#   make plan-results every allocator side by side on the curve libraries
+#   make user-curves record data/curves/users.jsonl from the user-style jobs
 #   make bench-cluster the core at 1,000 nodes x 64 cores, 50,000 jobs (sim)
 #   make sweep-live a sweep run live: POP under slaqd against Optuna (REPS=N)
 #   make check-asan run the unit tests under ASan + UBSan

@@ -27,6 +27,15 @@ results:
 	@$(MAKE) --no-print-directory all
 	@scripts/sim-results.sh $(BUILD)
 
+# make plan-results: every allocator side by side (fair, Algorithm 1, the
+# planners, the oracles, a queue, shortest-first) on the tuning and the
+# three held-out curve libraries, and the planner's targets
+# (docs/results/plan/).
+.PHONY: plan-results
+plan-results:
+	@$(MAKE) --no-print-directory build
+	@python3 scripts/plan-results.py --build $(BUILD)
+
 # make yaq-results: Yaq's queue management in the task-level simulator, on
 # the thesis's synthetic workloads and the public traces of
 # ../shared/data/traces/tasks (docs/results/yaq/, docs/queues.md).

@@ -34,6 +34,14 @@ $(BUILD)/tests/test_train_oom: LDFLAGS += -Wl,--wrap=realloc
 curves: $(SLAQ_TRAIN)
 	@src/train/curves.sh $(SLAQ_TRAIN) data/curves
 
+# make user-curves: a second held-out curve library from the user-style
+# corpus's PyTorch, scikit-learn and XGBoost jobs, each alone under a
+# private slaqd on one core (data/curves/users.jsonl).
+.PHONY: user-curves
+user-curves:
+	@$(MAKE) --no-print-directory build
+	@/usr/bin/python3 scripts/user-curves.py --build $(BUILD)
+
 # make train-speed: per-iteration speed-up from 1 to 2 worker threads of the
 # data-parallel algorithms (wants an otherwise idle 2-core machine).
 .PHONY: train-speed
