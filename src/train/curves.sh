@@ -4,11 +4,14 @@
 # appended to one curve-format file (see docs/train.md and docs/formats.md).
 #
 # Usage: src/train/curves.sh SLAQ_TRAIN OUTDIR
-# Writes OUTDIR/slaq-train.jsonl only when every run succeeded.
+# Writes OUTDIR/slaq-train.jsonl (OUTDIR/$CURVES_NAME when set) only when
+# every run succeeded.
 set -euo pipefail
 bin=${1:?usage: curves.sh SLAQ_TRAIN OUTDIR}
 out=${2:?usage: curves.sh SLAQ_TRAIN OUTDIR}
 threads=${CURVES_THREADS:-2}
+name=${CURVES_NAME:-slaq-train.jsonl}
+case $name in */*|'') echo "curves.sh: CURVES_NAME is a file name, got '$name'" >&2; exit 2 ;; esac
 mkdir -p "$out"
 # mktemp(1) replaces the six X's of its template with a unique suffix.
 tmp=$(mktemp "$out/.curves.XXXXXX")
@@ -42,6 +45,6 @@ for seed in 1 2; do
     "$bin" $r --seed "$seed" --threads "$threads" --quiet --record "$tmp" >&2
   done
 done
-mv "$tmp" "$out/slaq-train.jsonl"
+mv "$tmp" "$out/$name"
 trap - EXIT
-echo "curves: $(wc -l <"$out/slaq-train.jsonl") curves in $out/slaq-train.jsonl" >&2
+echo "curves: $(wc -l <"$out/$name") curves in $out/$name" >&2
