@@ -88,20 +88,8 @@ def main():
     bin_ = os.path.join(ROOT, a.build, "bin")
     work = tempfile.mkdtemp(prefix="slaq-user-curves.")
     state = os.path.join(work, "state")
-    os.makedirs(state)
-    slaqd = subprocess.Popen(
-        [os.path.join(bin_, "slaqd"), "--state-dir", state, "--http", "off",
-         "--policy", "fair"],
-        stdout=open(os.path.join(work, "slaqd.log"), "w"),
-        stderr=subprocess.STDOUT)
+    slaqd = bench.start_slaqd(bin_, work, ["--policy", "fair"])
     try:
-        sock = os.path.join(state, "slaq.sock")
-        for _ in range(200):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.05)
-        else:
-            raise RuntimeError("slaqd did not start: see %s/slaqd.log" % work)
         db = os.path.join(state, "state.db")
         lines = []
         for i, (name, algo, conv, script, args) in enumerate(runs, 1):

@@ -216,6 +216,25 @@ def stamp(log, argv):
     return [PY, os.path.join(HERE, "stamp.py"), log, "--"] + argv
 
 
+def start_slaqd(bin_, work, args):
+    """A private slaqd with its state in WORK/state and its log in
+    WORK/slaqd.log, once its socket is there."""
+    state = os.path.join(work, "state")
+    os.makedirs(state)
+    slaqd = subprocess.Popen(
+        [os.path.join(bin_, "slaqd"), "--state-dir", state, "--http",
+         "off"] + args,
+        stdout=open(os.path.join(work, "slaqd.log"), "w"),
+        stderr=subprocess.STDOUT)
+    sock = os.path.join(state, "slaq.sock")
+    for _ in range(200):
+        if os.path.exists(sock):
+            return slaqd
+        time.sleep(0.05)
+    slaqd.kill()
+    raise RuntimeError("slaqd did not start: see %s/slaqd.log" % work)
+
+
 def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
              seed=1, corpus_name="project"):
     """One batch or stream; returns {job: {"arrival": t, "log": path}} and
@@ -239,20 +258,7 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
     state = os.path.join(work, "state")
     bin_ = os.path.join(ROOT, build, "bin")
     if mode not in PLAIN:
-        os.makedirs(state)
-        policy = SLAQD_MODES[mode]
-        slaqd = subprocess.Popen(
-            [os.path.join(bin_, "slaqd"), "--state-dir", state, "--http",
-             "off"] + policy + slaqd_args,
-            stdout=open(os.path.join(work, "slaqd.log"), "w"),
-            stderr=subprocess.STDOUT)
-        sock = os.path.join(state, "slaq.sock")
-        for _ in range(200):
-            if os.path.exists(sock):
-                break
-            time.sleep(0.05)
-        else:
-            raise RuntimeError("slaqd did not start: see %s/slaqd.log" % work)
+        slaqd = start_slaqd(bin_, work, SLAQD_MODES[mode] + slaqd_args)
     total0, idle0 = cpu_times()
     t0 = time.time()
     plain = mode in PLAIN

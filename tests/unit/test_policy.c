@@ -280,28 +280,21 @@ static void test_the_index_admits_the_nearest_to_quality_first(void **state)
     for (int i = 0; i < 6; i++)
         j[i].scaling = &flat;
     double a[6];
-    /* Two cores: near-to-quality first, then the farther job. */
-    assert_int_equal(slaq_allocate(SLAQ_POLICY_INDEX, j, 6, 2, 1, ws, a),
-                     SLAQ_OK);
-    const double want2[6] = {1, 0, 1, 0, 0, 0};
-    for (int i = 0; i < 6; i++)
-        assert_near(a[i], want2[i], 1e-12);
-    /* Three: then the new jobs, the earlier arrival first; five: then
-     * the past job whose reports still fall, before the other. */
-    slaq_allocate(SLAQ_POLICY_INDEX, j, 6, 3, 1, ws, a);
-    const double want3[6] = {1, 0, 1, 0, 1, 0};
-    for (int i = 0; i < 6; i++)
-        assert_near(a[i], want3[i], 1e-12);
-    slaq_allocate(SLAQ_POLICY_INDEX, j, 6, 5, 1, ws, a);
-    const double want5[6] = {1, 0, 1, 1, 1, 1};
-    for (int i = 0; i < 6; i++)
-        assert_near(a[i], want5[i], 1e-12);
-    /* Nine: one each, the past job too; the three left over go down the
-     * same order, since no job gains half a core from a second. */
-    slaq_allocate(SLAQ_POLICY_INDEX, j, 6, 9, 1, ws, a);
-    const double want9[6] = {1, 1, 4, 1, 1, 1};
-    for (int i = 0; i < 6; i++)
-        assert_near(a[i], want9[i], 1e-12);
+    /* Two cores: near-to-quality first, then the farther job; three:
+     * then the new jobs, the earlier arrival first; five: then the past
+     * job whose reports still fall, before the other; nine: one each,
+     * the past job too, and the three left over go down the same order,
+     * since no job gains half a core from a second. */
+    const struct { double cores, want[6]; } step[] = {
+        {2, {1, 0, 1, 0, 0, 0}}, {3, {1, 0, 1, 0, 1, 0}},
+        {5, {1, 0, 1, 1, 1, 1}}, {9, {1, 1, 4, 1, 1, 1}}};
+    for (size_t c = 0; c < sizeof step / sizeof *step; c++) {
+        assert_int_equal(slaq_allocate(SLAQ_POLICY_INDEX, j, 6, step[c].cores,
+                                       1, ws, a),
+                         SLAQ_OK);
+        for (int i = 0; i < 6; i++)
+            assert_near(a[i], step[c].want[i], 1e-12);
+    }
     /* Linear scaling: the nearest job takes all it may use first. */
     for (int i = 0; i < 6; i++) {
         j[i].scaling = NULL;
