@@ -20,7 +20,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -123,11 +122,7 @@ def main():
                   % (i, len(runs), name, len(rows), sum(cpu),
                      time.time() - t0), flush=True)
     finally:
-        slaqd.send_signal(signal.SIGTERM)
-        try:
-            slaqd.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            slaqd.kill()
+        bench.stop_slaqd(slaqd)
     tmp = a.out + ".tmp"
     with open(tmp, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -235,6 +235,16 @@ def start_slaqd(bin_, work, args):
     raise RuntimeError("slaqd did not start: see %s/slaqd.log" % work)
 
 
+def stop_slaqd(slaqd):
+    """Ends start_slaqd's slaqd: SIGTERM, then SIGKILL after 30 s."""
+    slaqd.send_signal(signal.SIGTERM)
+    try:
+        slaqd.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        slaqd.kill()
+        slaqd.wait()
+
+
 def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
              seed=1, corpus_name="project"):
     """One batch or stream; returns {job: {"arrival": t, "log": path}} and
@@ -319,8 +329,7 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
             fields = f.read().rsplit(")", 1)[1].split()
         daemon_cpu = (int(fields[11]) + int(fields[12])) / \
             os.sysconf("SC_CLK_TCK")
-        slaqd.send_signal(signal.SIGTERM)
-        slaqd.wait(timeout=30)
+        stop_slaqd(slaqd)
         flips = alloc_changes(state)
     return arrivals, logs, (idle1 - idle0) / max(1, total1 - total0), \
         daemon_cpu, flips, stall, starved

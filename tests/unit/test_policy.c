@@ -249,6 +249,17 @@ static void test_the_planner_stops_paying_past_a_milestone(void **state)
     slaq_alloc_ws_free(ws);
 }
 
+/* Three lines from a first loss of 10 toward 0: near (1 an iteration, 9
+ * to 90%), far (0.1: 90 to 90%) and past (already at 0.5, beyond 90%). */
+static void milestone_forecasts(slaq_forecast *near, slaq_forecast *far,
+                                slaq_forecast *past)
+{
+    *near = line_forecast(10, 1, 0);
+    *far = line_forecast(10, 0.1, 0);
+    *past = line_forecast(0.5, 0.1, 0);
+    near->first_loss = far->first_loss = past->first_loss = 10;
+}
+
 /* The index policy: a core each in order of the fewest core-epochs to
  * 90% of the drop, then the new jobs by arrival, then the ones past 90%
  * whose reports still fall, then the rest; a job that does not scale
@@ -258,12 +269,8 @@ static void test_the_index_admits_the_nearest_to_quality_first(void **state)
 {
     (void)state;
     slaq_alloc_ws *ws = slaq_alloc_ws_new();
-    /* From 10 toward 0 at 1 (near) and 0.1 (far) per iteration: 9 and 90
-     * iterations to 90%; past: already at 0.5, beyond 90%. */
-    slaq_forecast near = line_forecast(10, 1, 0), far = line_forecast(10, 0.1,
-                                                                        0),
-                  past = line_forecast(0.5, 0.1, 0);
-    near.first_loss = far.first_loss = past.first_loss = 10;
+    slaq_forecast near, far, past;
+    milestone_forecasts(&near, &far, &past);
     slaq_scaling flat;
     slaq_scaling_init(&flat); /* the prior: a second core buys a third */
     slaq_pjob j[6] = {pjob(&far, 0, 1, 1, INFINITY),
@@ -334,10 +341,8 @@ static void test_the_baselines_queue_and_shortest_first(void **state)
 {
     (void)state;
     slaq_alloc_ws *ws = slaq_alloc_ws_new();
-    slaq_forecast near = line_forecast(10, 1, 0), far = line_forecast(10, 0.1,
-                                                                        0),
-                  past = line_forecast(0.5, 0.1, 0);
-    near.first_loss = far.first_loss = past.first_loss = 10;
+    slaq_forecast near, far, past;
+    milestone_forecasts(&near, &far, &past);
     slaq_pjob q[3] = {pjob(&far, 0, 1, 1, 2), pjob(&far, 0, 1, 1, 2),
                       pjob(&far, 0, 1, 1, 2)};
     q[0].arrival = 2;
