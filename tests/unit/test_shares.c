@@ -1,0 +1,207 @@
+/*
+ * test_shares.c — shares between users (slaq/shares.h): the tree's
+ * checks, the division by weight with what an idle user leaves going to
+ * the others, an account's part divided among its users, the fair-share
+ * factor of past usage and its half-life, caps on cores spread over
+ * nodes.
+ */
+#include <string.h>
+
+#include "slaq/shares.h"
+#include "slaq/slaq.h"
+#include "testutil.h"
+
+/* Divides one node of `cap` cores with demand d[] (count entries);
+ * returns the parts in out[]. */
+static void divide1(slaq_shares *t, double cap, const double *d, double *out)
+{
+    assert_int_equal(slaq_shares_divide(t, 1, &cap, d, out), SLAQ_OK);
+}
+
+static void test_the_tree_refuses_bad_entries(void **state)
+{
+    (void)state;
+    slaq_shares *t = slaq_shares_new();
+    assert_non_null(t);
+    assert_int_equal(slaq_shares_count(t), 1);
+    assert_string_equal(slaq_shares_at(t, 0)->name, "root");
+    int lab = slaq_shares_add(t, "lab", SLAQ_SHARES_ROOT, 2, 0);
+    assert_int_equal(lab, 1);
+    int ann = slaq_shares_add(t, "ann", lab, 1, 1);
+    assert_int_equal(ann, 2);
+    assert_int_equal(slaq_shares_find(t, "ann"), ann);
+    assert_true(slaq_shares_find(t, "bob") < 0);
+    assert_true(slaq_shares_add(t, "ann", lab, 1, 1) < 0);     /* taken */
+    assert_true(slaq_shares_add(t, "bob", ann, 1, 1) < 0);     /* a user */
+    assert_true(slaq_shares_add(t, "bob", 9, 1, 1) < 0);       /* no id */
+    assert_true(slaq_shares_add(t, "b b", lab, 1, 1) < 0);     /* name */
+    assert_true(slaq_shares_add(t, "", lab, 1, 1) < 0);
+    assert_true(slaq_shares_add(t, "bob", lab, 0, 1) < 0);     /* weight */
+    assert_true(slaq_shares_add(t, "bob", lab, NAN, 1) < 0);
+    char longname[SLAQ_SHARES_NAME_MAX + 1];
+    memset(longname, 'a', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    assert_true(slaq_shares_add(t, longname, lab, 1, 1) < 0);
+    assert_int_equal(slaq_shares_count(t), 3);
+    assert_int_equal(slaq_shares_set_weight(t, 0, 2), SLAQ_EINVAL);
+    assert_int_equal(slaq_shares_set_weight(t, ann, -1), SLAQ_EINVAL);
+    assert_int_equal(slaq_shares_set_caps(t, ann, 0, 0), SLAQ_EINVAL);
+    assert_int_equal(slaq_shares_set_usage(t, lab, 5), SLAQ_EINVAL);
+    assert_int_equal(slaq_shares_set_half_life(t, -1), SLAQ_EINVAL);
+    assert_true(slaq_shares_under(t, ann, lab));
+    assert_true(slaq_shares_under(t, ann, SLAQ_SHARES_ROOT));
+    assert_false(slaq_shares_under(t, lab, ann));
+    slaq_shares_free(t);
+}
+
+static void test_users_divide_by_weight_and_idle_cores_go_to_others(
+    void **state)
+{
+    (void)state;
+    slaq_shares *t = slaq_shares_new();
+    int heavy = slaq_shares_add(t, "heavy", 0, 1, 1);
+    int light = slaq_shares_add(t, "light", 0, 1, 1);
+    double d[3] = {0}, p[3];
+    /* twenty jobs against two, each able to use 4 cores, on 16 cores:
+     * half each */
+    d[heavy] = 80;
+    d[light] = 8;
+    divide1(t, 16, d, p);
+    assert_near(p[heavy], 8, 1e-12);
+    assert_near(p[light], 8, 1e-12);
+    assert_near(p[0], 16, 1e-12);
+    /* the light user's jobs can use only 3: the heavy one takes the rest */
+    d[light] = 3;
+    divide1(t, 16, d, p);
+    assert_near(p[light], 3, 1e-12);
+    assert_near(p[heavy], 13, 1e-12);
+    /* no light jobs: the heavy user gets everything */
+    d[light] = 0;
+    divide1(t, 16, d, p);
+    assert_near(p[heavy], 16, 1e-12);
+    assert_near(p[light], 0, 0);
+    /* weights 3:1 */
+    d[light] = 80;
+    assert_int_equal(slaq_shares_set_weight(t, heavy, 3), SLAQ_OK);
+    divide1(t, 16, d, p);
+    assert_near(p[heavy], 12, 1e-12);
+    assert_near(p[light], 4, 1e-12);
+    assert_near(slaq_shares_at(t, heavy)->share, 0.75, 1e-12);
+    /* less asked than the node has: every user its demand */
+    d[heavy] = 2;
+    d[light] = 5;
+    divide1(t, 16, d, p);
+    assert_near(p[heavy], 2, 1e-12);
+    assert_near(p[light], 5, 1e-12);
+    slaq_shares_free(t);
+}
+
+static void test_an_accounts_part_goes_to_its_users(void **state)
+{
+    (void)state;
+    slaq_shares *t = slaq_shares_new();
+    int a = slaq_shares_add(t, "vision", 0, 3, 0);
+    int b = slaq_shares_add(t, "speech", 0, 1, 0);
+    int a1 = slaq_shares_add(t, "ann", a, 1, 1);
+    int a2 = slaq_shares_add(t, "amy", a, 1, 1);
+    int b1 = slaq_shares_add(t, "bob", b, 1, 1);
+    double d[6] = {0}, p[6];
+    d[a1] = d[a2] = d[b1] = 100;
+    divide1(t, 16, d, p);
+    assert_near(p[a], 12, 1e-12);
+    assert_near(p[a1], 6, 1e-12);
+    assert_near(p[a2], 6, 1e-12);
+    assert_near(p[b], 4, 1e-12);
+    assert_near(p[b1], 4, 1e-12);
+    assert_near(slaq_shares_at(t, a1)->share, 0.375, 1e-12);
+    /* amy idle: ann takes the account's part, not bob */
+    d[a2] = 0;
+    divide1(t, 16, d, p);
+    assert_near(p[a1], 12, 1e-12);
+    assert_near(p[b1], 4, 1e-12);
+    /* a cap on the account: what it cannot take goes to speech */
+    assert_int_equal(slaq_shares_set_caps(t, a, 10, 0), SLAQ_OK);
+    divide1(t, 16, d, p);
+    assert_near(p[a1], 10, 1e-12);
+    assert_near(p[b1], 6, 1e-12);
+    slaq_shares_free(t);
+}
+
+static void test_past_usage_lowers_a_users_weight_and_decays(void **state)
+{
+    (void)state;
+    slaq_shares *t = slaq_shares_new();
+    int heavy = slaq_shares_add(t, "heavy", 0, 1, 1);
+    int light = slaq_shares_add(t, "light", 0, 1, 1);
+    double d[3] = {0}, p[3], use[3] = {0};
+    d[heavy] = d[light] = 100;
+    use[heavy] = 1000;
+    assert_int_equal(slaq_shares_charge(t, 0, use), SLAQ_OK);
+    assert_near(slaq_shares_at(t, 0)->usage, 1000, 1e-9);
+    /* half-life 0: usage is kept but ignored */
+    divide1(t, 10, d, p);
+    assert_near(p[heavy], 5, 1e-12);
+    /* with a half-life, heavy used everything on half the shares: its
+     * factor 2^(-1/0.5) = 1/4, light's 1: the parts 1:4 */
+    assert_int_equal(slaq_shares_set_half_life(t, 100), SLAQ_OK);
+    divide1(t, 10, d, p);
+    assert_near(slaq_shares_at(t, heavy)->factor, 0.25, 1e-12);
+    assert_near(slaq_shares_at(t, light)->factor, 1, 1e-12);
+    assert_near(p[heavy], 2, 1e-12);
+    assert_near(p[light], 8, 1e-12);
+    /* a half-life later, half of it is left */
+    assert_int_equal(slaq_shares_charge(t, 100, NULL), SLAQ_OK);
+    assert_near(slaq_shares_at(t, heavy)->usage, 500, 1e-9);
+    /* equal usage: the weights again */
+    use[heavy] = 0;
+    use[light] = 500;
+    assert_int_equal(slaq_shares_charge(t, 0, use), SLAQ_OK);
+    divide1(t, 10, d, p);
+    assert_near(p[heavy], 5, 1e-12);
+    use[light] = -1;
+    assert_int_equal(slaq_shares_charge(t, 1, use), SLAQ_EINVAL);
+    assert_near(slaq_shares_at(t, light)->usage, 500, 1e-9);
+    assert_int_equal(slaq_shares_set_usage(t, light, 0), SLAQ_OK);
+    assert_near(slaq_shares_at(t, 0)->usage, 500, 1e-9);
+    slaq_shares_free(t);
+}
+
+static void test_a_cap_on_cores_is_spread_over_the_nodes(void **state)
+{
+    (void)state;
+    slaq_shares *t = slaq_shares_new();
+    int ann = slaq_shares_add(t, "ann", 0, 1, 1);
+    int bob = slaq_shares_add(t, "bob", 0, 1, 1);
+    assert_int_equal(slaq_shares_set_caps(t, ann, 3, 0), SLAQ_OK);
+    /* two nodes of 8; ann asks 4 on node 0 and 2 on node 1 (3 cores
+     * over both: 2 and 1); bob asks 8 on each */
+    double cap[2] = {8, 8};
+    double d[6] = {0}, p[6];
+    d[0 * 3 + ann] = 4;
+    d[1 * 3 + ann] = 2;
+    d[0 * 3 + bob] = 8;
+    d[1 * 3 + bob] = 8;
+    assert_int_equal(slaq_shares_divide(t, 2, cap, d, p), SLAQ_OK);
+    assert_near(p[0 * 3 + ann], 2, 1e-12);
+    assert_near(p[1 * 3 + ann], 1, 1e-12);
+    assert_near(p[0 * 3 + bob], 6, 1e-12);
+    assert_near(p[1 * 3 + bob], 7, 1e-12);
+    assert_near(slaq_shares_at(t, ann)->part, 3, 1e-12);
+    assert_near(slaq_shares_at(t, 0)->part, 16, 1e-12);
+    d[ann] = -1;
+    assert_int_equal(slaq_shares_divide(t, 2, cap, d, p), SLAQ_EINVAL);
+    slaq_shares_free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_the_tree_refuses_bad_entries),
+        cmocka_unit_test(
+            test_users_divide_by_weight_and_idle_cores_go_to_others),
+        cmocka_unit_test(test_an_accounts_part_goes_to_its_users),
+        cmocka_unit_test(test_past_usage_lowers_a_users_weight_and_decays),
+        cmocka_unit_test(test_a_cap_on_cores_is_spread_over_the_nodes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
