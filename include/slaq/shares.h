@@ -118,6 +118,19 @@ int slaq_shares_charge(slaq_shares *t, double dt, const double *core_s);
 int slaq_shares_divide(slaq_shares *t, size_t nnodes, const double *capacity,
                        const double *demand, double *part);
 
+/*
+ * The scheduler's count of the last epoch: _reset_jobs clears every
+ * entry's jobs, running and cores; _add_job adds `jobs` jobs, `running`
+ * of them running, holding `cores` cores, to user id and each of its
+ * accounts up to the root.
+ */
+void slaq_shares_reset_jobs(slaq_shares *t);
+void slaq_shares_add_job(slaq_shares *t, int id, size_t jobs, size_t running,
+                         double cores);
+/* 1 if user id and every account above it have room for one more
+ * running job under their max_jobs (as counted by _add_job). */
+int slaq_shares_room(const slaq_shares *t, int id);
+
 /* Whether `a` is `b` or under it (an account's jobs are its users'). */
 int slaq_shares_under(const slaq_shares *t, int a, int b);
 

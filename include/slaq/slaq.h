@@ -1077,6 +1077,9 @@ typedef struct slaq_job_opts {
                              (the default): placed by config.placement */
     slaq_goal goal;       /* deadline, accuracy, urgency (the priority
                              policies read them); default slaq_goal_init */
+    int tenant;           /* the user (slaq/shares.h id) it belongs to
+                             under slaq_sched_set_shares(); -1 (the
+                             default): none */
     int program;          /* a real program (slaqd's jobs): until its
                              scaling is measured, slaq-index takes a second
                              core to buy what the scaling prior says, not
@@ -1103,13 +1106,32 @@ void slaq_job_opts_init(slaq_job_opts *o);
  * others are already waiting), or every node has 0 cores, appends it to
  * the pending queue: it then
  * gets no cores until a later epoch starts it. NULL when out of memory or
- * opts invalid (a pinned node out of range).
+ * opts invalid (a pinned node out of range, a tenant that is not a user
+ * of the scheduler's shares while they are set).
  * Until a job reports CPU time, its iteration cost is opts.iter_cpu_s if
  * the driver knows it, else the mean cost of the jobs that have reported
  * (a new job is assumed to be a typical one), else
  * config.default_iter_cpu_s.
  */
 slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t);
+/*
+ * Shares between users (slaq/shares.h): with a tree set, every epoch
+ * first charges each user the core-seconds its jobs held since the last
+ * epoch, holds back (at no cores) each user's or account's jobs past its
+ * max_jobs, newest first, divides each node's cores between the users
+ * with jobs there (slaq_shares_divide, a job asking min(max_cores, the
+ * node's cores)), and then divides each user's part among its own jobs
+ * with the policy, as it divides a node's cores without shares. The
+ * tree's entries then hold the epoch's parts, cores and job counts. The
+ * tree is borrowed (NULL: no shares, the default) and must outlive the
+ * scheduler or the next call; every job's tenant must be one of its
+ * users while it is set. SLAQ_EINVAL (nothing changed) for a job whose
+ * tenant is not a user of the tree.
+ */
+struct slaq_shares;
+int slaq_sched_set_shares(slaq_sched *s, struct slaq_shares *t);
+struct slaq_shares *slaq_sched_shares(const slaq_sched *s);
+
 /* Removes and frees a job; its cores are re-divided at the next epoch. */
 void slaq_sched_remove(slaq_sched *s, slaq_job *j);
 size_t slaq_sched_count(const slaq_sched *s);
@@ -1294,6 +1316,11 @@ double slaq_job_arrival(const slaq_job *j);
 void slaq_job_set_weight(slaq_job *j, double weight);       /* > 0 */
 void slaq_job_set_max_cores(slaq_job *j, double max_cores); /* > 0 */
 void *slaq_job_user(const slaq_job *j);
+/* The job's user under shares (slaq_job_opts.tenant); setting it
+ * returns SLAQ_EINVAL (nothing changed) for an id that is not a user of
+ * the scheduler's tree while one is set. */
+int slaq_job_tenant(const slaq_job *j);
+int slaq_job_set_tenant(slaq_job *j, int tenant);
 const slaq_goal *slaq_job_goal(const slaq_job *j);
 
 /*

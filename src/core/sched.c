@@ -20,6 +20,7 @@
 
 #include "util.h"
 #include "slaq/deadline.h"
+#include "slaq/shares.h"
 #include "internal.h"
 
 /* A job's end loss is the lowest that its fits of the last
@@ -86,6 +87,7 @@ struct slaq_job {
     void *user;
     slaq_goal goal;          /* deadline, accuracy, urgency */
     int program;             /* slaq_job_opts.program */
+    int tenant;              /* slaq_job_opts.tenant */
     double attained;         /* core-seconds held so far (at allocations) */
     double waited;           /* seconds at no cores so far */
     double seen_t;           /* when attained and waited were last advanced */
@@ -128,6 +130,24 @@ struct slaq_sched {
     double last_cap;     /* the capacity divided last time */
     slaq_pend_cmp pend_cmp; /* the pending queue's order (NULL: arrival) */
     void *pend_arg;
+    /* Shares between users (slaq_sched_set_shares), and the epoch's
+     * scratch for them: per (node, user) cell the demand, the part and
+     * its group; per group its node; per node its cores; per user its
+     * charge; the jobs in arrival order for the caps on jobs. */
+    slaq_shares *shares;
+    double share_t;      /* when usage was last charged (NAN: never) */
+    double *sh_demand, *sh_part;
+    long *sh_group;
+    size_t sh_cells;
+    size_t *sh_gnode;
+    size_t sh_groups;
+    double *sh_nodecap;
+    size_t sh_nodes;
+    double *sh_charge;
+    size_t sh_users;
+    struct sh_key { double arrival; size_t i; } *sh_order;
+    unsigned char *sh_held;
+    size_t sh_jobs;
 };
 
 void slaq_job_opts_init(slaq_job_opts *o)
@@ -143,6 +163,7 @@ void slaq_job_opts_init(slaq_job_opts *o)
     o->kind = SLAQ_JOB_ML;
     o->node = SLAQ_NODE_ANY;
     slaq_goal_init(&o->goal);
+    o->tenant = -1;
     o->program = 0;
 }
 
@@ -205,6 +226,14 @@ void slaq_sched_free(slaq_sched *s)
     free(s->node_of);
     free(s->ncap);
     free(s->nweight);
+    free(s->sh_demand);
+    free(s->sh_part);
+    free(s->sh_group);
+    free(s->sh_gnode);
+    free(s->sh_nodecap);
+    free(s->sh_charge);
+    free(s->sh_order);
+    free(s->sh_held);
     clu_free(&s->clu);
     slaq_alloc_ws_free(s->ws);
     free(s);
@@ -491,6 +520,39 @@ void slaq_sched_set_pend_order(slaq_sched *s, slaq_pend_cmp cmp, void *arg)
 
 double slaq_job_passed_since(const slaq_job *j) { return j->passed_since; }
 
+static int tenant_ok(const slaq_shares *t, int id)
+{
+    const slaq_share_entry *e = slaq_shares_at(t, id);
+    return e && e->user;
+}
+
+int slaq_sched_set_shares(slaq_sched *s, slaq_shares *t)
+{
+    for (size_t i = 0; t && i < s->n; i++)
+        if (!tenant_ok(t, s->jobs[i]->tenant))
+            return SLAQ_EINVAL;
+    s->shares = t;
+    s->share_t = NAN;
+    s->changed = 1;
+    s->redivide = 1;
+    return SLAQ_OK;
+}
+
+slaq_shares *slaq_sched_shares(const slaq_sched *s) { return s->shares; }
+
+int slaq_job_tenant(const slaq_job *j) { return j->tenant; }
+
+int slaq_job_set_tenant(slaq_job *j, int tenant)
+{
+    slaq_sched *s = j->sched;
+    if (s->shares && !tenant_ok(s->shares, tenant))
+        return SLAQ_EINVAL;
+    if (tenant != j->tenant)
+        s->changed = s->redivide = 1;
+    j->tenant = tenant;
+    return SLAQ_OK;
+}
+
 slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
 {
     slaq_job_opts def;
@@ -505,7 +567,8 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
         (unsigned)o->kind > SLAQ_JOB_EXACT ||
         slaq_goal_check(&o->goal) != SLAQ_OK ||
         (o->node != SLAQ_NODE_ANY &&
-         (o->node < 0 || (size_t)o->node >= s->clu.n)))
+         (o->node < 0 || (size_t)o->node >= s->clu.n)) ||
+        (s->shares && !tenant_ok(s->shares, o->tenant)))
         return NULL;
     if (sched_reserve(s, s->n + 1) != SLAQ_OK)
         return NULL;
@@ -533,6 +596,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
                                             : s->cfg.default_iter_cpu_s);
     j->kind = o->kind;
     j->program = o->program;
+    j->tenant = o->tenant;
     slaq_scaling_init(&j->scaling);
     j->hist = slaq_history_new(s->cfg.window);
     j->pred = job_predictor(s, j);
@@ -1124,6 +1188,138 @@ static double job_gain_on(void *arg, double cores)
     return g == g ? g : 0;
 }
 
+static int sched_reserve_shares(slaq_sched *s, size_t nn, size_t users)
+{
+    size_t cells = nn * users;
+    if (cells > s->sh_cells) {
+        size_t c = grow_cap(s->sh_cells, cells, 16);
+        if (!c || GROW_ARRAY(s->sh_demand, c) || GROW_ARRAY(s->sh_part, c) ||
+            GROW_ARRAY(s->sh_group, c))
+            return SLAQ_ENOMEM;
+        s->sh_cells = c;
+    }
+    if (nn > s->sh_nodes) {
+        size_t c = grow_cap(s->sh_nodes, nn, 4);
+        if (!c || GROW_ARRAY(s->sh_nodecap, c))
+            return SLAQ_ENOMEM;
+        s->sh_nodes = c;
+    }
+    if (users > s->sh_users) {
+        size_t c = grow_cap(s->sh_users, users, 8);
+        if (!c || GROW_ARRAY(s->sh_charge, c))
+            return SLAQ_ENOMEM;
+        s->sh_users = c;
+    }
+    if (s->n + 1 > s->sh_jobs) {
+        size_t c = grow_cap(s->sh_jobs, s->n + 1, 16);
+        if (!c || GROW_ARRAY(s->sh_order, c) || GROW_ARRAY(s->sh_held, c) ||
+            GROW_ARRAY(s->sh_gnode, c))
+            return SLAQ_ENOMEM;
+        s->sh_jobs = c;
+    }
+    return SLAQ_OK;
+}
+
+static int arrival_cmp(const void *a, const void *b)
+{
+    const struct sh_key *x = a, *y = b;
+    if (x->arrival != y->arrival)
+        return x->arrival < y->arrival ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* The caps on running jobs: each job, oldest first, runs if its user and
+ * every account above it have room; sh_held[i] marks the others. */
+static void shares_hold(slaq_sched *s)
+{
+    slaq_shares *t = s->shares;
+    int capped = 0;
+    for (size_t u = 0; u < slaq_shares_count(t); u++)
+        if (slaq_shares_at(t, (int)u)->max_jobs)
+            capped = 1;
+    for (size_t i = 0; i < s->n; i++) {
+        s->sh_order[i].arrival = s->jobs[i]->arrival;
+        s->sh_order[i].i = i;
+        s->sh_held[i] = 0;
+    }
+    if (capped)
+        qsort(s->sh_order, s->n, sizeof *s->sh_order, arrival_cmp);
+    slaq_shares_reset_jobs(t);
+    for (size_t k = 0; k < s->n; k++) {
+        size_t i = s->sh_order[k].i;
+        int run = !capped || slaq_shares_room(t, s->jobs[i]->tenant);
+        s->sh_held[i] = !run;
+        slaq_shares_add_job(t, s->jobs[i]->tenant, 1, (size_t)run, 0);
+    }
+}
+
+/*
+ * Shares between users: charges the usage since the last epoch, divides
+ * each node's cores (ncap[], nn nodes) between the users, and turns the
+ * (node, user) pairs into the groups the policy divides as it divides
+ * nodes: node_of[i] becomes job i's group and ncap[]/nweight[] the
+ * groups'. Group 0 has no cores: pending jobs and jobs held back by a
+ * cap on jobs. The nodes' own cores are kept in sh_nodecap[].
+ */
+static int shares_group(slaq_sched *s, double now, size_t nn, size_t *ngroups)
+{
+    slaq_shares *t = s->shares;
+    size_t users = slaq_shares_count(t);
+    if (sched_reserve_shares(s, nn, users) != SLAQ_OK ||
+        sched_reserve_nodes(s, s->n + 1) != SLAQ_OK)
+        return SLAQ_ENOMEM;
+    for (size_t u = 0; u < users; u++)
+        s->sh_charge[u] = 0;
+    double dt = isnan(s->share_t) || now < s->share_t ? 0 : now - s->share_t;
+    for (size_t i = 0; i < s->n; i++)
+        s->sh_charge[s->jobs[i]->tenant] += s->jobs[i]->alloc * dt;
+    int err = slaq_shares_charge(t, dt, s->sh_charge);
+    if (err)
+        return err;
+    s->share_t = now;
+    shares_hold(s);
+    for (size_t c = 0; c < nn * users; c++) {
+        s->sh_demand[c] = 0;
+        s->sh_group[c] = -1;
+    }
+    for (size_t v = 0; v < nn; v++)
+        s->sh_nodecap[v] = s->ncap[v];
+    for (size_t i = 0; i < s->n; i++) {
+        const slaq_job *j = s->jobs[i];
+        size_t v = s->node_of[i];
+        if (v < nn && !s->sh_held[i])
+            s->sh_demand[v * users + (size_t)j->tenant] +=
+                fmin(j->max_cores, s->ncap[v]);
+    }
+    err = slaq_shares_divide(t, nn, s->sh_nodecap, s->sh_demand,
+                             s->sh_part);
+    if (err)
+        return err;
+    size_t ng = 1;
+    s->ncap[0] = 0;
+    s->nweight[0] = 0;
+    s->sh_gnode[0] = nn;
+    for (size_t i = 0; i < s->n; i++) {
+        const slaq_job *j = s->jobs[i];
+        size_t v = s->node_of[i], g = 0;
+        if (v < nn && !s->sh_held[i]) {
+            size_t c = v * users + (size_t)j->tenant;
+            if (s->sh_group[c] < 0) {
+                s->sh_group[c] = (long)ng;
+                s->sh_gnode[ng] = v;
+                s->ncap[ng] = s->sh_part[c];
+                s->nweight[ng] = 0;
+                ng++;
+            }
+            g = (size_t)s->sh_group[c];
+        }
+        s->node_of[i] = g;
+        s->nweight[g] += j->weight;
+    }
+    *ngroups = ng;
+    return SLAQ_OK;
+}
+
 int slaq_sched_allocate(slaq_sched *s, double now)
 {
     const slaq_sched_config *c = &s->cfg;
@@ -1164,6 +1360,14 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     s->ncap[nn] = 0;
     double prior = cpu_known ? cpu_sum / (double)cpu_known
                              : c->default_iter_cpu_s;
+    /* What the policy divides: the nodes (and the pending jobs' node of
+     * no cores), or with shares the (node, user) groups. */
+    size_t ngroups = nn + 1;
+    if (s->shares) {
+        int err = shares_group(s, now, nn, &ngroups);
+        if (err)
+            return err;
+    }
     double horizon = c->horizon_s > c->epoch_s ? c->horizon_s : c->epoch_s;
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
@@ -1225,7 +1429,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     }
     slaq_alloc_ws_set_hold(s->ws, c->hold);
     int err = slaq_allocate_nodes(c->policy, s->pjobs, s->n, s->node_of,
-                                  s->ncap, nn + 1, c->unit, s->ws, s->alloc);
+                                  s->ncap, ngroups, c->unit, s->ws, s->alloc);
     if (err)
         return err;
     /* Damping: with the same jobs and capacity as last epoch, move only
@@ -1260,13 +1464,23 @@ int slaq_sched_allocate(slaq_sched *s, double now)
         slaq_tokens_refill(&j->tokens, a, c->epoch_s);
         if (j->node >= 0)
             s->clu.node[j->node].alloc += a;
+        if (s->shares)
+            slaq_shares_add_job(s->shares, j->tenant, 0, 0, a);
     }
+    const double *node_cap = s->shares ? s->sh_nodecap : s->ncap;
     for (size_t v = 0; v < nn; v++) {
         clu_node *nd = &s->clu.node[v];
-        nd->free = s->ncap[v] - nd->alloc;
+        nd->free = node_cap[v] - nd->alloc;
         if (nd->free < 0)
             nd->free = 0;
-        nd->price = alloc_node_price(s->ws, v);
+        nd->price = s->shares ? 0 : alloc_node_price(s->ws, v);
+    }
+    /* With shares a node's price is its cheapest group's. */
+    for (size_t g = 1; s->shares && g < ngroups; g++) {
+        clu_node *nd = &s->clu.node[s->sh_gnode[g]];
+        double p = alloc_node_price(s->ws, g);
+        if (nd->price == 0 || p < nd->price)
+            nd->price = p;
     }
     return SLAQ_OK;
 }

@@ -198,6 +198,32 @@ int slaq_shares_under(const slaq_shares *t, int a, int b)
     return 0;
 }
 
+void slaq_shares_reset_jobs(slaq_shares *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        t->e[i].jobs = t->e[i].running = 0;
+        t->e[i].cores = 0;
+    }
+}
+
+void slaq_shares_add_job(slaq_shares *t, int id, size_t jobs, size_t running,
+                         double cores)
+{
+    for (; id >= 0 && (size_t)id < t->n; id = t->e[id].parent) {
+        t->e[id].jobs += jobs;
+        t->e[id].running += running;
+        t->e[id].cores += cores;
+    }
+}
+
+int slaq_shares_room(const slaq_shares *t, int id)
+{
+    for (; id >= 0 && (size_t)id < t->n; id = t->e[id].parent)
+        if (t->e[id].max_jobs && t->e[id].running >= t->e[id].max_jobs)
+            return 0;
+    return 1;
+}
+
 static int scratch_reserve(slaq_shares *t)
 {
     if (t->scratch >= t->n)

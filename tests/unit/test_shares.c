@@ -3,7 +3,8 @@
  * checks, the division by weight with what an idle user leaves going to
  * the others, an account's part divided among its users, the fair-share
  * factor of past usage and its half-life, caps on cores spread over
- * nodes.
+ * nodes; and the scheduler dividing each user's part among its jobs with
+ * its policy, holding back the jobs past a cap, charging usage.
  */
 #include <string.h>
 
@@ -193,6 +194,129 @@ static void test_a_cap_on_cores_is_spread_over_the_nodes(void **state)
     slaq_shares_free(t);
 }
 
+/* A scheduler of `cores` cores on one node under `policy`, the tree t. */
+static slaq_sched *sched_with(slaq_shares *t, slaq_policy_kind policy,
+                              double cores)
+{
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = cores;
+    c.policy = policy;
+    c.unit = 1;
+    slaq_sched *s = slaq_sched_new(&c);
+    assert_non_null(s);
+    assert_int_equal(slaq_sched_set_shares(s, t), SLAQ_OK);
+    return s;
+}
+
+static slaq_job *add_job(slaq_sched *s, int tenant, double max_cores,
+                         double t)
+{
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.tenant = tenant;
+    o.max_cores = max_cores;
+    o.iter_cpu_s = 1;
+    slaq_job *j = slaq_sched_add(s, &o, t);
+    assert_non_null(j);
+    return j;
+}
+
+/* The cores user `tenant`'s jobs hold after the last epoch. */
+static double user_cores(slaq_sched *s, int tenant)
+{
+    double sum = 0;
+    for (size_t i = 0; i < slaq_sched_count(s); i++)
+        if (slaq_job_tenant(slaq_sched_job(s, i)) == tenant)
+            sum += slaq_job_alloc(slaq_sched_job(s, i));
+    return sum;
+}
+
+static void test_a_light_user_holds_half_at_its_first_epoch(void **state)
+{
+    (void)state;
+    slaq_policy_kind policies[] = {SLAQ_POLICY_FAIR, SLAQ_POLICY_SLAQ,
+                                   SLAQ_POLICY_INDEX, SLAQ_POLICY_QUEUE};
+    for (size_t p = 0; p < sizeof policies / sizeof *policies; p++) {
+        slaq_shares *t = slaq_shares_new();
+        int heavy = slaq_shares_add(t, "heavy", 0, 1, 1);
+        int light = slaq_shares_add(t, "light", 0, 1, 1);
+        slaq_sched *s = sched_with(t, policies[p], 16);
+        for (int i = 0; i < 20; i++)
+            add_job(s, heavy, 4, 0);
+        assert_int_equal(slaq_sched_epoch(s, 0), SLAQ_OK);
+        /* alone, the heavy user has everything */
+        assert_near(user_cores(s, heavy), 16, 1e-9);
+        assert_int_equal(slaq_shares_at(t, heavy)->jobs, 20);
+        add_job(s, light, 4, 10);
+        add_job(s, light, 4, 10);
+        assert_int_equal(slaq_sched_epoch(s, 10), SLAQ_OK);
+        assert_near(user_cores(s, light), 8, 1e-9);
+        assert_near(user_cores(s, heavy), 8, 1e-9);
+        assert_near(slaq_shares_at(t, light)->cores, 8, 1e-9);
+        assert_near(slaq_shares_at(t, light)->part, 8, 1e-9);
+        /* what it held from 0 to 10 s was charged to it */
+        assert_near(slaq_shares_at(t, heavy)->usage, 160, 1e-6);
+        slaq_sched_free(s);
+        slaq_shares_free(t);
+    }
+}
+
+static void test_jobs_past_a_users_cap_wait_at_no_cores(void **state)
+{
+    (void)state;
+    slaq_shares *t = slaq_shares_new();
+    int ann = slaq_shares_add(t, "ann", 0, 1, 1);
+    int bob = slaq_shares_add(t, "bob", 0, 1, 1);
+    assert_int_equal(slaq_shares_set_caps(t, ann, INFINITY, 2), SLAQ_OK);
+    slaq_sched *s = sched_with(t, SLAQ_POLICY_FAIR, 12);
+    slaq_job *a1 = add_job(s, ann, 2, 0);
+    slaq_job *a2 = add_job(s, ann, 2, 1);
+    slaq_job *a3 = add_job(s, ann, 2, 2);
+    add_job(s, bob, 12, 0);
+    assert_int_equal(slaq_sched_epoch(s, 3), SLAQ_OK);
+    assert_near(slaq_job_alloc(a1), 2, 1e-9);
+    assert_near(slaq_job_alloc(a2), 2, 1e-9);
+    assert_near(slaq_job_alloc(a3), 0, 0);
+    assert_near(user_cores(s, bob), 8, 1e-9);
+    assert_int_equal(slaq_shares_at(t, ann)->running, 2);
+    /* the oldest leaves: the third runs */
+    slaq_sched_remove(s, a1);
+    assert_int_equal(slaq_sched_epoch(s, 4), SLAQ_OK);
+    assert_near(slaq_job_alloc(a3), 2, 1e-9);
+    /* a job of no user of the tree is refused */
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    assert_null(slaq_sched_add(s, &o, 5));
+    o.tenant = 0; /* the root is an account */
+    assert_null(slaq_sched_add(s, &o, 5));
+    assert_int_equal(slaq_job_set_tenant(a2, 0), SLAQ_EINVAL);
+    assert_int_equal(slaq_job_tenant(a2), ann);
+    slaq_sched_free(s);
+    slaq_shares_free(t);
+}
+
+static void test_a_user_that_used_the_cluster_weighs_less(void **state)
+{
+    (void)state;
+    slaq_shares *t = slaq_shares_new();
+    int heavy = slaq_shares_add(t, "heavy", 0, 1, 1);
+    int light = slaq_shares_add(t, "light", 0, 1, 1);
+    assert_int_equal(slaq_shares_set_half_life(t, 3600), SLAQ_OK);
+    slaq_sched *s = sched_with(t, SLAQ_POLICY_FAIR, 10);
+    for (int i = 0; i < 10; i++)
+        add_job(s, heavy, 10, 0);
+    assert_int_equal(slaq_sched_epoch(s, 0), SLAQ_OK);
+    assert_int_equal(slaq_sched_epoch(s, 100), SLAQ_OK);
+    add_job(s, light, 10, 100);
+    assert_int_equal(slaq_sched_epoch(s, 100), SLAQ_OK);
+    /* heavy's factor 1/4 against light's 1: 2 and 8 cores */
+    assert_near(user_cores(s, light), 8, 1e-9);
+    assert_near(user_cores(s, heavy), 2, 1e-9);
+    slaq_sched_free(s);
+    slaq_shares_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -202,6 +326,9 @@ int main(void)
         cmocka_unit_test(test_an_accounts_part_goes_to_its_users),
         cmocka_unit_test(test_past_usage_lowers_a_users_weight_and_decays),
         cmocka_unit_test(test_a_cap_on_cores_is_spread_over_the_nodes),
+        cmocka_unit_test(test_a_light_user_holds_half_at_its_first_epoch),
+        cmocka_unit_test(test_jobs_past_a_users_cap_wait_at_no_cores),
+        cmocka_unit_test(test_a_user_that_used_the_cluster_weighs_less),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
