@@ -77,6 +77,9 @@ void slaq_shares_free(slaq_shares *t);
  */
 int slaq_shares_add(slaq_shares *t, const char *name, int parent,
                     double weight, int user);
+/* 1 if `name` may name an account or user: 1 to SLAQ_SHARES_NAME_MAX − 1
+ * characters of [A-Za-z0-9._@-]. */
+int slaq_shares_name_ok(const char *name);
 /* The id named `name`, or SLAQ_EINVAL (negative) if there is none. */
 int slaq_shares_find(const slaq_shares *t, const char *name);
 size_t slaq_shares_count(const slaq_shares *t);   /* the root included */

@@ -890,6 +890,7 @@ const char *slaq_placement_name(slaq_placement kind);
 #define SLAQ_DEFAULT_DAMPING 0.5
 #define SLAQ_DEFAULT_MAX_FITS 1000
 #define SLAQ_DEFAULT_STARVE_S 10.0
+#define SLAQ_DEFAULT_SHARE_HALF_LIFE_S 3600.0
 
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
@@ -941,6 +942,11 @@ typedef struct slaq_sched_config {
                                       its next report (a lift); 0:
                                       never; default
                                       SLAQ_DEFAULT_STARVE_S */
+    double share_half_life_s;      /* >= 0: with shares between users
+                                      (slaq_sched_set_shares), the
+                                      half-life of their usage; 0: usage
+                                      ignored. Default
+                                      SLAQ_DEFAULT_SHARE_HALF_LIFE_S */
     int prior;                     /* non-zero (default): under a policy
                                       that divides by forecasts, with a
                                       predictor other than the oracle, a

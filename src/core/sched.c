@@ -182,6 +182,7 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
         !(cfg->damping >= 0 && cfg->damping < 1) ||
         !(cfg->hold >= 0 && cfg->hold <= 1) ||
         !(cfg->starve_s >= 0) ||
+        !(cfg->share_half_life_s >= 0) || !isfinite(cfg->share_half_life_s) ||
         (unsigned)cfg->placement > SLAQ_PLACE_GAIN ||
         cfg->nodes > (size_t)INT32_MAX)
         return NULL;
@@ -1273,7 +1274,10 @@ static int shares_group(slaq_sched *s, double now, size_t nn, size_t *ngroups)
     double dt = isnan(s->share_t) || now < s->share_t ? 0 : now - s->share_t;
     for (size_t i = 0; i < s->n; i++)
         s->sh_charge[s->jobs[i]->tenant] += s->jobs[i]->alloc * dt;
-    int err = slaq_shares_charge(t, dt, s->sh_charge);
+    int err = slaq_shares_set_half_life(t, s->cfg.share_half_life_s);
+    if (err)
+        return err;
+    err = slaq_shares_charge(t, dt, s->sh_charge);
     if (err)
         return err;
     s->share_t = now;

@@ -175,6 +175,15 @@ static const slaq_setting settings[] = {
              "reports again: no improving job starves for longer than S "
              "(0: never lifted; docs/libslaq.md, \"The bound on "
              "starvation\")."},
+    {.name = "share-half-life", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(share_half_life_s, double), .min = 0, .max = 1e9,
+     .dflt = SLAQ_DEFAULT_SHARE_HALF_LIFE_S, .arg = "S", .unit = "s",
+     .help = "With shares between users, the core-seconds each user and "
+             "account held are remembered with a half-life of S seconds, "
+             "and one that used more than its share lately weighs less "
+             "among its siblings, by Slurm's fair-share factor 2^(-u/s) "
+             "(0: the weights alone divide; docs/libslaq.md, \"Shares "
+             "between users\")."},
     {.name = "prior", .type = SLAQ_SETTING_ENUM,
      .offset = AT(prior, int), VALUES(switches, switch_name),
      .dflt = 1, .arg = "on|off",

@@ -79,7 +79,7 @@ void slaq_shares_free(slaq_shares *t)
     free(t);
 }
 
-static int name_ok(const char *s)
+int slaq_shares_name_ok(const char *s)
 {
     size_t len = s ? strlen(s) : 0;
     if (len == 0 || len >= SLAQ_SHARES_NAME_MAX)
@@ -104,7 +104,7 @@ int slaq_shares_find(const slaq_shares *t, const char *name)
 int slaq_shares_add(slaq_shares *t, const char *name, int parent,
                     double weight, int user)
 {
-    if (!name_ok(name) || slaq_shares_find(t, name) >= 0 || parent < 0 ||
+    if (!slaq_shares_name_ok(name) || slaq_shares_find(t, name) >= 0 || parent < 0 ||
         (size_t)parent >= t->n || t->e[parent].user || !weight_ok(weight) ||
         t->n >= (size_t)INT32_MAX)
         return SLAQ_EINVAL;

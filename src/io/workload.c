@@ -9,6 +9,7 @@
 #include "core/util.h"
 #include "io/jsonl.h"
 #include "io/workload.h"
+#include "slaq/shares.h"
 #include "slaq/slaq.h"
 
 #include <errno.h>
@@ -24,6 +25,8 @@ static void job_free(wl_job *j)
     free(j->algorithm);
     free(j->curve);
     free(j->convergence);
+    free(j->user);
+    free(j->account);
     free(j->loss);
 }
 
@@ -191,6 +194,8 @@ static int parse_job(json_t *obj, wl_job *j, char *err, size_t errlen)
         get_string(obj, "algorithm", 0, &j->algorithm, err, errlen) ||
         get_string(obj, "curve", 0, &j->curve, err, errlen) ||
         get_string(obj, "convergence", 0, &j->convergence, err, errlen) ||
+        get_string(obj, "user", 0, &j->user, err, errlen) ||
+        get_string(obj, "account", 0, &j->account, err, errlen) ||
         get_number(obj, "sigma", 0, 0, 0, WL_MAX_SCALING, &j->sigma, err,
                    errlen) ||
         get_number(obj, "kappa", 0, 0, 0, WL_MAX_SCALING, &j->kappa, err,
@@ -201,6 +206,14 @@ static int parse_job(json_t *obj, wl_job *j, char *err, size_t errlen)
         return -1;
     j->scaled = json_object_get(obj, "sigma") ||
                 json_object_get(obj, "kappa");
+    const char *who[2][2] = {{"user", j->user}, {"account", j->account}};
+    for (int k = 0; k < 2; k++)
+        if (*who[k][1] && !slaq_shares_name_ok(who[k][1])) {
+            util_errf(err, errlen, "field '%s': expected 1 to %d letters, "
+                      "digits or . _ @ -, got '%s'", who[k][0],
+                      SLAQ_SHARES_NAME_MAX - 1, who[k][1]);
+            return -1;
+        }
     slaq_convergence cv;
     if (slaq_convergence_parse(j->convergence, &cv) != SLAQ_OK) {
         util_errf(err, errlen, "field 'convergence': expected sublinear, "
@@ -338,6 +351,14 @@ int wl_write_job(FILE *f, const wl_job *j)
     if (j->convergence && *j->convergence) {
         rc |= fputs(", \"convergence\": ", f) < 0;
         rc |= put_string(f, j->convergence);
+    }
+    if (j->user && *j->user) {
+        rc |= fputs(", \"user\": ", f) < 0;
+        rc |= put_string(f, j->user);
+    }
+    if (j->account && *j->account) {
+        rc |= fputs(", \"account\": ", f) < 0;
+        rc |= put_string(f, j->account);
     }
     if (j->deadline_s > 0)
         rc |= fprintf(f, ", \"deadline_s\": %.6f", j->deadline_s) < 0;

@@ -49,6 +49,11 @@ typedef struct wl_job {
     double accuracy;   /* the required value of the job's metric */
     int minimize;      /* "direction": "min" (a loss); 0: "max" */
     int urgency;       /* 1..10; 0 when absent (1) */
+    /* Whose job it is (docs/formats.md; shares between users, slaq sim's
+     * "+shares" runs): a user and the account it is charged to, each ""
+     * when absent, of slaq/shares.h's name characters. */
+    char *user;
+    char *account;
 } wl_job;
 
 /* The job's goal for the core (slaq_goal): its deadline on the

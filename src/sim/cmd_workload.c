@@ -52,8 +52,19 @@ static void usage(FILE *f)
         "real (drawn\n"
         "                            from the measured jobs' mix, docs/sim.md,"
         " \"Scaling\")\n"
+        "  --users N                 jobs belong to N users, u1 .. uN "
+        "(default 0:\n"
+        "                            no \"user\" written)\n"
+        "  --skew S                  user k submits in proportion to "
+        "1/k^S (default 0:\n"
+        "                            each user alike; 1: Zipf)\n"
+        "  --accounts M              users in M accounts, a1 .. aM, user k "
+        "in account\n"
+        "                            ((k - 1) mod M) + 1 (default 0: none)\n"
         "  --help                    this text\n\n"
-        "A job's iter_cpu_s is its CPU need divided by its iterations.\n");
+        "A job's iter_cpu_s is its CPU need divided by its iterations. The "
+        "users are\ndrawn from a generator of their own: a workload with "
+        "--users has the same\njobs as the one without.\n");
 }
 
 static int parse_num(const char *opt, const char *s, double lo, double *out)
@@ -138,26 +149,52 @@ static void draw_scaling(gsl_rng *rng, wl_job *j)
     }
 }
 
+/* Whose jobs they are (--users, --skew, --accounts). */
+typedef struct gen_users {
+    size_t users, accounts; /* 0: none */
+    double skew;
+} gen_users;
+
+/* A user 1..users drawn with P(k) proportional to 1/k^skew. */
+static size_t draw_user(gsl_rng *r, const gen_users *g)
+{
+    double total = 0;
+    for (size_t k = 1; k <= g->users; k++)
+        total += pow((double)k, -g->skew);
+    double x = gsl_rng_uniform(r) * total;
+    for (size_t k = 1; k <= g->users; k++) {
+        x -= pow((double)k, -g->skew);
+        if (x < 0)
+            return k;
+    }
+    return g->users;
+}
+
 /* Writes the jobs; the draws per job are, in order: the gap before it
  * (not for the first), its curve, its work, its weight; with `scaling`,
  * its scaling curve from a second generator (draw_scaling). */
 static int generate(const curve_set *cs, size_t jobs, double mean_ia,
                     double work_lo, double work_hi, double max_cores,
                     size_t iters, unsigned long seed, const double *weights,
-                    int nweights, int scaling)
+                    int nweights, int scaling, const gen_users *gu)
 {
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng *srng = scaling ? gsl_rng_alloc(gsl_rng_mt19937) : NULL;
-    if (!rng || (scaling && !srng)) {
+    gsl_rng *urng = gu->users ? gsl_rng_alloc(gsl_rng_mt19937) : NULL;
+    if (!rng || (scaling && !srng) || (gu->users && !urng)) {
         gsl_rng_free(rng);
         if (srng)
             gsl_rng_free(srng);
+        if (urng)
+            gsl_rng_free(urng);
         cli_error("workload", "out of memory");
         return EXIT_RUNTIME;
     }
     gsl_rng_set(rng, seed);
     if (srng)
         gsl_rng_set(srng, seed ^ 0x5ca1ab1eUL);
+    if (urng)
+        gsl_rng_set(urng, seed ^ 0x0a11ce5UL);
     double t = 0;
     int rc = 0;
     for (size_t i = 0; i < jobs && !rc; i++) {
@@ -170,6 +207,8 @@ static int generate(const curve_set *cs, size_t jobs, double mean_ia,
             gsl_rng_free(rng);
             if (srng)
                 gsl_rng_free(srng);
+            if (urng)
+                gsl_rng_free(urng);
             return EXIT_USAGE;
         }
         const curve *c = &cs->v[gsl_rng_uniform_int(rng, cs->n)];
@@ -190,11 +229,24 @@ static int generate(const curve_set *cs, size_t jobs, double mean_ia,
         };
         if (srng)
             draw_scaling(srng, &j);
+        char user[32], account[32];
+        if (urng) {
+            size_t k = draw_user(urng, gu);
+            snprintf(user, sizeof user, "u%zu", k);
+            j.user = user;
+            if (gu->accounts) {
+                snprintf(account, sizeof account, "a%zu",
+                         (k - 1) % gu->accounts + 1);
+                j.account = account;
+            }
+        }
         rc = wl_write_job(stdout, &j);
     }
     gsl_rng_free(rng);
     if (srng)
         gsl_rng_free(srng);
+    if (urng)
+        gsl_rng_free(urng);
     if (rc || fflush(stdout) != 0 || ferror(stdout)) {
         cli_error("workload", "write error on standard output");
         return EXIT_RUNTIME;
@@ -214,12 +266,16 @@ static int cmd_gen(int argc, char **argv)
         {"seed", required_argument, 0, 's'},
         {"weights", required_argument, 0, 'W'},
         {"scaling", required_argument, 0, 'S'},
+        {"users", required_argument, 0, 'u'},
+        {"skew", required_argument, 0, 'k'},
+        {"accounts", required_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0},
     };
     const char *curves = NULL;
     double jobs = 160, mean_ia = 4, lo = 2000, hi = 20000, max_cores = 64,
-           iters = 100, seed = 1, weights[MAX_WEIGHTS] = {1};
+           iters = 100, seed = 1, weights[MAX_WEIGHTS] = {1}, users = 0,
+           skew = 0, accounts = 0;
     int nweights = 1, c, scaling = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -237,6 +293,9 @@ static int cmd_gen(int argc, char **argv)
         case 'i': bad = parse_num("--iters", optarg, 1, &iters); break;
         case 's': bad = parse_num("--seed", optarg, 0, &seed); break;
         case 'W': bad = parse_weights(optarg, weights, &nweights); break;
+        case 'u': bad = parse_num("--users", optarg, 0, &users); break;
+        case 'k': bad = parse_num("--skew", optarg, 0, &skew); break;
+        case 'A': bad = parse_num("--accounts", optarg, 0, &accounts); break;
         case 'S':
             if (!strcmp(optarg, "real") || !strcmp(optarg, "linear")) {
                 scaling = !strcmp(optarg, "real");
@@ -263,6 +322,13 @@ static int cmd_gen(int argc, char **argv)
         seed > 4294967295.0) {
         cli_error("workload", "--jobs, --iters and --seed take whole "
                   "numbers (seed < 2^32)");
+        return EXIT_USAGE;
+    }
+    if (users != floor(users) || accounts != floor(accounts) ||
+        users > 100000 || accounts > users || skew > 10) {
+        cli_error("workload", "--users and --accounts take whole numbers, "
+                  "at most 100000 users and no more accounts than users; "
+                  "--skew at most 10");
         return EXIT_USAGE;
     }
     /* What it writes, the reader must take (the format's caps,
@@ -304,7 +370,8 @@ static int cmd_gen(int argc, char **argv)
     }
     int rc = generate(&cs, (size_t)jobs, mean_ia, lo, hi, max_cores,
                       (size_t)iters, (unsigned long)seed, weights, nweights,
-                      scaling);
+                      scaling, &(gen_users){(size_t)users, (size_t)accounts,
+                                            skew});
     curves_free(&cs);
     return rc;
 }

@@ -19,6 +19,7 @@
 #include "sim/sim.h"
 #include "slaq/deadline.h"
 #include "slaq/settings.h"
+#include "slaq/shares.h"
 
 #include "core/util.h"
 #include "io/setopt.h"
@@ -44,6 +45,7 @@ void sim_config_init(sim_config *c)
     c->arrival_scale = 1;
     c->declare_iters = 1;
     c->nodes = 0;
+    c->shares = 0;
     c->progress = NULL;
     c->progress_arg = NULL;
     c->on_report = NULL;
@@ -127,7 +129,18 @@ int sim_config_check(const sim_config *c, const wl_workload *wl, char *err,
 
 int sim_parse_run(const char *name, slaq_predictor_kind dflt, sim_config *c)
 {
-    char pol[64];
+    char pol[64], whole[128];
+    const char *plus = strstr(name, "+shares");
+    c->shares = 0;
+    if (plus && !strcmp(plus, "+shares")) {
+        size_t len = (size_t)(plus - name);
+        if (len >= sizeof whole)
+            return -1;
+        memcpy(whole, name, len);
+        whole[len] = '\0';
+        name = whole;
+        c->shares = 1;
+    }
     const char *colon = strchr(name, ':');
     size_t len = colon ? (size_t)(colon - name) : strlen(name);
     if (len >= sizeof pol)
@@ -212,6 +225,9 @@ typedef struct simstate {
     sjob **rank;      /* scratch for loss groups */
     size_t nactive;
     sim_result *r;
+    slaq_shares *shares; /* cfg->shares: the workload's users */
+    int *tenant;         /* each workload job's user in it */
+    const wl_job *wl_jobs; /* the workload's jobs, tenant[]'s index */
     size_t samples_cap, epochs_cap;
     double done_iters, total_iters;
 } simstate;
@@ -490,6 +506,8 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
         o.iter_cpu_s = j->w->iter_cpu_s;
     }
     o.user = j;
+    if (st->shares)
+        o.tenant = st->tenant[j->w - st->wl_jobs];
     j->sj = slaq_sched_add(st->s, &o, j->arrival);
     if (!j->sj) {
         util_errf(err, errlen, "job %s (line %zu): the scheduler refused it",
@@ -561,6 +579,48 @@ void sim_result_free(sim_result *r)
     memset(r, 0, sizeof *r);
 }
 
+/* The workload's accounts and users as a tree of equal weights (an
+ * account under the root, a user under its job's account or the root),
+ * handed to the scheduler. */
+static int sim_shares(simstate *st, const wl_workload *wl, char *err,
+                      size_t errlen)
+{
+    st->shares = slaq_shares_new();
+    st->tenant = malloc((wl->n ? wl->n : 1) * sizeof *st->tenant);
+    if (!st->shares || !st->tenant) {
+        util_errf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < wl->n; i++) {
+        const wl_job *w = &wl->jobs[i];
+        const char *user = *w->user ? w->user : "-";
+        int parent = SLAQ_SHARES_ROOT;
+        if (*w->account) {
+            parent = slaq_shares_find(st->shares, w->account);
+            if (parent < 0)
+                parent = slaq_shares_add(st->shares, w->account,
+                                         SLAQ_SHARES_ROOT, 1, 0);
+        }
+        int id = slaq_shares_find(st->shares, user);
+        if (id < 0 && parent >= 0)
+            id = slaq_shares_add(st->shares, user, parent, 1, 1);
+        const slaq_share_entry *e = slaq_shares_at(st->shares, id);
+        if (parent < 0 || !e || !e->user || e->parent != parent) {
+            util_errf(err, errlen, "job %s (line %zu): user '%s' of account "
+                      "'%s': %s", w->id, w->line, user, w->account,
+                      e && e->user ? "the user is in another account"
+                                   : "the name is an account's and a user's");
+            return -1;
+        }
+        st->tenant[i] = id;
+    }
+    if (slaq_sched_set_shares(st->s, st->shares) != SLAQ_OK) {
+        util_errf(err, errlen, "the scheduler refused the workload's users");
+        return -1;
+    }
+    return 0;
+}
+
 int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
             char *err, size_t errlen)
 {
@@ -603,6 +663,9 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     qsort(st.jobs, n, sizeof *st.jobs, by_arrival);
     for (size_t i = 0; i < n; i++)
         st.jobs[i].order = i;
+    st.wl_jobs = wl->jobs;
+    if (cfg->shares && sim_shares(&st, wl, err, errlen))
+        goto err;
 
     const double T = cfg->sched.epoch_s;
     size_t next_arr = 0;
@@ -651,6 +714,8 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     if (cfg->progress)
         cfg->progress(cfg->progress_arg, st.done_iters, st.total_iters);
     slaq_sched_free(st.s);
+    slaq_shares_free(st.shares);
+    free(st.tenant);
     free(st.jobs);
     free(st.heap);
     free(st.active);
@@ -658,6 +723,8 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     return 0;
 err:
     slaq_sched_free(st.s);
+    slaq_shares_free(st.shares);
+    free(st.tenant);
     free(st.jobs);
     free(st.heap);
     free(st.active);
@@ -797,7 +864,7 @@ int sim_write_jobs(FILE *f, const wl_workload *wl, const sim_result *r)
     int rc = fputs("id,algorithm,arrival_s", f) < 0;
     for (int x = 0; x < SIM_NX; x++)
         rc |= fprintf(f, ",t%d_s", sim_x_pct[x]) < 0;
-    rc |= fputs(",completion_s,jct_s,wait_s\n", f) < 0;
+    rc |= fputs(",completion_s,jct_s,wait_s,user,account\n", f) < 0;
     for (size_t i = 0; i < r->njobs; i++) {
         const sim_jobres *j = &r->jobs[i];
         rc |= csv_str(f, wl->jobs[i].id);
@@ -806,10 +873,14 @@ int sim_write_jobs(FILE *f, const wl_workload *wl, const sim_result *r)
         rc |= fprintf(f, ",%.3f", j->arrival) < 0;
         for (int x = 0; x < SIM_NX; x++)
             rc |= fprintf(f, ",%.3f", j->tx[x]) < 0;
-        rc |= fprintf(f, ",%.3f,%.3f,%.3f\n", j->completion,
+        rc |= fprintf(f, ",%.3f,%.3f,%.3f,", j->completion,
                       j->completion - j->arrival,
                       (isnan(j->start) ? j->completion : j->start) -
                           j->arrival) < 0;
+        rc |= csv_str(f, wl->jobs[i].user);
+        rc |= fputc(',', f) == EOF;
+        rc |= csv_str(f, wl->jobs[i].account);
+        rc |= fputc('\n', f) == EOF;
     }
     return rc ? -1 : 0;
 }

@@ -53,6 +53,11 @@ typedef struct sim_config {
      * each, new jobs placed by sched.placement, and jobs that fit
      * nowhere wait in the core's FIFO queue (slaq_sched_config.queue). */
     size_t nodes;
+    /* Shares between users (docs/sim.md, "Users"): 1 divides the cores
+     * between the workload's accounts and users first (each weight 1; a
+     * job with no user is user "-"), and the policy divides each user's
+     * part (their usage decays with sched.share_half_life_s). */
+    int shares;
     /* Called now and then with iterations done so far and in total. */
     void (*progress)(void *arg, double done, double total);
     void *progress_arg;
@@ -95,8 +100,9 @@ int sim_config_check(const sim_config *c, const wl_workload *wl, char *err,
                      size_t errlen);
 
 /*
- * Parses a run name "POLICY[:PREDICTOR]" into c->sched.policy and
- * c->sched.predictor:
+ * Parses a run name "POLICY[:PREDICTOR][+shares]" into c->sched.policy,
+ * c->sched.predictor and c->shares ("+shares": the cores are divided
+ * between users first):
  * POLICY is fair, slaq, slaq-maxmin or oracle-greedy (= slaq with the
  * oracle predictor: the same greedy handed the true curves and costs, a
  * reference and not an upper bound; "oracle" is accepted for it);

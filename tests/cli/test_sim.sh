@@ -128,4 +128,39 @@ check_exit "sim: replaces an existing --out" 0 "$SLAQ" sim --workload "$WL" \
   --cores 32 --policy fair --out "$TMP/rep" --quiet --no-plots
 check "sim: old policies gone after replacement" test ! -e "$TMP/rep/slaq"
 
+# Shares between users: workload gen's users, and "+shares" runs dividing
+# the cores between them first. One user submits most jobs (skew 3);
+# with shares the others' jobs reach 90% sooner than without.
+gen --seed 7 --users 3 --skew 3 --accounts 2 >"$TMP/users.jsonl"
+check "workload gen --users: the same jobs as without" \
+  bash -c "diff <(sed 's/, \"user\": \"u[0-9]*\", \"account\": \"a[0-9]*\"//' '$TMP/users.jsonl') '$WL'"
+check_grep "workload gen --users: user and account fields" \
+  '"user": "u1", "account": "a1"' "$TMP/users.jsonl"
+check_exit "workload gen: --accounts above --users" 2 gen --users 2 \
+  --accounts 3
+check_exit "sim runs +shares" 0 "$SLAQ" sim --workload "$TMP/users.jsonl" \
+  --cores 32 --compare slaq,slaq+shares,fair+shares --out "$TMP/shares" \
+  --quiet --no-plots
+check "sim +shares: the light users' jobs reach 90% sooner" python3 -c '
+import csv, sys
+def mean_t90(run, heavy):
+    t = [float(r["t90_s"]) for r in csv.DictReader(open(sys.argv[1] + "/" + run + "/jobs.csv"))
+         if (r["user"] == "u1") == heavy]
+    assert t, run
+    return sum(t) / len(t)
+light, shared = mean_t90("slaq", False), mean_t90("slaq+shares", False)
+assert shared < light, (shared, light)
+assert mean_t90("slaq+shares", True) > mean_t90("slaq", True)
+' "$TMP/shares"
+sed 's/"user": "u1"/"user": "u 1"/' "$TMP/users.jsonl" >"$TMP/badusers.jsonl"
+check_exit "sim: a bad user name" 2 "$SLAQ" sim --workload \
+  "$TMP/badusers.jsonl" --cores 8 --out "$TMP/x"
+check_grep "sim: ... names the line and field" \
+  "jsonl:1: field 'user': expected" "$TMP/err"
+sed '0,/"account": "a2"/s//"account": "a1"/' "$TMP/users.jsonl" \
+  >"$TMP/moved.jsonl"
+check_exit "sim +shares: a user in two accounts" 1 "$SLAQ" sim --workload \
+  "$TMP/moved.jsonl" --cores 8 --policy slaq+shares --out "$TMP/x"
+check_grep "sim +shares: ... says so" "in another account" "$TMP/err"
+
 finish
