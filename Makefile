@@ -23,6 +23,7 @@
 #   make bench-real real jobs plainly, under fair and under slaq (REPS=N)
 #   make bench-users the user-style corpus of real jobs, every way (REPS=N)
 #   make plan-results every allocator side by side on the curve libraries
+#   make tenants-results shares between users side by side in simulation
 #   make user-curves record data/curves/users.jsonl from the user-style jobs
 #   make bench-cluster the core at 1,000 nodes x 64 cores, 50,000 jobs (sim)
 #   make sweep-live a sweep run live: POP under slaqd against Optuna (REPS=N)

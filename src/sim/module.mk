@@ -36,6 +36,15 @@ plan-results:
 	@$(MAKE) --no-print-directory build
 	@python3 scripts/plan-results.py --build $(BUILD)
 
+# make tenants-results: shares between users in simulation (no shares,
+# slaq+shares, weighted fair between users, fair-share with a FIFO queue
+# inside) on the tuning and two held-out curve libraries, and the targets
+# of shares between users (docs/results/tenants/).
+.PHONY: tenants-results
+tenants-results:
+	@$(MAKE) --no-print-directory build
+	@python3 scripts/tenants-results.py --build $(BUILD)
+
 # make yaq-results: Yaq's queue management in the task-level simulator, on
 # the thesis's synthetic workloads and the public traces of
 # ../shared/data/traces/tasks (docs/results/yaq/, docs/queues.md).
