@@ -82,6 +82,14 @@ int slaq_shares_add(slaq_shares *t, const char *name, int parent,
 int slaq_shares_name_ok(const char *name);
 /* The id named `name`, or SLAQ_EINVAL (negative) if there is none. */
 int slaq_shares_find(const slaq_shares *t, const char *name);
+/*
+ * The id of user `user` in account `account` (NULL or "": under the
+ * root), adding the account under the root and the user (weight 1) when
+ * missing: how a driver turns a job's owner into its tenant. SLAQ_EINVAL
+ * for a bad name, a user already in another account, or a name that is
+ * an account's where a user's is wanted (or the reverse); SLAQ_ENOMEM.
+ */
+int slaq_shares_place(slaq_shares *t, const char *user, const char *account);
 size_t slaq_shares_count(const slaq_shares *t);   /* the root included */
 /* The entry of an id, or NULL for one out of range. */
 const slaq_share_entry *slaq_shares_at(const slaq_shares *t, int id);

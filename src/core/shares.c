@@ -118,6 +118,22 @@ int slaq_shares_add(slaq_shares *t, const char *name, int parent,
     return (int)t->n++;
 }
 
+int slaq_shares_place(slaq_shares *t, const char *user, const char *account)
+{
+    int parent = SLAQ_SHARES_ROOT;
+    if (account && *account) {
+        parent = slaq_shares_find(t, account);
+        if (parent < 0)
+            parent = slaq_shares_add(t, account, SLAQ_SHARES_ROOT, 1, 0);
+        if (parent < 0 || t->e[parent].user)
+            return parent < 0 ? parent : SLAQ_EINVAL;
+    }
+    int id = slaq_shares_find(t, user);
+    if (id < 0)
+        return slaq_shares_add(t, user, parent, 1, 1);
+    return t->e[id].user && t->e[id].parent == parent ? id : SLAQ_EINVAL;
+}
+
 size_t slaq_shares_count(const slaq_shares *t) { return t->n; }
 
 const slaq_share_entry *slaq_shares_at(const slaq_shares *t, int id)

@@ -594,18 +594,10 @@ static int sim_shares(simstate *st, const wl_workload *wl, char *err,
     for (size_t i = 0; i < wl->n; i++) {
         const wl_job *w = &wl->jobs[i];
         const char *user = *w->user ? w->user : "-";
-        int parent = SLAQ_SHARES_ROOT;
-        if (*w->account) {
-            parent = slaq_shares_find(st->shares, w->account);
-            if (parent < 0)
-                parent = slaq_shares_add(st->shares, w->account,
-                                         SLAQ_SHARES_ROOT, 1, 0);
-        }
-        int id = slaq_shares_find(st->shares, user);
-        if (id < 0 && parent >= 0)
-            id = slaq_shares_add(st->shares, user, parent, 1, 1);
-        const slaq_share_entry *e = slaq_shares_at(st->shares, id);
-        if (parent < 0 || !e || !e->user || e->parent != parent) {
+        int id = slaq_shares_place(st->shares, user, w->account);
+        if (id < 0) {
+            int u = slaq_shares_find(st->shares, user);
+            const slaq_share_entry *e = slaq_shares_at(st->shares, u);
             util_errf(err, errlen, "job %s (line %zu): user '%s' of account "
                       "'%s': %s", w->id, w->line, user, w->account,
                       e && e->user ? "the user is in another account"

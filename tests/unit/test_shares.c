@@ -55,6 +55,29 @@ static void test_the_tree_refuses_bad_entries(void **state)
     slaq_shares_free(t);
 }
 
+static void test_place_finds_or_adds_a_user_in_its_account(void **state)
+{
+    (void)state;
+    slaq_shares *t = slaq_shares_new();
+    int ann = slaq_shares_place(t, "ann", "lab");
+    assert_true(ann > 0);
+    int lab = slaq_shares_find(t, "lab");
+    assert_true(lab > 0);
+    assert_false(slaq_shares_at(t, lab)->user);
+    assert_int_equal(slaq_shares_at(t, ann)->parent, lab);
+    assert_int_equal(slaq_shares_place(t, "ann", "lab"), ann);   /* found */
+    int bob = slaq_shares_place(t, "bob", NULL);
+    assert_int_equal(slaq_shares_at(t, bob)->parent, SLAQ_SHARES_ROOT);
+    assert_int_equal(slaq_shares_place(t, "bob", ""), bob);
+    assert_true(slaq_shares_place(t, "ann", NULL) < 0);     /* elsewhere */
+    assert_true(slaq_shares_place(t, "ann", "other") < 0);
+    assert_true(slaq_shares_place(t, "lab", NULL) < 0);     /* an account */
+    assert_true(slaq_shares_place(t, "cy", "bob") < 0);     /* a user */
+    assert_true(slaq_shares_place(t, "c y", NULL) < 0);     /* bad name */
+    assert_true(slaq_shares_find(t, "c y") < 0);
+    slaq_shares_free(t);
+}
+
 static void test_users_divide_by_weight_and_idle_cores_go_to_others(
     void **state)
 {
@@ -321,6 +344,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_the_tree_refuses_bad_entries),
+        cmocka_unit_test(test_place_finds_or_adds_a_user_in_its_account),
         cmocka_unit_test(
             test_users_divide_by_weight_and_idle_cores_go_to_others),
         cmocka_unit_test(test_an_accounts_part_goes_to_its_users),
