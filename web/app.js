@@ -9,8 +9,12 @@
  * (/api/timeline), so a reload or a second browser sees the same history,
  * and each poll asks only for the frames the page does not have yet.
  *
- * The Chart.js objects are exposed as window.slaqDashboard.charts so that
- * tests (and curious users in the console) can read what is drawn.
+ * The Users panel shows how slaqd divides the cores between users and
+ * their accounts (fair-share, /api/shares), refreshed on the same poll.
+ *
+ * The Chart.js objects are exposed as window.slaqDashboard.charts, and the
+ * Users panel's rows as window.slaqDashboard.shares, so that tests (and
+ * curious users in the console) can read what is drawn.
  */
 'use strict';
 
@@ -32,6 +36,7 @@ const state = {
   historyRequests: 0, // /history pages fetched (read by the browser test)
   timeline: null,    // slaqd's timeline as far as fetched (fetchTimeline)
   charts: {},        // loss, cores, detail (Chart.js objects)
+  shares: null,      // the Users panel as drawn (drawShares)
   queries: new Map(),// query job id -> {box, chart}: the estimates charts
   startedAt: null,   // slaqd's start, wall-clock seconds
   pollMs: POLL_MIN_MS,
@@ -426,6 +431,26 @@ function cell(tr, text, cls) {
   return td;
 }
 
+/* A job's owner. Under fair-share the owner is a user of the shares tree,
+ * usually by the same name; when the tree knows them by another (uid-N,
+ * for an owner whose name is taken by an account, such as root), that
+ * name follows in brackets, so the row can be found in the Users panel. */
+function userCell(tr, j) {
+  const td = cell(tr, j.user);
+  const sh = j.share;
+  if (!sh) return td;
+  if (sh.user !== j.user) {
+    const alias = document.createElement('span');
+    alias.className = 'alias';
+    alias.textContent = ' (' + sh.user + ')';
+    td.appendChild(alias);
+  }
+  td.title = 'fair-share user ' + sh.user + ' in account ' + sh.account +
+    ': share ' + fmtShare(sh.share) + ', given ' + fmt(sh.part, 2) +
+    ' cores, its jobs hold ' + fmt(sh.cores, 2);
+  return td;
+}
+
 function drawTable(jobs) {
   const body = document.querySelector('#jobs tbody');
   const rows = [];
@@ -444,6 +469,7 @@ function drawTable(jobs) {
     sw.style.background = colour(j.id);
     idCell.append(sw, String(j.id));
     cell(tr, j.name);
+    userCell(tr, j);
     const st = document.createElement('span');
     st.className = 'state ' + j.state;
     st.textContent = j.state;
@@ -479,10 +505,104 @@ function drawTable(jobs) {
   if (!rows.length) {
     const tr = document.createElement('tr');
     const td = cell(tr, 'No jobs.', 'none');
-    td.colSpan = 14;
+    td.colSpan = 15;
     rows.push(tr);
   }
   body.replaceChildren(...rows);
+}
+
+/* ---------------------------------------------------------------- users */
+
+// A user with no jobs whose decayed usage would print as 0.0 core-seconds
+// has nothing to show: such rows are left out (accounts never are).
+const USAGE_SHOWN_MIN = 0.05;
+
+/* A normalised share (0..1) as a percentage with one decimal. */
+function fmtShare(v) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '—';
+  return (100 * v).toFixed(1) + ' %';
+}
+
+/* Decayed usage: core-seconds below an hour's worth, core-hours beyond. */
+function fmtUsage(v) {
+  if (v === null || v === undefined || !Number.isFinite(v)) return '—';
+  return v < 3600 ? v.toFixed(1) + ' core-s' : (v / 3600).toFixed(2) + ' core-h';
+}
+
+/* An entry's caps, as slaq share writes them: "4 cores, 2 jobs" or "—"
+ * (max_cores null and max_jobs 0 mean no cap). */
+function fmtCaps(e) {
+  const caps = [];
+  if (typeof e.max_cores === 'number') caps.push(e.max_cores + ' cores');
+  if (e.max_jobs > 0) caps.push(e.max_jobs + ' jobs');
+  return caps.length ? caps.join(', ') : '—';
+}
+
+/*
+ * The Users panel from an /api/shares reply (null when it could not be
+ * fetched): one row per account and user, in slaqd's order (the root,
+ * then each account followed by its children), the name indented by its
+ * depth. Users without jobs and without usage are left out to keep the
+ * table short; how many is said under it. What is drawn is kept in
+ * state.shares for tests.
+ */
+function drawShares(sh, error) {
+  const off = document.getElementById('users-off');
+  const note = document.getElementById('users-note');
+  const body = document.querySelector('#users-table tbody');
+  if (!sh) {
+    off.hidden = false;
+    off.textContent = 'slaqd did not serve the shares between users (' +
+      (error || 'no reply') + ').';
+    note.hidden = true;
+    body.replaceChildren();
+    state.shares = {fairShare: null, rows: [], hidden: 0};
+    return;
+  }
+  off.hidden = sh.fair_share;
+  off.textContent = 'Fair-share is off (slaqd --fair-share off): the policy ' +
+    'divides the cores among all jobs alike; the accounts below are kept ' +
+    'but not used.';
+  document.getElementById('users-halflife').textContent = sh.half_life_s > 0
+    ? 'Usage halves every ' + fmtDuration(sh.half_life_s) + '.'
+    : 'Past usage is ignored (share-half-life 0).';
+  const rows = [];
+  const drawn = [];
+  let hidden = 0;
+  for (const e of sh.entries) {
+    if (e.kind === 'user' && e.jobs === 0 && !(e.usage >= USAGE_SHOWN_MIN)) {
+      hidden++;
+      continue;
+    }
+    const tr = document.createElement('tr');
+    tr.dataset.share = e.name;
+    tr.className = 'share-' + e.kind;
+    const name = cell(tr, e.name);
+    // Indented by its depth in the tree, as slaq share indents it.
+    name.style.paddingLeft = (0.6 + 1.2 * e.depth) + 'em';
+    cell(tr, e.kind);
+    cell(tr, String(e.weight), 'num');
+    cell(tr, fmtShare(e.share), 'num');
+    cell(tr, fmt(e.factor, 3), 'num');
+    cell(tr, fmt(e.part, 2), 'num');
+    cell(tr, fmt(e.cores, 2), 'num');
+    const jobs = cell(tr, e.running + ' / ' + e.jobs, 'num');
+    if (e.jobs > e.running) {
+      jobs.title = (e.jobs - e.running) + ' waiting (held back by a cap, ' +
+        'or for room on a node)';
+    }
+    cell(tr, fmtUsage(e.usage), 'num');
+    cell(tr, fmtCaps(e));
+    rows.push(tr);
+    drawn.push({name: e.name, kind: e.kind, depth: e.depth,
+                cells: [...tr.cells].map((c) => c.textContent), entry: e});
+  }
+  body.replaceChildren(...rows);
+  note.hidden = hidden === 0;
+  note.textContent = hidden === 1
+    ? '1 user without jobs or usage is not shown.'
+    : hidden + ' users without jobs or usage are not shown.';
+  state.shares = {fairShare: sh.fair_share, rows: drawn, hidden};
 }
 
 /* ---------------------------------------------------------------- loop */
@@ -595,10 +715,15 @@ async function refresh() {
   busy = true;
   const conn = document.getElementById('conn');
   try {
-    const [st, ls] = await Promise.all([getJSON('/api/status'),
-                                        getJSON('/api/jobs')]);
+    // The shares are fetched alongside: should they fail, the Users panel
+    // says so and the rest of the page still updates.
+    let sharesError = null;
+    const [st, ls, sh] = await Promise.all([
+      getJSON('/api/status'), getJSON('/api/jobs'),
+      getJSON('/api/shares').catch((e) => { sharesError = e.message; return null; })]);
     const tl = await fetchTimeline(st.pid);
     const byId = draw(st, ls, tl);
+    drawShares(sh, sharesError);
     await drawQueries(ls.jobs);
     await drawDetail(byId);
   } catch (e) {

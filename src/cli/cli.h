@@ -42,6 +42,13 @@ int cmd_sweep(int argc, char **argv);
 int cmd_logs(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+int cmd_share(int argc, char **argv);
+int cmd_account(int argc, char **argv);
+/* The users with jobs and their shares (USER ACCOUNT SHARE PART CORES
+ * JOBS), after slaq ls's and slaq top's tables; nothing with fair-share
+ * off (cmd_share.c). */
+struct rpc_opts;
+void share_print_users(const struct rpc_opts *ro);
 int cmd_status(int argc, char **argv);
 int cmd_token(int argc, char **argv);   /* src/cli/token.c */
 int cmd_nodes(int argc, char **argv);   /* src/cli/nodes.c */

@@ -27,7 +27,9 @@ static void usage(FILE *f)
                "tasks, ITER its finished ones, NOTE its counts by state "
                "(slaq show ID\nlists its tasks). With --json: one reply "
                "object, its \"jobs\" array\nholding the jobs listed "
-               "(slaqd's pages joined).\n\n"
+               "(slaqd's pages joined).\nWhen two users or more have jobs, a "
+               "second table gives each one's\nshare of the cluster (slaq "
+               "share).\n\n"
                "  -a, --all         every job, finished ones too\n"
                "  --active          only running and stopping jobs (the "
                "default)\n"
@@ -207,5 +209,7 @@ int cmd_ls(int argc, char **argv)
     else if (!shown && active) /* on stderr: the table stays the table */
         fputs("slaq ls: no active jobs (slaq ls -a lists finished ones "
               "too)\n", stderr);
+    else
+        share_print_users(&ro);
     return 0;
 }

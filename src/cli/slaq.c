@@ -35,6 +35,8 @@ static const cli_command commands[] = {
     {"logs", cmd_logs, "a job's output (-f to follow)"},
     {"top", cmd_top, "live view of jobs, losses and cores"},
     {"policy", cmd_policy, "show or change slaqd's policy"},
+    {"share", cmd_share, "how the cores are divided between users"},
+    {"account", cmd_account, "accounts and users: weights, caps (add, set, ls)"},
     {"status", cmd_status, "is slaqd running, and its counters"},
     {"token", cmd_token, "your credential for slaqd over TCP (--host)"},
     {"nodes", cmd_nodes, "the nodes of a slaqd controller (cluster)"},

@@ -114,6 +114,7 @@ static int draw(const rpc_opts *ro, int all, int tty)
                (long long)json_integer_value(json_object_get(j, "iter")),
                isnan(ips) ? 0.0 : ips, lspark, cspark);
     }
+    share_print_users(ro);
     if (!tty)
         putchar('\n');
 out:

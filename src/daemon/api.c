@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/accounts.h"
 #include "daemon/api.h"
 #include "daemon/aqpd.h"
 #include "daemon/array.h"
@@ -320,6 +321,69 @@ static json_t *api_policy(sd_daemon *d, json_t *req)
     return r;
 }
 
+/* A number field of an account request: 0 (absent: *out unchanged), or
+ * 1 with an error reply in *bad. null means no cap (none_v). */
+static int acct_field(json_t *req, const char *key, double none_v,
+                      double *out, json_t **bad)
+{
+    json_t *v = json_object_get(req, key);
+    if (!v)
+        return 0;
+    if (json_is_null(v) && !isnan(none_v)) {
+        *out = none_v;
+        return 0;
+    }
+    if (!json_is_number(v)) {
+        *bad = api_error("bad_request", "\"%s\" must be a number%s", key,
+                         isnan(none_v) ? "" : " or null (no cap)");
+        return 1;
+    }
+    *out = json_number_value(v);
+    return 0;
+}
+
+/* account: adds ("op": "add") or changes ("set") an account or user of
+ * the shares between users (accounts.c). */
+static json_t *api_account(sd_daemon *d, json_t *req)
+{
+    const char *op = json_string_value(json_object_get(req, "op"));
+    const char *name = json_string_value(json_object_get(req, "name"));
+    json_t *acc = json_object_get(req, "account"), *bad = NULL;
+    if (!op || (strcmp(op, "add") && strcmp(op, "set")))
+        return api_error("bad_request", "an account request needs \"op\": "
+                         "\"add\" or \"set\"");
+    if (!name)
+        return api_error("bad_request", "an account request needs a string "
+                         "\"name\"");
+    if (acc && !json_is_string(acc) && !json_is_null(acc))
+        return api_error("bad_request", "\"account\" must be an account's "
+                         "name (or null: the root)");
+    acct_edit e;
+    acct_edit_init(&e, name);
+    e.user = json_is_true(json_object_get(req, "user"));
+    e.account = acc ? (json_is_null(acc) ? "" : json_string_value(acc))
+                    : NULL;
+    double jobs = -1;
+    if (acct_field(req, "weight", NAN, &e.weight, &bad) ||
+        acct_field(req, "max_cores", INFINITY, &e.max_cores, &bad) ||
+        acct_field(req, "max_jobs", 0, &jobs, &bad))
+        return bad;
+    if (jobs != floor(jobs) || jobs < -1 || jobs > 1e9)
+        return api_error("bad_request", "\"max_jobs\" must be a whole number "
+                         "from 0 (no cap) to 1000000000");
+    e.max_jobs = (long long)jobs;
+    char err[512];
+    if (acct_apply(d, &e, !strcmp(op, "add"), err, sizeof err) < 0)
+        return api_error("bad_account", "%s", err);
+    if (store_flush(d->store) < 0)
+        sd_log(d, 0, "state.db: the account change is not written yet (%s); "
+               "it is retried", store_error(d->store));
+    sd_log(d, 0, "account %s %s by request", op, name);
+    json_t *r = ok();
+    json_object_update_missing_new(r, acct_json(d));
+    return r;
+}
+
 /* user_token: a credential for the asker (the kernel's uid), valid for
  * "valid_s" seconds (default USER_TOKEN_DEFAULT_S, at most
  * USER_TOKEN_MAX_S). */
@@ -394,7 +458,7 @@ int api_needs_control(json_t *req)
         return 0;
     return !strcmp(type, "submit") || !strcmp(type, "cancel") ||
            !strcmp(type, "suspend") || !strcmp(type, "resume") ||
-           !strcmp(type, "move") ||
+           !strcmp(type, "move") || !strcmp(type, "account") ||
            !strncmp(type, "sweep_", 6) ||
            (!strcmp(type, "policy") && name && !json_is_null(name));
 }
@@ -457,6 +521,16 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
             (reply = user_may_admin(who, "set the policy")))
             return reply;
         return api_policy(d, req);
+    }
+    if (!strcmp(type, "share")) {
+        json_t *r = ok();
+        json_object_update_missing_new(r, acct_json(d));
+        return r;
+    }
+    if (!strcmp(type, "account")) {
+        if ((reply = user_may_admin(who, "change the accounts")))
+            return reply;
+        return api_account(d, req);
     }
     if (!strcmp(type, "submit")) {
         if ((reply = user_may_submit(d, who)))

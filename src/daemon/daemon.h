@@ -35,6 +35,7 @@
  *   config.c       config.h       the configuration file                config_
  *   spawn.c        spawn.h        a job's environment, logs, paths      spawn_
  *   limits.c       limits.h       what one user may hold and spend      limit_
+ *   accounts.c     accounts.h     shares between users and accounts     acct_
  */
 #ifndef SLAQ_DAEMON_H
 #define SLAQ_DAEMON_H
@@ -43,6 +44,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "slaq/shares.h"
 #include "slaq/slaq.h"
 #include "daemon/conn.h"
 #include "daemon/enforce.h"
@@ -111,6 +113,9 @@ typedef struct sd_config {
     slaq_placement placement; /* --placement (a controller) */
     double pin_wait_s;       /* --pin-wait: a job pinned to a node that
                                 has been down this long fails (0: never) */
+    int fair_share;          /* --fair-share on|off: shares between users
+                                (accounts.c; default on) */
+    const char *accounts_file; /* --accounts FILE, applied at start */
     int policy_moves;        /* --policy-moves on|off: under mlfs-h and
                                 mlfs, the policy moves jobs off overloaded
                                 nodes (a controller; default on) */
@@ -182,6 +187,11 @@ struct sd_daemon {
     sd_authrate auth_rate_tcp, auth_rate_agents, auth_rate_all;
     sd_ratelog auth_log;
     sd_ratelog reject_log; /* rejected messages (errors_total counts all) */
+
+    /* shares between users (accounts.c): the tree the scheduler divides
+     * by, and the monotonic time its usage was last written */
+    slaq_shares *shares;
+    double shares_saved;
 
     /* the other modules' state */
     sd_store *store;

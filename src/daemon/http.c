@@ -15,6 +15,7 @@
  *   GET /api/jobs          as `slaq ls --json`
  *   GET /api/jobs/ID       as `slaq show ID --json`
  *   GET /api/policy        the current policy
+ *   GET /api/shares        as `slaq share --json`: accounts and users
  *   GET /api/timeline[?since=T]  every job's normalised loss and cores
  *                          over time (the frames after T)
  *   GET /api/jobs/ID/forecast  the job's reports and its forecast ahead
@@ -292,6 +293,38 @@ static void prom_job(FILE *f, const char *name, const sd_job *j, double v)
     fprintf(f, "\"} %.17g\n", v);
 }
 
+/* The shares between users: per account and user (kind, name), its
+ * share, part, cores held, decayed usage and jobs. Names are the tree's
+ * ([A-Za-z0-9._@-]), so they need no escaping. */
+static void share_metrics(sd_daemon *d, FILE *f)
+{
+    static const struct {
+        const char *name, *help;
+    } g[] = {
+        {"slaq_share_normalized", "Each account's and user's normalised "
+         "share of the cluster (slaq share's SHARE)."},
+        {"slaq_share_part_cores", "The cores each account and user was "
+         "given at the last division."},
+        {"slaq_share_cores", "The cores each account's and user's jobs "
+         "held after the last epoch."},
+        {"slaq_share_usage_core_seconds", "Each account's and user's "
+         "decayed usage (share-half-life)."},
+        {"slaq_share_jobs", "Each account's and user's active jobs."},
+    };
+    if (!d->shares || !d->cfg.fair_share)
+        return;
+    for (size_t k = 0; k < sizeof g / sizeof *g; k++) {
+        prom_head(f, g[k].name, "gauge", g[k].help);
+        for (size_t i = 1; i < slaq_shares_count(d->shares); i++) {
+            const slaq_share_entry *e = slaq_shares_at(d->shares, (int)i);
+            double v[] = {e->share, e->part, e->cores, e->usage,
+                          (double)e->jobs};
+            fprintf(f, "%s{kind=\"%s\",name=\"%s\"} %.17g\n", g[k].name,
+                    e->user ? "user" : "account", e->name, v[k]);
+        }
+    }
+}
+
 /* GET /metrics: the Prometheus text exposition format (version 0.0.4). */
 static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
 {
@@ -334,6 +367,7 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
             prom_job(f, "slaq_job_predictor_error", j,
                      trace_forecast_error(j));
     }
+    share_metrics(d, f);
     counter_prometheus(d, f);
     if (fclose(f) != 0) {
         free(buf);
@@ -534,6 +568,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *con,
     }
     else if (!strcmp(url, "/api/policy"))
         req = json_pack("{s:s}", "type", "policy");
+    else if (!strcmp(url, "/api/shares"))
+        req = json_pack("{s:s}", "type", "share");
     else if (!strncmp(url, "/api/jobs/", 10))
         req = json_pack("{s:s, s:s}", "type", "show", "job", url + 10);
     if (!req)

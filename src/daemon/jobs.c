@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "daemon/accounts.h"
 #include "daemon/agent.h"
 #include "daemon/aqpd.h"
 #include "daemon/array.h"
@@ -167,6 +168,7 @@ int job_schedule(sd_daemon *d, sd_job *j)
     o.user = j;
     o.kind = j->kind;
     o.program = 1;
+    o.tenant = acct_tenant(d, j);
     if (d->cfg.agents)
         o.node = ctl_job_node(d, j);
     j->sj = slaq_sched_add(d->sched, &o, sd_now());
@@ -1671,6 +1673,7 @@ void job_epoch(sd_daemon *d)
             return;
         }
         epoch_priority(d);
+        acct_epoch(d);
         ctl_policy_moves(d); /* the epoch's keys, before any change */
     }
     int control = n > 0 && slaq_policy_load_control(
@@ -2079,6 +2082,9 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "id", json_integer(j->id));
     json_object_set_new(o, "user", json_string(j->user ? j->user : "?"));
     json_object_set_new(o, "uid", json_integer((json_int_t)j->uid));
+    json_t *share = acct_job_json(d, j);
+    if (share)
+        json_object_set_new(o, "share", share);
     json_object_set_new(o, "name", json_string(j->name));
     json_object_set_new(o, "state", json_string(job_state_name(j->state)));
     json_object_set_new(o, "managed", json_boolean(j->managed));

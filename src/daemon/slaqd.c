@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/accounts.h"
 #include "daemon/agent.h"
 #include "daemon/array.h"
 #include "daemon/clock.h"
@@ -59,6 +60,7 @@ void sd_free_state(sd_daemon *d)
     conn_close_all(d);
     conn_reap(d);
     http_stop(d);
+    acct_close(d);
     if (d->store)
         store_flush(d->store);
     enf_shutdown(d); /* looks at the jobs: before they are freed */
@@ -234,6 +236,16 @@ static void usage(FILE *f)
         "  --disk-reserve N    free bytes kept for state.db on its file\n"
         "                      system (default 67108864, at most an eighth of\n"
         "                      it): below it, no job's log grows\n"
+        "  --fair-share on|off divide the cores between users (and their\n"
+        "                      accounts) first, by weight and decayed past\n"
+        "                      usage, then among each user's jobs by the\n"
+        "                      policy (default on; docs/slaqd.md, \"Shares\n"
+        "                      between users\")\n"
+        "  --accounts FILE     accounts and users with their weights and\n"
+        "                      caps, applied at start over what state.db\n"
+        "                      holds: 'account NAME [account=PARENT]\n"
+        "                      [weight=W] [max-cores=C] [max-jobs=N]' and\n"
+        "                      'user NAME [account=A] ...' lines\n"
         "  --init              set up an existing empty state.db (slaqd\n"
         "                      refuses an empty or foreign database file)\n"
         "  -v, --verbose       log every allocation change and signal; twice\n"
@@ -321,7 +333,7 @@ enum { O_STATE = 256, O_SOCKET, O_HTTP, O_TCP, O_TOKEN, O_ENFORCE, O_GRACE,
        O_NODENAME, O_ENDJOBS, O_ADMINGROUP, O_SOCKGROUP,
        O_PINWAIT, O_POLICYMOVES, O_RLMODEL, O_USERJOBS, O_USERTASKS,
        O_USERREPORTS, O_LOGBYTES, O_USERLOGBYTES, O_DISKRESERVE, O_NODEKEY,
-       O_JOBTHREADS };
+       O_JOBTHREADS, O_FAIRSHARE, O_ACCOUNTS };
 
 /* slaqd's own options; the scheduler's settings follow them in long_opts
  * (setopt_build, at the start of parse_args). */
@@ -360,6 +372,8 @@ static const struct option own_opts[] = {
     {"pin-wait", required_argument, 0, O_PINWAIT},
     {"policy-moves", required_argument, 0, O_POLICYMOVES},
     {"rl-model", required_argument, 0, O_RLMODEL},
+    {"fair-share", required_argument, 0, O_FAIRSHARE},
+    {"accounts", required_argument, 0, O_ACCOUNTS},
     {"verbose", no_argument, 0, 'v'},
     {"help", no_argument, 0, 'h'},
     {"version", no_argument, 0, 'V'},
@@ -518,13 +532,16 @@ static int apply_opt(void *ctx, int code, const char *value,
         a->rl_model = value;
         snprintf(a->rl_model_where, sizeof a->rl_model_where, "%s", where);
         return 0;
+    case O_ACCOUNTS: c->accounts_file = value; return 0;
+    case O_FAIRSHARE:
     case O_POLICYMOVES:
         if (strcmp(value, "on") && strcmp(value, "off")) {
             fprintf(stderr, "slaqd: %s wants on or off, got '%s'\n", where,
                     value);
             return -1;
         }
-        c->policy_moves = !strcmp(value, "on");
+        *(code == O_FAIRSHARE ? &c->fair_share : &c->policy_moves) =
+            !strcmp(value, "on");
         return 0;
     case O_ALLOWUID: {
         char *end;
@@ -774,6 +791,7 @@ static int parse_args(sd_config *c, int argc, char **argv,
     c->keep_days = 30;
     c->pin_wait_s = SD_PIN_WAIT_S;
     c->policy_moves = 1;
+    c->fair_share = 1;
     sd_args a = {.c = c};
     setopt_build(long_opts, own_opts, OWN_OPTS, NULL);
     *config_text = NULL;
@@ -1126,6 +1144,10 @@ static int setup(sd_daemon *d)
     sd_log(d, 0, "enforcement: %s (%s)", enf_mode_name(d->enf.mode),
            d->enf.detail);
 
+    if (acct_open(d, err, sizeof err) < 0) {
+        sd_log(d, 0, "%s", err);
+        return -1;
+    }
     if (job_restore(d) < 0 || array_restore(d) < 0 || sweep_restore(d) < 0)
         return -1;
 

@@ -82,22 +82,6 @@ typedef struct st_table {
     const char *index;    /* "name ON table(cols)", or NULL */
 } st_table;
 
-static void bind_real(sqlite3_stmt *st, int i, double v)
-{
-    if (isfinite(v))
-        sqlite3_bind_double(st, i, v);
-    else
-        sqlite3_bind_null(st, i);
-}
-
-static void bind_text(sqlite3_stmt *st, int i, const char *v)
-{
-    if (v)
-        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, i);
-}
-
 static char *col_strdup(sqlite3_stmt *st, int i)
 {
     const unsigned char *t = sqlite3_column_text(st, i);
@@ -111,7 +95,7 @@ static int col_null(sqlite3_stmt *st, int i)
 
 static void put_state(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    bind_text(st, i, job_state_name(j->state));
+    bind_str(st, i, job_state_name(j->state));
 }
 
 static void get_state(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
@@ -161,7 +145,7 @@ static void get_status(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 
 static void put_secret(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    bind_text(st, i, j->secret[0] ? j->secret : NULL);
+    bind_str(st, i, j->secret[0] ? j->secret : NULL);
 }
 
 static void get_secret(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
@@ -195,7 +179,7 @@ static void get_launch(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 
 static void put_kind(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    bind_text(st, i, j->kind != SLAQ_JOB_ML ? slaq_job_kind_name(j->kind)
+    bind_str(st, i, j->kind != SLAQ_JOB_ML ? slaq_job_kind_name(j->kind)
                                             : NULL);
 }
 
@@ -222,7 +206,7 @@ static void get_uid(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 
 static void put_user(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    bind_text(st, i, j->user);
+    bind_str(st, i, j->user);
 }
 
 static void get_user(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
@@ -286,7 +270,7 @@ static void get_array_index(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
  * change. */
 static void put_move_s(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    bind_real(st, i, j->move_s);
+    bind_num(st, i, j->move_s);
 }
 
 static void get_move_s(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
@@ -297,7 +281,7 @@ static void get_move_s(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 
 static void put_deadline(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    bind_real(st, i, j->goal.deadline);
+    bind_num(st, i, j->goal.deadline);
 }
 
 static void get_deadline(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
@@ -310,7 +294,7 @@ static void get_deadline(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 
 static void put_accuracy(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    bind_real(st, i, j->goal.accuracy);
+    bind_num(st, i, j->goal.accuracy);
 }
 
 static void get_accuracy(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
@@ -322,7 +306,7 @@ static void get_accuracy(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 
 static void put_direction(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    bind_text(st, i, j->goal.maximize ? "max" : "min");
+    bind_str(st, i, j->goal.maximize ? "max" : "min");
 }
 
 static void get_direction(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
@@ -350,7 +334,7 @@ static void get_urgency(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
  * MLF-C did before the rule was the user's). After accuracy in job_cols. */
 static void put_stop(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    bind_text(st, i, slaq_stop_name(j->goal.stop));
+    bind_str(st, i, slaq_stop_name(j->goal.stop));
 }
 
 static void get_stop(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
@@ -364,7 +348,7 @@ static void get_stop(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 
 static void put_conv(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    bind_text(st, i, j->convergence != SLAQ_CONV_UNKNOWN
+    bind_str(st, i, j->convergence != SLAQ_CONV_UNKNOWN
                          ? slaq_convergence_name(j->convergence) : NULL);
 }
 
@@ -477,6 +461,12 @@ static const st_column sweep_log_cols[] = {
     COL("metric", "REAL"), COL("epoch_s", "REAL"),
 };
 
+static const st_column share_cols[] = {
+    COL("name", "TEXT"), COL("user", "INTEGER"), COL("account", "TEXT"),
+    COL("weight", "REAL"), COL("max_cores", "REAL"),
+    COL("max_jobs", "INTEGER"), COL("usage", "REAL"), COL("t", "REAL"),
+};
+
 #define TABLE(name, cols, key, norowid, index) \
     {name, cols, sizeof cols / sizeof *cols, key, norowid, index}
 
@@ -498,6 +488,7 @@ static const st_table schema[] = {
     TABLE("sweep_configs", sweep_config_cols, "PRIMARY KEY(sweep, idx)", 1,
           NULL),
     TABLE("sweep_log", sweep_log_cols, "PRIMARY KEY(sweep, seq)", 1, NULL),
+    TABLE("shares", share_cols, "PRIMARY KEY(name)", 0, NULL),
 };
 
 /* A growing SQL text; `over` is set when it did not fit. */
@@ -649,14 +640,14 @@ static void job_put_col(sqlite3_stmt *st, int i, const st_column *c,
 {
     switch (c->field) {
     case JF_REAL: sqlite3_bind_double(st, i, JOB_VALUE(j, c, double)); break;
-    case JF_REAL_INF: bind_real(st, i, JOB_VALUE(j, c, double)); break;
+    case JF_REAL_INF: bind_num(st, i, JOB_VALUE(j, c, double)); break;
     case JF_INT: sqlite3_bind_int(st, i, JOB_VALUE(j, c, int)); break;
     case JF_I64: sqlite3_bind_int64(st, i, JOB_VALUE(j, c, int64_t)); break;
     case JF_U64:
         sqlite3_bind_int64(st, i, (sqlite3_int64)JOB_VALUE(j, c, uint64_t));
         break;
     case JF_TEXT: case JF_TEXT_REQ:
-        bind_text(st, i, JOB_VALUE(j, c, char *));
+        bind_str(st, i, JOB_VALUE(j, c, char *));
         break;
     case JF_FN: c->put(st, i, j); break;
     case JF_NONE: break;
@@ -729,6 +720,7 @@ struct sd_store {
     sqlite3_stmt *st[ST_N];
     int job_param[NJOB_COLS]; /* job_cols[k]'s parameter in ST_JOB */
     sqlite3_stmt *sw[STORE_SWEEP_STMTS]; /* store_sweep.c's */
+    sqlite3_stmt *sh[STORE_SHARE_STMTS]; /* store_shares.c's */
     int in_txn;
     uint64_t failures;    /* failed statements and commits */
     int broken;           /* a write failed in the open transaction */
@@ -1149,6 +1141,8 @@ void store_close(sd_store *s)
         sqlite3_finalize(s->st[i]);
     for (int i = 0; i < STORE_SWEEP_STMTS; i++)
         sqlite3_finalize(s->sw[i]);
+    for (int i = 0; i < STORE_SHARE_STMTS; i++)
+        sqlite3_finalize(s->sh[i]);
     drop_pending(s, s->npend);
     free(s->pend);
     free(s->agg);
@@ -1194,10 +1188,10 @@ static void insert_report(sd_store *s, int64_t job, const slaq_report *r,
     sqlite3_bind_double(st, 4, r->cpu_s);
     sqlite3_bind_double(st, 5, r->samples);
     sqlite3_bind_double(st, 6, r->t);
-    bind_real(st, 7, metric);
-    bind_text(st, 8, vec);
-    bind_real(st, 9, threads > 0 ? threads : NAN);
-    bind_real(st, 10, wall_s > 0 ? wall_s : NAN);
+    bind_num(st, 7, metric);
+    bind_str(st, 8, vec);
+    bind_num(st, 9, threads > 0 ? threads : NAN);
+    bind_num(st, 10, wall_s > 0 ? wall_s : NAN);
     step(s, st);
 }
 
@@ -1373,8 +1367,8 @@ void store_event(sd_store *s, double t, int64_t job, const char *kind,
         sqlite3_bind_int64(st, 2, job);
     else
         sqlite3_bind_null(st, 2);
-    bind_text(st, 3, kind);
-    bind_text(st, 4, detail);
+    bind_str(st, 3, kind);
+    bind_str(st, 4, detail);
     step(s, st);
 }
 
@@ -1738,12 +1732,12 @@ void store_put_array(sd_store *s, const sd_array *a)
     sqlite3_stmt *st = s->st[ST_ARRAY];
     begin(s);
     sqlite3_bind_int64(st, 1, a->id);
-    bind_text(st, 2, a->name);
+    bind_str(st, 2, a->name);
     sqlite3_bind_int64(st, 3, (sqlite3_int64)a->uid);
-    bind_text(st, 4, a->user);
-    bind_text(st, 5, a->cmd);
-    bind_text(st, 6, a->cwd);
-    bind_text(st, 7, a->env);
+    bind_str(st, 4, a->user);
+    bind_str(st, 5, a->cmd);
+    bind_str(st, 6, a->cwd);
+    bind_str(st, 7, a->env);
     sqlite3_bind_int64(st, 8, a->first);
     sqlite3_bind_int64(st, 9, a->last);
     sqlite3_bind_int64(st, 10, a->max_running);
@@ -1796,6 +1790,7 @@ int store_each_array(sd_store *s, int (*fn)(sd_daemon *, sd_array *),
 sqlite3 *store_sqlite(sd_store *s) { return s->db; }
 void store_begin(sd_store *s) { begin(s); }
 sqlite3_stmt **store_sweep_stmts(sd_store *s) { return s->sw; }
+sqlite3_stmt **store_share_stmts(sd_store *s) { return s->sh; }
 
 int store_each_value(sd_store *s, int64_t job, int64_t after, int loss,
                      int (*fn)(void *, int64_t iter, double value, double t),

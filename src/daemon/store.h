@@ -146,6 +146,27 @@ typedef struct store_sweep_call {
     double metric, epoch_s;
 } store_sweep_call;
 
+/* One account or user of the shares between users (accounts.c), as the
+ * shares table holds it (docs/state-db.md). */
+typedef struct store_share_row {
+    const char *name;
+    int user;             /* 1: a user, 0: an account */
+    const char *account;  /* the account it is under; NULL: the root */
+    double weight;
+    double max_cores;     /* INFINITY: no cap (NULL in the table) */
+    int64_t max_jobs;     /* 0: no cap */
+    double usage;         /* decayed core-seconds when written, at */
+    double t;             /* this Unix time */
+} store_share_row;
+
+/* Writes (or rewrites) one row into the open transaction; -1 when it
+ * fails (store_errmsg says why). */
+int store_put_share(sd_store *s, const store_share_row *r);
+/* Every row in name order (strings valid during the callback; a NULL
+ * weight reads NAN); fn returns 0 to go on. */
+int store_each_share(sd_store *s, int (*fn)(void *, const store_share_row *),
+                     void *arg);
+
 /* Writes go into the open transaction; -1 when one fails (store_errmsg
  * says why; the transaction goes on, as before the sweeps had a store). */
 int store_put_sweep(sd_store *s, const store_sweep_row *w);

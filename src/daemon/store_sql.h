@@ -6,6 +6,7 @@
 #ifndef SLAQ_DAEMON_STORE_SQL_H
 #define SLAQ_DAEMON_STORE_SQL_H
 
+#include <math.h>
 #include <sqlite3.h>
 
 #include "daemon/store.h"
@@ -14,6 +15,10 @@
  * finalizes. */
 #define STORE_SWEEP_STMTS 12
 
+/* Statements store_shares.c prepares (at first use) and store_close
+ * finalizes. */
+#define STORE_SHARE_STMTS 2
+
 /* The store's connection. */
 sqlite3 *store_sqlite(sd_store *s);
 /* Begins the store's transaction if none is open (store_flush commits). */
@@ -21,5 +26,46 @@ void store_begin(sd_store *s);
 /* store_sweep.c's STORE_SWEEP_STMTS prepared statements, NULL until
  * prepared. */
 sqlite3_stmt **store_sweep_stmts(sd_store *s);
+/* store_shares.c's STORE_SHARE_STMTS, the same way. */
+sqlite3_stmt **store_share_stmts(sd_store *s);
+
+/* Binds and reads that every store*.c file uses: NULL is SQL's NULL, and
+ * so is a number that is not finite. */
+static inline void bind_num(sqlite3_stmt *st, int i, double v)
+{
+    if (isfinite(v))
+        sqlite3_bind_double(st, i, v);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static inline void bind_str(sqlite3_stmt *st, int i, const char *v)
+{
+    if (v)
+        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, i);
+}
+
+static inline double col_num(sqlite3_stmt *st, int i)
+{
+    return sqlite3_column_type(st, i) == SQLITE_NULL
+               ? NAN : sqlite3_column_double(st, i);
+}
+
+static inline const char *col_str(sqlite3_stmt *st, int i)
+{
+    return (const char *)sqlite3_column_text(st, i);
+}
+
+/* Runs a write statement once, inside the store's transaction: 0, or -1
+ * when it failed. */
+static inline int store_run_stmt(sqlite3_stmt *st)
+{
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
 
 #endif

@@ -51,42 +51,6 @@ static sqlite3_stmt *sw(sd_store *s, int i)
     return v[i];
 }
 
-static void bind_num(sqlite3_stmt *st, int i, double v)
-{
-    if (isfinite(v))
-        sqlite3_bind_double(st, i, v);
-    else
-        sqlite3_bind_null(st, i);
-}
-
-static void bind_str(sqlite3_stmt *st, int i, const char *v)
-{
-    if (v)
-        sqlite3_bind_text(st, i, v, -1, SQLITE_STATIC);
-    else
-        sqlite3_bind_null(st, i);
-}
-
-static double col_num(sqlite3_stmt *st, int i)
-{
-    return sqlite3_column_type(st, i) == SQLITE_NULL
-               ? NAN : sqlite3_column_double(st, i);
-}
-
-static const char *col_str(sqlite3_stmt *st, int i)
-{
-    return (const char *)sqlite3_column_text(st, i);
-}
-
-/* Runs a write statement once, inside the store's transaction. */
-static int run(sqlite3_stmt *st)
-{
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    return rc == SQLITE_DONE ? 0 : -1;
-}
-
 /* Statement i for a write, the transaction begun; NULL if it cannot be
  * prepared. */
 static sqlite3_stmt *writer(sd_store *s, int i)
@@ -118,7 +82,7 @@ int store_put_sweep(sd_store *s, const store_sweep_row *w)
         sqlite3_bind_int64(st, 13, w->uid);
     bind_str(st, 14, w->user);
     bind_str(st, 15, w->env);
-    return run(st);
+    return store_run_stmt(st);
 }
 
 int store_put_sweep_configs(sd_store *s, const store_sweep_config *c,
@@ -139,7 +103,7 @@ int store_put_sweep_configs(sd_store *s, const store_sweep_config *c,
         bind_num(st, 8, c[i].p);
         sqlite3_bind_int64(st, 9, c[i].epochs);
         bind_num(st, 10, c[i].best);
-        rc |= run(st);
+        rc |= store_run_stmt(st);
     }
     return rc;
 }
@@ -153,7 +117,7 @@ int store_set_sweep_config_jobs(sd_store *s, int64_t sweep, int64_t idx,
     bind_str(st, 1, jobs);
     sqlite3_bind_int64(st, 2, sweep);
     sqlite3_bind_int64(st, 3, idx);
-    return run(st);
+    return store_run_stmt(st);
 }
 
 int store_sweep_call_add(sd_store *s, int64_t sweep,
@@ -170,7 +134,7 @@ int store_sweep_call_add(sd_store *s, int64_t sweep,
     sqlite3_bind_int64(st, 6, c->epoch);
     bind_num(st, 7, c->metric);
     bind_num(st, 8, c->epoch_s);
-    return run(st);
+    return store_run_stmt(st);
 }
 
 int store_delete_sweep(sd_store *s, int64_t sweep)
@@ -181,7 +145,7 @@ int store_delete_sweep(sd_store *s, int64_t sweep)
         if (!st)
             return -1;
         sqlite3_bind_int64(st, 1, sweep);
-        rc |= run(st);
+        rc |= store_run_stmt(st);
     }
     return rc;
 }

@@ -5,9 +5,10 @@
  * real job processes (slaq-toy-job), opens the page in Debian's headless
  * Chromium driven by playwright-core, and checks what the page draws
  * against what the API says: the empty state, the charts' Chart.js data,
- * the job table, a job submitted later appearing, a policy change, and a
- * job's loss curve with its forecast. Saves screenshots under
- * BUILD/test-artifacts/.
+ * the job table with each job's user, the Users panel (the shares between
+ * users, against /api/shares, and with fair-share off), a job submitted
+ * later appearing, a policy change, and a job's loss curve with its
+ * forecast. Saves screenshots under BUILD/test-artifacts/.
  *
  * Output is TAP ("ok N - ...", "not ok N - ..."), counted by
  * scripts/run-tests.sh. If Chromium cannot run at all on this machine the
@@ -41,6 +42,55 @@ function readCharts(page) {
   });
 }
 
+/* The job table's rows as {id, cells: {header: text}}, keyed by the
+ * column headers so that a new column does not shift the checks. */
+function readTable(page) {
+  return page.evaluate(() => {
+    const heads = [...document.querySelectorAll('#jobs thead th')].map((t) => t.textContent);
+    return [...document.querySelectorAll('#jobs tbody tr[data-job]')].map((tr) => ({
+      id: Number(tr.dataset.job),
+      cells: Object.fromEntries([...tr.cells].map((c, i) => [heads[i], c.textContent]))}));
+  });
+}
+
+/* The Users panel as the DOM shows it: {visible, off, note, rows}, each
+ * row {name, kind, indent (px), cells: {header: text}}; and what app.js
+ * says it drew (window.slaqDashboard.shares). */
+function readUsers(page) {
+  return page.evaluate(() => {
+    const card = document.getElementById('users');
+    if (!card) return null;
+    const heads = [...card.querySelectorAll('thead th')].map((t) => t.textContent);
+    const off = document.getElementById('users-off');
+    const note = document.getElementById('users-note');
+    return {
+      visible: card.offsetParent !== null,
+      off: off && !off.hidden ? off.textContent : null,
+      note: note && !note.hidden ? note.textContent : null,
+      rows: [...card.querySelectorAll('tbody tr[data-share]')].map((tr) => ({
+        name: tr.dataset.share,
+        indent: parseFloat(getComputedStyle(tr.cells[0]).paddingLeft),
+        cells: Object.fromEntries([...tr.cells].map((c, i) => [heads[i], c.textContent]))})),
+      drawn: window.slaqDashboard.shares,
+    };
+  });
+}
+
+/* Waits until the Users panel's row for `name` shows the cores, part and
+ * jobs that /api/shares serves at about the same time (both move every
+ * epoch, so they are compared until they agree); returns {row, api} or
+ * the error. */
+function usersAgree(page, d, name, timeoutMs = 15000) {
+  return waitFor(async () => {
+    const u = await readUsers(page);
+    const api = (await d.api('/api/shares')).entries.find((e) => e.name === name);
+    const row = u && u.rows.find((r) => r.name === name);
+    return row && api && row.cells.cores === api.cores.toFixed(2) &&
+      row.cells.part === api.part.toFixed(2) &&
+      row.cells.jobs === api.running + ' / ' + api.jobs ? {row, api, u} : null;
+  }, `the Users panel's ${name} to match /api/shares`, timeoutMs).catch((e) => e);
+}
+
 /* docs/metrics.md's normalised loss of one loss (slaq_norm_loss). */
 function normLossRef(loss, first, end) {
   if (![loss, first, end].every((v) => typeof v === 'number')) return NaN;
@@ -64,6 +114,10 @@ async function main() {
   const errors = [];
   try {
     await d.start();
+    // An account for the Users panel: "lab", with a user "idle" who never
+    // runs a job (the panel leaves such users out, but shows accounts).
+    d.slaq('account', 'add', 'lab');
+    d.slaq('account', 'add', 'idle', '--user', '--account', 'lab');
     const page = await b.ctx.newPage();
     pageErrors(page, errors);
 
@@ -74,6 +128,16 @@ async function main() {
     ok(await page.isVisible('#empty'), 'the empty state shows while there are no jobs');
     ok((await page.textContent('#policy')) === 'slaq', 'the header shows the policy in force');
     ok((await page.textContent('#jobs tbody')).includes('No jobs.'), 'the empty table says so');
+    const emptyUsers = await waitFor(async () => {
+      const u = await readUsers(page);
+      return u && u.rows.length ? u : null;
+    }, 'the Users panel', 10000).catch((e) => e);
+    ok(emptyUsers.visible && emptyUsers.off === null &&
+       JSON.stringify(emptyUsers.rows.map((r) => r.name)) === '["root","lab"]',
+    'the Users panel shows the root and the empty account, not the idle user',
+    JSON.stringify(emptyUsers));
+    ok(emptyUsers.note === '1 user without jobs or usage is not shown.',
+      'the Users panel says a user is left out', emptyUsers.note);
     await page.screenshot({path: path.join(ARTIFACTS, 'dashboard-empty.png'), fullPage: true});
 
     // Three jobs converging at different rates.
@@ -128,14 +192,59 @@ async function main() {
 
     // The job table: one row per job with the API's state and numbers.
     await waitFor(async () => (await page.$$('#jobs tbody tr[data-job]')).length === 3, 'three rows');
-    const rows = await page.$$eval('#jobs tbody tr[data-job]', (trs) => trs.map((tr) => ({
-      id: Number(tr.dataset.job), cells: [...tr.cells].map((c) => c.textContent)})));
-    ok(ids.every((id) => rows.some((r) => r.id === id && r.cells[2] === 'running')),
+    const rows = await readTable(page);
+    ok(ids.every((id) => rows.some((r) => r.id === id && r.cells.state === 'running')),
       'the table lists every job as running', JSON.stringify(rows));
-    ok(rows.every((r) => Number(r.cells[3]) > 0 && r.cells[4] !== '—' && r.cells[6] !== '—'),
-      'the table shows iterations, loss and cores', JSON.stringify(rows));
-    ok(rows.some((r) => r.cells[7] !== '—') && rows.some((r) => r.cells[8] !== '—'),
-      'the table shows next-epoch gain and time to 90 %', JSON.stringify(rows));
+    ok(rows.every((r) => Number(r.cells.iterations) > 0 && r.cells.loss !== '—' &&
+                   r.cells.cores !== '—'),
+    'the table shows iterations, loss and cores', JSON.stringify(rows));
+    ok(rows.some((r) => r.cells['next-epoch gain'] !== '—') &&
+       rows.some((r) => r.cells['time to 90 %'] !== '—'),
+    'the table shows next-epoch gain and time to 90 %', JSON.stringify(rows));
+
+    // Each job's user: its owner, and under fair-share the user the
+    // shares tree knows it by (in brackets when that name differs, as
+    // uid-0 for root, whose name is the tree's root).
+    const apiJobs = (await d.api('/api/jobs')).jobs.filter((j) => ids.includes(j.id));
+    const owner = apiJobs[0].share && apiJobs[0].share.user;
+    ok(typeof owner === 'string' && apiJobs.every((j) => j.share && j.share.user === owner),
+      'the API names one fair-share user for the three jobs', JSON.stringify(apiJobs.map((j) => j.share)));
+    ok(apiJobs.every((j) => rows.some((r) => r.id === j.id && r.cells.user ===
+      (owner === j.user ? j.user : j.user + ' (' + owner + ')'))),
+    'the table shows each job\'s user', JSON.stringify(rows.map((r) => r.cells.user)));
+
+    // The Users panel: the jobs' user holds the cores /api/shares says,
+    // with its three jobs running; moved into the account "lab", it is
+    // drawn under it (indented further) and the account holds its cores.
+    const mine = await usersAgree(page, d, owner);
+    ok(mine.row !== undefined && mine.row.cells.kind === 'user' &&
+       mine.row.cells.jobs === '3 / 3' && mine.api.cores > 0 && mine.api.cores <= 2 + 1e-6,
+    'the Users panel lists the jobs\' user with the cores, part and jobs of /api/shares',
+    String(mine.message || JSON.stringify(mine)));
+    d.slaq('account', 'set', owner, '--account', 'lab');
+    const moved = await waitFor(async () => {
+      const u = await readUsers(page);
+      const names = u.rows.map((r) => r.name);
+      const lab = u.rows.find((r) => r.name === 'lab');
+      const me = u.rows.find((r) => r.name === owner);
+      return names.indexOf(owner) === names.indexOf('lab') + 1 && me.indent > lab.indent &&
+        lab.cells.jobs === '3 / 3' ? u : null;
+    }, 'the user under "lab" on the page', 15000).catch((e) => e);
+    ok(moved.rows !== undefined, 'the Users panel draws the user under its account, indented',
+      String(moved.message || ''));
+    const lab = await usersAgree(page, d, 'lab');
+    ok(lab.row !== undefined && lab.row.cells.kind === 'account' && lab.api.cores > 0,
+      'the account "lab" shows the cores of /api/shares', String(lab.message || JSON.stringify(lab)));
+    const shown = await readUsers(page);
+    ok(shown.drawn && JSON.stringify(shown.drawn.rows.map((r) => r.cells)) ===
+       JSON.stringify(shown.rows.map((r) => Object.values(r.cells))),
+    'window.slaqDashboard.shares holds what the Users panel draws');
+    const apiShares = await d.api('/api/shares');
+    const share = apiShares.entries.find((e) => e.name === owner).share;
+    ok(shown.rows.find((r) => r.name === owner).cells.share === (100 * share).toFixed(1) + ' %' &&
+       !shown.rows.some((r) => r.name === 'idle'),
+    'the Users panel shows the share as a percentage and still leaves the idle user out',
+    JSON.stringify(shown.rows));
 
     // A job that appears in the API appears on the page without a reload.
     const late = submit(d, 'late-arrival', '--forever', '--iter-cpu', '0.004', '--rate', '0.05');
