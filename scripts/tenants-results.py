@@ -132,6 +132,11 @@ def aggregate(seeds):
                      if t < s["fair+shares"]["t90_by_user"][u])
                  for s in seeds]
         a["users_below_weighted_fair"] = mean(below)
+        # the worst user's mean t90 over its weighted fair one
+        a["worst_user_over_weighted_fair"] = mean([
+            max(t / s["fair+shares"]["t90_by_user"][u]
+                for u, t in s[r]["t90_by_user"].items())
+            for s in seeds])
         a["users"] = mean([len(s[r]["t90_by_user"]) for s in seeds])
         agg[r] = a
     return agg
@@ -141,19 +146,23 @@ def report(results, ias):
     lines = []
     for name, role, by_ia in results:
         lines.append("## %s (%s)\n" % (name, role))
-        lines.append("Jain's index over users' progress, average normalised "
-                     "loss over no-share slaq's,\nand users whose mean t90 "
-                     "is below weighted fair's (fair+shares):\n")
-        lines.append("%-14s" % "run" + "".join("  %-20s" % ("ia %g s" % ia)
+        lines.append("Per load: Jain's index over users' progress; the "
+                     "average normalised loss and\nthe mean t90 of all jobs, "
+                     "each over no-share slaq's; the users whose mean\nt90 "
+                     "is below weighted fair's (fair+shares), and the worst "
+                     "user's mean t90\nover its weighted fair one:\n")
+        lines.append("%-14s" % "run" + "".join("  %-32s" % ("ia %g s" % ia)
                                                for ia in ias))
         for r in RUNS:
             row = "%-14s" % r
             for ia in ias:
                 a = by_ia[ia]["agg"]
-                row += "  %.3f %5.2f %4.1f/%-3g" % (
+                row += "  %.3f %5.2f %5.2f %4.1f/%-3g %5.2f" % (
                     a[r]["jain"], a[r]["avg_norm_loss"] /
                     a["slaq"]["avg_norm_loss"],
-                    a[r]["users_below_weighted_fair"], a[r]["users"])
+                    a[r]["t90_mean_s"] / a["slaq"]["t90_mean_s"],
+                    a[r]["users_below_weighted_fair"], a[r]["users"],
+                    a[r]["worst_user_over_weighted_fair"])
             lines.append(row)
         lines.append("")
         if role != "held-out":

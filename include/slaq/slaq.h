@@ -891,6 +891,7 @@ const char *slaq_placement_name(slaq_placement kind);
 #define SLAQ_DEFAULT_MAX_FITS 1000
 #define SLAQ_DEFAULT_STARVE_S 10.0
 #define SLAQ_DEFAULT_SHARE_HALF_LIFE_S 3600.0
+#define SLAQ_DEFAULT_SHARE_LEND_AT 0.9
 
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
@@ -947,6 +948,16 @@ typedef struct slaq_sched_config {
                                       half-life of their usage; 0: usage
                                       ignored. Default
                                       SLAQ_DEFAULT_SHARE_HALF_LIFE_S */
+    double share_lend_at;          /* in [0, 1]: with shares between
+                                      users, under a policy that divides
+                                      by forecasts, a job whose predicted
+                                      loss reduction reached this fraction
+                                      asks at most its fair share of its
+                                      node (among all jobs there) in the
+                                      division between users, so the rest
+                                      of its user's part goes to users
+                                      whose jobs still improve (0: never).
+                                      Default SLAQ_DEFAULT_SHARE_LEND_AT */
     int prior;                     /* non-zero (default): under a policy
                                       that divides by forecasts, with a
                                       predictor other than the oracle, a

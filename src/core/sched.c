@@ -183,6 +183,7 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
         !(cfg->hold >= 0 && cfg->hold <= 1) ||
         !(cfg->starve_s >= 0) ||
         !(cfg->share_half_life_s >= 0) || !isfinite(cfg->share_half_life_s) ||
+        !(cfg->share_lend_at >= 0 && cfg->share_lend_at <= 1) ||
         (unsigned)cfg->placement > SLAQ_PLACE_GAIN ||
         cfg->nodes > (size_t)INT32_MAX)
         return NULL;
@@ -1288,12 +1289,23 @@ static int shares_group(slaq_sched *s, double now, size_t nn, size_t *ngroups)
     }
     for (size_t v = 0; v < nn; v++)
         s->sh_nodecap[v] = s->ncap[v];
+    double lend = alloc_policy_of(s->cfg.policy)->forecasts
+                      ? s->cfg.share_lend_at : 0;
     for (size_t i = 0; i < s->n; i++) {
         const slaq_job *j = s->jobs[i];
         size_t v = s->node_of[i];
-        if (v < nn && !s->sh_held[i])
-            s->sh_demand[v * users + (size_t)j->tenant] +=
-                fmin(j->max_cores, s->ncap[v]);
+        if (v < nn && !s->sh_held[i]) {
+            /* A job its forecast calls nearly done asks no more than
+             * its fair share of the node among all jobs there: what its
+             * user's part held beyond that goes to users whose jobs
+             * still improve, and it still runs at a fair pace to its
+             * end. */
+            double want = fmin(j->max_cores, s->ncap[v]);
+            if (lend > 0 && s->nweight[v] > 0 &&
+                slaq_job_reduction(j) >= lend)
+                want = fmin(want, s->ncap[v] * j->weight / s->nweight[v]);
+            s->sh_demand[v * users + (size_t)j->tenant] += want;
+        }
     }
     err = slaq_shares_divide(t, nn, s->sh_nodecap, s->sh_demand,
                              s->sh_part);

@@ -184,6 +184,15 @@ static const slaq_setting settings[] = {
              "among its siblings, by Slurm's fair-share factor 2^(-u/s) "
              "(0: the weights alone divide; docs/libslaq.md, \"Shares "
              "between users\")."},
+    {.name = "share-lend-at", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(share_lend_at, double), .min = 0, .max = 1,
+     .dflt = SLAQ_DEFAULT_SHARE_LEND_AT, .arg = "F",
+     .help = "With shares between users, under a policy that divides by "
+             "forecasts, a job whose predicted loss reduction has reached "
+             "F asks at most its fair share of its node (among all jobs "
+             "there) when the cores are divided between users: the rest "
+             "of its user's part goes to users whose jobs still improve "
+             "(0: never; docs/libslaq.md, \"Shares between users\")."},
     {.name = "prior", .type = SLAQ_SETTING_ENUM,
      .offset = AT(prior, int), VALUES(switches, switch_name),
      .dflt = 1, .arg = "on|off",

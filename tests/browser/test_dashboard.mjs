@@ -111,6 +111,9 @@ async function main() {
   fs.mkdirSync(ARTIFACTS, {recursive: true});
   const d = new Slaqd(['--epoch', '0.3', '--grace', '1', '--cores', '2',
     '--enforce', 'none']);
+  // A second slaqd, with fair-share off, for the Users panel's notice.
+  const noShares = new Slaqd(['--epoch', '0.3', '--cores', '2', '--enforce', 'none',
+    '--fair-share', 'off']);
   const errors = [];
   try {
     await d.start();
@@ -372,6 +375,19 @@ async function main() {
     for (const r of held) r.abort().catch(() => {});
     await page2.close();
 
+    // With fair-share off the Users panel says so.
+    await noShares.start();
+    const page3 = await b.ctx.newPage();
+    pageErrors(page3, errors);
+    await page3.goto(noShares.base + '/');
+    const off = await waitFor(async () => {
+      const u = await readUsers(page3);
+      return u && u.drawn && u.drawn.fairShare === false ? u : null;
+    }, 'the Users panel of a slaqd without fair-share', 10000).catch((e) => e);
+    ok(off.visible && typeof off.off === 'string' && off.off.startsWith('Fair-share is off'),
+      'with fair-share off the Users panel says so', String(off.message || JSON.stringify(off)));
+    await page3.close();
+
     ok(errors.length === 0, 'the page logged no errors', errors.join('\n'));
   } catch (e) {
     ok(false, 'the dashboard test ran to the end', e.stack);
@@ -380,6 +396,8 @@ async function main() {
     const code = await d.stop({cancelJobs: true})
       .catch((e) => { console.log('# ' + e.message); return -1; });
     ok(code === 0, 'slaqd exits cleanly', 'exit ' + code);
+    const code2 = await noShares.stop().catch((e) => { console.log('# ' + e.message); return -1; });
+    ok(code2 === 0, 'the slaqd without fair-share exits cleanly', 'exit ' + code2);
   }
   return tap.done();
 }

@@ -285,6 +285,50 @@ static void test_a_light_user_holds_half_at_its_first_epoch(void **state)
     }
 }
 
+/* A light user's one job converges (loss 1/k toward 0, forty reports)
+ * while a heavy user's three jobs have just begun. With share-lend-at, the
+ * converged job asks its fair share of the node among the four jobs (4 of
+ * 16 cores) in the division, and the heavy user gets the rest; with 0
+ * (never), the light user keeps its half. */
+static void test_a_converged_job_lends_its_users_part(void **state)
+{
+    (void)state;
+    double lend_at[] = {SLAQ_DEFAULT_SHARE_LEND_AT, 0};
+    for (int k = 0; k < 2; k++) {
+        slaq_shares *t = slaq_shares_new();
+        int heavy = slaq_shares_add(t, "heavy", 0, 1, 1);
+        int light = slaq_shares_add(t, "light", 0, 1, 1);
+        slaq_sched_config c;
+        slaq_sched_config_init(&c);
+        c.cores = 16;
+        c.unit = 1;
+        c.policy = SLAQ_POLICY_SLAQ;
+        c.share_half_life_s = 0;
+        c.share_lend_at = lend_at[k];
+        slaq_sched *s = slaq_sched_new(&c);
+        assert_int_equal(slaq_sched_set_shares(s, t), SLAQ_OK);
+        slaq_job *done = add_job(s, light, 16, 0);
+        for (uint64_t i = 1; i <= 40; i++) {
+            slaq_report r = {i, 1.0 / (double)i + 1e-4, 0.5, 100,
+                             (double)i * 0.1};
+            assert_int_equal(slaq_job_report(done, &r), SLAQ_OK);
+        }
+        for (int i = 0; i < 3; i++)
+            add_job(s, heavy, 16, 4);
+        assert_int_equal(slaq_sched_epoch(s, 5), SLAQ_OK);
+        assert_true(slaq_job_reduction(done) >= SLAQ_DEFAULT_SHARE_LEND_AT);
+        if (k == 0) {
+            assert_near(slaq_shares_at(t, light)->part, 4, 1e-9);
+            assert_near(user_cores(s, heavy), 12, 1e-9);
+        } else {
+            assert_near(slaq_shares_at(t, light)->part, 8, 1e-9);
+            assert_near(user_cores(s, heavy), 8, 1e-9);
+        }
+        slaq_sched_free(s);
+        slaq_shares_free(t);
+    }
+}
+
 static void test_jobs_past_a_users_cap_wait_at_no_cores(void **state)
 {
     (void)state;
@@ -351,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_past_usage_lowers_a_users_weight_and_decays),
         cmocka_unit_test(test_a_cap_on_cores_is_spread_over_the_nodes),
         cmocka_unit_test(test_a_light_user_holds_half_at_its_first_epoch),
+        cmocka_unit_test(test_a_converged_job_lends_its_users_part),
         cmocka_unit_test(test_jobs_past_a_users_cap_wait_at_no_cores),
         cmocka_unit_test(test_a_user_that_used_the_cluster_weighs_less),
     };
