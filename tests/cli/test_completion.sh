@@ -26,4 +26,10 @@ check "slaq pol completes the policy command (got: $got)" \
 got=$(complete_words _slaqd slaqd --ho)
 check "slaqd --ho completes slaqd's options from its --help (got: $got)" \
   grep -q -- "--hold" <<<"$got"
+got=$(complete_words _slaq slaq account "")
+check "slaq account completes its verbs (got: $got)" \
+  test "$got" = "add ls set "
+got=$(complete_words _slaqd slaqd --fair-share "")
+check "slaqd --fair-share completes on and off (got: $got)" \
+  test "$got" = "off on "
 finish
