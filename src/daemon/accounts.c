@@ -468,12 +468,19 @@ int acct_open(sd_daemon *d, char *err, size_t errlen)
     }
     char why[512];
     d->shares = tree_build(c.r, c.n, c.half_life, why, sizeof why);
-    if (!d->shares) {
-        /* A row whose account is gone: the rest is kept, that one goes
-         * under the root, and the next write says so. */
-        for (size_t i = 0; i < c.n; i++)
-            if (*c.r[i].account && !row_find(c.r, c.n, c.r[i].account))
+    /* A damaged table (an account gone or a user's name, a loop of
+     * accounts) loses no row: first the rows whose account is missing go
+     * under the root, then, if a loop is left, all of them; the log says
+     * so and the next write keeps it. */
+    for (int pass = 0; !d->shares && pass < 2; pass++) {
+        sd_log(d, 0, "state.db: the shares table: %s; %s", why,
+               pass ? "every account and user goes under the root"
+                    : "entries whose account is missing go under the root");
+        for (size_t i = 0; i < c.n; i++) {
+            const acct_row *p = row_find(c.r, c.n, c.r[i].account);
+            if (pass || (*c.r[i].account && (!p || p->user)))
                 c.r[i].account[0] = '\0';
+        }
         d->shares = tree_build(c.r, c.n, c.half_life, why, sizeof why);
     }
     free(c.r);

@@ -290,3 +290,28 @@ def test_a_login_named_like_an_account_does_not_take_its_place(
     assert e[bob]["kind"] == "account" and e[bob]["jobs"] == 0
     assert d.job(jid)["share"]["user"] == "uid-%d" % uid
     d.request({"type": "cancel", "job": jid, "now": True})
+
+
+def test_a_damaged_shares_table_loses_no_entry(daemon_factory, tmp_path):
+    """Rows that cannot form a tree (an account under a user, a loop of
+    accounts) do not stop slaqd: the entries go under the root, each with
+    its weight and usage, and the log says so."""
+    state = tmp_path / "st"
+    d = daemon_factory(state=state)
+    assert d.stop() == 0
+    db = sqlite3.connect(str(state / "state.db"))
+    rows = [("ann", 1, "bob", 2.0, 5.0), ("bob", 1, None, 1.0, 7.0),
+            ("la", 0, "lb", 1.0, 0.0), ("lb", 0, "la", 3.0, 0.0),
+            ("cy", 1, "la", 1.0, 11.0)]
+    db.executemany("INSERT INTO shares(name, user, account, weight, "
+                   "max_cores, max_jobs, usage, t) VALUES (?, ?, ?, ?, NULL, "
+                   "0, ?, ?)", [r + (time.time(),) for r in rows])
+    db.commit()
+    db.close()
+    d2 = daemon_factory(state=state)
+    e = share(d2)
+    for name, user, _, weight, usage in rows:
+        assert e[name]["kind"] == ("user" if user else "account"), name
+        assert e[name]["weight"] == weight and e[name]["account"] == "root"
+        assert abs(e[name]["usage"] - usage) < 0.01 or not user
+    assert "the shares table" in d2.read_log()
