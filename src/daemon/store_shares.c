@@ -22,11 +22,7 @@ static const char *const sh_sql[SH_N] = {
 
 static sqlite3_stmt *sh(sd_store *s, int i)
 {
-    sqlite3_stmt **v = store_share_stmts(s);
-    if (!v[i])
-        sqlite3_prepare_v3(store_sqlite(s), sh_sql[i], -1,
-                           SQLITE_PREPARE_PERSISTENT, &v[i], NULL);
-    return v[i];
+    return store_stmt(s, store_share_stmts(s), sh_sql, i);
 }
 
 int store_put_share(sd_store *s, const store_share_row *r)

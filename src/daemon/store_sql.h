@@ -29,6 +29,17 @@ sqlite3_stmt **store_sweep_stmts(sd_store *s);
 /* store_shares.c's STORE_SHARE_STMTS, the same way. */
 sqlite3_stmt **store_share_stmts(sd_store *s);
 
+/* Statement i of a file's table of statements (v its prepared ones,
+ * sql their texts), prepared at its first use; NULL if it cannot be. */
+static inline sqlite3_stmt *store_stmt(sd_store *s, sqlite3_stmt **v,
+                                       const char *const *sql, int i)
+{
+    if (!v[i])
+        sqlite3_prepare_v3(store_sqlite(s), sql[i], -1,
+                           SQLITE_PREPARE_PERSISTENT, &v[i], NULL);
+    return v[i];
+}
+
 /* Binds and reads that every store*.c file uses: NULL is SQL's NULL, and
  * so is a number that is not finite. */
 static inline void bind_num(sqlite3_stmt *st, int i, double v)

@@ -41,14 +41,9 @@ static const char *const sw_sql[SW_N] = {
     "sweep = ? ORDER BY seq",
 };
 
-/* Statement i, prepared at its first use; NULL if it cannot be. */
 static sqlite3_stmt *sw(sd_store *s, int i)
 {
-    sqlite3_stmt **v = store_sweep_stmts(s);
-    if (!v[i])
-        sqlite3_prepare_v3(store_sqlite(s), sw_sql[i], -1,
-                           SQLITE_PREPARE_PERSISTENT, &v[i], NULL);
-    return v[i];
+    return store_stmt(s, store_sweep_stmts(s), sw_sql, i);
 }
 
 /* Statement i for a write, the transaction begun; NULL if it cannot be
