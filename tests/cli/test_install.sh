@@ -83,8 +83,8 @@ sed 's/^/#   /' "$TMP/groff" | head -n 5
 C="$D$P/share/bash-completion/completions"
 check "bash completion for slaq" bash -n "$C/slaq"
 check "completion for slaqd and slaq-train (links)" test -L "$C/slaqd" -a -L "$C/slaq-train"
-out=$(PATH="$D$P/bin:$PATH" bash -c ". '$C/slaq'; COMP_WORDS=(slaq sh); COMP_CWORD=1; _slaq; echo \${COMPREPLY[*]}")
-check "completing 'slaq sh' gives show ($out)" test "$out" = show
+out=$(PATH="$D$P/bin:$PATH" bash -c ". '$C/slaq'; COMP_WORDS=(slaq sho); COMP_CWORD=1; _slaq; echo \${COMPREPLY[*]}")
+check "completing 'slaq sho' gives show ($out)" test "$out" = show
 out=$(PATH="$D$P/bin:$PATH" bash -c ". '$C/slaq'; COMP_WORDS=(slaq show --st); COMP_CWORD=2; _slaq; echo \${COMPREPLY[*]}")
 check "completing 'slaq show --st' gives --state-dir ($out)" test "$out" = --state-dir
 U="$D$P/lib/systemd/system/slaqd.service"
