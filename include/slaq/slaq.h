@@ -954,9 +954,11 @@ typedef struct slaq_sched_config {
                                       loss reduction reached this fraction
                                       asks at most its fair share of its
                                       node (among all jobs there) in the
-                                      division between users, so the rest
-                                      of its user's part goes to users
-                                      whose jobs still improve (0: never).
+                                      division between users where another
+                                      user's job still improves, so the
+                                      rest of its user's part goes to the
+                                      users whose jobs still improve (0:
+                                      never).
                                       Default SLAQ_DEFAULT_SHARE_LEND_AT */
     int prior;                     /* non-zero (default): under a policy
                                       that divides by forecasts, with a

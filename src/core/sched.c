@@ -142,11 +142,14 @@ struct slaq_sched {
     size_t *sh_gnode;
     size_t sh_groups;
     double *sh_nodecap;
+    long *sh_improving;  /* per node: the one user with improving jobs
+                            there, -1 none, -2 more than one */
     size_t sh_nodes;
     double *sh_charge;
     size_t sh_users;
     struct sh_key { double arrival; size_t i; } *sh_order;
     unsigned char *sh_held;
+    unsigned char *sh_done; /* its forecast calls it done (share_lend_at) */
     size_t sh_jobs;
 };
 
@@ -233,6 +236,8 @@ void slaq_sched_free(slaq_sched *s)
     free(s->sh_group);
     free(s->sh_gnode);
     free(s->sh_nodecap);
+    free(s->sh_improving);
+    free(s->sh_done);
     free(s->sh_charge);
     free(s->sh_order);
     free(s->sh_held);
@@ -1202,7 +1207,8 @@ static int sched_reserve_shares(slaq_sched *s, size_t nn, size_t users)
     }
     if (nn > s->sh_nodes) {
         size_t c = grow_cap(s->sh_nodes, nn, 4);
-        if (!c || GROW_ARRAY(s->sh_nodecap, c))
+        if (!c || GROW_ARRAY(s->sh_nodecap, c) ||
+            GROW_ARRAY(s->sh_improving, c))
             return SLAQ_ENOMEM;
         s->sh_nodes = c;
     }
@@ -1215,7 +1221,7 @@ static int sched_reserve_shares(slaq_sched *s, size_t nn, size_t users)
     if (s->n + 1 > s->sh_jobs) {
         size_t c = grow_cap(s->sh_jobs, s->n + 1, 16);
         if (!c || GROW_ARRAY(s->sh_order, c) || GROW_ARRAY(s->sh_held, c) ||
-            GROW_ARRAY(s->sh_gnode, c))
+            GROW_ARRAY(s->sh_done, c) || GROW_ARRAY(s->sh_gnode, c))
             return SLAQ_ENOMEM;
         s->sh_jobs = c;
     }
@@ -1289,23 +1295,36 @@ static int shares_group(slaq_sched *s, double now, size_t nn, size_t *ngroups)
     }
     for (size_t v = 0; v < nn; v++)
         s->sh_nodecap[v] = s->ncap[v];
+    /* Lending: under a policy that divides by forecasts, a job whose
+     * forecast calls it nearly done asks no more than its fair share of
+     * the node among all jobs there, but only where another user's job
+     * still improves and can take the rest of its user's part (with no
+     * borrower the users' weights alone divide). It still runs at a fair
+     * pace to its end. */
     double lend = alloc_policy_of(s->cfg.policy)->forecasts
                       ? s->cfg.share_lend_at : 0;
+    for (size_t v = 0; v < nn; v++)
+        s->sh_improving[v] = -1;
     for (size_t i = 0; i < s->n; i++) {
         const slaq_job *j = s->jobs[i];
         size_t v = s->node_of[i];
-        if (v < nn && !s->sh_held[i]) {
-            /* A job its forecast calls nearly done asks no more than
-             * its fair share of the node among all jobs there: what its
-             * user's part held beyond that goes to users whose jobs
-             * still improve, and it still runs at a fair pace to its
-             * end. */
-            double want = fmin(j->max_cores, s->ncap[v]);
-            if (lend > 0 && s->nweight[v] > 0 &&
-                slaq_job_reduction(j) >= lend)
-                want = fmin(want, s->ncap[v] * j->weight / s->nweight[v]);
-            s->sh_demand[v * users + (size_t)j->tenant] += want;
-        }
+        s->sh_done[i] = lend > 0 && slaq_job_reduction(j) >= lend;
+        if (v >= nn || s->sh_held[i] || s->sh_done[i])
+            continue;
+        long *imp = &s->sh_improving[v];
+        *imp = *imp == -1 || *imp == j->tenant ? j->tenant : -2;
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        const slaq_job *j = s->jobs[i];
+        size_t v = s->node_of[i];
+        if (v >= nn || s->sh_held[i])
+            continue;
+        double want = fmin(j->max_cores, s->ncap[v]);
+        long imp = s->sh_improving[v];
+        if (s->sh_done[i] && s->nweight[v] > 0 &&
+            (imp == -2 || (imp >= 0 && imp != j->tenant)))
+            want = fmin(want, s->ncap[v] * j->weight / s->nweight[v]);
+        s->sh_demand[v * users + (size_t)j->tenant] += want;
     }
     err = slaq_shares_divide(t, nn, s->sh_nodecap, s->sh_demand,
                              s->sh_part);

@@ -190,9 +190,10 @@ static const slaq_setting settings[] = {
      .help = "With shares between users, under a policy that divides by "
              "forecasts, a job whose predicted loss reduction has reached "
              "F asks at most its fair share of its node (among all jobs "
-             "there) when the cores are divided between users: the rest "
-             "of its user's part goes to users whose jobs still improve "
-             "(0: never; docs/libslaq.md, \"Shares between users\")."},
+             "there) when the cores are divided between users, if another "
+             "user's job there still improves: the rest of its user's part "
+             "goes to the users whose jobs still improve (0: never; "
+             "docs/libslaq.md, \"Shares between users\")."},
     {.name = "prior", .type = SLAQ_SETTING_ENUM,
      .offset = AT(prior, int), VALUES(switches, switch_name),
      .dflt = 1, .arg = "on|off",

@@ -285,16 +285,27 @@ static void test_a_light_user_holds_half_at_its_first_epoch(void **state)
     }
 }
 
-/* A light user's one job converges (loss 1/k toward 0, forty reports)
- * while a heavy user's three jobs have just begun. With share-lend-at, the
- * converged job asks its fair share of the node among the four jobs (4 of
- * 16 cores) in the division, and the heavy user gets the rest; with 0
- * (never), the light user keeps its half. */
+/* Forty reports of a loss falling as 1/k: a job its forecast calls
+ * nearly done. */
+static void converge(slaq_job *j)
+{
+    for (uint64_t i = 1; i <= 40; i++) {
+        slaq_report r = {i, 1.0 / (double)i + 1e-4, 0.5, 100,
+                         (double)i * 0.1};
+        assert_int_equal(slaq_job_report(j, &r), SLAQ_OK);
+    }
+}
+
+/* A light user's one job converges while a heavy user's three jobs have
+ * just begun. With share-lend-at, the converged job asks its fair share
+ * of the node among the four jobs (4 of 16 cores) in the division, and
+ * the heavy user gets the rest; with 0 (never), the light user keeps its
+ * half; and when the heavy user's jobs are nearly done too, no one
+ * borrows and the weights alone divide. */
 static void test_a_converged_job_lends_its_users_part(void **state)
 {
     (void)state;
-    double lend_at[] = {SLAQ_DEFAULT_SHARE_LEND_AT, 0};
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         slaq_shares *t = slaq_shares_new();
         int heavy = slaq_shares_add(t, "heavy", 0, 1, 1);
         int light = slaq_shares_add(t, "light", 0, 1, 1);
@@ -304,26 +315,21 @@ static void test_a_converged_job_lends_its_users_part(void **state)
         c.unit = 1;
         c.policy = SLAQ_POLICY_SLAQ;
         c.share_half_life_s = 0;
-        c.share_lend_at = lend_at[k];
+        c.share_lend_at = k == 1 ? 0 : SLAQ_DEFAULT_SHARE_LEND_AT;
         slaq_sched *s = slaq_sched_new(&c);
         assert_int_equal(slaq_sched_set_shares(s, t), SLAQ_OK);
         slaq_job *done = add_job(s, light, 16, 0);
-        for (uint64_t i = 1; i <= 40; i++) {
-            slaq_report r = {i, 1.0 / (double)i + 1e-4, 0.5, 100,
-                             (double)i * 0.1};
-            assert_int_equal(slaq_job_report(done, &r), SLAQ_OK);
+        converge(done);
+        for (int i = 0; i < 3; i++) {
+            slaq_job *h = add_job(s, heavy, 16, 4);
+            if (k == 2)
+                converge(h);
         }
-        for (int i = 0; i < 3; i++)
-            add_job(s, heavy, 16, 4);
         assert_int_equal(slaq_sched_epoch(s, 5), SLAQ_OK);
         assert_true(slaq_job_reduction(done) >= SLAQ_DEFAULT_SHARE_LEND_AT);
-        if (k == 0) {
-            assert_near(slaq_shares_at(t, light)->part, 4, 1e-9);
-            assert_near(user_cores(s, heavy), 12, 1e-9);
-        } else {
-            assert_near(slaq_shares_at(t, light)->part, 8, 1e-9);
-            assert_near(user_cores(s, heavy), 8, 1e-9);
-        }
+        double want = k == 0 ? 4 : 8;
+        assert_near(slaq_shares_at(t, light)->part, want, 1e-9);
+        assert_near(user_cores(s, heavy), 16 - want, 1e-9);
         slaq_sched_free(s);
         slaq_shares_free(t);
     }
