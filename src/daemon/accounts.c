@@ -12,10 +12,13 @@
 #include "daemon/accounts.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
@@ -383,9 +386,25 @@ static int file_line(sd_daemon *d, char *line, char *err, size_t errlen)
 static int read_file(sd_daemon *d, const char *path, char *err,
                      size_t errlen)
 {
-    FILE *f = fopen(path, "r");
+    /* Opened without waiting (a FIFO would stall slaqd's start) and read
+     * only if it is a regular file. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    const char *why_not = NULL;
+    if (fd < 0 || fstat(fd, &st) < 0)
+        why_not = strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        why_not = "not a regular file";
+    if (why_not) {
+        snprintf(err, errlen, "--accounts %s: %s", path, why_not);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    FILE *f = fdopen(fd, "r");
     if (!f) {
         snprintf(err, errlen, "--accounts %s: %s", path, strerror(errno));
+        close(fd);
         return -1;
     }
     char line[1024], why[512];

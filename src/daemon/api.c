@@ -323,7 +323,7 @@ static json_t *api_policy(sd_daemon *d, json_t *req)
 
 /* A number field of an account request: 0 (absent: *out unchanged), or
  * 1 with an error reply in *bad. null means no cap (none_v). */
-static int acct_field(json_t *req, const char *key, double none_v,
+static int account_number(json_t *req, const char *key, double none_v,
                       double *out, json_t **bad)
 {
     json_t *v = json_object_get(req, key);
@@ -364,9 +364,9 @@ static json_t *api_account(sd_daemon *d, json_t *req)
     e.account = acc ? (json_is_null(acc) ? "" : json_string_value(acc))
                     : NULL;
     double jobs = -1;
-    if (acct_field(req, "weight", NAN, &e.weight, &bad) ||
-        acct_field(req, "max_cores", INFINITY, &e.max_cores, &bad) ||
-        acct_field(req, "max_jobs", 0, &jobs, &bad))
+    if (account_number(req, "weight", NAN, &e.weight, &bad) ||
+        account_number(req, "max_cores", INFINITY, &e.max_cores, &bad) ||
+        account_number(req, "max_jobs", 0, &jobs, &bad))
         return bad;
     if (jobs != floor(jobs) || jobs < -1 || jobs > 1e9)
         return api_error("bad_request", "\"max_jobs\" must be a whole number "

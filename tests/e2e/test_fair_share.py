@@ -17,6 +17,7 @@ import shutil
 import sqlite3
 import subprocess
 import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -146,6 +147,20 @@ def test_an_accounts_file_is_applied_and_a_bad_line_named(daemon_factory,
         assert str(bad) + why in p.stderr, (text, p.stderr)
         shutil.rmtree(tmp_path / "b", ignore_errors=True)
 
+    # slaqd runs as root: a FIFO (or a directory) named as the file is
+    # refused at once, not waited on.
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, why in [(fifo, "not a regular file"),
+                      (tmp_path, "not a regular file"),
+                      (tmp_path / "missing", "No such file")]:
+        p = subprocess.run([SLAQD, "--state-dir", str(tmp_path / "b"),
+                            "--http", "off", "--accounts", str(path)],
+                           capture_output=True, text=True, timeout=30)
+        assert p.returncode != 0, path
+        assert "--accounts %s: %s" % (path, why) in p.stderr, p.stderr
+        shutil.rmtree(tmp_path / "b", ignore_errors=True)
+
 
 def test_http_shows_the_shares_and_metrics_but_changes_nothing(slaqd):
     slaqd.cli("account", "add", "lab")
@@ -166,10 +181,10 @@ def test_http_shows_the_shares_and_metrics_but_changes_nothing(slaqd):
         "http://127.0.0.1:%d/api/shares" % slaqd.port, method="POST",
         data=json.dumps({"type": "account", "op": "add",
                          "name": "evil"}).encode())
-    try:
-        urllib.request.urlopen(req, timeout=10)
-    except urllib.error.HTTPError:
-        pass
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
+            req, timeout=10)
+    assert refused.value.code == 405
     assert "evil" not in share(slaqd)
 
 
