@@ -1,8 +1,7 @@
 /*
  * cli.h — what the slaq command's subcommands share.
  *
- * Each subcommand is one file in src/cli/ (or its component's directory)
- * with an entry point `int cmd_<name>(int argc, char **argv)`, argv[0]
+ * Each subcommand is one file in src/cli/ with an entry point `int cmd_<name>(int argc, char **argv)`, argv[0]
  * being the subcommand's name. Exit statuses are the same everywhere:
  * 0 success, 1 a failure while running, 2 bad usage or bad input.
  */
@@ -24,12 +23,17 @@ int cmd_prior(int argc, char **argv);            /* prior.c */
 int cmd_predict_eval_aqp(int argc, char **argv); /* predict_eval_aqp.c */
 int cmd_progress_eval(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
-int bench_cluster(int argc, char **argv); /* src/sim/cmd_bench_cluster.c */
-int cmd_sim(int argc, char **argv);      /* src/sim/cmd_sim.c */
+int bench_cluster(int argc, char **argv); /* cmd_bench_cluster.c */
+int cmd_sim(int argc, char **argv);      /* cmd_sim.c */
+/* `slaq sim --sweep ...` (cmd_sim_sweep.c; cmd_sim hands it over). */
+int cmd_sim_sweep(int argc, char **argv);
+/* `slaq sim --tasks FILE | --tasks-workload NAME ...` (cmd_sim_tasks.c;
+ * cmd_sim hands it over). */
+int cmd_sim_tasks(int argc, char **argv);
 int cmd_replay(int argc, char **argv);   /* src/cli/replay.c */
-int cmd_sim_aqp(int argc, char **argv);  /* src/sim/cmd_aqpsim.c */
+int cmd_sim_aqp(int argc, char **argv);  /* cmd_aqpsim.c */
 int cmd_sim_deadlines(int argc, char **argv); /* cmd_sim_deadlines.c */
-int cmd_workload(int argc, char **argv); /* src/sim/cmd_workload.c */
+int cmd_workload(int argc, char **argv); /* cmd_workload.c */
 int cmd_submit(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_show(int argc, char **argv);

@@ -1,12 +1,12 @@
-# The simulator (slaq sim, slaq workload gen): a discrete-event driver of
-# libslaq. libslaqsim.a holds the engine and report writer for tests; the
-# subcommand files (cmd_*.c) go into the slaq command.
-SIM_LIB_SRCS := $(filter-out src/sim/cmd_%.c,$(sort $(wildcard src/sim/*.c)))
-SIM_CMD_SRCS := $(sort $(wildcard src/sim/cmd_*.c))
+# The simulators: discrete-event drivers of libslaq (jobs, tasks, queries,
+# sweeps, deadlines) and their report writer. libslaqsim.a holds them for
+# the tests; the slaq command links their objects, and its subcommands that
+# drive them (slaq sim, slaq workload, slaq bench cluster) live in src/cli/.
+SIM_LIB_SRCS := $(sort $(wildcard src/sim/*.c))
 LIBSLAQSIM_A := $(BUILD)/lib/libslaqsim.a
 
 LIBS_STATIC   += $(LIBSLAQSIM_A)
-SLAQ_CMD_OBJS += $(call OBJ,$(SIM_LIB_SRCS) $(SIM_CMD_SRCS))
+SLAQ_CMD_OBJS += $(call OBJ,$(SIM_LIB_SRCS))
 
 $(LIBSLAQSIM_A): $(call OBJ,$(SIM_LIB_SRCS))
 	@mkdir -p $(dir $@)

@@ -95,7 +95,4 @@ double sweep_sim_bound(const sweep_set *set, const size_t *order, size_t n,
  * 0..n-1, from seed; the same (n, seed, k) always gives the same order. */
 void sweep_sim_order(size_t *order, size_t n, unsigned long seed, int k);
 
-/* `slaq sim --sweep ...` (cmd_sim_sweep.c; cmd_sim hands it over). */
-int cmd_sim_sweep(int argc, char **argv);
-
 #endif

@@ -133,10 +133,6 @@ double tsim_mean_estimate(const tt_workload *w);
 int tsim_workload(const char *name, double load, size_t slots, double span,
                   uint64_t seed, tt_workload *out, char *err, size_t errlen);
 
-/* `slaq sim --tasks FILE | --tasks-workload NAME ...` (cmd_sim_tasks.c;
- * cmd_sim hands it over). */
-int cmd_sim_tasks(int argc, char **argv);
-
 /* The list of workload names for help texts. */
 #define TSIM_WORKLOADS "sec:X, exp:M, mixed-5-50, gridmix, gridmix-heavy, hive"
 
