@@ -27,6 +27,8 @@ fared worse than another.
 usage: scripts/tenants-results.py [--build DIR] [--out DIR] [--seeds N]
                                   [--sets NAME,...] [--ias LIST]
                                   [--users U] [--skew K]
+                                  [--guarantees LIST]
+                                  [--sim-args 'SETTINGS']
 
 Writes OUT/summary.json and OUT/results.txt (default docs/results/tenants)
 and prints the tables."""
@@ -44,7 +46,9 @@ SETS = [  # name, curve file, first seed, role
     ("slaq-train", "data/curves/slaq-train-2026-12-03.jsonl", 1, "held-out"),
     ("users", "data/curves/users.jsonl", 1, "held-out"),
 ]
-RUNS = ["slaq", "fair", "slaq+shares", "fair+shares", "queue+shares"]
+BASE_RUNS = ["slaq", "fair", "slaq+shares", "fair+shares", "queue+shares"]
+GUARANTEES = []  # --guarantees: slaq+shares again with these guarantees
+RUNS = list(BASE_RUNS)  # and theirs, once the options are read
 CORES = 640
 
 
@@ -62,11 +66,14 @@ def gen(slaq, curves, ia, seed, users, skew, path):
                        stdout=f, check=True)
 
 
+SIM_ARGS = []  # --sim-args: settings every run of slaq sim takes
+
+
 def sim(slaq, wl, cores, runs, out):
     subprocess.run([slaq, "sim", "--workload", wl, "--cores", str(cores),
                     "--epoch", "2", "--unit", "1", "--compare",
-                    ",".join(runs), "--out", out, "--no-plots", "--quiet"],
-                   check=True)
+                    ",".join(runs), "--out", out, "--no-plots", "--quiet"] +
+                   SIM_ARGS, check=True)
     res = {}
     for r in json.load(open(os.path.join(out, "summary.json"))):
         by = {}
@@ -101,10 +108,20 @@ def jain(x):
     return sum(x) ** 2 / (len(x) * sum(v * v for v in x)) if x else 1.0
 
 
+def guaranteed(g):
+    """The name of slaq+shares's run with share-guarantee g."""
+    return "slaq+shares G=%g" % g
+
+
 def one(slaq, curves, ia, seed, users, skew, tmp):
     wl = os.path.join(tmp, "wl.jsonl")
     gen(slaq, curves, ia, seed, users, skew, wl)
-    res = sim(slaq, wl, CORES, RUNS, os.path.join(tmp, "run"))
+    res = sim(slaq, wl, CORES, BASE_RUNS, os.path.join(tmp, "run"))
+    for g in GUARANTEES:
+        SIM_ARGS.extend(["--share-guarantee", "%g" % g])
+        res[guaranteed(g)] = sim(slaq, wl, CORES, ["slaq+shares"],
+                                 os.path.join(tmp, "run"))["slaq+shares"]
+        del SIM_ARGS[-2:]
     ref = alone(slaq, wl, users, sorted({inner(r) for r in RUNS}), tmp)
     for r, v in res.items():
         v["progress_by_user"] = {u: min(1.0, ref[inner(r)][u] / t)
@@ -151,10 +168,10 @@ def report(results, ias):
                      "each over no-share slaq's; the users whose mean\nt90 "
                      "is below weighted fair's (fair+shares), and the worst "
                      "user's mean t90\nover its weighted fair one:\n")
-        lines.append("%-14s" % "run" + "".join("  %-32s" % ("ia %g s" % ia)
+        lines.append("%-18s" % "run" + "".join("  %-32s" % ("ia %g s" % ia)
                                                for ia in ias))
         for r in RUNS:
-            row = "%-14s" % r
+            row = "%-18s" % r
             for ia in ias:
                 a = by_ia[ia]["agg"]
                 row += "  %.3f %5.2f %5.2f %4.1f/%-3g %5.2f" % (
@@ -167,22 +184,22 @@ def report(results, ias):
         lines.append("")
         if role != "held-out":
             continue
-        lines.append("targets (slaq+shares): Jain >= 0.95, loss within 10% "
-                     "of slaq's, every user below weighted fair")
-        for ia in ias:
-            a = by_ia[ia]["agg"]
-            s = a["slaq+shares"]
-            ok = (s["jain"] >= 0.95 and s["avg_norm_loss"] <=
-                  1.1 * a["slaq"]["avg_norm_loss"] and
-                  s["users_below_weighted_fair"] == s["users"])
-            lines.append("  %s ia %g s: Jain %.3f, loss %.2fx, %g/%g users "
-                         "below: %s" % (name, ia, s["jain"],
-                                        s["avg_norm_loss"] /
-                                        a["slaq"]["avg_norm_loss"],
-                                        s["users_below_weighted_fair"],
-                                        s["users"], "met" if ok else
-                                        "MISSED"))
-        lines.append("")
+        for run in [r for r in RUNS if r.startswith("slaq+shares")]:
+            lines.append("targets (%s): Jain >= 0.95, loss within 10%% of "
+                         "slaq's, every user below weighted fair" % run)
+            for ia in ias:
+                a = by_ia[ia]["agg"]
+                s = a[run]
+                ok = (s["jain"] >= 0.95 and s["avg_norm_loss"] <=
+                      1.1 * a["slaq"]["avg_norm_loss"] and
+                      s["users_below_weighted_fair"] == s["users"])
+                lines.append("  %s ia %g s: Jain %.3f, loss %.2fx, %g/%g "
+                             "users below: %s" % (
+                                 name, ia, s["jain"], s["avg_norm_loss"] /
+                                 a["slaq"]["avg_norm_loss"],
+                                 s["users_below_weighted_fair"], s["users"],
+                                 "met" if ok else "MISSED"))
+            lines.append("")
     return "\n".join(lines)
 
 
@@ -198,7 +215,22 @@ def main():
     ap.add_argument("--ias", default="2,4,10")
     ap.add_argument("--users", type=int, default=4)
     ap.add_argument("--skew", type=float, default=1.5)
+    ap.add_argument("--guarantees", default="0.3,0.6",
+                    help="slaq+shares again with each of these "
+                    "share-guarantee settings (empty: none)")
+    ap.add_argument("--sim-args", default="",
+                    help="settings every run of slaq sim takes, e.g. "
+                    "'--share-guarantee 0.5'")
     a = ap.parse_args()
+    SIM_ARGS.extend(a.sim_args.split())
+    try:
+        GUARANTEES.extend(float(x) for x in a.guarantees.split(",") if x)
+    except ValueError:
+        ap.error("--guarantees: expected numbers like 0.3,0.6, got %r"
+                 % a.guarantees)
+    if any(not 0 <= g <= 1 for g in GUARANTEES):
+        ap.error("--guarantees: each in [0, 1]")
+    RUNS.extend(guaranteed(g) for g in GUARANTEES)
     names = a.sets.split(",")
     known = {s[0]: s for s in SETS}
     bad = [n for n in names if n not in known]

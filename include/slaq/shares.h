@@ -130,6 +130,18 @@ int slaq_shares_divide(slaq_shares *t, size_t nnodes, const double *capacity,
                        const double *demand, double *part);
 
 /*
+ * A guarantee g in [0, 1] below strict shares: after slaq_shares_divide,
+ * each user's part on each node becomes g x its part + (1 - g) x ref[v *
+ * count + user] (what the policy would give its jobs without shares),
+ * its accounts' parts the sums of their children's, and each entry's
+ * part (summed over the nodes) is set again. Both divisions sum to a
+ * node's cores, so their mix does. SLAQ_EINVAL for g outside [0, 1] or a
+ * negative or not finite ref.
+ */
+int slaq_shares_mix(slaq_shares *t, size_t nnodes, double g,
+                    const double *ref, double *part);
+
+/*
  * The scheduler's count of the last epoch: _reset_jobs clears every
  * entry's jobs, running and cores; _add_job adds `jobs` jobs, `running`
  * of them running, holding `cores` cores, to user id and each of its

@@ -892,6 +892,7 @@ const char *slaq_placement_name(slaq_placement kind);
 #define SLAQ_DEFAULT_STARVE_S 10.0
 #define SLAQ_DEFAULT_SHARE_HALF_LIFE_S 3600.0
 #define SLAQ_DEFAULT_SHARE_LEND_AT 0.9
+#define SLAQ_DEFAULT_SHARE_GUARANTEE 1
 
 typedef struct slaq_sched_config {
     slaq_policy_kind policy;       /* default SLAQ_POLICY_SLAQ */
@@ -960,6 +961,15 @@ typedef struct slaq_sched_config {
                                       users whose jobs still improve (0:
                                       never).
                                       Default SLAQ_DEFAULT_SHARE_LEND_AT */
+    double share_guarantee;        /* in [0, 1]: with shares between
+                                      users and no caps on cores or jobs,
+                                      the part of each user's share it is
+                                      guaranteed: a user's part of a node
+                                      is G x its share + (1 - G) x what
+                                      the policy would give its jobs
+                                      without shares (1: strict shares;
+                                      0: shares ignored). Default
+                                      SLAQ_DEFAULT_SHARE_GUARANTEE */
     int prior;                     /* non-zero (default): under a policy
                                       that divides by forecasts, with a
                                       predictor other than the oracle, a

@@ -150,6 +150,9 @@ struct slaq_sched {
     struct sh_key { double arrival; size_t i; } *sh_order;
     unsigned char *sh_held;
     unsigned char *sh_done; /* its forecast calls it done (share_lend_at) */
+    double *sh_ref;      /* per (node, user) cell: what the policy would
+                            give its jobs without shares (share_guarantee) */
+    int sh_blend;        /* this epoch's parts blend in sh_ref */
     size_t sh_jobs;
 };
 
@@ -187,6 +190,7 @@ slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
         !(cfg->starve_s >= 0) ||
         !(cfg->share_half_life_s >= 0) || !isfinite(cfg->share_half_life_s) ||
         !(cfg->share_lend_at >= 0 && cfg->share_lend_at <= 1) ||
+        !(cfg->share_guarantee >= 0 && cfg->share_guarantee <= 1) ||
         (unsigned)cfg->placement > SLAQ_PLACE_GAIN ||
         cfg->nodes > (size_t)INT32_MAX)
         return NULL;
@@ -233,6 +237,7 @@ void slaq_sched_free(slaq_sched *s)
     free(s->nweight);
     free(s->sh_demand);
     free(s->sh_part);
+    free(s->sh_ref);
     free(s->sh_group);
     free(s->sh_gnode);
     free(s->sh_nodecap);
@@ -1201,7 +1206,7 @@ static int sched_reserve_shares(slaq_sched *s, size_t nn, size_t users)
     if (cells > s->sh_cells) {
         size_t c = grow_cap(s->sh_cells, cells, 16);
         if (!c || GROW_ARRAY(s->sh_demand, c) || GROW_ARRAY(s->sh_part, c) ||
-            GROW_ARRAY(s->sh_group, c))
+            GROW_ARRAY(s->sh_group, c) || GROW_ARRAY(s->sh_ref, c))
             return SLAQ_ENOMEM;
         s->sh_cells = c;
     }
@@ -1328,6 +1333,9 @@ static int shares_group(slaq_sched *s, double now, size_t nn, size_t *ngroups)
     }
     err = slaq_shares_divide(t, nn, s->sh_nodecap, s->sh_demand,
                              s->sh_part);
+    if (!err && s->sh_blend)
+        err = slaq_shares_mix(t, nn, s->cfg.share_guarantee, s->sh_ref,
+                              s->sh_part);
     if (err)
         return err;
     size_t ng = 1;
@@ -1352,6 +1360,125 @@ static int shares_group(slaq_sched *s, double now, size_t nn, size_t *ngroups)
         s->nweight[g] += j->weight;
     }
     *ngroups = ng;
+    return SLAQ_OK;
+}
+
+/*
+ * What the policy reads of each job (s->pjobs), for the groups that
+ * node_of[], ncap[] and nweight[] describe (nodes, or with shares the
+ * (node, user) groups). With reference set, for the allocation that only
+ * says what the policy would do (shares_reference): the bound on
+ * starvation's clocks are neither read nor advanced.
+ */
+static void sched_fill_pjobs(slaq_sched *s, double now, double prior,
+                             int reference)
+{
+    const slaq_sched_config *c = &s->cfg;
+    int forecasts = alloc_policy_of(c->policy)->forecasts;
+    int admits = alloc_policy_of(c->policy)->admits;
+    double horizon = c->horizon_s > c->epoch_s ? c->horizon_s : c->epoch_s;
+    for (size_t i = 0; i < s->n; i++) {
+        slaq_job *j = s->jobs[i];
+        slaq_pjob *pj = &s->pjobs[i];
+        if (i + SLAQ_PREFETCH_AHEAD < s->n)
+            slaq_prefetch(s->jobs[i + SLAQ_PREFETCH_AHEAD], JOB_HOT_BYTES);
+        double cap = s->ncap[s->node_of[i]];
+        double wsum = s->nweight[s->node_of[i]];
+        double cpu = job_unit_cpu(s, j, prior);
+        pj->fc = slaq_predictor_forecast(j->pred);
+        pj->k = job_position(j, job_scaling(s, j), now, cpu);
+        /* A job whose iteration is longer than the horizon is judged
+         * over horizon_iters of its iterations at its fair share, and its
+         * gain scaled back to one horizon: over a fraction of one
+         * iteration every forecast is nearly a straight line, and a
+         * greedy allocator on straight lines swings all spare cores from
+         * one job to another at every report. */
+        double h = horizon;
+        if (c->horizon_iters > 0 && wsum > 0) {
+            double fair = cap * j->weight / wsum;
+            double t_iter = fair > 0 ? cpu / fair : 0;
+            if (t_iter * c->horizon_iters > h)
+                h = t_iter * c->horizon_iters;
+        }
+        pj->iters_per_core = h / cpu;
+        pj->weight = j->weight;
+        pj->max_cores = j->max_cores;
+        pj->scale = job_scale(s, j) * h / horizon;
+        double fair = wsum > 0 ? fmin(cap * j->weight / wsum,
+                                      j->max_cores) : 0;
+        pj->settling = job_settling(s, j);
+        pj->min_cores = pj->settling && !admits ? fair : 0;
+        double lift = reference ? 0 : job_lift(s, j, now, pj->k, fair);
+        if (lift > pj->min_cores)
+            pj->min_cores = lift;
+        const slaq_forecast *pf = job_prior(s, j);
+        if (pf) {
+            pj->fc = pf;
+            pj->scale = pf->scale * h / horizon;
+            if (fair > pj->min_cores && !admits)
+                pj->min_cores = fair;
+        }
+        pj->unproven = !j->reported;
+        pj->falling = admits && j->kind == SLAQ_JOB_ML && j->reported &&
+                      job_falling(j, c->starve_s);
+        pj->prev_alloc = j->alloc;
+        pj->stay = c->hysteresis;
+        sched_goal_pjob(j, pj, now, cpu);
+        pj->scaling = job_scaling(s, j);
+        /* A program not measured yet: the prior (slaq_scaling_init's σ),
+         * for the policy that sizes each admitted job by its scaling. */
+        if (!pj->scaling && admits && j->program && c->scaling &&
+            j->kind == SLAQ_JOB_ML)
+            pj->scaling = &j->scaling;
+        if (j->kind == SLAQ_JOB_QUERY)
+            sched_query_pjob(s, j, pj, now, cpu, cap, wsum, horizon);
+        else if (j->kind == SLAQ_JOB_EXACT && forecasts)
+            sched_exact_pjob(j, pj, cap, wsum);
+    }
+}
+
+/*
+ * A guarantee below 1 (share_guarantee G): what the policy would give
+ * each user's jobs on each node without shares, sh_ref[node * users +
+ * user], from an allocation over the nodes (node_of[], ncap[] as
+ * slaq_sched_allocate set them, before shares_group) that changes no
+ * job. shares_group then gives each (node, user) group G x its share
+ * plus (1 - G) x that: both sum to the node's cores, so their mix does
+ * too. Only under a policy that divides by forecasts (as lending: what
+ * is given up goes where quality gains most), and not with caps on cores
+ * or jobs, which the reference does not know of: there the shares are
+ * strict (sh_blend stays 0).
+ */
+static int shares_reference(slaq_sched *s, double now, double prior,
+                            size_t nn)
+{
+    const slaq_shares *t = s->shares;
+    size_t users = slaq_shares_count(t);
+    s->sh_blend = 0;
+    if (!(s->cfg.share_guarantee < 1) ||
+        !alloc_policy_of(s->cfg.policy)->forecasts)
+        return SLAQ_OK;
+    for (size_t u = 0; u < users; u++) {
+        const slaq_share_entry *e = slaq_shares_at(t, (int)u);
+        if (e->max_jobs || e->max_cores < INFINITY)
+            return SLAQ_OK;
+    }
+    if (sched_reserve_shares(s, nn, users) != SLAQ_OK)
+        return SLAQ_ENOMEM;
+    sched_fill_pjobs(s, now, prior, 1);
+    slaq_alloc_ws_set_hold(s->ws, s->cfg.hold);
+    int err = slaq_allocate_nodes(s->cfg.policy, s->pjobs, s->n, s->node_of,
+                                  s->ncap, nn + 1, s->cfg.unit, s->ws,
+                                  s->alloc);
+    if (err)
+        return err;
+    for (size_t c = 0; c < nn * users; c++)
+        s->sh_ref[c] = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->node_of[i] < nn)
+            s->sh_ref[s->node_of[i] * users + (size_t)s->jobs[i]->tenant] +=
+                s->alloc[i];
+    s->sh_blend = 1;
     return SLAQ_OK;
 }
 
@@ -1399,69 +1526,13 @@ int slaq_sched_allocate(slaq_sched *s, double now)
      * no cores), or with shares the (node, user) groups. */
     size_t ngroups = nn + 1;
     if (s->shares) {
-        int err = shares_group(s, now, nn, &ngroups);
+        int err = shares_reference(s, now, prior, nn);
+        if (!err)
+            err = shares_group(s, now, nn, &ngroups);
         if (err)
             return err;
     }
-    double horizon = c->horizon_s > c->epoch_s ? c->horizon_s : c->epoch_s;
-    for (size_t i = 0; i < s->n; i++) {
-        slaq_job *j = s->jobs[i];
-        slaq_pjob *pj = &s->pjobs[i];
-        if (i + SLAQ_PREFETCH_AHEAD < s->n)
-            slaq_prefetch(s->jobs[i + SLAQ_PREFETCH_AHEAD], JOB_HOT_BYTES);
-        double cap = s->ncap[s->node_of[i]];
-        double wsum = s->nweight[s->node_of[i]];
-        double cpu = job_unit_cpu(s, j, prior);
-        pj->fc = slaq_predictor_forecast(j->pred);
-        pj->k = job_position(j, job_scaling(s, j), now, cpu);
-        /* A job whose iteration is longer than the horizon is judged
-         * over horizon_iters of its iterations at its fair share, and its
-         * gain scaled back to one horizon: over a fraction of one
-         * iteration every forecast is nearly a straight line, and a
-         * greedy allocator on straight lines swings all spare cores from
-         * one job to another at every report. */
-        double h = horizon;
-        if (c->horizon_iters > 0 && wsum > 0) {
-            double fair = cap * j->weight / wsum;
-            double t_iter = fair > 0 ? cpu / fair : 0;
-            if (t_iter * c->horizon_iters > h)
-                h = t_iter * c->horizon_iters;
-        }
-        pj->iters_per_core = h / cpu;
-        pj->weight = j->weight;
-        pj->max_cores = j->max_cores;
-        pj->scale = job_scale(s, j) * h / horizon;
-        double fair = wsum > 0 ? fmin(cap * j->weight / wsum,
-                                      j->max_cores) : 0;
-        pj->settling = job_settling(s, j);
-        pj->min_cores = pj->settling && !admits ? fair : 0;
-        double lift = job_lift(s, j, now, pj->k, fair);
-        if (lift > pj->min_cores)
-            pj->min_cores = lift;
-        const slaq_forecast *pf = job_prior(s, j);
-        if (pf) {
-            pj->fc = pf;
-            pj->scale = pf->scale * h / horizon;
-            if (fair > pj->min_cores && !admits)
-                pj->min_cores = fair;
-        }
-        pj->unproven = !j->reported;
-        pj->falling = admits && j->kind == SLAQ_JOB_ML && j->reported &&
-                      job_falling(j, c->starve_s);
-        pj->prev_alloc = j->alloc;
-        pj->stay = c->hysteresis;
-        sched_goal_pjob(j, pj, now, cpu);
-        pj->scaling = job_scaling(s, j);
-        /* A program not measured yet: the prior (slaq_scaling_init's σ),
-         * for the policy that sizes each admitted job by its scaling. */
-        if (!pj->scaling && admits && j->program && c->scaling &&
-            j->kind == SLAQ_JOB_ML)
-            pj->scaling = &j->scaling;
-        if (j->kind == SLAQ_JOB_QUERY)
-            sched_query_pjob(s, j, pj, now, cpu, cap, wsum, horizon);
-        else if (j->kind == SLAQ_JOB_EXACT && forecasts)
-            sched_exact_pjob(j, pj, cap, wsum);
-    }
+    sched_fill_pjobs(s, now, prior, 0);
     slaq_alloc_ws_set_hold(s->ws, c->hold);
     int err = slaq_allocate_nodes(c->policy, s->pjobs, s->n, s->node_of,
                                   s->ncap, ngroups, c->unit, s->ws, s->alloc);

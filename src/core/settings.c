@@ -194,6 +194,15 @@ static const slaq_setting settings[] = {
              "user's job there still improves: the rest of its user's part "
              "goes to the users whose jobs still improve (0: never; "
              "docs/libslaq.md, \"Shares between users\")."},
+    {.name = "share-guarantee", .type = SLAQ_SETTING_DOUBLE,
+     .offset = AT(share_guarantee, double), .min = 0, .max = 1,
+     .dflt = SLAQ_DEFAULT_SHARE_GUARANTEE, .arg = "G",
+     .help = "With shares between users and no caps on cores or jobs, "
+             "each user's part of a node is G x its share + (1 - G) x "
+             "what the policy would give its jobs without shares: a user "
+             "is guaranteed G of its share, the rest goes where the "
+             "policy gains most (1: strict shares; docs/libslaq.md, "
+             "\"Shares between users\")."},
     {.name = "prior", .type = SLAQ_SETTING_ENUM,
      .offset = AT(prior, int), VALUES(switches, switch_name),
      .dflt = 1, .arg = "on|off",

@@ -395,3 +395,33 @@ int slaq_shares_divide(slaq_shares *t, size_t nnodes, const double *capacity,
     }
     return SLAQ_OK;
 }
+
+int slaq_shares_mix(slaq_shares *t, size_t nnodes, double g,
+                    const double *ref, double *part)
+{
+    size_t n = t->n;
+    if (!(g >= 0 && g <= 1))
+        return SLAQ_EINVAL;
+    for (size_t c = 0; c < nnodes * n; c++)
+        if (!isfinite(ref[c]) || ref[c] < 0)
+            return SLAQ_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        t->e[i].part = 0;
+    for (size_t v = 0; v < nnodes; v++) {
+        double *pt = part + v * n;
+        const double *r = ref + v * n;
+        for (size_t i = 0; i < n; i++)
+            if (!t->e[i].user)
+                pt[i] = 0;
+        /* children come after their parents: sum from the leaves up */
+        for (size_t i = n; i-- > 0;) {
+            if (t->e[i].user)
+                pt[i] = g * pt[i] + (1 - g) * r[i];
+            if (i > 0)
+                pt[t->e[i].parent] += pt[i];
+        }
+        for (size_t i = 0; i < n; i++)
+            t->e[i].part += pt[i];
+    }
+    return SLAQ_OK;
+}

@@ -335,6 +335,79 @@ static void test_a_converged_job_lends_its_users_part(void **state)
     }
 }
 
+/* Three reports of a loss falling fast: a job that has just begun. */
+static void begin(slaq_job *j)
+{
+    for (uint64_t i = 1; i <= 3; i++) {
+        slaq_report r = {i, 1.0 / (double)i, 0.5, 100, (double)i * 0.1};
+        assert_int_equal(slaq_job_report(j, &r), SLAQ_OK);
+    }
+}
+
+/* A light user's converged job and a heavy user's three new ones on 16
+ * cores, under `policy`, with shares (guarantee g) or without (t NULL);
+ * returns the scheduler after one epoch. Lending is off: the guarantee
+ * alone moves the cores. */
+static slaq_sched *guarantee_run(slaq_shares *t, slaq_policy_kind policy,
+                                 double g, int light, int heavy)
+{
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 16;
+    c.unit = 1;
+    c.policy = policy;
+    c.share_half_life_s = 0;
+    c.share_lend_at = 0;
+    c.share_guarantee = g;
+    slaq_sched *s = slaq_sched_new(&c);
+    assert_non_null(s);
+    if (t)
+        assert_int_equal(slaq_sched_set_shares(s, t), SLAQ_OK);
+    converge(add_job(s, light, 16, 0));
+    for (int i = 0; i < 3; i++)
+        begin(add_job(s, heavy, 16, 4));
+    assert_int_equal(slaq_sched_epoch(s, 5), SLAQ_OK);
+    return s;
+}
+
+/* With a guarantee G below 1, each user's part is G x its share plus
+ * (1 - G) x what the policy gives its jobs without shares: the light
+ * user's converged job, which slaq alone would leave near its minimum
+ * share, keeps G of the light user's half. G = 1 is strict shares, G = 0
+ * no shares; fair (no forecasts) and a cap on jobs keep the shares
+ * strict whatever G. */
+static void test_a_guarantee_mixes_the_share_with_the_policys_choice(
+    void **state)
+{
+    (void)state;
+    slaq_shares *t = slaq_shares_new();
+    int heavy = slaq_shares_add(t, "heavy", 0, 1, 1);
+    int light = slaq_shares_add(t, "light", 0, 1, 1);
+    slaq_sched *free_run = guarantee_run(NULL, SLAQ_POLICY_SLAQ, 1, light,
+                                         heavy);
+    double ref = user_cores(free_run, light);
+    assert_true(ref < 4); /* slaq alone gives the converged job little */
+    slaq_sched_free(free_run);
+    double gs[] = {1, 0.6, 0.3, 0};
+    for (size_t k = 0; k < sizeof gs / sizeof *gs; k++) {
+        slaq_sched *s = guarantee_run(t, SLAQ_POLICY_SLAQ, gs[k], light,
+                                      heavy);
+        double want = gs[k] * 8 + (1 - gs[k]) * ref;
+        assert_near(slaq_shares_at(t, light)->part, want, 1e-9);
+        assert_near(user_cores(s, light), want, 1e-9);
+        assert_near(user_cores(s, heavy), 16 - want, 1e-9);
+        slaq_sched_free(s);
+    }
+    slaq_sched *s = guarantee_run(t, SLAQ_POLICY_FAIR, 0.3, light, heavy);
+    assert_near(user_cores(s, light), 8, 1e-9);
+    slaq_sched_free(s);
+    assert_int_equal(slaq_shares_set_caps(t, heavy, INFINITY, 10), SLAQ_OK);
+    s = guarantee_run(t, SLAQ_POLICY_SLAQ, 0.3, light, heavy);
+    assert_near(user_cores(s, light), 8, 1e-9);
+    slaq_sched_free(s);
+    slaq_shares_free(t);
+}
+
 static void test_jobs_past_a_users_cap_wait_at_no_cores(void **state)
 {
     (void)state;
@@ -402,6 +475,8 @@ int main(void)
         cmocka_unit_test(test_a_cap_on_cores_is_spread_over_the_nodes),
         cmocka_unit_test(test_a_light_user_holds_half_at_its_first_epoch),
         cmocka_unit_test(test_a_converged_job_lends_its_users_part),
+        cmocka_unit_test(
+            test_a_guarantee_mixes_the_share_with_the_policys_choice),
         cmocka_unit_test(test_jobs_past_a_users_cap_wait_at_no_cores),
         cmocka_unit_test(test_a_user_that_used_the_cluster_weighs_less),
     };
