@@ -161,7 +161,7 @@ int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
                      "carry \"estimates\"", (long long)j->id);
             return -1;
         }
-        return 1;
+        return 0;
     }
     if (!json_is_array(ea) || json_array_size(ea) == 0 ||
         json_array_size(ea) > VEC_MAX) {
@@ -210,7 +210,7 @@ int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
         goto out;
     }
     remember(j, r, n, e, lo, hi);
-    rc = 0;
+    rc = 1;
 out:
     free(buf);
     return rc;
@@ -235,13 +235,13 @@ int aqpd_replay(sd_daemon *d, sd_job *j, const slaq_report *r,
 {
     char err[256];
     json_t *msg = vec ? json_loads(vec, 0, NULL) : NULL;
-    int rc = msg ? aqpd_report(d, j, msg, r, err, sizeof err) : -1;
+    int rc = msg ? aqpd_report(d, j, msg, r, err, sizeof err) : 0;
     json_decref(msg);
-    if (rc != 0)
+    if (rc != 1)
         sd_log(d, 0, "job %lld: stored mini-batch %llu not replayed: %s",
                (long long)j->id, (unsigned long long)r->iter,
-               msg ? err : "its estimates are missing or not JSON");
-    return rc;
+               rc < 0 ? err : "its estimates are missing or not JSON");
+    return rc == 1 ? 0 : -1;
 }
 
 /* One stored mini-batch of a finished query into its in-memory points. */

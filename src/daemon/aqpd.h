@@ -17,8 +17,9 @@ typedef struct sd_job sd_job;
 int aqpd_set_kind(sd_daemon *d, sd_job *j, int kind, char *err,
                   size_t errlen);
 /* A report carrying "estimates": validated, handed to the core as a
- * query's mini-batch and remembered. Returns 1 if msg has no estimates
- * (an ordinary report), 0 on success, -1 with a message. */
+ * query's mini-batch and remembered. Returns 1 when it was such a
+ * mini-batch and was taken, 0 when msg has no estimates (an ordinary
+ * report, for the caller to take), -1 with a message. */
 int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
                 char *err, size_t errlen);
 /* {"job": ID, "kind": ..., "progress": P, "points": [{"iter", "t",

@@ -1240,11 +1240,11 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
     const slaq_report *prev = slaq_history_last(slaq_job_history(j->sj));
     double prev_t = prev ? prev->t : -1;
     /* a query's report (its estimates) goes to the core as a mini-batch */
-    int vec = aqpd_report(d, j, msg, &r, err, errlen);
-    if (vec < 0)
+    int query = aqpd_report(d, j, msg, &r, err, errlen);
+    if (query < 0)
         return -1;
-    int rc = vec ? add_report(j, &r, tv, wv) : SLAQ_OK;
-    if (!vec)
+    int rc = query ? SLAQ_OK : add_report(j, &r, tv, wv);
+    if (query)
         note_report(j, &r);
     if (rc == SLAQ_EORDER) {
         snprintf(err, errlen, "iter %llu is not after the previous report's "
@@ -1257,7 +1257,7 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
                  ">= 0)", slaq_strerror(rc));
         return -1;
     }
-    if (vec == 0) { /* a query's mini-batch: its vectors too */
+    if (query) { /* a query's mini-batch: its vectors too */
         char *text = aqpd_vec_json(msg);
         store_report_vec(d->store, j->id, &r, mv, text, tv, wv);
         free(text);
