@@ -128,10 +128,12 @@ static const slaq_setting settings[] = {
              "gets min(U, cores / jobs), then U at a time goes to the job "
              "that gains most."},
     {.name = "epoch", .type = SLAQ_SETTING_DOUBLE,
-     .offset = AT(epoch_s, double), .min = 0, .min_excluded = 1,
-     .max = INFINITY, .dflt = 1, .arg = "SECONDS", .unit = "s",
+     .offset = AT(epoch_s, double), .min = 0.01, .max = 3600, .dflt = 1,
+     .arg = "SECONDS", .unit = "s",
      .help = "The scheduling epoch T: how often the cores are divided "
-             "again."},
+             "again (a hundredth of a second to an hour: shorter, the "
+             "division costs more than it moves; longer, no job's share "
+             "follows its reports)."},
     {.name = "normalise", .type = SLAQ_SETTING_ENUM,
      .offset = AT(normalise, int), VALUES(scales, scale_name),
      .dflt = SLAQ_SCALE_SPAN, .arg = "N",

@@ -291,7 +291,6 @@ static void usage(FILE *f)
     slaq_sched_config dflt;
     slaq_sched_config_init(&dflt);
     setopt_help(f, 22, &dflt, NULL, default_text);
-    fprintf(f, "  (slaqd's --epoch is at least 0.01 s and at most 3600 s.)\n");
 }
 
 static int parse_pos(const char *where, const char *s, double *out)
@@ -847,10 +846,6 @@ static int parse_args(sd_config *c, int argc, char **argv,
     slaq_sched_config *sc = &c->sched;
     if (load_rl_model(c, &a))
         return 2;
-    if (sc->epoch_s < 0.01 || sc->epoch_s > 3600) {
-        fprintf(stderr, "slaqd: --epoch must be between 0.01 and 3600 s\n");
-        return 2;
-    }
     /* Default unit: a twentieth of the cores, at most one core. With
      * whole cores on a small machine every job would sit at its minimum
      * share and slaq could not differ from fair. */

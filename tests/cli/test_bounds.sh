@@ -66,7 +66,7 @@ refused "sim: --unit 1e-12" "--unit 1e-12 is 3.2e\\+13 units .*cap of 100000" \
   sim --workload "$WL" --cores 32 --unit 1e-12 --out "$TMP/o" --quiet
 refused "sim: --cores 1e-300" "on at most 1e-300 cores \\(--cores\\)" \
   sim --workload "$WL" --cores 1e-300 --out "$TMP/o" --quiet
-refused "sim: --epoch 1e-9" "epochs of --epoch 1e-09 s, more than the cap of 1000000 epochs" \
+refused "sim: --epoch 1e-9" "--epoch: expected a number from 0.01 to 3600, got '1e-9'" \
   sim --workload "$WL" --cores 32 --epoch 1e-9 --out "$TMP/o" --quiet
 refused "sim: --nodes 1000000" "--nodes 1000000: more than the cap of 10000 nodes" \
   sim --workload "$WL" --nodes 1000000 --cores-per-node 1 --out "$TMP/o" \
@@ -88,7 +88,7 @@ check "workload gen: nothing written" test ! -s "$TMP/out"
 
 # slaq sim --aqp: the same kind of values, refused the same way.
 AQ=tests/data/aqp-traces.jsonl
-refused "sim --aqp: --epoch 1e-9" "epochs of --epoch 1e-09 s, more than the cap of 1000000 epochs" \
+refused "sim --aqp: --epoch 1e-9" "--epoch: expected a number from 0.01 to 3600, got '1e-9'" \
   sim --aqp "$AQ" --seeds 1 --epoch 1e-9
 refused "sim --aqp: --cpu-scale 1e300" "\\(--cpu-scale 1e\\+300\\).*cap of 1000000 epochs" \
   sim --aqp "$AQ" --seeds 1 --cpu-scale 1e300

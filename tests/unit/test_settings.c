@@ -222,10 +222,14 @@ static void test_bad_values_name_the_setting(void **state)
     refused("hysteresis", "-0.5", "hysteresis: ", "got '-0.5'", NULL);
     refused("damping", "1", "damping: expected a number from 0 to 1 (1 "
             "excluded), got '1'", NULL);
-    refused("epoch", "0", "epoch: expected a positive number, got '0'",
+    refused("unit", "0", "unit: expected a positive number, got '0'",
             NULL);
-    refused("epoch", "soon", "epoch: expected a positive number, got 'soon'",
-            NULL);
+    refused("epoch", "soon", "epoch: expected a number from 0.01 to 3600, "
+            "got 'soon'", NULL);
+    /* the epoch's range is its row's, whichever front end reads it */
+    refused("epoch", "0.001", "epoch: expected a number from 0.01 to 3600, "
+            "got '0.001'", NULL);
+    refused("epoch", "4000", "epoch: ", "got '4000'", NULL);
     refused("cores", "inf", "cores: ", "got 'inf'", NULL);
     refused("cores", "nan", "cores: ", "got 'nan'", NULL);
     refused("unit", "", "unit: ", "got ''", NULL);
@@ -316,8 +320,10 @@ static void test_bounds_are_inclusive_unless_excluded(void **state)
                      SLAQ_OK);
     assert_int_equal(c.placement, SLAQ_PLACE_GAIN);
     char want[64];
-    slaq_setting_expect(slaq_setting_find("epoch"), want, sizeof want);
+    slaq_setting_expect(slaq_setting_find("unit"), want, sizeof want);
     assert_string_equal(want, "a positive number");
+    slaq_setting_expect(slaq_setting_find("epoch"), want, sizeof want);
+    assert_string_equal(want, "a number from 0.01 to 3600");
     /* a short buffer is cut, and the length needed returned */
     int n = slaq_setting_expect(slaq_setting_find("policy"), want, 8);
     assert_int_equal(n, (int)strlen("fair, slaq, slaq-maxmin, relaqs, edf, "
