@@ -27,6 +27,7 @@ int cmd_bench(int argc, char **argv);
 int bench_cluster(int argc, char **argv); /* src/sim/cmd_bench_cluster.c */
 int cmd_sim(int argc, char **argv);      /* src/sim/cmd_sim.c */
 int cmd_replay(int argc, char **argv);   /* src/cli/replay.c */
+int cmd_report(int argc, char **argv);   /* src/cli/cmd_report.c */
 int cmd_sim_aqp(int argc, char **argv);  /* src/sim/cmd_aqpsim.c */
 int cmd_sim_deadlines(int argc, char **argv); /* cmd_sim_deadlines.c */
 int cmd_workload(int argc, char **argv); /* src/sim/cmd_workload.c */
