@@ -242,8 +242,9 @@ static int load(store_run *db, const char *path, rpt_run *run)
         return -1;
     }
     for (size_t i = 0; i < run->njobs; i++)
-        qsort(run->jobs[i].allocs, run->jobs[i].nallocs,
-              sizeof *run->jobs[i].allocs, by_time);
+        if (run->jobs[i].nallocs > 1) /* none: allocs is NULL */
+            qsort(run->jobs[i].allocs, run->jobs[i].nallocs,
+                  sizeof *run->jobs[i].allocs, by_time);
     return 0;
 }
 
@@ -479,7 +480,7 @@ static void print_table(const rpt_run *run, const sim_result *r,
     if (isfinite(s->makespan))
         printf("makespan (s)               %.1f\n", s->makespan);
     else
-        printf("makespan (s)               - (%zu jobs not ended)\n",
+        printf("makespan (s)               - (%zu not ended)\n",
                run->njobs - ended);
     printf("CPU-seconds                %.2f\n", cpu);
     if (r->nsamples)

@@ -712,9 +712,9 @@ void sim_summarize(const sim_result *r, sim_summary *s)
             have_tx[x] += !isnan(r->jobs[i].tx[x]);
         ended += !isnan(r->jobs[i].completion);
     }
-    for (int x = 0; x < SIM_NX && r->njobs; x++)
+    for (int x = 0; x < SIM_NX; x++)
         s->tx_mean[x] = have_tx[x] ? 0 : NAN;
-    s->jct_mean = ended || !r->njobs ? 0 : NAN;
+    s->jct_mean = ended ? 0 : NAN;
     double first = INFINITY, last = -INFINITY;
     for (size_t i = 0; i < r->njobs; i++) {
         const sim_jobres *j = &r->jobs[i];
@@ -726,7 +726,7 @@ void sim_summarize(const sim_result *r, sim_summary *s)
         first = fmin(first, j->arrival);
         last = fmax(last, j->completion);
     }
-    s->makespan = !r->njobs ? 0 : ended < r->njobs ? NAN : last - first;
+    s->makespan = ended && ended == r->njobs ? last - first : NAN;
     double job_min = 0, changes = 0, moved = 0;
     for (size_t i = 0; i < r->njobs; i++) {
         if (isnan(r->jobs[i].completion))

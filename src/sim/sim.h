@@ -181,9 +181,10 @@ typedef struct sim_summary {
  * The run's numbers from its jobs and timeline (docs/metrics.md): mean
  * times to X% over the jobs whose tx[X] is not NAN (NAN if none), mean
  * JCT over the jobs whose completion is not NAN (likewise), the makespan
- * (NAN while a job has not completed), the timeline's averages. Every
- * simulated job completes and reaches every X; slaq report's jobs of a
- * slaqd run (src/cli/cmd_report.c) may not have yet.
+ * (NAN while a job has not completed, and without jobs), the timeline's
+ * averages. Every simulated job completes and reaches every X (and a
+ * workload has jobs); slaq report's jobs of a slaqd run
+ * (src/cli/cmd_report.c) may not have yet.
  */
 void sim_summarize(const sim_result *r, sim_summary *s);
 

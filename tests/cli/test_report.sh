@@ -25,6 +25,14 @@ for _ in $(seq 100); do grep -q "ready:" "$TMP/slaqd.log" && break; sleep 0.1; d
 kill -TERM "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 check "slaqd created state.db" test -s "$DB"
+check_exit "report on a run without jobs exits 0" 0 "$SLAQ" report --json "$ST"
+check "json without jobs: no jobs, no numbers" python3 -c "
+import json
+d = json.load(open('$TMP/out'))
+s = d['summary']
+assert d['jobs'] == [] and s['jobs'] == 0 and s['samples'] == 0, d
+assert s['t90_mean_s'] is None and s['avg_norm_loss'] is None, s
+assert s['makespan_s'] is None and s['share_by_loss_group'] is None, s"
 
 # T0 + multiples of 1/4 s: every time and difference is exact in a double.
 # Job 1 (alice): submitted at 0, ended at 10; losses 10 6 3 2 1.5 1 at
@@ -144,7 +152,7 @@ PY
 check_exit "report on a run still going: the table" 0 "$SLAQ" report "$ST"
 check_grep "table: the running job's times are '-'" \
   "^3 +carol +c\\\\x1b\[2J +running +- +- +- +- +3\.25 +2$" "$TMP/out"
-check_grep "table: no makespan while a job runs" "^makespan \(s\) +- \(1 jobs not ended\)$" "$TMP/out"
+check_grep "table: no makespan while a job runs" "^makespan \(s\) +- \(1 not ended\)$" "$TMP/out"
 check "report changed nothing in state.db" \
   test "$(sha256sum "$DB" | cut -d' ' -f1)" = "$sum_before"
 

@@ -131,6 +131,10 @@ static void test_summary_leaves_out_jobs_without_a_number(void **state)
     sim_summarize(&r, &s);
     assert_near(s.makespan, 100 - 10);
     assert_near(s.jct_mean, (30 + 60 + 85) / 3.0);
+    r.njobs = 0; /* a run without jobs has no numbers */
+    sim_summarize(&r, &s);
+    assert_true(isnan(s.tx_mean[x90]) && isnan(s.jct_mean) &&
+                isnan(s.makespan));
 }
 
 int main(void)
