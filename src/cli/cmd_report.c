@@ -70,9 +70,10 @@ static void usage(FILE *f)
         "                    slaq sim's timeline.csv (time_s from the first\n"
         "                    submission)\n"
         "  -h, --help        this help\n\n"
-        "Exit status: 0, 1 if reading state.db fails midway, 2 on bad usage or\n"
-        "a file that is not slaqd's state.db (missing, not SQLite, empty,\n"
-        "another program's).\n", f);
+        "Exit status: 0, 1 if reading state.db fails midway, 2 on bad usage, a\n"
+        "file that is not slaqd's state.db (missing, not SQLite, empty,\n"
+        "another program's) or more than 1000000 samples (a larger --epoch).\n",
+        f);
 }
 
 /* ------------------------------------------------------------ the run */
@@ -276,12 +277,14 @@ static void job_times(const rpt_job *j, double tx[SIM_NX])
  * sample of the jobs active then (submitted <= t < end), each with the ℓ
  * of its last report at or before t (1 before its first) and its last
  * allocation (0 before its first), into r->samples. Stretches with no job
- * active are skipped. 0, or -1 after saying why.
+ * active are skipped. 0, or after saying why -1 (out of memory) or -2
+ * (more than SIM_MAX_EPOCHS samples: --epoch too small for the run).
  */
 static int timeline(rpt_run *run, rpt_job **by_sub, double first,
                     double now, double epoch, sim_result *r)
 {
     size_t n = run->njobs, cap = 0, next = 0, nact = 0;
+    int rc = -1;
     rpt_job **act = malloc((n ? n : 1) * sizeof *act);
     metric_point *pts = malloc((n ? n : 1) * sizeof *pts);
     if (!act || !pts)
@@ -309,6 +312,7 @@ static int timeline(rpt_run *run, rpt_job **by_sub, double first,
             cli_error("report", "the run spans %g s: more than %d samples "
                       "of --epoch %g s with jobs active; give a larger "
                       "--epoch", now - first, SIM_MAX_EPOCHS, epoch);
+            rc = -2;
             goto err;
         }
         for (size_t i = 0; i < nact; i++) {
@@ -338,7 +342,7 @@ oom:
 err:
     free(act);
     free(pts);
-    return -1;
+    return rc;
 }
 
 /* ------------------------------------------------------------ output */
@@ -617,8 +621,11 @@ int cmd_report(int argc, char **argv)
         cpu += j->cpu_s;
         ended += j->ended > 0;
     }
-    if (timeline(&run, by_sub, first, now, epoch, &r))
+    int trc = timeline(&run, by_sub, first, now, epoch, &r);
+    if (trc) {
+        status = trc == -2 ? EXIT_USAGE : EXIT_RUNTIME;
         goto out;
+    }
     sim_summary s;
     sim_summarize(&r, &s);
     if (tl_path) {

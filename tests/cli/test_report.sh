@@ -113,6 +113,9 @@ check_grep "timeline: slaq sim's columns" \
   "^time_s,active_jobs,avg_norm_loss,cores_high,cores_medium,cores_low$" "$TMP/tl.csv"
 check "timeline: one row per sample" test "$(wc -l <"$TMP/tl.csv")" -eq 11
 check_grep "timeline: at 5 s both jobs, their mean l 13/36" "^5\.000,2,0\.361111,1\.0000,0\.0000,1\.0000$" "$TMP/tl.csv"
+check_exit "report: more than 1000000 samples is refused" 2 "$SLAQ" report --epoch 0.000005 "$ST"
+check_grep "report: the cap says to give a larger --epoch" \
+  "the run spans 10 s: more than 1000000 samples of --epoch 5e-06 s with jobs active; give a larger --epoch" "$TMP/err"
 check_exit "report --epoch 2 samples every 2 s" 0 "$SLAQ" report --json --epoch 2 "$ST"
 check "--epoch 2: 5 samples, (1 + 7/9 + 11/18 + 1/18 + 1/18)/5" python3 -c "
 import json, sys
