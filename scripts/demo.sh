@@ -6,7 +6,8 @@
 # slaq-train jobs (eight algorithms, more CPU demand than the machine has,
 # so the policy decides who progresses), shows `slaq top` while they run,
 # then prints each job's time to 50/90/95% loss reduction, final loss and
-# test quality, computed by scripts/demo_report.py from slaqd's database.
+# test quality, computed by slaq report (through scripts/demo_report.py)
+# from slaqd's database.
 # Whatever happens (end, error, Ctrl-C), slaqd and every job are stopped:
 # jobs run in their own sessions and would outlive slaqd otherwise.
 #
@@ -251,7 +252,7 @@ fi
 
 say
 say "== summary (policy $policy; times from each job's submission, docs/metrics.md)"
-report_args=(summary "$state" --policy "$policy")
+report_args=(summary "$state" --policy "$policy" --slaq "$bin/slaq")
 if [ -n "$json" ]; then
     mkdir -p "$(dirname "$json")"
     report_args+=(--json "$json" --timeline "$(dirname "$json")/timeline.csv")

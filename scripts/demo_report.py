@@ -2,15 +2,15 @@
 """demo_report.py — the numbers of a demo run, read from slaqd's own state.
 
 `make demo` and `make demo-compare` run real slaq-train jobs under slaqd;
-everything they report is computed here from the run's SQLite database
+everything they report comes from the run's SQLite database
 (STATE/state.db: every job, every iteration report with its time, every
 allocation change), so the summary is what slaqd recorded, not what the
-script believes happened. The metrics follow docs/metrics.md, the
-same the simulator (`slaq sim`) reports, so a real run and its simulation
-compare directly:
+script believes happened. The metrics are `slaq report --json`'s
+(docs/cli.md), which computes them with the simulator's own functions
+(docs/metrics.md), so a real run and its simulation compare directly:
 
   normalised loss   l(k) = (L(k) - L_end) / (L(0) - L_end), L_end the loss
-                    at the job's last iteration
+                    the job last reported
   time to X%        from the job's submission to the first report whose
                     loss reduction 1 - l is >= X
   average loss      mean l over active jobs, sampled every epoch
@@ -20,8 +20,11 @@ compare directly:
 
 Subcommands:
 
-  summary STATE [--policy P] [--json OUT] [--timeline OUT.csv]
-      per-job table and the run's aggregates
+  summary STATE [--policy P] [--json OUT] [--timeline OUT.csv] [--slaq BIN]
+      per-job table and the run's aggregates, from `slaq report --json`
+      (BIN: the slaq command, default $SLAQ, else build/bin/slaq of this
+      tree, else slaq on the PATH); adds each job's algorithm (from its
+      command) and test quality (its `done` line)
   workload STATE [--cost cpu|allocated] > wl.jsonl
       the run as a simulator workload (docs/sim.md): same arrivals, each
       job's recorded curve (slaq-train --record) and its cost per
@@ -44,7 +47,7 @@ Subcommands:
       timeline.csv next to its summary
 
 Only the Python standard library is used (sqlite3 opens the database
-read-only, so a running slaqd is not disturbed).
+read-only, as slaq report does, so a running slaqd is not disturbed).
 """
 
 import argparse
@@ -118,112 +121,80 @@ def done_line(state, job):
     return dict(kv.split("=", 1) for kv in lines[-1].split()[1:] if "=" in kv)
 
 
-def norm_losses(job):
-    """(time, normalised loss) after each report; L_end = the last loss."""
-    reps = job["reports"]
-    if not reps:
-        return []
-    l0, lend = reps[0][1], reps[-1][1]
-    span = l0 - lend
-    if not span > 0:  # no reduction: l stays 1 until the job ends
-        return [(r[3], 1.0) for r in reps[:-1]] + [(reps[-1][3], 0.0)]
-    return [(r[3], (r[1] - lend) / span) for r in reps]
+def slaq_command(given):
+    """The slaq command: --slaq, else $SLAQ, else this tree's build, else
+    the PATH's."""
+    if given:
+        return given
+    if os.environ.get("SLAQ"):
+        return os.environ["SLAQ"]
+    here = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "build", "bin", "slaq")
+    return here if os.access(here, os.X_OK) else "slaq"
 
 
-def time_to(job, x):
-    """Seconds from submission to the first loss reduction >= x%."""
-    for t, norm_loss in norm_losses(job):
-        if 1 - norm_loss >= x / 100.0 - 1e-12:
-            return t - job["submitted"]
-    return None
+def report(state, epoch, slaq, timeline=None):
+    """`slaq report --json` on the run (and its timeline CSV, if asked)."""
+    cmd = [slaq_command(slaq), "report", "--json", "--epoch", repr(epoch)]
+    if timeline:
+        cmd += ["--timeline", timeline]
+    try:
+        p = subprocess.run(cmd + [state], capture_output=True, text=True)
+    except OSError as e:
+        fail("%s: %s (give the slaq command with --slaq)" % (cmd[0], e))
+    if p.returncode != 0:
+        fail(p.stderr.strip() or "%s exited %d" % (cmd[0], p.returncode))
+    return json.loads(p.stdout)
 
 
-def last_before(points, t, default):
-    """Value of the last (time, value) point at or before t."""
-    v = default
-    for pt, pv in points:
-        if pt > t:
-            break
-        v = pv
-    return v
-
-
-def timeline(jobs, epoch):
-    """Per epoch: active jobs, mean normalised loss, cores by loss group."""
-    start = min(j["submitted"] for j in jobs)
-    end = max((j["ended"] or j["submitted"]) for j in jobs)
-    curves = [norm_losses(j) for j in jobs]
-    rows = []
-    k = 0
-    while True:
-        t = start + k * epoch
-        if t > end:
-            break
-        k += 1
-        act = [i for i, j in enumerate(jobs)
-               if j["submitted"] <= t and (j["ended"] is None or
-                                           t < j["ended"])]
-        if not act:
-            continue
-        ells = [(last_before(curves[i], t, 1.0), i) for i in act]
-        cores = {i: last_before(jobs[i]["allocs"], t, 0.0) for i in act}
-        # Highest normalised loss first; ties by arrival (the list order).
-        ells.sort(key=lambda e: (-e[0], e[1]))
-        n = len(ells)
-        group = {"high": 0.0, "medium": 0.0, "low": 0.0}
-        for rank, (_, i) in enumerate(ells):
-            g = "high" if 4 * rank < n else "medium" if 4 * rank < 2 * n \
-                else "low"
-            group[g] += cores[i]
-        rows.append((t - start, n, sum(e[0] for e in ells) / n,
-                     group["high"], group["medium"], group["low"]))
-    return rows
-
-
-def summarise(state, policy, epoch):
-    jobs = load(state)
+def summarise(state, policy, epoch, slaq=None, timeline=None):
+    """The run's summary: slaq report's numbers, with each job's algorithm
+    and test quality beside them."""
+    open_db(state).close()  # a missing state.db is named as before
+    r = report(state, epoch, slaq, timeline)
+    if not r["jobs"]:
+        fail("%s: slaqd recorded no jobs" % state)
+    argv = {}
+    db = open_db(state)
+    for jid, cmd in db.execute("SELECT id, cmd FROM jobs"):
+        try:
+            argv[jid] = json.loads(cmd) if cmd else []
+        except ValueError:
+            argv[jid] = []
+    db.close()
     per_job = []
-    for j in jobs:
+    for j in sorted(r["jobs"], key=lambda j: (j["submitted"], j["id"])):
         d = done_line(state, j)
         metric = next(((m, d[m]) for m in METRICS if m in d), None)
-        reps = j["reports"]
-        cpu = sum(r[2] for r in reps[1:])
         per_job.append({
-            "id": j["id"], "name": j["name"], "algorithm": algorithm(j),
-            "state": j["state"], "iters": reps[-1][0] if reps else 0,
-            "arrival_s": j["submitted"] - jobs[0]["submitted"],
-            "t": {str(x): time_to(j, x) for x in REDUCTIONS},
-            "jct_s": (j["ended"] - j["submitted"]) if j["ended"] else None,
-            "first_loss": reps[0][1] if reps else None,
-            "final_loss": reps[-1][1] if reps else None,
-            "cpu_s": cpu,
+            "id": j["id"], "name": j["name"],
+            "algorithm": algorithm({"argv": argv.get(j["id"], [])}),
+            "state": j["state"], "iters": j["iters"] or 0,
+            "arrival_s": j["arrival_s"],
+            "t": {str(x): j["t%d_s" % x] for x in REDUCTIONS},
+            "jct_s": j["jct_s"],
+            "first_loss": j["first_loss"], "final_loss": j["last_loss"],
+            "cpu_s": j["cpu_s"],
             "metric": metric[0] if metric else None,
             "metric_value": float(metric[1]) if metric else None,
         })
-    rows = timeline(jobs, epoch)
-    used = [r for r in rows if r[3] + r[4] + r[5] > 0]
-    share = {}
-    for gi, g in ((3, "high"), (4, "medium"), (5, "low")):
-        share[g] = (sum(r[gi] / (r[3] + r[4] + r[5]) for r in used) /
-                    len(used)) if used else None
-
-    def mean_t(x):
-        v = [p["t"][str(x)] for p in per_job if p["t"][str(x)] is not None]
-        return sum(v) / len(v) if v else None
-
-    ends = [j["ended"] for j in jobs if j["ended"]]
+    s = r["summary"]
+    share = s["share_by_loss_group"] or {g: None for g in
+                                         ("high", "medium", "low")}
     summary = {
         "policy": policy, "state_dir": os.path.abspath(state),
-        "jobs": len(jobs), "epoch_s": epoch,
-        "time_to_reduction_mean_s": {str(x): mean_t(x) for x in REDUCTIONS},
-        "t90_mean_s": mean_t(90),
-        "avg_norm_loss": (sum(r[2] for r in rows) / len(rows)) if rows
-        else None,
+        "jobs": s["jobs"], "epoch_s": epoch,
+        "time_to_reduction_mean_s": {str(x): s["t%d_mean_s" % x]
+                                     for x in REDUCTIONS},
+        "t90_mean_s": s["t90_mean_s"],
+        "jct_mean_s": s["jct_mean_s"],
+        "avg_norm_loss": s["avg_norm_loss"],
         "share_by_loss_group": share,
-        "makespan_s": (max(ends) - jobs[0]["submitted"]) if ends else None,
+        "makespan_s": s["makespan_s"],
+        "cpu_s": s["cpu_s"],
         "per_job": per_job,
     }
-    return summary, rows
+    return summary
 
 
 def fmt(v, spec="%.1f"):
@@ -255,18 +226,12 @@ def print_summary(s):
 
 
 def cmd_summary(a):
-    s, rows = summarise(a.state, a.policy, a.epoch)
+    s = summarise(a.state, a.policy, a.epoch, a.slaq, a.timeline)
     print_summary(s)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(s, f, indent=1)
             f.write("\n")
-    if a.timeline:
-        with open(a.timeline, "w") as f:
-            f.write("time_s,active_jobs,avg_norm_loss,cores_high,"
-                    "cores_medium,cores_low\n")
-            for r in rows:
-                f.write("%.3f,%d,%.6f,%.4f,%.4f,%.4f\n" % r)
 
 
 def recorded_curves(state):
@@ -475,6 +440,7 @@ def main():
     s.add_argument("--epoch", type=float, default=1.0)
     s.add_argument("--json")
     s.add_argument("--timeline")
+    s.add_argument("--slaq", help="the slaq command (slaq report)")
     w = sub.add_parser("workload")
     w.add_argument("state")
     w.add_argument("--max-cores", type=float, default=16,

@@ -31,6 +31,7 @@ int cmd_sim_sweep(int argc, char **argv);
  * cmd_sim hands it over). */
 int cmd_sim_tasks(int argc, char **argv);
 int cmd_replay(int argc, char **argv);   /* src/cli/replay.c */
+int cmd_report(int argc, char **argv);   /* cmd_report.c */
 int cmd_sim_aqp(int argc, char **argv);  /* cmd_aqpsim.c */
 int cmd_sim_deadlines(int argc, char **argv); /* cmd_sim_deadlines.c */
 int cmd_workload(int argc, char **argv); /* cmd_workload.c */

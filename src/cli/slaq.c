@@ -23,6 +23,8 @@ static const cli_command commands[] = {
     {"workload", cmd_workload, "generate workloads (workload gen)"},
     {"replay", cmd_replay,
      "run a recorded slaqd run again through the core, check allocations"},
+    {"report", cmd_report,
+     "a slaqd run's metrics from its state.db (t90, JCT, CPU)"},
     {"submit", cmd_submit, "start a job under slaqd; prints its id"},
     {"ls", cmd_ls, "list slaqd's jobs"},
     {"show", cmd_show, "one job: history, allocations, prediction"},

@@ -755,9 +755,6 @@ struct sd_store {
     void *rewrite_arg;
 };
 
-/* PRAGMA application_id of a slaq database: "slaq". */
-#define STORE_APP_ID 0x736c6171
-
 /* One integer from a one-row query: 0 with *v (-1 when there is no
  * row), or -1 when the query fails (sqlite3_errmsg says why). */
 static int query_row(sqlite3 *db, const char *sql, sqlite3_int64 *v)

@@ -198,15 +198,20 @@ int store_each_sweep_call(sd_store *s, int64_t sweep,
 
 /* ------------------------------------------------------ store_run.c */
 
-/* A recorded run read back (slaq replay): state.db opened read-only. */
+/* A recorded run read back (slaq replay, slaq report): state.db opened
+ * read-only. */
 typedef struct store_run store_run;
 
+/* A job's row; its strings live until the callback returns. */
 typedef struct store_run_job {
     int64_t id;
     double weight, max_cores;  /* max_cores INFINITY: no cap */
     uint64_t max_iters;
-    double started, ended;
+    double started, ended;     /* 0: not yet */
     const char *convergence;   /* NULL: not declared */
+    const char *name, *state;
+    const char *user;          /* NULL: a job of a slaqd before owners */
+    double submitted;
 } store_run_job;
 
 /* NULL with err filled ("PATH: why") when it cannot be opened. */
@@ -214,9 +219,15 @@ store_run *store_run_open(const char *path, char *err, size_t errlen);
 void store_run_close(store_run *r);
 /* The last error's text (SQLite's). */
 const char *store_run_errmsg(store_run *r);
+/* Whether the open file is slaqd's database with the tables and columns
+ * a run is read from: 0, or -1 with err naming `path`, what it is (not
+ * SQLite, an empty database, another program's, a table without a
+ * column) and what was expected. */
+int store_run_check(store_run *r, const char *path, char *err,
+                    size_t errlen);
 /* The callbacks return 0 to go on; anything else stops the walk and is
  * returned. -1 also when reading fails (store_run_errmsg). */
-/* Jobs started at or after `since`, in id order. */
+/* Jobs started at or after `since` (-INFINITY: all), in id order. */
 int store_run_jobs(store_run *r, double since,
                    int (*fn)(void *, const store_run_job *), void *arg);
 /* Every report, by job and iteration, with the threads and wall time it

@@ -11,6 +11,9 @@
 
 #include "daemon/store.h"
 
+/* PRAGMA application_id of a slaq database: "slaq". */
+#define STORE_APP_ID 0x736c6171
+
 /* Statements store_sweep.c prepares (at first use) and store_close
  * finalizes. */
 #define STORE_SWEEP_STMTS 12

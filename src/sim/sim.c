@@ -17,6 +17,7 @@
  * measured here (the core reads no clock).
  */
 #include "sim/sim.h"
+#include "sim/metrics.h"
 #include "slaq/deadline.h"
 #include "slaq/settings.h"
 #include "slaq/shares.h"
@@ -222,7 +223,7 @@ typedef struct simstate {
     sjob *jobs;       /* in arrival order */
     sjob **heap;      /* active jobs, min-heap on (next_t, order) */
     sjob **active;    /* active jobs, unordered */
-    sjob **rank;      /* scratch for loss groups */
+    metric_point *rank; /* scratch for loss groups */
     size_t nactive;
     sim_result *r;
     slaq_shares *shares; /* cfg->shares: the workload's users */
@@ -286,16 +287,11 @@ static void heap_build(simstate *st)
 
 /* ------------------------------------------------------------ job model */
 
-/* ℓ after iteration k (docs/metrics.md). A curve that never falls below its
- * start cannot be reduced: it counts as unreduced until it completes. */
+/* ℓ after iteration k (docs/metrics.md, metric_norm_loss). */
 static double norm_loss(const wl_job *w, size_t k)
 {
-    double l0 = w->loss[0], lend = w->loss[w->nlosses - 1];
-    if (k + 1 >= w->nlosses)
-        return 0;
-    if (!(l0 - lend > 0))
-        return 1;
-    return (w->loss[k] - lend) / (l0 - lend);
+    return metric_norm_loss(w->loss[k], w->loss[0], w->loss[w->nlosses - 1],
+                            k + 1 >= w->nlosses);
 }
 
 /* The cost factor of a job with a scaling curve at t threads: its
@@ -339,11 +335,7 @@ static void job_set_cores(sjob *j, double t, double cores, double speed)
 
 static void job_reached(sjob *j, double t)
 {
-    while (j->xi < SIM_NX &&
-           1 - j->norm_loss >= sim_x_pct[j->xi] / 100.0 - 1e-12) {
-        j->res->tx[j->xi] = t - j->arrival;
-        j->xi++;
-    }
+    j->xi = metric_reached(j->norm_loss, t - j->arrival, j->xi, j->res->tx);
 }
 
 /* ------------------------------------------------------------ the loop */
@@ -418,15 +410,6 @@ static int decide(simstate *st, double t, char *err, size_t errlen)
     return 0;
 }
 
-static int by_loss_desc(const void *a, const void *b)
-{
-    const sjob *x = *(const sjob *const *)a;
-    const sjob *y = *(const sjob *const *)b;
-    if (x->norm_loss != y->norm_loss)
-        return x->norm_loss > y->norm_loss ? -1 : 1;
-    return x->order < y->order ? -1 : x->order > y->order;
-}
-
 /* Records the timeline row of an epoch boundary. */
 static int sample(simstate *st, double t, char *err, size_t errlen)
 {
@@ -439,21 +422,11 @@ static int sample(simstate *st, double t, char *err, size_t errlen)
         }
         st->samples_cap = nc;
     }
-    sim_sample *sm = &r->samples[r->nsamples++];
-    size_t n = st->nactive;
-    memcpy(st->rank, st->active, n * sizeof *st->rank);
-    qsort(st->rank, n, sizeof *st->rank, by_loss_desc);
-    memset(sm, 0, sizeof *sm);
-    sm->t = t;
-    sm->active = n;
-    double sum = 0;
-    for (size_t i = 0; i < n; i++) {
-        const sjob *j = st->rank[i];
-        int g = 4 * i < n ? SIM_HIGH : 4 * i < 2 * n ? SIM_MEDIUM : SIM_LOW;
-        sm->cores[g] += j->cores;
-        sum += j->norm_loss;
+    for (size_t i = 0; i < st->nactive; i++) {
+        const sjob *j = st->active[i];
+        st->rank[i] = (metric_point){j->norm_loss, j->cores, j->order};
     }
-    sm->avg_norm_loss = sum / (double)n;
+    metric_sample(&r->samples[r->nsamples++], t, st->rank, st->nactive);
     return 0;
 }
 
@@ -731,18 +704,33 @@ void sim_summarize(const sim_result *r, sim_summary *s)
 {
     memset(s, 0, sizeof *s);
     s->jobs = r->njobs;
+    /* The jobs each mean is over: those with a number (all of a
+     * simulation's; slaq report's may not have ended or reached X). */
+    size_t have_tx[SIM_NX] = {0}, ended = 0;
+    for (size_t i = 0; i < r->njobs; i++) {
+        for (int x = 0; x < SIM_NX; x++)
+            have_tx[x] += !isnan(r->jobs[i].tx[x]);
+        ended += !isnan(r->jobs[i].completion);
+    }
+    for (int x = 0; x < SIM_NX; x++)
+        s->tx_mean[x] = have_tx[x] ? 0 : NAN;
+    s->jct_mean = ended ? 0 : NAN;
     double first = INFINITY, last = -INFINITY;
     for (size_t i = 0; i < r->njobs; i++) {
         const sim_jobres *j = &r->jobs[i];
         for (int x = 0; x < SIM_NX; x++)
-            s->tx_mean[x] += j->tx[x] / (double)r->njobs;
-        s->jct_mean += (j->completion - j->arrival) / (double)r->njobs;
+            if (!isnan(j->tx[x]))
+                s->tx_mean[x] += j->tx[x] / (double)have_tx[x];
+        if (!isnan(j->completion))
+            s->jct_mean += (j->completion - j->arrival) / (double)ended;
         first = fmin(first, j->arrival);
         last = fmax(last, j->completion);
     }
-    s->makespan = r->njobs ? last - first : 0;
+    s->makespan = ended && ended == r->njobs ? last - first : NAN;
     double job_min = 0, changes = 0, moved = 0;
     for (size_t i = 0; i < r->njobs; i++) {
+        if (isnan(r->jobs[i].completion))
+            continue;
         job_min += (r->jobs[i].completion - r->jobs[i].arrival) / 60;
         changes += (double)r->jobs[i].changes;
         moved += r->jobs[i].moved;

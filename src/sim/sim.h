@@ -16,8 +16,8 @@
  * exactly its work divided by C. An iteration's loss is reported when the
  * iteration completes, never earlier.
  *
- * Metrics follow docs/metrics.md; docs/sim.md lists
- * the output files.
+ * Metrics follow docs/metrics.md, computed by sim/metrics.h (which slaq
+ * report shares); docs/sim.md lists the output files.
  */
 #ifndef SLAQ_SIM_H
 #define SLAQ_SIM_H
@@ -177,6 +177,15 @@ typedef struct sim_summary {
     size_t epochs;
 } sim_summary;
 
+/*
+ * The run's numbers from its jobs and timeline (docs/metrics.md): mean
+ * times to X% over the jobs whose tx[X] is not NAN (NAN if none), mean
+ * JCT over the jobs whose completion is not NAN (likewise), the makespan
+ * (NAN while a job has not completed, and without jobs), the timeline's
+ * averages. Every simulated job completes and reaches every X (and a
+ * workload has jobs); slaq report's jobs of a slaqd run
+ * (src/cli/cmd_report.c) may not have yet.
+ */
 void sim_summarize(const sim_result *r, sim_summary *s);
 
 /* Index of X in sim_x_pct, or -1. */

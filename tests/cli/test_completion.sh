@@ -32,4 +32,14 @@ check "slaq account completes its verbs (got: $got)" \
 got=$(complete_words _slaqd slaqd --fair-share "")
 check "slaqd --fair-share completes on and off (got: $got)" \
   test "$got" = "off on "
+mkdir -p "$TMP/runs/demo"
+got=$(complete_words _slaq slaq report "$TMP/runs/de")
+check "slaq report completes a state directory (got: $got)" \
+  test "$got" = "$TMP/runs/demo "
+got=$(complete_words _slaq slaq report --ti)
+check "slaq report --ti completes --timeline from its --help (got: $got)" \
+  test "$got" = "--timeline "
+got=$(complete_words _slaq slaq rep)
+check "slaq rep completes replay and report (got: $got)" \
+  test "$got" = "replay report "
 finish

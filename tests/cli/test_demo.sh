@@ -42,6 +42,19 @@ assert s['jobs'] == 5 and len(s['per_job']) == 5
 assert all(p['t']['90'] is not None for p in s['per_job'])
 assert all(p['final_loss'] < p['first_loss'] for p in s['per_job'])"
 check "demo.sh: timeline written next to the summary" test -s "$TMP/run/timeline.csv"
+"$SLAQ" report --json "$ST" >"$TMP/report.json"
+check "demo.sh: the summary's numbers are slaq report's" python3 - \
+  "$TMP/run/summary.json" "$TMP/report.json" <<'PY'
+import json, sys
+s, r = (json.load(open(p)) for p in sys.argv[1:])
+assert s["t90_mean_s"] == r["summary"]["t90_mean_s"]
+assert s["avg_norm_loss"] == r["summary"]["avg_norm_loss"]
+assert s["makespan_s"] == r["summary"]["makespan_s"]
+by_id = {j["id"]: j for j in r["jobs"]}
+for p in s["per_job"]:
+    j = by_id[p["id"]]
+    assert p["t"]["90"] == j["t90_s"] and p["jct_s"] == j["jct_s"], (p, j)
+PY
 check "demo.sh: no slaqd or job left running" \
   bash -c "! pgrep -f -- '[s]laq(d|-train) .*$ST' >/dev/null"
 
