@@ -57,7 +57,8 @@ static void print_shares(json_t *r)
     json_t *e;
     json_array_foreach(json_object_get(r, "entries"), i, e) {
         int depth = (int)json_integer_value(json_object_get(e, "depth"));
-        char name[96], jobs[32], cap[64];
+        /* cap: caps()'s two 32-byte halves joined by ", " */
+        char name[96], jobs[32], cap[72];
         snprintf(name, sizeof name, "%*s%s", 2 * (depth > 8 ? 8 : depth), "",
                  rpc_safe(json_string_value(json_object_get(e, "name"))));
         snprintf(jobs, sizeof jobs, "%lld/%lld",
