@@ -38,6 +38,7 @@
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
+#include "daemon/limits.h"
 #include "daemon/store.h"
 #include "daemon/trace.h"
 
@@ -96,6 +97,7 @@ static inline int sess_teardown(void **state)
     close(d->listen_h.fd);
     job_free_all(d);
     trace_free(d);
+    limit_free(d); /* the users a job's end counted (limits.c) */
     store_close(d->store);
     slaq_sched_free(d->sched);
     close(d->epfd);

@@ -249,6 +249,7 @@ static void test_controller_refuses_a_wrong_agent_proof(void **state)
     (void)state;
     sd_link a, c;
     char hello[LINK_MAX_HANDSHAKE], chal[LINK_MAX_HANDSHAKE], err[300];
+    assert_int_equal(link_init(&a, LINK_AGENT, NULL), 0);
     int n = link_hello(&a, "n1", hello, sizeof hello);
     memset(&c, 0, sizeof c);
     int m = link_on_hello(&c, key1, hello, (size_t)n, chal, sizeof chal, err,
