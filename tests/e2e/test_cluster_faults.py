@@ -8,7 +8,9 @@ Fenced restarts: each start of a job is a generation; when a restartable
 job starts again after its node was lost, an instance of the earlier
 generation that still runs there (the node was only cut off) can neither
 report nor write the checkpoint the new one reads (docs/cluster-runtime.md,
-"Generations (fenced restarts)")."""
+"Generations (fenced restarts)").
+
+A stop asked while the agent was away is sent again when it is back."""
 
 import os
 import signal
@@ -252,3 +254,30 @@ def test_a_job_placed_while_its_agent_reconnects_is_started_not_lost(
     job = ctl.wait_state(jid, ("done", "lost", "failed"), timeout=60)
     assert job["state"] == "done", job
     assert job["reports"] == 50, job
+
+
+@pytest.mark.parametrize("now", [False, True])
+def test_a_job_cancelled_while_its_agent_is_away_is_stopped_when_it_is_back(
+        cluster, now):
+    """The agent of the only node is killed with -9 and its job (which
+    runs on, nobody's child) is cancelled before the node is called down:
+    the stop goes nowhere. When the agent is back and re-adopts the job,
+    the stop is sent again and the job ends cancelled (it ran on to its
+    end before, stopping all along, with the sweep slot it held; a soak
+    saw a sweep run 3 configurations on 2 slots)."""
+    ctl, agents = cluster(nodes=("n1",), extra=("--epoch", "3"))
+    jid = int(ctl.cli("submit", "--", *PYJOB, "100000", "0.02").stdout)
+    wait_for(lambda: ctl.job(jid)["iter"] >= 5, timeout=20,
+             what="5 reports")
+    pid = agents["n1"].job(jid)["pid"]
+    agents["n1"].kill9()
+    ctl.cli("cancel", *(["--now"] if now else []), str(jid))
+    assert ctl.job(jid)["state"] == "stopping"
+    time.sleep(0.5)
+    assert alive(pid)  # it heard nothing
+    cluster.made["start_agent"]("n1")
+    job = ctl.wait_state(jid, ("cancelled", "lost", "done"), timeout=30)
+    assert job["state"] == "cancelled", job
+    wait_for(lambda: not alive(pid), timeout=10, what="its process to end")
+    assert [n["state"] for n in nodes_of(ctl)] == ["up"]
+
