@@ -352,6 +352,17 @@ static int replay_one(void *arg, const slaq_report *r, const char *est,
     return 0;
 }
 
+/* Sends the controller job j's reports after iteration `after` (-1: all)
+ * from the store, and its exit if it has ended. */
+static void catch_up(sd_daemon *d, const sd_job *j, int64_t after)
+{
+    replay_ctx x = {d, j, after};
+    if (x.after < (int64_t)j->last_iter || !j->nreports)
+        store_each_full_report(d->store, j->id, replay_one, &x);
+    if (!SD_ACTIVE(j->state))
+        send_exit(d, j);
+}
+
 /* The controller's queue order and starvation thresholds (its
  * --queue-order and --starvation), which order this node's queue of tasks
  * (queue_next): they replace the agent's own settings, so that a task
@@ -403,12 +414,7 @@ static void on_welcome(sd_daemon *d, json_t *msg)
                                  "lost)"));
             continue;
         }
-        replay_ctx x = {d, j, json_is_integer(v) ? json_integer_value(v)
-                                                 : -1};
-        if (x.after < (int64_t)j->last_iter || !j->nreports)
-            store_each_full_report(d->store, id, replay_one, &x);
-        if (!SD_ACTIVE(j->state))
-            send_exit(d, j);
+        catch_up(d, j, json_is_integer(v) ? json_integer_value(v) : -1);
     }
     sd_log(d, 0, "registered with %s (epoch %g s)", d->cfg.join,
            d->up_epoch_s);
@@ -523,6 +529,18 @@ static void on_start(sd_daemon *d, json_t *msg)
         json_t *m = job_msg("started", old);
         json_object_set_new(m, "pid", json_integer(old->pid));
         up_send(d, m);
+        return;
+    }
+    /* This generation ran here and ended: the controller restarted before
+     * it read the "started" (it then takes the start for one that went
+     * nowhere, and sends it again at the register). Run again, the job
+     * would do its work twice and its record here, reports and all, would
+     * go; instead the controller gets what it missed of that run. */
+    if (old && JOB_GEN(old) == gen) {
+        sd_log(d, 0, "job %lld: a start of generation %u, which ran here "
+               "and ended (%s): its reports and exit are sent again",
+               (long long)old->id, gen, job_state_name(old->state));
+        catch_up(d, old, -1);
         return;
     }
     if (old && SD_ACTIVE(old->state) && end_earlier(d, old, gen) < 0) {

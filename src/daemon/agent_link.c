@@ -1081,6 +1081,8 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
     /* What the agent has running. */
     size_t na = json_array_size(jobs);
     int64_t *have = calloc(na ? na : 1, sizeof *have);
+    sd_job **stopping = calloc(na ? na : 1, sizeof *stopping);
+    size_t nstop = 0;
     for (size_t i = 0; have && i < na; i++) {
         json_t *e = json_array_get(jobs, i);
         json_t *id = json_object_get(e, "job");
@@ -1101,6 +1103,8 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                 free(j->pid_refused);
                 j->pid_refused = NULL;
             }
+            if (j->state == SD_STOPPING && stopping)
+                stopping[nstop++] = j;
         } else if (have[i] > 0) {
             /* Ended here meanwhile (its node was down): end it there. */
             send_msg(d, c, json_pack("{s:s, s:I, s:s, s:b}", "type", "stop",
@@ -1166,6 +1170,18 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         send_start(d, unsent[i]);
     }
     free(unsent);
+    /* Asked to stop while the agent was away, or just before it (or this
+     * controller) restarted: the stop may have gone nowhere, and the job
+     * would run on to its end, counted as stopping here all along (with
+     * the sweep slot it holds). It is asked again; an agent that had the
+     * stop already takes it again, harmlessly. */
+    for (size_t i = 0; i < nstop; i++) {
+        sd_log(d, 1, "node %s: job %lld is stopping (%s); its stop is sent "
+               "again", name, (long long)stopping[i]->id,
+               stopping[i]->reason ? stopping[i]->reason : "stopped");
+        ctl_send_stop(d, stopping[i], stopping[i]->stop_now);
+    }
+    free(stopping);
     for (size_t i = 0; have && i < na; i++) {
         sd_job *j = have[i] < 0 ? job_get(d, -have[i]) : NULL;
         if (j && j->launch) {

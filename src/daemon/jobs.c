@@ -1362,6 +1362,7 @@ void job_cancel(sd_daemon *d, sd_job *j, int now)
 {
     job_stop(d, j, "cancelled");
     if (now && SD_REMOTE(j)) {
+        j->stop_now = 1;
         ctl_send_stop(d, j, 1);
         return;
     }

@@ -121,6 +121,10 @@ typedef struct sd_job {
     double cost_recent, cost_best;
     double stop_deadline; /* when the next stop step is due (0: none) */
     int term_sent;
+    int stop_now;         /* a remote job cancelled "now": its stop, when
+                             sent again to an agent that registers again
+                             (agent_link.c), is too (not kept over a
+                             restart: then the agent asks first) */
     float spark[SD_SPARK];/* recent allocations, oldest first */
     unsigned nspark;
     /* signal enforcement: a token bucket on measured CPU time */

@@ -416,6 +416,23 @@ void sweep_suspend_result(sd_daemon *d, sd_job *j, int ok, const char *err)
     }
 }
 
+/*
+ * Whether configuration i of w holds one of its slots: its job is active
+ * and not SIGSTOPped. A configuration the policy killed or suspended runs
+ * on until its process is gone or stopped: a cancel or a checkpoint
+ * suspend takes until the process exits (and its exit reaches here, from
+ * an agent that may be away meanwhile), a signal suspend until its agent
+ * answers (susp_wait). Until then another configuration in its slot would
+ * run beside it, one more than the slots.
+ */
+static int holds_slot(sd_daemon *d, sd_sweep *w, size_t i)
+{
+    sd_job *j = cfg_job(d, w, i);
+    if (!j || !SD_ACTIVE(j->state))
+        return 0;
+    return w->c[i].susp_wait || j->suspended != SD_SUSP_SIGNAL;
+}
+
 static void sweep_step(sd_daemon *d, sd_sweep *w)
 {
     double now = sd_now() - w->created;
@@ -424,11 +441,10 @@ static void sweep_step(sd_daemon *d, sd_sweep *w)
         slaq_sweep_info in;
         slaq_sweep_get(w->pol, i, &in);
         sd_job *j = cfg_job(d, w, i);
-        /* Its suspension is with its agent: it runs until the answer. */
-        if (in.state == SLAQ_CFG_SUSPENDED && w->c[i].susp_wait)
-            running++;
-        if (in.state != SLAQ_CFG_RUNNING || !j)
+        if (in.state != SLAQ_CFG_RUNNING || !j) {
+            running += holds_slot(d, w, i);
             continue;
+        }
         int a = feed(d, w, i, j, now);
         if (!w->pol)
             return;
@@ -438,16 +454,16 @@ static void sweep_step(sd_daemon *d, sd_sweep *w)
             log_call(d, w, now, "suspend", i, 0, NAN, NAN);
             int rc = job_suspend(d, j, w->spec.checkpoint, &ms, err,
                                  sizeof err);
-            if (rc < 0) {
+            if (rc < 0)
                 suspend_failed(d, w, i, j, err);
-            } else if (rc == 1) {
+            else if (rc == 1)
                 w->c[i].susp_wait = 1;
-                running++; /* until its agent answers */
-            }
+            running += holds_slot(d, w, i);
         } else if (a == SLAQ_SWEEP_KILL) {
             log_call(d, w, now, "kill", i, 0, NAN, NAN);
             if (SD_ACTIVE(j->state))
                 job_cancel(d, j, 1);
+            running += holds_slot(d, w, i);
         } else if (!SD_ACTIVE(j->state)) {
             slaq_sweep_ended(w->pol, i, now);
             log_call(d, w, now, "ended", i, 0, NAN, NAN);

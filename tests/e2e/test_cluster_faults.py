@@ -8,18 +8,23 @@ Fenced restarts: each start of a job is a generation; when a restartable
 job starts again after its node was lost, an instance of the earlier
 generation that still runs there (the node was only cut off) can neither
 report nor write the checkpoint the new one reads (docs/cluster-runtime.md,
-"Generations (fenced restarts)")."""
+"Generations (fenced restarts)").
+
+Messages that went nowhere: a stop asked while the agent was away is sent
+again when it is back; a start sent again for a run that ended while the
+controller restarted is answered with that run, not run twice."""
 
 import os
 import signal
+import socket
 import sqlite3
 import sys
 import time
 
 import pytest
 
-from agentlink import node_key_args
-from conftest import wait_for
+from agentlink import ControllerLink, node_key_args
+from conftest import free_port, wait_for
 from test_cluster_agents import CKPT_JOB, EPOCH, cluster, nodes_of  # noqa: F401
 
 
@@ -252,3 +257,99 @@ def test_a_job_placed_while_its_agent_reconnects_is_started_not_lost(
     job = ctl.wait_state(jid, ("done", "lost", "failed"), timeout=60)
     assert job["state"] == "done", job
     assert job["reports"] == 50, job
+
+
+@pytest.mark.parametrize("now", [False, True])
+def test_a_job_cancelled_while_its_agent_is_away_is_stopped_when_it_is_back(
+        cluster, now):
+    """The agent of the only node is killed with -9 and its job (which
+    runs on, nobody's child) is cancelled before the node is called down:
+    the stop goes nowhere. When the agent is back and re-adopts the job,
+    the stop is sent again and the job ends cancelled (it ran on to its
+    end before, stopping all along, with the sweep slot it held; a soak
+    saw a sweep run 3 configurations on 2 slots)."""
+    ctl, agents = cluster(nodes=("n1",), extra=("--epoch", "3"))
+    jid = int(ctl.cli("submit", "--", *PYJOB, "100000", "0.02").stdout)
+    wait_for(lambda: ctl.job(jid)["iter"] >= 5, timeout=20,
+             what="5 reports")
+    pid = agents["n1"].job(jid)["pid"]
+    agents["n1"].kill9()
+    ctl.cli("cancel", *(["--now"] if now else []), str(jid))
+    assert ctl.job(jid)["state"] == "stopping"
+    time.sleep(0.5)
+    assert alive(pid)  # it heard nothing
+    cluster.made["start_agent"]("n1")
+    job = ctl.wait_state(jid, ("cancelled", "lost", "done"), timeout=30)
+    assert job["state"] == "cancelled", job
+    wait_for(lambda: not alive(pid), timeout=10, what="its process to end")
+    assert [n["state"] for n in nodes_of(ctl)] == ["up"]
+
+
+def test_a_start_repeated_after_the_job_ended_is_answered_not_run_again(
+        daemon_factory, tmp_path):
+    """A controller that restarted before it read a job's "started" (its
+    job record has no pid) sends the start again when the agent registers,
+    taking it for one that went nowhere; the job meanwhile ran and ended
+    there. The agent answers with the job's reports and exit and does not
+    run it again (it did, deleting the first run's record and reports: a
+    soak under load lost 13 acknowledged reports of a job so). A fake
+    controller (agentlink.ControllerLink) plays both controllers."""
+    token = tmp_path / "agent.token"
+    token.write_text("agent-secret-token-1\n")
+    runs = tmp_path / "runs"
+    port = free_port()
+    lsn = socket.socket()
+    lsn.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lsn.bind(("127.0.0.1", port))
+    lsn.listen(1)
+    lsn.settimeout(30)
+    daemon_factory("--agent", "--join", "127.0.0.1:%d" % port,
+                   *node_key_args(tmp_path, token, "n1"),
+                   "--cores", "2", "--enforce", "signal",
+                   state=tmp_path / "agent")
+    start = {"type": "start", "job": 1, "secret": "%064x" % 1, "gen": 1,
+             "name": "once", "cwd": str(tmp_path),
+             "cmd": ["sh", "-c", "echo run >> %s && exec %s %s 5 0.01"
+                     % (runs, sys.executable, PYJOB[1])]}
+
+    def controller():
+        conn, _ = lsn.accept()
+        conn.settimeout(30)
+        link = ControllerLink(conn, "agent-secret-token-1")
+        reg = link.recv()
+        assert reg["type"] == "register", reg
+        link.send({"type": "welcome", "node": "n1", "epoch_s": 0.2,
+                   "grace_s": 1, "jobs": {}})
+        return conn, link, reg
+
+    def until_exit(link):
+        got = []
+        while not got or got[-1]["type"] != "exit":
+            m = link.recv()
+            assert m is not None
+            if m.get("job") == 1:
+                got.append(m)
+        return got
+
+    try:
+        conn, link, _ = controller()
+        link.send(start)
+        first = until_exit(link)
+        assert first[0]["type"] == "started", first
+        assert first[-1]["state"] == "done", first
+        # The controller restarts, the job's run forgotten.
+        conn.shutdown(socket.SHUT_RDWR)
+        conn.close()
+        conn, link, reg = controller()
+        assert [j for j in reg["jobs"] if j["job"] == 1] == [], reg
+        link.send(start)
+        again = until_exit(link)
+        conn.shutdown(socket.SHUT_RDWR)
+        conn.close()
+    finally:
+        lsn.close()
+    assert runs.read_text() == "run\n"  # it ran once
+    assert again[-1]["state"] == "done" and again[-1]["status"] == 0, again
+    assert sorted(m["iter"] for m in again if m["type"] == "report") == \
+        sorted(m["iter"] for m in first if m["type"] == "report") == \
+        list(range(5))

@@ -5,17 +5,26 @@ named; a small real sweep (slaq-train logreg, its validation accuracy)
 runs its configurations on its slots under libslaq's policy, ends when one
 reaches the target, and leaves no job running; a sweep survives a restart
 of slaqd (its policy rebuilt from the log) and can be cancelled; the HTTP
-API serves it for the dashboard.
+API serves it for the dashboard. A configuration the policy kills holds
+its slot until its process has exited, on slaqd and on a node agent.
 """
 
 import json
 import os
 import signal
 import subprocess
+import sys
+import threading
+import time
+
+import pytest
 
 from conftest import BUILD, SLAQ, api, wait_for
+from test_cluster_agents import cluster  # noqa: F401
 
 TRAIN = os.path.join(BUILD, "bin", "slaq-train")
+LINGER_JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "linger_job.py")
 
 
 def spec(**kw):
@@ -132,3 +141,69 @@ def test_sweep_survives_restart_and_cancels(tmp_path, daemon_factory):
     assert show(d2)["counts"]["running"] == 0  # ended with the sweep
     again = d2.request({"type": "sweep_cancel", "sweep": sid})
     assert not again["ok"] and again["code"] == "not_active"
+
+
+def running_job_ids(root):
+    """The SLAQ_JOB_IDs of the live processes, not stopped, whose
+    SLAQ_SOCKET lies under root."""
+    ids = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                env = dict(x.split(b"=", 1) for x in f.read().split(b"\0")
+                           if b"=" in x)
+            with open("/proc/%s/stat" % pid, "rb") as f:
+                st = f.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if st in (b"Z", b"X", b"T", b"t") or b"SLAQ_JOB_ID" not in env or \
+                not env.get(b"SLAQ_SOCKET", b"").startswith(
+                    os.fsencode(root)):
+            continue
+        ids.add(int(env[b"SLAQ_JOB_ID"]))
+    return ids
+
+
+@pytest.mark.parametrize("where", ["local", "agent"])
+def test_killed_configuration_holds_its_slot_until_it_exits(
+        where, tmp_path, daemon_factory, cluster):  # noqa: F811
+    # Each configuration is killed at its third epoch (a flat 0.5 against
+    # a target of 0.999) and takes 1.5 s to exit after that: the next one
+    # must wait for it, not start beside it on the sweep's one slot.
+    if where == "local":
+        d = daemon_factory()
+    else:
+        d, _ = cluster(nodes=("n1",))
+    s = spec(slots=1, configs=3, y_target=0.999, stop_at_target=False,
+             command=[sys.executable, LINGER_JOB, "{epochs}", "1.5",
+                      "{lr}"])
+    seen, done = [], threading.Event()
+
+    def watch():
+        while not done.is_set():
+            seen.append(running_job_ids(tmp_path))
+            time.sleep(0.01)
+
+    t = threading.Thread(target=watch, daemon=True)
+    t.start()
+    try:
+        p = run_cli(tmp_path, d, s)
+        assert p.returncode == 0, p.stderr
+        sid = int(p.stdout)
+        w = wait_for(lambda: (lambda w: w if w["state"] != "running" else
+                              None)(d.request({"type": "sweep_show",
+                                               "sweep": sid})["sweep"]),
+                     timeout=90, what="the sweep to end")
+    finally:
+        done.set()
+        t.join(timeout=10)
+    assert [c["state"] for c in w["config_list"]] == ["killed"] * 3, w
+    jobs = [d.job(c["jobs"][-1]) for c in w["config_list"]]
+    assert max(len(x) for x in seen) == 1, \
+        [sorted(x) for x in seen if len(x) > 1][:5]
+    assert set().union(*seen) == {j["id"] for j in jobs}
+    # By slaqd's own clock too: each started after the one before ended.
+    for a, b in zip(jobs, jobs[1:]):
+        assert b["started"] >= a["ended"], (a, b)

@@ -37,6 +37,10 @@ with SIGTERM and reads the state databases with sqlite3:
                    answer), of queries
   sweep_max_running  the most configurations seen running at once, of
                    slots
+  sweep_over       when that was more than slots: what was counted (the
+                   processes, pid, ppid, state and node, of each
+                   configuration's job, and the controller's view of
+                   them), the first 5 times
 
 Prints one JSON object (and, with --verbose, progress on stderr). Exits
 0 when nothing acknowledged is unaccounted for, every query reached its
@@ -143,9 +147,10 @@ class Slaqd:
 
 
 def job_procs(stopped=False):
-    """{job id: [running processes]} of every live process with
-    SLAQ_JOB_ID in its environment that this soak started (stopped ones
-    too with stopped)."""
+    """{job id: [process]} of every live process with SLAQ_JOB_ID in its
+    environment that this soak started (stopped ones too with stopped);
+    a process is a dict: pid, ppid, state (/proc/PID/stat's letter) and
+    node (the agent whose socket its SLAQ_SOCKET names)."""
     out = collections.defaultdict(list)
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
@@ -154,21 +159,25 @@ def job_procs(stopped=False):
             with open("/proc/%s/environ" % pid, "rb") as f:
                 env = f.read().split(b"\0")
             with open("/proc/%s/stat" % pid, "rb") as f:
-                st = f.read().rsplit(b")", 1)[1].split()[0].decode()
+                st = f.read().rsplit(b")", 1)[1].split()
         except OSError:
             continue
-        if st in ("Z", "X") or (st in ("T", "t") and not stopped):
+        state = st[0].decode()
+        if state in ("Z", "X") or (state in ("T", "t") and not stopped):
             continue
         e = dict(x.split(b"=", 1) for x in env if b"=" in x)
         # a job of this soak's agents (a sweep's jobs have slaqd's
         # environment, not the submitter's): its socket is under the dir
-        if not e.get(b"SLAQ_SOCKET", b"").startswith(SOAK_TAG + b"/") or \
-                b"SLAQ_JOB_ID" not in e:
+        sock = e.get(b"SLAQ_SOCKET", b"")
+        if not sock.startswith(SOAK_TAG + b"/") or b"SLAQ_JOB_ID" not in e:
             continue
         try:
-            out[int(e[b"SLAQ_JOB_ID"])].append(int(pid))
+            jid = int(e[b"SLAQ_JOB_ID"])
         except ValueError:
-            pass
+            continue
+        node = os.path.basename(os.path.dirname(sock)).decode()
+        out[jid].append({"pid": int(pid), "ppid": int(st[1]),
+                         "state": state, "node": node})
     return out
 
 
@@ -186,6 +195,7 @@ class Soak:
         self.sweep_id = None
         self.sweep_jobs = set()
         self.sweep_max = 0
+        self.sweep_over = []    # what the watcher saw above the slots
         self.done = threading.Event()
         self.lock = threading.Lock()
         global SOAK_TAG
@@ -313,21 +323,51 @@ class Soak:
                         "--threads", "1")
 
     def watch_sweep(self):
-        """The sweep's configurations running at once, seen from /proc."""
+        """The sweep's configurations running at once, seen from /proc.
+        When more than the slots run, what was counted is kept in
+        sweep_over (and said with --verbose): each process, and the
+        controller's view of its job and of the sweep's configurations."""
+        seen = {}  # job id: the controller's last ls entry
         while not self.done.is_set():
             if self.ctl.up():
                 r = self.ctl.ask({"type": "ls"})
                 if r and r.get("ok"):
                     with self.lock:
-                        self.sweep_jobs |= {j["id"] for j in r["jobs"]
-                                            if j.get("sweep") ==
-                                            self.sweep_id}
-            running = [k for k in job_procs() if k in self.sweep_jobs]
+                        for j in r["jobs"]:
+                            if j.get("sweep") == self.sweep_id:
+                                self.sweep_jobs.add(j["id"])
+                                seen[j["id"]] = j
+            # A configuration runs while any process of its job does
+            # (its children share its SLAQ_JOB_ID), a SIGSTOPped one (a
+            # POP suspend) excepted: one killed, or suspended with a
+            # checkpoint, runs until it has exited, and slaqd keeps its
+            # slot until then (sweepd.c, holds_slot).
+            procs = job_procs()
+            running = sorted(k for k in procs if k in self.sweep_jobs)
             if len(running) > self.sweep_max:
                 self.sweep_max = len(running)
                 say("sweep: %d configurations running (%s)", len(running),
                     running)
+            if len(running) > self.a.slots and len(self.sweep_over) < 5:
+                self.over(running, procs, seen)
             time.sleep(0.1)
+
+    def over(self, running, procs, seen):
+        """Keeps (and says) what the watcher counted above the slots."""
+        cfgs = None
+        w = self.ctl.ask({"type": "sweep_show", "sweep": self.sweep_id}) \
+            if self.ctl.up() else None
+        if w and w.get("ok"):
+            cfgs = [{"index": c["index"], "state": c["state"],
+                     "jobs": c["jobs"]} for c in w["sweep"]["config_list"]]
+        ev = {"t": round(time.monotonic() - T0, 2), "jobs": [
+            {"job": k, "procs": procs[k],
+             "controller": {x: seen.get(k, {}).get(x)
+                            for x in ("state", "node", "pid", "reason")}}
+            for k in running], "configs": cfgs}
+        self.sweep_over.append(ev)
+        say("sweep: %d running on %d slots: %s", len(running), self.a.slots,
+            json.dumps(ev))
 
     # ---------------------------------------------------------- kills
 
@@ -447,6 +487,7 @@ class Soak:
             "queries_exact": exact,
             "sweep_slots": a.slots,
             "sweep_max_running": self.sweep_max,
+            "sweep_over": self.sweep_over,
             "integrity": integrity,
             "dir": self.dir,
         }
@@ -468,10 +509,10 @@ class Soak:
             self.done.set()
             for s in [self.ctl] + self.agents:
                 s.stop()
-            for pids in job_procs(stopped=True).values():
-                for pid in pids:  # what did not end in time
+            for procs in job_procs(stopped=True).values():
+                for x in procs:  # what did not end in time
                     try:
-                        os.kill(pid, signal.SIGKILL)
+                        os.kill(x["pid"], signal.SIGKILL)
                     except OSError:
                         pass
         watcher.join(timeout=5)
@@ -513,6 +554,9 @@ def main():
                    help="keep the run's directory (kept anyway on failure)")
     p.add_argument("--verbose", action="store_true")
     a = p.parse_args()
+    # the sweep's command names slaq-train under it, run in the soak's
+    # directory: a relative --build would name nothing there
+    a.build = os.path.abspath(a.build)
     VERBOSE = a.verbose
     if not os.access(os.path.join(a.build, "bin", "slaqd"), os.X_OK):
         sys.stderr.write("soak.py: no %s/bin/slaqd: run make build first\n"
