@@ -155,6 +155,7 @@ typedef struct tsim {
     slaq_qitem *items;
     size_t icap;
     double *wrun, *wq, *wscratch;
+    size_t *wslot;
     size_t wqcap;
 } tsim;
 
@@ -356,7 +357,8 @@ static double node_wait(tsim *s, size_t v)
     for (size_t i = 0; i < n->qn; i++)
         s->wq[i] = s->w->est[job_of(s, n->q[i])];
     return slaq_queue_wait(s->wrun, n->running, s->wq, n->qn,
-                           s->c->slots - n->running, 0, s->wscratch);
+                           s->c->slots - n->running, 0, s->wscratch,
+                           s->wslot);
 }
 
 /* A random index among view[0..n) that Algorithm 1 would consider: free
@@ -684,6 +686,7 @@ static void tsim_free(tsim *s)
     free(s->wrun);
     free(s->wq);
     free(s->wscratch);
+    free(s->wslot);
 }
 
 int tsim_run(const tt_workload *w, const tsim_config *c, tsim_result *r,
@@ -718,11 +721,12 @@ int tsim_run(const tt_workload *w, const tsim_config *c, tsim_result *r,
     s.perm = malloc(N * sizeof *s.perm);
     s.wrun = malloc(c->slots * sizeof *s.wrun);
     s.wscratch = malloc(c->slots * sizeof *s.wscratch);
+    s.wslot = malloc(c->slots * sizeof *s.wslot);
     r->jct = malloc(nj * sizeof *r->jct);
     if (!s.nodes || !s.start || !s.disp || !s.job || !s.next || !s.backoff ||
         !s.unfinished ||
         !s.done || !s.pend || !s.view || !s.sample || !s.perm || !s.wrun ||
-        !s.wscratch || !r->jct)
+        !s.wscratch || !s.wslot || !r->jct)
         goto nomem;
     for (size_t v = 0; v < N; v++) {
         s.nodes[v].run = malloc(c->slots * sizeof *s.nodes[v].run);
