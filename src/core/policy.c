@@ -39,8 +39,8 @@ typedef struct fair_item {
 
 struct slaq_alloc_ws {
     size_t cap;
-    size_t *heap;   /* job indices, a max-heap on key[] */
-    double *key;    /* per job: the heap key */
+    size_t *heap;   /* job indices: heaps on key[]; fair: sorted by it */
+    double *key;    /* per job: the heap key; fair: its cap level */
     double *lcur;   /* per job: predicted loss after the epoch at alloc */
     double *lnext;  /* per job: ... at alloc + one unit */
     fair_item *items;
