@@ -9,7 +9,7 @@
 # It covers each allocator of the core on one node and on several, the
 # hold, shares between users, the deadline simulator's priority policies
 # with MLFS's moves, the task simulator's queues, the query simulator's
-# relaqs and the sweep simulator (about half a minute). What the runs
+# relaqs and the sweep simulator (well under a minute). What the runs
 # measure of the scheduler's own speed (sched_ms, us/round, the task
 # simulator's cpu and wall, the HTML report that plots them) is removed
 # at the end: the rest is a pure function of the inputs and the code.
