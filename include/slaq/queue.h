@@ -116,12 +116,13 @@ int slaq_queue_admits(const slaq_queue_bound *b, size_t length, size_t qlen,
  * estimated durations of the queued ones in the order they will run. A
  * node with more than free_min free slots has no wait. Otherwise every
  * queued task takes the slot that frees first, and the wait is when the
- * slot after the last of them frees. scratch holds nrun doubles (the
- * caller's, so that the hot path does not allocate). 0 if nrun is 0.
+ * slot after the last of them frees. scratch holds nrun doubles and
+ * slots nrun indices (the caller's, so that the hot path does not
+ * allocate). 0 if nrun is 0.
  */
 double slaq_queue_wait(const double *run, size_t nrun, const double *queued,
                        size_t nqueued, size_t free_slots, size_t free_min,
-                       double *scratch);
+                       double *scratch, size_t *slots);
 
 /* What a node's load is when placing into queues (the setting
  * queue-load). */

@@ -11,6 +11,7 @@
  */
 #include <math.h>
 
+#include "heap.h"
 #include "slaq/deadline.h"
 #include "internal.h"
 
@@ -66,43 +67,15 @@ long slaq_mlfs_host(const slaq_node_use *nodes, size_t nn, double need_cores,
     return best;
 }
 
-/* Ascending priority, ties by index (a heap sort: no allocation). */
-static int prio_before(const slaq_move_job *jobs, size_t a, size_t b)
+/* The order of the candidates to move (heap.h), ctx the jobs: a heap
+ * sort by prio_later leaves them by ascending priority, ties by index,
+ * without allocating. */
+static int prio_later(const void *ctx, size_t a, size_t b)
 {
+    const slaq_move_job *jobs = ctx;
     if (jobs[a].prio != jobs[b].prio)
         return jobs[a].prio > jobs[b].prio;
     return a > b;
-}
-
-static void prio_sift(const slaq_move_job *jobs, size_t *v, size_t n,
-                      size_t pos)
-{
-    size_t x = v[pos];
-    for (;;) {
-        size_t c = 2 * pos + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && prio_before(jobs, v[c + 1], v[c]))
-            c++;
-        if (!prio_before(jobs, v[c], x))
-            break;
-        v[pos] = v[c];
-        pos = c;
-    }
-    v[pos] = x;
-}
-
-/* Sorts v[0..n) by ascending priority. */
-static void prio_sort(const slaq_move_job *jobs, size_t *v, size_t n)
-{
-    for (size_t i = n / 2; i-- > 0;)
-        prio_sift(jobs, v, n, i);
-    for (size_t end = n; end > 1; end--) {
-        size_t t = v[0];
-        v[0] = v[end - 1];
-        v[end - 1] = t;
-        prio_sift(jobs, v, end - 1, 0);
-    }
 }
 
 long slaq_mlfs_moves(slaq_node_use *nodes, size_t nn,
@@ -129,7 +102,7 @@ long slaq_mlfs_moves(slaq_node_use *nodes, size_t nn,
             if (jobs[i].node == v && jobs[i].movable && !planned)
                 scratch[m++] = i;
         }
-        prio_sort(jobs, scratch, m);
+        heap_sort(scratch, m, prio_later, jobs);
         while (m > 0 && slaq_node_overloaded(src, h_r) &&
                (size_t)moves < max) {
             size_t c = (size_t)ceil(p_s * (double)m);

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap.h"
 #include "util.h"
 #include "slaq/deadline.h"
 #include "internal.h"
@@ -38,8 +39,8 @@ typedef struct fair_item {
 
 struct slaq_alloc_ws {
     size_t cap;
-    size_t *heap;   /* job indices, a max-heap on key[] */
-    double *key;    /* per job: the heap key */
+    size_t *heap;   /* job indices: heaps on key[]; fair: sorted by it */
+    double *key;    /* per job: the heap key; fair: its cap level */
     double *lcur;   /* per job: predicted loss after the epoch at alloc */
     double *lnext;  /* per job: ... at alloc + one unit */
     fair_item *items;
@@ -137,80 +138,31 @@ double alloc_node_price(const slaq_alloc_ws *ws, size_t node)
 /* A NaN key (a forecast that overflowed) ranks below every number: NaN
  * compares false both ways, and a NaN at the root would never be sifted
  * down and so would take every unit. */
-static double heap_rank(double key) { return key == key ? key : -INFINITY; }
+static double key_rank(double key) { return key == key ? key : -INFINITY; }
 
-/* Heap order: larger key first; equal keys, lower job index first. */
-static int heap_before(const double *key, size_t a, size_t b)
+/* The job heaps' order (heap.h), ctx the keys: larger key first; equal
+ * keys, lower job index first. */
+static int key_before(const void *ctx, size_t a, size_t b)
 {
-    double ka = heap_rank(key[a]), kb = heap_rank(key[b]);
+    const double *key = ctx;
+    double ka = key_rank(key[a]), kb = key_rank(key[b]);
     if (ka != kb)
         return ka > kb;
     return a < b;
 }
 
-static void heap_sift_down(size_t *heap, size_t n, const double *key,
-                           size_t pos)
-{
-    size_t item = heap[pos];
-    for (;;) {
-        size_t c = 2 * pos + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && heap_before(key, heap[c + 1], heap[c]))
-            c++;
-        if (!heap_before(key, heap[c], item))
-            break;
-        heap[pos] = heap[c];
-        pos = c;
-    }
-    heap[pos] = item;
-}
-
-static void heap_build(size_t *heap, size_t n, const double *key)
-{
-    for (size_t i = n / 2; i-- > 0;)
-        heap_sift_down(heap, n, key, i);
-}
-
 /* --------------------------------------------------------------- fair */
 
-static int fair_cmp(const void *a, const void *b)
+/* Fair's order, ctx the level at which each job caps: a heap sort by
+ * fair_later leaves the jobs by increasing level, ties by index (a heap
+ * sort in place, where the C library's qsort may allocate a buffer on
+ * every call: glibc's merge sort does). */
+static int fair_later(const void *ctx, size_t a, size_t b)
 {
-    const fair_item *x = a, *y = b;
-    if (x->ratio != y->ratio)
-        return x->ratio < y->ratio ? -1 : 1;
-    return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-/* Heap sort of the fair items: in place, where the C library's qsort may
- * allocate a buffer on every call (glibc's merge sort does). */
-static void fair_sift(fair_item *v, size_t n, size_t pos)
-{
-    fair_item x = v[pos];
-    for (;;) {
-        size_t c = 2 * pos + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && fair_cmp(&v[c + 1], &v[c]) > 0)
-            c++;
-        if (fair_cmp(&v[c], &x) <= 0)
-            break;
-        v[pos] = v[c];
-        pos = c;
-    }
-    v[pos] = x;
-}
-
-static void fair_sort(fair_item *v, size_t n)
-{
-    for (size_t i = n / 2; i-- > 0;)
-        fair_sift(v, n, i);
-    for (size_t end = n; end > 1; end--) {
-        fair_item t = v[0];
-        v[0] = v[end - 1];
-        v[end - 1] = t;
-        fair_sift(v, end - 1, 0);
-    }
+    const double *level = ctx;
+    if (level[a] != level[b])
+        return !(level[a] < level[b]);
+    return a > b;
 }
 
 /*
@@ -234,13 +186,13 @@ static void alloc_fair(const alloc_policy *p, const slaq_pjob *jobs,
         left[v] = capacity[v];
     }
     for (size_t i = 0; i < n; i++) {
-        ws->items[i].ratio = jobs[i].max_cores / jobs[i].weight;
-        ws->items[i].idx = i;
+        ws->key[i] = jobs[i].max_cores / jobs[i].weight;
+        ws->heap[i] = i;
         wsum[node ? node[i] : 0] += jobs[i].weight;
     }
-    fair_sort(ws->items, n);
+    heap_sort(ws->heap, n, fair_later, ws->key);
     for (size_t r = 0; r < n; r++) {
-        size_t i = ws->items[r].idx, v = node ? node[i] : 0;
+        size_t i = ws->heap[r], v = node ? node[i] : 0;
         double share = wsum[v] > 0 ? left[v] * jobs[i].weight / wsum[v] : 0;
         if (share > jobs[i].max_cores)
             share = jobs[i].max_cores;
@@ -559,28 +511,12 @@ static void greedy_hold(const alloc_policy *p, const slaq_pjob *jobs,
  * ws->price[v] records the smallest key of a unit handed out on node v
  * (0 if none): what a job placed there later has to outbid.
  */
-/* The node heap: nodes ordered by their best job (heap_before on the
- * jobs at the roots of their own heaps). */
-static int node_before(const slaq_alloc_ws *ws, size_t u, size_t v)
+/* The node heap's order (heap.h), ctx the workspace: nodes by their best
+ * job (key_before on the jobs at the roots of their own heaps). */
+static int node_before(const void *ctx, size_t u, size_t v)
 {
-    return heap_before(ws->key, ws->heap[ws->off[u]], ws->heap[ws->off[v]]);
-}
-
-static void node_sift_down(slaq_alloc_ws *ws, size_t n, size_t pos)
-{
-    size_t *h = ws->nheap, item = h[pos];
-    for (;;) {
-        size_t c = 2 * pos + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && node_before(ws, h[c + 1], h[c]))
-            c++;
-        if (!node_before(ws, h[c], item))
-            break;
-        h[pos] = h[c];
-        pos = c;
-    }
-    h[pos] = item;
+    const slaq_alloc_ws *ws = ctx;
+    return key_before(ws->key, ws->heap[ws->off[u]], ws->heap[ws->off[v]]);
 }
 
 static void alloc_greedy(const alloc_policy *p, const slaq_pjob *jobs,
@@ -634,12 +570,11 @@ static void alloc_greedy(const alloc_policy *p, const slaq_pjob *jobs,
     size_t nh = 0;
     for (size_t v = 0; v < nnodes; v++) {
         ws->price[v] = INFINITY;
-        heap_build(ws->heap + ws->off[v], hn[v], ws->key);
+        heap_build(ws->heap + ws->off[v], hn[v], key_before, ws->key);
         if (hn[v] > 0 && left[v] > capacity[v] * 1e-12)
             ws->nheap[nh++] = v;
     }
-    for (size_t k = nh / 2; k-- > 0;)
-        node_sift_down(ws, nh, k);
+    heap_build(ws->nheap, nh, node_before, ws);
 
     while (nh > 0) {
         size_t v = ws->nheap[0], *h = ws->heap + ws->off[v];
@@ -656,19 +591,19 @@ static void alloc_greedy(const alloc_policy *p, const slaq_pjob *jobs,
             ws->price[v] = ws->key[i];
         int drop = !(left[v] > capacity[v] * 1e-12);
         if (!drop && alloc[i] >= j->max_cores) {
-            h[0] = h[--hn[v]];
-            heap_sift_down(h, hn[v], ws->key, 0);
-            drop = hn[v] == 0;
+            heap_pop(h, hn[v], key_before, ws->key);
+            drop = --hn[v] == 0;
         } else if (!drop) {
             ws->lcur[i] = step == unit ? ws->lnext[i]
                                        : loss_after(j, alloc[i]);
             ws->lnext[i] = loss_after(j, alloc[i] + unit);
             greedy_key(p, j, i, alloc, unit, ws);
-            heap_sift_down(h, hn[v], ws->key, 0);
+            heap_sift_down(h, hn[v], 0, key_before, ws->key);
         }
         if (drop) /* the node is full, or all its jobs are capped */
-            ws->nheap[0] = ws->nheap[--nh];
-        node_sift_down(ws, nh, 0);
+            heap_pop(ws->nheap, nh--, node_before, ws);
+        else
+            heap_sift_down(ws->nheap, nh, 0, node_before, ws);
     }
     for (size_t v = 0; v < nnodes; v++)
         if (ws->price[v] == INFINITY)
@@ -841,9 +776,10 @@ static void alloc_prio(const alloc_policy *p, const slaq_pjob *jobs,
     for (int pass = p->sticky ? 0 : 1; pass < 2; pass++) {
         for (size_t i = 0; i < n; i++)
             ws->heap[i] = i;
-        heap_build(ws->heap, n, ws->key);
+        heap_build(ws->heap, n, key_before, ws->key);
         for (size_t h = n; h > 0; h--) {
-            size_t i = ws->heap[0], v = node ? node[i] : 0;
+            size_t i = heap_pop(ws->heap, h, key_before, ws->key);
+            size_t v = node ? node[i] : 0;
             double want = pass ? jobs[i].max_cores
                                : fmin(jobs[i].prev_alloc, jobs[i].max_cores);
             double a = fmin(want - alloc[i], ws->left[v]);
@@ -851,8 +787,6 @@ static void alloc_prio(const alloc_policy *p, const slaq_pjob *jobs,
                 alloc[i] += a;
                 ws->left[v] -= a;
             }
-            ws->heap[0] = ws->heap[h - 1];
-            heap_sift_down(ws->heap, h - 1, ws->key, 0);
         }
     }
 }

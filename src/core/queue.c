@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap.h"
 #include "slaq/queue.h"
 #include "slaq/slaq.h"
 #include "util.h"
@@ -189,45 +190,39 @@ int slaq_queue_admits(const slaq_queue_bound *b, size_t length, size_t qlen,
 
 /* ---------------------------------------------------------- placement */
 
-static void heap_down(double *h, size_t n, size_t i)
+/* The slots' heap (heap.h), ctx when each slot frees: the first free
+ * first. */
+static int slot_before(const void *ctx, size_t a, size_t b)
 {
-    for (;;) {
-        size_t l = 2 * i + 1, m = i;
-        if (l < n && h[l] < h[m])
-            m = l;
-        if (l + 1 < n && h[l + 1] < h[m])
-            m = l + 1;
-        if (m == i)
-            return;
-        double t = h[i];
-        h[i] = h[m];
-        h[m] = t;
-        i = m;
-    }
+    const double *free_at = ctx;
+    return free_at[a] < free_at[b];
 }
 
 /*
  * Algorithm 2 (the thesis's names in comments). Instead of subtracting
- * minTask from every running task, the heap holds the times at which each
- * slot frees, measured from now: popping the smallest and pushing it plus
- * the queued task's duration is the same simulation in O(log r) a step.
+ * minTask from every running task, the heap holds the slots by the time
+ * at which each frees, measured from now: giving the first to free the
+ * queued task's duration and sifting it down is the same simulation in
+ * O(log r) a step.
  */
 double slaq_queue_wait(const double *run, size_t nrun, const double *queued,
                        size_t nqueued, size_t free_slots, size_t free_min,
-                       double *scratch)
+                       double *scratch, size_t *slots)
 {
     if (free_slots > free_min || nrun == 0)  /* freeResources > min */
         return 0;
-    double *h = scratch;                      /* runTasks */
-    for (size_t i = 0; i < nrun; i++)
-        h[i] = run[i] > 0 ? run[i] : 0;
-    for (size_t i = nrun / 2; i-- > 0;)
-        heap_down(h, nrun, i);
-    for (size_t q = 0; q < nqueued; q++) {    /* for qTask in queuedTasks */
-        h[0] += queued[q] > 0 ? queued[q] : 0; /* minTask's slot takes it */
-        heap_down(h, nrun, 0);
+    double *free_at = scratch;                /* runTasks */
+    for (size_t i = 0; i < nrun; i++) {
+        free_at[i] = run[i] > 0 ? run[i] : 0;
+        slots[i] = i;
     }
-    return h[0];                              /* + remove min(runTasks) */
+    heap_build(slots, nrun, slot_before, free_at);
+    for (size_t q = 0; q < nqueued; q++) {    /* for qTask in queuedTasks */
+        /* minTask's slot takes it */
+        free_at[slots[0]] += queued[q] > 0 ? queued[q] : 0;
+        heap_sift_down(slots, nrun, 0, slot_before, free_at);
+    }
+    return free_at[slots[0]];                 /* + remove min(runTasks) */
 }
 
 int slaq_qload_parse(const char *name, slaq_qload *out)

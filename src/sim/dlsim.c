@@ -17,6 +17,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "core/heap.h"
 #include "core/util.h"
 #include "sim/dlsim.h"
 
@@ -368,45 +369,16 @@ static void fill_pjob(const dl_engine *e, size_t i, double now,
     p->total_drop = c->loss[0] - s->fc.loss0;
 }
 
-/* The order of the pending queue: by key, ties to the lower index. A heap
- * sort over the active jobs (no allocation; the C library's qsort may
- * allocate). */
-static int key_before(const double *key, size_t a, size_t b)
+/* The order of the pending queue: by key, the highest first, ties to the
+ * lower index. A heap sort by key_first (heap.h; no allocation, where the
+ * C library's qsort may allocate) leaves the active jobs in this order
+ * backwards; the caller walks it from the end. */
+static int key_first(const void *ctx, size_t a, size_t b)
 {
+    const double *key = ctx;
     if (key[a] != key[b])
-        return key[a] < key[b];
-    return a > b;
-}
-
-static void key_sift(const double *key, size_t *v, size_t n, size_t pos)
-{
-    size_t x = v[pos];
-    for (;;) {
-        size_t c = 2 * pos + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && key_before(key, v[c], v[c + 1]))
-            c++;
-        if (!key_before(key, x, v[c]))
-            break;
-        v[pos] = v[c];
-        pos = c;
-    }
-    v[pos] = x;
-}
-
-/* Ascending by key_before, i.e. the highest key last; callers walk it
- * backwards. */
-static void key_sort(const double *key, size_t *v, size_t n)
-{
-    for (size_t i = n / 2; i-- > 0;)
-        key_sift(key, v, n, i);
-    for (size_t end = n; end > 1; end--) {
-        size_t t = v[0];
-        v[0] = v[end - 1];
-        v[end - 1] = t;
-        key_sift(key, v, end - 1, 0);
-    }
+        return key[a] > key[b];
+    return a < b;
 }
 
 static void finish(dl_engine *e, size_t i, double when, double t)
@@ -606,7 +578,7 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
             c->hook->keys(c->hook->ctx, t, e.pj, na, e.key);
         for (size_t a = 0; a < na; a++)
             e.order[a] = a;
-        key_sort(e.key, e.order, na);
+        heap_sort(e.order, na, key_first, e.key);
         for (size_t o = na; o-- > 0;) {
             size_t a = e.order[o], i = e.act[a];
             dl_state *s = &e.st[i];

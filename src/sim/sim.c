@@ -22,6 +22,7 @@
 #include "slaq/settings.h"
 #include "slaq/shares.h"
 
+#include "core/heap.h"
 #include "core/util.h"
 #include "io/setopt.h"
 #include "io/stats.h"
@@ -212,7 +213,6 @@ typedef struct sjob {
     double next_t;    /* completion of iteration k+1; INFINITY if stalled */
     double norm_loss; /* normalised loss after iteration k */
     int xi;           /* first loss reduction not reached yet */
-    size_t heap_pos;
     size_t act_pos;   /* position in the active array */
     int decided;      /* has had its first allocation */
 } sjob;
@@ -221,7 +221,8 @@ typedef struct simstate {
     const sim_config *cfg;
     slaq_sched *s;
     sjob *jobs;       /* in arrival order */
-    sjob **heap;      /* active jobs, min-heap on (next_t, order) */
+    size_t *heap;     /* active jobs' indices in jobs, a heap on
+                         (next_t, order) */
     sjob **active;    /* active jobs, unordered */
     metric_point *rank; /* scratch for loss groups */
     size_t nactive;
@@ -235,55 +236,18 @@ typedef struct simstate {
 
 /* ------------------------------------------------------------------ heap */
 
-static int heap_less(const sjob *a, const sjob *b)
+/* The heap's order (heap.h), ctx the jobs: the next completion first,
+ * ties by arrival. */
+static int job_before(const void *ctx, size_t a, size_t b)
 {
-    if (a->next_t != b->next_t)
-        return a->next_t < b->next_t;
-    return a->order < b->order;
+    const sjob *x = (const sjob *)ctx + a, *y = (const sjob *)ctx + b;
+    if (x->next_t != y->next_t)
+        return x->next_t < y->next_t;
+    return x->order < y->order;
 }
 
-static void heap_set(simstate *st, size_t i, sjob *j)
-{
-    st->heap[i] = j;
-    j->heap_pos = i;
-}
-
-static void heap_up(simstate *st, size_t i)
-{
-    sjob *j = st->heap[i];
-    while (i > 0) {
-        size_t p = (i - 1) / 2;
-        if (!heap_less(j, st->heap[p]))
-            break;
-        heap_set(st, i, st->heap[p]);
-        i = p;
-    }
-    heap_set(st, i, j);
-}
-
-static void heap_down(simstate *st, size_t i)
-{
-    size_t n = st->nactive;
-    sjob *j = st->heap[i];
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && heap_less(st->heap[c + 1], st->heap[c]))
-            c++;
-        if (!heap_less(st->heap[c], j))
-            break;
-        heap_set(st, i, st->heap[c]);
-        i = c;
-    }
-    heap_set(st, i, j);
-}
-
-static void heap_build(simstate *st)
-{
-    for (size_t i = st->nactive / 2; i-- > 0;)
-        heap_down(st, i);
-}
+/* The active job whose iteration completes first. */
+static sjob *next_job(const simstate *st) { return &st->jobs[st->heap[0]]; }
 
 /* ------------------------------------------------------------ job model */
 
@@ -401,7 +365,7 @@ static int decide(simstate *st, double t, char *err, size_t errlen)
         job_set_cores(j, t, use, speed);
         progress |= isfinite(j->next_t);
     }
-    heap_build(st);
+    heap_build(st->heap, st->nactive, job_before, st->jobs);
     if (st->nactive && !progress) {
         util_errf(err, errlen, "at t=%.6f s no active job has cores: the "
                   "policy allocated nothing", t);
@@ -499,9 +463,9 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
     j->res->start = NAN;
     j->act_pos = st->nactive;
     st->active[st->nactive] = j;
-    heap_set(st, st->nactive, j);
+    heap_push(st->heap, st->nactive, (size_t)(j - st->jobs), job_before,
+              st->jobs);
     st->nactive++;
-    heap_up(st, st->nactive - 1);
     return 0;
 }
 
@@ -509,7 +473,7 @@ static int job_arrive(simstate *st, sjob *j, char *err, size_t errlen)
  * if the job finished (and left), 0 if not, -1 on error. */
 static int job_complete(simstate *st, char *err, size_t errlen)
 {
-    sjob *j = st->heap[0];
+    sjob *j = next_job(st);
     double t = j->next_t;
     j->k++;
     /* A job with a scaling curve reports the core-seconds its threads
@@ -526,17 +490,16 @@ static int job_complete(simstate *st, char *err, size_t errlen)
     st->done_iters++;
     if (j->k + 1 < j->w->nlosses) {
         job_schedule(j);
-        heap_down(st, 0);
+        heap_sift_down(st->heap, st->nactive, 0, job_before, st->jobs);
         return 0;
     }
     j->res->completion = t;
     j->res->starved = slaq_job_starved_max(j->sj, t);
     slaq_sched_remove(st->s, j->sj);
     j->sj = NULL;
+    heap_pop(st->heap, st->nactive, job_before, st->jobs);
     st->nactive--;
     if (st->nactive > 0) {
-        heap_set(st, 0, st->heap[st->nactive]);
-        heap_down(st, 0);
         sjob *last = st->active[st->nactive];
         st->active[j->act_pos] = last;
         last->act_pos = j->act_pos;
@@ -639,14 +602,14 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     while (next_arr < n || st.nactive > 0) {
         double t = INFINITY;
         if (st.nactive > 0)
-            t = fmin(st.heap[0]->next_t, e * T);
+            t = fmin(next_job(&st)->next_t, e * T);
         if (next_arr < n)
             t = fmin(t, st.jobs[next_arr].arrival);
         /* After an idle gap the grid resumes at the first boundary not
          * before t: empty epochs are skipped, not simulated. */
         if (st.nactive == 0)
             e = ceil(t / T);
-        while (st.nactive > 0 && st.heap[0]->next_t <= t)
+        while (st.nactive > 0 && next_job(&st)->next_t <= t)
             if (job_complete(&st, err, errlen) < 0)
                 goto err;
         while (next_arr < n && st.jobs[next_arr].arrival <= t)

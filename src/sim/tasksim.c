@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/heap.h"
 #include "core/util.h"
 #include "io/stats.h"
 #include "sim/tasksim.h"
@@ -134,9 +135,11 @@ typedef struct tsim {
     double now, t0;
     uint64_t rng, seq;
     node *nodes;
-    /* events */
-    event *heap;
-    size_t nev, evcap;
+    /* events: each in a slot of ev, the slots in use in a heap (heap.h)
+     * in the order of (t, seq), the free ones in spare */
+    event *ev;
+    size_t *heap, *spare;
+    size_t nev, nspare, evcap;
     /* tasks */
     double *start, *disp;
     size_t *job;          /* each task's job */
@@ -155,6 +158,7 @@ typedef struct tsim {
     slaq_qitem *items;
     size_t icap;
     double *wrun, *wq, *wscratch;
+    size_t *wslot;
     size_t wqcap;
 } tsim;
 
@@ -167,47 +171,40 @@ static double rnd(tsim *s)
     return (double)(z >> 11) * (1.0 / 9007199254740992.0);
 }
 
-static int ev_less(const event *a, const event *b)
+/* The events' order (heap.h), ctx the slots: the earliest first, ties
+ * in the order they were pushed. */
+static int ev_before(const void *ctx, size_t a, size_t b)
 {
-    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+    const event *x = (const event *)ctx + a, *y = (const event *)ctx + b;
+    return x->t < y->t || (x->t == y->t && x->seq < y->seq);
 }
 
 static int ev_push(tsim *s, double t, int type, size_t a, size_t b)
 {
-    if (s->nev == s->evcap) {
-        size_t c = grow_cap(s->evcap, s->nev + 1, 1024);
-        if (!c || GROW_ARRAY(s->heap, c))
-            return -1;
-        s->evcap = c;
+    size_t slot;
+    if (s->nspare) {
+        slot = s->spare[--s->nspare];
+    } else {
+        if (s->nev == s->evcap) {
+            size_t c = grow_cap(s->evcap, s->nev + 1, 1024);
+            if (!c || GROW_ARRAY(s->ev, c) || GROW_ARRAY(s->heap, c) ||
+                GROW_ARRAY(s->spare, c))
+                return -1;
+            s->evcap = c;
+        }
+        slot = s->nev; /* no spare slot: slots 0 .. nev-1 are all in use */
     }
-    event e = {t, s->seq++, type, a, b};
-    size_t i = s->nev++;
-    while (i && ev_less(&e, &s->heap[(i - 1) / 2])) {
-        s->heap[i] = s->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    s->heap[i] = e;
+    s->ev[slot] = (event){t, s->seq++, type, a, b};
+    heap_push(s->heap, s->nev++, slot, ev_before, s->ev);
     return 0;
 }
 
 static event ev_pop(tsim *s)
 {
-    event top = s->heap[0], last = s->heap[--s->nev];
-    size_t i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, m = l;
-        if (l >= s->nev)
-            break;
-        if (l + 1 < s->nev && ev_less(&s->heap[l + 1], &s->heap[l]))
-            m = l + 1;
-        if (!ev_less(&s->heap[m], &last))
-            break;
-        s->heap[i] = s->heap[m];
-        i = m;
-    }
-    if (s->nev)
-        s->heap[i] = last;
-    return top;
+    size_t slot = heap_pop(s->heap, s->nev, ev_before, s->ev);
+    s->nev--;
+    s->spare[s->nspare++] = slot;
+    return s->ev[slot];
 }
 
 static size_t job_of(const tsim *s, size_t task)
@@ -356,7 +353,8 @@ static double node_wait(tsim *s, size_t v)
     for (size_t i = 0; i < n->qn; i++)
         s->wq[i] = s->w->est[job_of(s, n->q[i])];
     return slaq_queue_wait(s->wrun, n->running, s->wq, n->qn,
-                           s->c->slots - n->running, 0, s->wscratch);
+                           s->c->slots - n->running, 0, s->wscratch,
+                           s->wslot);
 }
 
 /* A random index among view[0..n) that Algorithm 1 would consider: free
@@ -668,7 +666,9 @@ static void tsim_free(tsim *s)
             free(s->nodes[v].q);
         }
     free(s->nodes);
+    free(s->ev);
     free(s->heap);
+    free(s->spare);
     free(s->start);
     free(s->disp);
     free(s->job);
@@ -684,6 +684,7 @@ static void tsim_free(tsim *s)
     free(s->wrun);
     free(s->wq);
     free(s->wscratch);
+    free(s->wslot);
 }
 
 int tsim_run(const tt_workload *w, const tsim_config *c, tsim_result *r,
@@ -718,11 +719,12 @@ int tsim_run(const tt_workload *w, const tsim_config *c, tsim_result *r,
     s.perm = malloc(N * sizeof *s.perm);
     s.wrun = malloc(c->slots * sizeof *s.wrun);
     s.wscratch = malloc(c->slots * sizeof *s.wscratch);
+    s.wslot = malloc(c->slots * sizeof *s.wslot);
     r->jct = malloc(nj * sizeof *r->jct);
     if (!s.nodes || !s.start || !s.disp || !s.job || !s.next || !s.backoff ||
         !s.unfinished ||
         !s.done || !s.pend || !s.view || !s.sample || !s.perm || !s.wrun ||
-        !s.wscratch || !r->jct)
+        !s.wscratch || !s.wslot || !r->jct)
         goto nomem;
     for (size_t v = 0; v < N; v++) {
         s.nodes[v].run = malloc(c->slots * sizeof *s.nodes[v].run);

@@ -297,6 +297,23 @@ static void test_moves_relieve_overloaded_node(void **state)
                                      scratch), SLAQ_EINVAL);
 }
 
+/* Jobs of equal priority are candidates in the order of their index:
+ * the same node as above, every job of priority 1, moves jobs 0, 1, 2. */
+static void test_moves_break_priority_ties_by_index(void **state)
+{
+    (void)state;
+    slaq_node_use n[2] = {{32, 192, 40, 100}, {32, 192, 0, 0}};
+    slaq_move_job j[10];
+    for (int i = 0; i < 10; i++)
+        j[i] = (slaq_move_job){0, 4, 10, 1, 1};
+    size_t mj[10], mt[10], scratch[10];
+    long k = slaq_mlfs_moves(n, 2, j, 10, 0.9, 0.1, mj, mt, 10, scratch);
+    assert_int_equal(k, 3);
+    assert_int_equal(mj[0], 0);
+    assert_int_equal(mj[1], 1);
+    assert_int_equal(mj[2], 2);
+}
+
 /* The ideal virtual task: on a node hot in memory only, the candidate
  * with the most memory and the fewest cores moves. */
 static void test_moves_pick_the_ideal_virtual_task(void **state)
@@ -635,6 +652,7 @@ int main(void)
         cmocka_unit_test(test_priority_division_preemptive_and_sticky),
         cmocka_unit_test(test_ideal_virtual_host),
         cmocka_unit_test(test_moves_relieve_overloaded_node),
+        cmocka_unit_test(test_moves_break_priority_ties_by_index),
         cmocka_unit_test(test_moves_pick_the_ideal_virtual_task),
         cmocka_unit_test(test_move_gain_weighs_the_cost_against_the_slack),
         cmocka_unit_test(test_load_control),

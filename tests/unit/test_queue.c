@@ -196,17 +196,18 @@ static void test_wait_simulates_the_slots(void **state)
 {
     (void)state;
     double scratch[8];
+    size_t slots[8];
     /* slots free at 2 and 5: the 3-s task starts at 2 and ends at 5, the
      * 4-s one starts at 5; the next would start at 5 */
     double run[] = {5, 2}, q[] = {3, 4};
-    assert_near(slaq_queue_wait(run, 2, q, 2, 0, 0, scratch), 5, 0);
-    assert_near(slaq_queue_wait(run, 2, q, 1, 0, 0, scratch), 5, 0);
-    assert_near(slaq_queue_wait(run, 2, NULL, 0, 0, 0, scratch), 2, 0);
+    assert_near(slaq_queue_wait(run, 2, q, 2, 0, 0, scratch, slots), 5, 0);
+    assert_near(slaq_queue_wait(run, 2, q, 1, 0, 0, scratch, slots), 5, 0);
+    assert_near(slaq_queue_wait(run, 2, NULL, 0, 0, 0, scratch, slots), 2, 0);
     double q3[] = {1, 1, 1, 1};
-    assert_near(slaq_queue_wait(run, 2, q3, 4, 0, 0, scratch), 5, 0);
+    assert_near(slaq_queue_wait(run, 2, q3, 4, 0, 0, scratch, slots), 5, 0);
     /* a free slot beyond free_min: no wait */
-    assert_near(slaq_queue_wait(run, 2, q, 2, 1, 0, scratch), 0, 0);
-    assert_near(slaq_queue_wait(run, 2, q, 2, 1, 1, scratch), 5, 0);
+    assert_near(slaq_queue_wait(run, 2, q, 2, 1, 0, scratch, slots), 0, 0);
+    assert_near(slaq_queue_wait(run, 2, q, 2, 1, 1, scratch, slots), 5, 0);
     /* the input is left as it was */
     assert_true(run[0] == 5 && run[1] == 2);
 }
