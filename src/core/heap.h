@@ -36,6 +36,7 @@
 
 #include <assert.h>
 #include <stddef.h>
+#include <string.h>
 
 /* Nonzero when item a comes out of the heap before item b. */
 typedef int (*heap_before_fn)(const void *ctx, size_t a, size_t b);
@@ -115,6 +116,59 @@ static inline void heap_sort(size_t *h, size_t n, heap_before_fn before,
         h[0] = h[end - 1];
         h[end - 1] = t;
         heap_sift_down(h, end - 1, 0, before, ctx);
+    }
+}
+
+/* The largest record heap_sort_records moves. */
+#define HEAP_RECORD_MAX 64
+
+/* Swaps the records at a and b, of `size` bytes. */
+static inline void heap_record_swap(unsigned char *a, unsigned char *b,
+                                    size_t size)
+{
+    unsigned char t[HEAP_RECORD_MAX];
+    memcpy(t, a, size);
+    memcpy(a, b, size);
+    memcpy(b, t, size);
+}
+
+/*
+ * Sorts the n records of `size` bytes (at most HEAP_RECORD_MAX) at base in
+ * place, ascending by cmp (qsort's contract: negative, 0 or positive),
+ * allocating nothing, where the C library's qsort may allocate a buffer
+ * at every call. Not stable: cmp must order every two distinct records
+ * (break ties by an index), and then the result is the one sorted order
+ * whatever the sort, the same as qsort's.
+ */
+static inline void heap_sort_records(void *base, size_t n, size_t size,
+                                     int (*cmp)(const void *, const void *))
+{
+    assert(size > 0 && size <= HEAP_RECORD_MAX);
+    unsigned char *v = base;
+    if (n < 2)
+        return;
+    /* a heap with the largest record on top, then the top to the end */
+    for (size_t end = n, start = n / 2;; ) {
+        size_t pos;
+        if (start > 0) {
+            pos = --start;
+        } else {
+            if (--end == 0)
+                break;
+            heap_record_swap(v, v + end * size, size);
+            pos = 0;
+        }
+        for (;;) {
+            size_t c = 2 * pos + 1;
+            if (c >= end)
+                break;
+            if (c + 1 < end && cmp(v + (c + 1) * size, v + c * size) > 0)
+                c++;
+            if (cmp(v + c * size, v + pos * size) <= 0)
+                break;
+            heap_record_swap(v + c * size, v + pos * size, size);
+            pos = c;
+        }
     }
 }
 

@@ -420,10 +420,14 @@ static void greedy_floor(const slaq_pjob *jobs, size_t n, const size_t *node,
 }
 
 /* Candidates for the hold, by node and then by gain, lowest first. */
+/* Lowest gain first; equal gains by index, the order the C library's
+ * (merge) sort kept them in before. */
 static int hold_cmp(const void *a, const void *b)
 {
     const fair_item *x = a, *y = b;
-    return x->ratio < y->ratio ? -1 : x->ratio > y->ratio;
+    if (x->ratio != y->ratio)
+        return x->ratio < y->ratio ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
 /*
@@ -469,7 +473,7 @@ static void greedy_hold(const alloc_policy *p, const slaq_pjob *jobs,
         return;
     /* Lowest gain first over all nodes: each node's own candidates then
      * come in their order, and `running` is per node. */
-    qsort(ws->items, nc, sizeof *ws->items, hold_cmp);
+    heap_sort_records(ws->items, nc, sizeof *ws->items, hold_cmp);
     for (size_t r = 0; r < nc; r++) {
         size_t i = ws->items[r].idx, v = node ? node[i] : 0;
         double keep = ceil(capacity[v] - 1e-9);
@@ -733,7 +737,8 @@ static void alloc_index(const alloc_policy *p, const slaq_pjob *jobs,
     for (size_t i = 0; i < n; i++)
         ws->items[at[ws->held[i]]++] = (fair_item){ws->key[i], i};
     for (size_t t = 0, off = 0; t < 4; off += tier_n[t++])
-        qsort(ws->items + off, tier_n[t], sizeof *ws->items, index_cmp);
+        heap_sort_records(ws->items + off, tier_n[t], sizeof *ws->items,
+                          index_cmp);
     for (int pass = 0; pass < 2; pass++)
         for (size_t r = 0; r < n; r++) {
             size_t i = ws->items[r].idx, v = node ? node[i] : 0;

@@ -21,6 +21,7 @@
 #include "util.h"
 #include "slaq/deadline.h"
 #include "slaq/shares.h"
+#include "heap.h"
 #include "internal.h"
 
 /* A job's end loss is the lowest that its fits of the last
@@ -1256,7 +1257,8 @@ static void shares_hold(slaq_sched *s)
         s->sh_held[i] = 0;
     }
     if (capped)
-        qsort(s->sh_order, s->n, sizeof *s->sh_order, arrival_cmp);
+        heap_sort_records(s->sh_order, s->n, sizeof *s->sh_order,
+                          arrival_cmp);
     slaq_shares_reset_jobs(t);
     for (size_t k = 0; k < s->n; k++) {
         size_t i = s->sh_order[k].i;

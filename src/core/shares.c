@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "slaq/slaq.h"
+#include "heap.h"
 #include "util.h"
 
 struct slaq_shares {
@@ -328,7 +329,7 @@ static void water_fill(slaq_shares *t, size_t p, double amount, double *part)
             wsum += t->eff[c];
         }
     }
-    qsort(t->items, m, sizeof *t->items, wf_cmp);
+    heap_sort_records(t->items, m, sizeof *t->items, wf_cmp);
     double left = amount;
     for (size_t k = 0; k < m; k++) {
         size_t c = t->items[k].id;

@@ -4,7 +4,7 @@
  * the heap fixes (allocations and whole simulations depend on it), a NaN
  * key stays at the root unless the order ranks it, heapify and pushes
  * both give valid heaps, a re-keyed item sifts back into place, and the
- * heap sort agrees with qsort.
+ * heap sort, of indices or of records, agrees with qsort.
  */
 #include <string.h>
 
@@ -227,6 +227,41 @@ static void test_heap_sort_agrees_with_qsort(void **state)
     }
 }
 
+/* A record as the core sorts them (policy.c's fair_item, shares.c's
+ * wf_item): a key and an index that breaks its ties. */
+struct rec {
+    double key;
+    size_t idx;
+};
+
+static int rec_cmp(const void *x, const void *y)
+{
+    const struct rec *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* Records of many equal keys, and of every length from 0 up, come out of
+ * heap_sort_records in qsort's order (a total order has one), in place. */
+static void test_records_sort_as_qsort_does(void **state)
+{
+    (void)state;
+    enum { N = 300 };
+    struct rec r[N], q[N];
+    size_t perm[N];
+    uint64_t s = 77;
+    for (size_t n = 0; n <= N; n += 1 + n / 4) {
+        shuffled(perm, n, &s);
+        for (size_t i = 0; i < n; i++)
+            r[i] = (struct rec){(double)(rnd(&s) % 7), perm[i]};
+        memcpy(q, r, n * sizeof *r);
+        heap_sort_records(r, n, sizeof *r, rec_cmp);
+        qsort(q, n, sizeof *q, rec_cmp);
+        assert_memory_equal(r, q, n * sizeof *r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -237,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_heapify_and_pushes_give_valid_heaps),
         cmocka_unit_test(test_rekeyed_item_sifts_back_into_place),
         cmocka_unit_test(test_heap_sort_agrees_with_qsort),
+        cmocka_unit_test(test_records_sort_as_qsort_does),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
