@@ -1026,8 +1026,8 @@ static void sw_print_bound(double bound, int bound_id, int bound_epoch,
 /*
  * The replay: every policy of a->policies in a->norders orders of the
  * configurations, a row each, then the lower bounds; JSON to js, the
- * decisions to trf, when open. Returns 0, EXIT_USAGE or EXIT_RUNTIME, the
- * error printed.
+ * decisions to trf, when open. Returns 0, EXIT_USAGE (the error printed)
+ * or EXIT_RUNTIME (out of memory, or the error printed).
  */
 static int sw_replay(const sweep_set *set, const sw_args *a, FILE *js,
                      FILE *trf)
