@@ -331,15 +331,17 @@ static int exact_answer(const aqp_db *db, aqp_qid q, double *truth, size_t K)
     return 0;
 }
 
-static int cmd_run(const struct args *a)
+/* run's arguments: --data, a known --query (*q) and --threads in 1..256.
+ * Returns 0, or 2 once the usage error is printed. */
+static int run_args(const struct args *a, int *q)
 {
     if (!a->data)
         return usage_error("run: --data FILE is required (make one with "
                            "slaq-aqp gen)%s", "");
     if (!a->query)
         return usage_error("run: --query is required (%s)", aqp_query_list());
-    int q = aqp_query_parse(a->query);
-    if (q < 0)
+    *q = aqp_query_parse(a->query);
+    if (*q < 0)
     {
         fprintf(stderr, "slaq-aqp: run: unknown query '%s' (expected %s)\n"
                 "Try 'slaq-aqp --help'.\n", a->query, aqp_query_list());
@@ -347,6 +349,93 @@ static int cmd_run(const struct args *a)
     }
     if (a->threads < 1 || a->threads > 256)
         return usage_error("run: --threads must be 1..256%s", "");
+    return 0;
+}
+
+/* What run fills each mini-batch: the reported columns' indices and
+ * values, and with --trace every value of every mini-batch. */
+struct run_bufs {
+    size_t *idx;
+    double *rep_e, *rep_l, *rep_h;
+    struct trace t;
+};
+
+/* Allocates b for K values in B mini-batches (the trace's only when
+ * trace). Returns 0, or -1 out of memory (b then for run_bufs_free). */
+static int run_bufs_new(struct run_bufs *b, size_t K, size_t B, int trace)
+{
+    *b = (struct run_bufs){0};
+    b->idx = malloc(K * sizeof *b->idx);
+    b->rep_e = malloc(K * sizeof *b->rep_e);
+    b->rep_l = malloc(K * sizeof *b->rep_l);
+    b->rep_h = malloc(K * sizeof *b->rep_h);
+    if (trace) {
+        b->t.est = malloc(B * K * sizeof *b->t.est);
+        b->t.lo = malloc(B * K * sizeof *b->t.lo);
+        b->t.hi = malloc(B * K * sizeof *b->t.hi);
+        b->t.cpu = malloc(B * sizeof *b->t.cpu);
+        b->t.rows = malloc(B * sizeof *b->t.rows);
+    }
+    if (!b->idx || !b->rep_e || !b->rep_l || !b->rep_h ||
+        (trace && (!b->t.est || !b->t.lo || !b->t.hi || !b->t.cpu ||
+                   !b->t.rows)))
+        return -1;
+    return 0;
+}
+
+static void run_bufs_free(struct run_bufs *b)
+{
+    free(b->idx);
+    free(b->rep_e);
+    free(b->rep_l);
+    free(b->rep_h);
+    free(b->t.est);
+    free(b->t.lo);
+    free(b->t.hi);
+    free(b->t.cpu);
+    free(b->t.rows);
+}
+
+/* After mini-batch i (taking cpu seconds on threads): reports the n
+ * chosen columns to slaqd (c), keeps every value for the trace and, but
+ * with --quiet, prints the mini-batch's line. */
+static void run_report(const struct args *a, const aqp_query *qr,
+                       slaq_client *c, struct run_bufs *b, int n, size_t i,
+                       int threads, double cpu)
+{
+    size_t K = aqp_query_nkeys(qr), B = aqp_query_batches(qr);
+    const double *e = aqp_query_estimates(qr), *lo = aqp_query_lower(qr),
+                 *hi = aqp_query_upper(qr);
+    for (int j = 0; j < n; j++) {
+        b->rep_e[j] = e[b->idx[j]];
+        b->rep_l[j] = lo[b->idx[j]];
+        b->rep_h[j] = hi[b->idx[j]];
+    }
+    double rows = (double)aqp_query_last_rows(qr);
+    double hw = rel_halfwidth(qr, b->idx, n);
+    (void)slaq_client_report_vector(c, i, hw, cpu, rows, (size_t)n,
+                                    b->rep_e, b->rep_l, b->rep_h);
+    if (a->trace) {
+        memcpy(b->t.est + (i - 1) * K, e, K * sizeof *e);
+        memcpy(b->t.lo + (i - 1) * K, lo, K * sizeof *lo);
+        memcpy(b->t.hi + (i - 1) * K, hi, K * sizeof *hi);
+        b->t.cpu[i - 1] = cpu;
+        b->t.rows[i - 1] = aqp_query_last_rows(qr);
+    }
+    if (!a->quiet) {
+        fprintf(stderr, "mini-batch %zu/%zu  threads %d  rows %.0f  cpu "
+                "%.4f s  ±%.3g%%  %s = %.10g [%.10g, %.10g]%s\n", i, B,
+                threads, rows, cpu, 100 * hw, aqp_query_key(qr, b->idx[0]),
+                b->rep_e[0], b->rep_l[0], b->rep_h[0], n > 1 ? "  ..." : "");
+    }
+}
+
+static int cmd_run(const struct args *a)
+{
+    int q = -1;
+    int rc = run_args(a, &q);
+    if (rc)
+        return rc;
     char err[512];
     aqp_db *db = aqp_db_load(a->data, err, sizeof err);
     if (!db) {
@@ -362,26 +451,15 @@ static int cmd_run(const struct args *a)
         return 2;
     }
     size_t K = aqp_query_nkeys(qr), B = aqp_query_batches(qr);
-    size_t *idx = malloc(K * sizeof *idx);
-    double *rep_e = malloc(K * sizeof *rep_e), *rep_l = malloc(K * sizeof *rep_l),
-           *rep_h = malloc(K * sizeof *rep_h);
-    struct trace t = {0};
-    if (a->trace) {
-        t.est = malloc(B * K * sizeof *t.est);
-        t.lo = malloc(B * K * sizeof *t.lo);
-        t.hi = malloc(B * K * sizeof *t.hi);
-        t.cpu = malloc(B * sizeof *t.cpu);
-        t.rows = malloc(B * sizeof *t.rows);
-    }
-    int rc = 1;
+    struct run_bufs b;
+    rc = 1;
     slaq_client *c = NULL;
-    if (!idx || !rep_e || !rep_l || !rep_h ||
-        (a->trace && (!t.est || !t.lo || !t.hi || !t.cpu || !t.rows))) {
+    if (run_bufs_new(&b, K, B, a->trace != NULL) < 0) {
         fprintf(stderr, "slaq-aqp run: out of memory\n");
         goto out;
     }
     char bad[128];
-    int n = pick_columns(qr, a->cols, idx, bad, sizeof bad);
+    int n = pick_columns(qr, a->cols, b.idx, bad, sizeof bad);
     if (n <= 0) {
         fprintf(stderr, "slaq-aqp run: --progress-columns: no key or column "
                 "'%s' in %s (its keys: %s, ...; see --trace)\n", bad,
@@ -422,31 +500,7 @@ static int cmd_run(const struct args *a)
             goto out;
         }
         double cpu = cpu_now() - c0;
-        size_t i = aqp_query_done(qr);
-        const double *e = aqp_query_estimates(qr), *lo = aqp_query_lower(qr),
-                     *hi = aqp_query_upper(qr);
-        for (int j = 0; j < n; j++) {
-            rep_e[j] = e[idx[j]];
-            rep_l[j] = lo[idx[j]];
-            rep_h[j] = hi[idx[j]];
-        }
-        double rows = (double)aqp_query_last_rows(qr);
-        double hw = rel_halfwidth(qr, idx, n);
-        (void)slaq_client_report_vector(c, i, hw, cpu, rows, (size_t)n,
-                                        rep_e, rep_l, rep_h);
-        if (a->trace) {
-            memcpy(t.est + (i - 1) * K, e, K * sizeof *e);
-            memcpy(t.lo + (i - 1) * K, lo, K * sizeof *lo);
-            memcpy(t.hi + (i - 1) * K, hi, K * sizeof *hi);
-            t.cpu[i - 1] = cpu;
-            t.rows[i - 1] = aqp_query_last_rows(qr);
-        }
-        if (!a->quiet) {
-            fprintf(stderr, "mini-batch %zu/%zu  threads %d  rows %.0f  cpu "
-                    "%.4f s  ±%.3g%%  %s = %.10g [%.10g, %.10g]%s\n", i, B,
-                    threads, rows, cpu, 100 * hw, aqp_query_key(qr, idx[0]),
-                    rep_e[0], rep_l[0], rep_h[0], n > 1 ? "  ..." : "");
-        }
+        run_report(a, qr, c, &b, n, aqp_query_done(qr), threads, cpu);
     }
     if (stopped) {
         const char *why = slaq_client_stop_reason(c);
@@ -462,7 +516,7 @@ static int cmd_run(const struct args *a)
     if (a->trace && !stopped) {
         double *truth = malloc(K * sizeof *truth);
         if (!truth || exact_answer(db, (aqp_qid)q, truth, K) < 0 ||
-            write_trace(a, db, qr, (aqp_qid)q, &t, truth) < 0)
+            write_trace(a, db, qr, (aqp_qid)q, &b.t, truth) < 0)
             rc = 1;
         free(truth);
     }
@@ -472,15 +526,7 @@ out:
      * taken more than the client's default second), not longer when it
      * has (the wait ends with the last confirmation). */
     slaq_client_close_timeout(c, AQP_CLOSE_WAIT_MS);
-    free(idx);
-    free(rep_e);
-    free(rep_l);
-    free(rep_h);
-    free(t.est);
-    free(t.lo);
-    free(t.hi);
-    free(t.cpu);
-    free(t.rows);
+    run_bufs_free(&b);
     aqp_query_free(qr);
     aqp_db_free(db);
     return rc;

@@ -165,45 +165,52 @@ static int parse_policies(const char *s, dl_opts *o)
     return o->npol ? 0 : -1;
 }
 
-static int parse(int argc, char **argv, dl_opts *o)
+static const struct option dl_options[] = {
+    {"deadlines", no_argument, 0, 'D'},
+    {"curves", required_argument, 0, 'c'},
+    {"trace", required_argument, 0, 't'},
+    {"window", required_argument, 0, 'w'},
+    {"gpu-cores", required_argument, 0, 'g'},
+    {"generate", required_argument, 0, 'G'},
+    {"deadline-scale", required_argument, 0, 'd'},
+    {"load", required_argument, 0, 'l'},
+    {"seed", required_argument, 0, 's'},
+    {"accuracy-range", required_argument, 0, 'A'},
+    {"nodes", required_argument, 0, 'n'},
+    {"cores-per-node", required_argument, 0, 'C'},
+    {"mem-per-core", required_argument, 0, 'M'},
+    {"policies", required_argument, 0, 'p'},
+    {"epoch", required_argument, 0, 'e'},
+    {"no-urgency", no_argument, 0, 'U'},
+    {"no-deadline-term", no_argument, 0, 'T'},
+    {"no-moves", no_argument, 0, 'm'},
+    {"weigh-moves", no_argument, 0, 'W'},
+    {"no-load-control", no_argument, 0, 'L'},
+    {"optstop", no_argument, 0, 'O'},
+    {"alpha", required_argument, 0, 'a'},
+    {"h-r", required_argument, 0, 'r'},
+    {"p-s", required_argument, 0, 'P'},
+    {"h-s", required_argument, 0, 'S'},
+    {"move-s", required_argument, 0, 'v'},
+    {"out", required_argument, 0, 'o'},
+    {"model", required_argument, 0, 'X'},
+    {"train", required_argument, 0, 'R'},
+    {"workloads", required_argument, 0, 'K'},
+    {"imitation-epochs", required_argument, 0, 'I'},
+    {"iterations", required_argument, 0, 'N'},
+    {"sigma", required_argument, 0, 'Z'},
+    {"help", no_argument, 0, 'h'},
+    {0, 0, 0, 0},
+};
+
+/* The options that shape the workload and the cluster, and those that
+ * choose and tune the policies (dl_options' letters). */
+#define DL_WORKLOAD_OPTS "ctwgGdlAsnCM"
+#define DL_POLICY_OPTS "pXRKINZeUTmWLOarPSvo"
+
+/* The defaults: 1,000 jobs of the trace, every policy. */
+static void parse_defaults(dl_opts *o)
 {
-    static const struct option opts[] = {
-        {"deadlines", no_argument, 0, 'D'},
-        {"curves", required_argument, 0, 'c'},
-        {"trace", required_argument, 0, 't'},
-        {"window", required_argument, 0, 'w'},
-        {"gpu-cores", required_argument, 0, 'g'},
-        {"generate", required_argument, 0, 'G'},
-        {"deadline-scale", required_argument, 0, 'd'},
-        {"load", required_argument, 0, 'l'},
-        {"seed", required_argument, 0, 's'},
-        {"accuracy-range", required_argument, 0, 'A'},
-        {"nodes", required_argument, 0, 'n'},
-        {"cores-per-node", required_argument, 0, 'C'},
-        {"mem-per-core", required_argument, 0, 'M'},
-        {"policies", required_argument, 0, 'p'},
-        {"epoch", required_argument, 0, 'e'},
-        {"no-urgency", no_argument, 0, 'U'},
-        {"no-deadline-term", no_argument, 0, 'T'},
-        {"no-moves", no_argument, 0, 'm'},
-        {"weigh-moves", no_argument, 0, 'W'},
-        {"no-load-control", no_argument, 0, 'L'},
-        {"optstop", no_argument, 0, 'O'},
-        {"alpha", required_argument, 0, 'a'},
-        {"h-r", required_argument, 0, 'r'},
-        {"p-s", required_argument, 0, 'P'},
-        {"h-s", required_argument, 0, 'S'},
-        {"move-s", required_argument, 0, 'v'},
-        {"out", required_argument, 0, 'o'},
-        {"model", required_argument, 0, 'X'},
-        {"train", required_argument, 0, 'R'},
-        {"workloads", required_argument, 0, 'K'},
-        {"imitation-epochs", required_argument, 0, 'I'},
-        {"iterations", required_argument, 0, 'N'},
-        {"sigma", required_argument, 0, 'Z'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0},
-    };
     memset(o, 0, sizeof *o);
     dl_config_init(&o->cfg);
     o->count = 1000;
@@ -215,153 +222,145 @@ static int parse(int argc, char **argv, dl_opts *o)
     o->req = (dl_req){0.5, 0.95};
     rl_train_opts_init(&o->rl);
     parse_policies("fair,slaq,edf,tiresias,mlfs-h,mlfs-rl,mlfs", o);
-    optind = 1;
-    opterr = 0;
+}
+
+/* --window FIRST[:N]: N defaults to the count so far. Returns 0, or
+ * EXIT_USAGE once the error is printed. */
+static int parse_window(const char *arg, dl_opts *o)
+{
+    char *end;
+    errno = 0;
+    unsigned long long a = strtoull(arg, &end, 10), b = o->count;
+    if (end != arg && *end == ':') {
+        char *e2;
+        b = strtoull(end + 1, &e2, 10);
+        end = e2 == end + 1 ? end : e2;
+    }
+    if (end == arg || *end || errno || a > DLT_MAX_JOBS || b > DLT_MAX_JOBS) {
+        cli_error("sim", "--window: expected FIRST or FIRST:N (whole "
+                  "numbers up to %d), got '%s'", DLT_MAX_JOBS, arg);
+        return EXIT_USAGE;
+    }
+    o->first = (size_t)a;
+    o->count = (size_t)b;
+    return 0;
+}
+
+/* --accuracy-range LO:HI. Returns 0, or EXIT_USAGE once the error is
+ * printed. */
+static int parse_accuracy(const char *arg, dl_opts *o)
+{
+    char *end, *end2;
+    double lo = strtod(arg, &end), hi = NAN;
+    if (end != arg && *end == ':')
+        hi = strtod(end + 1, &end2);
+    if (!(lo > 0) || !(hi >= lo) || !(hi <= 1) || end == arg ||
+        *end != ':' || *end2) {
+        cli_error("sim", "--accuracy-range: expected LO:HI with 0 < "
+                  "LO <= HI <= 1, got '%s'", arg);
+        return EXIT_USAGE;
+    }
+    o->req = (dl_req){lo, hi};
+    return 0;
+}
+
+/* One of DL_WORKLOAD_OPTS: the jobs, their goals, the cluster. Returns 0,
+ * or EXIT_USAGE once the error is printed. */
+static int parse_workload_opt(int c, const char *arg, dl_opts *o)
+{
     double x;
-    int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'D': break;
-        case 'c': o->curves = optarg; break;
-        case 't': o->trace = optarg; break;
-        case 'w': {
-            char *end;
-            errno = 0;
-            unsigned long long a = strtoull(optarg, &end, 10), b = o->count;
-            if (end != optarg && *end == ':') {
-                char *e2;
-                b = strtoull(end + 1, &e2, 10);
-                end = e2 == end + 1 ? end : e2;
-            }
-            if (end == optarg || *end || errno || a > DLT_MAX_JOBS ||
-                b > DLT_MAX_JOBS) {
-                cli_error("sim", "--window: expected FIRST or FIRST:N (whole "
-                          "numbers up to %d), got '%s'", DLT_MAX_JOBS, optarg);
-                return EXIT_USAGE;
-            }
-            o->first = (size_t)a;
-            o->count = (size_t)b;
-            break;
-        }
-        case 'g':
-            if (num("gpu-cores", optarg, 1e-3, 1024, &o->gpu_cores))
-                return EXIT_USAGE;
-            break;
-        case 'G':
-            if (num("generate", optarg, 1, DLT_MAX_JOBS, &x))
-                return EXIT_USAGE;
-            o->generate = (size_t)x;
-            break;
-        case 'd':
-            if (num("deadline-scale", optarg, 1e-3, 1e3, &o->dscale))
-                return EXIT_USAGE;
-            break;
-        case 'l':
-            if (num("load", optarg, 1e-3, 100, &o->load))
-                return EXIT_USAGE;
-            break;
-        case 'A': {
-            char *end, *end2;
-            double lo = strtod(optarg, &end), hi = NAN;
-            if (end != optarg && *end == ':')
-                hi = strtod(end + 1, &end2);
-            if (!(lo > 0) || !(hi >= lo) || !(hi <= 1) || end == optarg ||
-                *end != ':' || *end2) {
-                cli_error("sim", "--accuracy-range: expected LO:HI with 0 < "
-                          "LO <= HI <= 1, got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            o->req = (dl_req){lo, hi};
-            break;
-        }
-        case 's':
-            if (num("seed", optarg, 0, 4294967295.0, &x))
-                return EXIT_USAGE;
-            o->seed = (unsigned long)x;
-            break;
-        case 'n':
-            if (num("nodes", optarg, 1, 10000, &x))
-                return EXIT_USAGE;
-            o->cfg.cl.nodes = (size_t)x;
-            break;
-        case 'C':
-            if (num("cores-per-node", optarg, 1, 1e6, &o->cfg.cl.cores))
-                return EXIT_USAGE;
-            break;
-        case 'M':
-            if (num("mem-per-core", optarg, 1e-3, 1e6, &o->mem_per_core))
-                return EXIT_USAGE;
-            break;
-        case 'p':
-            if (parse_policies(optarg, o))
-                return EXIT_USAGE;
-            break;
-        case 'X': o->model = optarg; break;
-        case 'R':
-            if (strcmp(optarg, "mlfs-rl")) {
-                cli_error("sim", "--train: expected mlfs-rl (the one policy "
-                          "with a network), got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            o->train = 1;
-            break;
-        case 'K':
-            if (num("workloads", optarg, 1, 100, &x))
-                return EXIT_USAGE;
-            o->rl.workloads = (size_t)x;
-            break;
-        case 'I':
-            if (num("imitation-epochs", optarg, 0, 10000, &x))
-                return EXIT_USAGE;
-            o->rl.imitate_epochs = (size_t)x;
-            break;
-        case 'N':
-            if (num("iterations", optarg, 0, 100000, &x))
-                return EXIT_USAGE;
-            o->rl.iterations = (size_t)x;
-            break;
-        case 'Z':
-            if (num("sigma", optarg, 1e-6, 100, &o->rl.sigma))
-                return EXIT_USAGE;
-            break;
-        case 'e':
-            if (num("epoch", optarg, 1, 86400, &o->cfg.epoch_s))
-                return EXIT_USAGE;
-            break;
-        case 'U': o->cfg.prio.use_urgency = 0; break;
-        case 'T': o->cfg.prio.use_deadline = 0; break;
-        case 'm': o->cfg.moves = 0; break;
-        case 'W': o->cfg.weigh_moves = 1; break;
-        case 'L': o->cfg.control = 0; break;
-        case 'O': o->cfg.optstop = 1; break;
-        case 'a':
-            if (num("alpha", optarg, 0, 1, &o->cfg.prio.alpha))
-                return EXIT_USAGE;
-            break;
-        case 'r':
-            if (num("h-r", optarg, 0.01, 1, &o->cfg.h_r))
-                return EXIT_USAGE;
-            break;
-        case 'P':
-            if (num("p-s", optarg, 0.001, 1, &o->cfg.p_s))
-                return EXIT_USAGE;
-            break;
-        case 'S':
-            if (num("h-s", optarg, 0.01, 1, &o->cfg.h_s))
-                return EXIT_USAGE;
-            break;
-        case 'v':
-            if (num("move-s", optarg, 0, 86400, &o->cfg.move_fixed_s))
-                return EXIT_USAGE;
-            break;
-        case 'o': o->out = optarg; break;
-        case 'h': usage(stdout); return -1;
-        default:
-            cli_error("sim", "unknown or incomplete option '%s' (slaq sim "
-                      "--deadlines --help)", argv[optind - 1]);
+    switch (c) {
+    case 'c': o->curves = arg; break;
+    case 't': o->trace = arg; break;
+    case 'w': return parse_window(arg, o);
+    case 'g': return num("gpu-cores", arg, 1e-3, 1024, &o->gpu_cores)
+                     ? EXIT_USAGE : 0;
+    case 'G':
+        if (num("generate", arg, 1, DLT_MAX_JOBS, &x))
+            return EXIT_USAGE;
+        o->generate = (size_t)x;
+        break;
+    case 'd': return num("deadline-scale", arg, 1e-3, 1e3, &o->dscale)
+                     ? EXIT_USAGE : 0;
+    case 'l': return num("load", arg, 1e-3, 100, &o->load) ? EXIT_USAGE : 0;
+    case 'A': return parse_accuracy(arg, o);
+    case 's':
+        if (num("seed", arg, 0, 4294967295.0, &x))
+            return EXIT_USAGE;
+        o->seed = (unsigned long)x;
+        break;
+    case 'n':
+        if (num("nodes", arg, 1, 10000, &x))
+            return EXIT_USAGE;
+        o->cfg.cl.nodes = (size_t)x;
+        break;
+    case 'C': return num("cores-per-node", arg, 1, 1e6, &o->cfg.cl.cores)
+                     ? EXIT_USAGE : 0;
+    case 'M': return num("mem-per-core", arg, 1e-3, 1e6, &o->mem_per_core)
+                     ? EXIT_USAGE : 0;
+    }
+    return 0;
+}
+
+/* One of DL_POLICY_OPTS: the policies, MLFS's settings, the network's
+ * training, the output. Returns 0, or EXIT_USAGE once the error is
+ * printed. */
+static int parse_policy_opt(int c, const char *arg, dl_opts *o)
+{
+    double x;
+    switch (c) {
+    case 'p': return parse_policies(arg, o) ? EXIT_USAGE : 0;
+    case 'X': o->model = arg; break;
+    case 'R':
+        if (strcmp(arg, "mlfs-rl")) {
+            cli_error("sim", "--train: expected mlfs-rl (the one policy "
+                      "with a network), got '%s'", arg);
             return EXIT_USAGE;
         }
+        o->train = 1;
+        break;
+    case 'K':
+        if (num("workloads", arg, 1, 100, &x))
+            return EXIT_USAGE;
+        o->rl.workloads = (size_t)x;
+        break;
+    case 'I':
+        if (num("imitation-epochs", arg, 0, 10000, &x))
+            return EXIT_USAGE;
+        o->rl.imitate_epochs = (size_t)x;
+        break;
+    case 'N':
+        if (num("iterations", arg, 0, 100000, &x))
+            return EXIT_USAGE;
+        o->rl.iterations = (size_t)x;
+        break;
+    case 'Z': return num("sigma", arg, 1e-6, 100, &o->rl.sigma)
+                     ? EXIT_USAGE : 0;
+    case 'e': return num("epoch", arg, 1, 86400, &o->cfg.epoch_s)
+                     ? EXIT_USAGE : 0;
+    case 'U': o->cfg.prio.use_urgency = 0; break;
+    case 'T': o->cfg.prio.use_deadline = 0; break;
+    case 'm': o->cfg.moves = 0; break;
+    case 'W': o->cfg.weigh_moves = 1; break;
+    case 'L': o->cfg.control = 0; break;
+    case 'O': o->cfg.optstop = 1; break;
+    case 'a': return num("alpha", arg, 0, 1, &o->cfg.prio.alpha)
+                     ? EXIT_USAGE : 0;
+    case 'r': return num("h-r", arg, 0.01, 1, &o->cfg.h_r) ? EXIT_USAGE : 0;
+    case 'P': return num("p-s", arg, 0.001, 1, &o->cfg.p_s) ? EXIT_USAGE : 0;
+    case 'S': return num("h-s", arg, 0.01, 1, &o->cfg.h_s) ? EXIT_USAGE : 0;
+    case 'v': return num("move-s", arg, 0, 86400, &o->cfg.move_fixed_s)
+                     ? EXIT_USAGE : 0;
+    case 'o': o->out = arg; break;
     }
+    return 0;
+}
+
+/* What the options must say together: a curve file, one of a trace and a
+ * generated workload; for --train, what training needs. Sets the nodes'
+ * memory. Returns 0, or EXIT_USAGE once the error is printed. */
+static int parse_check(int argc, dl_opts *o)
+{
     if (optind < argc || !o->curves || !o->trace == !o->generate) {
         cli_error("sim", "%s (slaq sim --deadlines --help)",
                   optind < argc ? "unexpected argument"
@@ -381,9 +380,39 @@ static int parse(int argc, char **argv, dl_opts *o)
             cli_error("sim", "--train: --seed must be at least 1");
             return EXIT_USAGE;
         }
-        return 0;
     }
     return 0;
+}
+
+/* Reads argv into *o. Returns 0 to go on, -1 once --help is printed, or
+ * EXIT_USAGE once the error is printed. */
+static int parse(int argc, char **argv, dl_opts *o)
+{
+    parse_defaults(o);
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "", dl_options, NULL)) != -1) {
+        int rc;
+        if (c == 'D')
+            continue;
+        if (c == 'h') {
+            usage(stdout);
+            return -1;
+        }
+        if (c && strchr(DL_WORKLOAD_OPTS, c)) {
+            rc = parse_workload_opt(c, optarg, o);
+        } else if (c && strchr(DL_POLICY_OPTS, c)) {
+            rc = parse_policy_opt(c, optarg, o);
+        } else {
+            cli_error("sim", "unknown or incomplete option '%s' (slaq sim "
+                      "--deadlines --help)", argv[optind - 1]);
+            return EXIT_USAGE;
+        }
+        if (rc)
+            return rc;
+    }
+    return parse_check(argc, o);
 }
 
 static void print_row(FILE *f, const char *name, const dl_result *r)

@@ -408,16 +408,29 @@ done:
     return rc;
 }
 
-static int sw_calib(const sweep_set *set, int b, int best, double target,
-                    FILE *js, const char *dump, const slaq_lcurve_opts *model)
+/* What sw_calib measures on the held-out half, for its table and JSON. */
+struct calib_report {
+    slaq_lcurve_opts base;    /* the library default (as the options say) */
+    slaq_lcurve_opts chosen;  /* the grid's best on the even half */
+    struct calib_acc plain;   /* odd half: the library default */
+    struct calib_acc test;    /* odd half: the chosen weights */
+    struct calib_acc flat;    /* odd half: without the stopped hypothesis */
+    double rate, brier_base;  /* the outcomes' mean and its Brier score */
+    struct calib_speed sp;    /* the library default's times; owns cpu, wall */
+    struct calib_disc disc[CALIB_DISC_POINTS];
+    int reach, near;          /* reach the target; end within noise of it */
+    double noise;
+};
+
+/* The levels scored: quantiles of the final metric, so that both likely
+ * and unlikely events are scored, then the target. Fills levels[0..4];
+ * returns how many, or -1 out of memory. */
+static int calib_levels(const sweep_set *set, double target, double *levels)
 {
-    /* Levels: the target and quantiles of the final metric, so that both
-     * likely and unlikely events are scored. */
-    double levels[8];
     int nl = 0;
     double *fin = malloc(set->n * sizeof *fin);
     if (!fin)
-        return EXIT_RUNTIME;
+        return -1;
     for (size_t i = 0; i < set->n; i++)
         fin[i] = set->v[i].metric[set->v[i].n - 1];
     qsort(fin, set->n, sizeof *fin, sw_cmp);
@@ -426,103 +439,125 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
         levels[nl++] = sw_quant(fin, set->n, qs[q]);
     levels[nl++] = target;
     free(fin);
-    if (dump)
-        return calib_dump(set, b, best, levels, nl, dump, model);
+    return nl;
+}
 
-    /* The family weights' temperature (1 = BIC, inf = equal) and the
-     * parameter-uncertainty factor, chosen on the even half. */
-    const double tgrid[] = {1, 4, 8, 16, 64, INFINITY};
-    const double igrid[] = {0.5, 2, 8, 32};
-    size_t nt = sizeof tgrid / sizeof *tgrid, ni = sizeof igrid / sizeof *igrid;
-    slaq_lcurve_opts base = {.stop_prior = model->stop_prior,
-                             .stall_tol = model->stall_tol,
-                             .no_stall = model->no_stall};
-    slaq_lcurve_bound_metric(&base, set->metric_name, set->maximize);
-    /* The model without the stopped hypothesis, for comparison. */
-    slaq_lcurve_opts nostall = base;
-    nostall.no_stall = 1;
-    double bestb = INFINITY;
-    slaq_lcurve_opts chosen = base;
-    char tb[32];
+/* Prints what is measured on which curves, and the levels. */
+static void calib_print_header(const sweep_set *set, int b, int best,
+                               const slaq_lcurve_opts *base,
+                               const double *levels, int nl)
+{
     printf("calibration of the curve model on %s (%zu configurations, "
            "evaluated every %d epochs, final epoch %d), %s%s\n", set->name,
            set->n, b, set->epochs,
            best ? "best-so-far curves (POP): P(reaching the level by the "
                   "last epoch)"
                 : "raw curves (EarlyTerm): P(y(last epoch) >= level)",
-           base.has_upper ? "; the metric is bounded by 1" : "");
+           base->has_upper ? "; the metric is bounded by 1" : "");
     printf("levels:");
     for (int l = 0; l < nl; l++)
         printf(" %.4f", levels[l]);
-    printf("\n\nchoosing the weights' temperature (T=1: BIC, equal: T=inf) "
+    printf("\n");
+}
+
+/* The family weights' temperature (1 = BIC, inf = equal) and the
+ * parameter-uncertainty factor with the lowest Brier score on the even
+ * half, one table row per pair: *chosen is base with them (base itself
+ * when no pair scores). Returns 0, or -1 out of memory. */
+static int calib_choose(const sweep_set *set, int b, int best,
+                        const double *levels, int nl,
+                        const slaq_lcurve_opts *base, slaq_lcurve_opts *chosen)
+{
+    const double tgrid[] = {1, 4, 8, 16, 64, INFINITY};
+    const double igrid[] = {0.5, 2, 8, 32};
+    size_t nt = sizeof tgrid / sizeof *tgrid, ni = sizeof igrid / sizeof *igrid;
+    double bestb = INFINITY;
+    char tb[32];
+    *chosen = *base;
+    printf("\nchoosing the weights' temperature (T=1: BIC, equal: T=inf) "
            "and inflate on the even half:\n"
            "  weights inflate  brier   ece     n\n");
     for (size_t t = 0; t < nt; t++)
         for (size_t g = 0; g < ni; g++) {
             struct calib_acc a = {0};
-            slaq_lcurve_opts o = base;
+            slaq_lcurve_opts o = *base;
             o.temper = tgrid[t];
             o.inflate = igrid[g];
             if (calib_half(set, 0, &o, b, best, levels, nl, &a, NULL, NULL) < 0)
-                return EXIT_RUNTIME;
+                return -1;
             double br = a.n ? a.brier / a.n : NAN;
             printf("  %-7s %7.2f  %.4f  %.4f  %.0f\n",
                    calib_temper_name(tgrid[t], tb, sizeof tb), igrid[g], br,
                    calib_ece(&a), a.n);
             if (br < bestb) {
                 bestb = br;
-                chosen = o;
+                *chosen = o;
             }
         }
+    return 0;
+}
+
+/* Scores r->chosen, the model without the stopped hypothesis and r->base
+ * (timed, into r->sp) on the odd half, and the base rate. Returns 0, or
+ * -1 out of memory (r->sp then freed). */
+static int calib_heldout(const sweep_set *set, int b, int best,
+                         const double *levels, int nl, struct calib_report *r)
+{
+    slaq_lcurve_opts nostall = r->base;
+    nostall.no_stall = 1;
     size_t cap = set->n * (size_t)(set->epochs / b + 1);
-    struct calib_speed sp = {malloc(cap * sizeof(double)),
-                             malloc(cap * sizeof(double)), 0, cap};
-    struct calib_acc test = {0}, plain = {0}, flat = {0};
-    if (!sp.cpu || !sp.wall ||
-        calib_half(set, 1, &chosen, b, best, levels, nl, &test, NULL,
+    r->sp = (struct calib_speed){malloc(cap * sizeof(double)),
+                                 malloc(cap * sizeof(double)), 0, cap};
+    if (!r->sp.cpu || !r->sp.wall ||
+        calib_half(set, 1, &r->chosen, b, best, levels, nl, &r->test, NULL,
                    NULL) < 0 ||
-        calib_half(set, 1, &nostall, b, best, levels, nl, &flat, NULL,
+        calib_half(set, 1, &nostall, b, best, levels, nl, &r->flat, NULL,
                    NULL) < 0 ||
-        calib_half(set, 1, &base, b, best, levels, nl, &plain, &sp,
+        calib_half(set, 1, &r->base, b, best, levels, nl, &r->plain, &r->sp,
                    NULL) < 0) {
-        free(sp.cpu);
-        free(sp.wall);
-        return EXIT_RUNTIME;
+        free(r->sp.cpu);
+        free(r->sp.wall);
+        return -1;
     }
     /* Base rate: the Brier score of always predicting the outcomes' mean. */
     double rate = 0;
     for (int k = 0; k < 10; k++)
-        rate += test.bin_o[k];
-    rate /= test.n;
-    double brier_base = rate * (1 - rate);
+        rate += r->test.bin_o[k];
+    rate /= r->test.n;
+    r->rate = rate;
+    r->brier_base = rate * (1 - rate);
+    return 0;
+}
+
+/* Prints the held-out scores and the reliability bins. */
+static void calib_print_heldout(const struct calib_report *r)
+{
+    char tb[32];
     printf("\nheld-out odd half:\n"
            "  library default (T=%g, inflate %.2f, %s): Brier %.4f, "
            "ECE %.4f, %.0f predictions\n",
            (double)SLAQ_LCURVE_TEMPER_DEFAULT,
            (double)SLAQ_LCURVE_INFLATE_DEFAULT,
-           base.no_stall ? "no stopped hypothesis" : "stopped hypothesis",
-           plain.brier / plain.n,
-           calib_ece(&plain), plain.n);
+           r->base.no_stall ? "no stopped hypothesis" : "stopped hypothesis",
+           r->plain.brier / r->plain.n,
+           calib_ece(&r->plain), r->plain.n);
     printf("  chosen on the even half (%s, inflate %.2f): Brier %.4f, "
            "ECE %.4f\n",
-           calib_temper_name(chosen.temper, tb, sizeof tb), chosen.inflate,
-           test.brier / test.n, calib_ece(&test));
+           calib_temper_name(r->chosen.temper, tb, sizeof tb),
+           r->chosen.inflate, r->test.brier / r->test.n, calib_ece(&r->test));
     printf("  without the stopped hypothesis (--no-stall): Brier %.4f, "
-           "ECE %.4f\n", flat.brier / flat.n, calib_ece(&flat));
-    printf("  always the base rate %.3f: Brier %.4f\n", rate, brier_base);
+           "ECE %.4f\n", r->flat.brier / r->flat.n, calib_ece(&r->flat));
+    printf("  always the base rate %.3f: Brier %.4f\n", r->rate,
+           r->brier_base);
     printf("library default, ");
-    calib_bins(&plain);
+    calib_bins(&r->plain);
     printf("chosen, ");
-    calib_bins(&test);
-    struct calib_disc disc[CALIB_DISC_POINTS];
-    slaq_lcurve_opts given = base; /* the library default, or as given */
-    given.temper = model->temper;
-    given.inflate = model->inflate;
-    if (calib_discrimination(set, b, &given, target, disc) < 0) {
-        free(sp.cpu);
-        free(sp.wall);
-        return EXIT_RUNTIME;
-    }
+    calib_bins(&r->test);
+}
+
+/* Prints the discrimination table (calib_discrimination's). */
+static void calib_print_disc(const struct calib_disc *disc, double target)
+{
     printf("discrimination at the target %.4f (the model as given: library "
            "default unless model options are given; every "
            "configuration not yet there; AUC: the chance that one that will "
@@ -537,8 +572,14 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
             printf(" %d", disc[k].rank[r]);
         printf("\n");
     }
-    /* How many miss the target by less than the metric's noise: for them,
-     * reaching it or not is decided within the noise the model assumes. */
+}
+
+/* How many miss the target by less than the metric's noise: for them,
+ * reaching it or not is decided within the noise the model assumes.
+ * Counts them into r and prints the line. */
+static void calib_near_target(const sweep_set *set, double target,
+                              struct calib_report *r)
+{
     int reach = 0, near = 0;
     double noise = SLAQ_LCURVE_SIGMA_MIN_DEFAULT;
     for (size_t i = 0; i < set->n; i++) {
@@ -551,115 +592,188 @@ static int sw_calib(const sweep_set *set, int b, int best, double target,
     printf("near the target: %d configurations reach it, %d more end less "
            "than %g (the model's noise floor) short of it\n", reach, near,
            noise);
-    double *ms = sp.cpu;
-    size_t nms = sp.n;
-    qsort(sp.cpu, sp.n, sizeof *sp.cpu, sw_cmp);
-    qsort(sp.wall, sp.n, sizeof *sp.wall, sw_cmp);
+    r->reach = reach;
+    r->near = near;
+    r->noise = noise;
+}
+
+/* Sorts the times of r->sp and prints their quantiles. */
+static void calib_print_speed(struct calib_report *r, int nl)
+{
+    double *ms = r->sp.cpu;
+    size_t nms = r->sp.n;
+    qsort(r->sp.cpu, r->sp.n, sizeof *r->sp.cpu, sw_cmp);
+    qsort(r->sp.wall, r->sp.n, sizeof *r->sp.wall, sw_cmp);
     printf("speed (library default; per configuration per evaluation: one fit "
            "and P(y(n+m) >= target) for every remaining epoch m, plus %d "
            "levels): CPU median %.2f ms, p95 %.2f ms, max %.2f ms; wall "
            "median %.2f ms, max %.2f ms; over %zu evaluations\n",
            nl, sw_quant(ms, nms, 0.5), sw_quant(ms, nms, 0.95),
-           nms ? ms[nms - 1] : NAN, sw_quant(sp.wall, nms, 0.5),
-           nms ? sp.wall[nms - 1] : NAN, nms);
-    if (js) {
-        fprintf(js, "{\"sweep\":\"%s\",\"curve\":\"%s\",\"bounded\":%d,"
-                    "\"default\":{\"temper\":%g,\"inflate\":%g,"
-                    "\"stall\":%d,\"brier\":%.6f,\"ece\":%.6f,\"n\":%.0f,"
-                    "\"bins\":",
-                set->name, best ? "best" : "raw", base.has_upper,
-                (double)SLAQ_LCURVE_TEMPER_DEFAULT,
-                (double)SLAQ_LCURVE_INFLATE_DEFAULT, !base.no_stall,
-                plain.brier / plain.n,
-                calib_ece(&plain), plain.n);
-        calib_bins_json(js, &plain);
-        fprintf(js, "},\"chosen\":{\"temper\":%g,\"inflate\":%g,"
-                    "\"brier\":%.6f,\"ece\":%.6f,\"n\":%.0f,\"bins\":",
-                isinf(chosen.temper) ? -1 : chosen.temper, chosen.inflate,
-                test.brier / test.n, calib_ece(&test), test.n);
-        calib_bins_json(js, &test);
-        fprintf(js, "},\"no_stall\":{\"brier\":%.6f,\"ece\":%.6f,"
-                    "\"n\":%.0f,\"bins\":",
-                flat.brier / flat.n, calib_ece(&flat), flat.n);
-        calib_bins_json(js, &flat);
-        fprintf(js, "},\"discrimination\":[");
-        for (int k = 0; k < CALIB_DISC_POINTS; k++) {
-            fprintf(js, "%s{\"epoch\":%d,\"reach\":%d,\"total\":%d,"
-                        "\"ranks\":[",
-                    k ? "," : "", disc[k].n, disc[k].reach, disc[k].total);
-            for (int r = 0; r < disc[k].nrank; r++)
-                fprintf(js, "%s%d", r ? "," : "", disc[k].rank[r]);
-            fprintf(js, "],");
-            if (isfinite(disc[k].auc_model) && isfinite(disc[k].auc_best))
-                fprintf(js, "\"auc_model\":%.6f,\"auc_best\":%.6f}",
-                        disc[k].auc_model, disc[k].auc_best);
-            else
-                fprintf(js, "\"auc_model\":null,\"auc_best\":null}");
-        }
-        fprintf(js, "],\"near_target\":{\"reach\":%d,\"within_noise\":%d,"
-                    "\"noise\":%g}", reach, near, noise);
-        fprintf(js, ",\"base_rate\":%.6f,\"brier_base_rate\":%.6f,"
-                    "\"ms_median\":%.3f,\"ms_p95\":%.3f,\"ms_max\":%.3f}\n",
-                rate, brier_base, sw_quant(ms, nms, 0.5),
-                sw_quant(ms, nms, 0.95), nms ? ms[nms - 1] : NAN);
+           nms ? ms[nms - 1] : NAN, sw_quant(r->sp.wall, nms, 0.5),
+           nms ? r->sp.wall[nms - 1] : NAN, nms);
+}
+
+/* Writes the report as one JSON object (--json); r->sp sorted. */
+static void calib_json(FILE *js, const sweep_set *set, int best,
+                       const struct calib_report *r)
+{
+    const double *ms = r->sp.cpu;
+    size_t nms = r->sp.n;
+    fprintf(js, "{\"sweep\":\"%s\",\"curve\":\"%s\",\"bounded\":%d,"
+                "\"default\":{\"temper\":%g,\"inflate\":%g,"
+                "\"stall\":%d,\"brier\":%.6f,\"ece\":%.6f,\"n\":%.0f,"
+                "\"bins\":",
+            set->name, best ? "best" : "raw", r->base.has_upper,
+            (double)SLAQ_LCURVE_TEMPER_DEFAULT,
+            (double)SLAQ_LCURVE_INFLATE_DEFAULT, !r->base.no_stall,
+            r->plain.brier / r->plain.n,
+            calib_ece(&r->plain), r->plain.n);
+    calib_bins_json(js, &r->plain);
+    fprintf(js, "},\"chosen\":{\"temper\":%g,\"inflate\":%g,"
+                "\"brier\":%.6f,\"ece\":%.6f,\"n\":%.0f,\"bins\":",
+            isinf(r->chosen.temper) ? -1 : r->chosen.temper,
+            r->chosen.inflate, r->test.brier / r->test.n,
+            calib_ece(&r->test), r->test.n);
+    calib_bins_json(js, &r->test);
+    fprintf(js, "},\"no_stall\":{\"brier\":%.6f,\"ece\":%.6f,"
+                "\"n\":%.0f,\"bins\":",
+            r->flat.brier / r->flat.n, calib_ece(&r->flat), r->flat.n);
+    calib_bins_json(js, &r->flat);
+    fprintf(js, "},\"discrimination\":[");
+    for (int k = 0; k < CALIB_DISC_POINTS; k++) {
+        const struct calib_disc *d = &r->disc[k];
+        fprintf(js, "%s{\"epoch\":%d,\"reach\":%d,\"total\":%d,"
+                    "\"ranks\":[",
+                k ? "," : "", d->n, d->reach, d->total);
+        for (int i = 0; i < d->nrank; i++)
+            fprintf(js, "%s%d", i ? "," : "", d->rank[i]);
+        fprintf(js, "],");
+        if (isfinite(d->auc_model) && isfinite(d->auc_best))
+            fprintf(js, "\"auc_model\":%.6f,\"auc_best\":%.6f}",
+                    d->auc_model, d->auc_best);
+        else
+            fprintf(js, "\"auc_model\":null,\"auc_best\":null}");
     }
-    free(sp.cpu);
-    free(sp.wall);
+    fprintf(js, "],\"near_target\":{\"reach\":%d,\"within_noise\":%d,"
+                "\"noise\":%g}", r->reach, r->near, r->noise);
+    fprintf(js, ",\"base_rate\":%.6f,\"brier_base_rate\":%.6f,"
+                "\"ms_median\":%.3f,\"ms_p95\":%.3f,\"ms_max\":%.3f}\n",
+            r->rate, r->brier_base, sw_quant(ms, nms, 0.5),
+            sw_quant(ms, nms, 0.95), nms ? ms[nms - 1] : NAN);
+}
+
+/*
+ * --calib: the curve model's calibration on one half of the traces with
+ * its weights chosen on the other, its discrimination at the target and
+ * its speed, printed (and as JSON to js when given); --calib-dump (dump
+ * set): calib_dump's predictions instead. Returns 0 or EXIT_RUNTIME.
+ */
+static int sw_calib(const sweep_set *set, int b, int best, double target,
+                    FILE *js, const char *dump, const slaq_lcurve_opts *model)
+{
+    double levels[8];
+    int nl = calib_levels(set, target, levels);
+    if (nl < 0)
+        return EXIT_RUNTIME;
+    if (dump)
+        return calib_dump(set, b, best, levels, nl, dump, model);
+
+    struct calib_report r = {
+        .base = {.stop_prior = model->stop_prior,
+                 .stall_tol = model->stall_tol, .no_stall = model->no_stall}};
+    slaq_lcurve_bound_metric(&r.base, set->metric_name, set->maximize);
+    calib_print_header(set, b, best, &r.base, levels, nl);
+    if (calib_choose(set, b, best, levels, nl, &r.base, &r.chosen) < 0 ||
+        calib_heldout(set, b, best, levels, nl, &r) < 0)
+        return EXIT_RUNTIME;
+    calib_print_heldout(&r);
+    slaq_lcurve_opts given = r.base; /* the library default, or as given */
+    given.temper = model->temper;
+    given.inflate = model->inflate;
+    if (calib_discrimination(set, b, &given, target, r.disc) < 0) {
+        free(r.sp.cpu);
+        free(r.sp.wall);
+        return EXIT_RUNTIME;
+    }
+    calib_print_disc(r.disc, target);
+    calib_near_target(set, target, &r);
+    calib_print_speed(&r, nl);
+    if (js)
+        calib_json(js, set, best, &r);
+    free(r.sp.cpu);
+    free(r.sp.wall);
     return 0;
 }
 
 /* ----------------------------------------------------------------- main */
 
-int cmd_sim_sweep(int argc, char **argv)
+static const struct option sw_options[] = {
+    {"sweep", required_argument, NULL, 'w'},
+    {"slots", required_argument, NULL, 's'},
+    {"policy", required_argument, NULL, 'p'},
+    {"orders", required_argument, NULL, 'o'},
+    {"seed", required_argument, NULL, 'e'},
+    {"target", required_argument, NULL, 't'},
+    {"target-top", required_argument, NULL, 'K'},
+    {"kill-threshold", required_argument, NULL, 'k'},
+    {"t-max", required_argument, NULL, 'T'},
+    {"b", required_argument, NULL, 'b'},
+    {"reeval", required_argument, NULL, 'E'},
+    {"inflate", required_argument, NULL, 'i'},
+    {"temper", required_argument, NULL, 'M'},
+    {"stop-prior", required_argument, NULL, 'P'},
+    {"stall-tol", required_argument, NULL, 'L'},
+    {"no-stall", no_argument, NULL, 'N'},
+    {"suspend-cost", required_argument, NULL, 'S'},
+    {"resume-cost", required_argument, NULL, 'R'},
+    {"start-scale", required_argument, NULL, 'A'},
+    {"orders-out", required_argument, NULL, 'O'},
+    {"json", required_argument, NULL, 'j'},
+    {"trace", required_argument, NULL, 'r'},
+    {"trace-order", required_argument, NULL, 'q'},
+    {"calib", no_argument, NULL, 'c'},
+    {"calib-dump", required_argument, NULL, 'D'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* The options of `slaq sim --sweep`, as given or by default. */
+typedef struct sw_args {
+    const char *path, *policies, *orders_out, *json, *trace, *dump;
+    long slots, norders, seed, top, b, trace_order;
+    double target, kill, tmax, inflate, temper;
+    double stop_prior, stall_tol, reeval;
+    int no_stall;
+    double suspend_s, resume_s, start_scale;
+    int calib;
+} sw_args;
+
+/* Whether option c takes a number (every option but these). */
+static int sw_numeric(int c)
 {
-    static const struct option opts[] = {
-        {"sweep", required_argument, NULL, 'w'},
-        {"slots", required_argument, NULL, 's'},
-        {"policy", required_argument, NULL, 'p'},
-        {"orders", required_argument, NULL, 'o'},
-        {"seed", required_argument, NULL, 'e'},
-        {"target", required_argument, NULL, 't'},
-        {"target-top", required_argument, NULL, 'K'},
-        {"kill-threshold", required_argument, NULL, 'k'},
-        {"t-max", required_argument, NULL, 'T'},
-        {"b", required_argument, NULL, 'b'},
-        {"reeval", required_argument, NULL, 'E'},
-        {"inflate", required_argument, NULL, 'i'},
-        {"temper", required_argument, NULL, 'M'},
-        {"stop-prior", required_argument, NULL, 'P'},
-        {"stall-tol", required_argument, NULL, 'L'},
-        {"no-stall", no_argument, NULL, 'N'},
-        {"suspend-cost", required_argument, NULL, 'S'},
-        {"resume-cost", required_argument, NULL, 'R'},
-        {"start-scale", required_argument, NULL, 'A'},
-        {"orders-out", required_argument, NULL, 'O'},
-        {"json", required_argument, NULL, 'j'},
-        {"trace", required_argument, NULL, 'r'},
-        {"trace-order", required_argument, NULL, 'q'},
-        {"calib", no_argument, NULL, 'c'},
-        {"calib-dump", required_argument, NULL, 'D'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *path = NULL, *policies = "pop,bandit,earlyterm,default,hyperband";
-    const char *orders_out = NULL, *json = NULL, *trace = NULL, *dump = NULL;
-    long slots = 4, norders = 25, seed = 1, top = 4, b = 0, trace_order = -1;
-    double target = NAN, kill = NAN, tmax = 0, inflate = 0, temper = 0;
-    double stop_prior = 0, stall_tol = 0, reeval = 0;
-    int no_stall = 0;
-    double suspend_s = 0.01, resume_s = 0.01, start_scale = 1;
-    int calib = 0, c;
+    return c != 'w' && c != 'p' && c != 'O' && c != 'j' && c != 'r' &&
+           c != 'c' && c != 'D' && c != 'N' && c != 'h' && c != '?';
+}
+
+/* Reads argv into *a and checks the ranges. Returns 0 to go on, -1 once
+ * --help is printed (exit 0), or EXIT_USAGE once the error is printed. */
+static int sw_parse(int argc, char **argv, sw_args *a)
+{
+    *a = (sw_args){.policies = "pop,bandit,earlyterm,default,hyperband",
+                   .slots = 4, .norders = 25, .seed = 1, .top = 4,
+                   .trace_order = -1, .target = NAN, .kill = NAN,
+                   .suspend_s = 0.01, .resume_s = 0.01, .start_scale = 1};
+    int c;
     char *end;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "h", sw_options, NULL)) != -1) {
         double v = 0;
         long l = 0;
-        if (c != 'w' && c != 'p' && c != 'O' && c != 'j' && c != 'r' && c != 'c' &&
-            c != 'D' && c != 'N' && c != 'h' && c != '?') {
+        if (sw_numeric(c)) {
             v = strtod(optarg, &end);
             if (end == optarg || *end || !isfinite(v)) {
                 const char *name = "?";
-                for (const struct option *q = opts; q->name; q++)
+                for (const struct option *q = sw_options; q->name; q++)
                     if (q->val == c)
                         name = q->name;
                 cli_error("sim", "--%s '%s': expected a number", name, optarg);
@@ -668,283 +782,374 @@ int cmd_sim_sweep(int argc, char **argv)
             l = (long)v;
         }
         switch (c) {
-        case 'w': path = optarg; break;
-        case 's': slots = l; break;
-        case 'p': policies = optarg; break;
-        case 'o': norders = l; break;
-        case 'e': seed = l; break;
-        case 't': target = v; break;
-        case 'K': top = l; break;
-        case 'k': kill = v; break;
-        case 'T': tmax = v; break;
-        case 'b': b = l; break;
-        case 'E': reeval = v; break;
-        case 'i': inflate = v; break;
-        case 'M': temper = v; break;
-        case 'P': stop_prior = v; break;
-        case 'L': stall_tol = v; break;
-        case 'N': no_stall = 1; break;
-        case 'S': suspend_s = v; break;
-        case 'R': resume_s = v; break;
-        case 'A': start_scale = v; break;
-        case 'O': orders_out = optarg; break;
-        case 'j': json = optarg; break;
-        case 'r': trace = optarg; break;
-        case 'q': trace_order = l; break;
-        case 'c': calib = 1; break;
-        case 'D': calib = 1; dump = optarg; break;
-        case 'h': sw_usage(stdout); return 0;
+        case 'w': a->path = optarg; break;
+        case 's': a->slots = l; break;
+        case 'p': a->policies = optarg; break;
+        case 'o': a->norders = l; break;
+        case 'e': a->seed = l; break;
+        case 't': a->target = v; break;
+        case 'K': a->top = l; break;
+        case 'k': a->kill = v; break;
+        case 'T': a->tmax = v; break;
+        case 'b': a->b = l; break;
+        case 'E': a->reeval = v; break;
+        case 'i': a->inflate = v; break;
+        case 'M': a->temper = v; break;
+        case 'P': a->stop_prior = v; break;
+        case 'L': a->stall_tol = v; break;
+        case 'N': a->no_stall = 1; break;
+        case 'S': a->suspend_s = v; break;
+        case 'R': a->resume_s = v; break;
+        case 'A': a->start_scale = v; break;
+        case 'O': a->orders_out = optarg; break;
+        case 'j': a->json = optarg; break;
+        case 'r': a->trace = optarg; break;
+        case 'q': a->trace_order = l; break;
+        case 'c': a->calib = 1; break;
+        case 'D': a->calib = 1; a->dump = optarg; break;
+        case 'h': sw_usage(stdout); return -1;
         default: sw_usage(stderr); return EXIT_USAGE;
         }
     }
-    if (optind < argc || !path) {
+    if (optind < argc || !a->path) {
         cli_error("sim", optind < argc ? "unexpected argument '%s'"
                                        : "--sweep TRACES is required%s",
                   optind < argc ? argv[optind] : "");
         return EXIT_USAGE;
     }
-    if (slots < 1 || slots > 100000 || norders < 1 || norders > 100000 ||
-        top < 1 || b < 0 || inflate < 0 || temper < 0 || suspend_s < 0 || resume_s < 0 ||
-        stop_prior < 0 || stop_prior >= 1 || stall_tol < 0 ||
-        tmax < 0 || seed < 0 || start_scale < 0 || trace_order < -1 ||
-        trace_order >= norders) {
+    if (a->slots < 1 || a->slots > 100000 || a->norders < 1 ||
+        a->norders > 100000 || a->top < 1 || a->b < 0 || a->inflate < 0 ||
+        a->temper < 0 || a->suspend_s < 0 || a->resume_s < 0 ||
+        a->stop_prior < 0 || a->stop_prior >= 1 || a->stall_tol < 0 ||
+        a->tmax < 0 || a->seed < 0 || a->start_scale < 0 ||
+        a->trace_order < -1 || a->trace_order >= a->norders) {
         cli_error("sim", "--slots, --orders and --target-top must be >= 1; "
                          "--b, --inflate, --temper, --stall-tol, --t-max, --seed and the "
                          "costs >= 0; --stop-prior in [0, 1); --trace-order in 0..orders-1");
         return EXIT_USAGE;
     }
-    char err[512];
-    sweep_set set;
-    if (sweeps_load(path, &set, err, sizeof err) < 0) {
-        cli_error("sim", "%s", err);
-        return EXIT_USAGE;
-    }
-    if (isnan(target))
-        target = sw_target_top(&set, (int)top);
-    FILE *js = NULL, *trf = NULL;
-    if (json && !(js = fopen(json, "w"))) {
-        cli_error("sim", "%s: cannot open for writing", json);
-        sweeps_free(&set);
-        return EXIT_RUNTIME;
-    }
-    if (trace && !(trf = fopen(trace, "w"))) {
-        cli_error("sim", "%s: cannot open for writing", trace);
-        if (js)
-            fclose(js);
-        sweeps_free(&set);
-        return EXIT_RUNTIME;
-    }
-    if (calib) {
-        slaq_lcurve_opts model = {.inflate = inflate, .temper = temper,
-                                  .stop_prior = stop_prior,
-                                  .stall_tol = stall_tol, .no_stall = no_stall};
-        int rc = sw_calib(&set, b ? (int)b : 10, 1, target, js, dump, &model);
-        if (js)
-            fclose(js);
-        if (trf)
-            fclose(trf);
-        sweeps_free(&set);
-        return rc;
-    }
+    return 0;
+}
 
-    /* The default budget: Default's time for all configurations. */
+/* The default budget: Default's time for all configurations on the
+ * slots (the total work, start-ups scaled, over the slots). */
+static double sw_default_tmax(const sweep_set *set, const sw_args *a)
+{
     double work = 0;
-    for (size_t i = 0; i < set.n; i++) {
-        work += start_scale * set.v[i].start_s;
-        for (size_t e = 0; e < set.v[i].n; e++)
-            work += set.v[i].epoch_s[e];
+    for (size_t i = 0; i < set->n; i++) {
+        work += a->start_scale * set->v[i].start_s;
+        for (size_t e = 0; e < set->v[i].n; e++)
+            work += set->v[i].epoch_s[e];
     }
-    if (tmax == 0)
-        tmax = work / (double)slots;
+    return work / (double)a->slots;
+}
 
-    char *list = strdup(policies), *save = NULL;
-    const char *names[SW_MAX_POLICIES];
-    int np = 0;
+/* Splits list (modified) at its commas into names[0..*np). Returns 0, or
+ * EXIT_USAGE once the error is printed (more than SW_MAX_POLICIES). */
+static int sw_policy_names(char *list, const char **names, int *np)
+{
+    char *save = NULL;
+    *np = 0;
     for (char *t = list ? strtok_r(list, ",", &save) : NULL; t;
          t = strtok_r(NULL, ",", &save)) {
-        if (np == SW_MAX_POLICIES) {
+        if (*np == SW_MAX_POLICIES) {
             cli_error("sim", "--policy: at most %d policies", SW_MAX_POLICIES);
-            free(list);
-            sweeps_free(&set);
-            if (js)
-                fclose(js);
-            if (trf)
-                fclose(trf);
             return EXIT_USAGE;
         }
-        names[np++] = t;
+        names[(*np)++] = t;
     }
-    size_t *order = malloc(set.n * sizeof *order);
+    return 0;
+}
+
+/* Writes the orders as JSON, by configuration id, for other harnesses
+ * (--orders-out). Returns 0, or -1 once the error is printed. */
+static int sw_write_orders(const char *path, const sweep_set *set,
+                           size_t **orders, long norders, long seed)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        cli_error("sim", "%s: cannot open for writing", path);
+        return -1;
+    }
+    fprintf(f, "{\"sweep\":\"%s\",\"seed\":%ld,\"orders\":[", set->name, seed);
+    for (long k = 0; k < norders; k++) {
+        fprintf(f, "%s[", k ? "," : "");
+        for (size_t i = 0; i < set->n; i++)
+            fprintf(f, "%s%d", i ? "," : "", set->v[orders[k][i]].id);
+        fprintf(f, "]");
+    }
+    fprintf(f, "]}\n");
+    fclose(f);
+    return 0;
+}
+
+/* The parameters every policy shares, from the options and the traces. */
+static void sw_config(sweep_sim_config *cfg, const sw_args *a,
+                      const sweep_set *set, double tmax)
+{
+    *cfg = (sweep_sim_config){.suspend_s = a->suspend_s,
+                              .resume_s = a->resume_s,
+                              .start_scale = a->start_scale};
+    slaq_sweep_params_init(&cfg->prm, (size_t)a->slots, set->epochs);
+    cfg->prm.y_target = a->target;
+    cfg->prm.maximize = set->maximize;
+    cfg->prm.t_max = tmax;
+    cfg->prm.kill_threshold = a->kill;
+    cfg->prm.b = (int)a->b;
+    cfg->prm.reeval = a->reeval;
+    cfg->prm.lcurve.inflate = a->inflate;
+    cfg->prm.lcurve.temper = a->temper;
+    cfg->prm.lcurve.stop_prior = a->stop_prior;
+    cfg->prm.lcurve.stall_tol = a->stall_tol;
+    cfg->prm.lcurve.no_stall = a->no_stall;
+    slaq_lcurve_bound_metric(&cfg->prm.lcurve, set->metric_name,
+                             set->maximize);
+}
+
+/* Prints the run's line and the table's header. */
+static void sw_print_header(const sweep_set *set, const sw_args *a,
+                            double tmax)
+{
+    printf("sweep %s: %zu configurations, %d epochs, %ld slots, target %s %s "
+           "%.4f, T_max %.1f s, suspend %.2f s, resume %.2f s, start-up x%g, "
+           "%ld orders\n",
+           set->name, set->n, set->epochs, a->slots, set->metric_name,
+           set->maximize ? ">=" : "<=", a->target, tmax, a->suspend_s,
+           a->resume_s, a->start_scale, a->norders);
+    printf("%-16s %7s %9s %9s %9s %9s %9s %8s %6s %6s\n", "policy", "reached",
+           "median_s", "mean_s", "min_s", "max_s", "spread_s", "epochs",
+           "kills", "susp");
+}
+
+/* Opens the JSON result: the run's parameters and the bounds (bound, of
+ * any order; bounds[k], of order k), up to the policies' object. */
+static void sw_json_head(FILE *js, const sweep_set *set, const sw_args *a,
+                         double tmax, double bound, int bound_id,
+                         int bound_epoch, const double *bounds)
+{
+    fprintf(js, "{\"sweep\":\"%s\",\"target\":%.6f,\"slots\":%ld,"
+                "\"t_max\":%.3f,\"suspend_s\":%g,\"resume_s\":%g,"
+                "\"start_scale\":%g,",
+            set->name, a->target, a->slots, tmax, a->suspend_s, a->resume_s,
+            a->start_scale);
+    if (isfinite(bound)) {
+        fprintf(js, "\"bound\":{\"time_s\":%.3f,\"id\":%d,\"epoch\":%d,"
+                    "\"orders\":[",
+                bound, bound_id, bound_epoch);
+        for (long k = 0; k < a->norders; k++)
+            fprintf(js, "%s%.3f", k ? "," : "", bounds[k]);
+        fprintf(js, "]},");
+    } else {
+        fprintf(js, "\"bound\":null,");
+    }
+    fprintf(js, "\"policies\":{");
+}
+
+/* Runs policy p (cfg->policy) in every order, tracing to trf (only order
+ * a->trace_order, if one), and prints its row; its runs as JSON to js.
+ * times has a->norders places. Returns 0, or EXIT_USAGE once the error
+ * is printed. */
+static int sw_run_policy(const sweep_set *set, const sw_args *a,
+                         sweep_sim_config *cfg, int p, size_t **orders,
+                         double *times, FILE *js, FILE *trf)
+{
+    long norders = a->norders;
+    long reached = 0, epochs = 0, kills = 0, susp = 0;
+    char err[512];
+    if (js)
+        fprintf(js, "%s\"%s\":[", p ? "," : "", cfg->policy);
+    for (long k = 0; k < norders; k++) {
+        sweep_sim_result r;
+        cfg->trace = trf && (a->trace_order < 0 || a->trace_order == k)
+                         ? trf : NULL;
+        cfg->trace_order = (int)k;
+        if (sweep_sim_run(set, orders[k], set->n, cfg, &r, err,
+                          sizeof err) < 0) {
+            cli_error("sim", "%s", err);
+            return EXIT_USAGE;
+        }
+        times[k] = r.time_to_target;
+        reached += isfinite(r.time_to_target);
+        epochs += r.epochs;
+        kills += r.kills;
+        susp += r.suspends;
+        if (js)
+            fprintf(js, "%s{\"order\":%ld,\"time_to_target\":%s%.3f%s,"
+                        "\"winner\":%d,\"makespan\":%.3f,\"epochs\":%ld,"
+                        "\"kills\":%ld,\"suspends\":%ld,\"resumes\":%ld}",
+                    k ? "," : "", k, isfinite(r.time_to_target) ? "" : "\"",
+                    isfinite(r.time_to_target) ? r.time_to_target : INFINITY,
+                    isfinite(r.time_to_target) ? "" : "\"",
+                    r.winner >= 0 ? set->v[r.winner].id : -1, r.makespan,
+                    r.epochs, r.kills, r.suspends, r.resumes);
+    }
+    if (js)
+        fprintf(js, "]");
+    /* Unreached orders count as infinitely late in the statistics. */
+    qsort(times, (size_t)norders, sizeof *times, sw_cmp);
+    double mean = 0;
+    for (long k = 0; k < norders; k++)
+        mean += times[k] / (double)norders;
+    printf("%-16s %4ld/%-3ld %9.2f %9.2f %9.2f %9.2f %9.2f %8.0f %6.1f %6.1f\n",
+           cfg->policy, reached, norders,
+           sw_quant(times, (size_t)norders, 0.5), mean, times[0],
+           times[norders - 1], sw_spread(times, (size_t)norders),
+           (double)epochs / (double)norders, (double)kills / (double)norders,
+           (double)susp / (double)norders);
+    return 0;
+}
+
+/* Prints the bounds' row and what they mean (bounds[] gets sorted). */
+static void sw_print_bound(double bound, int bound_id, int bound_epoch,
+                           double *bounds, long norders)
+{
+    if (!isfinite(bound)) {
+        printf("bound: no configuration reaches the target\n");
+        return;
+    }
+    /* In each order, no in-order policy reaches the target sooner. */
+    qsort(bounds, (size_t)norders, sizeof *bounds, sw_cmp);
+    double mean = 0;
+    for (long k = 0; k < norders; k++)
+        mean += bounds[k] / (double)norders;
+    printf("%-16s %4ld/%-3ld %9.2f %9.2f %9.2f %9.2f %9.2f %8s %6s %6s\n",
+           "bound", norders, norders, sw_quant(bounds, (size_t)norders, 0.5),
+           mean, bounds[0], bounds[norders - 1],
+           sw_spread(bounds, (size_t)norders), "-", "-", "-");
+    printf("bound: in each order, no policy that starts configurations in "
+           "that order reaches the target sooner (the row above); in any "
+           "order, none before %.2f s (configuration %d alone from t = 0, "
+           "to epoch %d)\n",
+           bound, bound_id, bound_epoch);
+}
+
+/*
+ * The replay: every policy of a->policies in a->norders orders of the
+ * configurations, a row each, then the lower bounds; JSON to js, the
+ * decisions to trf, when open. Returns 0, EXIT_USAGE (the error printed)
+ * or EXIT_RUNTIME (out of memory, or the error printed).
+ */
+static int sw_replay(const sweep_set *set, const sw_args *a, FILE *js,
+                     FILE *trf)
+{
+    long norders = a->norders;
+    double tmax = a->tmax == 0 ? sw_default_tmax(set, a) : a->tmax;
+    char *list = strdup(a->policies);
+    const char *names[SW_MAX_POLICIES];
+    int np;
+    if (sw_policy_names(list, names, &np)) {
+        free(list);
+        return EXIT_USAGE;
+    }
     size_t **orders = calloc((size_t)norders, sizeof *orders);
     double *times = malloc((size_t)norders * sizeof *times);
     double *bounds = malloc((size_t)norders * sizeof *bounds);
     int rc = EXIT_RUNTIME;
-    if (!list || !order || !orders || !times || !bounds)
+    char err[512];
+    if (!list || !orders || !times || !bounds)
         goto out;
     for (long k = 0; k < norders; k++) {
-        orders[k] = malloc(set.n * sizeof **orders);
+        orders[k] = malloc(set->n * sizeof **orders);
         if (!orders[k])
             goto out;
-        sweep_sim_order(orders[k], set.n, (unsigned long)seed, (int)k);
+        sweep_sim_order(orders[k], set->n, (unsigned long)a->seed, (int)k);
     }
-    if (orders_out) {
-        FILE *f = fopen(orders_out, "w");
-        if (!f) {
-            cli_error("sim", "%s: cannot open for writing", orders_out);
-            goto out;
-        }
-        fprintf(f, "{\"sweep\":\"%s\",\"seed\":%ld,\"orders\":[", set.name, seed);
-        for (long k = 0; k < norders; k++) {
-            fprintf(f, "%s[", k ? "," : "");
-            for (size_t i = 0; i < set.n; i++)
-                fprintf(f, "%s%d", i ? "," : "", set.v[orders[k][i]].id);
-            fprintf(f, "]");
-        }
-        fprintf(f, "]}\n");
-        fclose(f);
-    }
+    if (a->orders_out &&
+        sw_write_orders(a->orders_out, set, orders, norders, a->seed) < 0)
+        goto out;
     /* Every policy shares the parameters; each name is checked before
      * any runs. */
-    sweep_sim_config cfg = {.suspend_s = suspend_s, .resume_s = resume_s,
-                            .start_scale = start_scale};
-    slaq_sweep_params_init(&cfg.prm, (size_t)slots, set.epochs);
-    cfg.prm.y_target = target;
-    cfg.prm.maximize = set.maximize;
-    cfg.prm.t_max = tmax;
-    cfg.prm.kill_threshold = kill;
-    cfg.prm.b = (int)b;
-    cfg.prm.reeval = reeval;
-    cfg.prm.lcurve.inflate = inflate;
-    cfg.prm.lcurve.temper = temper;
-    cfg.prm.lcurve.stop_prior = stop_prior;
-    cfg.prm.lcurve.stall_tol = stall_tol;
-    cfg.prm.lcurve.no_stall = no_stall;
-    slaq_lcurve_bound_metric(&cfg.prm.lcurve, set.metric_name, set.maximize);
+    sweep_sim_config cfg;
+    sw_config(&cfg, a, set, tmax);
     for (int p = 0; p < np; p++) {
         cfg.policy = names[p];
-        if (sweep_sim_check(&cfg, set.n, err, sizeof err) < 0) {
+        if (sweep_sim_check(&cfg, set->n, err, sizeof err) < 0) {
             cli_error("sim", "--policy: %s", err);
             rc = EXIT_USAGE;
             goto out;
         }
     }
-    printf("sweep %s: %zu configurations, %d epochs, %ld slots, target %s %s "
-           "%.4f, T_max %.1f s, suspend %.2f s, resume %.2f s, start-up x%g, "
-           "%ld orders\n",
-           set.name, set.n, set.epochs, slots, set.metric_name,
-           set.maximize ? ">=" : "<=", target, tmax, suspend_s, resume_s,
-           start_scale, norders);
-    printf("%-16s %7s %9s %9s %9s %9s %9s %8s %6s %6s\n", "policy", "reached",
-           "median_s", "mean_s", "min_s", "max_s", "spread_s", "epochs",
-           "kills", "susp");
+    sw_print_header(set, a, tmax);
     /* The bounds: any policy's, and each order's for in-order policies. */
     int bound_id, bound_epoch;
-    double bound = sweep_sim_bound(&set, NULL, set.n, (size_t)slots, target,
-                                   set.maximize, start_scale, &bound_id,
-                                   &bound_epoch);
+    double bound = sweep_sim_bound(set, NULL, set->n, (size_t)a->slots,
+                                   a->target, set->maximize, a->start_scale,
+                                   &bound_id, &bound_epoch);
     for (long k = 0; k < norders; k++) {
         int id, ep;
-        bounds[k] = sweep_sim_bound(&set, orders[k], set.n, (size_t)slots,
-                                    target, set.maximize, start_scale, &id, &ep);
+        bounds[k] = sweep_sim_bound(set, orders[k], set->n, (size_t)a->slots,
+                                    a->target, set->maximize, a->start_scale,
+                                    &id, &ep);
         if (bounds[k] < 0) {
             cli_error("sim", "out of memory");
             goto out;
         }
     }
-    if (js) {
-        fprintf(js, "{\"sweep\":\"%s\",\"target\":%.6f,\"slots\":%ld,"
-                    "\"t_max\":%.3f,\"suspend_s\":%g,\"resume_s\":%g,"
-                    "\"start_scale\":%g,",
-                set.name, target, slots, tmax, suspend_s, resume_s, start_scale);
-        if (isfinite(bound)) {
-            fprintf(js, "\"bound\":{\"time_s\":%.3f,\"id\":%d,\"epoch\":%d,"
-                        "\"orders\":[",
-                    bound, bound_id, bound_epoch);
-            for (long k = 0; k < norders; k++)
-                fprintf(js, "%s%.3f", k ? "," : "", bounds[k]);
-            fprintf(js, "]},");
-        } else {
-            fprintf(js, "\"bound\":null,");
-        }
-        fprintf(js, "\"policies\":{");
-    }
+    if (js)
+        sw_json_head(js, set, a, tmax, bound, bound_id, bound_epoch, bounds);
     for (int p = 0; p < np; p++) {
         cfg.policy = names[p];
-        long reached = 0, epochs = 0, kills = 0, susp = 0;
-        if (js)
-            fprintf(js, "%s\"%s\":[", p ? "," : "", names[p]);
-        for (long k = 0; k < norders; k++) {
-            sweep_sim_result r;
-            cfg.trace = trf && (trace_order < 0 || trace_order == k) ? trf : NULL;
-            cfg.trace_order = (int)k;
-            if (sweep_sim_run(&set, orders[k], set.n, &cfg, &r, err, sizeof err) < 0) {
-                cli_error("sim", "%s", err);
-                rc = EXIT_USAGE;
-                goto out;
-            }
-            times[k] = r.time_to_target;
-            reached += isfinite(r.time_to_target);
-            epochs += r.epochs;
-            kills += r.kills;
-            susp += r.suspends;
-            if (js)
-                fprintf(js, "%s{\"order\":%ld,\"time_to_target\":%s%.3f%s,"
-                            "\"winner\":%d,\"makespan\":%.3f,\"epochs\":%ld,"
-                            "\"kills\":%ld,\"suspends\":%ld,\"resumes\":%ld}",
-                        k ? "," : "", k, isfinite(r.time_to_target) ? "" : "\"",
-                        isfinite(r.time_to_target) ? r.time_to_target : INFINITY,
-                        isfinite(r.time_to_target) ? "" : "\"",
-                        r.winner >= 0 ? set.v[r.winner].id : -1, r.makespan,
-                        r.epochs, r.kills, r.suspends, r.resumes);
-        }
-        if (js)
-            fprintf(js, "]");
-        /* Unreached orders count as infinitely late in the statistics. */
-        qsort(times, (size_t)norders, sizeof *times, sw_cmp);
-        double mean = 0;
-        for (long k = 0; k < norders; k++)
-            mean += times[k] / (double)norders;
-        printf("%-16s %4ld/%-3ld %9.2f %9.2f %9.2f %9.2f %9.2f %8.0f %6.1f %6.1f\n",
-               names[p], reached, norders, sw_quant(times, (size_t)norders, 0.5),
-               mean, times[0], times[norders - 1], sw_spread(times, (size_t)norders),
-               (double)epochs / (double)norders, (double)kills / (double)norders,
-               (double)susp / (double)norders);
+        rc = sw_run_policy(set, a, &cfg, p, orders, times, js, trf);
+        if (rc)
+            goto out;
     }
-    if (isfinite(bound)) {
-        /* In each order, no in-order policy reaches the target sooner. */
-        qsort(bounds, (size_t)norders, sizeof *bounds, sw_cmp);
-        double mean = 0;
-        for (long k = 0; k < norders; k++)
-            mean += bounds[k] / (double)norders;
-        printf("%-16s %4ld/%-3ld %9.2f %9.2f %9.2f %9.2f %9.2f %8s %6s %6s\n",
-               "bound", norders, norders, sw_quant(bounds, (size_t)norders, 0.5),
-               mean, bounds[0], bounds[norders - 1],
-               sw_spread(bounds, (size_t)norders), "-", "-", "-");
-        printf("bound: in each order, no policy that starts configurations in "
-               "that order reaches the target sooner (the row above); in any "
-               "order, none before %.2f s (configuration %d alone from t = 0, "
-               "to epoch %d)\n",
-               bound, bound_id, bound_epoch);
-    } else {
-        printf("bound: no configuration reaches the target\n");
-    }
+    sw_print_bound(bound, bound_id, bound_epoch, bounds, norders);
     if (js)
         fprintf(js, "}}\n");
     rc = 0;
 out:
-    if (js)
-        fclose(js);
-    if (trf && fclose(trf) != 0 && rc == 0) {
-        cli_error("sim", "%s: write failed", trace);
-        rc = EXIT_RUNTIME;
-    }
     for (long k = 0; orders && k < norders; k++)
         free(orders[k]);
     free(orders);
-    free(order);
     free(times);
     free(bounds);
     free(list);
+    return rc;
+}
+
+int cmd_sim_sweep(int argc, char **argv)
+{
+    sw_args a;
+    int rc = sw_parse(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    char err[512];
+    sweep_set set;
+    if (sweeps_load(a.path, &set, err, sizeof err) < 0) {
+        cli_error("sim", "%s", err);
+        return EXIT_USAGE;
+    }
+    if (isnan(a.target))
+        a.target = sw_target_top(&set, (int)a.top);
+    FILE *js = NULL, *trf = NULL;
+    if (a.json && !(js = fopen(a.json, "w"))) {
+        cli_error("sim", "%s: cannot open for writing", a.json);
+        sweeps_free(&set);
+        return EXIT_RUNTIME;
+    }
+    if (a.trace && !(trf = fopen(a.trace, "w"))) {
+        cli_error("sim", "%s: cannot open for writing", a.trace);
+        if (js)
+            fclose(js);
+        sweeps_free(&set);
+        return EXIT_RUNTIME;
+    }
+    if (a.calib) {
+        slaq_lcurve_opts model = {.inflate = a.inflate, .temper = a.temper,
+                                  .stop_prior = a.stop_prior,
+                                  .stall_tol = a.stall_tol,
+                                  .no_stall = a.no_stall};
+        rc = sw_calib(&set, a.b ? (int)a.b : 10, 1, a.target, js, a.dump,
+                      &model);
+    } else {
+        rc = sw_replay(&set, &a, js, trf);
+    }
+    if (js)
+        fclose(js);
+    if (trf && fclose(trf) != 0 && rc == 0) {
+        cli_error("sim", "%s: write failed", a.trace);
+        rc = EXIT_RUNTIME;
+    }
     sweeps_free(&set);
     return rc;
 }

@@ -154,18 +154,126 @@ static void print_num(double v, const char *sep)
         printf("%s%.3g", sep, v);
 }
 
-int cmd_sim_tasks(int argc, char **argv)
+/* The options of `slaq sim --tasks` that are not the settings table's. */
+typedef struct tasks_args {
+    const char *trace, *wlname, *jobs_out;
+    double load, span, slots_total, target, cutoff;
+    int nodes_given, tsv;
+    trun runs[MAX_TRUNS];
+    int nruns;
+} tasks_args;
+
+/* Parses a whole number from 1 to max for option opt ("--nodes") into
+ * *v. Returns 0, or EXIT_USAGE once the error is printed. */
+static int parse_count(const char *opt, const char *arg, int max, double *v)
 {
-    slaq_sched_config cfg;
-    slaq_sched_config_init(&cfg);
-    tsim_config tc;
-    tsim_config_init(&tc);
-    const char *skip[SETOPT_MAX + 1];
-    size_t nskip = 0;
-    for (size_t i = 0; i < slaq_setting_count(); i++)
-        if (!is_queue_row(slaq_setting_at(i)->name))
-            skip[nskip++] = slaq_setting_at(i)->name;
-    skip[nskip] = NULL;
+    if (cli_parse_positive("sim", opt, arg, v))
+        return EXIT_USAGE;
+    if (*v != floor(*v) || *v > max) {
+        cli_error("sim", "%s: expected a whole number from 1 to %d, got '%s'",
+                  opt, max, arg);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Applies option ch (argument arg) to a, tc or, for the settings table's
+ * rows, cfg. Returns 0, -1 once --help is printed (exit 0), or EXIT_USAGE
+ * once the error is printed. */
+static int tasks_option(int ch, const char *arg, tasks_args *a,
+                        tsim_config *tc, slaq_sched_config *cfg,
+                        const char *const *skip)
+{
+    double v;
+    switch (ch) {
+    case 'T': a->trace = arg; break;
+    case 'W': a->wlname = arg; break;
+    case 'l': return cli_parse_positive("sim", "--load", arg, &a->load)
+                     ? EXIT_USAGE : 0;
+    case 'p': return cli_parse_positive("sim", "--span", arg, &a->span)
+                     ? EXIT_USAGE : 0;
+    case 's':
+        a->nruns = parse_runs(arg, a->runs, MAX_TRUNS);
+        if (a->nruns <= 0) {
+            cli_error("sim", "--scheduler: expected a list of yarn, "
+                      "sparrow, fifo, yaq-c or yaq-d, each optionally "
+                      ":ORDER, got '%s'", arg);
+            return EXIT_USAGE;
+        }
+        break;
+    case 'n':
+        if (parse_count("--nodes", arg, TSIM_MAX_NODES, &v))
+            return EXIT_USAGE;
+        tc->nodes = (size_t)v;
+        a->nodes_given = 1;
+        break;
+    case 'S':
+        if (parse_count("--slots-per-node", arg, TSIM_MAX_SLOTS, &v))
+            return EXIT_USAGE;
+        tc->slots = (unsigned)v;
+        break;
+    case 'L': return cli_parse_positive("sim", "--slots", arg, &a->slots_total)
+                     ? EXIT_USAGE : 0;
+    case 'u':
+        if (cli_parse_positive("sim", "--target-util", arg, &a->target))
+            return EXIT_USAGE;
+        if (a->target > 2) {
+            cli_error("sim", "--target-util: expected a number in (0, "
+                      "2], got '%s'", arg);
+            return EXIT_USAGE;
+        }
+        break;
+    case 'b': return cli_parse_positive("sim", "--heartbeat", arg,
+                                        &tc->heartbeat) ? EXIT_USAGE : 0;
+    case 'd':
+        if (parse_count("--probe-ratio", arg, 100, &v))
+            return EXIT_USAGE;
+        tc->probe_ratio = (unsigned)v;
+        break;
+    case 'R': tc->random_place = 1; break;
+    case 'f':
+        if (cli_parse_nonneg("sim", "--r-fmin", arg, &tc->r_fmin))
+            return EXIT_USAGE;
+        if (tc->r_fmin >= 1) {
+            cli_error("sim", "--r-fmin: expected a number from 0 to 1 "
+                      "(1 excluded), got '%s'", arg);
+            return EXIT_USAGE;
+        }
+        break;
+    case 'c': return cli_parse_nonneg("sim", "--short-cutoff", arg,
+                                      &a->cutoff) ? EXIT_USAGE : 0;
+    case 'e':
+        if (cli_parse_nonneg("sim", "--seed", arg, &v))
+            return EXIT_USAGE;
+        tc->seed = (uint64_t)v;
+        break;
+    case 'F':
+        if (strcmp(arg, "md") && strcmp(arg, "tsv")) {
+            cli_error("sim", "--format: expected md or tsv, got '%s'", arg);
+            return EXIT_USAGE;
+        }
+        a->tsv = !strcmp(arg, "tsv");
+        break;
+    case 'J': a->jobs_out = arg; break;
+    case 'h': {
+        slaq_sched_config d;
+        slaq_sched_config_init(&d);
+        usage(stdout, &d, skip);
+        return -1;
+    }
+    default:
+        if (cli_setting("sim", cfg, ch, arg))
+            return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Reads argv into a, tc (from its defaults, 80 nodes) and cfg's queue
+ * rows, then checks that one workload and at most one size are given.
+ * Returns 0, -1 once --help is printed, or EXIT_USAGE. */
+static int tasks_parse(int argc, char **argv, const char *const *skip,
+                       tasks_args *a, tsim_config *tc, slaq_sched_config *cfg)
+{
     static const struct option own[] = {
         {"tasks", required_argument, 0, 'T'},
         {"tasks-workload", required_argument, 0, 'W'},
@@ -188,289 +296,235 @@ int cmd_sim_tasks(int argc, char **argv)
     };
     struct option opts[sizeof own / sizeof *own + SETOPT_MAX + 1];
     setopt_build(opts, own, sizeof own / sizeof *own, skip);
-    const char *trace = NULL, *wlname = NULL, *jobs_out = NULL;
-    double load = 0.9, span = 1800, slots_total = 0, target = 0;
-    double cutoff = NAN, v;
-    int nodes_given = 0, tsv = 0;
-    trun runs[MAX_TRUNS];
-    int nruns = parse_runs("yarn,sparrow,fifo,yaq-c,yaq-d", runs, MAX_TRUNS);
-    tc.nodes = 80;
+    *a = (tasks_args){.load = 0.9, .span = 1800, .cutoff = NAN};
+    a->nruns = parse_runs("yarn,sparrow,fifo,yaq-c,yaq-d", a->runs, MAX_TRUNS);
+    tc->nodes = 80;
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (ch) {
-        case 'T': trace = optarg; break;
-        case 'W': wlname = optarg; break;
-        case 'l':
-            if (cli_parse_positive("sim", "--load", optarg, &load))
-                return EXIT_USAGE;
-            break;
-        case 'p':
-            if (cli_parse_positive("sim", "--span", optarg, &span))
-                return EXIT_USAGE;
-            break;
-        case 's':
-            nruns = parse_runs(optarg, runs, MAX_TRUNS);
-            if (nruns <= 0) {
-                cli_error("sim", "--scheduler: expected a list of yarn, "
-                          "sparrow, fifo, yaq-c or yaq-d, each optionally "
-                          ":ORDER, got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'n':
-            if (cli_parse_positive("sim", "--nodes", optarg, &v))
-                return EXIT_USAGE;
-            if (v != floor(v) || v > TSIM_MAX_NODES) {
-                cli_error("sim", "--nodes: expected a whole number from 1 "
-                          "to %d, got '%s'", TSIM_MAX_NODES, optarg);
-                return EXIT_USAGE;
-            }
-            tc.nodes = (size_t)v;
-            nodes_given = 1;
-            break;
-        case 'S':
-            if (cli_parse_positive("sim", "--slots-per-node", optarg, &v))
-                return EXIT_USAGE;
-            if (v != floor(v) || v > TSIM_MAX_SLOTS) {
-                cli_error("sim", "--slots-per-node: expected a whole number "
-                          "from 1 to %d, got '%s'", TSIM_MAX_SLOTS, optarg);
-                return EXIT_USAGE;
-            }
-            tc.slots = (unsigned)v;
-            break;
-        case 'L':
-            if (cli_parse_positive("sim", "--slots", optarg, &slots_total))
-                return EXIT_USAGE;
-            break;
-        case 'u':
-            if (cli_parse_positive("sim", "--target-util", optarg, &target))
-                return EXIT_USAGE;
-            if (target > 2) {
-                cli_error("sim", "--target-util: expected a number in (0, "
-                          "2], got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'b':
-            if (cli_parse_positive("sim", "--heartbeat", optarg,
-                                   &tc.heartbeat))
-                return EXIT_USAGE;
-            break;
-        case 'd':
-            if (cli_parse_positive("sim", "--probe-ratio", optarg, &v))
-                return EXIT_USAGE;
-            if (v != floor(v) || v > 100) {
-                cli_error("sim", "--probe-ratio: expected a whole number "
-                          "from 1 to 100, got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            tc.probe_ratio = (unsigned)v;
-            break;
-        case 'R': tc.random_place = 1; break;
-        case 'f':
-            if (cli_parse_nonneg("sim", "--r-fmin", optarg, &tc.r_fmin))
-                return EXIT_USAGE;
-            if (tc.r_fmin >= 1) {
-                cli_error("sim", "--r-fmin: expected a number from 0 to 1 "
-                          "(1 excluded), got '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'c':
-            if (cli_parse_nonneg("sim", "--short-cutoff", optarg, &cutoff))
-                return EXIT_USAGE;
-            break;
-        case 'e':
-            if (cli_parse_nonneg("sim", "--seed", optarg, &v))
-                return EXIT_USAGE;
-            tc.seed = (uint64_t)v;
-            break;
-        case 'F':
-            if (strcmp(optarg, "md") && strcmp(optarg, "tsv")) {
-                cli_error("sim", "--format: expected md or tsv, got '%s'",
-                          optarg);
-                return EXIT_USAGE;
-            }
-            tsv = !strcmp(optarg, "tsv");
-            break;
-        case 'J': jobs_out = optarg; break;
-        case 'h': {
-            slaq_sched_config d;
-            slaq_sched_config_init(&d);
-            usage(stdout, &d, skip);
-            return 0;
-        }
-        default:
-            if (cli_setting("sim", &cfg, ch, optarg))
-                return EXIT_USAGE;
-        }
+        int rc = tasks_option(ch, optarg, a, tc, cfg, skip);
+        if (rc)
+            return rc;
     }
     if (optind < argc) {
         cli_error("sim", "unexpected argument '%s'", argv[optind]);
         return EXIT_USAGE;
     }
-    if (!trace == !wlname) {
+    if (!a->trace == !a->wlname) {
         cli_error("sim", "give one of --tasks FILE or --tasks-workload "
                   "NAME");
         return EXIT_USAGE;
     }
-    if ((slots_total > 0) + (target > 0) + nodes_given > 1) {
+    if ((a->slots_total > 0) + (a->target > 0) + a->nodes_given > 1) {
         cli_error("sim", "give at most one of --nodes, --slots and "
                   "--target-util");
         return EXIT_USAGE;
     }
-    if (slots_total > 0)
-        tc.nodes = (size_t)ceil(slots_total / tc.slots);
+    return 0;
+}
+
+/* Sizes the cluster for --target-util (offered: w's offered load) and
+ * sets the short-job cutoff: --short-cutoff, else the 90th percentile of
+ * the estimates. Returns 0, or EXIT_USAGE or EXIT_RUNTIME once the error
+ * is printed. */
+static int tasks_size(const tasks_args *a, const tt_workload *w,
+                      double offered, tsim_config *tc)
+{
+    if (a->target > 0) {
+        if (isnan(offered)) {
+            cli_error("sim", "--target-util: the jobs all arrive at once");
+            return EXIT_USAGE;
+        }
+        double n = ceil(offered / (a->target * tc->slots));
+        tc->nodes = n < 1 ? 1 : n > TSIM_MAX_NODES ? TSIM_MAX_NODES
+                                                   : (size_t)n;
+    }
+    double cutoff = a->cutoff;
+    if (isnan(cutoff)) {
+        double *e = malloc(w->njobs * sizeof *e);
+        if (!e) {
+            cli_error("sim", "out of memory");
+            return EXIT_RUNTIME;
+        }
+        memcpy(e, w->est, w->njobs * sizeof *e);
+        cutoff = stats_quantile(e, w->njobs, 0.9);
+        free(e);
+    }
+    tc->short_cutoff = cutoff;
+    return 0;
+}
+
+/* No scheduler does better than no wait at all: each job as long as its
+ * longest task. Its median is the floor of every median JCT (NaN out of
+ * memory). */
+static double tasks_floor50(const tt_workload *w)
+{
+    double floor50 = NAN;
+    double *m = malloc(w->njobs * sizeof *m);
+    if (m) {
+        for (size_t j = 0; j < w->njobs; j++) {
+            m[j] = 0;
+            for (size_t t = w->first[j]; t < w->first[j + 1]; t++)
+                if (w->dur[t] > m[j])
+                    m[j] = w->dur[t];
+        }
+        floor50 = stats_quantile(m, w->njobs, 0.5);
+        free(m);
+    }
+    return floor50;
+}
+
+/* Prints the workload's line and the table's header (md or tsv). */
+static void tasks_print_header(const tasks_args *a, const tt_workload *w,
+                               const tsim_config *tc, double offered)
+{
+    double wa, wb;
+    tsim_window(w, &wa, &wb);
+    double floor50 = tasks_floor50(w);
+    double slots = (double)tc->nodes * tc->slots;
+    printf("# %s: %zu jobs, %zu tasks, mean estimate %.4g s; %zu nodes x "
+           "%u slots; offered load %.3f over the load window %.0f-%.0f s; "
+           "short jobs: estimate <= %.4g s; heartbeat %g s; median JCT "
+           "without any wait %.4g s\n",
+           a->trace ? a->trace : a->wlname, w->njobs, w->ntasks,
+           tsim_mean_estimate(w), tc->nodes, tc->slots, offered / slots, wa,
+           wb, tc->short_cutoff, tc->heartbeat, floor50);
+    const char *sep = a->tsv ? "\t" : " | ";
+    static const char *const cols[] = {
+        "scheduler", "order", "bound", "util", "prop2", "jct p50", "jct mean",
+        "jct p90", "jct p99", "short p50", "short p90", "wait", "qdelay mean",
+        "qdelay sd", "qdelay p50", "qdelay max", "jobs/min", "cpu", "wall"};
+    size_t ncols = sizeof cols / sizeof *cols;
+    printf("%s", a->tsv ? "" : "| ");
+    for (size_t i = 0; i < ncols; i++)
+        printf("%s%s", i ? sep : "", cols[i]);
+    printf("%s\n", a->tsv ? "" : " |");
+    if (!a->tsv) {
+        for (size_t i = 0; i < ncols; i++)
+            printf("|---");
+        printf("|\n");
+    }
+}
+
+/* Runs w under one scheduler (tc with run's scheduler and order) and
+ * prints its row; each job's JCT to jf when open. Returns 0, or
+ * EXIT_RUNTIME once the error is printed. */
+static int tasks_run(const tt_workload *w, const tsim_config *tc,
+                     const slaq_sched_config *cfg, const trun *run, int tsv,
+                     FILE *jf)
+{
+    const char *sep = tsv ? "\t" : " | ";
+    char err[512];
+    tsim_config c = *tc;
+    c.sched = run->sched;
+    c.order = run->order >= 0 ? (slaq_qorder)run->order : cfg->queue_order;
+    /* the baselines run in arrival order, as their systems do */
+    if (c.sched == TSIM_YARN || c.sched == TSIM_SPARROW ||
+        c.sched == TSIM_FIFO)
+        c.order = SLAQ_QORDER_FIFO;
+    tsim_result r;
+    double c0 = stats_cpu_ms(), w0 = stats_now_ms();
+    if (tsim_run(w, &c, &r, err, sizeof err)) {
+        cli_error("sim", "%s: %s", tsim_sched_name(c.sched), err);
+        return EXIT_RUNTIME;
+    }
+    double cpu = (stats_cpu_ms() - c0) / 1000;
+    double wall = (stats_now_ms() - w0) / 1000;
+    char bound[48];
+    if (r.qlen == SLAQ_QBOUND_MAX && c.bound.kind == SLAQ_QBOUND_MWT &&
+        (c.sched == TSIM_YAQC || c.sched == TSIM_YAQD))
+        slaq_queue_bound_format(&c.bound, bound, sizeof bound);
+    else if (r.qlen == SLAQ_QBOUND_MAX)
+        snprintf(bound, sizeof bound, "none");
+    else
+        snprintf(bound, sizeof bound, "%zu", r.qlen);
+    printf("%s%s%s%s%s%s", tsv ? "" : "| ", tsim_sched_name(c.sched),
+           sep, slaq_qorder_name(c.order), sep, bound);
+    /* Proposition 2's utilisation for this bound, were the tasks
+     * exponential of the workload's mean estimate and the cluster
+     * saturated */
+    double prop2 = r.qlen == SLAQ_QBOUND_MAX || c.sched == TSIM_SPARROW ||
+                           c.sched == TSIM_FIFO
+                       ? NAN
+                       : slaq_qbound_util(c.slots,
+                                          1 / tsim_mean_estimate(w),
+                                          c.heartbeat, r.qlen);
+    double vals[] = {r.util, prop2, r.jct_p50, r.jct_mean, r.jct_p90,
+                     r.jct_p99, r.short_p50, r.short_p90, r.wait_mean,
+                     r.qdelay_mean, r.qdelay_sd, r.qdelay_p50,
+                     r.qdelay_max, r.throughput, cpu, wall};
+    for (size_t k = 0; k < sizeof vals / sizeof *vals; k++)
+        print_num(vals[k], sep);
+    printf("%s\n", tsv ? "" : " |");
+    fflush(stdout);
+    for (size_t j = 0; jf && j < r.njobs; j++)
+        fprintf(jf, "%s,%s,%zu,%.17g,%zu,%.17g,%.17g\n",
+                tsim_sched_name(c.sched), slaq_qorder_name(c.order), j + 1,
+                w->arrival[j] - w->arrival[0], w->first[j + 1] - w->first[j],
+                w->est[j], r.jct[j]);
+    tsim_result_free(&r);
+    return 0;
+}
+
+int cmd_sim_tasks(int argc, char **argv)
+{
+    slaq_sched_config cfg;
+    slaq_sched_config_init(&cfg);
+    tsim_config tc;
+    tsim_config_init(&tc);
+    const char *skip[SETOPT_MAX + 1];
+    size_t nskip = 0;
+    for (size_t i = 0; i < slaq_setting_count(); i++)
+        if (!is_queue_row(slaq_setting_at(i)->name))
+            skip[nskip++] = slaq_setting_at(i)->name;
+    skip[nskip] = NULL;
+    tasks_args a;
+    int rc = tasks_parse(argc, argv, skip, &a, &tc, &cfg);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    if (a.slots_total > 0)
+        tc.nodes = (size_t)ceil(a.slots_total / tc.slots);
     tc.bound = cfg.queue_bound;
     tc.util = cfg.queue_util;
     tc.starvation = cfg.starvation;
     tc.load = cfg.queue_load;
     FILE *jf = NULL;
-    if (jobs_out) {
-        jf = fopen(jobs_out, "w");
+    if (a.jobs_out) {
+        jf = fopen(a.jobs_out, "w");
         if (!jf) {
-            cli_error("sim", "--jobs-out %s: %s", jobs_out, strerror(errno));
+            cli_error("sim", "--jobs-out %s: %s", a.jobs_out, strerror(errno));
             return EXIT_RUNTIME;
         }
         fprintf(jf, "scheduler,order,job,arrival_s,tasks,estimate_s,jct_s\n");
     }
     tt_workload w;
     char err[512];
-    int rc;
-    if (trace) {
-        rc = tt_read(trace, &w, err, sizeof err);
-    } else {
-        rc = tsim_workload(wlname, load, tc.nodes * (size_t)tc.slots, span,
-                           tc.seed, &w, err, sizeof err);
-    }
+    if (a.trace)
+        rc = tt_read(a.trace, &w, err, sizeof err);
+    else
+        rc = tsim_workload(a.wlname, a.load, tc.nodes * (size_t)tc.slots,
+                           a.span, tc.seed, &w, err, sizeof err);
     if (rc) {
         cli_error("sim", "%s", err);
         if (jf)
             fclose(jf);
         return EXIT_RUNTIME;
     }
-    double offered = tsim_offered(&w), wa, wb;
-    tsim_window(&w, &wa, &wb);
-    if (target > 0) {
-        if (isnan(offered)) {
-            cli_error("sim", "--target-util: the jobs all arrive at once");
-            tt_free(&w);
-            if (jf)
-                fclose(jf);
-            return EXIT_USAGE;
-        }
-        double n = ceil(offered / (target * tc.slots));
-        tc.nodes = n < 1 ? 1 : n > TSIM_MAX_NODES ? TSIM_MAX_NODES
-                                                  : (size_t)n;
+    double offered = tsim_offered(&w);
+    rc = tasks_size(&a, &w, offered, &tc);
+    if (rc) {
+        tt_free(&w);
+        if (jf)
+            fclose(jf);
+        return rc;
     }
-    if (isnan(cutoff)) {
-        double *e = malloc(w.njobs * sizeof *e);
-        if (!e) {
-            cli_error("sim", "out of memory");
-            tt_free(&w);
-            if (jf)
-                fclose(jf);
-            return EXIT_RUNTIME;
-        }
-        memcpy(e, w.est, w.njobs * sizeof *e);
-        cutoff = stats_quantile(e, w.njobs, 0.9);
-        free(e);
-    }
-    tc.short_cutoff = cutoff;
-    /* No scheduler does better than no wait at all: each job as long as
-     * its longest task. Its median is the floor of every median JCT. */
-    double floor50 = NAN;
-    double *m = malloc(w.njobs * sizeof *m);
-    if (m) {
-        for (size_t j = 0; j < w.njobs; j++) {
-            m[j] = 0;
-            for (size_t t = w.first[j]; t < w.first[j + 1]; t++)
-                if (w.dur[t] > m[j])
-                    m[j] = w.dur[t];
-        }
-        floor50 = stats_quantile(m, w.njobs, 0.5);
-        free(m);
-    }
-    double slots = (double)tc.nodes * tc.slots;
-    printf("# %s: %zu jobs, %zu tasks, mean estimate %.4g s; %zu nodes x "
-           "%u slots; offered load %.3f over the load window %.0f-%.0f s; "
-           "short jobs: estimate <= %.4g s; heartbeat %g s; median JCT "
-           "without any wait %.4g s\n",
-           trace ? trace : wlname, w.njobs, w.ntasks, tsim_mean_estimate(&w),
-           tc.nodes, tc.slots, offered / slots, wa, wb, cutoff, tc.heartbeat,
-           floor50);
-    const char *sep = tsv ? "\t" : " | ";
-    static const char *const cols[] = {
-        "scheduler", "order", "bound", "util", "prop2", "jct p50", "jct mean",
-        "jct p90", "jct p99", "short p50", "short p90", "wait", "qdelay mean",
-        "qdelay sd", "qdelay p50", "qdelay max", "jobs/min", "cpu", "wall"};
-    size_t ncols = sizeof cols / sizeof *cols;
-    printf("%s", tsv ? "" : "| ");
-    for (size_t i = 0; i < ncols; i++)
-        printf("%s%s", i ? sep : "", cols[i]);
-    printf("%s\n", tsv ? "" : " |");
-    if (!tsv) {
-        for (size_t i = 0; i < ncols; i++)
-            printf("|---");
-        printf("|\n");
-    }
+    tasks_print_header(&a, &w, &tc, offered);
     int status = 0;
-    for (int i = 0; i < nruns; i++) {
-        tsim_config c = tc;
-        c.sched = runs[i].sched;
-        c.order = runs[i].order >= 0 ? (slaq_qorder)runs[i].order
-                                     : cfg.queue_order;
-        /* the baselines run in arrival order, as their systems do */
-        if (c.sched == TSIM_YARN || c.sched == TSIM_SPARROW ||
-            c.sched == TSIM_FIFO)
-            c.order = SLAQ_QORDER_FIFO;
-        tsim_result r;
-        double c0 = stats_cpu_ms(), w0 = stats_now_ms();
-        if (tsim_run(&w, &c, &r, err, sizeof err)) {
-            cli_error("sim", "%s: %s", tsim_sched_name(c.sched), err);
-            status = EXIT_RUNTIME;
-            break;
-        }
-        double cpu = (stats_cpu_ms() - c0) / 1000;
-        double wall = (stats_now_ms() - w0) / 1000;
-        char bound[48];
-        if (r.qlen == SLAQ_QBOUND_MAX && c.bound.kind == SLAQ_QBOUND_MWT &&
-            (c.sched == TSIM_YAQC || c.sched == TSIM_YAQD))
-            slaq_queue_bound_format(&c.bound, bound, sizeof bound);
-        else if (r.qlen == SLAQ_QBOUND_MAX)
-            snprintf(bound, sizeof bound, "none");
-        else
-            snprintf(bound, sizeof bound, "%zu", r.qlen);
-        printf("%s%s%s%s%s%s", tsv ? "" : "| ", tsim_sched_name(c.sched),
-               sep, slaq_qorder_name(c.order), sep, bound);
-        /* Proposition 2's utilisation for this bound, were the tasks
-         * exponential of the workload's mean estimate and the cluster
-         * saturated */
-        double prop2 = r.qlen == SLAQ_QBOUND_MAX || c.sched == TSIM_SPARROW ||
-                               c.sched == TSIM_FIFO
-                           ? NAN
-                           : slaq_qbound_util(c.slots,
-                                              1 / tsim_mean_estimate(&w),
-                                              c.heartbeat, r.qlen);
-        double vals[] = {r.util, prop2, r.jct_p50, r.jct_mean, r.jct_p90,
-                         r.jct_p99, r.short_p50, r.short_p90, r.wait_mean,
-                         r.qdelay_mean, r.qdelay_sd, r.qdelay_p50,
-                         r.qdelay_max, r.throughput, cpu, wall};
-        for (size_t k = 0; k < sizeof vals / sizeof *vals; k++)
-            print_num(vals[k], sep);
-        printf("%s\n", tsv ? "" : " |");
-        fflush(stdout);
-        for (size_t j = 0; jf && j < r.njobs; j++)
-            fprintf(jf, "%s,%s,%zu,%.17g,%zu,%.17g,%.17g\n",
-                    tsim_sched_name(c.sched), slaq_qorder_name(c.order), j + 1,
-                    w.arrival[j] - w.arrival[0], w.first[j + 1] - w.first[j],
-                    w.est[j], r.jct[j]);
-        tsim_result_free(&r);
-    }
+    for (int i = 0; i < a.nruns && !status; i++)
+        status = tasks_run(&w, &tc, &cfg, &a.runs[i], a.tsv, jf);
     tt_free(&w);
     if (jf && fclose(jf)) {
-        cli_error("sim", "--jobs-out %s: %s", jobs_out, strerror(errno));
+        cli_error("sim", "--jobs-out %s: %s", a.jobs_out, strerror(errno));
         status = EXIT_RUNTIME;
     }
     return status;

@@ -78,7 +78,41 @@ static int print_errors(const char *prog, const aqp_trace_set *ts)
     return 0;
 }
 
-int cmd_predict_eval_aqp(int argc, char **argv)
+/* The options of slaq predict-eval --aqp. */
+typedef struct pe_args {
+    int hz[AQP_MAX_H], nh;   /* horizons in mini-batches */
+    int json, errors;
+    slaq_query_opts qo;
+} pe_args;
+
+/* --horizons LIST into a->hz. Returns 0, or EXIT_USAGE once the error
+ * is printed (as prog). */
+static int pe_horizons(const char *prog, const char *arg, pe_args *a)
+{
+    double v[AQP_MAX_H];
+    int n = cli_parse_list(arg, v, AQP_MAX_H);
+    if (n < 0) {
+        cli_error(prog, "--horizons: expected up to %d positive "
+                  "integers separated by commas, got '%s'",
+                  AQP_MAX_H, arg);
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < n; i++) {
+        if (v[i] != floor(v[i])) {
+            cli_error(prog, "--horizons: %g is not a whole number "
+                      "of mini-batches", v[i]);
+            return EXIT_USAGE;
+        }
+        a->hz[i] = (int)v[i];
+    }
+    a->nh = n;
+    return 0;
+}
+
+/* Reads argv into *a; one trace file must remain (argv[optind]).
+ * Returns 0 to go on, -1 once --help is printed, or EXIT_USAGE once the
+ * error is printed. */
+static int pe_parse(int argc, char **argv, pe_args *a)
 {
     static const struct option opts[] = {
         {"aqp", no_argument, 0, 'a'},
@@ -89,39 +123,23 @@ int cmd_predict_eval_aqp(int argc, char **argv)
         {"errors", no_argument, 0, 'e'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    int hz[AQP_MAX_H] = {1, 5}, nh = 2, json = 0, errors = 0;
-    slaq_query_opts qo;
-    slaq_query_opts_init(&qo);
+    *a = (pe_args){.hz = {1, 5}, .nh = 2};
+    slaq_query_opts_init(&a->qo);
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        double v[AQP_MAX_H], x;
+        double x;
         switch (c) {
         case 'a':
             break;
-        case 'H': {
-            int n = cli_parse_list(optarg, v, AQP_MAX_H);
-            if (n < 0) {
-                cli_error(argv[0], "--horizons: expected up to %d positive "
-                          "integers separated by commas, got '%s'",
-                          AQP_MAX_H, optarg);
+        case 'H':
+            if (pe_horizons(argv[0], optarg, a))
                 return EXIT_USAGE;
-            }
-            for (int i = 0; i < n; i++) {
-                if (v[i] != floor(v[i])) {
-                    cli_error(argv[0], "--horizons: %g is not a whole number "
-                              "of mini-batches", v[i]);
-                    return EXIT_USAGE;
-                }
-                hz[i] = (int)v[i];
-            }
-            nh = n;
             break;
-        }
         case 'w':
             if (cli_parse_nonneg(argv[0], "--window", optarg, &x))
                 return EXIT_USAGE;
-            qo.window = (size_t)x;
+            a->qo.window = (size_t)x;
             break;
         case 'm':
             if (cli_parse_positive(argv[0], "--min-points", optarg, &x))
@@ -131,17 +149,17 @@ int cmd_predict_eval_aqp(int argc, char **argv)
                           "'%s'", optarg);
                 return EXIT_USAGE;
             }
-            qo.min_points = (unsigned)x;
+            a->qo.min_points = (unsigned)x;
             break;
         case 'j':
-            json = 1;
+            a->json = 1;
             break;
         case 'e':
-            errors = 1;
+            a->errors = 1;
             break;
         case 'h':
             fputs(usage_text, stdout);
-            return 0;
+            return -1;
         default:
             fputs(usage_text, stderr);
             return EXIT_USAGE;
@@ -151,85 +169,107 @@ int cmd_predict_eval_aqp(int argc, char **argv)
         cli_error(argv[0], "expected one trace file (see --help)");
         return EXIT_USAGE;
     }
+    return 0;
+}
+
+/* Prints query t's (the q-th) mean errors e, as a row or a JSON member. */
+static void pe_print_query(const pe_args *a, size_t q, const aqp_trace *t,
+                           const slaq_query_eval *e)
+{
+    if (a->json) {
+        printf("%s\"%s\": {\"batches\": %zu", q ? ", " : "", t->name, t->B);
+        for (int h = 0; h < a->nh; h++)
+            printf(", \"h%d\": %.6f", a->hz[h],
+                   e->pred[h].n ? e->pred[h].err_sum / e->pred[h].n : NAN);
+        printf(", \"metric_vs_error\": %.6f}",
+               e->metric_n ? e->metric_err_sum / e->metric_n : NAN);
+    } else {
+        printf("%-22s %5zu", t->name, t->B);
+        for (int h = 0; h < a->nh; h++)
+            printf("  %7.2f%%", e->pred[h].n ? 100 * e->pred[h].err_sum /
+                                                   e->pred[h].n : NAN);
+        printf("  %6.2f%%\n", e->metric_n ? 100 * e->metric_err_sum /
+                                                e->metric_n : NAN);
+    }
+}
+
+/* Prints the means over every query's points (total), and closes the
+ * JSON object or explains the table's columns. */
+static void pe_print_all(const pe_args *a, const slaq_query_eval *total)
+{
+    if (a->json) {
+        printf("}, \"all\": {");
+        for (int h = 0; h < a->nh; h++)
+            printf("%s\"h%d\": %.6f", h ? ", " : "", a->hz[h],
+                   total->pred[h].n ? total->pred[h].err_sum /
+                                          total->pred[h].n : NAN);
+        printf(", \"metric_vs_error\": %.6f}}\n",
+               total->metric_n ? total->metric_err_sum / total->metric_n
+                               : NAN);
+    } else {
+        printf("%-22s %5s", "all (mean per point)", "");
+        for (int h = 0; h < a->nh; h++)
+            printf("  %7.2f%%", total->pred[h].n ? 100 *
+                   total->pred[h].err_sum / total->pred[h].n : NAN);
+        printf("  %6.2f%%\n", total->metric_n ? 100 *
+               total->metric_err_sum / total->metric_n : NAN);
+        printf("\nB: mini-batches; pred@H: mean |predicted - actual| "
+               "progress metric P, H mini-batches\nahead (P in [0, 1]); "
+               "|P-E|: mean |P - true error| per mini-batch "
+               "(--help)\n");
+    }
+}
+
+/* The evaluation: every query of ts replayed through the query model, a
+ * row (or JSON member) each, then the means. Returns 0, or EXIT_RUNTIME
+ * once the error is printed (as prog). */
+static int pe_eval(const char *prog, const pe_args *a, const aqp_trace_set *ts)
+{
+    slaq_query_eval total;
+    memset(&total, 0, sizeof total);
+    if (a->json)
+        printf("{\"queries\": {");
+    else {
+        printf("%-22s %5s", "query", "B");
+        for (int h = 0; h < a->nh; h++)
+            printf("   pred@%-2d", a->hz[h]);
+        printf("  |P-E|\n");
+    }
+    for (size_t q = 0; q < ts->n; q++) {
+        const aqp_trace *t = &ts->v[q];
+        slaq_query_eval e;
+        memset(&e, 0, sizeof e);
+        int r = slaq_eval_query(&a->qo, t->est, t->truth, t->B, t->K, a->hz,
+                                (size_t)a->nh, &e);
+        if (r) {
+            cli_error(prog, "%s: %s", t->name, slaq_strerror(r));
+            return EXIT_RUNTIME;
+        }
+        for (int h = 0; h < a->nh; h++) {
+            total.pred[h].err_sum += e.pred[h].err_sum;
+            total.pred[h].n += e.pred[h].n;
+        }
+        total.metric_err_sum += e.metric_err_sum;
+        total.metric_n += e.metric_n;
+        pe_print_query(a, q, t, &e);
+    }
+    pe_print_all(a, &total);
+    return 0;
+}
+
+int cmd_predict_eval_aqp(int argc, char **argv)
+{
+    pe_args a;
+    int rc = pe_parse(argc, argv, &a);
+    if (rc)
+        return rc < 0 ? 0 : rc;
     aqp_trace_set ts;
     char err[512];
     if (aqp_traces_load(argv[optind], &ts, err, sizeof err)) {
         cli_error(argv[0], "%s", err);
         return EXIT_USAGE;
     }
-    if (errors) {
-        int rc = print_errors(argv[0], &ts);
-        aqp_traces_free(&ts);
-        return rc;
-    }
-    slaq_query_eval total;
-    memset(&total, 0, sizeof total);
-    if (json)
-        printf("{\"queries\": {");
-    else {
-        printf("%-22s %5s", "query", "B");
-        for (int h = 0; h < nh; h++)
-            printf("   pred@%-2d", hz[h]);
-        printf("  |P-E|\n");
-    }
-    int rc = 0;
-    for (size_t q = 0; q < ts.n; q++) {
-        const aqp_trace *t = &ts.v[q];
-        slaq_query_eval e;
-        memset(&e, 0, sizeof e);
-        int r = slaq_eval_query(&qo, t->est, t->truth, t->B, t->K, hz,
-                                (size_t)nh, &e);
-        if (r) {
-            cli_error(argv[0], "%s: %s", t->name, slaq_strerror(r));
-            rc = EXIT_RUNTIME;
-            break;
-        }
-        for (int h = 0; h < nh; h++) {
-            total.pred[h].err_sum += e.pred[h].err_sum;
-            total.pred[h].n += e.pred[h].n;
-        }
-        total.metric_err_sum += e.metric_err_sum;
-        total.metric_n += e.metric_n;
-        if (json) {
-            printf("%s\"%s\": {\"batches\": %zu", q ? ", " : "", t->name,
-                   t->B);
-            for (int h = 0; h < nh; h++)
-                printf(", \"h%d\": %.6f", hz[h],
-                       e.pred[h].n ? e.pred[h].err_sum / e.pred[h].n : NAN);
-            printf(", \"metric_vs_error\": %.6f}",
-                   e.metric_n ? e.metric_err_sum / e.metric_n : NAN);
-        } else {
-            printf("%-22s %5zu", t->name, t->B);
-            for (int h = 0; h < nh; h++)
-                printf("  %7.2f%%", e.pred[h].n ? 100 * e.pred[h].err_sum /
-                                                      e.pred[h].n : NAN);
-            printf("  %6.2f%%\n", e.metric_n ? 100 * e.metric_err_sum /
-                                                   e.metric_n : NAN);
-        }
-    }
-    if (!rc) {
-        if (json) {
-            printf("}, \"all\": {");
-            for (int h = 0; h < nh; h++)
-                printf("%s\"h%d\": %.6f", h ? ", " : "", hz[h],
-                       total.pred[h].n ? total.pred[h].err_sum /
-                                             total.pred[h].n : NAN);
-            printf(", \"metric_vs_error\": %.6f}}\n",
-                   total.metric_n ? total.metric_err_sum / total.metric_n
-                                  : NAN);
-        } else {
-            printf("%-22s %5s", "all (mean per point)", "");
-            for (int h = 0; h < nh; h++)
-                printf("  %7.2f%%", total.pred[h].n ? 100 *
-                       total.pred[h].err_sum / total.pred[h].n : NAN);
-            printf("  %6.2f%%\n", total.metric_n ? 100 *
-                   total.metric_err_sum / total.metric_n : NAN);
-            printf("\nB: mini-batches; pred@H: mean |predicted - actual| "
-                   "progress metric P, H mini-batches\nahead (P in [0, 1]); "
-                   "|P-E|: mean |P - true error| per mini-batch "
-                   "(--help)\n");
-        }
-    }
+    rc = a.errors ? print_errors(argv[0], &ts) : pe_eval(argv[0], &a, &ts);
     aqp_traces_free(&ts);
     return rc;
 }

@@ -272,9 +272,10 @@ static void priority(json_t *j)
            rpc_num(p, "load"));
 }
 
-static void print_job(json_t *j)
+/* Who and what the job is: id, name, state, owner, array task, command,
+ * node and moves, directory and process. */
+static void print_identity(json_t *j)
 {
-    char buf[256];
     const char *reason = json_string_value(json_object_get(j, "reason"));
     printf("job %lld: %s\n", (long long)json_integer_value(
                json_object_get(j, "id")),
@@ -320,6 +321,13 @@ static void print_job(json_t *j)
            (long long)json_integer_value(json_object_get(j, "pid")),
            json_is_true(json_object_get(j, "managed")) ? "started by slaqd"
                                                        : "attached");
+}
+
+/* What the job was given: weight, cores, stop limits, its convergence
+ * class (not for a query) and its declared length. */
+static void print_settings(json_t *j, json_t *query)
+{
+    char buf[256];
     if (isnan(rpc_num(j, "max_cores")))
         snprintf(buf, sizeof buf, "unlimited");
     else
@@ -327,7 +335,6 @@ static void print_job(json_t *j)
     printf("  weight      %g, max cores %s\n", rpc_num(j, "weight"), buf);
     stop_limits(buf, sizeof buf, j);
     printf("  stop at     %s\n", buf);
-    json_t *query = json_object_get(j, "query");
     const char *conv = json_string_value(json_object_get(j, "convergence"));
     if (query)
         ; /* a query has no convergence class */
@@ -339,6 +346,13 @@ static void print_job(json_t *j)
     if (json_is_integer(len))
         printf("  length      %lld iterations (declared)\n",
                (long long)json_integer_value(len));
+}
+
+/* Where the job is: its cores, iterations and their cost, its loss (or a
+ * query's progress) and its metric. */
+static void print_progress(json_t *j, json_t *query)
+{
+    char buf[256];
     printf("  cores       %.3f\n", rpc_num(j, "cores"));
     iter_rate(buf, sizeof buf, j);
     printf("  progress    iteration %lld, %lld reports, %.2f CPU-s%s\n",
@@ -372,79 +386,113 @@ static void print_job(json_t *j)
                                                              "metric_iter")));
     else if (mname)
         printf("  metric      %s, none reported yet\n", rpc_safe(mname));
+}
+
+/* The prediction p of a training job: its model, final loss, cost and
+ * the losses ahead. */
+static void print_prediction(json_t *p)
+{
+    printf("  prediction  model %s, final loss %.6g, %.4g CPU-s per "
+           "iteration\n", json_string_value(json_object_get(p, "model")),
+           rpc_num(p, "final_loss"), rpc_num(p, "iter_cpu_s"));
+    size_t i;
+    json_t *a;
+    json_array_foreach(json_object_get(p, "ahead"), i, a)
+        printf("              iteration %-8.0f loss %.6g\n",
+               rpc_num(a, "iter"), rpc_num(a, "loss"));
+}
+
+/* The loss history hist (rows of iteration, loss, cpu_s, samples): a
+ * sparkline of at most 60 points, then the last 10 rows. */
+static void print_history(json_t *hist)
+{
+    char buf[256];
+    json_t *losses = json_array();
+    size_t i, nh = json_array_size(hist);
+    json_t *row;
+    for (i = 0; i < 60 && i < nh; i++) { /* at most 60 points, even */
+        size_t k = nh <= 60 ? i : i * (nh - 1) / 59;
+        json_array_append(losses, json_array_get(json_array_get(hist, k),
+                                                 1));
+    }
+    buf[0] = 0;
+    rpc_sparkline(buf, sizeof buf, losses, NAN, NAN);
+    printf("  loss curve  %s\n", buf);
+    json_decref(losses);
+    size_t n = json_array_size(hist);
+    if (n > 10)
+        printf("  history (iteration, loss, cpu_s, samples), last 10 of "
+               "%zu:\n", n);
+    else
+        printf("  history (iteration, loss, cpu_s, samples):\n");
+    for (i = n > 10 ? n - 10 : 0; i < n; i++) {
+        row = json_array_get(hist, i);
+        printf("    %8lld  %-12.6g %-10.4g %g\n",
+               (long long)json_integer_value(json_array_get(row, 0)),
+               json_number_value(json_array_get(row, 1)),
+               json_number_value(json_array_get(row, 2)),
+               json_number_value(json_array_get(row, 3)));
+    }
+}
+
+/* The last 10 changes of the job's cores (rows of time, cores, epoch). */
+static void print_allocations(json_t *allocs)
+{
+    char buf[256];
+    size_t n = json_array_size(allocs), i;
+    if (n > 10)
+        printf("  allocation over time (changes), last 10 of %zu:\n",
+               n);
+    else
+        printf("  allocation over time (changes):\n");
+    for (i = n > 10 ? n - 10 : 0; i < n; i++) {
+        json_t *row = json_array_get(allocs, i);
+        stamp(buf, sizeof buf, json_number_value(json_array_get(row, 0)));
+        printf("    %s  epoch %-6lld %.3f cores\n", buf,
+               (long long)json_integer_value(json_array_get(row, 2)),
+               json_number_value(json_array_get(row, 1)));
+    }
+}
+
+/* The job's events (rows of time, kind, detail). */
+static void print_events(json_t *events)
+{
+    char buf[256];
+    size_t i;
+    json_t *row;
+    printf("  events:\n");
+    json_array_foreach(events, i, row) {
+        stamp(buf, sizeof buf, json_number_value(json_array_get(row, 0)));
+        const char *det = json_string_value(json_array_get(row, 2));
+        printf("    %s  %-8s %s\n", buf,
+               rpc_safe(json_string_value(json_array_get(row, 1))),
+               det ? rpc_safe(det) : "");
+    }
+}
+
+/* Prints job j (slaqd's job JSON), section by section. */
+static void print_job(json_t *j)
+{
+    json_t *query = json_object_get(j, "query");
+    print_identity(j);
+    print_settings(j, query);
+    print_progress(j, query);
     if (!query)
         reduction(j);
     goal(j);
     priority(j);
     json_t *p = query ? NULL : json_object_get(j, "prediction");
-    if (p) {
-        printf("  prediction  model %s, final loss %.6g, %.4g CPU-s per "
-               "iteration\n", json_string_value(json_object_get(p, "model")),
-               rpc_num(p, "final_loss"), rpc_num(p, "iter_cpu_s"));
-        size_t i;
-        json_t *a;
-        json_array_foreach(json_object_get(p, "ahead"), i, a)
-            printf("              iteration %-8.0f loss %.6g\n",
-                   rpc_num(a, "iter"), rpc_num(a, "loss"));
-    }
+    if (p)
+        print_prediction(p);
     json_t *hist = json_object_get(j, "history");
-    if (json_array_size(hist) > 0) {
-        json_t *losses = json_array();
-        size_t i, nh = json_array_size(hist);
-        json_t *row;
-        for (i = 0; i < 60 && i < nh; i++) { /* at most 60 points, even */
-            size_t k = nh <= 60 ? i : i * (nh - 1) / 59;
-            json_array_append(losses, json_array_get(json_array_get(hist, k),
-                                                     1));
-        }
-        buf[0] = 0;
-        rpc_sparkline(buf, sizeof buf, losses, NAN, NAN);
-        printf("  loss curve  %s\n", buf);
-        json_decref(losses);
-        size_t n = json_array_size(hist);
-        if (n > 10)
-            printf("  history (iteration, loss, cpu_s, samples), last 10 of "
-                   "%zu:\n", n);
-        else
-            printf("  history (iteration, loss, cpu_s, samples):\n");
-        for (i = n > 10 ? n - 10 : 0; i < n; i++) {
-            row = json_array_get(hist, i);
-            printf("    %8lld  %-12.6g %-10.4g %g\n",
-                   (long long)json_integer_value(json_array_get(row, 0)),
-                   json_number_value(json_array_get(row, 1)),
-                   json_number_value(json_array_get(row, 2)),
-                   json_number_value(json_array_get(row, 3)));
-        }
-    }
+    if (json_array_size(hist) > 0)
+        print_history(hist);
     json_t *allocs = json_object_get(j, "allocations");
-    if (json_array_size(allocs) > 0) {
-        size_t n = json_array_size(allocs), i;
-        if (n > 10)
-            printf("  allocation over time (changes), last 10 of %zu:\n",
-                   n);
-        else
-            printf("  allocation over time (changes):\n");
-        for (i = n > 10 ? n - 10 : 0; i < n; i++) {
-            json_t *row = json_array_get(allocs, i);
-            stamp(buf, sizeof buf, json_number_value(json_array_get(row, 0)));
-            printf("    %s  epoch %-6lld %.3f cores\n", buf,
-                   (long long)json_integer_value(json_array_get(row, 2)),
-                   json_number_value(json_array_get(row, 1)));
-        }
-    }
+    if (json_array_size(allocs) > 0)
+        print_allocations(allocs);
     json_t *events = json_object_get(j, "events");
-    if (json_array_size(events) > 0) {
-        size_t i;
-        json_t *row;
-        printf("  events:\n");
-        json_array_foreach(events, i, row) {
-            stamp(buf, sizeof buf, json_number_value(json_array_get(row, 0)));
-            const char *det = json_string_value(json_array_get(row, 2));
-            printf("    %s  %-8s %s\n", buf,
-                   rpc_safe(json_string_value(json_array_get(row, 1))),
-                   det ? rpc_safe(det) : "");
-        }
-    }
+    if (json_array_size(events) > 0)
+        print_events(events);
     const char *logs = json_string_value(json_object_get(j, "log_dir"));
     if (logs)
         printf("  logs        %s/{stdout,stderr}.log\n", rpc_safe(logs));

@@ -203,161 +203,198 @@ static int deadline_opt(const char *s, double *out)
     return -1;
 }
 
-int cmd_submit(int argc, char **argv)
+enum { O_NAME = 1, O_WEIGHT, O_MAXC, O_TARGET, O_ITERS, O_TIME, O_CWD,
+       O_CONV, O_NODE, O_RESTART, O_ARRAY, O_TASKEST, O_WAIT,
+       O_DEADLINE, O_ACC, O_DIR, O_URG, O_STOP };
+
+static const struct option submit_opts[] = {
+    {"name", required_argument, 0, O_NAME},
+    {"weight", required_argument, 0, O_WEIGHT},
+    {"max-cores", required_argument, 0, O_MAXC},
+    {"target-reduction", required_argument, 0, O_TARGET},
+    {"max-iters", required_argument, 0, O_ITERS},
+    {"max-time", required_argument, 0, O_TIME},
+    {"cwd", required_argument, 0, O_CWD},
+    {"convergence", required_argument, 0, O_CONV},
+    {"node", required_argument, 0, O_NODE},
+    {"restartable", no_argument, 0, O_RESTART},
+    {"array", required_argument, 0, O_ARRAY},
+    {"task-estimate", required_argument, 0, O_TASKEST},
+    {"wait", no_argument, 0, O_WAIT},
+    {"deadline", required_argument, 0, O_DEADLINE},
+    {"accuracy", required_argument, 0, O_ACC},
+    {"direction", required_argument, 0, O_DIR},
+    {"urgency", required_argument, 0, O_URG},
+    {"stop", required_argument, 0, O_STOP},
+    {"help", no_argument, 0, 'h'},
+    RPC_LONG_OPTS,
+    {0, 0, 0, 0},
+};
+
+/* An option of the job itself (name, share, limits, node, array) into
+ * req; anything else is a usage error. Returns 0, or -1 once the error
+ * is printed. */
+static int submit_job_opt(int o, const char *arg, json_t *req)
 {
-    enum { O_NAME = 1, O_WEIGHT, O_MAXC, O_TARGET, O_ITERS, O_TIME, O_CWD,
-           O_CONV, O_NODE, O_RESTART, O_ARRAY, O_TASKEST, O_WAIT,
-           O_DEADLINE, O_ACC, O_DIR, O_URG, O_STOP };
-    static const struct option opts[] = {
-        {"name", required_argument, 0, O_NAME},
-        {"weight", required_argument, 0, O_WEIGHT},
-        {"max-cores", required_argument, 0, O_MAXC},
-        {"target-reduction", required_argument, 0, O_TARGET},
-        {"max-iters", required_argument, 0, O_ITERS},
-        {"max-time", required_argument, 0, O_TIME},
-        {"cwd", required_argument, 0, O_CWD},
-        {"convergence", required_argument, 0, O_CONV},
-        {"node", required_argument, 0, O_NODE},
-        {"restartable", no_argument, 0, O_RESTART},
-        {"array", required_argument, 0, O_ARRAY},
-        {"task-estimate", required_argument, 0, O_TASKEST},
-        {"wait", no_argument, 0, O_WAIT},
-        {"deadline", required_argument, 0, O_DEADLINE},
-        {"accuracy", required_argument, 0, O_ACC},
-        {"direction", required_argument, 0, O_DIR},
-        {"urgency", required_argument, 0, O_URG},
-        {"stop", required_argument, 0, O_STOP},
-        {"help", no_argument, 0, 'h'},
-        RPC_LONG_OPTS,
-        {0, 0, 0, 0},
-    };
-    rpc_opts ro;
-    rpc_opts_init(&ro);
-    json_t *req = json_pack("{s:s}", "type", "submit");
-    const char *cwd = NULL;
     double v;
-    int o, wait = 0;
-    while ((o = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-        if (rpc_opt(&ro, o, optarg))
+    switch (o) {
+    case O_NAME:
+        if (!name_ok(arg)) return -1;
+        json_object_set_new(req, "name", json_string(arg));
+        break;
+    case O_WEIGHT:
+        if (num_opt("--weight", arg, 1e-9, 1e9, &v)) return -1;
+        json_object_set_new(req, "weight", json_real(v));
+        break;
+    case O_MAXC:
+        if (num_opt("--max-cores", arg, 1e-3, 1e6, &v)) return -1;
+        json_object_set_new(req, "max_cores", json_real(v));
+        break;
+    case O_TARGET:
+        if (num_opt("--target-reduction", arg, 1e-9, 1, &v)) return -1;
+        json_object_set_new(req, "target_reduction", json_real(v));
+        break;
+    case O_ITERS:
+        if (num_opt("--max-iters", arg, 1, 1e15, &v)) return -1;
+        if (v != floor(v)) {
+            fprintf(stderr, "slaq submit: --max-iters: expected a whole "
+                            "number of iterations, got %s\n", arg);
+            return -1;
+        }
+        json_object_set_new(req, "max_iters", json_real(v));
+        break;
+    case O_TIME:
+        if (num_opt("--max-time", arg, 1e-3, 1e9, &v)) return -1;
+        json_object_set_new(req, "max_time", json_real(v));
+        break;
+    case O_CONV: {
+        slaq_convergence cv;
+        if (slaq_convergence_parse(arg, &cv) != SLAQ_OK || !*arg) {
+            cli_error("submit", "--convergence: expected sublinear, "
+                      "linear, superlinear, nonconvex or unknown, got "
+                      "'%s'", arg);
+            return -1;
+        }
+        json_object_set_new(req, "convergence", json_string(arg));
+        break;
+    }
+    case O_NODE:
+        if (!*arg || strlen(arg) > 63) {
+            cli_error("submit", "--node wants a node's name (1 to 63 "
+                      "bytes)");
+            return -1;
+        }
+        json_object_set_new(req, "node", json_string(arg));
+        break;
+    case O_RESTART:
+        json_object_set_new(req, "restartable", json_true());
+        break;
+    case O_ARRAY: /* its form is slaqd's to check (one parser) */
+        json_object_set_new(req, "array", json_string(arg));
+        break;
+    case O_TASKEST:
+        if (num_opt("--task-estimate", arg, 1e-3, 1e9, &v)) return -1;
+        json_object_set_new(req, "task_estimate", json_real(v));
+        break;
+    default:
+        usage(stderr);
+        return -1;
+    }
+    return 0;
+}
+
+/* An option of the job's goal (O_DEADLINE to O_STOP: deadline, accuracy,
+ * direction, urgency, stop rule) into req. Returns 0, or -1 once the
+ * error is printed. */
+static int submit_goal_opt(int o, const char *arg, json_t *req)
+{
+    double v;
+    switch (o) {
+    case O_DEADLINE:
+        if (deadline_opt(arg, &v)) return -1;
+        json_object_set_new(req, "deadline", json_real(v));
+        break;
+    case O_ACC:
+        if (num_opt("--accuracy", arg, -1e300, 1e300, &v)) return -1;
+        json_object_set_new(req, "accuracy", json_real(v));
+        break;
+    case O_DIR:
+        if (strcmp(arg, "max") && strcmp(arg, "min")) {
+            cli_error("submit", "--direction: expected max (the metric "
+                      "is better higher) or min, got '%s'", arg);
+            return -1;
+        }
+        json_object_set_new(req, "direction", json_string(arg));
+        break;
+    case O_URG:
+        if (num_opt("--urgency", arg, SLAQ_URGENCY_MIN,
+                    SLAQ_URGENCY_MAX, &v)) return -1;
+        if (v != floor(v)) {
+            cli_error("submit", "--urgency: expected a whole number from "
+                      "1 to 10, got '%s'", arg);
+            return -1;
+        }
+        json_object_set_new(req, "urgency", json_integer((json_int_t)v));
+        break;
+    case O_STOP: {
+        slaq_stop_rule rule;
+        if (slaq_stop_parse(arg, &rule) != SLAQ_OK) {
+            cli_error("submit", "--stop: expected %s, %s or %s, got '%s'",
+                      slaq_stop_name(SLAQ_STOP_ITERS),
+                      slaq_stop_name(SLAQ_STOP_ACCURACY),
+                      slaq_stop_name(SLAQ_STOP_OPTSTOP), arg);
+            return -1;
+        }
+        json_object_set_new(req, "stop", json_string(arg));
+        break;
+    }
+    }
+    return 0;
+}
+
+/* Reads the options into ro, req, *cwd and *wait; the command is then
+ * argv[optind..]. Returns 0 to go on, -1 once --help is printed, or
+ * EXIT_USAGE once the error is printed. */
+static int submit_parse(int argc, char **argv, rpc_opts *ro, json_t *req,
+                        const char **cwd, int *wait)
+{
+    int o;
+    while ((o = getopt_long(argc, argv, "+h", submit_opts, NULL)) != -1) {
+        if (rpc_opt(ro, o, optarg))
             continue;
+        int rc = 0;
         switch (o) {
-        case O_NAME:
-            if (!name_ok(optarg)) goto bad;
-            json_object_set_new(req, "name", json_string(optarg));
-            break;
-        case O_WEIGHT:
-            if (num_opt("--weight", optarg, 1e-9, 1e9, &v)) goto bad;
-            json_object_set_new(req, "weight", json_real(v));
-            break;
-        case O_MAXC:
-            if (num_opt("--max-cores", optarg, 1e-3, 1e6, &v)) goto bad;
-            json_object_set_new(req, "max_cores", json_real(v));
-            break;
-        case O_TARGET:
-            if (num_opt("--target-reduction", optarg, 1e-9, 1, &v)) goto bad;
-            json_object_set_new(req, "target_reduction", json_real(v));
-            break;
-        case O_ITERS:
-            if (num_opt("--max-iters", optarg, 1, 1e15, &v)) goto bad;
-            if (v != floor(v)) {
-                fprintf(stderr, "slaq submit: --max-iters: expected a whole "
-                                "number of iterations, got %s\n", optarg);
-                goto bad;
-            }
-            json_object_set_new(req, "max_iters", json_real(v));
-            break;
-        case O_TIME:
-            if (num_opt("--max-time", optarg, 1e-3, 1e9, &v)) goto bad;
-            json_object_set_new(req, "max_time", json_real(v));
-            break;
-        case O_CWD: cwd = optarg; break;
-        case O_CONV: {
-            slaq_convergence cv;
-            if (slaq_convergence_parse(optarg, &cv) != SLAQ_OK || !*optarg) {
-                cli_error("submit", "--convergence: expected sublinear, "
-                          "linear, superlinear, nonconvex or unknown, got "
-                          "'%s'", optarg);
-                goto bad;
-            }
-            json_object_set_new(req, "convergence", json_string(optarg));
-            break;
-        }
-        case O_NODE:
-            if (!*optarg || strlen(optarg) > 63) {
-                cli_error("submit", "--node wants a node's name (1 to 63 "
-                          "bytes)");
-                goto bad;
-            }
-            json_object_set_new(req, "node", json_string(optarg));
-            break;
-        case O_RESTART:
-            json_object_set_new(req, "restartable", json_true());
-            break;
-        case O_ARRAY: /* its form is slaqd's to check (one parser) */
-            json_object_set_new(req, "array", json_string(optarg));
-            break;
-        case O_TASKEST:
-            if (num_opt("--task-estimate", optarg, 1e-3, 1e9, &v)) goto bad;
-            json_object_set_new(req, "task_estimate", json_real(v));
-            break;
-        case O_WAIT: wait = 1; break;
-        case O_DEADLINE:
-            if (deadline_opt(optarg, &v)) goto bad;
-            json_object_set_new(req, "deadline", json_real(v));
-            break;
-        case O_ACC:
-            if (num_opt("--accuracy", optarg, -1e300, 1e300, &v)) goto bad;
-            json_object_set_new(req, "accuracy", json_real(v));
-            break;
-        case O_DIR:
-            if (strcmp(optarg, "max") && strcmp(optarg, "min")) {
-                cli_error("submit", "--direction: expected max (the metric "
-                          "is better higher) or min, got '%s'", optarg);
-                goto bad;
-            }
-            json_object_set_new(req, "direction", json_string(optarg));
-            break;
-        case O_URG:
-            if (num_opt("--urgency", optarg, SLAQ_URGENCY_MIN,
-                        SLAQ_URGENCY_MAX, &v)) goto bad;
-            if (v != floor(v)) {
-                cli_error("submit", "--urgency: expected a whole number from "
-                          "1 to 10, got '%s'", optarg);
-                goto bad;
-            }
-            json_object_set_new(req, "urgency", json_integer((json_int_t)v));
-            break;
-        case O_STOP: {
-            slaq_stop_rule rule;
-            if (slaq_stop_parse(optarg, &rule) != SLAQ_OK) {
-                cli_error("submit", "--stop: expected %s, %s or %s, got '%s'",
-                          slaq_stop_name(SLAQ_STOP_ITERS),
-                          slaq_stop_name(SLAQ_STOP_ACCURACY),
-                          slaq_stop_name(SLAQ_STOP_OPTSTOP), optarg);
-                goto bad;
-            }
-            json_object_set_new(req, "stop", json_string(optarg));
-            break;
-        }
+        case O_CWD: *cwd = optarg; break;
+        case O_WAIT: *wait = 1; break;
         case 'h':
             usage(stdout);
-            json_decref(req);
-            return 0;
+            return -1;
         default:
-            usage(stderr);
-            goto bad;
+            rc = o >= O_DEADLINE && o <= O_STOP
+                     ? submit_goal_opt(o, optarg, req)
+                     : submit_job_opt(o, optarg, req);
         }
+        if (rc)
+            return EXIT_USAGE;
     }
     if (json_object_get(req, "task_estimate") &&
         !json_object_get(req, "array")) {
         cli_error("submit", "--task-estimate is a task array's (--array)");
-        goto bad;
+        return EXIT_USAGE;
     }
     if (optind >= argc) {
         cli_error("submit", "no command given (slaq submit [OPTIONS] -- CMD "
                             "[ARGS...])");
-        goto bad;
+        return EXIT_USAGE;
     }
+    return 0;
+}
+
+/* The rest of the request: the command (argv[optind..]), its working
+ * directory (cwd, else this one) and this shell's environment. */
+static void submit_command(json_t *req, int argc, char **argv,
+                           const char *cwd)
+{
     json_t *cmd = json_array();
     for (int i = optind; i < argc; i++)
         json_array_append_new(cmd, json_string(argv[i]));
@@ -369,6 +406,21 @@ int cmd_submit(int argc, char **argv)
     for (char **e = environ; *e; e++)
         json_array_append_new(env, json_string(*e));
     json_object_set_new(req, "env", env);
+}
+
+int cmd_submit(int argc, char **argv)
+{
+    rpc_opts ro;
+    rpc_opts_init(&ro);
+    json_t *req = json_pack("{s:s}", "type", "submit");
+    const char *cwd = NULL;
+    int wait = 0;
+    int rc = submit_parse(argc, argv, &ro, req, &cwd, &wait);
+    if (rc) {
+        json_decref(req);
+        return rc < 0 ? 0 : rc;
+    }
+    submit_command(req, argc, argv, cwd);
 
     json_t *reply;
     int st = rpc_exchange("submit", &ro, req, &reply);
@@ -381,7 +433,4 @@ int cmd_submit(int argc, char **argv)
         return 0;
     fflush(stdout);
     return wait_for(&ro, id);
-bad:
-    json_decref(req);
-    return EXIT_USAGE;
 }

@@ -1365,13 +1365,168 @@ static int shares_group(slaq_sched *s, double now, size_t nn, size_t *ngroups)
     return SLAQ_OK;
 }
 
-/*
- * What the policy reads of each job (s->pjobs), for the groups that
- * node_of[], ncap[] and nweight[] describe (nodes, or with shares the
- * (node, user) groups). With reference set, for the allocation that only
- * says what the policy would do (shares_reference): the bound on
- * starvation's clocks are neither read nor advanced.
- */
+/* The first pass over the jobs: each job's node (index nn for pending
+ * jobs, on a node of no cores) into s->node_of, each node's weights
+ * (summed in job order, as the one pool always was) into s->nweight, and
+ * in the same pass sched_prior()'s mean, which it returns. */
+static double sched_tally(slaq_sched *s, size_t nn)
+{
+    for (size_t v = 0; v <= nn; v++)
+        s->nweight[v] = 0;
+    double cpu_sum = 0;
+    size_t cpu_known = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const slaq_job *j = s->jobs[i];
+        if (i + SLAQ_PREFETCH_AHEAD < s->n)
+            slaq_prefetch(s->jobs[i + SLAQ_PREFETCH_AHEAD], JOB_HOT_BYTES);
+        long v = j->node;
+        s->node_of[i] = v < 0 ? nn : (size_t)v;
+        s->nweight[s->node_of[i]] += j->weight;
+        if (j->rt.observed > 0) {
+            cpu_sum += slaq_runtime_iter_cpu(&j->rt);
+            cpu_known++;
+        }
+    }
+    return cpu_known ? cpu_sum / (double)cpu_known
+                     : s->cfg.default_iter_cpu_s;
+}
+
+/* The cores ML jobs get on each of the nn nodes into s->ncap (0 on the
+ * pending jobs' node nn); returns their sum. */
+static double sched_node_caps(slaq_sched *s, size_t nn)
+{
+    const slaq_sched_config *c = &s->cfg;
+    double total_cap = 0;
+    for (size_t v = 0; v < nn; v++) {
+        s->ncap[v] = slaq_capacity_for_ml(s->clu.node[v].cores, c->reserved,
+                                          c->nonml_jobs, s->clu.node[v].jobs);
+        total_cap += s->ncap[v];
+    }
+    s->ncap[nn] = 0;
+    return total_cap;
+}
+
+/* What the policy is told of job i, into s->pjobs[i]: its forecast and
+ * position, its iterations per core over the horizon, its floor (fair
+ * share while settling, lifts, priors), its goal and scaling; prior is
+ * the population's iteration cost. forecasts and admits: the policy's.
+ * With reference set, for an allocation that only says what the policy
+ * would do (shares_reference): the bound on starvation's clock is
+ * neither read nor advanced. */
+static void sched_fill_pjob(slaq_sched *s, size_t i, double now, double prior,
+                            double horizon, int forecasts, int admits,
+                            int reference)
+{
+    const slaq_sched_config *c = &s->cfg;
+    slaq_job *j = s->jobs[i];
+    slaq_pjob *pj = &s->pjobs[i];
+    double cap = s->ncap[s->node_of[i]];
+    double wsum = s->nweight[s->node_of[i]];
+    double cpu = job_unit_cpu(s, j, prior);
+    pj->fc = slaq_predictor_forecast(j->pred);
+    pj->k = job_position(j, job_scaling(s, j), now, cpu);
+    /* A job whose iteration is longer than the horizon is judged
+     * over horizon_iters of its iterations at its fair share, and its
+     * gain scaled back to one horizon: over a fraction of one
+     * iteration every forecast is nearly a straight line, and a
+     * greedy allocator on straight lines swings all spare cores from
+     * one job to another at every report. */
+    double h = horizon;
+    if (c->horizon_iters > 0 && wsum > 0) {
+        double fair = cap * j->weight / wsum;
+        double t_iter = fair > 0 ? cpu / fair : 0;
+        if (t_iter * c->horizon_iters > h)
+            h = t_iter * c->horizon_iters;
+    }
+    pj->iters_per_core = h / cpu;
+    pj->weight = j->weight;
+    pj->max_cores = j->max_cores;
+    pj->scale = job_scale(s, j) * h / horizon;
+    double fair = wsum > 0 ? fmin(cap * j->weight / wsum,
+                                  j->max_cores) : 0;
+    pj->settling = job_settling(s, j);
+    pj->min_cores = pj->settling && !admits ? fair : 0;
+    double lift = reference ? 0 : job_lift(s, j, now, pj->k, fair);
+    if (lift > pj->min_cores)
+        pj->min_cores = lift;
+    const slaq_forecast *pf = job_prior(s, j);
+    if (pf) {
+        pj->fc = pf;
+        pj->scale = pf->scale * h / horizon;
+        if (fair > pj->min_cores && !admits)
+            pj->min_cores = fair;
+    }
+    pj->unproven = !j->reported;
+    pj->falling = admits && j->kind == SLAQ_JOB_ML && j->reported &&
+                  job_falling(j, c->starve_s);
+    pj->prev_alloc = j->alloc;
+    pj->stay = c->hysteresis;
+    sched_goal_pjob(j, pj, now, cpu);
+    pj->scaling = job_scaling(s, j);
+    /* A program not measured yet: the prior (slaq_scaling_init's σ),
+     * for the policy that sizes each admitted job by its scaling. */
+    if (!pj->scaling && admits && j->program && c->scaling &&
+        j->kind == SLAQ_JOB_ML)
+        pj->scaling = &j->scaling;
+    if (j->kind == SLAQ_JOB_QUERY)
+        sched_query_pjob(s, j, pj, now, cpu, cap, wsum, horizon);
+    else if (j->kind == SLAQ_JOB_EXACT && forecasts)
+        sched_exact_pjob(j, pj, cap, wsum);
+}
+
+/* Takes s->alloc as the jobs' cores from now: each job's allocation and
+ * its gain's terms, its tokens, its node's and its user's sums. */
+static void sched_apply(slaq_sched *s, size_t nn, double now)
+{
+    const slaq_sched_config *c = &s->cfg;
+    for (size_t v = 0; v < nn; v++)
+        s->clu.node[v].alloc = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        slaq_job *j = s->jobs[i];
+        const slaq_pjob *pj = &s->pjobs[i];
+        if (i + SLAQ_PREFETCH_AHEAD < s->n)
+            slaq_prefetch(s->jobs[i + SLAQ_PREFETCH_AHEAD], JOB_HOT_BYTES);
+        double a = s->alloc[i];
+        double cores = a < j->max_cores ? a : j->max_cores;
+        double k1 = pj->k + pj->iters_per_core *
+                                slaq_scaling_speedup(pj->scaling, cores);
+        j->alloc = a;
+        j->alloc_t = now;
+        j->gain_k0 = pj->k;
+        j->gain_k1 = k1;
+        j->gain_scale = pj->scale;
+        j->gain_lazy = 1;
+        slaq_tokens_refill(&j->tokens, a, c->epoch_s);
+        if (j->node >= 0)
+            s->clu.node[j->node].alloc += a;
+        if (s->shares)
+            slaq_shares_add_job(s->shares, j->tenant, 0, 0, a);
+    }
+}
+
+/* Each node's free cores and its price for placing a job (with shares,
+ * its cheapest group's of the ngroups). */
+static void sched_node_prices(slaq_sched *s, size_t nn, size_t ngroups)
+{
+    const double *node_cap = s->shares ? s->sh_nodecap : s->ncap;
+    for (size_t v = 0; v < nn; v++) {
+        clu_node *nd = &s->clu.node[v];
+        nd->free = node_cap[v] - nd->alloc;
+        if (nd->free < 0)
+            nd->free = 0;
+        nd->price = s->shares ? 0 : alloc_node_price(s->ws, v);
+    }
+    /* With shares a node's price is its cheapest group's. */
+    for (size_t g = 1; s->shares && g < ngroups; g++) {
+        clu_node *nd = &s->clu.node[s->sh_gnode[g]];
+        double p = alloc_node_price(s->ws, g);
+        if (nd->price == 0 || p < nd->price)
+            nd->price = p;
+    }
+}
+
+/* sched_fill_pjob for every job, for the groups that node_of[], ncap[]
+ * and nweight[] describe (nodes, or with shares the (node, user) groups). */
 static void sched_fill_pjobs(slaq_sched *s, double now, double prior,
                              int reference)
 {
@@ -1380,62 +1535,10 @@ static void sched_fill_pjobs(slaq_sched *s, double now, double prior,
     int admits = alloc_policy_of(c->policy)->admits;
     double horizon = c->horizon_s > c->epoch_s ? c->horizon_s : c->epoch_s;
     for (size_t i = 0; i < s->n; i++) {
-        slaq_job *j = s->jobs[i];
-        slaq_pjob *pj = &s->pjobs[i];
         if (i + SLAQ_PREFETCH_AHEAD < s->n)
             slaq_prefetch(s->jobs[i + SLAQ_PREFETCH_AHEAD], JOB_HOT_BYTES);
-        double cap = s->ncap[s->node_of[i]];
-        double wsum = s->nweight[s->node_of[i]];
-        double cpu = job_unit_cpu(s, j, prior);
-        pj->fc = slaq_predictor_forecast(j->pred);
-        pj->k = job_position(j, job_scaling(s, j), now, cpu);
-        /* A job whose iteration is longer than the horizon is judged
-         * over horizon_iters of its iterations at its fair share, and its
-         * gain scaled back to one horizon: over a fraction of one
-         * iteration every forecast is nearly a straight line, and a
-         * greedy allocator on straight lines swings all spare cores from
-         * one job to another at every report. */
-        double h = horizon;
-        if (c->horizon_iters > 0 && wsum > 0) {
-            double fair = cap * j->weight / wsum;
-            double t_iter = fair > 0 ? cpu / fair : 0;
-            if (t_iter * c->horizon_iters > h)
-                h = t_iter * c->horizon_iters;
-        }
-        pj->iters_per_core = h / cpu;
-        pj->weight = j->weight;
-        pj->max_cores = j->max_cores;
-        pj->scale = job_scale(s, j) * h / horizon;
-        double fair = wsum > 0 ? fmin(cap * j->weight / wsum,
-                                      j->max_cores) : 0;
-        pj->settling = job_settling(s, j);
-        pj->min_cores = pj->settling && !admits ? fair : 0;
-        double lift = reference ? 0 : job_lift(s, j, now, pj->k, fair);
-        if (lift > pj->min_cores)
-            pj->min_cores = lift;
-        const slaq_forecast *pf = job_prior(s, j);
-        if (pf) {
-            pj->fc = pf;
-            pj->scale = pf->scale * h / horizon;
-            if (fair > pj->min_cores && !admits)
-                pj->min_cores = fair;
-        }
-        pj->unproven = !j->reported;
-        pj->falling = admits && j->kind == SLAQ_JOB_ML && j->reported &&
-                      job_falling(j, c->starve_s);
-        pj->prev_alloc = j->alloc;
-        pj->stay = c->hysteresis;
-        sched_goal_pjob(j, pj, now, cpu);
-        pj->scaling = job_scaling(s, j);
-        /* A program not measured yet: the prior (slaq_scaling_init's σ),
-         * for the policy that sizes each admitted job by its scaling. */
-        if (!pj->scaling && admits && j->program && c->scaling &&
-            j->kind == SLAQ_JOB_ML)
-            pj->scaling = &j->scaling;
-        if (j->kind == SLAQ_JOB_QUERY)
-            sched_query_pjob(s, j, pj, now, cpu, cap, wsum, horizon);
-        else if (j->kind == SLAQ_JOB_EXACT && forecasts)
-            sched_exact_pjob(j, pj, cap, wsum);
+        sched_fill_pjob(s, i, now, prior, horizon, forecasts, admits,
+                        reference);
     }
 }
 
@@ -1445,11 +1548,11 @@ static void sched_fill_pjobs(slaq_sched *s, double now, double prior,
  * user], from an allocation over the nodes (node_of[], ncap[] as
  * slaq_sched_allocate set them, before shares_group) that changes no
  * job. shares_group then gives each (node, user) group G x its share
- * plus (1 - G) x that: both sum to the node's cores, so their mix does
- * too. Only under a policy that divides by forecasts (as lending: what
- * is given up goes where quality gains most), and not with caps on cores
- * or jobs, which the reference does not know of: there the shares are
- * strict (sh_blend stays 0).
+ * plus (1 - G) x that (slaq_shares_mix): both sum to the node's cores,
+ * so their mix does too. Only under a policy that divides by forecasts
+ * (as lending: what is given up goes where quality gains most), and not
+ * with caps on cores or jobs, which the reference does not know of:
+ * there the shares are strict (sh_blend stays 0).
  */
 static int shares_reference(slaq_sched *s, double now, double prior,
                             size_t nn)
@@ -1495,35 +1598,8 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     size_t nn = s->clu.n;
     if (sched_reserve_nodes(s, nn + 1) != SLAQ_OK)
         return SLAQ_ENOMEM;
-    /* Per node: its jobs' weights (summed in job order, as the one pool
-     * always was) and the cores ML jobs get there. Pending jobs are on a
-     * node of 0 cores, index nn. */
-    for (size_t v = 0; v <= nn; v++)
-        s->nweight[v] = 0;
-    /* ... and, in the same pass over the jobs, sched_prior()'s mean. */
-    double cpu_sum = 0;
-    size_t cpu_known = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        const slaq_job *j = s->jobs[i];
-        if (i + SLAQ_PREFETCH_AHEAD < s->n)
-            slaq_prefetch(s->jobs[i + SLAQ_PREFETCH_AHEAD], JOB_HOT_BYTES);
-        long v = j->node;
-        s->node_of[i] = v < 0 ? nn : (size_t)v;
-        s->nweight[s->node_of[i]] += j->weight;
-        if (j->rt.observed > 0) {
-            cpu_sum += slaq_runtime_iter_cpu(&j->rt);
-            cpu_known++;
-        }
-    }
-    double total_cap = 0;
-    for (size_t v = 0; v < nn; v++) {
-        s->ncap[v] = slaq_capacity_for_ml(s->clu.node[v].cores, c->reserved,
-                                          c->nonml_jobs, s->clu.node[v].jobs);
-        total_cap += s->ncap[v];
-    }
-    s->ncap[nn] = 0;
-    double prior = cpu_known ? cpu_sum / (double)cpu_known
-                             : c->default_iter_cpu_s;
+    double prior = sched_tally(s, nn);
+    double total_cap = sched_node_caps(s, nn);
     /* What the policy divides: the nodes (and the pending jobs' node of
      * no cores), or with shares the (node, user) groups. */
     size_t ngroups = nn + 1;
@@ -1552,44 +1628,8 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     s->changed = 0;
     s->redivide = 0;
     s->last_cap = total_cap;
-    for (size_t v = 0; v < nn; v++)
-        s->clu.node[v].alloc = 0;
-    for (size_t i = 0; i < s->n; i++) {
-        slaq_job *j = s->jobs[i];
-        const slaq_pjob *pj = &s->pjobs[i];
-        if (i + SLAQ_PREFETCH_AHEAD < s->n)
-            slaq_prefetch(s->jobs[i + SLAQ_PREFETCH_AHEAD], JOB_HOT_BYTES);
-        double a = s->alloc[i];
-        double cores = a < j->max_cores ? a : j->max_cores;
-        double k1 = pj->k + pj->iters_per_core *
-                                slaq_scaling_speedup(pj->scaling, cores);
-        j->alloc = a;
-        j->alloc_t = now;
-        j->gain_k0 = pj->k;
-        j->gain_k1 = k1;
-        j->gain_scale = pj->scale;
-        j->gain_lazy = 1;
-        slaq_tokens_refill(&j->tokens, a, c->epoch_s);
-        if (j->node >= 0)
-            s->clu.node[j->node].alloc += a;
-        if (s->shares)
-            slaq_shares_add_job(s->shares, j->tenant, 0, 0, a);
-    }
-    const double *node_cap = s->shares ? s->sh_nodecap : s->ncap;
-    for (size_t v = 0; v < nn; v++) {
-        clu_node *nd = &s->clu.node[v];
-        nd->free = node_cap[v] - nd->alloc;
-        if (nd->free < 0)
-            nd->free = 0;
-        nd->price = s->shares ? 0 : alloc_node_price(s->ws, v);
-    }
-    /* With shares a node's price is its cheapest group's. */
-    for (size_t g = 1; s->shares && g < ngroups; g++) {
-        clu_node *nd = &s->clu.node[s->sh_gnode[g]];
-        double p = alloc_node_price(s->ws, g);
-        if (nd->price == 0 || p < nd->price)
-            nd->price = p;
-    }
+    sched_apply(s, nn, now);
+    sched_node_prices(s, nn, ngroups);
     return SLAQ_OK;
 }
 

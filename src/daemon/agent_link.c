@@ -1006,18 +1006,13 @@ static int register_allowed(sd_daemon *d, sd_conn *c, const char *name)
     return 0;
 }
 
-/* Re-adopts the jobs a (re)registering agent runs, and tells it which
- * jobs this controller counts as its and how far their reports reached. */
-static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
+/* Whether a register message of node name, with capacity cores and its
+ * jobs (NULL or an array), may be taken: well formed, from the node's
+ * own link (register_allowed), every pid it reports sound. A refusal is
+ * answered and the connection closed. */
+static int register_valid(sd_daemon *d, sd_conn *c, const char *name,
+                          json_t *cores, json_t *jobs)
 {
-    const char *name = json_string_value(json_object_get(msg, "node"));
-    /* "cores" is what an agent before "capacity" sent (deprecated, taken
-     * until the next release). */
-    json_t *cores = json_object_get(msg, "capacity");
-    if (!cores)
-        cores = json_object_get(msg, "cores");
-    const char *enf = json_string_value(json_object_get(msg, "enforce"));
-    json_t *jobs = json_object_get(msg, "jobs");
     if (!name || !*name || strlen(name) >= sizeof d->nodes[0].name ||
         !json_is_number(cores) || !(json_number_value(cores) > 0) ||
         (jobs && !json_is_array(jobs))) {
@@ -1025,10 +1020,10 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                  "at most 63 bytes), \"capacity\" (> 0) and \"jobs\" (an "
                  "array)");
         c->closing = 1;
-        return;
+        return 0;
     }
     if (!register_allowed(d, c, name))
-        return;
+        return 0;
     /* Every pid it reports is checked before anything is taken from it. */
     for (size_t i = 0; i < json_array_size(jobs); i++) {
         json_t *e = json_array_get(jobs, i);
@@ -1042,16 +1037,21 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                    c->peer, name, m);
             send_err(d, c, "bad_register", m);
             c->closing = 1;
-            return;
+            return 0;
         }
     }
-    int idx = node_find(d, name, 1);
-    if (idx < 0) {
-        send_err(d, c, "too_many_nodes", "this controller takes at most "
-                 "4096 nodes");
-        c->closing = 1;
-        return;
-    }
+    return 1;
+}
+
+/* Node name (index idx) is up on connection c (an older one of it
+ * closed), with cores and enforcement enf; *was_down whether it was
+ * down. Returns when it was called down, on the wall clock (its jobs
+ * lost since then have reports its agent kept, which the welcome asks
+ * for), or -1. */
+static double register_node_up(sd_daemon *d, sd_conn *c, int idx,
+                               const char *name, double cores,
+                               const char *enf, int *was_down)
+{
     sd_node *n = &d->nodes[idx];
     if (n->conn && n->conn != c) {
         sd_log(d, 0, "node %s: registered again after %.1f s of silence; "
@@ -1062,13 +1062,11 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         old->node = -1;
         conn_close(d, old);
     }
-    int was_down = !n->up;
-    /* When the node was called down (wall clock): its jobs lost since
-     * then have reports its agent kept, which the welcome asks for. */
-    double down_wall = was_down && n->down_since > 0
+    *was_down = !n->up;
+    double down_wall = *was_down && n->down_since > 0
                            ? sd_now() - (sd_mono() - n->down_since) : -1;
     n->conn = c;
-    n->cores = json_number_value(cores);
+    n->cores = cores;
     slaq_sched_set_node_cores(d->sched, (size_t)idx, n->cores);
     snprintf(n->enforce, sizeof n->enforce, "%s", enf ? enf : "?");
     n->up = 1;
@@ -1078,11 +1076,21 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
     n->last_seen_wall = sd_now();
     n->seen_epoch = d->epoch_no;
     c->node = idx;
-    /* What the agent has running. */
-    size_t na = json_array_size(jobs);
-    int64_t *have = calloc(na ? na : 1, sizeof *have);
-    sd_job **stopping = calloc(na ? na : 1, sizeof *stopping);
-    size_t nstop = 0;
+    return down_wall;
+}
+
+/* What the agent of node idx has running (jobs, na of them), into
+ * have[i]: the job's id; minus it for an earlier generation of a job now
+ * placed here again (its start makes the agent replace it); 0 for none.
+ * Re-adopts the current ones' pids, and puts those this controller counts
+ * as stopping into stopping[] (*nstop of them; stopping may be NULL): their
+ * stop may have gone nowhere. A job that ended here meanwhile (its node
+ * was down) is stopped there. */
+static void register_adopt(sd_daemon *d, sd_conn *c, int idx, json_t *jobs,
+                           int64_t *have, size_t na, sd_job **stopping,
+                           size_t *nstop)
+{
+    *nstop = 0;
     for (size_t i = 0; have && i < na; i++) {
         json_t *e = json_array_get(jobs, i);
         json_t *id = json_object_get(e, "job");
@@ -1104,7 +1112,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                 j->pid_refused = NULL;
             }
             if (j->state == SD_STOPPING && stopping)
-                stopping[nstop++] = j;
+                stopping[(*nstop)++] = j;
         } else if (have[i] > 0) {
             /* Ended here meanwhile (its node was down): end it there. */
             send_msg(d, c, json_pack("{s:s, s:I, s:s, s:b}", "type", "stop",
@@ -1115,10 +1123,19 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                                            j->state), "now", 1));
         }
     }
-    /* Tasks: those it started meanwhile run; the rest of its queue went
-     * with its link, and go back to their arrays (array.c). */
-    array_node_registered(d, idx, have, have ? na : 0);
-    json_t *mine = json_object(), *gens = json_object();
+}
+
+/* The jobs this controller counts as node idx's, with their generations,
+ * into mine and gens: its running tasks, its scheduled jobs, and those
+ * lost since down_wall (>= 0). Jobs placed there while its agent was
+ * away, whose start went nowhere, go to unsent (*nunsent of them, unsent
+ * may be NULL) instead: they are started now, not counted as the
+ * agent's (it would answer that it does not know the job, and the job
+ * would be lost). */
+static void register_mine(sd_daemon *d, int idx, const int64_t *have,
+                          size_t na, double down_wall, json_t *mine,
+                          json_t *gens, sd_job **unsent, size_t *nunsent)
+{
     for (size_t i = 0; i < d->ntasks; i++) {
         sd_job *j = d->tasks[i];
         char key[32];
@@ -1128,8 +1145,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         json_object_set_new(mine, key, json_integer(-1));
         json_object_set_new(gens, key, json_integer(j->gen ? j->gen : 1));
     }
-    size_t nunsent = 0;
-    sd_job **unsent = calloc(slaq_sched_count(d->sched) + 1, sizeof *unsent);
+    *nunsent = 0;
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         if (!SD_REMOTE(j) || j->node != idx)
@@ -1137,11 +1153,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         j->alloc_sent = -1; /* sent again at the next epoch */
         if (unsent && !j->pid && j->launch && SD_ACTIVE(j->state) &&
             !listed(have, na, j->id)) {
-            /* Placed here while the agent was away: its start went
-             * nowhere, so it is sent now, not counted as the agent's (it
-             * would answer that it does not know the job, and the job
-             * would be lost). */
-            unsent[nunsent++] = j;
+            unsent[(*nunsent)++] = j;
             continue;
         }
         welcome_job(mine, gens, j);
@@ -1153,8 +1165,14 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
             continue;
         welcome_job(mine, gens, j);
     }
-    /* The queue order and starvation thresholds: the agent orders its
-     * queue of tasks by them (agent.c, welcome_order). */
+}
+
+/* Welcomes node name's agent on c: its jobs (mine, gens; taken), the
+ * epoch, the grace, and the queue order and starvation thresholds it
+ * orders its queue of tasks by (agent.c, welcome_order). */
+static void register_welcome(sd_daemon *d, sd_conn *c, const char *name,
+                             json_t *mine, json_t *gens)
+{
     const slaq_sched_config *sc = slaq_sched_get_config(d->sched);
     char starve[64];
     slaq_starvation_format(&sc->starvation, starve, sizeof starve);
@@ -1164,6 +1182,46 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
                              "jobs", mine, "gens", gens, "queue_order",
                              slaq_qorder_name(sc->queue_order), "starvation",
                              starve));
+}
+
+/* Re-adopts the jobs a (re)registering agent runs, and tells it which
+ * jobs this controller counts as its and how far their reports reached. */
+static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
+{
+    const char *name = json_string_value(json_object_get(msg, "node"));
+    /* "cores" is what an agent before "capacity" sent (deprecated, taken
+     * until the next release). */
+    json_t *cores = json_object_get(msg, "capacity");
+    if (!cores)
+        cores = json_object_get(msg, "cores");
+    const char *enf = json_string_value(json_object_get(msg, "enforce"));
+    json_t *jobs = json_object_get(msg, "jobs");
+    if (!register_valid(d, c, name, cores, jobs))
+        return;
+    int idx = node_find(d, name, 1);
+    if (idx < 0) {
+        send_err(d, c, "too_many_nodes", "this controller takes at most "
+                 "4096 nodes");
+        c->closing = 1;
+        return;
+    }
+    int was_down;
+    double down_wall = register_node_up(d, c, idx, name,
+                                        json_number_value(cores), enf,
+                                        &was_down);
+    size_t na = json_array_size(jobs);
+    int64_t *have = calloc(na ? na : 1, sizeof *have);
+    sd_job **stopping = calloc(na ? na : 1, sizeof *stopping);
+    size_t nstop;
+    register_adopt(d, c, idx, jobs, have, na, stopping, &nstop);
+    /* Tasks: those it started meanwhile run; the rest of its queue went
+     * with its link, and go back to their arrays (array.c). */
+    array_node_registered(d, idx, have, have ? na : 0);
+    json_t *mine = json_object(), *gens = json_object();
+    size_t nunsent;
+    sd_job **unsent = calloc(slaq_sched_count(d->sched) + 1, sizeof *unsent);
+    register_mine(d, idx, have, na, down_wall, mine, gens, unsent, &nunsent);
+    register_welcome(d, c, name, mine, gens);
     for (size_t i = 0; i < nunsent; i++) {
         sd_log(d, 1, "node %s: job %lld was placed there while it was away; "
                "its start is sent now", name, (long long)unsent[i]->id);
@@ -1195,8 +1253,8 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
     store_event(d->store, sd_now(), 0, "node_up", name);
     nodes_file(d);
     sd_log(d, 0, "node %s: %s (%g cores, enforcement %s, %zu jobs running "
-           "there)", name, was_down ? "back up" : "registered", n->cores,
-           n->enforce, na);
+           "there)", name, was_down ? "back up" : "registered",
+           d->nodes[idx].cores, d->nodes[idx].enforce, na);
 }
 
 static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)

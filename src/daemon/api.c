@@ -470,12 +470,182 @@ json_t *api_handle(sd_daemon *d, json_t *req)
     return api_handle_as(d, req, &reader);
 }
 
+/* A submit request: a task array (array.c) or one job, within the
+ * user's limits. Returns the reply. */
+static json_t *api_submit(sd_daemon *d, json_t *req, const sd_user *who)
+{
+    json_t *reply;
+    char err[512];
+    if ((reply = user_may_submit(d, who)))
+        return reply;
+    if (json_object_get(req, "array")) {
+        sd_array *a = array_submit(d, req, who, err, sizeof err);
+        if (!a)
+            return api_error("submit_failed", "%s", err);
+        reply = ok();
+        json_object_set_new(reply, "job", json_integer(a->id));
+        json_object_set_new(reply, "array", json_integer(a->id));
+        json_object_set_new(reply, "tasks", json_integer(a->last -
+                                                         a->first + 1));
+        return reply;
+    }
+    if (limit_submit(d, who, 0, err, sizeof err) < 0)
+        return api_error("limit_reached", "%s", err);
+    sd_job *j = job_submit(d, req, who, err, sizeof err);
+    if (!j)
+        return api_error("submit_failed", "%s", err);
+    reply = ok();
+    json_object_set_new(reply, "job", json_integer(j->id));
+    return reply;
+}
+
+/* A move request: the job to another node (a controller's, ctl_move),
+ * recorded before the reply. Returns the reply. */
+static json_t *api_move(sd_daemon *d, json_t *req, const sd_user *who)
+{
+    json_t *reply = NULL;
+    sd_job *j;
+    char err[512];
+    const char *node = json_string_value(json_object_get(req, "node"));
+    if (!(j = req_job(d, req, &reply)) ||
+        (reply = user_may_act(who, j, "move")))
+        return reply;
+    if (!node || !*node)
+        return api_error("bad_request", "field \"node\" must be the "
+                         "name of a node (slaq nodes lists them)");
+    if (ctl_move(d, j, node, err, sizeof err) < 0)
+        return api_error("not_movable", "%s", err);
+    if (store_flush(d->store) < 0)
+        return api_error("store_failed", "job %lld is being moved but "
+                         "slaqd cannot record it (%s)", (long long)j->id,
+                         store_error(d->store));
+    reply = ok();
+    json_object_set_new(reply, "job", job_json(d, j, 0));
+    return reply;
+}
+
+/* A suspend or resume request (type), with or without a checkpoint.
+ * Returns the reply, or NULL when the job's agent answers it later. */
+static json_t *api_suspend(sd_daemon *d, const char *type, json_t *req,
+                           const sd_user *who)
+{
+    json_t *reply = NULL;
+    sd_job *j;
+    char err[512];
+    if (!(j = req_job(d, req, &reply)) ||
+        (reply = user_may_act(who, j, type)))
+        return reply;
+    if (j->array)
+        return api_error("not_suspendable", "job %lld is task %ld of "
+                         "array %lld: a task runs to its end or is "
+                         "cancelled", (long long)j->id, j->array_index,
+                         (long long)j->array);
+    json_t *ck = json_object_get(req, "checkpoint");
+    if (ck && !json_is_boolean(ck))
+        return api_error("bad_request", "field \"checkpoint\" must be "
+                         "true or false");
+    double ms = NAN;
+    sd_job *k = j;
+    int rc = 0;
+    if (!strcmp(type, "suspend")) {
+        rc = job_suspend(d, j, json_is_true(ck), &ms, err, sizeof err);
+        if (rc < 0)
+            return api_error("not_suspendable", "%s", err);
+    } else if (!(k = job_resume(d, j, err, sizeof err))) {
+        return api_error("not_resumable", "%s", err);
+    }
+    /* Sent to the job's agent: answered when it answers. */
+    if ((rc == 1 || (k == j && j->op_wait == SD_OP_RESUME)) &&
+        op_park(d, j, req))
+        return NULL;
+    reply = ok();
+    if (j->op_wait)
+        json_object_set_new(reply, "pending", json_true());
+    json_object_set_new(reply, "job", job_json(d, k, 0));
+    if (!isnan(ms))
+        json_object_set_new(reply, "latency_ms", json_real(ms));
+    return reply;
+}
+
+/* Cancels job j (now: at once, not after its grace), recorded before the
+ * reply. Returns NULL, or the error's reply. */
+static json_t *api_cancel(sd_daemon *d, sd_job *j, json_t *req)
+{
+    json_t *now = json_object_get(req, "now");
+    if (now && !json_is_boolean(now))
+        return api_error("bad_request", "field \"now\" must be "
+                         "true or false");
+    if (!SD_ACTIVE(j->state))
+        return api_error("not_active", "job %lld is already %s",
+                         (long long)j->id, job_state_name(j->state));
+    job_cancel(d, j, json_is_true(now));
+    if (store_flush(d->store) < 0)
+        return api_error("store_failed", "job %lld is being stopped "
+                         "but slaqd cannot record it (%s); its state "
+                         "is written when the disk has room",
+                         (long long)j->id, store_error(d->store));
+    return NULL;
+}
+
+/* Where job j's logs are: its directory and state into reply. Returns
+ * reply, or (reply freed) the error's of a job slaqd did not start. */
+static json_t *api_logs(sd_daemon *d, sd_job *j, json_t *reply)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/jobs/%lld", d->cfg.state_dir,
+             (long long)j->id);
+    char *abs = realpath(path, NULL);
+    if (!j->managed || !abs) {
+        free(abs);
+        json_decref(reply);
+        return api_error("no_logs", "job %lld was not started by "
+                         "slaqd and has no logs", (long long)j->id);
+    }
+    json_object_set_new(reply, "dir", json_string(abs));
+    json_object_set_new(reply, "state",
+                        json_string(job_state_name(j->state)));
+    free(abs);
+    return reply;
+}
+
+/* A show, cancel or logs request (type) of a job, an array or one of
+ * its tasks (ID_N). Returns the reply. */
+static json_t *api_job_request(sd_daemon *d, const char *type, json_t *req,
+                               const sd_user *who)
+{
+    json_t *reply = NULL;
+    long index;
+    sd_array *a = array_parse_ref(d, json_object_get(req, "job"), &index);
+    sd_job *j = a && index >= 0 ? job_get(d, a->task[index - a->first])
+                                : NULL;
+    if (a && !j && (reply = api_array(d, a, index, type, req, who)))
+        return reply;
+    const char *ref = json_string_value(json_object_get(req, "job"));
+    if (!a && ref && strchr(ref, '_'))
+        return api_error("unknown_job", "no task %.40s (ID_N: index N "
+                         "of task array ID; slaq ls lists the arrays)",
+                         ref);
+    if (!j && !(j = req_job(d, req, &reply)))
+        return reply;
+    const char *verb = !strcmp(type, "cancel") ? "cancel"
+                                               : "read the logs of";
+    if (strcmp(type, "show") && (reply = user_may_act(who, j, verb)))
+        return reply;
+    if (!strcmp(type, "cancel") && (reply = api_cancel(d, j, req)))
+        return reply;
+    reply = ok();
+    if (!strcmp(type, "logs"))
+        return api_logs(d, j, reply);
+    if (j->kind == SLAQ_JOB_QUERY && !strcmp(type, "show"))
+        aqpd_load(d, j); /* a finished one's estimates, once */
+    json_object_set_new(reply, "job", job_json(d, j, !strcmp(type, "show")));
+    return reply;
+}
+
 json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
 {
     const char *type = json_string_value(json_object_get(req, "type"));
     json_t *reply = NULL;
-    sd_job *j;
-    char err[512];
     if (!type)
         return api_error("bad_message", "a request needs a string \"type\"");
     /* Whatever a user is shown is on disk first: a kill -9 of slaqd right
@@ -532,142 +702,18 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
             return reply;
         return api_account(d, req);
     }
-    if (!strcmp(type, "submit")) {
-        if ((reply = user_may_submit(d, who)))
-            return reply;
-        if (json_object_get(req, "array")) {
-            sd_array *a = array_submit(d, req, who, err, sizeof err);
-            if (!a)
-                return api_error("submit_failed", "%s", err);
-            reply = ok();
-            json_object_set_new(reply, "job", json_integer(a->id));
-            json_object_set_new(reply, "array", json_integer(a->id));
-            json_object_set_new(reply, "tasks", json_integer(a->last -
-                                                             a->first + 1));
-            return reply;
-        }
-        if (limit_submit(d, who, 0, err, sizeof err) < 0)
-            return api_error("limit_reached", "%s", err);
-        j = job_submit(d, req, who, err, sizeof err);
-        if (!j)
-            return api_error("submit_failed", "%s", err);
-        reply = ok();
-        json_object_set_new(reply, "job", json_integer(j->id));
-        return reply;
-    }
-    if (!strcmp(type, "move")) {
-        const char *node = json_string_value(json_object_get(req, "node"));
-        if (!(j = req_job(d, req, &reply)) ||
-            (reply = user_may_act(who, j, "move")))
-            return reply;
-        if (!node || !*node)
-            return api_error("bad_request", "field \"node\" must be the "
-                             "name of a node (slaq nodes lists them)");
-        if (ctl_move(d, j, node, err, sizeof err) < 0)
-            return api_error("not_movable", "%s", err);
-        if (store_flush(d->store) < 0)
-            return api_error("store_failed", "job %lld is being moved but "
-                             "slaqd cannot record it (%s)", (long long)j->id,
-                             store_error(d->store));
-        reply = ok();
-        json_object_set_new(reply, "job", job_json(d, j, 0));
-        return reply;
-    }
-    if (!strcmp(type, "suspend") || !strcmp(type, "resume")) {
-        if (!(j = req_job(d, req, &reply)) ||
-            (reply = user_may_act(who, j, type)))
-            return reply;
-        if (j->array)
-            return api_error("not_suspendable", "job %lld is task %ld of "
-                             "array %lld: a task runs to its end or is "
-                             "cancelled", (long long)j->id, j->array_index,
-                             (long long)j->array);
-        json_t *ck = json_object_get(req, "checkpoint");
-        if (ck && !json_is_boolean(ck))
-            return api_error("bad_request", "field \"checkpoint\" must be "
-                             "true or false");
-        double ms = NAN;
-        sd_job *k = j;
-        int rc = 0;
-        if (!strcmp(type, "suspend")) {
-            rc = job_suspend(d, j, json_is_true(ck), &ms, err, sizeof err);
-            if (rc < 0)
-                return api_error("not_suspendable", "%s", err);
-        } else if (!(k = job_resume(d, j, err, sizeof err))) {
-            return api_error("not_resumable", "%s", err);
-        }
-        /* Sent to the job's agent: answered when it answers. */
-        if ((rc == 1 || (k == j && j->op_wait == SD_OP_RESUME)) &&
-            op_park(d, j, req))
-            return NULL;
-        reply = ok();
-        if (j->op_wait)
-            json_object_set_new(reply, "pending", json_true());
-        json_object_set_new(reply, "job", job_json(d, k, 0));
-        if (!isnan(ms))
-            json_object_set_new(reply, "latency_ms", json_real(ms));
-        return reply;
-    }
+    if (!strcmp(type, "submit"))
+        return api_submit(d, req, who);
+    if (!strcmp(type, "move"))
+        return api_move(d, req, who);
+    if (!strcmp(type, "suspend") || !strcmp(type, "resume"))
+        return api_suspend(d, type, req, who);
     if (!strncmp(type, "sweep", 5))
         return sweep_request(d, type, req, who);
     if (!strcmp(type, "history"))
         return api_history(d, req);
     if (!strcmp(type, "show") || !strcmp(type, "cancel") ||
-        !strcmp(type, "logs")) {
-        long index;
-        sd_array *a = array_parse_ref(d, json_object_get(req, "job"), &index);
-        j = a && index >= 0 ? job_get(d, a->task[index - a->first]) : NULL;
-        if (a && !j && (reply = api_array(d, a, index, type, req, who)))
-            return reply;
-        const char *ref = json_string_value(json_object_get(req, "job"));
-        if (!a && ref && strchr(ref, '_'))
-            return api_error("unknown_job", "no task %.40s (ID_N: index N "
-                             "of task array ID; slaq ls lists the arrays)",
-                             ref);
-        if (!j && !(j = req_job(d, req, &reply)))
-            return reply;
-        const char *verb = !strcmp(type, "cancel") ? "cancel"
-                                                   : "read the logs of";
-        if (strcmp(type, "show") && (reply = user_may_act(who, j, verb)))
-            return reply;
-        if (!strcmp(type, "cancel")) {
-            json_t *now = json_object_get(req, "now");
-            if (now && !json_is_boolean(now))
-                return api_error("bad_request", "field \"now\" must be "
-                                 "true or false");
-            if (!SD_ACTIVE(j->state))
-                return api_error("not_active", "job %lld is already %s",
-                                 (long long)j->id, job_state_name(j->state));
-            job_cancel(d, j, json_is_true(now));
-            if (store_flush(d->store) < 0)
-                return api_error("store_failed", "job %lld is being stopped "
-                                 "but slaqd cannot record it (%s); its state "
-                                 "is written when the disk has room",
-                                 (long long)j->id, store_error(d->store));
-        }
-        reply = ok();
-        if (!strcmp(type, "logs")) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/jobs/%lld", d->cfg.state_dir,
-                     (long long)j->id);
-            char *abs = realpath(path, NULL);
-            if (!j->managed || !abs) {
-                free(abs);
-                json_decref(reply);
-                return api_error("no_logs", "job %lld was not started by "
-                                 "slaqd and has no logs", (long long)j->id);
-            }
-            json_object_set_new(reply, "dir", json_string(abs));
-            json_object_set_new(reply, "state",
-                                json_string(job_state_name(j->state)));
-            free(abs);
-        } else {
-            if (j->kind == SLAQ_JOB_QUERY && !strcmp(type, "show"))
-                aqpd_load(d, j); /* a finished one's estimates, once */
-            json_object_set_new(reply, "job",
-                                job_json(d, j, !strcmp(type, "show")));
-        }
-        return reply;
-    }
+        !strcmp(type, "logs"))
+        return api_job_request(d, type, req, who);
     return api_error("unknown_type", "unknown request type \"%.64s\"", type);
 }

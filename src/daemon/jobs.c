@@ -879,64 +879,73 @@ out:
     return rc;
 }
 
-static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
-                         const char *secret, const sd_user *owner,
-                         int64_t array, long index, char *err,
-                         size_t errlen)
-{
-    json_t *cmd = json_object_get(req, "cmd");
-    json_t *env = json_object_get(req, "env");
-    const char *cwd = json_string_value(json_object_get(req, "cwd"));
-    const char *name = json_string_value(json_object_get(req, "name"));
-    double weight = 1, max_cores = INFINITY, target = 0, max_iters = 0,
-           max_time = 0;
-    sd_job *j = NULL;
+/* A submit request's fields, read and checked by job_spawn_check. */
+typedef struct job_spawn_req {
+    json_t *cmd, *env;        /* borrowed from the request */
+    json_t *pin, *restartable;
+    const char *cwd, *name;
+    double weight, max_cores, target, max_iters, max_time;
+    slaq_convergence conv;
+    slaq_goal goal;
+    sd_job *from;             /* the job it resumes from, or NULL */
+} job_spawn_req;
 
-    if (job_check_cmd(cmd, env, err, errlen) < 0)
-        return NULL;
-    if (get_num(req, "weight", 1e-9, &weight, err, errlen) ||
-        get_num(req, "max_cores", 1e-9, &max_cores, err, errlen) ||
-        get_num(req, "target_reduction", 0, &target, err, errlen) ||
-        get_num(req, "max_iters", 0, &max_iters, err, errlen) ||
-        get_num(req, "max_time", 0, &max_time, err, errlen))
-        return NULL;
-    if (target > 1) {
+/* Reads and checks a submit request's fields into *r: the command and
+ * environment, the numbers, the name, the convergence class and goal,
+ * the node pin, and a resume from an agent's checkpoint. Returns 0, or -1
+ * with err set to what the submitter must change. */
+static int job_spawn_check(sd_daemon *d, json_t *req, job_spawn_req *r,
+                           char *err, size_t errlen)
+{
+    *r = (job_spawn_req){
+        .cmd = json_object_get(req, "cmd"),
+        .env = json_object_get(req, "env"),
+        .cwd = json_string_value(json_object_get(req, "cwd")),
+        .name = json_string_value(json_object_get(req, "name")),
+        .weight = 1, .max_cores = INFINITY, .conv = SLAQ_CONV_UNKNOWN};
+    if (job_check_cmd(r->cmd, r->env, err, errlen) < 0)
+        return -1;
+    if (get_num(req, "weight", 1e-9, &r->weight, err, errlen) ||
+        get_num(req, "max_cores", 1e-9, &r->max_cores, err, errlen) ||
+        get_num(req, "target_reduction", 0, &r->target, err, errlen) ||
+        get_num(req, "max_iters", 0, &r->max_iters, err, errlen) ||
+        get_num(req, "max_time", 0, &r->max_time, err, errlen))
+        return -1;
+    if (r->target > 1) {
         snprintf(err, errlen, "field \"target_reduction\" must be in [0, 1]");
-        return NULL;
+        return -1;
     }
     /* A count: whole, and exact in a double (so it converts, and is
      * stored as a 64-bit integer, without loss). */
-    if (max_iters != floor(max_iters) || max_iters > 0x1p53) {
+    if (r->max_iters != floor(r->max_iters) || r->max_iters > 0x1p53) {
         snprintf(err, errlen, "field \"max_iters\" must be a whole number of "
                               "iterations in [0, 2^53] (0: no limit)");
-        return NULL;
+        return -1;
     }
-    if (name && job_name_check(name, err, errlen) < 0)
-        return NULL;
-    slaq_convergence conv = SLAQ_CONV_UNKNOWN;
-    if (job_convergence_get(req, &conv, err, errlen) < 0)
-        return NULL;
-    slaq_goal goal;
-    if (job_goal_get(req, &goal, err, errlen) < 0)
-        return NULL;
-    json_t *pin = json_object_get(req, "node");
-    json_t *restartable = json_object_get(req, "restartable");
+    if (r->name && job_name_check(r->name, err, errlen) < 0)
+        return -1;
+    if (job_convergence_get(req, &r->conv, err, errlen) < 0)
+        return -1;
+    if (job_goal_get(req, &r->goal, err, errlen) < 0)
+        return -1;
+    json_t *pin = r->pin = json_object_get(req, "node");
+    r->restartable = json_object_get(req, "restartable");
     if (pin && !json_is_null(pin) &&
         (!json_is_string(pin) || !*json_string_value(pin) ||
          strlen(json_string_value(pin)) >= sizeof d->nodes[0].name)) {
         snprintf(err, errlen, "field \"node\" must be a node's name (at most "
                  "%zu bytes)", sizeof d->nodes[0].name - 1);
-        return NULL;
+        return -1;
     }
-    if (restartable && !json_is_boolean(restartable)) {
+    if (r->restartable && !json_is_boolean(r->restartable)) {
         snprintf(err, errlen, "field \"restartable\" must be true or false");
-        return NULL;
+        return -1;
     }
     if (json_is_string(pin) && !d->cfg.agents) {
         snprintf(err, errlen, "this slaqd runs jobs on its own machine only "
                  "(no --agents): it has no node \"%.64s\"",
                  json_string_value(pin));
-        return NULL;
+        return -1;
     }
     /* A resume from a checkpoint an agent keeps (suspend.c): only a
      * controller's, and only of a job that left one (an agent's start
@@ -950,44 +959,48 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
         snprintf(err, errlen, "field \"resume_from\" must be the id of a job "
                  "a node agent ran that was suspended with a checkpoint and "
                  "has exited");
-        return NULL;
+        return -1;
     }
-    if (!cwd)
-        cwd = ".";
+    r->from = from;
+    if (!r->cwd)
+        r->cwd = ".";
+    return 0;
+}
 
-    if (id > 0 && job_get(d, id)) {
-        snprintf(err, errlen, "job %lld exists already on this node",
-                 (long long)id);
-        return NULL;
-    }
-    j = job_new(d, id > 0 ? id : (int64_t)d->njobs + 1);
-    if (!j)
-        goto nomem;
+/* Fills new job j from the checked request r and its owner: name,
+ * command, directory, environment, limits, goal, pin, array task (array,
+ * index: one core) and secret (given, or new). Returns 0, or -1 with err
+ * set. */
+static int job_spawn_fill(sd_job *j, const job_spawn_req *r,
+                          const sd_user *owner, const char *secret,
+                          int64_t array, long index, char *err,
+                          size_t errlen)
+{
     j->uid = owner->uid;
     if (!(j->user = strdup(owner->name)))
         goto nomem;
-    const char *arg0 = json_string_value(json_array_get(cmd, 0));
+    const char *arg0 = json_string_value(json_array_get(r->cmd, 0));
     const char *base = strrchr(arg0, '/');
-    j->name = strdup(name ? name : base ? base + 1 : arg0);
-    j->cmd = json_dumps(cmd, JSON_COMPACT);
-    if (!(j->cwd = spawn_cwd(cwd, err, errlen)))
-        goto fail;
-    if (env && !(j->env = json_dumps(env, JSON_COMPACT)))
+    j->name = strdup(r->name ? r->name : base ? base + 1 : arg0);
+    j->cmd = json_dumps(r->cmd, JSON_COMPACT);
+    if (!(j->cwd = spawn_cwd(r->cwd, err, errlen)))
+        return -1;
+    if (r->env && !(j->env = json_dumps(r->env, JSON_COMPACT)))
         goto nomem;
-    j->weight = weight;
-    j->max_cores = max_cores;
-    j->target = target;
-    j->max_iters = (uint64_t)max_iters;
-    j->convergence = conv;
-    j->goal = goal;
-    j->max_time = max_time;
+    j->weight = r->weight;
+    j->max_cores = r->max_cores;
+    j->target = r->target;
+    j->max_iters = (uint64_t)r->max_iters;
+    j->convergence = r->conv;
+    j->goal = r->goal;
+    j->max_time = r->max_time;
     j->managed = 1;
     j->submitted = sd_now();
-    j->restartable = json_is_true(restartable);
-    if (json_is_string(pin) && !(j->pin = strdup(json_string_value(pin))))
+    j->restartable = json_is_true(r->restartable);
+    if (json_is_string(r->pin) && !(j->pin = strdup(json_string_value(r->pin))))
         goto nomem;
-    if (from)
-        j->resumed_from = from->id;
+    if (r->from)
+        j->resumed_from = r->from->id;
     if (array) {
         j->array = array;
         j->array_index = index;
@@ -998,17 +1011,24 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
     } else if (job_new_secret(j) < 0) {
         snprintf(err, errlen, "no random bytes for the job's secret: %s",
                  strerror(errno));
-        goto fail;
+        return -1;
     }
-    if (d->cfg.agents) { /* a controller: an agent runs it */
-        if (!j->name || !j->cmd)
-            goto nomem;
-        if (ctl_launch(d, j, env, err, errlen) < 0)
-            goto fail;
-        return j;
-    }
+    return 0;
+nomem:
+    snprintf(err, errlen, "out of memory");
+    return -1;
+}
+
+/* Starts job j on this machine: its process, its place in the scheduler
+ * (an array's task: one core outside it), its row in the database. A job
+ * the database cannot record does not run. Returns 0, or -1 with err set
+ * (the process then ended). */
+static int job_spawn_local(sd_daemon *d, sd_job *j, json_t *req,
+                           json_t *env, const char *secret, int64_t array,
+                           char *err, size_t errlen)
+{
     if (job_exec(d, j, req, env, secret, err, errlen) < 0)
-        goto fail;
+        return -1;
     if (array) { /* one core, outside the scheduler (array.c) */
         j->alloc = 1;
         enf_apply(d, j, 1);
@@ -1029,21 +1049,51 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
         snprintf(err, errlen, "slaqd cannot write its database (%s); the "
                  "job was not started", store_error(d->store));
         j->pid = 0;
-        goto fail;
+        return -1;
     }
     sd_log(d, array ? 1 : 0, "job %lld (%s): started, pid %d, user %s",
            (long long)j->id, j->name, (int)j->pid, j->user);
+    return 0;
+}
+
+static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
+                         const char *secret, const sd_user *owner,
+                         int64_t array, long index, char *err,
+                         size_t errlen)
+{
+    job_spawn_req r;
+    if (job_spawn_check(d, req, &r, err, errlen) < 0)
+        return NULL;
+    if (id > 0 && job_get(d, id)) {
+        snprintf(err, errlen, "job %lld exists already on this node",
+                 (long long)id);
+        return NULL;
+    }
+    sd_job *j = job_new(d, id > 0 ? id : (int64_t)d->njobs + 1);
+    if (!j) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (job_spawn_fill(j, &r, owner, secret, array, index, err, errlen) < 0)
+        goto fail;
+    if (d->cfg.agents) { /* a controller: an agent runs it */
+        if (!j->name || !j->cmd) {
+            snprintf(err, errlen, "out of memory");
+            goto fail;
+        }
+        if (ctl_launch(d, j, r.env, err, errlen) < 0)
+            goto fail;
+        return j;
+    }
+    if (job_spawn_local(d, j, req, r.env, secret, array, err, errlen) < 0)
+        goto fail;
     return j;
 
-nomem:
-    snprintf(err, errlen, "out of memory");
-fail:
-    if (j) { /* the id stays taken (job ids are never used twice) */
-        enf_release(d, j);
-        d->jobs[j->id - 1] = NULL;
-        store_set_last_id(d->store, (int64_t)d->njobs);
-        job_free(j);
-    }
+fail: /* the id stays taken (job ids are never used twice) */
+    enf_release(d, j);
+    d->jobs[j->id - 1] = NULL;
+    store_set_last_id(d->store, (int64_t)d->njobs);
+    job_free(j);
     return NULL;
 }
 
@@ -2076,9 +2126,13 @@ static json_t *priority_json(sd_daemon *d, const sd_job *j)
     return p ? p : json_null(); /* a term not a number: none to show */
 }
 
-json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
+/* job_json's sections, each adding its keys to o in the order clients
+ * have always seen them. */
+
+/* Who and where: id, owner, share, name, state, node, array task,
+ * restarts, moves, process, command and directory. */
+static void job_json_identity(sd_daemon *d, const sd_job *j, json_t *o)
 {
-    json_t *o = json_object();
     json_t *cmd = json_loads(j->cmd, 0, NULL);
     json_object_set_new(o, "id", json_integer(j->id));
     json_object_set_new(o, "user", json_string(j->user ? j->user : "?"));
@@ -2111,6 +2165,12 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "pid", json_integer(j->pid));
     json_object_set_new(o, "cmd", cmd ? cmd : json_array());
     json_object_set_new(o, "cwd", json_string(j->cwd));
+}
+
+/* What it was given and what it is: weight, limits, convergence class,
+ * declared length, cores, kind (and a query's summary). */
+static void job_json_settings(const sd_job *j, json_t *o)
+{
     json_object_set_new(o, "weight", json_real(j->weight));
     json_object_set_new(o, "max_cores", num_or_null(j->max_cores));
     json_object_set_new(o, "target_reduction", json_real(j->target));
@@ -2127,6 +2187,11 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "kind", json_string(slaq_job_kind_name(j->kind)));
     if (j->kind == SLAQ_JOB_QUERY)
         json_object_set_new(o, "query", aqpd_summary_json(j));
+}
+
+/* What it reported: iteration, reports, losses, its metric. */
+static void job_json_reports(const sd_job *j, json_t *o)
+{
     json_object_set_new(o, "iter", json_integer((json_int_t)j->last_iter));
     json_object_set_new(o, "reports", json_integer((json_int_t)j->nreports));
     json_object_set_new(o, "loss", num_or_null(j->last_loss));
@@ -2137,9 +2202,14 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
     json_object_set_new(o, "metric", num_or_null(j->last_metric));
     json_object_set_new(o, "metric_iter", isnan(j->last_metric) ? json_null()
                         : json_integer((json_int_t)j->metric_iter));
-    /* The goal (docs/deadlines.md): the deadline and its slack (seconds
-     * left, or by how much it was missed, negative; at the end for a job
-     * that ended), and whether the last metric meets the accuracy. */
+}
+
+/* The goal (docs/deadlines.md): the deadline and its slack (seconds
+ * left, or by how much it was missed, negative; at the end for a job
+ * that ended), whether the last metric meets the accuracy, and the
+ * priority policies' terms. */
+static void job_json_goal(sd_daemon *d, const sd_job *j, json_t *o)
+{
     const slaq_goal *g = &j->goal;
     int has_dl = isfinite(g->deadline);
     double at = j->ended > 0 ? j->ended : sd_now();
@@ -2157,6 +2227,12 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
                             ? json_null()
                             : json_boolean(slaq_goal_met(g, j->last_metric)));
     json_object_set_new(o, "priority", priority_json(d, j));
+}
+
+/* Suspension and continuation: how it is suspended and what that cost,
+ * the jobs it continued or continues, its sweep. */
+static void job_json_suspension(const sd_job *j, json_t *o)
+{
     json_object_set_new(o, "suspended", j->suspended == SD_SUSP_SIGNAL
                         ? json_string("signal")
                         : j->suspended == SD_SUSP_CHECKPOINT
@@ -2170,6 +2246,13 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
                         ? json_integer(j->resumed_from) : json_null());
     json_object_set_new(o, "sweep", j->sweep ? json_integer(j->sweep)
                                              : json_null());
+}
+
+/* Its cost, its connection and how it ended: CPU-seconds and per
+ * iteration and sample, the reason, the exit status, its times and its
+ * recent cores; the reduction it ended at, its starvation. */
+static void job_json_run(const sd_job *j, json_t *o)
+{
     json_object_set_new(o, "cpu_s", json_real(j->cpu_total));
     json_object_set_new(o, "cpu_per_iter", j->iters_total > 0
                         ? json_real(j->cpu_work / j->iters_total)
@@ -2208,75 +2291,106 @@ json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
                                   : j->starved_max_s));
     json_object_set_new(o, "lifts", json_integer(
                             j->sj ? slaq_job_lifts(j->sj) : j->lifts));
-    if (j->sj) {
-        const slaq_history *h = slaq_job_history(j->sj);
-        const slaq_predictor *p = slaq_job_predictor(j->sj);
-        const slaq_forecast *f = slaq_predictor_forecast(p);
-        double red = slaq_job_reduction(j->sj);
-        json_object_set_new(o, "reduction", json_real(red));
-        json_object_set_new(o, "pred_norm_loss", json_real(1 - red));
-        /* deprecated alias of pred_norm_loss, until the next release */
-        json_object_set_new(o, "norm_loss", json_real(1 - red));
-        json_object_set_new(o, "gain", num_or_null(slaq_job_gain(j->sj)));
-        json_object_set_new(o, "threads", json_integer(
-                                slaq_job_threads(j->sj, j->alloc)));
-        json_object_set_new(o, "threads_used", j->threads_used
-                                ? json_integer(j->threads_used)
-                                : json_null());
-        const slaq_scaling *m = slaq_job_scaling(j->sj);
-        json_object_set_new(o, "scaling", json_pack(
-            "{s:o, s:f, s:f, s:o, s:b}", "iter_core_s", num_or_null(m->a),
-            "sigma", m->sigma, "kappa", m->kappa, "rel_sd",
-            num_or_null(m->rel_sd), "known", m->known));
-        json_object_set_new(o, "eta90_s", num_or_null(trace_eta90(j)));
-        double fe = trace_forecast_error(j);
-        json_object_set_new(o, "forecast_norm_error", num_or_null(fe));
-        /* deprecated alias of forecast_norm_error, until the next release */
-        json_object_set_new(o, "predictor_error", num_or_null(fe));
-        json_object_set_new(o, "throttled", json_boolean(j->throttled));
-        size_t len = slaq_history_len(h);
-        double ips = 0;
-        if (len >= 2) {
-            const slaq_report *a = slaq_history_at(h, 0);
-            const slaq_report *b = slaq_history_at(h, len - 1);
-            if (b->t > a->t)
-                ips = (double)(b->iter - a->iter) / (b->t - a->t);
-        }
-        json_object_set_new(o, "iters_per_s", json_real(ips));
-        json_t *recent = json_array();
-        for (size_t i = len > SD_SPARK ? len - SD_SPARK : 0; i < len; i++)
-            json_array_append_new(recent,
-                                  json_real(slaq_history_at(h, i)->loss));
-        json_object_set_new(o, "recent_losses", recent);
-        if (detail && len > 0) {
-            json_t *pr = json_object();
-            json_object_set_new(pr, "model", json_string(model_name(f->model)));
-            json_object_set_new(pr, "final_loss", num_or_null(f->final_loss));
-            json_t *ahead = json_array();
-            for (double hh = 1; hh <= 1000; hh *= 10)
-                json_array_append_new(ahead, json_pack(
-                    "{s:f, s:o}", "iter", (double)j->last_iter + hh, "loss",
-                    num_or_null(slaq_predictor_loss(p, hh))));
-            json_object_set_new(pr, "ahead", ahead);
-            json_object_set_new(pr, "iter_cpu_s", json_real(
-                slaq_runtime_iter_cpu(slaq_job_runtime(j->sj))));
-            json_object_set_new(o, "prediction", pr);
-        }
+}
+
+/* The prediction of a scheduled job with history: the model, the final
+ * loss, the losses 1, 10, 100 and 1,000 iterations ahead, and the cost
+ * of an iteration. Returns a new object. */
+static json_t *job_json_prediction(const sd_job *j)
+{
+    const slaq_predictor *p = slaq_job_predictor(j->sj);
+    const slaq_forecast *f = slaq_predictor_forecast(p);
+    json_t *pr = json_object();
+    json_object_set_new(pr, "model", json_string(model_name(f->model)));
+    json_object_set_new(pr, "final_loss", num_or_null(f->final_loss));
+    json_t *ahead = json_array();
+    for (double hh = 1; hh <= 1000; hh *= 10)
+        json_array_append_new(ahead, json_pack(
+            "{s:f, s:o}", "iter", (double)j->last_iter + hh, "loss",
+            num_or_null(slaq_predictor_loss(p, hh))));
+    json_object_set_new(pr, "ahead", ahead);
+    json_object_set_new(pr, "iter_cpu_s", json_real(
+        slaq_runtime_iter_cpu(slaq_job_runtime(j->sj))));
+    return pr;
+}
+
+/* What the scheduling core knows of a scheduled job (j->sj): its
+ * reduction and gain, threads, scaling, forecasts, speed and recent
+ * losses; with detail, its prediction. */
+static void job_json_core(const sd_job *j, int detail, json_t *o)
+{
+    const slaq_history *h = slaq_job_history(j->sj);
+    double red = slaq_job_reduction(j->sj);
+    json_object_set_new(o, "reduction", json_real(red));
+    json_object_set_new(o, "pred_norm_loss", json_real(1 - red));
+    /* deprecated alias of pred_norm_loss, until the next release */
+    json_object_set_new(o, "norm_loss", json_real(1 - red));
+    json_object_set_new(o, "gain", num_or_null(slaq_job_gain(j->sj)));
+    json_object_set_new(o, "threads", json_integer(
+                            slaq_job_threads(j->sj, j->alloc)));
+    json_object_set_new(o, "threads_used", j->threads_used
+                            ? json_integer(j->threads_used)
+                            : json_null());
+    const slaq_scaling *m = slaq_job_scaling(j->sj);
+    json_object_set_new(o, "scaling", json_pack(
+        "{s:o, s:f, s:f, s:o, s:b}", "iter_core_s", num_or_null(m->a),
+        "sigma", m->sigma, "kappa", m->kappa, "rel_sd",
+        num_or_null(m->rel_sd), "known", m->known));
+    json_object_set_new(o, "eta90_s", num_or_null(trace_eta90(j)));
+    double fe = trace_forecast_error(j);
+    json_object_set_new(o, "forecast_norm_error", num_or_null(fe));
+    /* deprecated alias of forecast_norm_error, until the next release */
+    json_object_set_new(o, "predictor_error", num_or_null(fe));
+    json_object_set_new(o, "throttled", json_boolean(j->throttled));
+    size_t len = slaq_history_len(h);
+    double ips = 0;
+    if (len >= 2) {
+        const slaq_report *a = slaq_history_at(h, 0);
+        const slaq_report *b = slaq_history_at(h, len - 1);
+        if (b->t > a->t)
+            ips = (double)(b->iter - a->iter) / (b->t - a->t);
     }
-    if (detail) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/jobs/%lld", d->cfg.state_dir,
-                 (long long)j->id);
-        char *abs = realpath(path, NULL);
-        json_object_set_new(o, "log_dir", j->managed && abs ? json_string(abs)
-                                                            : json_null());
-        free(abs);
-        json_object_set_new(o, "history", store_reports_json(d->store, j->id,
-                                                             500));
-        json_object_set_new(o, "allocations",
-                            store_allocs_json(d->store, j->id, 500));
-        json_object_set_new(o, "events", store_events_json(d->store, j->id,
-                                                           200));
-    }
+    json_object_set_new(o, "iters_per_s", json_real(ips));
+    json_t *recent = json_array();
+    for (size_t i = len > SD_SPARK ? len - SD_SPARK : 0; i < len; i++)
+        json_array_append_new(recent,
+                              json_real(slaq_history_at(h, i)->loss));
+    json_object_set_new(o, "recent_losses", recent);
+    if (detail && len > 0)
+        json_object_set_new(o, "prediction", job_json_prediction(j));
+}
+
+/* slaq show's extra: the log directory and the stored history,
+ * allocations and events. */
+static void job_json_detail(sd_daemon *d, const sd_job *j, json_t *o)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/jobs/%lld", d->cfg.state_dir,
+             (long long)j->id);
+    char *abs = realpath(path, NULL);
+    json_object_set_new(o, "log_dir", j->managed && abs ? json_string(abs)
+                                                        : json_null());
+    free(abs);
+    json_object_set_new(o, "history", store_reports_json(d->store, j->id,
+                                                         500));
+    json_object_set_new(o, "allocations",
+                        store_allocs_json(d->store, j->id, 500));
+    json_object_set_new(o, "events", store_events_json(d->store, j->id,
+                                                       200));
+}
+
+json_t *job_json(sd_daemon *d, const sd_job *j, int detail)
+{
+    json_t *o = json_object();
+    job_json_identity(d, j, o);
+    job_json_settings(j, o);
+    job_json_reports(j, o);
+    job_json_goal(d, j, o);
+    job_json_suspension(j, o);
+    job_json_run(j, o);
+    if (j->sj)
+        job_json_core(j, detail, o);
+    if (detail)
+        job_json_detail(d, j, o);
     return o;
 }

@@ -414,6 +414,193 @@ static int parse_bounded(const char *where, const char *s, double max,
     return 0;
 }
 
+/* apply_opt's groups return this for a setting that is not theirs. */
+enum { APPLY_NOT_MINE = 1 };
+
+/* "yes" (or the command line's flag, value NULL) for --agent,
+ * --end-jobs-at-exit and --init. Returns 0, or -1 after an error. */
+static int apply_yes(const char *where, const char *value)
+{
+    if (value && strcmp(value, "1") && strcmp(value, "yes")) {
+        fprintf(stderr, "slaqd: %s: expected yes, got '%s'\n", where,
+                value);
+        return -1;
+    }
+    return 0;
+}
+
+/* Where slaqd listens and its place in a cluster: state directory,
+ * sockets, HTTP, agents, node key and name, --agent, --tcp. Returns 0, -1
+ * after an error, or APPLY_NOT_MINE. */
+static int apply_place_opt(sd_args *a, int code, const char *value,
+                           const char *where)
+{
+    sd_config *c = a->c;
+    switch (code) {
+    case O_STATE: c->state_dir = value; return 0;
+    case O_SOCKET: a->socket = value; return 0;
+    case O_HTTP: c->http = value; a->http_set = 1; return 0;
+    case O_AGENTS: c->agents = value; return 0;
+    case O_AGENTTOK: a->agent_token_file = value; return 0;
+    case O_NODEKEY: a->node_key_file = value; return 0;
+    case O_JOIN: c->join = value; return 0;
+    case O_NODENAME:
+        if (!link_node_name_ok(value)) {
+            fprintf(stderr, "slaqd: %s: a node name has 1 to 63 letters, "
+                    "digits, '.', '-' or '_', and does not start with '.'; "
+                    "got '%s'\n", where, value);
+            return -1;
+        }
+        c->node_name = value;
+        return 0;
+    case O_AGENT:
+    case O_ENDJOBS:
+        if (apply_yes(where, value) < 0)
+            return -1;
+        *(code == O_AGENT ? &c->agent : &c->end_jobs_at_exit) = 1;
+        return 0;
+    case O_TCP: c->tcp = value; return 0;
+    case O_INIT:
+        if (apply_yes(where, value) < 0)
+            return -1;
+        c->init = 1;
+        return 0;
+    }
+    return APPLY_NOT_MINE;
+}
+
+/* Who may do what: tokens, HTTP hosts, allowed users, the admin and
+ * socket groups. Returns 0, -1 after an error, or APPLY_NOT_MINE. */
+static int apply_access_opt(sd_args *a, int code, const char *value,
+                            const char *where)
+{
+    sd_config *c = a->c;
+    switch (code) {
+    case O_TOKEN:
+        a->token_file = value;
+        snprintf(a->token_where, sizeof a->token_where, "%s", where);
+        return 0;
+    case O_JOBTOKEN:
+        a->job_token_file = value;
+        snprintf(a->job_token_where, sizeof a->job_token_where, "%s", where);
+        return 0;
+    case O_HTTPHOST:
+        if (c->n_http_hosts == sizeof c->http_hosts / sizeof *c->http_hosts ||
+            !*value) {
+            fprintf(stderr, "slaqd: %s: at most 16 non-empty values\n",
+                    where);
+            return -1;
+        }
+        c->http_hosts[c->n_http_hosts++] = value;
+        return 0;
+    case O_ALLOWUID: {
+        char *end;
+        long v = strtol(value, &end, 10);
+        if (end == value || *end || v < 0 || v > 0x7fffffffL ||
+            c->n_allow_uids == SD_MAX_ALLOW_UIDS) {
+            fprintf(stderr, "slaqd: %s wants a numeric user id (at most %d "
+                    "of them), got '%s'\n", where, SD_MAX_ALLOW_UIDS, value);
+            return -1;
+        }
+        c->allow_uids[c->n_allow_uids++] = (uid_t)v;
+        return 0;
+    }
+    case O_ADMINGROUP:
+        c->admin_group = value;
+        return user_group_parse(where, value, &c->admin_gid);
+    case O_SOCKGROUP:
+        c->socket_group = value;
+        return user_group_parse(where, value, &c->socket_gid);
+    }
+    return APPLY_NOT_MINE;
+}
+
+/* The numbers that bound jobs, users and what is kept: grace, threads,
+ * kept jobs and days, per-user caps, log and disk sizes, the pin wait.
+ * Returns 0, -1 after an error, or APPLY_NOT_MINE. */
+static int apply_limit_opt(sd_config *c, int code, const char *value,
+                           const char *where)
+{
+    switch (code) {
+    case O_GRACE: return parse_pos(where, value, &c->grace_s);
+    case O_JOBTHREADS:
+        return parse_bounded(where, value, 4096, 1, &c->job_threads);
+    case O_KEEPJOBS:
+        return parse_bounded(where, value, 1e9, 1, &c->keep_jobs);
+    case O_KEEPDAYS:
+        return parse_bounded(where, value, 1e9, 0, &c->keep_days);
+    case O_USERJOBS:
+        return parse_bounded(where, value, 1e9, 1, &c->user_jobs);
+    case O_USERTASKS:
+        return parse_bounded(where, value, 1e12, 1, &c->user_tasks);
+    case O_USERREPORTS:
+        return parse_bounded(where, value, 1e9, 0, &c->user_reports);
+    case O_LOGBYTES:
+        return parse_bounded(where, value, 1e18, 1, &c->log_bytes);
+    case O_USERLOGBYTES:
+        return parse_bounded(where, value, 1e18, 1, &c->user_log_bytes);
+    case O_DISKRESERVE:
+        return parse_bounded(where, value, 1e18, 1, &c->disk_reserve);
+    case O_PINWAIT:
+        return parse_bounded(where, value, 1e9, 0, &c->pin_wait_s);
+    }
+    return APPLY_NOT_MINE;
+}
+
+/* How slaqd schedules and enforces: enforcement and share modes, the RL
+ * model, accounts, fair share and policy moves, verbosity. Returns 0, -1
+ * after an error, or APPLY_NOT_MINE. */
+static int apply_mode_opt(sd_args *a, int code, const char *value,
+                          const char *where)
+{
+    sd_config *c = a->c;
+    switch (code) {
+    case O_ENFORCE:
+        if (enf_mode_parse(value, &c->enforce)) {
+            fprintf(stderr, "slaqd: %s: unknown mode '%s' (expected auto, "
+                    "cgroup2, cgroup1, signal or none)\n", where, value);
+            return -1;
+        }
+        return 0;
+    case O_SHARE:
+        if (strcmp(value, "weight") && strcmp(value, "quota")) {
+            fprintf(stderr, "slaqd: %s: expected weight or quota, got '%s'\n",
+                    where, value);
+            return -1;
+        }
+        c->share_quota = !strcmp(value, "quota");
+        return 0;
+    case O_RLMODEL:
+        a->rl_model = value;
+        snprintf(a->rl_model_where, sizeof a->rl_model_where, "%s", where);
+        return 0;
+    case O_ACCOUNTS: c->accounts_file = value; return 0;
+    case O_FAIRSHARE:
+    case O_POLICYMOVES:
+        if (strcmp(value, "on") && strcmp(value, "off")) {
+            fprintf(stderr, "slaqd: %s wants on or off, got '%s'\n", where,
+                    value);
+            return -1;
+        }
+        *(code == O_FAIRSHARE ? &c->fair_share : &c->policy_moves) =
+            !strcmp(value, "on");
+        return 0;
+    case 'v':
+        if (!value) {
+            c->verbose++;
+        } else if (!strcmp(value, "0") || !strcmp(value, "1") ||
+                   !strcmp(value, "2")) {
+            c->verbose = value[0] - '0';
+        } else {
+            fprintf(stderr, "slaqd: %s: expected 0, 1 or 2, got '%s'\n",
+                    where, value);
+            return -1;
+        }
+        return 0;
+    }
+    return APPLY_NOT_MINE;
+}
+
 /*
  * Applies one setting, from the command line (where = "--NAME") or the
  * configuration file (where = "FILE:LINE: NAME"); value is NULL for the
@@ -439,141 +626,14 @@ static int apply_opt(void *ctx, int code, const char *value,
         a->unit_set |= !strcmp(setopt_row(code)->name, "unit");
         return 0;
     }
-    switch (code) {
-    case O_STATE: c->state_dir = value; return 0;
-    case O_SOCKET: a->socket = value; return 0;
-    case O_HTTP: c->http = value; a->http_set = 1; return 0;
-    case O_AGENTS: c->agents = value; return 0;
-    case O_AGENTTOK: a->agent_token_file = value; return 0;
-    case O_NODEKEY: a->node_key_file = value; return 0;
-    case O_JOIN: c->join = value; return 0;
-    case O_NODENAME:
-        if (!link_node_name_ok(value)) {
-            fprintf(stderr, "slaqd: %s: a node name has 1 to 63 letters, "
-                    "digits, '.', '-' or '_', and does not start with '.'; "
-                    "got '%s'\n", where, value);
-            return -1;
-        }
-        c->node_name = value;
-        return 0;
-    case O_AGENT:
-    case O_ENDJOBS:
-        if (value && strcmp(value, "1") && strcmp(value, "yes")) {
-            fprintf(stderr, "slaqd: %s: expected yes, got '%s'\n", where,
-                    value);
-            return -1;
-        }
-        *(code == O_AGENT ? &c->agent : &c->end_jobs_at_exit) = 1;
-        return 0;
-    case O_TCP: c->tcp = value; return 0;
-    case O_TOKEN:
-        a->token_file = value;
-        snprintf(a->token_where, sizeof a->token_where, "%s", where);
-        return 0;
-    case O_GRACE: return parse_pos(where, value, &c->grace_s);
-    case O_JOBTHREADS:
-        return parse_bounded(where, value, 4096, 1, &c->job_threads);
-    case O_ENFORCE:
-        if (enf_mode_parse(value, &c->enforce)) {
-            fprintf(stderr, "slaqd: %s: unknown mode '%s' (expected auto, "
-                    "cgroup2, cgroup1, signal or none)\n", where, value);
-            return -1;
-        }
-        return 0;
-    case O_SHARE:
-        if (strcmp(value, "weight") && strcmp(value, "quota")) {
-            fprintf(stderr, "slaqd: %s: expected weight or quota, got '%s'\n",
-                    where, value);
-            return -1;
-        }
-        c->share_quota = !strcmp(value, "quota");
-        return 0;
-    case O_INIT:
-        if (value && strcmp(value, "1") && strcmp(value, "yes")) {
-            fprintf(stderr, "slaqd: %s: expected yes, got '%s'\n", where,
-                    value);
-            return -1;
-        }
-        c->init = 1;
-        return 0;
-    case O_JOBTOKEN:
-        a->job_token_file = value;
-        snprintf(a->job_token_where, sizeof a->job_token_where, "%s", where);
-        return 0;
-    case O_HTTPHOST:
-        if (c->n_http_hosts == sizeof c->http_hosts / sizeof *c->http_hosts ||
-            !*value) {
-            fprintf(stderr, "slaqd: %s: at most 16 non-empty values\n",
-                    where);
-            return -1;
-        }
-        c->http_hosts[c->n_http_hosts++] = value;
-        return 0;
-    case O_KEEPJOBS:
-        return parse_bounded(where, value, 1e9, 1, &c->keep_jobs);
-    case O_KEEPDAYS:
-        return parse_bounded(where, value, 1e9, 0, &c->keep_days);
-    case O_USERJOBS:
-        return parse_bounded(where, value, 1e9, 1, &c->user_jobs);
-    case O_USERTASKS:
-        return parse_bounded(where, value, 1e12, 1, &c->user_tasks);
-    case O_USERREPORTS:
-        return parse_bounded(where, value, 1e9, 0, &c->user_reports);
-    case O_LOGBYTES:
-        return parse_bounded(where, value, 1e18, 1, &c->log_bytes);
-    case O_USERLOGBYTES:
-        return parse_bounded(where, value, 1e18, 1, &c->user_log_bytes);
-    case O_DISKRESERVE:
-        return parse_bounded(where, value, 1e18, 1, &c->disk_reserve);
-    case O_PINWAIT:
-        return parse_bounded(where, value, 1e9, 0, &c->pin_wait_s);
-    case O_RLMODEL:
-        a->rl_model = value;
-        snprintf(a->rl_model_where, sizeof a->rl_model_where, "%s", where);
-        return 0;
-    case O_ACCOUNTS: c->accounts_file = value; return 0;
-    case O_FAIRSHARE:
-    case O_POLICYMOVES:
-        if (strcmp(value, "on") && strcmp(value, "off")) {
-            fprintf(stderr, "slaqd: %s wants on or off, got '%s'\n", where,
-                    value);
-            return -1;
-        }
-        *(code == O_FAIRSHARE ? &c->fair_share : &c->policy_moves) =
-            !strcmp(value, "on");
-        return 0;
-    case O_ALLOWUID: {
-        char *end;
-        long v = strtol(value, &end, 10);
-        if (end == value || *end || v < 0 || v > 0x7fffffffL ||
-            c->n_allow_uids == SD_MAX_ALLOW_UIDS) {
-            fprintf(stderr, "slaqd: %s wants a numeric user id (at most %d "
-                    "of them), got '%s'\n", where, SD_MAX_ALLOW_UIDS, value);
-            return -1;
-        }
-        c->allow_uids[c->n_allow_uids++] = (uid_t)v;
-        return 0;
-    }
-    case O_ADMINGROUP:
-        c->admin_group = value;
-        return user_group_parse(where, value, &c->admin_gid);
-    case O_SOCKGROUP:
-        c->socket_group = value;
-        return user_group_parse(where, value, &c->socket_gid);
-    case 'v':
-        if (!value) {
-            c->verbose++;
-        } else if (!strcmp(value, "0") || !strcmp(value, "1") ||
-                   !strcmp(value, "2")) {
-            c->verbose = value[0] - '0';
-        } else {
-            fprintf(stderr, "slaqd: %s: expected 0, 1 or 2, got '%s'\n",
-                    where, value);
-            return -1;
-        }
-        return 0;
-    }
-    return -1;
+    int rc = apply_place_opt(a, code, value, where);
+    if (rc == APPLY_NOT_MINE)
+        rc = apply_access_opt(a, code, value, where);
+    if (rc == APPLY_NOT_MINE)
+        rc = apply_limit_opt(c, code, value, where);
+    if (rc == APPLY_NOT_MINE)
+        rc = apply_mode_opt(a, code, value, where);
+    return rc == APPLY_NOT_MINE ? -1 : rc;
 }
 
 /* Reads an agent's node key file into c->node_key and its node's name

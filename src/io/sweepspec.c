@@ -170,13 +170,11 @@ static size_t grid_size(const sweep_spec *s)
     return total;
 }
 
-static int spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
+/* The spec is an object of known fields. Returns 0, or -1 with err set. */
+static int spec_keys(json_t *spec, char *err, size_t len)
 {
-    memset(s, 0, sizeof *s);
     const char *key;
     json_t *v;
-    double x;
-    long n;
     if (!json_is_object(spec))
         return fail(err, len, "the spec must be a JSON object");
     json_object_foreach(spec, key, v) {
@@ -190,7 +188,14 @@ static int spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
                         "epochs, b, slots, policy, suspend, "
                         "stop_at_target)", key);
     }
-    v = json_object_get(spec, "name");
+    return 0;
+}
+
+/* "name" into s->name ("sweep" by default): 1 to 200 characters, none a
+ * control character. Returns 0, or -1 with err set. */
+static int spec_name(json_t *spec, sweep_spec *s, char *err, size_t len)
+{
+    json_t *v = json_object_get(spec, "name");
     if (v && !json_is_string(v))
         return fail(err, len, "name: expected a string");
     s->name = strdup(v ? json_string_value(v) : "sweep");
@@ -200,8 +205,14 @@ static int spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
         if ((unsigned char)*c < 0x20 || *c == 0x7f)
             return fail(err, len, "name: control characters are not "
                         "allowed");
+    return 0;
+}
 
-    /* The space first: the command's placeholders refer to it. */
+/* "space" into s->params. Returns 0, or -1 with err set. */
+static int spec_space(json_t *spec, sweep_spec *s, char *err, size_t len)
+{
+    const char *key;
+    json_t *v;
     json_t *space = json_object_get(spec, "space");
     if (!json_is_object(space) || json_object_size(space) == 0)
         return fail(err, len, "space: expected an object of parameters, "
@@ -217,7 +228,15 @@ static int spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
         if (parse_param(key, v, &s->params[s->nparams++], err, len) < 0)
             return -1;
     }
+    return 0;
+}
 
+/* "command" (a string split on blanks, or an array of strings whose
+ * placeholders name parameters of the space) into s->command, and "cwd".
+ * Returns 0, or -1 with err set. */
+static int spec_command(json_t *spec, sweep_spec *s, char *err, size_t len)
+{
+    json_t *v;
     json_t *cmd = json_object_get(spec, "command");
     if (json_is_string(cmd)) { /* split on blanks */
         json_t *a = json_array();
@@ -246,7 +265,14 @@ static int spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
         return fail(err, len, "cwd: expected a directory name");
     if (v)
         s->cwd = strdup(json_string_value(v));
+    return 0;
+}
 
+/* "generator" (random or grid, its seed and points) into s->grid,
+ * s->seed and s->grid_points. Returns 0, or -1 with err set. */
+static int spec_generator(json_t *spec, sweep_spec *s, char *err, size_t len)
+{
+    long n;
     json_t *gen = json_object_get(spec, "generator");
     const char *gtype = "random";
     if (gen && json_is_string(gen))
@@ -273,7 +299,15 @@ static int spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
     s->grid_points = (int)n;
     if (!json_is_object(gen))
         json_decref(g);
+    return 0;
+}
 
+/* "configs" into s->configs: required for random, and for a grid without
+ * it the grid's size, at most SWEEP_MAX_CONFIGS. Returns 0, or -1 with
+ * err set. */
+static int spec_configs(json_t *spec, sweep_spec *s, char *err, size_t len)
+{
+    long n;
     if (int_field(spec, "configs", !s->grid, 0, 1, SWEEP_MAX_CONFIGS, &n,
                   err, len) < 0)
         return -1;
@@ -298,8 +332,16 @@ static int spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
                         total, SWEEP_MAX_CONFIGS);
         }
     }
+    return 0;
+}
 
-    v = json_object_get(spec, "metric");
+/* The goal and the budget: "metric", "direction", "epochs", "slots",
+ * "b", "y_target", "t_max" and "kill_threshold" into s->metric and s->p.
+ * Returns 0, or -1 with err set. */
+static int spec_goal(json_t *spec, sweep_spec *s, char *err, size_t len)
+{
+    double x;
+    json_t *v = json_object_get(spec, "metric");
     if (!json_is_string(v) || !*json_string_value(v))
         return fail(err, len, "metric: expected the name of the metric the "
                     "jobs report (e.g. \"val_accuracy\", or \"loss\")");
@@ -333,7 +375,15 @@ static int spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
         return -1;
     s->p.kill_threshold = x;
     slaq_lcurve_bound_metric(&s->p.lcurve, s->metric, s->p.maximize);
-    v = json_object_get(spec, "policy");
+    return 0;
+}
+
+/* "policy", "suspend" and "stop_at_target"; then the policy checks the
+ * rest (its name, the target, T_max for POP). Returns 0, or -1 with err
+ * set. */
+static int spec_policy(json_t *spec, sweep_spec *s, char *err, size_t len)
+{
+    json_t *v = json_object_get(spec, "policy");
     if (v && !json_is_string(v))
         return fail(err, len, "policy: expected a policy name");
     s->policy = strdup(v ? json_string_value(v) : "pop");
@@ -349,7 +399,6 @@ static int spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
         return fail(err, len, "stop_at_target: expected true or false");
     s->stop_at_target = v ? json_is_true(v) : 1;
 
-    /* The policy checks the rest (its name, the target, T_max for POP). */
     size_t nc = s->configs ? s->configs : 1;
     char perr[256];
     slaq_sweep *pol = slaq_sweep_new(s->policy, &s->p, nc, perr,
@@ -357,6 +406,22 @@ static int spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
     if (!pol)
         return fail(err, len, "policy %s: %s", s->policy, perr);
     slaq_sweep_free(pol);
+    return 0;
+}
+
+/* Reads spec into *s field by field, in the order of the errors' checks
+ * (the space first: the command's placeholders refer to it). Returns 0,
+ * or -1 with err set and s holding what was read. */
+static int spec_parse(json_t *spec, sweep_spec *s, char *err, size_t len)
+{
+    memset(s, 0, sizeof *s);
+    if (spec_keys(spec, err, len) < 0 || spec_name(spec, s, err, len) < 0 ||
+        spec_space(spec, s, err, len) < 0 ||
+        spec_command(spec, s, err, len) < 0 ||
+        spec_generator(spec, s, err, len) < 0 ||
+        spec_configs(spec, s, err, len) < 0 ||
+        spec_goal(spec, s, err, len) < 0 || spec_policy(spec, s, err, len) < 0)
+        return -1;
     return 0;
 }
 

@@ -469,10 +469,12 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
-           dl_result *r, char *err, size_t errlen)
+/* Whether the run can start: jobs, nodes, cores, memory and an epoch,
+ * and every job fits a node and has a curve. Returns 0, or -1 with err
+ * set. */
+static int dl_check(const dl_workload *w, const curve_set *cs,
+                    const dl_config *c, char *err, size_t errlen)
 {
-    memset(r, 0, sizeof *r);
     const size_t n = w->n, nn = c->cl.nodes;
     if (n == 0 || nn == 0 || !(c->cl.cores > 0) || !(c->cl.mem > 0) ||
         !(c->epoch_s > 0)) {
@@ -490,6 +492,271 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
                       c->cl.mem);
             return -1;
         }
+    return 0;
+}
+
+/* The start: every node empty, every job in the future, unplaced. */
+static void engine_start(dl_engine *e)
+{
+    const dl_config *c = e->c;
+    for (size_t v = 0; v < c->cl.nodes; v++) {
+        e->nodes[v] = (slaq_node_use){c->cl.cores, c->cl.mem, 0, 0};
+        e->cap[v] = c->cl.cores;
+    }
+    for (size_t i = 0; i < e->w->n; i++) {
+        e->st[i].node = -1;
+        e->st[i].at_deadline = NAN;
+        e->st[i].prev_loss = job_curve(e, i)->loss[0];
+        e->st[i].moved_at = -INFINITY;
+    }
+}
+
+/* The active jobs among the first `next` (pending and placed) into
+ * e->act; *npend of them wait. Returns how many. */
+static size_t round_active(dl_engine *e, size_t next, size_t *npend)
+{
+    size_t na = 0;
+    *npend = 0;
+    for (size_t i = 0; i < next; i++)
+        if (e->st[i].state == J_PENDING || e->st[i].state == J_PLACED) {
+            e->act[na++] = i;
+            *npend += e->st[i].state == J_PENDING;
+        }
+    return na;
+}
+
+/* MLF-C at time t: stops the placed jobs of the na active ones that met
+ * their accuracy while the cluster is busy (npend waiting), counted in
+ * r->stopped and *ndone, and drops them from e->act. Returns the active
+ * jobs left. */
+static size_t round_stop(dl_engine *e, double t, size_t na, size_t npend,
+                         dl_result *r, size_t *ndone)
+{
+    const dl_config *c = e->c;
+    int over = slaq_mlfs_overloaded(e->nodes, c->cl.nodes, npend, c->h_s);
+    for (size_t a = 0; a < na; a++) {
+        size_t i = e->act[a];
+        dl_state *s = &e->st[i];
+        const dl_job *j = &e->w->jobs[i];
+        const curve *cv = job_curve(e, i);
+        if (s->state != J_PLACED)
+            continue;
+        double l = curve_loss(cv, curve_pos(cv, j, s->done));
+        slaq_goal g;
+        slaq_goal_init(&g);
+        g.maximize = 0;
+        g.accuracy = cv->loss[0] -
+                     j->req * (cv->loss[0] - cv->loss[cv->n - 1]);
+        if (slaq_mlfs_stop(&g, l, over, c->optstop, cv->loss[0],
+                           s->recent, s->nrecent, c->optstop_eps)) {
+            finish(e, i, t, t);
+            r->stopped++;
+            (*ndone)++;
+        }
+    }
+    size_t k = 0;
+    for (size_t a = 0; a < na; a++)
+        if (e->st[e->act[a]].state != J_DONE)
+            e->act[k++] = e->act[a];
+    return k;
+}
+
+/* Moves off overloaded nodes at time t, planned by MLFS over the placed
+ * jobs of the na active ones (e->key their keys); with --weigh-moves a
+ * move whose cost outweighs its gain is not made. Counts into r. */
+static void round_moves(dl_engine *e, double t, size_t na, dl_result *r)
+{
+    const dl_config *c = e->c;
+    const dl_workload *w = e->w;
+    size_t nn = c->cl.nodes, m = 0;
+    for (size_t a = 0; a < na; a++) {
+        size_t i = e->act[a];
+        dl_state *s = &e->st[i];
+        if (s->state != J_PLACED)
+            continue;
+        e->mj[m] = (slaq_move_job){
+            (size_t)s->node, w->jobs[i].size, w->jobs[i].mem,
+            e->key[a], t - s->moved_at >= c->move_hold_s &&
+                       s->stall_until <= t};
+        e->mj_of[m++] = i;
+    }
+    memcpy(e->before, e->nodes, nn * sizeof *e->nodes);
+    long k = slaq_mlfs_moves(e->nodes, nn, e->mj, m, c->h_r, c->p_s,
+                             e->mjob, e->mto, m, e->scratch);
+    /* --weigh-moves: slaqd's test of a move's cost, the mean cost
+     * of the moves so far against the slack it gains the job
+     * (slaq_mlfs_move_gain on the nodes before the plan); a move
+     * not made leaves its job's demand where it was. */
+    double mean = r->moves ? r->move_s / (double)r->moves : NAN;
+    /* The plan has read `movable`; from here it says whether the
+     * job's move was refused this round. */
+    for (size_t x = 0; x < m; x++)
+        e->mj[x].movable = 0;
+    for (long q = 0; q < k; q++) {
+        size_t i = e->mj_of[e->mjob[q]];
+        dl_state *s = &e->st[i];
+        const dl_job *j = &w->jobs[i];
+        const slaq_node_use *a = &e->before[s->node],
+                            *b = &e->before[e->mto[q]];
+        if (c->weigh_moves &&
+            slaq_mlfs_move_gain((j->work - s->done) / j->size,
+                                a->cores, a->use_cores, b->cores,
+                                b->use_cores + j->size, mean) < 0) {
+            e->nodes[s->node].use_cores += j->size;
+            e->nodes[s->node].use_mem += j->mem;
+            e->nodes[e->mto[q]].use_cores -= j->size;
+            e->nodes[e->mto[q]].use_mem -= j->mem;
+            e->mj[e->mjob[q]].movable = 1;
+            continue;
+        }
+        double cost = c->move_fixed_s + w->jobs[i].mem / c->move_gbps;
+        s->node = (long)e->mto[q];
+        s->moved_at = t;
+        s->stall_until = t + cost;
+        r->moves++;
+        r->move_s += cost;
+        r->move_gb += w->jobs[i].mem;
+    }
+    for (size_t x = 0; x < m; x++) {
+        dl_state *s = &e->st[e->mj_of[x]];
+        if (e->mj[x].movable && !s->move_skipped)
+            r->moves_skipped++;
+        s->move_skipped = e->mj[x].movable;
+    }
+}
+
+/* The policy's cores for the round from t, over the placed jobs of the
+ * na active ones that are not moving: *np of them, in e->pl (their
+ * pjobs e->ppj, nodes e->node_of), their cores into e->alloc; the other
+ * jobs' alloc 0. Returns 0, or -1 if the core refused. */
+static int round_cores(dl_engine *e, double t, size_t na, size_t *np)
+{
+    const dl_config *c = e->c;
+    *np = 0;
+    for (size_t a = 0; a < na; a++) {
+        size_t i = e->act[a];
+        dl_state *s = &e->st[i];
+        s->alloc = 0;
+        if (s->state != J_PLACED || s->stall_until >= t + c->epoch_s)
+            continue;
+        e->ppj[*np] = e->pj[a];
+        e->node_of[*np] = (size_t)s->node;
+        e->pl[(*np)++] = i;
+    }
+    if (slaq_allocate_nodes(c->policy, e->ppj, *np, e->node_of, e->cap,
+                            c->cl.nodes, 1, e->ws, e->alloc) != SLAQ_OK)
+        return -1;
+    return 0;
+}
+
+/* Gives the np placed jobs round_cores' cores; returns their sum. */
+static double round_give(dl_engine *e, size_t np)
+{
+    double round_given = 0;
+    for (size_t p = 0; p < np; p++) {
+        e->st[e->pl[p]].alloc = e->alloc[p];
+        round_given += e->alloc[p];
+    }
+    return round_given;
+}
+
+/* Advances the na active jobs from t to t + T at their cores: work done,
+ * the reduction at a deadline passed, the jobs that finish, the losses
+ * MLF-C's optimal stop reads. Returns how many finished. */
+static size_t round_advance(dl_engine *e, double t, size_t na)
+{
+    const double T = e->c->epoch_s;
+    size_t ndone = 0;
+    for (size_t a = 0; a < na; a++) {
+        size_t i = e->act[a];
+        dl_state *s = &e->st[i];
+        const dl_job *j = &e->w->jobs[i];
+        double start = fmax(t, s->stall_until), a_c = s->alloc;
+        double run = a_c > 0 ? t + T - start : 0;
+        if (run < 0)
+            run = 0;
+        if (isnan(s->at_deadline) && j->deadline < t + T)
+            note_deadline(e, i, fmin(j->work, s->done + a_c *
+                          fmax(0, fmin(run, j->deadline - start))));
+        if (a_c > 0 && s->done + a_c * run >= j->work) {
+            double when = start + (j->work - s->done) / a_c;
+            s->attained += j->work - s->done;
+            s->done = j->work;
+            finish(e, i, when, t);
+            ndone++;
+            continue;
+        }
+        s->done += a_c * run;
+        s->attained += a_c * run;
+        if (!(a_c > 0))
+            s->waited += T;
+        const curve *cv = job_curve(e, i);
+        double l = curve_loss(cv, curve_pos(cv, j, s->done));
+        if (l < s->prev_loss)
+            s->last_drop = s->prev_loss - l;
+        s->prev_loss = l;
+        if (s->nrecent == DL_OPTSTOP_ROUNDS) {
+            memmove(s->recent, s->recent + 1,
+                    (DL_OPTSTOP_ROUNDS - 1) * sizeof *s->recent);
+            s->nrecent--;
+        }
+        if (a_c > 0)
+            s->recent[s->nrecent++] = l;
+    }
+    return ndone;
+}
+
+/* The run's results into r once every job ended: its JCTs and their
+ * percentiles, waits, deadlines and accuracies met, makespan. Returns
+ * 0, or -1 with err set. */
+static int dl_results(const dl_engine *e, dl_result *r, char *err,
+                      size_t errlen)
+{
+    const dl_workload *w = e->w;
+    const size_t n = w->n;
+    r->jct = malloc(n * sizeof *r->jct);
+    r->completion = malloc(n * sizeof *r->completion);
+    if (!r->jct || !r->completion) {
+        util_errf(err, errlen, "out of memory");
+        return -1;
+    }
+    double first = w->jobs[0].arrival, last = first, jsum = 0, wsum = 0,
+           asum = 0;
+    for (size_t i = 0; i < n; i++) {
+        const dl_state *s = &e->st[i];
+        const dl_job *j = &w->jobs[i];
+        r->jct[i] = s->completion - j->arrival;
+        r->completion[i] = s->completion;
+        jsum += r->jct[i];
+        wsum += s->waited;
+        asum += s->at_deadline;
+        last = fmax(last, s->completion);
+        r->deadline_met += s->completion <= j->deadline + 1e-9;
+        r->acc_met += s->acc_by_deadline;
+        if (j->urgency > 8) {
+            r->urgent++;
+            r->urgent_met += s->completion <= j->deadline + 1e-9;
+        }
+    }
+    qsort(r->jct, n, sizeof *r->jct, cmp_double);
+    for (int k = 0; k < DL_NPCT; k++) {
+        size_t at = (size_t)ceil(dl_pct[k] / 100.0 * (double)n);
+        r->jct_pct[k] = r->jct[at > 0 ? at - 1 : 0];
+    }
+    r->avg_jct = jsum / (double)n;
+    r->avg_wait = wsum / (double)n;
+    r->acc_at_deadline = asum / (double)n;
+    r->makespan = last - first;
+    return 0;
+}
+
+int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
+           dl_result *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    const size_t n = w->n, nn = c->cl.nodes;
+    if (dl_check(w, cs, c, err, errlen) < 0)
+        return -1;
     dl_engine e = {.w = w, .cs = cs, .c = c};
     if (engine_alloc(&e, n, nn) ||
         slaq_alloc_ws_set_prio(e.ws, &c->prio) != SLAQ_OK) {
@@ -497,16 +764,7 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
         engine_free(&e);
         return -1;
     }
-    for (size_t v = 0; v < nn; v++) {
-        e.nodes[v] = (slaq_node_use){c->cl.cores, c->cl.mem, 0, 0};
-        e.cap[v] = c->cl.cores;
-    }
-    for (size_t i = 0; i < n; i++) {
-        e.st[i].node = -1;
-        e.st[i].at_deadline = NAN;
-        e.st[i].prev_loss = job_curve(&e, i)->loss[0];
-        e.st[i].moved_at = -INFINITY;
-    }
+    engine_start(&e);
     const int moves = c->moves && slaq_policy_moves(c->policy);
     const int control = c->control && slaq_policy_load_control(c->policy);
     const double T = c->epoch_s;
@@ -527,42 +785,11 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
         while (next < n && w->jobs[next].arrival <= t)
             e.st[next++].state = J_PENDING;
         /* The active jobs, and how many wait. */
-        size_t na = 0, npend = 0;
-        for (size_t i = 0; i < next; i++)
-            if (e.st[i].state == J_PENDING || e.st[i].state == J_PLACED) {
-                e.act[na++] = i;
-                npend += e.st[i].state == J_PENDING;
-            }
+        size_t npend, na = round_active(&e, next, &npend);
         double t0 = wall_us();
         /* MLF-C: stop what met its accuracy while the cluster is busy. */
-        if (control) {
-            int over = slaq_mlfs_overloaded(e.nodes, nn, npend, c->h_s);
-            for (size_t a = 0; a < na; a++) {
-                size_t i = e.act[a];
-                dl_state *s = &e.st[i];
-                const dl_job *j = &w->jobs[i];
-                const curve *cv = job_curve(&e, i);
-                if (s->state != J_PLACED)
-                    continue;
-                double l = curve_loss(cv, curve_pos(cv, j, s->done));
-                slaq_goal g;
-                slaq_goal_init(&g);
-                g.maximize = 0;
-                g.accuracy = cv->loss[0] -
-                             j->req * (cv->loss[0] - cv->loss[cv->n - 1]);
-                if (slaq_mlfs_stop(&g, l, over, c->optstop, cv->loss[0],
-                                   s->recent, s->nrecent, c->optstop_eps)) {
-                    finish(&e, i, t, t);
-                    r->stopped++;
-                    ndone++;
-                }
-            }
-            size_t k = 0;
-            for (size_t a = 0; a < na; a++)
-                if (e.st[e.act[a]].state != J_DONE)
-                    e.act[k++] = e.act[a];
-            na = k;
-        }
+        if (control)
+            na = round_stop(&e, t, na, npend, r, &ndone);
         /* Keys over the active jobs, then the pending ones placed in
          * their order. */
         for (size_t a = 0; a < na; a++)
@@ -596,129 +823,24 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
             e.nodes[v].use_mem += j->mem;
         }
         /* Moves off overloaded nodes. */
-        if (moves) {
-            size_t m = 0;
-            for (size_t a = 0; a < na; a++) {
-                size_t i = e.act[a];
-                dl_state *s = &e.st[i];
-                if (s->state != J_PLACED)
-                    continue;
-                e.mj[m] = (slaq_move_job){
-                    (size_t)s->node, w->jobs[i].size, w->jobs[i].mem,
-                    e.key[a], t - s->moved_at >= c->move_hold_s &&
-                              s->stall_until <= t};
-                e.mj_of[m++] = i;
-            }
-            memcpy(e.before, e.nodes, nn * sizeof *e.nodes);
-            long k = slaq_mlfs_moves(e.nodes, nn, e.mj, m, c->h_r, c->p_s,
-                                     e.mjob, e.mto, m, e.scratch);
-            /* --weigh-moves: slaqd's test of a move's cost, the mean cost
-             * of the moves so far against the slack it gains the job
-             * (slaq_mlfs_move_gain on the nodes before the plan); a move
-             * not made leaves its job's demand where it was. */
-            double mean = r->moves ? r->move_s / (double)r->moves : NAN;
-            /* The plan has read `movable`; from here it says whether the
-             * job's move was refused this round. */
-            for (size_t x = 0; x < m; x++)
-                e.mj[x].movable = 0;
-            for (long q = 0; q < k; q++) {
-                size_t i = e.mj_of[e.mjob[q]];
-                dl_state *s = &e.st[i];
-                const dl_job *j = &w->jobs[i];
-                const slaq_node_use *a = &e.before[s->node],
-                                    *b = &e.before[e.mto[q]];
-                if (c->weigh_moves &&
-                    slaq_mlfs_move_gain((j->work - s->done) / j->size,
-                                        a->cores, a->use_cores, b->cores,
-                                        b->use_cores + j->size, mean) < 0) {
-                    e.nodes[s->node].use_cores += j->size;
-                    e.nodes[s->node].use_mem += j->mem;
-                    e.nodes[e.mto[q]].use_cores -= j->size;
-                    e.nodes[e.mto[q]].use_mem -= j->mem;
-                    e.mj[e.mjob[q]].movable = 1;
-                    continue;
-                }
-                double cost = c->move_fixed_s + w->jobs[i].mem / c->move_gbps;
-                s->node = (long)e.mto[q];
-                s->moved_at = t;
-                s->stall_until = t + cost;
-                r->moves++;
-                r->move_s += cost;
-                r->move_gb += w->jobs[i].mem;
-            }
-            for (size_t x = 0; x < m; x++) {
-                dl_state *s = &e.st[e.mj_of[x]];
-                if (e.mj[x].movable && !s->move_skipped)
-                    r->moves_skipped++;
-                s->move_skipped = e.mj[x].movable;
-            }
-        }
+        if (moves)
+            round_moves(&e, t, na, r);
         /* Cores: the policy over the placed jobs that are not moving. */
-        size_t np = 0;
-        for (size_t a = 0; a < na; a++) {
-            size_t i = e.act[a];
-            dl_state *s = &e.st[i];
-            s->alloc = 0;
-            if (s->state != J_PLACED || s->stall_until >= t + T)
-                continue;
-            e.ppj[np] = e.pj[a];
-            e.node_of[np] = (size_t)s->node;
-            e.pl[np++] = i;
-        }
-        if (slaq_allocate_nodes(c->policy, e.ppj, np, e.node_of, e.cap, nn,
-                                1, e.ws, e.alloc) != SLAQ_OK) {
+        size_t np;
+        if (round_cores(&e, t, na, &np) < 0) {
             util_errf(err, errlen, "the core refused an allocation");
             rc = -1;
             break;
         }
         sched_us += wall_us() - t0;
-        double round_given = 0;
-        for (size_t p = 0; p < np; p++) {
-            e.st[e.pl[p]].alloc = e.alloc[p];
-            round_given += e.alloc[p];
-        }
+        double round_given = round_give(&e, np);
         given += round_given;
         if (t <= last_arrival) {
             given_arr += round_given;
             rounds_arr++;
         }
         /* Advance to t + T. */
-        for (size_t a = 0; a < na; a++) {
-            size_t i = e.act[a];
-            dl_state *s = &e.st[i];
-            const dl_job *j = &w->jobs[i];
-            double start = fmax(t, s->stall_until), a_c = s->alloc;
-            double run = a_c > 0 ? t + T - start : 0;
-            if (run < 0)
-                run = 0;
-            if (isnan(s->at_deadline) && j->deadline < t + T)
-                note_deadline(&e, i, fmin(j->work, s->done + a_c *
-                              fmax(0, fmin(run, j->deadline - start))));
-            if (a_c > 0 && s->done + a_c * run >= j->work) {
-                double when = start + (j->work - s->done) / a_c;
-                s->attained += j->work - s->done;
-                s->done = j->work;
-                finish(&e, i, when, t);
-                ndone++;
-                continue;
-            }
-            s->done += a_c * run;
-            s->attained += a_c * run;
-            if (!(a_c > 0))
-                s->waited += T;
-            const curve *cv = job_curve(&e, i);
-            double l = curve_loss(cv, curve_pos(cv, j, s->done));
-            if (l < s->prev_loss)
-                s->last_drop = s->prev_loss - l;
-            s->prev_loss = l;
-            if (s->nrecent == DL_OPTSTOP_ROUNDS) {
-                memmove(s->recent, s->recent + 1,
-                        (DL_OPTSTOP_ROUNDS - 1) * sizeof *s->recent);
-                s->nrecent--;
-            }
-            if (a_c > 0)
-                s->recent[s->nrecent++] = l;
-        }
+        ndone += round_advance(&e, t, na);
         t += T;
     }
     if (!rc) {
@@ -728,41 +850,7 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
         r->util = given / ((double)rounds * (double)nn * c->cl.cores);
         r->util_arrivals = rounds_arr ? given_arr / ((double)rounds_arr *
                                         (double)nn * c->cl.cores) : r->util;
-        r->jct = malloc(n * sizeof *r->jct);
-        r->completion = malloc(n * sizeof *r->completion);
-        if (!r->jct || !r->completion) {
-            util_errf(err, errlen, "out of memory");
-            rc = -1;
-        }
-    }
-    if (!rc) {
-        double first = w->jobs[0].arrival, last = first, jsum = 0, wsum = 0,
-               asum = 0;
-        for (size_t i = 0; i < n; i++) {
-            const dl_state *s = &e.st[i];
-            const dl_job *j = &w->jobs[i];
-            r->jct[i] = s->completion - j->arrival;
-            r->completion[i] = s->completion;
-            jsum += r->jct[i];
-            wsum += s->waited;
-            asum += s->at_deadline;
-            last = fmax(last, s->completion);
-            r->deadline_met += s->completion <= j->deadline + 1e-9;
-            r->acc_met += s->acc_by_deadline;
-            if (j->urgency > 8) {
-                r->urgent++;
-                r->urgent_met += s->completion <= j->deadline + 1e-9;
-            }
-        }
-        qsort(r->jct, n, sizeof *r->jct, cmp_double);
-        for (int k = 0; k < DL_NPCT; k++) {
-            size_t at = (size_t)ceil(dl_pct[k] / 100.0 * (double)n);
-            r->jct_pct[k] = r->jct[at > 0 ? at - 1 : 0];
-        }
-        r->avg_jct = jsum / (double)n;
-        r->avg_wait = wsum / (double)n;
-        r->acc_at_deadline = asum / (double)n;
-        r->makespan = last - first;
+        rc = dl_results(&e, r, err, errlen);
     }
     engine_free(&e);
     if (rc)
