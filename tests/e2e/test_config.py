@@ -118,8 +118,8 @@ def test_slaqd_conf_in_the_working_directory(tmp_path):
 
 @pytest.mark.parametrize("text,line,what", [
     ("epoch = 1\nbogus = 3\n", 2, "unknown key 'bogus'"),
-    ("# comment\n\nepoch = soon\n", 3, "epoch: expected a positive number, "
-     "got 'soon'"),
+    ("# comment\n\nepoch = soon\n", 3, "epoch: expected a number from 0.01 "
+     "to 3600, got 'soon'"),
     ("policy = fast\n", 1, "unknown policy 'fast'"),
     ("enforce = magic\n", 1, "unknown mode 'magic'"),
     ("cores = -2\n", 1, "cores: expected a positive number"),
