@@ -47,16 +47,22 @@ typedef struct job_load {
 } job_load;
 
 /* How a job's field is kept in its column: as the C type at `off` in
- * sd_job says, or by the column's own put and get (JF_FN). */
+ * sd_job says, or by the column's own put and get (JF_FN). NULL reads as
+ * 0 (or "", or as said) unless the kind says otherwise. */
 typedef enum {
     JF_NONE,     /* not a job's column */
     JF_REAL,     /* double */
-    JF_REAL_INF, /* double; NULL is INFINITY (no cap) */
+    JF_REAL_INF, /* double; NULL is INFINITY (no cap, no deadline) */
+    JF_REAL_NAN, /* double; NULL is NAN (none) */
     JF_INT,      /* int */
+    JF_UINT,     /* unsigned */
     JF_I64,      /* int64_t */
+    JF_I64_0,    /* int64_t; NULL is 0 (none) */
     JF_U64,      /* uint64_t */
+    JF_ULL,      /* unsigned long long */
     JF_TEXT,     /* char *, NULL is NULL */
     JF_TEXT_REQ, /* char *, NULL read back as "" */
+    JF_CHARS,    /* char[size]; NULL is "" */
     JF_FN,
 } job_field;
 
@@ -66,7 +72,7 @@ typedef enum {
 typedef struct st_column {
     const char *name, *type;
     job_field field;
-    size_t off;
+    size_t off, size;     /* size: JF_CHARS's array */
     void (*put)(sqlite3_stmt *st, int i, const sd_job *j);
     void (*get)(sqlite3_stmt *st, int i, sd_job *j, job_load *ld);
 } st_column;
@@ -106,28 +112,6 @@ static void get_state(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
         j->state = SD_LOST;
 }
 
-static void put_pid(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    sqlite3_bind_int64(st, i, j->pid);
-}
-
-static void get_pid(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    j->pid = (pid_t)sqlite3_column_int64(st, i);
-}
-
-static void put_pstart(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    sqlite3_bind_int64(st, i, (sqlite3_int64)j->pstart);
-}
-
-static void get_pstart(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    j->pstart = (unsigned long long)sqlite3_column_int64(st, i);
-}
-
 static void put_status(sqlite3_stmt *st, int i, const sd_job *j)
 {
     if (j->have_status)
@@ -141,19 +125,6 @@ static void get_status(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
     (void)ld;
     j->have_status = !col_null(st, i);
     j->exit_status = sqlite3_column_int(st, i);
-}
-
-static void put_secret(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    bind_str(st, i, j->secret[0] ? j->secret : NULL);
-}
-
-static void get_secret(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    const unsigned char *sec = sqlite3_column_text(st, i);
-    if (sec)
-        snprintf(j->secret, sizeof j->secret, "%s", (const char *)sec);
 }
 
 /* An agent's job's start message, to start it (pending) or start it
@@ -222,33 +193,8 @@ static void get_user(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
     }
 }
 
-static void put_gen(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    sqlite3_bind_int64(st, i, j->gen);
-}
-
-static void get_gen(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    j->gen = (unsigned)sqlite3_column_int64(st, i);
-}
-
-/* A task of a task array (docs/arrays.md): its array and index; NULL for
- * every other job (and in an older slaqd's rows). */
-static void put_array_id(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    if (j->array)
-        sqlite3_bind_int64(st, i, j->array);
-    else
-        sqlite3_bind_null(st, i);
-}
-
-static void get_array_id(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    j->array = col_null(st, i) ? 0 : sqlite3_column_int64(st, i);
-}
-
+/* A task of a task array (docs/arrays.md): its index in its array; NULL
+ * for every other job (and in an older slaqd's rows), like array_id. */
 static void put_array_index(sqlite3_stmt *st, int i, const sd_job *j)
 {
     if (j->array)
@@ -265,45 +211,8 @@ static void get_array_index(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 
 /* The job's goal (slaq submit --deadline, --accuracy, --direction,
  * --urgency; docs/deadlines.md); NULL: the default (no deadline, no
- * required accuracy, max, urgency 1), which an older slaqd's rows read.
- * deadline comes first in job_cols: it sets the defaults the others
- * change. */
-static void put_move_s(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    bind_num(st, i, j->move_s);
-}
-
-static void get_move_s(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    j->move_s = col_null(st, i) ? NAN : sqlite3_column_double(st, i);
-}
-
-static void put_deadline(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    bind_num(st, i, j->goal.deadline);
-}
-
-static void get_deadline(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    slaq_goal_init(&j->goal);
-    if (!col_null(st, i))
-        j->goal.deadline = sqlite3_column_double(st, i);
-}
-
-static void put_accuracy(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    bind_num(st, i, j->goal.accuracy);
-}
-
-static void get_accuracy(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    if (!col_null(st, i))
-        j->goal.accuracy = sqlite3_column_double(st, i);
-}
-
+ * required accuracy, max, urgency 1), which an older slaqd's rows read
+ * and which the new job holds already (slaq_goal_init). */
 static void put_direction(sqlite3_stmt *st, int i, const sd_job *j)
 {
     bind_str(st, i, j->goal.maximize ? "max" : "min");
@@ -361,10 +270,14 @@ static void get_conv(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 }
 
 #define JF(name, type, field, member) \
-    {name, type, field, offsetof(sd_job, member), NULL, NULL}
+    {name, type, field, offsetof(sd_job, member), \
+     sizeof ((sd_job *)0)->member, NULL, NULL}
 #define JFN(name, type, fn) \
-    {name, type, JF_FN, 0, put_##fn, get_##fn}
-#define COL(name, type) {name, type, JF_NONE, 0, NULL, NULL}
+    {name, type, JF_FN, 0, 0, put_##fn, get_##fn}
+#define COL(name, type) {name, type, JF_NONE, 0, 0, NULL, NULL}
+
+/* The kinds' C types, as sd_job declares its fields. */
+_Static_assert(sizeof(pid_t) == sizeof(int), "pid is a JF_INT");
 
 /* The jobs table (docs/state-db.md). uid comes before user: a row
  * without a uid is an older slaqd's, whose user is slaqd's own. */
@@ -380,14 +293,14 @@ static const st_column job_cols[] = {
     JF("max_time", "REAL", JF_REAL, max_time),
     JF("managed", "INTEGER", JF_INT, managed),
     JFN("state", "TEXT", state),
-    JFN("pid", "INTEGER", pid),
-    JFN("pstart", "INTEGER", pstart),
+    JF("pid", "INTEGER", JF_INT, pid),
+    JF("pstart", "INTEGER", JF_ULL, pstart),
     JFN("exit_status", "INTEGER", status),
     JF("reason", "TEXT", JF_TEXT, reason),
     JF("submitted", "REAL", JF_REAL, submitted),
     JF("started", "REAL", JF_REAL, started),
     JF("ended", "REAL", JF_REAL, ended),
-    JFN("secret", "TEXT", secret),
+    JF("secret", "TEXT", JF_CHARS, secret),
     JF("metric_name", "TEXT", JF_TEXT, metric_name),
     JF("suspended", "INTEGER", JF_INT, suspended),
     JF("continued_by", "INTEGER", JF_I64, continued_by),
@@ -400,16 +313,16 @@ static const st_column job_cols[] = {
     JFN("kind", "TEXT", kind),
     JFN("uid", "INTEGER", uid),
     JFN("user", "TEXT", user),
-    JFN("gen", "INTEGER", gen),
+    JF("gen", "INTEGER", JF_UINT, gen),
     JFN("convergence", "TEXT", conv),
-    JFN("array_id", "INTEGER", array_id),
+    JF("array_id", "INTEGER", JF_I64_0, array),
     JFN("array_index", "INTEGER", array_index),
-    JFN("deadline", "REAL", deadline),
-    JFN("accuracy", "REAL", accuracy),
+    JF("deadline", "REAL", JF_REAL_INF, goal.deadline),
+    JF("accuracy", "REAL", JF_REAL_NAN, goal.accuracy),
     JFN("direction", "TEXT", direction),
     JFN("urgency", "INTEGER", urgency),
     JF("moves", "INTEGER", JF_INT, moves),
-    JFN("move_s", "REAL", move_s),
+    JF("move_s", "REAL", JF_REAL_NAN, move_s),
     JFN("stop", "TEXT", stop),
     JF("env", "TEXT", JF_TEXT, env),
 };
@@ -640,15 +553,33 @@ static void job_put_col(sqlite3_stmt *st, int i, const st_column *c,
 {
     switch (c->field) {
     case JF_REAL: sqlite3_bind_double(st, i, JOB_VALUE(j, c, double)); break;
-    case JF_REAL_INF: bind_num(st, i, JOB_VALUE(j, c, double)); break;
+    case JF_REAL_INF: case JF_REAL_NAN:
+        bind_num(st, i, JOB_VALUE(j, c, double));
+        break;
     case JF_INT: sqlite3_bind_int(st, i, JOB_VALUE(j, c, int)); break;
+    case JF_UINT: sqlite3_bind_int64(st, i, JOB_VALUE(j, c, unsigned)); break;
     case JF_I64: sqlite3_bind_int64(st, i, JOB_VALUE(j, c, int64_t)); break;
+    case JF_I64_0:
+        if (JOB_VALUE(j, c, int64_t))
+            sqlite3_bind_int64(st, i, JOB_VALUE(j, c, int64_t));
+        else
+            sqlite3_bind_null(st, i);
+        break;
     case JF_U64:
         sqlite3_bind_int64(st, i, (sqlite3_int64)JOB_VALUE(j, c, uint64_t));
+        break;
+    case JF_ULL:
+        sqlite3_bind_int64(st, i,
+                           (sqlite3_int64)JOB_VALUE(j, c, unsigned long long));
         break;
     case JF_TEXT: case JF_TEXT_REQ:
         bind_str(st, i, JOB_VALUE(j, c, char *));
         break;
+    case JF_CHARS: {
+        const char *v = &JOB_VALUE(j, c, char);
+        bind_str(st, i, v[0] ? v : NULL);
+        break;
+    }
     case JF_FN: c->put(st, i, j); break;
     case JF_NONE: break;
     }
@@ -664,17 +595,32 @@ static void job_get_col(sqlite3_stmt *st, int i, const st_column *c,
         *JOB_FIELD(j, c, double) = col_null(st, i)
             ? INFINITY : sqlite3_column_double(st, i);
         break;
+    case JF_REAL_NAN: *JOB_FIELD(j, c, double) = col_num(st, i); break;
     case JF_INT: *JOB_FIELD(j, c, int) = sqlite3_column_int(st, i); break;
-    case JF_I64: *JOB_FIELD(j, c, int64_t) = sqlite3_column_int64(st, i);
+    case JF_UINT:
+        *JOB_FIELD(j, c, unsigned) = (unsigned)sqlite3_column_int64(st, i);
+        break;
+    case JF_I64: case JF_I64_0:
+        *JOB_FIELD(j, c, int64_t) = sqlite3_column_int64(st, i);
         break;
     case JF_U64:
         *JOB_FIELD(j, c, uint64_t) = (uint64_t)sqlite3_column_int64(st, i);
+        break;
+    case JF_ULL:
+        *JOB_FIELD(j, c, unsigned long long) =
+            (unsigned long long)sqlite3_column_int64(st, i);
         break;
     case JF_TEXT:
         if (!col_null(st, i))
             *JOB_FIELD(j, c, char *) = col_strdup(st, i);
         break;
     case JF_TEXT_REQ: *JOB_FIELD(j, c, char *) = col_strdup(st, i); break;
+    case JF_CHARS: {
+        const char *v = col_str(st, i);
+        if (v)
+            snprintf(JOB_FIELD(j, c, char), c->size, "%s", v);
+        break;
+    }
     case JF_FN: c->get(st, i, j, ld); break;
     case JF_NONE: break;
     }
