@@ -5,6 +5,10 @@
  * columns added since and keeps its rows, a full disk is an error that
  * leaves the last commit whole, the sweeps' rows and a recorded run read
  * back, and docs/state-db.md describes the schema the store creates.
+ *
+ * `test_store DOC` runs only that last test, against DOC instead of
+ * docs/state-db.md: tests/cli/test_state_db_doc.sh shows with it that a
+ * doc missing a column, with one too many or with a wrong type fails.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -24,6 +28,7 @@
 #include "daemon/suspend.h"
 
 static char dir[64], path[128];
+static const char *state_db_doc = STATE_DB_DOC; /* or main's argument */
 
 static int dir_setup(void **state)
 {
@@ -639,9 +644,9 @@ static void test_a_recorded_run_reads_back_from_its_last_start(void **st)
  * "| `column` | TYPE | ... |". Returns "table.column TYPE" lines. */
 static char *doc_columns(void)
 {
-    FILE *f = fopen(STATE_DB_DOC, "r");
+    FILE *f = fopen(state_db_doc, "r");
     if (!f)
-        fail_msg("%s: cannot be read", STATE_DB_DOC);
+        fail_msg("%s: cannot be read", state_db_doc);
     size_t cap = 16384, n = 0;
     char *out = calloc(1, cap), line[1024], table[64] = "";
     while (fgets(line, sizeof line, f)) {
@@ -691,15 +696,37 @@ static char *db_columns(const char *doc)
     return out;
 }
 
+/* The lines of a (each ending in a newline) that b lacks, into out. */
+static void lines_missing(const char *a, const char *b, char *out, size_t cap)
+{
+    size_t n = strlen(out);
+    for (const char *l = a; *l; l = strchr(l, '\n') + 1) {
+        size_t len = (size_t)(strchr(l, '\n') - l) + 1;
+        int found = 0;
+        for (const char *m = b; *m && !found; m = strchr(m, '\n') + 1)
+            found = !strncmp(m, l, len) && m[len - 1] == '\n';
+        if (!found && n + len + 4 < cap)
+            n += (size_t)snprintf(out + n, cap - n, "  %.*s", (int)len, l);
+    }
+}
+
 static void test_docs_state_db_md_lists_every_table_and_column(void **st)
 {
     (void)st;
     store_close(open_ok(0));
     char *doc = doc_columns(), *db = db_columns(doc);
     assert_true(strlen(doc) > 0);
-    if (strcmp(doc, db))
-        fail_msg("%s and a fresh state.db differ.\nThe doc:\n%s\nThe "
-                 "database:\n%s", STATE_DB_DOC, doc, db);
+    if (strcmp(doc, db)) {
+        static char only_db[4096], only_doc[4096];
+        only_db[0] = only_doc[0] = '\0';
+        lines_missing(db, doc, only_db, sizeof only_db);
+        lines_missing(doc, db, only_doc, sizeof only_doc);
+        fail_msg("%s and the schema in store.c differ.\nColumns the doc "
+                 "lacks:\n%sColumns only the doc has:\n%s%sThe doc:\n%s\n"
+                 "The database:\n%s", state_db_doc, only_db, only_doc,
+                 only_db[0] || only_doc[0] ? "" : "(none: the order "
+                 "differs)\n", doc, db);
+    }
     free(doc);
     free(db);
 }
@@ -721,8 +748,12 @@ static void test_an_in_memory_store_leaves_no_file(void **st)
     assert_false(left);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) {
+        state_db_doc = argv[1];
+        cmocka_set_test_filter("test_docs_*");
+    }
     const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, dir_setup, dir_teardown)
         T(test_every_column_of_a_job_comes_back_after_a_reopen),
