@@ -63,6 +63,8 @@ typedef enum {
     JF_TEXT,     /* char *, NULL is NULL */
     JF_TEXT_REQ, /* char *, NULL read back as "" */
     JF_CHARS,    /* char[size]; NULL is "" */
+    JF_NAME,     /* an int (or enum) i kept as names[i]; NULL, a name not
+                    in names or an i out of range: dflt */
     JF_FN,
 } job_field;
 
@@ -73,6 +75,8 @@ typedef struct st_column {
     const char *name, *type;
     job_field field;
     size_t off, size;     /* size: JF_CHARS's array */
+    const char *const *names; /* JF_NAME's names, n of them, and what */
+    int n, dflt;              /* a NULL or unknown one reads */
     void (*put)(sqlite3_stmt *st, int i, const sd_job *j);
     void (*get)(sqlite3_stmt *st, int i, sd_job *j, job_load *ld);
 } st_column;
@@ -97,19 +101,6 @@ static char *col_strdup(sqlite3_stmt *st, int i)
 static int col_null(sqlite3_stmt *st, int i)
 {
     return sqlite3_column_type(st, i) == SQLITE_NULL;
-}
-
-static void put_state(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    bind_str(st, i, job_state_name(j->state));
-}
-
-static void get_state(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    const char *state = (const char *)sqlite3_column_text(st, i);
-    if (!state || job_state_parse(state, &j->state))
-        j->state = SD_LOST;
 }
 
 static void put_status(sqlite3_stmt *st, int i, const sd_job *j)
@@ -213,18 +204,6 @@ static void get_array_index(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
  * --urgency; docs/deadlines.md); NULL: the default (no deadline, no
  * required accuracy, max, urgency 1), which an older slaqd's rows read
  * and which the new job holds already (slaq_goal_init). */
-static void put_direction(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    bind_str(st, i, j->goal.maximize ? "max" : "min");
-}
-
-static void get_direction(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    const char *dir = (const char *)sqlite3_column_text(st, i);
-    j->goal.maximize = !dir || strcmp(dir, "min");
-}
-
 static void put_urgency(sqlite3_stmt *st, int i, const sd_job *j)
 {
     sqlite3_bind_int(st, i, j->goal.urgency);
@@ -271,13 +250,20 @@ static void get_conv(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 
 #define JF(name, type, field, member) \
     {name, type, field, offsetof(sd_job, member), \
-     sizeof ((sd_job *)0)->member, NULL, NULL}
+     sizeof ((sd_job *)0)->member, NULL, 0, 0, NULL, NULL}
+#define JFNAME(name, member, names, n, dflt) \
+    {name, "TEXT", JF_NAME, offsetof(sd_job, member), \
+     sizeof ((sd_job *)0)->member, names, n, dflt, NULL, NULL}
 #define JFN(name, type, fn) \
-    {name, type, JF_FN, 0, 0, put_##fn, get_##fn}
-#define COL(name, type) {name, type, JF_NONE, 0, 0, NULL, NULL}
+    {name, type, JF_FN, 0, 0, NULL, 0, 0, put_##fn, get_##fn}
+#define COL(name, type) {name, type, JF_NONE, 0, 0, NULL, 0, 0, NULL, NULL}
+
+/* goal.maximize's names: 0 "min", 1 "max". */
+static const char *const direction_names[] = {"min", "max"};
 
 /* The kinds' C types, as sd_job declares its fields. */
 _Static_assert(sizeof(pid_t) == sizeof(int), "pid is a JF_INT");
+_Static_assert(sizeof(sd_state) == sizeof(int), "state is a JF_NAME");
 
 /* The jobs table (docs/state-db.md). uid comes before user: a row
  * without a uid is an older slaqd's, whose user is slaqd's own. */
@@ -292,7 +278,7 @@ static const st_column job_cols[] = {
     JF("max_iters", "INTEGER", JF_U64, max_iters),
     JF("max_time", "REAL", JF_REAL, max_time),
     JF("managed", "INTEGER", JF_INT, managed),
-    JFN("state", "TEXT", state),
+    JFNAME("state", state, job_state_names, SD_NSTATES, SD_LOST),
     JF("pid", "INTEGER", JF_INT, pid),
     JF("pstart", "INTEGER", JF_ULL, pstart),
     JFN("exit_status", "INTEGER", status),
@@ -319,7 +305,7 @@ static const st_column job_cols[] = {
     JFN("array_index", "INTEGER", array_index),
     JF("deadline", "REAL", JF_REAL_INF, goal.deadline),
     JF("accuracy", "REAL", JF_REAL_NAN, goal.accuracy),
-    JFN("direction", "TEXT", direction),
+    JFNAME("direction", goal.maximize, direction_names, 2, 1),
     JFN("urgency", "INTEGER", urgency),
     JF("moves", "INTEGER", JF_INT, moves),
     JF("move_s", "REAL", JF_REAL_NAN, move_s),
@@ -580,6 +566,11 @@ static void job_put_col(sqlite3_stmt *st, int i, const st_column *c,
         bind_str(st, i, v[0] ? v : NULL);
         break;
     }
+    case JF_NAME: {
+        int v = JOB_VALUE(j, c, int);
+        bind_str(st, i, v >= 0 && v < c->n ? c->names[v] : NULL);
+        break;
+    }
     case JF_FN: c->put(st, i, j); break;
     case JF_NONE: break;
     }
@@ -619,6 +610,14 @@ static void job_get_col(sqlite3_stmt *st, int i, const st_column *c,
         const char *v = col_str(st, i);
         if (v)
             snprintf(JOB_FIELD(j, c, char), c->size, "%s", v);
+        break;
+    }
+    case JF_NAME: {
+        const char *v = col_str(st, i);
+        int k = 0;
+        while (v && k < c->n && strcmp(v, c->names[k]))
+            k++;
+        *JOB_FIELD(j, c, int) = v && k < c->n ? k : c->dflt;
         break;
     }
     case JF_FN: c->get(st, i, j, ld); break;
