@@ -129,6 +129,16 @@ static sd_job *job_full(sd_daemon *d, int64_t id, sd_state state)
     j->uid = 4242;
     j->user = strdup("alice");
     j->gen = 7;
+    j->array = 9;
+    j->array_index = 0; /* a task's index 0 is not "no task" */
+    j->goal.deadline = 1700001000.5;
+    j->goal.accuracy = 0.9;
+    j->goal.maximize = 0;
+    j->goal.urgency = 4;
+    j->goal.stop = SLAQ_STOP_OPTSTOP;
+    j->moves = 2;
+    j->move_s = 1.25;
+    j->env = strdup("[\"A=1\"]");
     return j;
 }
 
@@ -156,6 +166,11 @@ static void test_every_column_of_a_job_comes_back_after_a_reopen(void **st)
     sd_job *a = job_full(d, 1, SD_RUNNING), *b = job_full(d, 2, SD_DONE);
     b->max_cores = INFINITY;
     b->have_status = 0;
+    b->array = 0; /* not a task, no goal, never moved: NULL columns */
+    b->array_index = 0;
+    slaq_goal_init(&b->goal);
+    b->move_s = NAN;
+    b->secret[0] = '\0';
     store_put_job(s, a);
     store_put_job(s, b);
     slaq_report r = {.iter = 4, .loss = 0.5, .cpu_s = 1, .samples = 10,
@@ -164,6 +179,15 @@ static void test_every_column_of_a_job_comes_back_after_a_reopen(void **st)
     assert_int_equal(store_flush(s), 0);
     store_close(s);
     job_free_all(d);
+    /* What the columns hold: names, and NULL for none. */
+    assert_int_equal(sql_int("SELECT state = 'running' AND direction = 'min' "
+                             "AND array_id = 9 AND array_index = 0 AND "
+                             "secret = 'ab12cd34' FROM jobs WHERE id = 1"), 1);
+    assert_int_equal(sql_int("SELECT state = 'done' AND direction = 'max' AND "
+                             "array_id IS NULL AND array_index IS NULL AND "
+                             "deadline IS NULL AND accuracy IS NULL AND "
+                             "move_s IS NULL AND secret IS NULL AND "
+                             "max_cores IS NULL FROM jobs WHERE id = 2"), 1);
 
     s = open_ok(0);
     load_all(s, d);
@@ -200,12 +224,25 @@ static void test_every_column_of_a_job_comes_back_after_a_reopen(void **st)
     assert_int_equal(j->uid, 4242);
     assert_string_equal(j->user, "alice");
     assert_int_equal(j->gen, 7);
+    assert_true(j->array == 9 && j->array_index == 0);
+    assert_true(j->goal.deadline == 1700001000.5 && j->goal.accuracy == 0.9);
+    assert_int_equal(j->goal.maximize, 0);
+    assert_int_equal(j->goal.urgency, 4);
+    assert_int_equal(j->goal.stop, SLAQ_STOP_OPTSTOP);
+    assert_true(j->moves == 2 && j->move_s == 1.25);
+    assert_string_equal(j->env, "[\"A=1\"]");
     /* The finished one: no cap, no status, no launch message; its last
      * report and metric summarised. */
     j = loaded[1];
     assert_true(isinf(j->max_cores));
     assert_false(j->have_status);
     assert_null(j->launch);
+    assert_int_equal(j->state, SD_DONE);
+    assert_true(j->array == 0 && j->array_index == 0);
+    assert_true(isinf(j->goal.deadline) && isnan(j->goal.accuracy));
+    assert_true(j->goal.maximize == 1 && j->goal.urgency == 1);
+    assert_true(isnan(j->move_s));
+    assert_string_equal(j->secret, "");
     assert_int_equal(j->nreports, 1);
     assert_int_equal(j->last_iter, 4);
     assert_true(j->last_loss == 0.5 && j->last_metric == 0.875);
