@@ -3,8 +3,9 @@
  * files in a temporary directory: a job's every column comes back after a
  * reopen, an update replaces its row, an older slaqd's database gains the
  * columns added since and keeps its rows, a full disk is an error that
- * leaves the last commit whole, the sweeps' rows and a recorded run read
- * back, and docs/state-db.md describes the schema the store creates.
+ * leaves the last commit whole, a task array's and the sweeps' rows and a
+ * recorded run read back, and docs/state-db.md describes the schema the
+ * store creates.
  *
  * `test_store DOC` runs only that last test, against DOC instead of
  * docs/state-db.md: tests/cli/test_state_db_doc.sh shows with it that a
@@ -20,6 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "daemon/array.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
@@ -502,6 +504,69 @@ static int check_jobs(void *arg, int64_t idx, const char *jobs)
     return 0;
 }
 
+static sd_array *arrays_read[4];
+static size_t narrays_read;
+
+static int keep_array(sd_daemon *d, sd_array *a)
+{
+    (void)d;
+    arrays_read[narrays_read++] = a;
+    return 0;
+}
+
+static void array_drop(sd_array *a)
+{
+    free(a->name);
+    free(a->user);
+    free(a->cmd);
+    free(a->cwd);
+    free(a->env);
+    free(a);
+}
+
+/* Every column of a task array comes back, and a NULL env reads as none. */
+static void test_an_arrays_columns_come_back_after_a_reopen(void **st)
+{
+    (void)st;
+    sd_store *s = open_ok(0);
+    sd_array a = {.id = 12, .uid = 4242, .user = "alice", .name = "grid",
+                  .cmd = "[\"t\",\"{index}\"]", .cwd = "/srv/w",
+                  .env = "[\"A=1\"]", .first = -3, .last = 3000000000L,
+                  .max_running = 4, .estimate_s = 90.5,
+                  .submitted = 1700000000.25, .cancelled = 1};
+    sd_array b = {.id = 13, .user = "bob", .name = "b", .cmd = "[]",
+                  .cwd = "/", .first = 0, .last = 0};
+    store_put_array(s, &a);
+    store_put_array(s, &b);
+    assert_int_equal(store_flush(s), 0);
+    store_close(s);
+    assert_int_equal(sql_int("SELECT count(*) FROM arrays WHERE env IS "
+                             "NULL AND id = 13"), 1);
+    s = open_ok(0);
+    narrays_read = 0;
+    assert_int_equal(store_each_array(s, keep_array, NULL), 0);
+    assert_int_equal(narrays_read, 2);
+    sd_array *r = arrays_read[0];
+    assert_int_equal(r->id, 12);
+    assert_int_equal(r->uid, 4242);
+    assert_string_equal(r->user, "alice");
+    assert_string_equal(r->name, "grid");
+    assert_string_equal(r->cmd, "[\"t\",\"{index}\"]");
+    assert_string_equal(r->cwd, "/srv/w");
+    assert_string_equal(r->env, "[\"A=1\"]");
+    assert_true(r->first == -3 && r->last == 3000000000L);
+    assert_int_equal(r->max_running, 4);
+    assert_true(r->estimate_s == 90.5 && r->submitted == 1700000000.25);
+    assert_int_equal(r->cancelled, 1);
+    r = arrays_read[1];
+    assert_int_equal(r->id, 13);
+    assert_null(r->env);
+    assert_int_equal(r->cancelled, 0);
+    array_drop(arrays_read[0]);
+    array_drop(arrays_read[1]);
+    store_close(s);
+}
+
 static void test_a_sweeps_rows_come_back(void **st)
 {
     (void)st;
@@ -799,6 +864,7 @@ int main(int argc, char **argv)
         T(test_a_migration_that_fails_changes_nothing),
         T(test_a_run_of_an_older_database_reads_as_it_is),
         T(test_a_full_disk_is_an_error_and_leaves_the_last_commit_whole),
+        T(test_an_arrays_columns_come_back_after_a_reopen),
         T(test_a_sweeps_rows_come_back),
         T(test_values_start_after_the_last_seen_and_keep_iteration_0),
         T(test_a_recorded_run_reads_back_from_its_last_start),
