@@ -46,36 +46,40 @@ typedef struct job_load {
     int uid_null;         /* the row has no uid (read before user) */
 } job_load;
 
-/* How a job's field is kept in its column: as the C type at `off` in
- * sd_job says, or by the column's own put and get (JF_FN). NULL reads as
- * 0 (or "", or as said) unless the kind says otherwise. */
+/* How a row's field is kept in its column: as the C type at `off` in the
+ * row's struct says, or by the column's own put and get (CK_FN, a job's
+ * columns only). NULL reads as 0 (or "", or as said) unless the kind says
+ * otherwise. */
 typedef enum {
-    JF_NONE,     /* not a job's column */
-    JF_REAL,     /* double */
-    JF_REAL_INF, /* double; NULL is INFINITY (no cap, no deadline) */
-    JF_REAL_NAN, /* double; NULL is NAN (none) */
-    JF_INT,      /* int */
-    JF_UINT,     /* unsigned */
-    JF_I64,      /* int64_t */
-    JF_I64_0,    /* int64_t; NULL is 0 (none) */
-    JF_U64,      /* uint64_t */
-    JF_ULL,      /* unsigned long long */
-    JF_TEXT,     /* char *, NULL is NULL */
-    JF_TEXT_REQ, /* char *, NULL read back as "" */
-    JF_CHARS,    /* char[size]; NULL is "" */
-    JF_NAME,     /* an int (or enum) i kept as names[i]; NULL, a name not
+    CK_NONE,     /* no struct's field: the table's rows are written and
+                    read by hand */
+    CK_REAL,     /* double */
+    CK_REAL_INF, /* double; NULL is INFINITY (no cap, no deadline) */
+    CK_REAL_NAN, /* double; NULL is NAN (none) */
+    CK_INT,      /* int */
+    CK_UINT,     /* unsigned */
+    CK_I64,      /* int64_t */
+    CK_I64_0,    /* int64_t; NULL is 0 (none) */
+    CK_LONG,     /* long */
+    CK_U64,      /* uint64_t */
+    CK_ULL,      /* unsigned long long */
+    CK_TEXT,     /* char *, NULL is NULL */
+    CK_TEXT_REQ, /* char *, NULL read back as "" */
+    CK_CHARS,    /* char[size]; NULL is "" */
+    CK_NAME,     /* an int (or enum) i kept as names[i]; NULL, a name not
                     in names or an i out of range: dflt */
-    JF_FN,
-} job_field;
+    CK_FN,
+} col_kind;
 
-/* One column of a table. The jobs table's columns also say which field
- * of sd_job they hold: its INSERT binds them by name (:column) and its
- * SELECT reads them in this order, so a new column is one row here. */
+/* One column of a table. The columns of jobs (sd_job) and arrays
+ * (sd_array) also say which field of their struct they hold: the table's
+ * INSERT binds them and its SELECT reads them in this order (table_sql),
+ * so a new column is one row here. */
 typedef struct st_column {
     const char *name, *type;
-    job_field field;
-    size_t off, size;     /* size: JF_CHARS's array */
-    const char *const *names; /* JF_NAME's names, n of them, and what */
+    col_kind field;
+    size_t off, size;     /* size: CK_CHARS's array */
+    const char *const *names; /* CK_NAME's names, n of them, and what */
     int n, dflt;              /* a NULL or unknown one reads */
     void (*put)(sqlite3_stmt *st, int i, const sd_job *j);
     void (*get)(sqlite3_stmt *st, int i, sd_job *j, job_load *ld);
@@ -252,65 +256,69 @@ static void get_conv(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
     {name, type, field, offsetof(sd_job, member), \
      sizeof ((sd_job *)0)->member, NULL, 0, 0, NULL, NULL}
 #define JFNAME(name, member, names, n, dflt) \
-    {name, "TEXT", JF_NAME, offsetof(sd_job, member), \
+    {name, "TEXT", CK_NAME, offsetof(sd_job, member), \
      sizeof ((sd_job *)0)->member, names, n, dflt, NULL, NULL}
 #define JFN(name, type, fn) \
-    {name, type, JF_FN, 0, 0, NULL, 0, 0, put_##fn, get_##fn}
-#define COL(name, type) {name, type, JF_NONE, 0, 0, NULL, 0, 0, NULL, NULL}
+    {name, type, CK_FN, 0, 0, NULL, 0, 0, put_##fn, get_##fn}
+#define AF(name, type, field, member) \
+    {name, type, field, offsetof(sd_array, member), \
+     sizeof ((sd_array *)0)->member, NULL, 0, 0, NULL, NULL}
+#define COL(name, type) {name, type, CK_NONE, 0, 0, NULL, 0, 0, NULL, NULL}
 
 /* goal.maximize's names: 0 "min", 1 "max". */
 static const char *const direction_names[] = {"min", "max"};
 
-/* The kinds' C types, as sd_job declares its fields. */
-_Static_assert(sizeof(pid_t) == sizeof(int), "pid is a JF_INT");
-_Static_assert(sizeof(sd_state) == sizeof(int), "state is a JF_NAME");
+/* The kinds' C types, as sd_job and sd_array declare their fields. */
+_Static_assert(sizeof(pid_t) == sizeof(int), "pid is a CK_INT");
+_Static_assert(sizeof(uid_t) == sizeof(unsigned), "uid is a CK_UINT");
+_Static_assert(sizeof(sd_state) == sizeof(int), "state is a CK_NAME");
 
 /* The jobs table (docs/state-db.md). uid comes before user: a row
  * without a uid is an older slaqd's, whose user is slaqd's own. */
 static const st_column job_cols[] = {
-    JF("id", "INTEGER", JF_I64, id),
-    JF("name", "TEXT", JF_TEXT_REQ, name),
-    JF("cmd", "TEXT", JF_TEXT_REQ, cmd),
-    JF("cwd", "TEXT", JF_TEXT_REQ, cwd),
-    JF("weight", "REAL", JF_REAL, weight),
-    JF("max_cores", "REAL", JF_REAL_INF, max_cores),
-    JF("target", "REAL", JF_REAL, target),
-    JF("max_iters", "INTEGER", JF_U64, max_iters),
-    JF("max_time", "REAL", JF_REAL, max_time),
-    JF("managed", "INTEGER", JF_INT, managed),
+    JF("id", "INTEGER", CK_I64, id),
+    JF("name", "TEXT", CK_TEXT_REQ, name),
+    JF("cmd", "TEXT", CK_TEXT_REQ, cmd),
+    JF("cwd", "TEXT", CK_TEXT_REQ, cwd),
+    JF("weight", "REAL", CK_REAL, weight),
+    JF("max_cores", "REAL", CK_REAL_INF, max_cores),
+    JF("target", "REAL", CK_REAL, target),
+    JF("max_iters", "INTEGER", CK_U64, max_iters),
+    JF("max_time", "REAL", CK_REAL, max_time),
+    JF("managed", "INTEGER", CK_INT, managed),
     JFNAME("state", state, job_state_names, SD_NSTATES, SD_LOST),
-    JF("pid", "INTEGER", JF_INT, pid),
-    JF("pstart", "INTEGER", JF_ULL, pstart),
+    JF("pid", "INTEGER", CK_INT, pid),
+    JF("pstart", "INTEGER", CK_ULL, pstart),
     JFN("exit_status", "INTEGER", status),
-    JF("reason", "TEXT", JF_TEXT, reason),
-    JF("submitted", "REAL", JF_REAL, submitted),
-    JF("started", "REAL", JF_REAL, started),
-    JF("ended", "REAL", JF_REAL, ended),
-    JF("secret", "TEXT", JF_CHARS, secret),
-    JF("metric_name", "TEXT", JF_TEXT, metric_name),
-    JF("suspended", "INTEGER", JF_INT, suspended),
-    JF("continued_by", "INTEGER", JF_I64, continued_by),
-    JF("resumed_from", "INTEGER", JF_I64, resumed_from),
-    JF("sweep", "INTEGER", JF_I64, sweep),
-    JF("node", "TEXT", JF_TEXT, node_at),
-    JF("restartable", "INTEGER", JF_INT, restartable),
-    JF("pin", "TEXT", JF_TEXT, pin),
+    JF("reason", "TEXT", CK_TEXT, reason),
+    JF("submitted", "REAL", CK_REAL, submitted),
+    JF("started", "REAL", CK_REAL, started),
+    JF("ended", "REAL", CK_REAL, ended),
+    JF("secret", "TEXT", CK_CHARS, secret),
+    JF("metric_name", "TEXT", CK_TEXT, metric_name),
+    JF("suspended", "INTEGER", CK_INT, suspended),
+    JF("continued_by", "INTEGER", CK_I64, continued_by),
+    JF("resumed_from", "INTEGER", CK_I64, resumed_from),
+    JF("sweep", "INTEGER", CK_I64, sweep),
+    JF("node", "TEXT", CK_TEXT, node_at),
+    JF("restartable", "INTEGER", CK_INT, restartable),
+    JF("pin", "TEXT", CK_TEXT, pin),
     JFN("launch", "TEXT", launch),
     JFN("kind", "TEXT", kind),
     JFN("uid", "INTEGER", uid),
     JFN("user", "TEXT", user),
-    JF("gen", "INTEGER", JF_UINT, gen),
+    JF("gen", "INTEGER", CK_UINT, gen),
     JFN("convergence", "TEXT", conv),
-    JF("array_id", "INTEGER", JF_I64_0, array),
+    JF("array_id", "INTEGER", CK_I64_0, array),
     JFN("array_index", "INTEGER", array_index),
-    JF("deadline", "REAL", JF_REAL_INF, goal.deadline),
-    JF("accuracy", "REAL", JF_REAL_NAN, goal.accuracy),
+    JF("deadline", "REAL", CK_REAL_INF, goal.deadline),
+    JF("accuracy", "REAL", CK_REAL_NAN, goal.accuracy),
     JFNAME("direction", goal.maximize, direction_names, 2, 1),
     JFN("urgency", "INTEGER", urgency),
-    JF("moves", "INTEGER", JF_INT, moves),
-    JF("move_s", "REAL", JF_REAL_NAN, move_s),
+    JF("moves", "INTEGER", CK_INT, moves),
+    JF("move_s", "REAL", CK_REAL_NAN, move_s),
     JFN("stop", "TEXT", stop),
-    JF("env", "TEXT", JF_TEXT, env),
+    JF("env", "TEXT", CK_TEXT, env),
 };
 #define NJOB_COLS (sizeof job_cols / sizeof *job_cols)
 
@@ -333,13 +341,24 @@ static const st_column event_cols[] = {
 static const st_column meta_cols[] = {
     COL("key", "TEXT"), COL("value", "INTEGER"),
 };
+/* The arrays table (docs/arrays.md), sd_array's fields. */
 static const st_column array_cols[] = {
-    COL("id", "INTEGER"), COL("name", "TEXT"), COL("uid", "INTEGER"),
-    COL("user", "TEXT"), COL("cmd", "TEXT"), COL("cwd", "TEXT"),
-    COL("env", "TEXT"), COL("first", "INTEGER"), COL("last", "INTEGER"),
-    COL("max_running", "INTEGER"), COL("estimate", "REAL"),
-    COL("submitted", "REAL"), COL("cancelled", "INTEGER"),
+    AF("id", "INTEGER", CK_I64, id),
+    AF("name", "TEXT", CK_TEXT_REQ, name),
+    AF("uid", "INTEGER", CK_UINT, uid),
+    AF("user", "TEXT", CK_TEXT_REQ, user),
+    AF("cmd", "TEXT", CK_TEXT_REQ, cmd),
+    AF("cwd", "TEXT", CK_TEXT_REQ, cwd),
+    AF("env", "TEXT", CK_TEXT, env),
+    AF("first", "INTEGER", CK_LONG, first),
+    AF("last", "INTEGER", CK_LONG, last),
+    AF("max_running", "INTEGER", CK_UINT, max_running),
+    AF("estimate", "REAL", CK_REAL, estimate_s),
+    AF("submitted", "REAL", CK_REAL, submitted),
+    AF("cancelled", "INTEGER", CK_INT, cancelled),
 };
+#define NARRAY_COLS (sizeof array_cols / sizeof *array_cols)
+
 static const st_column sweep_cols[] = {
     COL("id", "INTEGER"), COL("name", "TEXT"), COL("spec", "TEXT"),
     COL("cwd", "TEXT"), COL("state", "TEXT"), COL("note", "TEXT"),
@@ -506,21 +525,31 @@ static int schema_apply(sqlite3 *db, const char *path, char *err,
     return rc;
 }
 
-/* The jobs row's INSERT (every column bound by name, :column) or its
- * SELECT (every column in job_cols' order, then what the reports say of
- * the job: nreports, last_metric, metric_iter). */
-static void job_sql(sql_buf *b, int insert)
+/* A table's INSERT OR REPLACE of a row (cols[k] is parameter k + 1), or
+ * the start of its SELECT: its columns in cols' order, to which the caller
+ * adds the rest. */
+static void table_sql(sql_buf *b, const char *table, const st_column *cols,
+                      size_t ncols, int insert)
 {
-    sql_add(b, insert ? "INSERT OR REPLACE INTO jobs(" : "SELECT ");
-    for (size_t k = 0; k < NJOB_COLS; k++)
-        sql_add(b, "%s%s", k ? ", " : "", job_cols[k].name);
+    if (insert)
+        sql_add(b, "INSERT OR REPLACE INTO %s(", table);
+    else
+        sql_add(b, "SELECT ");
+    for (size_t k = 0; k < ncols; k++)
+        sql_add(b, "%s%s", k ? ", " : "", cols[k].name);
     if (insert) {
         sql_add(b, ") VALUES (");
-        for (size_t k = 0; k < NJOB_COLS; k++)
-            sql_add(b, "%s:%s", k ? ", " : "", job_cols[k].name);
+        for (size_t k = 0; k < ncols; k++)
+            sql_add(b, "%s?", k ? ", " : "");
         sql_add(b, ")");
-        return;
     }
+}
+
+/* The jobs' SELECT: every column, then what the reports say of the job
+ * (nreports, last_metric, metric_iter). */
+static void job_select_sql(sql_buf *b)
+{
+    table_sql(b, "jobs", job_cols, NJOB_COLS, 0);
     sql_add(b, ", (SELECT count(*) FROM reports r WHERE r.job = jobs.id) "
             "AS nreports, (SELECT r.metric FROM reports r WHERE r.job = "
             "jobs.id AND r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1) "
@@ -529,99 +558,106 @@ static void job_sql(sql_buf *b, int insert)
             "AS metric_iter FROM jobs ORDER BY id");
 }
 
-/* The field of job j that column c holds (JOB_VALUE: its value). */
-#define JOB_FIELD(j, c, type) ((type *)(void *)((char *)(j) + (c)->off))
-#define JOB_VALUE(j, c, type) \
-    (*(const type *)(const void *)((const char *)(j) + (c)->off))
+/* The field of row r that column c holds (ROW_VALUE: its value). */
+#define ROW_FIELD(r, c, type) ((type *)(void *)((char *)(r) + (c)->off))
+#define ROW_VALUE(r, c, type) \
+    (*(const type *)(const void *)((const char *)(r) + (c)->off))
 
-static void job_put_col(sqlite3_stmt *st, int i, const st_column *c,
-                        const sd_job *j)
+/* Binds parameter i of st to what column c holds of row j (an sd_job
+ * for a CK_FN column). */
+static void row_put_col(sqlite3_stmt *st, int i, const st_column *c,
+                        const void *j)
 {
     switch (c->field) {
-    case JF_REAL: sqlite3_bind_double(st, i, JOB_VALUE(j, c, double)); break;
-    case JF_REAL_INF: case JF_REAL_NAN:
-        bind_num(st, i, JOB_VALUE(j, c, double));
+    case CK_REAL: sqlite3_bind_double(st, i, ROW_VALUE(j, c, double)); break;
+    case CK_REAL_INF: case CK_REAL_NAN:
+        bind_num(st, i, ROW_VALUE(j, c, double));
         break;
-    case JF_INT: sqlite3_bind_int(st, i, JOB_VALUE(j, c, int)); break;
-    case JF_UINT: sqlite3_bind_int64(st, i, JOB_VALUE(j, c, unsigned)); break;
-    case JF_I64: sqlite3_bind_int64(st, i, JOB_VALUE(j, c, int64_t)); break;
-    case JF_I64_0:
-        if (JOB_VALUE(j, c, int64_t))
-            sqlite3_bind_int64(st, i, JOB_VALUE(j, c, int64_t));
+    case CK_INT: sqlite3_bind_int(st, i, ROW_VALUE(j, c, int)); break;
+    case CK_UINT: sqlite3_bind_int64(st, i, ROW_VALUE(j, c, unsigned)); break;
+    case CK_I64: sqlite3_bind_int64(st, i, ROW_VALUE(j, c, int64_t)); break;
+    case CK_I64_0:
+        if (ROW_VALUE(j, c, int64_t))
+            sqlite3_bind_int64(st, i, ROW_VALUE(j, c, int64_t));
         else
             sqlite3_bind_null(st, i);
         break;
-    case JF_U64:
-        sqlite3_bind_int64(st, i, (sqlite3_int64)JOB_VALUE(j, c, uint64_t));
+    case CK_LONG: sqlite3_bind_int64(st, i, ROW_VALUE(j, c, long)); break;
+    case CK_U64:
+        sqlite3_bind_int64(st, i, (sqlite3_int64)ROW_VALUE(j, c, uint64_t));
         break;
-    case JF_ULL:
+    case CK_ULL:
         sqlite3_bind_int64(st, i,
-                           (sqlite3_int64)JOB_VALUE(j, c, unsigned long long));
+                           (sqlite3_int64)ROW_VALUE(j, c, unsigned long long));
         break;
-    case JF_TEXT: case JF_TEXT_REQ:
-        bind_str(st, i, JOB_VALUE(j, c, char *));
+    case CK_TEXT: case CK_TEXT_REQ:
+        bind_str(st, i, ROW_VALUE(j, c, char *));
         break;
-    case JF_CHARS: {
-        const char *v = &JOB_VALUE(j, c, char);
+    case CK_CHARS: {
+        const char *v = &ROW_VALUE(j, c, char);
         bind_str(st, i, v[0] ? v : NULL);
         break;
     }
-    case JF_NAME: {
-        int v = JOB_VALUE(j, c, int);
+    case CK_NAME: {
+        int v = ROW_VALUE(j, c, int);
         bind_str(st, i, v >= 0 && v < c->n ? c->names[v] : NULL);
         break;
     }
-    case JF_FN: c->put(st, i, j); break;
-    case JF_NONE: break;
+    case CK_FN: c->put(st, i, (const sd_job *)j); break;
+    case CK_NONE: break;
     }
 }
 
-static void job_get_col(sqlite3_stmt *st, int i, const st_column *c,
-                        sd_job *j, job_load *ld)
+/* Sets what column c holds of row j from result column i of st (ld: a
+ * job's, for a CK_FN column). */
+static void row_get_col(sqlite3_stmt *st, int i, const st_column *c,
+                        void *j, job_load *ld)
 {
     switch (c->field) {
-    case JF_REAL: *JOB_FIELD(j, c, double) = sqlite3_column_double(st, i);
+    case CK_REAL: *ROW_FIELD(j, c, double) = sqlite3_column_double(st, i);
         break;
-    case JF_REAL_INF:
-        *JOB_FIELD(j, c, double) = col_null(st, i)
+    case CK_REAL_INF:
+        *ROW_FIELD(j, c, double) = col_null(st, i)
             ? INFINITY : sqlite3_column_double(st, i);
         break;
-    case JF_REAL_NAN: *JOB_FIELD(j, c, double) = col_num(st, i); break;
-    case JF_INT: *JOB_FIELD(j, c, int) = sqlite3_column_int(st, i); break;
-    case JF_UINT:
-        *JOB_FIELD(j, c, unsigned) = (unsigned)sqlite3_column_int64(st, i);
+    case CK_REAL_NAN: *ROW_FIELD(j, c, double) = col_num(st, i); break;
+    case CK_INT: *ROW_FIELD(j, c, int) = sqlite3_column_int(st, i); break;
+    case CK_UINT:
+        *ROW_FIELD(j, c, unsigned) = (unsigned)sqlite3_column_int64(st, i);
         break;
-    case JF_I64: case JF_I64_0:
-        *JOB_FIELD(j, c, int64_t) = sqlite3_column_int64(st, i);
+    case CK_I64: case CK_I64_0:
+        *ROW_FIELD(j, c, int64_t) = sqlite3_column_int64(st, i);
         break;
-    case JF_U64:
-        *JOB_FIELD(j, c, uint64_t) = (uint64_t)sqlite3_column_int64(st, i);
+    case CK_LONG: *ROW_FIELD(j, c, long) = (long)sqlite3_column_int64(st, i);
         break;
-    case JF_ULL:
-        *JOB_FIELD(j, c, unsigned long long) =
+    case CK_U64:
+        *ROW_FIELD(j, c, uint64_t) = (uint64_t)sqlite3_column_int64(st, i);
+        break;
+    case CK_ULL:
+        *ROW_FIELD(j, c, unsigned long long) =
             (unsigned long long)sqlite3_column_int64(st, i);
         break;
-    case JF_TEXT:
+    case CK_TEXT:
         if (!col_null(st, i))
-            *JOB_FIELD(j, c, char *) = col_strdup(st, i);
+            *ROW_FIELD(j, c, char *) = col_strdup(st, i);
         break;
-    case JF_TEXT_REQ: *JOB_FIELD(j, c, char *) = col_strdup(st, i); break;
-    case JF_CHARS: {
+    case CK_TEXT_REQ: *ROW_FIELD(j, c, char *) = col_strdup(st, i); break;
+    case CK_CHARS: {
         const char *v = col_str(st, i);
         if (v)
-            snprintf(JOB_FIELD(j, c, char), c->size, "%s", v);
+            snprintf(ROW_FIELD(j, c, char), c->size, "%s", v);
         break;
     }
-    case JF_NAME: {
+    case CK_NAME: {
         const char *v = col_str(st, i);
         int k = 0;
         while (v && k < c->n && strcmp(v, c->names[k]))
             k++;
-        *JOB_FIELD(j, c, int) = v && k < c->n ? k : c->dflt;
+        *ROW_FIELD(j, c, int) = v && k < c->n ? k : c->dflt;
         break;
     }
-    case JF_FN: c->get(st, i, j, ld); break;
-    case JF_NONE: break;
+    case CK_FN: c->get(st, i, (sd_job *)j, ld); break;
+    case CK_NONE: break;
     }
 }
 
@@ -631,7 +667,7 @@ enum { ST_BEGIN, ST_COMMIT, ST_REPORT, ST_ALLOC, ST_EVENT, ST_JOB,
        ST_DEL_JOB, ST_DEL_REPORTS, ST_DEL_ALLOCS, ST_DEL_EVENTS, ST_SET_META,
        ST_VALUE_LOSS, ST_VALUE_METRIC, ST_ARRAY, ST_N };
 
-/* NULL: made by job_sql. */
+/* NULL: made from the table's columns (table_sql). */
 static const char *const sql_text[ST_N] = {
     "BEGIN",
     "COMMIT",
@@ -650,9 +686,7 @@ static const char *const sql_text[ST_N] = {
     "iter = 0) ORDER BY iter",
     "SELECT iter, metric, t FROM reports WHERE job = ?1 AND (iter > ?2 OR "
     "iter = 0) AND (metric IS NOT NULL OR iter = 0) ORDER BY iter",
-    "INSERT OR REPLACE INTO arrays(id, name, uid, user, cmd, cwd, env, "
-    "first, last, max_running, estimate, submitted, cancelled) VALUES (?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    NULL,
 };
 
 static const char pragmas[] =
@@ -663,7 +697,6 @@ static const char pragmas[] =
 struct sd_store {
     sqlite3 *db;
     sqlite3_stmt *st[ST_N];
-    int job_param[NJOB_COLS]; /* job_cols[k]'s parameter in ST_JOB */
     sqlite3_stmt *sw[STORE_SWEEP_STMTS]; /* store_sweep.c's */
     sqlite3_stmt *sh[STORE_SHARE_STMTS]; /* store_shares.c's */
     int in_txn;
@@ -816,23 +849,20 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
         }
     }
     sqlite3_busy_timeout(s->db, 2000);
-    sql_buf ins = {.n = 0};
-    job_sql(&ins, 1);
-    for (int i = 0; i < ST_N; i++)
-        if (ins.over || sqlite3_prepare_v3(s->db, sql_text[i] ? sql_text[i]
-                                           : ins.s, -1,
-                                           SQLITE_PREPARE_PERSISTENT,
-                                           &s->st[i], NULL)) {
-            snprintf(err, errlen, "%s: %s", path, ins.over
-                     ? "the jobs row's INSERT is too long"
-                     : sqlite3_errmsg(s->db));
+    sql_buf ins[2] = {{.n = 0}, {.n = 0}};
+    table_sql(&ins[0], "jobs", job_cols, NJOB_COLS, 1);
+    table_sql(&ins[1], "arrays", array_cols, NARRAY_COLS, 1);
+    for (int i = 0; i < ST_N; i++) {
+        const sql_buf *made = i == ST_JOB ? &ins[0] : &ins[1];
+        assert(sql_text[i] || i == ST_JOB || i == ST_ARRAY);
+        if ((!sql_text[i] && made->over) ||
+            sqlite3_prepare_v3(s->db, sql_text[i] ? sql_text[i] : made->s,
+                               -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
+                               NULL)) {
+            snprintf(err, errlen, "%s: %s", path, !sql_text[i] && made->over
+                     ? "a row's INSERT is too long" : sqlite3_errmsg(s->db));
             goto fail;
         }
-    for (size_t k = 0; k < NJOB_COLS; k++) {
-        char name[64];
-        snprintf(name, sizeof name, ":%s", job_cols[k].name);
-        s->job_param[k] = sqlite3_bind_parameter_index(s->st[ST_JOB], name);
-        assert(s->job_param[k] > 0);
     }
     /* Not read is not 0: the next commit would write the count anew. */
     sqlite3_int64 lost;
@@ -1323,7 +1353,7 @@ void store_put_job(sd_store *s, const sd_job *j)
     sqlite3_stmt *st = s->st[ST_JOB];
     begin(s);
     for (size_t k = 0; k < NJOB_COLS; k++)
-        job_put_col(st, s->job_param[k], &job_cols[k], j);
+        row_put_col(st, (int)k + 1, &job_cols[k], j);
     step(s, st);
 }
 
@@ -1340,7 +1370,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
 {
     sqlite3_stmt *st;
     sql_buf sel = {.n = 0};
-    job_sql(&sel, 0);
+    job_select_sql(&sel);
     if (sel.over || sqlite3_prepare_v2(s->db, sel.s, -1, &st, NULL))
         return -1;
     int c_id = col_index(st, "id"), c_n = col_index(st, "nreports"),
@@ -1358,7 +1388,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
         }
         ld.uid_null = 0;
         for (size_t k = 0; k < NJOB_COLS; k++)
-            job_get_col(st, (int)k, &job_cols[k], j, &ld);
+            row_get_col(st, (int)k, &job_cols[k], j, &ld);
         if (!col_null(st, c_metric)) {
             j->last_metric = sqlite3_column_double(st, c_metric);
             j->metric_iter = (uint64_t)sqlite3_column_int64(st, c_miter);
@@ -1673,19 +1703,8 @@ void store_put_array(sd_store *s, const sd_array *a)
         return; /* memory holds it; rewritten on recovery */
     sqlite3_stmt *st = s->st[ST_ARRAY];
     begin(s);
-    sqlite3_bind_int64(st, 1, a->id);
-    bind_str(st, 2, a->name);
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)a->uid);
-    bind_str(st, 4, a->user);
-    bind_str(st, 5, a->cmd);
-    bind_str(st, 6, a->cwd);
-    bind_str(st, 7, a->env);
-    sqlite3_bind_int64(st, 8, a->first);
-    sqlite3_bind_int64(st, 9, a->last);
-    sqlite3_bind_int64(st, 10, a->max_running);
-    sqlite3_bind_double(st, 11, a->estimate_s);
-    sqlite3_bind_double(st, 12, a->submitted);
-    sqlite3_bind_int(st, 13, a->cancelled);
+    for (size_t k = 0; k < NARRAY_COLS; k++)
+        row_put_col(st, (int)k + 1, &array_cols[k], a);
     step(s, st);
 }
 
@@ -1693,9 +1712,10 @@ int store_each_array(sd_store *s, int (*fn)(sd_daemon *, sd_array *),
                      sd_daemon *d)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT id, name, uid, user, cmd, cwd, "
-            "env, first, last, max_running, estimate, submitted, cancelled "
-            "FROM arrays ORDER BY id", -1, &st, NULL))
+    sql_buf sel = {.n = 0};
+    table_sql(&sel, "arrays", array_cols, NARRAY_COLS, 0);
+    sql_add(&sel, " FROM arrays ORDER BY id");
+    if (sel.over || sqlite3_prepare_v2(s->db, sel.s, -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
     while ((step_rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1704,20 +1724,8 @@ int store_each_array(sd_store *s, int (*fn)(sd_daemon *, sd_array *),
             rc = -1;
             break;
         }
-        a->id = sqlite3_column_int64(st, 0);
-        a->name = col_strdup(st, 1);
-        a->uid = (uid_t)sqlite3_column_int64(st, 2);
-        a->user = col_strdup(st, 3);
-        a->cmd = col_strdup(st, 4);
-        a->cwd = col_strdup(st, 5);
-        if (sqlite3_column_type(st, 6) != SQLITE_NULL)
-            a->env = col_strdup(st, 6);
-        a->first = (long)sqlite3_column_int64(st, 7);
-        a->last = (long)sqlite3_column_int64(st, 8);
-        a->max_running = (unsigned)sqlite3_column_int64(st, 9);
-        a->estimate_s = sqlite3_column_double(st, 10);
-        a->submitted = sqlite3_column_double(st, 11);
-        a->cancelled = sqlite3_column_int(st, 12);
+        for (size_t k = 0; k < NARRAY_COLS; k++)
+            row_get_col(st, (int)k, &array_cols[k], a, NULL);
         if (fn(d, a) < 0) {
             rc = -1;
             break;
