@@ -178,9 +178,22 @@ static void test_every_column_of_a_job_comes_back_after_a_reopen(void **st)
     slaq_report r = {.iter = 4, .loss = 0.5, .cpu_s = 1, .samples = 10,
                      .t = 1700000050};
     store_report(s, 2, &r, 0.875, 0, 0);
+    slaq_report r1 = {.iter = 1, .loss = 0.75, .cpu_s = 2, .samples = 20,
+                      .t = 1700000010};
+    store_report_vec(s, 1, &r1, NAN, "{\"est\":[1]}", 4, 0.5);
     assert_int_equal(store_flush(s), 0);
     store_close(s);
     job_free_all(d);
+    /* A report's columns; NULL for what it did not say. */
+    assert_int_equal(sql_int("SELECT iter = 4 AND loss = 0.5 AND cpu_s = 1 "
+                             "AND samples = 10 AND t = 1700000050 AND "
+                             "metric = 0.875 AND estimates IS NULL AND "
+                             "threads IS NULL AND wall_s IS NULL FROM "
+                             "reports WHERE job = 2"), 1);
+    assert_int_equal(sql_int("SELECT iter = 1 AND loss = 0.75 AND metric IS "
+                             "NULL AND estimates = '{\"est\":[1]}' AND "
+                             "threads = 4 AND wall_s = 0.5 FROM reports "
+                             "WHERE job = 1"), 1);
     /* What the columns hold: names, and NULL for none. */
     assert_int_equal(sql_int("SELECT state = 'running' AND direction = 'min' "
                              "AND array_id = 9 AND array_index = 0 AND "
