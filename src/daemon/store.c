@@ -46,6 +46,17 @@ typedef struct job_load {
     int uid_null;         /* the row has no uid (read before user) */
 } job_load;
 
+/* A report's row of the reports table (report_cols), which the store
+ * also keeps in memory until it is committed (store_flush). */
+typedef struct report_row {
+    int64_t job;
+    slaq_report r;
+    double metric;          /* NAN: none */
+    char *vec;              /* estimates (owned while kept); NULL: not a
+                               query's */
+    double threads, wall_s; /* not above 0: not said */
+} report_row;
+
 /* How a row's field is kept in its column: as the C type at `off` in the
  * row's struct says, or by the column's own put and get (CK_FN, a job's
  * columns only). NULL reads as 0 (or "", or as said) unless the kind says
@@ -56,6 +67,8 @@ typedef enum {
     CK_REAL,     /* double */
     CK_REAL_INF, /* double; NULL is INFINITY (no cap, no deadline) */
     CK_REAL_NAN, /* double; NULL is NAN (none) */
+    CK_REAL_POS, /* double; NULL is NAN, and so is written one not above 0
+                    (not said) */
     CK_INT,      /* int */
     CK_UINT,     /* unsigned */
     CK_I64,      /* int64_t */
@@ -263,6 +276,9 @@ static void get_conv(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 #define AF(name, type, field, member) \
     {name, type, field, offsetof(sd_array, member), \
      sizeof ((sd_array *)0)->member, NULL, 0, 0, NULL, NULL}
+#define RF(name, type, field, member) \
+    {name, type, field, offsetof(report_row, member), \
+     sizeof ((report_row *)0)->member, NULL, 0, 0, NULL, NULL}
 #define COL(name, type) {name, type, CK_NONE, 0, 0, NULL, 0, 0, NULL, NULL}
 
 /* goal.maximize's names: 0 "min", 1 "max". */
@@ -322,14 +338,22 @@ static const st_column job_cols[] = {
 };
 #define NJOB_COLS (sizeof job_cols / sizeof *job_cols)
 
+/* The reports table: a report_row. */
 static const st_column report_cols[] = {
-    COL("job", "INTEGER"), COL("iter", "INTEGER"), COL("loss", "REAL"),
-    COL("cpu_s", "REAL"), COL("samples", "REAL"), COL("t", "REAL"),
-    COL("metric", "REAL"), COL("estimates", "TEXT"),
+    RF("job", "INTEGER", CK_I64, job),
+    RF("iter", "INTEGER", CK_U64, r.iter),
+    RF("loss", "REAL", CK_REAL, r.loss),
+    RF("cpu_s", "REAL", CK_REAL, r.cpu_s),
+    RF("samples", "REAL", CK_REAL, r.samples),
+    RF("t", "REAL", CK_REAL, r.t),
+    RF("metric", "REAL", CK_REAL_NAN, metric),
+    RF("estimates", "TEXT", CK_TEXT, vec),
     /* how the report's iterations ran (NULL: not said): what the job's
      * scaling model learnt from, for `slaq replay` */
-    COL("threads", "REAL"), COL("wall_s", "REAL"),
+    RF("threads", "REAL", CK_REAL_POS, threads),
+    RF("wall_s", "REAL", CK_REAL_POS, wall_s),
 };
+#define NREPORT_COLS (sizeof report_cols / sizeof *report_cols)
 static const st_column alloc_cols[] = {
     COL("job", "INTEGER"), COL("t", "REAL"), COL("cores", "REAL"),
     COL("epoch", "INTEGER"),
@@ -573,6 +597,10 @@ static void row_put_col(sqlite3_stmt *st, int i, const st_column *c,
     case CK_REAL_INF: case CK_REAL_NAN:
         bind_num(st, i, ROW_VALUE(j, c, double));
         break;
+    case CK_REAL_POS:
+        bind_num(st, i, ROW_VALUE(j, c, double) > 0 ? ROW_VALUE(j, c, double)
+                                                     : NAN);
+        break;
     case CK_INT: sqlite3_bind_int(st, i, ROW_VALUE(j, c, int)); break;
     case CK_UINT: sqlite3_bind_int64(st, i, ROW_VALUE(j, c, unsigned)); break;
     case CK_I64: sqlite3_bind_int64(st, i, ROW_VALUE(j, c, int64_t)); break;
@@ -620,7 +648,9 @@ static void row_get_col(sqlite3_stmt *st, int i, const st_column *c,
         *ROW_FIELD(j, c, double) = col_null(st, i)
             ? INFINITY : sqlite3_column_double(st, i);
         break;
-    case CK_REAL_NAN: *ROW_FIELD(j, c, double) = col_num(st, i); break;
+    case CK_REAL_NAN: case CK_REAL_POS:
+        *ROW_FIELD(j, c, double) = col_num(st, i);
+        break;
     case CK_INT: *ROW_FIELD(j, c, int) = sqlite3_column_int(st, i); break;
     case CK_UINT:
         *ROW_FIELD(j, c, unsigned) = (unsigned)sqlite3_column_int64(st, i);
@@ -667,13 +697,11 @@ enum { ST_BEGIN, ST_COMMIT, ST_REPORT, ST_ALLOC, ST_EVENT, ST_JOB,
        ST_DEL_JOB, ST_DEL_REPORTS, ST_DEL_ALLOCS, ST_DEL_EVENTS, ST_SET_META,
        ST_VALUE_LOSS, ST_VALUE_METRIC, ST_ARRAY, ST_N };
 
-/* NULL: made from the table's columns (table_sql). */
+/* NULL: the INSERT of a row, made from its table's columns (made_sql). */
 static const char *const sql_text[ST_N] = {
     "BEGIN",
     "COMMIT",
-    "INSERT OR REPLACE INTO reports(job, iter, loss, cpu_s, samples, t, "
-    "metric, estimates, threads, wall_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?)",
+    NULL,
     "INSERT OR REPLACE INTO allocs(job, t, cores, epoch) VALUES (?, ?, ?, ?)",
     "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
     NULL,
@@ -687,6 +715,18 @@ static const char *const sql_text[ST_N] = {
     "SELECT iter, metric, t FROM reports WHERE job = ?1 AND (iter > ?2 OR "
     "iter = 0) AND (metric IS NOT NULL OR iter = 0) ORDER BY iter",
     NULL,
+};
+
+/* The statements made from a table's columns (table_sql). */
+static const struct made_sql {
+    int st;
+    const char *table;
+    const st_column *cols;
+    size_t ncols;
+} made_sql[] = {
+    {ST_REPORT, "reports", report_cols, NREPORT_COLS},
+    {ST_JOB, "jobs", job_cols, NJOB_COLS},
+    {ST_ARRAY, "arrays", array_cols, NARRAY_COLS},
 };
 
 static const char pragmas[] =
@@ -708,9 +748,7 @@ struct sd_store {
     /* Reports written since the last good commit, kept to be written
      * again if it fails (bounded: beyond SD_STORE_PENDING the oldest are
      * lost and counted). */
-    struct pending { int64_t job; slaq_report r; double metric;
-                     char *vec; /* owned; NULL: not a query's */
-                     double threads, wall_s; } *pend;
+    report_row *pend;
     size_t npend, cappend;
     uint64_t lost;
     /* Reports written into the open transaction that memory could not
@@ -849,17 +887,19 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
         }
     }
     sqlite3_busy_timeout(s->db, 2000);
-    sql_buf ins[2] = {{.n = 0}, {.n = 0}};
-    table_sql(&ins[0], "jobs", job_cols, NJOB_COLS, 1);
-    table_sql(&ins[1], "arrays", array_cols, NARRAY_COLS, 1);
     for (int i = 0; i < ST_N; i++) {
-        const sql_buf *made = i == ST_JOB ? &ins[0] : &ins[1];
-        assert(sql_text[i] || i == ST_JOB || i == ST_ARRAY);
-        if ((!sql_text[i] && made->over) ||
-            sqlite3_prepare_v3(s->db, sql_text[i] ? sql_text[i] : made->s,
+        sql_buf made = {.n = 0};
+        for (size_t k = 0; !sql_text[i] && k < sizeof made_sql /
+                                                 sizeof *made_sql; k++)
+            if (made_sql[k].st == i)
+                table_sql(&made, made_sql[k].table, made_sql[k].cols,
+                          made_sql[k].ncols, 1);
+        assert(sql_text[i] || made.n > 0);
+        if (made.over ||
+            sqlite3_prepare_v3(s->db, sql_text[i] ? sql_text[i] : made.s,
                                -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
                                NULL)) {
-            snprintf(err, errlen, "%s: %s", path, !sql_text[i] && made->over
+            snprintf(err, errlen, "%s: %s", path, made.over
                      ? "a row's INSERT is too long" : sqlite3_errmsg(s->db));
             goto fail;
         }
@@ -1149,21 +1189,11 @@ static void begin(sd_store *s)
         s->in_txn = 1;
 }
 
-static void insert_report(sd_store *s, int64_t job, const slaq_report *r,
-                          double metric, const char *vec, double threads,
-                          double wall_s)
+static void insert_report(sd_store *s, const report_row *row)
 {
     sqlite3_stmt *st = s->st[ST_REPORT];
-    sqlite3_bind_int64(st, 1, job);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)r->iter);
-    sqlite3_bind_double(st, 3, r->loss);
-    sqlite3_bind_double(st, 4, r->cpu_s);
-    sqlite3_bind_double(st, 5, r->samples);
-    sqlite3_bind_double(st, 6, r->t);
-    bind_num(st, 7, metric);
-    bind_str(st, 8, vec);
-    bind_num(st, 9, threads > 0 ? threads : NAN);
-    bind_num(st, 10, wall_s > 0 ? wall_s : NAN);
+    for (size_t k = 0; k < NREPORT_COLS; k++)
+        row_put_col(st, (int)k + 1, &report_cols[k], row);
     step(s, st);
 }
 
@@ -1208,9 +1238,7 @@ int store_flush(sd_store *s)
         ledger_events(s);
         s->retrying = 0;
         for (size_t i = 0; i < s->npend && !s->broken; i++)
-            insert_report(s, s->pend[i].job, &s->pend[i].r,
-                          s->pend[i].metric, s->pend[i].vec,
-                          s->pend[i].threads, s->pend[i].wall_s);
+            insert_report(s, &s->pend[i]);
     }
     uint64_t lost = s->lost + s->lost_settled;
     if (lost != s->lost_saved) {
@@ -1276,7 +1304,7 @@ void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
 {
     if (s->npend == s->cappend) {
         size_t cap = s->cappend ? s->cappend * 2 : 1024;
-        struct pending *np = cap <= SD_STORE_PENDING
+        report_row *np = cap <= SD_STORE_PENDING
                                  ? realloc(s->pend, cap * sizeof *np) : NULL;
         if (np) {
             s->pend = np;
@@ -1296,8 +1324,8 @@ void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
     if (s->npend < s->cappend) {
         char *copy = vec ? strdup(vec) : NULL;
         if (!vec || copy) { /* kept whole, or not at all */
-            s->pend[s->npend++] = (struct pending){job, *r, metric, copy,
-                                                   threads, wall_s};
+            s->pend[s->npend++] = (report_row){job, *r, metric, copy,
+                                               threads, wall_s};
             agg_add(s, job, (int64_t)r->iter);
             kept = 1;
         }
@@ -1310,7 +1338,9 @@ void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
     if (!kept)
         s->unkept++;
     begin(s);
-    insert_report(s, job, r, metric, vec, threads, wall_s);
+    report_row row = {job, *r, metric, (char *)vec /* bound, not owned */,
+                      threads, wall_s};
+    insert_report(s, &row);
 }
 
 void store_alloc(sd_store *s, int64_t job, double t, double cores,
