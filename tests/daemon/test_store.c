@@ -181,6 +181,9 @@ static void test_every_column_of_a_job_comes_back_after_a_reopen(void **st)
     slaq_report r1 = {.iter = 1, .loss = 0.75, .cpu_s = 2, .samples = 20,
                       .t = 1700000010};
     store_report_vec(s, 1, &r1, NAN, "{\"est\":[1]}", 4, 0.5);
+    store_alloc(s, 1, 1700000011.5, 2.5, 7);
+    store_event(s, 1700000012.5, 0, "policy", "fair");
+    store_event(s, 1700000013.5, 1, "suspend", NULL);
     assert_int_equal(store_flush(s), 0);
     store_close(s);
     job_free_all(d);
@@ -194,6 +197,13 @@ static void test_every_column_of_a_job_comes_back_after_a_reopen(void **st)
                              "NULL AND estimates = '{\"est\":[1]}' AND "
                              "threads = 4 AND wall_s = 0.5 FROM reports "
                              "WHERE job = 1"), 1);
+    assert_int_equal(sql_int("SELECT t = 1700000011.5 AND cores = 2.5 AND "
+                             "epoch = 7 FROM allocs WHERE job = 1"), 1);
+    assert_int_equal(sql_int("SELECT count(*) FROM events WHERE (job IS "
+                             "NULL AND t = 1700000012.5 AND kind = 'policy' "
+                             "AND detail = 'fair') OR (job = 1 AND t = "
+                             "1700000013.5 AND kind = 'suspend' AND detail "
+                             "IS NULL)"), 2);
     /* What the columns hold: names, and NULL for none. */
     assert_int_equal(sql_int("SELECT state = 'running' AND direction = 'min' "
                              "AND array_id = 9 AND array_index = 0 AND "
