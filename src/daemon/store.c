@@ -57,6 +57,20 @@ typedef struct report_row {
     double threads, wall_s; /* not above 0: not said */
 } report_row;
 
+/* An allocation's row of the allocs table (alloc_cols). */
+typedef struct alloc_row {
+    int64_t job;
+    double t, cores;
+    uint64_t epoch;
+} alloc_row;
+
+/* An event's row of the events table (event_cols): bound, never owned. */
+typedef struct event_row {
+    double t;
+    int64_t job;          /* 0: slaqd's own */
+    char *kind, *detail;
+} event_row;
+
 /* How a row's field is kept in its column: as the C type at `off` in the
  * row's struct says, or by the column's own put and get (CK_FN, a job's
  * columns only). NULL reads as 0 (or "", or as said) unless the kind says
@@ -265,20 +279,16 @@ static void get_conv(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
         j->convergence = SLAQ_CONV_UNKNOWN;
 }
 
-#define JF(name, type, field, member) \
-    {name, type, field, offsetof(sd_job, member), \
-     sizeof ((sd_job *)0)->member, NULL, 0, 0, NULL, NULL}
 #define JFNAME(name, member, names, n, dflt) \
     {name, "TEXT", CK_NAME, offsetof(sd_job, member), \
      sizeof ((sd_job *)0)->member, names, n, dflt, NULL, NULL}
 #define JFN(name, type, fn) \
     {name, type, CK_FN, 0, 0, NULL, 0, 0, put_##fn, get_##fn}
-#define AF(name, type, field, member) \
-    {name, type, field, offsetof(sd_array, member), \
-     sizeof ((sd_array *)0)->member, NULL, 0, 0, NULL, NULL}
-#define RF(name, type, field, member) \
-    {name, type, field, offsetof(report_row, member), \
-     sizeof ((report_row *)0)->member, NULL, 0, 0, NULL, NULL}
+#define ROWF(row, name, type, field, member) \
+    {name, type, field, offsetof(row, member), sizeof ((row *)0)->member, \
+     NULL, 0, 0, NULL, NULL}
+#define JF(name, type, field, member) \
+    ROWF(sd_job, name, type, field, member)
 #define COL(name, type) {name, type, CK_NONE, 0, 0, NULL, 0, 0, NULL, NULL}
 
 /* goal.maximize's names: 0 "min", 1 "max". */
@@ -340,46 +350,52 @@ static const st_column job_cols[] = {
 
 /* The reports table: a report_row. */
 static const st_column report_cols[] = {
-    RF("job", "INTEGER", CK_I64, job),
-    RF("iter", "INTEGER", CK_U64, r.iter),
-    RF("loss", "REAL", CK_REAL, r.loss),
-    RF("cpu_s", "REAL", CK_REAL, r.cpu_s),
-    RF("samples", "REAL", CK_REAL, r.samples),
-    RF("t", "REAL", CK_REAL, r.t),
-    RF("metric", "REAL", CK_REAL_NAN, metric),
-    RF("estimates", "TEXT", CK_TEXT, vec),
+    ROWF(report_row, "job", "INTEGER", CK_I64, job),
+    ROWF(report_row, "iter", "INTEGER", CK_U64, r.iter),
+    ROWF(report_row, "loss", "REAL", CK_REAL, r.loss),
+    ROWF(report_row, "cpu_s", "REAL", CK_REAL, r.cpu_s),
+    ROWF(report_row, "samples", "REAL", CK_REAL, r.samples),
+    ROWF(report_row, "t", "REAL", CK_REAL, r.t),
+    ROWF(report_row, "metric", "REAL", CK_REAL_NAN, metric),
+    ROWF(report_row, "estimates", "TEXT", CK_TEXT, vec),
     /* how the report's iterations ran (NULL: not said): what the job's
      * scaling model learnt from, for `slaq replay` */
-    RF("threads", "REAL", CK_REAL_POS, threads),
-    RF("wall_s", "REAL", CK_REAL_POS, wall_s),
+    ROWF(report_row, "threads", "REAL", CK_REAL_POS, threads),
+    ROWF(report_row, "wall_s", "REAL", CK_REAL_POS, wall_s),
 };
 #define NREPORT_COLS (sizeof report_cols / sizeof *report_cols)
 static const st_column alloc_cols[] = {
-    COL("job", "INTEGER"), COL("t", "REAL"), COL("cores", "REAL"),
-    COL("epoch", "INTEGER"),
+    ROWF(alloc_row, "job", "INTEGER", CK_I64, job),
+    ROWF(alloc_row, "t", "REAL", CK_REAL, t),
+    ROWF(alloc_row, "cores", "REAL", CK_REAL, cores),
+    ROWF(alloc_row, "epoch", "INTEGER", CK_U64, epoch),
 };
+#define NALLOC_COLS (sizeof alloc_cols / sizeof *alloc_cols)
 static const st_column event_cols[] = {
-    COL("t", "REAL"), COL("job", "INTEGER"), COL("kind", "TEXT"),
-    COL("detail", "TEXT"),
+    ROWF(event_row, "t", "REAL", CK_REAL, t),
+    ROWF(event_row, "job", "INTEGER", CK_I64_0, job),
+    ROWF(event_row, "kind", "TEXT", CK_TEXT, kind),
+    ROWF(event_row, "detail", "TEXT", CK_TEXT, detail),
 };
+#define NEVENT_COLS (sizeof event_cols / sizeof *event_cols)
 static const st_column meta_cols[] = {
     COL("key", "TEXT"), COL("value", "INTEGER"),
 };
 /* The arrays table (docs/arrays.md), sd_array's fields. */
 static const st_column array_cols[] = {
-    AF("id", "INTEGER", CK_I64, id),
-    AF("name", "TEXT", CK_TEXT_REQ, name),
-    AF("uid", "INTEGER", CK_UINT, uid),
-    AF("user", "TEXT", CK_TEXT_REQ, user),
-    AF("cmd", "TEXT", CK_TEXT_REQ, cmd),
-    AF("cwd", "TEXT", CK_TEXT_REQ, cwd),
-    AF("env", "TEXT", CK_TEXT, env),
-    AF("first", "INTEGER", CK_LONG, first),
-    AF("last", "INTEGER", CK_LONG, last),
-    AF("max_running", "INTEGER", CK_UINT, max_running),
-    AF("estimate", "REAL", CK_REAL, estimate_s),
-    AF("submitted", "REAL", CK_REAL, submitted),
-    AF("cancelled", "INTEGER", CK_INT, cancelled),
+    ROWF(sd_array, "id", "INTEGER", CK_I64, id),
+    ROWF(sd_array, "name", "TEXT", CK_TEXT_REQ, name),
+    ROWF(sd_array, "uid", "INTEGER", CK_UINT, uid),
+    ROWF(sd_array, "user", "TEXT", CK_TEXT_REQ, user),
+    ROWF(sd_array, "cmd", "TEXT", CK_TEXT_REQ, cmd),
+    ROWF(sd_array, "cwd", "TEXT", CK_TEXT_REQ, cwd),
+    ROWF(sd_array, "env", "TEXT", CK_TEXT, env),
+    ROWF(sd_array, "first", "INTEGER", CK_LONG, first),
+    ROWF(sd_array, "last", "INTEGER", CK_LONG, last),
+    ROWF(sd_array, "max_running", "INTEGER", CK_UINT, max_running),
+    ROWF(sd_array, "estimate", "REAL", CK_REAL, estimate_s),
+    ROWF(sd_array, "submitted", "REAL", CK_REAL, submitted),
+    ROWF(sd_array, "cancelled", "INTEGER", CK_INT, cancelled),
 };
 #define NARRAY_COLS (sizeof array_cols / sizeof *array_cols)
 
@@ -549,14 +565,15 @@ static int schema_apply(sqlite3 *db, const char *path, char *err,
     return rc;
 }
 
-/* A table's INSERT OR REPLACE of a row (cols[k] is parameter k + 1), or
- * the start of its SELECT: its columns in cols' order, to which the caller
- * adds the rest. */
+/* A table's INSERT (insert 1) or INSERT OR REPLACE (2) of a row, cols[k]
+ * its parameter k + 1, or (insert 0) the start of its SELECT: its columns
+ * in cols' order, to which the caller adds the rest. */
 static void table_sql(sql_buf *b, const char *table, const st_column *cols,
                       size_t ncols, int insert)
 {
     if (insert)
-        sql_add(b, "INSERT OR REPLACE INTO %s(", table);
+        sql_add(b, "INSERT %sINTO %s(", insert == 2 ? "OR REPLACE " : "",
+                table);
     else
         sql_add(b, "SELECT ");
     for (size_t k = 0; k < ncols; k++)
@@ -702,8 +719,8 @@ static const char *const sql_text[ST_N] = {
     "BEGIN",
     "COMMIT",
     NULL,
-    "INSERT OR REPLACE INTO allocs(job, t, cores, epoch) VALUES (?, ?, ?, ?)",
-    "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
+    NULL,
+    NULL,
     NULL,
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
@@ -723,10 +740,13 @@ static const struct made_sql {
     const char *table;
     const st_column *cols;
     size_t ncols;
+    int replace;          /* INSERT OR REPLACE (a keyed row), or INSERT */
 } made_sql[] = {
-    {ST_REPORT, "reports", report_cols, NREPORT_COLS},
-    {ST_JOB, "jobs", job_cols, NJOB_COLS},
-    {ST_ARRAY, "arrays", array_cols, NARRAY_COLS},
+    {ST_REPORT, "reports", report_cols, NREPORT_COLS, 1},
+    {ST_ALLOC, "allocs", alloc_cols, NALLOC_COLS, 1},
+    {ST_EVENT, "events", event_cols, NEVENT_COLS, 0},
+    {ST_JOB, "jobs", job_cols, NJOB_COLS, 1},
+    {ST_ARRAY, "arrays", array_cols, NARRAY_COLS, 1},
 };
 
 static const char pragmas[] =
@@ -893,7 +913,7 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
                                                  sizeof *made_sql; k++)
             if (made_sql[k].st == i)
                 table_sql(&made, made_sql[k].table, made_sql[k].cols,
-                          made_sql[k].ncols, 1);
+                          made_sql[k].ncols, made_sql[k].replace ? 2 : 1);
         assert(sql_text[i] || made.n > 0);
         if (made.over ||
             sqlite3_prepare_v3(s->db, sql_text[i] ? sql_text[i] : made.s,
@@ -1349,11 +1369,10 @@ void store_alloc(sd_store *s, int64_t job, double t, double cores,
     if (s->failing && !s->retrying)
         return; /* memory holds it; rewritten on recovery */
     sqlite3_stmt *st = s->st[ST_ALLOC];
+    alloc_row row = {job, t, cores, epoch};
     begin(s);
-    sqlite3_bind_int64(st, 1, job);
-    sqlite3_bind_double(st, 2, t);
-    sqlite3_bind_double(st, 3, cores);
-    sqlite3_bind_int64(st, 4, (sqlite3_int64)epoch);
+    for (size_t k = 0; k < NALLOC_COLS; k++)
+        row_put_col(st, (int)k + 1, &alloc_cols[k], &row);
     step(s, st);
 }
 
@@ -1363,14 +1382,10 @@ void store_event(sd_store *s, double t, int64_t job, const char *kind,
     if (!s || (s->failing && !s->retrying))
         return; /* events while the disk refuses writes are not kept */
     sqlite3_stmt *st = s->st[ST_EVENT];
+    event_row row = {t, job > 0 ? job : 0, (char *)kind, (char *)detail};
     begin(s);
-    sqlite3_bind_double(st, 1, t);
-    if (job > 0)
-        sqlite3_bind_int64(st, 2, job);
-    else
-        sqlite3_bind_null(st, 2);
-    bind_str(st, 3, kind);
-    bind_str(st, 4, detail);
+    for (size_t k = 0; k < NEVENT_COLS; k++)
+        row_put_col(st, (int)k + 1, &event_cols[k], &row);
     step(s, st);
 }
 
