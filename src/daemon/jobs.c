@@ -47,21 +47,23 @@
 #include "daemon/users.h"
 #include "slaq/deadline.h"
 
-static const char *const state_names[] = {
-    "running", "stopping", "done", "failed", "stopped", "cancelled", "lost",
-    "pending",
+const char *const job_state_names[SD_NSTATES] = {
+    [SD_RUNNING] = "running", [SD_STOPPING] = "stopping", [SD_DONE] = "done",
+    [SD_FAILED] = "failed", [SD_STOPPED] = "stopped",
+    [SD_CANCELLED] = "cancelled", [SD_LOST] = "lost", [SD_PENDING] = "pending",
 };
+_Static_assert(SD_PENDING + 1 == SD_NSTATES, "a name for every state");
 
 const char *job_state_name(sd_state s)
 {
-    return (unsigned)s < sizeof state_names / sizeof *state_names
-               ? state_names[s] : "?";
+    return (unsigned)s < SD_NSTATES
+               ? job_state_names[s] : "?";
 }
 
 int job_state_parse(const char *name, sd_state *out)
 {
-    for (unsigned i = 0; i < sizeof state_names / sizeof *state_names; i++)
-        if (!strcmp(name, state_names[i])) {
+    for (unsigned i = 0; i < SD_NSTATES; i++)
+        if (!strcmp(name, job_state_names[i])) {
             *out = (sd_state)i;
             return 0;
         }

@@ -35,7 +35,10 @@ typedef enum sd_state {
     SD_LOST,      /* its process vanished while slaqd was not watching */
     SD_PENDING,   /* a controller's job waiting for room on a node */
 } sd_state;
+#define SD_NSTATES 8
 
+/* Each state's name, as status and state.db's jobs.state spell it. */
+extern const char *const job_state_names[SD_NSTATES];
 const char *job_state_name(sd_state s);
 int job_state_parse(const char *name, sd_state *out);
 #define SD_ACTIVE(st) ((st) == SD_RUNNING || (st) == SD_STOPPING || \

@@ -46,27 +46,68 @@ typedef struct job_load {
     int uid_null;         /* the row has no uid (read before user) */
 } job_load;
 
-/* How a job's field is kept in its column: as the C type at `off` in
- * sd_job says, or by the column's own put and get (JF_FN). */
-typedef enum {
-    JF_NONE,     /* not a job's column */
-    JF_REAL,     /* double */
-    JF_REAL_INF, /* double; NULL is INFINITY (no cap) */
-    JF_INT,      /* int */
-    JF_I64,      /* int64_t */
-    JF_U64,      /* uint64_t */
-    JF_TEXT,     /* char *, NULL is NULL */
-    JF_TEXT_REQ, /* char *, NULL read back as "" */
-    JF_FN,
-} job_field;
+/* A report's row of the reports table (report_cols), which the store
+ * also keeps in memory until it is committed (store_flush). */
+typedef struct report_row {
+    int64_t job;
+    slaq_report r;
+    double metric;          /* NAN: none */
+    char *vec;              /* estimates (owned while kept); NULL: not a
+                               query's */
+    double threads, wall_s; /* not above 0: not said */
+} report_row;
 
-/* One column of a table. The jobs table's columns also say which field
- * of sd_job they hold: its INSERT binds them by name (:column) and its
- * SELECT reads them in this order, so a new column is one row here. */
+/* An allocation's row of the allocs table (alloc_cols). */
+typedef struct alloc_row {
+    int64_t job;
+    double t, cores;
+    uint64_t epoch;
+} alloc_row;
+
+/* An event's row of the events table (event_cols): bound, never owned. */
+typedef struct event_row {
+    double t;
+    int64_t job;          /* 0: slaqd's own */
+    char *kind, *detail;
+} event_row;
+
+/* How a row's field is kept in its column: as the C type at `off` in the
+ * row's struct says, or by the column's own put and get (CK_FN, a job's
+ * columns only). NULL reads as 0 (or "", or as said) unless the kind says
+ * otherwise. */
+typedef enum {
+    CK_NONE,     /* no struct's field: the table's rows are written and
+                    read by hand */
+    CK_REAL,     /* double */
+    CK_REAL_INF, /* double; NULL is INFINITY (no cap, no deadline) */
+    CK_REAL_NAN, /* double; NULL is NAN (none) */
+    CK_REAL_POS, /* double; NULL is NAN, and so is written one not above 0
+                    (not said) */
+    CK_INT,      /* int */
+    CK_UINT,     /* unsigned */
+    CK_I64,      /* int64_t */
+    CK_I64_0,    /* int64_t; NULL is 0 (none) */
+    CK_LONG,     /* long */
+    CK_U64,      /* uint64_t */
+    CK_ULL,      /* unsigned long long */
+    CK_TEXT,     /* char *, NULL is NULL */
+    CK_TEXT_REQ, /* char *, NULL read back as "" */
+    CK_CHARS,    /* char[size]; NULL is "" */
+    CK_NAME,     /* an int (or enum) i kept as names[i]; NULL, a name not
+                    in names or an i out of range: dflt */
+    CK_FN,
+} col_kind;
+
+/* One column of a table. The columns of jobs (sd_job) and arrays
+ * (sd_array) also say which field of their struct they hold: the table's
+ * INSERT binds them and its SELECT reads them in this order (table_sql),
+ * so a new column is one row here. */
 typedef struct st_column {
     const char *name, *type;
-    job_field field;
-    size_t off;
+    col_kind field;
+    size_t off, size;     /* size: CK_CHARS's array */
+    const char *const *names; /* CK_NAME's names, n of them, and what */
+    int n, dflt;              /* a NULL or unknown one reads */
     void (*put)(sqlite3_stmt *st, int i, const sd_job *j);
     void (*get)(sqlite3_stmt *st, int i, sd_job *j, job_load *ld);
 } st_column;
@@ -93,41 +134,6 @@ static int col_null(sqlite3_stmt *st, int i)
     return sqlite3_column_type(st, i) == SQLITE_NULL;
 }
 
-static void put_state(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    bind_str(st, i, job_state_name(j->state));
-}
-
-static void get_state(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    const char *state = (const char *)sqlite3_column_text(st, i);
-    if (!state || job_state_parse(state, &j->state))
-        j->state = SD_LOST;
-}
-
-static void put_pid(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    sqlite3_bind_int64(st, i, j->pid);
-}
-
-static void get_pid(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    j->pid = (pid_t)sqlite3_column_int64(st, i);
-}
-
-static void put_pstart(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    sqlite3_bind_int64(st, i, (sqlite3_int64)j->pstart);
-}
-
-static void get_pstart(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    j->pstart = (unsigned long long)sqlite3_column_int64(st, i);
-}
-
 static void put_status(sqlite3_stmt *st, int i, const sd_job *j)
 {
     if (j->have_status)
@@ -141,19 +147,6 @@ static void get_status(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
     (void)ld;
     j->have_status = !col_null(st, i);
     j->exit_status = sqlite3_column_int(st, i);
-}
-
-static void put_secret(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    bind_str(st, i, j->secret[0] ? j->secret : NULL);
-}
-
-static void get_secret(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    const unsigned char *sec = sqlite3_column_text(st, i);
-    if (sec)
-        snprintf(j->secret, sizeof j->secret, "%s", (const char *)sec);
 }
 
 /* An agent's job's start message, to start it (pending) or start it
@@ -222,33 +215,8 @@ static void get_user(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
     }
 }
 
-static void put_gen(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    sqlite3_bind_int64(st, i, j->gen);
-}
-
-static void get_gen(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    j->gen = (unsigned)sqlite3_column_int64(st, i);
-}
-
-/* A task of a task array (docs/arrays.md): its array and index; NULL for
- * every other job (and in an older slaqd's rows). */
-static void put_array_id(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    if (j->array)
-        sqlite3_bind_int64(st, i, j->array);
-    else
-        sqlite3_bind_null(st, i);
-}
-
-static void get_array_id(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    j->array = col_null(st, i) ? 0 : sqlite3_column_int64(st, i);
-}
-
+/* A task of a task array (docs/arrays.md): its index in its array; NULL
+ * for every other job (and in an older slaqd's rows), like array_id. */
 static void put_array_index(sqlite3_stmt *st, int i, const sd_job *j)
 {
     if (j->array)
@@ -265,57 +233,8 @@ static void get_array_index(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 
 /* The job's goal (slaq submit --deadline, --accuracy, --direction,
  * --urgency; docs/deadlines.md); NULL: the default (no deadline, no
- * required accuracy, max, urgency 1), which an older slaqd's rows read.
- * deadline comes first in job_cols: it sets the defaults the others
- * change. */
-static void put_move_s(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    bind_num(st, i, j->move_s);
-}
-
-static void get_move_s(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    j->move_s = col_null(st, i) ? NAN : sqlite3_column_double(st, i);
-}
-
-static void put_deadline(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    bind_num(st, i, j->goal.deadline);
-}
-
-static void get_deadline(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    slaq_goal_init(&j->goal);
-    if (!col_null(st, i))
-        j->goal.deadline = sqlite3_column_double(st, i);
-}
-
-static void put_accuracy(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    bind_num(st, i, j->goal.accuracy);
-}
-
-static void get_accuracy(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    if (!col_null(st, i))
-        j->goal.accuracy = sqlite3_column_double(st, i);
-}
-
-static void put_direction(sqlite3_stmt *st, int i, const sd_job *j)
-{
-    bind_str(st, i, j->goal.maximize ? "max" : "min");
-}
-
-static void get_direction(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
-{
-    (void)ld;
-    const char *dir = (const char *)sqlite3_column_text(st, i);
-    j->goal.maximize = !dir || strcmp(dir, "min");
-}
-
+ * required accuracy, max, urgency 1), which an older slaqd's rows read
+ * and which the new job holds already (slaq_goal_init). */
 static void put_urgency(sqlite3_stmt *st, int i, const sd_job *j)
 {
     sqlite3_bind_int(st, i, j->goal.urgency);
@@ -360,87 +279,126 @@ static void get_conv(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
         j->convergence = SLAQ_CONV_UNKNOWN;
 }
 
-#define JF(name, type, field, member) \
-    {name, type, field, offsetof(sd_job, member), NULL, NULL}
+#define JFNAME(name, member, names, n, dflt) \
+    {name, "TEXT", CK_NAME, offsetof(sd_job, member), \
+     sizeof ((sd_job *)0)->member, names, n, dflt, NULL, NULL}
 #define JFN(name, type, fn) \
-    {name, type, JF_FN, 0, put_##fn, get_##fn}
-#define COL(name, type) {name, type, JF_NONE, 0, NULL, NULL}
+    {name, type, CK_FN, 0, 0, NULL, 0, 0, put_##fn, get_##fn}
+#define ROWF(row, name, type, field, member) \
+    {name, type, field, offsetof(row, member), sizeof ((row *)0)->member, \
+     NULL, 0, 0, NULL, NULL}
+#define JF(name, type, field, member) \
+    ROWF(sd_job, name, type, field, member)
+#define COL(name, type) {name, type, CK_NONE, 0, 0, NULL, 0, 0, NULL, NULL}
+
+/* goal.maximize's names: 0 "min", 1 "max". */
+static const char *const direction_names[] = {"min", "max"};
+
+/* The kinds' C types, as sd_job and sd_array declare their fields. */
+_Static_assert(sizeof(pid_t) == sizeof(int), "pid is a CK_INT");
+_Static_assert(sizeof(uid_t) == sizeof(unsigned), "uid is a CK_UINT");
+_Static_assert(sizeof(sd_state) == sizeof(int), "state is a CK_NAME");
 
 /* The jobs table (docs/state-db.md). uid comes before user: a row
  * without a uid is an older slaqd's, whose user is slaqd's own. */
 static const st_column job_cols[] = {
-    JF("id", "INTEGER", JF_I64, id),
-    JF("name", "TEXT", JF_TEXT_REQ, name),
-    JF("cmd", "TEXT", JF_TEXT_REQ, cmd),
-    JF("cwd", "TEXT", JF_TEXT_REQ, cwd),
-    JF("weight", "REAL", JF_REAL, weight),
-    JF("max_cores", "REAL", JF_REAL_INF, max_cores),
-    JF("target", "REAL", JF_REAL, target),
-    JF("max_iters", "INTEGER", JF_U64, max_iters),
-    JF("max_time", "REAL", JF_REAL, max_time),
-    JF("managed", "INTEGER", JF_INT, managed),
-    JFN("state", "TEXT", state),
-    JFN("pid", "INTEGER", pid),
-    JFN("pstart", "INTEGER", pstart),
+    JF("id", "INTEGER", CK_I64, id),
+    JF("name", "TEXT", CK_TEXT_REQ, name),
+    JF("cmd", "TEXT", CK_TEXT_REQ, cmd),
+    JF("cwd", "TEXT", CK_TEXT_REQ, cwd),
+    JF("weight", "REAL", CK_REAL, weight),
+    JF("max_cores", "REAL", CK_REAL_INF, max_cores),
+    JF("target", "REAL", CK_REAL, target),
+    JF("max_iters", "INTEGER", CK_U64, max_iters),
+    JF("max_time", "REAL", CK_REAL, max_time),
+    JF("managed", "INTEGER", CK_INT, managed),
+    JFNAME("state", state, job_state_names, SD_NSTATES, SD_LOST),
+    JF("pid", "INTEGER", CK_INT, pid),
+    JF("pstart", "INTEGER", CK_ULL, pstart),
     JFN("exit_status", "INTEGER", status),
-    JF("reason", "TEXT", JF_TEXT, reason),
-    JF("submitted", "REAL", JF_REAL, submitted),
-    JF("started", "REAL", JF_REAL, started),
-    JF("ended", "REAL", JF_REAL, ended),
-    JFN("secret", "TEXT", secret),
-    JF("metric_name", "TEXT", JF_TEXT, metric_name),
-    JF("suspended", "INTEGER", JF_INT, suspended),
-    JF("continued_by", "INTEGER", JF_I64, continued_by),
-    JF("resumed_from", "INTEGER", JF_I64, resumed_from),
-    JF("sweep", "INTEGER", JF_I64, sweep),
-    JF("node", "TEXT", JF_TEXT, node_at),
-    JF("restartable", "INTEGER", JF_INT, restartable),
-    JF("pin", "TEXT", JF_TEXT, pin),
+    JF("reason", "TEXT", CK_TEXT, reason),
+    JF("submitted", "REAL", CK_REAL, submitted),
+    JF("started", "REAL", CK_REAL, started),
+    JF("ended", "REAL", CK_REAL, ended),
+    JF("secret", "TEXT", CK_CHARS, secret),
+    JF("metric_name", "TEXT", CK_TEXT, metric_name),
+    JF("suspended", "INTEGER", CK_INT, suspended),
+    JF("continued_by", "INTEGER", CK_I64, continued_by),
+    JF("resumed_from", "INTEGER", CK_I64, resumed_from),
+    JF("sweep", "INTEGER", CK_I64, sweep),
+    JF("node", "TEXT", CK_TEXT, node_at),
+    JF("restartable", "INTEGER", CK_INT, restartable),
+    JF("pin", "TEXT", CK_TEXT, pin),
     JFN("launch", "TEXT", launch),
     JFN("kind", "TEXT", kind),
     JFN("uid", "INTEGER", uid),
     JFN("user", "TEXT", user),
-    JFN("gen", "INTEGER", gen),
+    JF("gen", "INTEGER", CK_UINT, gen),
     JFN("convergence", "TEXT", conv),
-    JFN("array_id", "INTEGER", array_id),
+    JF("array_id", "INTEGER", CK_I64_0, array),
     JFN("array_index", "INTEGER", array_index),
-    JFN("deadline", "REAL", deadline),
-    JFN("accuracy", "REAL", accuracy),
-    JFN("direction", "TEXT", direction),
+    JF("deadline", "REAL", CK_REAL_INF, goal.deadline),
+    JF("accuracy", "REAL", CK_REAL_NAN, goal.accuracy),
+    JFNAME("direction", goal.maximize, direction_names, 2, 1),
     JFN("urgency", "INTEGER", urgency),
-    JF("moves", "INTEGER", JF_INT, moves),
-    JFN("move_s", "REAL", move_s),
+    JF("moves", "INTEGER", CK_INT, moves),
+    JF("move_s", "REAL", CK_REAL_NAN, move_s),
     JFN("stop", "TEXT", stop),
-    JF("env", "TEXT", JF_TEXT, env),
+    JF("env", "TEXT", CK_TEXT, env),
 };
 #define NJOB_COLS (sizeof job_cols / sizeof *job_cols)
 
+/* The reports table: a report_row. */
 static const st_column report_cols[] = {
-    COL("job", "INTEGER"), COL("iter", "INTEGER"), COL("loss", "REAL"),
-    COL("cpu_s", "REAL"), COL("samples", "REAL"), COL("t", "REAL"),
-    COL("metric", "REAL"), COL("estimates", "TEXT"),
+    ROWF(report_row, "job", "INTEGER", CK_I64, job),
+    ROWF(report_row, "iter", "INTEGER", CK_U64, r.iter),
+    ROWF(report_row, "loss", "REAL", CK_REAL, r.loss),
+    ROWF(report_row, "cpu_s", "REAL", CK_REAL, r.cpu_s),
+    ROWF(report_row, "samples", "REAL", CK_REAL, r.samples),
+    ROWF(report_row, "t", "REAL", CK_REAL, r.t),
+    ROWF(report_row, "metric", "REAL", CK_REAL_NAN, metric),
+    ROWF(report_row, "estimates", "TEXT", CK_TEXT, vec),
     /* how the report's iterations ran (NULL: not said): what the job's
      * scaling model learnt from, for `slaq replay` */
-    COL("threads", "REAL"), COL("wall_s", "REAL"),
+    ROWF(report_row, "threads", "REAL", CK_REAL_POS, threads),
+    ROWF(report_row, "wall_s", "REAL", CK_REAL_POS, wall_s),
 };
+#define NREPORT_COLS (sizeof report_cols / sizeof *report_cols)
 static const st_column alloc_cols[] = {
-    COL("job", "INTEGER"), COL("t", "REAL"), COL("cores", "REAL"),
-    COL("epoch", "INTEGER"),
+    ROWF(alloc_row, "job", "INTEGER", CK_I64, job),
+    ROWF(alloc_row, "t", "REAL", CK_REAL, t),
+    ROWF(alloc_row, "cores", "REAL", CK_REAL, cores),
+    ROWF(alloc_row, "epoch", "INTEGER", CK_U64, epoch),
 };
+#define NALLOC_COLS (sizeof alloc_cols / sizeof *alloc_cols)
 static const st_column event_cols[] = {
-    COL("t", "REAL"), COL("job", "INTEGER"), COL("kind", "TEXT"),
-    COL("detail", "TEXT"),
+    ROWF(event_row, "t", "REAL", CK_REAL, t),
+    ROWF(event_row, "job", "INTEGER", CK_I64_0, job),
+    ROWF(event_row, "kind", "TEXT", CK_TEXT, kind),
+    ROWF(event_row, "detail", "TEXT", CK_TEXT, detail),
 };
+#define NEVENT_COLS (sizeof event_cols / sizeof *event_cols)
 static const st_column meta_cols[] = {
     COL("key", "TEXT"), COL("value", "INTEGER"),
 };
+/* The arrays table (docs/arrays.md), sd_array's fields. */
 static const st_column array_cols[] = {
-    COL("id", "INTEGER"), COL("name", "TEXT"), COL("uid", "INTEGER"),
-    COL("user", "TEXT"), COL("cmd", "TEXT"), COL("cwd", "TEXT"),
-    COL("env", "TEXT"), COL("first", "INTEGER"), COL("last", "INTEGER"),
-    COL("max_running", "INTEGER"), COL("estimate", "REAL"),
-    COL("submitted", "REAL"), COL("cancelled", "INTEGER"),
+    ROWF(sd_array, "id", "INTEGER", CK_I64, id),
+    ROWF(sd_array, "name", "TEXT", CK_TEXT_REQ, name),
+    ROWF(sd_array, "uid", "INTEGER", CK_UINT, uid),
+    ROWF(sd_array, "user", "TEXT", CK_TEXT_REQ, user),
+    ROWF(sd_array, "cmd", "TEXT", CK_TEXT_REQ, cmd),
+    ROWF(sd_array, "cwd", "TEXT", CK_TEXT_REQ, cwd),
+    ROWF(sd_array, "env", "TEXT", CK_TEXT, env),
+    ROWF(sd_array, "first", "INTEGER", CK_LONG, first),
+    ROWF(sd_array, "last", "INTEGER", CK_LONG, last),
+    ROWF(sd_array, "max_running", "INTEGER", CK_UINT, max_running),
+    ROWF(sd_array, "estimate", "REAL", CK_REAL, estimate_s),
+    ROWF(sd_array, "submitted", "REAL", CK_REAL, submitted),
+    ROWF(sd_array, "cancelled", "INTEGER", CK_INT, cancelled),
 };
+#define NARRAY_COLS (sizeof array_cols / sizeof *array_cols)
+
 static const st_column sweep_cols[] = {
     COL("id", "INTEGER"), COL("name", "TEXT"), COL("spec", "TEXT"),
     COL("cwd", "TEXT"), COL("state", "TEXT"), COL("note", "TEXT"),
@@ -607,21 +565,32 @@ static int schema_apply(sqlite3 *db, const char *path, char *err,
     return rc;
 }
 
-/* The jobs row's INSERT (every column bound by name, :column) or its
- * SELECT (every column in job_cols' order, then what the reports say of
- * the job: nreports, last_metric, metric_iter). */
-static void job_sql(sql_buf *b, int insert)
+/* A table's INSERT (insert 1) or INSERT OR REPLACE (2) of a row, cols[k]
+ * its parameter k + 1, or (insert 0) the start of its SELECT: its columns
+ * in cols' order, to which the caller adds the rest. */
+static void table_sql(sql_buf *b, const char *table, const st_column *cols,
+                      size_t ncols, int insert)
 {
-    sql_add(b, insert ? "INSERT OR REPLACE INTO jobs(" : "SELECT ");
-    for (size_t k = 0; k < NJOB_COLS; k++)
-        sql_add(b, "%s%s", k ? ", " : "", job_cols[k].name);
+    if (insert)
+        sql_add(b, "INSERT %sINTO %s(", insert == 2 ? "OR REPLACE " : "",
+                table);
+    else
+        sql_add(b, "SELECT ");
+    for (size_t k = 0; k < ncols; k++)
+        sql_add(b, "%s%s", k ? ", " : "", cols[k].name);
     if (insert) {
         sql_add(b, ") VALUES (");
-        for (size_t k = 0; k < NJOB_COLS; k++)
-            sql_add(b, "%s:%s", k ? ", " : "", job_cols[k].name);
+        for (size_t k = 0; k < ncols; k++)
+            sql_add(b, "%s?", k ? ", " : "");
         sql_add(b, ")");
-        return;
     }
+}
+
+/* The jobs' SELECT: every column, then what the reports say of the job
+ * (nreports, last_metric, metric_iter). */
+static void job_select_sql(sql_buf *b)
+{
+    table_sql(b, "jobs", job_cols, NJOB_COLS, 0);
     sql_add(b, ", (SELECT count(*) FROM reports r WHERE r.job = jobs.id) "
             "AS nreports, (SELECT r.metric FROM reports r WHERE r.job = "
             "jobs.id AND r.metric IS NOT NULL ORDER BY r.iter DESC LIMIT 1) "
@@ -630,53 +599,112 @@ static void job_sql(sql_buf *b, int insert)
             "AS metric_iter FROM jobs ORDER BY id");
 }
 
-/* The field of job j that column c holds (JOB_VALUE: its value). */
-#define JOB_FIELD(j, c, type) ((type *)(void *)((char *)(j) + (c)->off))
-#define JOB_VALUE(j, c, type) \
-    (*(const type *)(const void *)((const char *)(j) + (c)->off))
+/* The field of row r that column c holds (ROW_VALUE: its value). */
+#define ROW_FIELD(r, c, type) ((type *)(void *)((char *)(r) + (c)->off))
+#define ROW_VALUE(r, c, type) \
+    (*(const type *)(const void *)((const char *)(r) + (c)->off))
 
-static void job_put_col(sqlite3_stmt *st, int i, const st_column *c,
-                        const sd_job *j)
+/* Binds parameter i of st to what column c holds of row j (an sd_job
+ * for a CK_FN column). */
+static void row_put_col(sqlite3_stmt *st, int i, const st_column *c,
+                        const void *j)
 {
     switch (c->field) {
-    case JF_REAL: sqlite3_bind_double(st, i, JOB_VALUE(j, c, double)); break;
-    case JF_REAL_INF: bind_num(st, i, JOB_VALUE(j, c, double)); break;
-    case JF_INT: sqlite3_bind_int(st, i, JOB_VALUE(j, c, int)); break;
-    case JF_I64: sqlite3_bind_int64(st, i, JOB_VALUE(j, c, int64_t)); break;
-    case JF_U64:
-        sqlite3_bind_int64(st, i, (sqlite3_int64)JOB_VALUE(j, c, uint64_t));
+    case CK_REAL: sqlite3_bind_double(st, i, ROW_VALUE(j, c, double)); break;
+    case CK_REAL_INF: case CK_REAL_NAN:
+        bind_num(st, i, ROW_VALUE(j, c, double));
         break;
-    case JF_TEXT: case JF_TEXT_REQ:
-        bind_str(st, i, JOB_VALUE(j, c, char *));
+    case CK_REAL_POS:
+        bind_num(st, i, ROW_VALUE(j, c, double) > 0 ? ROW_VALUE(j, c, double)
+                                                     : NAN);
         break;
-    case JF_FN: c->put(st, i, j); break;
-    case JF_NONE: break;
+    case CK_INT: sqlite3_bind_int(st, i, ROW_VALUE(j, c, int)); break;
+    case CK_UINT: sqlite3_bind_int64(st, i, ROW_VALUE(j, c, unsigned)); break;
+    case CK_I64: sqlite3_bind_int64(st, i, ROW_VALUE(j, c, int64_t)); break;
+    case CK_I64_0:
+        if (ROW_VALUE(j, c, int64_t))
+            sqlite3_bind_int64(st, i, ROW_VALUE(j, c, int64_t));
+        else
+            sqlite3_bind_null(st, i);
+        break;
+    case CK_LONG: sqlite3_bind_int64(st, i, ROW_VALUE(j, c, long)); break;
+    case CK_U64:
+        sqlite3_bind_int64(st, i, (sqlite3_int64)ROW_VALUE(j, c, uint64_t));
+        break;
+    case CK_ULL:
+        sqlite3_bind_int64(st, i,
+                           (sqlite3_int64)ROW_VALUE(j, c, unsigned long long));
+        break;
+    case CK_TEXT: case CK_TEXT_REQ:
+        bind_str(st, i, ROW_VALUE(j, c, char *));
+        break;
+    case CK_CHARS: {
+        const char *v = &ROW_VALUE(j, c, char);
+        bind_str(st, i, v[0] ? v : NULL);
+        break;
+    }
+    case CK_NAME: {
+        int v = ROW_VALUE(j, c, int);
+        bind_str(st, i, v >= 0 && v < c->n ? c->names[v] : NULL);
+        break;
+    }
+    case CK_FN: c->put(st, i, (const sd_job *)j); break;
+    case CK_NONE: break;
     }
 }
 
-static void job_get_col(sqlite3_stmt *st, int i, const st_column *c,
-                        sd_job *j, job_load *ld)
+/* Sets what column c holds of row j from result column i of st (ld: a
+ * job's, for a CK_FN column). */
+static void row_get_col(sqlite3_stmt *st, int i, const st_column *c,
+                        void *j, job_load *ld)
 {
     switch (c->field) {
-    case JF_REAL: *JOB_FIELD(j, c, double) = sqlite3_column_double(st, i);
+    case CK_REAL: *ROW_FIELD(j, c, double) = sqlite3_column_double(st, i);
         break;
-    case JF_REAL_INF:
-        *JOB_FIELD(j, c, double) = col_null(st, i)
+    case CK_REAL_INF:
+        *ROW_FIELD(j, c, double) = col_null(st, i)
             ? INFINITY : sqlite3_column_double(st, i);
         break;
-    case JF_INT: *JOB_FIELD(j, c, int) = sqlite3_column_int(st, i); break;
-    case JF_I64: *JOB_FIELD(j, c, int64_t) = sqlite3_column_int64(st, i);
+    case CK_REAL_NAN: case CK_REAL_POS:
+        *ROW_FIELD(j, c, double) = col_num(st, i);
         break;
-    case JF_U64:
-        *JOB_FIELD(j, c, uint64_t) = (uint64_t)sqlite3_column_int64(st, i);
+    case CK_INT: *ROW_FIELD(j, c, int) = sqlite3_column_int(st, i); break;
+    case CK_UINT:
+        *ROW_FIELD(j, c, unsigned) = (unsigned)sqlite3_column_int64(st, i);
         break;
-    case JF_TEXT:
+    case CK_I64: case CK_I64_0:
+        *ROW_FIELD(j, c, int64_t) = sqlite3_column_int64(st, i);
+        break;
+    case CK_LONG: *ROW_FIELD(j, c, long) = (long)sqlite3_column_int64(st, i);
+        break;
+    case CK_U64:
+        *ROW_FIELD(j, c, uint64_t) = (uint64_t)sqlite3_column_int64(st, i);
+        break;
+    case CK_ULL:
+        *ROW_FIELD(j, c, unsigned long long) =
+            (unsigned long long)sqlite3_column_int64(st, i);
+        break;
+    case CK_TEXT:
         if (!col_null(st, i))
-            *JOB_FIELD(j, c, char *) = col_strdup(st, i);
+            *ROW_FIELD(j, c, char *) = col_strdup(st, i);
         break;
-    case JF_TEXT_REQ: *JOB_FIELD(j, c, char *) = col_strdup(st, i); break;
-    case JF_FN: c->get(st, i, j, ld); break;
-    case JF_NONE: break;
+    case CK_TEXT_REQ: *ROW_FIELD(j, c, char *) = col_strdup(st, i); break;
+    case CK_CHARS: {
+        const char *v = col_str(st, i);
+        if (v)
+            snprintf(ROW_FIELD(j, c, char), c->size, "%s", v);
+        break;
+    }
+    case CK_NAME: {
+        const char *v = col_str(st, i);
+        int k = 0;
+        while (v && k < c->n && strcmp(v, c->names[k]))
+            k++;
+        *ROW_FIELD(j, c, int) = v && k < c->n ? k : c->dflt;
+        break;
+    }
+    case CK_FN: c->get(st, i, (sd_job *)j, ld); break;
+    case CK_NONE: break;
     }
 }
 
@@ -686,15 +714,13 @@ enum { ST_BEGIN, ST_COMMIT, ST_REPORT, ST_ALLOC, ST_EVENT, ST_JOB,
        ST_DEL_JOB, ST_DEL_REPORTS, ST_DEL_ALLOCS, ST_DEL_EVENTS, ST_SET_META,
        ST_VALUE_LOSS, ST_VALUE_METRIC, ST_ARRAY, ST_N };
 
-/* NULL: made by job_sql. */
+/* NULL: the INSERT of a row, made from its table's columns (made_sql). */
 static const char *const sql_text[ST_N] = {
     "BEGIN",
     "COMMIT",
-    "INSERT OR REPLACE INTO reports(job, iter, loss, cpu_s, samples, t, "
-    "metric, estimates, threads, wall_s) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-    "?)",
-    "INSERT OR REPLACE INTO allocs(job, t, cores, epoch) VALUES (?, ?, ?, ?)",
-    "INSERT INTO events(t, job, kind, detail) VALUES (?, ?, ?, ?)",
+    NULL,
+    NULL,
+    NULL,
     NULL,
     "DELETE FROM jobs WHERE id = ?",
     "DELETE FROM reports WHERE job = ?",
@@ -705,9 +731,22 @@ static const char *const sql_text[ST_N] = {
     "iter = 0) ORDER BY iter",
     "SELECT iter, metric, t FROM reports WHERE job = ?1 AND (iter > ?2 OR "
     "iter = 0) AND (metric IS NOT NULL OR iter = 0) ORDER BY iter",
-    "INSERT OR REPLACE INTO arrays(id, name, uid, user, cmd, cwd, env, "
-    "first, last, max_running, estimate, submitted, cancelled) VALUES (?, "
-    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    NULL,
+};
+
+/* The statements made from a table's columns (table_sql). */
+static const struct made_sql {
+    int st;
+    const char *table;
+    const st_column *cols;
+    size_t ncols;
+    int replace;          /* INSERT OR REPLACE (a keyed row), or INSERT */
+} made_sql[] = {
+    {ST_REPORT, "reports", report_cols, NREPORT_COLS, 1},
+    {ST_ALLOC, "allocs", alloc_cols, NALLOC_COLS, 1},
+    {ST_EVENT, "events", event_cols, NEVENT_COLS, 0},
+    {ST_JOB, "jobs", job_cols, NJOB_COLS, 1},
+    {ST_ARRAY, "arrays", array_cols, NARRAY_COLS, 1},
 };
 
 static const char pragmas[] =
@@ -718,7 +757,6 @@ static const char pragmas[] =
 struct sd_store {
     sqlite3 *db;
     sqlite3_stmt *st[ST_N];
-    int job_param[NJOB_COLS]; /* job_cols[k]'s parameter in ST_JOB */
     sqlite3_stmt *sw[STORE_SWEEP_STMTS]; /* store_sweep.c's */
     sqlite3_stmt *sh[STORE_SHARE_STMTS]; /* store_shares.c's */
     int in_txn;
@@ -730,9 +768,7 @@ struct sd_store {
     /* Reports written since the last good commit, kept to be written
      * again if it fails (bounded: beyond SD_STORE_PENDING the oldest are
      * lost and counted). */
-    struct pending { int64_t job; slaq_report r; double metric;
-                     char *vec; /* owned; NULL: not a query's */
-                     double threads, wall_s; } *pend;
+    report_row *pend;
     size_t npend, cappend;
     uint64_t lost;
     /* Reports written into the open transaction that memory could not
@@ -871,23 +907,22 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
         }
     }
     sqlite3_busy_timeout(s->db, 2000);
-    sql_buf ins = {.n = 0};
-    job_sql(&ins, 1);
-    for (int i = 0; i < ST_N; i++)
-        if (ins.over || sqlite3_prepare_v3(s->db, sql_text[i] ? sql_text[i]
-                                           : ins.s, -1,
-                                           SQLITE_PREPARE_PERSISTENT,
-                                           &s->st[i], NULL)) {
-            snprintf(err, errlen, "%s: %s", path, ins.over
-                     ? "the jobs row's INSERT is too long"
-                     : sqlite3_errmsg(s->db));
+    for (int i = 0; i < ST_N; i++) {
+        sql_buf made = {.n = 0};
+        for (size_t k = 0; !sql_text[i] && k < sizeof made_sql /
+                                                 sizeof *made_sql; k++)
+            if (made_sql[k].st == i)
+                table_sql(&made, made_sql[k].table, made_sql[k].cols,
+                          made_sql[k].ncols, made_sql[k].replace ? 2 : 1);
+        assert(sql_text[i] || made.n > 0);
+        if (made.over ||
+            sqlite3_prepare_v3(s->db, sql_text[i] ? sql_text[i] : made.s,
+                               -1, SQLITE_PREPARE_PERSISTENT, &s->st[i],
+                               NULL)) {
+            snprintf(err, errlen, "%s: %s", path, made.over
+                     ? "a row's INSERT is too long" : sqlite3_errmsg(s->db));
             goto fail;
         }
-    for (size_t k = 0; k < NJOB_COLS; k++) {
-        char name[64];
-        snprintf(name, sizeof name, ":%s", job_cols[k].name);
-        s->job_param[k] = sqlite3_bind_parameter_index(s->st[ST_JOB], name);
-        assert(s->job_param[k] > 0);
     }
     /* Not read is not 0: the next commit would write the count anew. */
     sqlite3_int64 lost;
@@ -1174,21 +1209,11 @@ static void begin(sd_store *s)
         s->in_txn = 1;
 }
 
-static void insert_report(sd_store *s, int64_t job, const slaq_report *r,
-                          double metric, const char *vec, double threads,
-                          double wall_s)
+static void insert_report(sd_store *s, const report_row *row)
 {
     sqlite3_stmt *st = s->st[ST_REPORT];
-    sqlite3_bind_int64(st, 1, job);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)r->iter);
-    sqlite3_bind_double(st, 3, r->loss);
-    sqlite3_bind_double(st, 4, r->cpu_s);
-    sqlite3_bind_double(st, 5, r->samples);
-    sqlite3_bind_double(st, 6, r->t);
-    bind_num(st, 7, metric);
-    bind_str(st, 8, vec);
-    bind_num(st, 9, threads > 0 ? threads : NAN);
-    bind_num(st, 10, wall_s > 0 ? wall_s : NAN);
+    for (size_t k = 0; k < NREPORT_COLS; k++)
+        row_put_col(st, (int)k + 1, &report_cols[k], row);
     step(s, st);
 }
 
@@ -1233,9 +1258,7 @@ int store_flush(sd_store *s)
         ledger_events(s);
         s->retrying = 0;
         for (size_t i = 0; i < s->npend && !s->broken; i++)
-            insert_report(s, s->pend[i].job, &s->pend[i].r,
-                          s->pend[i].metric, s->pend[i].vec,
-                          s->pend[i].threads, s->pend[i].wall_s);
+            insert_report(s, &s->pend[i]);
     }
     uint64_t lost = s->lost + s->lost_settled;
     if (lost != s->lost_saved) {
@@ -1301,7 +1324,7 @@ void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
 {
     if (s->npend == s->cappend) {
         size_t cap = s->cappend ? s->cappend * 2 : 1024;
-        struct pending *np = cap <= SD_STORE_PENDING
+        report_row *np = cap <= SD_STORE_PENDING
                                  ? realloc(s->pend, cap * sizeof *np) : NULL;
         if (np) {
             s->pend = np;
@@ -1321,8 +1344,8 @@ void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
     if (s->npend < s->cappend) {
         char *copy = vec ? strdup(vec) : NULL;
         if (!vec || copy) { /* kept whole, or not at all */
-            s->pend[s->npend++] = (struct pending){job, *r, metric, copy,
-                                                   threads, wall_s};
+            s->pend[s->npend++] = (report_row){job, *r, metric, copy,
+                                               threads, wall_s};
             agg_add(s, job, (int64_t)r->iter);
             kept = 1;
         }
@@ -1335,7 +1358,9 @@ void store_report_vec(sd_store *s, int64_t job, const slaq_report *r,
     if (!kept)
         s->unkept++;
     begin(s);
-    insert_report(s, job, r, metric, vec, threads, wall_s);
+    report_row row = {job, *r, metric, (char *)vec /* bound, not owned */,
+                      threads, wall_s};
+    insert_report(s, &row);
 }
 
 void store_alloc(sd_store *s, int64_t job, double t, double cores,
@@ -1344,11 +1369,10 @@ void store_alloc(sd_store *s, int64_t job, double t, double cores,
     if (s->failing && !s->retrying)
         return; /* memory holds it; rewritten on recovery */
     sqlite3_stmt *st = s->st[ST_ALLOC];
+    alloc_row row = {job, t, cores, epoch};
     begin(s);
-    sqlite3_bind_int64(st, 1, job);
-    sqlite3_bind_double(st, 2, t);
-    sqlite3_bind_double(st, 3, cores);
-    sqlite3_bind_int64(st, 4, (sqlite3_int64)epoch);
+    for (size_t k = 0; k < NALLOC_COLS; k++)
+        row_put_col(st, (int)k + 1, &alloc_cols[k], &row);
     step(s, st);
 }
 
@@ -1358,14 +1382,10 @@ void store_event(sd_store *s, double t, int64_t job, const char *kind,
     if (!s || (s->failing && !s->retrying))
         return; /* events while the disk refuses writes are not kept */
     sqlite3_stmt *st = s->st[ST_EVENT];
+    event_row row = {t, job > 0 ? job : 0, (char *)kind, (char *)detail};
     begin(s);
-    sqlite3_bind_double(st, 1, t);
-    if (job > 0)
-        sqlite3_bind_int64(st, 2, job);
-    else
-        sqlite3_bind_null(st, 2);
-    bind_str(st, 3, kind);
-    bind_str(st, 4, detail);
+    for (size_t k = 0; k < NEVENT_COLS; k++)
+        row_put_col(st, (int)k + 1, &event_cols[k], &row);
     step(s, st);
 }
 
@@ -1378,7 +1398,7 @@ void store_put_job(sd_store *s, const sd_job *j)
     sqlite3_stmt *st = s->st[ST_JOB];
     begin(s);
     for (size_t k = 0; k < NJOB_COLS; k++)
-        job_put_col(st, s->job_param[k], &job_cols[k], j);
+        row_put_col(st, (int)k + 1, &job_cols[k], j);
     step(s, st);
 }
 
@@ -1395,7 +1415,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
 {
     sqlite3_stmt *st;
     sql_buf sel = {.n = 0};
-    job_sql(&sel, 0);
+    job_select_sql(&sel);
     if (sel.over || sqlite3_prepare_v2(s->db, sel.s, -1, &st, NULL))
         return -1;
     int c_id = col_index(st, "id"), c_n = col_index(st, "nreports"),
@@ -1413,7 +1433,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
         }
         ld.uid_null = 0;
         for (size_t k = 0; k < NJOB_COLS; k++)
-            job_get_col(st, (int)k, &job_cols[k], j, &ld);
+            row_get_col(st, (int)k, &job_cols[k], j, &ld);
         if (!col_null(st, c_metric)) {
             j->last_metric = sqlite3_column_double(st, c_metric);
             j->metric_iter = (uint64_t)sqlite3_column_int64(st, c_miter);
@@ -1728,19 +1748,8 @@ void store_put_array(sd_store *s, const sd_array *a)
         return; /* memory holds it; rewritten on recovery */
     sqlite3_stmt *st = s->st[ST_ARRAY];
     begin(s);
-    sqlite3_bind_int64(st, 1, a->id);
-    bind_str(st, 2, a->name);
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)a->uid);
-    bind_str(st, 4, a->user);
-    bind_str(st, 5, a->cmd);
-    bind_str(st, 6, a->cwd);
-    bind_str(st, 7, a->env);
-    sqlite3_bind_int64(st, 8, a->first);
-    sqlite3_bind_int64(st, 9, a->last);
-    sqlite3_bind_int64(st, 10, a->max_running);
-    sqlite3_bind_double(st, 11, a->estimate_s);
-    sqlite3_bind_double(st, 12, a->submitted);
-    sqlite3_bind_int(st, 13, a->cancelled);
+    for (size_t k = 0; k < NARRAY_COLS; k++)
+        row_put_col(st, (int)k + 1, &array_cols[k], a);
     step(s, st);
 }
 
@@ -1748,9 +1757,10 @@ int store_each_array(sd_store *s, int (*fn)(sd_daemon *, sd_array *),
                      sd_daemon *d)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT id, name, uid, user, cmd, cwd, "
-            "env, first, last, max_running, estimate, submitted, cancelled "
-            "FROM arrays ORDER BY id", -1, &st, NULL))
+    sql_buf sel = {.n = 0};
+    table_sql(&sel, "arrays", array_cols, NARRAY_COLS, 0);
+    sql_add(&sel, " FROM arrays ORDER BY id");
+    if (sel.over || sqlite3_prepare_v2(s->db, sel.s, -1, &st, NULL))
         return -1;
     int rc = 0, step_rc;
     while ((step_rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1759,20 +1769,8 @@ int store_each_array(sd_store *s, int (*fn)(sd_daemon *, sd_array *),
             rc = -1;
             break;
         }
-        a->id = sqlite3_column_int64(st, 0);
-        a->name = col_strdup(st, 1);
-        a->uid = (uid_t)sqlite3_column_int64(st, 2);
-        a->user = col_strdup(st, 3);
-        a->cmd = col_strdup(st, 4);
-        a->cwd = col_strdup(st, 5);
-        if (sqlite3_column_type(st, 6) != SQLITE_NULL)
-            a->env = col_strdup(st, 6);
-        a->first = (long)sqlite3_column_int64(st, 7);
-        a->last = (long)sqlite3_column_int64(st, 8);
-        a->max_running = (unsigned)sqlite3_column_int64(st, 9);
-        a->estimate_s = sqlite3_column_double(st, 10);
-        a->submitted = sqlite3_column_double(st, 11);
-        a->cancelled = sqlite3_column_int(st, 12);
+        for (size_t k = 0; k < NARRAY_COLS; k++)
+            row_get_col(st, (int)k, &array_cols[k], a, NULL);
         if (fn(d, a) < 0) {
             rc = -1;
             break;

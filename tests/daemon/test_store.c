@@ -3,8 +3,13 @@
  * files in a temporary directory: a job's every column comes back after a
  * reopen, an update replaces its row, an older slaqd's database gains the
  * columns added since and keeps its rows, a full disk is an error that
- * leaves the last commit whole, the sweeps' rows and a recorded run read
- * back, and docs/state-db.md describes the schema the store creates.
+ * leaves the last commit whole, a task array's and the sweeps' rows and a
+ * recorded run read back, and docs/state-db.md describes the schema the
+ * store creates.
+ *
+ * `test_store DOC` runs only that last test, against DOC instead of
+ * docs/state-db.md: tests/cli/test_state_db_doc.sh shows with it that a
+ * doc missing a column, with one too many or with a wrong type fails.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -16,6 +21,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "daemon/array.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
@@ -24,6 +30,7 @@
 #include "daemon/suspend.h"
 
 static char dir[64], path[128];
+static const char *state_db_doc = STATE_DB_DOC; /* or main's argument */
 
 static int dir_setup(void **state)
 {
@@ -124,6 +131,16 @@ static sd_job *job_full(sd_daemon *d, int64_t id, sd_state state)
     j->uid = 4242;
     j->user = strdup("alice");
     j->gen = 7;
+    j->array = 9;
+    j->array_index = 0; /* a task's index 0 is not "no task" */
+    j->goal.deadline = 1700001000.5;
+    j->goal.accuracy = 0.9;
+    j->goal.maximize = 0;
+    j->goal.urgency = 4;
+    j->goal.stop = SLAQ_STOP_OPTSTOP;
+    j->moves = 2;
+    j->move_s = 1.25;
+    j->env = strdup("[\"A=1\"]");
     return j;
 }
 
@@ -151,14 +168,51 @@ static void test_every_column_of_a_job_comes_back_after_a_reopen(void **st)
     sd_job *a = job_full(d, 1, SD_RUNNING), *b = job_full(d, 2, SD_DONE);
     b->max_cores = INFINITY;
     b->have_status = 0;
+    b->array = 0; /* not a task, no goal, never moved: NULL columns */
+    b->array_index = 0;
+    slaq_goal_init(&b->goal);
+    b->move_s = NAN;
+    b->secret[0] = '\0';
     store_put_job(s, a);
     store_put_job(s, b);
     slaq_report r = {.iter = 4, .loss = 0.5, .cpu_s = 1, .samples = 10,
                      .t = 1700000050};
     store_report(s, 2, &r, 0.875, 0, 0);
+    slaq_report r1 = {.iter = 1, .loss = 0.75, .cpu_s = 2, .samples = 20,
+                      .t = 1700000010};
+    store_report_vec(s, 1, &r1, NAN, "{\"est\":[1]}", 4, 0.5);
+    store_alloc(s, 1, 1700000011.5, 2.5, 7);
+    store_event(s, 1700000012.5, 0, "policy", "fair");
+    store_event(s, 1700000013.5, 1, "suspend", NULL);
     assert_int_equal(store_flush(s), 0);
     store_close(s);
     job_free_all(d);
+    /* A report's columns; NULL for what it did not say. */
+    assert_int_equal(sql_int("SELECT iter = 4 AND loss = 0.5 AND cpu_s = 1 "
+                             "AND samples = 10 AND t = 1700000050 AND "
+                             "metric = 0.875 AND estimates IS NULL AND "
+                             "threads IS NULL AND wall_s IS NULL FROM "
+                             "reports WHERE job = 2"), 1);
+    assert_int_equal(sql_int("SELECT iter = 1 AND loss = 0.75 AND metric IS "
+                             "NULL AND estimates = '{\"est\":[1]}' AND "
+                             "threads = 4 AND wall_s = 0.5 FROM reports "
+                             "WHERE job = 1"), 1);
+    assert_int_equal(sql_int("SELECT t = 1700000011.5 AND cores = 2.5 AND "
+                             "epoch = 7 FROM allocs WHERE job = 1"), 1);
+    assert_int_equal(sql_int("SELECT count(*) FROM events WHERE (job IS "
+                             "NULL AND t = 1700000012.5 AND kind = 'policy' "
+                             "AND detail = 'fair') OR (job = 1 AND t = "
+                             "1700000013.5 AND kind = 'suspend' AND detail "
+                             "IS NULL)"), 2);
+    /* What the columns hold: names, and NULL for none. */
+    assert_int_equal(sql_int("SELECT state = 'running' AND direction = 'min' "
+                             "AND array_id = 9 AND array_index = 0 AND "
+                             "secret = 'ab12cd34' FROM jobs WHERE id = 1"), 1);
+    assert_int_equal(sql_int("SELECT state = 'done' AND direction = 'max' AND "
+                             "array_id IS NULL AND array_index IS NULL AND "
+                             "deadline IS NULL AND accuracy IS NULL AND "
+                             "move_s IS NULL AND secret IS NULL AND "
+                             "max_cores IS NULL FROM jobs WHERE id = 2"), 1);
 
     s = open_ok(0);
     load_all(s, d);
@@ -195,12 +249,25 @@ static void test_every_column_of_a_job_comes_back_after_a_reopen(void **st)
     assert_int_equal(j->uid, 4242);
     assert_string_equal(j->user, "alice");
     assert_int_equal(j->gen, 7);
+    assert_true(j->array == 9 && j->array_index == 0);
+    assert_true(j->goal.deadline == 1700001000.5 && j->goal.accuracy == 0.9);
+    assert_int_equal(j->goal.maximize, 0);
+    assert_int_equal(j->goal.urgency, 4);
+    assert_int_equal(j->goal.stop, SLAQ_STOP_OPTSTOP);
+    assert_true(j->moves == 2 && j->move_s == 1.25);
+    assert_string_equal(j->env, "[\"A=1\"]");
     /* The finished one: no cap, no status, no launch message; its last
      * report and metric summarised. */
     j = loaded[1];
     assert_true(isinf(j->max_cores));
     assert_false(j->have_status);
     assert_null(j->launch);
+    assert_int_equal(j->state, SD_DONE);
+    assert_true(j->array == 0 && j->array_index == 0);
+    assert_true(isinf(j->goal.deadline) && isnan(j->goal.accuracy));
+    assert_true(j->goal.maximize == 1 && j->goal.urgency == 1);
+    assert_true(isnan(j->move_s));
+    assert_string_equal(j->secret, "");
     assert_int_equal(j->nreports, 1);
     assert_int_equal(j->last_iter, 4);
     assert_true(j->last_loss == 0.5 && j->last_metric == 0.875);
@@ -460,6 +527,69 @@ static int check_jobs(void *arg, int64_t idx, const char *jobs)
     return 0;
 }
 
+static sd_array *arrays_read[4];
+static size_t narrays_read;
+
+static int keep_array(sd_daemon *d, sd_array *a)
+{
+    (void)d;
+    arrays_read[narrays_read++] = a;
+    return 0;
+}
+
+static void array_drop(sd_array *a)
+{
+    free(a->name);
+    free(a->user);
+    free(a->cmd);
+    free(a->cwd);
+    free(a->env);
+    free(a);
+}
+
+/* Every column of a task array comes back, and a NULL env reads as none. */
+static void test_an_arrays_columns_come_back_after_a_reopen(void **st)
+{
+    (void)st;
+    sd_store *s = open_ok(0);
+    sd_array a = {.id = 12, .uid = 4242, .user = "alice", .name = "grid",
+                  .cmd = "[\"t\",\"{index}\"]", .cwd = "/srv/w",
+                  .env = "[\"A=1\"]", .first = -3, .last = 3000000000L,
+                  .max_running = 4, .estimate_s = 90.5,
+                  .submitted = 1700000000.25, .cancelled = 1};
+    sd_array b = {.id = 13, .user = "bob", .name = "b", .cmd = "[]",
+                  .cwd = "/", .first = 0, .last = 0};
+    store_put_array(s, &a);
+    store_put_array(s, &b);
+    assert_int_equal(store_flush(s), 0);
+    store_close(s);
+    assert_int_equal(sql_int("SELECT count(*) FROM arrays WHERE env IS "
+                             "NULL AND id = 13"), 1);
+    s = open_ok(0);
+    narrays_read = 0;
+    assert_int_equal(store_each_array(s, keep_array, NULL), 0);
+    assert_int_equal(narrays_read, 2);
+    sd_array *r = arrays_read[0];
+    assert_int_equal(r->id, 12);
+    assert_int_equal(r->uid, 4242);
+    assert_string_equal(r->user, "alice");
+    assert_string_equal(r->name, "grid");
+    assert_string_equal(r->cmd, "[\"t\",\"{index}\"]");
+    assert_string_equal(r->cwd, "/srv/w");
+    assert_string_equal(r->env, "[\"A=1\"]");
+    assert_true(r->first == -3 && r->last == 3000000000L);
+    assert_int_equal(r->max_running, 4);
+    assert_true(r->estimate_s == 90.5 && r->submitted == 1700000000.25);
+    assert_int_equal(r->cancelled, 1);
+    r = arrays_read[1];
+    assert_int_equal(r->id, 13);
+    assert_null(r->env);
+    assert_int_equal(r->cancelled, 0);
+    array_drop(arrays_read[0]);
+    array_drop(arrays_read[1]);
+    store_close(s);
+}
+
 static void test_a_sweeps_rows_come_back(void **st)
 {
     (void)st;
@@ -639,9 +769,9 @@ static void test_a_recorded_run_reads_back_from_its_last_start(void **st)
  * "| `column` | TYPE | ... |". Returns "table.column TYPE" lines. */
 static char *doc_columns(void)
 {
-    FILE *f = fopen(STATE_DB_DOC, "r");
+    FILE *f = fopen(state_db_doc, "r");
     if (!f)
-        fail_msg("%s: cannot be read", STATE_DB_DOC);
+        fail_msg("%s: cannot be read", state_db_doc);
     size_t cap = 16384, n = 0;
     char *out = calloc(1, cap), line[1024], table[64] = "";
     while (fgets(line, sizeof line, f)) {
@@ -691,15 +821,37 @@ static char *db_columns(const char *doc)
     return out;
 }
 
+/* The lines of a (each ending in a newline) that b lacks, into out. */
+static void lines_missing(const char *a, const char *b, char *out, size_t cap)
+{
+    size_t n = strlen(out);
+    for (const char *l = a; *l; l = strchr(l, '\n') + 1) {
+        size_t len = (size_t)(strchr(l, '\n') - l) + 1;
+        int found = 0;
+        for (const char *m = b; *m && !found; m = strchr(m, '\n') + 1)
+            found = !strncmp(m, l, len) && m[len - 1] == '\n';
+        if (!found && n + len + 4 < cap)
+            n += (size_t)snprintf(out + n, cap - n, "  %.*s", (int)len, l);
+    }
+}
+
 static void test_docs_state_db_md_lists_every_table_and_column(void **st)
 {
     (void)st;
     store_close(open_ok(0));
     char *doc = doc_columns(), *db = db_columns(doc);
     assert_true(strlen(doc) > 0);
-    if (strcmp(doc, db))
-        fail_msg("%s and a fresh state.db differ.\nThe doc:\n%s\nThe "
-                 "database:\n%s", STATE_DB_DOC, doc, db);
+    if (strcmp(doc, db)) {
+        static char only_db[4096], only_doc[4096];
+        only_db[0] = only_doc[0] = '\0';
+        lines_missing(db, doc, only_db, sizeof only_db);
+        lines_missing(doc, db, only_doc, sizeof only_doc);
+        fail_msg("%s and the schema in store.c differ.\nColumns the doc "
+                 "lacks:\n%sColumns only the doc has:\n%s%sThe doc:\n%s\n"
+                 "The database:\n%s", state_db_doc, only_db, only_doc,
+                 only_db[0] || only_doc[0] ? "" : "(none: the order "
+                 "differs)\n", doc, db);
+    }
     free(doc);
     free(db);
 }
@@ -721,8 +873,12 @@ static void test_an_in_memory_store_leaves_no_file(void **st)
     assert_false(left);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    if (argc > 1) {
+        state_db_doc = argv[1];
+        cmocka_set_test_filter("test_docs_*");
+    }
     const struct CMUnitTest tests[] = {
 #define T(f) cmocka_unit_test_setup_teardown(f, dir_setup, dir_teardown)
         T(test_every_column_of_a_job_comes_back_after_a_reopen),
@@ -731,6 +887,7 @@ int main(void)
         T(test_a_migration_that_fails_changes_nothing),
         T(test_a_run_of_an_older_database_reads_as_it_is),
         T(test_a_full_disk_is_an_error_and_leaves_the_last_commit_whole),
+        T(test_an_arrays_columns_come_back_after_a_reopen),
         T(test_a_sweeps_rows_come_back),
         T(test_values_start_after_the_last_seen_and_keep_iteration_0),
         T(test_a_recorded_run_reads_back_from_its_last_start),
