@@ -428,7 +428,7 @@ aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
     poisson_init();
     aqp_query *qr = calloc(1, sizeof *qr);
     if (!qr)
-        goto oom;
+        goto err;
     qr->db = db;
     qr->q = q;
     qr->batches = batches;
@@ -446,7 +446,7 @@ aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
     qr->hi = malloc(qr->nkeys * sizeof *qr->hi);
     qr->rep = malloc((size_t)qr->R * sizeof *qr->rep);
     if (!qr->keys || !qr->acc || !qr->est || !qr->lo || !qr->hi || !qr->rep)
-        goto oom;
+        goto err;
     for (size_t k = 0; k < qr->nkeys; k++) {
         qr->est[k] = qr->lo[k] = qr->hi[k] = NAN;
         char label[64];
@@ -468,20 +468,20 @@ aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
                      q == AQP_Q14 ? "promo_revenue"
                      : q == AQP_Q17 ? "avg_yearly" : "revenue");
         if (!(qr->keys[k] = xstrdup(label)))
-            goto oom;
+            goto err;
     }
     if (joins_init(qr) < 0)
-        goto oom;
+        goto err;
     if (q == AQP_Q3 || q == AQP_Q11) {
         qr->jtop = malloc((size_t)qr->R * AQP_Q3_TOP * sizeof *qr->jtop);
         qr->jtopn = malloc((size_t)qr->R * sizeof *qr->jtopn);
         if (!qr->jtop || !qr->jtopn)
-            goto oom;
+            goto err;
     }
     if (q == AQP_Q17) {
         qr->slot_of_part = malloc(db->nparts * sizeof *qr->slot_of_part);
         if (!qr->slot_of_part)
-            goto oom;
+            goto err;
         for (size_t p = 0; p < db->nparts; p++) {
             int keep = db->p_brand[p] == 23 &&
                        !strcmp(aqp_container_name(db->p_container[p]),
@@ -491,17 +491,17 @@ aqp_query *aqp_query_new(const aqp_db *db, aqp_qid q, size_t batches,
         qr->parts = calloc(qr->nslots ? qr->nslots : 1, sizeof *qr->parts);
         qr->q17_rep = calloc((size_t)qr->R, sizeof *qr->q17_rep);
         if (!qr->parts || !qr->q17_rep)
-            goto oom;
+            goto err;
         for (size_t sl = 0; sl < qr->nslots; sl++) {
             struct q17_part *p = &qr->parts[sl];
             p->wcnt = calloc(2 * (size_t)qr->R, sizeof *p->wcnt);
             if (!p->wcnt)
-                goto oom;
+                goto err;
             p->wsumq = p->wcnt + qr->R;
         }
     }
     return qr;
-oom:
+err:
     aqp_query_free(qr);
     util_errf(err, errlen, "out of memory");
     return NULL;

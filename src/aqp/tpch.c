@@ -425,7 +425,7 @@ aqp_db *aqp_db_generate(double scale_factor, uint64_t seed, char *err,
     /* Lines per order first (their own stream), to size lineitem. */
     uint8_t *lines = malloc(norders);
     if (!lines)
-        goto oom;
+        goto err;
     uint64_t s_lines = stream(seed, 1);
     for (size_t o = 0; o < norders; o++) {
         lines[o] = (uint8_t)sm_range(&s_lines, 1, 7);
@@ -435,7 +435,7 @@ aqp_db *aqp_db_generate(double scale_factor, uint64_t seed, char *err,
     aqp_db *db = db_alloc(&z, NULL);
     if (!db) {
         free(lines);
-        goto oom;
+        goto err;
     }
     db->scale_factor = scale_factor;
     db->seed = seed;
@@ -513,7 +513,7 @@ aqp_db *aqp_db_generate(double scale_factor, uint64_t seed, char *err,
         free(perm);
         free(tmp);
         aqp_db_free(db);
-        goto oom;
+        goto err;
     }
     shuffle(perm, nparts, stream(seed, 10));
     uint64_t sps = stream(seed, 9);
@@ -539,7 +539,7 @@ aqp_db *aqp_db_generate(double scale_factor, uint64_t seed, char *err,
     free(perm);
     free(tmp);
     return db;
-oom:
+err:
     util_errf(err, errlen, "out of memory generating scale factor %g",
               scale_factor);
     return NULL;
@@ -717,12 +717,12 @@ aqp_db *aqp_db_load(const char *path, char *err, size_t errlen)
         util_errf(err, errlen, "%s: not a slaq-aqp data file (expected the "
                   "header \"" TPCH_MAGIC "\"; make one with slaq-aqp gen)",
                   path);
-        goto fail;
+        goto err;
     }
     if (h.version != TPCH_VERSION || h.header_size != TPCH_HEADER) {
         util_errf(err, errlen, "%s: data file version %u, expected %u", path,
                   h.version, TPCH_VERSION);
-        goto fail;
+        goto err;
     }
     if (h.nrows > UINT32_MAX || h.nparts > UINT32_MAX / 4 || h.nparts == 0 ||
         h.norders > UINT32_MAX || h.norders == 0 ||
@@ -733,7 +733,7 @@ aqp_db *aqp_db_load(const char *path, char *err, size_t errlen)
                   PRIu64 " suppliers: expected at most 2^32 rows and 1..2^32 "
                   "of the others", path, h.nrows, h.nparts, h.norders,
                   h.ncustomers, h.nsuppliers);
-        goto fail;
+        goto err;
     }
     struct col cols[C_NCOLS];
     struct sizes z = {{h.nrows, h.nparts, h.norders, h.ncustomers,
@@ -741,14 +741,14 @@ aqp_db *aqp_db_load(const char *path, char *err, size_t errlen)
     size_t size = layout(&z, cols);
     if (fseek(f, 0, SEEK_END) < 0) {
         util_errf(err, errlen, "%s: cannot seek: %s", path, strerror(errno));
-        goto fail;
+        goto err;
     }
     long fsize = ftell(f);
     if (fsize < 0 || (size_t)fsize != TPCH_HEADER + size) {
         util_errf(err, errlen, "%s: %ld bytes, expected %zu for %" PRIu64
                   " rows and %" PRIu64 " parts (truncated?)", path, fsize,
                   TPCH_HEADER + size, h.nrows, h.nparts);
-        goto fail;
+        goto err;
     }
     map_len = TPCH_HEADER + size;
     map = mmap(NULL, map_len, PROT_READ, MAP_PRIVATE, fileno(f), 0);
@@ -756,12 +756,12 @@ aqp_db *aqp_db_load(const char *path, char *err, size_t errlen)
         map = NULL;
         util_errf(err, errlen, "%s: cannot map %zu bytes: %s", path, map_len,
                   strerror(errno));
-        goto fail;
+        goto err;
     }
     db = db_alloc(&z, (char *)map + TPCH_HEADER);
     if (!db) {
         util_errf(err, errlen, "%s: out of memory", path);
-        goto fail;
+        goto err;
     }
     db->map = map;
     db->map_len = map_len;
@@ -771,18 +771,18 @@ aqp_db *aqp_db_load(const char *path, char *err, size_t errlen)
     if (aqp_db_digest(db) != h.digest) {
         util_errf(err, errlen, "%s: the columns do not match the header's "
                   "digest (corrupt file)", path);
-        goto fail;
+        goto err;
     }
     const char *what;
     long long bad = first_bad_row(db, &what);
     if (bad >= 0) {
         util_errf(err, errlen, "%s: row %lld: %s out of range", path, bad,
                   what);
-        goto fail;
+        goto err;
     }
     fclose(f);
     return db;
-fail:
+err:
     if (map)
         munmap(map, map_len);
     aqp_db_free(db);
@@ -912,7 +912,7 @@ int aqp_db_to_sqlite(const aqp_db *db, sqlite3 *conn, char *err,
                            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &li,
                            NULL) != SQLITE_OK) {
         util_errf(err, errlen, "sqlite: %s", sqlite3_errmsg(conn));
-        goto fail;
+        goto err;
     }
     for (size_t i = 0; i < db->nparts; i++) {
         char brand[16];
@@ -964,7 +964,7 @@ int aqp_db_to_sqlite(const aqp_db *db, sqlite3 *conn, char *err,
                 "partsupp(ps_partkey);", err, errlen);
 sqlerr:
     util_errf(err, errlen, "sqlite: %s", sqlite3_errmsg(conn));
-fail:
+err:
     sqlite3_finalize(li);
     sqlite3_finalize(pa);
     return -1;

@@ -373,7 +373,7 @@ int cmd_sim_aqp(int argc, char **argv)
         sf = o.nsweep ? out_file(o.out, "sweep.csv") : NULL;
         if (!qf || !rf || (o.nsweep && !sf)) {
             rc = EXIT_RUNTIME;
-            goto done;
+            goto out;
         }
         fprintf(qf, "mean_interarrival,seed,policy,query,trace,arrival,"
                     "t70,t90,t99,completion,first_batch\n");
@@ -381,7 +381,7 @@ int cmd_sim_aqp(int argc, char **argv)
     double (*mean)[AS_NGRID] = malloc(AS_MAX_POL * sizeof *mean);
     if (!mean) {
         rc = EXIT_RUNTIME;
-        goto done;
+        goto out;
     }
     static const int show[] = {500, 700, 800, 900, 950, 990, 997, 1000};
     enum { NSHOW = sizeof show / sizeof *show };
@@ -448,7 +448,7 @@ int cmd_sim_aqp(int argc, char **argv)
     }
 done_mean:
     free(mean);
-done:
+out:
     if (qf && fclose(qf))
         rc = EXIT_RUNTIME;
     if (rf && fclose(rf))

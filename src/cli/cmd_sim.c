@@ -596,17 +596,17 @@ int cmd_sim(int argc, char **argv)
         cli_error("sim", "%s: cannot create a staging directory: %s", o->out,
                   strerror(errno));
         stage[0] = '\0';
-        goto done;
+        goto out;
     }
     if (sim_compute(o, &wl, stage, swept))
-        goto done;
+        goto out;
     char command[4096];
     join_argv(argc, argv, command, sizeof command);
     if (sim_print(o, stage, swept, command))
-        goto done;
+        goto out;
     stage[0] = '\0';   /* moved into place */
     rc = 0;
-done:
+out:
     if (stage[0])
         rm_tree(stage);
     free(swept);

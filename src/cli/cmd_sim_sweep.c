@@ -363,7 +363,7 @@ static int calib_discrimination(const sweep_set *set, int b,
     int *hit = malloc(set->n * sizeof *hit);
     int rc = -1;
     if (!lc || !y || !pm || !pb || !hit)
-        goto done;
+        goto out;
     double sign = set->maximize ? 1 : -1;
     for (int k = 0; k < CALIB_DISC_POINTS; k++) {
         int n = b * (k + 1);
@@ -399,7 +399,7 @@ static int calib_discrimination(const sweep_set *set, int b,
         qsort(out[k].rank, (size_t)out[k].nrank, sizeof *out[k].rank, int_cmp);
     }
     rc = 0;
-done:
+out:
     slaq_lcurve_free(lc);
     free(y);
     free(pm);

@@ -103,17 +103,17 @@ static int parse_weights(const char *s, double *w, int *n)
         char *end;
         double v = strtod(s, &end);
         if (end == s || !(v > 0) || !isfinite(v) || *n == MAX_WEIGHTS)
-            goto bad;
+            goto err;
         w[(*n)++] = v;
         if (*end == ',')
             end++;
         else if (*end)
-            goto bad;
+            goto err;
         s = end;
     }
     if (*n > 0)
         return 0;
-bad:
+err:
     cli_error("workload", "--weights: expected up to %d positive numbers "
               "separated by commas, got '%s'", MAX_WEIGHTS, s);
     return -1;

@@ -553,7 +553,7 @@ int cmd_replay(int argc, char **argv)
     int rc = EXIT_USAGE;
     if (load_jobs(db, &run) || load_reports(db, &run) ||
         load_epochs(db, &run, o.sc.epoch_s))
-        goto done;
+        goto out;
     size_t readopted = 0;
     if (store_run_events(db, "readopt", run.t0, 0, count_event,
                          &readopted) == 0 && readopted > 0)
@@ -563,7 +563,7 @@ int cmd_replay(int argc, char **argv)
                "differ\n", readopted);
     if (run.njobs == 0) {
         cli_error("replay", "%s: no job started in its last run", path);
-        goto done;
+        goto out;
     }
     printf("replaying %s: %zu jobs, %zu reports, policy %s, predictor %s, "
            "%g cores in units of %g, epoch %g s\n", path, run.njobs,
@@ -572,7 +572,7 @@ int cmd_replay(int argc, char **argv)
            o.sc.epoch_s);
     rc = EXIT_RUNTIME;
     if (replay(&run, &o, &tl))
-        goto done;
+        goto out;
     size_t diff = tl.diff_exact + tl.diff_interp;
     printf("epochs replayed: %zu (%zu at their recorded time, %zu "
            "interpolated)\n", tl.epochs, tl.exact_epochs,
@@ -591,7 +591,7 @@ int cmd_replay(int argc, char **argv)
                  "it follow from it (damping and hysteresis carry a share "
                  "into the next epochs)");
     rc = diff ? 1 : 0;
-done:
+out:
     for (size_t i = 0; i < run.njobs; i++)
         free(run.jobs[i].allocs);
     free(run.jobs);

@@ -85,7 +85,7 @@ slaq_sweep *slaq_sweep_new(const char *policy, const slaq_sweep_params *p,
     }
     slaq_sweep *s = calloc(1, sizeof *s);
     if (!s)
-        goto oom;
+        goto err;
     s->pol = pol;
     s->prm = *p;
     if (!s->prm.b)
@@ -110,12 +110,12 @@ slaq_sweep *slaq_sweep_new(const char *policy, const slaq_sweep_params *p,
     s->n = n_configs;
     s->cfg = calloc(n_configs ? n_configs : 1, sizeof *s->cfg);
     if (!s->cfg)
-        goto oom;
+        goto err;
     for (size_t i = 0; i < n_configs; i++) {
         struct sw_cfg *c = &s->cfg[i];
         c->y = malloc((size_t)p->max_epochs * sizeof *c->y);
         if (!c->y)
-            goto oom;
+            goto err;
         c->best = c->last = -INFINITY;
         c->p = c->ert = c->prio = NAN;
         c->seq = s->seq++;
@@ -133,7 +133,7 @@ slaq_sweep *slaq_sweep_new(const char *policy, const slaq_sweep_params *p,
         return NULL;
     }
     return s;
-oom:
+err:
     sw_fail(err, errlen, "%s", "out of memory");
     slaq_sweep_free(s);
     return NULL;

@@ -47,16 +47,16 @@ static int sh_init_common(slaq_sweep *s, int brackets, char *err, size_t errlen)
 {
     struct sh *H = calloc(1, sizeof *H);
     if (!H)
-        goto oom;
+        goto err;
     s->priv = H;
     H->brackets = brackets;
     for (int k = 0; k < SH_MAX_RUNGS * brackets; k++) {
         H->rung[k].v = malloc((s->n ? s->n : 1) * sizeof(double));
         if (!H->rung[k].v)
-            goto oom;
+            goto err;
     }
     return 0;
-oom:
+err:
     if (err && errlen)
         snprintf(err, errlen, "out of memory");
     return SLAQ_ENOMEM;

@@ -315,7 +315,7 @@ int ctl_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
     j->state = SD_PENDING;
     if (job_schedule(d, j) < 0) {
         snprintf(err, errlen, "out of memory");
-        goto undo;
+        goto err;
     }
     store_put_job(d->store, j);
     store_event(d->store, sd_now(), j->id, "submit", NULL);
@@ -324,7 +324,7 @@ int ctl_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                  "job was not started", store_error(d->store));
         slaq_sched_remove(d->sched, j->sj);
         j->sj = NULL;
-        goto undo;
+        goto err;
     }
     int node = slaq_job_node(j->sj);
     if (node >= 0)
@@ -334,7 +334,7 @@ int ctl_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                (long long)j->id, j->name);
     store_flush(d->store);
     return 0;
-undo:
+err:
     json_decref(j->launch);
     j->launch = NULL;
     j->remote = 0;

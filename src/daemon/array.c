@@ -140,27 +140,27 @@ int array_parse_range(const char *s, long *first, long *last, unsigned *k,
     long a, b;
     *k = 0;
     if (*p < '0' || *p > '9')
-        goto bad;
+        goto err;
     a = strtol(p, &end, 10);
     b = a;
     p = end;
     if (*p == '-') {
         if (p[1] < '0' || p[1] > '9')
-            goto bad;
+            goto err;
         b = strtol(p + 1, &end, 10);
         p = end;
     }
     if (*p == '%') {
         if (p[1] < '1' || p[1] > '9')
-            goto bad;
+            goto err;
         long kv = strtol(p + 1, &end, 10);
         if (*end || kv > 1000000)
-            goto bad;
+            goto err;
         *k = (unsigned)kv;
         p = end;
     }
     if (*p)
-        goto bad;
+        goto err;
     if (a > SD_MAX_INDEX || b > SD_MAX_INDEX || b < a) {
         snprintf(err, errlen, "field \"array\": %.40s: the indices must be "
                  "from 0 to %ld, the first no larger than the last", s,
@@ -175,7 +175,7 @@ int array_parse_range(const char *s, long *first, long *last, unsigned *k,
     *first = a;
     *last = b;
     return 0;
-bad:
+err:
     snprintf(err, errlen, "field \"array\" must be A-B or A-B%%K (indices "
              "A to B, at most K running at once; K >= 1), got \"%.40s\"", s);
     return -1;
@@ -236,7 +236,7 @@ sd_array *array_submit(sd_daemon *d, json_t *req, const sd_user *owner,
         }
     sd_array *a = calloc(1, sizeof *a);
     if (!a)
-        goto nomem;
+        goto err;
     a->first = first;
     a->last = last;
     a->next = first;
@@ -258,9 +258,9 @@ sd_array *array_submit(sd_daemon *d, json_t *req, const sd_user *owner,
         return NULL;
     }
     if (!a->user || !a->name || !a->cmd || (env && !a->env) || !a->task)
-        goto nomem;
+        goto err;
     if ((a->id = take_id(d)) < 0 || array_add(d, a) < 0)
-        goto nomem;
+        goto err;
     store_put_array(d->store, a);
     store_event(d->store, a->submitted, a->id, "array", range);
     if (store_flush(d->store) < 0) {
@@ -275,7 +275,7 @@ sd_array *array_submit(sd_daemon *d, json_t *req, const sd_user *owner,
            k, a->user);
     array_dispatch(d);
     return a;
-nomem:
+err:
     snprintf(err, errlen, "out of memory");
     array_free(a);
     return NULL;

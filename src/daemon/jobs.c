@@ -417,31 +417,31 @@ static void child_exec(sd_daemon *d, sd_job *j, char **argv, char **envp,
     setsid();
     e[0] = STEP_CGROUP;
     if (enf_child_join(&d->enf, j->id) < 0)
-        goto fail;
+        goto err;
     e[0] = STEP_USER;
     if (user_runas_become(ra) < 0)
-        goto fail;
+        goto err;
     /* An agent in a Slurm allocation takes its jobs along even when it is
      * killed outright: the kernel ends the job with it. Set after the
      * change of user, which clears it. */
     e[0] = STEP_EXEC;
     if (d->cfg.end_jobs_at_exit &&
         (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1))
-        goto fail;
+        goto err;
     e[0] = STEP_LOGS;
     int in = open("/dev/null", O_RDONLY);
     if (in < 0 || dup2(in, 0) < 0 || dup2(logs->out, 1) < 0 ||
         dup2(logs->err, 2) < 0)
-        goto fail;
+        goto err;
     e[0] = STEP_CWD;
     if (chdir(j->cwd) < 0)
-        goto fail;
+        goto err;
     e[0] = STEP_EXEC;
     if (errfd > 3)
         close_range(3, (unsigned)errfd - 1, 0);
     close_range((unsigned)errfd + 1, ~0U, 0);
     execvpe(argv[0], argv, envp);
-fail:
+err:
     e[1] = errno;
     if (write(errfd, e, sizeof e) < 0)
         _exit(126);
@@ -980,7 +980,7 @@ static int job_spawn_fill(sd_job *j, const job_spawn_req *r,
 {
     j->uid = owner->uid;
     if (!(j->user = strdup(owner->name)))
-        goto nomem;
+        goto err;
     const char *arg0 = json_string_value(json_array_get(r->cmd, 0));
     const char *base = strrchr(arg0, '/');
     j->name = strdup(r->name ? r->name : base ? base + 1 : arg0);
@@ -988,7 +988,7 @@ static int job_spawn_fill(sd_job *j, const job_spawn_req *r,
     if (!(j->cwd = spawn_cwd(r->cwd, err, errlen)))
         return -1;
     if (r->env && !(j->env = json_dumps(r->env, JSON_COMPACT)))
-        goto nomem;
+        goto err;
     j->weight = r->weight;
     j->max_cores = r->max_cores;
     j->target = r->target;
@@ -1000,7 +1000,7 @@ static int job_spawn_fill(sd_job *j, const job_spawn_req *r,
     j->submitted = sd_now();
     j->restartable = json_is_true(r->restartable);
     if (json_is_string(r->pin) && !(j->pin = strdup(json_string_value(r->pin))))
-        goto nomem;
+        goto err;
     if (r->from)
         j->resumed_from = r->from->id;
     if (array) {
@@ -1016,7 +1016,7 @@ static int job_spawn_fill(sd_job *j, const job_spawn_req *r,
         return -1;
     }
     return 0;
-nomem:
+err:
     snprintf(err, errlen, "out of memory");
     return -1;
 }
@@ -1077,21 +1077,21 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
         return NULL;
     }
     if (job_spawn_fill(j, &r, owner, secret, array, index, err, errlen) < 0)
-        goto fail;
+        goto err;
     if (d->cfg.agents) { /* a controller: an agent runs it */
         if (!j->name || !j->cmd) {
             snprintf(err, errlen, "out of memory");
-            goto fail;
+            goto err;
         }
         if (ctl_launch(d, j, r.env, err, errlen) < 0)
-            goto fail;
+            goto err;
         return j;
     }
     if (job_spawn_local(d, j, req, r.env, secret, array, err, errlen) < 0)
-        goto fail;
+        goto err;
     return j;
 
-fail: /* the id stays taken (job ids are never used twice) */
+err: /* the id stays taken (job ids are never used twice) */
     enf_release(d, j);
     d->jobs[j->id - 1] = NULL;
     store_set_last_id(d->store, (int64_t)d->njobs);

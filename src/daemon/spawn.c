@@ -88,15 +88,15 @@ char **spawn_env(const spawn_env_in *in)
         for (size_t v = 0; v < NTV; v++)
             named[v] |= env_is(e, thread_vars[v]);
         if (!(out[k++] = strdup(e)))
-            goto nomem;
+            goto err;
     }
     if (!in->env && strv_add(out, &k, "PATH", SPAWN_DEFAULT_PATH) < 0)
-        goto nomem;
+        goto err;
     if (in->home) {
         const char *val[] = {in->home, in->user, in->user, in->shell};
         for (size_t v = 0; v < 4; v++)
             if (strv_add(out, &k, ident[v], val[v] ? val[v] : "") < 0)
-                goto nomem;
+                goto err;
     }
     char id[24];
     snprintf(id, sizeof id, "%lld", (long long)in->id);
@@ -104,10 +104,10 @@ char **spawn_env(const spawn_env_in *in)
         strv_add(out, &k, "SLAQ_JOB_ID", id) < 0 ||
         strv_add(out, &k, "SLAQ_JOB_SECRET", in->secret ? in->secret : "") <
             0)
-        goto nomem;
+        goto err;
     if (!have_ckdir && in->ckdir &&
         strv_add(out, &k, "SLAQ_CHECKPOINT_DIR", in->ckdir) < 0)
-        goto nomem;
+        goto err;
     if (in->threads > 0) {
         char t[16];
         snprintf(t, sizeof t, "%d", in->threads);
@@ -115,10 +115,10 @@ char **spawn_env(const spawn_env_in *in)
             if (!named[v] &&
                 strv_add(out, &k, thread_vars[v],
                          v == NTV - 1 ? "PASSIVE" : t) < 0)
-                goto nomem;
+                goto err;
     }
     return out;
-nomem:
+err:
     spawn_strv_free(out);
     return NULL;
 }

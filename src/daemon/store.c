@@ -880,22 +880,22 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
         snprintf(err, errlen, "%s is empty (0 bytes): the jobs it held are "
                  "gone (or it is not slaqd's); start slaqd with --init to "
                  "begin anew with job ids from 1", path);
-        goto fail;
+        goto err;
     }
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE |
                         SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL)) {
         snprintf(err, errlen, "%s: %s", path, sqlite3_errmsg(s->db));
-        goto fail;
+        goto err;
     }
     if (check_owner(s->db, path, init || fresh, err, errlen) < 0)
-        goto fail;
+        goto err;
     if (sqlite3_exec(s->db, pragmas, NULL, NULL, &msg)) {
         snprintf(err, errlen, "%s: %s", path,
                  msg ? msg : sqlite3_errmsg(s->db));
-        goto fail;
+        goto err;
     }
     if (schema_apply(s->db, path, err, errlen) < 0)
-        goto fail;
+        goto err;
     /* Files an older slaqd created with a looser mode. */
     static const char *const suffix[] = {"", "-wal", "-shm"};
     for (int i = 0; i < 3; i++) {
@@ -903,7 +903,7 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
         snprintf(f, sizeof f, "%s%s", path, suffix[i]);
         if (chmod(f, 0600) < 0 && errno != ENOENT) {
             snprintf(err, errlen, "%s: %s", f, strerror(errno));
-            goto fail;
+            goto err;
         }
     }
     sqlite3_busy_timeout(s->db, 2000);
@@ -921,7 +921,7 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
                                NULL)) {
             snprintf(err, errlen, "%s: %s", path, made.over
                      ? "a row's INSERT is too long" : sqlite3_errmsg(s->db));
-            goto fail;
+            goto err;
         }
     }
     /* Not read is not 0: the next commit would write the count anew. */
@@ -930,7 +930,7 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
                   "'reports_lost'", &lost) < 0) {
         snprintf(err, errlen, "%s: cannot read reports_lost: %s", path,
                  sqlite3_errmsg(s->db));
-        goto fail;
+        goto err;
     }
     s->lost_base = lost > 0 ? (uint64_t)lost : 0;
     ledger_open(s, path);
@@ -944,7 +944,7 @@ sd_store *store_open(const char *path, int init, char *err, size_t errlen)
             ledger_settle(s, s->old[i].job);
     }
     return s;
-fail:
+err:
     sqlite3_free(msg);
     store_close(s);
     return NULL;

@@ -140,12 +140,12 @@ int jsonl_each_file(FILE *f, const char *name, jsonl_fn fn, void *ctx,
         lineno++;
         if (len == -3) {
             snprintf(err, errlen, "%s:%d: out of memory", name, lineno);
-            goto fail;
+            goto err;
         }
         if (len == -2) {
             snprintf(err, errlen, "%s:%d: the line is longer than %d bytes, "
                      "the cap of a line", name, lineno, JSONL_MAX_LINE);
-            goto fail;
+            goto err;
         }
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             len--;
@@ -157,7 +157,7 @@ int jsonl_each_file(FILE *f, const char *name, jsonl_fn fn, void *ctx,
             continue;
         if (jsonl_scan(line, (size_t)len, JSONL_MAX_VALUES, msg, sizeof msg)) {
             snprintf(err, errlen, "%s:%d: %s", name, lineno, msg);
-            goto fail;
+            goto err;
         }
         json_error_t je;
         json_t *o = json_loadb(line, (size_t)len,
@@ -165,13 +165,13 @@ int jsonl_each_file(FILE *f, const char *name, jsonl_fn fn, void *ctx,
         if (!o) {
             snprintf(err, errlen, "%s:%d:%d: malformed JSON: %s", name,
                      lineno, je.column > 0 ? je.column : 1, je.text);
-            goto fail;
+            goto err;
         }
         if (!json_is_object(o)) {
             json_decref(o);
             snprintf(err, errlen, "%s:%d:%zu: expected a JSON object", name,
                      lineno, lead + 1);
-            goto fail;
+            goto err;
         }
         msg[0] = '\0';
         int rc = fn(o, lineno, ctx, msg, sizeof msg);
@@ -179,17 +179,17 @@ int jsonl_each_file(FILE *f, const char *name, jsonl_fn fn, void *ctx,
         if (rc) {
             snprintf(err, errlen, "%s:%d: %s", name, lineno,
                      msg[0] ? msg : "invalid record");
-            goto fail;
+            goto err;
         }
         count++;
     }
     if (ferror(f)) {
         snprintf(err, errlen, "%s: read error: %s", name, strerror(errno));
-        goto fail;
+        goto err;
     }
     free(line);
     return count;
-fail:
+err:
     free(line);
     return -1;
 }

@@ -103,17 +103,17 @@ int tt_read_stream(FILE *f, const char *name, tt_workload *out, char *err,
     while ((got = text_read_line(f, &line, &cap, TT_MAX_LINE)) != -1) {
         lineno++;
         if (got == -3)
-            goto nomem;
+            goto oom;
         if (got == -2) {
             util_errf(err, errlen, "%s line %zu: longer than %d bytes (a "
                       "job of %d tasks fits in far less)", name, lineno,
                       TT_MAX_LINE, TT_MAX_JOB_TASKS);
-            goto fail;
+            goto err;
         }
         if ((size_t)got != strlen(line)) {
             util_errf(err, errlen, "%s line %zu: a NUL byte in the line",
                       name, lineno);
-            goto fail;
+            goto err;
         }
         char *p = line;
         char *fld = next_field(&p);
@@ -124,13 +124,13 @@ int tt_read_stream(FILE *f, const char *name, tt_workload *out, char *err,
             util_errf(err, errlen, "%s line %zu: field 1 (submission_time) "
                       "must be a number from 0 to %g, got '%s'", name,
                       lineno, TT_MAX_SECONDS, fld);
-            goto fail;
+            goto err;
         }
         if (sub < prev) {
             util_errf(err, errlen, "%s line %zu: submission_time %g is "
                       "before the previous job's %g (the lines must be in "
                       "order of submission)", name, lineno, sub, prev);
-            goto fail;
+            goto err;
         }
         prev = sub;
         fld = next_field(&p);
@@ -138,7 +138,7 @@ int tt_read_stream(FILE *f, const char *name, tt_workload *out, char *err,
             util_errf(err, errlen, "%s line %zu: field 2 (number_of_tasks) "
                       "must be a whole number from 1 to %d, got '%s'", name,
                       lineno, TT_MAX_JOB_TASKS, fld ? fld : "");
-            goto fail;
+            goto err;
         }
         fld = next_field(&p);
         if (!fld || read_num(fld, 0, TT_MAX_SECONDS, &mean)) {
@@ -146,20 +146,20 @@ int tt_read_stream(FILE *f, const char *name, tt_workload *out, char *err,
                       "(mean_task_duration) must be a number from 0 to %g, "
                       "got '%s'", name, lineno, TT_MAX_SECONDS,
                       fld ? fld : "");
-            goto fail;
+            goto err;
         }
         size_t nt = (size_t)n;
         if (nt > TT_MAX_TASKS - out->ntasks) {
             util_errf(err, errlen, "%s line %zu: more than %d tasks in the "
                       "trace", name, lineno, TT_MAX_TASKS);
-            goto fail;
+            goto err;
         }
         for (size_t i = 0; i < nt; i++) {
             /* grown as durations come, not to what field 2 claims */
             if (i == dcap) {
                 size_t c = grow_cap(dcap, i + 1, 64);
                 if (!c || GROW_ARRAY(dur, c))
-                    goto nomem;
+                    goto oom;
                 dcap = c;
             }
             fld = next_field(&p);
@@ -167,45 +167,45 @@ int tt_read_stream(FILE *f, const char *name, tt_workload *out, char *err,
                 util_errf(err, errlen, "%s line %zu: number_of_tasks is "
                           "%zu but the line has %zu durations", name,
                           lineno, nt, i);
-                goto fail;
+                goto err;
             }
             if (read_num(fld, 0, TT_MAX_SECONDS, &dur[i])) {
                 util_errf(err, errlen, "%s line %zu: field %zu (task %zu's "
                           "duration) must be a number from 0 to %g, got "
                           "'%s'", name, lineno, i + 4, i + 1,
                           TT_MAX_SECONDS, fld);
-                goto fail;
+                goto err;
             }
         }
         if ((fld = next_field(&p))) {
             util_errf(err, errlen, "%s line %zu: number_of_tasks is %zu but "
                       "the line has more durations (field %zu: '%s')", name,
                       lineno, nt, nt + 4, fld);
-            goto fail;
+            goto err;
         }
         if (out->njobs >= TT_MAX_JOBS) {
             util_errf(err, errlen, "%s line %zu: more than %d jobs in the "
                       "trace", name, lineno, TT_MAX_JOBS);
-            goto fail;
+            goto err;
         }
         if (tt_push(out, sub, mean, dur, nt))
-            goto nomem;
+            goto oom;
     }
     if (ferror(f)) {
         util_errf(err, errlen, "%s: read error after line %zu: %s", name,
                   lineno, strerror(errno));
-        goto fail;
+        goto err;
     }
     if (!out->njobs) {
         util_errf(err, errlen, "%s: no jobs in the trace", name);
-        goto fail;
+        goto err;
     }
     free(line);
     free(dur);
     return 0;
-nomem:
+oom:
     util_errf(err, errlen, "%s line %zu: out of memory", name, lineno);
-fail:
+err:
     free(line);
     free(dur);
     tt_free(out);

@@ -128,7 +128,7 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
         res[i].red = malloc(t->B * sizeof(double));
         if (!res[i].batch_t || !res[i].red) {
             snprintf(err, errlen, "out of memory");
-            goto fail;
+            goto err;
         }
         slaq_query_error_curve(t->est, t->truth, t->B, t->K, res[i].red);
         for (size_t b = 1; b <= t->B; b++) /* reduction; exact at the end */
@@ -142,7 +142,7 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
             snprintf(err, errlen, "the run reached the cap of %d epochs at "
                      "t=%.3f s with %zu queries unfinished", SIM_MAX_EPOCHS,
                      t, left);
-            goto fail;
+            goto err;
         }
         /* the next event */
         double tn = next_epoch;
@@ -182,7 +182,7 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
             if (rc) {
                 snprintf(err, errlen, "%s: mini-batch %zu: %s", tr->name,
                          x->done + 1, slaq_strerror(rc));
-                goto fail;
+                goto err;
             }
             x->res->batch_t[x->done] = t;
             x->done++;
@@ -207,7 +207,7 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
             a[i].j = slaq_sched_add(s, &o, t);
             if (!a[i].j) {
                 snprintf(err, errlen, "out of memory");
-                goto fail;
+                goto err;
             }
             a[i].state = 1;
         }
@@ -225,7 +225,7 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
             int rc = slaq_sched_epoch(s, t);
             if (rc) {
                 snprintf(err, errlen, "scheduler: %s", slaq_strerror(rc));
-                goto fail;
+                goto err;
             }
             for (size_t i = 0; i < n; i++)
                 if (a[i].state == 1)
@@ -235,7 +235,7 @@ int aqpsim_run(const aqpsim_query *qs, size_t n, const aqpsim_config *cfg,
     slaq_sched_free(s);
     free(a);
     return 0;
-fail:
+err:
     slaq_sched_free(s);
     free(a);
     aqpsim_results_free(res, n);

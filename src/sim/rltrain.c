@@ -369,20 +369,20 @@ int rl_train(const rl_train_opts *o, const curve_set *cs,
     int rc = -1;
     if (!ws || !rng || !a || !m || !best) {
         util_errf(err, errlen, "out of memory");
-        goto done;
+        goto out;
     }
     gsl_rng_set(rng, o->seed);
     for (size_t k = 0; k < o->workloads; k++)
         if (dl_generate(o->jobs, o->load, o->dscale, 1000 * o->seed + k + 1,
                         &o->req, &base->cl, cs, &ws[k], err, errlen))
-            goto done;
+            goto out;
     /* Small random weights: the hidden units start near their linear
      * range. */
     double *th = param(m);
     for (size_t i = 0; i < RL_NPARAM; i++)
         th[i] = 0.3 * gsl_ran_ugaussian(rng);
     if (imitate(o, ws, cs, base, m, rng, progress, err, errlen))
-        goto done;
+        goto out;
     if (progress)
         fprintf(progress, "imitation: done in %.0f s\n", now_s() - t_start);
 
@@ -398,7 +398,7 @@ int rl_train(const rl_train_opts *o, const curve_set *cs,
             if (run(&ws[k], cs, base, SLAQ_POLICY_MLFS_RL, m, &b, &hook, err,
                     errlen)) {
                 ctx_free(&b);
-                goto done;
+                goto out;
             }
             for (size_t t = 0; t < b.reward.n; t++)
                 total += b.reward.v[t] / (double)o->workloads;
@@ -414,7 +414,7 @@ int rl_train(const rl_train_opts *o, const curve_set *cs,
                     errlen)) {
                 ctx_free(&b);
                 ctx_free(&x);
-                goto done;
+                goto out;
             }
             returns(&b.reward);
             returns(&x.reward);
@@ -451,7 +451,7 @@ int rl_train(const rl_train_opts *o, const curve_set *cs,
     *out = *best;
     *best_reward = best_r;
     rc = 0;
-done:
+out:
     for (size_t k = 0; ws && k < o->workloads; k++)
         dl_workload_free(&ws[k]);
     free(ws);

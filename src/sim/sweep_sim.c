@@ -279,7 +279,7 @@ int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
             if (a < 0) {
                 snprintf(err, errlen, "the policy refused epoch %d of "
                                       "configuration %zu", e, c);
-                goto fail;
+                goto err;
             }
             if (cfg->trace) {
                 slaq_sweep_info in;
@@ -341,7 +341,7 @@ int sweep_sim_run(const sweep_set *set, const size_t *order, size_t n,
     free(seen);
     slaq_sweep_free(s);
     return 0;
-fail:
+err:
     free(sl);
     free(done);
     free(seen);

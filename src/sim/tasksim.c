@@ -725,11 +725,11 @@ int tsim_run(const tt_workload *w, const tsim_config *c, tsim_result *r,
         !s.unfinished ||
         !s.done || !s.pend || !s.view || !s.sample || !s.perm || !s.wrun ||
         !s.wscratch || !s.wslot || !r->jct)
-        goto nomem;
+        goto err;
     for (size_t v = 0; v < N; v++) {
         s.nodes[v].run = malloc(c->slots * sizeof *s.nodes[v].run);
         if (!s.nodes[v].run)
-            goto nomem;
+            goto err;
         s.nodes[v].rep_free = c->slots;
         /* heartbeats spread evenly over one interval */
         s.nodes[v].phase = c->heartbeat * (double)v / (double)N;
@@ -741,7 +741,7 @@ int tsim_run(const tt_workload *w, const tsim_config *c, tsim_result *r,
         for (size_t t = w->first[j]; t < w->first[j + 1]; t++)
             s.job[t] = j;
         if (ev_push(&s, w->arrival[j] - s.t0, EV_ARRIVE, j, 0))
-            goto nomem;
+            goto err;
     }
     while (s.nev) {
         event e = ev_pop(&s);
@@ -754,16 +754,16 @@ int tsim_run(const tt_workload *w, const tsim_config *c, tsim_result *r,
         case EV_RETRY: rc = sample_place(&s, e.a); break;
         }
         if (rc)
-            goto nomem;
+            goto err;
     }
     r->njobs = nj;
     r->ntasks = nt;
     r->qlen = s.qlen;
     if (summarise(&s, r))
-        goto nomem;
+        goto err;
     tsim_free(&s);
     return 0;
-nomem:
+err:
     util_errf(err, errlen, "out of memory");
     tsim_free(&s);
     tsim_result_free(r);

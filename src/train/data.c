@@ -77,21 +77,21 @@ static gzFile idx_open(const char *path, uint32_t magic, int ndims,
         return NULL;
     }
     if (idx_read(g, path, off, h, 4, "the IDX magic number", err, errlen) < 0)
-        goto fail;
+        goto err;
     if (idx_be32(h) != magic) {
         snprintf(err, errlen,
                  "%s: byte 0: IDX magic number is 0x%08x, expected 0x%08x "
                  "(unsigned bytes, %d dimensions)",
                  path, idx_be32(h), magic, ndims);
-        goto fail;
+        goto err;
     }
     for (int i = 0; i < ndims; i++) {
         if (idx_read(g, path, off, h, 4, "an IDX dimension", err, errlen) < 0)
-            goto fail;
+            goto err;
         dims[i] = idx_be32(h);
     }
     return g;
-fail:
+err:
     gzclose(g);
     return NULL;
 }
