@@ -79,6 +79,14 @@ typedef struct slaq_node_use {
 int slaq_node_overloaded(const slaq_node_use *v, double h_r);
 
 /*
+ * Where a job goes under a policy without MLFS's placement (edf,
+ * tiresias): the node with the most free memory on which the job's
+ * memory `mem` fits (cores may be oversubscribed: the jobs of a node
+ * share them by the policy), ties to the lower index; -1 if none.
+ */
+long slaq_node_most_free(const slaq_node_use *nodes, size_t nn, double mem);
+
+/*
  * The ideal virtual host (MLFS §3.3.2, after RIAL): among the candidate
  * nodes — underloaded ones (every u_m <= h_r) other than `except` (-1:
  * none) on which the job's memory fits (u_mem + need_mem <= h_r) — the
@@ -156,6 +164,48 @@ double slaq_mlfs_move_gain(double remaining_s, double from_cores,
                            double from_demand, double to_cores,
                            double to_demand, double cost_s);
 
+/* One move slaq_mlfs_plan decided, weighed. */
+typedef struct slaq_move {
+    size_t job;  /* an index into the jobs given */
+    size_t to;   /* the node it goes to */
+    double gain; /* slaq_mlfs_move_gain: seconds by which its end comes
+                    sooner (NaN: not known, e.g. no capacity) */
+    int made;    /* 1: the driver makes it; 0: it costs more than it
+                    gains, and nodes[] has the job back where it was */
+} slaq_move;
+
+/*
+ * MLFS's moves for one epoch, decided: slaq_mlfs_moves' plan, each move
+ * then weighed by slaq_mlfs_move_gain against cost_s (the mean stop of
+ * the moves measured so far; NaN: none yet) on the nodes as they were
+ * before the plan. With `weigh`, a move whose gain is below 0 is not
+ * made (made = 0) and its demand goes back to the node it would have
+ * left, in the plan's order; without, every planned move is made (the
+ * paper's MLFS, which counts a move's cost but does not weigh it).
+ * remaining_s[i] is job i's seconds of work left on its max_cores
+ * (INFINITY: unknown). nodes[] ends with the moves made; before[] (nn
+ * entries) is the caller's scratch and ends as the nodes were given;
+ * scratch holds n + 2 × max entries. At most max moves are written to
+ * moves[]. Returns how many, or SLAQ_EINVAL on a bad argument. slaqd's
+ * controller and the deadline simulator apply what it returns and
+ * decide nothing of their own.
+ */
+long slaq_mlfs_plan(slaq_node_use *nodes, slaq_node_use *before, size_t nn,
+                    const slaq_move_job *jobs, const double *remaining_s,
+                    size_t n, double h_r, double p_s, double cost_s,
+                    int weigh, slaq_move *moves, size_t max,
+                    size_t *scratch);
+
+/*
+ * The order of n jobs by their keys (slaq_policy_keys): order[0..n) the
+ * job indices, the largest key first, a NaN key last, ties to the lower
+ * index. rank[i], if rank is not NULL, is job i's place from 1. The
+ * pending queue of the priority policies is placed in this order, and
+ * slaqd shows a job's place (`slaq show`). No allocation.
+ */
+void slaq_key_order(const double *key, size_t n, size_t *order,
+                    size_t *rank);
+
 /*
  * MLF-C's test of overload (§3.5): jobs are waiting, or the cluster's
  * overload degree, the mean over nodes of ||U_s|| / √M (M = 2: cores and
@@ -185,6 +235,27 @@ int slaq_mlfs_overloaded(const slaq_node_use *nodes, size_t nn,
 int slaq_mlfs_stop(const slaq_goal *goal, double value, int overloaded,
                    int optstop, double first, const double *recent, size_t n,
                    double optstop_eps);
+
+/*
+ * MLF-C's verdict for one job under its own stop rule (goal->stop;
+ * docs/deadlines.md), what a driver applies: SLAQ_STOP_ITERS never stops
+ * early; SLAQ_STOP_ACCURACY stops when the cluster is overloaded and
+ * `metric` meets goal->accuracy; SLAQ_STOP_OPTSTOP does that too and, at
+ * any load, stops once recent[0..n) (the job's last losses, oldest
+ * first; first its loss before training) have flattened by
+ * slaq_mlfs_stop's plateau rule with optstop_eps. The verdict names the
+ * rule that stopped the job.
+ */
+typedef enum slaq_mlfc_verdict {
+    SLAQ_MLFC_RUN = 0,  /* let it run */
+    SLAQ_MLFC_ACCURACY, /* overloaded, and its accuracy is met */
+    SLAQ_MLFC_OPTSTOP,  /* its curve has flattened */
+} slaq_mlfc_verdict;
+
+slaq_mlfc_verdict slaq_mlfc_decide(const slaq_goal *goal, double metric,
+                                   int overloaded, double first,
+                                   const double *recent, size_t n,
+                                   double optstop_eps);
 
 /*
  * MLF-RL's policy network (MLFS §3.4): it scores each job from MLF-H's

@@ -1045,7 +1045,7 @@ const slaq_sched_config *slaq_sched_get_config(const slaq_sched *s);
 
 /*
  * When MLF-C may end a job early (MLFS §3.5.4, the user's choice; the
- * driver asks slaq_mlfs_stop, deadline.h): never (it runs its fixed
+ * driver asks slaq_mlfc_decide, deadline.h): never (it runs its fixed
  * iterations), when the cluster is overloaded and its metric meets its
  * required accuracy, or that and also, at any load, once its curve has
  * flattened (OptStop).

@@ -23,6 +23,20 @@ int slaq_node_overloaded(const slaq_node_use *v, double h_r)
     return ucores(v) > h_r || umem(v) > h_r;
 }
 
+long slaq_node_most_free(const slaq_node_use *nodes, size_t nn, double mem)
+{
+    long best = -1;
+    double bestf = -1;
+    for (size_t v = 0; v < nn; v++) {
+        double f = nodes[v].mem - nodes[v].use_mem;
+        if (f >= mem && f > bestf) {
+            bestf = f;
+            best = (long)v;
+        }
+    }
+    return best;
+}
+
 static int host_ok(const slaq_node_use *v, double nc, double nm, double h_r,
                    int strict)
 {
@@ -223,4 +237,73 @@ int slaq_mlfs_stop(const slaq_goal *goal, double value, int overloaded,
         hi = fmax(hi, recent[i]);
     }
     return hi - lo < optstop_eps * span;
+}
+
+slaq_mlfc_verdict slaq_mlfc_decide(const slaq_goal *goal, double metric,
+                                   int overloaded, double first,
+                                   const double *recent, size_t n,
+                                   double optstop_eps)
+{
+    if (goal->stop == SLAQ_STOP_ITERS)
+        return SLAQ_MLFC_RUN;
+    if (overloaded &&
+        slaq_mlfs_stop(goal, metric, 1, 0, NAN, NULL, 0, optstop_eps))
+        return SLAQ_MLFC_ACCURACY;
+    if (goal->stop == SLAQ_STOP_OPTSTOP &&
+        slaq_mlfs_stop(goal, NAN, 0, 1, first, recent, n, optstop_eps))
+        return SLAQ_MLFC_OPTSTOP;
+    return SLAQ_MLFC_RUN;
+}
+
+long slaq_mlfs_plan(slaq_node_use *nodes, slaq_node_use *before, size_t nn,
+                    const slaq_move_job *jobs, const double *remaining_s,
+                    size_t n, double h_r, double p_s, double cost_s,
+                    int weigh, slaq_move *moves, size_t max,
+                    size_t *scratch)
+{
+    size_t *mjob = scratch + n, *mto = mjob + max;
+    for (size_t v = 0; v < nn; v++)
+        before[v] = nodes[v];
+    long k = slaq_mlfs_moves(nodes, nn, jobs, n, h_r, p_s, mjob, mto, max,
+                             scratch);
+    for (long q = 0; q < k; q++) {
+        const slaq_move_job *j = &jobs[mjob[q]];
+        const slaq_node_use *a = &before[j->node], *b = &before[mto[q]];
+        double gain = slaq_mlfs_move_gain(remaining_s[mjob[q]], a->cores,
+                                          a->use_cores, b->cores,
+                                          b->use_cores + j->cores, cost_s);
+        int made = !(weigh && gain < 0);
+        moves[q] = (slaq_move){mjob[q], mto[q], gain, made};
+        if (!made) { /* it stays: its demand goes back */
+            nodes[j->node].use_cores += j->cores;
+            nodes[j->node].use_mem += j->mem;
+            nodes[mto[q]].use_cores -= j->cores;
+            nodes[mto[q]].use_mem -= j->mem;
+        }
+    }
+    return k;
+}
+
+/* The order of slaq_key_order (heap.h), ctx the keys: a heap sort by
+ * key_after leaves the largest key first, a NaN last, ties to the lower
+ * index. */
+static int key_after(const void *ctx, size_t a, size_t b)
+{
+    const double *key = ctx;
+    double ka = key[a] == key[a] ? key[a] : -INFINITY;
+    double kb = key[b] == key[b] ? key[b] : -INFINITY;
+    if (ka != kb)
+        return ka < kb;
+    return a > b;
+}
+
+void slaq_key_order(const double *key, size_t n, size_t *order,
+                    size_t *rank)
+{
+    for (size_t i = 0; i < n; i++)
+        order[i] = i;
+    heap_sort(order, n, key_after, key);
+    if (rank)
+        for (size_t r = 0; r < n; r++)
+            rank[order[r]] = r + 1;
 }

@@ -585,17 +585,15 @@ void ctl_policy_moves(sd_daemon *d)
     slaq_node_use *all = job_node_use(d), *use = calloc(nn, sizeof *use);
     slaq_node_use *before = malloc(nn * sizeof *before);
     double *key = malloc(n * sizeof *key), *left = malloc(n * sizeof *left);
-    size_t *sidx = malloc(n * sizeof *sidx); /* mj index -> sched index */
-    char *skip = calloc(n ? n : 1, 1); /* mj index: its move was refused */
+    double *mleft = malloc(n * sizeof *mleft); /* mj index: its left */
     slaq_move_job *mj = malloc(n * sizeof *mj);
+    slaq_move *mv = malloc(n * sizeof *mv);
     sd_job **who = malloc(n * sizeof *who);
-    size_t *mjob = malloc(n * sizeof *mjob), *mto = malloc(n * sizeof *mto);
-    size_t *scratch = malloc(n * sizeof *scratch);
+    size_t *scratch = malloc(3 * n * sizeof *scratch);
     int *slot = malloc(nn * sizeof *slot); /* d->nodes index -> use's */
     size_t *node_of = malloc(nn * sizeof *node_of); /* and back */
-    if (!all || !use || !before || !key || !left || !sidx || !skip || !mj ||
-        !who ||
-        !mjob || !mto || !scratch || !slot || !node_of ||
+    if (!all || !use || !before || !key || !left || !mleft || !mj || !mv ||
+        !who || !scratch || !slot || !node_of ||
         slaq_sched_keys(d->sched, key) != SLAQ_OK)
         goto out;
     slaq_sched_remaining(d->sched, left);
@@ -634,52 +632,44 @@ void ctl_policy_moves(sd_daemon *d)
                        mono - j->moved_at >= SD_MOVE_HOLD_S);
         mj[m] = (slaq_move_job){(size_t)slot[v], need, need, key[i],
                                 movable};
-        sidx[m] = i;
+        mleft[m] = left[i];
         who[m++] = j;
     }
-    memcpy(before, use, up * sizeof *use);
-    long k = slaq_mlfs_moves(use, up, mj, m, SD_MOVE_H_R, SD_MOVE_P_S, mjob,
-                             mto, m, scratch);
-    /* Each planned move weighed against its cost, the mean stop of the
-     * moves measured so far (slaq_mlfs_move_gain, on the nodes' demand
-     * before the plan): one that costs the job more than its end comes
-     * sooner is not made. */
+    /* The core's plan, each move weighed against its cost, the mean stop
+     * of the moves measured so far: one that costs the job more than its
+     * end comes sooner is not made. */
     double cost = d->moves_total > 0
         ? d->move_seconds_total / (double)d->moves_total : NAN;
+    long k = slaq_mlfs_plan(use, before, up, mj, mleft, m, SD_MOVE_H_R,
+                            SD_MOVE_P_S, cost, 1, mv, m, scratch);
+    for (size_t x = 0; x < m; x++)
+        mj[x].movable = 0; /* from here: its move was refused */
     for (long q = 0; q < k; q++) {
-        size_t x = mjob[q], to = mto[q];
-        const slaq_node_use *a = &before[mj[x].node], *b = &before[to];
-        double gain = slaq_mlfs_move_gain(left[sidx[x]], a->cores,
-                                          a->use_cores, b->cores,
-                                          b->use_cores + mj[x].cores, cost);
-        if (gain < 0) {
-            skip[x] = 1;
-            continue;
-        }
-        move_ask(d, who[x], (int)node_of[to], "the policy's move off an "
-                 "overloaded node");
+        if (!mv[q].made)
+            mj[mv[q].job].movable = 1;
+        else
+            move_ask(d, who[mv[q].job], (int)node_of[mv[q].to],
+                     "the policy's move off an overloaded node");
     }
     for (size_t x = 0; x < m; x++) {
         sd_job *j = who[x];
-        if (skip[x] && !j->move_skipped) {
+        if (mj[x].movable && !j->move_skipped) {
             d->moves_skipped_total++;
             sd_log(d, 1, "job %lld (%s): its move would cost more than it "
                    "gains; not made", (long long)j->id, j->name);
         }
-        j->move_skipped = skip[x];
+        j->move_skipped = mj[x].movable;
     }
 out:
     free(all);
     free(use);
     free(before);
-    free(left);
-    free(sidx);
-    free(skip);
     free(key);
+    free(left);
+    free(mleft);
     free(mj);
+    free(mv);
     free(who);
-    free(mjob);
-    free(mto);
     free(scratch);
     free(slot);
     free(node_of);

@@ -66,8 +66,9 @@ int ctl_move(sd_daemon *d, sd_job *j, const char *node, char *err,
                  size_t errlen);
 /* Right after the epoch, under a policy that moves jobs (mlfs-h, mlfs)
  * and --policy-moves on: MLF-H's moves off overloaded nodes
- * (slaq_mlfs_moves) among the jobs that may move and did not in the last
- * SD_MOVE_HOLD_S, each carried out as a slaq move. */
+ * as the core plans and weighs them (slaq_mlfs_plan) among the jobs that
+ * may move and did not in the last SD_MOVE_HOLD_S, each move it makes
+ * carried out as a slaq move. */
 void ctl_policy_moves(sd_daemon *d);
 
 /* A controller: records task `index` of a as queued on `node` (state

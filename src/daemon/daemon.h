@@ -166,10 +166,11 @@ struct sd_daemon {
     uint64_t epoch_no;
     int flush_hold;       /* >0: job_finish leaves the commit to its caller */
     double expire_last;   /* monotonic time of the last expiry sweep */
-    /* the priority policies' terms and ranks of an epoch (jobs.c,
+    /* the priority policies' terms, keys and order of an epoch (jobs.c,
      * epoch_priority), kept so that an epoch does not allocate */
     struct slaq_prio_terms *prio_terms;
-    void *prio_ranks;
+    double *prio_keys;
+    size_t *prio_order;
     size_t prio_cap;
 
     /* connections (conn.c) */

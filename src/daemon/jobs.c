@@ -152,9 +152,11 @@ void job_free_all(sd_daemon *d)
     d->jobs = NULL;
     d->njobs = d->capjobs = 0;
     free(d->prio_terms);
-    free(d->prio_ranks);
+    free(d->prio_keys);
+    free(d->prio_order);
     d->prio_terms = NULL;
-    d->prio_ranks = NULL;
+    d->prio_keys = NULL;
+    d->prio_order = NULL;
     d->prio_cap = 0;
 }
 
@@ -1596,25 +1598,16 @@ static int epoch_overloaded(sd_daemon *d)
 }
 
 /*
- * MLF-C's decision for job j (scheduled as sj) under its own rule
- * (slaq submit --stop; docs/deadlines.md), through the core's
- * slaq_mlfs_stop as the simulator asks it: the stop's reason, or NULL
- * to let it run. "iters" never stops early; "accuracy" stops when the
- * cluster is overloaded and the last metric meets the required accuracy;
- * "optstop" does that too and, at any load, stops once the job's last
- * SLAQ_MLFS_OPTSTOP_N reported losses (the core's history of the job)
- * have flattened.
+ * MLF-C's verdict for job j (scheduled as sj) under its own rule
+ * (slaq submit --stop; docs/deadlines.md), as the core decides it
+ * (slaq_mlfc_decide, which the deadline simulator asks too): the stop's
+ * reason, or NULL to let it run. The accuracy is judged on the job's last
+ * metric, the plateau on its last SLAQ_MLFS_OPTSTOP_N reported losses
+ * (the core's history of the job).
  */
 static const char *mlfc_stop(const sd_job *j, const slaq_job *sj,
                              int overloaded)
 {
-    if (j->goal.stop == SLAQ_STOP_ITERS)
-        return NULL;
-    if (overloaded && slaq_mlfs_stop(&j->goal, j->last_metric, 1, 0, NAN,
-                                     NULL, 0, 0))
-        return "accuracy_met";
-    if (j->goal.stop != SLAQ_STOP_OPTSTOP)
-        return NULL;
     const slaq_history *h = slaq_job_history(sj);
     double recent[SLAQ_MLFS_OPTSTOP_N];
     size_t len = slaq_history_len(h);
@@ -1624,57 +1617,48 @@ static const char *mlfc_stop(const sd_job *j, const slaq_job *sj,
     size_t n = len < SLAQ_MLFS_OPTSTOP_N ? len : SLAQ_MLFS_OPTSTOP_N;
     for (size_t i = 0; i < n; i++)
         recent[i] = slaq_history_at(h, len - n + i)->loss;
-    return slaq_mlfs_stop(&j->goal, NAN, 0, 1, slaq_history_first_loss(h),
-                          recent, n, SLAQ_MLFS_OPTSTOP_EPS)
-               ? "optstop" : NULL;
-}
-
-/* Rank order: the larger key first, a NaN last, ties by the scheduler's
- * index (the allocator's order). */
-typedef struct prio_rank {
-    double key;
-    size_t i;
-} prio_rank;
-
-static int prio_rank_cmp(const void *a, const void *b)
-{
-    const prio_rank *x = a, *y = b;
-    double kx = x->key == x->key ? x->key : -INFINITY;
-    double ky = y->key == y->key ? y->key : -INFINITY;
-    if (kx != ky)
-        return kx > ky ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
+    switch (slaq_mlfc_decide(&j->goal, j->last_metric, overloaded,
+                             slaq_history_first_loss(h), recent, n,
+                             SLAQ_MLFS_OPTSTOP_EPS)) {
+    case SLAQ_MLFC_ACCURACY:
+        return "accuracy_met";
+    case SLAQ_MLFC_OPTSTOP:
+        return "optstop";
+    case SLAQ_MLFC_RUN:
+        break;
+    }
+    return NULL;
 }
 
 /*
  * Why each job is where it is (docs/deadlines.md): under a policy made
  * of MLF-H's features (mlfs-h, mlfs-rl, mlfs), the core's terms of every
- * job as this epoch saw them (slaq_sched_terms) and its place by key,
- * for job_json; under any other, no place.
+ * job as this epoch saw them (slaq_sched_terms) and its place by key
+ * (slaq_key_order), for job_json; under any other, no place.
  */
 static void epoch_priority(sd_daemon *d)
 {
     size_t n = slaq_sched_count(d->sched);
     slaq_policy_kind pol = slaq_sched_get_config(d->sched)->policy;
     slaq_prio_terms *t = NULL;
-    prio_rank *r = NULL;
     if (slaq_policy_has_terms(pol) && n > 0) {
         if (n > d->prio_cap) {
             size_t cap = n < 64 ? 64 : n + n / 2;
             slaq_prio_terms *nt = realloc(d->prio_terms, cap * sizeof *nt);
             if (nt)
                 d->prio_terms = nt;
-            prio_rank *nr = realloc(d->prio_ranks, cap * sizeof *nr);
-            if (nr)
-                d->prio_ranks = nr;
-            if (nt && nr)
+            double *nk = realloc(d->prio_keys, cap * sizeof *nk);
+            if (nk)
+                d->prio_keys = nk;
+            size_t *no = realloc(d->prio_order, cap * sizeof *no);
+            if (no)
+                d->prio_order = no;
+            if (nt && nk && no)
                 d->prio_cap = cap;
         }
         if (n <= d->prio_cap &&
-            slaq_sched_terms(d->sched, d->prio_terms) == SLAQ_OK) {
+            slaq_sched_terms(d->sched, d->prio_terms) == SLAQ_OK)
             t = d->prio_terms;
-            r = d->prio_ranks;
-        }
     }
     for (size_t i = 0; i < n; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
@@ -1682,13 +1666,14 @@ static void epoch_priority(sd_daemon *d)
         if (t) {
             j->prio = t[i];
             j->prio_policy = pol;
-            r[i] = (prio_rank){t[i].key, i};
+            d->prio_keys[i] = t[i].key;
         }
     }
     if (t) {
-        qsort(r, n, sizeof *r, prio_rank_cmp);
+        slaq_key_order(d->prio_keys, n, d->prio_order, NULL);
         for (size_t k = 0; k < n; k++) {
-            sd_job *j = slaq_job_user(slaq_sched_job(d->sched, r[k].i));
+            sd_job *j = slaq_job_user(slaq_sched_job(d->sched,
+                                                     d->prio_order[k]));
             j->prio_rank = k + 1;
         }
     }

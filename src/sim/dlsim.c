@@ -17,7 +17,6 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
-#include "core/heap.h"
 #include "core/util.h"
 #include "sim/dlsim.h"
 
@@ -296,22 +295,6 @@ static double wall_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-/* The baselines' placement: the node with the most free memory on which
- * the job's memory fits, ties to the lower index; -1 if none. */
-static long most_free(const slaq_node_use *nodes, size_t nn, double mem)
-{
-    long best = -1;
-    double bestf = -1;
-    for (size_t v = 0; v < nn; v++) {
-        double f = nodes[v].mem - nodes[v].use_mem;
-        if (f >= mem && f > bestf) {
-            bestf = f;
-            best = (long)v;
-        }
-    }
-    return best;
-}
-
 typedef struct dl_engine {
     const dl_workload *w;
     const curve_set *cs;
@@ -328,7 +311,9 @@ typedef struct dl_engine {
     double *cap;
     slaq_node_use *nodes, *before; /* before: as a round's moves start */
     slaq_move_job *mj;
-    size_t *mjob, *mto, *scratch, *mj_of;
+    slaq_move *moves;
+    double *left;       /* per entry of mj: its seconds of work left */
+    size_t *scratch, *mj_of;
     slaq_alloc_ws *ws;
 } dl_engine;
 
@@ -367,18 +352,6 @@ static void fill_pjob(const dl_engine *e, size_t i, double now,
     p->iter = x;
     p->last_drop = s->last_drop;
     p->total_drop = c->loss[0] - s->fc.loss0;
-}
-
-/* The order of the pending queue: by key, the highest first, ties to the
- * lower index. A heap sort by key_first (heap.h; no allocation, where the
- * C library's qsort may allocate) leaves the active jobs in this order
- * backwards; the caller walks it from the end. */
-static int key_first(const void *ctx, size_t a, size_t b)
-{
-    const double *key = ctx;
-    if (key[a] != key[b])
-        return key[a] > key[b];
-    return a < b;
 }
 
 static void finish(dl_engine *e, size_t i, double when, double t)
@@ -430,14 +403,14 @@ static int engine_alloc(dl_engine *e, size_t n, size_t nn)
     e->nodes = calloc(nn, sizeof *e->nodes);
     e->before = malloc(nn * sizeof *e->before);
     e->mj = malloc(n * sizeof *e->mj);
-    e->mjob = malloc(n * sizeof *e->mjob);
-    e->mto = malloc(n * sizeof *e->mto);
-    e->scratch = malloc(n * sizeof *e->scratch);
+    e->moves = malloc(n * sizeof *e->moves);
+    e->left = malloc(n * sizeof *e->left);
+    e->scratch = malloc(3 * n * sizeof *e->scratch);
     e->mj_of = malloc(n * sizeof *e->mj_of);
     e->ws = slaq_alloc_ws_new();
     return e->st && e->act && e->pj && e->key && e->order && e->node_of &&
            e->pl && e->ppj && e->alloc && e->cap && e->nodes && e->before &&
-           e->mj && e->mjob && e->mto && e->scratch && e->mj_of && e->ws
+           e->mj && e->moves && e->left && e->scratch && e->mj_of && e->ws
                ? 0 : -1;
 }
 
@@ -456,8 +429,8 @@ static void engine_free(dl_engine *e)
     free(e->nodes);
     free(e->before);
     free(e->mj);
-    free(e->mjob);
-    free(e->mto);
+    free(e->moves);
+    free(e->left);
     free(e->scratch);
     free(e->mj_of);
     slaq_alloc_ws_free(e->ws);
@@ -525,8 +498,9 @@ static size_t round_active(dl_engine *e, size_t next, size_t *npend)
     return na;
 }
 
-/* MLF-C at time t: stops the placed jobs of the na active ones that met
- * their accuracy while the cluster is busy (npend waiting), counted in
+/* MLF-C at time t: stops the placed jobs of the na active ones the core
+ * says to (slaq_mlfc_decide: their accuracy met while the cluster is busy,
+ * npend waiting; with --optstop, a plateau), counted in
  * r->stopped and *ndone, and drops them from e->act. Returns the active
  * jobs left. */
 static size_t round_stop(dl_engine *e, double t, size_t na, size_t npend,
@@ -547,8 +521,9 @@ static size_t round_stop(dl_engine *e, double t, size_t na, size_t npend,
         g.maximize = 0;
         g.accuracy = cv->loss[0] -
                      j->req * (cv->loss[0] - cv->loss[cv->n - 1]);
-        if (slaq_mlfs_stop(&g, l, over, c->optstop, cv->loss[0],
-                           s->recent, s->nrecent, c->optstop_eps)) {
+        g.stop = c->optstop ? SLAQ_STOP_OPTSTOP : SLAQ_STOP_ACCURACY;
+        if (slaq_mlfc_decide(&g, l, over, cv->loss[0], s->recent,
+                             s->nrecent, c->optstop_eps) != SLAQ_MLFC_RUN) {
             finish(e, i, t, t);
             r->stopped++;
             (*ndone)++;
@@ -561,9 +536,10 @@ static size_t round_stop(dl_engine *e, double t, size_t na, size_t npend,
     return k;
 }
 
-/* Moves off overloaded nodes at time t, planned by MLFS over the placed
- * jobs of the na active ones (e->key their keys); with --weigh-moves a
- * move whose cost outweighs its gain is not made. Counts into r. */
+/* Moves off overloaded nodes at time t, as the core decides them
+ * (slaq_mlfs_plan) over the placed jobs of the na active ones (e->key
+ * their keys): with --weigh-moves a move whose cost outweighs its gain
+ * is not made. Applies the moves made and counts into r. */
 static void round_moves(dl_engine *e, double t, size_t na, dl_result *r)
 {
     const dl_config *c = e->c;
@@ -578,39 +554,27 @@ static void round_moves(dl_engine *e, double t, size_t na, dl_result *r)
             (size_t)s->node, w->jobs[i].size, w->jobs[i].mem,
             e->key[a], t - s->moved_at >= c->move_hold_s &&
                        s->stall_until <= t};
+        e->left[m] = (w->jobs[i].work - s->done) / w->jobs[i].size;
         e->mj_of[m++] = i;
     }
-    memcpy(e->before, e->nodes, nn * sizeof *e->nodes);
-    long k = slaq_mlfs_moves(e->nodes, nn, e->mj, m, c->h_r, c->p_s,
-                             e->mjob, e->mto, m, e->scratch);
-    /* --weigh-moves: slaqd's test of a move's cost, the mean cost
-     * of the moves so far against the slack it gains the job
-     * (slaq_mlfs_move_gain on the nodes before the plan); a move
-     * not made leaves its job's demand where it was. */
+    /* The cost a move is weighed against: the mean of the moves so far. */
     double mean = r->moves ? r->move_s / (double)r->moves : NAN;
-    /* The plan has read `movable`; from here it says whether the
-     * job's move was refused this round. */
+    long k = slaq_mlfs_plan(e->nodes, e->before, nn, e->mj, e->left, m,
+                            c->h_r, c->p_s, mean, c->weigh_moves, e->moves,
+                            m, e->scratch);
+    /* From here mj[x].movable says whether job x's move was refused. */
     for (size_t x = 0; x < m; x++)
         e->mj[x].movable = 0;
     for (long q = 0; q < k; q++) {
-        size_t i = e->mj_of[e->mjob[q]];
-        dl_state *s = &e->st[i];
-        const dl_job *j = &w->jobs[i];
-        const slaq_node_use *a = &e->before[s->node],
-                            *b = &e->before[e->mto[q]];
-        if (c->weigh_moves &&
-            slaq_mlfs_move_gain((j->work - s->done) / j->size,
-                                a->cores, a->use_cores, b->cores,
-                                b->use_cores + j->size, mean) < 0) {
-            e->nodes[s->node].use_cores += j->size;
-            e->nodes[s->node].use_mem += j->mem;
-            e->nodes[e->mto[q]].use_cores -= j->size;
-            e->nodes[e->mto[q]].use_mem -= j->mem;
-            e->mj[e->mjob[q]].movable = 1;
+        const slaq_move *mv = &e->moves[q];
+        if (!mv->made) {
+            e->mj[mv->job].movable = 1;
             continue;
         }
+        size_t i = e->mj_of[mv->job];
+        dl_state *s = &e->st[i];
         double cost = c->move_fixed_s + w->jobs[i].mem / c->move_gbps;
-        s->node = (long)e->mto[q];
+        s->node = (long)mv->to;
         s->moved_at = t;
         s->stall_until = t + cost;
         r->moves++;
@@ -803,10 +767,8 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
         }
         if (c->hook && c->hook->keys)
             c->hook->keys(c->hook->ctx, t, e.pj, na, e.key);
-        for (size_t a = 0; a < na; a++)
-            e.order[a] = a;
-        heap_sort(e.order, na, key_first, e.key);
-        for (size_t o = na; o-- > 0;) {
+        slaq_key_order(e.key, na, e.order, NULL);
+        for (size_t o = 0; o < na; o++) {
             size_t a = e.order[o], i = e.act[a];
             dl_state *s = &e.st[i];
             const dl_job *j = &w->jobs[i];
@@ -814,7 +776,7 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
                 continue;
             long v = moves ? slaq_mlfs_host(e.nodes, nn, j->size, j->mem,
                                             c->h_r, -1, 1)
-                           : most_free(e.nodes, nn, j->mem);
+                           : slaq_node_most_free(e.nodes, nn, j->mem);
             if (v < 0)
                 continue;
             s->state = J_PLACED;

@@ -8,11 +8,13 @@
  * its work. A cluster of nodes with cores and memory runs them in rounds
  * of epoch_s seconds, and every decision of a round is the core's:
  *
- *   pending order  slaq_policy_keys(policy)     (every policy)
+ *   pending order  slaq_policy_keys(policy), slaq_key_order (every
+ *                  policy)
  *   placement      slaq_mlfs_host, strict (policies that move), else
- *                  the node with the most free memory that fits the job
- *   moves          slaq_mlfs_moves              (mlfs-h, mlfs, mlfs-rl)
- *   stops          slaq_mlfs_overloaded + slaq_mlfs_stop (mlfs)
+ *                  slaq_node_most_free
+ *   moves          slaq_mlfs_plan, weighed with --weigh-moves
+ *                                               (mlfs-h, mlfs, mlfs-rl)
+ *   stops          slaq_mlfs_overloaded + slaq_mlfc_decide (mlfs)
  *   cores          slaq_allocate_nodes(policy)  (every policy; the call
  *                  slaqd's epoch makes)
  *
@@ -135,7 +137,7 @@ typedef struct dl_config {
     double move_gbps;     /* ... its memory over this many GB/s */
     double move_hold_s;   /* a moved job stays this long at least */
     int weigh_moves;      /* 1: a move that costs the job more than it
-                             gains (slaq_mlfs_move_gain, at the mean cost
+                             gains (slaq_mlfs_plan, at the mean cost
                              of the moves so far) is not made; slaqd's
                              rule. 0 (default): MLFS's, every planned move */
     const dl_hook *hook;  /* NULL: none */

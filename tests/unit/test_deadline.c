@@ -404,6 +404,116 @@ static void test_load_control(void **state)
     assert_false(slaq_mlfs_stop(&none, 0.1, 1, 0, 1, falling, 3, 0.01));
 }
 
+/* MLF-C's verdict under each stop rule: iters never stops; accuracy
+ * stops when overloaded and met; optstop also on a plateau at any load;
+ * the verdict names the rule that stopped the job. */
+static void test_mlfc_verdict_follows_the_jobs_rule(void **state)
+{
+    (void)state;
+    slaq_goal g;
+    slaq_goal_init(&g);
+    g.maximize = 0;
+    g.accuracy = 0.5;
+    double flat[3] = {0.4, 0.4, 0.4}, falling[3] = {0.9, 0.7, 0.45};
+    /* the rule: iters, whatever the load and the metric */
+    assert_int_equal(slaq_mlfc_decide(&g, 0.45, 1, 1, flat, 3, 0.01),
+                     SLAQ_MLFC_RUN);
+    g.stop = SLAQ_STOP_ACCURACY;
+    assert_int_equal(slaq_mlfc_decide(&g, 0.45, 1, 1, falling, 3, 0.01),
+                     SLAQ_MLFC_ACCURACY);
+    assert_int_equal(slaq_mlfc_decide(&g, 0.45, 0, 1, falling, 3, 0.01),
+                     SLAQ_MLFC_RUN);
+    assert_int_equal(slaq_mlfc_decide(&g, 0.55, 1, 1, falling, 3, 0.01),
+                     SLAQ_MLFC_RUN);
+    /* accuracy alone does not stop a plateau */
+    assert_int_equal(slaq_mlfc_decide(&g, 0.6, 0, 1, flat, 3, 0.01),
+                     SLAQ_MLFC_RUN);
+    g.stop = SLAQ_STOP_OPTSTOP;
+    assert_int_equal(slaq_mlfc_decide(&g, 0.6, 0, 1, flat, 3, 0.01),
+                     SLAQ_MLFC_OPTSTOP);
+    assert_int_equal(slaq_mlfc_decide(&g, 0.45, 1, 1, flat, 3, 0.01),
+                     SLAQ_MLFC_ACCURACY);
+    assert_int_equal(slaq_mlfc_decide(&g, 0.6, 0, 1, falling, 3, 0.01),
+                     SLAQ_MLFC_RUN);
+    /* the accuracy is judged on the metric, not on the last loss */
+    assert_int_equal(slaq_mlfc_decide(&g, NAN, 1, 1, falling, 3, 0.01),
+                     SLAQ_MLFC_RUN);
+}
+
+/* The plan of moves, weighed: a move that gains less than its cost is
+ * not made and its demand stays on its node; unweighed, every planned
+ * move is made; before[] holds the nodes as given. */
+static void test_plan_weighs_each_move_and_keeps_a_refused_one(void **st)
+{
+    (void)st;
+    slaq_move_job j[10];
+    double left[10];
+    for (int i = 0; i < 10; i++) {
+        j[i] = (slaq_move_job){0, 4, 10, 1.0 + i, 1};
+        left[i] = 100;
+    }
+    left[1] = 1; /* nearly done: a 10 s move cannot pay for itself (the
+                    others gain 100 / 0.8 - 10 - 100 = 15 s) */
+    size_t scratch[30];
+    slaq_move mv[10];
+    slaq_node_use n[2] = {{32, 192, 40, 100}, {32, 192, 0, 0}}, before[2];
+    long k = slaq_mlfs_plan(n, before, 2, j, left, 10, 0.9, 0.1, 10, 1, mv,
+                            10, scratch);
+    assert_int_equal(k, 3); /* the plan of slaq_mlfs_moves: jobs 0, 1, 2 */
+    assert_int_equal(mv[0].job, 0);
+    assert_int_equal(mv[1].job, 1);
+    assert_int_equal(mv[2].job, 2);
+    assert_int_equal(mv[0].to, 1);
+    assert_true(mv[0].made && !mv[1].made && mv[2].made);
+    assert_true(mv[1].gain < 0 && mv[0].gain > 0);
+    assert_near(mv[0].gain, 15, 1e-9);
+    /* job 1's 4 cores stay on node 0 */
+    assert_near(n[0].use_cores, 32, 1e-12);
+    assert_near(n[1].use_cores, 8, 1e-12);
+    assert_near(before[0].use_cores, 40, 0);
+    assert_near(before[1].use_cores, 0, 0);
+    /* unweighed (MLFS as published): all three are made */
+    slaq_node_use u[2] = {{32, 192, 40, 100}, {32, 192, 0, 0}};
+    k = slaq_mlfs_plan(u, before, 2, j, left, 10, 0.9, 0.1, 10, 0, mv, 10,
+                       scratch);
+    assert_int_equal(k, 3);
+    assert_true(mv[0].made && mv[1].made && mv[2].made);
+    assert_near(u[0].use_cores, 28, 1e-12);
+    /* a bad threshold is refused as slaq_mlfs_moves refuses it */
+    assert_int_equal(slaq_mlfs_plan(u, before, 2, j, left, 10, 0.9, 0, 10,
+                                    1, mv, 10, scratch), SLAQ_EINVAL);
+}
+
+/* The baselines' placement: the most free memory where the job fits,
+ * ties to the lower node, cores not counted; none where it fits
+ * nowhere. */
+static void test_most_free_node_takes_the_job(void **state)
+{
+    (void)state;
+    slaq_node_use n[3] = {{8, 64, 40, 40}, {8, 64, 2, 10}, {8, 64, 0, 10}};
+    assert_int_equal(slaq_node_most_free(n, 3, 8), 1);
+    assert_int_equal(slaq_node_most_free(n, 3, 54), 1);
+    assert_int_equal(slaq_node_most_free(n, 3, 55), -1);
+    assert_int_equal(slaq_node_most_free(n, 0, 1), -1);
+}
+
+/* The order by key: the largest first, ties to the lower index, a NaN
+ * last; ranks from 1. */
+static void test_key_order_puts_the_largest_first(void **state)
+{
+    (void)state;
+    double key[6] = {0.5, NAN, 2, 0.5, -1, 2};
+    size_t order[6], rank[6];
+    slaq_key_order(key, 6, order, rank);
+    size_t want[6] = {2, 5, 0, 3, 4, 1};
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(order[i], want[i]);
+    assert_int_equal(rank[2], 1);
+    assert_int_equal(rank[5], 2);
+    assert_int_equal(rank[1], 6);
+    slaq_key_order(key, 0, order, NULL); /* nothing to order */
+}
+
 /* A goal: the defaults (no deadline, no accuracy, urgency 1), both
  * directions of the metric, and the range of urgency. */
 static void test_goal(void **state)
@@ -658,6 +768,10 @@ int main(void)
         cmocka_unit_test(test_load_control),
         cmocka_unit_test(test_goal),
         cmocka_unit_test(test_stop_rule_names_and_check),
+        cmocka_unit_test(test_mlfc_verdict_follows_the_jobs_rule),
+        cmocka_unit_test(test_plan_weighs_each_move_and_keeps_a_refused_one),
+        cmocka_unit_test(test_key_order_puts_the_largest_first),
+        cmocka_unit_test(test_most_free_node_takes_the_job),
         cmocka_unit_test(test_sched_edf_serves_the_nearer_deadline),
         cmocka_unit_test(test_sched_keys_are_the_epochs_keys),
         cmocka_unit_test(test_rl_score_is_the_hand_computed_forward_pass),

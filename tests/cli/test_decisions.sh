@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# test_decisions.sh — the core decides, the drivers apply.
+#
+# MLFS's decisions are the core's (include/slaq/deadline.h): MLF-C's
+# verdict on a job (slaq_mlfc_decide), the moves off overloaded nodes
+# weighed against their cost (slaq_mlfs_plan), the order of jobs by key
+# (slaq_key_order) and where a job goes (slaq_mlfs_host,
+# slaq_node_most_free). slaqd (src/daemon) and the simulators (src/sim)
+# call those and apply what they return; they do not compose the core's
+# parts into a decision of their own. So no driver file calls the parts
+# (slaq_mlfs_stop, slaq_mlfs_moves, slaq_mlfs_move_gain), sorts jobs by
+# their keys itself (a comparison of .key fields) or carries a placement
+# rule of its own. The check runs on a copy with one such call planted in
+# slaqd and one in the deadline simulator, and must find both.
+. "$(dirname "$0")/lib.sh"
+
+# decisions_outside ROOT: "file:line: text" for every such line in the
+# drivers (comments aside).
+decisions_outside() {
+  local root=$1
+  grep -nE '\bslaq_mlfs_(stop|moves|move_gain)[[:space:]]*\(|->key[[:space:]]*[<>]|\.key[[:space:]]*[<>]|static long most_free' \
+    "$root"/src/daemon/*.c "$root"/src/sim/*.c 2>/dev/null |
+    grep -vE ':[0-9]+:[[:space:]]*(/?\*|//)' |
+    sed "s#^$root/##"
+}
+
+decisions_outside . >"$TMP/found"
+check "no driver decides for the core (found: $(tr '\n' ';' <"$TMP/found"))" \
+  test ! -s "$TMP/found"
+
+# The drivers do ask the core for each decision.
+for pair in "src/daemon/jobs.c slaq_mlfc_decide" \
+            "src/daemon/jobs.c slaq_key_order" \
+            "src/daemon/agent_link.c slaq_mlfs_plan" \
+            "src/sim/dlsim.c slaq_mlfc_decide" \
+            "src/sim/dlsim.c slaq_mlfs_plan" \
+            "src/sim/dlsim.c slaq_key_order" \
+            "src/sim/dlsim.c slaq_node_most_free" \
+            "src/sim/dlsim.c slaq_allocate_nodes" \
+            "src/sim/dlsim.c slaq_policy_keys"; do
+  set -- $pair
+  check "$1 asks the core: $2" grep -qE "\b$2[[:space:]]*\(" "$1"
+done
+
+# The same check on a copy with a decision planted in each driver.
+mkdir -p "$TMP/tree/src"
+cp -r src/daemon src/sim "$TMP/tree/src/"
+printf 'static int planted(void) { return slaq_mlfs_stop(0, 0, 1, 0, 0, 0, 0, 0); }\n' \
+  >>"$TMP/tree/src/daemon/jobs.c"
+printf 'static int planted(const slaq_pjob *a, const slaq_pjob *b) { return a->key < b->key; }\n' \
+  >>"$TMP/tree/src/sim/dlsim.c"
+decisions_outside "$TMP/tree" >"$TMP/planted"
+check "a stop composed in slaqd is found" \
+  grep -q '^src/daemon/jobs.c:[0-9]*:.*slaq_mlfs_stop' "$TMP/planted"
+check "an order by key made in the deadline simulator is found" \
+  grep -q '^src/sim/dlsim.c:[0-9]*:.*a->key < b->key' "$TMP/planted"
+check "nothing else is found in the copy" \
+  test "$(wc -l <"$TMP/planted")" -eq 2
+finish
