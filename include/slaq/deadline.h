@@ -231,6 +231,8 @@ int slaq_mlfs_overloaded(const slaq_node_use *nodes, size_t nn,
  * slaqd) moved by less than SLAQ_MLFS_OPTSTOP_EPS of the change so far. */
 #define SLAQ_MLFS_OPTSTOP_N 10
 #define SLAQ_MLFS_OPTSTOP_EPS 0.002
+/* MLF-C's threshold of overload, h_s, as a slaq_sched applies it. */
+#define SLAQ_MLFS_H_S 0.9
 
 int slaq_mlfs_stop(const slaq_goal *goal, double value, int overloaded,
                    int optstop, double first, const double *recent, size_t n,
@@ -256,6 +258,24 @@ slaq_mlfc_verdict slaq_mlfc_decide(const slaq_goal *goal, double metric,
                                    int overloaded, double first,
                                    const double *recent, size_t n,
                                    double optstop_eps);
+
+/*
+ * MLF-C in a slaq_sched's epoch. Under a policy of load control
+ * (slaq_policy_load_control: mlfs) each slaq_sched_epoch decides whether
+ * the cluster is overloaded (slaq_mlfs_overloaded's rule with h_s =
+ * SLAQ_MLFS_H_S over the nodes that are up, cores standing for memory:
+ * a node's demand is its jobs' max_cores, at most its cores each; a job
+ * waiting for a node makes it overloaded) and each job's verdict
+ * (slaq_mlfc_decide on its goal's stop rule, its last metric and its
+ * last SLAQ_MLFS_OPTSTOP_N losses). slaq_job_verdict is the last epoch's
+ * (SLAQ_MLFC_RUN under any other policy, and before the first epoch);
+ * the driver stops the job, or not. slaq_job_set_metric gives the job's
+ * last reported metric (an accuracy, or any value its goal is judged on;
+ * NAN: none, never met).
+ */
+slaq_mlfc_verdict slaq_job_verdict(const slaq_job *j);
+void slaq_job_set_metric(slaq_job *j, double value);
+int slaq_sched_overloaded(const slaq_sched *s);
 
 /*
  * MLF-RL's policy network (MLFS §3.4): it scores each job from MLF-H's

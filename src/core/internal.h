@@ -8,6 +8,7 @@
 #ifndef SLAQ_CORE_INTERNAL_H
 #define SLAQ_CORE_INTERNAL_H
 
+#include "slaq/deadline.h"
 #include "slaq/slaq.h"
 
 struct slaq_history {
@@ -94,6 +95,8 @@ typedef struct clu_node {
     double alloc;   /* cores its jobs were given at the last epoch */
     size_t jobs;
     int held;       /* kept for a waiting job pinned here (clu_hold) */
+    double demand;  /* MLF-C's test of overload at the last epoch: its
+                       jobs' max_cores, at most its cores each */
 } clu_node;
 
 typedef struct clu_state {
@@ -175,6 +178,11 @@ struct alloc_policy {
                     no start-up or class-prior floor and does not damp
                     its changes (slaq-index) */
 };
+
+/* One node's overload degree, ||U|| / √2 of its (cores, memory)
+ * utilisation: slaq_mlfs_overloaded averages it over the nodes, and a
+ * slaq_sched's epoch over its own (mlfs.c). */
+double mlfs_degree(const slaq_node_use *v);
 
 /* The priority policies' keys (policy_edf.c, policy_tiresias.c,
  * policy_mlfs.c). */

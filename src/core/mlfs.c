@@ -205,6 +205,12 @@ double slaq_mlfs_move_gain(double remaining_s, double from_cores,
     return remaining_s / s_from - (cost + remaining_s / s_to);
 }
 
+double mlfs_degree(const slaq_node_use *v)
+{
+    double c = ucores(v), m = umem(v);
+    return sqrt((c * c + m * m) / 2);
+}
+
 int slaq_mlfs_overloaded(const slaq_node_use *nodes, size_t nn,
                          size_t pending, double h_s)
 {
@@ -213,10 +219,8 @@ int slaq_mlfs_overloaded(const slaq_node_use *nodes, size_t nn,
     if (nn == 0)
         return 0;
     double sum = 0;
-    for (size_t v = 0; v < nn; v++) {
-        double c = ucores(&nodes[v]), m = umem(&nodes[v]);
-        sum += sqrt((c * c + m * m) / 2);
-    }
+    for (size_t v = 0; v < nn; v++)
+        sum += mlfs_degree(&nodes[v]);
     return sum / (double)nn > h_s;
 }
 

@@ -101,6 +101,9 @@ struct slaq_job {
     uint64_t lift_reports;   /* iter_reports when it was lifted */
     unsigned lifts;
     slaq_forecast pfc;       /* its class prior's forecast (job_prior) */
+    /* MLF-C (sched_mlfc): */
+    double metric;           /* the last metric it reported (NAN: none) */
+    slaq_mlfc_verdict verdict; /* the last epoch's verdict on it */
 };
 
 /* The per-epoch part of a job: its first bytes, up to `gain`. */
@@ -118,6 +121,7 @@ struct slaq_sched {
     double *ncap;        /* per node + 1: the ML cores divided last time */
     double *nweight;     /* per node + 1: its jobs' weights this epoch */
     size_t nncap;
+    int overloaded;      /* MLF-C: the cluster at the last epoch */
     int changed;         /* jobs came or went, or the policy changed,
                             since the last allocation */
     int redivide;        /* slaq_sched_due(): jobs came or went, or a
@@ -599,6 +603,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
         j->ends[i] = NAN;
     j->user = o->user;
     j->goal = o->goal;
+    j->metric = NAN;
     j->seen_t = t;
     j->alloc_t = NAN;
     j->low_since = NAN;
@@ -1587,6 +1592,63 @@ static int shares_reference(slaq_sched *s, double now, double prior,
     return SLAQ_OK;
 }
 
+/*
+ * MLF-C under a policy of load control (mlfs): whether the cluster is
+ * overloaded, by slaq_mlfs_overloaded's rule with cores standing for
+ * memory too (a slaq_sched does not know its jobs' memory: a node's
+ * demand is its jobs' max_cores, at most its cores each; a node that is
+ * down counts as neither busy nor idle), and each job's verdict under its
+ * own stop rule (slaq_mlfc_decide: its last metric against its required
+ * accuracy, its last SLAQ_MLFS_OPTSTOP_N losses for a plateau). Under
+ * any other policy every job runs. A driver applies the verdicts
+ * (slaq_job_verdict).
+ */
+static void sched_mlfc(slaq_sched *s, size_t nn)
+{
+    int control = slaq_policy_load_control(s->cfg.policy);
+    s->overloaded = 0;
+    if (control) {
+        for (size_t v = 0; v < nn; v++)
+            s->clu.node[v].demand = 0;
+        for (size_t i = 0; i < s->n; i++) {
+            const slaq_job *j = s->jobs[i];
+            if (j->node >= 0 && (size_t)j->node < nn) {
+                clu_node *nd = &s->clu.node[j->node];
+                nd->demand += fmin(j->max_cores, nd->cores);
+            }
+        }
+        double sum = 0;
+        size_t up = 0;
+        for (size_t v = 0; v < nn; v++) {
+            const clu_node *nd = &s->clu.node[v];
+            if (!(nd->cores > 0))
+                continue;
+            slaq_node_use u = {nd->cores, nd->cores, nd->demand, nd->demand};
+            sum += mlfs_degree(&u);
+            up++;
+        }
+        s->overloaded = s->clu.npend > 0 ||
+                        (up > 0 && sum / (double)up > SLAQ_MLFS_H_S);
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        slaq_job *j = s->jobs[i];
+        j->verdict = SLAQ_MLFC_RUN;
+        if (!control)
+            continue;
+        double recent[SLAQ_MLFS_OPTSTOP_N];
+        size_t len = slaq_history_len(j->hist);
+        /* Fewer values than the window while the job is young: they
+         * start at its first loss, so their range is the whole fall and
+         * no plateau is seen until the window has moved past the start. */
+        size_t n = len < SLAQ_MLFS_OPTSTOP_N ? len : SLAQ_MLFS_OPTSTOP_N;
+        for (size_t k = 0; k < n; k++)
+            recent[k] = slaq_history_at(j->hist, len - n + k)->loss;
+        j->verdict = slaq_mlfc_decide(&j->goal, j->metric, s->overloaded,
+                                      slaq_history_first_loss(j->hist),
+                                      recent, n, SLAQ_MLFS_OPTSTOP_EPS);
+    }
+}
+
 int slaq_sched_allocate(slaq_sched *s, double now)
 {
     const slaq_sched_config *c = &s->cfg;
@@ -1630,6 +1692,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     s->last_cap = total_cap;
     sched_apply(s, nn, now);
     sched_node_prices(s, nn, ngroups);
+    sched_mlfc(s, nn);
     return SLAQ_OK;
 }
 
@@ -1661,6 +1724,9 @@ double slaq_job_max_cores(const slaq_job *j) { return j->max_cores; }
 double slaq_job_arrival(const slaq_job *j) { return j->arrival; }
 void *slaq_job_user(const slaq_job *j) { return j->user; }
 const slaq_goal *slaq_job_goal(const slaq_job *j) { return &j->goal; }
+slaq_mlfc_verdict slaq_job_verdict(const slaq_job *j) { return j->verdict; }
+void slaq_job_set_metric(slaq_job *j, double value) { j->metric = value; }
+int slaq_sched_overloaded(const slaq_sched *s) { return s->overloaded; }
 
 /* A placed job's weight and cap are part of its node's bookkeeping: it
  * is taken off and put back with the new values. */

@@ -176,7 +176,10 @@ int job_schedule(sd_daemon *d, sd_job *j)
     if (d->cfg.agents)
         o.node = ctl_job_node(d, j);
     j->sj = slaq_sched_add(d->sched, &o, sd_now());
-    return j->sj ? 0 : -1;
+    if (!j->sj)
+        return -1;
+    slaq_job_set_metric(j->sj, j->last_metric); /* restored, or none */
+    return 0;
 }
 
 static void send_stop(sd_daemon *d, sd_job *j)
@@ -1321,6 +1324,7 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
     if (!isnan(mv)) {
         j->last_metric = mv;
         j->metric_iter = r.iter;
+        slaq_job_set_metric(j->sj, mv);
     }
     d->reports_total++;
     advise(d, j, tv, wv > 0 ? wv : prev_t >= 0 ? r.t - prev_t : 0);
@@ -1351,6 +1355,8 @@ int job_report_late(sd_daemon *d, sd_job *j, json_t *msg, char *err,
     if (!isnan(mv)) {
         j->last_metric = mv;
         j->metric_iter = r.iter;
+        if (j->sj)
+            slaq_job_set_metric(j->sj, mv);
     }
     d->reports_total++;
     return 0;
@@ -1575,51 +1581,12 @@ slaq_node_use *job_node_use(sd_daemon *d)
     return use;
 }
 
-static int epoch_overloaded(sd_daemon *d)
+/* The stop's reason for MLF-C's verdict on a job (slaq_job_verdict, the
+ * core's decision at this epoch under the job's own rule, slaq submit
+ * --stop; docs/deadlines.md), or NULL to let it run. */
+static const char *mlfc_reason(slaq_mlfc_verdict v)
 {
-    const slaq_sched_config *c = slaq_sched_get_config(d->sched);
-    if (!slaq_policy_load_control(c->policy))
-        return 0;
-    size_t nn = slaq_sched_node_count(d->sched);
-    slaq_node_use *use = job_node_use(d);
-    if (!use)
-        return 0;
-    /* A node that is down (0 cores) counts as neither busy nor idle; the
-     * one resource stands for both of MLFS's norm (‖U‖/√2 of (u, u) is
-     * u). */
-    size_t up = 0;
-    for (size_t v = 0; v < nn; v++)
-        if (use[v].cores > 0)
-            use[up++] = use[v];
-    int over = slaq_mlfs_overloaded(use, up, slaq_sched_pending(d->sched),
-                                    0.9);
-    free(use);
-    return over;
-}
-
-/*
- * MLF-C's verdict for job j (scheduled as sj) under its own rule
- * (slaq submit --stop; docs/deadlines.md), as the core decides it
- * (slaq_mlfc_decide, which the deadline simulator asks too): the stop's
- * reason, or NULL to let it run. The accuracy is judged on the job's last
- * metric, the plateau on its last SLAQ_MLFS_OPTSTOP_N reported losses
- * (the core's history of the job).
- */
-static const char *mlfc_stop(const sd_job *j, const slaq_job *sj,
-                             int overloaded)
-{
-    const slaq_history *h = slaq_job_history(sj);
-    double recent[SLAQ_MLFS_OPTSTOP_N];
-    size_t len = slaq_history_len(h);
-    /* Fewer values than the window while the job is young: they start
-     * at its first loss, so their range is the whole fall and no plateau
-     * is seen until the window has moved past the start. */
-    size_t n = len < SLAQ_MLFS_OPTSTOP_N ? len : SLAQ_MLFS_OPTSTOP_N;
-    for (size_t i = 0; i < n; i++)
-        recent[i] = slaq_history_at(h, len - n + i)->loss;
-    switch (slaq_mlfc_decide(&j->goal, j->last_metric, overloaded,
-                             slaq_history_first_loss(h), recent, n,
-                             SLAQ_MLFS_OPTSTOP_EPS)) {
+    switch (v) {
     case SLAQ_MLFC_ACCURACY:
         return "accuracy_met";
     case SLAQ_MLFC_OPTSTOP:
@@ -1714,9 +1681,6 @@ void job_epoch(sd_daemon *d)
         acct_epoch(d);
         ctl_policy_moves(d); /* the epoch's keys, before any change */
     }
-    int control = n > 0 && slaq_policy_load_control(
-                                   slaq_sched_get_config(d->sched)->policy);
-    int overloaded = control && epoch_overloaded(d);
     const char *why;
     /* Stopping jobs may leave the scheduler below, so walk a snapshot. */
     for (size_t i = n; i-- > 0;) {
@@ -1735,7 +1699,7 @@ void job_epoch(sd_daemon *d)
             job_stop(d, j, "target_reduction");
         else if (j->max_time > 0 && now - j->started >= j->max_time)
             job_stop(d, j, "max_time");
-        else if (control && (why = mlfc_stop(j, sj, overloaded)))
+        else if ((why = mlfc_reason(slaq_job_verdict(sj))))
             job_stop(d, j, why);
     }
     cpu[2] = sd_thread_cpu();

@@ -5,12 +5,15 @@
 # verdict on a job (slaq_mlfc_decide), the moves off overloaded nodes
 # weighed against their cost (slaq_mlfs_plan), the order of jobs by key
 # (slaq_key_order) and where a job goes (slaq_mlfs_host,
-# slaq_node_most_free). slaqd (src/daemon) and the simulators (src/sim)
-# call those and apply what they return; they do not compose the core's
-# parts into a decision of their own. So no driver file calls the parts
-# (slaq_mlfs_stop, slaq_mlfs_moves, slaq_mlfs_move_gain), sorts jobs by
-# their keys itself (a comparison of .key fields) or carries a placement
-# rule of its own. The check runs on a copy with one such call planted in
+# slaq_node_most_free); slaqd's scheduler (a slaq_sched) decides MLF-C in
+# its epoch, overload included (slaq_job_verdict). slaqd (src/daemon) and
+# the simulators (src/sim) call those and apply what they return; they do
+# not compose the core's parts into a decision of their own. So no driver
+# file calls the parts (slaq_mlfs_stop, slaq_mlfs_moves,
+# slaq_mlfs_move_gain), sorts jobs by their keys itself (a comparison of
+# .key fields) or carries a placement rule of its own, and slaqd does not
+# judge overload or MLF-C's verdict itself (slaq_mlfs_overloaded,
+# slaq_mlfc_decide: its slaq_sched's epoch does). The check runs on a copy with one such call planted in
 # slaqd and one in the deadline simulator, and must find both.
 . "$(dirname "$0")/lib.sh"
 
@@ -22,6 +25,10 @@ decisions_outside() {
     "$root"/src/daemon/*.c "$root"/src/sim/*.c 2>/dev/null |
     grep -vE ':[0-9]+:[[:space:]]*(/?\*|//)' |
     sed "s#^$root/##"
+  grep -nE '\bslaq_(mlfs_overloaded|mlfc_decide)[[:space:]]*\(' \
+    "$root"/src/daemon/*.c 2>/dev/null |
+    grep -vE ':[0-9]+:[[:space:]]*(/?\*|//)' |
+    sed "s#^$root/##"
 }
 
 decisions_outside . >"$TMP/found"
@@ -29,7 +36,8 @@ check "no driver decides for the core (found: $(tr '\n' ';' <"$TMP/found"))" \
   test ! -s "$TMP/found"
 
 # The drivers do ask the core for each decision.
-for pair in "src/daemon/jobs.c slaq_mlfc_decide" \
+for pair in "src/daemon/jobs.c slaq_job_verdict" \
+            "src/daemon/jobs.c slaq_job_set_metric" \
             "src/daemon/jobs.c slaq_key_order" \
             "src/daemon/agent_link.c slaq_mlfs_plan" \
             "src/sim/dlsim.c slaq_mlfc_decide" \
@@ -47,6 +55,8 @@ mkdir -p "$TMP/tree/src"
 cp -r src/daemon src/sim "$TMP/tree/src/"
 printf 'static int planted(void) { return slaq_mlfs_stop(0, 0, 1, 0, 0, 0, 0, 0); }\n' \
   >>"$TMP/tree/src/daemon/jobs.c"
+printf 'static int planted(void) { return slaq_mlfs_overloaded(0, 0, 0, 0.9); }\n' \
+  >>"$TMP/tree/src/daemon/agent_link.c"
 printf 'static int planted(const slaq_pjob *a, const slaq_pjob *b) { return a->key < b->key; }\n' \
   >>"$TMP/tree/src/sim/dlsim.c"
 decisions_outside "$TMP/tree" >"$TMP/planted"
@@ -54,6 +64,8 @@ check "a stop composed in slaqd is found" \
   grep -q '^src/daemon/jobs.c:[0-9]*:.*slaq_mlfs_stop' "$TMP/planted"
 check "an order by key made in the deadline simulator is found" \
   grep -q '^src/sim/dlsim.c:[0-9]*:.*a->key < b->key' "$TMP/planted"
+check "overload judged in slaqd is found" \
+  grep -q '^src/daemon/agent_link.c:[0-9]*:.*slaq_mlfs_overloaded' "$TMP/planted"
 check "nothing else is found in the copy" \
-  test "$(wc -l <"$TMP/planted")" -eq 2
+  test "$(wc -l <"$TMP/planted")" -eq 3
 finish

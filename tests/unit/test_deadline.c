@@ -595,6 +595,74 @@ static void test_sched_edf_serves_the_nearer_deadline(void **state)
     slaq_sched_free(s);
 }
 
+/* MLF-C in the scheduler's epoch: under mlfs, an overloaded cluster
+ * (six cores asked of two) stops the job whose metric meets its accuracy
+ * (accuracy_met), the optstop job on a plateau (optstop), and not the
+ * iters job whatever its metric; under another policy, and without
+ * overload, every job runs. */
+static void test_sched_decides_mlfc_verdicts(void **state)
+{
+    (void)state;
+    static slaq_rl_model zero; /* every score 0: the order is by index */
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 2;
+    c.policy = SLAQ_POLICY_MLFS;
+    c.rl = &zero;
+    slaq_sched *s = slaq_sched_new(&c);
+    assert_non_null(s);
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.max_cores = 2;
+    o.goal.accuracy = 0.5; /* an accuracy of 0.5 or more */
+    o.goal.stop = SLAQ_STOP_ACCURACY;
+    slaq_job *acc = slaq_sched_add(s, &o, 0);
+    o.goal.stop = SLAQ_STOP_OPTSTOP;
+    slaq_job *opt = slaq_sched_add(s, &o, 0);
+    o.goal.stop = SLAQ_STOP_ITERS;
+    slaq_job *its = slaq_sched_add(s, &o, 0);
+    assert_true(acc && opt && its);
+    assert_int_equal(slaq_job_verdict(acc), SLAQ_MLFC_RUN); /* no epoch */
+    for (int i = 0; i < 12; i++) {
+        slaq_report r = {.iter = (uint64_t)i + 1, .loss = i ? 0.5 : 1,
+                         .cpu_s = 1, .t = i};
+        assert_int_equal(slaq_job_report(opt, &r), SLAQ_OK);
+        r.loss = 1.0 - 0.04 * i; /* still falling */
+        assert_int_equal(slaq_job_report(acc, &r), SLAQ_OK);
+        assert_int_equal(slaq_job_report(its, &r), SLAQ_OK);
+    }
+    slaq_job_set_metric(acc, 0.6);
+    slaq_job_set_metric(its, 0.9);
+    assert_int_equal(slaq_sched_epoch(s, 12), SLAQ_OK);
+    assert_true(slaq_sched_overloaded(s));
+    assert_int_equal(slaq_job_verdict(acc), SLAQ_MLFC_ACCURACY);
+    assert_int_equal(slaq_job_verdict(opt), SLAQ_MLFC_OPTSTOP);
+    assert_int_equal(slaq_job_verdict(its), SLAQ_MLFC_RUN);
+    /* a metric short of the accuracy: it runs */
+    slaq_job_set_metric(acc, 0.4);
+    assert_int_equal(slaq_sched_epoch(s, 13), SLAQ_OK);
+    assert_int_equal(slaq_job_verdict(acc), SLAQ_MLFC_RUN);
+    /* no load control under mlfs-h: every job runs */
+    slaq_job_set_metric(acc, 0.6);
+    slaq_sched_set_policy(s, SLAQ_POLICY_MLFS_H);
+    assert_int_equal(slaq_sched_epoch(s, 14), SLAQ_OK);
+    assert_false(slaq_sched_overloaded(s));
+    assert_int_equal(slaq_job_verdict(acc), SLAQ_MLFC_RUN);
+    assert_int_equal(slaq_job_verdict(opt), SLAQ_MLFC_RUN);
+    /* mlfs again, the other two gone: 2 cores asked of 2 is above 0.9 */
+    slaq_sched_set_policy(s, SLAQ_POLICY_MLFS);
+    slaq_sched_remove(s, opt);
+    slaq_sched_remove(s, its);
+    assert_int_equal(slaq_sched_epoch(s, 15), SLAQ_OK);
+    assert_int_equal(slaq_job_verdict(acc), SLAQ_MLFC_ACCURACY);
+    /* one core asked of two: not overloaded, the accurate job runs on */
+    slaq_job_set_max_cores(acc, 1);
+    assert_int_equal(slaq_sched_epoch(s, 16), SLAQ_OK);
+    assert_false(slaq_sched_overloaded(s));
+    assert_int_equal(slaq_job_verdict(acc), SLAQ_MLFC_RUN);
+    slaq_sched_free(s);
+}
+
 /* slaq_sched_keys gives the last epoch's key of each job in
  * slaq_sched_job order: under edf −deadline, the nearer one larger. */
 static void test_sched_keys_are_the_epochs_keys(void **state)
@@ -773,6 +841,7 @@ int main(void)
         cmocka_unit_test(test_key_order_puts_the_largest_first),
         cmocka_unit_test(test_most_free_node_takes_the_job),
         cmocka_unit_test(test_sched_edf_serves_the_nearer_deadline),
+        cmocka_unit_test(test_sched_decides_mlfc_verdicts),
         cmocka_unit_test(test_sched_keys_are_the_epochs_keys),
         cmocka_unit_test(test_rl_score_is_the_hand_computed_forward_pass),
         cmocka_unit_test(test_rl_features_and_keys),
