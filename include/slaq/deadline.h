@@ -245,16 +245,11 @@ int slaq_mlfs_stop(const slaq_goal *goal, double value, int overloaded,
  * `metric` meets goal->accuracy; SLAQ_STOP_OPTSTOP does that too and, at
  * any load, stops once recent[0..n) (the job's last losses, oldest
  * first; first its loss before training) have flattened by
- * slaq_mlfs_stop's plateau rule with optstop_eps. The verdict names the
- * rule that stopped the job.
+ * slaq_mlfs_stop's plateau rule with optstop_eps. The verdict
+ * (slaq_verdict, slaq.h) names the rule that stopped the job:
+ * SLAQ_VERDICT_RUN, _ACCURACY or _OPTSTOP.
  */
-typedef enum slaq_mlfc_verdict {
-    SLAQ_MLFC_RUN = 0,  /* let it run */
-    SLAQ_MLFC_ACCURACY, /* overloaded, and its accuracy is met */
-    SLAQ_MLFC_OPTSTOP,  /* its curve has flattened */
-} slaq_mlfc_verdict;
-
-slaq_mlfc_verdict slaq_mlfc_decide(const slaq_goal *goal, double metric,
+slaq_verdict slaq_mlfc_decide(const slaq_goal *goal, double metric,
                                    int overloaded, double first,
                                    const double *recent, size_t n,
                                    double optstop_eps);
@@ -265,16 +260,11 @@ slaq_mlfc_verdict slaq_mlfc_decide(const slaq_goal *goal, double metric,
  * the cluster is overloaded (slaq_mlfs_overloaded's rule with h_s =
  * SLAQ_MLFS_H_S over the nodes that are up, cores standing for memory:
  * a node's demand is its jobs' max_cores, at most its cores each; a job
- * waiting for a node makes it overloaded) and each job's verdict
- * (slaq_mlfc_decide on its goal's stop rule, its last metric and its
- * last SLAQ_MLFS_OPTSTOP_N losses). slaq_job_verdict is the last epoch's
- * (SLAQ_MLFC_RUN under any other policy, and before the first epoch);
- * the driver stops the job, or not. slaq_job_set_metric gives the job's
- * last reported metric (an accuracy, or any value its goal is judged on;
- * NAN: none, never met).
+ * waiting for a node makes it overloaded; slaq_sched_overloaded) and
+ * each job's verdict by slaq_mlfc_decide on its goal's stop rule, its
+ * last metric (slaq_job_set_metric) and its last SLAQ_MLFS_OPTSTOP_N
+ * losses: slaq_job_verdict (slaq.h).
  */
-slaq_mlfc_verdict slaq_job_verdict(const slaq_job *j);
-void slaq_job_set_metric(slaq_job *j, double value);
 int slaq_sched_overloaded(const slaq_sched *s);
 
 /*

@@ -1109,6 +1109,8 @@ typedef struct slaq_job_opts {
     int tenant;           /* the user (slaq/shares.h id) it belongs to
                              under slaq_sched_set_shares(); -1 (the
                              default): none */
+    double target;        /* the loss reduction (0, 1] at which the job
+                             is done: slaq_job_verdict (0, default: none) */
     int program;          /* a real program (slaqd's jobs): until its
                              scaling is measured, slaq-index takes a second
                              core to buy what the scaling prior says, not
@@ -1351,6 +1353,39 @@ void *slaq_job_user(const slaq_job *j);
 int slaq_job_tenant(const slaq_job *j);
 int slaq_job_set_tenant(slaq_job *j, int tenant);
 const slaq_goal *slaq_job_goal(const slaq_job *j);
+
+/*
+ * Whether the last epoch ended the job, and by which of its rules: the
+ * epoch decides, the driver stops the job (slaqd with the verdict's name
+ * as the stop's reason). In order:
+ *
+ *   SLAQ_VERDICT_TARGET    its loss reduction (slaq_job_reduction) has
+ *                          reached its target (slaq_job_opts.target,
+ *                          slaq submit --target-reduction), after at
+ *                          least 3 reports;
+ *   SLAQ_VERDICT_ACCURACY  MLF-C, under a policy of load control: the
+ *                          cluster is overloaded and its last metric
+ *                          (slaq_job_set_metric) meets its goal's
+ *                          required accuracy (slaq/deadline.h);
+ *   SLAQ_VERDICT_OPTSTOP   MLF-C: its rule is optstop and its last
+ *                          losses have flattened;
+ *   SLAQ_VERDICT_RUN       none: it runs on (also before the first
+ *                          epoch).
+ */
+typedef enum slaq_verdict {
+    SLAQ_VERDICT_RUN = 0,
+    SLAQ_VERDICT_TARGET,
+    SLAQ_VERDICT_ACCURACY,
+    SLAQ_VERDICT_OPTSTOP,
+} slaq_verdict;
+
+slaq_verdict slaq_job_verdict(const slaq_job *j);
+/* The verdict's name, a stop's reason: "run", "target_reduction",
+ * "accuracy_met", "optstop"; "?" for none. */
+const char *slaq_verdict_name(slaq_verdict v);
+/* The job's last reported metric (an accuracy, or whatever its goal's
+ * accuracy is judged on); NAN: none, never met. */
+void slaq_job_set_metric(slaq_job *j, double value);
 
 /*
  * Declares the job's convergence class (see slaq_job_opts) after it was

@@ -243,20 +243,20 @@ int slaq_mlfs_stop(const slaq_goal *goal, double value, int overloaded,
     return hi - lo < optstop_eps * span;
 }
 
-slaq_mlfc_verdict slaq_mlfc_decide(const slaq_goal *goal, double metric,
+slaq_verdict slaq_mlfc_decide(const slaq_goal *goal, double metric,
                                    int overloaded, double first,
                                    const double *recent, size_t n,
                                    double optstop_eps)
 {
     if (goal->stop == SLAQ_STOP_ITERS)
-        return SLAQ_MLFC_RUN;
+        return SLAQ_VERDICT_RUN;
     if (overloaded &&
         slaq_mlfs_stop(goal, metric, 1, 0, NAN, NULL, 0, optstop_eps))
-        return SLAQ_MLFC_ACCURACY;
+        return SLAQ_VERDICT_ACCURACY;
     if (goal->stop == SLAQ_STOP_OPTSTOP &&
         slaq_mlfs_stop(goal, NAN, 0, 1, first, recent, n, optstop_eps))
-        return SLAQ_MLFC_OPTSTOP;
-    return SLAQ_MLFC_RUN;
+        return SLAQ_VERDICT_OPTSTOP;
+    return SLAQ_VERDICT_RUN;
 }
 
 long slaq_mlfs_plan(slaq_node_use *nodes, slaq_node_use *before, size_t nn,

@@ -101,9 +101,10 @@ struct slaq_job {
     uint64_t lift_reports;   /* iter_reports when it was lifted */
     unsigned lifts;
     slaq_forecast pfc;       /* its class prior's forecast (job_prior) */
-    /* MLF-C (sched_mlfc): */
+    /* Its end (sched_verdicts): */
+    double target;           /* slaq_job_opts.target (0: none) */
     double metric;           /* the last metric it reported (NAN: none) */
-    slaq_mlfc_verdict verdict; /* the last epoch's verdict on it */
+    slaq_verdict verdict; /* the last epoch's verdict on it */
 };
 
 /* The per-epoch part of a job: its first bytes, up to `gain`. */
@@ -175,6 +176,7 @@ void slaq_job_opts_init(slaq_job_opts *o)
     o->node = SLAQ_NODE_ANY;
     slaq_goal_init(&o->goal);
     o->tenant = -1;
+    o->target = 0;
     o->program = 0;
 }
 
@@ -603,6 +605,7 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
         j->ends[i] = NAN;
     j->user = o->user;
     j->goal = o->goal;
+    j->target = o->target;
     j->metric = NAN;
     j->seen_t = t;
     j->alloc_t = NAN;
@@ -1593,46 +1596,52 @@ static int shares_reference(slaq_sched *s, double now, double prior,
 }
 
 /*
- * MLF-C under a policy of load control (mlfs): whether the cluster is
- * overloaded, by slaq_mlfs_overloaded's rule with cores standing for
- * memory too (a slaq_sched does not know its jobs' memory: a node's
- * demand is its jobs' max_cores, at most its cores each; a node that is
- * down counts as neither busy nor idle), and each job's verdict under its
- * own stop rule (slaq_mlfc_decide: its last metric against its required
- * accuracy, its last SLAQ_MLFS_OPTSTOP_N losses for a plateau). Under
- * any other policy every job runs. A driver applies the verdicts
- * (slaq_job_verdict).
+ * Each job's verdict at the end of the epoch (slaq_job_verdict): its
+ * target reached, under every policy; and MLF-C under a policy of load
+ * control (mlfs): whether the cluster is overloaded, by
+ * slaq_mlfs_overloaded's rule with cores standing for memory too (a
+ * slaq_sched does not know its jobs' memory: a node's demand is its
+ * jobs' max_cores, at most its cores each; a node that is down counts as
+ * neither busy nor idle), and the job's verdict under its own stop rule
+ * (slaq_mlfc_decide: its last metric against its required accuracy, its
+ * last SLAQ_MLFS_OPTSTOP_N losses for a plateau).
  */
-static void sched_mlfc(slaq_sched *s, size_t nn)
+static int sched_overload(slaq_sched *s, size_t nn)
+{
+    for (size_t v = 0; v < nn; v++)
+        s->clu.node[v].demand = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const slaq_job *j = s->jobs[i];
+        if (j->node >= 0 && (size_t)j->node < nn) {
+            clu_node *nd = &s->clu.node[j->node];
+            nd->demand += fmin(j->max_cores, nd->cores);
+        }
+    }
+    double sum = 0;
+    size_t up = 0;
+    for (size_t v = 0; v < nn; v++) {
+        const clu_node *nd = &s->clu.node[v];
+        if (!(nd->cores > 0))
+            continue;
+        slaq_node_use u = {nd->cores, nd->cores, nd->demand, nd->demand};
+        sum += mlfs_degree(&u);
+        up++;
+    }
+    return s->clu.npend > 0 || (up > 0 && sum / (double)up > SLAQ_MLFS_H_S);
+}
+
+static void sched_verdicts(slaq_sched *s, size_t nn)
 {
     int control = slaq_policy_load_control(s->cfg.policy);
-    s->overloaded = 0;
-    if (control) {
-        for (size_t v = 0; v < nn; v++)
-            s->clu.node[v].demand = 0;
-        for (size_t i = 0; i < s->n; i++) {
-            const slaq_job *j = s->jobs[i];
-            if (j->node >= 0 && (size_t)j->node < nn) {
-                clu_node *nd = &s->clu.node[j->node];
-                nd->demand += fmin(j->max_cores, nd->cores);
-            }
-        }
-        double sum = 0;
-        size_t up = 0;
-        for (size_t v = 0; v < nn; v++) {
-            const clu_node *nd = &s->clu.node[v];
-            if (!(nd->cores > 0))
-                continue;
-            slaq_node_use u = {nd->cores, nd->cores, nd->demand, nd->demand};
-            sum += mlfs_degree(&u);
-            up++;
-        }
-        s->overloaded = s->clu.npend > 0 ||
-                        (up > 0 && sum / (double)up > SLAQ_MLFS_H_S);
-    }
+    s->overloaded = control && sched_overload(s, nn);
     for (size_t i = 0; i < s->n; i++) {
         slaq_job *j = s->jobs[i];
-        j->verdict = SLAQ_MLFC_RUN;
+        j->verdict = SLAQ_VERDICT_RUN;
+        if (j->target > 0 && slaq_history_total(j->hist) >= 3 &&
+            slaq_job_reduction(j) >= j->target) {
+            j->verdict = SLAQ_VERDICT_TARGET;
+            continue;
+        }
         if (!control)
             continue;
         double recent[SLAQ_MLFS_OPTSTOP_N];
@@ -1692,7 +1701,7 @@ int slaq_sched_allocate(slaq_sched *s, double now)
     s->last_cap = total_cap;
     sched_apply(s, nn, now);
     sched_node_prices(s, nn, ngroups);
-    sched_mlfc(s, nn);
+    sched_verdicts(s, nn);
     return SLAQ_OK;
 }
 
@@ -1724,8 +1733,14 @@ double slaq_job_max_cores(const slaq_job *j) { return j->max_cores; }
 double slaq_job_arrival(const slaq_job *j) { return j->arrival; }
 void *slaq_job_user(const slaq_job *j) { return j->user; }
 const slaq_goal *slaq_job_goal(const slaq_job *j) { return &j->goal; }
-slaq_mlfc_verdict slaq_job_verdict(const slaq_job *j) { return j->verdict; }
+slaq_verdict slaq_job_verdict(const slaq_job *j) { return j->verdict; }
 void slaq_job_set_metric(slaq_job *j, double value) { j->metric = value; }
+const char *slaq_verdict_name(slaq_verdict v)
+{
+    static const char *const names[] = {"run", "target_reduction",
+                                        "accuracy_met", "optstop"};
+    return (unsigned)v < sizeof names / sizeof *names ? names[v] : "?";
+}
 int slaq_sched_overloaded(const slaq_sched *s) { return s->overloaded; }
 
 /* A placed job's weight and cap are part of its node's bookkeeping: it

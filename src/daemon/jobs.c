@@ -169,6 +169,7 @@ int job_schedule(sd_daemon *d, sd_job *j)
     o.iters = j->max_iters; /* until the job says otherwise in hello */
     o.convergence = j->convergence;
     o.goal = j->goal;
+    o.target = j->target;
     o.user = j;
     o.kind = j->kind;
     o.program = 1;
@@ -1581,22 +1582,6 @@ slaq_node_use *job_node_use(sd_daemon *d)
     return use;
 }
 
-/* The stop's reason for MLF-C's verdict on a job (slaq_job_verdict, the
- * core's decision at this epoch under the job's own rule, slaq submit
- * --stop; docs/deadlines.md), or NULL to let it run. */
-static const char *mlfc_reason(slaq_mlfc_verdict v)
-{
-    switch (v) {
-    case SLAQ_MLFC_ACCURACY:
-        return "accuracy_met";
-    case SLAQ_MLFC_OPTSTOP:
-        return "optstop";
-    case SLAQ_MLFC_RUN:
-        break;
-    }
-    return NULL;
-}
-
 /*
  * Why each job is where it is (docs/deadlines.md): under a policy made
  * of MLF-H's features (mlfs-h, mlfs-rl, mlfs), the core's terms of every
@@ -1681,7 +1666,6 @@ void job_epoch(sd_daemon *d)
         acct_epoch(d);
         ctl_policy_moves(d); /* the epoch's keys, before any change */
     }
-    const char *why;
     /* Stopping jobs may leave the scheduler below, so walk a snapshot. */
     for (size_t i = n; i-- > 0;) {
         slaq_job *sj = slaq_sched_job(d->sched, i);
@@ -1695,12 +1679,15 @@ void job_epoch(sd_daemon *d)
         j->end_loss = slaq_job_end_loss(sj);
         if (j->state != SD_RUNNING)
             continue;
-        if (j->target > 0 && j->nreports >= 3 && j->reduction >= j->target)
-            job_stop(d, j, "target_reduction");
+        /* The core's verdict (its target, MLF-C), the job's time limit
+         * between the two. */
+        slaq_verdict v = slaq_job_verdict(sj);
+        if (v == SLAQ_VERDICT_TARGET)
+            job_stop(d, j, slaq_verdict_name(v));
         else if (j->max_time > 0 && now - j->started >= j->max_time)
             job_stop(d, j, "max_time");
-        else if ((why = mlfc_reason(slaq_job_verdict(sj))))
-            job_stop(d, j, why);
+        else if (v != SLAQ_VERDICT_RUN)
+            job_stop(d, j, slaq_verdict_name(v));
     }
     cpu[2] = sd_thread_cpu();
     if (d->cfg.agents)

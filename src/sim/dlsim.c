@@ -523,7 +523,7 @@ static size_t round_stop(dl_engine *e, double t, size_t na, size_t npend,
                      j->req * (cv->loss[0] - cv->loss[cv->n - 1]);
         g.stop = c->optstop ? SLAQ_STOP_OPTSTOP : SLAQ_STOP_ACCURACY;
         if (slaq_mlfc_decide(&g, l, over, cv->loss[0], s->recent,
-                             s->nrecent, c->optstop_eps) != SLAQ_MLFC_RUN) {
+                             s->nrecent, c->optstop_eps) != SLAQ_VERDICT_RUN) {
             finish(e, i, t, t);
             r->stopped++;
             (*ndone)++;

@@ -417,27 +417,27 @@ static void test_mlfc_verdict_follows_the_jobs_rule(void **state)
     double flat[3] = {0.4, 0.4, 0.4}, falling[3] = {0.9, 0.7, 0.45};
     /* the rule: iters, whatever the load and the metric */
     assert_int_equal(slaq_mlfc_decide(&g, 0.45, 1, 1, flat, 3, 0.01),
-                     SLAQ_MLFC_RUN);
+                     SLAQ_VERDICT_RUN);
     g.stop = SLAQ_STOP_ACCURACY;
     assert_int_equal(slaq_mlfc_decide(&g, 0.45, 1, 1, falling, 3, 0.01),
-                     SLAQ_MLFC_ACCURACY);
+                     SLAQ_VERDICT_ACCURACY);
     assert_int_equal(slaq_mlfc_decide(&g, 0.45, 0, 1, falling, 3, 0.01),
-                     SLAQ_MLFC_RUN);
+                     SLAQ_VERDICT_RUN);
     assert_int_equal(slaq_mlfc_decide(&g, 0.55, 1, 1, falling, 3, 0.01),
-                     SLAQ_MLFC_RUN);
+                     SLAQ_VERDICT_RUN);
     /* accuracy alone does not stop a plateau */
     assert_int_equal(slaq_mlfc_decide(&g, 0.6, 0, 1, flat, 3, 0.01),
-                     SLAQ_MLFC_RUN);
+                     SLAQ_VERDICT_RUN);
     g.stop = SLAQ_STOP_OPTSTOP;
     assert_int_equal(slaq_mlfc_decide(&g, 0.6, 0, 1, flat, 3, 0.01),
-                     SLAQ_MLFC_OPTSTOP);
+                     SLAQ_VERDICT_OPTSTOP);
     assert_int_equal(slaq_mlfc_decide(&g, 0.45, 1, 1, flat, 3, 0.01),
-                     SLAQ_MLFC_ACCURACY);
+                     SLAQ_VERDICT_ACCURACY);
     assert_int_equal(slaq_mlfc_decide(&g, 0.6, 0, 1, falling, 3, 0.01),
-                     SLAQ_MLFC_RUN);
+                     SLAQ_VERDICT_RUN);
     /* the accuracy is judged on the metric, not on the last loss */
     assert_int_equal(slaq_mlfc_decide(&g, NAN, 1, 1, falling, 3, 0.01),
-                     SLAQ_MLFC_RUN);
+                     SLAQ_VERDICT_RUN);
 }
 
 /* The plan of moves, weighed: a move that gains less than its cost is
@@ -622,7 +622,7 @@ static void test_sched_decides_mlfc_verdicts(void **state)
     o.goal.stop = SLAQ_STOP_ITERS;
     slaq_job *its = slaq_sched_add(s, &o, 0);
     assert_true(acc && opt && its);
-    assert_int_equal(slaq_job_verdict(acc), SLAQ_MLFC_RUN); /* no epoch */
+    assert_int_equal(slaq_job_verdict(acc), SLAQ_VERDICT_RUN); /* no epoch */
     for (int i = 0; i < 12; i++) {
         slaq_report r = {.iter = (uint64_t)i + 1, .loss = i ? 0.5 : 1,
                          .cpu_s = 1, .t = i};
@@ -635,31 +635,31 @@ static void test_sched_decides_mlfc_verdicts(void **state)
     slaq_job_set_metric(its, 0.9);
     assert_int_equal(slaq_sched_epoch(s, 12), SLAQ_OK);
     assert_true(slaq_sched_overloaded(s));
-    assert_int_equal(slaq_job_verdict(acc), SLAQ_MLFC_ACCURACY);
-    assert_int_equal(slaq_job_verdict(opt), SLAQ_MLFC_OPTSTOP);
-    assert_int_equal(slaq_job_verdict(its), SLAQ_MLFC_RUN);
+    assert_int_equal(slaq_job_verdict(acc), SLAQ_VERDICT_ACCURACY);
+    assert_int_equal(slaq_job_verdict(opt), SLAQ_VERDICT_OPTSTOP);
+    assert_int_equal(slaq_job_verdict(its), SLAQ_VERDICT_RUN);
     /* a metric short of the accuracy: it runs */
     slaq_job_set_metric(acc, 0.4);
     assert_int_equal(slaq_sched_epoch(s, 13), SLAQ_OK);
-    assert_int_equal(slaq_job_verdict(acc), SLAQ_MLFC_RUN);
+    assert_int_equal(slaq_job_verdict(acc), SLAQ_VERDICT_RUN);
     /* no load control under mlfs-h: every job runs */
     slaq_job_set_metric(acc, 0.6);
     slaq_sched_set_policy(s, SLAQ_POLICY_MLFS_H);
     assert_int_equal(slaq_sched_epoch(s, 14), SLAQ_OK);
     assert_false(slaq_sched_overloaded(s));
-    assert_int_equal(slaq_job_verdict(acc), SLAQ_MLFC_RUN);
-    assert_int_equal(slaq_job_verdict(opt), SLAQ_MLFC_RUN);
+    assert_int_equal(slaq_job_verdict(acc), SLAQ_VERDICT_RUN);
+    assert_int_equal(slaq_job_verdict(opt), SLAQ_VERDICT_RUN);
     /* mlfs again, the other two gone: 2 cores asked of 2 is above 0.9 */
     slaq_sched_set_policy(s, SLAQ_POLICY_MLFS);
     slaq_sched_remove(s, opt);
     slaq_sched_remove(s, its);
     assert_int_equal(slaq_sched_epoch(s, 15), SLAQ_OK);
-    assert_int_equal(slaq_job_verdict(acc), SLAQ_MLFC_ACCURACY);
+    assert_int_equal(slaq_job_verdict(acc), SLAQ_VERDICT_ACCURACY);
     /* one core asked of two: not overloaded, the accurate job runs on */
     slaq_job_set_max_cores(acc, 1);
     assert_int_equal(slaq_sched_epoch(s, 16), SLAQ_OK);
     assert_false(slaq_sched_overloaded(s));
-    assert_int_equal(slaq_job_verdict(acc), SLAQ_MLFC_RUN);
+    assert_int_equal(slaq_job_verdict(acc), SLAQ_VERDICT_RUN);
     slaq_sched_free(s);
 }
 

@@ -36,6 +36,43 @@ static double total_alloc(const slaq_sched *s)
     return sum;
 }
 
+/* A job's target (slaq_job_opts.target, here 5% of its drop): the
+ * epoch's verdict is
+ * target_reduction once its loss reduction reaches it, after 3 reports,
+ * under any policy; before, and for a job without one, it runs. */
+static void test_the_epoch_ends_a_job_at_its_target(void **state)
+{
+    (void)state;
+    slaq_sched *s = new_sched(SLAQ_POLICY_FAIR, 4);
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.target = 0.05;
+    o.iters = 10;
+    slaq_job *t = slaq_sched_add(s, &o, 0);
+    o.target = 0;
+    slaq_job *none = slaq_sched_add(s, &o, 0);
+    report(t, 1, 1.0, 1);
+    report(none, 1, 1.0, 1);
+    report(t, 2, 0.2, 2);
+    report(none, 2, 0.2, 2);
+    assert_int_equal(slaq_sched_epoch(s, 2), SLAQ_OK);
+    /* 2 reports: too few to tell its drop */
+    assert_int_equal(slaq_job_verdict(t), SLAQ_VERDICT_RUN);
+    report(t, 3, 0.19, 3);
+    report(none, 3, 0.19, 3);
+    assert_int_equal(slaq_sched_epoch(s, 4), SLAQ_OK);
+    assert_int_equal(slaq_job_verdict(t), SLAQ_VERDICT_TARGET);
+    assert_int_equal(slaq_job_verdict(none), SLAQ_VERDICT_RUN);
+    assert_string_equal(slaq_verdict_name(slaq_job_verdict(t)),
+                        "target_reduction");
+    assert_string_equal(slaq_verdict_name(SLAQ_VERDICT_ACCURACY),
+                        "accuracy_met");
+    assert_string_equal(slaq_verdict_name(SLAQ_VERDICT_OPTSTOP), "optstop");
+    assert_string_equal(slaq_verdict_name(SLAQ_VERDICT_RUN), "run");
+    assert_string_equal(slaq_verdict_name((slaq_verdict)9), "?");
+    slaq_sched_free(s);
+}
+
 static void test_fair_redivides_on_arrival_and_departure(void **state)
 {
     (void)state;
@@ -771,6 +808,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fair_redivides_on_arrival_and_departure),
+        cmocka_unit_test(test_the_epoch_ends_a_job_at_its_target),
         cmocka_unit_test(test_reservation_is_taken_first),
         cmocka_unit_test(test_slaq_moves_cores_to_the_job_with_more_to_gain),
         cmocka_unit_test(test_reduction_against_predicted_final),
