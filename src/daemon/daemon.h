@@ -36,6 +36,7 @@
  *   spawn.c        spawn.h        a job's environment, logs, paths      spawn_
  *   limits.c       limits.h       what one user may hold and spend      limit_
  *   accounts.c     accounts.h     shares between users and accounts     acct_
+ *   record.c       record.h       job and array records, state names    job_
  */
 #ifndef SLAQ_DAEMON_H
 #define SLAQ_DAEMON_H
