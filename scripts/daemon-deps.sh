@@ -14,7 +14,9 @@
 #              more than one file, its files on one line (none: no line)
 #   --upward   every arrow from a layer to one above it, "from -> to
 #              (layer -> layer)", by the layer table of src/daemon/daemon.h
-#              (files it lists as shared types may be included by all)
+#              (1 is the top); a shared header (S) may be included by all
+#              and include only the bottom layer; a file the table does
+#              not place (?) is reported too
 #   --summary  the counts of arrows, upward arrows, cycles and the files
 #              in them
 #
@@ -88,8 +90,8 @@ cycles() {
 # The layer table of daemon.h: rows " *   N name   file.c file.c ..." (N:
 # 1 is the top) and " *   shared   file.h ...". Prints "file layer".
 layers() {
-  sed -n 's/^ \*   \([0-9]\) [a-z]*  *\([a-z_.* ]*\)$/\1 \2/p;
-          s/^ \*   shared  *\([a-z_.* ]*\)$/S \1/p' "$dir/daemon.h" |
+  sed -n 's/^ \*   \([0-9]\) [a-z]*  *\([a-z_. ]*\)$/\1 \2/p;
+          s/^ \*   shared  *\([a-z_. ]*\)$/S \1/p' "$dir/daemon.h" |
     while read -r n files; do
       for f in $files; do echo "$f $n"; done
     done
@@ -97,12 +99,13 @@ layers() {
 
 upward() {
   layers >"$tmp/layers"
-  awk 'FILENAME == ARGV[1] { layer[$1] = $2; next }
+  awk 'FILENAME == ARGV[1] { layer[$1] = $2; if ($2 != "S" && $2 + 0 > bottom) bottom = $2 + 0; next }
        { a = $1; b = $3
          la = (a in layer) ? layer[a] : "?"; lb = (b in layer) ? layer[b] : "?"
          if (lb == "S") next
-         if (la == "?" || lb == "?" || la == "S" || lb + 0 < la + 0)
-           print a " -> " b " (" la " -> " lb ")" }' "$tmp/layers" "$tmp/arrows"
+         if (la == "S") ok = lb != "?" && lb + 0 == bottom
+         else ok = la != "?" && lb != "?" && lb + 0 >= la + 0
+         if (!ok) print a " -> " b " (" la " -> " lb ")" }' "$tmp/layers" "$tmp/arrows"
 }
 
 tmp=$(mktemp -d)

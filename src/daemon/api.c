@@ -20,6 +20,7 @@
 #include "daemon/aqpd.h"
 #include "daemon/array.h"
 #include "daemon/clock.h"
+#include "daemon/conn.h"
 #include "daemon/agent_link.h"
 #include "daemon/counters.h"
 #include "daemon/daemon.h"
