@@ -22,7 +22,7 @@
 
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
-#include "daemon/jobs.h"
+#include "daemon/record.h"
 #include "daemon/store.h"
 #include "slaq/shares.h"
 

@@ -20,6 +20,7 @@
 #include "daemon/aqpd.h"
 #include "daemon/array.h"
 #include "daemon/clock.h"
+#include "daemon/conn.h"
 #include "daemon/agent_link.h"
 #include "daemon/counters.h"
 #include "daemon/daemon.h"
@@ -42,6 +43,11 @@ json_t *api_error(const char *code, const char *fmt, ...)
     va_end(ap);
     return json_pack("{s:s, s:b, s:s, s:s}", "type", "result", "ok", 0,
                      "code", code, "message", msg);
+}
+
+json_t *api_denied(int rc, const char *why)
+{
+    return rc < 0 ? api_error("permission_denied", "%s", why) : NULL;
 }
 
 static json_t *ok(void)
@@ -250,7 +256,7 @@ static json_t *api_ls(sd_daemon *d, json_t *req)
 static json_t *api_array(sd_daemon *d, sd_array *a, long index,
                          const char *type, json_t *req, const sd_user *who)
 {
-    char err[256];
+    char err[256], why[512];
     json_t *reply;
     if (!strcmp(type, "logs") && index < 0)
         return api_error("no_logs", "array %lld has no logs of its own; "
@@ -264,8 +270,9 @@ static json_t *api_array(sd_daemon *d, sd_array *a, long index,
         if (now && !json_is_boolean(now))
             return api_error("bad_request", "field \"now\" must be true or "
                              "false");
-        if ((reply = user_may_act_on(who, a->uid, a->user, "this array",
-                                     "cancel")))
+        if ((reply = api_denied(user_may_act_on(who, a->uid, a->user,
+                                                "this array", "cancel", why,
+                                                sizeof why), why)))
             return reply;
         if (array_cancel(d, a, index, json_is_true(now), err,
                          sizeof err) < 0)
@@ -413,7 +420,7 @@ static json_t *api_user_token(sd_daemon *d, json_t *req, const sd_user *who)
  * only) of the user "user" names (a login name or a uid). */
 static json_t *api_user_revoke(sd_daemon *d, json_t *req, const sd_user *who)
 {
-    char err[512], buf[16384];
+    char err[512], why[512], buf[16384];
     json_t *reply;
     sd_user target = *who;
     const char *name = json_string_value(json_object_get(req, "user"));
@@ -435,7 +442,9 @@ static json_t *api_user_revoke(sd_daemon *d, json_t *req, const sd_user *who)
                              name);
     }
     if (target.uid != who->uid &&
-        (reply = user_may_admin(who, "revoke another user's credentials")))
+        (reply = api_denied(user_may_admin(who, "revoke another user's "
+                                           "credentials", why, sizeof why),
+                            why)))
         return reply;
     unsigned gen;
     if (user_token_revoke(d, target.uid, &gen, err, sizeof err) < 0)
@@ -476,7 +485,7 @@ static json_t *api_submit(sd_daemon *d, json_t *req, const sd_user *who)
 {
     json_t *reply;
     char err[512];
-    if ((reply = user_may_submit(d, who)))
+    if ((reply = api_denied(user_may_submit(d, who, err, sizeof err), err)))
         return reply;
     if (json_object_get(req, "array")) {
         sd_array *a = array_submit(d, req, who, err, sizeof err);
@@ -508,7 +517,8 @@ static json_t *api_move(sd_daemon *d, json_t *req, const sd_user *who)
     char err[512];
     const char *node = json_string_value(json_object_get(req, "node"));
     if (!(j = req_job(d, req, &reply)) ||
-        (reply = user_may_act(who, j, "move")))
+        (reply = api_denied(user_may_act(who, j, "move", err, sizeof err),
+                            err)))
         return reply;
     if (!node || !*node)
         return api_error("bad_request", "field \"node\" must be the "
@@ -533,7 +543,8 @@ static json_t *api_suspend(sd_daemon *d, const char *type, json_t *req,
     sd_job *j;
     char err[512];
     if (!(j = req_job(d, req, &reply)) ||
-        (reply = user_may_act(who, j, type)))
+        (reply = api_denied(user_may_act(who, j, type, err, sizeof err),
+                            err)))
         return reply;
     if (j->array)
         return api_error("not_suspendable", "job %lld is task %ld of "
@@ -629,7 +640,10 @@ static json_t *api_job_request(sd_daemon *d, const char *type, json_t *req,
         return reply;
     const char *verb = !strcmp(type, "cancel") ? "cancel"
                                                : "read the logs of";
-    if (strcmp(type, "show") && (reply = user_may_act(who, j, verb)))
+    char why[512];
+    if (strcmp(type, "show") &&
+        (reply = api_denied(user_may_act(who, j, verb, why, sizeof why),
+                            why)))
         return reply;
     if (!strcmp(type, "cancel") && (reply = api_cancel(d, j, req)))
         return reply;
@@ -646,6 +660,7 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
 {
     const char *type = json_string_value(json_object_get(req, "type"));
     json_t *reply = NULL;
+    char why[512];
     if (!type)
         return api_error("bad_message", "a request needs a string \"type\"");
     /* Whatever a user is shown is on disk first: a kill -9 of slaqd right
@@ -688,7 +703,8 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
     if (!strcmp(type, "policy")) {
         json_t *name = json_object_get(req, "name");
         if (name && !json_is_null(name) &&
-            (reply = user_may_admin(who, "set the policy")))
+            (reply = api_denied(user_may_admin(who, "set the policy", why,
+                                               sizeof why), why)))
             return reply;
         return api_policy(d, req);
     }
@@ -698,7 +714,8 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who)
         return r;
     }
     if (!strcmp(type, "account")) {
-        if ((reply = user_may_admin(who, "change the accounts")))
+        if ((reply = api_denied(user_may_admin(who, "change the accounts",
+                                               why, sizeof why), why)))
             return reply;
         return api_account(d, req);
     }

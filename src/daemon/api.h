@@ -24,5 +24,8 @@ json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who);
 json_t *api_handle(sd_daemon *d, json_t *req);
 json_t *api_error(const char *code, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A check of users.c's (user_may_*) as a reply: NULL when it allowed
+ * (rc 0), else a "permission_denied" error saying why. */
+json_t *api_denied(int rc, const char *why);
 
 #endif

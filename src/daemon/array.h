@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "daemon/record.h"
+
 typedef struct sd_daemon sd_daemon;
 typedef struct sd_job sd_job;
 typedef struct sd_user sd_user;
@@ -18,34 +20,6 @@ typedef struct sd_user sd_user;
 #define SD_ENQUEUE_MAX 256        /* tasks in one "enqueue" message */
 #define SD_AGENT_QUEUE_MAX 4096   /* tasks an agent's queue holds at most */
 #define SD_MAX_INDEX 1000000000L  /* the largest task index */
-
-/*
- * A task array (array.c, docs/arrays.md): tasks first..last of one
- * command, each a process on one core, at most max_running at once. A
- * task becomes a job record (sd_job with .array set) when it starts, or
- * when it is cancelled or fails before it could; an index without one is
- * pending.
- */
-typedef struct sd_array {
-    int64_t id;           /* in the jobs' id space: `slaq show ID` */
-    uid_t uid;            /* its owner, whom every task runs as */
-    char *user;
-    char *name;
-    char *cmd;            /* JSON array of strings; "{index}" in them is
-                             the task's index */
-    char *cwd;
-    char *env;            /* JSON array of "NAME=value" (NULL: slaqd's) */
-    long first, last;
-    unsigned max_running; /* K of --array A-B%K (0: no limit of its own) */
-    double estimate_s;    /* --task-estimate (0: none given) */
-    double submitted;
-    int cancelled;        /* its pending tasks were cancelled */
-    int64_t *task;        /* task[i - first]: index i's job id, 0: pending */
-    long next;            /* no index below it is pending */
-    unsigned running;     /* its tasks running now */
-    double dur_sum;       /* the durations of its tasks that exited 0 */
-    unsigned dur_n;
-} sd_array;
 
 /* A submit with "array": records the array and starts what may start;
  * NULL with err filled. */

@@ -21,13 +21,11 @@ typedef struct sd_job sd_job;
 #define SD_MAX_REQUEST (1024 * 1024)  /* ... in others (a submit carries
                                          the submitter's environment) */
 #define SD_MAX_WBUF (4 * 1024 * 1024) /* unread output before a drop */
-#define SD_MAX_BUFFERED (32 * 1024 * 1024) /* all connections' buffers */
 #define SD_MAX_UNAUTH_LINE 4096       /* a TCP peer's line before its token */
 #define SD_MAX_SEALED LINK_SEALED_LEN(SD_MAX_REQUEST) /* a sealed agent-link
                                          line (link.h) */
 #define SD_HELLO_TIMEOUT_S 10.0       /* to send a first whole message */
 
-#define SD_AUTH_SLOTS 256             /* addresses with failed attempts kept */
 #define SD_AUTH_DELAY_MAX 30.0        /* longest lock-out after failures, s */
 /* Failed checks of a credential over TCP, whatever the source addresses
  * (conn.c): per listening port, and all ports together. A check beyond
@@ -76,21 +74,6 @@ typedef struct sd_conn {
                              and keys (link.h); NULL on others */
     struct sd_conn *prev, *next;
 } sd_conn;
-
-/* A token bucket of failed authentications (conn.c). */
-typedef struct sd_authrate {
-    double tokens;        /* checks that may still fail now */
-    double last;          /* monotonic time of the last refill, 0: never */
-} sd_authrate;
-
-/* Failed authentications from one peer (conn.c). */
-typedef struct sd_authfail {
-    char peer[48];
-    int agent;            /* on the agent port (else the control port) */
-    unsigned fails;       /* in a row */
-    double until;         /* monotonic: attempts refused unchecked till then */
-    double seen;          /* last failure, monotonic */
-} sd_authfail;
 
 /* Binds the Unix socket at path. A file already there is replaced only if
  * it is a socket nobody serves; anything else is an error. */

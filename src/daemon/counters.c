@@ -20,7 +20,6 @@
 #include <stddef.h>
 
 #include "daemon/clock.h"
-#include "daemon/conn.h"
 #include "daemon/counters.h"
 #include "daemon/daemon.h"
 #include "daemon/store.h"

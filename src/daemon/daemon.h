@@ -8,9 +8,10 @@
  * shared between threads, so nothing is locked.
  *
  * This header holds the daemon's settings (sd_config) and its state
- * (sd_daemon), grouped by concern. Each module declares its own types and
- * functions in a header of its own, and a file includes the headers of
- * what it uses:
+ * (sd_daemon), grouped by concern, with the few module types sd_daemon
+ * holds by value. Each module declares its other types and its functions
+ * in a header of its own, and a file includes the headers of what it
+ * uses:
  *
  *   file           header         what                                  prefix
  *   slaqd.c        loop.h         options, start-up, the loop, the log  sd_
@@ -36,6 +37,28 @@
  *   spawn.c        spawn.h        a job's environment, logs, paths      spawn_
  *   limits.c       limits.h       what one user may hold and spend      limit_
  *   accounts.c     accounts.h     shares between users and accounts     acct_
+ *   record.c       record.h       job and array records, state names    job_
+ *
+ * The modules are layers. A file includes the headers of its own layer
+ * and of the layers below it, never one above: a lower module knows
+ * nothing of what uses it (the store reads and writes records, it does
+ * not make jobs; users.c says why a user may not act, api.c makes that a
+ * reply). The shared headers hold the plain types every layer holds (this
+ * one, sd_daemon, and the types it holds by value) and the loop's log
+ * and registration (loop.h); they include only each other and the bottom
+ * layer's. scripts/daemon-deps.sh draws the include graph against this
+ * table, and tests/cli/test_daemon_layers.sh holds it, with no include
+ * cycle among the files (but the one it lists, which is shrinking).
+ *
+ *   layer          files, top to bottom
+ *   1 loop         slaqd.c conn.c tcp_session.c http.c api.c counters.c
+ *   2 jobs         jobs.c array.c suspend.c aqpd.c sweepd.c
+ *   2 jobs         agent_link.c agent.c
+ *   3 policy       accounts.c limits.c trace.c
+ *   4 base         store.c store_run.c store_shares.c store_sweep.c
+ *   4 base         record.c users.c enforce.c spawn.c link.c clock.c
+ *   4 base         config.c
+ *   shared         daemon.h loop.h
  */
 #ifndef SLAQ_DAEMON_H
 #define SLAQ_DAEMON_H
@@ -46,11 +69,8 @@
 
 #include "slaq/shares.h"
 #include "slaq/slaq.h"
-#include "daemon/conn.h"
-#include "daemon/enforce.h"
 #include "daemon/link.h"
 #include "daemon/loop.h"
-#include "daemon/trace.h"
 
 #define SD_TICK_S 0.05                /* flush / enforcement tick */
 #define SD_EPOCH_RING 64              /* epochs status's recent_epochs holds */
@@ -58,12 +78,70 @@
 #define SD_MAX_UNITS 10000000         /* allocation units (cores / unit) one
                                          epoch may hand out: the allocator's
                                          work grows with them */
+#define SD_MAX_BUFFERED (32 * 1024 * 1024) /* all connections' buffers
+                                         (d->buffered; conn.c) */
 
 typedef struct sd_daemon sd_daemon;
 typedef struct sd_store sd_store;
 typedef struct sd_job sd_job;
 typedef struct sd_node sd_node;
 typedef struct sd_array sd_array;
+typedef struct sd_conn sd_conn;
+
+/* ------------------------------------------------ the modules' own state */
+
+/* The plain types of modules' state that sd_daemon holds by value: here,
+ * so that this header includes no module's header (each of those modules
+ * includes this one). */
+
+/* CPU enforcement (enforce.c) */
+typedef enum sd_enforce_mode {
+    SD_ENF_AUTO,
+    SD_ENF_CGROUP2,
+    SD_ENF_CGROUP1,
+    SD_ENF_SIGNAL,
+    SD_ENF_NONE,
+} sd_enforce_mode;
+
+typedef struct sd_enforcer {
+    sd_enforce_mode mode; /* the chosen backend (never AUTO) */
+    char *cg_base;        /* cgroup directory holding job-N groups */
+    unsigned period_us;
+    char detail[256];     /* what was detected, for the start-up log */
+} sd_enforcer;
+
+/* the timeline (trace.c) */
+#define SD_TRACE_FRAMES 256           /* timeline frames kept */
+
+typedef struct sd_sample {
+    int64_t id;
+    double loss;          /* its last reported loss, NAN before any */
+    float cores;
+} sd_sample;
+
+typedef struct sd_frame {
+    double t;             /* the epoch's wall-clock time */
+    size_t n;
+    sd_sample *s;         /* one per job active in that epoch */
+} sd_frame;
+
+/* failed authentication over TCP (conn.c) */
+#define SD_AUTH_SLOTS 256             /* addresses with failed attempts kept */
+
+/* A token bucket of failed authentications. */
+typedef struct sd_authrate {
+    double tokens;        /* checks that may still fail now */
+    double last;          /* monotonic time of the last refill, 0: never */
+} sd_authrate;
+
+/* Failed authentications from one peer. */
+typedef struct sd_authfail {
+    char peer[48];
+    int agent;            /* on the agent port (else the control port) */
+    unsigned fails;       /* in a row */
+    double until;         /* monotonic: attempts refused unchecked till then */
+    double seen;          /* last failure, monotonic */
+} sd_authfail;
 
 /* ---------------------------------------------------------------- config */
 

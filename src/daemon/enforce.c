@@ -39,9 +39,8 @@
 
 #include "daemon/daemon.h"
 #include "daemon/enforce.h"
-#include "daemon/jobs.h"
 #include "daemon/loop.h"
-#include "daemon/suspend.h"
+#include "daemon/record.h"
 
 #define ENF_PERIOD_US 100000u
 

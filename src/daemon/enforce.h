@@ -8,23 +8,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "daemon/daemon.h"
+
 typedef struct sd_daemon sd_daemon;
 typedef struct sd_job sd_job;
-
-typedef enum sd_enforce_mode {
-    SD_ENF_AUTO,
-    SD_ENF_CGROUP2,
-    SD_ENF_CGROUP1,
-    SD_ENF_SIGNAL,
-    SD_ENF_NONE,
-} sd_enforce_mode;
-
-typedef struct sd_enforcer {
-    sd_enforce_mode mode; /* the chosen backend (never AUTO) */
-    char *cg_base;        /* cgroup directory holding job-N groups */
-    unsigned period_us;
-    char detail[256];     /* what was detected, for the start-up log */
-} sd_enforcer;
 
 int enf_init(sd_daemon *d, sd_enforce_mode mode, char *err, size_t errlen);
 /* Called in the child between fork and exec: joins the job's cgroup. */

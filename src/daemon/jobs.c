@@ -47,36 +47,6 @@
 #include "daemon/users.h"
 #include "slaq/deadline.h"
 
-const char *const job_state_names[SD_NSTATES] = {
-    [SD_RUNNING] = "running", [SD_STOPPING] = "stopping", [SD_DONE] = "done",
-    [SD_FAILED] = "failed", [SD_STOPPED] = "stopped",
-    [SD_CANCELLED] = "cancelled", [SD_LOST] = "lost", [SD_PENDING] = "pending",
-};
-_Static_assert(SD_PENDING + 1 == SD_NSTATES, "a name for every state");
-
-const char *job_state_name(sd_state s)
-{
-    return (unsigned)s < SD_NSTATES
-               ? job_state_names[s] : "?";
-}
-
-int job_state_parse(const char *name, sd_state *out)
-{
-    for (unsigned i = 0; i < SD_NSTATES; i++)
-        if (!strcmp(name, job_state_names[i])) {
-            *out = (sd_state)i;
-            return 0;
-        }
-    return -1;
-}
-
-sd_job *job_get(sd_daemon *d, int64_t id)
-{
-    if (id < 1 || (uint64_t)id > d->njobs)
-        return NULL;
-    return d->jobs[id - 1];
-}
-
 /* Makes d->jobs hold ids up to `last`, the new slots empty. 0, or -1 when
  * memory runs out (nothing changed). */
 static int jobs_room(sd_daemon *d, uint64_t last)
@@ -2008,7 +1978,7 @@ int job_reserve_id(sd_daemon *d, int64_t id)
 
 int job_restore(sd_daemon *d)
 {
-    if (store_each_job(d->store, restore_one, d) < 0 ||
+    if (store_each_job(d->store, job_new, restore_one, d) < 0 ||
         reserve_ids(d, store_last_id(d->store)) < 0) {
         sd_log(d, 0, "cannot restore jobs: %s", store_errmsg(d->store));
         return -1;

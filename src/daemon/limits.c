@@ -26,12 +26,10 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "daemon/array.h"
 #include "daemon/clock.h"
-#include "daemon/jobs.h"
 #include "daemon/limits.h"
+#include "daemon/record.h"
 #include "daemon/store.h"
-#include "daemon/suspend.h"
 
 /* The entry of uid in d->lim_users, added if missing; NULL when out of
  * memory. */

@@ -28,11 +28,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "daemon/array.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
-#include "daemon/jobs.h"
 #include "daemon/loop.h"
+#include "daemon/record.h"
 #include "daemon/store.h"
 #include "daemon/store_sql.h"
 #include "daemon/users.h"
@@ -1411,7 +1410,8 @@ static int col_index(sqlite3_stmt *st, const char *name)
     return -1;
 }
 
-int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
+int store_each_job(sd_store *s, sd_job *(*make)(sd_daemon *, int64_t),
+                   int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
 {
     sqlite3_stmt *st;
     sql_buf sel = {.n = 0};
@@ -1426,7 +1426,7 @@ int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d)
     job_load ld = {.d = d};
     user_self(d, &ld.self);
     while ((step_rc = sqlite3_step(st)) == SQLITE_ROW) {
-        sd_job *j = job_new(d, sqlite3_column_int64(st, c_id));
+        sd_job *j = make(d, sqlite3_column_int64(st, c_id));
         if (!j) {
             rc = -1;
             break;

@@ -67,8 +67,11 @@ void store_alloc(sd_store *s, int64_t job, double t, double cores,
                  uint64_t epoch);
 void store_event(sd_store *s, double t, int64_t job, const char *kind,
                  const char *detail);
-/* Calls fn for each stored job, in id order (made with job_new in d). */
-int store_each_job(sd_store *s, int (*fn)(sd_daemon *, sd_job *), sd_daemon *d);
+/* Calls fn for each stored job, in id order: a record made by make(d,
+ * id) (the job table's, which the store does not know) and filled from
+ * its row. */
+int store_each_job(sd_store *s, sd_job *(*make)(sd_daemon *, int64_t),
+                   int (*fn)(sd_daemon *, sd_job *), sd_daemon *d);
 /* Calls fn for each report of a job in iteration order. */
 int store_each_report(sd_store *s, int64_t job,
                       int (*fn)(void *, const slaq_report *), void *arg);

@@ -10,12 +10,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "daemon/record.h"
+
 typedef struct sd_daemon sd_daemon;
 typedef struct sd_job sd_job;
 typedef struct sd_conn sd_conn;
 
-/* A suspended job (suspend.c). */
-enum { SD_SUSP_NONE = 0, SD_SUSP_SIGNAL = 1, SD_SUSP_CHECKPOINT = 2 };
 /* An operation a controller asked a job's agent to carry out (suspend.c). */
 enum { SD_OP_NONE = 0, SD_OP_SUSPEND = 1, SD_OP_RESUME = 2 };
 #define SD_OP_TIMEOUT_S 5.0   /* an agent's answer to an operation */

@@ -840,7 +840,8 @@ json_t *sweep_request(sd_daemon *d, const char *type, json_t *req,
     sd_sweep *w;
     if (!strcmp(type, "sweep_submit")) {
         char err[512];
-        if ((reply = user_may_submit(d, who)))
+        if ((reply = api_denied(user_may_submit(d, who, err, sizeof err),
+                                err)))
             return reply;
         const char *cwd = json_string_value(json_object_get(req, "cwd"));
         w = sweep_build(json_object_get(req, "spec"), cwd, err, sizeof err);
@@ -906,8 +907,10 @@ json_t *sweep_request(sd_daemon *d, const char *type, json_t *req,
         if (!strcmp(type, "sweep_cancel")) {
             char what[32];
             snprintf(what, sizeof what, "sweep %lld", (long long)w->id);
-            if ((reply = user_may_act_on(who, w->uid, w->user, what,
-                                         "cancel")))
+            char why[512];
+            if ((reply = api_denied(user_may_act_on(who, w->uid, w->user,
+                                                    what, "cancel", why,
+                                                    sizeof why), why)))
                 return reply;
             if (strcmp(w->state, "running"))
                 return api_error("not_active", "sweep %lld is already %s",

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "daemon/daemon.h"
-#include "daemon/jobs.h"
+#include "daemon/record.h"
 #include "daemon/store.h"
 #include "daemon/trace.h"
 

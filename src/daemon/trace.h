@@ -11,20 +11,6 @@
 typedef struct sd_daemon sd_daemon;
 typedef struct sd_job sd_job;
 
-#define SD_TRACE_FRAMES 256           /* timeline frames kept (trace.c) */
-
-typedef struct sd_sample {
-    int64_t id;
-    double loss;          /* its last reported loss, NAN before any */
-    float cores;
-} sd_sample;
-
-typedef struct sd_frame {
-    double t;             /* the epoch's wall-clock time */
-    size_t n;
-    sd_sample *s;         /* one per job active in that epoch */
-} sd_frame;
-
 /* Before slaq_sched_epoch: scores each job's forecast against the reports
  * that arrived since it was fitted. */
 void trace_before_epoch(sd_daemon *d);

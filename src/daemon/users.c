@@ -39,11 +39,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/api.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
-#include "daemon/jobs.h"
 #include "daemon/loop.h"
+#include "daemon/record.h"
 #include "daemon/users.h"
 
 int user_can_switch(void)
@@ -122,62 +121,70 @@ static const char *user_label(const sd_user *u, char *buf, size_t len)
     return buf;
 }
 
-json_t *user_may_submit(const sd_daemon *d, const sd_user *who)
+int user_may_submit(const sd_daemon *d, const sd_user *who, char *why,
+                    size_t len)
 {
     char a[96], b[96];
-    if (who->reader)
-        return api_error("permission_denied", "permission denied: the HTTP "
-                         "API only reads; submit with the slaq command");
+    if (who->reader) {
+        snprintf(why, len, "permission denied: the HTTP API only reads; "
+                 "submit with the slaq command");
+        return -1;
+    }
     if (who->uid == geteuid() || user_can_switch())
-        return NULL;
+        return 0;
     sd_user self;
     user_self(d, &self);
-    return api_error("permission_denied", "permission denied: slaqd runs as "
-                     "%s, not root, so it runs only that user's jobs; a job "
-                     "of %s would run as %s. Ask for a slaqd run as root "
-                     "(the system service), or start your own slaqd",
-                     user_label(&self, a, sizeof a),
-                     user_label(who, b, sizeof b), self.name);
+    snprintf(why, len, "permission denied: slaqd runs as %s, not root, so "
+             "it runs only that user's jobs; a job of %s would run as %s. "
+             "Ask for a slaqd run as root (the system service), or start "
+             "your own slaqd", user_label(&self, a, sizeof a),
+             user_label(who, b, sizeof b), self.name);
+    return -1;
 }
 
-json_t *user_may_act_on(const sd_user *who, uid_t owner,
-                        const char *owner_name, const char *what,
-                        const char *verb)
+int user_may_act_on(const sd_user *who, uid_t owner, const char *owner_name,
+                    const char *what, const char *verb, char *why,
+                    size_t len)
 {
     char a[96];
-    if (who->reader)
-        return api_error("permission_denied", "permission denied: the HTTP "
-                         "API only reads; %s %s with the slaq command", verb,
-                         what);
+    if (who->reader) {
+        snprintf(why, len, "permission denied: the HTTP API only reads; "
+                 "%s %s with the slaq command", verb, what);
+        return -1;
+    }
     if (who->admin || who->uid == owner)
-        return NULL;
-    return api_error("permission_denied", "permission denied: %s belongs "
-                     "to %s (uid %u); %s may not %s it (only its owner and "
-                     "slaqd's administrators: root, --allow-uid users and "
-                     "the --admin-group)", what, owner_name ? owner_name
-                     : "?", (unsigned)owner, user_label(who, a, sizeof a),
-                     verb);
+        return 0;
+    snprintf(why, len, "permission denied: %s belongs to %s (uid %u); %s "
+             "may not %s it (only its owner and slaqd's administrators: "
+             "root, --allow-uid users and the --admin-group)", what,
+             owner_name ? owner_name : "?", (unsigned)owner,
+             user_label(who, a, sizeof a), verb);
+    return -1;
 }
 
-json_t *user_may_act(const sd_user *who, const sd_job *j, const char *verb)
+int user_may_act(const sd_user *who, const sd_job *j, const char *verb,
+                 char *why, size_t len)
 {
     char what[32];
     snprintf(what, sizeof what, "job %lld", (long long)j->id);
-    return user_may_act_on(who, j->uid, j->user, what, verb);
+    return user_may_act_on(who, j->uid, j->user, what, verb, why, len);
 }
 
-json_t *user_may_admin(const sd_user *who, const char *what)
+int user_may_admin(const sd_user *who, const char *what, char *why,
+                   size_t len)
 {
     char a[96];
-    if (who->reader)
-        return api_error("permission_denied", "permission denied: the HTTP "
-                         "API only reads; %s with the slaq command", what);
+    if (who->reader) {
+        snprintf(why, len, "permission denied: the HTTP API only reads; "
+                 "%s with the slaq command", what);
+        return -1;
+    }
     if (who->admin)
-        return NULL;
-    return api_error("permission_denied", "permission denied: only slaqd's "
-                     "administrators (root, --allow-uid users and the "
-                     "--admin-group) may %s; %s is not one", what,
-                     user_label(who, a, sizeof a));
+        return 0;
+    snprintf(why, len, "permission denied: only slaqd's administrators "
+             "(root, --allow-uid users and the --admin-group) may %s; %s is "
+             "not one", what, user_label(who, a, sizeof a));
+    return -1;
 }
 
 int user_group_parse(const char *where, const char *name, gid_t *out)

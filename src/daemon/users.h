@@ -33,19 +33,22 @@ void user_from_uid(const sd_daemon *d, uid_t uid, gid_t gid, sd_user *out);
 void user_self(const sd_daemon *d, sd_user *out);
 /* 1 if slaqd may start jobs as users other than its own (it is root). */
 int user_can_switch(void);
-/* Whether `who` may submit a job (run code as itself): NULL, or an error
- * reply ("permission_denied") saying why not. */
-json_t *user_may_submit(const sd_daemon *d, const sd_user *who);
-/* Whether `who` may `verb` ("cancel", "suspend", ...) job j: NULL, or a
- * "permission_denied" error reply naming j's owner. */
-json_t *user_may_act(const sd_user *who, const sd_job *j, const char *verb);
+/* Whether `who` may submit a job (run code as itself): 0, or -1 with
+ * why filled (a "permission_denied" reply's message: api_denied). */
+int user_may_submit(const sd_daemon *d, const sd_user *who, char *why,
+                    size_t len);
+/* Whether `who` may `verb` ("cancel", "suspend", ...) job j: 0, or -1
+ * with why naming j's owner. */
+int user_may_act(const sd_user *who, const sd_job *j, const char *verb,
+                 char *why, size_t len);
 /* The same for anything else with an owner (`what`: "sweep 2"). */
-json_t *user_may_act_on(const sd_user *who, uid_t owner,
-                        const char *owner_name, const char *what,
-                        const char *verb);
+int user_may_act_on(const sd_user *who, uid_t owner, const char *owner_name,
+                    const char *what, const char *verb, char *why,
+                    size_t len);
 /* Whether `who` may make a daemon-wide change (`what`, e.g. "set the
- * policy"): NULL, or a "permission_denied" error reply. */
-json_t *user_may_admin(const sd_user *who, const char *what);
+ * policy"): 0, or -1 with why filled. */
+int user_may_admin(const sd_user *who, const char *what, char *why,
+                   size_t len);
 /* How long a user credential is valid unless the request says (30 days),
  * and at most (a year). */
 #define USER_TOKEN_DEFAULT_S (30 * 86400)

@@ -157,7 +157,7 @@ static int keep(sd_daemon *d, sd_job *j)
 static void load_all(sd_store *s, sd_daemon *d)
 {
     nloaded = 0;
-    assert_int_equal(store_each_job(s, keep, d), 0);
+    assert_int_equal(store_each_job(s, job_new, keep, d), 0);
 }
 
 static void test_every_column_of_a_job_comes_back_after_a_reopen(void **st)
