@@ -174,6 +174,8 @@ struct alloc_policy {
     int admits;  /* decides who runs itself: the scheduler gives its jobs
                     no start-up or class-prior floor and does not damp
                     its changes (slaq-index) */
+    int trend;   /* its key reads slaq_pjob.trend, which the scheduler
+                    then measures (slaq-trend) */
 };
 
 /* The priority policies' keys (policy_edf.c, policy_tiresias.c,
