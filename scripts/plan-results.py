@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """plan-results.py — every allocator side by side on the curve libraries
 (`make plan-results`): fair, Algorithm 1 (slaq) and its strawman
-predictor, the planners (slaq-plan, slaq-index), the oracles (greedy,
+predictor, the planners (slaq-plan, slaq-index), slaq-trend, the oracles (greedy,
 planner and index handed the true curves), a queue and shortest-first, at
 mean inter-arrival 2, 4, 10 and 20 s, and the targets of the planning
 allocator checked against them.
@@ -41,7 +41,7 @@ SETS = [  # name, curve file, first seed, role
     ("slow-starts", "data/curves/slaq-train.jsonl", 1, "held-out"),
 ]
 POLICIES = ["fair", "slaq", "slaq:strawman", "slaq-plan", "slaq-index",
-            "queue", "shortest-first", "oracle-greedy", "oracle-plan",
+            "slaq-trend", "queue", "shortest-first", "oracle-greedy", "oracle-plan",
             "oracle-index"]
 PLANNER, ORACLE = "slaq-index", "oracle-index"
 BASELINES = ["queue", "shortest-first"]

@@ -601,6 +601,9 @@ typedef enum slaq_policy_kind {
                            core-seconds to 90% of the forecast drop first
                            (a job not yet reported first, one past 90%
                            last), preemptive */
+    SLAQ_POLICY_TREND,  /* slaq's greedy, a job whose reports still fall
+                           valued at least by a tenth of the drop its
+                           measured trend promises (slaq_pjob.trend) */
 } slaq_policy_kind;
 
 /* The number of share policies: every kind below it is one. */
@@ -670,6 +673,10 @@ typedef struct slaq_pjob {
                            bound on starvation judges it): slaq-index does
                            not put it last when its forecast says it is
                            past its milestone */
+    double trend;       /* >= 0: its recent reports' fall per iteration,
+                           in loss units, as the bound on starvation
+                           measures it (0: not falling, or too new to
+                           tell); slaq-trend reads it */
 } slaq_pjob;
 
 /* Scratch space for the allocator; reused across calls so that a warmed-up
@@ -783,6 +790,10 @@ int slaq_policy_needs_model(slaq_policy_kind kind);
  *  slaq-maxmin: the same, but the next unit goes to the job with the
  *         largest predicted normalised loss after the epoch,
  *         weight × (L(k+n(a)) − final) / (first − final).
+ *  slaq-trend: slaq's greedy, a unit's key the larger of slaq's and
+ *         0.1 × weight × trend × (n(a+unit) − n(a)) / scale (with the
+ *         same stay bonus): a job whose reports still fall is valued at
+ *         least by a tenth of what its measured trend promises.
  *
  * Ties go to the lower index, so equal inputs give equal outputs. The sum
  * of allocations never exceeds capacity; it is less only when every job is

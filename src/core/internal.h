@@ -177,6 +177,8 @@ struct alloc_policy {
     int admits;  /* decides who runs itself: the scheduler gives its jobs
                     no start-up or class-prior floor and does not damp
                     its changes (slaq-index) */
+    int trend;   /* its key reads slaq_pjob.trend, which the scheduler
+                    then measures (slaq-trend) */
 };
 
 /* One node's overload degree, ||U|| / √2 of its (cores, memory)

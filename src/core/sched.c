@@ -912,13 +912,19 @@ static int job_unmoved(const slaq_job *j)
 }
 
 /* Whether job j's recent reports still fall (the measured half of
- * job_improving; 1 also for a job too new to tell). */
-static int job_falling(const slaq_job *j, double window_s)
+ * job_improving; 1 also for a job too new to tell). With trend non-NULL,
+ * also *trend: the fall per iteration of those reports, the older half's
+ * mean loss less the newer half's over the iterations between their
+ * mean positions (0 when it is not falling, has not moved or is too new
+ * to tell: slaq-trend's measured gain). */
+static int job_trend(const slaq_job *j, double window_s, double *trend)
 {
     const slaq_history *h = j->hist;
     size_t len = slaq_history_len(h);
     double first = slaq_history_first_loss(h);
     double drop = first - slaq_history_min_loss(h);
+    if (trend)
+        *trend = 0;
     if (job_unmoved(j))
         return 1;
     if (len <= LIFT_RECENT)
@@ -936,14 +942,26 @@ static int job_falling(const slaq_job *j, double window_s)
         w = 2 * LIFT_RECENT;
     if (w > len - 1)
         w = len - 1; /* never the first loss: the fall from it is the start */
-    double older = 0, newer = 0;
+    double older = 0, newer = 0, kold = 0, knew = 0;
     size_t half = w / 2;
     for (size_t i = 0; i < half; i++) {
-        older += slaq_history_at(h, len - w + i)->loss;
-        newer += slaq_history_at(h, len - half + i)->loss;
+        const slaq_report *o = slaq_history_at(h, len - w + i);
+        const slaq_report *r = slaq_history_at(h, len - half + i);
+        older += o->loss;
+        newer += r->loss;
+        kold += (double)o->iter;
+        knew += (double)r->iter;
     }
     double recent = (older - newer) / (double)half;
-    return recent >= LIFT_MOVING * drop;
+    int falling = recent >= LIFT_MOVING * drop;
+    if (trend && falling && knew > kold)
+        *trend = (older - newer) / (knew - kold);
+    return falling;
+}
+
+static int job_falling(const slaq_job *j, double window_s)
+{
+    return job_trend(j, window_s, NULL);
 }
 
 static int job_improving(const slaq_job *j, double k, double window_s)
@@ -1428,6 +1446,7 @@ static void sched_fill_pjob(slaq_sched *s, size_t i, double now, double prior,
     const slaq_sched_config *c = &s->cfg;
     slaq_job *j = s->jobs[i];
     slaq_pjob *pj = &s->pjobs[i];
+    int trend = alloc_policy_of(c->policy)->trend;
     double cap = s->ncap[s->node_of[i]];
     double wsum = s->nweight[s->node_of[i]];
     double cpu = job_unit_cpu(s, j, prior);
@@ -1465,8 +1484,14 @@ static void sched_fill_pjob(slaq_sched *s, size_t i, double now, double prior,
             pj->min_cores = fair;
     }
     pj->unproven = !j->reported;
-    pj->falling = admits && j->kind == SLAQ_JOB_ML && j->reported &&
-                  job_falling(j, c->starve_s);
+    /* The measured trend, for the policies that read it (slaq-index's
+     * falling, slaq-trend's trend): O(reports in the window) a job. */
+    pj->falling = 0;
+    pj->trend = 0;
+    if ((admits || trend) && j->kind == SLAQ_JOB_ML && j->reported) {
+        int falling = job_trend(j, c->starve_s, trend ? &pj->trend : NULL);
+        pj->falling = admits && falling;
+    }
     pj->prev_alloc = j->alloc;
     pj->stay = c->hysteresis;
     sched_goal_pjob(j, pj, now, cpu);

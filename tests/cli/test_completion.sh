@@ -13,7 +13,7 @@ complete_words() {  # FUNC WORD... -> the completions of the last word
     printf "%s\n" "${COMPREPLY[@]}"' _ "$@" | sort | tr '\n' ' '
 }
 
-all="edf fair mlfs mlfs-h mlfs-rl queue relaqs shortest-first slaq slaq-index slaq-maxmin slaq-plan tiresias "
+all="edf fair mlfs mlfs-h mlfs-rl queue relaqs shortest-first slaq slaq-index slaq-maxmin slaq-plan slaq-trend tiresias "
 got=$(complete_words _slaqd slaqd --policy "")
 check "slaqd --policy completes every share policy (got: $got)" \
   test "$got" = "$all"

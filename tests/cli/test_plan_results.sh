@@ -13,7 +13,7 @@ check "plan-results: the tables name every allocator and both sets" \
 import sys
 t = open(sys.argv[1]).read()
 for p in ("fair", "slaq", "slaq:strawman", "slaq-plan", "slaq-index",
-          "queue", "shortest-first", "oracle-greedy", "oracle-plan",
+          "slaq-trend", "queue", "shortest-first", "oracle-greedy", "oracle-plan",
           "oracle-index"):
     assert "\n" + p + " " in t, p
 assert "## tuning (tuning)" in t and "## users (held-out)" in t

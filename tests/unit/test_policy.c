@@ -2,7 +2,8 @@
  * test_policy.c — the allocator: Algorithm 1 equals a brute-force optimum
  * on small concave instances; capacity, caps, minimum shares and weights
  * hold on random instances; max-min serves the worst job; fair shares are
- * water-filled; equal inputs give equal outputs; the table of policies
+ * water-filled; slaq-trend serves a job still falling that its forecast
+ * calls done; equal inputs give equal outputs; the table of policies
  * names, lists and bounds every kind.
  */
 #include <math.h>
@@ -210,6 +211,51 @@ static void test_converged_job_gets_only_its_minimum_share(void **state)
     slaq_allocate(SLAQ_POLICY_SLAQ, j, 2, 10, 1, ws, a);
     assert_near(a[0], 1, 0);
     assert_near(a[1], 9, 0);
+    slaq_alloc_ws_free(ws);
+}
+
+/* slaq-trend: two jobs whose forecasts say they are done, one of them
+ * still falling by its reports (slaq_pjob.trend). Algorithm 1 sees no
+ * gain in either and gives the spare cores to the first by index; slaq-
+ * trend gives them to the one still falling. A tenth of the trend is what
+ * it counts: a job whose forecast falls 1 an iteration outbids a trend of
+ * 5 an iteration, not one of 20. */
+static void test_slaq_trend_serves_a_job_still_falling(void **state)
+{
+    (void)state;
+    slaq_alloc_ws *ws = slaq_alloc_ws_new();
+    slaq_forecast done = flat_forecast(1.0), fresh = line_forecast(10, 1, 0);
+    slaq_pjob j[3] = {pjob(&done, 50, 1, 1, INFINITY),
+                      pjob(&done, 50, 1, 1, INFINITY),
+                      pjob(&fresh, 1, 1, 1, INFINITY)};
+    j[1].trend = 0.5;
+    double a[3];
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_SLAQ, j, 2, 10, 1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[0], 9, 1e-12);
+    assert_near(a[1], 1, 1e-12);
+    assert_int_equal(slaq_allocate(SLAQ_POLICY_TREND, j, 2, 10, 1, ws, a),
+                     SLAQ_OK);
+    assert_near(a[0], 1, 1e-12);
+    assert_near(a[1], 9, 1e-12);
+    /* beside a job whose forecast is steep */
+    j[1].trend = 5;
+    slaq_allocate(SLAQ_POLICY_TREND, j, 3, 10, 1, ws, a);
+    assert_near(a[0], 1, 1e-12);
+    assert_near(a[1], 1, 1e-12);
+    assert_near(a[2], 8, 1e-12);
+    j[1].trend = 20;
+    slaq_allocate(SLAQ_POLICY_TREND, j, 3, 10, 1, ws, a);
+    assert_near(a[0], 1, 1e-12);
+    assert_near(a[1], 8, 1e-12);
+    assert_near(a[2], 1, 1e-12);
+    /* without a trend it is Algorithm 1 */
+    j[1].trend = 0;
+    double b[3];
+    slaq_allocate(SLAQ_POLICY_TREND, j, 3, 10, 1, ws, a);
+    slaq_allocate(SLAQ_POLICY_SLAQ, j, 3, 10, 1, ws, b);
+    for (int i = 0; i < 3; i++)
+        assert_near(a[i], b[i], 0);
     slaq_alloc_ws_free(ws);
 }
 
@@ -541,7 +587,7 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
 {
     (void)state;
     size_t n = slaq_policy_count();
-    assert_int_equal(n, 13);
+    assert_int_equal(n, 14);
     for (size_t k = 0; k < n; k++) {
         const char *name = slaq_policy_name((slaq_policy_kind)k);
         slaq_policy_kind back = (slaq_policy_kind)99;
@@ -560,6 +606,7 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
     assert_string_equal(slaq_policy_name(SLAQ_POLICY_QUEUE), "queue");
     assert_string_equal(slaq_policy_name(SLAQ_POLICY_SHORTEST),
                         "shortest-first");
+    assert_string_equal(slaq_policy_name(SLAQ_POLICY_TREND), "slaq-trend");
     assert_string_equal(slaq_policy_name((slaq_policy_kind)n), "?");
     assert_string_equal(slaq_policy_name((slaq_policy_kind)-1), "?");
     assert_null(slaq_policy_summary((slaq_policy_kind)n));
@@ -578,6 +625,7 @@ static void test_policy_names_parse_back_to_their_kinds(void **state)
     assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_INDEX));
     assert_false(slaq_policy_uses_forecasts(SLAQ_POLICY_QUEUE));
     assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_SHORTEST));
+    assert_true(slaq_policy_uses_forecasts(SLAQ_POLICY_TREND));
     assert_false(slaq_policy_uses_forecasts((slaq_policy_kind)n));
 }
 
@@ -588,7 +636,7 @@ static void test_policy_list_names_every_policy(void **state)
     (void)state;
     const char *all = "fair, slaq, slaq-maxmin, relaqs, edf, tiresias, "
                       "mlfs-h, mlfs, mlfs-rl, slaq-plan, slaq-index, queue, "
-                      "shortest-first";
+                      "shortest-first, slaq-trend";
     char buf[160], small[8];
     assert_int_equal(slaq_policy_list(buf, sizeof buf, ", "),
                      (int)strlen(all));
@@ -599,12 +647,12 @@ static void test_policy_list_names_every_policy(void **state)
     assert_int_equal(slaq_policy_list(NULL, 0, "|"),
                      (int)strlen("fair|slaq|slaq-maxmin|relaqs|edf|tiresias|"
                                  "mlfs-h|mlfs|mlfs-rl|slaq-plan|slaq-index|"
-                                 "queue|shortest-first"));
+                                 "queue|shortest-first|slaq-trend"));
     assert_int_equal(slaq_policy_list(buf, sizeof buf, " or "),
                      (int)strlen("fair or slaq or slaq-maxmin or relaqs or "
                                  "edf or tiresias or mlfs-h or mlfs or "
                                  "mlfs-rl or slaq-plan or slaq-index or "
-                                 "queue or shortest-first"));
+                                 "queue or shortest-first or slaq-trend"));
 }
 
 /* Every policy of the table divides the whole capacity of a random
@@ -887,6 +935,7 @@ int main(void)
         cmocka_unit_test(test_converged_job_gets_only_its_minimum_share),
         cmocka_unit_test(test_nan_gain_ranks_last),
         cmocka_unit_test(test_the_planner_stops_paying_past_a_milestone),
+        cmocka_unit_test(test_slaq_trend_serves_a_job_still_falling),
         cmocka_unit_test(test_the_index_admits_the_nearest_to_quality_first),
         cmocka_unit_test(test_the_baselines_queue_and_shortest_first),
         cmocka_unit_test(test_weight_multiplies_gain),

@@ -242,7 +242,8 @@ static void test_bad_values_name_the_setting(void **state)
     refused("query-window", "-1", "query-window: ", NULL);
     refused("policy", "fast", "policy: unknown policy 'fast' (expected "
             "fair, slaq, slaq-maxmin, relaqs, edf, tiresias, mlfs-h, mlfs, "
-            "mlfs-rl, slaq-plan, slaq-index, queue or shortest-first)",
+            "mlfs-rl, slaq-plan, slaq-index, queue, shortest-first or "
+            "slaq-trend)",
             NULL);
     refused("predictor", "oracle", "predictor: unknown predictor 'oracle' "
             "(expected auto, slaq-fit or strawman)", NULL);
@@ -328,7 +329,8 @@ static void test_bounds_are_inclusive_unless_excluded(void **state)
     int n = slaq_setting_expect(slaq_setting_find("policy"), want, 8);
     assert_int_equal(n, (int)strlen("fair, slaq, slaq-maxmin, relaqs, edf, "
                                     "tiresias, mlfs-h, mlfs, mlfs-rl, slaq-plan, "
-                                    "slaq-index, queue or shortest-first"));
+                                    "slaq-index, queue, shortest-first or "
+                                    "slaq-trend"));
     assert_string_equal(want, "fair, s");
 }
 
