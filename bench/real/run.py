@@ -64,6 +64,10 @@ SLAQD_MODES = {
     # core-seconds to 90% of their drop (docs/libslaq.md, "The index
     # policy")
     "index": ["--policy", "slaq-index"],
+    # slaq-trend: Algorithm 1, a job whose reports still fall valued at
+    # least by a tenth of its measured trend (docs/libslaq.md,
+    # "slaq-trend")
+    "trend": ["--policy", "slaq-trend"],
     "paper": PAPER,
 }
 MODES = ["plain", "plain1", "queue"] + list(SLAQD_MODES)
@@ -556,7 +560,8 @@ def target_lines(s, pat, modes, users=False):
     too)."""
     if not all(m in modes for m in ("plain", "fair")):
         return []
-    ways = [m for m in ("slaq", "plan", "index", "slaq-hold", "slaq-linear")
+    ways = [m for m in ("slaq", "plan", "index", "trend", "slaq-hold",
+                        "slaq-linear")
             if m in modes]
     if not ways:
         return []
@@ -705,6 +710,7 @@ def main():
                     "per job, as many jobs as CPUs at once, first come\n"
                     "first served), fair, slaq, plan (slaqd --policy\n"
                     "slaq-plan), index (slaqd --policy slaq-index),\n"
+                    "trend (slaqd --policy slaq-trend),\n"
                     "slaq-hold (slaqd --hold\n"
                     "0.05), slaq-linear (slaq without the scaling model: slaqd\n"
                     "--scaling off) and paper (slaq as in the paper:\n"
