@@ -43,7 +43,7 @@ SETS = [  # name, curve file, first seed, role
 POLICIES = ["fair", "slaq", "slaq:strawman", "slaq-plan", "slaq-index",
             "slaq-trend", "queue", "shortest-first", "oracle-greedy", "oracle-plan",
             "oracle-index"]
-PLANNER, ORACLE = "slaq-index", "oracle-index"
+PLANNER, ORACLE = "slaq-trend", "oracle-index"
 BASELINES = ["queue", "shortest-first"]
 
 
