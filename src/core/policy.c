@@ -24,6 +24,7 @@
  * and node counts seen and is then reused, so a warmed-up epoch does not
  * allocate.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1043,6 +1044,30 @@ int slaq_policy_list(char *buf, size_t len, const char *sep)
 
 /* ------------------------------------------------------------ allocate */
 
+/*
+ * The division's contract (slaq.h): every job between 0 and its
+ * max_cores, no node given more than its capacity, up to rounding (a
+ * share computed as what is left may come out a few 1e-17 below 0). A
+ * policy that broke it would hand a driver cores it does not have; the
+ * check is one pass over the jobs, with the workspace's per-node scratch.
+ */
+static void alloc_check(const slaq_pjob *jobs, size_t n, const size_t *node,
+                        const double *capacity, size_t nnodes,
+                        slaq_alloc_ws *ws, const double *alloc)
+{
+    for (size_t v = 0; v < nnodes; v++)
+        ws->want[v] = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert(alloc[i] >= -1e-9);
+        assert(alloc[i] <= jobs[i].max_cores * (1 + 1e-9) + 1e-9);
+        ws->want[node ? node[i] : 0] += alloc[i];
+    }
+    for (size_t v = 0; v < nnodes; v++)
+        assert(ws->want[v] <= capacity[v] * (1 + 1e-9) + 1e-9);
+    (void)jobs; /* read by the asserts only */
+    (void)capacity;
+}
+
 int slaq_allocate_nodes(slaq_policy_kind policy, const slaq_pjob *jobs,
                         size_t n, const size_t *node, const double *capacity,
                         size_t nnodes, double unit, slaq_alloc_ws *ws,
@@ -1077,6 +1102,7 @@ int slaq_allocate_nodes(slaq_policy_kind policy, const slaq_pjob *jobs,
     if (ws_reserve(ws, n) != SLAQ_OK)
         return SLAQ_ENOMEM;
     p->divide(p, jobs, n, node, capacity, nnodes, unit, ws, alloc);
+    alloc_check(jobs, n, node, capacity, nnodes, ws, alloc);
     return SLAQ_OK;
 }
 
