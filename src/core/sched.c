@@ -1063,6 +1063,30 @@ double slaq_job_starved_max(const slaq_job *j, double now)
 unsigned slaq_job_lifts(const slaq_job *j) { return j->lifts; }
 
 /*
+ * The seconds a job's gain is judged over: the horizon, or, for a job
+ * whose iteration (a query's: mini-batch) of unit_cpu CPU-seconds takes
+ * longer than that at its fair share of cap (its weight of wsum),
+ * horizon_iters of its iterations at that share (its gain then scaled
+ * back to one horizon by the caller): over a fraction of one iteration
+ * every forecast is nearly a straight line, and a greedy allocator on
+ * straight lines swings all spare cores from one job to another at
+ * every report.
+ */
+static double judged_horizon(const slaq_sched_config *c, double horizon,
+                             double cap, double weight, double wsum,
+                             double unit_cpu)
+{
+    double h = horizon;
+    if (c->horizon_iters > 0 && wsum > 0) {
+        double fair = cap * weight / wsum;
+        double t = fair > 0 ? unit_cpu / fair : 0;
+        if (t * c->horizon_iters > h)
+            h = t * c->horizon_iters;
+    }
+    return h;
+}
+
+/*
  * A query as the policy sees it (ReLAQS): its forecast is its predicted
  * progress metric on an axis of CPU-seconds, so one core gives it
  * `horizon` of them per epoch; its position is the work of its finished
@@ -1087,13 +1111,7 @@ static void sched_query_pjob(const slaq_sched *s, slaq_job *j, slaq_pjob *pj,
     if (since > 0 && cores > 0)
         k += fmin(since * cores, 0.99 * next);
     pj->k = k;
-    double h = horizon;
-    if (c->horizon_iters > 0 && wsum > 0) {
-        double fair = cap * j->weight / wsum;
-        double t_batch = fair > 0 ? next / fair : 0;
-        if (t_batch * c->horizon_iters > h)
-            h = t_batch * c->horizon_iters;
-    }
+    double h = judged_horizon(c, horizon, cap, j->weight, wsum, next);
     pj->iters_per_core = h;
     pj->scale = h / horizon;
     /* no mini-batch here yet (one resumed elsewhere has no P here) */
@@ -1452,19 +1470,7 @@ static void sched_fill_pjob(slaq_sched *s, size_t i, double now, double prior,
     double cpu = job_unit_cpu(s, j, prior);
     pj->fc = slaq_predictor_forecast(j->pred);
     pj->k = job_position(j, job_scaling(s, j), now, cpu);
-    /* A job whose iteration is longer than the horizon is judged
-     * over horizon_iters of its iterations at its fair share, and its
-     * gain scaled back to one horizon: over a fraction of one
-     * iteration every forecast is nearly a straight line, and a
-     * greedy allocator on straight lines swings all spare cores from
-     * one job to another at every report. */
-    double h = horizon;
-    if (c->horizon_iters > 0 && wsum > 0) {
-        double fair = cap * j->weight / wsum;
-        double t_iter = fair > 0 ? cpu / fair : 0;
-        if (t_iter * c->horizon_iters > h)
-            h = t_iter * c->horizon_iters;
-    }
+    double h = judged_horizon(c, horizon, cap, j->weight, wsum, cpu);
     pj->iters_per_core = h / cpu;
     pj->weight = j->weight;
     pj->max_cores = j->max_cores;
