@@ -145,24 +145,21 @@ typedef union any_fn {
     int (*alloc)(void *, int64_t, uint64_t, double, double);
 } any_fn;
 
-/* Steps st to its end through each(st, fn, arg), which returns nonzero to
- * stop; finalizes st. */
-static int walk(sqlite3_stmt *st, int (*each)(sqlite3_stmt *,
-                                              const any_fn *, void *),
+/* store_walk over st with fn, then finalizes st (a one-off
+ * statement). */
+static int walk(sqlite3_stmt *st,
+                int (*each)(sqlite3_stmt *, const void *, void *),
                 any_fn fn, void *arg)
 {
-    int rc = 0, step_rc = SQLITE_DONE;
-    while (!rc && (step_rc = sqlite3_step(st)) == SQLITE_ROW)
-        rc = each(st, &fn, arg);
-    if (!rc && step_rc != SQLITE_DONE)
-        rc = -1;
+    int rc = store_walk(st, each, &fn, arg);
     sqlite3_finalize(st);
     return rc;
 }
 
 
-static int each_job(sqlite3_stmt *st, const any_fn *fn, void *arg)
+static int each_job(sqlite3_stmt *st, const void *f, void *arg)
 {
+    const any_fn *fn = f;
     store_run_job j = {
         .id = sqlite3_column_int64(st, 0),
         .weight = sqlite3_column_double(st, 1),
@@ -199,8 +196,9 @@ int store_run_jobs(store_run *r, double since,
     return walk(st, each_job, (any_fn){.job = fn}, arg);
 }
 
-static int each_report(sqlite3_stmt *st, const any_fn *fn, void *arg)
+static int each_report(sqlite3_stmt *st, const void *f, void *arg)
 {
+    const any_fn *fn = f;
     slaq_report rep = {
         .iter = (uint64_t)sqlite3_column_int64(st, 1),
         .loss = sqlite3_column_double(st, 2),
@@ -239,8 +237,9 @@ int store_run_reports(store_run *r,
     return walk(st, each_report, (any_fn){.report = fn}, arg);
 }
 
-static int each_event(sqlite3_stmt *st, const any_fn *fn, void *arg)
+static int each_event(sqlite3_stmt *st, const void *f, void *arg)
 {
+    const any_fn *fn = f;
     return fn->event(arg, sqlite3_column_double(st, 0),
                           (const char *)sqlite3_column_text(st, 1));
 }
@@ -262,8 +261,9 @@ int store_run_events(store_run *r, const char *kind, double since,
     return walk(st, each_event, (any_fn){.event = fn}, arg);
 }
 
-static int each_alloc(sqlite3_stmt *st, const any_fn *fn, void *arg)
+static int each_alloc(sqlite3_stmt *st, const void *f, void *arg)
 {
+    const any_fn *fn = f;
     return fn->alloc(arg, sqlite3_column_int64(st, 0),
                           (uint64_t)sqlite3_column_int64(st, 1),
                           sqlite3_column_double(st, 2),

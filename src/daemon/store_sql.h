@@ -82,4 +82,21 @@ static inline int store_run_stmt(sqlite3_stmt *st)
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* Steps st to its end, calling each(st, fn, arg) on every row (fn is the
+ * caller's callback, passed through) until one returns nonzero, which is
+ * returned; -1 if a step failed. The caller then finalizes a one-off
+ * statement or resets a prepared one. */
+static inline int store_walk(sqlite3_stmt *st,
+                             int (*each)(sqlite3_stmt *, const void *,
+                                         void *),
+                             const void *fn, void *arg)
+{
+    int rc = 0, step_rc = SQLITE_DONE;
+    while (!rc && (step_rc = sqlite3_step(st)) == SQLITE_ROW)
+        rc = each(st, fn, arg);
+    if (!rc && step_rc != SQLITE_DONE)
+        rc = -1;
+    return rc;
+}
+
 #endif

@@ -178,25 +178,22 @@ typedef union any_fn {
     int (*call)(void *, const store_sweep_call *);
 } any_fn;
 
-/* Steps a query to its end, calling each(arg, st) on every row; stops
- * when that returns nonzero (returned). */
-static int walk(sqlite3_stmt *st, int (*each)(sqlite3_stmt *,
-                                              const any_fn *, void *),
+/* store_walk over st with fn, then resets st and its bindings
+ * (a prepared statement, used again). */
+static int walk(sqlite3_stmt *st,
+                int (*each)(sqlite3_stmt *, const void *, void *),
                 any_fn fn, void *arg)
 {
-    int rc = 0, step_rc = SQLITE_DONE;
-    while (!rc && (step_rc = sqlite3_step(st)) == SQLITE_ROW)
-        rc = each(st, &fn, arg);
-    if (!rc && step_rc != SQLITE_DONE)
-        rc = -1;
+    int rc = store_walk(st, each, &fn, arg);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
     return rc;
 }
 
 
-static int each_sweep(sqlite3_stmt *st, const any_fn *fn, void *arg)
+static int each_sweep(sqlite3_stmt *st, const void *f, void *arg)
 {
+    const any_fn *fn = f;
     store_sweep_row w = {
         .id = sqlite3_column_int64(st, 0),
         .name = col_str(st, 1), .spec = col_str(st, 2),
@@ -215,13 +212,15 @@ static int each_sweep(sqlite3_stmt *st, const any_fn *fn, void *arg)
     return fn->sweep(arg, &w);
 }
 
-static int each_jobs(sqlite3_stmt *st, const any_fn *fn, void *arg)
+static int each_jobs(sqlite3_stmt *st, const void *f, void *arg)
 {
+    const any_fn *fn = f;
     return fn->jobs(arg, sqlite3_column_int64(st, 0), col_str(st, 1));
 }
 
-static int each_call(sqlite3_stmt *st, const any_fn *fn, void *arg)
+static int each_call(sqlite3_stmt *st, const void *f, void *arg)
 {
+    const any_fn *fn = f;
     store_sweep_call c = {
         .seq = sqlite3_column_int64(st, 0), .t = col_num(st, 1),
         .kind = col_str(st, 2), .cfg = sqlite3_column_int64(st, 3),
