@@ -21,7 +21,7 @@
  *   last point). A job that has not ended has none yet: it gets no times
  *   to X% and no JCT, and in the timeline its newest loss stands for
  *   L_end (which makes that part of the average provisional). A job that
- *   ended no lower than it began reaches every X at its end, where a
+ *   completed no lower than it began reaches every X at its end, where a
  *   simulated one reaches it at its last iteration.
  * - The epoch boundaries are not all in state.db (only those that changed
  *   an allocation are), so the timeline is sampled every --epoch seconds
@@ -68,8 +68,9 @@ static void usage(FILE *f)
         "                         (with --logs, its log's exit line's)\n"
         "  REPORTS                its reports\n\n"
         "A job that has not ended shows '-' for all four times. A job whose\n"
-        "last loss is not below its first reaches every X at its end: its\n"
-        "times are its JCT, and a note on stderr says so. Then the run: the\n"
+        "last loss is not below its first reaches every X at its end if it\n"
+        "completed (done, stopped): its times are its JCT, and a note on\n"
+        "stderr says so; if not (failed, cancelled), none. Then the run: the\n"
         "mean times over the jobs that have one, the makespan (first\n"
         "submission to last end, once every job has ended), the CPU-seconds,\n"
         "the average normalised loss over time and the cores by loss group.\n\n"
@@ -260,13 +261,22 @@ static double report_norm_loss(const rpt_job *j, size_t k)
                             j->reps[j->nreps - 1].loss, k + 1 == j->nreps);
 }
 
+/* Whether the job ran to its end: it finished (done) or slaqd stopped it
+ * (stopped: its target reached, a plateau); not one that failed, was
+ * cancelled or lost. */
+static int completed(const rpt_job *j)
+{
+    return !strcmp(j->state, "done") || !strcmp(j->state, "stopped");
+}
+
 /*
  * A job's times to X%, from its submission; NAN for an X not reached,
  * and for every X while it has not ended (it has no L_end yet). A job
  * whose last loss is not below its first has no drop to normalise by:
- * its ℓ is 1 until it completes (docs/metrics.md), so it reaches every X
- * at its end, as a simulated curve that never fell does at its last
- * iteration. That is said on stderr, since its times are then its JCT.
+ * its ℓ is 1 until it completes (docs/metrics.md), so if it completed it
+ * reaches every X at its end, as a simulated curve that never fell does
+ * at its last iteration (said on stderr, since its times are then its
+ * JCT); if it failed or was cancelled, it reaches none.
  */
 static void job_times(const rpt_job *j, double tx[SIM_NX])
 {
@@ -276,6 +286,8 @@ static void job_times(const rpt_job *j, double tx[SIM_NX])
         return;
     double first = j->reps[0].loss, last = j->reps[j->nreps - 1].loss;
     if (!(first - last > 0)) {
+        if (!completed(j))
+            return;
         char who[64];
         snprintf(who, sizeof who, "job %lld", (long long)j->id);
         cli_error("report", "note: %s: its loss ended at %g, no lower than "

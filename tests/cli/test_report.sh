@@ -188,8 +188,9 @@ sqlite3 "$TMP/old.db" "CREATE TABLE jobs(id, name, state); CREATE TABLE reports(
 check_exit "a database without a column: exit 2" 2 "$SLAQ" report "$TMP/old.db"
 check_grep "a database without a column: names table and column" \
   "old.db: table jobs has no column submitted; expected slaqd's state.db" "$TMP/err"
-# A job that ended no lower than it began has no drop to normalise by: it
-# reaches every X at its end, so its times are its JCT, and a note says so.
+# A job that completed no lower than it began has no drop to normalise by:
+# it reaches every X at its end, so its times are its JCT, and a note says
+# so. One cancelled so reaches none.
 cp "$DB" "$TMP/flat.db"
 sqlite3 "$TMP/flat.db" <<SQL
 INSERT INTO jobs(id, name, user, state, submitted, started, ended, weight)
@@ -197,12 +198,21 @@ INSERT INTO jobs(id, name, user, state, submitted, started, ended, weight)
 INSERT INTO reports(job, iter, loss, cpu_s, samples, t) VALUES
   (4, 0, 3, 0, 0, $T0 + 2), (4, 1, 2, 1, 1, $T0 + 3),
   (4, 2, 3.5, 1, 1, $T0 + 4);
+INSERT INTO jobs(id, name, user, state, submitted, started, ended, weight)
+  VALUES (5, 'gone', 'dave', 'cancelled', $T0 + 1, $T0 + 1.25, $T0 + 6, 1);
+INSERT INTO reports(job, iter, loss, cpu_s, samples, t) VALUES
+  (5, 0, 3, 0, 0, $T0 + 2);
 SQL
 check_exit "report: a job that never fell below its first loss" 0 "$SLAQ" report --json "$TMP/flat.db"
 check "state.db: its times to X% are its JCT, 5 s" python3 -c "
 import json
 j = json.load(open('$TMP/out'))['jobs'][3]
 assert [j[k] for k in ('t50_s', 't90_s', 't95_s', 'jct_s')] == [5] * 4, j"
+check "state.db: the cancelled one reaches no X" python3 -c "
+import json
+j = json.load(open('$TMP/out'))['jobs'][4]
+assert j['jct_s'] == 5 and [j[k] for k in ('t50_s', 't90_s')] == [None] * 2, j"
+check "state.db: the note is the done job's alone" test "$(grep -c note "$TMP/err")" -eq 1
 check_grep "state.db: a note names the job and says so" \
   "^slaq report: note: job 4: its loss ended at 3\.5, no lower than its first 3: its times to X% are its JCT$" "$TMP/err"
 
@@ -249,16 +259,19 @@ assert j1["first_report_at"] == 1700000001, j1
 assert j1["last_report_at"] == 1700000009, j1
 PY
 
-# A failed job (exit 3) that never fell: the note names its log.
+# A job that never fell: the note names its log. One that failed (exit 3)
+# so reaches no X.
 printf '%s\n' "$((T0 + 1)).000 start" "$((T0 + 2)).000 iter=0 loss=3" \
-  "$((T0 + 3)).000 iter=1 loss=3" "$((T0 + 4)).000 exit=3 cpu_s=1.5" \
+  "$((T0 + 3)).000 iter=1 loss=3" "$((T0 + 4)).000 exit=0 cpu_s=1.5" \
   >"$L/flat.log"
-check_exit "--logs: a failed job that never fell" 0 "$SLAQ" report --json --logs "$L/flat.log"
-check "--logs: its state is failed, its times its JCT, 3 s" python3 -c "
+sed 's/exit=0/exit=3/' "$L/flat.log" >"$L/failed.log"
+check_exit "--logs: a job that never fell" 0 "$SLAQ" report --json --logs "$L/flat.log" "$L/failed.log"
+check "--logs: its times are its JCT, 3 s; the failed one's none" python3 -c "
 import json
-j = json.load(open('$TMP/out'))['jobs'][0]
-assert j['state'] == 'failed' and j['cpu_s'] == 1.5, j
-assert [j[k] for k in ('t50_s', 't90_s', 't95_s', 'jct_s')] == [3] * 4, j"
+j, f = json.load(open('$TMP/out'))['jobs']
+assert j['state'] == 'done' and j['cpu_s'] == 1.5, j
+assert [j[k] for k in ('t50_s', 't90_s', 't95_s', 'jct_s')] == [3] * 4, j
+assert f['state'] == 'failed' and f['jct_s'] == 3 and f['t90_s'] is None, f"
 check_grep "--logs: the note names the log" \
   "^slaq report: note: .*/flat\.log: its loss ended at 3, no lower than its first 3: its times to X% are its JCT$" "$TMP/err"
 # A job without its closing line is still running.
