@@ -1,4 +1,4 @@
-# test_report.sh — `slaq report`: a slaqd run's metrics from its state.db.
+# test_report.sh — `slaq report`: a run's metrics from state.db or job logs.
 # A slaqd creates the database (the real schema) and stops; two jobs are
 # then written into it whose times to 50/90/95%, JCTs, CPU-seconds,
 # average normalised loss and cores by loss group are worked out by hand
