@@ -18,8 +18,10 @@ utilisation is the tasks' run time over the task cores (the nodes' cores
 less the ML jobs' max cores, their mean over the run) x the makespan. The
 idle gap is, on each core, the time from a task's end to the next task's
 start there (averaged): what the node queues remove. An ML job's t90 is
-the time from its start to its first report with 90 % of the loss drop it
-reached during the run.
+`slaq report`'s, from the controller's state.db once the run has ended
+and the job been cancelled with it: the time from its submission to its
+first report with 90 % of the drop from its first loss to its last
+(docs/metrics.md).
 
 Usage: demo-queues.py [--tasks N] [--jobs M] [--scale S] [--bound B]
                       [--cores C] [--slurm | --direct] [--out FILE]
@@ -108,6 +110,9 @@ class Direct:
     def agent_pids(self):
         return {n: p.pid for n, p in zip(NODES, self.procs[1:])}
 
+    def state_dir(self):
+        return os.path.join(self.work, "controller")
+
     def agent_dir(self, node):
         return os.path.join(self.work, "agent-" + node)
 
@@ -174,6 +179,10 @@ class Slurm:
     def agent_dir(self, node):
         return os.path.join(self.dir, "agent-" + node)
 
+    def state_dir(self):
+        # the controller's (contrib/slurm/slaq-cluster.sbatch)
+        return os.path.join(self.dir, "controller")
+
     def agent_pids(self):
         out = {}
         for n in NODES:
@@ -208,26 +217,15 @@ def slurm_step(pid):
     return (job.decode() if job else None, node.decode() if node else None)
 
 
-def t90(req, job):
-    """Seconds from the job's start to its first report with 90 % of the
-    loss drop it reached (first loss less the least), or None."""
-    rows, after = [], None
-    while True:
-        r = req({"type": "history", "job": job, "after": after})
-        rows += r["rows"]
-        after = r.get("next")
-        if after is None:
-            break
-    losses = [(row[4], row[1]) for row in rows if row[1] is not None]
-    if len(losses) < 2:
-        return None
-    first = losses[0][1]
-    drop = first - min(v for _, v in losses)
-    if not drop > 0:
-        return None
-    started = req({"type": "show", "job": job})["job"]["started"]
-    t = next(t for t, v in losses if first - v >= 0.9 * drop)
-    return round(t - started, 2)
+def t90s(build, state, jobs):
+    """The t90 of each of the jobs (ids), rounded to 0.01 s, or None
+    where it has none: `slaq report --json` on the controller's state
+    directory (docs/cli.md), slaq's own metric code."""
+    out = subprocess.run([os.path.join(build, "bin", "slaq"), "report",
+                          "--json", state], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    t90 = {j["id"]: j["t90_s"] for j in json.loads(out)["jobs"]}
+    return [None if t90.get(j) is None else round(t90[j], 2) for j in jobs]
 
 
 def run(backend, build, args, bound, work):
@@ -314,7 +312,7 @@ def run(backend, build, args, bound, work):
         # started by its node's agent
         wrong = [x for x in runs if x["said"] != [
             "index=%d" % x["index"], "ppid=%d" % agents.get(x["node"], -1)]]
-        return {
+        result = {
             "backend": backend.name, "slurm_job": getattr(backend, "jobid",
                                                           None),
             "bound": bound, "tasks": args.tasks,
@@ -333,8 +331,7 @@ def run(backend, build, args, bound, work):
                           for x in runs],
             "wrong_output": [x["index"] for x in wrong],
             "ml_jobs": [(lambda j: {"state": j["state"], "node": j["node"],
-                                    "iter": j["iter"], "reason": j["reason"],
-                                    "t90_s": t90(req, j["id"])})(
+                                    "iter": j["iter"], "reason": j["reason"]})(
                 req({"type": "show", "job": j})["job"]) for j in ml],
         }
     finally:
@@ -350,6 +347,11 @@ def run(backend, build, args, bound, work):
         except (OSError, SystemExit):
             pass
         backend.stop()
+    # the ML jobs' t90, now that they have ended (cancelled): the
+    # controller has stopped with its state.db whole
+    for j, t in zip(result["ml_jobs"], t90s(build, backend.state_dir(), ml)):
+        j["t90_s"] = t
+    return result
 
 
 def bound_arg(text):

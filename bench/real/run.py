@@ -10,7 +10,8 @@ arrival patterns (--patterns): the batch all at once (`together`), the
 batch every --stagger seconds (`staggered`), and the stream (`stream`):
 ten longer jobs, stream()'s, arriving at exponentially spread times of
 mean --mean-interarrival seconds. Every job's times come from its own
-log (bench/real/stamp.py), so all ways are measured alike: per job the
+log (bench/real/stamp.py), measured by `slaq report --logs` (docs/cli.md),
+so all ways are measured alike and by slaq's own metric code: per job the
 times to 50% and 90% of its own loss reduction (DESIGN's definition: the
 loss normalised by its first and its final loss), its completion time, its
 CPU seconds; per run the means, the makespan and the machine's idle CPU.
@@ -216,8 +217,11 @@ def job_env(plain, users=False, one=False):
     return env
 
 
-def stamp(log, argv):
-    return [PY, os.path.join(HERE, "stamp.py"), log, "--"] + argv
+def stamp(log, argv, arrival=None):
+    """argv run by stamp.py into log; with its arrival, when given (the
+    log's first line: the job's times count from it)."""
+    first = [] if arrival is None else ["--arrival", "%.3f" % arrival]
+    return [PY, os.path.join(HERE, "stamp.py")] + first + [log, "--"] + argv
 
 
 def start_slaqd(bin_, work, args):
@@ -251,12 +255,13 @@ def stop_slaqd(slaqd):
 
 def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
              seed=1, corpus_name="project"):
-    """One batch or stream; returns {job: {"arrival": t, "log": path}} and
-    run facts. `queue` is what a Slurm user gets: each job asks one core
-    and runs one thread, at most as many jobs as CPUs run at once, first
-    come first served; a job's times count from its arrival, not its
-    start. For the user-style corpus the queue also binds each job to its
-    one CPU, as Slurm's cpuset does, so its libraries see one CPU."""
+    """One batch or stream; returns the jobs' logs, each starting with
+    the job's arrival, and run facts. `queue` is what a Slurm user gets:
+    each job asks one core and runs one thread, at most as many jobs as
+    CPUs run at once, first come first served; a job's times count from
+    its arrival, not its start. For the user-style corpus the queue also
+    binds each job to its one CPU, as Slurm's cpuset does, so its
+    libraries see one CPU."""
     os.makedirs(work)
     users = corpus_name == "users"
     if users:
@@ -266,7 +271,6 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
         jobs = stream(build) if pattern == "stream" else batch(build)
     when = offsets(pattern, len(jobs), stagger, mean_ia, seed)
     slots = os.cpu_count() or 1
-    arrivals = {}
     procs = []
     slaqd = None
     state = os.path.join(work, "state")
@@ -280,8 +284,9 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
     for i, (name, argv) in enumerate(jobs):
         time.sleep(max(0.0, t0 + when[i] - time.time()))
         # Its arrival is when it was to arrive: a queued job's wait for a
-        # slot, and the later jobs' wait behind it, count in its times.
-        arrivals[name] = t0 + when[i]
+        # slot, and the later jobs' wait behind it, count in its times
+        # (its log's first line).
+        arrival = t0 + when[i]
         while mode == "queue" and \
                 sum(p.poll() is None for p in procs) >= slots:
             time.sleep(0.05)
@@ -298,8 +303,8 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
                 busy = {c for p, c in cpu_of.items() if p.poll() is None}
                 pin = min(set(range(slots)) - busy)
             p = subprocess.Popen(
-                stamp(log, cmd), env=env, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
+                stamp(log, cmd, arrival), env=env,
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                 preexec_fn=None if pin is None else
                 (lambda c=pin: os.sched_setaffinity(0, {c})))
             procs.append(p)
@@ -308,7 +313,7 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
         else:
             subprocess.run(
                 [os.path.join(bin_, "slaq"), "submit", "--state-dir", state,
-                 "--name", name, "--"] + stamp(log, cmd),
+                 "--name", name, "--"] + stamp(log, cmd, arrival),
                 env=job_env(False, users), check=True,
                 stdout=subprocess.DEVNULL)
     # Wait for every job's closing line.
@@ -335,8 +340,8 @@ def run_once(build, mode, pattern, stagger, work, slaqd_args, mean_ia=6.0,
             os.sysconf("SC_CLK_TCK")
         stop_slaqd(slaqd)
         flips = alloc_changes(state)
-    return arrivals, logs, (idle1 - idle0) / max(1, total1 - total0), \
-        daemon_cpu, flips, stall, starved
+    return logs, (idle1 - idle0) / max(1, total1 - total0), daemon_cpu, \
+        flips, stall, starved
 
 
 def job_view_figures(bin_, state):
@@ -392,10 +397,12 @@ def scaling_table(build, work, threads=(1, 2)):
             subprocess.run(stamp(log, cmd), env=env, check=True,
                            stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL)
-            rows, _, _, rc = parse_log(log)
-            if rc != 0 or len(rows) < 2:
-                raise RuntimeError("%s: the job failed (exit %s)" % (log, rc))
-            table[name][t] = (rows[-1][0] - rows[0][0]) / (len(rows) - 1)
+            j = slaq_report(build, [log])["jobs"][0]
+            if j["state"] != "done" or j["reports"] < 2:
+                raise RuntimeError("%s: the job failed (%s, %d reports)" %
+                                   (log, j["state"], j["reports"]))
+            table[name][t] = (j["last_report_at"] - j["first_report_at"]) / \
+                (j["reports"] - 1)
             print("scaling: %-13s %d thread(s): %.2f s per report"
                   % (name, t, table[name][t]), flush=True)
     return table
@@ -418,56 +425,38 @@ def scaling_lines(table):
     return lines + [""]
 
 
-def parse_log(path):
-    rows, end, cpu, rc = [], None, None, None
-    for line in open(path):
-        parts = line.split()
-        if len(parts) < 2:
-            continue
-        t = float(parts[0])
-        kv = dict(p.split("=", 1) for p in parts[1:] if "=" in p)
-        if "iter" in kv and "loss" in kv:
-            rows.append((t, int(kv["iter"]), float(kv["loss"])))
-        elif "exit" in kv:
-            end, cpu, rc = t, float(kv["cpu_s"]), int(kv["exit"])
-    return rows, end, cpu, rc
+def slaq_report(build, logs):
+    """`slaq report --logs --json` on the jobs' logs (docs/cli.md): each
+    job's and the run's numbers, by slaq's own metric code
+    (docs/metrics.md), whichever way the jobs ran. A job whose loss ended
+    no lower than its first has its completion time as its t50 and t90,
+    and slaq report says so on stderr, which is left to reach the
+    terminal."""
+    out = subprocess.run(
+        [os.path.join(ROOT, build, "bin", "slaq"), "report", "--logs",
+         "--json"] + logs, check=True, stdout=subprocess.PIPE,
+        text=True).stdout
+    return json.loads(out)
 
 
-def job_metrics(arrival, path):
-    """t50, t90 (DESIGN: loss normalised by the first and the last loss),
-    completion time and CPU seconds of one job, from its log."""
-    rows, end, cpu, rc = parse_log(path)
-    if rc != 0 or not rows:
-        raise RuntimeError("%s: the job failed (exit %s)" % (path, rc))
-    l0, lend = rows[0][2], rows[-1][2]
-    out = {"jct_s": end - arrival, "cpu_s": cpu, "iters": rows[-1][1],
-           "final_loss": lend}
-    for x in (50, 90):
-        # a job that ends no lower than it began reaches nothing before
-        # its end: its end counts (and is said)
-        out["t%d_s" % x] = out["jct_s"]
-        for t, _, loss in rows:
-            if l0 - lend > 0 and (l0 - loss) / (l0 - lend) >= x / 100:
-                out["t%d_s" % x] = t - arrival
-                break
-    if not l0 - lend > 0:
-        print("%s: its loss ended at %g, no lower than its first %g: its "
-              "t50 and t90 are its completion time" % (path, lend, l0),
-              flush=True)
-    return out
-
-
-def run_metrics(arrivals, logs, idle):
+def run_results(build, logs, idle):
+    """A run's entry of runs.json from its jobs' logs: per job t50, t90,
+    completion time, CPU seconds, iterations and final loss; the means,
+    the jobs' CPU seconds, the makespan, and the idle CPU measured
+    meanwhile."""
+    rep = slaq_report(build, logs)
     jobs = {}
-    for path in logs:
-        name = os.path.basename(path)[:-4]
-        jobs[name] = job_metrics(arrivals[name], path)
-    ends = [arrivals[n] + j["jct_s"] for n, j in jobs.items()]
-    mean = lambda k: sum(j[k] for j in jobs.values()) / len(jobs)
-    return {"jobs": jobs, "t50_mean_s": mean("t50_s"),
-            "t90_mean_s": mean("t90_s"), "jct_mean_s": mean("jct_s"),
-            "cpu_s": sum(j["cpu_s"] for j in jobs.values()),
-            "makespan_s": max(ends) - min(arrivals.values()),
+    for path, j in zip(logs, rep["jobs"]):
+        if j["state"] != "done" or not j["reports"]:
+            raise RuntimeError("%s: the job failed (%s, %d reports)" %
+                               (path, j["state"], j["reports"]))
+        jobs[j["name"]] = {"jct_s": j["jct_s"], "cpu_s": j["cpu_s"],
+                           "iters": j["iters"], "final_loss": j["last_loss"],
+                           "t50_s": j["t50_s"], "t90_s": j["t90_s"]}
+    s = rep["summary"]
+    return {"jobs": jobs, "t50_mean_s": s["t50_mean_s"],
+            "t90_mean_s": s["t90_mean_s"], "jct_mean_s": s["jct_mean_s"],
+            "cpu_s": s["cpu_s"], "makespan_s": s["makespan_s"],
             "idle_frac": idle}
 
 
@@ -772,11 +761,11 @@ def main():
                     n += 1
                     work = os.path.join(tmp, "%s-%s-%d" % (pat, mode, rep))
                     t = time.time()
-                    arr, logs, idle, dcpu, flips, stall, starved = \
+                    logs, idle, dcpu, flips, stall, starved = \
                         run_once(a.build, mode, pat, a.stagger, work,
                                  a.slaqd_arg, a.mean_interarrival,
                                  a.seed + rep, a.corpus)
-                    r = run_metrics(arr, logs, idle)
+                    r = run_results(a.build, logs, idle)
                     r["slaqd_cpu_s"] = dcpu
                     r["stall_s"] = stall or 0.0
                     r["starved_max_s"] = starved

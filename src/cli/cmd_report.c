@@ -1,7 +1,9 @@
 /*
  * cmd_report.c — `slaq report STATE_DIR|state.db`: a slaqd run's metrics,
  * computed from its state.db, the way `slaq sim` computes a simulated
- * run's.
+ * run's; `slaq report --logs LOG...`: a run's from its jobs' logs
+ * (report_logs.c reads them into the same rpt_run, measured by the same
+ * code below).
  *
  * slaqd keeps every job with its submission and end, every report with
  * the time it arrived, and every change of a job's allocation
@@ -18,7 +20,9 @@
  * - L_end is the last loss the job reported (in a simulation, its curve's
  *   last point). A job that has not ended has none yet: it gets no times
  *   to X% and no JCT, and in the timeline its newest loss stands for
- *   L_end (which makes that part of the average provisional).
+ *   L_end (which makes that part of the average provisional). A job that
+ *   completed no lower than it began reaches every X at its end, where a
+ *   simulated one reaches it at its last iteration.
  * - The epoch boundaries are not all in state.db (only those that changed
  *   an allocation are), so the timeline is sampled every --epoch seconds
  *   from the first submission; a job is active from its submission to its
@@ -37,6 +41,7 @@
 
 #include "cli/cli.h"
 #include "cli/daemon_rpc.h"
+#include "cli/report_run.h"
 #include "core/util.h"
 #include "daemon/store.h"
 #include "io/text.h"
@@ -47,21 +52,34 @@
 static void usage(FILE *f)
 {
     fputs(
-        "usage: slaq report [OPTIONS] STATE_DIR|state.db\n\n"
+        "usage: slaq report [OPTIONS] STATE_DIR|state.db\n"
+        "       slaq report --logs [OPTIONS] LOG...\n\n"
         "A slaqd run's metrics from its state.db (docs/metrics.md, the same\n"
         "definitions and code as slaq sim's), read-only: slaqd may be\n"
-        "running. One line per job:\n\n"
+        "running. With --logs, a run's from its jobs' logs written by\n"
+        "bench/real/stamp.py instead (runs without slaqd, docs/formats.md).\n"
+        "One line per job:\n\n"
         "  ID, USER, NAME, STATE  the job's id, owner, name and state\n"
         "  T50_S, T90_S, T95_S    seconds from its submission to the first\n"
         "                         report with 50, 90, 95% of its loss drop\n"
         "                         (its first to its last reported loss)\n"
         "  JCT_S                  seconds from its submission to its end\n"
         "  CPU_S                  the CPU-seconds its reports carried\n"
-        "  REPORTS                the reports slaqd kept\n\n"
-        "A job that has not ended shows '-' for all four times. Then the\n"
-        "run: the mean times over the jobs that have one, the makespan (first\n"
+        "                         (with --logs, its log's exit line's)\n"
+        "  REPORTS                its reports\n\n"
+        "A job that has not ended shows '-' for all four times. A job whose\n"
+        "last loss is not below its first reaches every X at its end if it\n"
+        "completed (done, stopped): its times are its JCT, and a note on\n"
+        "stderr says so; if not (failed, cancelled), none. Then the run: the\n"
+        "mean times over the jobs that have one, the makespan (first\n"
         "submission to last end, once every job has ended), the CPU-seconds,\n"
         "the average normalised loss over time and the cores by loss group.\n\n"
+        "  --logs            read LOG..., one job each, named by the file's\n"
+        "                    name less .log: an optional line 'TIME arrival',\n"
+        "                    then 'TIME start' (the job arrives at the first),\n"
+        "                    its output with reports 'TIME ... iter=N loss=L',\n"
+        "                    and 'TIME exit=S cpu_s=C': its end (state done, or\n"
+        "                    failed if S is not 0) and its CPU_S\n"
         "  --json            one object {\"jobs\": [...], \"summary\": {...}}\n"
         "  --epoch SECONDS   sample the average normalised loss every SECONDS\n"
         "                    from the first submission (default 1, slaqd's\n"
@@ -70,42 +88,15 @@ static void usage(FILE *f)
         "                    slaq sim's timeline.csv (time_s from the first\n"
         "                    submission)\n"
         "  -h, --help        this help\n\n"
-        "Exit status: 0, 1 if reading state.db fails midway, 2 on bad usage, a\n"
-        "file that is not slaqd's state.db (missing, not SQLite, empty,\n"
-        "another program's) or more than 1000000 samples (a larger --epoch).\n",
+        "Exit status: 0, 1 if reading fails midway, 2 on bad usage, a file\n"
+        "that is not slaqd's state.db (missing, not SQLite, empty, another\n"
+        "program's) or a log that is not stamp.py's (the error names its\n"
+        "file, line and field), or more than 1000000 samples (a larger\n"
+        "--epoch).\n",
         f);
 }
 
 /* ------------------------------------------------------------ the run */
-
-typedef struct rpt_report {
-    double t, loss;
-} rpt_report;
-
-typedef struct rpt_alloc {
-    double t, cores;
-    uint64_t epoch;
-} rpt_alloc;
-
-typedef struct rpt_job {
-    int64_t id;
-    char *name, *user, *state;
-    double submitted, ended, max_cores; /* ended 0: not yet */
-    rpt_report *reps;                   /* in iteration order */
-    size_t nreps, capreps;
-    uint64_t last_iter;
-    double cpu_s;
-    rpt_alloc *allocs;                  /* sorted by time */
-    size_t nallocs, capallocs;
-    size_t order;                       /* rank by submission */
-    size_t rcur, acur;                  /* the timeline's cursors */
-} rpt_job;
-
-typedef struct rpt_run {
-    rpt_job *jobs;                      /* in id order */
-    size_t njobs, capjobs;
-    size_t last;                        /* the job of the last lookup */
-} rpt_run;
 
 static void run_free(rpt_run *run)
 {
@@ -125,27 +116,48 @@ static char *dup_or(const char *s, const char *dflt)
     return strdup(s ? s : dflt);
 }
 
-static int add_job(void *arg, const store_run_job *sj)
+rpt_job *rpt_push_job(rpt_run *run, int64_t id, const char *name,
+                      const char *user, const char *state)
 {
-    rpt_run *run = arg;
     if (run->njobs == run->capjobs) {
         size_t cap = grow_cap(run->capjobs, run->njobs + 1, 64);
         if (!cap || GROW_ARRAY(run->jobs, cap))
-            return -2;
+            return NULL;
         run->capjobs = cap;
     }
     rpt_job *j = &run->jobs[run->njobs];
     memset(j, 0, sizeof *j);
-    j->id = sj->id;
+    j->id = id;
+    j->name = dup_or(name, "");
+    j->user = dup_or(user, "-");
+    j->state = dup_or(state, "-");
+    run->njobs++;
+    return j->name && j->user && j->state ? j : NULL;
+}
+
+int rpt_push_report(rpt_job *j, double t, double loss, uint64_t iter,
+                    double cpu_s)
+{
+    if (j->nreps == j->capreps) {
+        size_t cap = grow_cap(j->capreps, j->nreps + 1, 16);
+        if (!cap || GROW_ARRAY(j->reps, cap))
+            return -2;
+        j->capreps = cap;
+    }
+    j->reps[j->nreps++] = (rpt_report){t, loss};
+    j->last_iter = iter;
+    j->cpu_s += cpu_s;
+    return 0;
+}
+
+static int add_job(void *arg, const store_run_job *sj)
+{
+    rpt_job *j = rpt_push_job(arg, sj->id, sj->name, sj->user, sj->state);
+    if (!j)
+        return -2;
     j->submitted = sj->submitted;
     j->ended = sj->ended;
     j->max_cores = sj->max_cores;
-    j->name = dup_or(sj->name, "");
-    j->user = dup_or(sj->user, "-");
-    j->state = dup_or(sj->state, "-");
-    run->njobs++;
-    if (!j->name || !j->user || !j->state)
-        return -2;
     return 0;
 }
 
@@ -178,16 +190,7 @@ static int add_report(void *arg, int64_t job, const slaq_report *r,
     rpt_job *j = find_job(arg, job);
     if (!j) /* a report of a job whose row is gone: no job to credit */
         return 0;
-    if (j->nreps == j->capreps) {
-        size_t cap = grow_cap(j->capreps, j->nreps + 1, 16);
-        if (!cap || GROW_ARRAY(j->reps, cap))
-            return -2;
-        j->capreps = cap;
-    }
-    j->reps[j->nreps++] = (rpt_report){r->t, r->loss};
-    j->last_iter = r->iter;
-    j->cpu_s += r->cpu_s;
-    return 0;
+    return rpt_push_report(j, r->t, r->loss, r->iter, r->cpu_s);
 }
 
 static int add_alloc(void *arg, int64_t job, uint64_t epoch, double cores,
@@ -258,14 +261,42 @@ static double report_norm_loss(const rpt_job *j, size_t k)
                             j->reps[j->nreps - 1].loss, k + 1 == j->nreps);
 }
 
-/* A job's times to X%, from its submission; NAN for an X not reached,
- * and for every X while it has not ended (it has no L_end yet). */
+/* Whether the job ran to its end: it finished (done) or slaqd stopped it
+ * (stopped: its target reached, a plateau); not one that failed, was
+ * cancelled or lost. */
+static int completed(const rpt_job *j)
+{
+    return !strcmp(j->state, "done") || !strcmp(j->state, "stopped");
+}
+
+/*
+ * A job's times to X%, from its submission; NAN for an X not reached,
+ * and for every X while it has not ended (it has no L_end yet). A job
+ * whose last loss is not below its first has no drop to normalise by:
+ * its ℓ is 1 until it completes (docs/metrics.md), so if it completed it
+ * reaches every X at its end, as a simulated curve that never fell does
+ * at its last iteration (said on stderr, since its times are then its
+ * JCT); if it failed or was cancelled, it reaches none.
+ */
 static void job_times(const rpt_job *j, double tx[SIM_NX])
 {
     for (int x = 0; x < SIM_NX; x++)
         tx[x] = NAN;
-    if (!(j->ended > 0))
+    if (!(j->ended > 0) || !j->nreps)
         return;
+    double first = j->reps[0].loss, last = j->reps[j->nreps - 1].loss;
+    if (!(first - last > 0)) {
+        if (!completed(j))
+            return;
+        char who[64];
+        snprintf(who, sizeof who, "job %lld", (long long)j->id);
+        cli_error("report", "note: %s: its loss ended at %g, no lower than "
+                  "its first %g: its times to X%% are its JCT",
+                  j->log ? j->log : who, last, first);
+        for (int x = 0; x < SIM_NX; x++)
+            tx[x] = j->ended - j->submitted;
+        return;
+    }
     int xi = 0;
     for (size_t k = 0; k < j->nreps && xi < SIM_NX; k++)
         xi = metric_reached(report_norm_loss(j, k),
@@ -405,6 +436,11 @@ static int print_json(const rpt_run *run, const sim_result *r,
                             num_or_null(jr->completion - jr->arrival));
         json_object_set_new(o, "cpu_s", json_real(j->cpu_s));
         json_object_set_new(o, "reports", json_integer((json_int_t)j->nreps));
+        json_object_set_new(o, "first_report_at", j->nreps
+                            ? json_real(j->reps[0].t) : json_null());
+        json_object_set_new(o, "last_report_at", j->nreps
+                            ? json_real(j->reps[j->nreps - 1].t)
+                            : json_null());
         json_object_set_new(o, "iters", j->nreps
                             ? json_integer((json_int_t)j->last_iter)
                             : json_null());
@@ -538,66 +574,45 @@ static int db_path(const char *path, char *db, size_t len)
     return 0;
 }
 
-int cmd_report(int argc, char **argv)
+/* Reads slaqd's database at the path given (a state directory or its
+ * state.db) into run. 0, or an exit status after saying why. */
+static int read_db(const char *arg, rpt_run *run)
 {
-    enum { O_JSON = 1, O_EPOCH, O_TIMELINE };
-    static const struct option opts[] = {
-        {"json", no_argument, 0, O_JSON},
-        {"epoch", required_argument, 0, O_EPOCH},
-        {"timeline", required_argument, 0, O_TIMELINE},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    slaq_sched_config dflt;
-    slaq_sched_config_init(&dflt);
-    double epoch = dflt.epoch_s;
-    const char *tl_path = NULL;
-    int o, json = 0;
-    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (o == O_JSON)
-            json = 1;
-        else if (o == O_EPOCH) {
-            if (cli_parse_positive("report", "--epoch", optarg, &epoch))
-                return EXIT_USAGE;
-        } else if (o == O_TIMELINE)
-            tl_path = optarg;
-        else {
-            usage(o == 'h' ? stdout : stderr);
-            return o == 'h' ? 0 : EXIT_USAGE;
-        }
-    }
-    if (optind != argc - 1) {
-        cli_error("report", "expected one STATE_DIR or state.db (see "
-                  "--help)");
-        return EXIT_USAGE;
-    }
     char path[4096], err[1024];
-    if (db_path(argv[optind], path, sizeof path))
+    if (db_path(arg, path, sizeof path))
         return EXIT_USAGE;
     store_run *db = store_run_open(path, err, sizeof err);
     if (!db) {
         cli_error("report", "%s", err);
         return EXIT_USAGE;
     }
+    int status = 0;
     if (store_run_check(db, path, err, sizeof err)) {
         cli_error("report", "%s", err);
-        store_run_close(db);
-        return EXIT_USAGE;
-    }
+        status = EXIT_USAGE;
+    } else if (load(db, path, run))
+        status = EXIT_RUNTIME;
+    store_run_close(db);
+    return status;
+}
+
+/* Measures run and prints it (and writes the timeline to tl_path, if
+ * given). The exit status, after saying why when it is not 0. */
+static int measure(rpt_run *run, double epoch, const char *tl_path,
+                   int json)
+{
     int status = EXIT_RUNTIME;
-    rpt_run run = {0};
     sim_result r = {0};
-    rpt_job **by_sub = NULL;
-    if (load(db, path, &run))
-        goto out;
-    size_t n = run.njobs, ended = 0;
+    size_t n = run->njobs, ended = 0;
+    rpt_job **by_sub = malloc((n ? n : 1) * sizeof *by_sub);
     r.njobs = n;
     r.jobs = calloc(n ? n : 1, sizeof *r.jobs);
-    by_sub = malloc((n ? n : 1) * sizeof *by_sub);
     if (!r.jobs || !by_sub) {
         cli_error("report", "out of memory");
         goto out;
     }
     for (size_t i = 0; i < n; i++)
-        by_sub[i] = &run.jobs[i];
+        by_sub[i] = &run->jobs[i];
     qsort(by_sub, n, sizeof *by_sub, by_submission);
     double first = n ? by_sub[0]->submitted : 0, now = first, cpu = 0;
     for (size_t i = 0; i < n; i++) {
@@ -612,7 +627,7 @@ int cmd_report(int argc, char **argv)
             now = fmax(now, j->allocs[j->nallocs - 1].t);
     }
     for (size_t i = 0; i < n; i++) {
-        rpt_job *j = &run.jobs[i];
+        rpt_job *j = &run->jobs[i];
         sim_jobres *jr = &r.jobs[i];
         jr->arrival = j->submitted - first;
         jr->start = NAN;
@@ -621,7 +636,7 @@ int cmd_report(int argc, char **argv)
         cpu += j->cpu_s;
         ended += j->ended > 0;
     }
-    int trc = timeline(&run, by_sub, first, now, epoch, &r);
+    int trc = timeline(run, by_sub, first, now, epoch, &r);
     if (trc) {
         status = trc == -2 ? EXIT_USAGE : EXIT_RUNTIME;
         goto out;
@@ -640,15 +655,65 @@ int cmd_report(int argc, char **argv)
         }
     }
     if (json) {
-        if (print_json(&run, &r, &s, first, cpu, ended, epoch))
+        if (print_json(run, &r, &s, first, cpu, ended, epoch))
             goto out;
     } else
-        print_table(&run, &r, &s, cpu, ended, epoch);
+        print_table(run, &r, &s, cpu, ended, epoch);
     status = fflush(stdout) ? EXIT_RUNTIME : 0;
 out:
     free(by_sub);
     sim_result_free(&r);
+    return status;
+}
+
+int cmd_report(int argc, char **argv)
+{
+    enum { O_JSON = 1, O_EPOCH, O_TIMELINE, O_LOGS };
+    static const struct option opts[] = {
+        {"json", no_argument, 0, O_JSON},
+        {"epoch", required_argument, 0, O_EPOCH},
+        {"timeline", required_argument, 0, O_TIMELINE},
+        {"logs", no_argument, 0, O_LOGS},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    slaq_sched_config dflt;
+    slaq_sched_config_init(&dflt);
+    double epoch = dflt.epoch_s;
+    const char *tl_path = NULL;
+    int o, json = 0, logs = 0;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (o == O_JSON)
+            json = 1;
+        else if (o == O_EPOCH) {
+            if (cli_parse_positive("report", "--epoch", optarg, &epoch))
+                return EXIT_USAGE;
+        } else if (o == O_TIMELINE)
+            tl_path = optarg;
+        else if (o == O_LOGS)
+            logs = 1;
+        else {
+            usage(o == 'h' ? stdout : stderr);
+            return o == 'h' ? 0 : EXIT_USAGE;
+        }
+    }
+    if (logs && optind == argc) {
+        cli_error("report", "--logs: expected one or more job logs of "
+                  "bench/real/stamp.py (see --help)");
+        return EXIT_USAGE;
+    }
+    if (!logs && optind != argc - 1) {
+        cli_error("report", "expected one STATE_DIR or state.db, or --logs "
+                  "and job logs (see --help)");
+        return EXIT_USAGE;
+    }
+    rpt_run run = {0};
+    int status;
+    if (logs) {
+        int rc = rpt_read_logs(&run, argv + optind, (size_t)(argc - optind));
+        status = rc == -1 ? EXIT_USAGE : rc ? EXIT_RUNTIME : 0;
+    } else
+        status = read_db(argv[optind], &run);
+    if (!status)
+        status = measure(&run, epoch, tl_path, json);
     run_free(&run);
-    store_run_close(db);
     return status;
 }

@@ -24,7 +24,7 @@ static const cli_command commands[] = {
     {"replay", cmd_replay,
      "run a recorded slaqd run again through the core, check allocations"},
     {"report", cmd_report,
-     "a slaqd run's metrics from its state.db (t90, JCT, CPU)"},
+     "a run's metrics from slaqd's state.db or job logs (t90, JCT)"},
     {"submit", cmd_submit, "start a job under slaqd; prints its id"},
     {"ls", cmd_ls, "list slaqd's jobs"},
     {"show", cmd_show, "one job: history, allocations, prediction"},

@@ -1,11 +1,15 @@
-# test_report.sh — `slaq report`: a slaqd run's metrics from its state.db.
+# test_report.sh — `slaq report`: a run's metrics from state.db or job logs.
 # A slaqd creates the database (the real schema) and stops; two jobs are
 # then written into it whose times to 50/90/95%, JCTs, CPU-seconds,
 # average normalised loss and cores by loss group are worked out by hand
 # below, then a third job that is still running. The file is never
 # changed; a missing path, a text file, an empty file, an empty database,
 # another program's database and one without a column needed each exit 2
-# naming the file and what was expected.
+# naming the file and what was expected. A job that never fell below its
+# first loss reaches every X at its end. Then --logs: the same two jobs as
+# bench/real/stamp.py's logs give the same numbers; a failed job and one
+# still running are reported; logs that are not stamp.py's are refused,
+# naming the file, the line and the field.
 . "$(dirname "$0")/lib.sh"
 
 SLAQD="$SLAQ_BUILD/bin/slaqd"
@@ -184,4 +188,137 @@ sqlite3 "$TMP/old.db" "CREATE TABLE jobs(id, name, state); CREATE TABLE reports(
 check_exit "a database without a column: exit 2" 2 "$SLAQ" report "$TMP/old.db"
 check_grep "a database without a column: names table and column" \
   "old.db: table jobs has no column submitted; expected slaqd's state.db" "$TMP/err"
+# A job that completed no lower than it began has no drop to normalise by:
+# it reaches every X at its end, so its times are its JCT, and a note says
+# so. One cancelled so reaches none.
+cp "$DB" "$TMP/flat.db"
+sqlite3 "$TMP/flat.db" <<SQL
+INSERT INTO jobs(id, name, user, state, submitted, started, ended, weight)
+  VALUES (4, 'flat', 'dave', 'done', $T0 + 1, $T0 + 1.25, $T0 + 6, 1);
+INSERT INTO reports(job, iter, loss, cpu_s, samples, t) VALUES
+  (4, 0, 3, 0, 0, $T0 + 2), (4, 1, 2, 1, 1, $T0 + 3),
+  (4, 2, 3.5, 1, 1, $T0 + 4);
+INSERT INTO jobs(id, name, user, state, submitted, started, ended, weight)
+  VALUES (5, 'gone', 'dave', 'cancelled', $T0 + 1, $T0 + 1.25, $T0 + 6, 1);
+INSERT INTO reports(job, iter, loss, cpu_s, samples, t) VALUES
+  (5, 0, 3, 0, 0, $T0 + 2);
+SQL
+check_exit "report: a job that never fell below its first loss" 0 "$SLAQ" report --json "$TMP/flat.db"
+check "state.db: its times to X% are its JCT, 5 s" python3 -c "
+import json
+j = json.load(open('$TMP/out'))['jobs'][3]
+assert [j[k] for k in ('t50_s', 't90_s', 't95_s', 'jct_s')] == [5] * 4, j"
+check "state.db: the cancelled one reaches no X" python3 -c "
+import json
+j = json.load(open('$TMP/out'))['jobs'][4]
+assert j['jct_s'] == 5 and [j[k] for k in ('t50_s', 't90_s')] == [None] * 2, j"
+check "state.db: the note is the done job's alone" test "$(grep -c note "$TMP/err")" -eq 1
+check_grep "state.db: a note names the job and says so" \
+  "^slaq report: note: job 4: its loss ended at 3\.5, no lower than its first 3: its times to X% are its JCT$" "$TMP/err"
+
+# --logs: the same two jobs, written as bench/real/stamp.py writes them
+# (job a with the arrival line run.py has it write, b arriving at its
+# start; a's output holds lines that are not reports), give the same
+# numbers as from state.db.
+L="$TMP/logs"
+mkdir "$L"
+printf '%s\n' "$T0.000 arrival" "$T0.250 start" \
+  "$((T0 + 1)).000 iter=0 loss=10" \
+  "$((T0 + 2)).000 epoch 1: iter=1 loss=6 samples=100" \
+  "$((T0 + 3)).000 an output line with iter=7 and no loss" \
+  "$((T0 + 3)).500 # resumed at iter=1 loss=6" \
+  "$((T0 + 4)).000 iter=2 loss=3" "$((T0 + 6)).000 iter=3 loss=2" \
+  "$((T0 + 8)).000 iter=4 loss=1.5" "$((T0 + 9)).000 iter=5 loss=1" \
+  "$((T0 + 9)).500 " "$((T0 + 10)).000 exit=0 cpu_s=5.75" >"$L/a.log"
+printf '%s\n' "$((T0 + 2)).000 start" "$((T0 + 3)).000 iter=0 loss=4" \
+  "$((T0 + 5)).000 iter=1 loss=2" "$((T0 + 6)).000 iter=2 loss=0" \
+  "$((T0 + 7)).000 exit=0 cpu_s=4" >"$L/b.log"
+check_exit "report --logs exits 0" 0 "$SLAQ" report --logs "$L/a.log" "$L/b.log"
+check_grep "--logs table: job a, named by its file" \
+  "^1 +- +a +done +4\.0 +8\.0 +9\.0 +10\.0 +5\.75 +6$" "$TMP/out"
+check_grep "--logs table: job b" \
+  "^2 +- +b +done +3\.0 +4\.0 +4\.0 +5\.0 +4\.00 +3$" "$TMP/out"
+check_grep "--logs table: the makespan" "^makespan \(s\) +10\.0$" "$TMP/out"
+check_exit "report --logs --json exits 0" 0 "$SLAQ" report --json --logs "$L/a.log" "$L/b.log"
+check "--logs json: every job's and the summary's numbers as from state.db" \
+  python3 - "$TMP/out" "$TMP/a.json" <<'PY'
+import json, sys
+got, want = (json.load(open(f)) for f in sys.argv[1:])
+for g, w in zip(got["jobs"], want["jobs"]):
+    for k in ("t50_s", "t90_s", "t95_s", "jct_s", "cpu_s", "reports",
+              "iters", "first_loss", "last_loss", "arrival_s", "submitted",
+              "ended", "first_report_at", "last_report_at"):
+        assert g[k] == w[k], (g["name"], k, g[k], w[k])
+assert [g["state"] for g in got["jobs"]] == ["done", "done"]
+for k in ("jobs", "ended", "t50_mean_s", "t90_mean_s", "t95_mean_s",
+          "jct_mean_s", "makespan_s", "cpu_s", "samples", "avg_norm_loss"):
+    assert got["summary"][k] == want["summary"][k], k
+assert got["summary"]["share_by_loss_group"] is None  # no allocations
+j1 = got["jobs"][0]
+assert j1["first_report_at"] == 1700000001, j1
+assert j1["last_report_at"] == 1700000009, j1
+PY
+
+# A job that never fell: the note names its log. One that failed (exit 3)
+# so reaches no X.
+printf '%s\n' "$((T0 + 1)).000 start" "$((T0 + 2)).000 iter=0 loss=3" \
+  "$((T0 + 3)).000 iter=1 loss=3" "$((T0 + 4)).000 exit=0 cpu_s=1.5" \
+  >"$L/flat.log"
+sed 's/exit=0/exit=3/' "$L/flat.log" >"$L/failed.log"
+check_exit "--logs: a job that never fell" 0 "$SLAQ" report --json --logs "$L/flat.log" "$L/failed.log"
+check "--logs: its times are its JCT, 3 s; the failed one's none" python3 -c "
+import json
+j, f = json.load(open('$TMP/out'))['jobs']
+assert j['state'] == 'done' and j['cpu_s'] == 1.5, j
+assert [j[k] for k in ('t50_s', 't90_s', 't95_s', 'jct_s')] == [3] * 4, j
+assert f['state'] == 'failed' and f['jct_s'] == 3 and f['t90_s'] is None, f"
+check_grep "--logs: the note names the log" \
+  "^slaq report: note: .*/flat\.log: its loss ended at 3, no lower than its first 3: its times to X% are its JCT$" "$TMP/err"
+# A job without its closing line is still running.
+head -n 3 "$L/b.log" >"$L/going.log"
+check_exit "--logs: a job still running" 0 "$SLAQ" report --json --logs "$L/going.log"
+check "--logs: still running: no times, no makespan" python3 -c "
+import json
+d = json.load(open('$TMP/out'))
+j = d['jobs'][0]
+assert j['state'] == 'running' and j['ended'] is None, j
+assert j['t90_s'] is None and d['summary']['makespan_s'] is None, d"
+
+# What is not a stamp.py log: exit 2, naming the file, the line, the field.
+bad() { # bad NAME WHAT PATTERN LINE...: the log of LINEs is refused
+  local name=$1 what=$2 pat=$3; shift 3
+  printf '%s\n' "$@" >"$L/$name.log"
+  check_exit "--logs: $what: exit 2" 2 "$SLAQ" report --logs "$L/a.log" "$L/$name.log"
+  check_grep "--logs: $what: says where" "^slaq report: $L/$name\.log:$pat" "$TMP/err"
+}
+bad loss "a loss not a number" "3: field loss: expected a finite number, got 'x'" \
+  "$T0 start" "$T0.5 iter=0 loss=1" "$((T0 + 1)) iter=1 loss=x"
+bad nan "a loss NaN" "2: field loss: expected a finite number, got 'nan'" \
+  "$T0 start" "$((T0 + 1)) iter=0 loss=nan"
+bad iter "an iteration below 0" "2: field iter: expected an iteration \(a whole number >= 0\), got '-1'" \
+  "$T0 start" "$((T0 + 1)) iter=-1 loss=2"
+bad time "a line without its time" "3: field time: expected seconds since the epoch \(a number > 0\), got 'iter=1'" \
+  "$T0 start" "$((T0 + 1)) iter=0 loss=2" "iter=1 loss=1"
+bad early "a report before the arrival" "3: field time: 1699999999\.000 is before the job's arrival at 1700000000\.000" \
+  "$T0 arrival" "$T0 start" "$((T0 - 1)) iter=0 loss=2"
+bad late "an arrival after the start" "2: field time: the job starts at 1700000000\.000, before it arrives at 1700000005\.000" \
+  "$((T0 + 5)) arrival" "$T0 start"
+bad exit "an exit status not a number" "3: field exit: expected the job's exit status \(a whole number\), got 'ok'" \
+  "$T0 start" "$((T0 + 1)) iter=0 loss=2" "$((T0 + 2)) exit=ok cpu_s=1"
+bad nocpu "a closing line without cpu_s" "3: the closing line \(exit=\) has no field cpu_s" \
+  "$T0 start" "$((T0 + 1)) iter=0 loss=2" "$((T0 + 2)) exit=0"
+bad cpu "CPU-seconds below 0" "2: field cpu_s: expected the CPU-seconds the job used \(a number >= 0\), got '-2'" \
+  "$T0 start" "$((T0 + 2)) exit=0 cpu_s=-2"
+bad twice "two runs in one log" "3: a line after the closing line \(exit=\): a log holds one run of one job" \
+  "$T0 start" "$((T0 + 2)) exit=0 cpu_s=1" "$((T0 + 3)) start"
+bad nostart "output before the start line" "1: expected 'TIME arrival or TIME start' before the job's output" \
+  "$T0 iter=0 loss=2"
+bad empty "an empty line" "3: an empty line" "$T0 start" "$((T0 + 1)) iter=0 loss=2" ""
+: >"$L/zero.log"
+check_exit "--logs: an empty file: exit 2" 2 "$SLAQ" report --logs "$L/zero.log"
+check_grep "--logs: an empty file: says so" "zero\.log: an empty file; expected a line 'TIME start'" "$TMP/err"
+check_exit "--logs: a missing file: exit 2" 2 "$SLAQ" report --logs "$L/nope.log"
+check_grep "--logs: a missing file: named" "nope\.log: No such file or directory; expected a job log of bench/real/stamp\.py" "$TMP/err"
+check_exit "--logs without a log is bad usage" 2 "$SLAQ" report --logs
+check_exit "a state dir and a second path is bad usage" 2 "$SLAQ" report "$ST" "$L/a.log"
 finish

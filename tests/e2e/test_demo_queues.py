@@ -36,6 +36,9 @@ def test_demo_queues_small(tmp_path):
         assert run["makespan_s"] >= work / 5, run
         assert 0 < run["utilisation"] <= 1, run
         assert run["mean_idle_gap_ms"] is not None
+        # slaq report's t90, if the job's loss fell before it was cancelled
+        for j in run["ml_jobs"]:
+            assert j["t90_s"] is None or j["t90_s"] > 0, j
 
 
 def test_demo_queues_slurm_tasks_once_on_slurm_agents_queues_cut_gap(tmp_path):
