@@ -9,10 +9,10 @@
  * (time is slaq_pjob.now), no globals, and no allocation (the caller
  * hands the scratch). The share policies edf, tiresias, mlfs-h, mlfs-rl
  * and mlfs (slaq.h) order jobs by slaq_policy_keys(); a driver (slaqd,
- * the simulator) places pending jobs and moves running ones with the
- * functions below when slaq_policy_moves() says the policy does, and
- * stops jobs with slaq_mlfs_stop() when slaq_policy_load_control() says
- * so. MLF-RL (mlfs-rl) is a row of the policy table whose keys are the
+ * or a slaq_sched made MLFS's cluster, below) places pending jobs and
+ * moves running ones with the functions below when slaq_policy_moves()
+ * says the policy does, and stops jobs with slaq_mlfc_decide() when
+ * slaq_policy_load_control() says so. MLF-RL (mlfs-rl) is a row of the policy table whose keys are the
  * scores of a small network (slaq_rl_model, below) over the same
  * normalised features; mlfs, the paper's MLFS, is MLF-RL with MLF-C.
  */
@@ -187,8 +187,8 @@ typedef struct slaq_move {
  * entries) is the caller's scratch and ends as the nodes were given;
  * scratch holds n + 2 × max entries. At most max moves are written to
  * moves[]. Returns how many, or SLAQ_EINVAL on a bad argument. slaqd's
- * controller and the deadline simulator apply what it returns and
- * decide nothing of their own.
+ * controller and MLFS's cluster (slaq_sched_set_mlfs) apply what it
+ * returns and decide nothing of their own.
  */
 long slaq_mlfs_plan(slaq_node_use *nodes, slaq_node_use *before, size_t nn,
                     const slaq_move_job *jobs, const double *remaining_s,
@@ -266,6 +266,119 @@ slaq_verdict slaq_mlfc_decide(const slaq_goal *goal, double metric,
  * losses: slaq_job_verdict (slaq.h).
  */
 int slaq_sched_overloaded(const slaq_sched *s);
+
+/*
+ * MLFS's cluster in a slaq_sched (docs/deadlines.md): nodes with memory
+ * as well as cores, jobs that hold memory on their node, a pending queue
+ * in the policy's order, MLFS's placement and moves, and MLF-C's stops
+ * before anything is placed. The deadline simulator's scheduler: with it
+ * set, each slaq_sched_epoch (or slaq_sched_allocate: there is nothing to
+ * refit) decides, in this order,
+ *
+ *   stops      under a policy of load control (slaq_policy_load_control)
+ *              with `control`: whether the cluster is overloaded
+ *              (slaq_mlfs_overloaded over the nodes' cores and memory
+ *              and the jobs waiting, with h_s; slaq_sched_overloaded),
+ *              then each placed job's verdict by slaq_mlfc_decide on its
+ *              goal, its loss now and its losses after the last
+ *              SLAQ_MLFS_OPTSTOP_N epochs it had cores, with optstop_eps
+ *              (slaq_job_verdict). A stopped job is off its node at once
+ *              and takes part in nothing below; the driver removes it.
+ *   keys       the policy's key of every other job (slaq_policy_keys,
+ *              with `prio`), over what the jobs are now: each job's true
+ *              curve (slaq_job_opts.truth: the oracle) from its position,
+ *              and what the driver observed (slaq_job_observe); then
+ *              `keys`, if set, may change them (a trainer's exploration).
+ *              slaq_sched_keys gives them (NAN for a stopped job).
+ *   placement  the waiting jobs in the order of their keys
+ *              (slaq_key_order), each on slaq_mlfs_host's node (strict)
+ *              under a policy that moves (slaq_policy_moves) with
+ *              `moves`, else slaq_node_most_free's; a job no node takes
+ *              waits. A job asks its max_cores and slaq_job_opts.mem.
+ *   moves      under a policy that moves, with `moves`: slaq_mlfs_plan
+ *              over the placed jobs, their keys as priorities, each
+ *              movable unless it moved less than move_hold_s ago or is
+ *              still moving, weighed (weigh_moves) at the mean stop of
+ *              the moves so far; a move made stops the job for
+ *              move_fixed_s plus its memory over move_gbps
+ *              (slaq_job_moving_until).
+ *   cores      slaq_allocate_nodes over the placed jobs that can run
+ *              this epoch (not moving until its end), each node's cores
+ *              its capacity; every other job gets 0 (slaq_job_alloc).
+ *
+ * Jobs keep their order of arrival (ties of keys go to the earlier),
+ * and a new job waits until the next epoch places it. No allocation in
+ * an epoch once the scheduler has seen its largest job count.
+ */
+typedef struct slaq_mlfs_config {
+    double node_mem;      /* GB of memory on every node (> 0) */
+    int moves;            /* 1: MLFS's placement and moves under a policy
+                             that moves; 0: never */
+    int control;          /* 1: MLF-C's stops under a policy of load
+                             control; 0: never */
+    double optstop_eps;   /* OptStop's plateau (a job's goal.stop) */
+    double h_r, p_s, h_s; /* MLFS's thresholds: 0.9, 0.1, 0.9 */
+    double move_fixed_s;  /* seconds a move stops a job, plus ... */
+    double move_gbps;     /* ... its memory over this many GB/s (> 0) */
+    double move_hold_s;   /* a moved job stays this long at least */
+    int weigh_moves;      /* 1: a move that costs more than it gains is
+                             not made (slaq_mlfs_plan's weigh) */
+    slaq_prio_params prio; /* the priority policies' parameters */
+    /* Called with the epoch's keys of the n jobs pj, before they order
+     * anything; may change them. NULL: none. */
+    void (*keys)(void *ctx, double now, const slaq_pjob *pj, size_t n,
+                 double *key);
+    void *keys_ctx;
+} slaq_mlfs_config;
+
+/* The defaults: node_mem 192 GB, moves and control on, OptStop's
+ * SLAQ_MLFS_OPTSTOP_EPS, h_r 0.9, p_s 0.1, h_s 0.9, a move 30 s plus
+ * 1 GB/s, held 600 s, not weighed, slaq_prio_params_init's priorities. */
+void slaq_mlfs_config_init(slaq_mlfs_config *c);
+
+/* Makes the scheduler MLFS's cluster (above). Before any job is added;
+ * SLAQ_EINVAL for a scheduler with jobs or a value out of range,
+ * SLAQ_ENOMEM. */
+int slaq_sched_set_mlfs(slaq_sched *s, const slaq_mlfs_config *c);
+
+/*
+ * What the driver of MLFS's cluster observes of a job before each epoch
+ * (the simulator knows it exactly): where the job is on its true curve,
+ * in iterations (fractional), the iterations one core gives it in an
+ * epoch, its seconds of work left on its max_cores, the core-seconds it
+ * has run and the seconds it has waited at no cores. The epoch reads its
+ * loss now off its curve at k; the fall since the last observation and,
+ * when it had cores in the last epoch, the loss as one of its recent
+ * ones, are kept from one observation to the next.
+ */
+typedef struct slaq_job_obs {
+    double k;
+    double iters_per_core;
+    double remaining_s;
+    double attained;
+    double waited;
+} slaq_job_obs;
+
+/* SLAQ_EINVAL for a job without a true curve or a scheduler that is not
+ * MLFS's cluster. */
+int slaq_job_observe(slaq_job *j, const slaq_job_obs *o);
+
+/* When the job last moved (-INFINITY: never), and until when that move
+ * stops it. */
+double slaq_job_moved_at(const slaq_job *j);
+double slaq_job_moving_until(const slaq_job *j);
+
+/* What MLFS's cluster has moved so far: moves made, the seconds and GB
+ * they stopped and carried, and the moves refused as not worth their
+ * cost (once per stretch of epochs a job's move is refused). */
+typedef struct slaq_mlfs_stats {
+    size_t moves;
+    double move_s, move_gb;
+    size_t moves_skipped;
+} slaq_mlfs_stats;
+
+/* Zeros for a scheduler that is not MLFS's cluster. */
+slaq_mlfs_stats slaq_sched_mlfs_stats(const slaq_sched *s);
 
 /*
  * MLF-RL's policy network (MLFS §3.4): it scores each job from MLF-H's

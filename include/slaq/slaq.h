@@ -1126,6 +1126,8 @@ typedef struct slaq_job_opts {
                              scaling is measured, slaq-index takes a second
                              core to buy what the scaling prior says, not
                              to double it (0: linear, a simulated curve) */
+    double mem;           /* GB it holds on its node, >= 0 (MLFS's cluster,
+                             slaq/deadline.h; default 0) */
 } slaq_job_opts;
 
 enum { SLAQ_JOB_ML = 0, SLAQ_JOB_QUERY = 1, SLAQ_JOB_EXACT = 2 };

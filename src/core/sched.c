@@ -23,144 +23,7 @@
 #include "slaq/shares.h"
 #include "heap.h"
 #include "internal.h"
-
-/* A job's end loss is the lowest that its fits of the last
- * SCHED_END_ITERS iterations have predicted: a fit made on a few points
- * often says the job is nearly done just before the next points pull it
- * further down, and what users read off a job (its reduction, "reached",
- * --target-reduction stops) must not claim more than the job has done.
- * The window is in iterations, not fits, so that it means the same
- * whether the job is refitted after every report or every few. */
-#define SCHED_END_ITERS 12
-#define SCHED_END_FITS SCHED_END_ITERS
-
-struct slaq_job {
-    /* What every epoch reads or writes, together at the front: at tens of
-     * thousands of jobs the per-job loops are cache misses, and these
-     * fields fill the first few cache lines of the structure. */
-    slaq_predictor *pred;
-    long node;               /* its node, or -1 while pending */
-    double weight;
-    double max_cores;
-    double alloc;
-    slaq_runtime rt;
-    int cost_known;          /* the driver gave the iteration cost */
-    int kind;                /* SLAQ_JOB_ML, _QUERY or _EXACT */
-    /* Copies the per-epoch loop reads without visiting the history (at
-     * tens of thousands of jobs, each visit is a cache miss): the last
-     * report's iteration and time, and whether there is one. */
-    double last_k, last_t;
-    int reported;
-    int scale_ok;            /* `scale` is job_scale's answer for the
-                                current history, forecast and declared
-                                length */
-    double scale;
-    double arrival;
-    uint64_t iter_reports;   /* reports of finished iterations (iter > 0) */
-    /* The last epoch's gain is computed when asked (most jobs' gains are
-     * never read), from where the job was and would be; before its
-     * forecast changes it is computed and kept. */
-    double gain_k0, gain_k1, gain_scale;
-    int gain_lazy;
-    int fit_due;             /* a report or a new predictor since the last
-                                fit */
-    int queued;              /* in sched->due, waiting for its refit */
-    slaq_tokens tokens;
-    double gain;             /* valid unless gain_lazy */
-    /* The rest is read on reports, fits and by drivers. */
-    slaq_sched *sched;
-    size_t index;            /* position in sched->jobs */
-    slaq_history *hist;
-    const double *truth;
-    size_t truth_len;
-    uint64_t iters;          /* declared length, 0 if unknown */
-    double ends[SCHED_END_FITS]; /* the end loss of the last few fits */
-    uint64_t end_iter[SCHED_END_FITS]; /* the iteration each was fitted at */
-    uint64_t end_total;      /* history total when ends[] was last updated */
-    long pin;                /* the node it is pinned to, or -1 */
-    double passed_since;     /* pending: when a job that arrived after it
-                                first started while it waited (NAN: not
-                                passed; the starvation clock) */
-    slaq_convergence convergence; /* declared class (predictor option) */
-    slaq_query *query;       /* a query's progress state, else NULL */
-    slaq_forecast qfc;       /* a query's (or exact job's) forecast */
-    slaq_scaling scaling;    /* its speed on n cores, from its reports */
-    void *user;
-    slaq_goal goal;          /* deadline, accuracy, urgency */
-    int program;             /* slaq_job_opts.program */
-    int tenant;              /* slaq_job_opts.tenant */
-    double attained;         /* core-seconds held so far (at allocations) */
-    double waited;           /* seconds at no cores so far */
-    double seen_t;           /* when attained and waited were last advanced */
-    /* The bound on starvation (config.starve_s, job_lift): */
-    double alloc_t;          /* when alloc was last set (NAN: never) */
-    double low_since;        /* since when it has been at the minimum share
-                                while improving (NAN: it is not) */
-    double low_max;          /* the longest such spell that has ended */
-    double lift_t;           /* when its lift began (NAN: not lifted) */
-    uint64_t lift_reports;   /* iter_reports when it was lifted */
-    unsigned lifts;
-    slaq_forecast pfc;       /* its class prior's forecast (job_prior) */
-    /* Its end (sched_verdicts): */
-    double target;           /* slaq_job_opts.target (0: none) */
-    double metric;           /* the last metric it reported (NAN: none) */
-    slaq_verdict verdict; /* the last epoch's verdict on it */
-};
-
-/* The per-epoch part of a job: its first bytes, up to `gain`. */
-#define JOB_HOT_BYTES (offsetof(struct slaq_job, gain) + sizeof(double))
-
-struct slaq_sched {
-    slaq_sched_config cfg;
-    slaq_job **jobs;
-    size_t n, cap;
-    slaq_pjob *pjobs;    /* cap entries */
-    double *alloc;       /* cap entries */
-    slaq_alloc_ws *ws;
-    size_t *node_of;     /* cap entries: each job's node (pending: nnodes) */
-    clu_state clu;       /* the nodes and the pending queue */
-    double *ncap;        /* per node + 1: the ML cores divided last time */
-    double *nweight;     /* per node + 1: its jobs' weights this epoch */
-    size_t nncap;
-    int overloaded;      /* MLF-C: the cluster at the last epoch */
-    int changed;         /* jobs came or went, or the policy changed,
-                            since the last allocation */
-    int redivide;        /* slaq_sched_due(): jobs came or went, or a
-                            query ended its fair share */
-    /* Jobs whose refit is due, in the order they became due (cap
-     * entries): a refit visits only these, at most cfg.max_fits of them,
-     * and the rest keep their place at the front for the next one. */
-    slaq_job **due;
-    size_t ndue;
-    size_t last_fits;    /* refits the last slaq_sched_refit did */
-    double last_cap;     /* the capacity divided last time */
-    slaq_pend_cmp pend_cmp; /* the pending queue's order (NULL: arrival) */
-    void *pend_arg;
-    /* Shares between users (slaq_sched_set_shares), and the epoch's
-     * scratch for them: per (node, user) cell the demand, the part and
-     * its group; per group its node; per node its cores; per user its
-     * charge; the jobs in arrival order for the caps on jobs. */
-    slaq_shares *shares;
-    double share_t;      /* when usage was last charged (NAN: never) */
-    double *sh_demand, *sh_part;
-    long *sh_group;
-    size_t sh_cells;
-    size_t *sh_gnode;
-    size_t sh_groups;
-    double *sh_nodecap;
-    long *sh_improving;  /* per node: the one user with improving jobs
-                            there, -1 none, -2 more than one */
-    size_t sh_nodes;
-    double *sh_charge;
-    size_t sh_users;
-    struct sh_key { double arrival; size_t i; } *sh_order;
-    unsigned char *sh_held;
-    unsigned char *sh_done; /* its forecast calls it done (share_lend_at) */
-    double *sh_ref;      /* per (node, user) cell: what the policy would
-                            give its jobs without shares (share_guarantee) */
-    int sh_blend;        /* this epoch's parts blend in sh_ref */
-    size_t sh_jobs;
-};
+#include "sched_int.h"
 
 void slaq_job_opts_init(slaq_job_opts *o)
 {
@@ -178,6 +41,7 @@ void slaq_job_opts_init(slaq_job_opts *o)
     o->tenant = -1;
     o->target = 0;
     o->program = 0;
+    o->mem = 0;
 }
 
 slaq_sched *slaq_sched_new(const slaq_sched_config *cfg)
@@ -255,6 +119,7 @@ void slaq_sched_free(slaq_sched *s)
     free(s->sh_held);
     clu_free(&s->clu);
     slaq_alloc_ws_free(s->ws);
+    sched_mlfs_free(s->mlfs);
     free(s);
 }
 
@@ -353,7 +218,7 @@ static int sched_reserve(slaq_sched *s, size_t n)
 }
 
 /* What placement needs to know about job j. */
-static clu_job job_clu(const slaq_sched *s, const slaq_job *j)
+clu_job sched_job_clu(const slaq_sched *s, const slaq_job *j)
 {
     clu_job c;
     c.weight = j->weight;
@@ -368,7 +233,7 @@ static double job_gain_on(void *arg, double cores);
 /* Places job j (not on a node) on a node, or returns -1 if none fits. */
 static long job_place(slaq_sched *s, slaq_job *j)
 {
-    clu_job cj = job_clu(s, j);
+    clu_job cj = sched_job_clu(s, j);
     clu_gain g = {job_gain_on, j};
     int known = slaq_history_total(j->hist) >= 2;
     long v = clu_choose(&s->clu, &s->cfg, &cj, known ? &g : NULL);
@@ -386,7 +251,8 @@ static void job_place_or_queue(slaq_sched *s, slaq_job *j)
 {
     j->node = -1;
     j->passed_since = NAN;
-    if (s->clu.npend > 0 || job_place(s, j) < 0)
+    /* MLFS's cluster places waiting jobs at its epoch, in key order. */
+    if (s->mlfs || s->clu.npend > 0 || job_place(s, j) < 0)
         clu_pend_push(&s->clu, j); /* room reserved by sched_reserve */
 }
 
@@ -394,7 +260,7 @@ static void job_place_or_queue(slaq_sched *s, slaq_job *j)
 static void job_unplace(slaq_sched *s, slaq_job *j)
 {
     if (j->node >= 0) {
-        clu_job cj = job_clu(s, j);
+        clu_job cj = sched_job_clu(s, j);
         clu_detach(&s->clu, (size_t)j->node, &cj, j->alloc);
     } else {
         clu_pend_remove(&s->clu, j);
@@ -499,7 +365,7 @@ static void sched_start_pending(slaq_sched *s, double now)
     pend_sort(s, now);
     for (size_t k = 0; k < n; k++) {
         slaq_job *j = c->pend[k];
-        clu_job cj = job_clu(s, j);
+        clu_job cj = sched_job_clu(s, j);
         if ((cj.pin >= 0 || cj.minsh < c->hold_minsh) &&
             job_place(s, j) >= 0)
             continue;
@@ -524,7 +390,7 @@ static void sched_start_pending(slaq_sched *s, double now)
         if (j->node >= 0)
             continue;
         c->pend[keep++] = j;
-        clu_job cj = job_clu(s, j);
+        clu_job cj = sched_job_clu(s, j);
         clu_hold_clear(c, &cj);
     }
     c->npend = keep;
@@ -587,9 +453,11 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
         slaq_goal_check(&o->goal) != SLAQ_OK ||
         (o->node != SLAQ_NODE_ANY &&
          (o->node < 0 || (size_t)o->node >= s->clu.n)) ||
-        (s->shares && !tenant_ok(s->shares, o->tenant)))
+        (s->shares && !tenant_ok(s->shares, o->tenant)) ||
+        !(o->mem >= 0) || !isfinite(o->mem) || (s->mlfs && !o->truth))
         return NULL;
-    if (sched_reserve(s, s->n + 1) != SLAQ_OK)
+    if (sched_reserve(s, s->n + 1) != SLAQ_OK ||
+        (s->mlfs && sched_mlfs_reserve(s, s->n + 1) != SLAQ_OK))
         return NULL;
     slaq_job *j = calloc(1, sizeof *j);
     if (!j)
@@ -618,6 +486,10 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
     j->kind = o->kind;
     j->program = o->program;
     j->tenant = o->tenant;
+    j->mem = o->mem;
+    j->prev_loss = o->truth ? o->truth[0] : NAN;
+    j->moved_at = -INFINITY;
+    j->moving_until = -INFINITY;
     slaq_scaling_init(&j->scaling);
     j->hist = slaq_history_new(s->cfg.window);
     j->pred = job_predictor(s, j);
@@ -638,11 +510,22 @@ slaq_job *slaq_sched_add(slaq_sched *s, const slaq_job_opts *o, double t)
 
 void slaq_sched_remove(slaq_sched *s, slaq_job *j)
 {
+    if (s->mlfs)
+        sched_mlfs_leave(s, j);
     job_unplace(s, j);
     job_undue(j);
     size_t i = j->index;
-    s->jobs[i] = s->jobs[--s->n];
-    s->jobs[i]->index = i;
+    if (s->mlfs) {
+        /* MLFS's cluster keeps its jobs in their order of arrival. */
+        memmove(s->jobs + i, s->jobs + i + 1,
+                (s->n - i - 1) * sizeof *s->jobs);
+        for (size_t k = i; k + 1 < s->n; k++)
+            s->jobs[k]->index = k;
+        s->n--;
+    } else {
+        s->jobs[i] = s->jobs[--s->n];
+        s->jobs[i]->index = i;
+    }
     job_free(j);
     s->changed = 1;
     s->redivide = 1;
@@ -1691,6 +1574,8 @@ static void sched_verdicts(slaq_sched *s, size_t nn)
 
 int slaq_sched_allocate(slaq_sched *s, double now)
 {
+    if (s->mlfs)
+        return sched_mlfs_epoch(s, now);
     const slaq_sched_config *c = &s->cfg;
     /* A policy that divides by forecasts gives exact jobs their fair
      * share as a floor, and is damped; fair shares need neither. */
@@ -1782,7 +1667,7 @@ void slaq_job_set_weight(slaq_job *j, double weight)
         return;
     slaq_sched *s = j->sched;
     if (j->node >= 0) {
-        clu_job cj = job_clu(s, j);
+        clu_job cj = sched_job_clu(s, j);
         clu_node *nd = &s->clu.node[j->node];
         nd->weight += weight - cj.weight;
     }
@@ -1795,9 +1680,9 @@ void slaq_job_set_max_cores(slaq_job *j, double max_cores)
         return;
     slaq_sched *s = j->sched;
     if (j->node >= 0) {
-        clu_job before = job_clu(s, j);
+        clu_job before = sched_job_clu(s, j);
         j->max_cores = max_cores;
-        clu_job after = job_clu(s, j);
+        clu_job after = sched_job_clu(s, j);
         s->clu.node[j->node].minsum += after.minsh - before.minsh;
     }
     j->max_cores = max_cores;
@@ -1894,7 +1779,7 @@ int slaq_sched_move(slaq_sched *s, slaq_job *j, size_t node)
     if (j->pin >= 0)
         j->pin = (long)node;
     j->alloc = 0;
-    clu_job cj = job_clu(s, j);
+    clu_job cj = sched_job_clu(s, j);
     clu_attach(&s->clu, node, &cj);
     j->node = (long)node;
     return SLAQ_OK;
@@ -1902,6 +1787,10 @@ int slaq_sched_move(slaq_sched *s, slaq_job *j, size_t node)
 
 int slaq_sched_keys(slaq_sched *s, double *key)
 {
+    if (s->mlfs) {
+        sched_mlfs_keys(s, key);
+        return SLAQ_OK;
+    }
     return slaq_policy_keys(s->cfg.policy, s->pjobs, s->n, s->ws, key);
 }
 

@@ -2,12 +2,15 @@
  * dlsim.c — the simulator of jobs with deadlines (dlsim.h): workloads
  * (generated, or from a trace) and the round-by-round engine.
  *
- * The engine keeps every job in one of four states (future, pending,
- * placed, done) and, each round, asks the core for the pending order,
- * placements, moves, stops and cores, then advances every placed job by
- * its cores until the next round. A round costs O(active jobs × log) in
- * the core plus O(nodes × jobs) for moves; the decisions of a round are
- * timed here (the core reads no clock).
+ * The engine keeps every job in one of three states (future, active,
+ * done); an active job is a job of the core's scheduler, MLFS's cluster
+ * (slaq_sched_set_mlfs), which knows whether it waits or where it runs.
+ * Each round the engine tells the core where every active job is on its
+ * true curve (slaq_job_observe), calls the epoch, which decides the
+ * stops, the pending order, placements, moves and cores, then ends the
+ * stopped jobs and advances every other job by its cores until the next
+ * round. A round costs O(active jobs × log) in the core plus O(nodes ×
+ * jobs) for moves; the epoch is timed here (the core reads no clock).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -242,24 +245,18 @@ int dl_from_trace(const dlt_trace *t, size_t first, size_t n,
 
 /* ------------------------------------------------------------ engine */
 
-enum { J_FUTURE, J_PENDING, J_PLACED, J_DONE };
+enum { J_FUTURE, J_ACTIVE, J_DONE };
 
+/* What the simulator keeps of a job: the truth of its run. Where it is,
+ * what it waits for and its cores are its slaq_job's, the core's. */
 typedef struct dl_state {
     int state;
-    long node;
+    slaq_job *sj;       /* while active: its job in the scheduler */
     double done;        /* core-seconds of work done */
-    double alloc;       /* cores this round */
     double attained, waited;
-    double stall_until; /* moving until then */
-    double moved_at;
-    int move_skipped;   /* its planned move was not worth its cost */
     double completion;
     double at_deadline; /* reduction fraction at the deadline; NAN: not yet */
     int acc_by_deadline;
-    double prev_loss, last_drop;
-    double recent[DL_OPTSTOP_ROUNDS];
-    size_t nrecent;
-    slaq_forecast fc;
 } dl_state;
 
 /* The job's curve position (iteration index) and loss after `done`. */
@@ -300,21 +297,9 @@ typedef struct dl_engine {
     const curve_set *cs;
     const dl_config *c;
     dl_state *st;
-    size_t *act;        /* active job indices (pending + placed) */
-    slaq_pjob *pj;      /* per active job */
-    double *key;
-    size_t *order;
-    size_t *node_of;    /* per placed job in `pl` */
-    size_t *pl;         /* placed jobs getting cores this round */
-    slaq_pjob *ppj;
-    double *alloc;
-    double *cap;
-    slaq_node_use *nodes, *before; /* before: as a round's moves start */
-    slaq_move_job *mj;
-    slaq_move *moves;
-    double *left;       /* per entry of mj: its seconds of work left */
-    size_t *scratch, *mj_of;
-    slaq_alloc_ws *ws;
+    size_t *act;        /* the active jobs, in order of arrival (the
+                           scheduler's order of its jobs) */
+    slaq_sched *s;      /* MLFS's cluster: every decision of a round */
 } dl_engine;
 
 static const curve *job_curve(const dl_engine *e, size_t i)
@@ -322,47 +307,15 @@ static const curve *job_curve(const dl_engine *e, size_t i)
     return &e->cs->v[e->w->jobs[i].curve];
 }
 
-static void fill_pjob(const dl_engine *e, size_t i, double now,
-                      slaq_pjob *p)
-{
-    const dl_job *j = &e->w->jobs[i];
-    dl_state *s = &e->st[i];
-    const curve *c = job_curve(e, i);
-    double x = curve_pos(c, j, s->done);
-    memset(p, 0, sizeof *p);
-    s->fc = (slaq_forecast){
-        .model = SLAQ_MODEL_TABLE, .table = c->loss, .table_len = c->n,
-        .k0 = x, .loss0 = curve_loss(c, x), .first_loss = c->loss[0],
-        .final_loss = c->loss[c->n - 1], .yscale = 1,
-        .scale = c->loss[0] - c->loss[c->n - 1],
-    };
-    p->fc = &s->fc;
-    p->k = x;
-    p->iters_per_core = (double)(c->n - 1) / j->work * e->c->epoch_s;
-    p->weight = 1;
-    p->max_cores = j->size;
-    p->prev_alloc = s->alloc;
-    p->now = now;
-    p->arrival = j->arrival;
-    p->deadline = j->deadline;
-    p->urgency = j->urgency;
-    p->attained = s->attained;
-    p->waited = s->waited;
-    p->remaining_s = (j->work - s->done) / j->size;
-    p->iter = x;
-    p->last_drop = s->last_drop;
-    p->total_drop = c->loss[0] - s->fc.loss0;
-}
-
+/* Ends job i at `when` (inside the round from t): its results, the
+ * done hook, and its job leaves the scheduler. */
 static void finish(dl_engine *e, size_t i, double when, double t)
 {
     dl_state *s = &e->st[i];
     const dl_job *j = &e->w->jobs[i];
     const curve *c = job_curve(e, i);
-    if (s->node >= 0) {
-        e->nodes[s->node].use_cores -= j->size;
-        e->nodes[s->node].use_mem -= j->mem;
-    }
+    slaq_sched_remove(e->s, s->sj);
+    s->sj = NULL;
     s->state = J_DONE;
     s->completion = when;
     if (isnan(s->at_deadline)) {
@@ -388,52 +341,59 @@ static void note_deadline(dl_engine *e, size_t i, double done_at_deadline)
     s->acc_by_deadline = s->at_deadline >= j->req - 1e-12;
 }
 
-static int engine_alloc(dl_engine *e, size_t n, size_t nn)
+/* The scheduler the run's decisions are asked of: MLFS's cluster
+ * (slaq_sched_set_mlfs) of c's nodes under c's policy, its parameters
+ * and the hook's keys. NULL when the core refuses it (mlfs-rl and mlfs
+ * need a model) or out of memory. */
+static slaq_sched *engine_sched(const dl_config *c)
+{
+    slaq_sched_config sc;
+    slaq_sched_config_init(&sc);
+    sc.policy = c->policy;
+    sc.cores = c->cl.cores;
+    sc.nodes = c->cl.nodes;
+    sc.epoch_s = c->epoch_s;
+    sc.unit = 1;
+    sc.rl = c->prio.rl;
+    slaq_mlfs_config mc;
+    slaq_mlfs_config_init(&mc);
+    mc.node_mem = c->cl.mem;
+    mc.moves = c->moves;
+    mc.control = c->control;
+    mc.optstop_eps = c->optstop_eps;
+    mc.h_r = c->h_r;
+    mc.p_s = c->p_s;
+    mc.h_s = c->h_s;
+    mc.move_fixed_s = c->move_fixed_s;
+    mc.move_gbps = c->move_gbps;
+    mc.move_hold_s = c->move_hold_s;
+    mc.weigh_moves = c->weigh_moves;
+    mc.prio = c->prio;
+    if (c->hook && c->hook->keys) {
+        mc.keys = c->hook->keys;
+        mc.keys_ctx = c->hook->ctx;
+    }
+    slaq_sched *s = slaq_sched_new(&sc);
+    if (s && slaq_sched_set_mlfs(s, &mc) != SLAQ_OK) {
+        slaq_sched_free(s);
+        s = NULL;
+    }
+    return s;
+}
+
+static int engine_alloc(dl_engine *e, size_t n)
 {
     e->st = calloc(n, sizeof *e->st);
     e->act = malloc(n * sizeof *e->act);
-    e->pj = malloc(n * sizeof *e->pj);
-    e->key = malloc(n * sizeof *e->key);
-    e->order = malloc(n * sizeof *e->order);
-    e->node_of = malloc(n * sizeof *e->node_of);
-    e->pl = malloc(n * sizeof *e->pl);
-    e->ppj = malloc(n * sizeof *e->ppj);
-    e->alloc = malloc(n * sizeof *e->alloc);
-    e->cap = malloc(nn * sizeof *e->cap);
-    e->nodes = calloc(nn, sizeof *e->nodes);
-    e->before = malloc(nn * sizeof *e->before);
-    e->mj = malloc(n * sizeof *e->mj);
-    e->moves = malloc(n * sizeof *e->moves);
-    e->left = malloc(n * sizeof *e->left);
-    e->scratch = malloc(3 * n * sizeof *e->scratch);
-    e->mj_of = malloc(n * sizeof *e->mj_of);
-    e->ws = slaq_alloc_ws_new();
-    return e->st && e->act && e->pj && e->key && e->order && e->node_of &&
-           e->pl && e->ppj && e->alloc && e->cap && e->nodes && e->before &&
-           e->mj && e->moves && e->left && e->scratch && e->mj_of && e->ws
-               ? 0 : -1;
+    e->s = engine_sched(e->c);
+    return e->st && e->act && e->s ? 0 : -1;
 }
 
 static void engine_free(dl_engine *e)
 {
     free(e->st);
     free(e->act);
-    free(e->pj);
-    free(e->key);
-    free(e->order);
-    free(e->node_of);
-    free(e->pl);
-    free(e->ppj);
-    free(e->alloc);
-    free(e->cap);
-    free(e->nodes);
-    free(e->before);
-    free(e->mj);
-    free(e->moves);
-    free(e->left);
-    free(e->scratch);
-    free(e->mj_of);
-    slaq_alloc_ws_free(e->ws);
+    slaq_sched_free(e->s);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -468,67 +428,63 @@ static int dl_check(const dl_workload *w, const curve_set *cs,
     return 0;
 }
 
-/* The start: every node empty, every job in the future, unplaced. */
+/* The start: every job in the future. */
 static void engine_start(dl_engine *e)
 {
-    const dl_config *c = e->c;
-    for (size_t v = 0; v < c->cl.nodes; v++) {
-        e->nodes[v] = (slaq_node_use){c->cl.cores, c->cl.mem, 0, 0};
-        e->cap[v] = c->cl.cores;
-    }
-    for (size_t i = 0; i < e->w->n; i++) {
-        e->st[i].node = -1;
+    for (size_t i = 0; i < e->w->n; i++)
         e->st[i].at_deadline = NAN;
-        e->st[i].prev_loss = job_curve(e, i)->loss[0];
-        e->st[i].moved_at = -INFINITY;
-    }
 }
 
-/* The active jobs among the first `next` (pending and placed) into
- * e->act; *npend of them wait. Returns how many. */
-static size_t round_active(dl_engine *e, size_t next, size_t *npend)
+/* Job i arrives: a job of the scheduler that asks its size in cores and
+ * its memory, follows its curve (the oracle the policy divides by) and
+ * has its deadline, urgency and required accuracy (a loss, MLF-C's
+ * metric; OptStop's rule with --optstop). Returns 0, or -1 when the core
+ * refused it (out of memory). */
+static int round_arrive(dl_engine *e, size_t i)
 {
-    size_t na = 0;
-    *npend = 0;
-    for (size_t i = 0; i < next; i++)
-        if (e->st[i].state == J_PENDING || e->st[i].state == J_PLACED) {
-            e->act[na++] = i;
-            *npend += e->st[i].state == J_PENDING;
-        }
-    return na;
+    const dl_job *j = &e->w->jobs[i];
+    const curve *c = job_curve(e, i);
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.max_cores = j->size;
+    o.mem = j->mem;
+    o.truth = c->loss;
+    o.truth_len = c->n;
+    o.goal.deadline = j->deadline;
+    o.goal.urgency = j->urgency;
+    o.goal.maximize = 0;
+    o.goal.accuracy = c->loss[0] - j->req * (c->loss[0] - c->loss[c->n - 1]);
+    o.goal.stop = e->c->optstop ? SLAQ_STOP_OPTSTOP : SLAQ_STOP_ACCURACY;
+    e->st[i].sj = slaq_sched_add(e->s, &o, j->arrival);
+    e->st[i].state = J_ACTIVE;
+    return e->st[i].sj ? 0 : -1;
 }
 
-/* MLF-C at time t: stops the placed jobs of the na active ones the core
- * says to (slaq_mlfc_decide: their accuracy met while the cluster is busy,
- * npend waiting; with --optstop, a plateau), counted in
- * r->stopped and *ndone, and drops them from e->act. Returns the active
- * jobs left. */
-static size_t round_stop(dl_engine *e, double t, size_t na, size_t npend,
-                         dl_result *r, size_t *ndone)
+/* What the core is told of the na active jobs before the round's epoch:
+ * where each is on its curve, how fast a core moves it, its work left,
+ * its service and its wait so far. */
+static void round_observe(dl_engine *e, size_t na)
 {
-    const dl_config *c = e->c;
-    int over = slaq_mlfs_overloaded(e->nodes, c->cl.nodes, npend, c->h_s);
     for (size_t a = 0; a < na; a++) {
         size_t i = e->act[a];
-        dl_state *s = &e->st[i];
         const dl_job *j = &e->w->jobs[i];
-        const curve *cv = job_curve(e, i);
-        if (s->state != J_PLACED)
-            continue;
-        double l = curve_loss(cv, curve_pos(cv, j, s->done));
-        slaq_goal g;
-        slaq_goal_init(&g);
-        g.maximize = 0;
-        g.accuracy = cv->loss[0] -
-                     j->req * (cv->loss[0] - cv->loss[cv->n - 1]);
-        g.stop = c->optstop ? SLAQ_STOP_OPTSTOP : SLAQ_STOP_ACCURACY;
-        if (slaq_mlfc_decide(&g, l, over, cv->loss[0], s->recent,
-                             s->nrecent, c->optstop_eps) != SLAQ_VERDICT_RUN) {
-            finish(e, i, t, t);
-            r->stopped++;
-            (*ndone)++;
-        }
+        const dl_state *s = &e->st[i];
+        const curve *c = job_curve(e, i);
+        slaq_job_obs o = {
+            .k = curve_pos(c, j, s->done),
+            .iters_per_core = (double)(c->n - 1) / j->work * e->c->epoch_s,
+            .remaining_s = (j->work - s->done) / j->size,
+            .attained = s->attained,
+            .waited = s->waited,
+        };
+        slaq_job_observe(s->sj, &o);
     }
+}
+
+/* Drops the jobs that ended from the na active ones; returns how many
+ * are left. */
+static size_t round_compact(dl_engine *e, size_t na)
+{
     size_t k = 0;
     for (size_t a = 0; a < na; a++)
         if (e->st[e->act[a]].state != J_DONE)
@@ -536,98 +492,37 @@ static size_t round_stop(dl_engine *e, double t, size_t na, size_t npend,
     return k;
 }
 
-/* Moves off overloaded nodes at time t, as the core decides them
- * (slaq_mlfs_plan) over the placed jobs of the na active ones (e->key
- * their keys): with --weigh-moves a move whose cost outweighs its gain
- * is not made. Applies the moves made and counts into r. */
-static void round_moves(dl_engine *e, double t, size_t na, dl_result *r)
+/* MLF-C's stops at time t, as the epoch decided them (slaq_job_verdict):
+ * each stopped job ends now, counted in r->stopped and *ndone. Returns
+ * the active jobs left. */
+static size_t round_stop(dl_engine *e, double t, size_t na, dl_result *r,
+                         size_t *ndone)
 {
-    const dl_config *c = e->c;
-    const dl_workload *w = e->w;
-    size_t nn = c->cl.nodes, m = 0;
     for (size_t a = 0; a < na; a++) {
         size_t i = e->act[a];
-        dl_state *s = &e->st[i];
-        if (s->state != J_PLACED)
-            continue;
-        e->mj[m] = (slaq_move_job){
-            (size_t)s->node, w->jobs[i].size, w->jobs[i].mem,
-            e->key[a], t - s->moved_at >= c->move_hold_s &&
-                       s->stall_until <= t};
-        e->left[m] = (w->jobs[i].work - s->done) / w->jobs[i].size;
-        e->mj_of[m++] = i;
-    }
-    /* The cost a move is weighed against: the mean of the moves so far. */
-    double mean = r->moves ? r->move_s / (double)r->moves : NAN;
-    long k = slaq_mlfs_plan(e->nodes, e->before, nn, e->mj, e->left, m,
-                            c->h_r, c->p_s, mean, c->weigh_moves, e->moves,
-                            m, e->scratch);
-    /* From here mj[x].movable says whether job x's move was refused. */
-    for (size_t x = 0; x < m; x++)
-        e->mj[x].movable = 0;
-    for (long q = 0; q < k; q++) {
-        const slaq_move *mv = &e->moves[q];
-        if (!mv->made) {
-            e->mj[mv->job].movable = 1;
-            continue;
+        if (slaq_job_verdict(e->st[i].sj) != SLAQ_VERDICT_RUN) {
+            finish(e, i, t, t);
+            r->stopped++;
+            (*ndone)++;
         }
-        size_t i = e->mj_of[mv->job];
-        dl_state *s = &e->st[i];
-        double cost = c->move_fixed_s + w->jobs[i].mem / c->move_gbps;
-        s->node = (long)mv->to;
-        s->moved_at = t;
-        s->stall_until = t + cost;
-        r->moves++;
-        r->move_s += cost;
-        r->move_gb += w->jobs[i].mem;
     }
-    for (size_t x = 0; x < m; x++) {
-        dl_state *s = &e->st[e->mj_of[x]];
-        if (e->mj[x].movable && !s->move_skipped)
-            r->moves_skipped++;
-        s->move_skipped = e->mj[x].movable;
-    }
+    return round_compact(e, na);
 }
 
-/* The policy's cores for the round from t, over the placed jobs of the
- * na active ones that are not moving: *np of them, in e->pl (their
- * pjobs e->ppj, nodes e->node_of), their cores into e->alloc; the other
- * jobs' alloc 0. Returns 0, or -1 if the core refused. */
-static int round_cores(dl_engine *e, double t, size_t na, size_t *np)
+/* The cores the epoch gave the na active jobs; their sum. */
+static double round_given(const dl_engine *e, size_t na)
 {
-    const dl_config *c = e->c;
-    *np = 0;
-    for (size_t a = 0; a < na; a++) {
-        size_t i = e->act[a];
-        dl_state *s = &e->st[i];
-        s->alloc = 0;
-        if (s->state != J_PLACED || s->stall_until >= t + c->epoch_s)
-            continue;
-        e->ppj[*np] = e->pj[a];
-        e->node_of[*np] = (size_t)s->node;
-        e->pl[(*np)++] = i;
-    }
-    if (slaq_allocate_nodes(c->policy, e->ppj, *np, e->node_of, e->cap,
-                            c->cl.nodes, 1, e->ws, e->alloc) != SLAQ_OK)
-        return -1;
-    return 0;
+    double given = 0;
+    for (size_t a = 0; a < na; a++)
+        given += slaq_job_alloc(e->st[e->act[a]].sj);
+    return given;
 }
 
-/* Gives the np placed jobs round_cores' cores; returns their sum. */
-static double round_give(dl_engine *e, size_t np)
-{
-    double round_given = 0;
-    for (size_t p = 0; p < np; p++) {
-        e->st[e->pl[p]].alloc = e->alloc[p];
-        round_given += e->alloc[p];
-    }
-    return round_given;
-}
-
-/* Advances the na active jobs from t to t + T at their cores: work done,
- * the reduction at a deadline passed, the jobs that finish, the losses
- * MLF-C's optimal stop reads. Returns how many finished. */
-static size_t round_advance(dl_engine *e, double t, size_t na)
+/* Advances the na active jobs from t to t + T at the epoch's cores (a
+ * job that moved starts when its move ends): work done, the reduction
+ * at a deadline passed, the jobs that finish. Returns how many finished
+ * (they are dropped from e->act); *left the active jobs left. */
+static size_t round_advance(dl_engine *e, double t, size_t na, size_t *left)
 {
     const double T = e->c->epoch_s;
     size_t ndone = 0;
@@ -635,7 +530,8 @@ static size_t round_advance(dl_engine *e, double t, size_t na)
         size_t i = e->act[a];
         dl_state *s = &e->st[i];
         const dl_job *j = &e->w->jobs[i];
-        double start = fmax(t, s->stall_until), a_c = s->alloc;
+        double start = fmax(t, slaq_job_moving_until(s->sj));
+        double a_c = slaq_job_alloc(s->sj);
         double run = a_c > 0 ? t + T - start : 0;
         if (run < 0)
             run = 0;
@@ -654,19 +550,8 @@ static size_t round_advance(dl_engine *e, double t, size_t na)
         s->attained += a_c * run;
         if (!(a_c > 0))
             s->waited += T;
-        const curve *cv = job_curve(e, i);
-        double l = curve_loss(cv, curve_pos(cv, j, s->done));
-        if (l < s->prev_loss)
-            s->last_drop = s->prev_loss - l;
-        s->prev_loss = l;
-        if (s->nrecent == DL_OPTSTOP_ROUNDS) {
-            memmove(s->recent, s->recent + 1,
-                    (DL_OPTSTOP_ROUNDS - 1) * sizeof *s->recent);
-            s->nrecent--;
-        }
-        if (a_c > 0)
-            s->recent[s->nrecent++] = l;
     }
+    *left = round_compact(e, na);
     return ndone;
 }
 
@@ -722,18 +607,17 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
     if (dl_check(w, cs, c, err, errlen) < 0)
         return -1;
     dl_engine e = {.w = w, .cs = cs, .c = c};
-    if (engine_alloc(&e, n, nn) ||
-        slaq_alloc_ws_set_prio(e.ws, &c->prio) != SLAQ_OK) {
-        util_errf(err, errlen, "out of memory, or bad priority parameters");
+    if (engine_alloc(&e, n)) {
+        util_errf(err, errlen, "out of memory, or the core refused the "
+                  "scheduler (mlfs-rl and mlfs need a model; bad priority "
+                  "parameters)");
         engine_free(&e);
         return -1;
     }
     engine_start(&e);
-    const int moves = c->moves && slaq_policy_moves(c->policy);
-    const int control = c->control && slaq_policy_load_control(c->policy);
     const double T = c->epoch_s;
     double t = floor(w->jobs[0].arrival / T) * T;
-    size_t next = 0, ndone = 0, rounds = 0;
+    size_t next = 0, ndone = 0, rounds = 0, na = 0;
     double sched_us = 0, given = 0, given_arr = 0;
     size_t rounds_arr = 0;
     const double last_arrival = w->jobs[n - 1].arrival;
@@ -746,66 +630,42 @@ int dl_run(const dl_workload *w, const curve_set *cs, const dl_config *c,
             rc = -1;
             break;
         }
-        while (next < n && w->jobs[next].arrival <= t)
-            e.st[next++].state = J_PENDING;
-        /* The active jobs, and how many wait. */
-        size_t npend, na = round_active(&e, next, &npend);
-        double t0 = wall_us();
-        /* MLF-C: stop what met its accuracy while the cluster is busy. */
-        if (control)
-            na = round_stop(&e, t, na, npend, r, &ndone);
-        /* Keys over the active jobs, then the pending ones placed in
-         * their order. */
-        for (size_t a = 0; a < na; a++)
-            fill_pjob(&e, e.act[a], t, &e.pj[a]);
-        if (slaq_policy_keys(c->policy, e.pj, na, e.ws, e.key) !=
-            SLAQ_OK) {
-            util_errf(err, errlen, "the core refused the keys (mlfs-rl "
-                      "needs a model)");
-            rc = -1;
+        while (rc == 0 && next < n && w->jobs[next].arrival <= t) {
+            rc = round_arrive(&e, next);
+            e.act[na++] = next++;
+        }
+        if (rc) {
+            util_errf(err, errlen, "out of memory");
             break;
         }
-        if (c->hook && c->hook->keys)
-            c->hook->keys(c->hook->ctx, t, e.pj, na, e.key);
-        slaq_key_order(e.key, na, e.order, NULL);
-        for (size_t o = 0; o < na; o++) {
-            size_t a = e.order[o], i = e.act[a];
-            dl_state *s = &e.st[i];
-            const dl_job *j = &w->jobs[i];
-            if (s->state != J_PENDING)
-                continue;
-            long v = moves ? slaq_mlfs_host(e.nodes, nn, j->size, j->mem,
-                                            c->h_r, -1, 1)
-                           : slaq_node_most_free(e.nodes, nn, j->mem);
-            if (v < 0)
-                continue;
-            s->state = J_PLACED;
-            s->node = v;
-            e.nodes[v].use_cores += j->size;
-            e.nodes[v].use_mem += j->mem;
-        }
-        /* Moves off overloaded nodes. */
-        if (moves)
-            round_moves(&e, t, na, r);
-        /* Cores: the policy over the placed jobs that are not moving. */
-        size_t np;
-        if (round_cores(&e, t, na, &np) < 0) {
-            util_errf(err, errlen, "the core refused an allocation");
+        /* The round's decisions are the epoch's: stops, the order of the
+         * waiting jobs and their places, moves, cores. */
+        round_observe(&e, na);
+        double t0 = wall_us();
+        if (slaq_sched_epoch(e.s, t) != SLAQ_OK) {
+            util_errf(err, errlen, "the core refused the round's keys or "
+                      "its allocation");
             rc = -1;
             break;
         }
         sched_us += wall_us() - t0;
-        double round_given = round_give(&e, np);
-        given += round_given;
+        na = round_stop(&e, t, na, r, &ndone);
+        double round_given_ = round_given(&e, na);
+        given += round_given_;
         if (t <= last_arrival) {
-            given_arr += round_given;
+            given_arr += round_given_;
             rounds_arr++;
         }
         /* Advance to t + T. */
-        ndone += round_advance(&e, t, na);
+        ndone += round_advance(&e, t, na, &na);
         t += T;
     }
     if (!rc) {
+        slaq_mlfs_stats ms = slaq_sched_mlfs_stats(e.s);
+        r->moves = ms.moves;
+        r->move_s = ms.move_s;
+        r->move_gb = ms.move_gb;
+        r->moves_skipped = ms.moves_skipped;
         r->jobs = n;
         r->rounds = rounds;
         r->sched_us = sched_us / (double)rounds;

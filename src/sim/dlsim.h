@@ -6,18 +6,21 @@
  * worker), a memory demand and an amount of work (core-seconds at their
  * size); each follows a loss curve of the curve library stretched over
  * its work. A cluster of nodes with cores and memory runs them in rounds
- * of epoch_s seconds, and every decision of a round is the core's:
+ * of epoch_s seconds, and every decision of a round is the core's: the
+ * jobs are a slaq_sched's, made MLFS's cluster (slaq_sched_set_mlfs,
+ * slaq/deadline.h), and each round's slaq_sched_epoch decides
  *
+ *   stops          slaq_mlfs_overloaded + slaq_mlfc_decide (mlfs)
  *   pending order  slaq_policy_keys(policy), slaq_key_order (every
  *                  policy)
  *   placement      slaq_mlfs_host, strict (policies that move), else
  *                  slaq_node_most_free
  *   moves          slaq_mlfs_plan, weighed with --weigh-moves
  *                                               (mlfs-h, mlfs, mlfs-rl)
- *   stops          slaq_mlfs_overloaded + slaq_mlfc_decide (mlfs)
- *   cores          slaq_allocate_nodes(policy)  (every policy; the call
- *                  slaqd's epoch makes)
+ *   cores          slaq_allocate_nodes(policy)  (every policy)
  *
+ * after the simulator has told it where each job is (slaq_job_observe);
+ * the simulator applies the decisions and advances the true curves.
  * A placed job keeps its memory on its node and is given cores there by
  * the policy, at most its size; with a cores it progresses a core-seconds
  * per second (linear scaling). A move stops the job for move_fixed_s plus
@@ -27,9 +30,9 @@
  * forecast): its best case, not what a prediction would give it.
  *
  * This engine is not sim.c's: that one replays iterative jobs through a
- * slaq_sched, which places a job once at arrival and never moves it; the
- * deadline setting needs pending queues in a policy's order, placement
- * and moves, so it drives the core's policy functions directly.
+ * plain slaq_sched, which places a job once at arrival and never moves
+ * it; the deadline setting's pending queues in a policy's order,
+ * placement by memory and moves are MLFS's cluster's.
  */
 #ifndef SLAQ_SIM_DLSIM_H
 #define SLAQ_SIM_DLSIM_H

@@ -13,8 +13,14 @@
 # slaq_mlfs_move_gain), sorts jobs by their keys itself (a comparison of
 # .key fields) or carries a placement rule of its own, and slaqd does not
 # judge overload or MLF-C's verdict itself (slaq_mlfs_overloaded,
-# slaq_mlfc_decide: its slaq_sched's epoch does). The check runs on a copy with one such call planted in
-# slaqd and one in the deadline simulator, and must find both.
+# slaq_mlfc_decide: its slaq_sched's epoch does). The simulators go
+# further: each drives a slaq_sched, whose epoch makes every decision of
+# a round, so none calls a decision function at all (the stops, keys,
+# order, placement, moves, overload and the allocator), and the deadline
+# simulator calls the epoch (slaq_sched_epoch or slaq_sched_allocate:
+# MLFS's cluster, slaq_sched_set_mlfs). The checks run on a copy with such
+# calls planted in slaqd and the simulators, and with the deadline
+# simulator's epoch taken out, and must find each.
 . "$(dirname "$0")/lib.sh"
 
 # decisions_outside ROOT: "file:line: text" for every such line in the
@@ -29,7 +35,19 @@ decisions_outside() {
     "$root"/src/daemon/*.c 2>/dev/null |
     grep -vE ':[0-9]+:[[:space:]]*(/?\*|//)' |
     sed "s#^$root/##"
+  grep -nE '\bslaq_(mlfc_decide|mlfs_plan|mlfs_host|mlfs_overloaded|key_order|node_most_free|allocate_nodes|allocate|policy_keys)[[:space:]]*\(' \
+    "$root"/src/sim/*.c 2>/dev/null |
+    grep -vE ':[0-9]+:[[:space:]]*(/?\*|//)' |
+    sed "s#^$root/##"
 }
+
+# drives_epoch ROOT: whether the deadline simulator calls the core's
+# epoch (comments aside); lacks_epoch ROOT: whether it does not.
+drives_epoch() {
+  grep -E '\bslaq_sched_(epoch|allocate)[[:space:]]*\(' "$1/src/sim/dlsim.c" |
+    grep -qvE '^[[:space:]]*(/?\*|//)'
+}
+lacks_epoch() { ! drives_epoch "$1"; }
 
 decisions_outside . >"$TMP/found"
 check "no driver decides for the core (found: $(tr '\n' ';' <"$TMP/found"))" \
@@ -40,15 +58,15 @@ for pair in "src/daemon/jobs.c slaq_job_verdict" \
             "src/daemon/jobs.c slaq_job_set_metric" \
             "src/daemon/jobs.c slaq_key_order" \
             "src/daemon/agent_link.c slaq_mlfs_plan" \
-            "src/sim/dlsim.c slaq_mlfc_decide" \
-            "src/sim/dlsim.c slaq_mlfs_plan" \
-            "src/sim/dlsim.c slaq_key_order" \
-            "src/sim/dlsim.c slaq_node_most_free" \
-            "src/sim/dlsim.c slaq_allocate_nodes" \
-            "src/sim/dlsim.c slaq_policy_keys"; do
+            "src/sim/dlsim.c slaq_sched_set_mlfs" \
+            "src/sim/dlsim.c slaq_job_observe" \
+            "src/sim/dlsim.c slaq_job_verdict" \
+            "src/sim/dlsim.c slaq_job_alloc" \
+            "src/sim/dlsim.c slaq_job_moving_until"; do
   set -- $pair
   check "$1 asks the core: $2" grep -qE "\b$2[[:space:]]*\(" "$1"
 done
+check "the deadline simulator drives the core's epoch" drives_epoch .
 
 # The same check on a copy with a decision planted in each driver.
 mkdir -p "$TMP/tree/src"
@@ -59,6 +77,10 @@ printf 'static int planted(void) { return slaq_mlfs_overloaded(0, 0, 0, 0.9); }\
   >>"$TMP/tree/src/daemon/agent_link.c"
 printf 'static int planted(const slaq_pjob *a, const slaq_pjob *b) { return a->key < b->key; }\n' \
   >>"$TMP/tree/src/sim/dlsim.c"
+printf 'static long planted_place(const slaq_node_use *v) { return slaq_node_most_free(v, 1, 0); }\n' \
+  >>"$TMP/tree/src/sim/dlsim.c"
+printf 'static int planted_stop(const slaq_goal *g) { return slaq_mlfc_decide(g, 0, 1, 1, 0, 0, 0); }\n' \
+  >>"$TMP/tree/src/sim/sim.c"
 decisions_outside "$TMP/tree" >"$TMP/planted"
 check "a stop composed in slaqd is found" \
   grep -q '^src/daemon/jobs.c:[0-9]*:.*slaq_mlfs_stop' "$TMP/planted"
@@ -66,6 +88,16 @@ check "an order by key made in the deadline simulator is found" \
   grep -q '^src/sim/dlsim.c:[0-9]*:.*a->key < b->key' "$TMP/planted"
 check "overload judged in slaqd is found" \
   grep -q '^src/daemon/agent_link.c:[0-9]*:.*slaq_mlfs_overloaded' "$TMP/planted"
+check "a placement made in the deadline simulator is found" \
+  grep -q '^src/sim/dlsim.c:[0-9]*:.*slaq_node_most_free' "$TMP/planted"
+check "MLF-C's verdict judged in a simulator is found" \
+  grep -q '^src/sim/sim.c:[0-9]*:.*slaq_mlfc_decide' "$TMP/planted"
 check "nothing else is found in the copy" \
-  test "$(wc -l <"$TMP/planted")" -eq 3
+  test "$(wc -l <"$TMP/planted")" -eq 5
+# The deadline simulator without its epoch (its calls made comments) is
+# found out.
+sed -E 's#^([^/*]*\bslaq_sched_(epoch|allocate)[[:space:]]*\()#// \1#' \
+  src/sim/dlsim.c >"$TMP/tree/src/sim/dlsim.c"
+check "a deadline simulator that does not call the epoch is found" \
+  lacks_epoch "$TMP/tree"
 finish

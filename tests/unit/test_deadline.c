@@ -2,8 +2,9 @@
  * test_deadline.c — the priority policies and MLFS's pieces: EDF's and
  * Tiresias' orders, each term of MLF-H's Eq. 2-6 as slaq normalises it,
  * the Eq. 3/5 recursion, the priority division (preemptive and sticky),
- * the ideal virtual host and task, MLF-C's overload test and stop, and a
- * job's goal through the scheduler.
+ * the ideal virtual host and task, MLF-C's overload test and stop, a
+ * job's goal through the scheduler, and MLFS's cluster in a scheduler
+ * (slaq_sched_set_mlfs: its order, placement, stops and moves).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -817,6 +818,221 @@ static void test_rl_features_and_keys(void **state)
     slaq_alloc_ws_free(ws);
 }
 
+/* MLFS's cluster (slaq_sched_set_mlfs): a scheduler of `nodes` nodes of
+ * `cores` cores and 100 GB under `policy`, epochs of 60 s. */
+static slaq_sched *mlfs_cluster(slaq_policy_kind policy, size_t nodes,
+                                double cores, slaq_mlfs_config *mc)
+{
+    static slaq_rl_model zero; /* every score 0: the order is by index */
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.policy = policy;
+    c.cores = cores;
+    c.nodes = nodes;
+    c.epoch_s = 60;
+    c.rl = &zero;
+    slaq_sched *s = slaq_sched_new(&c);
+    assert_non_null(s);
+    mc->node_mem = 100;
+    mc->prio.rl = &zero;
+    assert_int_equal(slaq_sched_set_mlfs(s, mc), SLAQ_OK);
+    return s;
+}
+
+static const double truth[] = {1.0, 0.8, 0.6, 0.4, 0.2};
+
+/* A job of MLFS's cluster: max_cores cores, mem GB, the curve above. */
+static slaq_job *mlfs_job(slaq_sched *s, double max_cores, double mem,
+                          double deadline, double t)
+{
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    o.max_cores = max_cores;
+    o.mem = mem;
+    o.truth = truth;
+    o.truth_len = 5;
+    o.goal.deadline = deadline;
+    o.goal.maximize = 0;
+    o.goal.accuracy = 0.5; /* a loss of 0.5 or less */
+    o.goal.stop = SLAQ_STOP_ACCURACY;
+    return slaq_sched_add(s, &o, t);
+}
+
+static void observe(slaq_job *j, double k)
+{
+    slaq_job_obs o = {.k = k, .iters_per_core = 0.5, .remaining_s = 3600};
+    assert_int_equal(slaq_job_observe(j, &o), SLAQ_OK);
+}
+
+/* The hook of a trainer that reverses the policy's order. */
+static void negate_keys(void *ctx, double now, const slaq_pjob *pj, size_t n,
+                        double *key)
+{
+    (void)pj;
+    (void)now;
+    *(size_t *)ctx = n;
+    for (size_t i = 0; i < n; i++)
+        key[i] = -key[i];
+}
+
+/* A new job waits for the epoch, which places the waiting jobs in the
+ * order of their keys (EDF: the nearer deadline first) on the node with
+ * the most free memory while their memory fits, and divides the node's
+ * cores among the placed ones; the keys hook may reorder them. */
+static void test_mlfs_cluster_places_waiting_jobs_by_key(void **state)
+{
+    (void)state;
+    for (int hook = 0; hook <= 1; hook++) {
+        slaq_mlfs_config mc;
+        slaq_mlfs_config_init(&mc);
+        size_t seen = 0;
+        if (hook) {
+            mc.keys = negate_keys;
+            mc.keys_ctx = &seen;
+        }
+        slaq_sched *s = mlfs_cluster(SLAQ_POLICY_EDF, 1, 4, &mc);
+        slaq_job *late = mlfs_job(s, 2, 40, 300, 0);
+        slaq_job *soon = mlfs_job(s, 2, 40, 100, 0);
+        slaq_job *mid = mlfs_job(s, 2, 40, 200, 0);
+        assert_true(late && soon && mid);
+        assert_int_equal(slaq_job_node(soon), SLAQ_NODE_PENDING);
+        observe(late, 0);
+        observe(soon, 0);
+        observe(mid, 0);
+        assert_int_equal(slaq_sched_epoch(s, 0), SLAQ_OK);
+        /* 2 × 40 GB fit in 100, a third does not */
+        slaq_job *out = hook ? soon : late;
+        assert_int_equal(slaq_job_node(out), SLAQ_NODE_PENDING);
+        assert_int_equal(slaq_job_node(mid), 0);
+        assert_int_equal(slaq_job_node(hook ? late : soon), 0);
+        assert_true(slaq_job_alloc(mid) == 2);
+        assert_true(slaq_job_alloc(out) == 0);
+        assert_int_equal(seen, hook ? 3 : 0);
+        assert_int_equal(slaq_sched_pending(s), 1);
+        /* removal keeps the order of arrival */
+        slaq_sched_remove(s, late);
+        assert_ptr_equal(slaq_sched_job(s, 0), soon);
+        assert_ptr_equal(slaq_sched_job(s, 1), mid);
+        slaq_sched_free(s);
+    }
+}
+
+/* Under mlfs, a waiting job makes the cluster overloaded: a placed job
+ * whose loss meets its accuracy is stopped before anything is placed,
+ * leaves its node at once, gets no cores, and the waiting job takes its
+ * place in the same epoch. */
+static void test_mlfs_cluster_stops_before_it_places(void **state)
+{
+    (void)state;
+    slaq_mlfs_config mc;
+    slaq_mlfs_config_init(&mc);
+    slaq_sched *s = mlfs_cluster(SLAQ_POLICY_MLFS, 1, 2, &mc);
+    slaq_job *a = mlfs_job(s, 2, 10, INFINITY, 0);
+    assert_non_null(a);
+    observe(a, 0);
+    assert_int_equal(slaq_sched_epoch(s, 0), SLAQ_OK);
+    assert_int_equal(slaq_job_node(a), 0);
+    slaq_job *b = mlfs_job(s, 2, 10, INFINITY, 30);
+    assert_non_null(b);
+    observe(a, 2); /* loss 0.6: short of 0.5 */
+    observe(b, 0);
+    assert_int_equal(slaq_sched_epoch(s, 60), SLAQ_OK);
+    assert_true(slaq_sched_overloaded(s));
+    assert_int_equal(slaq_job_verdict(a), SLAQ_VERDICT_RUN);
+    /* the node is full (2 cores asked of 2, strict placement): b waits */
+    assert_int_equal(slaq_job_node(b), SLAQ_NODE_PENDING);
+    observe(a, 3); /* loss 0.4: met */
+    observe(b, 0);
+    assert_int_equal(slaq_sched_epoch(s, 120), SLAQ_OK);
+    assert_int_equal(slaq_job_verdict(a), SLAQ_VERDICT_ACCURACY);
+    assert_true(slaq_job_alloc(a) == 0);
+    assert_int_equal(slaq_job_node(b), 0);
+    assert_true(slaq_job_alloc(b) == 2);
+    slaq_sched_remove(s, a);
+    /* the job alone, nothing waiting: not overloaded */
+    observe(b, 4);
+    assert_int_equal(slaq_sched_epoch(s, 180), SLAQ_OK);
+    assert_false(slaq_sched_overloaded(s));
+    assert_int_equal(slaq_job_verdict(b), SLAQ_VERDICT_RUN);
+    slaq_sched_free(s);
+}
+
+/* A node that becomes overloaded (its cores cut) sheds its lower-key
+ * job to the node with room; the move stops the job for 30 s plus its
+ * memory at 1 GB/s, so it gets no cores in an epoch that move outlasts,
+ * and it is counted. */
+static void test_mlfs_cluster_moves_off_an_overloaded_node(void **state)
+{
+    (void)state;
+    slaq_mlfs_config mc;
+    slaq_mlfs_config_init(&mc);
+    slaq_sched *s = mlfs_cluster(SLAQ_POLICY_MLFS_H, 1, 8, &mc);
+    slaq_job *x = mlfs_job(s, 3, 40, 1000, 0);
+    slaq_job *y = mlfs_job(s, 3, 40, 5000, 0);
+    assert_true(x && y);
+    observe(x, 0);
+    observe(y, 0);
+    assert_int_equal(slaq_sched_epoch(s, 0), SLAQ_OK);
+    assert_int_equal(slaq_job_node(x), 0);
+    assert_int_equal(slaq_job_node(y), 0);
+    assert_int_equal(slaq_sched_add_node(s, 8), 1);
+    assert_int_equal(slaq_sched_set_node_cores(s, 0, 4), SLAQ_OK);
+    observe(x, 1);
+    observe(y, 1);
+    assert_int_equal(slaq_sched_epoch(s, 60), SLAQ_OK);
+    double key[2];
+    assert_int_equal(slaq_sched_keys(s, key), SLAQ_OK);
+    slaq_job *low = key[1] < key[0] ? y : x, *high = low == x ? y : x;
+    assert_int_equal(slaq_job_node(low), 1);
+    assert_int_equal(slaq_job_node(high), 0);
+    assert_true(slaq_job_moved_at(low) == 60);
+    assert_true(slaq_job_moving_until(low) == 60 + 30 + 40);
+    assert_true(slaq_job_moved_at(high) == -INFINITY);
+    assert_true(slaq_job_alloc(low) == 0);
+    assert_true(slaq_job_alloc(high) == 3);
+    slaq_mlfs_stats st = slaq_sched_mlfs_stats(s);
+    assert_int_equal(st.moves, 1);
+    assert_true(st.move_s == 70 && st.move_gb == 40);
+    /* the next epoch the move is over: it runs on its new node */
+    observe(x, 2);
+    observe(y, 2);
+    assert_int_equal(slaq_sched_epoch(s, 120), SLAQ_OK);
+    assert_true(slaq_job_alloc(low) == 3);
+    assert_int_equal(slaq_sched_mlfs_stats(s).moves, 1);
+    slaq_sched_free(s);
+}
+
+/* What MLFS's cluster refuses: a scheduler with jobs already, a job
+ * without its true curve, an observation outside it. */
+static void test_mlfs_cluster_refuses(void **state)
+{
+    (void)state;
+    slaq_mlfs_config mc;
+    slaq_mlfs_config_init(&mc);
+    slaq_sched *s = mlfs_cluster(SLAQ_POLICY_EDF, 1, 4, &mc);
+    assert_int_equal(slaq_sched_set_mlfs(s, &mc), SLAQ_EINVAL);
+    slaq_job_opts o;
+    slaq_job_opts_init(&o);
+    assert_null(slaq_sched_add(s, &o, 0)); /* no curve */
+    slaq_sched_free(s);
+    slaq_sched_config c;
+    slaq_sched_config_init(&c);
+    c.cores = 4;
+    s = slaq_sched_new(&c);
+    assert_non_null(s);
+    slaq_job *j = slaq_sched_add(s, &o, 0);
+    assert_non_null(j);
+    slaq_job_obs ob = {0};
+    assert_int_equal(slaq_job_observe(j, &ob), SLAQ_EINVAL);
+    assert_int_equal(slaq_sched_set_mlfs(s, &mc), SLAQ_EINVAL); /* a job */
+    assert_int_equal(slaq_sched_mlfs_stats(s).moves, 0);
+    slaq_sched_free(s);
+    s = slaq_sched_new(&c);
+    mc.node_mem = 0;
+    assert_int_equal(slaq_sched_set_mlfs(s, &mc), SLAQ_EINVAL);
+    slaq_sched_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -845,6 +1061,10 @@ int main(void)
         cmocka_unit_test(test_sched_keys_are_the_epochs_keys),
         cmocka_unit_test(test_rl_score_is_the_hand_computed_forward_pass),
         cmocka_unit_test(test_rl_features_and_keys),
+        cmocka_unit_test(test_mlfs_cluster_places_waiting_jobs_by_key),
+        cmocka_unit_test(test_mlfs_cluster_stops_before_it_places),
+        cmocka_unit_test(test_mlfs_cluster_moves_off_an_overloaded_node),
+        cmocka_unit_test(test_mlfs_cluster_refuses),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
