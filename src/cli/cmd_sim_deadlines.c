@@ -338,18 +338,21 @@ static int parse_policy_opt(int c, const char *arg, dl_opts *o)
                      ? EXIT_USAGE : 0;
     case 'e': return num("epoch", arg, 1, 86400, &o->cfg.epoch_s)
                      ? EXIT_USAGE : 0;
-    case 'U': o->cfg.prio.use_urgency = 0; break;
-    case 'T': o->cfg.prio.use_deadline = 0; break;
-    case 'm': o->cfg.moves = 0; break;
-    case 'W': o->cfg.weigh_moves = 1; break;
-    case 'L': o->cfg.control = 0; break;
+    case 'U': o->cfg.mlfs.prio.use_urgency = 0; break;
+    case 'T': o->cfg.mlfs.prio.use_deadline = 0; break;
+    case 'm': o->cfg.mlfs.moves = 0; break;
+    case 'W': o->cfg.mlfs.weigh_moves = 1; break;
+    case 'L': o->cfg.mlfs.control = 0; break;
     case 'O': o->cfg.optstop = 1; break;
-    case 'a': return num("alpha", arg, 0, 1, &o->cfg.prio.alpha)
+    case 'a': return num("alpha", arg, 0, 1, &o->cfg.mlfs.prio.alpha)
                      ? EXIT_USAGE : 0;
-    case 'r': return num("h-r", arg, 0.01, 1, &o->cfg.h_r) ? EXIT_USAGE : 0;
-    case 'P': return num("p-s", arg, 0.001, 1, &o->cfg.p_s) ? EXIT_USAGE : 0;
-    case 'S': return num("h-s", arg, 0.01, 1, &o->cfg.h_s) ? EXIT_USAGE : 0;
-    case 'v': return num("move-s", arg, 0, 86400, &o->cfg.move_fixed_s)
+    case 'r': return num("h-r", arg, 0.01, 1, &o->cfg.mlfs.h_r)
+                     ? EXIT_USAGE : 0;
+    case 'P': return num("p-s", arg, 0.001, 1, &o->cfg.mlfs.p_s)
+                     ? EXIT_USAGE : 0;
+    case 'S': return num("h-s", arg, 0.01, 1, &o->cfg.mlfs.h_s)
+                     ? EXIT_USAGE : 0;
+    case 'v': return num("move-s", arg, 0, 86400, &o->cfg.mlfs.move_fixed_s)
                      ? EXIT_USAGE : 0;
     case 'o': o->out = arg; break;
     }
@@ -558,7 +561,7 @@ int cmd_sim_deadlines(int argc, char **argv)
                       " (the default; give one with --model FILE)");
             return EXIT_USAGE;
         }
-        o.cfg.prio.rl = &net;
+        o.cfg.mlfs.prio.rl = &net;
     }
     curve_set cs;
     if (curves_load(o.curves, &cs, err, sizeof err)) {
@@ -609,7 +612,7 @@ int cmd_sim_deadlines(int argc, char **argv)
             break;
         }
         print_row(stdout, slaq_policy_name(o.pol[p]), &res[p]);
-        if (c.weigh_moves && slaq_policy_moves(c.policy))
+        if (c.mlfs.weigh_moves && slaq_policy_moves(c.policy))
             printf("%-9s moves refused as not worth their cost: %zu\n",
                    "", res[p].moves_skipped);
         fflush(stdout);

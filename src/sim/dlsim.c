@@ -46,17 +46,7 @@ void dl_config_init(dl_config *c)
     c->policy = SLAQ_POLICY_MLFS;
     c->cl = (dl_cluster){20, 32, 32 * 6.0};
     c->epoch_s = 60;
-    slaq_prio_params_init(&c->prio);
-    c->moves = 1;
-    c->control = 1;
-    c->optstop = 0;
-    c->optstop_eps = SLAQ_MLFS_OPTSTOP_EPS;
-    c->h_r = 0.9;
-    c->p_s = 0.1;
-    c->h_s = 0.9;
-    c->move_fixed_s = 30;
-    c->move_gbps = 1;
-    c->move_hold_s = 600;
+    slaq_mlfs_config_init(&c->mlfs);
 }
 
 /* --------------------------------------------------------- workloads */
@@ -354,21 +344,9 @@ static slaq_sched *engine_sched(const dl_config *c)
     sc.nodes = c->cl.nodes;
     sc.epoch_s = c->epoch_s;
     sc.unit = 1;
-    sc.rl = c->prio.rl;
-    slaq_mlfs_config mc;
-    slaq_mlfs_config_init(&mc);
+    sc.rl = c->mlfs.prio.rl;
+    slaq_mlfs_config mc = c->mlfs;
     mc.node_mem = c->cl.mem;
-    mc.moves = c->moves;
-    mc.control = c->control;
-    mc.optstop_eps = c->optstop_eps;
-    mc.h_r = c->h_r;
-    mc.p_s = c->p_s;
-    mc.h_s = c->h_s;
-    mc.move_fixed_s = c->move_fixed_s;
-    mc.move_gbps = c->move_gbps;
-    mc.move_hold_s = c->move_hold_s;
-    mc.weigh_moves = c->weigh_moves;
-    mc.prio = c->prio;
     if (c->hook && c->hook->keys) {
         mc.keys = c->hook->keys;
         mc.keys_ctx = c->hook->ctx;

@@ -129,20 +129,13 @@ typedef struct dl_config {
     dl_cluster cl;
     double epoch_s;       /* a round; default 60 (MLFS's scheduler runs
                              every minute) */
-    slaq_prio_params prio;
-    int moves;            /* 1: the policy's moves (if it moves); 0: off */
-    int control;          /* 1: the policy's load control; 0: off */
     int optstop;          /* MLF-C's OptStop too (mlfs) */
-    double optstop_eps;   /* a plateau: < this share of the change so far
-                             over the last DL_OPTSTOP_ROUNDS rounds */
-    double h_r, p_s, h_s; /* MLFS's thresholds: 0.9, 0.1, 0.9 */
-    double move_fixed_s;  /* seconds a move stops a job, plus ... */
-    double move_gbps;     /* ... its memory over this many GB/s */
-    double move_hold_s;   /* a moved job stays this long at least */
-    int weigh_moves;      /* 1: a move that costs the job more than it
-                             gains (slaq_mlfs_plan, at the mean cost
-                             of the moves so far) is not made; slaqd's
-                             rule. 0 (default): MLFS's, every planned move */
+    /* MLFS's cluster (slaq_mlfs_config_init's defaults): the priorities,
+     * moves, load control and its thresholds, OptStop's plateau (over the
+     * last DL_OPTSTOP_ROUNDS rounds), a move's cost and whether it is
+     * weighed; its node_mem is cl.mem's and its keys hook the trainer's,
+     * set by dl_run */
+    slaq_mlfs_config mlfs;
     const dl_hook *hook;  /* NULL: none */
 } dl_config;
 

@@ -245,7 +245,7 @@ static int run(const dl_workload *w, const curve_set *cs,
 {
     dl_config c = *base;
     c.policy = policy;
-    c.prio.rl = m;
+    c.mlfs.prio.rl = m;
     c.hook = hook;
     hook->ctx = x;
     x->njobs = (double)w->n;
@@ -267,7 +267,7 @@ static int imitate(const rl_train_opts *o, const dl_workload *ws,
                    slaq_rl_model *m, gsl_rng *rng, FILE *progress, char *err,
                    size_t errlen)
 {
-    run_ctx x = {.prio = &base->prio, .epoch_s = base->epoch_s};
+    run_ctx x = {.prio = &base->mlfs.prio, .epoch_s = base->epoch_s};
     dl_hook hook = {.keys = imitate_keys};
     for (size_t k = 0; k < o->workloads; k++)
         if (run(&ws[k], cs, base, SLAQ_POLICY_MLFS_H, NULL, &x, &hook, err,
@@ -393,7 +393,7 @@ int rl_train(const rl_train_opts *o, const curve_set *cs,
         double g[RL_NPARAM] = {0}, total = 0;
         size_t met = 0, jobs = 0, steps = 0;
         for (size_t k = 0; k < o->workloads; k++) {
-            run_ctx b = {.prio = &base->prio, .m = m,
+            run_ctx b = {.prio = &base->mlfs.prio, .m = m,
                          .epoch_s = base->epoch_s, .sigma = o->sigma};
             if (run(&ws[k], cs, base, SLAQ_POLICY_MLFS_RL, m, &b, &hook, err,
                     errlen)) {
@@ -408,7 +408,7 @@ int rl_train(const rl_train_opts *o, const curve_set *cs,
                 ctx_free(&b);
                 continue;
             }
-            run_ctx x = {.prio = &base->prio, .m = m, .rng = rng,
+            run_ctx x = {.prio = &base->mlfs.prio, .m = m, .rng = rng,
                          .epoch_s = base->epoch_s, .sigma = o->sigma};
             if (run(&ws[k], cs, base, SLAQ_POLICY_MLFS_RL, m, &x, &hook, err,
                     errlen)) {
