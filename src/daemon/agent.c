@@ -41,7 +41,7 @@
 #include "daemon/agent.h"
 #include "daemon/array.h"
 #include "daemon/clock.h"
-#include "daemon/conn.h"
+#include "daemon/conn_io.h"
 #include "daemon/daemon.h"
 #include "daemon/enforce.h"
 #include "daemon/jobs.h"

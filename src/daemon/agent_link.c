@@ -35,7 +35,7 @@
 #include "daemon/array.h"
 #include "daemon/clock.h"
 #include "daemon/agent_link.h"
-#include "daemon/conn.h"
+#include "daemon/conn_io.h"
 #include "daemon/daemon.h"
 #include "daemon/enforce.h"
 #include "daemon/jobs.h"
@@ -1426,7 +1426,7 @@ void ctl_message(sd_daemon *d, sd_conn *c, json_t *msg)
     } else if (!strcmp(type, "info")) {
         sd_job *j = node_job(d, c, msg);
         if (j)
-            conn_declare(d, c, j, msg, 1);
+            job_declare(d, c, j, msg, 1);
     } else if (!strcmp(type, "started")) {
         sd_job *j = node_job(d, c, msg);
         char why[128], m[256];

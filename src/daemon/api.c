@@ -9,7 +9,6 @@
 #include <math.h>
 #include <pwd.h>
 #include <sodium.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +19,7 @@
 #include "daemon/aqpd.h"
 #include "daemon/array.h"
 #include "daemon/clock.h"
-#include "daemon/conn.h"
+#include "daemon/conn_io.h"
 #include "daemon/agent_link.h"
 #include "daemon/counters.h"
 #include "daemon/daemon.h"
@@ -33,22 +32,6 @@
 #include "daemon/sweepd.h"
 #include "daemon/users.h"
 #include "slaq/settings.h"
-
-json_t *api_error(const char *code, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return json_pack("{s:s, s:b, s:s, s:s}", "type", "result", "ok", 0,
-                     "code", code, "message", msg);
-}
-
-json_t *api_denied(int rc, const char *why)
-{
-    return rc < 0 ? api_error("permission_denied", "%s", why) : NULL;
-}
 
 static json_t *ok(void)
 {

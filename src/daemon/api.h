@@ -1,11 +1,14 @@
 /*
  * api.h — the requests the socket and HTTP share (api.c): a JSON object
- * with "type" in, a reply object out.
+ * with "type" in, a reply object out (an error reply's form is
+ * api_reply.h's).
  */
 #ifndef SLAQ_DAEMON_API_H
 #define SLAQ_DAEMON_API_H
 
 #include <jansson.h>
+
+#include "daemon/api_reply.h"
 
 typedef struct sd_daemon sd_daemon;
 typedef struct sd_user sd_user;
@@ -22,10 +25,5 @@ int api_needs_control(json_t *req);
  * nothing. */
 json_t *api_handle_as(sd_daemon *d, json_t *req, const sd_user *who);
 json_t *api_handle(sd_daemon *d, json_t *req);
-json_t *api_error(const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-/* A check of users.c's (user_may_*) as a reply: NULL when it allowed
- * (rc 0), else a "permission_denied" error saying why. */
-json_t *api_denied(int rc, const char *why);
 
 #endif

@@ -16,10 +16,12 @@
  *   file           header         what                                  prefix
  *   slaqd.c        loop.h         options, start-up, the loop, the log  sd_
  *   clock.c        clock.h        the clocks slaqd reads                sd_
- *   conn.c         conn.h         connections: NDJSON I/O, protocol     conn_
+ *   conn.c         conn.h         the protocol on connections           conn_
+ *   conn_io.c      conn_io.h      connections: listeners, NDJSON I/O    conn_
  *   jobs.c         jobs.h         job table, child processes, epoch     job_
  *   suspend.c      suspend.h      suspend and resume, agent operations  job_, op_
  *   api.c          api.h          requests shared by socket and HTTP    api_
+ *   api_reply.c    api_reply.h    the form of an error reply            api_
  *   enforce.c      enforce.h      CPU quota backends                    enf_
  *   store*.c       store.h        state.db, its only reader and writer  store_
  *   http.c         http.h         the HTTP API and the dashboard        http_
@@ -42,13 +44,15 @@
  * The modules are layers. A file includes the headers of its own layer
  * and of the layers below it, never one above: a lower module knows
  * nothing of what uses it (the store reads and writes records, it does
- * not make jobs; users.c says why a user may not act, api.c makes that a
- * reply). The shared headers hold the plain types every layer holds (this
- * one, sd_daemon, and the types it holds by value) and the loop's log
- * and registration (loop.h); they include only each other and the bottom
- * layer's. scripts/daemon-deps.sh draws the include graph against this
+ * not make jobs; users.c says why a user may not act, api_reply.c makes
+ * that a reply; conn_io.c sends on a connection, conn.c says what its
+ * lines mean). The shared headers hold the plain types every layer holds
+ * (this one, sd_daemon, and the types it holds by value) and the loop's
+ * log and registration (loop.h); they include only each other and the
+ * bottom layer's. scripts/daemon-deps.sh draws the include graph against this
  * table, and tests/cli/test_daemon_layers.sh holds it, with no include
- * cycle among the files (but the one it lists, which is shrinking).
+ * cycle among the files (but the one within the jobs layer it lists,
+ * which is shrinking). No arrow runs upward.
  *
  *   layer          files, top to bottom
  *   1 loop         slaqd.c conn.c tcp_session.c http.c api.c counters.c
@@ -57,7 +61,7 @@
  *   3 policy       accounts.c limits.c trace.c
  *   4 base         store.c store_run.c store_shares.c store_sweep.c
  *   4 base         record.c users.c enforce.c spawn.c link.c clock.c
- *   4 base         config.c
+ *   4 base         config.c conn_io.c api_reply.c
  *   shared         daemon.h loop.h
  */
 #ifndef SLAQ_DAEMON_H
@@ -79,7 +83,7 @@
                                          epoch may hand out: the allocator's
                                          work grows with them */
 #define SD_MAX_BUFFERED (32 * 1024 * 1024) /* all connections' buffers
-                                         (d->buffered; conn.c) */
+                                         (d->buffered; conn_io.c) */
 
 typedef struct sd_daemon sd_daemon;
 typedef struct sd_store sd_store;
@@ -125,7 +129,7 @@ typedef struct sd_frame {
     sd_sample *s;         /* one per job active in that epoch */
 } sd_frame;
 
-/* failed authentication over TCP (conn.c) */
+/* failed authentication over TCP (conn_io.c) */
 #define SD_AUTH_SLOTS 256             /* addresses with failed attempts kept */
 
 /* A token bucket of failed authentications. */
@@ -251,17 +255,23 @@ struct sd_daemon {
     size_t *prio_order;
     size_t prio_cap;
 
-    /* connections (conn.c) */
+    /* connections (conn_io.c) */
     sd_conn *conns;
     sd_conn *dead;        /* closed this loop turn; freed after it */
     size_t nconns;
     size_t buffered;      /* bytes held in all connections' buffers */
+    /* The protocol (conn.c, the top layer) registered with the connections
+     * (conn_io.c, the bottom one) by conn_protocol_init: what reads a
+     * connection's input, and what lets go of what the layers above hold
+     * of a connection that closed. */
+    void (*conn_input)(sd_daemon *d, sd_handler *h, uint32_t events);
+    void (*conn_closed)(sd_daemon *d, sd_conn *c);
     double idle_sweep;    /* monotonic time of the last idle sweep */
     /* the control connection whose request api_handle is answering
      * (conn.c sets it; NULL for HTTP): a request answered later by an
      * agent is parked on it */
     sd_conn *req_conn;
-    /* failed authentication over TCP (conn.c) */
+    /* failed authentication over TCP (conn_io.c) */
     sd_authfail authfail[SD_AUTH_SLOTS];
     sd_authrate auth_rate_tcp, auth_rate_agents, auth_rate_all;
     sd_ratelog auth_log;

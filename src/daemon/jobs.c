@@ -34,7 +34,7 @@
 #include "daemon/array.h"
 #include "daemon/clock.h"
 #include "daemon/agent_link.h"
-#include "daemon/conn.h"
+#include "daemon/conn_io.h"
 #include "daemon/daemon.h"
 #include "daemon/enforce.h"
 #include "daemon/jobs.h"
@@ -261,6 +261,85 @@ int job_declare_convergence(sd_daemon *d, sd_job *j, slaq_convergence c)
         store_put_job(d->store, j);
     }
     return 0;
+}
+
+/* The job's own length, "iters" in hello: the end of its curve for the
+ * core (slaq_job_opts.iters). A bad value is reported and ignored. */
+static void job_declare_iters(sd_daemon *d, sd_conn *c, sd_job *j,
+                              json_t *v)
+{
+    if (!v || json_is_null(v))
+        return;
+    if (!json_is_integer(v) || json_integer_value(v) < 1) {
+        conn_error(d, c, "bad_message", "field \"iters\" must be a positive "
+                   "integer (the iterations the job will run)");
+        return;
+    }
+    if (j->sj)
+        slaq_job_set_iters(j->sj, (uint64_t)json_integer_value(v));
+}
+
+/* The job's convergence class, "convergence" in hello or info (overrides
+ * the one given at submit). A bad value is reported and ignored. */
+static void job_declare_class(sd_daemon *d, sd_conn *c, sd_job *j,
+                              json_t *msg)
+{
+    slaq_convergence cv;
+    char err[160];
+    int rc = job_convergence_get(msg, &cv, err, sizeof err);
+    if (rc < 0)
+        conn_error(d, c, "bad_message", "%s", err);
+    else if (rc > 0 && job_declare_convergence(d, j, cv) < 0)
+        conn_error(d, c, "no_memory", "cannot change the job's predictor");
+}
+
+/* "metric_name" in hello or info: what the job's reports' "metric" is
+ * (docs/protocol.md). Stored with the job; a bad value is reported and
+ * ignored. */
+static void job_declare_metric(sd_daemon *d, sd_conn *c, sd_job *j,
+                               json_t *v)
+{
+    if (!v || json_is_null(v))
+        return;
+    const char *name = json_string_value(v);
+    size_t len = name ? strlen(name) : 0;
+    int ok = len >= 1 && len <= SD_METRIC_NAME_MAX;
+    for (size_t i = 0; ok && i < len; i++)
+        if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
+            ok = 0;
+    if (!ok) {
+        conn_error(d, c, "bad_message", "field \"metric_name\" must be a "
+                   "string of 1 to %d bytes without control characters",
+                   SD_METRIC_NAME_MAX);
+        return;
+    }
+    if (j->metric_name && !strcmp(j->metric_name, name))
+        return;
+    char *copy = strdup(name);
+    if (!copy)
+        return;
+    free(j->metric_name);
+    j->metric_name = copy;
+    store_put_job(d->store, j);
+}
+
+void job_declare(sd_daemon *d, sd_conn *c, sd_job *j, json_t *msg,
+                 int with_kind)
+{
+    job_declare_iters(d, c, j, json_object_get(msg, "iters"));
+    job_declare_class(d, c, j, msg);
+    json_t *kind = json_object_get(msg, "kind");
+    if (with_kind && kind && !json_is_null(kind)) {
+        int k;
+        char kerr[160];
+        if (!json_is_string(kind) ||
+            slaq_job_kind_parse(json_string_value(kind), &k) != SLAQ_OK)
+            conn_error(d, c, "bad_message", "field \"kind\" must be \"ml\", "
+                       "\"query\" or \"exact\"");
+        else if (aqpd_set_kind(d, j, k, kerr, sizeof kerr) < 0)
+            conn_error(d, c, "bad_message", "%s", kerr);
+    }
+    job_declare_metric(d, c, j, json_object_get(msg, "metric_name"));
 }
 
 static int get_num(json_t *req, const char *key, double lo, double *out,

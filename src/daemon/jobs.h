@@ -65,6 +65,11 @@ int job_convergence_get(json_t *msg, slaq_convergence *out, char *err,
 /* The job declares its convergence class (hello/info): the core's job
  * gets it (its predictor is made anew) and state.db records it. */
 int job_declare_convergence(sd_daemon *d, sd_job *j, slaq_convergence c);
+/* What a job declares of itself in hello or info ("iters", "convergence",
+ * "metric_name", and with with_kind "kind"), applied to j; a bad value is
+ * answered with an error on c, the job's session, and ignored. */
+void job_declare(sd_daemon *d, sd_conn *c, sd_job *j, json_t *msg,
+                 int with_kind);
 /* Creates a job record (not yet started); NULL when out of memory. */
 sd_job *job_new(sd_daemon *d, int64_t id);
 /* Starts a managed job from a submit request, run as `owner` (whom the

@@ -1164,6 +1164,7 @@ static int setup(sd_daemon *d)
         sd_log(d, 0, "epoll/signalfd: %s", strerror(errno));
         return -1;
     }
+    conn_protocol_init(d); /* before any connection is made */
 
     char path[4096];
     snprintf(path, sizeof path, "%s/state.db", d->cfg.state_dir);

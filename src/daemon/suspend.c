@@ -43,10 +43,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/api.h"
+#include "daemon/api_reply.h"
 #include "daemon/clock.h"
 #include "daemon/agent_link.h"
-#include "daemon/conn.h"
+#include "daemon/conn_io.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
 #include "daemon/loop.h"

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/api.h"
+#include "daemon/api_reply.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/conn.h"
+#include "daemon/conn_io.h"
 #include "daemon/daemon.h"
 #include "daemon/link.h"
 #include "daemon/loop.h"

@@ -1,7 +1,7 @@
 /*
- * test_conn.c — slaqd's connections (src/daemon/conn.c) driven through
- * socketpairs in this process, under a clock the test moves
- * (session.h): a job session's hello, reports and acknowledgements, a
+ * test_conn.c — slaqd's connections (src/daemon/conn.c, conn_io.c)
+ * driven through socketpairs in this process, under a clock the test
+ * moves (session.h): a job session's hello, reports and acknowledgements, a
  * report out of order refused with its reason, a line held until its
  * newline, a line over the limit refused at exactly the limit, a silent
  * connection closed at the documented 10 s and not before, an attached

@@ -63,6 +63,7 @@ static void fuzz_daemon_setup(sd_daemon *d, char *dir, const char *who)
     d->http_h.fd = -1;
     d->started = sd_now();
     d->epfd = epoll_create1(EPOLL_CLOEXEC);
+    conn_protocol_init(d);
     d->store = store_open(":memory:", 1, err, sizeof err);
     d->sched = slaq_sched_new(&c->sched);
     if (d->epfd < 0 || !d->store || !d->sched ||
