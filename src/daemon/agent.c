@@ -55,7 +55,7 @@
 /* Every message about a job carries the generation this agent runs
  * (agent_link.c fences the others); 1 for a job recorded before there were
  * generations. */
-#define JOB_GEN(j) ((j)->gen ? (j)->gen : 1u)
+#define JOB_GEN(j) ((j)->place.gen ? (j)->place.gen : 1u)
 
 static void up_send(sd_daemon *d, json_t *m)
 {
@@ -119,10 +119,11 @@ static void send_register(sd_daemon *d)
         json_t *e = json_pack("{s:I, s:s, s:I, s:I}", "job",
                               (json_int_t)j->id, "state",
                               job_state_name(j->state), "last_iter",
-                              (json_int_t)j->last_iter, "gen",
+                              (json_int_t)j->hist.last_iter, "gen",
                               (json_int_t)JOB_GEN(j));
-        if (e && j->pid > 0) /* an attached job may not have said its own */
-            json_object_set_new(e, "pid", json_integer(j->pid));
+        if (e &&
+            j->proc.pid > 0) /* an attached job may not have said its own */
+            json_object_set_new(e, "pid", json_integer(j->proc.pid));
         json_array_append_new(jobs, e);
     }
     /* "cores" too, for a controller before "capacity" (deprecated, sent
@@ -303,11 +304,12 @@ static void send_exit(sd_daemon *d, const sd_job *j)
                                             j->state)));
     if (m && j->reason)
         json_object_set_new(m, "reason", json_string(j->reason));
-    if (m && j->have_status)
-        json_object_set_new(m, "status", json_integer(j->exit_status));
-    if (m && j->suspended == SD_SUSP_CHECKPOINT && j->checkpoint_bytes >= 0)
+    if (m && j->proc.have_status)
+        json_object_set_new(m, "status", json_integer(j->proc.exit_status));
+    if (m && j->proc.suspended == SD_SUSP_CHECKPOINT &&
+        j->proc.checkpoint_bytes >= 0)
         json_object_set_new(m, "checkpoint_bytes",
-                            json_integer(j->checkpoint_bytes));
+                            json_integer(j->proc.checkpoint_bytes));
     up_send(d, m);
 }
 
@@ -357,7 +359,7 @@ static int replay_one(void *arg, const slaq_report *r, const char *est,
 static void catch_up(sd_daemon *d, const sd_job *j, int64_t after)
 {
     replay_ctx x = {d, j, after};
-    if (x.after < (int64_t)j->last_iter || !j->nreports)
+    if (x.after < (int64_t)j->hist.last_iter || !j->hist.nreports)
         store_each_full_report(d->store, j->id, replay_one, &x);
     if (!SD_ACTIVE(j->state))
         send_exit(d, j);
@@ -480,19 +482,19 @@ static int end_earlier(sd_daemon *d, sd_job *old, unsigned gen)
     char why[96];
     snprintf(why, sizeof why, "replaced by generation %u of the job", gen);
     sd_log(d, 0, "job %lld: generation %u runs here: %s", (long long)old->id,
-           old->gen, why);
+           old->place.gen, why);
     int st = 0, have = 0;
-    if (old->pid > 0) {
-        kill(-old->pid, SIGKILL);
-        kill(old->pid, SIGKILL);
+    if (old->proc.pid > 0) {
+        kill(-old->proc.pid, SIGKILL);
+        kill(old->proc.pid, SIGKILL);
         double until = sd_mono() + 2;
         for (;;) {
-            pid_t r = waitpid(old->pid, &st, WNOHANG);
-            if (r == old->pid) {
+            pid_t r = waitpid(old->proc.pid, &st, WNOHANG);
+            if (r == old->proc.pid) {
                 have = 1;
                 break;
             }
-            if (r < 0 && kill(old->pid, 0) < 0) /* adopted, and gone */
+            if (r < 0 && kill(old->proc.pid, 0) < 0) /* adopted, and gone */
                 break;
             if (sd_mono() > until)
                 return -1;
@@ -519,15 +521,15 @@ static void on_start(sd_daemon *d, json_t *msg)
         return;
     }
     sd_job *old = job_get(d, json_integer_value(id));
-    if (old && SD_ACTIVE(old->state) && old->gen > gen) {
+    if (old && SD_ACTIVE(old->state) && old->place.gen > gen) {
         sd_log(d, 0, "job %lld: a start of generation %u, older than the "
                "one running here (%u): ignored", (long long)old->id, gen,
-               old->gen);
+               old->place.gen);
         return;
     }
-    if (old && SD_ACTIVE(old->state) && old->gen == gen) {
+    if (old && SD_ACTIVE(old->state) && old->place.gen == gen) {
         json_t *m = job_msg("started", old);
-        json_object_set_new(m, "pid", json_integer(old->pid));
+        json_object_set_new(m, "pid", json_integer(old->proc.pid));
         up_send(d, m);
         return;
     }
@@ -545,7 +547,7 @@ static void on_start(sd_daemon *d, json_t *msg)
     }
     if (old && SD_ACTIVE(old->state) && end_earlier(d, old, gen) < 0) {
         snprintf(err, sizeof err, "generation %u of job %lld does not exit "
-                 "(SIGKILL sent)", old->gen, (long long)old->id);
+                 "(SIGKILL sent)", old->place.gen, (long long)old->id);
         up_send(d, json_pack("{s:s, s:I, s:I, s:s}", "type", "start_failed",
                              "job", (json_int_t)old->id, "gen",
                              (json_int_t)gen, "message", err));
@@ -585,10 +587,10 @@ static void on_start(sd_daemon *d, json_t *msg)
                              (json_int_t)gen, "message", err));
         return;
     }
-    j->gen = gen;
+    j->place.gen = gen;
     store_put_job(d->store, j);
     json_t *m = job_msg("started", j);
-    json_object_set_new(m, "pid", json_integer(j->pid));
+    json_object_set_new(m, "pid", json_integer(j->proc.pid));
     up_send(d, m);
 }
 
@@ -608,13 +610,13 @@ static void on_allocs(sd_daemon *d, json_t *msg)
                                         : NULL;
         if (j && SD_ACTIVE(j->state) && json_is_number(cores)) {
             job_apply_alloc(d, j, json_number_value(cores), now);
-            j->alloc_msg = seq;
+            j->place.alloc_msg = seq;
         }
     }
     for (size_t k = slaq_sched_count(d->sched); k-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, k));
-        if (j->alloc_msg != seq && j->nspark > 0)
-            job_apply_alloc(d, j, j->alloc, now);
+        if (j->place.alloc_msg != seq && j->enf.nspark > 0)
+            job_apply_alloc(d, j, j->enf.alloc, now);
     }
 }
 
@@ -678,7 +680,7 @@ static void on_op(sd_daemon *d, json_t *msg, int kind)
                  (long long)json_integer_value(id));
     else if (kind == SD_OP_SUSPEND)
         ok = job_suspend(d, j, 0, &ms, err, sizeof err) == 0;
-    else if (j->suspended != SD_SUSP_SIGNAL)
+    else if (j->proc.suspended != SD_SUSP_SIGNAL)
         snprintf(err, sizeof err, "job %lld is not suspended here",
                  (long long)j->id);
     else
@@ -865,10 +867,10 @@ static void start_task(sd_daemon *d, json_t *t)
                              "job", id, "gen", gen, "message", err));
         return;
     }
-    j->gen = (unsigned)gen;
+    j->place.gen = (unsigned)gen;
     store_put_job(d->store, j);
     json_t *m = job_msg("started", j);
-    json_object_set_new(m, "pid", json_integer(j->pid));
+    json_object_set_new(m, "pid", json_integer(j->proc.pid));
     up_send(d, m);
 }
 
@@ -937,9 +939,9 @@ void agent_end_jobs(sd_daemon *d)
     sd_log(d, 0, "ending %zu jobs (--end-jobs-at-exit)", n);
     for (size_t i = 0; i < n; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (j->managed && j->pid > 0) {
-            kill(-j->pid, SIGTERM);
-            kill(-j->pid, SIGCONT);
+        if (j->proc.managed && j->proc.pid > 0) {
+            kill(-j->proc.pid, SIGTERM);
+            kill(-j->proc.pid, SIGCONT);
         }
     }
     double grace = d->cfg.grace_s < 3 ? d->cfg.grace_s : 3;
@@ -948,12 +950,12 @@ void agent_end_jobs(sd_daemon *d)
         size_t left = 0;
         for (size_t i = 0; i < n; i++) {
             sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-            if (j->managed && j->pid > 0 && !j->have_status) {
+            if (j->proc.managed && j->proc.pid > 0 && !j->proc.have_status) {
                 int st = 0;
-                pid_t r = waitpid(j->pid, &st, WNOHANG);
-                if (r == j->pid || (r < 0 && kill(j->pid, 0) < 0)) {
-                    j->have_status = 1;
-                    j->exit_status = st;
+                pid_t r = waitpid(j->proc.pid, &st, WNOHANG);
+                if (r == j->proc.pid || (r < 0 && kill(j->proc.pid, 0) < 0)) {
+                    j->proc.have_status = 1;
+                    j->proc.exit_status = st;
                 } else {
                     left++;
                 }
@@ -964,8 +966,8 @@ void agent_end_jobs(sd_daemon *d)
         if (sd_mono() >= until) {
             for (size_t i = 0; i < n; i++) {
                 sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-                if (j->managed && j->pid > 0 && !j->have_status)
-                    kill(-j->pid, SIGKILL);
+                if (j->proc.managed && j->proc.pid > 0 && !j->proc.have_status)
+                    kill(-j->proc.pid, SIGKILL);
             }
             break;
         }

@@ -74,9 +74,9 @@ int ctl_listen(sd_daemon *d, const char *addr)
 
 const char *ctl_node_name(const sd_daemon *d, const sd_job *j)
 {
-    if (!SD_REMOTE(j) || (size_t)j->node >= d->nnodes)
+    if (!SD_REMOTE(j) || (size_t)j->place.node >= d->nnodes)
         return "?";
-    return d->nodes[j->node].name;
+    return d->nodes[j->place.node].name;
 }
 
 /* The node called name, created (up, away) when new; -1 if the table is
@@ -143,10 +143,10 @@ static void send_err(sd_daemon *d, sd_conn *c, const char *code,
  * which are d->nodes' indices, to agents. */
 int ctl_job_node(sd_daemon *d, const sd_job *j)
 {
-    if (j->node >= 0)
-        return j->node;
-    if (j->pin) {
-        int i = node_find(d, j->pin, 0);
+    if (j->place.node >= 0)
+        return j->place.node;
+    if (j->place.pin) {
+        int i = node_find(d, j->place.pin, 0);
         if (i >= 0)
             return i;
     }
@@ -158,9 +158,9 @@ int ctl_job_node(sd_daemon *d, const sd_job *j)
 /* Sends j's start message to its node's agent. */
 static void send_start(sd_daemon *d, sd_job *j)
 {
-    sd_node *n = &d->nodes[j->node];
-    json_object_set_new(j->launch, "secret", json_string(j->secret));
-    send_msg(d, n->conn, json_incref(j->launch));
+    sd_node *n = &d->nodes[j->place.node];
+    json_object_set_new(j->place.launch, "secret", json_string(j->secret));
+    send_msg(d, n->conn, json_incref(j->place.launch));
 }
 
 /* The start message: what the agent's job_submit_as needs. Its "env" is
@@ -180,8 +180,8 @@ static json_t *launch_msg(sd_job *j, json_t *env)
         return NULL;
     if (env)
         json_object_set_new(m, "env", json_deep_copy(env));
-    if (isfinite(j->max_cores)) /* its agent leaves tasks the rest */
-        json_object_set_new(m, "max_cores", json_real(j->max_cores));
+    if (isfinite(j->goals.max_cores)) /* its agent leaves tasks the rest */
+        json_object_set_new(m, "max_cores", json_real(j->goals.max_cores));
     if (j->resumed_from) /* its agent renames that job's checkpoint first */
         json_object_set_new(m, "resume_from", json_integer(j->resumed_from));
     return m;
@@ -205,9 +205,9 @@ static json_t *launch_msg(sd_job *j, json_t *env)
  */
 static void job_fence(sd_daemon *d, sd_job *j)
 {
-    j->gen++;
-    json_object_set_new(j->launch, "gen", json_integer(j->gen));
-    if (!j->restartable)
+    j->place.gen++;
+    json_object_set_new(j->place.launch, "gen", json_integer(j->place.gen));
+    if (!j->place.restartable)
         return;
     char base[4200], from[4300], to[4300];
     char *abs = realpath(d->cfg.state_dir, NULL);
@@ -218,9 +218,9 @@ static void job_fence(sd_daemon *d, sd_job *j)
     snprintf(base + strlen(base), sizeof base - strlen(base), "/%lld",
              (long long)j->id);
     mkdir(base, 0700);
-    snprintf(from, sizeof from, "%s/gen-%u", base, j->gen - 1);
-    snprintf(to, sizeof to, "%s/gen-%u", base, j->gen);
-    if (j->gen > 1 && rename(from, to) < 0 && errno != ENOENT)
+    snprintf(from, sizeof from, "%s/gen-%u", base, j->place.gen - 1);
+    snprintf(to, sizeof to, "%s/gen-%u", base, j->place.gen);
+    if (j->place.gen > 1 && rename(from, to) < 0 && errno != ENOENT)
         sd_log(d, 0, "job %lld: cannot move %s to %s: %s", (long long)j->id,
                from, to, strerror(errno));
     if (mkdir(to, 0700) < 0 && errno != EEXIST)
@@ -230,16 +230,16 @@ static void job_fence(sd_daemon *d, sd_job *j)
      * agent ("checkpoint_dir"); one the submitter's environment names
      * would let an old generation write where the new one reads, so it
      * is taken out. */
-    json_t *env = json_object_get(j->launch, "env");
+    json_t *env = json_object_get(j->place.launch, "env");
     for (size_t i = json_array_size(env); i-- > 0;) {
         const char *kv = json_string_value(json_array_get(env, i));
         if (kv && !strncmp(kv, "SLAQ_CHECKPOINT_DIR=", 20))
             json_array_remove(env, i);
     }
-    json_object_set_new(j->launch, "checkpoint_dir", json_string(to));
-    if (j->gen > 1) {
+    json_object_set_new(j->place.launch, "checkpoint_dir", json_string(to));
+    if (j->place.gen > 1) {
         char detail[32];
-        snprintf(detail, sizeof detail, "generation %u", j->gen);
+        snprintf(detail, sizeof detail, "generation %u", j->place.gen);
         store_event(d->store, sd_now(), j->id, "fence", detail);
     }
 }
@@ -260,11 +260,11 @@ static unsigned msg_gen(json_t *msg)
 /* Starts j on the node the core placed it on. */
 static void start_on(sd_daemon *d, sd_job *j, int node, const char *what)
 {
-    j->node = node;
-    free(j->node_at);
-    j->node_at = strdup(d->nodes[node].name);
-    j->pid = 0;
-    j->alloc_sent = -1; /* its first allocation goes out in any case */
+    j->place.node = node;
+    free(j->place.node_at);
+    j->place.node_at = strdup(d->nodes[node].name);
+    j->proc.pid = 0;
+    j->place.alloc_sent = -1; /* its first allocation goes out in any case */
     if (j->state == SD_PENDING)
         j->state = SD_RUNNING;
     j->started = sd_now();
@@ -281,14 +281,14 @@ static void start_on(sd_daemon *d, sd_job *j, int node, const char *what)
 static int pin_expired(sd_daemon *d, const sd_job *j, char *why,
                        size_t len)
 {
-    int i = j->pin ? node_find(d, j->pin, 0) : -1;
+    int i = j->place.pin ? node_find(d, j->place.pin, 0) : -1;
     if (i < 0 || d->nodes[i].up || !(d->cfg.pin_wait_s > 0))
         return 0;
     double down = sd_mono() - d->nodes[i].down_since;
     if (down < d->cfg.pin_wait_s)
         return 0;
     snprintf(why, len, "it is pinned to node %s (--node), which has been "
-             "down for %.0f s (--pin-wait %g)", j->pin, down,
+             "down for %.0f s (--pin-wait %g)", j->place.pin, down,
              d->cfg.pin_wait_s);
     return 1;
 }
@@ -296,22 +296,22 @@ static int pin_expired(sd_daemon *d, const sd_job *j, char *why,
 int ctl_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                    size_t errlen)
 {
-    if (j->pin && node_find(d, j->pin, 0) < 0) {
+    if (j->place.pin && node_find(d, j->place.pin, 0) < 0) {
         snprintf(err, errlen, "no node %s has joined this controller (slaq "
-                 "nodes lists them)", j->pin);
+                 "nodes lists them)", j->place.pin);
         return -1;
     }
     if (pin_expired(d, j, err, errlen))
         return -1;
-    j->launch = launch_msg(j, env);
-    if (!j->launch) {
+    j->place.launch = launch_msg(j, env);
+    if (!j->place.launch) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    j->gen = 0;
+    j->place.gen = 0;
     job_fence(d, j);
-    j->remote = 1;
-    j->node = -1;
+    j->place.remote = 1;
+    j->place.node = -1;
     j->state = SD_PENDING;
     if (job_schedule(d, j) < 0) {
         snprintf(err, errlen, "out of memory");
@@ -335,9 +335,9 @@ int ctl_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
     store_flush(d->store);
     return 0;
 err:
-    json_decref(j->launch);
-    j->launch = NULL;
-    j->remote = 0;
+    json_decref(j->place.launch);
+    j->place.launch = NULL;
+    j->place.remote = 0;
     j->state = SD_RUNNING;
     return -1;
 }
@@ -358,29 +358,29 @@ sd_job *ctl_place_task(sd_daemon *d, sd_array *a, long index, int node,
     j->name = strdup(json_string_value(json_object_get(req, "name")));
     j->cmd = json_dumps(json_object_get(req, "cmd"), JSON_COMPACT);
     j->cwd = strdup(a->cwd);
-    j->managed = 1;
-    j->max_cores = 1;
+    j->proc.managed = 1;
+    j->goals.max_cores = 1;
     j->array = a->id;
     j->array_index = index;
     j->submitted = a->submitted;
-    j->remote = 1;
-    j->node = node;
-    j->node_at = strdup(d->nodes[node].name);
+    j->place.remote = 1;
+    j->place.node = node;
+    j->place.node_at = strdup(d->nodes[node].name);
     j->state = SD_PENDING; /* in the node's queue until "started" */
-    j->gen = 1;
-    j->launch = launch_msg(j, json_object_get(req, "env"));
+    j->place.gen = 1;
+    j->place.launch = launch_msg(j, json_object_get(req, "env"));
     json_decref(req);
-    if (!j->user || !j->name || !j->cmd || !j->cwd || !j->node_at ||
-        !j->launch || job_new_secret(j) < 0) {
+    if (!j->user || !j->name || !j->cmd || !j->cwd || !j->place.node_at ||
+        !j->place.launch || job_new_secret(j) < 0) {
         d->jobs[j->id - 1] = NULL;
         job_free_one(j);
         return NULL;
     }
-    json_object_set_new(j->launch, "gen", json_integer(1));
-    json_object_set_new(j->launch, "array", json_integer(a->id));
-    json_object_set_new(j->launch, "index", json_integer(index));
-    json_object_set_new(j->launch, "secret", json_string(j->secret));
-    json_array_append(batch, j->launch);
+    json_object_set_new(j->place.launch, "gen", json_integer(1));
+    json_object_set_new(j->place.launch, "array", json_integer(a->id));
+    json_object_set_new(j->place.launch, "index", json_integer(index));
+    json_object_set_new(j->place.launch, "secret", json_string(j->secret));
+    json_array_append(batch, j->place.launch);
     store_put_job(d->store, j);
     store_event(d->store, sd_now(), j->id, "queued", d->nodes[node].name);
     return j;
@@ -401,7 +401,7 @@ void ctl_send_stop(sd_daemon *d, sd_job *j, int now)
 {
     if (!SD_REMOTE(j))
         return;
-    send_msg(d, d->nodes[j->node].conn,
+    send_msg(d, d->nodes[j->place.node].conn,
              json_pack("{s:s, s:I, s:s, s:b}", "type", "stop", "job",
                        (json_int_t)j->id, "reason",
                        j->reason ? j->reason : "stopped", "now", now));
@@ -413,24 +413,24 @@ void ctl_send_stop(sd_daemon *d, sd_job *j, int now)
  * and started from its checkpoint when it may be, else lost. */
 static void job_node_lost(sd_daemon *d, sd_job *j, const char *why)
 {
-    if (!j->restartable || j->state == SD_STOPPING || !j->launch) {
+    if (!j->place.restartable || j->state == SD_STOPPING || !j->place.launch) {
         job_finish(d, j, 0, 0, SD_LOST, why);
         return;
     }
-    const char *from = d->nodes[j->node].name;
+    const char *from = d->nodes[j->place.node].name;
     sd_log(d, 0, "job %lld (%s): node %s lost; placing it again%s",
-           (long long)j->id, j->name, from, j->move_to >= 0
+           (long long)j->id, j->name, from, j->place.move_to >= 0
            ? " (its move is given up)" : "");
-    j->move_to = j->move_from = -1;
+    j->place.move_to = j->place.move_from = -1;
     /* Out and in again, without the pin to its old node that a job
      * restored after a restart of this controller carries. */
     slaq_sched_remove(d->sched, j->sj);
     j->sj = NULL;
-    j->node = -1;
-    j->restarts++;
+    j->place.node = -1;
+    j->place.restarts++;
     job_fence(d, j); /* before anything starts it again */
     j->state = SD_PENDING;
-    j->alloc = 0;
+    j->enf.alloc = 0;
     if (job_schedule(d, j) < 0) {
         job_finish(d, j, 0, 0, SD_LOST, why);
         return;
@@ -485,39 +485,45 @@ static int job_movable(sd_daemon *d, sd_job *j, char *err, size_t errlen)
                  "does not move (its estimates are not checkpointed)", id);
         return -1;
     }
-    if (j->state != SD_RUNNING || j->node < 0) {
+    if (j->state != SD_RUNNING || j->place.node < 0) {
         snprintf(err, errlen, "job %lld is %s; only a running job moves", id,
-                 j->node < 0 && SD_ACTIVE(j->state) ? "waiting for a node"
-                 : job_state_name(j->state));
+                 j->place.node < 0 && SD_ACTIVE(j->state)
+                     ? "waiting for a node"
+                     : job_state_name(j->state));
         return -1;
     }
-    if (!j->restartable || !j->launch) {
+    if (!j->place.restartable || !j->place.launch) {
         snprintf(err, errlen, "job %lld is not restartable: only a job "
                  "submitted with --restartable saves the checkpoint a move "
                  "starts it again from", id);
         return -1;
     }
-    if (j->move_to >= 0 || j->move_from >= 0) {
-        snprintf(err, errlen, "job %lld is being moved already (to node "
-                 "%s); wait for its first report there", id,
-                 d->nodes[j->move_to >= 0 ? j->move_to : j->node].name);
+    if (j->place.move_to >= 0 || j->place.move_from >= 0) {
+        snprintf(
+            err, errlen,
+            "job %lld is being moved already (to node "
+            "%s); wait for its first report there",
+            id,
+            d->nodes[j->place.move_to >= 0 ? j->place.move_to : j->place.node]
+                .name);
         return -1;
     }
-    if (j->suspended || j->op_wait) {
+    if (j->proc.suspended || j->place.op_wait) {
         snprintf(err, errlen, "job %lld is %s; resume it first", id,
-                 j->suspended ? "suspended" : "being suspended or resumed");
+                 j->proc.suspended ? "suspended"
+                                   : "being suspended or resumed");
         return -1;
     }
-    if (!d->nodes[j->node].conn) {
+    if (!d->nodes[j->place.node].conn) {
         snprintf(err, errlen, "job %lld runs on node %s, whose agent is not "
                  "connected: it cannot be asked to stop the job now", id,
-                 d->nodes[j->node].name);
+                 d->nodes[j->place.node].name);
         return -1;
     }
-    if (j->pid <= 0) {
+    if (j->proc.pid <= 0) {
         snprintf(err, errlen, "job %lld has not started on node %s yet (its "
                  "agent has not said so); try again in a moment", id,
-                 d->nodes[j->node].name);
+                 d->nodes[j->place.node].name);
         return -1;
     }
     return 0;
@@ -531,14 +537,14 @@ static void move_ask(sd_daemon *d, sd_job *j, int to, const char *by)
      * exits, as slaq-train does at any stop; the agent sends SIGTERM after
      * the grace period. Its exit carries the move out (move_exit); until
      * then it runs here as before. */
-    j->move_to = to;
-    j->move_t0 = sd_mono();
-    j->moved_at = j->move_t0;
+    j->place.move_to = to;
+    j->place.move_t0 = sd_mono();
+    j->place.moved_at = j->place.move_t0;
     char detail[200];
     snprintf(detail, sizeof detail, "from %s to %s (%s)",
-             d->nodes[j->node].name, d->nodes[to].name, by);
+             d->nodes[j->place.node].name, d->nodes[to].name, by);
     store_event(d->store, sd_now(), j->id, "move_asked", detail);
-    send_msg(d, d->nodes[j->node].conn,
+    send_msg(d, d->nodes[j->place.node].conn,
              json_pack("{s:s, s:I, s:s, s:b}", "type", "stop", "job",
                        (json_int_t)j->id, "reason", "move", "now", 0));
     sd_log(d, 0, "job %lld (%s): moving %s; stopping it with its "
@@ -562,13 +568,13 @@ int ctl_move(sd_daemon *d, sd_job *j, const char *node, char *err,
                  "that is up", node, d->nodes[to].up ? "away" : "down");
         return -1;
     }
-    if (to == j->node) {
+    if (to == j->place.node) {
         snprintf(err, errlen, "job %lld already runs on node %s", id, node);
         return -1;
     }
-    if (j->pin && strcmp(j->pin, node)) {
+    if (j->place.pin && strcmp(j->place.pin, node)) {
         snprintf(err, errlen, "job %lld is pinned to node %s (slaq submit "
-                 "--node): it runs there only", id, j->pin);
+                 "--node): it runs there only", id, j->place.pin);
         return -1;
     }
     move_ask(d, j, to, "slaq move");
@@ -617,9 +623,11 @@ void ctl_policy_moves(sd_daemon *d)
         if (v < 0 || (size_t)v >= nn || slot[v] < 0 || !SD_REMOTE(j))
             continue;
         double need = fmin(slaq_job_max_cores(sj), all[v].cores);
-        if (j->move_to >= 0) { /* counted where it goes, and held there */
-            if (slot[j->move_to] >= 0) {
-                slaq_node_use *a = &use[slot[v]], *b = &use[slot[j->move_to]];
+        if (j->place.move_to >=
+            0) { /* counted where it goes, and held there */
+            if (slot[j->place.move_to] >= 0) {
+                slaq_node_use *a = &use[slot[v]],
+                              *b = &use[slot[j->place.move_to]];
                 a->use_cores -= need;
                 a->use_mem -= need;
                 b->use_cores += need;
@@ -627,9 +635,10 @@ void ctl_policy_moves(sd_daemon *d)
             }
             continue;
         }
-        int movable = !j->pin && job_movable(d, j, err, sizeof err) == 0 &&
-                      (j->moved_at == 0 ||
-                       mono - j->moved_at >= SD_MOVE_HOLD_S);
+        int movable = !j->place.pin &&
+                      job_movable(d, j, err, sizeof err) == 0 &&
+                      (j->place.moved_at == 0 ||
+                       mono - j->place.moved_at >= SD_MOVE_HOLD_S);
         mj[m] = (slaq_move_job){(size_t)slot[v], need, need, key[i],
                                 movable};
         mleft[m] = left[i];
@@ -653,12 +662,12 @@ void ctl_policy_moves(sd_daemon *d)
     }
     for (size_t x = 0; x < m; x++) {
         sd_job *j = who[x];
-        if (mj[x].movable && !j->move_skipped) {
+        if (mj[x].movable && !j->place.move_skipped) {
             d->moves_skipped_total++;
             sd_log(d, 1, "job %lld (%s): its move would cost more than it "
                    "gains; not made", (long long)j->id, j->name);
         }
-        j->move_skipped = mj[x].movable;
+        j->place.move_skipped = mj[x].movable;
     }
 out:
     free(all);
@@ -682,20 +691,20 @@ out:
  * went down meanwhile: placed again, as for a lost node. */
 static void move_exit(sd_daemon *d, sd_job *j)
 {
-    int from = j->node, to = j->move_to;
-    const char *dir = json_string_value(json_object_get(j->launch,
+    int from = j->place.node, to = j->place.move_to;
+    const char *dir = json_string_value(json_object_get(j->place.launch,
                                                         "checkpoint_dir"));
-    j->checkpoint_bytes = dir ? dir_bytes(dir) : -1;
-    j->move_to = -1;
-    j->restarts++; /* reports of iterations it repeats are ignored */
+    j->proc.checkpoint_bytes = dir ? dir_bytes(dir) : -1;
+    j->place.move_to = -1;
+    j->place.restarts++; /* reports of iterations it repeats are ignored */
     job_fence(d, j);
-    j->alloc = 0;
-    j->move_from = from;
+    j->enf.alloc = 0;
+    j->place.move_from = from;
     if (!ctl_node_ready(d, to)) {
         sd_log(d, 0, "job %lld: node %s went away during the move; placing "
                "the job again", (long long)j->id, d->nodes[to].name);
         slaq_sched_replace(d->sched, j->sj);
-        j->node = -1;
+        j->place.node = -1;
         j->state = SD_PENDING;
         store_put_job(d->store, j);
         int node = slaq_job_node(j->sj);
@@ -711,21 +720,23 @@ static void move_exit(sd_daemon *d, sd_job *j)
  * recorded and counted. */
 static void move_done(sd_daemon *d, sd_job *j)
 {
-    j->move_s = sd_mono() - j->move_t0;
-    j->moves++;
+    j->place.move_s = sd_mono() - j->place.move_t0;
+    j->place.moves++;
     d->moves_total++;
-    d->move_seconds_total += j->move_s;
-    if (j->checkpoint_bytes > 0)
-        d->move_checkpoint_bytes += (uint64_t)j->checkpoint_bytes;
+    d->move_seconds_total += j->place.move_s;
+    if (j->proc.checkpoint_bytes > 0)
+        d->move_checkpoint_bytes += (uint64_t)j->proc.checkpoint_bytes;
     char detail[256];
-    snprintf(detail, sizeof detail, "from %s to %s, %.3f s stopped, %lld "
-             "checkpoint bytes", d->nodes[j->move_from].name,
-             d->nodes[j->node].name, j->move_s, j->checkpoint_bytes);
+    snprintf(detail, sizeof detail,
+             "from %s to %s, %.3f s stopped, %lld "
+             "checkpoint bytes",
+             d->nodes[j->place.move_from].name, d->nodes[j->place.node].name,
+             j->place.move_s, j->proc.checkpoint_bytes);
     store_event(d->store, sd_now(), j->id, "move", detail);
     store_put_job(d->store, j);
     sd_log(d, 0, "job %lld (%s): moved %s", (long long)j->id, j->name,
            detail);
-    j->move_from = -1;
+    j->place.move_from = -1;
 }
 
 static void node_down(sd_daemon *d, int idx, const char *why)
@@ -751,7 +762,7 @@ static void node_down(sd_daemon *d, int idx, const char *why)
     d->flush_hold++;
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (j->node == idx && SD_REMOTE(j))
+        if (j->place.node == idx && SD_REMOTE(j))
             job_node_lost(d, j, reason);
     }
     array_node_lost(d, idx, reason);
@@ -777,7 +788,7 @@ void ctl_epoch(sd_daemon *d)
     for (size_t i = slaq_sched_pending(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_pending_job(d->sched, i));
         char why[256];
-        if (SD_REMOTE(j) && j->node < 0 && pin_expired(d, j, why,
+        if (SD_REMOTE(j) && j->place.node < 0 && pin_expired(d, j, why,
                                                        sizeof why))
             job_finish(d, j, 0, 0, SD_FAILED, why);
     }
@@ -786,8 +797,8 @@ void ctl_epoch(sd_daemon *d)
     for (size_t i = 0; i < n; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         int node = slaq_job_node(j->sj);
-        if (SD_REMOTE(j) && j->node < 0 && node >= 0)
-            start_on(d, j, node, j->restarts ? "restart" : "start");
+        if (SD_REMOTE(j) && j->place.node < 0 && node >= 0)
+            start_on(d, j, node, j->place.restarts ? "restart" : "start");
     }
     /* One message per node: [[job, cores], ...] for the jobs whose
      * allocation changed since the last one sent (every job's, every
@@ -811,11 +822,11 @@ void ctl_epoch(sd_daemon *d)
     }
     for (size_t i = 0; i < n; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (!SD_REMOTE(j) || j->node < 0 || !per[j->node].s)
+        if (!SD_REMOTE(j) || j->place.node < 0 || !per[j->place.node].s)
             continue;
-        if (!full && fabs(j->alloc - j->alloc_sent) < 1e-6)
+        if (!full && fabs(j->enf.alloc - j->place.alloc_sent) < 1e-6)
             continue;
-        buf *b = &per[j->node];
+        buf *b = &per[j->place.node];
         if (b->cap - b->len < 64) {
             char *ns = realloc(b->s, b->cap * 2);
             if (!ns)
@@ -825,8 +836,8 @@ void ctl_epoch(sd_daemon *d)
         }
         b->len += (size_t)snprintf(b->s + b->len, b->cap - b->len,
                                    "%s[%lld,%.17g]", b->s[b->len - 1] == '['
-                                   ? "" : ",", (long long)j->id, j->alloc);
-        j->alloc_sent = j->alloc;
+                                   ? "" : ",", (long long)j->id, j->enf.alloc);
+        j->place.alloc_sent = j->enf.alloc;
     }
     for (size_t i = 0; i < d->nnodes; i++) {
         if (per[i].s && per[i].cap - per[i].len >= 3) {
@@ -851,7 +862,7 @@ static sd_job *node_job(sd_daemon *d, sd_conn *c, json_t *msg)
      * agent that names it is wrong or lying, and is told nowhere but the
      * log (a job moved away or restarted elsewhere lands here too, when
      * its old node reports late). */
-    if (!j || !SD_REMOTE(j) || j->node != c->node) {
+    if (!j || !SD_REMOTE(j) || j->place.node != c->node) {
         uint64_t held;
         char id[32] = "none", why[96];
         if (json_is_integer(v))
@@ -860,11 +871,11 @@ static sd_job *node_job(sd_daemon *d, sd_conn *c, json_t *msg)
             snprintf(why, sizeof why, "no such job");
         else if (!SD_REMOTE(j))
             snprintf(why, sizeof why, "not a job of any node");
-        else if (j->node < 0)
+        else if (j->place.node < 0)
             snprintf(why, sizeof why, "it is on no node yet");
         else
             snprintf(why, sizeof why, "it is node %.64s's",
-                     d->nodes[j->node].name);
+                     d->nodes[j->place.node].name);
         if (sd_ratelog_ok(&d->reject_log, &held))
             sd_log(d, 0, "node %s: a \"%.32s\" naming job %s refused: %s "
                    "(%llu not logged)", d->nodes[c->node].name,
@@ -875,13 +886,14 @@ static sd_job *node_job(sd_daemon *d, sd_conn *c, json_t *msg)
     if (!SD_ACTIVE(j->state))
         return NULL;
     unsigned g = msg_gen(msg);
-    if (j->gen && g != j->gen) { /* 0: recorded before generations */
+    if (j->place.gen &&
+        g != j->place.gen) { /* 0: recorded before generations */
         uint64_t held;
         if (sd_ratelog_ok(&d->reject_log, &held))
             sd_log(d, 0, "node %s, job %lld: a \"%.32s\" of generation %u "
                    "ignored (generation %u runs now)", d->nodes[c->node].name,
                    (long long)j->id, json_string_value(json_object_get(
-                       msg, "type")), g, j->gen);
+                       msg, "type")), g, j->place.gen);
         return NULL;
     }
     return j;
@@ -896,8 +908,8 @@ static sd_job *lost_job(sd_daemon *d, sd_conn *c, json_t *msg)
     json_t *v = json_object_get(msg, "job");
     sd_job *j = json_is_integer(v) ? job_get(d, json_integer_value(v))
                                    : NULL;
-    if (!j || !SD_REMOTE(j) || j->node != c->node || j->state != SD_LOST ||
-        (j->gen && msg_gen(msg) != j->gen))
+    if (!j || !SD_REMOTE(j) || j->place.node != c->node ||
+        j->state != SD_LOST || (j->place.gen && msg_gen(msg) != j->place.gen))
         return NULL;
     return j;
 }
@@ -939,9 +951,9 @@ static void welcome_job(json_t *mine, json_t *gens, const sd_job *j)
     char key[32];
     snprintf(key, sizeof key, "%lld", (long long)j->id);
     json_object_set_new(mine, key, json_integer(
-        j->nreports ? (json_int_t)j->last_iter : -1));
-    if (j->gen)
-        json_object_set_new(gens, key, json_integer(j->gen));
+        j->hist.nreports ? (json_int_t)j->hist.last_iter : -1));
+    if (j->place.gen)
+        json_object_set_new(gens, key, json_integer(j->place.gen));
 }
 
 /* How long a node's connection must have been silent before another
@@ -1087,19 +1099,19 @@ static void register_adopt(sd_daemon *d, sd_conn *c, int idx, json_t *jobs,
         json_t *pid = json_object_get(e, "pid");
         have[i] = json_is_integer(id) ? json_integer_value(id) : 0;
         sd_job *j = have[i] > 0 ? job_get(d, have[i]) : NULL;
-        int current = j && (!j->gen || msg_gen(e) == j->gen);
-        if (j && SD_REMOTE(j) && j->node == idx && SD_ACTIVE(j->state) &&
+        int current = j && (!j->place.gen || msg_gen(e) == j->place.gen);
+        if (j && SD_REMOTE(j) && j->place.node == idx && SD_ACTIVE(j->state) &&
             !current) {
             /* An earlier generation of a job now placed here again: the
              * start makes the agent replace it (its start was sent while
              * the node was away, or not yet). */
             have[i] = -have[i];
-        } else if (j && SD_REMOTE(j) && j->node == idx &&
+        } else if (j && SD_REMOTE(j) && j->place.node == idx &&
                    SD_ACTIVE(j->state)) {
             if (json_is_integer(pid)) {
-                j->pid = (pid_t)json_integer_value(pid);
-                free(j->pid_refused);
-                j->pid_refused = NULL;
+                j->proc.pid = (pid_t)json_integer_value(pid);
+                free(j->place.pid_refused);
+                j->place.pid_refused = NULL;
             }
             if (j->state == SD_STOPPING && stopping)
                 stopping[(*nstop)++] = j;
@@ -1129,19 +1141,20 @@ static void register_mine(sd_daemon *d, int idx, const int64_t *have,
     for (size_t i = 0; i < d->ntasks; i++) {
         sd_job *j = d->tasks[i];
         char key[32];
-        if (j->node != idx || j->state == SD_PENDING)
+        if (j->place.node != idx || j->state == SD_PENDING)
             continue;
         snprintf(key, sizeof key, "%lld", (long long)j->id);
         json_object_set_new(mine, key, json_integer(-1));
-        json_object_set_new(gens, key, json_integer(j->gen ? j->gen : 1));
+        json_object_set_new(gens, key,
+                            json_integer(j->place.gen ? j->place.gen : 1));
     }
     *nunsent = 0;
     for (size_t i = slaq_sched_count(d->sched); i-- > 0;) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (!SD_REMOTE(j) || j->node != idx)
+        if (!SD_REMOTE(j) || j->place.node != idx)
             continue;
-        j->alloc_sent = -1; /* sent again at the next epoch */
-        if (unsent && !j->pid && j->launch && SD_ACTIVE(j->state) &&
+        j->place.alloc_sent = -1; /* sent again at the next epoch */
+        if (unsent && !j->proc.pid && j->place.launch && SD_ACTIVE(j->state) &&
             !listed(have, na, j->id)) {
             unsent[(*nunsent)++] = j;
             continue;
@@ -1150,8 +1163,8 @@ static void register_mine(sd_daemon *d, int idx, const int64_t *have,
     }
     for (uint64_t k = 0; down_wall >= 0 && k < d->njobs; k++) {
         sd_job *j = d->jobs[k];
-        if (!j || !SD_REMOTE(j) || j->node != idx || j->state != SD_LOST ||
-            j->ended < down_wall - 1)
+        if (!j || !SD_REMOTE(j) || j->place.node != idx ||
+            j->state != SD_LOST || j->ended < down_wall - 1)
             continue;
         welcome_job(mine, gens, j);
     }
@@ -1227,15 +1240,15 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         sd_log(d, 1, "node %s: job %lld is stopping (%s); its stop is sent "
                "again", name, (long long)stopping[i]->id,
                stopping[i]->reason ? stopping[i]->reason : "stopped");
-        ctl_send_stop(d, stopping[i], stopping[i]->stop_now);
+        ctl_send_stop(d, stopping[i], stopping[i]->proc.stop_now);
     }
     free(stopping);
     for (size_t i = 0; have && i < na; i++) {
         sd_job *j = have[i] < 0 ? job_get(d, -have[i]) : NULL;
-        if (j && j->launch) {
+        if (j && j->place.launch) {
             sd_log(d, 0, "node %s: job %lld runs there as an earlier "
                    "generation; generation %u is started in its place",
-                   name, (long long)j->id, j->gen);
+                   name, (long long)j->id, j->place.gen);
             send_start(d, j);
         }
     }
@@ -1257,7 +1270,7 @@ static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)
     const char *why = json_string_value(json_object_get(msg, "reason"));
     json_t *bytes = json_object_get(msg, "checkpoint_bytes");
     if (json_is_integer(bytes) && json_integer_value(bytes) >= 0)
-        j->checkpoint_bytes = json_integer_value(bytes);
+        j->proc.checkpoint_bytes = json_integer_value(bytes);
     sd_state s = SD_LOST;
     if (state)
         job_state_parse(state, &s);
@@ -1266,11 +1279,11 @@ static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)
     /* Stopped for its move (its agent's stop, reason "move"): started on
      * the other node. One cancelled meanwhile (state stopping here) or
      * ended otherwise ends as usual. */
-    if (j->move_to >= 0 && j->state == SD_RUNNING && s == SD_STOPPED) {
+    if (j->place.move_to >= 0 && j->state == SD_RUNNING && s == SD_STOPPED) {
         move_exit(d, j);
         return;
     }
-    j->move_to = -1;
+    j->place.move_to = -1;
     /* Stopped for a move an earlier run of this controller asked (the
      * target was not kept): placed again from its checkpoint, as a job
      * whose node was lost, rather than ended. */
@@ -1286,7 +1299,7 @@ static void on_exit_msg(sd_daemon *d, sd_conn *c, json_t *msg)
     if (s == SD_LOST && !json_is_integer(st)) {
         char reason[256];
         snprintf(reason, sizeof reason, "node %s lost it (%s)",
-                 d->nodes[j->node].name, why ? why : "no reason given");
+                 d->nodes[j->place.node].name, why ? why : "no reason given");
         job_node_lost(d, j, reason);
         return;
     }
@@ -1398,19 +1411,19 @@ void ctl_message(sd_daemon *d, sd_conn *c, json_t *msg)
         }
         if (!j)
             return;
-        if (j->move_from >= 0)
+        if (j->place.move_from >= 0)
             move_done(d, j);
         json_t *it = json_object_get(msg, "iter");
         /* A job started again from its checkpoint repeats iterations. */
-        if (j->restarts && json_is_integer(it) && j->nreports &&
-            (uint64_t)json_integer_value(it) <= j->last_iter)
+        if (j->place.restarts && json_is_integer(it) && j->hist.nreports &&
+            (uint64_t)json_integer_value(it) <= j->hist.last_iter)
             return;
         /* A query's checkpoint may be ahead of its last report here (the
          * reports in between were lost with its node): its estimates go
          * on from the mini-batch that comes. */
-        if (j->restarts && j->kind == SLAQ_JOB_QUERY && j->sj &&
+        if (j->place.restarts && j->kind == SLAQ_JOB_QUERY && j->sj &&
             json_is_integer(it) &&
-            (uint64_t)json_integer_value(it) > j->last_iter + 1)
+            (uint64_t)json_integer_value(it) > j->hist.last_iter + 1)
             slaq_job_query_resume(j->sj,
                                   (uint64_t)json_integer_value(it) - 1);
         n->reports++;
@@ -1437,14 +1450,14 @@ void ctl_message(sd_daemon *d, sd_conn *c, json_t *msg)
                      (long long)j->id, why);
             sd_log(d, 0, "node %s: %s", n->name, m);
             send_err(d, c, "bad_pid", m);
-            free(j->pid_refused);
-            j->pid_refused = strdup(why);
-            j->pid = 0;
+            free(j->place.pid_refused);
+            j->place.pid_refused = strdup(why);
+            j->proc.pid = 0;
             return;
         }
-        j->pid = (pid_t)json_integer_value(json_object_get(msg, "pid"));
-        free(j->pid_refused);
-        j->pid_refused = NULL;
+        j->proc.pid = (pid_t)json_integer_value(json_object_get(msg, "pid"));
+        free(j->place.pid_refused);
+        j->place.pid_refused = NULL;
         if (j->array && j->state == SD_PENDING) /* left its node's queue */
             array_task_running(d, j);
         store_put_job(d->store, j);
@@ -1484,18 +1497,18 @@ void ctl_conn_closed(sd_daemon *d, sd_conn *c)
 
 int ctl_restore_job(sd_daemon *d, sd_job *j, const char *node)
 {
-    j->remote = 1;
-    j->restarts = j->gen > 1 ? j->gen - 1 : 0;
+    j->place.remote = 1;
+    j->place.restarts = j->place.gen > 1 ? j->place.gen - 1 : 0;
     if (!node || (j->state == SD_PENDING && !j->array)) { /* placed again
                                                               by the core */
-        j->node = -1;
+        j->place.node = -1;
         j->state = SD_PENDING;
         return 0;
     }
     int idx = node_find(d, node, 1);
     if (idx < 0)
         return -1;
-    j->node = idx;
+    j->place.node = idx;
     return 0;
 }
 

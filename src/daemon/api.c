@@ -549,11 +549,11 @@ static json_t *api_suspend(sd_daemon *d, const char *type, json_t *req,
         return api_error("not_resumable", "%s", err);
     }
     /* Sent to the job's agent: answered when it answers. */
-    if ((rc == 1 || (k == j && j->op_wait == SD_OP_RESUME)) &&
+    if ((rc == 1 || (k == j && j->place.op_wait == SD_OP_RESUME)) &&
         op_park(d, j, req))
         return NULL;
     reply = ok();
-    if (j->op_wait)
+    if (j->place.op_wait)
         json_object_set_new(reply, "pending", json_true());
     json_object_set_new(reply, "job", job_json(d, k, 0));
     if (!isnan(ms))
@@ -589,7 +589,7 @@ static json_t *api_logs(sd_daemon *d, sd_job *j, json_t *reply)
     snprintf(path, sizeof path, "%s/jobs/%lld", d->cfg.state_dir,
              (long long)j->id);
     char *abs = realpath(path, NULL);
-    if (!j->managed || !abs) {
+    if (!j->proc.managed || !abs) {
         free(abs);
         json_decref(reply);
         return api_error("no_logs", "job %lld was not started by "

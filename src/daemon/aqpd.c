@@ -46,8 +46,8 @@ struct sd_vec {
 
 void aqpd_free(sd_job *j)
 {
-    free(j->vec);
-    j->vec = NULL;
+    free(j->hist.vec);
+    j->hist.vec = NULL;
 }
 
 int aqpd_set_kind(sd_daemon *d, sd_job *j, int kind, char *err,
@@ -55,7 +55,7 @@ int aqpd_set_kind(sd_daemon *d, sd_job *j, int kind, char *err,
 {
     if (j->kind == kind)
         return 0;
-    if (j->nreports > 0) {
+    if (j->hist.nreports > 0) {
         snprintf(err, errlen, "job %lld has reported as a %s job and cannot "
                  "become a %s", (long long)j->id, slaq_job_kind_name(j->kind),
                  slaq_job_kind_name(kind));
@@ -114,14 +114,14 @@ static int read_vec(json_t *msg, const char *name, size_t n, double *v,
 static void remember(sd_job *j, const slaq_report *r, size_t n,
                      const double *e, const double *lo, const double *hi)
 {
-    if (!j->vec) {
-        j->vec = calloc(1, sizeof *j->vec);
-        if (!j->vec)
+    if (!j->hist.vec) {
+        j->hist.vec = calloc(1, sizeof *j->hist.vec);
+        if (!j->hist.vec)
             return;
-        j->vec->n = n;
-        j->vec->stride = 1;
+        j->hist.vec->n = n;
+        j->hist.vec->stride = 1;
     }
-    struct sd_vec *v = j->vec;
+    struct sd_vec *v = j->hist.vec;
     v->last.iter = r->iter;
     v->last.t = r->t;
     for (size_t c = 0; c < VEC_CELLS; c++) {
@@ -170,9 +170,9 @@ int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
         return -1;
     }
     size_t n = json_array_size(ea);
-    if (j->vec && j->vec->n != n) {
+    if (j->hist.vec && j->hist.vec->n != n) {
         snprintf(err, errlen, "field \"estimates\" has %zu values; the job's "
-                 "first report had %zu", n, j->vec->n);
+                 "first report had %zu", n, j->hist.vec->n);
         return -1;
     }
     double *buf = malloc(3 * n * sizeof *buf);
@@ -193,14 +193,14 @@ int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
      * after the mini-batches it ran elsewhere: the controller has those
      * (and checks the order against them); this node takes it from
      * there. */
-    if (d->cfg.agent && j->nreports == 0 && r->iter > 1)
+    if (d->cfg.agent && j->hist.nreports == 0 && r->iter > 1)
         slaq_job_query_resume(j->sj, r->iter - 1);
     int e2 = slaq_job_report_estimates(j->sj, r, e, n);
     if (e2 == SLAQ_EORDER) {
         snprintf(err, errlen, "iter %llu is not the next mini-batch (the "
                  "last was %llu; a query reports mini-batches 1, 2, ... in "
                  "order)", (unsigned long long)r->iter,
-                 (unsigned long long)j->last_iter);
+                 (unsigned long long)j->hist.last_iter);
         goto out;
     }
     if (e2) {
@@ -252,7 +252,7 @@ static int load_one(void *arg, const slaq_report *r, const char *vec)
     json_t *ea = json_object_get(msg, "estimates");
     size_t n = json_array_size(ea);
     char err[160];
-    double *buf = n && n <= VEC_MAX && (!j->vec || j->vec->n == n)
+    double *buf = n && n <= VEC_MAX && (!j->hist.vec || j->hist.vec->n == n)
                       ? malloc(3 * n * sizeof *buf) : NULL;
     if (buf && !read_vec(msg, "estimates", n, buf, err, sizeof err) &&
         !read_vec(msg, "lower", n, buf + n, err, sizeof err) &&
@@ -265,7 +265,7 @@ static int load_one(void *arg, const slaq_report *r, const char *vec)
 
 void aqpd_load(sd_daemon *d, sd_job *j)
 {
-    if (j->kind != SLAQ_JOB_QUERY || j->vec || j->sj || !d->store)
+    if (j->kind != SLAQ_JOB_QUERY || j->hist.vec || j->sj || !d->store)
         return;
     store_each_query_report(d->store, j->id, load_one, j);
 }
@@ -278,11 +278,14 @@ static json_t *num(double v)
 json_t *aqpd_summary_json(const sd_job *j)
 {
     const slaq_query *q = j->sj ? slaq_job_query(j->sj) : NULL;
-    const vec_point *p = j->vec && j->vec->seen ? &j->vec->last : NULL;
-    double progress = q ? slaq_query_last(q) : j->vec ? j->vec->progress
-                                                      : NAN;
-    size_t cells = j->vec ? (j->vec->n < VEC_CELLS ? j->vec->n : VEC_CELLS)
-                          : 0;
+    const vec_point *p =
+        j->hist.vec && j->hist.vec->seen ? &j->hist.vec->last : NULL;
+    double progress = q             ? slaq_query_last(q)
+                      : j->hist.vec ? j->hist.vec->progress
+                                    : NAN;
+    size_t cells =
+        j->hist.vec ? (j->hist.vec->n < VEC_CELLS ? j->hist.vec->n : VEC_CELLS)
+                    : 0;
     json_t *e = json_array(), *lo = json_array(), *hi = json_array();
     for (size_t c = 0; p && c < cells; c++) {
         json_array_append_new(e, num(p->est[c]));
@@ -292,7 +295,7 @@ json_t *aqpd_summary_json(const sd_job *j)
     return json_pack("{s:o, s:o, s:I, s:o, s:o, s:o}", "progress",
                      num(progress), "batch",
                      p ? json_integer((json_int_t)p->iter) : json_null(),
-                     "cells", (json_int_t)(j->vec ? j->vec->n : 0),
+                     "cells", (json_int_t)(j->hist.vec ? j->hist.vec->n : 0),
                      "estimates", e, "lower", lo, "upper", hi);
 }
 
@@ -304,13 +307,14 @@ json_t *aqpd_estimates_json(const sd_job *j)
     json_object_set_new(o, "kind", json_string(slaq_job_kind_name(j->kind)));
     const slaq_query *q = j->sj ? slaq_job_query(j->sj) : NULL;
     json_object_set_new(o, "progress", num(q ? slaq_query_last(q) : NAN));
-    json_object_set_new(o, "cells", json_integer(j->vec ? (json_int_t)
-                                                 j->vec->n : 0));
+    json_object_set_new(o, "cells", json_integer(j->hist.vec ? (json_int_t)
+                                                 j->hist.vec->n : 0));
     json_t *pts = json_array();
-    size_t cells = j->vec ? (j->vec->n < VEC_CELLS ? j->vec->n : VEC_CELLS)
-                          : 0;
-    for (size_t i = 0; j->vec && i < j->vec->len; i++) {
-        const vec_point *p = &j->vec->pts[i];
+    size_t cells =
+        j->hist.vec ? (j->hist.vec->n < VEC_CELLS ? j->hist.vec->n : VEC_CELLS)
+                    : 0;
+    for (size_t i = 0; j->hist.vec && i < j->hist.vec->len; i++) {
+        const vec_point *p = &j->hist.vec->pts[i];
         json_t *e = json_array(), *lo = json_array(), *hi = json_array();
         for (size_t c = 0; c < cells; c++) {
             json_array_append_new(e, num(p->est[c]));

@@ -294,7 +294,7 @@ double array_task_room(sd_daemon *d)
     double cores = d->cfg.sched.cores, ml = 0;
     for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
         const sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (j->suspended == SD_SUSP_SIGNAL)
+        if (j->proc.suspended == SD_SUSP_SIGNAL)
             continue;
         double m = slaq_job_max_cores(j->sj);
         ml += m < cores ? m : cores;
@@ -339,16 +339,17 @@ static void node_loads(sd_daemon *d, double *task_cores, size_t *placed)
     }
     for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
         const sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (j->node < 0 || (size_t)j->node >= d->nnodes ||
-            j->suspended == SD_SUSP_SIGNAL)
+        if (j->place.node < 0 || (size_t)j->place.node >= d->nnodes ||
+            j->proc.suspended == SD_SUSP_SIGNAL)
             continue;
         double m = slaq_job_max_cores(j->sj);
-        task_cores[j->node] -= m < d->nodes[j->node].cores
-                                   ? m : d->nodes[j->node].cores;
+        task_cores[j->place.node] -= m < d->nodes[j->place.node].cores
+                                   ? m : d->nodes[j->place.node].cores;
     }
     for (size_t i = 0; i < d->ntasks; i++)
-        if (d->tasks[i]->node >= 0 && (size_t)d->tasks[i]->node < d->nnodes)
-            placed[d->tasks[i]->node]++;
+        if (d->tasks[i]->place.node >= 0 &&
+            (size_t)d->tasks[i]->place.node < d->nnodes)
+            placed[d->tasks[i]->place.node]++;
     for (size_t v = 0; v < d->nnodes; v++)
         task_cores[v] = task_cores[v] > 0 ? floor(task_cores[v] + 1e-9) : 0;
 }
@@ -513,7 +514,7 @@ static void place_on_nodes(sd_daemon *d)
             a->task[idx - a->first] = j->id;
             a->running++;
             placed[best]++;
-            json_object_set_new(j->launch, "order", order_json(a));
+            json_object_set_new(j->place.launch, "order", order_json(a));
             if (json_array_size(batch[best]) == SD_ENQUEUE_MAX) {
                 ctl_send_tasks(d, (int)best, batch[best]);
                 json_array_clear(batch[best]);
@@ -656,7 +657,7 @@ int array_reap(sd_daemon *d, pid_t pid, int status)
 {
     for (size_t i = 0; i < d->ntasks; i++) {
         sd_job *j = d->tasks[i];
-        if (j->pid == pid && !j->adopted && !SD_REMOTE(j)) {
+        if (j->proc.pid == pid && !j->proc.adopted && !SD_REMOTE(j)) {
             job_finish(d, j, 1, status, SD_DONE, NULL);
             return 1;
         }
@@ -694,7 +695,7 @@ static void task_requeue(sd_daemon *d, sd_job *j)
 void array_node_lost(sd_daemon *d, int idx, const char *why)
 {
     for (size_t i = d->ntasks; i-- > 0;) {
-        if (i >= d->ntasks || d->tasks[i]->node != idx)
+        if (i >= d->ntasks || d->tasks[i]->place.node != idx)
             continue;
         sd_job *j = d->tasks[i];
         if (j->state == SD_PENDING)
@@ -708,7 +709,7 @@ void array_node_registered(sd_daemon *d, int idx, const int64_t *have,
                            size_t n)
 {
     for (size_t i = d->ntasks; i-- > 0;) {
-        if (i >= d->ntasks || d->tasks[i]->node != idx ||
+        if (i >= d->ntasks || d->tasks[i]->place.node != idx ||
             d->tasks[i]->state != SD_PENDING)
             continue;
         sd_job *j = d->tasks[i];
@@ -726,7 +727,8 @@ void array_task_running(sd_daemon *d, sd_job *j)
 {
     j->state = SD_RUNNING;
     j->started = sd_now();
-    store_event(d->store, j->started, j->id, "start", d->nodes[j->node].name);
+    store_event(d->store, j->started, j->id, "start",
+                d->nodes[j->place.node].name);
 }
 
 /* -------------------------------------------------------------- cancel */
@@ -869,17 +871,18 @@ json_t *array_json(sd_daemon *d, const sd_array *a, int detail)
         json_t *t = json_pack("{s:I, s:I, s:s, s:I}", "index",
                               (json_int_t)idx, "id", (json_int_t)j->id,
                               "state", job_state_name(j->state), "pid",
-                              (json_int_t)j->pid);
+                              (json_int_t)j->proc.pid);
         json_object_set_new(t, "started", j->started > 0
                             ? json_real(j->started) : json_null());
         json_object_set_new(t, "ended", j->ended > 0 ? json_real(j->ended)
                                                      : json_null());
-        if (j->have_status && WIFEXITED(j->exit_status))
-            json_object_set_new(t, "exit_code",
-                                json_integer(WEXITSTATUS(j->exit_status)));
-        else if (j->have_status)
+        if (j->proc.have_status && WIFEXITED(j->proc.exit_status))
+            json_object_set_new(
+                t, "exit_code",
+                json_integer(WEXITSTATUS(j->proc.exit_status)));
+        else if (j->proc.have_status)
             json_object_set_new(t, "signal",
-                                json_integer(WTERMSIG(j->exit_status)));
+                                json_integer(WTERMSIG(j->proc.exit_status)));
         if (j->reason)
             json_object_set_new(t, "reason", json_string(j->reason));
         json_array_append_new(tasks, t);
@@ -932,7 +935,8 @@ static json_t *nodes_queue_json(sd_daemon *d)
         int known = 1;
         for (size_t i = 0; i < d->njobs; i++) { /* id order: placed order */
             sd_job *j = d->jobs[i];
-            if (!j || !j->array || j->node != (int)v || !SD_ACTIVE(j->state))
+            if (!j || !j->array || j->place.node != (int)v ||
+                !SD_ACTIVE(j->state))
                 continue;
             if (j->state != SD_PENDING) {
                 running++;

@@ -169,9 +169,9 @@ static void on_hello(sd_daemon *d, sd_conn *c, json_t *msg)
 static int is_duplicate(const sd_job *j, json_t *msg)
 {
     json_t *it = json_object_get(msg, "iter");
-    return j->nreports > 0 && json_is_integer(it) &&
+    return j->hist.nreports > 0 && json_is_integer(it) &&
            json_integer_value(it) >= 0 &&
-           (uint64_t)json_integer_value(it) <= j->last_iter;
+           (uint64_t)json_integer_value(it) <= j->hist.last_iter;
 }
 
 void conn_send_acks(sd_daemon *d)
@@ -179,15 +179,15 @@ void conn_send_acks(sd_daemon *d)
     char line[64];
     for (sd_conn *c = d->conns; c; c = c->next) {
         sd_job *j = c->job;
-        if (!c->acks || !j || j->conn != c || !j->nreports ||
+        if (!c->acks || !j || j->conn != c || !j->hist.nreports ||
             c->closing || c->wdead)
             continue;
-        if (c->acked_any && c->acked_iter == j->last_iter && !c->ack_due)
+        if (c->acked_any && c->acked_iter == j->hist.last_iter && !c->ack_due)
             continue;
         int n = snprintf(line, sizeof line, "{\"type\":\"ack\",\"iter\":%llu}",
-                         (unsigned long long)j->last_iter);
+                         (unsigned long long)j->hist.last_iter);
         c->acked_any = 1;
-        c->acked_iter = j->last_iter;
+        c->acked_iter = j->hist.last_iter;
         c->ack_due = 0;
         d->acks_sent++;
         conn_send_line(d, c, line, (size_t)n);
@@ -528,7 +528,7 @@ static void on_closed(sd_daemon *d, sd_conn *c)
     c->job = NULL;
     if (j && j->conn == c) {
         j->conn = NULL;
-        if (!j->managed && SD_ACTIVE(j->state))
+        if (!j->proc.managed && SD_ACTIVE(j->state))
             job_finish(d, j, 0, 0, c->said_bye ? SD_DONE : SD_LOST,
                        c->said_bye ? NULL : "its connection closed "
                                             "without a goodbye");

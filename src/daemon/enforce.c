@@ -347,7 +347,7 @@ int enf_prepare(sd_daemon *d, sd_job *j)
     job_dir(&d->enf, j->id, dir, sizeof dir);
     if (mkdir(dir, 0755) < 0 && errno != EEXIST)
         return -1;
-    j->cg_ready = 1;
+    j->enf.cg_ready = 1;
     return 0;
 }
 
@@ -364,16 +364,17 @@ int enf_child_join(const sd_enforcer *e, int64_t id)
 
 int enf_adopt(sd_daemon *d, sd_job *j)
 {
-    if (d->enf.mode == SD_ENF_SIGNAL && j->pid > 0 && SD_ACTIVE(j->state)) {
+    if (d->enf.mode == SD_ENF_SIGNAL && j->proc.pid > 0 &&
+        SD_ACTIVE(j->state)) {
         /* The previous slaqd may have died while holding it stopped. */
-        kill(-j->pid, SIGCONT);
+        kill(-j->proc.pid, SIGCONT);
         return 0;
     }
     if (d->enf.mode == SD_ENF_CGROUP1 || d->enf.mode == SD_ENF_CGROUP2) {
         char dir[4200];
         struct stat st;
         job_dir(&d->enf, j->id, dir, sizeof dir);
-        j->cg_ready = stat(dir, &st) == 0;
+        j->enf.cg_ready = stat(dir, &st) == 0;
     }
     return 0;
 }
@@ -391,15 +392,15 @@ unsigned long enf_weight(int v2, double cores)
 void enf_apply(sd_daemon *d, sd_job *j, double cores)
 {
     const sd_enforcer *e = &d->enf;
-    if (!j->managed)
+    if (!j->proc.managed)
         return;
     if (e->mode == SD_ENF_SIGNAL) /* enf_tick enforces it */
         return;
-    if (!j->cg_ready)
+    if (!j->enf.cg_ready)
         return;
     int v2 = e->mode == SD_ENF_CGROUP2;
     /* The quota: the share itself, or only the job's cap, or none. */
-    double cap = d->cfg.share_quota ? cores : j->max_cores;
+    double cap = d->cfg.share_quota ? cores : j->goals.max_cores;
     int capped = cap < d->cfg.sched.cores;
     char path[4300], val[64];
     unsigned long quota = (unsigned long)(cap * e->period_us);
@@ -502,32 +503,32 @@ void enf_tick(sd_daemon *d, double dt)
         return;
     for (size_t i = 0; i < count; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (j->managed && j->pid > 0 && !SD_REMOTE(j))
-            g[n++] = (enf_group){.pgid = j->pid, .job = j};
+        if (j->proc.managed && j->proc.pid > 0 && !SD_REMOTE(j))
+            g[n++] = (enf_group){.pgid = j->proc.pid, .job = j};
     }
     qsort(g, n, sizeof *g, group_cmp);
     group_cpu(g, n);
     for (size_t i = 0; i < n; i++) {
         sd_job *j = g[i].job;
-        double used = g[i].cpu - j->sig_cpu_prev;
-        j->sig_cpu_prev = g[i].cpu;
-        if (!j->sig_seen) { /* the first measurement only sets the base */
-            j->sig_seen = 1;
+        double used = g[i].cpu - j->enf.sig_cpu_prev;
+        j->enf.sig_cpu_prev = g[i].cpu;
+        if (!j->enf.sig_seen) { /* the first measurement only sets the base */
+            j->enf.sig_seen = 1;
             continue;
         }
-        double burst = j->alloc * ENF_PERIOD_US * 1e-6;
-        j->sig_tokens += j->alloc * dt - (used > 0 ? used : 0);
-        if (j->sig_tokens > burst)
-            j->sig_tokens = burst;
-        if (j->suspended == SD_SUSP_SIGNAL)
+        double burst = j->enf.alloc * ENF_PERIOD_US * 1e-6;
+        j->enf.sig_tokens += j->enf.alloc * dt - (used > 0 ? used : 0);
+        if (j->enf.sig_tokens > burst)
+            j->enf.sig_tokens = burst;
+        if (j->proc.suspended == SD_SUSP_SIGNAL)
             continue; /* SIGSTOPped by a suspend until its resume */
         /* Not before its first allocation, nor while it is stopping. */
-        int hold = j->sig_tokens <= 0 && j->state == SD_RUNNING &&
-                   j->nspark > 0;
-        j->sig_held |= hold;
-        if (hold != j->sig_stopped) {
-            kill(-j->pid, hold ? SIGSTOP : SIGCONT);
-            j->sig_stopped = hold;
+        int hold = j->enf.sig_tokens <= 0 && j->state == SD_RUNNING &&
+                   j->enf.nspark > 0;
+        j->enf.sig_held |= hold;
+        if (hold != j->enf.sig_stopped) {
+            kill(-j->proc.pid, hold ? SIGSTOP : SIGCONT);
+            j->enf.sig_stopped = hold;
         }
     }
     free(g);
@@ -559,36 +560,36 @@ static int cg_nr_throttled(const sd_enforcer *e, const sd_job *j,
 void enf_epoch(sd_daemon *d, sd_job *j)
 {
     const sd_enforcer *e = &d->enf;
-    j->throttled = 0;
-    if (!j->managed || SD_REMOTE(j))
+    j->enf.throttled = 0;
+    if (!j->proc.managed || SD_REMOTE(j))
         return;
     if (e->mode == SD_ENF_SIGNAL) {
-        j->throttled = j->sig_held;
-        j->sig_held = j->sig_stopped;
+        j->enf.throttled = j->enf.sig_held;
+        j->enf.sig_held = j->enf.sig_stopped;
         return;
     }
     uint64_t nr;
     if ((e->mode == SD_ENF_CGROUP1 || e->mode == SD_ENF_CGROUP2) &&
-        j->cg_ready && cg_nr_throttled(e, j, &nr) == 0) {
-        j->throttled = nr > j->cg_nr_throttled;
-        j->cg_nr_throttled = nr;
+        j->enf.cg_ready && cg_nr_throttled(e, j, &nr) == 0) {
+        j->enf.throttled = nr > j->enf.cg_nr_throttled;
+        j->enf.cg_nr_throttled = nr;
     }
 }
 
 void enf_release(sd_daemon *d, sd_job *j)
 {
-    if (j->sig_stopped) {
-        kill(-j->pid, SIGCONT);
-        j->sig_stopped = 0;
+    if (j->enf.sig_stopped) {
+        kill(-j->proc.pid, SIGCONT);
+        j->enf.sig_stopped = 0;
     }
-    if (!j->cg_ready)
+    if (!j->enf.cg_ready)
         return;
     char dir[4200];
     job_dir(&d->enf, j->id, dir, sizeof dir);
     if (rmdir(dir) < 0 && errno != ENOENT)
         sd_log(d, 1, "job %lld: cgroup %s kept: %s", (long long)j->id, dir,
                strerror(errno));
-    j->cg_ready = 0;
+    j->enf.cg_ready = 0;
 }
 
 void enf_shutdown(sd_daemon *d)
@@ -597,8 +598,8 @@ void enf_shutdown(sd_daemon *d)
      * one is let go so that it is not frozen while nobody schedules it. */
     for (size_t i = 0; d->sched && i < slaq_sched_count(d->sched); i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        if (j->sig_stopped && j->suspended != SD_SUSP_SIGNAL)
-            kill(-j->pid, SIGCONT);
+        if (j->enf.sig_stopped && j->proc.suspended != SD_SUSP_SIGNAL)
+            kill(-j->proc.pid, SIGCONT);
     }
     if (d->enf.cg_base)
         rmdir(d->enf.cg_base); /* fails, as it should, while jobs remain */

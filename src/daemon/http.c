@@ -350,13 +350,13 @@ static enum MHD_Result serve_metrics(sd_daemon *d, struct MHD_Connection *con)
               "Cores allocated to each active job by the last epoch.");
     for (size_t i = 0; i < n; i++) {
         const sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        prom_job(f, "slaq_job_cores", j, j->alloc);
+        prom_job(f, "slaq_job_cores", j, j->enf.alloc);
     }
     prom_head(f, "slaq_job_reports_total", "counter",
               "Iteration reports accepted from each active job.");
     for (size_t i = 0; i < n; i++) {
         const sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        prom_job(f, "slaq_job_reports_total", j, (double)j->nreports);
+        prom_job(f, "slaq_job_reports_total", j, (double)j->hist.nreports);
     }
     prom_head(f, "slaq_job_predictor_error", "gauge",
               "Per active job: mean absolute error of its forecasts one "

@@ -71,19 +71,19 @@ sd_job *job_new(sd_daemon *d, int64_t id)
     if (!j)
         return NULL;
     j->id = id;
-    j->weight = 1;
-    j->max_cores = INFINITY;
-    j->last_loss = j->first_loss = NAN;
-    j->last_metric = NAN;
-    slaq_goal_init(&j->goal);
-    j->suspend_ms = NAN;
-    j->checkpoint_bytes = -1;
-    j->reduction = 0;
-    j->end_loss = NAN;
-    j->node = -1;
-    j->move_to = j->move_from = -1;
-    j->move_s = NAN;
-    j->log_fd[0] = j->log_fd[1] = -1;
+    j->goals.weight = 1;
+    j->goals.max_cores = INFINITY;
+    j->hist.last_loss = j->hist.first_loss = NAN;
+    j->hist.last_metric = NAN;
+    slaq_goal_init(&j->goals.goal);
+    j->proc.suspend_ms = NAN;
+    j->proc.checkpoint_bytes = -1;
+    j->hist.reduction = 0;
+    j->hist.end_loss = NAN;
+    j->place.node = -1;
+    j->place.move_to = j->place.move_from = -1;
+    j->place.move_s = NAN;
+    j->proc.log_fd[0] = j->proc.log_fd[1] = -1;
     d->jobs[id - 1] = j;
     if ((uint64_t)id > d->njobs)
         d->njobs = (size_t)id;
@@ -94,17 +94,17 @@ static void job_free(sd_job *j)
 {
     limit_logs_close(NULL, j);
     aqpd_free(j);
-    json_decref(j->launch);
+    json_decref(j->place.launch);
     free(j->user);
     free(j->name);
     free(j->cmd);
     free(j->cwd);
     free(j->env);
     free(j->reason);
-    free(j->metric_name);
-    free(j->pin);
-    free(j->node_at);
-    free(j->pid_refused);
+    free(j->hist.metric_name);
+    free(j->place.pin);
+    free(j->place.node_at);
+    free(j->place.pid_refused);
     free(j);
 }
 
@@ -134,12 +134,12 @@ int job_schedule(sd_daemon *d, sd_job *j)
 {
     slaq_job_opts o;
     slaq_job_opts_init(&o);
-    o.weight = j->weight;
-    o.max_cores = j->max_cores;
-    o.iters = j->max_iters; /* until the job says otherwise in hello */
-    o.convergence = j->convergence;
-    o.goal = j->goal;
-    o.target = j->target;
+    o.weight = j->goals.weight;
+    o.max_cores = j->goals.max_cores;
+    o.iters = j->goals.max_iters; /* until the job says otherwise in hello */
+    o.convergence = j->goals.convergence;
+    o.goal = j->goals.goal;
+    o.target = j->goals.target;
     o.user = j;
     o.kind = j->kind;
     o.program = 1;
@@ -149,7 +149,7 @@ int job_schedule(sd_daemon *d, sd_job *j)
     j->sj = slaq_sched_add(d->sched, &o, sd_now());
     if (!j->sj)
         return -1;
-    slaq_job_set_metric(j->sj, j->last_metric); /* restored, or none */
+    slaq_job_set_metric(j->sj, j->hist.last_metric); /* restored, or none */
     return 0;
 }
 
@@ -172,21 +172,22 @@ void job_greet(sd_daemon *d, sd_job *j, sd_conn *c)
 {
     json_t *m = json_pack("{s:s, s:I, s:s, s:f, s:f, s:I}", "type", "welcome",
                           "job", (json_int_t)j->id, "name", j->name,
-                          "cores", j->alloc, "epoch_s", d->cfg.sched.epoch_s,
-                          "last_iter", (json_int_t)j->last_iter);
+                          "cores", j->enf.alloc,
+                          "epoch_s", d->cfg.sched.epoch_s,
+                          "last_iter", (json_int_t)j->hist.last_iter);
     /* The first iteration slaqd will take: a client resends from there
      * (last_iter cannot tell "iteration 0" from "none yet"). */
     json_object_set_new(m, "next_iter", json_integer(
-        j->nreports ? (json_int_t)j->last_iter + 1 : 0));
+        j->hist.nreports ? (json_int_t)j->hist.last_iter + 1 : 0));
     if (c->acks)
         json_object_set_new(m, "ack", json_true());
     if (j->sj) {
-        j->threads_sent = slaq_job_threads(j->sj, j->alloc);
-        json_object_set_new(m, "threads", json_integer(j->threads_sent));
+        j->enf.threads_sent = slaq_job_threads(j->sj, j->enf.alloc);
+        json_object_set_new(m, "threads", json_integer(j->enf.threads_sent));
     }
     /* An attached job learns its secret here: its reconnections (after a
      * restart of slaqd, say) must show it. A started job has it already. */
-    if (!j->managed && j->secret[0])
+    if (!j->proc.managed && j->secret[0])
         json_object_set_new(m, "secret", json_string(j->secret));
     conn_send(d, c, m);
     json_decref(m);
@@ -256,8 +257,8 @@ int job_declare_convergence(sd_daemon *d, sd_job *j, slaq_convergence c)
 {
     if (j->sj && slaq_job_set_convergence(j->sj, c) != SLAQ_OK)
         return -1;
-    if (c != j->convergence) {
-        j->convergence = c;
+    if (c != j->goals.convergence) {
+        j->goals.convergence = c;
         store_put_job(d->store, j);
     }
     return 0;
@@ -313,13 +314,13 @@ static void job_declare_metric(sd_daemon *d, sd_conn *c, sd_job *j,
                    SD_METRIC_NAME_MAX);
         return;
     }
-    if (j->metric_name && !strcmp(j->metric_name, name))
+    if (j->hist.metric_name && !strcmp(j->hist.metric_name, name))
         return;
     char *copy = strdup(name);
     if (!copy)
         return;
-    free(j->metric_name);
-    j->metric_name = copy;
+    free(j->hist.metric_name);
+    j->hist.metric_name = copy;
     store_put_job(d->store, j);
 }
 
@@ -793,8 +794,8 @@ sd_job *job_task_record(sd_daemon *d, sd_array *a, long index,
     json_decref(cmd);
     j->cwd = strdup(a->cwd);
     j->reason = reason ? strdup(reason) : NULL;
-    j->managed = 1;
-    j->max_cores = 1;
+    j->proc.managed = 1;
+    j->goals.max_cores = 1;
     j->array = a->id;
     j->array_index = index;
     j->state = state;
@@ -914,8 +915,8 @@ static int job_exec(sd_daemon *d, sd_job *j, json_t *req, json_t *env,
                      "when opened)", SPAWN_TIMEOUT_MS);
         goto out;
     }
-    j->pid = pid;
-    j->pstart = enf_proc_start(pid);
+    j->proc.pid = pid;
+    j->proc.pstart = enf_proc_start(pid);
     j->started = sd_now();
     j->state = SD_RUNNING;
     made = 0;
@@ -1011,7 +1012,7 @@ static int job_spawn_check(sd_daemon *d, json_t *req, job_spawn_req *r,
     sd_job *from = json_is_integer(rf) ? job_get(d, json_integer_value(rf))
                                        : NULL;
     if (rf && (!d->cfg.agents || !from || !SD_REMOTE(from) ||
-               from->suspended != SD_SUSP_CHECKPOINT ||
+               from->proc.suspended != SD_SUSP_CHECKPOINT ||
                SD_ACTIVE(from->state))) {
         snprintf(err, errlen, "field \"resume_from\" must be the id of a job "
                  "a node agent ran that was suspended with a checkpoint and "
@@ -1044,24 +1045,25 @@ static int job_spawn_fill(sd_job *j, const job_spawn_req *r,
         return -1;
     if (r->env && !(j->env = json_dumps(r->env, JSON_COMPACT)))
         goto err;
-    j->weight = r->weight;
-    j->max_cores = r->max_cores;
-    j->target = r->target;
-    j->max_iters = (uint64_t)r->max_iters;
-    j->convergence = r->conv;
-    j->goal = r->goal;
-    j->max_time = r->max_time;
-    j->managed = 1;
+    j->goals.weight = r->weight;
+    j->goals.max_cores = r->max_cores;
+    j->goals.target = r->target;
+    j->goals.max_iters = (uint64_t)r->max_iters;
+    j->goals.convergence = r->conv;
+    j->goals.goal = r->goal;
+    j->goals.max_time = r->max_time;
+    j->proc.managed = 1;
     j->submitted = sd_now();
-    j->restartable = json_is_true(r->restartable);
-    if (json_is_string(r->pin) && !(j->pin = strdup(json_string_value(r->pin))))
+    j->place.restartable = json_is_true(r->restartable);
+    if (json_is_string(r->pin) &&
+        !(j->place.pin = strdup(json_string_value(r->pin))))
         goto err;
     if (r->from)
         j->resumed_from = r->from->id;
     if (array) {
         j->array = array;
         j->array_index = index;
-        j->max_cores = 1;
+        j->goals.max_cores = 1;
     }
     if (secret) {
         snprintf(j->secret, sizeof j->secret, "%s", secret);
@@ -1087,7 +1089,7 @@ static int job_spawn_local(sd_daemon *d, sd_job *j, json_t *req,
     if (job_exec(d, j, req, env, secret, err, errlen) < 0)
         return -1;
     if (array) { /* one core, outside the scheduler (array.c) */
-        j->alloc = 1;
+        j->enf.alloc = 1;
         enf_apply(d, j, 1);
     } else if (job_schedule(d, j) < 0) {
         sd_log(d, 0, "job %lld: out of memory entering the scheduler",
@@ -1098,18 +1100,18 @@ static int job_spawn_local(sd_daemon *d, sd_job *j, json_t *req,
     if (limit_flush(d) < 0) { /* (after cutting logs that filled the disk) */
         /* Not recorded: after a restart it would run unknown to slaqd. So
          * it does not run at all, and the submitter is told. */
-        kill(-j->pid, SIGKILL);
-        waitpid(j->pid, NULL, 0);
+        kill(-j->proc.pid, SIGKILL);
+        waitpid(j->proc.pid, NULL, 0);
         if (j->sj)
             slaq_sched_remove(d->sched, j->sj);
         j->sj = NULL;
         snprintf(err, errlen, "slaqd cannot write its database (%s); the "
                  "job was not started", store_error(d->store));
-        j->pid = 0;
+        j->proc.pid = 0;
         return -1;
     }
     sd_log(d, array ? 1 : 0, "job %lld (%s): started, pid %d, user %s",
-           (long long)j->id, j->name, (int)j->pid, j->user);
+           (long long)j->id, j->name, (int)j->proc.pid, j->user);
     return 0;
 }
 
@@ -1165,8 +1167,8 @@ sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid,
     j->name = strdup(name);
     j->cmd = strdup("[]");
     j->cwd = strdup("");
-    j->pid = pid;
-    j->pstart = pid > 0 ? enf_proc_start(pid) : 0;
+    j->proc.pid = pid;
+    j->proc.pstart = pid > 0 ? enf_proc_start(pid) : 0;
     j->submitted = j->started = sd_now();
     j->state = SD_RUNNING;
     if (!j->user || !j->name || !j->cmd || !j->cwd || job_new_secret(j) < 0 ||
@@ -1195,26 +1197,27 @@ sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid,
 /* The job's own record of a report the core accepted. */
 static void note_report(sd_job *j, const slaq_report *r)
 {
-    if (j->nreports == 0)
-        j->first_loss = r->loss;
-    if (j->nreports > 0 && r->iter > j->last_iter && r->cpu_s >= 0) {
-        double di = (double)(r->iter - j->last_iter);
+    if (j->hist.nreports == 0)
+        j->hist.first_loss = r->loss;
+    if (j->hist.nreports > 0 && r->iter > j->hist.last_iter && r->cpu_s >= 0) {
+        double di = (double)(r->iter - j->hist.last_iter);
         double c = r->cpu_s / di;
-        j->iters_total += di;
-        j->samples_total += r->samples > 0 ? r->samples : 0;
-        j->cpu_work += r->cpu_s;
-        j->cost_recent = j->iters_total == di
+        j->hist.iters_total += di;
+        j->hist.samples_total += r->samples > 0 ? r->samples : 0;
+        j->hist.cpu_work += r->cpu_s;
+        j->hist.cost_recent = j->hist.iters_total == di
                              ? c
                              : COST_ALPHA * c +
-                                   (1 - COST_ALPHA) * j->cost_recent;
-        if (j->nreports >= COST_SETTLE &&
-            (j->cost_best <= 0 || j->cost_recent < j->cost_best))
-            j->cost_best = j->cost_recent;
+                                   (1 - COST_ALPHA) * j->hist.cost_recent;
+        if (j->hist.nreports >= COST_SETTLE &&
+            (j->hist.cost_best <= 0 ||
+             j->hist.cost_recent < j->hist.cost_best))
+            j->hist.cost_best = j->hist.cost_recent;
     }
-    j->nreports++;
-    j->last_iter = r->iter;
-    j->last_loss = r->loss;
-    j->cpu_total += r->iter > 0 ? r->cpu_s : 0;
+    j->hist.nreports++;
+    j->hist.last_iter = r->iter;
+    j->hist.last_loss = r->loss;
+    j->hist.cpu_total += r->iter > 0 ? r->cpu_s : 0;
 }
 
 static int add_report(sd_job *j, const slaq_report *r, double threads,
@@ -1239,20 +1242,20 @@ static void send_alloc(sd_daemon *d, sd_job *j, double cores)
                      "%.17g,\"threads\":%d,\"epoch\":%llu}", cores, threads,
                      (unsigned long long)d->epoch_no);
     conn_send_line(d, j->conn, line, (size_t)n);
-    j->threads_sent = threads;
+    j->enf.threads_sent = threads;
 }
 
 /* Applies the lower share held back for job j (job_apply_alloc). */
 static void apply_held(sd_daemon *d, sd_job *j)
 {
-    if (j->alloc_next_by <= 0)
+    if (j->enf.alloc_next_by <= 0)
         return;
-    j->alloc_next_by = 0;
-    j->alloc = j->alloc_next;
+    j->enf.alloc_next_by = 0;
+    j->enf.alloc = j->enf.alloc_next;
     if (!SD_REMOTE(j))
-        enf_apply(d, j, j->alloc);
+        enf_apply(d, j, j->enf.alloc);
     sd_log(d, 1, "job %lld: %.3f cores (after its thread advice)",
-           (long long)j->id, j->alloc);
+           (long long)j->id, j->enf.alloc);
 }
 
 /*
@@ -1265,13 +1268,15 @@ static void apply_held(sd_daemon *d, sd_job *j)
 static void advise(sd_daemon *d, sd_job *j, double threads, double wall_s)
 {
     if (threads >= 1)
-        j->threads_used = (int)threads;
-    if (threads > slaq_scaling_busy_threads(j->alloc) && wall_s > 0)
-        j->stall_s += wall_s;
-    if (j->alloc_next_by > 0 && threads >= 1 && threads <= j->threads_sent)
+        j->enf.threads_used = (int)threads;
+    if (threads > slaq_scaling_busy_threads(j->enf.alloc) && wall_s > 0)
+        j->enf.stall_s += wall_s;
+    if (j->enf.alloc_next_by > 0 && threads >= 1 &&
+        threads <= j->enf.threads_sent)
         apply_held(d, j);
-    double share = j->alloc_next_by > 0 ? j->alloc_next : j->alloc;
-    if (j->threads_sent && slaq_job_threads(j->sj, share) != j->threads_sent)
+    double share = j->enf.alloc_next_by > 0 ? j->enf.alloc_next : j->enf.alloc;
+    if (j->enf.threads_sent &&
+        slaq_job_threads(j->sj, share) != j->enf.threads_sent)
         send_alloc(d, j, share);
 }
 
@@ -1356,7 +1361,7 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
     if (rc == SLAQ_EORDER) {
         snprintf(err, errlen, "iter %llu is not after the previous report's "
                  "iter %llu", (unsigned long long)r.iter,
-                 (unsigned long long)j->last_iter);
+                 (unsigned long long)j->hist.last_iter);
         return -1;
     }
     if (rc) {
@@ -1372,13 +1377,14 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
         store_report(d->store, j->id, &r, mv, tv, wv);
     }
     if (!isnan(mv)) {
-        j->last_metric = mv;
-        j->metric_iter = r.iter;
+        j->hist.last_metric = mv;
+        j->hist.metric_iter = r.iter;
         slaq_job_set_metric(j->sj, mv);
     }
     d->reports_total++;
     advise(d, j, tv, wv > 0 ? wv : prev_t >= 0 ? r.t - prev_t : 0);
-    if (j->max_iters && r.iter >= j->max_iters && j->state == SD_RUNNING)
+    if (j->goals.max_iters && r.iter >= j->goals.max_iters &&
+        j->state == SD_RUNNING)
         job_stop(d, j, "max_iters");
     return 0;
 }
@@ -1395,7 +1401,7 @@ int job_report_late(sd_daemon *d, sd_job *j, json_t *msg, char *err,
                  ">= 0)", slaq_strerror(SLAQ_EINVAL));
         return -1;
     }
-    if (j->nreports && r.iter <= j->last_iter)
+    if (j->hist.nreports && r.iter <= j->hist.last_iter)
         return 1; /* had it already */
     char *text = json_object_get(msg, "estimates") ? aqpd_vec_json(msg)
                                                    : NULL;
@@ -1403,8 +1409,8 @@ int job_report_late(sd_daemon *d, sd_job *j, json_t *msg, char *err,
     free(text);
     note_report(j, &r);
     if (!isnan(mv)) {
-        j->last_metric = mv;
-        j->metric_iter = r.iter;
+        j->hist.last_metric = mv;
+        j->hist.metric_iter = r.iter;
         if (j->sj)
             slaq_job_set_metric(j->sj, mv);
     }
@@ -1416,15 +1422,15 @@ int job_report_late(sd_daemon *d, sd_job *j, json_t *msg, char *err,
 
 static void signal_job(sd_daemon *d, sd_job *j, int sig)
 {
-    if (!j->managed || j->pid <= 0 || SD_REMOTE(j))
+    if (!j->proc.managed || j->proc.pid <= 0 || SD_REMOTE(j))
         return;
     sd_log(d, 1, "job %lld: sending %s to process group %d", (long long)j->id,
            sig == SIGKILL ? "SIGKILL" : sig == SIGTERM ? "SIGTERM" : "SIGCONT",
-           (int)j->pid);
-    if (kill(-j->pid, sig) < 0)
-        kill(j->pid, sig);
+           (int)j->proc.pid);
+    if (kill(-j->proc.pid, sig) < 0)
+        kill(j->proc.pid, sig);
     if (sig != SIGCONT) /* a job stopped by the duty cycle must see it */
-        kill(-j->pid, SIGCONT);
+        kill(-j->proc.pid, SIGCONT);
 }
 
 void job_stop(sd_daemon *d, sd_job *j, const char *reason)
@@ -1436,11 +1442,11 @@ void job_stop(sd_daemon *d, sd_job *j, const char *reason)
         return;
     double now = sd_now();
     int was_stopping = j->state == SD_STOPPING;
-    if (j->suspended == SD_SUSP_SIGNAL) { /* it must hear the stop (a
+    if (j->proc.suspended == SD_SUSP_SIGNAL) { /* it must hear the stop (a
                                              remote job's agent sees to it) */
         if (!SD_REMOTE(j))
-            kill(-j->pid, SIGCONT);
-        j->suspended = SD_SUSP_NONE;
+            kill(-j->proc.pid, SIGCONT);
+        j->proc.suspended = SD_SUSP_NONE;
     }
     free(j->reason);
     j->reason = strdup(reason);
@@ -1449,7 +1455,7 @@ void job_stop(sd_daemon *d, sd_job *j, const char *reason)
     store_event(d->store, now, j->id, "stop", reason);
     store_flush(d->store);
     sd_log(d, 0, "job %lld: stopping (%s)", (long long)j->id, reason);
-    if (SD_REMOTE(j) && j->node < 0) { /* pending: nothing runs yet */
+    if (SD_REMOTE(j) && j->place.node < 0) { /* pending: nothing runs yet */
         job_finish(d, j, 0, 0, SD_CANCELLED, reason);
         return;
     }
@@ -1459,27 +1465,27 @@ void job_stop(sd_daemon *d, sd_job *j, const char *reason)
     /* A job with a client is asked first, even when cancelled: it may
      * save its work and exit within the grace period (job_tick signals
      * it after). Without a client a signal is all it can hear. */
-    if (j->managed && !j->conn && !j->term_sent) {
+    if (j->proc.managed && !j->conn && !j->proc.term_sent) {
         signal_job(d, j, SIGTERM);
-        j->term_sent = 1;
+        j->proc.term_sent = 1;
     } else if (was_stopping) {
         return; /* a cancel during a stop keeps the stop's deadline */
     }
-    j->stop_deadline = sd_mono() + d->cfg.grace_s;
+    j->proc.stop_deadline = sd_mono() + d->cfg.grace_s;
 }
 
 void job_cancel(sd_daemon *d, sd_job *j, int now)
 {
     job_stop(d, j, "cancelled");
     if (now && SD_REMOTE(j)) {
-        j->stop_now = 1;
+        j->proc.stop_now = 1;
         ctl_send_stop(d, j, 1);
         return;
     }
-    if (now && j->managed && !j->term_sent) {
+    if (now && j->proc.managed && !j->proc.term_sent) {
         signal_job(d, j, SIGTERM);
-        j->term_sent = 1;
-        j->stop_deadline = sd_mono() + d->cfg.grace_s;
+        j->proc.term_sent = 1;
+        j->proc.stop_deadline = sd_mono() + d->cfg.grace_s;
     }
 }
 
@@ -1492,8 +1498,8 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
     char detail[256];
     sd_state st;
     if (have_status) {
-        j->have_status = 1;
-        j->exit_status = status;
+        j->proc.have_status = 1;
+        j->proc.exit_status = status;
         if (WIFEXITED(status))
             snprintf(detail, sizeof detail, "exit status %d",
                      WEXITSTATUS(status));
@@ -1523,18 +1529,18 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
          * job that ran to its declared length has all of its reduction):
          * a finished job shows this from now on. */
         slaq_job_refit(j->sj);
-        j->reduction = slaq_job_reduction(j->sj);
-        j->end_loss = slaq_job_end_loss(j->sj);
-        j->declared_iters = slaq_job_iters(j->sj);
-        j->starved_max_s = slaq_job_starved_max(j->sj, sd_now());
-        j->lifts = slaq_job_lifts(j->sj);
+        j->hist.reduction = slaq_job_reduction(j->sj);
+        j->hist.end_loss = slaq_job_end_loss(j->sj);
+        j->hist.declared_iters = slaq_job_iters(j->sj);
+        j->enf.starved_max_s = slaq_job_starved_max(j->sj, sd_now());
+        j->enf.lifts = slaq_job_lifts(j->sj);
         slaq_sched_remove(d->sched, j->sj);
         j->sj = NULL;
     }
     enf_release(d, j);
-    j->alloc = 0;
-    json_decref(j->launch);
-    j->launch = NULL;
+    j->enf.alloc = 0;
+    json_decref(j->place.launch);
+    j->place.launch = NULL;
     if (j->conn) {
         sd_conn *c = j->conn;
         j->conn = NULL;
@@ -1561,7 +1567,7 @@ void job_reap_children(sd_daemon *d)
             continue;
         for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
             sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-            if (j->managed && j->pid == pid && !SD_REMOTE(j)) {
+            if (j->proc.managed && j->proc.pid == pid && !SD_REMOTE(j)) {
                 conn_settle(d, j);
                 job_finish(d, j, 1, status, SD_DONE, NULL);
                 break;
@@ -1574,13 +1580,14 @@ void job_reap_children(sd_daemon *d)
 
 void job_apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
 {
-    memmove(j->spark, j->spark + (j->nspark == SD_SPARK),
-            (j->nspark - (j->nspark == SD_SPARK)) * sizeof *j->spark);
-    if (j->nspark < SD_SPARK)
-        j->nspark++;
-    j->spark[j->nspark - 1] = (float)a;
-    double held = j->alloc_next_by > 0 ? j->alloc_next : j->alloc;
-    if (fabs(a - held) < 1e-6 && j->nspark > 1)
+    memmove(j->enf.spark, j->enf.spark + (j->enf.nspark == SD_SPARK),
+            (j->enf.nspark - (j->enf.nspark == SD_SPARK)) *
+                sizeof *j->enf.spark);
+    if (j->enf.nspark < SD_SPARK)
+        j->enf.nspark++;
+    j->enf.spark[j->enf.nspark - 1] = (float)a;
+    double held = j->enf.alloc_next_by > 0 ? j->enf.alloc_next : j->enf.alloc;
+    if (fabs(a - held) < 1e-6 && j->enf.nspark > 1)
         return; /* only changes (and each job's first) are recorded */
     store_alloc(d->store, j->id, now, a, d->epoch_no);
     sd_log(d, 1, "job %lld: %.3f cores", (long long)j->id, a);
@@ -1589,18 +1596,18 @@ void job_apply_alloc(sd_daemon *d, sd_job *j, double a, double now)
      * slower, when they wait on each other) is held back: the job hears
      * its new advice first, and the share falls at its next report that
      * runs no more threads than advised, or after SD_ADVICE_WAIT_S. */
-    double by = j->alloc_next_by; /* a share held already keeps its
+    double by = j->enf.alloc_next_by; /* a share held already keeps its
                                      deadline: the wait stays bounded
                                      however often the share moves */
-    j->alloc_next_by = 0;
-    if (a < j->alloc && j->conn && j->sj && !SD_REMOTE(j) &&
-        j->threads_used > slaq_job_threads(j->sj, a)) {
-        j->alloc_next = a;
-        j->alloc_next_by = by > 0 ? by : sd_mono() + SD_ADVICE_WAIT_S;
+    j->enf.alloc_next_by = 0;
+    if (a < j->enf.alloc && j->conn && j->sj && !SD_REMOTE(j) &&
+        j->enf.threads_used > slaq_job_threads(j->sj, a)) {
+        j->enf.alloc_next = a;
+        j->enf.alloc_next_by = by > 0 ? by : sd_mono() + SD_ADVICE_WAIT_S;
         send_alloc(d, j, a);
         return;
     }
-    j->alloc = a;
+    j->enf.alloc = a;
     if (!SD_REMOTE(j))
         enf_apply(d, j, a);
     send_alloc(d, j, a);
@@ -1663,10 +1670,10 @@ static void epoch_priority(sd_daemon *d)
     }
     for (size_t i = 0; i < n; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        j->prio_rank = 0;
+        j->goals.prio_rank = 0;
         if (t) {
-            j->prio = t[i];
-            j->prio_policy = pol;
+            j->goals.prio = t[i];
+            j->goals.prio_policy = pol;
             d->prio_keys[i] = t[i].key;
         }
     }
@@ -1675,7 +1682,7 @@ static void epoch_priority(sd_daemon *d)
         for (size_t k = 0; k < n; k++) {
             sd_job *j = slaq_job_user(slaq_sched_job(d->sched,
                                                      d->prio_order[k]));
-            j->prio_rank = k + 1;
+            j->goals.prio_rank = k + 1;
         }
     }
 }
@@ -1724,8 +1731,8 @@ void job_epoch(sd_daemon *d)
         job_apply_alloc(d, j, slaq_job_alloc(sj), now);
         if (!SD_REMOTE(j))
             enf_epoch(d, j);
-        j->reduction = slaq_job_reduction(sj);
-        j->end_loss = slaq_job_end_loss(sj);
+        j->hist.reduction = slaq_job_reduction(sj);
+        j->hist.end_loss = slaq_job_end_loss(sj);
         if (j->state != SD_RUNNING)
             continue;
         /* The core's verdict (its target, MLF-C), the job's time limit
@@ -1733,7 +1740,8 @@ void job_epoch(sd_daemon *d)
         slaq_verdict v = slaq_job_verdict(sj);
         if (v == SLAQ_VERDICT_TARGET)
             job_stop(d, j, slaq_verdict_name(v));
-        else if (j->max_time > 0 && now - j->started >= j->max_time)
+        else if (j->goals.max_time > 0 &&
+                 now - j->started >= j->goals.max_time)
             job_stop(d, j, "max_time");
         else if (v != SLAQ_VERDICT_RUN)
             job_stop(d, j, slaq_verdict_name(v));
@@ -1777,31 +1785,32 @@ void job_epoch(sd_daemon *d)
 /* An adopted process is not our child: poll that it still exists. */
 static int adopted_alive(const sd_job *j)
 {
-    return kill(j->pid, 0) == 0 && enf_proc_start(j->pid) == j->pstart;
+    return kill(j->proc.pid, 0) == 0 &&
+           enf_proc_start(j->proc.pid) == j->proc.pstart;
 }
 
 void job_watch(sd_daemon *d, sd_job *j, double mono)
 {
     if (SD_REMOTE(j))
         return; /* its agent watches it */
-    if (j->alloc_next_by > 0 && mono >= j->alloc_next_by)
+    if (j->enf.alloc_next_by > 0 && mono >= j->enf.alloc_next_by)
         apply_held(d, j);
-    if (j->adopted && !adopted_alive(j)) {
+    if (j->proc.adopted && !adopted_alive(j)) {
         job_finish(d, j, 0, 0, SD_DONE, "exited while slaqd was not its "
                                         "parent; exit status unknown");
         return;
     }
-    if (j->state != SD_STOPPING || mono < j->stop_deadline)
+    if (j->state != SD_STOPPING || mono < j->proc.stop_deadline)
         return;
-    if (!j->managed) {
+    if (!j->proc.managed) {
         job_finish(d, j, 0, 0, SD_STOPPED, NULL);
-    } else if (!j->term_sent) {
+    } else if (!j->proc.term_sent) {
         signal_job(d, j, SIGTERM);
-        j->term_sent = 1;
-        j->stop_deadline = mono + d->cfg.grace_s;
+        j->proc.term_sent = 1;
+        j->proc.stop_deadline = mono + d->cfg.grace_s;
     } else {
         signal_job(d, j, SIGKILL);
-        j->stop_deadline = mono + d->cfg.grace_s;
+        j->proc.stop_deadline = mono + d->cfg.grace_s;
     }
 }
 
@@ -1979,23 +1988,23 @@ static int restore_one(sd_daemon *d, sd_job *j)
 {
     if (!SD_ACTIVE(j->state))
         return 0;
-    if ((j->node_at || j->launch) && d->cfg.agents) {
+    if ((j->place.node_at || j->place.launch) && d->cfg.agents) {
         /* Its agent re-adopts it when it reconnects (agent_link.c); a task
          * queued or running there is settled when its node registers
          * again (array.c). */
-        if (ctl_restore_job(d, j, j->node_at) < 0 ||
+        if (ctl_restore_job(d, j, j->place.node_at) < 0 ||
             (!j->array && job_schedule(d, j) < 0))
             return -1;
         if (j->array)
             return 0;
         job_replay_history(d, j, 1);
-        if (j->node >= 0)
+        if (j->place.node >= 0)
             sd_log(d, 0, "job %lld (%s): waiting for node %s to reconnect",
-                   (long long)j->id, j->name, j->node_at);
+                   (long long)j->id, j->name, j->place.node_at);
         return 0;
     }
-    int alive = j->pid > 0 && kill(j->pid, 0) == 0 &&
-                enf_proc_start(j->pid) == j->pstart;
+    int alive = j->proc.pid > 0 && kill(j->proc.pid, 0) == 0 &&
+                enf_proc_start(j->proc.pid) == j->proc.pstart;
     if (!alive) {
         /* One that said goodbye (conn.c stores it) had ended its work: its
          * exit status is gone with it (init reaped it), not its end. */
@@ -2010,32 +2019,35 @@ static int restore_one(sd_daemon *d, sd_job *j)
         store_put_job(d->store, j);
         store_event(d->store, j->ended, j->id, bye ? "exit" : "lost",
                     j->reason);
-        if (j->managed && enf_adopt(d, j) == 0) /* drop its empty cgroup */
+        if (j->proc.managed &&
+            enf_adopt(d, j) == 0) /* drop its empty cgroup */
             enf_release(d, j);
         sd_log(d, 0, "job %lld (%s): %s (pid %d is gone)", (long long)j->id,
-               j->name, bye ? "done after its goodbye" : "lost", (int)j->pid);
+               j->name, bye ? "done after its goodbye" : "lost",
+               (int)j->proc.pid);
         return 0;
     }
     if (j->array) { /* a task: one core, outside the scheduler */
-        j->alloc = 1;
+        j->enf.alloc = 1;
     } else {
         if (job_schedule(d, j) < 0)
             return -1;
-        if (j->suspended == SD_SUSP_SIGNAL) /* still SIGSTOPped: no cores */
+        if (j->proc.suspended ==
+            SD_SUSP_SIGNAL) /* still SIGSTOPped: no cores */
             slaq_job_set_max_cores(j->sj, 1e-6);
         job_replay_history(d, j, 1);
     }
-    j->adopted = 1;
-    if (j->managed) {
+    j->proc.adopted = 1;
+    if (j->proc.managed) {
         enf_adopt(d, j);
         limit_logs_reopen(d, j);
     }
     if (j->state == SD_STOPPING)
-        j->stop_deadline = sd_mono() + d->cfg.grace_s;
+        j->proc.stop_deadline = sd_mono() + d->cfg.grace_s;
     store_event(d->store, sd_now(), j->id, "readopt", NULL);
     sd_log(d, 0, "job %lld (%s): re-adopted pid %d after %llu reports",
-           (long long)j->id, j->name, (int)j->pid,
-           (unsigned long long)j->nreports);
+           (long long)j->id, j->name, (int)j->proc.pid,
+           (unsigned long long)j->hist.nreports);
     return 0;
 }
 
@@ -2092,15 +2104,15 @@ static json_t *priority_json(sd_daemon *d, const sd_job *j)
 {
     /* the policy the terms were made under: the one in force may have
      * changed since the epoch */
-    slaq_policy_kind pol = j->prio_policy;
-    if (!j->sj || !j->prio_rank ||
+    slaq_policy_kind pol = j->goals.prio_policy;
+    if (!j->sj || !j->goals.prio_rank ||
         pol != slaq_sched_get_config(d->sched)->policy)
         return json_null();
-    const slaq_prio_terms *t = &j->prio;
+    const slaq_prio_terms *t = &j->goals.prio;
     json_t *p = json_pack("{s:s, s:I, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, "
                      "s:b, s:f, s:f, s:f, s:o}",
                      "policy", slaq_policy_name(pol),
-                     "rank", (json_int_t)j->prio_rank,
+                     "rank", (json_int_t)j->goals.prio_rank,
                      "of", (json_int_t)slaq_sched_count(d->sched),
                      "key", t->key,
                      "urgency", t->feat[0], "iteration", t->feat[1],
@@ -2129,27 +2141,28 @@ static void job_json_identity(sd_daemon *d, const sd_job *j, json_t *o)
         json_object_set_new(o, "share", share);
     json_object_set_new(o, "name", json_string(j->name));
     json_object_set_new(o, "state", json_string(job_state_name(j->state)));
-    json_object_set_new(o, "managed", json_boolean(j->managed));
+    json_object_set_new(o, "managed", json_boolean(j->proc.managed));
     json_object_set_new(o, "node", !d->cfg.agents ? json_string("local")
-                        : SD_REMOTE(j) && j->node >= 0
+                        : SD_REMOTE(j) && j->place.node >= 0
                             ? json_string(ctl_node_name(d, j))
-                        : j->node_at ? json_string(j->node_at)
+                        : j->place.node_at ? json_string(j->place.node_at)
                                      : json_null());
-    json_object_set_new(o, "restartable", json_boolean(j->restartable));
+    json_object_set_new(o, "restartable", json_boolean(j->place.restartable));
     if (j->array) { /* a task of a task array (array.c) */
         json_object_set_new(o, "array", json_integer(j->array));
         json_object_set_new(o, "index", json_integer(j->array_index));
     }
-    if (j->restarts)
-        json_object_set_new(o, "restarts", json_integer(j->restarts));
-    if (j->moves || j->move_to >= 0) { /* moved between nodes (slaq move) */
-        json_object_set_new(o, "moves", json_integer(j->moves));
-        json_object_set_new(o, "move_s", num_or_null(j->move_s));
-        json_object_set_new(o, "moving_to", j->move_to >= 0
-                            ? json_string(d->nodes[j->move_to].name)
+    if (j->place.restarts)
+        json_object_set_new(o, "restarts", json_integer(j->place.restarts));
+    if (j->place.moves ||
+        j->place.move_to >= 0) { /* moved between nodes (slaq move) */
+        json_object_set_new(o, "moves", json_integer(j->place.moves));
+        json_object_set_new(o, "move_s", num_or_null(j->place.move_s));
+        json_object_set_new(o, "moving_to", j->place.move_to >= 0
+                            ? json_string(d->nodes[j->place.move_to].name)
                             : json_null());
     }
-    json_object_set_new(o, "pid", json_integer(j->pid));
+    json_object_set_new(o, "pid", json_integer(j->proc.pid));
     json_object_set_new(o, "cmd", cmd ? cmd : json_array());
     json_object_set_new(o, "cwd", json_string(j->cwd));
 }
@@ -2158,19 +2171,21 @@ static void job_json_identity(sd_daemon *d, const sd_job *j, json_t *o)
  * declared length, cores, kind (and a query's summary). */
 static void job_json_settings(const sd_job *j, json_t *o)
 {
-    json_object_set_new(o, "weight", json_real(j->weight));
-    json_object_set_new(o, "max_cores", num_or_null(j->max_cores));
-    json_object_set_new(o, "target_reduction", json_real(j->target));
-    json_object_set_new(o, "max_iters", json_integer((json_int_t)j->max_iters));
-    json_object_set_new(o, "max_time", json_real(j->max_time));
-    json_object_set_new(o, "convergence",
-                        json_string(slaq_convergence_name(j->convergence)));
-    uint64_t declared = j->sj ? slaq_job_iters(j->sj) : j->declared_iters;
+    json_object_set_new(o, "weight", json_real(j->goals.weight));
+    json_object_set_new(o, "max_cores", num_or_null(j->goals.max_cores));
+    json_object_set_new(o, "target_reduction", json_real(j->goals.target));
+    json_object_set_new(o, "max_iters",
+                        json_integer((json_int_t)j->goals.max_iters));
+    json_object_set_new(o, "max_time", json_real(j->goals.max_time));
+    json_object_set_new(
+        o, "convergence",
+        json_string(slaq_convergence_name(j->goals.convergence)));
+    uint64_t declared = j->sj ? slaq_job_iters(j->sj) : j->hist.declared_iters;
     json_object_set_new(o, "declared_iters",
                         declared ? json_integer((json_int_t)declared)
                                  : json_null());
-    json_object_set_new(o, "cores", json_real(j->alloc));
-    json_object_set_new(o, "stall_s", json_real(j->stall_s));
+    json_object_set_new(o, "cores", json_real(j->enf.alloc));
+    json_object_set_new(o, "stall_s", json_real(j->enf.stall_s));
     json_object_set_new(o, "kind", json_string(slaq_job_kind_name(j->kind)));
     if (j->kind == SLAQ_JOB_QUERY)
         json_object_set_new(o, "query", aqpd_summary_json(j));
@@ -2179,16 +2194,20 @@ static void job_json_settings(const sd_job *j, json_t *o)
 /* What it reported: iteration, reports, losses, its metric. */
 static void job_json_reports(const sd_job *j, json_t *o)
 {
-    json_object_set_new(o, "iter", json_integer((json_int_t)j->last_iter));
-    json_object_set_new(o, "reports", json_integer((json_int_t)j->nreports));
-    json_object_set_new(o, "loss", num_or_null(j->last_loss));
-    json_object_set_new(o, "first_loss", num_or_null(j->first_loss));
+    json_object_set_new(o, "iter",
+                        json_integer((json_int_t)j->hist.last_iter));
+    json_object_set_new(o, "reports",
+                        json_integer((json_int_t)j->hist.nreports));
+    json_object_set_new(o, "loss", num_or_null(j->hist.last_loss));
+    json_object_set_new(o, "first_loss", num_or_null(j->hist.first_loss));
     json_object_set_new(o, "end_loss", num_or_null(trace_end_loss(j)));
-    json_object_set_new(o, "metric_name", j->metric_name
-                        ? json_string(j->metric_name) : json_null());
-    json_object_set_new(o, "metric", num_or_null(j->last_metric));
-    json_object_set_new(o, "metric_iter", isnan(j->last_metric) ? json_null()
-                        : json_integer((json_int_t)j->metric_iter));
+    json_object_set_new(o, "metric_name", j->hist.metric_name
+                        ? json_string(j->hist.metric_name) : json_null());
+    json_object_set_new(o, "metric", num_or_null(j->hist.last_metric));
+    json_object_set_new(o, "metric_iter",
+                        isnan(j->hist.last_metric)
+                            ? json_null()
+                            : json_integer((json_int_t)j->hist.metric_iter));
 }
 
 /* The goal (docs/deadlines.md): the deadline and its slack (seconds
@@ -2197,7 +2216,7 @@ static void job_json_reports(const sd_job *j, json_t *o)
  * priority policies' terms. */
 static void job_json_goal(sd_daemon *d, const sd_job *j, json_t *o)
 {
-    const slaq_goal *g = &j->goal;
+    const slaq_goal *g = &j->goals.goal;
     int has_dl = isfinite(g->deadline);
     double at = j->ended > 0 ? j->ended : sd_now();
     json_object_set_new(o, "deadline", has_dl ? json_real(g->deadline)
@@ -2209,10 +2228,11 @@ static void job_json_goal(sd_daemon *d, const sd_job *j, json_t *o)
                                                                 : "min"));
     json_object_set_new(o, "urgency", json_integer(g->urgency));
     json_object_set_new(o, "stop", json_string(slaq_stop_name(g->stop)));
-    json_object_set_new(o, "accuracy_met",
-                        isnan(g->accuracy) || isnan(j->last_metric)
-                            ? json_null()
-                            : json_boolean(slaq_goal_met(g, j->last_metric)));
+    json_object_set_new(
+        o, "accuracy_met",
+        isnan(g->accuracy) || isnan(j->hist.last_metric)
+            ? json_null()
+            : json_boolean(slaq_goal_met(g, j->hist.last_metric)));
     json_object_set_new(o, "priority", priority_json(d, j));
 }
 
@@ -2220,13 +2240,15 @@ static void job_json_goal(sd_daemon *d, const sd_job *j, json_t *o)
  * the jobs it continued or continues, its sweep. */
 static void job_json_suspension(const sd_job *j, json_t *o)
 {
-    json_object_set_new(o, "suspended", j->suspended == SD_SUSP_SIGNAL
+    json_object_set_new(o, "suspended", j->proc.suspended == SD_SUSP_SIGNAL
                         ? json_string("signal")
-                        : j->suspended == SD_SUSP_CHECKPOINT
+                        : j->proc.suspended == SD_SUSP_CHECKPOINT
                         ? json_string("checkpoint") : json_null());
-    json_object_set_new(o, "suspend_ms", num_or_null(j->suspend_ms));
-    json_object_set_new(o, "checkpoint_bytes", j->checkpoint_bytes >= 0
-                        ? json_integer(j->checkpoint_bytes) : json_null());
+    json_object_set_new(o, "suspend_ms", num_or_null(j->proc.suspend_ms));
+    json_object_set_new(o, "checkpoint_bytes",
+                        j->proc.checkpoint_bytes >= 0
+                            ? json_integer(j->proc.checkpoint_bytes)
+                            : json_null());
     json_object_set_new(o, "continued_by", j->continued_by
                         ? json_integer(j->continued_by) : json_null());
     json_object_set_new(o, "resumed_from", j->resumed_from
@@ -2240,22 +2262,22 @@ static void job_json_suspension(const sd_job *j, json_t *o)
  * recent cores; the reduction it ended at, its starvation. */
 static void job_json_run(const sd_job *j, json_t *o)
 {
-    json_object_set_new(o, "cpu_s", json_real(j->cpu_total));
-    json_object_set_new(o, "cpu_per_iter", j->iters_total > 0
-                        ? json_real(j->cpu_work / j->iters_total)
+    json_object_set_new(o, "cpu_s", json_real(j->hist.cpu_total));
+    json_object_set_new(o, "cpu_per_iter", j->hist.iters_total > 0
+                        ? json_real(j->hist.cpu_work / j->hist.iters_total)
                         : json_null());
-    json_object_set_new(o, "cpu_per_sample", j->samples_total > 0
-                        ? json_real(j->cpu_work / j->samples_total)
+    json_object_set_new(o, "cpu_per_sample", j->hist.samples_total > 0
+                        ? json_real(j->hist.cpu_work / j->hist.samples_total)
                         : json_null());
-    json_object_set_new(o, "cpu_per_iter_recent", j->iters_total > 0
-                        ? json_real(j->cost_recent) : json_null());
-    json_object_set_new(o, "cpu_per_iter_best", j->cost_best > 0
-                        ? json_real(j->cost_best) : json_null());
+    json_object_set_new(o, "cpu_per_iter_recent", j->hist.iters_total > 0
+                        ? json_real(j->hist.cost_recent) : json_null());
+    json_object_set_new(o, "cpu_per_iter_best", j->hist.cost_best > 0
+                        ? json_real(j->hist.cost_best) : json_null());
     json_object_set_new(o, "connected", json_boolean(j->conn != NULL));
     json_object_set_new(o, "reason", j->reason ? json_string(j->reason)
                                                : json_null());
-    if (j->have_status) {
-        int st = j->exit_status;
+    if (j->proc.have_status) {
+        int st = j->proc.exit_status;
         json_object_set_new(o, "exit_code", WIFEXITED(st)
                             ? json_integer(WEXITSTATUS(st)) : json_null());
         json_object_set_new(o, "signal", WIFSIGNALED(st)
@@ -2266,18 +2288,19 @@ static void job_json_run(const sd_job *j, json_t *o)
     json_object_set_new(o, "ended", j->ended > 0 ? json_real(j->ended)
                                                  : json_null());
     json_t *spark = json_array();
-    for (unsigned i = 0; i < j->nspark; i++)
-        json_array_append_new(spark, json_real(j->spark[i]));
+    for (unsigned i = 0; i < j->enf.nspark; i++)
+        json_array_append_new(spark, json_real(j->enf.spark[i]));
     json_object_set_new(o, "recent_cores", spark);
-    if (!j->sj && j->nreports >= 2 && j->ended > 0 && j->reduction > 0)
-        json_object_set_new(o, "reduction", json_real(j->reduction));
+    if (!j->sj && j->hist.nreports >= 2 && j->ended > 0 &&
+        j->hist.reduction > 0)
+        json_object_set_new(o, "reduction", json_real(j->hist.reduction));
     /* The bound on starvation (--starve-bound, docs/metrics.md): the
      * core's while the job is scheduled, what it left when it ended. */
     json_object_set_new(o, "starved_max_s", json_real(
                             j->sj ? slaq_job_starved_max(j->sj, sd_now())
-                                  : j->starved_max_s));
+                                  : j->enf.starved_max_s));
     json_object_set_new(o, "lifts", json_integer(
-                            j->sj ? slaq_job_lifts(j->sj) : j->lifts));
+                            j->sj ? slaq_job_lifts(j->sj) : j->enf.lifts));
 }
 
 /* The prediction of a scheduled job with history: the model, the final
@@ -2293,7 +2316,7 @@ static json_t *job_json_prediction(const sd_job *j)
     json_t *ahead = json_array();
     for (double hh = 1; hh <= 1000; hh *= 10)
         json_array_append_new(ahead, json_pack(
-            "{s:f, s:o}", "iter", (double)j->last_iter + hh, "loss",
+            "{s:f, s:o}", "iter", (double)j->hist.last_iter + hh, "loss",
             num_or_null(slaq_predictor_loss(p, hh))));
     json_object_set_new(pr, "ahead", ahead);
     json_object_set_new(pr, "iter_cpu_s", json_real(
@@ -2314,9 +2337,9 @@ static void job_json_core(const sd_job *j, int detail, json_t *o)
     json_object_set_new(o, "norm_loss", json_real(1 - red));
     json_object_set_new(o, "gain", num_or_null(slaq_job_gain(j->sj)));
     json_object_set_new(o, "threads", json_integer(
-                            slaq_job_threads(j->sj, j->alloc)));
-    json_object_set_new(o, "threads_used", j->threads_used
-                            ? json_integer(j->threads_used)
+                            slaq_job_threads(j->sj, j->enf.alloc)));
+    json_object_set_new(o, "threads_used", j->enf.threads_used
+                            ? json_integer(j->enf.threads_used)
                             : json_null());
     const slaq_scaling *m = slaq_job_scaling(j->sj);
     json_object_set_new(o, "scaling", json_pack(
@@ -2328,7 +2351,7 @@ static void job_json_core(const sd_job *j, int detail, json_t *o)
     json_object_set_new(o, "forecast_norm_error", num_or_null(fe));
     /* deprecated alias of forecast_norm_error, until the next release */
     json_object_set_new(o, "predictor_error", num_or_null(fe));
-    json_object_set_new(o, "throttled", json_boolean(j->throttled));
+    json_object_set_new(o, "throttled", json_boolean(j->enf.throttled));
     size_t len = slaq_history_len(h);
     double ips = 0;
     if (len >= 2) {
@@ -2355,7 +2378,7 @@ static void job_json_detail(sd_daemon *d, const sd_job *j, json_t *o)
     snprintf(path, sizeof path, "%s/jobs/%lld", d->cfg.state_dir,
              (long long)j->id);
     char *abs = realpath(path, NULL);
-    json_object_set_new(o, "log_dir", j->managed && abs ? json_string(abs)
+    json_object_set_new(o, "log_dir", j->proc.managed && abs ? json_string(abs)
                                                         : json_null());
     free(abs);
     json_object_set_new(o, "history", store_reports_json(d->store, j->id,

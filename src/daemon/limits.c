@@ -119,9 +119,9 @@ int limit_report(sd_daemon *d, const sd_job *j)
 
 void limit_logs_take(sd_job *j, int out, int err)
 {
-    j->log_fd[0] = out;
-    j->log_fd[1] = err;
-    j->log_seen[0] = j->log_seen[1] = 0;
+    j->proc.log_fd[0] = out;
+    j->proc.log_fd[1] = err;
+    j->proc.log_seen[0] = j->proc.log_seen[1] = 0;
 }
 
 /* One log file of job j opened again as root without following anything
@@ -150,10 +150,12 @@ void limit_logs_reopen(sd_daemon *d, sd_job *j)
         return;
     static const char *const names[] = {"stdout.log", "stderr.log"};
     for (int i = 0; i < 2; i++) {
-        j->log_fd[i] = reopen_one(dirfd, names[i], j->uid);
+        j->proc.log_fd[i] = reopen_one(dirfd, names[i], j->uid);
         struct stat st;
-        j->log_seen[i] = j->log_fd[i] >= 0 && fstat(j->log_fd[i], &st) == 0
-                             ? (double)st.st_size : 0;
+        j->proc.log_seen[i] =
+            j->proc.log_fd[i] >= 0 && fstat(j->proc.log_fd[i], &st) == 0
+                ? (double)st.st_size
+                : 0;
     }
     close(dirfd);
 }
@@ -207,53 +209,54 @@ static void check_job(sd_daemon *d, sd_job *j, int low, double reserve,
     char why[160];
     for (int i = 0; i < 2; i++) {
         struct stat st;
-        if (j->log_fd[i] < 0 || fstat(j->log_fd[i], &st) < 0)
+        if (j->proc.log_fd[i] < 0 || fstat(j->proc.log_fd[i], &st) < 0)
             continue;
         double size = (double)st.st_size, to = -1;
         if (size > d->cfg.log_bytes) {
             to = d->cfg.log_bytes;
             snprintf(why, sizeof why, "the job's log reached %.0f bytes "
                      "(slaqd --log-bytes)", d->cfg.log_bytes);
-        } else if (low && size > j->log_seen[i]) {
-            to = j->log_seen[i];
+        } else if (low && size > j->proc.log_seen[i]) {
+            to = j->proc.log_seen[i];
             snprintf(why, sizeof why, "the state file system has less than "
                      "%.0f bytes free (slaqd --disk-reserve)", reserve);
         } else if (u && u->log_bytes > d->cfg.user_log_bytes &&
-                   size > j->log_seen[i]) {
-            to = j->log_seen[i];
+                   size > j->proc.log_seen[i]) {
+            to = j->proc.log_seen[i];
             snprintf(why, sizeof why, "%s's logs reached %.0f bytes (slaqd "
                      "--user-log-bytes)", j->user ? j->user : "its user",
                      d->cfg.user_log_bytes);
         }
         if (to >= 0) {
-            if (cut(j->log_fd[i], to, size, why)) {
+            if (cut(j->proc.log_fd[i], to, size, why)) {
                 d->logs_cut_total++;
                 d->lim_freed += size - to;
             }
-            size = fstat(j->log_fd[i], &st) == 0 ? (double)st.st_size : to;
+            size =
+                fstat(j->proc.log_fd[i], &st) == 0 ? (double)st.st_size : to;
         }
-        j->log_seen[i] = size;
+        j->proc.log_seen[i] = size;
     }
 }
 
 void limit_logs_close(sd_daemon *d, sd_job *j)
 {
-    if (d && (j->log_fd[0] >= 0 || j->log_fd[1] >= 0)) {
+    if (d && (j->proc.log_fd[0] >= 0 || j->proc.log_fd[1] >= 0)) {
         /* Its last output is held to the limits too: a job that filled
          * the disk and died of it leaves no full disk behind. */
         double reserve;
         int low = disk_low(d, &reserve);
         check_job(d, j, low, reserve, user_use(d, j->uid));
     }
-    j->log_final = 0;
+    j->proc.log_final = 0;
     for (int i = 0; i < 2; i++) {
         struct stat st;
-        if (j->log_fd[i] < 0)
+        if (j->proc.log_fd[i] < 0)
             continue;
-        if (fstat(j->log_fd[i], &st) == 0)
-            j->log_final += (double)st.st_size;
-        close(j->log_fd[i]);
-        j->log_fd[i] = -1;
+        if (fstat(j->proc.log_fd[i], &st) == 0)
+            j->proc.log_final += (double)st.st_size;
+        close(j->proc.log_fd[i]);
+        j->proc.log_fd[i] = -1;
     }
 }
 
@@ -273,8 +276,8 @@ static void free_reserve(sd_daemon *d)
     for (size_t i = 0; i < d->njobs; i++) {
         sd_job *j = d->jobs[i];
         for (int f = 0; j && f < 2; f++)
-            if (j->log_fd[f] >= 0 && j->log_seen[f] > most) {
-                most = j->log_seen[f];
+            if (j->proc.log_fd[f] >= 0 && j->proc.log_seen[f] > most) {
+                most = j->proc.log_seen[f];
                 big = j;
                 which = f;
             }
@@ -285,11 +288,11 @@ static void free_reserve(sd_daemon *d)
     snprintf(why, sizeof why, "the state file system has less than %.0f "
              "bytes free (slaqd --disk-reserve)", reserve);
     double to = fmax(0, most - need - 1048576);
-    if (cut(big->log_fd[which], to, most, why)) {
+    if (cut(big->proc.log_fd[which], to, most, why)) {
         d->logs_cut_total++;
         d->lim_freed += most - to;
     }
-    big->log_seen[which] = to;
+    big->proc.log_seen[which] = to;
 }
 
 /* One pass over the running jobs' logs. */
@@ -301,13 +304,15 @@ static void check_all(sd_daemon *d)
         d->lim_users[i].log_bytes = 0;
     for (size_t i = 0; i < d->njobs; i++) {
         sd_job *j = d->jobs[i];
-        if (!j || (j->log_fd[0] < 0 && j->log_fd[1] < 0 && !j->log_final))
+        if (!j || (j->proc.log_fd[0] < 0 && j->proc.log_fd[1] < 0 &&
+                   !j->proc.log_final))
             continue;
         limit_user *u = user_use(d, j->uid);
-        if (j->log_fd[0] >= 0 || j->log_fd[1] >= 0)
+        if (j->proc.log_fd[0] >= 0 || j->proc.log_fd[1] >= 0)
             check_job(d, j, low, reserve, u);
         if (u)
-            u->log_bytes += j->log_final + j->log_seen[0] + j->log_seen[1];
+            u->log_bytes +=
+                j->proc.log_final + j->proc.log_seen[0] + j->proc.log_seen[1];
     }
     if (low)
         free_reserve(d);
@@ -337,12 +342,13 @@ static void pause_writers(sd_daemon *d, int stop)
 {
     for (size_t i = 0; i < d->njobs; i++) {
         sd_job *j = d->jobs[i];
-        if (j && j->log_paused == !stop && j->pid > 0 &&
-            (stop ? j->log_fd[0] >= 0 && j->suspended == SD_SUSP_NONE &&
-                        !j->sig_stopped
-                  : 1)) {
-            kill(-j->pid, stop ? SIGSTOP : SIGCONT);
-            j->log_paused = stop;
+        if (j && j->proc.log_paused == !stop && j->proc.pid > 0 &&
+            (stop
+                 ? j->proc.log_fd[0] >= 0 &&
+                       j->proc.suspended == SD_SUSP_NONE && !j->enf.sig_stopped
+                 : 1)) {
+            kill(-j->proc.pid, stop ? SIGSTOP : SIGCONT);
+            j->proc.log_paused = stop;
         }
     }
 }

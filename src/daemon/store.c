@@ -135,8 +135,8 @@ static int col_null(sqlite3_stmt *st, int i)
 
 static void put_status(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    if (j->have_status)
-        sqlite3_bind_int(st, i, j->exit_status);
+    if (j->proc.have_status)
+        sqlite3_bind_int(st, i, j->proc.exit_status);
     else
         sqlite3_bind_null(st, i);
 }
@@ -144,16 +144,16 @@ static void put_status(sqlite3_stmt *st, int i, const sd_job *j)
 static void get_status(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 {
     (void)ld;
-    j->have_status = !col_null(st, i);
-    j->exit_status = sqlite3_column_int(st, i);
+    j->proc.have_status = !col_null(st, i);
+    j->proc.exit_status = sqlite3_column_int(st, i);
 }
 
 /* An agent's job's start message, to start it (pending) or start it
  * again (restartable) after a restart of the controller. */
 static void put_launch(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    char *launch = j->launch && SD_ACTIVE(j->state)
-                       ? json_dumps(j->launch, JSON_COMPACT) : NULL;
+    char *launch = j->place.launch && SD_ACTIVE(j->state)
+                       ? json_dumps(j->place.launch, JSON_COMPACT) : NULL;
     if (launch)
         sqlite3_bind_text(st, i, launch, -1, SQLITE_TRANSIENT);
     else
@@ -165,8 +165,8 @@ static void get_launch(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 {
     (void)ld;
     if (!col_null(st, i))
-        j->launch = json_loads((const char *)sqlite3_column_text(st, i), 0,
-                               NULL);
+        j->place.launch =
+            json_loads((const char *)sqlite3_column_text(st, i), 0, NULL);
 }
 
 static void put_kind(sqlite3_stmt *st, int i, const sd_job *j)
@@ -236,7 +236,7 @@ static void get_array_index(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
  * and which the new job holds already (slaq_goal_init). */
 static void put_urgency(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    sqlite3_bind_int(st, i, j->goal.urgency);
+    sqlite3_bind_int(st, i, j->goals.goal.urgency);
 }
 
 static void get_urgency(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
@@ -244,7 +244,7 @@ static void get_urgency(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
     (void)ld;
     int urg = sqlite3_column_int(st, i);
     if (urg >= SLAQ_URGENCY_MIN && urg <= SLAQ_URGENCY_MAX)
-        j->goal.urgency = urg;
+        j->goals.goal.urgency = urg;
 }
 
 /* MLF-C's rule (slaq submit --stop); NULL, an older slaqd's row: the
@@ -252,30 +252,30 @@ static void get_urgency(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
  * MLF-C did before the rule was the user's). After accuracy in job_cols. */
 static void put_stop(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    bind_str(st, i, slaq_stop_name(j->goal.stop));
+    bind_str(st, i, slaq_stop_name(j->goals.goal.stop));
 }
 
 static void get_stop(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 {
     (void)ld;
     const char *rule = (const char *)sqlite3_column_text(st, i);
-    if (!rule || slaq_stop_parse(rule, &j->goal.stop) != SLAQ_OK)
-        j->goal.stop = isnan(j->goal.accuracy) ? SLAQ_STOP_ITERS
+    if (!rule || slaq_stop_parse(rule, &j->goals.goal.stop) != SLAQ_OK)
+        j->goals.goal.stop = isnan(j->goals.goal.accuracy) ? SLAQ_STOP_ITERS
                                                 : SLAQ_STOP_ACCURACY;
 }
 
 static void put_conv(sqlite3_stmt *st, int i, const sd_job *j)
 {
-    bind_str(st, i, j->convergence != SLAQ_CONV_UNKNOWN
-                         ? slaq_convergence_name(j->convergence) : NULL);
+    bind_str(st, i, j->goals.convergence != SLAQ_CONV_UNKNOWN
+                         ? slaq_convergence_name(j->goals.convergence) : NULL);
 }
 
 static void get_conv(sqlite3_stmt *st, int i, sd_job *j, job_load *ld)
 {
     (void)ld;
     const char *cv = (const char *)sqlite3_column_text(st, i);
-    if (!cv || slaq_convergence_parse(cv, &j->convergence) != SLAQ_OK)
-        j->convergence = SLAQ_CONV_UNKNOWN;
+    if (!cv || slaq_convergence_parse(cv, &j->goals.convergence) != SLAQ_OK)
+        j->goals.convergence = SLAQ_CONV_UNKNOWN;
 }
 
 #define JFNAME(name, member, names, n, dflt) \
@@ -305,43 +305,43 @@ static const st_column job_cols[] = {
     JF("name", "TEXT", CK_TEXT_REQ, name),
     JF("cmd", "TEXT", CK_TEXT_REQ, cmd),
     JF("cwd", "TEXT", CK_TEXT_REQ, cwd),
-    JF("weight", "REAL", CK_REAL, weight),
-    JF("max_cores", "REAL", CK_REAL_INF, max_cores),
-    JF("target", "REAL", CK_REAL, target),
-    JF("max_iters", "INTEGER", CK_U64, max_iters),
-    JF("max_time", "REAL", CK_REAL, max_time),
-    JF("managed", "INTEGER", CK_INT, managed),
+    JF("weight", "REAL", CK_REAL, goals.weight),
+    JF("max_cores", "REAL", CK_REAL_INF, goals.max_cores),
+    JF("target", "REAL", CK_REAL, goals.target),
+    JF("max_iters", "INTEGER", CK_U64, goals.max_iters),
+    JF("max_time", "REAL", CK_REAL, goals.max_time),
+    JF("managed", "INTEGER", CK_INT, proc.managed),
     JFNAME("state", state, job_state_names, SD_NSTATES, SD_LOST),
-    JF("pid", "INTEGER", CK_INT, pid),
-    JF("pstart", "INTEGER", CK_ULL, pstart),
+    JF("pid", "INTEGER", CK_INT, proc.pid),
+    JF("pstart", "INTEGER", CK_ULL, proc.pstart),
     JFN("exit_status", "INTEGER", status),
     JF("reason", "TEXT", CK_TEXT, reason),
     JF("submitted", "REAL", CK_REAL, submitted),
     JF("started", "REAL", CK_REAL, started),
     JF("ended", "REAL", CK_REAL, ended),
     JF("secret", "TEXT", CK_CHARS, secret),
-    JF("metric_name", "TEXT", CK_TEXT, metric_name),
-    JF("suspended", "INTEGER", CK_INT, suspended),
+    JF("metric_name", "TEXT", CK_TEXT, hist.metric_name),
+    JF("suspended", "INTEGER", CK_INT, proc.suspended),
     JF("continued_by", "INTEGER", CK_I64, continued_by),
     JF("resumed_from", "INTEGER", CK_I64, resumed_from),
     JF("sweep", "INTEGER", CK_I64, sweep),
-    JF("node", "TEXT", CK_TEXT, node_at),
-    JF("restartable", "INTEGER", CK_INT, restartable),
-    JF("pin", "TEXT", CK_TEXT, pin),
+    JF("node", "TEXT", CK_TEXT, place.node_at),
+    JF("restartable", "INTEGER", CK_INT, place.restartable),
+    JF("pin", "TEXT", CK_TEXT, place.pin),
     JFN("launch", "TEXT", launch),
     JFN("kind", "TEXT", kind),
     JFN("uid", "INTEGER", uid),
     JFN("user", "TEXT", user),
-    JF("gen", "INTEGER", CK_UINT, gen),
+    JF("gen", "INTEGER", CK_UINT, place.gen),
     JFN("convergence", "TEXT", conv),
     JF("array_id", "INTEGER", CK_I64_0, array),
     JFN("array_index", "INTEGER", array_index),
-    JF("deadline", "REAL", CK_REAL_INF, goal.deadline),
-    JF("accuracy", "REAL", CK_REAL_NAN, goal.accuracy),
-    JFNAME("direction", goal.maximize, direction_names, 2, 1),
+    JF("deadline", "REAL", CK_REAL_INF, goals.goal.deadline),
+    JF("accuracy", "REAL", CK_REAL_NAN, goals.goal.accuracy),
+    JFNAME("direction", goals.goal.maximize, direction_names, 2, 1),
     JFN("urgency", "INTEGER", urgency),
-    JF("moves", "INTEGER", CK_INT, moves),
-    JF("move_s", "REAL", CK_REAL_NAN, move_s),
+    JF("moves", "INTEGER", CK_INT, place.moves),
+    JF("move_s", "REAL", CK_REAL_NAN, place.move_s),
     JFN("stop", "TEXT", stop),
     JF("env", "TEXT", CK_TEXT, env),
 };
@@ -1435,8 +1435,8 @@ int store_each_job(sd_store *s, sd_job *(*make)(sd_daemon *, int64_t),
         for (size_t k = 0; k < NJOB_COLS; k++)
             row_get_col(st, (int)k, &job_cols[k], j, &ld);
         if (!col_null(st, c_metric)) {
-            j->last_metric = sqlite3_column_double(st, c_metric);
-            j->metric_iter = (uint64_t)sqlite3_column_int64(st, c_miter);
+            j->hist.last_metric = sqlite3_column_double(st, c_metric);
+            j->hist.metric_iter = (uint64_t)sqlite3_column_int64(st, c_miter);
         }
         if (!SD_ACTIVE(j->state)) {
             /* Summary of a finished job, without loading its history. */
@@ -1446,12 +1446,12 @@ int store_each_job(sd_store *s, sd_job *(*make)(sd_daemon *, int64_t),
                     NULL) == SQLITE_OK) {
                 sqlite3_bind_int64(q, 1, j->id);
                 if (sqlite3_step(q) == SQLITE_ROW) {
-                    j->last_iter = (uint64_t)sqlite3_column_int64(q, 0);
-                    j->last_loss = sqlite3_column_double(q, 1);
+                    j->hist.last_iter = (uint64_t)sqlite3_column_int64(q, 0);
+                    j->hist.last_loss = sqlite3_column_double(q, 1);
                 }
                 sqlite3_finalize(q);
             }
-            j->nreports = (uint64_t)sqlite3_column_int64(st, c_n);
+            j->hist.nreports = (uint64_t)sqlite3_column_int64(st, c_n);
         }
         if (!j->name || !j->cmd || !j->cwd || !j->user || fn(d, j) < 0) {
             rc = -1;

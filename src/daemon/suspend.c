@@ -114,32 +114,34 @@ static void op_unlink(sd_daemon *d, sd_op *op)
 static sd_conn *agent_of(sd_daemon *d, sd_job *j, const char *what,
                          char *err, size_t errlen)
 {
-    if (j->node < 0 || (size_t)j->node >= d->nnodes) {
+    if (j->place.node < 0 || (size_t)j->place.node >= d->nnodes) {
         snprintf(err, errlen, "job %lld is waiting for a node; there is "
                  "nothing to %s yet", (long long)j->id, what);
         return NULL;
     }
-    sd_node *n = &d->nodes[j->node];
+    sd_node *n = &d->nodes[j->place.node];
     if (!n->conn) {
         snprintf(err, errlen, "job %lld runs on node %s, whose agent is not "
                  "connected (%s): it cannot be asked to %s the job now",
                  (long long)j->id, n->name, n->up ? "away" : "down", what);
         return NULL;
     }
-    if (j->pid <= 0) {
-        if (j->pid_refused)
+    if (j->proc.pid <= 0) {
+        if (j->place.pid_refused)
             snprintf(err, errlen, "job %lld: node %s's agent reported no "
                      "usable process for it (%s), so slaqd does not %s it",
-                     (long long)j->id, n->name, j->pid_refused, what);
+                     (long long)j->id, n->name, j->place.pid_refused, what);
         else
             snprintf(err, errlen, "job %lld has not started on node %s yet "
                      "(its agent has not said so); try again in a moment",
                      (long long)j->id, n->name);
         return NULL;
     }
-    if (j->op_wait) {
-        snprintf(err, errlen, "job %lld: node %s has not answered the last "
-                 "%s yet", (long long)j->id, n->name, op_name(j->op_wait));
+    if (j->place.op_wait) {
+        snprintf(err, errlen,
+                 "job %lld: node %s has not answered the last "
+                 "%s yet",
+                 (long long)j->id, n->name, op_name(j->place.op_wait));
         return NULL;
     }
     return n->conn;
@@ -168,11 +170,11 @@ static int op_send(sd_daemon *d, sd_job *j, int kind, char *err,
     op->deadline = op->t0 + SD_OP_TIMEOUT_S;
     op->next = d->ops;
     d->ops = op;
-    j->op_wait = kind;
+    j->place.op_wait = kind;
     conn_send(d, c, m);
     json_decref(m);
     sd_log(d, 1, "job %lld: %s sent to node %s", (long long)j->id,
-           op_name(kind), d->nodes[j->node].name);
+           op_name(kind), d->nodes[j->place.node].name);
     return 1;
 }
 
@@ -185,8 +187,8 @@ static int remote_suspend(sd_daemon *d, sd_job *j, int checkpoint,
      * leaves its checkpoint there; the exit it relays ends it here. */
     if (!agent_of(d, j, "suspend", err, errlen))
         return -1;
-    j->suspended = SD_SUSP_CHECKPOINT;
-    j->suspend_t = sd_mono();
+    j->proc.suspended = SD_SUSP_CHECKPOINT;
+    j->proc.suspend_t = sd_mono();
     store_event(d->store, sd_now(), j->id, "suspend", "checkpoint");
     job_stop(d, j, "suspend");
     return 0;
@@ -225,10 +227,10 @@ static void op_answer(sd_daemon *d, sd_op *op, json_t *reply)
 static void op_done(sd_daemon *d, sd_job *j, int kind, int ok,
                     double latency_ms, const char *why)
 {
-    j->op_wait = SD_OP_NONE;
+    j->place.op_wait = SD_OP_NONE;
     if (kind == SD_OP_SUSPEND && ok) {
-        j->suspended = SD_SUSP_SIGNAL;
-        j->suspend_ms = latency_ms;
+        j->proc.suspended = SD_SUSP_SIGNAL;
+        j->proc.suspend_ms = latency_ms;
         if (j->sj)
             slaq_job_set_max_cores(j->sj, SUSPENDED_CORES);
         char detail[96];
@@ -241,9 +243,9 @@ static void op_done(sd_daemon *d, sd_job *j, int kind, int ok,
                "%.3f ms)", (long long)j->id, ctl_node_name(d, j),
                latency_ms);
     } else if (kind == SD_OP_RESUME && ok) {
-        j->suspended = SD_SUSP_NONE;
+        j->proc.suspended = SD_SUSP_NONE;
         if (j->sj)
-            slaq_job_set_max_cores(j->sj, j->max_cores);
+            slaq_job_set_max_cores(j->sj, j->goals.max_cores);
         store_put_job(d->store, j);
         store_event(d->store, sd_now(), j->id, "resume", "signal");
         store_flush(d->store);
@@ -315,11 +317,11 @@ void op_tick(sd_daemon *d)
             op_done(d, j, op->kind, 0, NAN, why);
             /* It may yet act on it: a suspend is undone, so that the job
              * runs as this slaqd now counts it (seq 0: no answer). */
-            if (op->kind == SD_OP_SUSPEND && SD_REMOTE(j) && j->node >= 0 &&
-                d->nodes[j->node].conn) {
+            if (op->kind == SD_OP_SUSPEND && SD_REMOTE(j) &&
+                j->place.node >= 0 && d->nodes[j->place.node].conn) {
                 json_t *m = json_pack("{s:s, s:I, s:i}", "type", "resume",
                                       "job", (json_int_t)j->id, "seq", 0);
-                conn_send(d, d->nodes[j->node].conn, m);
+                conn_send(d, d->nodes[j->place.node].conn, m);
                 json_decref(m);
             }
         }
@@ -352,13 +354,13 @@ int job_suspend(sd_daemon *d, sd_job *j, int checkpoint, double *latency_ms,
                  "suspended", (long long)j->id, job_state_name(j->state));
         return -1;
     }
-    if (!j->managed || (j->pid <= 0 && !SD_REMOTE(j))) {
+    if (!j->proc.managed || (j->proc.pid <= 0 && !SD_REMOTE(j))) {
         snprintf(err, errlen, "job %lld was not started by slaqd (it "
                  "attached itself), so slaqd cannot suspend it",
                  (long long)j->id);
         return -1;
     }
-    if (j->suspended) {
+    if (j->proc.suspended) {
         snprintf(err, errlen, "job %lld is already suspended",
                  (long long)j->id);
         return -1;
@@ -367,27 +369,27 @@ int job_suspend(sd_daemon *d, sd_job *j, int checkpoint, double *latency_ms,
         return remote_suspend(d, j, checkpoint, err, errlen);
     double t0 = sd_mono();
     if (checkpoint) {
-        j->suspended = SD_SUSP_CHECKPOINT;
-        j->suspend_t = t0;
+        j->proc.suspended = SD_SUSP_CHECKPOINT;
+        j->proc.suspend_t = t0;
         store_event(d->store, sd_now(), j->id, "suspend", "checkpoint");
         job_stop(d, j, "suspend");
         return 0;
     }
-    if (kill(-j->pid, SIGSTOP) < 0 && kill(j->pid, SIGSTOP) < 0) {
+    if (kill(-j->proc.pid, SIGSTOP) < 0 && kill(j->proc.pid, SIGSTOP) < 0) {
         snprintf(err, errlen, "cannot stop process group %d: %s",
-                 (int)j->pid, strerror(errno));
+                 (int)j->proc.pid, strerror(errno));
         return -1;
     }
     /* Stopped once the kernel says so (at most 2 s: a process in an
      * uninterruptible sleep stops when it leaves it). */
-    while (proc_state(j->pid) != 'T' && proc_state(j->pid) != 't' &&
+    while (proc_state(j->proc.pid) != 'T' && proc_state(j->proc.pid) != 't' &&
            sd_mono() - t0 < 2) {
         struct timespec ts = {0, 200000};
         nanosleep(&ts, NULL);
     }
     *latency_ms = (sd_mono() - t0) * 1e3;
-    j->suspended = SD_SUSP_SIGNAL;
-    j->suspend_ms = *latency_ms;
+    j->proc.suspended = SD_SUSP_SIGNAL;
+    j->proc.suspend_ms = *latency_ms;
     if (j->sj)
         slaq_job_set_max_cores(j->sj, SUSPENDED_CORES);
     char detail[64];
@@ -461,45 +463,45 @@ int job_checkpoint_move(sd_daemon *d, uid_t uid, const char *user,
 /* A checkpoint-suspended job's process exited: how long that took. */
 void job_suspend_done(sd_daemon *d, sd_job *j)
 {
-    if (j->suspended != SD_SUSP_CHECKPOINT)
+    if (j->proc.suspended != SD_SUSP_CHECKPOINT)
         return;
-    j->suspend_ms = (sd_mono() - j->suspend_t) * 1e3;
+    j->proc.suspend_ms = (sd_mono() - j->proc.suspend_t) * 1e3;
     char path[4200], detail[96], out[64];
     job_checkpoint_path(d, j->uid, j->id, path, sizeof path);
     ckpt_op op = {path, NULL};
     /* A remote job's is on its agent's machine: the size its exit said. */
-    long long size = SD_REMOTE(j) ? j->checkpoint_bytes
+    long long size = SD_REMOTE(j) ? j->proc.checkpoint_bytes
                      : ckpt_as(d, j->uid, j->user, ckpt_size_fn, &op, out,
                                sizeof out) == 0
                          ? strtoll(out, NULL, 10) : -1;
-    j->checkpoint_bytes = size;
+    j->proc.checkpoint_bytes = size;
     snprintf(detail, sizeof detail, "checkpoint %.3f ms, %lld bytes",
-             j->suspend_ms, size);
+             j->proc.suspend_ms, size);
     store_event(d->store, sd_now(), j->id, "suspended", detail);
     sd_log(d, 0, "job %lld: suspended (%s)", (long long)j->id, detail);
 }
 
 sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
 {
-    if (j->suspended == SD_SUSP_SIGNAL && j->state == SD_RUNNING &&
+    if (j->proc.suspended == SD_SUSP_SIGNAL && j->state == SD_RUNNING &&
         SD_REMOTE(j))
         return op_send(d, j, SD_OP_RESUME, err, errlen) < 0 ? NULL : j;
-    if (j->suspended == SD_SUSP_SIGNAL && j->state == SD_RUNNING) {
-        if (kill(-j->pid, SIGCONT) < 0)
-            kill(j->pid, SIGCONT);
-        j->suspended = SD_SUSP_NONE;
-        j->sig_stopped = 0; /* the duty cycle starts again from running */
+    if (j->proc.suspended == SD_SUSP_SIGNAL && j->state == SD_RUNNING) {
+        if (kill(-j->proc.pid, SIGCONT) < 0)
+            kill(j->proc.pid, SIGCONT);
+        j->proc.suspended = SD_SUSP_NONE;
+        j->enf.sig_stopped = 0; /* the duty cycle starts again from running */
         if (j->sj)
-            slaq_job_set_max_cores(j->sj, j->max_cores);
+            slaq_job_set_max_cores(j->sj, j->goals.max_cores);
         store_put_job(d->store, j);
         store_event(d->store, sd_now(), j->id, "resume", "signal");
         store_flush(d->store);
         sd_log(d, 0, "job %lld: resumed (SIGCONT)", (long long)j->id);
         return j;
     }
-    if (j->suspended != SD_SUSP_CHECKPOINT || SD_ACTIVE(j->state)) {
+    if (j->proc.suspended != SD_SUSP_CHECKPOINT || SD_ACTIVE(j->state)) {
         snprintf(err, errlen, "job %lld is not suspended%s", (long long)j->id,
-                 j->suspended == SD_SUSP_CHECKPOINT
+                 j->proc.suspended == SD_SUSP_CHECKPOINT
                      ? " yet (its checkpoint is being written)" : "");
         return NULL;
     }
@@ -510,7 +512,7 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
     /* A job an agent ran left its checkpoint on that agent's machine:
      * the new job goes there, and the agent renames the checkpoint before
      * it starts it (or fails its start, saying why). */
-    int remote = SD_REMOTE(j) && j->node_at;
+    int remote = SD_REMOTE(j) && j->place.node_at;
     char why[256];
     int took = remote ? 0 : job_checkpoint_move(d, j->uid, j->user, from,
                                                 to, why, sizeof why);
@@ -532,14 +534,14 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
     json_object_set_new(req, "name", json_string(j->name));
     if (j->env) /* the environment it was submitted with */
         json_object_set_new(req, "env", json_loads(j->env, 0, NULL));
-    json_object_set_new(req, "weight", json_real(j->weight));
-    if (isfinite(j->max_cores))
-        json_object_set_new(req, "max_cores", json_real(j->max_cores));
-    json_object_set_new(req, "target_reduction", json_real(j->target));
+    json_object_set_new(req, "weight", json_real(j->goals.weight));
+    if (isfinite(j->goals.max_cores))
+        json_object_set_new(req, "max_cores", json_real(j->goals.max_cores));
+    json_object_set_new(req, "target_reduction", json_real(j->goals.target));
     json_object_set_new(req, "max_iters",
-                        json_integer((json_int_t)j->max_iters));
+                        json_integer((json_int_t)j->goals.max_iters));
     if (remote) {
-        json_object_set_new(req, "node", json_string(j->node_at));
+        json_object_set_new(req, "node", json_string(j->place.node_at));
         json_object_set_new(req, "resume_from", json_integer(j->id));
     }
     sd_user owner; /* the continuation runs as the suspended job did */
@@ -552,7 +554,7 @@ sd_job *job_resume(sd_daemon *d, sd_job *j, char *err, size_t errlen)
                                 sizeof why);
         return NULL;
     }
-    j->suspended = SD_SUSP_NONE;
+    j->proc.suspended = SD_SUSP_NONE;
     j->continued_by = k->id;
     k->resumed_from = j->id;
     char detail[64];

@@ -302,12 +302,12 @@ static int feed_epoch(void *arg, int64_t iter, double m, double t)
 static int feed(sd_daemon *d, sd_sweep *w, size_t i, sd_job *j, double now)
 {
     int uses_loss = !strcmp(w->spec.metric, "loss");
-    if (!uses_loss && j->metric_name && strcmp(j->metric_name,
+    if (!uses_loss && j->hist.metric_name && strcmp(j->hist.metric_name,
                                                w->spec.metric)) {
         char note[256];
         snprintf(note, sizeof note, "job %lld reports the metric \"%s\", not "
                  "\"%s\" as the spec's metric says", (long long)j->id,
-                 j->metric_name, w->spec.metric);
+                 j->hist.metric_name, w->spec.metric);
         sweep_end(d, w, "failed", note);
         return -1;
     }
@@ -346,7 +346,7 @@ static int start_config(sd_daemon *d, sd_sweep *w, size_t i)
             sweep_end(d, w, "failed", "a suspended configuration lost its job");
             return -1;
         }
-        if (old->suspended == SD_SUSP_CHECKPOINT && SD_ACTIVE(old->state))
+        if (old->proc.suspended == SD_SUSP_CHECKPOINT && SD_ACTIVE(old->state))
             return 1; /* still writing its checkpoint: next tick */
         /* Reports it made while being stopped belong to this epoch run. */
         feed(d, w, i, old, sd_now() - w->created);
@@ -430,7 +430,7 @@ static int holds_slot(sd_daemon *d, sd_sweep *w, size_t i)
     sd_job *j = cfg_job(d, w, i);
     if (!j || !SD_ACTIVE(j->state))
         return 0;
-    return w->c[i].susp_wait || j->suspended != SD_SUSP_SIGNAL;
+    return w->c[i].susp_wait || j->proc.suspended != SD_SUSP_SIGNAL;
 }
 
 static void sweep_step(sd_daemon *d, sd_sweep *w)

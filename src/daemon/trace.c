@@ -34,14 +34,15 @@ void trace_before_epoch(sd_daemon *d)
     for (size_t i = 0; i < slaq_sched_count(d->sched); i++) {
         slaq_job *sj = slaq_sched_job(d->sched, i);
         sd_job *j = slaq_job_user(sj);
-        if (!j->fc_ready)
+        if (!j->hist.fc_ready)
             continue;
         /* The forecast in force was fitted at the last epoch; score it
          * against every report that arrived since. */
         const slaq_history *h = slaq_job_history(sj);
         const slaq_forecast *f =
             slaq_predictor_forecast(slaq_job_predictor(sj));
-        j->pe_span = slaq_history_first_loss(h) - slaq_history_min_loss(h);
+        j->hist.pe_span =
+            slaq_history_first_loss(h) - slaq_history_min_loss(h);
         for (size_t k = slaq_history_len(h); k-- > 0;) {
             const slaq_report *r = slaq_history_at(h, k);
             if ((double)r->iter <= f->k0)
@@ -49,8 +50,8 @@ void trace_before_epoch(sd_daemon *d)
             double e = fabs(slaq_forecast_loss(f, (double)r->iter) - r->loss);
             if (!isfinite(e))
                 continue;
-            j->pe_sum += e;
-            j->pe_n++;
+            j->hist.pe_sum += e;
+            j->hist.pe_n++;
             d->pe_n++;
         }
     }
@@ -58,9 +59,9 @@ void trace_before_epoch(sd_daemon *d)
 
 double trace_forecast_error(const sd_job *j)
 {
-    if (!j->pe_n || !(j->pe_span > 0))
+    if (!j->hist.pe_n || !(j->hist.pe_span > 0))
         return NAN;
-    return j->pe_sum / (double)j->pe_n / j->pe_span;
+    return j->hist.pe_sum / (double)j->hist.pe_n / j->hist.pe_span;
 }
 
 double trace_forecast_error_all(sd_daemon *d)
@@ -69,9 +70,9 @@ double trace_forecast_error_all(sd_daemon *d)
     uint64_t n = 0;
     for (size_t i = 0; i < d->njobs; i++) {
         const sd_job *j = d->jobs[i];
-        if (j && j->pe_n && j->pe_span > 0) {
-            sum += j->pe_sum / j->pe_span;
-            n += j->pe_n;
+        if (j && j->hist.pe_n && j->hist.pe_span > 0) {
+            sum += j->hist.pe_sum / j->hist.pe_span;
+            n += j->hist.pe_n;
         }
     }
     return n ? sum / (double)n : NAN;
@@ -104,7 +105,7 @@ void trace_after_epoch(sd_daemon *d, double now)
     size_t n = slaq_sched_count(d->sched);
     for (size_t i = 0; i < n; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
-        j->fc_ready = slaq_history_total(slaq_job_history(j->sj)) >= 2;
+        j->hist.fc_ready = slaq_history_total(slaq_job_history(j->sj)) >= 2;
     }
     /* Idle stretches add nothing after the frame that ends the curves. */
     if (n == 0 && (d->ntrace == 0 || d->trace[d->ntrace - 1].n == 0))
@@ -121,8 +122,8 @@ void trace_after_epoch(sd_daemon *d, double now)
     for (size_t i = 0; i < n; i++) {
         sd_job *j = slaq_job_user(slaq_sched_job(d->sched, i));
         s[i] = (sd_sample){.id = j->id,
-                           .loss = j->nreports ? j->last_loss : NAN,
-                           .cores = (float)j->alloc};
+                           .loss = j->hist.nreports ? j->hist.last_loss : NAN,
+                           .cores = (float)j->enf.alloc};
     }
     d->trace[d->ntrace++] = (sd_frame){.t = now, .n = n, .s = s};
 }
@@ -143,13 +144,13 @@ void trace_free(sd_daemon *d)
  */
 double trace_end_loss(const sd_job *j)
 {
-    return j->sj ? slaq_job_end_loss(j->sj) : j->end_loss;
+    return j->sj ? slaq_job_end_loss(j->sj) : j->hist.end_loss;
 }
 
 static void trace_norm_series(sd_daemon *d, int64_t id, json_t *o)
 {
     const sd_job *j = job_get(d, id);
-    double first = j && j->nreports ? j->first_loss : NAN;
+    double first = j && j->hist.nreports ? j->hist.first_loss : NAN;
     double end = j ? trace_end_loss(j) : NAN;
     json_object_set_new(o, "first_loss", num_or_null(first));
     json_object_set_new(o, "end_loss", num_or_null(end));
@@ -227,7 +228,7 @@ double trace_eta90(const sd_job *j)
     if (isinf(iters))
         return INFINITY;
     double per_iter = slaq_runtime_iter_time(slaq_job_runtime(j->sj),
-                                             j->alloc, 0);
+                                             j->enf.alloc, 0);
     return iters * per_iter;
 }
 

@@ -87,9 +87,9 @@ static inline int sess_teardown(void **state)
     /* A test that failed half-way leaves no process behind. */
     for (size_t i = 0; i < d->njobs; i++) {
         sd_job *j = d->jobs[i];
-        if (j && j->managed && j->pid > 0 && !j->have_status) {
-            kill(-j->pid, SIGKILL);
-            waitpid(j->pid, NULL, 0);
+        if (j && j->proc.managed && j->proc.pid > 0 && !j->proc.have_status) {
+            kill(-j->proc.pid, SIGKILL);
+            waitpid(j->proc.pid, NULL, 0);
         }
     }
     conn_close_all(d);

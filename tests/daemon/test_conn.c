@@ -36,15 +36,15 @@ static void test_a_session_says_hello_reports_and_is_acknowledged_per_commit(
     sd_job *j = job_get(d, 1);
     assert_non_null(j);
     assert_int_equal(j->state, SD_RUNNING);
-    assert_false(j->managed);
+    assert_false(j->proc.managed);
 
     for (int i = 0; i <= 2; i++) {
         clock_advance(0.1);
         peer_say(d, p, "{\"type\":\"report\",\"iter\":%d,\"loss\":%g}", i,
                  1.0 / (i + 1));
     }
-    assert_int_equal(j->nreports, 3);
-    assert_int_equal(j->last_iter, 2);
+    assert_int_equal(j->hist.nreports, 3);
+    assert_int_equal(j->hist.last_iter, 2);
     assert_int_equal(d->reports_total, 3);
     /* Nothing is acknowledged before it is committed. */
     assert_true(peer_quiet(p));
@@ -61,7 +61,7 @@ static void test_a_session_says_hello_reports_and_is_acknowledged_per_commit(
      * acknowledged again at the next commit. */
     peer_say(d, p, "{\"type\":\"report\",\"iter\":1,\"loss\":0.5}");
     assert_int_equal(d->reports_duplicate, 1);
-    assert_int_equal(j->nreports, 3);
+    assert_int_equal(j->hist.nreports, 3);
     assert_int_equal(d->errors_total, 0);
     assert_int_equal(store_flush(d->store), 0);
     conn_send_acks(d);
@@ -97,11 +97,11 @@ static void test_a_report_out_of_order_is_refused_with_its_reason(
                         "iter 5 is not after the previous report's iter 5");
     json_decref(e);
     assert_int_equal(d->errors_total, 2);
-    assert_int_equal(j->nreports, 1);
-    assert_int_equal(j->last_iter, 5);
+    assert_int_equal(j->hist.nreports, 1);
+    assert_int_equal(j->hist.last_iter, 5);
     /* Still served. */
     peer_say(d, p, "{\"type\":\"report\",\"iter\":6,\"loss\":0.8}");
-    assert_int_equal(j->nreports, 2);
+    assert_int_equal(j->hist.nreports, 2);
     peer_say(d, p, "{\"type\":\"ping\"}");
     json_decref(peer_expect(p, "pong"));
     /* A report before hello is refused too, with what to do. */
@@ -143,11 +143,11 @@ static void test_a_partial_line_is_held_until_its_newline(void **state)
     sd_job *j = job_get(d, 1);
     assert_non_null(j);
     assert_int_equal(p->c->rlen, strlen(more));
-    assert_int_equal(j->nreports, 0);
+    assert_int_equal(j->hist.nreports, 0);
     peer_write(p, "\"loss\":2.5}\n", 12);
     conn_drain(d, p->c);
-    assert_int_equal(j->nreports, 1);
-    assert_true(j->last_loss == 2.5);
+    assert_int_equal(j->hist.nreports, 1);
+    assert_true(j->hist.last_loss == 2.5);
     assert_int_equal(p->c->rlen, 0);
     assert_true(peer_quiet(p));
     peer_free(p);
@@ -184,7 +184,7 @@ static void test_an_over_long_line_is_refused_at_exactly_the_limit(
     peer_write(p, ok, SD_MAX_LINE + 1);
     conn_drain(d, p->c);
     free(ok);
-    assert_int_equal(j->nreports, 1);
+    assert_int_equal(j->hist.nreports, 1);
     assert_true(peer_quiet(p));
     char *over = padded_report(SD_MAX_LINE + 1, 2);
     peer_write(p, over, SD_MAX_LINE + 2);
@@ -199,7 +199,7 @@ static void test_an_over_long_line_is_refused_at_exactly_the_limit(
     assert_string_equal(json_string_value(json_object_get(e, "message")),
                         want);
     json_decref(e);
-    assert_int_equal(j->nreports, 1);
+    assert_int_equal(j->hist.nreports, 1);
     assert_true(peer_closed(p));
     assert_int_equal(j->state, SD_LOST);
 

@@ -106,10 +106,10 @@ static int teardown(void **state)
 static sd_job *job_in_group(sd_daemon *d, int64_t id)
 {
     sd_job *j = job_new(d, id);
-    j->managed = 1;
+    j->proc.managed = 1;
     j->state = SD_RUNNING;
     assert_int_equal(enf_prepare(d, j), 0);
-    assert_true(j->cg_ready);
+    assert_true(j->enf.cg_ready);
     empty_files(id);
     return j;
 }
@@ -134,20 +134,20 @@ static void test_cgroup2_gets_a_weight_and_a_quota_only_at_a_cap(
     sd_daemon *d = *state;
     d->enf.mode = SD_ENF_CGROUP2;
     sd_job *j = job_in_group(d, 1);
-    j->max_cores = INFINITY;
+    j->goals.max_cores = INFINITY;
     enf_apply(d, j, 2.5);
     assert_string_equal(got(1, "cpu.weight"), "250");
     assert_string_equal(got(1, "cpu.max"), "max 100000");
     /* A cap of 1.5 cores: 150 ms of each 100 ms period, whatever the
      * share. */
     empty_files(1);
-    j->max_cores = 1.5;
+    j->goals.max_cores = 1.5;
     enf_apply(d, j, 0.5);
     assert_string_equal(got(1, "cpu.weight"), "50");
     assert_string_equal(got(1, "cpu.max"), "150000 100000");
     /* A cap at the machine's cores is no cap. */
     empty_files(1);
-    j->max_cores = 8;
+    j->goals.max_cores = 8;
     enf_apply(d, j, 0.5);
     assert_string_equal(got(1, "cpu.max"), "max 100000");
 }
@@ -159,7 +159,7 @@ static void test_share_quota_is_the_allocation_and_at_least_1_ms(
     d->enf.mode = SD_ENF_CGROUP2;
     d->cfg.share_quota = 1;
     sd_job *j = job_in_group(d, 1);
-    j->max_cores = INFINITY;
+    j->goals.max_cores = INFINITY;
     enf_apply(d, j, 2.25);
     assert_string_equal(got(1, "cpu.max"), "225000 100000");
     empty_files(1);
@@ -172,14 +172,14 @@ static void test_cgroup1_gets_shares_period_and_quota(void **state)
     sd_daemon *d = *state;
     d->enf.mode = SD_ENF_CGROUP1;
     sd_job *j = job_in_group(d, 1);
-    j->max_cores = INFINITY;
+    j->goals.max_cores = INFINITY;
     enf_apply(d, j, 2.5);
     assert_string_equal(got(1, "cpu.shares"), "2560");
     assert_string_equal(got(1, "cpu.cfs_period_us"), "100000");
     assert_string_equal(got(1, "cpu.cfs_quota_us"), "-1");
     assert_string_equal(got(1, "cpu.max"), ""); /* cgroup2's: untouched */
     empty_files(1);
-    j->max_cores = 0.75;
+    j->goals.max_cores = 0.75;
     enf_apply(d, j, 2.5);
     assert_string_equal(got(1, "cpu.cfs_quota_us"), "75000");
 }
@@ -189,10 +189,10 @@ static void test_attached_jobs_and_other_modes_write_nothing(void **state)
     sd_daemon *d = *state;
     d->enf.mode = SD_ENF_CGROUP2;
     sd_job *j = job_in_group(d, 1);
-    j->managed = 0; /* attached: not slaqd's to hold */
+    j->proc.managed = 0; /* attached: not slaqd's to hold */
     enf_apply(d, j, 2);
     assert_string_equal(got(1, "cpu.weight"), "");
-    j->managed = 1;
+    j->proc.managed = 1;
     d->enf.mode = SD_ENF_SIGNAL; /* enf_tick's token bucket, not files */
     enf_apply(d, j, 2);
     assert_string_equal(got(1, "cpu.weight"), "");
@@ -205,17 +205,17 @@ static void test_throttled_only_when_nr_throttled_grew(void **state)
     sd_job *j = job_in_group(d, 1);
     put(1, "cpu.stat", "usage_usec 10\nnr_periods 9\nnr_throttled 5\n");
     enf_epoch(d, j);
-    assert_int_equal(j->throttled, 1); /* 0 -> 5 */
+    assert_int_equal(j->enf.throttled, 1); /* 0 -> 5 */
     enf_epoch(d, j);
-    assert_int_equal(j->throttled, 0); /* still 5 */
+    assert_int_equal(j->enf.throttled, 0); /* still 5 */
     put(1, "cpu.stat", "usage_usec 20\nnr_periods 12\nnr_throttled 7\n");
     enf_epoch(d, j);
-    assert_int_equal(j->throttled, 1);
-    assert_int_equal(j->cg_nr_throttled, 7);
+    assert_int_equal(j->enf.throttled, 1);
+    assert_int_equal(j->enf.cg_nr_throttled, 7);
     /* Without the count the job is not called throttled. */
     put(1, "cpu.stat", "usage_usec 30\n");
     enf_epoch(d, j);
-    assert_int_equal(j->throttled, 0);
+    assert_int_equal(j->enf.throttled, 0);
 }
 
 static void test_a_readopted_job_finds_its_group_again(void **state)
@@ -224,14 +224,14 @@ static void test_a_readopted_job_finds_its_group_again(void **state)
     d->enf.mode = SD_ENF_CGROUP2;
     job_in_group(d, 1);
     sd_job *again = job_new(d, 2);
-    again->managed = 1;
+    again->proc.managed = 1;
     again->state = SD_RUNNING;
     assert_int_equal(enf_adopt(d, again), 0);
-    assert_false(again->cg_ready); /* no job-2 group */
+    assert_false(again->enf.cg_ready); /* no job-2 group */
     sd_job *j = d->jobs[0];
-    j->cg_ready = 0;
+    j->enf.cg_ready = 0;
     assert_int_equal(enf_adopt(d, j), 0);
-    assert_true(j->cg_ready);
+    assert_true(j->enf.cg_ready);
 }
 
 /* The state letter of process pid in /proc (R, S, T, ...), 0 if gone. */
@@ -306,39 +306,39 @@ static void test_the_signal_bucket_fills_at_the_allocation_and_holds_at_zero(
     user_self(d, &me);
     sd_job *j = job_attach(d, "bucket", 0, &me);
     assert_non_null(j);
-    j->managed = 1; /* as if slaqd had started it */
-    j->pid = pid;
+    j->proc.managed = 1; /* as if slaqd had started it */
+    j->proc.pid = pid;
     job_apply_alloc(d, j, 0.5, clk.wall);
     job_tick(d); /* the first measurement sets the base */
-    assert_true(j->sig_seen);
-    assert_true(j->sig_tokens == 0);
+    assert_true(j->enf.sig_seen);
+    assert_true(j->enf.sig_tokens == 0);
     clock_advance(0.04);
     job_tick(d);
-    assert_true(fabs(j->sig_tokens - 0.5 * 0.04) < 1e-12);
+    assert_true(fabs(j->enf.sig_tokens - 0.5 * 0.04) < 1e-12);
     clock_advance(10);
     job_tick(d);
-    assert_true(fabs(j->sig_tokens - 0.5 * 0.1) < 1e-12); /* the cap */
-    assert_false(j->sig_stopped);
+    assert_true(fabs(j->enf.sig_tokens - 0.5 * 0.1) < 1e-12); /* the cap */
+    assert_false(j->enf.sig_stopped);
     /* The bucket as if the job had run over it: dry after 0.02 s more,
      * so the group is stopped... */
-    j->sig_tokens = -0.02;
+    j->enf.sig_tokens = -0.02;
     clock_advance(0.02);
     job_tick(d);
-    assert_true(fabs(j->sig_tokens - (-0.02 + 0.5 * 0.02)) < 1e-12);
-    assert_true(j->sig_stopped && j->sig_held);
+    assert_true(fabs(j->enf.sig_tokens - (-0.02 + 0.5 * 0.02)) < 1e-12);
+    assert_true(j->enf.sig_stopped && j->enf.sig_held);
     assert_true(wait_stopped(pid, 1));
     /* ... and continued once 0.04 s more have refilled it. */
     clock_advance(0.04);
     job_tick(d);
-    assert_true(j->sig_tokens > 0);
-    assert_false(j->sig_stopped);
+    assert_true(j->enf.sig_tokens > 0);
+    assert_false(j->enf.sig_stopped);
     assert_true(wait_stopped(pid, 0));
     /* A job asked to stop runs whatever its bucket says. */
-    j->sig_tokens = -1;
+    j->enf.sig_tokens = -1;
     j->state = SD_STOPPING;
     clock_advance(0.01);
     job_tick(d);
-    assert_false(j->sig_stopped);
+    assert_false(j->enf.sig_stopped);
     assert_true(proc_state_of(pid) != 'T');
     kill(pid, SIGKILL);
     int st;

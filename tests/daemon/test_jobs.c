@@ -65,12 +65,12 @@ static void test_an_epoch_divides_the_cores_and_the_next_moves_them(
     peer *p[2] = {peer_open(d), peer_open(d)};
     int it[2] = {0, 0};
     sd_job *a = peer_attach(d, p[0], "old", 0);
-    assert_true(a->alloc == 0);
+    assert_true(a->enf.alloc == 0);
     epoch_second(d, p, it, 1, 1);
     uint64_t ep;
     assert_true(next_alloc(p[0], &ep) == 2.0);
     assert_int_equal(ep, 1);
-    assert_true(a->alloc == 2.0);
+    assert_true(a->enf.alloc == 2.0);
     for (int k = 0; k < 8; k++)
         epoch_second(d, p, it, 1, 1);
     assert_int_equal(d->epoch_no, 9);
@@ -85,18 +85,19 @@ static void test_an_epoch_divides_the_cores_and_the_next_moves_them(
     sd_job *b = peer_attach(d, p[1], "new", 0);
     epoch_second(d, p, it, 2, 1);
     double unit = d->cfg.sched.unit;
-    assert_true(b->alloc > a->alloc);
-    assert_true(a->alloc >= unit - 1e-9);
-    assert_true(fabs(a->alloc + b->alloc - 2.0) < 1e-9);
-    assert_true(next_alloc(p[0], &ep) == a->alloc);
+    assert_true(b->enf.alloc > a->enf.alloc);
+    assert_true(a->enf.alloc >= unit - 1e-9);
+    assert_true(fabs(a->enf.alloc + b->enf.alloc - 2.0) < 1e-9);
+    assert_true(next_alloc(p[0], &ep) == a->enf.alloc);
     assert_int_equal(ep, 10);
-    assert_true(next_alloc(p[1], &ep) == b->alloc);
+    assert_true(next_alloc(p[1], &ep) == b->enf.alloc);
     assert_int_equal(ep, 10);
     /* The scheduler's view and the job's agree. */
-    assert_true(slaq_job_alloc(a->sj) == a->alloc);
-    assert_true(slaq_job_alloc(b->sj) == b->alloc);
-    assert_int_equal(a->nspark, 10);
-    assert_true(a->spark[8] == 2.0f && a->spark[9] == (float)a->alloc);
+    assert_true(slaq_job_alloc(a->sj) == a->enf.alloc);
+    assert_true(slaq_job_alloc(b->sj) == b->enf.alloc);
+    assert_int_equal(a->enf.nspark, 10);
+    assert_true(a->enf.spark[8] == 2.0f &&
+                a->enf.spark[9] == (float)a->enf.alloc);
     peer_free(p[0]);
     peer_free(p[1]);
 }
@@ -117,8 +118,8 @@ static void test_a_falling_share_is_held_for_the_advice_at_most_2_s(
     sd_job *a = peer_attach(d, p[0], "old", 0);
     for (int k = 0; k < 9; k++)
         epoch_second(d, p, it, 1, 2);
-    assert_true(a->alloc == 2.0);
-    assert_int_equal(a->threads_used, 2);
+    assert_true(a->enf.alloc == 2.0);
+    assert_int_equal(a->enf.threads_used, 2);
     json_decref(peer_expect(p[0], "alloc"));
 
     peer_attach(d, p[1], "new", 0);
@@ -126,39 +127,39 @@ static void test_a_falling_share_is_held_for_the_advice_at_most_2_s(
     uint64_t ep;
     double told = next_alloc(p[0], &ep);
     assert_true(told < 1.0);
-    assert_true(a->alloc == 2.0);         /* enforcement: still 2 */
-    assert_true(a->alloc_next == told);   /* held back */
-    assert_true(a->alloc_next_by == clk.mono + 2.0); /* docs/protocol.md */
+    assert_true(a->enf.alloc == 2.0);         /* enforcement: still 2 */
+    assert_true(a->enf.alloc_next == told);   /* held back */
+    assert_true(a->enf.alloc_next_by == clk.mono + 2.0); /* docs/protocol.md */
     clock_advance(1.9);
     report(d, p[0], it[0]++, 2);          /* not following */
     job_tick(d);
-    assert_true(a->alloc == 2.0);
+    assert_true(a->enf.alloc == 2.0);
     clock_advance(0.2);
     job_tick(d);
-    assert_true(a->alloc == told);
-    assert_true(a->alloc_next_by == 0);
+    assert_true(a->enf.alloc == told);
+    assert_true(a->enf.alloc_next_by == 0);
 
     /* A job that follows the advice: the new job's share falls when a
      * third arrives, and it falls at its next report that runs no more
      * threads than advised, half a second later, not at 2 s. */
     sd_job *b = job_get(d, 2);
-    assert_true(b->alloc > 1.0);
-    assert_int_equal(b->threads_used, 2);
+    assert_true(b->enf.alloc > 1.0);
+    assert_int_equal(b->enf.threads_used, 2);
     peer_attach(d, p[2], "third", 0);
     for (int r = 0; r < 4; r++) {
         clock_advance(0.25);
         report(d, p[2], it[2]++, 1);
     }
     job_epoch(d);
-    assert_true(b->alloc_next_by == clk.mono + 2.0);
-    double to = b->alloc_next;
-    assert_true(to < b->alloc);
+    assert_true(b->enf.alloc_next_by == clk.mono + 2.0);
+    double to = b->enf.alloc_next;
+    assert_true(to < b->enf.alloc);
     clock_advance(0.5);
     report(d, p[1], it[1]++, 2); /* still 2 threads: not yet */
-    assert_true(b->alloc_next_by > 0);
-    report(d, p[1], it[1]++, b->threads_sent);
-    assert_true(b->alloc == to);
-    assert_true(b->alloc_next_by == 0);
+    assert_true(b->enf.alloc_next_by > 0);
+    report(d, p[1], it[1]++, b->enf.threads_sent);
+    assert_true(b->enf.alloc == to);
+    assert_true(b->enf.alloc_next_by == 0);
     peer_free(p[0]);
     peer_free(p[1]);
     peer_free(p[2]);
@@ -182,7 +183,7 @@ static void test_a_stopped_job_that_stays_is_ended_after_the_grace_period(
                         "cancelled");
     json_decref(m);
     assert_int_equal(j->state, SD_STOPPING);
-    assert_true(j->stop_deadline == clk.mono + d->cfg.grace_s);
+    assert_true(j->proc.stop_deadline == clk.mono + d->cfg.grace_s);
     clock_advance(d->cfg.grace_s - 0.05);
     job_tick(d);
     assert_int_equal(j->state, SD_STOPPING);
@@ -246,20 +247,20 @@ static void test_a_job_without_a_client_gets_sigterm_then_sigkill_at_grace(
     json_decref(req);
     if (!j)
         fail_msg("job_submit: %s", err);
-    assert_true(j->managed && j->pid > 0);
+    assert_true(j->proc.managed && j->proc.pid > 0);
     /* Stopped once the shell has set its trap and become sleep. */
-    for (int i = 0; i < 500 && strcmp(proc_comm(j->pid), "sleep\n"); i++)
+    for (int i = 0; i < 500 && strcmp(proc_comm(j->proc.pid), "sleep\n"); i++)
         usleep(10000);
-    assert_string_equal(proc_comm(j->pid), "sleep\n");
+    assert_string_equal(proc_comm(j->proc.pid), "sleep\n");
     job_cancel(d, j, 0);
     assert_int_equal(j->state, SD_STOPPING);
-    assert_true(j->term_sent);
-    assert_true(j->stop_deadline == clk.mono + d->cfg.grace_s);
+    assert_true(j->proc.term_sent);
+    assert_true(j->proc.stop_deadline == clk.mono + d->cfg.grace_s);
     clock_advance(d->cfg.grace_s - 0.1);
     job_tick(d);
     usleep(100000); /* a SIGKILL sent now would have landed */
     job_reap_children(d);
-    assert_false(proc_gone(j->pid));
+    assert_false(proc_gone(j->proc.pid));
     assert_int_equal(j->state, SD_STOPPING);
     clock_advance(0.2);
     job_tick(d);
@@ -268,9 +269,9 @@ static void test_a_job_without_a_client_gets_sigterm_then_sigkill_at_grace(
         job_reap_children(d);
     }
     assert_int_equal(j->state, SD_CANCELLED);
-    assert_true(j->have_status);
-    assert_true(WIFSIGNALED(j->exit_status));
-    assert_int_equal(WTERMSIG(j->exit_status), SIGKILL);
+    assert_true(j->proc.have_status);
+    assert_true(WIFSIGNALED(j->proc.exit_status));
+    assert_int_equal(WTERMSIG(j->proc.exit_status), SIGKILL);
     assert_true(j->ended == clk.wall);
 }
 
