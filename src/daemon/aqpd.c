@@ -11,7 +11,12 @@
  * of points, for the dashboard's convergence charts. The database keeps
  * the job's kind and every mini-batch's vectors with its report
  * (reports.estimates), so a slaqd started again replays them
- * (aqpd_replay) and a running query comes back a query.
+ * (job_replay_history) and a running query comes back a query.
+ *
+ * The job table (jobs.c) calls this file, never the other way round: it
+ * reads a report's mini-batch here (aqpd_read), makes the job a query
+ * if it is not one yet (job_set_kind, which enters the scheduler anew),
+ * and hands the mini-batch over (aqpd_take).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -19,8 +24,7 @@
 
 #include "daemon/aqpd.h"
 #include "daemon/daemon.h"
-#include "daemon/jobs.h"
-#include "daemon/loop.h"
+#include "daemon/record.h"
 #include "daemon/store.h"
 
 /* result cells shown per query, and points kept per query */
@@ -48,38 +52,6 @@ void aqpd_free(sd_job *j)
 {
     free(j->hist.vec);
     j->hist.vec = NULL;
-}
-
-int aqpd_set_kind(sd_daemon *d, sd_job *j, int kind, char *err,
-                  size_t errlen)
-{
-    if (j->kind == kind)
-        return 0;
-    if (j->hist.nreports > 0) {
-        snprintf(err, errlen, "job %lld has reported as a %s job and cannot "
-                 "become a %s", (long long)j->id, slaq_job_kind_name(j->kind),
-                 slaq_job_kind_name(kind));
-        return -1;
-    }
-    int old = j->kind;
-    j->kind = kind;
-    if (!j->sj)
-        return 0;
-    uint64_t iters = slaq_job_iters(j->sj);
-    slaq_job *prev = j->sj;
-    if (job_schedule(d, j) < 0) {
-        j->sj = prev;
-        j->kind = old;
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    slaq_job_set_iters(j->sj, iters);
-    slaq_sched_remove(d->sched, prev);
-    if (d->store)
-        store_put_job(d->store, j);
-    sd_log(d, 1, "job %lld: scheduled as a %s", (long long)j->id,
-           slaq_job_kind_name(kind));
-    return 0;
 }
 
 /* Reads the optional array `name` of n numbers or nulls into v (NAN for
@@ -151,9 +123,11 @@ static void remember(sd_job *j, const slaq_report *r, size_t n,
     }
 }
 
-int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
-                char *err, size_t errlen)
+int aqpd_read(const sd_job *j, json_t *msg, aqpd_batch *b, char *err,
+              size_t errlen)
 {
+    b->n = 0;
+    b->est = b->lo = b->hi = NULL;
     json_t *ea = json_object_get(msg, "estimates");
     if (!ea || json_is_null(ea)) {
         if (j->kind == SLAQ_JOB_QUERY) {
@@ -180,22 +154,37 @@ int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    double *e = buf, *lo = buf + n, *hi = buf + 2 * n;
+    b->n = n;
+    b->est = buf;
+    b->lo = buf + n;
+    b->hi = buf + 2 * n;
+    if (read_vec(msg, "estimates", n, b->est, err, errlen) ||
+        read_vec(msg, "lower", n, b->lo, err, errlen) ||
+        read_vec(msg, "upper", n, b->hi, err, errlen)) {
+        aqpd_batch_free(b);
+        return -1;
+    }
+    return 1;
+}
+
+void aqpd_batch_free(aqpd_batch *b)
+{
+    free(b->est);
+    b->n = 0;
+    b->est = b->lo = b->hi = NULL;
+}
+
+int aqpd_take(sd_daemon *d, sd_job *j, const slaq_report *r, aqpd_batch *b,
+              char *err, size_t errlen)
+{
     int rc = -1;
-    if (read_vec(msg, "estimates", n, e, err, errlen) ||
-        read_vec(msg, "lower", n, lo, err, errlen) ||
-        read_vec(msg, "upper", n, hi, err, errlen))
-        goto out;
-    if (j->kind != SLAQ_JOB_QUERY &&
-        aqpd_set_kind(d, j, SLAQ_JOB_QUERY, err, errlen) < 0)
-        goto out;
     /* On a node agent, a query started again from its checkpoint goes on
      * after the mini-batches it ran elsewhere: the controller has those
      * (and checks the order against them); this node takes it from
      * there. */
     if (d->cfg.agent && j->hist.nreports == 0 && r->iter > 1)
         slaq_job_query_resume(j->sj, r->iter - 1);
-    int e2 = slaq_job_report_estimates(j->sj, r, e, n);
+    int e2 = slaq_job_report_estimates(j->sj, r, b->est, b->n);
     if (e2 == SLAQ_EORDER) {
         snprintf(err, errlen, "iter %llu is not the next mini-batch (the "
                  "last was %llu; a query reports mini-batches 1, 2, ... in "
@@ -209,10 +198,10 @@ int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
                  slaq_strerror(e2));
         goto out;
     }
-    remember(j, r, n, e, lo, hi);
+    remember(j, r, b->n, b->est, b->lo, b->hi);
     rc = 1;
 out:
-    free(buf);
+    aqpd_batch_free(b);
     return rc;
 }
 
@@ -228,20 +217,6 @@ char *aqpd_vec_json(json_t *msg)
     char *text = json_dumps(o, JSON_COMPACT);
     json_decref(o);
     return text;
-}
-
-int aqpd_replay(sd_daemon *d, sd_job *j, const slaq_report *r,
-                const char *vec)
-{
-    char err[256];
-    json_t *msg = vec ? json_loads(vec, 0, NULL) : NULL;
-    int rc = msg ? aqpd_report(d, j, msg, r, err, sizeof err) : 0;
-    json_decref(msg);
-    if (rc != 1)
-        sd_log(d, 0, "job %lld: stored mini-batch %llu not replayed: %s",
-               (long long)j->id, (unsigned long long)r->iter,
-               rc < 0 ? err : "its estimates are missing or not JSON");
-    return rc == 1 ? 0 : -1;
 }
 
 /* One stored mini-batch of a finished query into its in-memory points. */

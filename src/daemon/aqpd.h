@@ -12,16 +12,26 @@
 typedef struct sd_daemon sd_daemon;
 typedef struct sd_job sd_job;
 
-/* Makes the job's scheduler entry a `kind` job (SLAQ_JOB_*); only before
- * its first report. -1 with a message otherwise. */
-int aqpd_set_kind(sd_daemon *d, sd_job *j, int kind, char *err,
-                  size_t errlen);
-/* A report carrying "estimates": validated, handed to the core as a
- * query's mini-batch and remembered. Returns 1 when it was such a
- * mini-batch and was taken, 0 when msg has no estimates (an ordinary
- * report, for the caller to take), -1 with a message. */
-int aqpd_report(sd_daemon *d, sd_job *j, json_t *msg, const slaq_report *r,
-                char *err, size_t errlen);
+/* A report's mini-batch as aqpd_read reads it: n cells of estimates and
+ * their bounds (NAN where null or absent), in one malloc'ed block. */
+typedef struct aqpd_batch {
+    size_t n;
+    double *est, *lo, *hi;
+} aqpd_batch;
+
+/* Reads a report's "estimates", "lower" and "upper" into b. Returns 1
+ * when msg carries estimates (b filled, for aqpd_take or
+ * aqpd_batch_free), 0 when it has none (an ordinary report, for the
+ * caller to take), -1 with a message (a query's report without them
+ * too). */
+int aqpd_read(const sd_job *j, json_t *msg, aqpd_batch *b, char *err,
+              size_t errlen);
+/* Hands mini-batch b of report r to the job's query (its scheduler entry
+ * a SLAQ_JOB_QUERY already: job_set_kind) and remembers it: 1, or -1
+ * with a message. Frees b either way. */
+int aqpd_take(sd_daemon *d, sd_job *j, const slaq_report *r, aqpd_batch *b,
+              char *err, size_t errlen);
+void aqpd_batch_free(aqpd_batch *b);
 /* {"job": ID, "kind": ..., "progress": P, "points": [{"iter", "t",
  * "est": [...], "lower": [...], "upper": [...]}...]} (first cells). */
 json_t *aqpd_estimates_json(const sd_job *j);
@@ -36,10 +46,6 @@ char *aqpd_vec_json(json_t *msg);
 /* A finished query's stored estimates into memory for
  * aqpd_estimates_json (after a restart, once; a running one replays). */
 void aqpd_load(sd_daemon *d, sd_job *j);
-/* Hands a stored mini-batch (`vec` from aqpd_vec_json) to the job's query
- * again after a restart: 0, or -1 (logged) if it cannot be used. */
-int aqpd_replay(sd_daemon *d, sd_job *j, const slaq_report *r,
-                const char *vec);
 void aqpd_free(sd_job *j);
 
 #endif

@@ -153,6 +153,38 @@ int job_schedule(sd_daemon *d, sd_job *j)
     return 0;
 }
 
+int job_set_kind(sd_daemon *d, sd_job *j, int kind, char *err,
+                 size_t errlen)
+{
+    if (j->kind == kind)
+        return 0;
+    if (j->hist.nreports > 0) {
+        snprintf(err, errlen, "job %lld has reported as a %s job and cannot "
+                 "become a %s", (long long)j->id, slaq_job_kind_name(j->kind),
+                 slaq_job_kind_name(kind));
+        return -1;
+    }
+    int old = j->kind;
+    j->kind = kind;
+    if (!j->sj)
+        return 0;
+    uint64_t iters = slaq_job_iters(j->sj);
+    slaq_job *prev = j->sj;
+    if (job_schedule(d, j) < 0) {
+        j->sj = prev;
+        j->kind = old;
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    slaq_job_set_iters(j->sj, iters);
+    slaq_sched_remove(d->sched, prev);
+    if (d->store)
+        store_put_job(d->store, j);
+    sd_log(d, 1, "job %lld: scheduled as a %s", (long long)j->id,
+           slaq_job_kind_name(kind));
+    return 0;
+}
+
 static void send_stop(sd_daemon *d, sd_job *j)
 {
     if (SD_REMOTE(j)) {
@@ -337,7 +369,7 @@ void job_declare(sd_daemon *d, sd_conn *c, sd_job *j, json_t *msg,
             slaq_job_kind_parse(json_string_value(kind), &k) != SLAQ_OK)
             conn_error(d, c, "bad_message", "field \"kind\" must be \"ml\", "
                        "\"query\" or \"exact\"");
-        else if (aqpd_set_kind(d, j, k, kerr, sizeof kerr) < 0)
+        else if (job_set_kind(d, j, k, kerr, sizeof kerr) < 0)
             conn_error(d, c, "bad_message", "%s", kerr);
     }
     job_declare_metric(d, c, j, json_object_get(msg, "metric_name"));
@@ -1338,6 +1370,25 @@ static int report_parse(json_t *msg, slaq_report *r, double *mv, double *tv,
     return 0;
 }
 
+/* A report's estimates, if it carries any, as a query's mini-batch: read
+ * (aqpd.c), the job made a query at its first (job_set_kind), then
+ * handed to the core. 1 taken, 0 none (an ordinary report), -1 with a
+ * message. */
+static int query_report(sd_daemon *d, sd_job *j, json_t *msg,
+                        const slaq_report *r, char *err, size_t errlen)
+{
+    aqpd_batch b;
+    int rc = aqpd_read(j, msg, &b, err, errlen);
+    if (rc <= 0)
+        return rc;
+    if (j->kind != SLAQ_JOB_QUERY &&
+        job_set_kind(d, j, SLAQ_JOB_QUERY, err, errlen) < 0) {
+        aqpd_batch_free(&b);
+        return -1;
+    }
+    return aqpd_take(d, j, r, &b, err, errlen);
+}
+
 int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
 {
     if (!j->sj) {
@@ -1352,7 +1403,7 @@ int job_report(sd_daemon *d, sd_job *j, json_t *msg, char *err, size_t errlen)
     const slaq_report *prev = slaq_history_last(slaq_job_history(j->sj));
     double prev_t = prev ? prev->t : -1;
     /* a query's report (its estimates) goes to the core as a mini-batch */
-    int query = aqpd_report(d, j, msg, &r, err, errlen);
+    int query = query_report(d, j, msg, &r, err, errlen);
     if (query < 0)
         return -1;
     int rc = query ? SLAQ_OK : add_report(j, &r, tv, wv);
@@ -1935,6 +1986,21 @@ static int replay_report(void *arg, const slaq_report *r)
     return 0;
 }
 
+/* Hands a stored mini-batch (`vec`, aqpd_vec_json's) to the job's query
+ * again after a restart; logged if it cannot be used. */
+static void query_replay(sd_daemon *d, sd_job *j, const slaq_report *r,
+                         const char *vec)
+{
+    char err[256];
+    json_t *msg = vec ? json_loads(vec, 0, NULL) : NULL;
+    int rc = msg ? query_report(d, j, msg, r, err, sizeof err) : 0;
+    json_decref(msg);
+    if (rc != 1)
+        sd_log(d, 0, "job %lld: stored mini-batch %llu not replayed: %s",
+               (long long)j->id, (unsigned long long)r->iter,
+               rc < 0 ? err : "its estimates are missing or not JSON");
+}
+
 /* A query's stored mini-batch: its estimates go to the core again. */
 static int replay_query_report(void *arg, const slaq_report *r,
                                const char *vec)
@@ -1944,7 +2010,7 @@ static int replay_query_report(void *arg, const slaq_report *r,
     const slaq_query *q = slaq_job_query(x->j->sj);
     if (q && r->iter > slaq_query_batches(q) + 1)
         slaq_job_query_resume(x->j->sj, r->iter - 1);
-    aqpd_replay(x->d, x->j, r, vec); /* logged if it cannot be used */
+    query_replay(x->d, x->j, r, vec);
     if (x->count)
         note_report(x->j, r);
     return 0;

@@ -83,6 +83,11 @@ sd_job *job_attach(sd_daemon *d, const char *name, pid_t pid,
                    const sd_user *owner);
 /* Enters the scheduler (state must be active). */
 int job_schedule(sd_daemon *d, sd_job *j);
+/* Makes the job's scheduler entry a `kind` job (SLAQ_JOB_*; a query's
+ * mini-batches then go to aqpd.c); only before its first report. -1 with
+ * a message otherwise. */
+int job_set_kind(sd_daemon *d, sd_job *j, int kind, char *err,
+                 size_t errlen);
 /* Gives job j's (new) scheduler entry its stored reports: a query's
  * mini-batches with their estimates through the query path (its progress
  * metric, predictor and dashboard points are rebuilt), other jobs' reports

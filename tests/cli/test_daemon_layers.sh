@@ -17,11 +17,11 @@ deps=scripts/daemon-deps.sh
 
 # The one include cycle known, within the jobs layer alone (no arrow of
 # it runs upward): the epoch and a job's end in jobs.c call arrays
-# (array_tick, array_task_ended), suspends (job_suspend_done), queries
-# (aqpd_*) and the agents (ctl_*, agent_job_ended), which all use the job
-# table; arrays and the agents call each other, and so do suspends and
-# sweeps. It may only shrink; the other layers are in no cycle.
-allowed_cycle='agent.c agent_link.c aqpd.c array.c jobs.c suspend.c sweepd.c'
+# (array_tick, array_task_ended), suspends (job_suspend_done) and the
+# agents (ctl_*, agent_job_ended), which all use the job table; arrays and
+# the agents call each other, and so do suspends and sweeps. It may only
+# shrink; the other layers are in no cycle.
+allowed_cycle='agent.c agent_link.c array.c jobs.c suspend.c sweepd.c'
 
 # violations ROOT: "upward: ARROW" for each arrow upward, and "cycle:
 # FILES" for each cycle but the one allowed.
