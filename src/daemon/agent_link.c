@@ -41,6 +41,7 @@
 #include "daemon/jobs.h"
 #include "daemon/link.h"
 #include "daemon/loop.h"
+#include "daemon/nodes.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
 #include "slaq/deadline.h"
@@ -70,40 +71,6 @@ int ctl_listen(sd_daemon *d, const char *addr)
     sd_log(d, 0, "agent listener on %s, port %u (each node's key required)",
            addr, port);
     return 0;
-}
-
-const char *ctl_node_name(const sd_daemon *d, const sd_job *j)
-{
-    if (!SD_REMOTE(j) || (size_t)j->place.node >= d->nnodes)
-        return "?";
-    return d->nodes[j->place.node].name;
-}
-
-/* The node called name, created (up, away) when new; -1 if the table is
- * full or out of memory. */
-static int node_find(sd_daemon *d, const char *name, int create)
-{
-    for (size_t i = 0; i < d->nnodes; i++)
-        if (!strcmp(d->nodes[i].name, name))
-            return (int)i;
-    if (!create || d->nnodes >= SD_MAX_NODES)
-        return -1;
-    /* The core's node with the same index, with no cores until its
-     * agent registers (node 0 exists from the start). */
-    if (d->nnodes > 0 && slaq_sched_add_node(d->sched, 0) != (int)d->nnodes)
-        return -1;
-    sd_node *nn = realloc(d->nodes, (d->nnodes + 1) * sizeof *nn);
-    if (!nn)
-        return -1;
-    d->nodes = nn;
-    sd_node *n = &d->nodes[d->nnodes];
-    memset(n, 0, sizeof *n);
-    snprintf(n->name, sizeof n->name, "%s", name);
-    n->last_seen = sd_mono();
-    n->last_seen_wall = sd_now();
-    n->seen_epoch = d->epoch_no;
-    n->up = 1;
-    return (int)d->nnodes++;
 }
 
 /* STATE/nodes.json: the nodes as `slaq nodes --json` shows them, for
@@ -138,21 +105,6 @@ static void send_err(sd_daemon *d, sd_conn *c, const char *code,
 
 /* ------------------------------------------------------------ placement */
 
-/* Placement and the pending queue are the core's (slaq_sched_add with
- * config.queue, docs/cluster.md): this file only maps its node indices,
- * which are d->nodes' indices, to agents. */
-int ctl_job_node(sd_daemon *d, const sd_job *j)
-{
-    if (j->place.node >= 0)
-        return j->place.node;
-    if (j->place.pin) {
-        int i = node_find(d, j->place.pin, 0);
-        if (i >= 0)
-            return i;
-    }
-    return SLAQ_NODE_ANY;
-}
-
 /* ---------------------------------------------------------------- start */
 
 /* Sends j's start message to its node's agent. */
@@ -161,30 +113,6 @@ static void send_start(sd_daemon *d, sd_job *j)
     sd_node *n = &d->nodes[j->place.node];
     json_object_set_new(j->place.launch, "secret", json_string(j->secret));
     send_msg(d, n->conn, json_incref(j->place.launch));
-}
-
-/* The start message: what the agent's job_submit_as needs. Its "env" is
- * the submitter's environment exactly as submitted, or absent when none
- * was (the agent's own then, as with a single slaqd); nothing of this
- * slaqd's is added (docs/protocol.md, "start"). A restartable job's
- * "checkpoint_dir" is set by job_fence. */
-static json_t *launch_msg(sd_job *j, json_t *env)
-{
-    json_t *cmd = json_loads(j->cmd, 0, NULL);
-    /* "uid" and "user": the submitter, whom the agent runs it as. */
-    json_t *m = json_pack("{s:s, s:I, s:s, s:o, s:s, s:I, s:s}", "type",
-                          "start", "job", (json_int_t)j->id, "name", j->name,
-                          "cmd", cmd ? cmd : json_array(), "cwd", j->cwd,
-                          "uid", (json_int_t)j->uid, "user", j->user);
-    if (!m)
-        return NULL;
-    if (env)
-        json_object_set_new(m, "env", json_deep_copy(env));
-    if (isfinite(j->goals.max_cores)) /* its agent leaves tasks the rest */
-        json_object_set_new(m, "max_cores", json_real(j->goals.max_cores));
-    if (j->resumed_from) /* its agent renames that job's checkpoint first */
-        json_object_set_new(m, "resume_from", json_integer(j->resumed_from));
-    return m;
 }
 
 /* ------------------------------------------------------------- fencing */
@@ -303,7 +231,7 @@ int ctl_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
     }
     if (pin_expired(d, j, err, errlen))
         return -1;
-    j->place.launch = launch_msg(j, env);
+    j->place.launch = node_launch_msg(j, env);
     if (!j->place.launch) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -340,71 +268,6 @@ err:
     j->place.remote = 0;
     j->state = SD_RUNNING;
     return -1;
-}
-
-/* ---------------------------------------------------------------- tasks */
-
-sd_job *ctl_place_task(sd_daemon *d, sd_array *a, long index, int node,
-                           json_t *batch)
-{
-    json_t *req = job_task_req(a, index);
-    sd_job *j = req ? job_new(d, (int64_t)d->njobs + 1) : NULL;
-    if (!j) {
-        json_decref(req);
-        return NULL;
-    }
-    j->uid = a->uid;
-    j->user = strdup(a->user);
-    j->name = strdup(json_string_value(json_object_get(req, "name")));
-    j->cmd = json_dumps(json_object_get(req, "cmd"), JSON_COMPACT);
-    j->cwd = strdup(a->cwd);
-    j->proc.managed = 1;
-    j->goals.max_cores = 1;
-    j->array = a->id;
-    j->array_index = index;
-    j->submitted = a->submitted;
-    j->place.remote = 1;
-    j->place.node = node;
-    j->place.node_at = strdup(d->nodes[node].name);
-    j->state = SD_PENDING; /* in the node's queue until "started" */
-    j->place.gen = 1;
-    j->place.launch = launch_msg(j, json_object_get(req, "env"));
-    json_decref(req);
-    if (!j->user || !j->name || !j->cmd || !j->cwd || !j->place.node_at ||
-        !j->place.launch || job_new_secret(j) < 0) {
-        d->jobs[j->id - 1] = NULL;
-        job_free_one(j);
-        return NULL;
-    }
-    json_object_set_new(j->place.launch, "gen", json_integer(1));
-    json_object_set_new(j->place.launch, "array", json_integer(a->id));
-    json_object_set_new(j->place.launch, "index", json_integer(index));
-    json_object_set_new(j->place.launch, "secret", json_string(j->secret));
-    json_array_append(batch, j->place.launch);
-    store_put_job(d->store, j);
-    store_event(d->store, sd_now(), j->id, "queued", d->nodes[node].name);
-    return j;
-}
-
-void ctl_send_tasks(sd_daemon *d, int node, json_t *batch)
-{
-    send_msg(d, d->nodes[node].conn, json_pack("{s:s, s:O}", "type",
-                                               "enqueue", "tasks", batch));
-}
-
-int ctl_node_ready(const sd_daemon *d, int node)
-{
-    return d->nodes[node].up && d->nodes[node].conn != NULL;
-}
-
-void ctl_send_stop(sd_daemon *d, sd_job *j, int now)
-{
-    if (!SD_REMOTE(j))
-        return;
-    send_msg(d, d->nodes[j->place.node].conn,
-             json_pack("{s:s, s:I, s:s, s:b}", "type", "stop", "job",
-                       (json_int_t)j->id, "reason",
-                       j->reason ? j->reason : "stopped", "now", now));
 }
 
 /* ---------------------------------------------------------------- faults */
@@ -563,7 +426,7 @@ int ctl_move(sd_daemon *d, sd_job *j, const char *node, char *err,
                  "nodes lists them)", node);
         return -1;
     }
-    if (!ctl_node_ready(d, to)) {
+    if (!node_ready(d, to)) {
         snprintf(err, errlen, "node %s is %s: a job moves only to a node "
                  "that is up", node, d->nodes[to].up ? "away" : "down");
         return -1;
@@ -607,7 +470,7 @@ void ctl_policy_moves(sd_daemon *d)
     size_t up = 0;
     for (size_t v = 0; v < nn; v++) {
         slot[v] = -1;
-        if (all[v].cores > 0 && ctl_node_ready(d, (int)v)) {
+        if (all[v].cores > 0 && node_ready(d, (int)v)) {
             slot[v] = (int)up;
             node_of[up] = v;
             use[up++] = all[v];
@@ -700,7 +563,7 @@ static void move_exit(sd_daemon *d, sd_job *j)
     job_fence(d, j);
     j->enf.alloc = 0;
     j->place.move_from = from;
-    if (!ctl_node_ready(d, to)) {
+    if (!node_ready(d, to)) {
         sd_log(d, 0, "job %lld: node %s went away during the move; placing "
                "the job again", (long long)j->id, d->nodes[to].name);
         slaq_sched_replace(d->sched, j->sj);
@@ -1240,7 +1103,7 @@ static void on_register(sd_daemon *d, sd_conn *c, json_t *msg)
         sd_log(d, 1, "node %s: job %lld is stopping (%s); its stop is sent "
                "again", name, (long long)stopping[i]->id,
                stopping[i]->reason ? stopping[i]->reason : "stopped");
-        ctl_send_stop(d, stopping[i], stopping[i]->proc.stop_now);
+        node_send_stop(d, stopping[i], stopping[i]->proc.stop_now);
     }
     free(stopping);
     for (size_t i = 0; have && i < na; i++) {
@@ -1493,23 +1356,6 @@ void ctl_conn_closed(sd_daemon *d, sd_conn *c)
                "epochs)", n->name, SD_NODE_SILENT_EPOCHS);
     }
     c->node = -1;
-}
-
-int ctl_restore_job(sd_daemon *d, sd_job *j, const char *node)
-{
-    j->place.remote = 1;
-    j->place.restarts = j->place.gen > 1 ? j->place.gen - 1 : 0;
-    if (!node || (j->state == SD_PENDING && !j->array)) { /* placed again
-                                                              by the core */
-        j->place.node = -1;
-        j->state = SD_PENDING;
-        return 0;
-    }
-    int idx = node_find(d, node, 1);
-    if (idx < 0)
-        return -1;
-    j->place.node = idx;
-    return 0;
 }
 
 /* ----------------------------------------------------------------- view */

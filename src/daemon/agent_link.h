@@ -1,6 +1,7 @@
 /*
  * agent_link.h — the controller's side of the agent protocol (agent_link.c,
- * docs/cluster.md): its nodes, placing and moving jobs on them.
+ * docs/cluster.md): its nodes' agents, placing and moving jobs on them
+ * (the table of nodes is nodes.h's).
  */
 #ifndef SLAQ_DAEMON_AGENT_LINK_H
 #define SLAQ_DAEMON_AGENT_LINK_H
@@ -12,9 +13,7 @@
 typedef struct sd_daemon sd_daemon;
 typedef struct sd_job sd_job;
 typedef struct sd_conn sd_conn;
-typedef struct sd_array sd_array;
 
-#define SD_MAX_NODES 4096
 #define SD_ALLOCS_FULL_EVERY 16       /* epochs between full allocs messages */
 #define SD_NODE_SILENT_EPOCHS 3   /* heartbeats missed before a node is down */
 #define SD_PIN_WAIT_S 300.0       /* --pin-wait's default */
@@ -24,20 +23,6 @@ typedef struct sd_array sd_array;
 #define SD_MOVE_H_R 0.9
 #define SD_MOVE_P_S 0.1
 #define SD_MOVE_HOLD_S 600.0
-
-typedef struct sd_node {
-    char name[64];
-    double cores;
-    char enforce[16];
-    sd_conn *conn;        /* the agent's connection, NULL while away */
-    double last_seen;     /* monotonic: its last message */
-    double last_seen_wall;
-    uint64_t seen_epoch;  /* the controller's epoch at its last message */
-    double joined;        /* wall clock of its (last) register */
-    int up;               /* 0: down (silent too long, or never back) */
-    double down_since;    /* monotonic: when it went down (up: 0) */
-    uint64_t reports;     /* relayed reports received */
-} sd_node;
 
 /* The largest process id any Linux kernel gives (PID_MAX_LIMIT): an
  * agent's pid outside 2 .. SD_PID_MAX is refused (agent_link.c). */
@@ -57,7 +42,6 @@ void ctl_proof_refused(sd_daemon *d, const sd_conn *c);
  * 0, or -1 with err filled (the caller frees the job). */
 int ctl_launch(sd_daemon *d, sd_job *j, json_t *env, char *err,
                    size_t errlen);
-void ctl_send_stop(sd_daemon *d, sd_job *j, int now);
 /* slaq move: asks the agent of running job j to stop it with its
  * checkpoint saved, then starts it on node `node` from that checkpoint
  * (its id, history and reports kept; the old instance fenced). 0 once
@@ -71,23 +55,8 @@ int ctl_move(sd_daemon *d, sd_job *j, const char *node, char *err,
  * carried out as a slaq move. */
 void ctl_policy_moves(sd_daemon *d);
 
-/* A controller: records task `index` of a as queued on `node` (state
- * pending, a job id and secret of its own) and appends its start to
- * batch; NULL when out of memory. */
-sd_job *ctl_place_task(sd_daemon *d, sd_array *a, long index, int node,
-                           json_t *batch);
-/* Sends node's agent the tasks of batch for its queue ("enqueue"). */
-void ctl_send_tasks(sd_daemon *d, int node, json_t *batch);
-/* Whether node is up with its agent connected. */
-int ctl_node_ready(const sd_daemon *d, int node);
 /* After each epoch: allocations to the agents, silent nodes marked down. */
 void ctl_epoch(sd_daemon *d);
 json_t *ctl_nodes_json(sd_daemon *d);
-const char *ctl_node_name(const sd_daemon *d, const sd_job *j);
-/* The core's node for a job entering the scheduler: the node it runs on,
- * else its --node pin, else SLAQ_NODE_ANY. */
-int ctl_job_node(sd_daemon *d, const sd_job *j);
-/* At start: a job recorded on a node waits for its agent to come back. */
-int ctl_restore_job(sd_daemon *d, sd_job *j, const char *node);
 
 #endif

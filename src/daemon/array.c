@@ -32,11 +32,11 @@
 #include "daemon/agent.h"
 #include "daemon/array.h"
 #include "daemon/clock.h"
-#include "daemon/agent_link.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
 #include "daemon/limits.h"
 #include "daemon/loop.h"
+#include "daemon/nodes.h"
 #include "daemon/spawn.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
@@ -467,6 +467,58 @@ static int arrays_in_order(sd_daemon *d, size_t *order)
     return 0;
 }
 
+/* A controller: records task `index` of a as queued on `node` (state
+ * pending, a job id and secret of its own) and appends its start to
+ * batch; NULL when out of memory. */
+static sd_job *place_task(sd_daemon *d, sd_array *a, long index, int node,
+                          json_t *batch)
+{
+    json_t *req = job_task_req(a, index);
+    sd_job *j = req ? job_new(d, (int64_t)d->njobs + 1) : NULL;
+    if (!j) {
+        json_decref(req);
+        return NULL;
+    }
+    j->uid = a->uid;
+    j->user = strdup(a->user);
+    j->name = strdup(json_string_value(json_object_get(req, "name")));
+    j->cmd = json_dumps(json_object_get(req, "cmd"), JSON_COMPACT);
+    j->cwd = strdup(a->cwd);
+    j->proc.managed = 1;
+    j->goals.max_cores = 1;
+    j->array = a->id;
+    j->array_index = index;
+    j->submitted = a->submitted;
+    j->place.remote = 1;
+    j->place.node = node;
+    j->place.node_at = strdup(d->nodes[node].name);
+    j->state = SD_PENDING; /* in the node's queue until "started" */
+    j->place.gen = 1;
+    j->place.launch = node_launch_msg(j, json_object_get(req, "env"));
+    json_decref(req);
+    if (!j->user || !j->name || !j->cmd || !j->cwd || !j->place.node_at ||
+        !j->place.launch || job_new_secret(j) < 0) {
+        d->jobs[j->id - 1] = NULL;
+        job_free_one(j);
+        return NULL;
+    }
+    json_object_set_new(j->place.launch, "gen", json_integer(1));
+    json_object_set_new(j->place.launch, "array", json_integer(a->id));
+    json_object_set_new(j->place.launch, "index", json_integer(index));
+    json_object_set_new(j->place.launch, "secret", json_string(j->secret));
+    json_array_append(batch, j->place.launch);
+    store_put_job(d->store, j);
+    store_event(d->store, sd_now(), j->id, "queued", d->nodes[node].name);
+    return j;
+}
+
+/* Sends node's agent the tasks of batch for its queue ("enqueue"). */
+static void send_tasks(sd_daemon *d, int node, json_t *batch)
+{
+    node_send(d, node, json_pack("{s:s, s:O}", "type", "enqueue", "tasks",
+                                 batch));
+}
+
 /*
  * A controller's placement: each pending task, in array_dispatch's order,
  * goes to the node with room in its queue (its task cores plus the bound,
@@ -497,7 +549,7 @@ static void place_on_nodes(sd_daemon *d)
                (idx = next_pending(a)) >= 0) {
             long best = -1;
             for (size_t v = 0; v < nn; v++) {
-                if (!ctl_node_ready(d, (int)v) || tc[v] < 1 ||
+                if (!node_ready(d, (int)v) || tc[v] < 1 ||
                     placed[v] >= (size_t)tc[v] + bound[v])
                     continue;
                 if (best < 0 || placed[v] / tc[v] < placed[best] / tc[best])
@@ -507,8 +559,7 @@ static void place_on_nodes(sd_daemon *d)
                 goto send;
             if (!batch[best] && !(batch[best] = json_array()))
                 goto send;
-            sd_job *j = ctl_place_task(d, a, idx, (int)best,
-                                           batch[best]);
+            sd_job *j = place_task(d, a, idx, (int)best, batch[best]);
             if (!j || array_task_add(d, j) < 0)
                 goto send; /* out of memory: the next tick tries again */
             a->task[idx - a->first] = j->id;
@@ -516,7 +567,7 @@ static void place_on_nodes(sd_daemon *d)
             placed[best]++;
             json_object_set_new(j->place.launch, "order", order_json(a));
             if (json_array_size(batch[best]) == SD_ENQUEUE_MAX) {
-                ctl_send_tasks(d, (int)best, batch[best]);
+                send_tasks(d, (int)best, batch[best]);
                 json_array_clear(batch[best]);
             }
         }
@@ -524,7 +575,7 @@ static void place_on_nodes(sd_daemon *d)
 send:
     for (size_t v = 0; v < nn; v++)
         if (batch[v] && json_array_size(batch[v]))
-            ctl_send_tasks(d, (int)v, batch[v]);
+            send_tasks(d, (int)v, batch[v]);
     store_flush(d->store);
 out:
     for (size_t v = 0; batch && v < nn; v++)
@@ -945,7 +996,7 @@ static json_t *nodes_queue_json(sd_daemon *d)
             sd_array *a = array_get(d, j->array);
             double est = a ? task_estimate(a) : NAN;
             char why[160];
-            if (!ctl_node_ready(d, (int)v))
+            if (!node_ready(d, (int)v))
                 snprintf(why, sizeof why, "node %s is away: its queue goes "
                          "back to the arrays if it does not return",
                          d->nodes[v].name);

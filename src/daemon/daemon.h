@@ -33,6 +33,7 @@
  *   sweepd.c       sweepd.h       hyperparameter sweeps                 sweep_
  *   agent_link.c   agent_link.h   the controller's side of the agents   ctl_
  *   agent.c        agent.h        the node agent's side                 agent_
+ *   nodes.c        nodes.h        a controller's nodes, a job's node    node_
  *   link.c         link.h         handshake and sealing (agents, TCP)   link_
  *   tcp_session.c  tcp_session.h  sealed sessions on the TCP port       tcps_
  *   config.c       config.h       the configuration file                config_
@@ -57,7 +58,7 @@
  *   layer          files, top to bottom
  *   1 loop         slaqd.c conn.c tcp_session.c http.c api.c counters.c
  *   2 jobs         jobs.c array.c suspend.c aqpd.c sweepd.c
- *   2 jobs         agent_link.c agent.c
+ *   2 jobs         agent_link.c agent.c nodes.c
  *   3 policy       accounts.c limits.c trace.c
  *   4 base         store.c store_run.c store_shares.c store_sweep.c
  *   4 base         record.c users.c enforce.c spawn.c link.c clock.c

@@ -40,6 +40,7 @@
 #include "daemon/jobs.h"
 #include "daemon/limits.h"
 #include "daemon/loop.h"
+#include "daemon/nodes.h"
 #include "daemon/spawn.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
@@ -145,7 +146,7 @@ int job_schedule(sd_daemon *d, sd_job *j)
     o.program = 1;
     o.tenant = acct_tenant(d, j);
     if (d->cfg.agents)
-        o.node = ctl_job_node(d, j);
+        o.node = node_of_job(d, j);
     j->sj = slaq_sched_add(d->sched, &o, sd_now());
     if (!j->sj)
         return -1;
@@ -188,7 +189,7 @@ int job_set_kind(sd_daemon *d, sd_job *j, int kind, char *err,
 static void send_stop(sd_daemon *d, sd_job *j)
 {
     if (SD_REMOTE(j)) {
-        ctl_send_stop(d, j, 0);
+        node_send_stop(d, j, 0);
         return;
     }
     if (!j->conn)
@@ -1530,7 +1531,7 @@ void job_cancel(sd_daemon *d, sd_job *j, int now)
     job_stop(d, j, "cancelled");
     if (now && SD_REMOTE(j)) {
         j->proc.stop_now = 1;
-        ctl_send_stop(d, j, 1);
+        node_send_stop(d, j, 1);
         return;
     }
     if (now && j->proc.managed && !j->proc.term_sent) {
@@ -2058,7 +2059,7 @@ static int restore_one(sd_daemon *d, sd_job *j)
         /* Its agent re-adopts it when it reconnects (agent_link.c); a task
          * queued or running there is settled when its node registers
          * again (array.c). */
-        if (ctl_restore_job(d, j, j->place.node_at) < 0 ||
+        if (node_restore_job(d, j, j->place.node_at) < 0 ||
             (!j->array && job_schedule(d, j) < 0))
             return -1;
         if (j->array)
@@ -2210,7 +2211,7 @@ static void job_json_identity(sd_daemon *d, const sd_job *j, json_t *o)
     json_object_set_new(o, "managed", json_boolean(j->proc.managed));
     json_object_set_new(o, "node", !d->cfg.agents ? json_string("local")
                         : SD_REMOTE(j) && j->place.node >= 0
-                            ? json_string(ctl_node_name(d, j))
+                            ? json_string(node_name(d, j))
                         : j->place.node_at ? json_string(j->place.node_at)
                                      : json_null());
     json_object_set_new(o, "restartable", json_boolean(j->place.restartable));

@@ -45,11 +45,11 @@
 
 #include "daemon/api_reply.h"
 #include "daemon/clock.h"
-#include "daemon/agent_link.h"
 #include "daemon/conn_io.h"
 #include "daemon/daemon.h"
 #include "daemon/jobs.h"
 #include "daemon/loop.h"
+#include "daemon/nodes.h"
 #include "daemon/spawn.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
@@ -235,12 +235,12 @@ static void op_done(sd_daemon *d, sd_job *j, int kind, int ok,
             slaq_job_set_max_cores(j->sj, SUSPENDED_CORES);
         char detail[96];
         snprintf(detail, sizeof detail, "signal %.3f ms on node %s",
-                 latency_ms, ctl_node_name(d, j));
+                 latency_ms, node_name(d, j));
         store_put_job(d->store, j);
         store_event(d->store, sd_now(), j->id, "suspend", detail);
         store_flush(d->store);
         sd_log(d, 0, "job %lld: suspended by node %s's agent (SIGSTOP, "
-               "%.3f ms)", (long long)j->id, ctl_node_name(d, j),
+               "%.3f ms)", (long long)j->id, node_name(d, j),
                latency_ms);
     } else if (kind == SD_OP_RESUME && ok) {
         j->proc.suspended = SD_SUSP_NONE;
@@ -250,7 +250,7 @@ static void op_done(sd_daemon *d, sd_job *j, int kind, int ok,
         store_event(d->store, sd_now(), j->id, "resume", "signal");
         store_flush(d->store);
         sd_log(d, 0, "job %lld: resumed by node %s's agent (SIGCONT)",
-               (long long)j->id, ctl_node_name(d, j));
+               (long long)j->id, node_name(d, j));
     } else {
         sd_log(d, 0, "job %lld: %s failed: %s", (long long)j->id,
                op_name(kind), why);
@@ -284,7 +284,7 @@ void job_op_result(sd_daemon *d, sd_job *j, json_t *msg)
     int good = json_is_true(ok);
     if (!json_is_boolean(ok))
         why = "its op_result has no \"ok\" (true or false)";
-    snprintf(buf, sizeof buf, "node %s: %.300s", ctl_node_name(d, j),
+    snprintf(buf, sizeof buf, "node %s: %.300s", node_name(d, j),
              why ? why : "failed, without a reason");
     op_done(d, j, op->kind, good, ms, buf);
     json_t *reply;
@@ -311,7 +311,7 @@ void op_tick(sd_daemon *d)
         sd_job *j = job_get(d, op->job);
         char why[256];
         snprintf(why, sizeof why, "node %s did not answer the %s within "
-                 "%g s", j ? ctl_node_name(d, j) : "?", op_name(op->kind),
+                 "%g s", j ? node_name(d, j) : "?", op_name(op->kind),
                  SD_OP_TIMEOUT_S);
         if (j) {
             op_done(d, j, op->kind, 0, NAN, why);
