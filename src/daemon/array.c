@@ -29,7 +29,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "daemon/agent.h"
 #include "daemon/array.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
@@ -39,7 +38,6 @@
 #include "daemon/nodes.h"
 #include "daemon/spawn.h"
 #include "daemon/store.h"
-#include "daemon/suspend.h"
 #include "daemon/users.h"
 
 /* Tasks listed by `slaq show ARRAY` at most (the counts cover all). */
@@ -589,10 +587,6 @@ out:
 
 void array_dispatch(sd_daemon *d)
 {
-    if (d->cfg.agent) {
-        agent_start_queued(d);
-        return;
-    }
     if (!d->narrays)
         return;
     if (d->cfg.agents) {
@@ -722,7 +716,6 @@ void array_tick(sd_daemon *d)
     for (size_t i = d->ntasks; i-- > 0;)
         if (i < d->ntasks)
             job_watch(d, d->tasks[i], mono);
-    array_dispatch(d);
 }
 
 /* A controller: queued task j goes back to its array (its node lost its

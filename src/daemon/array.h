@@ -27,12 +27,15 @@ sd_array *array_submit(sd_daemon *d, json_t *req, const sd_user *owner,
                        char *err, size_t errlen);
 sd_array *array_get(sd_daemon *d, int64_t id);
 /* Starts pending tasks while this machine has cores no ML job may use
- * (docs/arrays.md, "Cores"): after a submit, a task's end, an epoch. */
+ * (docs/arrays.md, "Cores"): after a submit, and after a task's end and
+ * every tick (job_dispatch, epoch.c). Not on a node agent, which has no arrays: it starts
+ * the tasks its controller queued there (agent_start_queued). */
 void array_dispatch(sd_daemon *d);
 /* job_finish's: a task ended (its array counts it, its core is free). */
 void array_task_ended(sd_daemon *d, sd_job *j);
 /* A task's pid has exited (job_reap_children): 1 if it was a task's. */
 int array_reap(sd_daemon *d, pid_t pid, int status);
+/* Every tick (job_tick): each task's part of it (job_watch). */
 void array_tick(sd_daemon *d);
 /* The array as `ls` (detail 0) or `show` (1) shows it. */
 json_t *array_json(sd_daemon *d, const sd_array *a, int detail);

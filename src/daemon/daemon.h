@@ -18,7 +18,8 @@
  *   clock.c        clock.h        the clocks slaqd reads                sd_
  *   conn.c         conn.h         the protocol on connections           conn_
  *   conn_io.c      conn_io.h      connections: listeners, NDJSON I/O    conn_
- *   jobs.c         jobs.h         job table, child processes, epoch     job_
+ *   epoch.c        epoch.h        the epoch, the tick, a job's end      job_
+ *   jobs.c         jobs.h         job table, child processes            job_
  *   suspend.c      suspend.h      suspend and resume, agent operations  job_, op_
  *   api.c          api.h          requests shared by socket and HTTP    api_
  *   api_reply.c    api_reply.h    the form of an error reply            api_
@@ -57,7 +58,7 @@
  *
  *   layer          files, top to bottom
  *   1 loop         slaqd.c conn.c tcp_session.c http.c api.c counters.c
- *   2 jobs         jobs.c array.c suspend.c aqpd.c sweepd.c
+ *   2 jobs         epoch.c jobs.c array.c suspend.c aqpd.c sweepd.c
  *   2 jobs         agent_link.c agent.c nodes.c
  *   3 policy       accounts.c limits.c trace.c
  *   4 base         store.c store_run.c store_shares.c store_sweep.c
@@ -267,6 +268,20 @@ struct sd_daemon {
      * of a connection that closed. */
     void (*conn_input)(sd_daemon *d, sd_handler *h, uint32_t events);
     void (*conn_closed)(sd_daemon *d, sd_conn *c);
+    /* What the modules above the job table (jobs.c) do when it ends or
+     * launches a job, and what a sweep does when a suspension it asked
+     * for is answered (suspend.c): registered by job_modules_init
+     * (epoch.c), since a module below may not name one above. job_ending:
+     * a job is ending, its end not yet recorded; job_ended: it has ended;
+     * job_launch: a controller's job is placed and started on a node
+     * (agent_link.c: 0, or -1 with err filled); suspend_answered: an
+     * agent answered (or failed to) the suspension of a sweep's job. */
+    void (*job_ending)(sd_daemon *d, sd_job *j);
+    void (*job_ended)(sd_daemon *d, sd_job *j);
+    int (*job_launch)(sd_daemon *d, sd_job *j, json_t *env, char *err,
+                      size_t errlen);
+    void (*suspend_answered)(sd_daemon *d, sd_job *j, int ok,
+                             const char *why);
     double idle_sweep;    /* monotonic time of the last idle sweep */
     /* the control connection whose request api_handle is answering
      * (conn.c sets it; NULL for HTTP): a request answered later by an

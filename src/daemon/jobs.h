@@ -1,7 +1,7 @@
 /*
  * jobs.h — the job table (jobs.c): starting and attaching, reports,
- * allocations, stopping, the epoch and the tick. A job's record and its
- * states are record.h's.
+ * allocations, stopping and a job's end. The epoch and the tick that
+ * drive it are epoch.h's; a job's record and its states record.h's.
  */
 #ifndef SLAQ_DAEMON_JOBS_H
 #define SLAQ_DAEMON_JOBS_H
@@ -109,12 +109,10 @@ void job_stop(sd_daemon *d, sd_job *j, const char *reason);
  * once rather than after the grace period. */
 void job_cancel(sd_daemon *d, sd_job *j, int now);
 /* The job's process ended (status known if have_status) or its attached
- * client left. Moves it to its final state and out of the scheduler. */
+ * client left. Moves it to its final state and out of the scheduler; the
+ * modules above hear of it (d->job_ending, d->job_ended: epoch.c). */
 void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
                 sd_state state_if_unknown, const char *why);
-void job_reap_children(sd_daemon *d);
-void job_epoch(sd_daemon *d);
-void job_tick(sd_daemon *d);
 /* One job's part of the tick: an adopted process gone, a stop's next
  * signal due (a task's too: array_tick). */
 void job_watch(sd_daemon *d, sd_job *j, double mono);

@@ -38,6 +38,7 @@
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/enforce.h"
+#include "daemon/epoch.h"
 #include "daemon/http.h"
 #include "daemon/jobs.h"
 #include "daemon/limits.h"
@@ -964,7 +965,7 @@ static void on_signal(sd_daemon *d, sd_handler *h, uint32_t events)
     while (read(h->fd, &si, sizeof si) == (ssize_t)sizeof si) {
         if (si.ssi_signo == SIGCHLD) {
             job_reap_children(d);
-            array_dispatch(d); /* a task's core, taken again at once */
+            job_dispatch(d); /* a task's core, taken again at once */
         } else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT ||
                    si.ssi_signo == SIGHUP) {
             sd_log(d, 0, "signal %u: shutting down (jobs keep running and "
@@ -1165,6 +1166,7 @@ static int setup(sd_daemon *d)
         return -1;
     }
     conn_protocol_init(d); /* before any connection is made */
+    job_modules_init(d);   /* before any job is made or restored */
 
     char path[4096];
     snprintf(path, sizeof path, "%s/state.db", d->cfg.state_dir);

@@ -53,7 +53,6 @@
 #include "daemon/spawn.h"
 #include "daemon/store.h"
 #include "daemon/suspend.h"
-#include "daemon/sweepd.h"
 #include "daemon/users.h"
 
 #define SUSPENDED_CORES 1e-6
@@ -257,8 +256,9 @@ static void op_done(sd_daemon *d, sd_job *j, int kind, int ok,
         store_event(d->store, sd_now(), j->id, kind == SD_OP_SUSPEND
                     ? "suspend_failed" : "resume_failed", why);
     }
-    if (kind == SD_OP_SUSPEND && j->sweep)
-        sweep_suspend_result(d, j, ok, why);
+    if (kind == SD_OP_SUSPEND && j->sweep) /* sweepd.c, which uses this
+                                              file: job_modules_init */
+        d->suspend_answered(d, j, ok, why);
 }
 
 void job_op_result(sd_daemon *d, sd_job *j, json_t *msg)

@@ -54,9 +54,9 @@ check "no driver decides for the core (found: $(tr '\n' ';' <"$TMP/found"))" \
   test ! -s "$TMP/found"
 
 # The drivers do ask the core for each decision.
-for pair in "src/daemon/jobs.c slaq_job_verdict" \
+for pair in "src/daemon/epoch.c slaq_job_verdict" \
             "src/daemon/jobs.c slaq_job_set_metric" \
-            "src/daemon/jobs.c slaq_key_order" \
+            "src/daemon/epoch.c slaq_key_order" \
             "src/daemon/agent_link.c slaq_mlfs_plan" \
             "src/sim/dlsim.c slaq_sched_set_mlfs" \
             "src/sim/dlsim.c slaq_job_observe" \

@@ -33,6 +33,7 @@
 #include "daemon/conn.h"
 #include "daemon/daemon.h"
 #include "daemon/enforce.h"
+#include "daemon/epoch.h"
 #include "daemon/http.h"
 #include "daemon/jobs.h"
 #include "daemon/store.h"
@@ -64,6 +65,7 @@ static void fuzz_daemon_setup(sd_daemon *d, char *dir, const char *who)
     d->started = sd_now();
     d->epfd = epoll_create1(EPOLL_CLOEXEC);
     conn_protocol_init(d);
+    job_modules_init(d);
     d->store = store_open(":memory:", 1, err, sizeof err);
     d->sched = slaq_sched_new(&c->sched);
     if (d->epfd < 0 || !d->store || !d->sched ||
