@@ -14,9 +14,10 @@
 #              more than one file, its files on one line (none: no line)
 #   --upward   every arrow from a layer to one above it, "from -> to
 #              (layer -> layer)", by the layer table of src/daemon/daemon.h
-#              (1 is the top); a shared header (S) may be included by all
-#              and include only the bottom layer; a file the table does
-#              not place (?) is reported too
+#              (1 is the top; a layer in sub-layers, 2a above 2b, is held
+#              to their order too); a shared header (S) may be included
+#              by all and include only the bottom layer; a file the table
+#              does not place (?) is reported too
 #   --summary  the counts of arrows, upward arrows, cycles and the files
 #              in them
 #
@@ -88,15 +89,18 @@ cycles() {
 }
 
 # The layer table of daemon.h: rows " *   N name   file.c file.c ..." (N:
-# 1 is the top) and " *   shared   file.h ...". Prints "file layer".
+# 1 is the top; with a letter, a sub-layer: 2a above 2b) and
+# " *   shared   file.h ...". Prints "file layer".
 layers() {
-  sed -n 's/^ \*   \([0-9]\) [a-z]*  *\([a-z_. ]*\)$/\1 \2/p;
+  sed -n 's/^ \*   \([0-9][a-z]\{0,1\}\) [a-z]*  *\([a-z_. ]*\)$/\1 \2/p;
           s/^ \*   shared  *\([a-z_. ]*\)$/S \1/p' "$dir/daemon.h" |
     while read -r n files; do
       for f in $files; do echo "$f $n"; done
     done
 }
 
+# An arrow may go to its own layer or one below; within a layer in
+# sub-layers, to its own sub-layer or one below (the letter: 2b >= 2a).
 upward() {
   layers >"$tmp/layers"
   awk 'FILENAME == ARGV[1] { layer[$1] = $2; if ($2 != "S" && $2 + 0 > bottom) bottom = $2 + 0; next }
@@ -104,7 +108,9 @@ upward() {
          la = (a in layer) ? layer[a] : "?"; lb = (b in layer) ? layer[b] : "?"
          if (lb == "S") next
          if (la == "S") ok = lb != "?" && lb + 0 == bottom
-         else ok = la != "?" && lb != "?" && lb + 0 >= la + 0
+         else ok = la != "?" && lb != "?" &&
+                   (lb + 0 > la + 0 || (lb + 0 == la + 0 &&
+                    substr(lb, 2) >= substr(la, 2)))
          if (!ok) print a " -> " b " (" la " -> " lb ")" }' "$tmp/layers" "$tmp/arrows"
 }
 

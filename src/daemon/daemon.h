@@ -51,15 +51,26 @@
  * lines mean). The shared headers hold the plain types every layer holds
  * (this one, sd_daemon, and the types it holds by value) and the loop's
  * log and registration (loop.h); they include only each other and the
- * bottom layer's. scripts/daemon-deps.sh draws the include graph against this
- * table, and tests/cli/test_daemon_layers.sh holds it, with no include
- * cycle among the files (but the one within the jobs layer it lists,
- * which is shrinking). No arrow runs upward.
+ * bottom layer's. The jobs layer is in sub-layers, a file including only
+ * its own sub-layer and those below: epoch.c (2a) drives the epoch, the
+ * tick and a job's end across the modules; below it the sweeps and the
+ * agents' two sides (2b), suspensions (2c), task arrays (2d), the job
+ * table (2e, jobs.c), and queries' estimates and the controller's nodes
+ * (2f). What the job
+ * table and suspend.c raise for a module above them goes through the
+ * functions epoch.c registers at start-up (job_modules_init; see
+ * sd_daemon). scripts/daemon-deps.sh draws the include graph against
+ * this table, and tests/cli/test_daemon_layers.sh holds it: no arrow
+ * runs upward, and no include cycle is among the files.
  *
  *   layer          files, top to bottom
  *   1 loop         slaqd.c conn.c tcp_session.c http.c api.c counters.c
- *   2 jobs         epoch.c jobs.c array.c suspend.c aqpd.c sweepd.c
- *   2 jobs         agent_link.c agent.c nodes.c
+ *   2a jobs        epoch.c
+ *   2b jobs        sweepd.c agent_link.c agent.c
+ *   2c jobs        suspend.c
+ *   2d jobs        array.c
+ *   2e jobs        jobs.c
+ *   2f jobs        aqpd.c nodes.c
  *   3 policy       accounts.c limits.c trace.c
  *   4 base         store.c store_run.c store_shares.c store_sweep.c
  *   4 base         record.c users.c enforce.c spawn.c link.c clock.c
