@@ -1,13 +1,20 @@
 /*
- * jobs.c — slaqd's jobs: starting child processes, iteration reports, the
- * epoch, stop conditions, exits, and re-adoption after a restart.
+ * jobs.c — slaqd's job table: starting child processes, iteration
+ * reports, stop conditions, exits, and re-adoption after a restart.
  *
  * A job is either managed (slaqd started it: its own session and process
  * group, logs under STATE/jobs/ID/, enforced quota) or attached (a process
  * that said hello without a job id; scheduled cooperatively, never
  * signalled). Active jobs (running or stopping) are in the core's
- * scheduler; every decision about cores is the core's: this file only
- * feeds it reports, calls slaq_sched_epoch() and applies what it returns.
+ * scheduler; every decision about cores is the core's: this file feeds
+ * it reports and applies what its epoch returns (epoch.c calls
+ * slaq_sched_epoch()).
+ *
+ * The modules that use the table (suspensions, arrays, the agents) are
+ * above it: it calls none of them. What they do when a job ends, and a
+ * controller's launch of a job on a node, come through the functions
+ * epoch.c registers at start-up (d->job_ending, d->job_ended,
+ * d->job_launch).
  *
  * A job is stopped in steps: a "stop" message through its client, SIGTERM
  * to its process group after the grace period (at once when it has no
