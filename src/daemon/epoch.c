@@ -53,6 +53,9 @@ static void job_ended(sd_daemon *d, sd_job *j)
         array_task_ended(d, j);
 }
 
+/* Function pointers, because each of these crosses a sub-layer upward:
+ * the job table and suspend.c may not name the modules that use them
+ * (which would make a cycle again); every other call runs downward. */
 void job_modules_init(sd_daemon *d)
 {
     d->job_ending = job_ending;
@@ -60,6 +63,8 @@ void job_modules_init(sd_daemon *d)
     d->job_launch = ctl_launch;
     d->suspend_answered = sweep_suspend_result;
 }
+
+/* ------------------------------------------------------ children, tasks */
 
 void job_reap_children(sd_daemon *d)
 {
@@ -78,7 +83,6 @@ void job_reap_children(sd_daemon *d)
         }
     }
 }
-
 
 void job_dispatch(sd_daemon *d)
 {
