@@ -460,22 +460,9 @@ static void conn_read(sd_daemon *d, sd_conn *c)
             return;
         }
         if (left) {
-            if (left > c->rcap) {
-                if (d->buffered - c->rcap + left > SD_MAX_BUFFERED) {
-                    conn_overloaded(d, c, "partial line");
-                    return;
-                }
-                char *nb = realloc(c->rbuf, left);
-                if (!nb) {
-                    conn_close(d, c);
-                    return;
-                }
-                d->buffered += left - c->rcap;
-                c->rbuf = nb;
-                c->rcap = left;
-                if (d->buffered > d->buffered_max)
-                    d->buffered_max = d->buffered;
-            }
+            if (left > c->rcap && conn_buf_grow(d, c, &c->rbuf, &c->rcap,
+                                                left, "partial line") < 0)
+                return;
             memcpy(c->rbuf, buf + used, left);
             c->rlen = left;
         } else if (c->rcap > 4096) {

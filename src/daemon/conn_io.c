@@ -541,6 +541,26 @@ void conn_overloaded(sd_daemon *d, sd_conn *c, const char *what)
     conn_close(d, c);
 }
 
+int conn_buf_grow(sd_daemon *d, sd_conn *c, char **buf, size_t *cap,
+                  size_t want, const char *what)
+{
+    if (d->buffered - *cap + want > SD_MAX_BUFFERED) {
+        conn_overloaded(d, c, what);
+        return -1;
+    }
+    char *nb = realloc(*buf, want);
+    if (!nb) {
+        conn_close(d, c);
+        return -1;
+    }
+    d->buffered += want - *cap;
+    *buf = nb;
+    *cap = want;
+    if (d->buffered > d->buffered_max)
+        d->buffered_max = d->buffered;
+    return 0;
+}
+
 void conn_send_line(sd_daemon *d, sd_conn *c, const char *s, size_t len)
 {
     if (!c->link) {
@@ -588,20 +608,8 @@ void conn_send_raw(sd_daemon *d, sd_conn *c, const char *s, size_t len)
         size_t cap = c->wcap ? c->wcap : 1024;
         while (cap < c->wlen + rest)
             cap *= 2;
-        if (d->buffered - c->wcap + cap > SD_MAX_BUFFERED) {
-            conn_overloaded(d, c, "output");
+        if (conn_buf_grow(d, c, &c->wbuf, &c->wcap, cap, "output") < 0)
             return;
-        }
-        char *nb = realloc(c->wbuf, cap);
-        if (!nb) {
-            conn_close(d, c);
-            return;
-        }
-        d->buffered += cap - c->wcap;
-        c->wbuf = nb;
-        c->wcap = cap;
-        if (d->buffered > d->buffered_max)
-            d->buffered_max = d->buffered;
     }
     if (done < len) {
         memcpy(c->wbuf + c->wlen, s + done, len - done);

@@ -102,6 +102,12 @@ void conn_error(sd_daemon *d, sd_conn *c, const char *code,
  * buffer for `what` grew: c is closed (counted, logged at a limited
  * rate). */
 void conn_overloaded(sd_daemon *d, sd_conn *c, const char *what);
+/* Grows one of c's buffers (*buf, of *cap bytes) to `want` bytes, charged
+ * to all connections' SD_MAX_BUFFERED: 0, or -1 when that bound or
+ * memory refuses it, c then closed (conn_overloaded for `what`, or
+ * conn_close). */
+int conn_buf_grow(sd_daemon *d, sd_conn *c, char **buf, size_t *cap,
+                  size_t want, const char *what);
 /* Writes what c has queued as far as the socket takes it; closes c if it
  * was closing and all is written. */
 void conn_flush(sd_daemon *d, sd_conn *c);
