@@ -31,6 +31,7 @@
 
 #include <sodium.h>
 
+#include "core/util.h"
 #include "cli/cli.h"
 #include "cli/daemon_rpc.h"
 #include "daemon/link.h"
@@ -257,13 +258,11 @@ static int read_line(const char *cmd, const char *where, rpc_reader *r,
         }
         seen = r->len;
         if (r->len + 65536 > r->cap) {
-            size_t cap = r->cap ? r->cap * 2 : 131072;
-            char *nb = realloc(r->buf, cap);
-            if (!nb) {
+            size_t cap = grow_cap(r->cap, r->len + 65536, 131072);
+            if (!cap || GROW_ARRAY(r->buf, cap) < 0) {
                 cli_error(cmd, "out of memory reading slaqd's reply");
                 return -1;
             }
-            r->buf = nb;
             r->cap = cap;
         }
         struct pollfd p = {.fd = r->fd, .events = POLLIN};

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "core/util.h"
 #include "daemon/array.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
@@ -76,11 +77,9 @@ void array_free_all(sd_daemon *d)
 static int array_add(sd_daemon *d, sd_array *a)
 {
     if (d->narrays == d->caparrays) {
-        size_t cap = d->caparrays ? d->caparrays * 2 : 8;
-        sd_array **v = realloc(d->arrays, cap * sizeof *v);
-        if (!v)
+        size_t cap = grow_cap(d->caparrays, d->narrays + 1, 8);
+        if (!cap || GROW_ARRAY(d->arrays, cap) < 0)
             return -1;
-        d->arrays = v;
         d->caparrays = cap;
     }
     d->arrays[d->narrays++] = a;
@@ -103,11 +102,9 @@ sd_array *array_get(sd_daemon *d, int64_t id)
 int array_task_add(sd_daemon *d, sd_job *j)
 {
     if (d->ntasks == d->captasks) {
-        size_t cap = d->captasks ? d->captasks * 2 : 16;
-        sd_job **v = realloc(d->tasks, cap * sizeof *v);
-        if (!v)
+        size_t cap = grow_cap(d->captasks, d->ntasks + 1, 16);
+        if (!cap || GROW_ARRAY(d->tasks, cap) < 0)
             return -1;
-        d->tasks = v;
         d->captasks = cap;
     }
     d->tasks[d->ntasks++] = j;

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/util.h"
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
 #include "daemon/loop.h"
@@ -982,11 +983,9 @@ static void agg_add(sd_store *s, int64_t job, int64_t iter)
     struct lost_ent *e = ent_find(s->agg, s->nagg, job);
     if (!e) {
         if (s->nagg == s->capagg) {
-            size_t cap = s->capagg ? s->capagg * 2 : 16;
-            struct lost_ent *v = realloc(s->agg, cap * sizeof *v);
-            if (!v)
+            size_t cap = grow_cap(s->capagg, s->nagg + 1, 16);
+            if (!cap || GROW_ARRAY(s->agg, cap) < 0)
                 return; /* not counted: memory is out anyway */
-            s->agg = v;
             s->capagg = cap;
         }
         e = &s->agg[s->nagg++];
