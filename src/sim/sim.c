@@ -549,6 +549,18 @@ static int sim_shares(simstate *st, const wl_workload *wl, char *err,
     return 0;
 }
 
+/* What sim_run made for a run, freed whether it ended or failed. */
+static void simstate_free(simstate *st)
+{
+    slaq_sched_free(st->s);
+    slaq_shares_free(st->shares);
+    free(st->tenant);
+    free(st->jobs);
+    free(st->heap);
+    free(st->active);
+    free(st->rank);
+}
+
 int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
             char *err, size_t errlen)
 {
@@ -641,22 +653,10 @@ int sim_run(const wl_workload *wl, const sim_config *cfg, sim_result *r,
     }
     if (cfg->progress)
         cfg->progress(cfg->progress_arg, st.done_iters, st.total_iters);
-    slaq_sched_free(st.s);
-    slaq_shares_free(st.shares);
-    free(st.tenant);
-    free(st.jobs);
-    free(st.heap);
-    free(st.active);
-    free(st.rank);
+    simstate_free(&st);
     return 0;
 err:
-    slaq_sched_free(st.s);
-    slaq_shares_free(st.shares);
-    free(st.tenant);
-    free(st.jobs);
-    free(st.heap);
-    free(st.active);
-    free(st.rank);
+    simstate_free(&st);
     sim_result_free(r);
     return -1;
 }
