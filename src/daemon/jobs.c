@@ -20,6 +20,7 @@
  * to its process group after the grace period (at once when it has no
  * client, or for `slaq cancel --now`), SIGKILL after another grace period.
  */
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -1178,6 +1179,7 @@ static sd_job *job_spawn(sd_daemon *d, json_t *req, int64_t id,
         }
         /* The agents' link (agent_link.c, which uses this table)
          * places and starts it: job_modules_init registered it. */
+        assert(d->job_launch); /* slaqd registered it at start-up */
         if (d->job_launch(d, j, r.env, err, errlen) < 0)
             goto err;
         return j;
@@ -1569,6 +1571,7 @@ void job_finish(sd_daemon *d, sd_job *j, int have_status, int status,
     /* What the modules above this table do at a job's end comes through
      * the functions job_modules_init registered (epoch.c): here, before
      * the end is recorded, and after it. */
+    assert(d->job_ending && d->job_ended); /* job_modules_init's */
     d->job_ending(d, j);
     if (j->reason && !strcmp(j->reason, "cancelled"))
         st = SD_CANCELLED;

@@ -33,6 +33,7 @@
  * its resume is started on the same node, whose agent renames the
  * checkpoint to the new job's before it starts it.
  */
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -256,9 +257,11 @@ static void op_done(sd_daemon *d, sd_job *j, int kind, int ok,
         store_event(d->store, sd_now(), j->id, kind == SD_OP_SUSPEND
                     ? "suspend_failed" : "resume_failed", why);
     }
-    if (kind == SD_OP_SUSPEND && j->sweep) /* sweepd.c, which uses this
-                                              file: job_modules_init */
+    if (kind == SD_OP_SUSPEND && j->sweep) { /* sweepd.c, which uses this
+                                                file: job_modules_init */
+        assert(d->suspend_answered);
         d->suspend_answered(d, j, ok, why);
+    }
 }
 
 void job_op_result(sd_daemon *d, sd_job *j, json_t *msg)
